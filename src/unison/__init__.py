@@ -1,0 +1,1 @@
+"""unison: TensorFlow distribution strategies on PyTorch."""

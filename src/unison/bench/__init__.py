@@ -1,0 +1,1 @@
+"""unison.bench (being built)."""

@@ -1,0 +1,1 @@
+"""unison.cluster (being built)."""

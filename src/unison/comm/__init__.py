@@ -1,0 +1,1 @@
+"""unison.comm (being built)."""

@@ -1,0 +1,1 @@
+"""unison.distribute (being built)."""

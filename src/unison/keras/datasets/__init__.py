@@ -1,0 +1,1 @@
+"""unison.keras.datasets (being built)."""

@@ -1,0 +1,1 @@
+"""unison.launch (being built)."""

@@ -1,0 +1,1 @@
+"""unison.optim (being built)."""

@@ -1,0 +1,1 @@
+"""unison.testing (being built)."""
