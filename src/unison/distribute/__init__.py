@@ -1,1 +1,35 @@
-"""unison.distribute (being built)."""
+"""``tf.distribute``: strategies, replica contexts and input distribution on PyTorch.
+
+Example:
+    >>> import unison as tf
+    >>> tf.distribute.get_strategy().num_replicas_in_sync
+    1
+"""
+
+from unison.distribute.input import InputContext
+from unison.distribute.mirrored import MirroredStrategy
+from unison.distribute.strategy import (
+    OneDeviceStrategy,
+    ReduceOp,
+    ReplicaContext,
+    Strategy,
+    StrategyExtended,
+    get_replica_context,
+    get_strategy,
+    has_strategy,
+    in_cross_replica_context,
+)
+
+__all__ = [
+    "InputContext",
+    "MirroredStrategy",
+    "OneDeviceStrategy",
+    "ReduceOp",
+    "ReplicaContext",
+    "Strategy",
+    "StrategyExtended",
+    "get_replica_context",
+    "get_strategy",
+    "has_strategy",
+    "in_cross_replica_context",
+]

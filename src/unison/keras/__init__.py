@@ -1,1 +1,36 @@
-"""unison.keras (being built)."""
+"""``tf.keras`` on PyTorch: models, layers, losses, metrics, optimizers, callbacks, datasets.
+
+Example:
+    >>> import unison as tf
+    >>> model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax", input_shape=(784,))])
+    >>> model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+"""
+
+from unison.keras import (
+    activations,
+    callbacks,
+    datasets,
+    initializers,
+    layers,
+    losses,
+    metrics,
+    optimizers,
+    regularizers,
+)
+from unison.keras.layers import Input
+from unison.keras.model import Model, Sequential
+
+__all__ = [
+    "Input",
+    "Model",
+    "Sequential",
+    "activations",
+    "callbacks",
+    "datasets",
+    "initializers",
+    "layers",
+    "losses",
+    "metrics",
+    "optimizers",
+    "regularizers",
+]

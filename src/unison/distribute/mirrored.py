@@ -1,0 +1,115 @@
+"""MirroredStrategy: synchronous data parallelism across the devices of one host.
+
+One process per replica (DESIGN section 3). Run as a plain ``python script.py``, the strategy
+makes this process replica 0 and starts the others by re-running the same command; under
+``unison launch``/``torchrun`` (or ``unison.testing``) the processes already exist and each one
+joins. Gradients are SUM-reduced with torch.distributed (gloo on CPU, NCCL on CUDA) through
+:class:`unison.optim.DistributedOptimizer`.
+
+Example::
+
+    strategy = unison.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    with strategy.scope():
+        model = unison.keras.Sequential([...])
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Sequence
+
+import torch
+
+from unison.cluster.placement import UNISON_SOURCE, ProcessPlacement, resolve_placement
+from unison.comm.communicator import Communicator, LocalCommunicator, connect
+from unison.distribute.devices import DeviceSpec, parse_devices
+from unison.distribute.strategy import Strategy
+from unison.launch.local import install_replica_hooks, start_local_job
+
+DEFAULT_TIMEOUT_S = 300.0
+
+# The process group is process-wide state in torch: a second MirroredStrategy in the same
+# program joins the job the first one created instead of launching another.
+_JOINED: dict[str, Any] = {}
+
+
+def _share_cores(local_world_size: int) -> None:
+    """Each CPU replica gets an equal share of the cores (oversubscription slows everyone)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    torch.set_num_threads(max(1, cores // local_world_size))
+
+
+def _keep_gloo_on_loopback() -> None:
+    """One host: keep gloo's traffic on the loopback interface (unless the user chose one)."""
+    if "GLOO_SOCKET_IFNAME" not in os.environ and os.path.exists("/sys/class/net/lo"):
+        os.environ["GLOO_SOCKET_IFNAME"] = "lo"
+
+
+def _join(placement: ProcessPlacement, devices: list[DeviceSpec], timeout_s: float,
+          store: Any = None) -> tuple[Communicator, torch.device]:
+    spec = devices[placement.local_rank] if len(devices) > 1 else devices[0]
+    if spec.kind == "gpu" and len(devices) == 1 and placement.world_size > 1:
+        spec = DeviceSpec("gpu", placement.local_rank, f"/gpu:{placement.local_rank}")
+    device = spec.to_torch()
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    else:
+        _share_cores(placement.local_world_size)
+    backend = "nccl" if device.type == "cuda" else "gloo"
+    return connect(placement, backend, device, timeout_s, store=store), device
+
+
+class MirroredStrategy(Strategy):
+    """Synchronous training on several devices of one host, one process per device.
+
+    Args:
+        devices: TF device strings, e.g. ``["/cpu:0", "/cpu:1"]`` or ``["/gpu:0", "/gpu:1"]``;
+            default: all visible GPUs, else one CPU.
+        cross_device_ops: accepted for TF compatibility; gradients always go through
+            torch.distributed (gloo on CPU, NCCL on CUDA).
+        timeout_seconds: how long one collective may wait before failing with an error that
+            names it (a dead or stuck replica never hangs the job).
+
+    Contract: only replica 0 prints progress and writes files; if any replica fails, all stop
+    and the user sees which replica failed and its traceback.
+    """
+
+    def __init__(self, devices: Sequence[str] | None = None, cross_device_ops: Any = None,
+                 timeout_seconds: float = DEFAULT_TIMEOUT_S) -> None:
+        if timeout_seconds <= 0:
+            raise ValueError(f"timeout_seconds must be > 0. Received: timeout_seconds={timeout_seconds}")
+        parsed = parse_devices(devices)
+        placement = resolve_placement()
+        store = None
+        if placement is None and len(parsed) > 1:
+            if "job" not in _JOINED:
+                _keep_gloo_on_loopback()
+                placement, store, job = start_local_job(len(parsed), timeout_seconds)
+                _JOINED["job"] = (placement, store, job)
+            placement, store, _ = _JOINED["job"]
+        elif placement is not None:
+            if devices is not None and placement.world_size != len(parsed):
+                raise ValueError(
+                    f"This process is one of {placement.world_size} launched replicas, but "
+                    f"MirroredStrategy was given {len(parsed)} devices ({list(devices)!r}). Pass "
+                    f"{placement.world_size} devices, or devices=None to use one per launched process."
+                )
+            if placement.source == UNISON_SOURCE:
+                _keep_gloo_on_loopback()
+                install_replica_hooks(placement)
+        if placement is None or placement.world_size == 1:
+            device = parsed[0].to_torch()
+            super().__init__(LocalCommunicator(device), device)
+        else:
+            comm, device = _join(placement, parsed, timeout_seconds, store)
+            super().__init__(comm, device)
+        self._devices = [d.text for d in parsed]
+
+    @property
+    def worker_devices(self) -> tuple[str, ...]:
+        """The devices of this host's replicas, as given."""
+        return tuple(self._devices)
+
+    def __repr__(self) -> str:
+        return (f"MirroredStrategy(devices={self._devices!r}, replica={self.extended.replica_id}/"
+                f"{self.num_replicas_in_sync})")

@@ -1,0 +1,40 @@
+"""Keras 3-compatible callbacks: ``unison.keras.callbacks``.
+
+Same names, arguments and behaviour as ``keras.callbacks``, plus the multi-replica rule
+of unison: every replica runs the callbacks with identical, already-reduced logs (so
+decisions agree), and only the chief replica prints or writes files.
+
+Example:
+    >>> from unison.keras import callbacks
+    >>> cbs = callbacks.CallbackList([callbacks.EarlyStopping(patience=2)], add_history=True)
+    >>> cbs.needs_batch_logs()
+    False
+"""
+
+from __future__ import annotations
+
+from unison.keras.callbacks.callback import Callback
+from unison.keras.callbacks.callback_list import CallbackList
+from unison.keras.callbacks.csv_logger import CSVLogger
+from unison.keras.callbacks.early_stopping import EarlyStopping
+from unison.keras.callbacks.history import History
+from unison.keras.callbacks.learning_rate import (
+    LearningRateScheduler,
+    ReduceLROnPlateau,
+)
+from unison.keras.callbacks.model_checkpoint import ModelCheckpoint
+from unison.keras.callbacks.progbar_logger import ProgbarLogger
+from unison.keras.callbacks.terminate_on_nan import TerminateOnNaN
+
+__all__ = [
+    "CSVLogger",
+    "Callback",
+    "CallbackList",
+    "EarlyStopping",
+    "History",
+    "LearningRateScheduler",
+    "ModelCheckpoint",
+    "ProgbarLogger",
+    "ReduceLROnPlateau",
+    "TerminateOnNaN",
+]

@@ -1,0 +1,275 @@
+"""What ``fit``/``evaluate``/``predict`` accept, turned into this replica's batches.
+
+Every adapter yields :class:`Batch` objects holding *this replica's* rows of a global batch and
+the global batch's size (for exact loss scaling, DESIGN section 3):
+
+* arrays / tensors (``x, y``): indices of each global batch, shuffled per epoch with a seed all
+  replicas share, then split across replicas;
+* a map-style ``torch.utils.data.Dataset``: the same, fetching items by index;
+* any iterable of global batches (a ``DataLoader``, ``strategy.experimental_distribute_dataset``):
+  each batch split across replicas;
+* ``strategy.distribute_datasets_from_function``: already per replica; the global size is summed.
+
+For evaluation and prediction each replica takes a contiguous block of the data, so every sample
+is counted exactly once and nothing is padded.
+
+Example:
+    >>> import numpy as np
+    >>> a = ArrayAdapter(np.zeros((5, 2), "float32"), np.arange(5), None, batch_size=2,
+    ...                  shuffle=False, seed=0, num_replicas=1, replica_id=0, device=None)
+    >>> [b.global_size for b in a.epoch(0)]
+    [2, 2, 1]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator
+
+import numpy as np
+import torch
+from torch.utils.data import Dataset, default_collate
+
+from unison.distribute.input import (
+    DistributedDataset,
+    PerReplicaDataset,
+    first_leaf,
+    map_structure,
+    shard_bounds,
+    to_tensor,
+)
+
+
+@dataclass
+class Batch:
+    """This replica's rows of one global batch (``global_size=None``: sum it across replicas)."""
+
+    x: Any
+    y: Any
+    sample_weight: torch.Tensor | None
+    global_size: int | None
+
+
+def _as_tensor(a: Any, name: str) -> torch.Tensor:
+    if isinstance(a, torch.Tensor):
+        t = a.detach()
+    elif isinstance(a, np.ndarray) or isinstance(a, (list, tuple)):
+        t = torch.from_numpy(np.ascontiguousarray(np.asarray(a)))
+    else:
+        raise TypeError(
+            f"{name} must be a numpy array, a torch tensor, a torch Dataset/DataLoader or an "
+            f"iterable of (x, y) batches. Received: {type(a).__name__}"
+        )
+    # Keras computes in float32 (floatx); labels keep their integer type.
+    return t.float() if t.dtype == torch.float64 else t
+
+
+class ArrayAdapter:
+    """Arrays or tensors held in memory by every replica."""
+
+    def __init__(self, x: Any, y: Any, sample_weight: Any, batch_size: int, shuffle: bool,
+                 seed: int, num_replicas: int, replica_id: int, device: torch.device | None) -> None:
+        self.x = _as_tensor(x, "x")
+        self.y = None if y is None else _as_tensor(y, "y")
+        self.sw = None if sample_weight is None else _as_tensor(sample_weight, "sample_weight").float()
+        sizes = {"x": len(self.x)}
+        if self.y is not None:
+            sizes["y"] = len(self.y)
+        if self.sw is not None:
+            sizes["sample_weight"] = len(self.sw)
+        if len(set(sizes.values())) > 1:
+            detail = ", ".join(f"{k} sizes: {v}" for k, v in sizes.items())
+            raise ValueError(
+                f"Data cardinality is ambiguous: {detail}. Make sure all arrays contain the same "
+                "number of samples."
+            )
+        self.n = len(self.x)
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+        self.seed = seed
+        self.num_replicas, self.replica_id = num_replicas, replica_id
+        self.device = device or torch.device("cpu")
+        self.steps_per_epoch: int | None = math.ceil(self.n / batch_size) if self.n else 0
+        self._cursor: tuple[int, int] = (0, 0)  # (pass, step) for steps_per_epoch across epochs
+
+    @property
+    def example_shape(self) -> tuple[int, ...]:
+        return tuple(self.x.shape[1:])
+
+    @property
+    def y_shape(self) -> tuple[int, ...]:
+        return tuple(self.y.shape[1:]) if self.y is not None else ()
+
+    def _take(self, rows: slice | torch.Tensor) -> Batch:
+        def take(t: torch.Tensor | None) -> torch.Tensor | None:
+            if t is None:
+                return None
+            part = t[rows] if isinstance(rows, slice) else t.index_select(0, rows)
+            return part.to(self.device, non_blocking=True) if part.device != self.device else part
+        return Batch(take(self.x), take(self.y), take(self.sw), None)
+
+    def _order(self, pass_index: int) -> torch.Tensor | None:
+        if not self.shuffle:
+            return None
+        gen = torch.Generator().manual_seed(self.seed * 1_000_003 + pass_index)
+        return torch.randperm(self.n, generator=gen)
+
+    def epoch(self, epoch: int, steps: int | None = None) -> Iterator[Batch]:
+        """This replica's batches of one epoch (``steps`` may cut it short or wrap around)."""
+        total = self.steps_per_epoch or 0
+        if steps is None:
+            pass_index, step = epoch, 0
+            todo = total
+        else:
+            pass_index, step = self._cursor
+            todo = steps
+        order = self._order(pass_index)
+        for _ in range(todo):
+            if step >= total:
+                pass_index, step = pass_index + 1, 0
+                order = self._order(pass_index)
+            g0 = step * self.batch_size
+            g1 = min(g0 + self.batch_size, self.n)
+            a, b = shard_bounds(g1 - g0, self.num_replicas, self.replica_id)
+            rows: slice | torch.Tensor = slice(g0 + a, g0 + b) if order is None else order[g0 + a: g0 + b]
+            batch = self._take(rows)
+            batch.global_size = g1 - g0
+            step += 1
+            yield batch
+        self._cursor = (pass_index, step)
+
+    def blocks(self, batch_size: int) -> Iterator[Batch]:
+        """This replica's contiguous block of the data, in local batches (evaluation order)."""
+        a, b = shard_bounds(self.n, self.num_replicas, self.replica_id)
+        local = max(1, math.ceil(batch_size / self.num_replicas))
+        for i in range(a, b, local):
+            yield self._take(slice(i, min(i + local, b)))
+
+    def eval_steps(self, batch_size: int) -> int:
+        a, b = shard_bounds(self.n, self.num_replicas, self.replica_id)
+        return math.ceil((b - a) / max(1, math.ceil(batch_size / self.num_replicas)))
+
+
+class MapDatasetAdapter(ArrayAdapter):
+    """A map-style ``torch.utils.data.Dataset`` yielding ``(x, y)`` items."""
+
+    def __init__(self, dataset: Dataset[Any], batch_size: int, shuffle: bool, seed: int,
+                 num_replicas: int, replica_id: int, device: torch.device | None) -> None:
+        self.dataset = dataset
+        n = len(dataset)  # type: ignore[arg-type]
+        first = dataset[0] if n else (torch.zeros(0), torch.zeros(0))
+        super().__init__(torch.empty((n, 0)), None, None, batch_size, shuffle, seed,
+                         num_replicas, replica_id, device)
+        self._first = default_collate([first])
+
+    @property
+    def example_shape(self) -> tuple[int, ...]:
+        return tuple(first_leaf(self._first[0]).shape[1:])
+
+    @property
+    def y_shape(self) -> tuple[int, ...]:
+        return tuple(first_leaf(self._first[1]).shape[1:]) if len(self._first) > 1 else ()
+
+    def _take(self, rows: slice | torch.Tensor) -> Batch:
+        ids = range(self.n)[rows] if isinstance(rows, slice) else rows.tolist()
+        items = [self.dataset[i] for i in ids]
+        if not items:
+            empty = map_structure(lambda t: t[:0], self._first)
+            return _unpack(to_tensor(empty, self.device), None)
+        return _unpack(to_tensor(default_collate(items), self.device), None)
+
+
+def _unpack(batch: Any, global_size: int | None) -> Batch:
+    if isinstance(batch, (tuple, list)):
+        if len(batch) == 2:
+            return Batch(batch[0], batch[1], None, global_size)
+        if len(batch) == 3:
+            return Batch(batch[0], batch[1], batch[2], global_size)
+        if len(batch) == 1:
+            return Batch(batch[0], None, None, global_size)
+    if isinstance(batch, dict) and "x" in batch:
+        return Batch(batch["x"], batch.get("y"), batch.get("sample_weight"), global_size)
+    return Batch(batch, None, None, global_size)
+
+
+class IterableAdapter:
+    """An iterable of global batches (``DataLoader``, list of batches, distributed dataset)."""
+
+    def __init__(self, source: Iterable[Any], num_replicas: int, replica_id: int,
+                 device: torch.device | None, per_replica: bool = False) -> None:
+        self.source = source
+        self.num_replicas, self.replica_id = num_replicas, replica_id
+        self.device = device or torch.device("cpu")
+        self.per_replica = per_replica
+        self.steps_per_epoch = len(source) if hasattr(source, "__len__") else None  # type: ignore[arg-type]
+        self._iterator: Iterator[Any] | None = None
+        self._peek = next(iter(source), None)
+        if self._peek is None:
+            raise ValueError("The dataset is empty: it yielded no batch. Check the data source.")
+
+    @property
+    def example_shape(self) -> tuple[int, ...]:
+        return tuple(first_leaf(_unpack(self._peek, None).x).shape[1:])
+
+    @property
+    def y_shape(self) -> tuple[int, ...]:
+        y = _unpack(self._peek, None).y
+        return tuple(first_leaf(y).shape[1:]) if y is not None else ()
+
+    def _local(self, batch: Any) -> Batch:
+        if self.per_replica:
+            return _unpack(to_tensor(batch, self.device), None)
+        n = len(first_leaf(batch))
+        a, b = shard_bounds(n, self.num_replicas, self.replica_id)
+        return _unpack(to_tensor(map_structure(lambda t: t[a:b], batch), self.device), n)
+
+    def epoch(self, epoch: int, steps: int | None = None) -> Iterator[Batch]:
+        if steps is None:
+            for batch in self.source:
+                yield self._local(batch)
+            return
+        # With steps_per_epoch, epochs continue where the previous one stopped (Keras).
+        for _ in range(steps):
+            if self._iterator is None:
+                self._iterator = iter(self.source)
+            try:
+                batch = next(self._iterator)
+            except StopIteration:
+                self._iterator = iter(self.source)
+                batch = next(self._iterator)
+            yield self._local(batch)
+
+    def blocks(self, batch_size: int) -> Iterator[Batch]:
+        return self.epoch(0)
+
+    def eval_steps(self, batch_size: int) -> int | None:
+        return self.steps_per_epoch
+
+
+def make_adapter(x: Any, y: Any, sample_weight: Any, batch_size: int, shuffle: bool, seed: int,
+                 num_replicas: int, replica_id: int, device: torch.device) -> ArrayAdapter | IterableAdapter:
+    """Pick the adapter for what the user passed to ``fit``/``evaluate``/``predict``."""
+    if isinstance(x, DistributedDataset):
+        return IterableAdapter(x.dataset, num_replicas, replica_id, device)
+    if isinstance(x, PerReplicaDataset):
+        return IterableAdapter(x.dataset, num_replicas, replica_id, device, per_replica=True)
+    if isinstance(x, (np.ndarray, torch.Tensor, list)) and not _is_batch_list(x):
+        return ArrayAdapter(x, y, sample_weight, batch_size, shuffle, seed, num_replicas, replica_id, device)
+    if y is not None:
+        raise ValueError(
+            f"`y` must not be given when `x` is a dataset or an iterable of batches (it yields the "
+            f"labels itself). Received: x of type {type(x).__name__} and y of type {type(y).__name__}."
+        )
+    if isinstance(x, Dataset) and hasattr(x, "__getitem__") and hasattr(x, "__len__"):
+        return MapDatasetAdapter(x, batch_size, shuffle, seed, num_replicas, replica_id, device)
+    if hasattr(x, "__iter__"):
+        return IterableAdapter(x, num_replicas, replica_id, device)
+    raise TypeError(
+        "fit/evaluate/predict accept numpy arrays or tensors (x, y), a torch Dataset or DataLoader, "
+        f"or an iterable of (x, y) batches. Received: x of type {type(x).__name__}"
+    )
+
+
+def _is_batch_list(x: Any) -> bool:
+    return isinstance(x, list) and bool(x) and isinstance(x[0], (tuple, list, dict))

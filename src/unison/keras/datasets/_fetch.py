@@ -1,0 +1,296 @@
+"""Where a data set's files come from: the user's data folder, the cache, or a download.
+
+Lookup order (DESIGN section 3, "Data"), per data set ``<name>``:
+
+1. ``$UNISON_DATA_DIR/<name>/``, used when it holds all four IDX files;
+2. the cache, ``$UNISON_CACHE_DIR/<name>/`` (default ``~/.cache/unison/datasets/<name>/``);
+3. a download of the files the cache lacks from the data set's mirror (or
+   ``$UNISON_DATASETS_MIRROR``), each verified against its sha256 before it enters the cache.
+
+Only downloads are checked by hash; files found locally are checked by structure by the
+loader, since users may hold their own, re-encoded copies.
+
+Example:
+    >>> folder = locate(DatasetSpec("mnist", "https://example.org/mnist/", {...}))  # doctest: +SKIP
+    >>> sorted(p.name for p in folder.iterdir()) == sorted(FILE_NAMES)  # doctest: +SKIP
+    True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import os
+import sys
+import tempfile
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from unison.errors import DatasetError
+
+ENV_DATA_DIR = "UNISON_DATA_DIR"
+ENV_CACHE_DIR = "UNISON_CACHE_DIR"
+ENV_MIRROR = "UNISON_DATASETS_MIRROR"
+
+TRAIN_IMAGES = "train-images-idx3-ubyte.gz"
+TRAIN_LABELS = "train-labels-idx1-ubyte.gz"
+TEST_IMAGES = "t10k-images-idx3-ubyte.gz"
+TEST_LABELS = "t10k-labels-idx1-ubyte.gz"
+FILE_NAMES = (TRAIN_IMAGES, TRAIN_LABELS, TEST_IMAGES, TEST_LABELS)
+
+# A stalled mirror must end in an error, never a hang; 60 s per socket operation is generous.
+_TIMEOUT_S = 60.0
+_CHUNK = 1 << 16
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """One IDX data set: its folder name, its canonical mirror, the sha256 of each file.
+
+    Attributes:
+        name: the folder name under the data and cache roots ("mnist", "fashion_mnist").
+        mirror: base URL of the canonical mirror, ending with "/".
+        sha256: expected sha256 (hex) of each ``.gz`` file as the mirror serves it.
+    """
+
+    name: str
+    mirror: str
+    sha256: Mapping[str, str]
+
+
+class _DownloadError(Exception):
+    """The transfer itself failed (network, HTTP status, disk); ``reason`` says how."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _ChecksumMismatchError(Exception):
+    """The transfer completed but the bytes are not the expected file."""
+
+    def __init__(self, received: str, size: int) -> None:
+        super().__init__(received)
+        self.received = received
+        self.size = size
+
+
+def data_dir(name: str) -> Path | None:
+    """Return ``$UNISON_DATA_DIR/<name>``, or None when the variable is unset or empty.
+
+    Example:
+        >>> data_dir("mnist")  # with UNISON_DATA_DIR=/data  # doctest: +SKIP
+        PosixPath('/data/mnist')
+    """
+    root = os.environ.get(ENV_DATA_DIR)
+    return Path(root).expanduser() / name if root else None
+
+
+def cache_dir(name: str) -> Path:
+    """Return the cache folder of data set ``name``.
+
+    ``$UNISON_CACHE_DIR`` replaces the default root ``~/.cache/unison/datasets``.
+
+    Example:
+        >>> cache_dir("mnist").name
+        'mnist'
+    """
+    root = os.environ.get(ENV_CACHE_DIR)
+    base = Path(root).expanduser() if root else Path.home() / ".cache" / "unison" / "datasets"
+    return base / name
+
+
+def mirror_base(spec: DatasetSpec) -> str:
+    """Return the base URL downloads come from: ``$UNISON_DATASETS_MIRROR`` or the spec's.
+
+    Example:
+        >>> mirror_base(DatasetSpec("mnist", "https://example.org/mnist", {}))  # doctest: +SKIP
+        'https://example.org/mnist/'
+    """
+    base = os.environ.get(ENV_MIRROR) or spec.mirror
+    return base if base.endswith("/") else base + "/"
+
+
+def missing_files(folder: Path) -> list[str]:
+    """Return the canonical file names that ``folder`` lacks, in canonical order.
+
+    Example:
+        >>> missing_files(Path("/nonexistent")) == list(FILE_NAMES)
+        True
+    """
+    return [f for f in FILE_NAMES if not (folder / f).is_file()]
+
+
+def describe_places(spec: DatasetSpec) -> str:
+    """Return the "Looked in" lines of an error message: each place and what it holds now."""
+    user = data_dir(spec.name)
+    user_line = (
+        f"${ENV_DATA_DIR}/{spec.name}: {ENV_DATA_DIR} is not set"
+        if user is None
+        else f"${ENV_DATA_DIR}/{spec.name} = {user}: {_folder_state(user)}"
+    )
+    cache = cache_dir(spec.name)
+    return f"Looked in:\n  1. {user_line}\n  2. the cache {cache}: {_folder_state(cache)}"
+
+
+def fix_hint(spec: DatasetSpec) -> str:
+    """Return the remedy shared by every data set error, to follow "To fix: "."""
+    return (
+        f"set {ENV_DATA_DIR} to a folder that contains '{spec.name}/' with the four "
+        f"files {', '.join(FILE_NAMES)}; or allow the download from {mirror_base(spec)} "
+        f"(network access, or {ENV_MIRROR} set to a reachable mirror)."
+    )
+
+
+def locate(spec: DatasetSpec) -> Path:
+    """Return a folder holding all four files of ``spec``, downloading into the cache if needed.
+
+    Args:
+        spec: the data set.
+
+    Returns:
+        ``$UNISON_DATA_DIR/<name>`` when it holds all four files, else the cache folder after
+        downloading whatever it lacks.
+
+    Raises:
+        DatasetError: a download failed (no network, HTTP error, unwritable cache) or did not
+            match its sha256; the message lists the places looked, the URL and the reason.
+
+    Example:
+        >>> from unison.keras.datasets import mnist
+        >>> folder = locate(mnist._SPEC)  # doctest: +SKIP
+    """
+    user = data_dir(spec.name)
+    # A partial user folder is not an error: the cache or a download can still supply the set.
+    if user is not None and not missing_files(user):
+        return user
+    cache = cache_dir(spec.name)
+    # Describe the places as found, before a download attempt creates the cache folder.
+    places = describe_places(spec)
+    # Every file in the cache got there whole (atomic rename), so only absent ones are fetched.
+    for name in missing_files(cache):
+        url = mirror_base(spec) + name
+        try:
+            _download(url, cache / name, spec.sha256[name])
+        except _DownloadError as exc:
+            raise DatasetError(
+                f"Could not load the '{spec.name}' data set: it is not on this machine and "
+                f"downloading it failed.\n{places}\n"
+                f"Download of {url} into the cache failed: {exc.reason}\nTo fix: {fix_hint(spec)}"
+            ) from exc
+        except _ChecksumMismatchError as exc:
+            raise DatasetError(
+                f"Could not load the '{spec.name}' data set: the download of {url} does not "
+                f"match its expected sha256, so unison did not keep it.\n"
+                f"  expected sha256: {spec.sha256[name]}\n"
+                f"  received sha256: {exc.received} ({exc.size} bytes)\n"
+                f"The mirror served a different or damaged file.\nTo fix: retry; if it "
+                f"persists, check the mirror ({ENV_MIRROR}="
+                f"{os.environ.get(ENV_MIRROR) or '<not set>'}), or {fix_hint(spec)}"
+            ) from None
+    return cache
+
+
+def _folder_state(folder: Path) -> str:
+    if not folder.is_dir():
+        return "folder does not exist"
+    missing = missing_files(folder)
+    if not missing:
+        return "all four files present"
+    if len(missing) == len(FILE_NAMES):
+        return "folder holds none of the four files"
+    return "missing " + ", ".join(missing)
+
+
+def _download(url: str, dest: Path, expected_sha256: str) -> None:
+    """Fetch ``url`` into ``dest`` through a temporary file, keeping it only if the hash matches.
+
+    Each caller writes its own temporary file and renames it atomically, so replicas that
+    download the same set at once never see or leave a partial file.
+    """
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
+    except OSError as exc:
+        raise _DownloadError(f"cannot write to the cache folder {dest.parent} ({exc})") from exc
+    tmp = Path(tmp_name)
+    try:
+        digest = hashlib.sha256()
+        size = 0
+        try:
+            with (
+                os.fdopen(fd, "wb") as out,
+                urllib.request.urlopen(url, timeout=_TIMEOUT_S) as response,
+            ):
+                length = response.headers.get("Content-Length")
+                bar = _ProgressBar(url, int(length) if length and length.isdigit() else None)
+                while chunk := response.read(_CHUNK):
+                    out.write(chunk)
+                    digest.update(chunk)
+                    size += len(chunk)
+                    bar.update(len(chunk))
+                bar.close()
+        # URLError/HTTPError/timeouts are OSErrors; IncompleteRead is an HTTPException;
+        # a malformed mirror URL ("unknown url type") is a ValueError.
+        except (OSError, http.client.HTTPException, ValueError) as exc:
+            raise _DownloadError(_reason(exc)) from exc
+        if digest.hexdigest() != expected_sha256:
+            raise _ChecksumMismatchError(digest.hexdigest(), size)
+        os.replace(tmp, dest)
+    finally:
+        # After a successful rename the temporary name no longer exists; otherwise drop it.
+        tmp.unlink(missing_ok=True)
+
+
+def _reason(exc: BaseException) -> str:
+    """Describe a transfer failure by its root cause, not urllib's wrapper."""
+    code = getattr(exc, "code", None)
+    if code is not None:
+        return f"HTTP {code} {getattr(exc, 'reason', '')}".rstrip()
+    cause = getattr(exc, "reason", None)
+    if isinstance(cause, BaseException):
+        exc = cause
+    return f"{type(exc).__name__}: {exc}"
+
+
+class _ProgressBar:
+    """A small download bar on stderr, redrawn in place on a terminal; one final line otherwise."""
+
+    _WIDTH = 30
+
+    def __init__(self, url: str, total: int | None, stream: TextIO | None = None) -> None:
+        self._stream = stream if stream is not None else sys.stderr
+        self._total = total
+        self._done = 0
+        self._shown = -1
+        isatty = getattr(self._stream, "isatty", None)
+        # Redrawing with "\r" into a log file would leave hundreds of lines; draw once there.
+        self._live = bool(isatty and isatty())
+        self._stream.write(f"Downloading data from {url}\n")
+        self._stream.flush()
+
+    def update(self, n: int) -> None:
+        self._done += n
+        if self._live:
+            self._draw(final=False)
+
+    def close(self) -> None:
+        self._draw(final=True)
+
+    def _draw(self, final: bool) -> None:
+        if self._total:
+            percent = min(100, self._done * 100 // self._total)
+            if percent == self._shown and not final:
+                return
+            self._shown = percent
+            filled = self._WIDTH * percent // 100
+            arrow = ">" if filled < self._WIDTH else ""
+            bar = "=" * filled + arrow + "." * (self._WIDTH - filled - len(arrow))
+            line = f"{self._done}/{self._total} [{bar}] {percent:3d}%"
+        else:
+            line = f"{self._done} bytes"
+        self._stream.write(("\r" if self._live else "") + line + ("\n" if final else ""))
+        self._stream.flush()

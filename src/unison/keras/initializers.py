@@ -1,0 +1,388 @@
+"""Keras weight initializers that fill a torch tensor in place.
+
+``get("glorot_uniform")`` returns an ``Initializer``: ``init(tensor)`` fills ``tensor`` under
+``torch.no_grad()`` and returns ``None``. Fans follow torch's layout, which Keras computes the
+same way once its kernel axes are read in torch's order: a ``Linear`` weight ``(out, in)`` has
+``fan_in=in``, ``fan_out=out``; a ``Conv2d`` weight ``(out, in, kh, kw)`` has
+``fan_in=in*kh*kw``, ``fan_out=out*kh*kw``; a 1-D tensor has ``fan_in=fan_out=len``.
+
+The ``*_normal`` variance-scaling initializers draw from a normal truncated at two standard
+deviations and divide the standard deviation by ``0.87962566103423978`` (the standard
+deviation of a unit normal truncated to [-2, 2]), so the variance is the one asked for.
+
+A seeded initializer (``GlorotUniform(seed=1)``) gives the same values on every call, as in
+Keras 3; unseeded ones draw from torch's global generator.
+
+Example:
+    >>> import torch
+    >>> from unison.keras import initializers
+    >>> w = torch.empty(3, 4)
+    >>> initializers.get("ones")(w)
+    >>> w.sum().item()
+    12.0
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+
+from unison.errors import format_choices
+
+__all__ = [
+    "Constant",
+    "GlorotNormal",
+    "GlorotUniform",
+    "HeNormal",
+    "HeUniform",
+    "Initializer",
+    "LecunNormal",
+    "LecunUniform",
+    "Ones",
+    "Orthogonal",
+    "RandomNormal",
+    "RandomUniform",
+    "TruncatedNormal",
+    "VarianceScaling",
+    "Zeros",
+    "compute_fans",
+    "get",
+]
+
+_TRUNCATED_STD = 0.87962566103423978
+
+
+def compute_fans(shape: tuple[int, ...] | torch.Size) -> tuple[int, int]:
+    """Return ``(fan_in, fan_out)`` for a tensor in torch's weight layout.
+
+    Example:
+        >>> compute_fans((64, 32, 3, 3))
+        (288, 576)
+    """
+    shape = tuple(shape)
+    if len(shape) == 0:
+        return 1, 1
+    if len(shape) == 1:
+        return shape[0], shape[0]
+    receptive_field = math.prod(shape[2:])
+    return shape[1] * receptive_field, shape[0] * receptive_field
+
+
+class Initializer:
+    """Base class: subclasses implement ``_fill(tensor, generator)``.
+
+    ``__call__`` runs ``_fill`` under ``no_grad``. When the initializer has a seed, values are
+    drawn on the CPU from a generator seeded afresh on every call and copied into the tensor,
+    so the result does not depend on the device.
+    """
+
+    def __init__(self, seed: int | None = None) -> None:
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise ValueError(f"Argument `seed` must be an integer or None. Received: seed={seed!r}")
+        self.seed = seed
+
+    def __call__(self, tensor: torch.Tensor) -> None:
+        with torch.no_grad():
+            if self.seed is None:
+                self._fill(tensor, None)
+                return
+            generator = torch.Generator().manual_seed(self.seed)
+            scratch = torch.empty(tensor.shape, dtype=torch.float32)
+            self._fill(scratch, generator)
+            tensor.copy_(scratch)
+
+    def _fill(self, tensor: torch.Tensor, generator: torch.Generator | None) -> None:
+        raise NotImplementedError
+
+    def get_config(self) -> dict:
+        """Return the constructor arguments (Keras's ``get_config``)."""
+        return {"seed": self.seed}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
+        return f"{type(self).__name__}({args})"
+
+
+class Zeros(Initializer):
+    """Fill with 0."""
+
+    def __init__(self) -> None:
+        super().__init__(None)
+
+    def _fill(self, tensor: torch.Tensor, generator: torch.Generator | None) -> None:
+        tensor.zero_()
+
+    def get_config(self) -> dict:
+        return {}
+
+
+class Ones(Initializer):
+    """Fill with 1."""
+
+    def __init__(self) -> None:
+        super().__init__(None)
+
+    def _fill(self, tensor: torch.Tensor, generator: torch.Generator | None) -> None:
+        tensor.fill_(1.0)
+
+    def get_config(self) -> dict:
+        return {}
+
+
+class Constant(Initializer):
+    """Fill with ``value``."""
+
+    def __init__(self, value: float = 0.0) -> None:
+        super().__init__(None)
+        self.value = float(value)
+
+    def _fill(self, tensor: torch.Tensor, generator: torch.Generator | None) -> None:
+        tensor.fill_(self.value)
+
+    def get_config(self) -> dict:
+        return {"value": self.value}
+
+
+class RandomUniform(Initializer):
+    """Uniform on ``[minval, maxval)``; Keras default ``[-0.05, 0.05)``."""
+
+    def __init__(self, minval: float = -0.05, maxval: float = 0.05, seed: int | None = None) -> None:
+        super().__init__(seed)
+        if not minval < maxval:
+            raise ValueError(
+                f"Argument `minval` must be smaller than `maxval`. Received: minval={minval}, "
+                f"maxval={maxval}"
+            )
+        self.minval, self.maxval = float(minval), float(maxval)
+
+    def _fill(self, tensor: torch.Tensor, generator: torch.Generator | None) -> None:
+        tensor.uniform_(self.minval, self.maxval, generator=generator)
+
+    def get_config(self) -> dict:
+        return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed}
+
+
+class RandomNormal(Initializer):
+    """Normal with ``mean`` and ``stddev``; Keras default ``stddev=0.05``."""
+
+    def __init__(self, mean: float = 0.0, stddev: float = 0.05, seed: int | None = None) -> None:
+        super().__init__(seed)
+        if not stddev > 0:
+            raise ValueError(f"Argument `stddev` must be positive. Received: stddev={stddev}")
+        self.mean, self.stddev = float(mean), float(stddev)
+
+    def _fill(self, tensor: torch.Tensor, generator: torch.Generator | None) -> None:
+        tensor.normal_(self.mean, self.stddev, generator=generator)
+
+    def get_config(self) -> dict:
+        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
+
+
+class TruncatedNormal(RandomNormal):
+    """Normal with ``mean`` and ``stddev``, redrawn beyond two standard deviations."""
+
+    def _fill(self, tensor: torch.Tensor, generator: torch.Generator | None) -> None:
+        _truncated_normal(tensor, self.mean, self.stddev, generator)
+
+
+def _truncated_normal(
+    tensor: torch.Tensor, mean: float, std: float, generator: torch.Generator | None
+) -> None:
+    torch.nn.init.trunc_normal_(
+        tensor, mean=mean, std=std, a=mean - 2 * std, b=mean + 2 * std, generator=generator
+    )
+
+
+class VarianceScaling(Initializer):
+    """Keras's ``VarianceScaling``: variance ``scale / n`` with ``n`` chosen by ``mode``.
+
+    Args:
+        scale: positive scaling factor.
+        mode: ``"fan_in"``, ``"fan_out"`` or ``"fan_avg"``.
+        distribution: ``"truncated_normal"``, ``"untruncated_normal"`` or ``"uniform"``.
+        seed: optional integer seed.
+
+    Example:
+        >>> import torch
+        >>> w = torch.empty(100, 200)
+        >>> VarianceScaling(2.0, "fan_in", "uniform")(w)
+        >>> bool(w.abs().max() <= (6.0 / 200) ** 0.5)
+        True
+    """
+
+    _MODES = ("fan_in", "fan_out", "fan_avg")
+    _DISTRIBUTIONS = ("truncated_normal", "untruncated_normal", "uniform")
+
+    def __init__(
+        self,
+        scale: float = 1.0,
+        mode: str = "fan_in",
+        distribution: str = "truncated_normal",
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(seed)
+        if not scale > 0:
+            raise ValueError(f"Argument `scale` must be positive float. Received: scale={scale}")
+        if mode not in self._MODES:
+            raise ValueError(
+                f"Invalid `mode` argument: expected one of {format_choices(self._MODES)}. "
+                f"Received: mode={mode!r}"
+            )
+        if distribution not in self._DISTRIBUTIONS:
+            raise ValueError(
+                "Invalid `distribution` argument: expected one of "
+                f"{format_choices(self._DISTRIBUTIONS)}. Received: distribution={distribution!r}"
+            )
+        self.scale, self.mode, self.distribution = float(scale), mode, distribution
+
+    def _fill(self, tensor: torch.Tensor, generator: torch.Generator | None) -> None:
+        fan_in, fan_out = compute_fans(tensor.shape)
+        n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
+        variance = self.scale / max(1.0, n)
+        if self.distribution == "uniform":
+            limit = math.sqrt(3.0 * variance)
+            tensor.uniform_(-limit, limit, generator=generator)
+        elif self.distribution == "untruncated_normal":
+            tensor.normal_(0.0, math.sqrt(variance), generator=generator)
+        else:
+            _truncated_normal(tensor, 0.0, math.sqrt(variance) / _TRUNCATED_STD, generator)
+
+    def get_config(self) -> dict:
+        return {
+            "scale": self.scale,
+            "mode": self.mode,
+            "distribution": self.distribution,
+            "seed": self.seed,
+        }
+
+
+class _FixedVarianceScaling(VarianceScaling):
+    """A named ``VarianceScaling`` preset; only the seed is configurable."""
+
+    _PRESET: tuple[float, str, str] = (1.0, "fan_in", "truncated_normal")
+
+    def __init__(self, seed: int | None = None) -> None:
+        super().__init__(*self._PRESET, seed=seed)
+
+    def get_config(self) -> dict:
+        return {"seed": self.seed}
+
+
+class GlorotUniform(_FixedVarianceScaling):
+    """Uniform in ``[-limit, limit]``, ``limit = sqrt(6 / (fan_in + fan_out))``."""
+
+    _PRESET = (1.0, "fan_avg", "uniform")
+
+
+class GlorotNormal(_FixedVarianceScaling):
+    """Truncated normal, ``stddev = sqrt(2 / (fan_in + fan_out))``."""
+
+    _PRESET = (1.0, "fan_avg", "truncated_normal")
+
+
+class HeUniform(_FixedVarianceScaling):
+    """Uniform in ``[-limit, limit]``, ``limit = sqrt(6 / fan_in)``."""
+
+    _PRESET = (2.0, "fan_in", "uniform")
+
+
+class HeNormal(_FixedVarianceScaling):
+    """Truncated normal, ``stddev = sqrt(2 / fan_in)``."""
+
+    _PRESET = (2.0, "fan_in", "truncated_normal")
+
+
+class LecunUniform(_FixedVarianceScaling):
+    """Uniform in ``[-limit, limit]``, ``limit = sqrt(3 / fan_in)``."""
+
+    _PRESET = (1.0, "fan_in", "uniform")
+
+
+class LecunNormal(_FixedVarianceScaling):
+    """Truncated normal, ``stddev = sqrt(1 / fan_in)``."""
+
+    _PRESET = (1.0, "fan_in", "truncated_normal")
+
+
+class Orthogonal(Initializer):
+    """(Semi-)orthogonal matrix times ``gain``; tensors of rank > 2 are flattened to
+    ``(shape[0], prod(shape[1:]))`` as ``torch.nn.init.orthogonal_`` does."""
+
+    def __init__(self, gain: float = 1.0, seed: int | None = None) -> None:
+        super().__init__(seed)
+        self.gain = float(gain)
+
+    def _fill(self, tensor: torch.Tensor, generator: torch.Generator | None) -> None:
+        if tensor.dim() < 2:
+            raise ValueError(
+                "The Orthogonal initializer needs a tensor of rank >= 2. "
+                f"Received: shape={tuple(tensor.shape)}"
+            )
+        torch.nn.init.orthogonal_(tensor, gain=self.gain, generator=generator)
+
+    def get_config(self) -> dict:
+        return {"gain": self.gain, "seed": self.seed}
+
+
+_REGISTRY: dict[str, Callable[[], Initializer]] = {
+    "glorot_uniform": GlorotUniform,
+    "glorot_normal": GlorotNormal,
+    "he_uniform": HeUniform,
+    "he_normal": HeNormal,
+    "lecun_uniform": LecunUniform,
+    "lecun_normal": LecunNormal,
+    "zeros": Zeros,
+    "zero": Zeros,
+    "ones": Ones,
+    "one": Ones,
+    "constant": Constant,
+    "random_uniform": RandomUniform,
+    "uniform": RandomUniform,
+    "random_normal": RandomNormal,
+    "normal": RandomNormal,
+    "truncated_normal": TruncatedNormal,
+    "orthogonal": Orthogonal,
+    "variance_scaling": VarianceScaling,
+}
+for _cls in (GlorotUniform, GlorotNormal, HeUniform, HeNormal, LecunUniform, LecunNormal, Zeros,
+             Ones, Constant, RandomUniform, RandomNormal, TruncatedNormal, Orthogonal,
+             VarianceScaling):
+    _REGISTRY[_cls.__name__] = _cls
+del _cls
+
+InitializerLike = str | Initializer | Callable[[torch.Tensor], None]
+
+
+def get(identifier: InitializerLike) -> Callable[[torch.Tensor], None]:
+    """Resolve a Keras initializer identifier to a callable ``init(tensor) -> None``.
+
+    Args:
+        identifier: a Keras name (``"glorot_uniform"``, ``"he_normal"``, ``"zeros"``...,
+            snake_case or CamelCase), an ``Initializer`` instance or class, or any callable
+            that fills a tensor in place (returned as is).
+
+    Raises:
+        ValueError: for an unknown name or an identifier that is not callable.
+
+    Example:
+        >>> get("he_normal")
+        HeNormal(seed=None)
+    """
+    if isinstance(identifier, str):
+        factory = _REGISTRY.get(identifier)
+        if factory is None:
+            raise ValueError(
+                f"Unknown initializer: {identifier!r}. Expected one of: "
+                f"{format_choices(_REGISTRY)}. Received: initializer={identifier!r}"
+            )
+        return factory()
+    if isinstance(identifier, type) and issubclass(identifier, Initializer):
+        return identifier()
+    if callable(identifier):
+        return identifier
+    raise ValueError(
+        "Could not interpret initializer identifier: expected a name such as "
+        f"'glorot_uniform' or a callable. Received: initializer={identifier!r}"
+    )

@@ -1,0 +1,111 @@
+"""The Layer base: a ``torch.nn.Module`` that builds its weights from the first input it sees.
+
+Keras layers learn their input size lazily; unison's do the same, so ``Dense(128)`` needs no
+``in_features``. ``input_shape=`` (Keras's keyword, without the batch axis) lets a
+``Sequential`` build every layer at construction, so parameters exist inside
+``strategy.scope()`` and start equal on all replicas.
+
+Example:
+    >>> import torch
+    >>> from unison.keras.layers import Dense
+    >>> layer = Dense(4)
+    >>> layer(torch.zeros(2, 3)).shape
+    torch.Size([2, 4])
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+import torch
+from torch import nn
+
+from unison.keras import initializers, regularizers
+
+_COUNTERS: dict[str, int] = {}  # Keras-style unique default names: dense, dense_1, ...
+
+
+def _default_name(cls: type) -> str:
+    base = re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
+    base = base.replace("2_d", "2d").replace("1_d", "1d")
+    n = _COUNTERS.get(base, 0)
+    _COUNTERS[base] = n + 1
+    return base if n == 0 else f"{base}_{n}"
+
+
+class Layer(nn.Module):
+    """Base of unison's Keras layers: lazy ``build(input_shape)`` then ``call(inputs)``.
+
+    Args:
+        name: the layer's name (default: snake-case class name, made unique).
+        input_shape: shape of one example (no batch axis), as in Keras.
+        trainable: whether its weights get gradients.
+    """
+
+    def __init__(self, name: str | None = None, input_shape: tuple[int, ...] | None = None,
+                 trainable: bool = True, dtype: Any = None, **kwargs: Any) -> None:
+        super().__init__()
+        if kwargs:
+            raise TypeError(
+                f"{type(self).__name__} got unexpected keyword arguments: {sorted(kwargs)}. "
+                "Check the spelling against the Keras signature."
+            )
+        self.name = name or _default_name(type(self))
+        self.input_shape_arg = tuple(input_shape) if input_shape is not None else None
+        self.built = False
+        self.trainable = trainable
+        self._regularized: list[tuple[Callable[[torch.Tensor], torch.Tensor], str]] = []
+
+    def build(self, input_shape: torch.Size) -> None:
+        """Create weights for inputs of ``input_shape`` (batch axis included)."""
+        self.built = True
+
+    def call(self, inputs: torch.Tensor) -> torch.Tensor:
+        """The layer's computation (subclasses implement it)."""
+        raise NotImplementedError
+
+    def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+        if not self.built:
+            self.build(inputs.shape)
+            self.built = True
+            if not self.trainable:
+                for p in self.parameters():
+                    p.requires_grad_(False)
+        return self.call(inputs)
+
+    def add_weight(self, name: str, shape: tuple[int, ...], initializer: Any,
+                   regularizer: Any = None, trainable: bool = True) -> nn.Parameter:
+        """Create, initialise and register a weight (Keras's ``add_weight``)."""
+        param = nn.Parameter(torch.empty(shape), requires_grad=trainable and self.trainable)
+        initializers.get(initializer)(param)
+        self.register_parameter(name, param)
+        reg = regularizers.get(regularizer)
+        if reg is not None:
+            self._regularized.append((reg, name))
+        return param
+
+    @property
+    def losses(self) -> list[torch.Tensor]:
+        """Regularisation penalties of this layer's weights (recomputed on each access)."""
+        return [reg(getattr(self, name)) for reg, name in self._regularized]
+
+    def count_params(self) -> int:
+        """Number of scalars in this layer's weights."""
+        return sum(p.numel() for p in self.parameters())
+
+    def get_weights(self) -> list[Any]:
+        """The layer's weights as numpy arrays."""
+        return [p.detach().cpu().numpy() for p in self.parameters()]
+
+    def extra_repr(self) -> str:
+        return f"name={self.name!r}"
+
+
+def pair(value: int | tuple[int, int] | list[int], what: str) -> tuple[int, int]:
+    """Keras accepts ``3`` or ``(3, 3)`` for 2-D sizes."""
+    if isinstance(value, int):
+        return (value, value)
+    if isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(v, int) for v in value):
+        return (int(value[0]), int(value[1]))
+    raise ValueError(f"{what} must be an int or a tuple of 2 ints. Received: {what}={value!r}")

@@ -1,0 +1,146 @@
+"""Convolution and pooling layers, channels-last like Keras (inputs are ``(N, H, W, C)``).
+
+Inside, the tensor is viewed as NCHW with channels-last memory (a permute, no copy), which is
+the layout oneDNN and cuDNN convolve fastest; outputs are permuted back to NHWC views.
+
+Example:
+    >>> import torch
+    >>> Conv2D(8, 3, padding="same")(torch.zeros(2, 28, 28, 1)).shape
+    torch.Size([2, 28, 28, 8])
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from unison.keras import activations
+from unison.keras.layers.base import Layer, pair
+
+_PADDINGS = ("valid", "same")
+
+
+def _check_padding(padding: str) -> str:
+    if not isinstance(padding, str) or padding.lower() not in _PADDINGS:
+        raise ValueError(f"padding must be 'valid' or 'same'. Received: padding={padding!r}")
+    return padding.lower()
+
+
+def _same_pads(size: int, kernel: int, stride: int, dilation: int = 1) -> tuple[int, int]:
+    """TF's 'same' padding: output = ceil(size/stride), extra padding goes after."""
+    out = math.ceil(size / stride)
+    total = max((out - 1) * stride + (kernel - 1) * dilation + 1 - size, 0)
+    return total // 2, total - total // 2
+
+
+def _to_nchw(x: torch.Tensor, layer: Layer) -> torch.Tensor:
+    if x.dim() != 4:
+        raise ValueError(
+            f"Input 0 of layer '{layer.name}' is incompatible with the layer: expected ndim=4 "
+            f"(batch, height, width, channels), found ndim={x.dim()}. Full shape received: {tuple(x.shape)}"
+        )
+    return x.permute(0, 3, 1, 2)
+
+
+def _pad_same(x: torch.Tensor, kernel: tuple[int, int], strides: tuple[int, int],
+              dilation: tuple[int, int] = (1, 1), value: float = 0.0) -> torch.Tensor:
+    top, bottom = _same_pads(x.shape[2], kernel[0], strides[0], dilation[0])
+    left, right = _same_pads(x.shape[3], kernel[1], strides[1], dilation[1])
+    if top or bottom or left or right:
+        x = F.pad(x, (left, right, top, bottom), value=value)
+    return x
+
+
+class Conv2D(Layer):
+    """2-D convolution over ``(N, H, W, C)`` inputs (Keras's ``Conv2D``)."""
+
+    def __init__(self, filters: int, kernel_size: Any, strides: Any = (1, 1), padding: str = "valid",
+                 data_format: str | None = None, dilation_rate: Any = (1, 1), activation: Any = None,
+                 use_bias: bool = True, kernel_initializer: Any = "glorot_uniform",
+                 bias_initializer: Any = "zeros", kernel_regularizer: Any = None,
+                 bias_regularizer: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if data_format not in (None, "channels_last"):
+            raise ValueError(f"Only data_format='channels_last' is supported. Received: data_format={data_format!r}")
+        if not isinstance(filters, int) or filters < 1:
+            raise ValueError(f"filters must be a positive integer. Received: filters={filters!r}")
+        self.filters = filters
+        self.kernel_size = pair(kernel_size, "kernel_size")
+        self.strides = pair(strides, "strides")
+        self.dilation_rate = pair(dilation_rate, "dilation_rate")
+        self.padding = _check_padding(padding)
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self._init = (kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer)
+
+    def build(self, input_shape: torch.Size) -> None:
+        if len(input_shape) != 4:
+            raise ValueError(
+                f"Input 0 of layer '{self.name}' is incompatible with the layer: expected ndim=4 "
+                f"(batch, height, width, channels), found ndim={len(input_shape)}. Full shape "
+                f"received: {tuple(input_shape)}"
+            )
+        k_init, b_init, k_reg, b_reg = self._init
+        self.in_channels = int(input_shape[-1])
+        self.kernel = self.add_weight("kernel", (self.filters, self.in_channels, *self.kernel_size), k_init, k_reg)
+        self.bias = self.add_weight("bias", (self.filters,), b_init, b_reg) if self.use_bias else None
+
+    def call(self, inputs: torch.Tensor) -> torch.Tensor:
+        x = _to_nchw(inputs, self)
+        if x.shape[1] != self.in_channels:
+            raise ValueError(
+                f"Input 0 of layer '{self.name}' is incompatible with the layer: expected axis -1 "
+                f"of input shape to have value {self.in_channels}, but received input with shape "
+                f"{tuple(inputs.shape)}."
+            )
+        if self.padding == "same":
+            x = _pad_same(x, self.kernel_size, self.strides, self.dilation_rate)
+        y = F.conv2d(x, self.kernel, self.bias, self.strides, 0, self.dilation_rate)
+        return self.activation(y.permute(0, 2, 3, 1))
+
+
+class _Pool2D(Layer):
+    def __init__(self, pool_size: Any = (2, 2), strides: Any = None, padding: str = "valid",
+                 data_format: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.pool_size = pair(pool_size, "pool_size")
+        self.strides = pair(strides, "strides") if strides is not None else self.pool_size
+        self.padding = _check_padding(padding)
+
+
+class MaxPooling2D(_Pool2D):
+    """Max over ``pool_size`` windows of ``(N, H, W, C)`` inputs."""
+
+    def call(self, inputs: torch.Tensor) -> torch.Tensor:
+        x = _to_nchw(inputs, self)
+        if self.padding == "same":
+            x = _pad_same(x, self.pool_size, self.strides, value=float("-inf"))
+        return F.max_pool2d(x, self.pool_size, self.strides).permute(0, 2, 3, 1)
+
+
+class AveragePooling2D(_Pool2D):
+    """Mean over ``pool_size`` windows; with 'same' padding the padded cells are not counted."""
+
+    def call(self, inputs: torch.Tensor) -> torch.Tensor:
+        x = _to_nchw(inputs, self)
+        if self.padding == "same":
+            ones = torch.ones_like(x[:1, :1])
+            total = F.avg_pool2d(_pad_same(x, self.pool_size, self.strides), self.pool_size, self.strides)
+            count = F.avg_pool2d(_pad_same(ones, self.pool_size, self.strides), self.pool_size, self.strides)
+            return (total / count).permute(0, 2, 3, 1)
+        return F.avg_pool2d(x, self.pool_size, self.strides).permute(0, 2, 3, 1)
+
+
+class GlobalAveragePooling2D(Layer):
+    """Mean over height and width: ``(N, H, W, C) -> (N, C)``."""
+
+    def __init__(self, data_format: str | None = None, keepdims: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.keepdims = keepdims
+
+    def call(self, inputs: torch.Tensor) -> torch.Tensor:
+        _to_nchw(inputs, self)
+        return inputs.mean(dim=(1, 2), keepdim=self.keepdims)

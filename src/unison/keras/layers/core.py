@@ -1,0 +1,153 @@
+"""Core Keras layers over torch: Input, Dense, Activation, Flatten, Reshape, Dropout, Embedding.
+
+Example:
+    >>> import torch
+    >>> Dense(2, activation="softmax")(torch.zeros(1, 3)).sum().item()
+    1.0
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import torch
+import torch.nn.functional as F
+
+from unison.keras import activations
+from unison.keras.layers.base import Layer
+
+
+class InputLayer:
+    """The shape of one example (no batch axis), given to ``Sequential`` first (``keras.Input``)."""
+
+    def __init__(self, shape: Sequence[int] | None = None, batch_size: int | None = None,
+                 dtype: Any = None, name: str | None = None) -> None:
+        if shape is None:
+            raise ValueError("Input needs shape=, the shape of one example, e.g. Input(shape=(784,)).")
+        self.shape = tuple(int(s) for s in shape)
+        self.name = name or "input_layer"
+
+
+def Input(shape: Sequence[int] | None = None, batch_size: int | None = None, dtype: Any = None,
+          name: str | None = None) -> InputLayer:
+    """Declare a model's input shape, as ``keras.Input(shape=(784,))``."""
+    return InputLayer(shape, batch_size, dtype, name)
+
+
+class Dense(Layer):
+    """``activation(inputs @ kernel + bias)`` on the last axis (Keras's ``Dense``).
+
+    Args:
+        units: output size.
+        activation: name (``"relu"``, ``"softmax"``...) or callable; default linear.
+        use_bias: whether to add a bias.
+        kernel_initializer: default ``"glorot_uniform"`` (Keras's).
+        bias_initializer: default ``"zeros"``.
+        kernel_regularizer, bias_regularizer: optional penalties.
+    """
+
+    def __init__(self, units: int, activation: Any = None, use_bias: bool = True,
+                 kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
+                 kernel_regularizer: Any = None, bias_regularizer: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if not isinstance(units, int) or units < 1:
+            raise ValueError(f"units must be a positive integer. Received: units={units!r}")
+        self.units = units
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self._init = (kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer)
+
+    def build(self, input_shape: torch.Size) -> None:
+        k_init, b_init, k_reg, b_reg = self._init
+        # torch layout (out, in) so F.linear runs without a transpose; fans are the same.
+        self.kernel = self.add_weight("kernel", (self.units, int(input_shape[-1])), k_init, k_reg)
+        self.bias = self.add_weight("bias", (self.units,), b_init, b_reg) if self.use_bias else None
+        self.in_features = int(input_shape[-1])
+
+    def call(self, inputs: torch.Tensor) -> torch.Tensor:
+        if inputs.shape[-1] != self.in_features:
+            raise ValueError(
+                f"Input 0 of layer '{self.name}' is incompatible with the layer: expected axis -1 "
+                f"of input shape to have value {self.in_features}, but received input with shape "
+                f"{tuple(inputs.shape)}."
+            )
+        return self.activation(F.linear(inputs, self.kernel, self.bias))
+
+
+class Activation(Layer):
+    """Apply an activation by name or callable."""
+
+    def __init__(self, activation: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.activation = activations.get(activation)
+
+    def call(self, inputs: torch.Tensor) -> torch.Tensor:
+        return self.activation(inputs)
+
+
+class Flatten(Layer):
+    """Flatten every axis but the batch axis (channels-last order, as Keras)."""
+
+    def call(self, inputs: torch.Tensor) -> torch.Tensor:
+        return inputs.reshape(inputs.shape[0], -1)
+
+
+class Reshape(Layer):
+    """Reshape each example to ``target_shape`` (one entry may be -1)."""
+
+    def __init__(self, target_shape: Sequence[int], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.target_shape = tuple(int(s) for s in target_shape)
+        if sum(1 for s in self.target_shape if s == -1) > 1:
+            raise ValueError(f"Only one axis of target_shape may be -1. Received: target_shape={target_shape!r}")
+
+    def build(self, input_shape: torch.Size) -> None:
+        size = math.prod(input_shape[1:])
+        known = math.prod(s for s in self.target_shape if s != -1)
+        if (-1 in self.target_shape and size % known) or (-1 not in self.target_shape and size != known):
+            raise ValueError(
+                f"Layer '{self.name}' cannot reshape an input of shape {tuple(input_shape)} "
+                f"({size} values per example) to target_shape={self.target_shape}."
+            )
+
+    def call(self, inputs: torch.Tensor) -> torch.Tensor:
+        return inputs.reshape(inputs.shape[0], *self.target_shape)
+
+
+class Dropout(Layer):
+    """Zero a fraction ``rate`` of the inputs during training (scaled by ``1/(1-rate)``)."""
+
+    def __init__(self, rate: float, noise_shape: Any = None, seed: int | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if not 0 <= rate < 1:
+            raise ValueError(f"rate must be in [0, 1). Received: rate={rate}")
+        self.rate = float(rate)
+
+    def call(self, inputs: torch.Tensor) -> torch.Tensor:
+        return F.dropout(inputs, self.rate, self.training)
+
+
+class Embedding(Layer):
+    """Map integer ids in ``[0, input_dim)`` to vectors of size ``output_dim``."""
+
+    def __init__(self, input_dim: int, output_dim: int, embeddings_initializer: Any = "uniform",
+                 embeddings_regularizer: Any = None, mask_zero: bool = False,
+                 input_length: int | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if input_dim < 1 or output_dim < 1:
+            raise ValueError(f"input_dim and output_dim must be >= 1. Received: input_dim={input_dim}, output_dim={output_dim}")
+        self.input_dim, self.output_dim = int(input_dim), int(output_dim)
+        init = "random_uniform" if embeddings_initializer == "uniform" else embeddings_initializer
+        self.embeddings = self.add_weight("embeddings", (self.input_dim, self.output_dim), init, embeddings_regularizer)
+        self.built = True
+
+    def call(self, inputs: torch.Tensor) -> torch.Tensor:
+        ids = inputs.long()
+        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.input_dim):
+            bad = int(ids.max()) if int(ids.max()) >= self.input_dim else int(ids.min())
+            raise ValueError(
+                f"Layer '{self.name}' received id {bad}, outside [0, input_dim={self.input_dim}). "
+                "Raise input_dim or fix the ids."
+            )
+        return F.embedding(ids, self.embeddings)

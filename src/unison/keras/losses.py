@@ -1,0 +1,530 @@
+"""Keras losses computed per example, so the trainer owns the reduction.
+
+A ``Loss`` returns one value per example (``per_example``, shape ``(batch,)``). The trainer
+sums them and divides by the GLOBAL batch size, which is what makes N replicas compute the
+gradient one device computes (DESIGN section 3); a loss must therefore never average over the
+batch itself. ``loss(y_true, y_pred)`` is the batch mean, for standalone use as in Keras.
+
+Numerical stability on probabilities follows TF Keras: when ``from_logits=False`` and
+``y_pred`` is the output of ``activations.Softmax`` (or ``Sigmoid``), the loss uses the logits
+attached to it; otherwise probabilities are clipped to ``[1e-7, 1 - 1e-7]`` before ``log``.
+
+Example:
+    >>> import torch
+    >>> from unison.keras import losses
+    >>> loss = losses.get("sparse_categorical_crossentropy")
+    >>> y_pred = torch.tensor([[0.9, 0.1], [0.2, 0.8]])
+    >>> [round(v, 4) for v in loss.per_example(torch.tensor([0, 1]), y_pred).tolist()]
+    [0.1054, 0.2231]
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from unison.errors import format_choices
+from unison.keras.activations import LOGITS_ATTR, SIGMOID_LOGITS_ATTR
+
+__all__ = [
+    "EPSILON",
+    "BinaryCrossentropy",
+    "CategoricalCrossentropy",
+    "Loss",
+    "LossFunctionWrapper",
+    "MeanAbsoluteError",
+    "MeanSquaredError",
+    "SparseCategoricalCrossentropy",
+    "binary_crossentropy",
+    "categorical_crossentropy",
+    "get",
+    "mean_absolute_error",
+    "mean_squared_error",
+    "sparse_categorical_crossentropy",
+]
+
+EPSILON = 1e-7
+"""Keras's ``backend.epsilon()``: the clipping margin for probabilities."""
+
+TensorLike = torch.Tensor | np.ndarray | float | int | list
+LabelArray = np.ndarray | torch.Tensor
+
+
+def _as_tensors(y_true: TensorLike, y_pred: TensorLike) -> tuple[torch.Tensor, torch.Tensor]:
+    # y_pred is returned unchanged when it already is a tensor: it may carry logits.
+    if not isinstance(y_pred, torch.Tensor):
+        y_pred = torch.as_tensor(np.asarray(y_pred), dtype=torch.get_default_dtype())
+    return torch.as_tensor(y_true, device=y_pred.device), y_pred
+
+
+def _float_like(y_true: torch.Tensor, y_pred: torch.Tensor) -> torch.Tensor:
+    return y_true.to(y_pred.dtype if y_pred.is_floating_point() else torch.get_default_dtype())
+
+
+def _logits_of(y_pred: torch.Tensor, attr: str, from_logits: bool, fn_name: str, op: str):
+    """Return ``(tensor, from_logits)``, swapping in attached logits as TF Keras does."""
+    logits = getattr(y_pred, attr, None)
+    if logits is None:
+        return y_pred, from_logits
+    if from_logits:
+        warnings.warn(
+            f"`{fn_name}` received `from_logits=True`, but the `y_pred` argument was produced "
+            f"by a {op} activation and thus does not represent logits. Was this intended?",
+            stacklevel=3,
+        )
+    return logits, True
+
+
+def _upcast(y_pred: torch.Tensor) -> torch.Tensor:
+    # log and log_softmax lose too much in half precision; Keras computes losses in float32.
+    return y_pred.float() if y_pred.dtype in (torch.float16, torch.bfloat16) else y_pred
+
+
+def _align_ranks(y_true: torch.Tensor, y_pred: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Make element-wise losses see ``(batch, features)`` on both sides (Keras's squeeze/expand).
+
+    Without this, ``y_true`` of shape ``(batch,)`` against ``y_pred`` of shape ``(batch, 1)``
+    would broadcast to ``(batch, batch)`` and silently give a wrong loss.
+    """
+    if y_true.dim() == y_pred.dim() - 1:
+        y_true = y_true.unsqueeze(-1)
+    elif y_pred.dim() == y_true.dim() - 1:
+        y_pred = y_pred.unsqueeze(-1)
+    if y_pred.dim() <= 1:
+        y_true, y_pred = y_true.reshape(-1, 1), y_pred.reshape(-1, 1)
+    if y_true.shape != y_pred.shape:
+        raise ValueError(
+            "Arguments `y_true` and `y_pred` must have the same shape. Received: "
+            f"y_true.shape={tuple(y_true.shape)}, y_pred.shape={tuple(y_pred.shape)}"
+        )
+    return y_true, y_pred
+
+
+def sparse_categorical_crossentropy(
+    y_true: TensorLike, y_pred: TensorLike, from_logits: bool = False
+) -> torch.Tensor:
+    """Cross-entropy with integer labels; returns a tensor of shape ``y_pred.shape[:-1]``.
+
+    Labels may be int or float, of shape ``(batch,)`` or ``(batch, 1)``.
+
+    Example:
+        >>> import torch
+        >>> loss = sparse_categorical_crossentropy(torch.tensor([1]), torch.tensor([[0.5, 0.5]]))
+        >>> round(loss.item(), 4)
+        0.6931
+    """
+    y_true, y_pred = _as_tensors(y_true, y_pred)
+    y_pred, from_logits = _logits_of(
+        y_pred, LOGITS_ATTR, from_logits, "sparse_categorical_crossentropy", "Softmax"
+    )
+    y_pred = _upcast(y_pred)
+    if y_true.dim() == y_pred.dim() and y_true.dim() > 0 and y_true.shape[-1] == 1:
+        y_true = y_true.squeeze(-1)
+    if y_true.shape != y_pred.shape[:-1]:
+        raise ValueError(
+            "Arguments `y_true` and `y_pred` must have the same shape up until the last "
+            f"dimension. Received: y_true.shape={tuple(y_true.shape)}, "
+            f"y_pred.shape={tuple(y_pred.shape)}"
+        )
+    if not from_logits:
+        # TF Keras: log of the clipped probabilities, then a softmax cross-entropy on those,
+        # which renormalises probabilities that do not sum to exactly 1.
+        y_pred = torch.log(y_pred.clamp(EPSILON, 1.0 - EPSILON))
+    log_probs = torch.log_softmax(y_pred, dim=-1)
+    index = y_true.long().unsqueeze(-1)
+    return -log_probs.gather(-1, index).squeeze(-1)
+
+
+def categorical_crossentropy(
+    y_true: TensorLike, y_pred: TensorLike, from_logits: bool = False, label_smoothing: float = 0.0
+) -> torch.Tensor:
+    """Cross-entropy with one-hot (or soft) labels; returns shape ``y_pred.shape[:-1]``.
+
+    Example:
+        >>> import torch
+        >>> loss = categorical_crossentropy(torch.tensor([[0.0, 1.0]]), torch.tensor([[0.5, 0.5]]))
+        >>> round(loss.item(), 4)
+        0.6931
+    """
+    y_true, y_pred = _as_tensors(y_true, y_pred)
+    y_pred, from_logits = _logits_of(
+        y_pred, LOGITS_ATTR, from_logits, "categorical_crossentropy", "Softmax"
+    )
+    y_pred = _upcast(y_pred)
+    y_true = _float_like(y_true, y_pred)
+    if y_true.shape != y_pred.shape:
+        raise ValueError(
+            "Arguments `y_true` and `y_pred` must have the same shape. Received: "
+            f"y_true.shape={tuple(y_true.shape)}, y_pred.shape={tuple(y_pred.shape)}"
+        )
+    if label_smoothing:
+        y_true = y_true * (1.0 - label_smoothing) + label_smoothing / y_pred.shape[-1]
+    if from_logits:
+        log_probs = torch.log_softmax(y_pred, dim=-1)
+    else:
+        y_pred = y_pred / y_pred.sum(dim=-1, keepdim=True)
+        log_probs = torch.log(y_pred.clamp(EPSILON, 1.0 - EPSILON))
+    return -(y_true * log_probs).sum(dim=-1)
+
+
+def binary_crossentropy(
+    y_true: TensorLike, y_pred: TensorLike, from_logits: bool = False, label_smoothing: float = 0.0
+) -> torch.Tensor:
+    """Binary cross-entropy averaged over the last axis; returns ``y_pred.shape[:-1]``.
+
+    A 1-D ``y_pred`` is read as one prediction per example.
+
+    Example:
+        >>> import torch
+        >>> loss = binary_crossentropy(torch.tensor([1.0, 0.0]), torch.tensor([[0.5], [0.5]]))
+        >>> [round(v, 4) for v in loss.tolist()]
+        [0.6931, 0.6931]
+    """
+    y_true, y_pred = _as_tensors(y_true, y_pred)
+    y_pred, from_logits = _logits_of(
+        y_pred, SIGMOID_LOGITS_ATTR, from_logits, "binary_crossentropy", "Sigmoid"
+    )
+    y_pred = _upcast(y_pred)
+    y_true, y_pred = _align_ranks(_float_like(y_true, y_pred), y_pred)
+    if label_smoothing:
+        y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
+    if from_logits:
+        bce = F.binary_cross_entropy_with_logits(y_pred, y_true, reduction="none")
+    else:
+        p = y_pred.clamp(EPSILON, 1.0 - EPSILON)
+        bce = -(y_true * torch.log(p) + (1.0 - y_true) * torch.log(1.0 - p))
+    return bce.mean(dim=-1)
+
+
+def mean_squared_error(y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
+    """Squared error averaged over the last axis; returns ``y_pred.shape[:-1]``.
+
+    Example:
+        >>> import torch
+        >>> mean_squared_error(torch.tensor([[1.0, 2.0]]), torch.tensor([[0.0, 0.0]])).tolist()
+        [2.5]
+    """
+    y_true, y_pred = _as_tensors(y_true, y_pred)
+    y_true, y_pred = _align_ranks(_float_like(y_true, y_pred), y_pred)
+    return (y_pred - y_true).square().mean(dim=-1)
+
+
+def mean_absolute_error(y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
+    """Absolute error averaged over the last axis; returns ``y_pred.shape[:-1]``.
+
+    Example:
+        >>> import torch
+        >>> mean_absolute_error(torch.tensor([[1.0, -2.0]]), torch.tensor([[0.0, 0.0]])).tolist()
+        [1.5]
+    """
+    y_true, y_pred = _as_tensors(y_true, y_pred)
+    y_true, y_pred = _align_ranks(_float_like(y_true, y_pred), y_pred)
+    return (y_pred - y_true).abs().mean(dim=-1)
+
+
+def _to_examples(values: torch.Tensor, batch: int, name: str) -> torch.Tensor:
+    """Reduce a per-element loss to one value per example (mean over non-batch axes)."""
+    if values.dim() == 0 or values.shape[0] != batch:
+        raise ValueError(
+            f"The loss function {name!r} must return one loss per example, a tensor of shape "
+            f"(batch, ...) with batch={batch}; do not average over the batch, the trainer "
+            f"does. Received: shape={tuple(values.shape)}"
+        )
+    return values.reshape(batch, -1).mean(dim=1) if values.dim() > 1 else values
+
+
+class Loss:
+    """Base class: subclasses implement ``per_example``.
+
+    Attributes:
+        name: the Keras name, e.g. ``"sparse_categorical_crossentropy"``.
+    """
+
+    def __init__(self, name: str | None = None) -> None:
+        self.name = name or _snake_case(type(self).__name__)
+
+    def per_example(self, y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
+        """Return the loss of each example, shape ``(batch,)``; no reduction over the batch."""
+        raise NotImplementedError
+
+    def __call__(
+        self, y_true: TensorLike, y_pred: TensorLike, sample_weight: TensorLike | None = None
+    ) -> torch.Tensor:
+        """Return the (weighted) sum of per-example losses divided by the batch size.
+
+        Keras's default ``"sum_over_batch_size"`` reduction, for standalone use; the trainer
+        calls ``per_example`` instead and divides by the global batch size.
+        """
+        values = self.per_example(y_true, y_pred)
+        if sample_weight is not None:
+            weight = torch.as_tensor(sample_weight, dtype=values.dtype, device=values.device)
+            values = values * weight.reshape(-1)
+        return values.sum() / max(values.shape[0], 1)
+
+    def check_targets(self, y_true: LabelArray, num_outputs: int | None) -> None:
+        """Validate the whole label array once, before training (no-op by default).
+
+        Raises:
+            ValueError: when the labels cannot be used with this loss and a model with
+                ``num_outputs`` outputs.
+        """
+
+    def get_config(self) -> dict:
+        """Return the constructor arguments."""
+        return {"name": self.name}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
+        return f"{type(self).__name__}({args})"
+
+
+def _snake_case(name: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
+
+
+class LossFunctionWrapper(Loss):
+    """Wraps ``fn(y_true, y_pred, **kwargs) -> per-example tensor`` as a ``Loss``.
+
+    Example:
+        >>> import torch
+        >>> loss = LossFunctionWrapper(lambda t, p: (t - p).abs(), name="l1")
+        >>> loss.per_example(torch.zeros(2, 3), torch.ones(2, 3)).tolist()
+        [1.0, 1.0]
+    """
+
+    def __init__(
+        self, fn: Callable[..., torch.Tensor], name: str | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(name or getattr(fn, "__name__", "loss"))
+        self.fn = fn
+        self._fn_kwargs = kwargs
+
+    def per_example(self, y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
+        values = self.fn(y_true, y_pred, **self._fn_kwargs)
+        if not isinstance(values, torch.Tensor):
+            raise TypeError(
+                f"The loss function {self.name!r} must return a tensor of per-example losses. "
+                f"Received: {type(values).__name__}"
+            )
+        return _to_examples(values, int(np.shape(y_pred)[0]), self.name)
+
+    def get_config(self) -> dict:
+        return {"name": self.name, **self._fn_kwargs}
+
+
+def _labels_numpy(y_true: LabelArray, loss_name: str) -> np.ndarray:
+    """Return the labels as numpy, after checking they are finite numbers."""
+    if isinstance(y_true, torch.Tensor):
+        y_true = y_true.detach().cpu()
+        labels = (y_true.double() if y_true.is_floating_point() else y_true).numpy()
+    else:
+        labels = np.asarray(y_true)
+    if labels.dtype.kind not in "biuf":
+        raise ValueError(
+            f"Loss {loss_name!r} needs numeric labels. Received: y_true.dtype={labels.dtype}"
+        )
+    if labels.dtype.kind == "f" and not np.isfinite(labels).all():
+        raise ValueError(f"Loss {loss_name!r} received labels that contain NaN or infinity.")
+    return labels
+
+
+class SparseCategoricalCrossentropy(LossFunctionWrapper):
+    """Keras ``SparseCategoricalCrossentropy``: integer labels, one probability per class."""
+
+    def __init__(
+        self, from_logits: bool = False, name: str = "sparse_categorical_crossentropy"
+    ) -> None:
+        super().__init__(sparse_categorical_crossentropy, name=name, from_logits=from_logits)
+        self.from_logits = from_logits
+
+    def __call__(
+        self, y_true: TensorLike, y_pred: TensorLike, sample_weight: TensorLike | None = None
+    ) -> torch.Tensor:
+        # Standalone use is not the training hot path, so checking here is affordable and
+        # turns torch's index error into a message about the labels.
+        num_classes = int(np.shape(y_pred)[-1])
+        self.check_targets(torch.as_tensor(y_true), num_classes)
+        return super().__call__(y_true, y_pred, sample_weight)
+
+    def check_targets(self, y_true: LabelArray, num_outputs: int | None) -> None:
+        labels = _labels_numpy(y_true, self.name)
+        if labels.size == 0:
+            return
+        n = num_outputs
+        one_hot_shaped = n is not None and n > 1 and labels.ndim >= 2 and labels.shape[-1] == n
+        if one_hot_shaped and np.isin(labels, (0, 1)).all() and (labels.sum(-1) == 1).all():
+            raise ValueError(
+                f"Loss {self.name!r} expects integer class indices, but the labels look one-hot "
+                f"encoded (shape {labels.shape}). Use loss='categorical_crossentropy' for "
+                "one-hot labels."
+            )
+        fractional = labels[labels != np.round(labels)] if labels.dtype.kind == "f" else []
+        if len(fractional):
+            raise ValueError(
+                f"Received a label value of {fractional[0]!r}, which is not an integer. Label "
+                f"values must be integers in [0, num_classes) for loss {self.name!r}."
+            )
+        low, high = int(labels.min()), int(labels.max())
+        if low >= 0 and (n is None or high < n):
+            return
+        bad = low if low < 0 else high
+        message = (
+            f"Received a label value of {bad} which is outside the valid range of "
+            f"[0, {n if n is not None else 'num_classes'}). Label values must be integers in "
+            f"[0, num_classes) for loss {self.name!r}"
+        )
+        if bad < 0:
+            message += "; negative labels are not class indices, so fix the labels."
+        else:
+            message += (
+                f"; the model has {n} output{'s' if n != 1 else ''}, so fix the labels or use a "
+                f"model with more outputs (a largest label of {bad} needs {bad + 1} units in the "
+                "last layer)."
+            )
+            if n == 1:
+                message += " For two classes and a sigmoid output use loss='binary_crossentropy'."
+        raise ValueError(message)
+
+
+class CategoricalCrossentropy(LossFunctionWrapper):
+    """Keras ``CategoricalCrossentropy``: one-hot (or soft) labels."""
+
+    def __init__(
+        self,
+        from_logits: bool = False,
+        label_smoothing: float = 0.0,
+        name: str = "categorical_crossentropy",
+    ) -> None:
+        _check_label_smoothing(label_smoothing)
+        super().__init__(
+            categorical_crossentropy,
+            name=name,
+            from_logits=from_logits,
+            label_smoothing=label_smoothing,
+        )
+        self.from_logits, self.label_smoothing = from_logits, label_smoothing
+
+    def check_targets(self, y_true: LabelArray, num_outputs: int | None) -> None:
+        labels = _labels_numpy(y_true, self.name)
+        if num_outputs is None or (labels.ndim >= 2 and labels.shape[-1] == num_outputs):
+            return
+        hint = ""
+        if labels.ndim < 2 or labels.shape[-1] == 1:
+            hint = (
+                " These look like integer class labels: use "
+                "loss='sparse_categorical_crossentropy' for them, or one-hot encode them."
+            )
+        raise ValueError(
+            f"Loss {self.name!r} expects one-hot labels whose last dimension equals the "
+            f"model's {num_outputs} outputs. Received: y_true.shape={labels.shape}.{hint}"
+        )
+
+
+class BinaryCrossentropy(LossFunctionWrapper):
+    """Keras ``BinaryCrossentropy``: labels in ``[0, 1]``, one probability per output."""
+
+    def __init__(
+        self,
+        from_logits: bool = False,
+        label_smoothing: float = 0.0,
+        name: str = "binary_crossentropy",
+    ) -> None:
+        _check_label_smoothing(label_smoothing)
+        super().__init__(
+            binary_crossentropy, name=name, from_logits=from_logits, label_smoothing=label_smoothing
+        )
+        self.from_logits, self.label_smoothing = from_logits, label_smoothing
+
+    def check_targets(self, y_true: LabelArray, num_outputs: int | None) -> None:
+        labels = _labels_numpy(y_true, self.name)
+        if labels.size == 0 or (labels.min() >= 0 and labels.max() <= 1):
+            return
+        bad = labels.min() if labels.min() < 0 else labels.max()
+        raise ValueError(
+            f"Received a label value of {bad.item()!r} which is outside the valid range of "
+            f"[0, 1]. Label values must be in [0, 1] for loss {self.name!r}. For integer class "
+            "labels of more than two classes use loss='sparse_categorical_crossentropy' and a "
+            "softmax output."
+        )
+
+
+class MeanSquaredError(LossFunctionWrapper):
+    """Keras ``MeanSquaredError`` (per example: mean over the last axis)."""
+
+    def __init__(self, name: str = "mean_squared_error") -> None:
+        super().__init__(mean_squared_error, name=name)
+
+
+class MeanAbsoluteError(LossFunctionWrapper):
+    """Keras ``MeanAbsoluteError`` (per example: mean over the last axis)."""
+
+    def __init__(self, name: str = "mean_absolute_error") -> None:
+        super().__init__(mean_absolute_error, name=name)
+
+
+def _check_label_smoothing(value: float) -> None:
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(
+            f"Argument `label_smoothing` must be in [0, 1]. Received: label_smoothing={value}"
+        )
+
+
+_CLASSES: tuple[type[Loss], ...] = (
+    SparseCategoricalCrossentropy,
+    CategoricalCrossentropy,
+    BinaryCrossentropy,
+    MeanSquaredError,
+    MeanAbsoluteError,
+)
+_REGISTRY: dict[str, type[Loss]] = {
+    **{cls.__name__: cls for cls in _CLASSES},
+    **{_snake_case(cls.__name__): cls for cls in _CLASSES},
+    "mse": MeanSquaredError,
+    "MSE": MeanSquaredError,
+    "mae": MeanAbsoluteError,
+    "MAE": MeanAbsoluteError,
+}
+
+LossLike = str | Loss | Callable[..., torch.Tensor] | None
+
+
+def get(identifier: LossLike) -> Loss | None:
+    """Resolve a Keras loss identifier to a ``Loss``.
+
+    Args:
+        identifier: a Keras name (``"sparse_categorical_crossentropy"``, ``"mse"``,
+            ``"BinaryCrossentropy"``...), a ``Loss`` instance (returned as is) or class, a plain
+            callable ``fn(y_true, y_pred) -> per-example tensor`` (wrapped), or ``None``
+            (returned as ``None``, as in Keras).
+
+    Raises:
+        ValueError: for an unknown name or an identifier that is not callable.
+
+    Example:
+        >>> get("mse").name
+        'mean_squared_error'
+    """
+    if identifier is None or isinstance(identifier, Loss):
+        return identifier
+    if isinstance(identifier, str):
+        if identifier not in _REGISTRY:
+            known = [k for k in _REGISTRY if k.islower()]
+            raise ValueError(
+                f"Unknown loss function: {identifier!r}. Expected one of: "
+                f"{format_choices(known)} (or a class name such as "
+                f"'SparseCategoricalCrossentropy'). Received: loss={identifier!r}"
+            )
+        return _REGISTRY[identifier]()
+    if isinstance(identifier, type) and issubclass(identifier, Loss):
+        return identifier()
+    if callable(identifier):
+        return LossFunctionWrapper(identifier)
+    raise ValueError(
+        "Could not interpret loss identifier: expected a loss name such as "
+        f"'sparse_categorical_crossentropy', a Loss or a callable. Received: loss={identifier!r}"
+    )

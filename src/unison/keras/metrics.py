@@ -1,0 +1,436 @@
+"""Keras metrics whose state is additive, so replicas combine them with one SUM all-reduce.
+
+Every metric here keeps a small float64 tensor of sums (``state()``, e.g. ``[total, count]``).
+The trainer concatenates the states of all metrics, SUM-all-reduces the result across replicas
+and reads each metric with ``result_from_state(its slice)``, so the reported numbers describe
+the whole global batch, each sample counted once (DESIGN section 3). ``update_state`` runs every
+step: it only launches tensor additions on the device of its inputs, never ``.item()``.
+
+Example:
+    >>> import torch
+    >>> from unison.keras import metrics
+    >>> acc = metrics.get("accuracy", y_true_shape=(4,), y_pred_shape=(4, 3))
+    >>> acc.update_state(torch.tensor([0, 1, 2, 0]), torch.eye(3)[[0, 1, 0, 0]])
+    >>> acc.name, acc.result()
+    ('accuracy', 0.75)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from unison.errors import format_choices
+from unison.keras import losses
+from unison.keras.losses import _align_ranks
+
+__all__ = [
+    "BinaryAccuracy",
+    "CategoricalAccuracy",
+    "Mean",
+    "MeanAbsoluteError",
+    "MeanMetricWrapper",
+    "MeanSquaredError",
+    "Metric",
+    "SparseCategoricalAccuracy",
+    "SparseTopKCategoricalAccuracy",
+    "TopKCategoricalAccuracy",
+    "binary_accuracy",
+    "categorical_accuracy",
+    "get",
+    "sparse_categorical_accuracy",
+    "sparse_top_k_categorical_accuracy",
+    "top_k_categorical_accuracy",
+]
+
+TensorLike = torch.Tensor | np.ndarray | float | int | list
+Shape = Sequence[int | None] | None
+
+
+class Metric:
+    """Base class: a named metric with additive float64 state.
+
+    Subclasses set ``num_state`` and implement ``update_state`` and ``result_from_state``.
+
+    Attributes:
+        name: the name shown in logs and in ``History``.
+        num_state: the length of ``state()``.
+    """
+
+    num_state: int = 2
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._state = torch.zeros(self.num_state, dtype=torch.float64)
+
+    def update_state(self, *args: Any, **kwargs: Any) -> None:
+        """Accumulate one batch into the state (no host synchronisation, no autograd)."""
+        raise NotImplementedError
+
+    def result_from_state(self, state: torch.Tensor) -> float:
+        """Compute the metric's value from a state vector (e.g. the all-reduced one)."""
+        raise NotImplementedError
+
+    def result(self) -> float:
+        """Return the metric's value from this process's state alone."""
+        return self.result_from_state(self._state)
+
+    def state(self) -> torch.Tensor:
+        """Return a copy of the additive state: a 1-D float64 tensor of length ``num_state``."""
+        return self._state.detach().clone()
+
+    def reset_state(self) -> None:
+        """Zero the state (kept on the device it lives on)."""
+        self._state = torch.zeros_like(self._state)
+
+    def _accumulate(self, *parts: torch.Tensor | float) -> None:
+        if isinstance(parts[0], torch.Tensor) and parts[0].device != self._state.device:
+            # Follows the data once (e.g. to the GPU) so later updates stay on one device.
+            self._state = self._state.to(parts[0].device)
+        for i, part in enumerate(parts):
+            self._state[i].add_(part)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> float:
+        """Update with one batch and return the running result, as Keras metrics do."""
+        self.update_state(*args, **kwargs)
+        return self.result()
+
+    def get_config(self) -> dict:
+        """Return the constructor arguments."""
+        return {"name": self.name}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
+        return f"{type(self).__name__}({args})"
+
+
+class _MeanState(Metric):
+    """State ``[weighted total, total weight]``; the result is their ratio (0 when empty)."""
+
+    def _add(self, values: TensorLike, sample_weight: TensorLike | None) -> None:
+        # Keras's reduce_to_samplewise_values: one value (and one weight) per sample.
+        values = torch.as_tensor(values).detach().to(torch.float64)
+        if sample_weight is None:
+            if values.dim() > 1:
+                values = values.reshape(values.shape[0], -1).mean(dim=1)
+            self._accumulate(values.sum(), values.shape[0] if values.dim() else 1)
+            return
+        weight = torch.as_tensor(sample_weight, device=values.device).to(torch.float64)
+        if weight.dim() == values.dim() + 1 and weight.shape[-1] == 1:
+            weight = weight.squeeze(-1)
+        elif values.dim() == weight.dim() + 1 and values.shape[-1] == 1:
+            values = values.squeeze(-1)
+        if values.dim() > weight.dim():
+            values = values.mean(dim=tuple(range(weight.dim(), values.dim())))
+        weight = weight.expand_as(values)
+        values = values * weight
+        if values.dim() > 1:
+            values = values.reshape(values.shape[0], -1).mean(dim=1)
+            weight = weight.reshape(weight.shape[0], -1).mean(dim=1)
+        self._accumulate(values.sum(), weight.sum())
+
+    def result_from_state(self, state: torch.Tensor) -> float:
+        total, count = state.tolist()[:2]
+        return total / count if count else 0.0
+
+
+class Mean(_MeanState):
+    """Weighted mean of the values it is given; state ``[weighted total, total weight]``.
+
+    Values of shape ``(batch, ...)`` are first averaged to one value per sample, as in Keras.
+
+    Example:
+        >>> m = Mean("loss")
+        >>> m.update_state(torch.tensor([1.0, 3.0]))
+        >>> m.update_state(torch.tensor([5.0]), sample_weight=torch.tensor([2.0]))
+        >>> m.result()
+        3.5
+    """
+
+    def __init__(self, name: str = "mean") -> None:
+        super().__init__(name)
+
+    def update_state(self, values: TensorLike, sample_weight: TensorLike | None = None) -> None:
+        with torch.no_grad():
+            self._add(values, sample_weight)
+
+
+class MeanMetricWrapper(_MeanState):
+    """Mean of ``fn(y_true, y_pred, **kwargs)``, a per-sample metric function.
+
+    Example:
+        >>> m = MeanMetricWrapper(lambda t, p: (t == p).float(), name="exact")
+        >>> m.update_state(torch.tensor([1, 2]), torch.tensor([1, 0]))
+        >>> m.result()
+        0.5
+    """
+
+    def __init__(
+        self, fn: Callable[..., torch.Tensor], name: str | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(name or str(getattr(fn, "__name__", "metric")))
+        self.fn = fn
+        self._fn_kwargs = kwargs
+
+    def update_state(
+        self, y_true: TensorLike, y_pred: TensorLike, sample_weight: TensorLike | None = None
+    ) -> None:
+        with torch.no_grad():
+            self._add(self.fn(y_true, y_pred, **self._fn_kwargs), sample_weight)
+
+    def get_config(self) -> dict:
+        return {"name": self.name, **self._fn_kwargs}
+
+
+def _as_tensors(y_true: TensorLike, y_pred: TensorLike) -> tuple[torch.Tensor, torch.Tensor]:
+    y_pred = torch.as_tensor(y_pred).detach()
+    return torch.as_tensor(y_true, device=y_pred.device).detach(), y_pred
+
+
+def _squeeze_sparse(y_true: torch.Tensor, y_pred: torch.Tensor) -> torch.Tensor:
+    if y_true.dim() == y_pred.dim() and y_true.shape[-1] == 1:
+        return y_true.squeeze(-1)
+    return y_true
+
+
+def sparse_categorical_accuracy(y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
+    """1.0 where the arg-max of ``y_pred`` equals the integer label, else 0.0.
+
+    Example:
+        >>> sparse_categorical_accuracy(torch.tensor([[1], [0]]), torch.eye(2)).tolist()
+        [0.0, 0.0]
+    """
+    y_true, y_pred = _as_tensors(y_true, y_pred)
+    y_true = _squeeze_sparse(y_true, y_pred)
+    predicted = y_pred.argmax(dim=-1)
+    if y_true.is_floating_point():
+        return (predicted.to(y_true.dtype) == y_true).float()
+    return (predicted == y_true.long()).float()
+
+
+def categorical_accuracy(y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
+    """1.0 where the arg-max of ``y_pred`` equals the arg-max of the one-hot ``y_true``.
+
+    Example:
+        >>> categorical_accuracy(torch.eye(2), torch.tensor([[0.9, 0.1], [0.8, 0.2]])).tolist()
+        [1.0, 0.0]
+    """
+    y_true, y_pred = _as_tensors(y_true, y_pred)
+    return (y_true.argmax(dim=-1) == y_pred.argmax(dim=-1)).float()
+
+
+def binary_accuracy(y_true: TensorLike, y_pred: TensorLike, threshold: float = 0.5) -> torch.Tensor:
+    """Fraction of outputs where ``y_pred > threshold`` matches ``y_true`` (mean over last axis).
+
+    Example:
+        >>> binary_accuracy(torch.tensor([1.0, 0.0]), torch.tensor([[0.7], [0.6]])).tolist()
+        [1.0, 0.0]
+    """
+    y_true, y_pred = _as_tensors(y_true, y_pred)
+    y_true, y_pred = _align_ranks(y_true.float(), y_pred)
+    return ((y_pred > threshold).float() == y_true).float().mean(dim=-1)
+
+
+def sparse_top_k_categorical_accuracy(
+    y_true: TensorLike, y_pred: TensorLike, k: int = 5
+) -> torch.Tensor:
+    """1.0 where the label is among the ``k`` highest predictions (ties count, as in TF).
+
+    Example:
+        >>> y_pred = torch.tensor([[0.5, 0.3, 0.2], [0.5, 0.3, 0.2]])
+        >>> sparse_top_k_categorical_accuracy(torch.tensor([1, 2]), y_pred, k=2).tolist()
+        [1.0, 0.0]
+    """
+    y_true, y_pred = _as_tensors(y_true, y_pred)
+    y_true = _squeeze_sparse(y_true, y_pred).long()
+    kth_best = y_pred.topk(min(k, y_pred.shape[-1]), dim=-1).values[..., -1]
+    return (y_pred.gather(-1, y_true.unsqueeze(-1)).squeeze(-1) >= kth_best).float()
+
+
+def top_k_categorical_accuracy(y_true: TensorLike, y_pred: TensorLike, k: int = 5) -> torch.Tensor:
+    """1.0 where the one-hot label's class is among the ``k`` highest predictions.
+
+    Example:
+        >>> top_k_categorical_accuracy(torch.eye(2), torch.eye(2), k=1).tolist()
+        [1.0, 1.0]
+    """
+    y_true, y_pred = _as_tensors(y_true, y_pred)
+    return sparse_top_k_categorical_accuracy(y_true.argmax(dim=-1), y_pred, k)
+
+
+class SparseCategoricalAccuracy(MeanMetricWrapper):
+    """Accuracy for integer labels against per-class scores."""
+
+    def __init__(self, name: str = "sparse_categorical_accuracy") -> None:
+        super().__init__(sparse_categorical_accuracy, name=name)
+
+
+class CategoricalAccuracy(MeanMetricWrapper):
+    """Accuracy for one-hot labels against per-class scores."""
+
+    def __init__(self, name: str = "categorical_accuracy") -> None:
+        super().__init__(categorical_accuracy, name=name)
+
+
+class BinaryAccuracy(MeanMetricWrapper):
+    """Accuracy for labels in {0, 1} against probabilities thresholded at ``threshold``."""
+
+    def __init__(self, name: str = "binary_accuracy", threshold: float = 0.5) -> None:
+        super().__init__(binary_accuracy, name=name, threshold=threshold)
+
+
+def _check_k(k: int) -> int:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"Argument `k` must be a positive integer. Received: k={k!r}")
+    return k
+
+
+class TopKCategoricalAccuracy(MeanMetricWrapper):
+    """How often the one-hot label's class is among the ``k`` highest predictions."""
+
+    def __init__(self, k: int = 5, name: str = "top_k_categorical_accuracy") -> None:
+        super().__init__(top_k_categorical_accuracy, name=name, k=_check_k(k))
+
+
+class SparseTopKCategoricalAccuracy(MeanMetricWrapper):
+    """How often the integer label is among the ``k`` highest predictions."""
+
+    def __init__(self, k: int = 5, name: str = "sparse_top_k_categorical_accuracy") -> None:
+        super().__init__(sparse_top_k_categorical_accuracy, name=name, k=_check_k(k))
+
+
+class MeanSquaredError(MeanMetricWrapper):
+    """Mean squared error as a metric."""
+
+    def __init__(self, name: str = "mean_squared_error") -> None:
+        super().__init__(losses.mean_squared_error, name=name)
+
+
+class MeanAbsoluteError(MeanMetricWrapper):
+    """Mean absolute error as a metric."""
+
+    def __init__(self, name: str = "mean_absolute_error") -> None:
+        super().__init__(losses.mean_absolute_error, name=name)
+
+
+def _crossentropy(fn: Callable[..., torch.Tensor]) -> Callable[[str], Metric]:
+    return lambda name: MeanMetricWrapper(fn, name=name)
+
+
+_CLASSES: tuple[type[Metric], ...] = (
+    SparseCategoricalAccuracy,
+    CategoricalAccuracy,
+    BinaryAccuracy,
+    TopKCategoricalAccuracy,
+    SparseTopKCategoricalAccuracy,
+    MeanSquaredError,
+    MeanAbsoluteError,
+)
+# Each factory takes the metric's name: a string identifier names the metric in the logs.
+_REGISTRY: dict[str, Callable[[str], Metric]] = {
+    "sparse_categorical_accuracy": SparseCategoricalAccuracy,
+    "categorical_accuracy": CategoricalAccuracy,
+    "binary_accuracy": BinaryAccuracy,
+    "top_k_categorical_accuracy": lambda name: TopKCategoricalAccuracy(name=name),
+    "sparse_top_k_categorical_accuracy": lambda name: SparseTopKCategoricalAccuracy(name=name),
+    "mean_squared_error": MeanSquaredError,
+    "mse": MeanSquaredError,
+    "mean_absolute_error": MeanAbsoluteError,
+    "mae": MeanAbsoluteError,
+    "sparse_categorical_crossentropy": _crossentropy(losses.sparse_categorical_crossentropy),
+    "categorical_crossentropy": _crossentropy(losses.categorical_crossentropy),
+    "binary_crossentropy": _crossentropy(losses.binary_crossentropy),
+}
+_RESOLVED = {"accuracy", "acc", "crossentropy", "ce"}
+
+
+def _is_loss(loss: Any, cls: type, name: str) -> bool:
+    if isinstance(loss, str):
+        return loss in (name, cls.__name__)
+    return isinstance(loss, cls) or getattr(loss, "name", None) == name
+
+
+def _label_kind(y_true_shape: Shape, y_pred_shape: Shape, loss: Any) -> str:
+    """Return ``"binary"``, ``"sparse_categorical"`` or ``"categorical"`` as Keras resolves
+    ``"accuracy"``: one output (or a binary loss) is binary; labels of lower rank than the
+    predictions, or a trailing label dimension of 1, are sparse; anything else is one-hot."""
+    if _is_loss(loss, losses.BinaryCrossentropy, "binary_crossentropy"):
+        return "binary"
+    sparse_loss = _is_loss(
+        loss, losses.SparseCategoricalCrossentropy, "sparse_categorical_crossentropy"
+    )
+    if y_pred_shape is None:
+        return "sparse_categorical" if sparse_loss else "categorical"
+    y_pred_shape = tuple(y_pred_shape)
+    if len(y_pred_shape) <= 1 or y_pred_shape[-1] == 1:
+        return "binary"
+    if y_true_shape is None:
+        return "sparse_categorical" if sparse_loss else "categorical"
+    y_true_shape = tuple(y_true_shape)
+    if len(y_true_shape) < len(y_pred_shape) or (
+        len(y_true_shape) == len(y_pred_shape) and y_true_shape[-1] == 1
+    ):
+        return "sparse_categorical"
+    return "categorical"
+
+
+MetricLike = str | Metric | losses.Loss | Callable[..., torch.Tensor]
+
+
+def get(
+    identifier: MetricLike,
+    y_true_shape: Shape = None,
+    y_pred_shape: Shape = None,
+    loss: Any = None,
+) -> Metric:
+    """Resolve a Keras metric identifier to a ``Metric``.
+
+    ``"accuracy"``/``"acc"`` (and ``"crossentropy"``/``"ce"``) become the binary, sparse
+    categorical or categorical variant depending on the label and prediction shapes and the
+    loss, as in Keras. A string identifier is also the metric's name in the logs.
+
+    Args:
+        identifier: a Keras metric name, a ``Metric`` instance (returned as is) or class, a
+            ``losses.Loss`` (its per-example values are averaged), or a callable
+            ``fn(y_true, y_pred) -> per-sample tensor`` (averaged, named after the function).
+        y_true_shape: shape of the labels (a batch of them or the whole array).
+        y_pred_shape: shape of the model's output.
+        loss: the compiled loss (name or ``Loss``), used to recognise binary problems.
+
+    Raises:
+        ValueError: for an unknown name or an identifier that is not callable.
+
+    Example:
+        >>> get("acc", (32, 1), (32, 1)).__class__.__name__
+        'BinaryAccuracy'
+    """
+    if isinstance(identifier, Metric):
+        return identifier
+    if isinstance(identifier, type) and issubclass(identifier, MeanMetricWrapper):
+        return identifier()
+    if isinstance(identifier, losses.Loss):
+        return MeanMetricWrapper(identifier.per_example, name=identifier.name)
+    if isinstance(identifier, str):
+        if identifier.lower() in _RESOLVED:
+            kind = _label_kind(y_true_shape, y_pred_shape, loss)
+            suffix = "accuracy" if identifier.lower() in ("accuracy", "acc") else "crossentropy"
+            return _REGISTRY[f"{kind}_{suffix}"](identifier)
+        if identifier in _REGISTRY:
+            return _REGISTRY[identifier](identifier)
+        for cls in _CLASSES:
+            if cls.__name__ == identifier:
+                return cls()
+        raise ValueError(
+            f"Unknown metric function: {identifier!r}. Expected one of: "
+            f"{format_choices(set(_REGISTRY) | _RESOLVED)} (or a class name such as "
+            f"'SparseCategoricalAccuracy'). Received: metric={identifier!r}"
+        )
+    if callable(identifier):
+        return MeanMetricWrapper(identifier)
+    raise ValueError(
+        "Could not interpret metric identifier: expected a metric name such as 'accuracy', a "
+        f"Metric or a callable. Received: metric={identifier!r}"
+    )

@@ -1,0 +1,281 @@
+"""``keras.Model`` and ``keras.Sequential`` over ``torch.nn``.
+
+A model is any ``torch.nn.Module``: ``Model(module)`` wraps one you already have, subclasses
+define ``call()``, and ``Sequential`` stacks layers. The model remembers the strategy whose
+scope it was created in (``distribute_strategy``); ``fit``/``evaluate``/``predict`` (in
+:mod:`unison.keras.trainer`) talk only to that strategy.
+
+Example:
+    >>> from unison import keras
+    >>> model = keras.Sequential([keras.layers.Dense(4, activation="relu", input_shape=(3,)),
+    ...                           keras.layers.Dense(2)])
+    >>> model.count_params()
+    26
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from unison.distribute.strategy import Strategy, get_strategy, has_strategy
+from unison.errors import NotCompiledError
+from unison.keras import losses as losses_mod
+from unison.keras import optimizers as optimizers_mod
+from unison.keras.layers.base import Layer, _default_name
+from unison.keras.layers.core import InputLayer
+
+
+class Model(nn.Module):
+    """A trainable model with Keras's ``compile``/``fit``/``evaluate``/``predict``.
+
+    Args:
+        module: an existing ``torch.nn.Module`` to wrap (optional for subclasses with ``call``).
+        name: the model's name.
+    """
+
+    def __init__(self, module: nn.Module | None = None, name: str | None = None, **kwargs: Any) -> None:
+        super().__init__()
+        if kwargs:
+            raise TypeError(f"Model got unexpected keyword arguments: {sorted(kwargs)}.")
+        if module is not None and not isinstance(module, nn.Module):
+            raise TypeError(f"Model wraps a torch.nn.Module. Received: {type(module).__name__}")
+        self.module = module
+        self.name = name or _default_name(type(self))
+        # TF binds a model to the strategy whose scope it was created in.
+        self.distribute_strategy: Strategy = get_strategy()
+        self.optimizer: optimizers_mod.Optimizer | None = None
+        self.loss: Any = None
+        self.compiled_metrics: list[Any] = []
+        self.stop_training = False
+        self.history: Any = None
+        self.input_shape_hint: tuple[int, ...] | None = None
+        self._compiled = False
+
+    # --- computation ------------------------------------------------------------------------
+    def call(self, inputs: Any) -> Any:
+        """The forward computation; subclasses override this (or wrap a module)."""
+        if self.module is None:
+            raise NotImplementedError("Subclasses of keras.Model must implement call(inputs).")
+        return self.module(inputs)
+
+    def forward(self, inputs: Any) -> Any:
+        return self.call(inputs)
+
+    def build(self, input_shape: Sequence[int]) -> None:
+        """Create every lazily-sized weight by running one example of ``input_shape`` (batch axis included)."""
+        was_training = self.training
+        self.eval()
+        with torch.no_grad():
+            self(torch.zeros(tuple(input_shape), device=self._device()))
+        self.train(was_training)
+
+    def _device(self) -> torch.device:
+        for p in self.parameters():
+            return p.device
+        return self.distribute_strategy.extended.device
+
+    @property
+    def built(self) -> bool:
+        return all(getattr(m, "built", True) for m in self.modules() if isinstance(m, Layer))
+
+    @property
+    def layers(self) -> list[nn.Module]:
+        """The model's direct sub-layers."""
+        return [m for m in self.children()]
+
+    @property
+    def losses(self) -> list[torch.Tensor]:
+        """Regularisation penalties of every layer."""
+        return [loss for m in self.modules() if isinstance(m, Layer) for loss in m.losses]
+
+    # --- compile -----------------------------------------------------------------------------
+    def compile(self, optimizer: Any = "rmsprop", loss: Any = None, metrics: Sequence[Any] | None = None,
+                loss_weights: Any = None, weighted_metrics: Any = None, run_eagerly: bool = False,
+                steps_per_execution: int = 1, jit_compile: Any = None, **kwargs: Any) -> None:
+        """Configure training: optimizer, loss and metrics (strings as in Keras).
+
+        Under a strategy's scope the optimizer's gradients are synchronised by that strategy.
+        """
+        if kwargs:
+            raise TypeError(f"compile() got unexpected keyword arguments: {sorted(kwargs)}.")
+        if loss is None:
+            raise ValueError("compile() needs a loss, e.g. loss='sparse_categorical_crossentropy'.")
+        if metrics is not None and (isinstance(metrics, (str, dict)) or not isinstance(metrics, Iterable)):
+            metrics = [metrics] if isinstance(metrics, str) else metrics
+        self.optimizer = optimizers_mod.get(optimizer)
+        self.loss = losses_mod.get(loss)
+        self.compiled_metrics = list(metrics or [])
+        self._adopt_scope_strategy()
+        self._compiled = True
+
+    def _adopt_scope_strategy(self) -> None:
+        """A model built outside any scope joins the strategy compile() runs under; TF forbids mixing."""
+        current = get_strategy()
+        if current is self.distribute_strategy or not has_strategy():
+            return
+        if self.distribute_strategy.num_replicas_in_sync == 1 and type(self.distribute_strategy) is Strategy:
+            self.distribute_strategy = current
+            return
+        raise ValueError(
+            f"This model was created under {self.distribute_strategy!r} but compile() runs under "
+            f"{current!r}. Create and compile the model inside the same `with strategy.scope():` block."
+        )
+
+    def _require_compiled(self, what: str) -> None:
+        if not self._compiled:
+            raise NotCompiledError(
+                f"You must call `compile()` before using the model for {what}. Call "
+                "model.compile(optimizer='adam', loss='sparse_categorical_crossentropy', "
+                "metrics=['accuracy']) first."
+            )
+
+    # --- training API (implemented in trainer.py) ----------------------------------------------
+    def fit(self, x: Any = None, y: Any = None, **kwargs: Any) -> Any:
+        """Train the model; see :func:`unison.keras.trainer.fit` for every argument."""
+        from unison.keras import trainer
+
+        return trainer.fit(self, x, y, **kwargs)
+
+    def evaluate(self, x: Any = None, y: Any = None, **kwargs: Any) -> Any:
+        """Loss and metrics on ``x, y`` (each sample counted once across replicas)."""
+        from unison.keras import trainer
+
+        return trainer.evaluate(self, x, y, **kwargs)
+
+    def predict(self, x: Any, **kwargs: Any) -> np.ndarray:
+        """Outputs for ``x`` as a numpy array (in input order, gathered from every replica)."""
+        from unison.keras import trainer
+
+        return trainer.predict(self, x, **kwargs)
+
+    # --- weights -------------------------------------------------------------------------------
+    def get_weights(self) -> list[np.ndarray]:
+        """Every parameter and buffer as numpy arrays, in ``state_dict`` order."""
+        return [t.detach().cpu().numpy().copy() for t in self.state_dict().values()]
+
+    def set_weights(self, weights: Sequence[Any]) -> None:
+        """Load weights in the order ``get_weights`` returns them."""
+        state = self.state_dict()
+        if len(weights) != len(state):
+            raise ValueError(f"set_weights expects {len(state)} arrays, received {len(weights)}.")
+        with torch.no_grad():
+            for (name, t), w in zip(state.items(), weights):
+                w = torch.as_tensor(np.asarray(w))
+                if tuple(w.shape) != tuple(t.shape):
+                    raise ValueError(f"Weight '{name}' has shape {tuple(t.shape)}, received {tuple(w.shape)}.")
+                t.copy_(w)
+
+    def save_weights(self, filepath: str | os.PathLike[str], overwrite: bool = True) -> None:
+        """Write the weights to ``filepath`` atomically; only the chief replica writes."""
+        if not self.distribute_strategy.extended.should_checkpoint:
+            return
+        atomic_torch_save({"format": "unison.weights/1", "state_dict": self.state_dict()}, filepath)
+
+    def load_weights(self, filepath: str | os.PathLike[str]) -> None:
+        """Read weights written by ``save_weights`` (every replica reads the same file)."""
+        if not os.path.exists(filepath):
+            raise FileNotFoundError(f"No weights file at {os.fspath(filepath)!r}.")
+        payload = torch.load(filepath, map_location=self._device(), weights_only=True)
+        state = payload.get("state_dict") if isinstance(payload, dict) and "state_dict" in payload else payload
+        missing, unexpected = self.load_state_dict(state, strict=False)
+        if missing or unexpected:
+            raise ValueError(
+                f"Weights file {os.fspath(filepath)!r} does not fit this model: missing {missing[:5]}, "
+                f"unexpected {unexpected[:5]}. Was it saved from a model with the same layers?"
+            )
+
+    def save(self, filepath: str | os.PathLike[str]) -> None:
+        """Write weights and optimizer state to ``filepath`` atomically (chief only)."""
+        if not self.distribute_strategy.extended.should_checkpoint:
+            return
+        opt = self.optimizer.torch_optimizer if self.optimizer is not None else None
+        atomic_torch_save({"format": "unison.model/1", "state_dict": self.state_dict(),
+                           "optimizer": opt.state_dict() if opt is not None else None}, filepath)
+
+    def count_params(self) -> int:
+        """Number of scalars in the model's parameters."""
+        return sum(p.numel() for p in self.parameters())
+
+    def summary(self, print_fn: Any = print) -> None:
+        """Print a Keras-style table of layers, output shapes and parameter counts."""
+        from unison.keras.summary import summary_lines
+
+        for line in summary_lines(self):
+            print_fn(line)
+
+
+def atomic_torch_save(obj: Any, filepath: str | os.PathLike[str]) -> None:
+    """``torch.save`` to a temporary file in the same folder, fsync, then rename over ``filepath``.
+
+    A crash at any moment leaves either the old file or the new one, never half of one.
+    """
+    path = os.fspath(filepath)
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            torch.save(obj, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+class Sequential(Model):
+    """A linear stack of layers (``keras.Sequential``).
+
+    The first layer's ``input_shape=`` (or a leading ``keras.Input``) builds every layer at
+    once, so the weights exist (and are mirrored) inside ``strategy.scope()``.
+    """
+
+    def __init__(self, layers: Sequence[Any] | None = None, name: str | None = None) -> None:
+        super().__init__(name=name)
+        self.stack = nn.ModuleList()
+        for layer in layers or []:
+            self.add(layer)
+
+    def add(self, layer: Any) -> None:
+        """Append a layer (a ``keras.layers`` layer, any ``torch.nn.Module``, or an ``Input``)."""
+        if isinstance(layer, InputLayer):
+            if len(self.stack):
+                raise ValueError("keras.Input must come first in a Sequential model.")
+            self.input_shape_hint = layer.shape
+            return
+        if not isinstance(layer, nn.Module):
+            raise TypeError(
+                f"Sequential takes layers (torch.nn.Module instances). Received: {layer!r} of type "
+                f"{type(layer).__name__}."
+            )
+        if not len(self.stack) and self.input_shape_hint is None:
+            self.input_shape_hint = getattr(layer, "input_shape_arg", None)
+        self.stack.append(layer)
+        if self.input_shape_hint is not None:
+            self.build((1, *self.input_shape_hint))
+
+    @property
+    def layers(self) -> list[nn.Module]:
+        return list(self.stack)
+
+    def call(self, inputs: Any) -> Any:
+        x = inputs
+        for i, layer in enumerate(self.stack):
+            try:
+                x = layer(x)
+            except RuntimeError as exc:
+                # A raw torch shape error from deep inside a kernel becomes one that names the layer.
+                name = getattr(layer, "name", type(layer).__name__)
+                raise ValueError(
+                    f"Layer '{name}' (layer {i} of {self.name!r}) failed on an input of shape "
+                    f"{tuple(getattr(x, 'shape', ()))}: {str(exc).splitlines()[0]}"
+                ) from exc
+        return x

@@ -1,0 +1,456 @@
+"""Keras-shaped optimizer configurations that build ``torch.optim`` optimizers.
+
+An ``Optimizer`` holds Keras 3 hyper-parameters and defaults; ``build(params)`` creates the
+closest ``torch.optim`` optimizer, which the trainer steps. Differences that remain:
+
+- Keras puts ``epsilon`` inside the square root for RMSprop and Adagrad
+  (``sqrt(v + eps)``) and scales it by the bias correction in Adam; torch adds it after
+  (``sqrt(v) + eps``). With the default ``1e-7`` this matters only for tiny second moments.
+- ``weight_decay`` is Keras's decoupled decay (``w -= lr * wd * w`` before each update) for
+  every optimizer: Adam uses ``torch.optim.AdamW``; SGD, RMSprop and Adagrad apply it in a
+  step pre-hook, because their torch ``weight_decay`` is an L2 term added to the gradient.
+- ``learning_rate`` is a float; schedules are driven by callbacks that set it.
+
+Gradient clipping (``clipnorm``, ``clipvalue``, ``global_clipnorm``) is not done by ``step()``:
+the trainer calls ``clip_gradients`` after the cross-replica gradient reduction, so every
+replica clips the same summed gradient.
+
+Example:
+    >>> import torch
+    >>> from unison.keras import optimizers
+    >>> opt = optimizers.get("adam")
+    >>> torch_opt = opt.build(torch.nn.Linear(2, 1).parameters())
+    >>> opt.learning_rate = 0.01
+    >>> torch_opt.param_groups[0]["lr"]
+    0.01
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+
+from unison.errors import format_choices
+
+__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "TorchOptimizer", "get"]
+
+Params = Iterable[torch.nn.Parameter | dict]
+
+
+def _number(
+    value: Any,
+    arg: str,
+    low: float = 0.0,
+    high: float = math.inf,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    """Validate a numeric hyper-parameter against ``low``/``high`` and return it as a float."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if ok:
+        above = value > low if low_open else value >= low
+        below = value < high if high_open else value <= high
+        ok = above and below
+    if not ok:
+        if high == math.inf:
+            expected = "a positive number" if low_open else f"a number >= {low}"
+        else:
+            lo, hi = "(" if low_open else "[", ")" if high_open else "]"
+            expected = f"a number in {lo}{low}, {high}{hi}"
+        raise ValueError(f"Argument `{arg}` must be {expected}. Received: {arg}={value!r}")
+    return float(value)
+
+
+def _optional_positive(value: Any, arg: str) -> float | None:
+    return None if value is None else _number(value, arg, low_open=True)
+
+
+class Optimizer:
+    """Base class: Keras hyper-parameters plus one hook, ``_make(params)``, per subclass.
+
+    Args:
+        learning_rate: positive float.
+        weight_decay: decoupled weight decay (``None`` for none).
+        clipnorm: clip each gradient tensor to this L2 norm.
+        clipvalue: clip each gradient element to ``[-clipvalue, clipvalue]``.
+        global_clipnorm: clip all gradients together to this global L2 norm.
+        name: a name for logs; defaults to the lower-case class name.
+    """
+
+    def __init__(
+        self,
+        learning_rate: float,
+        weight_decay: float | None = None,
+        clipnorm: float | None = None,
+        clipvalue: float | None = None,
+        global_clipnorm: float | None = None,
+        name: str | None = None,
+    ) -> None:
+        self._learning_rate = _number(learning_rate, "learning_rate", low_open=True)
+        self.weight_decay = None if weight_decay is None else _number(weight_decay, "weight_decay")
+        self.clipnorm = _optional_positive(clipnorm, "clipnorm")
+        self.clipvalue = _optional_positive(clipvalue, "clipvalue")
+        self.global_clipnorm = _optional_positive(global_clipnorm, "global_clipnorm")
+        if sum(v is not None for v in (clipnorm, clipvalue, global_clipnorm)) > 1:
+            raise ValueError(
+                "Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. "
+                f"Received: clipnorm={clipnorm}, clipvalue={clipvalue}, "
+                f"global_clipnorm={global_clipnorm}"
+            )
+        self.name = name or type(self).__name__.lower()
+        self._torch_optimizer: torch.optim.Optimizer | None = None
+        self._param_ids: frozenset[int] = frozenset()
+
+    def _make(self, params: list) -> torch.optim.Optimizer:
+        """Create the torch optimizer for ``params`` (the one hook subclasses implement)."""
+        raise NotImplementedError
+
+    def build(self, params: Params) -> torch.optim.Optimizer:
+        """Create (once) and return the torch optimizer over ``params``.
+
+        Building again with the same parameters returns the same torch optimizer.
+
+        Raises:
+            ValueError: if ``params`` is empty, or differs from the parameters of an earlier
+                ``build``.
+        """
+        # Materialise generators (including those inside param-group dicts) exactly once.
+        params = [dict(p, params=list(p["params"])) if isinstance(p, dict) else p for p in params]
+        ids = frozenset(id(p) for p in _flatten(params))
+        if self._torch_optimizer is not None:
+            if ids != self._param_ids:
+                raise ValueError(
+                    f"Optimizer {self.name!r} was already built for a different set of "
+                    "parameters. This optimizer can only be used with the parameters it was "
+                    "first built with; create a new optimizer instance for a new model."
+                )
+            return self._torch_optimizer
+        if not ids:
+            raise ValueError(
+                f"Optimizer {self.name!r} received no parameters to optimize. Received: params=[]"
+            )
+        self._torch_optimizer = self._make(params)
+        self._param_ids = ids
+        if self.weight_decay and not isinstance(self._torch_optimizer, torch.optim.AdamW):
+            self._torch_optimizer.register_step_pre_hook(_decoupled_weight_decay(self.weight_decay))
+        return self._torch_optimizer
+
+    @property
+    def torch_optimizer(self) -> torch.optim.Optimizer | None:
+        """The torch optimizer created by ``build``, or ``None`` before it."""
+        return self._torch_optimizer
+
+    def _lr_holder(self) -> torch.optim.Optimizer | None:
+        """The torch optimizer whose param groups hold the learning rate, if any yet."""
+        return self._torch_optimizer
+
+    @property
+    def learning_rate(self) -> float:
+        """The learning rate; setting it updates every param group of the built optimizer."""
+        holder = self._lr_holder()
+        if holder is not None and holder.param_groups:
+            return float(holder.param_groups[0]["lr"])
+        return self._learning_rate
+
+    @learning_rate.setter
+    def learning_rate(self, value: float) -> None:
+        self._learning_rate = _number(value, "learning_rate", low_open=True)
+        holder = self._lr_holder()
+        if holder is not None:
+            for group in holder.param_groups:
+                if isinstance(group["lr"], torch.Tensor):
+                    group["lr"].fill_(self._learning_rate)
+                else:
+                    group["lr"] = self._learning_rate
+
+    def clip_gradients(self, params: Params) -> None:
+        """Clip the ``.grad`` of ``params`` in place as configured (no-op when not configured).
+
+        ``clipnorm`` scales each gradient tensor to norm at most ``clipnorm``; ``clipvalue``
+        clamps elements; ``global_clipnorm`` scales all gradients by
+        ``global_clipnorm / max(global_norm, global_clipnorm)``. Runs without host syncs.
+        """
+        if self.clipnorm is None and self.clipvalue is None and self.global_clipnorm is None:
+            return
+        grads = [p.grad for p in _flatten(list(params)) if p.grad is not None]
+        if not grads:
+            return
+        with torch.no_grad():
+            if self.clipvalue is not None:
+                for g in grads:
+                    g.clamp_(-self.clipvalue, self.clipvalue)
+            elif self.clipnorm is not None:
+                for g in grads:
+                    norm = torch.linalg.vector_norm(g.float())
+                    g.mul_((self.clipnorm / norm.clamp(min=self.clipnorm)).to(g.dtype))
+            else:
+                device = grads[0].device
+                norms = [torch.linalg.vector_norm(g.float()).to(device) for g in grads]
+                total = torch.linalg.vector_norm(torch.stack(norms))
+                scale = self.global_clipnorm / total.clamp(min=self.global_clipnorm)
+                for g in grads:
+                    g.mul_(scale.to(device=g.device, dtype=g.dtype))
+
+    def get_config(self) -> dict:
+        """Return the constructor arguments (Keras's ``get_config``)."""
+        return {
+            "name": self.name,
+            "learning_rate": self.learning_rate,
+            "weight_decay": self.weight_decay,
+            "clipnorm": self.clipnorm,
+            "clipvalue": self.clipvalue,
+            "global_clipnorm": self.global_clipnorm,
+        }
+
+    @classmethod
+    def from_config(cls, config: dict) -> Optimizer:
+        """Create an optimizer from ``get_config()``'s output."""
+        return cls(**config)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(learning_rate={self.learning_rate!r})"
+
+
+def _flatten(params: list) -> list[torch.Tensor]:
+    out: list[torch.Tensor] = []
+    for p in params:
+        out.extend(p["params"] if isinstance(p, dict) else [p])
+    return out
+
+
+def _decoupled_weight_decay(weight_decay: float):
+    """A step pre-hook applying Keras's ``w -= lr * wd * w`` to parameters with a gradient."""
+
+    def hook(optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict) -> None:
+        with torch.no_grad():
+            for group in optimizer.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        p.mul_(1.0 - group["lr"] * weight_decay)
+
+    return hook
+
+
+class SGD(Optimizer):
+    """Gradient descent with optional (Nesterov) momentum; Keras 3 defaults.
+
+    Example:
+        >>> SGD(momentum=0.9).get_config()["momentum"]
+        0.9
+    """
+
+    def __init__(self, learning_rate: float = 0.01, momentum: float = 0.0, nesterov: bool = False,
+                 weight_decay: float | None = None, clipnorm: float | None = None,
+                 clipvalue: float | None = None, global_clipnorm: float | None = None,
+                 name: str = "SGD") -> None:
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name)
+        self.momentum = _number(momentum, "momentum", high=1.0)
+        self.nesterov = bool(nesterov)
+
+    def _make(self, params: list) -> torch.optim.Optimizer:
+        # torch rejects nesterov without momentum; Keras's update is then plain SGD anyway.
+        return torch.optim.SGD(params, lr=self._learning_rate, momentum=self.momentum,
+                               nesterov=self.nesterov and self.momentum > 0)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "momentum": self.momentum, "nesterov": self.nesterov}
+
+
+class Adam(Optimizer):
+    """Adam; Keras 3 defaults (``epsilon=1e-7``).
+
+    Example:
+        >>> Adam().get_config()["beta_2"]
+        0.999
+    """
+
+    def __init__(self, learning_rate: float = 0.001, beta_1: float = 0.9, beta_2: float = 0.999,
+                 epsilon: float = 1e-7, amsgrad: bool = False,
+                 weight_decay: float | None = None, clipnorm: float | None = None,
+                 clipvalue: float | None = None, global_clipnorm: float | None = None,
+                 name: str = "adam") -> None:
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name)
+        self.beta_1 = _number(beta_1, "beta_1", high=1.0, high_open=True)
+        self.beta_2 = _number(beta_2, "beta_2", high=1.0, high_open=True)
+        self.epsilon = _number(epsilon, "epsilon")
+        self.amsgrad = bool(amsgrad)
+
+    def _make(self, params: list) -> torch.optim.Optimizer:
+        kwargs = {"lr": self._learning_rate, "betas": (self.beta_1, self.beta_2), "eps": self.epsilon,
+                      "amsgrad": self.amsgrad}
+        if self.weight_decay:
+            # torch.optim.AdamW's decay is Keras's decoupled decay, applied before the update.
+            return torch.optim.AdamW(params, weight_decay=self.weight_decay, **kwargs)
+        return torch.optim.Adam(params, **kwargs)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
+                "epsilon": self.epsilon, "amsgrad": self.amsgrad}
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay; Keras 3 defaults (``weight_decay=0.004``).
+
+    Example:
+        >>> AdamW().weight_decay
+        0.004
+    """
+
+    def __init__(self, learning_rate: float = 0.001, weight_decay: float = 0.004,
+                 beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-7,
+                 amsgrad: bool = False, clipnorm: float | None = None,
+                 clipvalue: float | None = None, global_clipnorm: float | None = None,
+                 name: str = "adamw") -> None:
+        if weight_decay is None:
+            raise ValueError(
+                "Argument `weight_decay` must be a float. Received: weight_decay=None"
+            )
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad, weight_decay,
+                         clipnorm, clipvalue, global_clipnorm, name)
+
+    def _make(self, params: list) -> torch.optim.Optimizer:
+        return torch.optim.AdamW(params, lr=self._learning_rate, betas=(self.beta_1, self.beta_2),
+                                 eps=self.epsilon, amsgrad=self.amsgrad,
+                                 weight_decay=self.weight_decay)
+
+
+class RMSprop(Optimizer):
+    """RMSprop (plain momentum, optional centering); Keras 3 defaults.
+
+    Example:
+        >>> RMSprop().get_config()["rho"]
+        0.9
+    """
+
+    def __init__(self, learning_rate: float = 0.001, rho: float = 0.9, momentum: float = 0.0,
+                 epsilon: float = 1e-7, centered: bool = False,
+                 weight_decay: float | None = None, clipnorm: float | None = None,
+                 clipvalue: float | None = None, global_clipnorm: float | None = None,
+                 name: str = "rmsprop") -> None:
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name)
+        self.rho = _number(rho, "rho", high=1.0)
+        self.momentum = _number(momentum, "momentum")
+        self.epsilon = _number(epsilon, "epsilon")
+        self.centered = bool(centered)
+
+    def _make(self, params: list) -> torch.optim.Optimizer:
+        return torch.optim.RMSprop(params, lr=self._learning_rate, alpha=self.rho,
+                                   eps=self.epsilon, momentum=self.momentum,
+                                   centered=self.centered)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "rho": self.rho, "momentum": self.momentum,
+                "epsilon": self.epsilon, "centered": self.centered}
+
+
+class Adagrad(Optimizer):
+    """Adagrad; Keras 3 defaults (``initial_accumulator_value=0.1``).
+
+    Example:
+        >>> Adagrad().get_config()["initial_accumulator_value"]
+        0.1
+    """
+
+    def __init__(self, learning_rate: float = 0.001, initial_accumulator_value: float = 0.1,
+                 epsilon: float = 1e-7, weight_decay: float | None = None,
+                 clipnorm: float | None = None, clipvalue: float | None = None,
+                 global_clipnorm: float | None = None, name: str = "adagrad") -> None:
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name)
+        self.initial_accumulator_value = _number(
+            initial_accumulator_value, "initial_accumulator_value"
+        )
+        self.epsilon = _number(epsilon, "epsilon")
+
+    def _make(self, params: list) -> torch.optim.Optimizer:
+        return torch.optim.Adagrad(params, lr=self._learning_rate, eps=self.epsilon,
+                                   initial_accumulator_value=self.initial_accumulator_value)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(),
+                "initial_accumulator_value": self.initial_accumulator_value,
+                "epsilon": self.epsilon}
+
+
+class TorchOptimizer(Optimizer):
+    """Wraps an already-built ``torch.optim.Optimizer`` given to ``compile``.
+
+    ``build(params)`` returns it after checking it holds every parameter of the model.
+    Clipping is off; the torch optimizer's own hyper-parameters apply.
+
+    Example:
+        >>> import torch
+        >>> layer = torch.nn.Linear(2, 1)
+        >>> opt = TorchOptimizer(torch.optim.SGD(layer.parameters(), lr=0.5))
+        >>> opt.build(layer.parameters()) is opt.torch_optimizer
+        True
+    """
+
+    def __init__(self, optimizer: torch.optim.Optimizer) -> None:
+        # The torch optimizer owns its learning rate; 1.0 only satisfies the base validation.
+        super().__init__(1.0, name=type(optimizer).__name__.lower())
+        self._wrapped = optimizer
+
+    def _lr_holder(self) -> torch.optim.Optimizer | None:
+        return self._wrapped
+
+    def build(self, params: Params) -> torch.optim.Optimizer:
+        held = {id(p) for group in self._wrapped.param_groups for p in group["params"]}
+        missing = [p for p in _flatten(list(params)) if id(p) not in held]
+        if missing:
+            raise ValueError(
+                f"The torch optimizer {type(self._wrapped).__name__} passed to compile() does "
+                f"not hold {len(missing)} of the model's parameters (the first has shape "
+                f"{tuple(missing[0].shape)}). Create it from this model's parameters, e.g. "
+                "torch.optim.Adam(model.parameters()), or pass optimizer='adam'."
+            )
+        self._torch_optimizer = self._wrapped
+        return self._wrapped
+
+    def get_config(self) -> dict:
+        return {"name": self.name, "learning_rate": self.learning_rate}
+
+
+_REGISTRY: dict[str, type[Optimizer]] = {
+    "sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad,
+}
+
+OptimizerLike = str | Optimizer | torch.optim.Optimizer
+
+
+def get(identifier: OptimizerLike) -> Optimizer:
+    """Resolve a Keras optimizer identifier to an ``Optimizer``.
+
+    Args:
+        identifier: ``"sgd"``, ``"adam"``, ``"adamw"``, ``"rmsprop"`` or ``"adagrad"`` (any
+            case; Keras default hyper-parameters), an ``Optimizer`` instance (returned as is)
+            or class, or a ``torch.optim.Optimizer`` (wrapped in ``TorchOptimizer``).
+
+    Raises:
+        ValueError: for an unknown name or an unsupported identifier.
+
+    Example:
+        >>> get("RMSprop")
+        RMSprop(learning_rate=0.001)
+    """
+    if isinstance(identifier, Optimizer):
+        return identifier
+    if isinstance(identifier, torch.optim.Optimizer):
+        return TorchOptimizer(identifier)
+    if isinstance(identifier, type) and issubclass(identifier, Optimizer):
+        return identifier()
+    if isinstance(identifier, str):
+        cls = _REGISTRY.get(identifier.lower())
+        if cls is None:
+            raise ValueError(
+                f"Unknown optimizer: {identifier!r}. Expected one of: "
+                f"{format_choices(_REGISTRY)}. Received: optimizer={identifier!r}"
+            )
+        return cls()
+    raise ValueError(
+        "Could not interpret optimizer identifier: expected a name such as 'adam', a "
+        "unison.keras.optimizers.Optimizer or a torch.optim.Optimizer. "
+        f"Received: optimizer={identifier!r}"
+    )

@@ -1,0 +1,64 @@
+"""``model.summary()``: Keras's table of layers, output shapes and parameter counts.
+
+Example::
+
+    Model: "sequential"
+    ┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┓
+    ┃ Layer (type)                    ┃ Output Shape           ┃       Param # ┃
+    ...
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+_W = (33, 24, 15)
+
+
+def _row(cells: tuple[str, str, str], left: str = "│", mid: str = "│", right: str = "│") -> str:
+    a, b, c = cells
+    return f"{left} {a:<{_W[0] - 2}} {mid} {b:<{_W[1] - 2}} {mid} {c:>{_W[2] - 2}} {right}"
+
+
+def _output_shapes(model: Any) -> dict[int, str]:
+    """Run one example through the model and record each direct child's output shape."""
+    shapes: dict[int, str] = {}
+    hint = getattr(model, "input_shape_hint", None)
+    if hint is None or not getattr(model, "built", False):
+        return shapes
+    hooks = []
+    for child in model.layers:
+        def record(mod: nn.Module, args: Any, out: Any, key: int = id(child)) -> None:
+            if isinstance(out, torch.Tensor):
+                shapes[key] = str((None, *out.shape[1:])).replace(",)", ")")
+        hooks.append(child.register_forward_hook(record))
+    try:
+        model.build((1, *hint))
+    finally:
+        for h in hooks:
+            h.remove()
+    return shapes
+
+
+def summary_lines(model: Any) -> list[str]:
+    """The lines of ``model.summary()``."""
+    shapes = _output_shapes(model)
+    lines = [f'Model: "{model.name}"']
+    lines.append("┏" + "┳".join("━" * w for w in _W) + "┓")
+    lines.append(_row(("Layer (type)", "Output Shape", "Param #"), "┃", "┃", "┃"))
+    lines.append("┡" + "╇".join("━" * w for w in _W) + "┩")
+    for child in model.layers:
+        name = getattr(child, "name", "") or type(child).__name__.lower()
+        params = sum(p.numel() for p in child.parameters())
+        lines.append(_row((f"{name} ({type(child).__name__})", shapes.get(id(child), "?"), f"{params:,}")))
+    lines.append("└" + "┴".join("─" * w for w in _W) + "┘")
+    total = sum(p.numel() for p in model.parameters())
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    size = sum(p.numel() * p.element_size() for p in model.parameters())
+    lines.append(f" Total params: {total:,} ({size / 1024:.2f} KB)")
+    lines.append(f" Trainable params: {trainable:,}")
+    lines.append(f" Non-trainable params: {total - trainable:,}")
+    return lines

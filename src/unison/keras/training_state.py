@@ -1,0 +1,198 @@
+"""Per-model training state: the pieces ``fit``/``evaluate`` call each step.
+
+Built once per ``compile()`` (and strategy): the model moved to the replica's device and its
+weights broadcast from replica 0, the torch optimizer with unison's
+:class:`~unison.optim.DistributedOptimizer` in front of it, the resolved metrics, and the
+additive metric states that are reduced across replicas when read.
+
+Example::
+
+    st = prepare(model, strategy, shuffle=True)
+    data = st.adapter(x, y, None, batch_size=32, shuffle=True)
+    st.setup_model(data)
+    for batch in data.epoch(0):
+        st.train_step(batch)
+    logs = st.read_metrics()          # {'loss': ..., 'accuracy': ...}, whole global batch
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from unison.distribute.strategy import Strategy
+from unison.keras import metrics as metrics_mod
+from unison.keras.data_adapters import ArrayAdapter, Batch, make_adapter
+from unison.optim.distributed import DistributedOptimizer, Sum
+
+
+class TrainingState:
+    """Everything the training loop needs for one compiled model under one strategy."""
+
+    def __init__(self, model: Any, strategy: Strategy) -> None:
+        self.model = model
+        self.strategy = strategy
+        self.comm = strategy.extended.communicator
+        self.device = strategy.extended.device
+        self.key = (id(strategy), id(model.optimizer), id(model.loss), tuple(map(id, model.compiled_metrics)))
+        self.loss = model.loss
+        self.metrics: list[metrics_mod.Metric] = []
+        self.dist_opt: DistributedOptimizer | None = None
+        self.torch_opt: torch.optim.Optimizer | None = None
+        self.params: list[torch.nn.Parameter] = []
+        self.loss_state = torch.zeros(2, dtype=torch.float64, device=self.device)
+        self.seed = 0
+        self.ready = False
+        self.placed = False
+        self.has_regularizers = False
+        self.out_shape: tuple[int, ...] = ()
+
+    # --- data -------------------------------------------------------------------------------
+    def adapter(self, x: Any, y: Any, sample_weight: Any, batch_size: int, shuffle: bool) -> Any:
+        """This replica's view of ``x, y`` (global batches split across replicas)."""
+        return make_adapter(x, y, sample_weight, batch_size, shuffle, self.seed,
+                            self.comm.world_size, self.comm.rank, self.device)
+
+    def share_seed(self) -> None:
+        """Replica 0 draws the shuffling seed (from torch's RNG, so manual_seed governs it)."""
+        local = int(torch.randint(0, 2**31 - 1, (1,)).item())
+        self.seed = int(self.comm.broadcast_object(local, name="fit.shuffle_seed"))
+
+    # --- model ------------------------------------------------------------------------------
+    def setup_model(self, data: Any, need_labels: bool = True) -> None:
+        """Build, place and synchronise the model the first time; check ``data`` fits it."""
+        model = self.model
+        example = tuple(data.example_shape)
+        hint = getattr(model, "input_shape_hint", None)
+        if hint is not None and tuple(hint) != example:
+            first = model.layers[0] if model.layers else model
+            raise ValueError(
+                f"Input 0 of layer '{getattr(first, 'name', type(first).__name__)}' is incompatible "
+                f"with the layer: expected shape={(None, *hint)}, but received input with shape "
+                f"{(None, *example)}. Reshape the data or change the model's input_shape."
+            )
+        if not self.placed:
+            model.to(self.device)
+            model.build((1, *example))
+            with torch.no_grad():
+                was = model.training
+                model.eval()
+                self.out_shape = tuple(model(torch.zeros((1, *example), device=self.device)).shape[1:])
+                model.train(was)
+            # Mirrored variables: every replica starts from replica 0's weights.
+            self.strategy.broadcast_tensors(list(model.parameters()) + list(model.buffers()))
+            self.placed = True
+        if need_labels and not self.ready:
+            self._build_optimizer()
+            self.metrics = [metrics_mod.get(m, (None, *data.y_shape), (None, *self.out_shape), self.loss)
+                            for m in model.compiled_metrics]
+            self.ready = True
+        if need_labels and isinstance(data, ArrayAdapter) and data.y is not None and self.loss is not None:
+            n_out = self.out_shape[-1] if self.out_shape else None
+            self.loss.check_targets(data.y.numpy() if data.y.device.type == "cpu" else data.y.cpu().numpy(), n_out)
+
+    def _build_optimizer(self) -> None:
+        self.params = [p for p in self.model.parameters() if p.requires_grad]
+        self.torch_opt = self.model.optimizer.build(self.params)
+        if self.comm.is_distributed:
+            self.dist_opt = DistributedOptimizer(
+                self.torch_opt, named_parameters=[(n, p) for n, p in self.model.named_parameters() if p.requires_grad],
+                op=Sum, communicator=self.comm)
+        self.has_regularizers = bool(self.model.losses)
+
+    def empty_output(self, data: Any) -> torch.Tensor:
+        return torch.empty((0, *self.out_shape), device=self.device)
+
+    def release(self) -> None:
+        """Detach gradient hooks (a new compile() replaces this state)."""
+        if self.dist_opt is not None:
+            self.dist_opt.remove_hooks()
+
+    # --- steps -------------------------------------------------------------------------------
+    def _loss_sum(self, batch: Batch, y_pred: torch.Tensor) -> tuple[torch.Tensor, int]:
+        per_example = self.loss.per_example(batch.y, y_pred)
+        if batch.sample_weight is not None:
+            per_example = per_example * batch.sample_weight.reshape(per_example.shape)
+        return per_example.sum(), per_example.shape[0]
+
+    def _global_size(self, batch: Batch, local: int) -> int:
+        if batch.global_size is not None:
+            return batch.global_size
+        count = torch.tensor([float(local)], device=self.device)
+        return max(1, int(self.comm.all_reduce(count, name="fit.global_batch_size").item()))
+
+    def _regularization(self) -> torch.Tensor | None:
+        if not self.has_regularizers:
+            return None
+        return torch.stack([loss.reshape(()) for loss in self.model.losses]).sum()
+
+    def train_step(self, batch: Batch) -> None:
+        """One step on this replica's rows: forward, exact loss scaling, backward, synced update."""
+        y_pred = self.model(batch.x)
+        loss_sum, local = self._loss_sum(batch, y_pred)
+        loss = loss_sum / self._global_size(batch, local)
+        reg = self._regularization()
+        if reg is not None:
+            # Added on every replica, so each adds its 1/N share of the one-device penalty.
+            loss = loss + reg / self.comm.world_size
+        loss.backward()
+        if self.dist_opt is not None:
+            self.dist_opt.synchronize()
+        self.model.optimizer.clip_gradients(self.params)
+        self.torch_opt.step()
+        if self.dist_opt is not None:
+            self.dist_opt.mark_stepped()
+        self.torch_opt.zero_grad(set_to_none=True)
+        self._update_metrics(batch, y_pred, loss_sum, local, reg)
+
+    def eval_step(self, batch: Batch) -> None:
+        """Forward only; accumulate loss and metric states."""
+        y_pred = self.model(batch.x)
+        loss_sum, local = self._loss_sum(batch, y_pred)
+        self._update_metrics(batch, y_pred, loss_sum, local, self._regularization())
+
+    def _update_metrics(self, batch: Batch, y_pred: torch.Tensor, loss_sum: torch.Tensor, local: int,
+                        reg: torch.Tensor | None) -> None:
+        with torch.no_grad():
+            tracked = loss_sum.detach()
+            if reg is not None:
+                tracked = tracked + reg.detach() * local
+            self.loss_state[0] += tracked
+            self.loss_state[1] += local
+            for m in self.metrics:
+                m.update_state(batch.y, y_pred, batch.sample_weight)
+
+    # --- metrics --------------------------------------------------------------------------------
+    def reset_metrics(self) -> None:
+        self.loss_state.zero_()
+        for m in self.metrics:
+            m.reset_state()
+
+    def read_metrics(self) -> dict[str, float]:
+        """Every metric over everything all replicas saw since the last reset (one collective)."""
+        state = torch.cat([self.loss_state] + [m.state().to(self.device, torch.float64) for m in self.metrics])
+        state = self.comm.all_reduce(state.clone(), name="metrics.reduce")
+        logs = {"loss": float(state[0] / state[1].clamp_min(1.0))}
+        offset = 2
+        for m in self.metrics:
+            logs[m.name] = float(m.result_from_state(state[offset: offset + m.num_state].cpu()))
+            offset += m.num_state
+        return logs
+
+
+def prepare(model: Any, strategy: Strategy, shuffle: bool) -> TrainingState:
+    """The model's training state for its current compile() and strategy (created on demand)."""
+    st: TrainingState | None = getattr(model, "_unison_training_state", None)
+    key = (id(strategy), id(model.optimizer), id(model.loss), tuple(map(id, model.compiled_metrics)))
+    if st is None or st.key != key:
+        if st is not None:
+            st.release()
+        st = TrainingState(model, strategy)
+        object.__setattr__(model, "_unison_training_state", st)
+    if shuffle:
+        st.share_seed()
+    return st
+
+
+__all__ = ["TrainingState", "prepare"]

@@ -1,0 +1,256 @@
+"""The local launcher: replica 0 re-runs the user's command to start the other replicas.
+
+DESIGN section 3 (process model): when a script that asks for N replicas was started as a plain
+``python script.py``, the first process becomes replica 0, serves the rendezvous store, and starts
+replicas 1..N-1 by re-running the very same command with ``UNISON_*`` variables that place them.
+A watchdog thread in replica 0 watches them: if one fails, replica 0 prints which one and its
+traceback, stops the others and exits, so a failure never turns into a hang. Each child also
+dies with its parent (``PR_SET_PDEATHSIG`` on Linux, a parent-watch thread elsewhere).
+
+Example (what ``MirroredStrategy(["/cpu:0", "/cpu:1"])`` does in the user's process)::
+
+    placement, store = start_local_job(num_replicas=2, timeout_s=300)
+    # this process is now rank 0; one more copy of the script runs as rank 1
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import datetime
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch.distributed as dist
+
+from unison.cluster.placement import (
+    ENV_ERROR_FILE,
+    ENV_LOCAL_RANK,
+    ENV_LOCAL_WORLD_SIZE,
+    ENV_MASTER_ADDR,
+    ENV_MASTER_PORT,
+    ENV_PARENT_PID,
+    ENV_RANK,
+    ENV_WORLD_SIZE,
+    UNISON_SOURCE,
+    ProcessPlacement,
+)
+from unison.errors import UnisonError
+
+ENV_REPLICA_OUTPUT = "UNISON_REPLICA_OUTPUT"
+_POLL_S = 0.05
+
+
+class LaunchError(UnisonError):
+    """The replicas could not be started (for example, there is no script to re-run)."""
+
+
+def rerun_command() -> list[str]:
+    """Return the command line that re-runs this program, or raise :class:`LaunchError`.
+
+    ``sys.orig_argv`` keeps ``-c CODE`` and ``-m MODULE`` exactly as the user typed them, so
+    those re-run too. An interactive interpreter, a notebook or a test runner has no command
+    that would reach the same point again.
+    """
+    hint = (
+        "Start the program from a script instead (`python train.py`), or launch the replicas "
+        "explicitly: `unison launch --nproc-per-node N train.py` (or `torchrun --nproc-per-node N "
+        "train.py`)."
+    )
+    if hasattr(sys, "ps1") or sys.flags.interactive or "ipykernel" in sys.modules:
+        raise LaunchError(
+            "MirroredStrategy needs one process per replica, and unison starts them by re-running "
+            "the command that started this program, but this is an interactive session: there "
+            "is no script to re-run. " + hint
+        )
+    if os.environ.get("PYTEST_CURRENT_TEST"):
+        raise LaunchError(
+            "MirroredStrategy with several replicas was created inside a pytest test; re-running "
+            "pytest would run the whole test session again in every replica. Run the multi-replica "
+            "code through `unison.testing.run_distributed(fn, world_size=N)` instead."
+        )
+    argv = list(getattr(sys, "orig_argv", [sys.executable, *sys.argv]))
+    main = sys.modules.get("__main__")
+    if len(argv) < 2 or (argv[1] == "-" or (getattr(main, "__file__", None) is None and "-c" not in argv and "-m" not in argv)):
+        raise LaunchError(
+            "MirroredStrategy needs one process per replica, and unison starts them by re-running "
+            f"the command that started this program, but it cannot be re-run (command: {argv!r}). "
+            + hint
+        )
+    return [sys.executable, *argv[1:]]
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: ask Linux to SIGKILL us when replica 0 goes away."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass  # not Linux: the parent-watch thread in the replica covers this
+
+
+@dataclass
+class _Child:
+    rank: int
+    proc: subprocess.Popen[bytes]
+    error_file: str
+    log_file: str | None
+
+
+@dataclass
+class LocalJob:
+    """Replica 0's view of the job it launched: the store it serves and the children it watches."""
+
+    world_size: int
+    store: Any
+    children: list[_Child] = field(default_factory=list)
+    workdir: str = ""
+    chief_failed: bool = False
+    _stopping: bool = False
+
+    def placement(self, port: int) -> ProcessPlacement:
+        return ProcessPlacement(0, self.world_size, 0, self.world_size, "127.0.0.1", port, UNISON_SOURCE)
+
+    def failure_report(self, child: _Child) -> str:
+        code = child.proc.returncode
+        how = (f"was killed by signal {signal.Signals(-code).name}" if code < 0
+               else f"exited with code {code}")
+        text = ""
+        if os.path.exists(child.error_file):
+            with open(child.error_file, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        if not text and child.log_file and os.path.exists(child.log_file):
+            with open(child.log_file, encoding="utf-8", errors="replace") as fh:
+                text = "".join(fh.readlines()[-40:])
+        where = f"\nIts full output: {child.log_file}" if child.log_file else ""
+        return (
+            f"unison: replica {child.rank} of {self.world_size} (pid {child.proc.pid}) {how}; "
+            f"stopping all replicas.\n--- traceback of replica {child.rank} ---\n"
+            f"{text.rstrip() or '(it reported no traceback)'}\n--- end of replica {child.rank} ---"
+            f"{where}\n"
+        )
+
+    def kill_children(self) -> None:
+        self._stopping = True
+        for child in self.children:
+            if child.proc.poll() is None:
+                child.proc.kill()
+        for child in self.children:
+            try:
+                child.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def watch(self) -> None:
+        """Watchdog loop (daemon thread): a failed replica stops the whole job, loudly."""
+        while not self._stopping:
+            for child in self.children:
+                code = child.proc.poll()
+                if code is not None and code != 0 and not self._stopping:
+                    sys.stderr.write(self.failure_report(child))
+                    sys.stderr.flush()
+                    self.kill_children()
+                    # The main thread may be blocked inside a collective that will never
+                    # complete; leaving from here is the only way that cannot hang.
+                    os._exit(1)
+            time.sleep(_POLL_S)
+
+    def finish(self) -> None:
+        """At replica 0's exit: wait for the others to finish (or stop them if we failed)."""
+        if self.chief_failed:
+            self.kill_children()
+            return
+        deadline = time.monotonic() + 600
+        for child in self.children:
+            while child.proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(_POLL_S)
+        failed = [c for c in self.children if c.proc.returncode not in (0, None)]
+        self._stopping = True
+        for child in failed:
+            sys.stderr.write(self.failure_report(child))
+        self.kill_children()
+        if failed:
+            sys.stderr.flush()
+            os._exit(1)
+
+
+def start_local_job(num_replicas: int, timeout_s: float) -> tuple[ProcessPlacement, Any, LocalJob]:
+    """Become replica 0 of a new ``num_replicas`` job on this host and start the others.
+
+    Args:
+        num_replicas: total number of replicas (processes), >= 2.
+        timeout_s: how long the rendezvous and each collective may take.
+
+    Returns:
+        ``(placement, store, job)``: this process's placement (rank 0), the rendezvous store it
+        serves (pass it to :func:`unison.comm.connect`) and the :class:`LocalJob` record.
+    """
+    command = rerun_command()
+    store = dist.TCPStore(
+        "127.0.0.1", 0, num_replicas, is_master=True, wait_for_workers=False,
+        timeout=datetime.timedelta(seconds=timeout_s),
+    )
+    job = LocalJob(world_size=num_replicas, store=store,
+                   workdir=tempfile.mkdtemp(prefix="unison-replicas-"))
+    inherit = os.environ.get(ENV_REPLICA_OUTPUT, "") == "inherit"
+    for rank in range(1, num_replicas):
+        env = dict(os.environ)
+        env.update({
+            ENV_RANK: str(rank), ENV_WORLD_SIZE: str(num_replicas),
+            ENV_LOCAL_RANK: str(rank), ENV_LOCAL_WORLD_SIZE: str(num_replicas),
+            ENV_MASTER_ADDR: "127.0.0.1", ENV_MASTER_PORT: str(store.port),
+            ENV_ERROR_FILE: os.path.join(job.workdir, f"replica-{rank}.err"),
+            ENV_PARENT_PID: str(os.getpid()),
+        })
+        log_file = None if inherit else os.path.join(job.workdir, f"replica-{rank}.log")
+        out = None if log_file is None else open(log_file, "wb")
+        proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT if out else None,
+                                preexec_fn=_die_with_parent)
+        if out is not None:
+            out.close()
+        job.children.append(_Child(rank, proc, env[ENV_ERROR_FILE], log_file))
+
+    previous_hook = sys.excepthook
+
+    def chief_excepthook(tp: type[BaseException], value: BaseException, tb: Any) -> None:
+        job.chief_failed = True
+        previous_hook(tp, value, tb)
+
+    sys.excepthook = chief_excepthook
+    atexit.register(job.finish)
+    threading.Thread(target=job.watch, name="unison-replica-watchdog", daemon=True).start()
+    return job.placement(store.port), store, job
+
+
+def install_replica_hooks(placement: ProcessPlacement) -> None:
+    """In a replica started by a launcher: report our traceback to replica 0 and die with it."""
+    error_file = placement.error_file
+    if error_file:
+        previous_hook = sys.excepthook
+
+        def replica_excepthook(tp: type[BaseException], value: BaseException, tb: Any) -> None:
+            with open(error_file, "w", encoding="utf-8") as fh:
+                fh.write("".join(traceback.format_exception(tp, value, tb)))
+            previous_hook(tp, value, tb)
+
+        sys.excepthook = replica_excepthook
+    parent = os.environ.get(ENV_PARENT_PID)
+    if parent:
+        threading.Thread(target=_watch_parent, args=(int(parent),), daemon=True,
+                         name="unison-parent-watch").start()
+
+
+def _watch_parent(parent_pid: int) -> None:
+    while True:
+        if os.getppid() != parent_pid:
+            os._exit(1)
+        time.sleep(0.5)
