@@ -104,7 +104,9 @@ def test_binary_ce_on_sigmoid_output_uses_logits() -> None:
 def test_binary_ce_label_smoothing_and_mean_over_last_axis() -> None:
     y_true = torch.tensor([[1.0, 0.0]])
     logits = torch.tensor([[0.3, -0.2]])
-    got = losses.BinaryCrossentropy(from_logits=True, label_smoothing=0.2).per_example(y_true, logits)
+    got = losses.BinaryCrossentropy(from_logits=True, label_smoothing=0.2).per_example(
+        y_true, logits
+    )
     smoothed = torch.tensor([[0.9, 0.1]])
     expected = F.binary_cross_entropy_with_logits(logits, smoothed, reduction="none").mean(-1)
     torch.testing.assert_close(got, expected)
@@ -129,7 +131,9 @@ def test_regression_losses_average_the_last_axis_per_example(name, fn) -> None:
 
 
 def test_mse_with_one_dimensional_targets_gives_one_value_per_example() -> None:
-    got = losses.MeanSquaredError().per_example(torch.tensor([1.0, 2.0]), torch.tensor([[0.0], [4.0]]))
+    got = losses.MeanSquaredError().per_example(
+        torch.tensor([1.0, 2.0]), torch.tensor([[0.0], [4.0]])
+    )
     torch.testing.assert_close(got, torch.tensor([1.0, 4.0]))
 
 

@@ -17,17 +17,45 @@ def _layer() -> torch.nn.Linear:
     "name, cls, expected",
     [
         ("sgd", optimizers.SGD, {"learning_rate": 0.01, "momentum": 0.0, "nesterov": False}),
-        ("adam", optimizers.Adam,
-         {"learning_rate": 0.001, "beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-7,
-          "amsgrad": False, "weight_decay": None}),
-        ("AdamW", optimizers.AdamW,
-         {"learning_rate": 0.001, "weight_decay": 0.004, "beta_1": 0.9, "beta_2": 0.999,
-          "epsilon": 1e-7}),
-        ("RMSPROP", optimizers.RMSprop,
-         {"learning_rate": 0.001, "rho": 0.9, "momentum": 0.0, "epsilon": 1e-7,
-          "centered": False}),
-        ("adagrad", optimizers.Adagrad,
-         {"learning_rate": 0.001, "initial_accumulator_value": 0.1, "epsilon": 1e-7}),
+        (
+            "adam",
+            optimizers.Adam,
+            {
+                "learning_rate": 0.001,
+                "beta_1": 0.9,
+                "beta_2": 0.999,
+                "epsilon": 1e-7,
+                "amsgrad": False,
+                "weight_decay": None,
+            },
+        ),
+        (
+            "AdamW",
+            optimizers.AdamW,
+            {
+                "learning_rate": 0.001,
+                "weight_decay": 0.004,
+                "beta_1": 0.9,
+                "beta_2": 0.999,
+                "epsilon": 1e-7,
+            },
+        ),
+        (
+            "RMSPROP",
+            optimizers.RMSprop,
+            {
+                "learning_rate": 0.001,
+                "rho": 0.9,
+                "momentum": 0.0,
+                "epsilon": 1e-7,
+                "centered": False,
+            },
+        ),
+        (
+            "adagrad",
+            optimizers.Adagrad,
+            {"learning_rate": 0.001, "initial_accumulator_value": 0.1, "epsilon": 1e-7},
+        ),
     ],
 )
 def test_get_gives_keras_3_defaults(name, cls, expected) -> None:
@@ -41,16 +69,28 @@ def test_get_gives_keras_3_defaults(name, cls, expected) -> None:
 @pytest.mark.parametrize(
     "opt, torch_cls, group",
     [
-        (optimizers.SGD(0.1, momentum=0.9, nesterov=True), torch.optim.SGD,
-         {"lr": 0.1, "momentum": 0.9, "nesterov": True}),
-        (optimizers.Adam(beta_1=0.8, epsilon=1e-6, amsgrad=True), torch.optim.Adam,
-         {"betas": (0.8, 0.999), "eps": 1e-6, "amsgrad": True}),
+        (
+            optimizers.SGD(0.1, momentum=0.9, nesterov=True),
+            torch.optim.SGD,
+            {"lr": 0.1, "momentum": 0.9, "nesterov": True},
+        ),
+        (
+            optimizers.Adam(beta_1=0.8, epsilon=1e-6, amsgrad=True),
+            torch.optim.Adam,
+            {"betas": (0.8, 0.999), "eps": 1e-6, "amsgrad": True},
+        ),
         (optimizers.Adam(weight_decay=0.01), torch.optim.AdamW, {"weight_decay": 0.01}),
         (optimizers.AdamW(), torch.optim.AdamW, {"weight_decay": 0.004, "eps": 1e-7}),
-        (optimizers.RMSprop(rho=0.8, momentum=0.5, centered=True), torch.optim.RMSprop,
-         {"alpha": 0.8, "momentum": 0.5, "centered": True, "eps": 1e-7}),
-        (optimizers.Adagrad(initial_accumulator_value=0.2), torch.optim.Adagrad,
-         {"initial_accumulator_value": 0.2, "eps": 1e-7}),
+        (
+            optimizers.RMSprop(rho=0.8, momentum=0.5, centered=True),
+            torch.optim.RMSprop,
+            {"alpha": 0.8, "momentum": 0.5, "centered": True, "eps": 1e-7},
+        ),
+        (
+            optimizers.Adagrad(initial_accumulator_value=0.2),
+            torch.optim.Adagrad,
+            {"initial_accumulator_value": 0.2, "eps": 1e-7},
+        ),
     ],
 )
 def test_build_maps_hyper_parameters_to_torch(opt, torch_cls, group) -> None:
@@ -108,7 +148,7 @@ def test_build_twice_returns_the_same_optimizer_and_rejects_other_params() -> No
 
 def _with_grads(*grads: list[float]) -> list[torch.nn.Parameter]:
     params = [torch.nn.Parameter(torch.zeros(len(g))) for g in grads]
-    for p, g in zip(params, grads):
+    for p, g in zip(params, grads, strict=True):
         p.grad = torch.tensor(g)
     return params
 
@@ -179,7 +219,9 @@ def test_get_returns_instances_and_rejects_unknown_names() -> None:
     with pytest.raises(ValueError) as err:
         optimizers.get("adamm")
     message = str(err.value)
-    assert "'adam'" in message and "'rmsprop'" in message and "Received: optimizer='adamm'" in message
+    assert (
+        "'adam'" in message and "'rmsprop'" in message and "Received: optimizer='adamm'" in message
+    )
     with pytest.raises(ValueError, match="Received: optimizer=None"):
         optimizers.get(None)
 

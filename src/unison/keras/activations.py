@@ -205,7 +205,7 @@ def get(identifier: ActivationLike) -> nn.Module:
         if factory is None:
             raise ValueError(
                 f"Unknown activation: {identifier!r}. Expected one of: "
-                f"{format_choices(_REGISTRY)}. Received: activation={identifier!r}"
+                f"{format_choices(list(_REGISTRY))}. Received: activation={identifier!r}"
             )
         return factory()
     if isinstance(identifier, nn.Module):

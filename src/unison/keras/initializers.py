@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import cast
 
 import torch
 
@@ -148,7 +149,9 @@ class Constant(Initializer):
 class RandomUniform(Initializer):
     """Uniform on ``[minval, maxval)``; Keras default ``[-0.05, 0.05)``."""
 
-    def __init__(self, minval: float = -0.05, maxval: float = 0.05, seed: int | None = None) -> None:
+    def __init__(
+        self, minval: float = -0.05, maxval: float = 0.05, seed: int | None = None
+    ) -> None:
         super().__init__(seed)
         if not minval < maxval:
             raise ValueError(
@@ -346,9 +349,22 @@ _REGISTRY: dict[str, Callable[[], Initializer]] = {
     "orthogonal": Orthogonal,
     "variance_scaling": VarianceScaling,
 }
-for _cls in (GlorotUniform, GlorotNormal, HeUniform, HeNormal, LecunUniform, LecunNormal, Zeros,
-             Ones, Constant, RandomUniform, RandomNormal, TruncatedNormal, Orthogonal,
-             VarianceScaling):
+for _cls in (
+    GlorotUniform,
+    GlorotNormal,
+    HeUniform,
+    HeNormal,
+    LecunUniform,
+    LecunNormal,
+    Zeros,
+    Ones,
+    Constant,
+    RandomUniform,
+    RandomNormal,
+    TruncatedNormal,
+    Orthogonal,
+    VarianceScaling,
+):
     _REGISTRY[_cls.__name__] = _cls
 del _cls
 
@@ -375,13 +391,14 @@ def get(identifier: InitializerLike) -> Callable[[torch.Tensor], None]:
         if factory is None:
             raise ValueError(
                 f"Unknown initializer: {identifier!r}. Expected one of: "
-                f"{format_choices(_REGISTRY)}. Received: initializer={identifier!r}"
+                f"{format_choices([k for k in _REGISTRY if k.islower()])}. "
+                f"Received: initializer={identifier!r}"
             )
         return factory()
     if isinstance(identifier, type) and issubclass(identifier, Initializer):
         return identifier()
     if callable(identifier):
-        return identifier
+        return cast(Callable[[torch.Tensor], None], identifier)
     raise ValueError(
         "Could not interpret initializer identifier: expected a name such as "
         f"'glorot_uniform' or a callable. Received: initializer={identifier!r}"

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -66,7 +66,9 @@ def _float_like(y_true: torch.Tensor, y_pred: torch.Tensor) -> torch.Tensor:
     return y_true.to(y_pred.dtype if y_pred.is_floating_point() else torch.get_default_dtype())
 
 
-def _logits_of(y_pred: torch.Tensor, attr: str, from_logits: bool, fn_name: str, op: str):
+def _logits_of(
+    y_pred: torch.Tensor, attr: str, from_logits: bool, fn_name: str, op: str
+) -> tuple[torch.Tensor, bool]:
     """Return ``(tensor, from_logits)``, swapping in attached logits as TF Keras does."""
     logits = getattr(y_pred, attr, None)
     if logits is None:
@@ -523,7 +525,7 @@ def get(identifier: LossLike) -> Loss | None:
     if isinstance(identifier, type) and issubclass(identifier, Loss):
         return identifier()
     if callable(identifier):
-        return LossFunctionWrapper(identifier)
+        return LossFunctionWrapper(cast(Callable[..., torch.Tensor], identifier))
     raise ValueError(
         "Could not interpret loss identifier: expected a loss name such as "
         f"'sparse_categorical_crossentropy', a Loss or a callable. Received: loss={identifier!r}"

@@ -18,7 +18,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -409,8 +409,8 @@ def get(
     """
     if isinstance(identifier, Metric):
         return identifier
-    if isinstance(identifier, type) and issubclass(identifier, MeanMetricWrapper):
-        return identifier()
+    if isinstance(identifier, type) and issubclass(identifier, Metric):
+        return identifier()  # type: ignore[call-arg]  # concrete metrics have defaults
     if isinstance(identifier, losses.Loss):
         return MeanMetricWrapper(identifier.per_example, name=identifier.name)
     if isinstance(identifier, str):
@@ -422,14 +422,14 @@ def get(
             return _REGISTRY[identifier](identifier)
         for cls in _CLASSES:
             if cls.__name__ == identifier:
-                return cls()
+                return cls()  # type: ignore[call-arg]  # every class in _CLASSES has defaults
         raise ValueError(
             f"Unknown metric function: {identifier!r}. Expected one of: "
             f"{format_choices(set(_REGISTRY) | _RESOLVED)} (or a class name such as "
             f"'SparseCategoricalAccuracy'). Received: metric={identifier!r}"
         )
     if callable(identifier):
-        return MeanMetricWrapper(identifier)
+        return MeanMetricWrapper(cast(Callable[..., torch.Tensor], identifier))
     raise ValueError(
         "Could not interpret metric identifier: expected a metric name such as 'accuracy', a "
         f"Metric or a callable. Received: metric={identifier!r}"

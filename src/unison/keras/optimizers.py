@@ -28,16 +28,46 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from typing import Any
+import numbers
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 import torch
 
 from unison.errors import format_choices
 
-__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "TorchOptimizer", "get"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = [
+    "SGD",
+    "Adagrad",
+    "Adam",
+    "AdamW",
+    "ClipOptions",
+    "Optimizer",
+    "OptimizerOptions",
+    "RMSprop",
+    "TorchOptimizer",
+    "get",
+]
 
 Params = Iterable[torch.nn.Parameter | dict]
+
+
+class ClipOptions(TypedDict, total=False):
+    """Keyword arguments every optimizer takes (besides ``weight_decay``)."""
+
+    clipnorm: float | None
+    clipvalue: float | None
+    global_clipnorm: float | None
+    name: str | None
+
+
+class OptimizerOptions(ClipOptions, total=False):
+    """Keyword arguments every optimizer takes; see ``Optimizer``."""
+
+    weight_decay: float | None
 
 
 def _number(
@@ -49,7 +79,9 @@ def _number(
     high_open: bool = False,
 ) -> float:
     """Validate a numeric hyper-parameter against ``low``/``high`` and return it as a float."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        value = value.item()  # e.g. a schedule that returns a 0-d tensor
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
     if ok:
         above = value > low if low_open else value >= low
         below = value < high if high_open else value <= high
@@ -79,6 +111,8 @@ class Optimizer:
         global_clipnorm: clip all gradients together to this global L2 norm.
         name: a name for logs; defaults to the lower-case class name.
     """
+
+    _CONFIG: ClassVar[tuple[str, ...]] = ()  # subclass hyper-parameters for get_config
 
     def __init__(
         self,
@@ -196,14 +230,9 @@ class Optimizer:
 
     def get_config(self) -> dict:
         """Return the constructor arguments (Keras's ``get_config``)."""
-        return {
-            "name": self.name,
-            "learning_rate": self.learning_rate,
-            "weight_decay": self.weight_decay,
-            "clipnorm": self.clipnorm,
-            "clipvalue": self.clipvalue,
-            "global_clipnorm": self.global_clipnorm,
-        }
+        base = ("name", "learning_rate", "weight_decay", "clipnorm", "clipvalue", "global_clipnorm")
+        keys = base + self._CONFIG
+        return {key: getattr(self, key) for key in keys}
 
     @classmethod
     def from_config(cls, config: dict) -> Optimizer:
@@ -242,21 +271,25 @@ class SGD(Optimizer):
         0.9
     """
 
-    def __init__(self, learning_rate: float = 0.01, momentum: float = 0.0, nesterov: bool = False,
-                 weight_decay: float | None = None, clipnorm: float | None = None,
-                 clipvalue: float | None = None, global_clipnorm: float | None = None,
-                 name: str = "SGD") -> None:
-        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name)
+    _CONFIG = ("momentum", "nesterov")
+
+    def __init__(
+        self,
+        learning_rate: float = 0.01,
+        momentum: float = 0.0,
+        nesterov: bool = False,
+        **options: Unpack[OptimizerOptions],
+    ) -> None:
+        super().__init__(learning_rate, **options)
         self.momentum = _number(momentum, "momentum", high=1.0)
         self.nesterov = bool(nesterov)
 
     def _make(self, params: list) -> torch.optim.Optimizer:
         # torch rejects nesterov without momentum; Keras's update is then plain SGD anyway.
-        return torch.optim.SGD(params, lr=self._learning_rate, momentum=self.momentum,
-                               nesterov=self.nesterov and self.momentum > 0)
-
-    def get_config(self) -> dict:
-        return {**super().get_config(), "momentum": self.momentum, "nesterov": self.nesterov}
+        nesterov = self.nesterov and self.momentum > 0
+        return torch.optim.SGD(
+            params, lr=self._learning_rate, momentum=self.momentum, nesterov=nesterov
+        )
 
 
 class Adam(Optimizer):
@@ -267,28 +300,34 @@ class Adam(Optimizer):
         0.999
     """
 
-    def __init__(self, learning_rate: float = 0.001, beta_1: float = 0.9, beta_2: float = 0.999,
-                 epsilon: float = 1e-7, amsgrad: bool = False,
-                 weight_decay: float | None = None, clipnorm: float | None = None,
-                 clipvalue: float | None = None, global_clipnorm: float | None = None,
-                 name: str = "adam") -> None:
-        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name)
+    _CONFIG = ("beta_1", "beta_2", "epsilon", "amsgrad")
+
+    def __init__(
+        self,
+        learning_rate: float = 0.001,
+        beta_1: float = 0.9,
+        beta_2: float = 0.999,
+        epsilon: float = 1e-7,
+        amsgrad: bool = False,
+        **options: Unpack[OptimizerOptions],
+    ) -> None:
+        super().__init__(learning_rate, **options)
         self.beta_1 = _number(beta_1, "beta_1", high=1.0, high_open=True)
         self.beta_2 = _number(beta_2, "beta_2", high=1.0, high_open=True)
         self.epsilon = _number(epsilon, "epsilon")
         self.amsgrad = bool(amsgrad)
 
     def _make(self, params: list) -> torch.optim.Optimizer:
-        kwargs = {"lr": self._learning_rate, "betas": (self.beta_1, self.beta_2), "eps": self.epsilon,
-                      "amsgrad": self.amsgrad}
+        kwargs: dict[str, Any] = {
+            "lr": self._learning_rate,
+            "betas": (self.beta_1, self.beta_2),
+            "eps": self.epsilon,
+            "amsgrad": self.amsgrad,
+        }
         if self.weight_decay:
             # torch.optim.AdamW's decay is Keras's decoupled decay, applied before the update.
             return torch.optim.AdamW(params, weight_decay=self.weight_decay, **kwargs)
         return torch.optim.Adam(params, **kwargs)
-
-    def get_config(self) -> dict:
-        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
-                "epsilon": self.epsilon, "amsgrad": self.amsgrad}
 
 
 class AdamW(Adam):
@@ -299,22 +338,21 @@ class AdamW(Adam):
         0.004
     """
 
-    def __init__(self, learning_rate: float = 0.001, weight_decay: float = 0.004,
-                 beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-7,
-                 amsgrad: bool = False, clipnorm: float | None = None,
-                 clipvalue: float | None = None, global_clipnorm: float | None = None,
-                 name: str = "adamw") -> None:
+    def __init__(
+        self,
+        learning_rate: float = 0.001,
+        weight_decay: float = 0.004,
+        beta_1: float = 0.9,
+        beta_2: float = 0.999,
+        epsilon: float = 1e-7,
+        amsgrad: bool = False,
+        **options: Unpack[ClipOptions],
+    ) -> None:
         if weight_decay is None:
-            raise ValueError(
-                "Argument `weight_decay` must be a float. Received: weight_decay=None"
-            )
-        super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad, weight_decay,
-                         clipnorm, clipvalue, global_clipnorm, name)
-
-    def _make(self, params: list) -> torch.optim.Optimizer:
-        return torch.optim.AdamW(params, lr=self._learning_rate, betas=(self.beta_1, self.beta_2),
-                                 eps=self.epsilon, amsgrad=self.amsgrad,
-                                 weight_decay=self.weight_decay)
+            raise ValueError("Argument `weight_decay` must be a float. Received: weight_decay=None")
+        super().__init__(
+            learning_rate, beta_1, beta_2, epsilon, amsgrad, weight_decay=weight_decay, **options
+        )
 
 
 class RMSprop(Optimizer):
@@ -325,25 +363,32 @@ class RMSprop(Optimizer):
         0.9
     """
 
-    def __init__(self, learning_rate: float = 0.001, rho: float = 0.9, momentum: float = 0.0,
-                 epsilon: float = 1e-7, centered: bool = False,
-                 weight_decay: float | None = None, clipnorm: float | None = None,
-                 clipvalue: float | None = None, global_clipnorm: float | None = None,
-                 name: str = "rmsprop") -> None:
-        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name)
+    _CONFIG = ("rho", "momentum", "epsilon", "centered")
+
+    def __init__(
+        self,
+        learning_rate: float = 0.001,
+        rho: float = 0.9,
+        momentum: float = 0.0,
+        epsilon: float = 1e-7,
+        centered: bool = False,
+        **options: Unpack[OptimizerOptions],
+    ) -> None:
+        super().__init__(learning_rate, **options)
         self.rho = _number(rho, "rho", high=1.0)
         self.momentum = _number(momentum, "momentum")
         self.epsilon = _number(epsilon, "epsilon")
         self.centered = bool(centered)
 
     def _make(self, params: list) -> torch.optim.Optimizer:
-        return torch.optim.RMSprop(params, lr=self._learning_rate, alpha=self.rho,
-                                   eps=self.epsilon, momentum=self.momentum,
-                                   centered=self.centered)
-
-    def get_config(self) -> dict:
-        return {**super().get_config(), "rho": self.rho, "momentum": self.momentum,
-                "epsilon": self.epsilon, "centered": self.centered}
+        return torch.optim.RMSprop(
+            params,
+            lr=self._learning_rate,
+            alpha=self.rho,
+            eps=self.epsilon,
+            momentum=self.momentum,
+            centered=self.centered,
+        )
 
 
 class Adagrad(Optimizer):
@@ -354,24 +399,28 @@ class Adagrad(Optimizer):
         0.1
     """
 
-    def __init__(self, learning_rate: float = 0.001, initial_accumulator_value: float = 0.1,
-                 epsilon: float = 1e-7, weight_decay: float | None = None,
-                 clipnorm: float | None = None, clipvalue: float | None = None,
-                 global_clipnorm: float | None = None, name: str = "adagrad") -> None:
-        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name)
+    _CONFIG = ("initial_accumulator_value", "epsilon")
+
+    def __init__(
+        self,
+        learning_rate: float = 0.001,
+        initial_accumulator_value: float = 0.1,
+        epsilon: float = 1e-7,
+        **options: Unpack[OptimizerOptions],
+    ) -> None:
+        super().__init__(learning_rate, **options)
         self.initial_accumulator_value = _number(
             initial_accumulator_value, "initial_accumulator_value"
         )
         self.epsilon = _number(epsilon, "epsilon")
 
     def _make(self, params: list) -> torch.optim.Optimizer:
-        return torch.optim.Adagrad(params, lr=self._learning_rate, eps=self.epsilon,
-                                   initial_accumulator_value=self.initial_accumulator_value)
-
-    def get_config(self) -> dict:
-        return {**super().get_config(),
-                "initial_accumulator_value": self.initial_accumulator_value,
-                "epsilon": self.epsilon}
+        return torch.optim.Adagrad(
+            params,
+            lr=self._learning_rate,
+            eps=self.epsilon,
+            initial_accumulator_value=self.initial_accumulator_value,
+        )
 
 
 class TorchOptimizer(Optimizer):
@@ -413,8 +462,12 @@ class TorchOptimizer(Optimizer):
         return {"name": self.name, "learning_rate": self.learning_rate}
 
 
-_REGISTRY: dict[str, type[Optimizer]] = {
-    "sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad,
+_REGISTRY: dict[str, Callable[[], Optimizer]] = {
+    "sgd": SGD,
+    "adam": Adam,
+    "adamw": AdamW,
+    "rmsprop": RMSprop,
+    "adagrad": Adagrad,
 }
 
 OptimizerLike = str | Optimizer | torch.optim.Optimizer
@@ -440,13 +493,13 @@ def get(identifier: OptimizerLike) -> Optimizer:
     if isinstance(identifier, torch.optim.Optimizer):
         return TorchOptimizer(identifier)
     if isinstance(identifier, type) and issubclass(identifier, Optimizer):
-        return identifier()
+        return identifier()  # type: ignore[call-arg]  # concrete optimizers have defaults
     if isinstance(identifier, str):
         cls = _REGISTRY.get(identifier.lower())
         if cls is None:
             raise ValueError(
                 f"Unknown optimizer: {identifier!r}. Expected one of: "
-                f"{format_choices(_REGISTRY)}. Received: optimizer={identifier!r}"
+                f"{format_choices(list(_REGISTRY))}. Received: optimizer={identifier!r}"
             )
         return cls()
     raise ValueError(

@@ -115,6 +115,7 @@ class LocalJob:
     workdir: str = ""
     chief_failed: bool = False
     _stopping: bool = False
+    _report_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def placement(self, port: int) -> ProcessPlacement:
         return ProcessPlacement(0, self.world_size, 0, self.world_size, "127.0.0.1", port, UNISON_SOURCE)
@@ -149,18 +150,37 @@ class LocalJob:
             except subprocess.TimeoutExpired:
                 pass
 
+    def failed_child(self, grace_s: float = 0.0) -> _Child | None:
+        """The first replica that exited with an error, waiting up to ``grace_s`` for one."""
+        deadline = time.monotonic() + grace_s
+        while True:
+            for child in self.children:
+                code = child.proc.poll()
+                if code is not None and code != 0:
+                    return child
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(_POLL_S)
+
+    def report_and_stop(self, child: _Child) -> None:
+        """Print which replica failed and why, once, and stop the others."""
+        with self._report_lock:
+            if self._stopping:
+                return
+            self._stopping = True
+            sys.stderr.write(self.failure_report(child))
+            sys.stderr.flush()
+        self.kill_children()
+
     def watch(self) -> None:
         """Watchdog loop (daemon thread): a failed replica stops the whole job, loudly."""
         while not self._stopping:
-            for child in self.children:
-                code = child.proc.poll()
-                if code is not None and code != 0 and not self._stopping:
-                    sys.stderr.write(self.failure_report(child))
-                    sys.stderr.flush()
-                    self.kill_children()
-                    # The main thread may be blocked inside a collective that will never
-                    # complete; leaving from here is the only way that cannot hang.
-                    os._exit(1)
+            child = self.failed_child()
+            if child is not None:
+                self.report_and_stop(child)
+                # The main thread may be blocked inside a collective that will never
+                # complete; leaving from here is the only way that cannot hang.
+                os._exit(1)
             time.sleep(_POLL_S)
 
     def finish(self) -> None:
@@ -223,6 +243,12 @@ def start_local_job(num_replicas: int, timeout_s: float) -> tuple[ProcessPlaceme
 
     def chief_excepthook(tp: type[BaseException], value: BaseException, tb: Any) -> None:
         job.chief_failed = True
+        # A collective error here is usually the echo of another replica's failure: name that
+        # replica (and show its traceback) before our own, secondary, traceback.
+        child = job.failed_child(grace_s=3.0)
+        if child is not None:
+            job.report_and_stop(child)
+            sys.stderr.write("--- replica 0's own error, a consequence of the failure above ---\n")
         previous_hook(tp, value, tb)
 
     sys.excepthook = chief_excepthook

@@ -1,0 +1,284 @@
+"""Seed program speed: unison against a plain PyTorch loop, DDP and (where installed) TensorFlow.
+
+Each run is a fresh process (as a user starts it); systems are interleaved within every repeat
+(and their order rotated from one repeat to the next) so that machine noise hits all of them
+alike; the table reports medians over the repeats and, for each comparison, the median of the
+per-repeat ratios (each ratio taken between runs of the same repeat).
+
+Systems (the programs live in ``benchmarks/seed_mlp_programs/``):
+
+* ``unison1``: the seed program with ``import unison as tf``, ``MirroredStrategy()`` (one CPU
+  replica, torch's default threads = all cores), ``python seed_program.py``;
+* ``plain``: the same model, data and optimizer as a plain PyTorch loop (same threads);
+* ``unison2``: the seed program with ``MirroredStrategy(["/cpu:0", "/cpu:1"])``, started as
+  ``python seed_program.py`` (unison re-runs the script to start replica 1);
+* ``ddp2``: the plain loop in ``DistributedDataParallel`` (gloo on loopback), started with
+  ``python -m torch.distributed.run --standalone --nproc-per-node 2`` (torchrun), 1 thread/rank;
+* ``tf1`` / ``tf2``: the seed program on TensorFlow's MirroredStrategy (one CPU / two logical
+  CPUs), run with the Python given by ``--tf-python`` (a separate venv; skipped with the reason
+  if TensorFlow cannot be imported there).
+
+Every child times only the training (``model.fit`` / the loop, validation included); start-up
+(imports, strategy, process group, model) and data loading are reported separately.
+
+    python benchmarks/seed_mlp.py --epochs 5 --repeats 3 --out results.json
+    python benchmarks/seed_mlp.py --systems unison1,plain --epochs 1 --repeats 1 --warmup 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROGRAMS = os.path.join(HERE, "seed_mlp_programs")
+REPO = os.path.dirname(HERE)
+ALL_SYSTEMS = ("unison1", "plain", "unison2", "ddp2", "tf1", "tf2")
+# (system, baseline, target): ratio = system time / baseline time; target None = informative.
+COMPARISONS = (
+    ("unison1", "plain", 1.1),
+    ("unison2", "ddp2", 1.0),
+    ("unison1", "tf1", None),
+    ("unison2", "tf2", None),
+    ("unison2", "unison1", None),  # < 1: two replicas are faster than one
+    ("ddp2", "plain", None),
+    ("tf2", "tf1", None),
+)
+DEFAULT_TF_PYTHON = "/tmp/tfvenv/bin/python"
+
+
+def command_for(system: str, epochs: int, tf_python: str) -> list[str]:
+    seed = os.path.join(PROGRAMS, "seed_program.py")
+    if system in ("unison1", "unison2"):
+        return [sys.executable, seed, "--framework", "unison", "--replicas", system[-1],
+                "--epochs", str(epochs)]
+    if system in ("tf1", "tf2"):
+        return [tf_python, seed, "--framework", "tensorflow", "--replicas", system[-1],
+                "--epochs", str(epochs)]
+    if system == "plain":
+        return [sys.executable, os.path.join(PROGRAMS, "plain_torch.py"), "--epochs", str(epochs)]
+    if system == "ddp2":
+        return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                os.path.join(PROGRAMS, "ddp_torch.py"), "--epochs", str(epochs)]
+    raise ValueError(f"Unknown system {system!r}; choose from {', '.join(ALL_SYSTEMS)}.")
+
+
+def base_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("UNISON_DATA_DIR", os.path.normpath(os.path.join(REPO, "..", "shared", "data")))
+    env.setdefault("GLOO_SOCKET_IFNAME", "lo")  # DDP: keep gloo on loopback, as unison does
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def tf_unavailable(tf_python: str) -> str | None:
+    """None if TensorFlow imports with ``tf_python``; otherwise a one-line reason."""
+    if not (os.path.exists(tf_python) or shutil.which(tf_python)):
+        return (f"no Python at {tf_python} (create one: python -m venv /tmp/tfvenv && "
+                "/tmp/tfvenv/bin/pip install tensorflow-cpu; or pass --tf-python)")
+    probe = subprocess.run([tf_python, "-c", "import tensorflow as tf; print(tf.__version__)"],
+                           capture_output=True, text=True, env=base_env(), timeout=300)
+    if probe.returncode != 0:
+        last = (probe.stderr.strip().splitlines() or ["?"])[-1]
+        return f"`import tensorflow` fails with {tf_python}: {last}"
+    return None
+
+
+def tf_version(tf_python: str) -> str | None:
+    probe = subprocess.run([tf_python, "-c", "import tensorflow as tf; print(tf.__version__)"],
+                           capture_output=True, text=True, env=base_env(), timeout=300)
+    return probe.stdout.strip().splitlines()[-1] if probe.returncode == 0 else None
+
+
+def run_once(system: str, epochs: int, tf_python: str, log_dir: str, tag: str,
+             timeout_s: float) -> dict[str, Any]:
+    """One fresh run of ``system``; returns rank 0's result plus the other ranks' timings."""
+    out_dir = tempfile.mkdtemp(prefix=f"seed-bench-{system}-")
+    env = base_env()
+    env["SEED_BENCH_OUT_DIR"] = out_dir
+    cmd = command_for(system, epochs, tf_python)
+    log_path = os.path.join(log_dir, f"{tag}-{system}.log")
+    with open(log_path, "w", encoding="utf-8") as log:
+        env["SEED_BENCH_T0"] = repr(time.time())
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, cwd=PROGRAMS, env=env, stdout=log, stderr=subprocess.STDOUT,
+                              stdin=subprocess.DEVNULL, timeout=timeout_s)
+        wall = time.perf_counter() - t0
+    ranks = {}
+    for name in sorted(os.listdir(out_dir)):
+        with open(os.path.join(out_dir, name), encoding="utf-8") as fh:
+            r = json.load(fh)
+        ranks[r["rank"]] = r
+    shutil.rmtree(out_dir, ignore_errors=True)
+    if proc.returncode != 0 or 0 not in ranks:
+        with open(log_path, encoding="utf-8", errors="replace") as fh:
+            tail = "".join(fh.readlines()[-15:])
+        raise RuntimeError(f"{system} failed (exit {proc.returncode}); log {log_path}:\n{tail}")
+    result = dict(ranks[0])
+    result["wall_s"] = wall
+    result["log"] = log_path
+    if len(ranks) > 1:
+        result["ranks_train_s"] = [ranks[k]["train_s"] for k in sorted(ranks)]
+        starts = [ranks[k]["fit_start_wall"] for k in sorted(ranks)]
+        result["fit_start_skew_s"] = max(starts) - min(starts)
+    return result
+
+
+def final(result: dict[str, Any], key: str) -> float | None:
+    values = result["history"].get(key) or []
+    return values[-1] if values else None
+
+
+def summarize(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    systems: dict[str, Any] = {}
+    for system, rs in runs.items():
+        if not rs:
+            continue
+        times = [r["train_s"] for r in rs]
+        systems[system] = {
+            "train_s_median": statistics.median(times), "train_s_min": min(times),
+            "train_s_max": max(times), "train_s_all": times,
+            "startup_s_median": statistics.median(r["startup_s"] for r in rs),
+            "load_s_median": statistics.median(r["load_s"] for r in rs),
+            "wall_s_median": statistics.median(r["wall_s"] for r in rs),
+            "val_accuracy_median": statistics.median(final(r, "val_accuracy") for r in rs),
+            "accuracy_median": statistics.median(final(r, "accuracy") for r in rs),
+            "loss_median": statistics.median(final(r, "loss") for r in rs),
+            "threads": rs[0]["threads"],
+        }
+    comparisons = []
+    for system, baseline, target in COMPARISONS:
+        a, b = runs.get(system) or [], runs.get(baseline) or []
+        pairs = [x["train_s"] / y["train_s"] for x, y in zip(a, b)]  # same repeat index
+        if not pairs:
+            continue
+        med = statistics.median(pairs)
+        comparisons.append({
+            "system": system, "baseline": baseline, "target": target,
+            "ratio_median": med, "ratio_min": min(pairs), "ratio_max": max(pairs),
+            "ratio_of_medians": systems[system]["train_s_median"] / systems[baseline]["train_s_median"],
+            "met": None if target is None else med <= target,
+        })
+    return {"systems": systems, "comparisons": comparisons}
+
+
+def render(summary: dict[str, Any], command: str, header: str) -> str:
+    base_of = {s: (b, t) for s, b, t in COMPARISONS[:4]}
+    cmp_of = {(c["system"], c["baseline"]): c for c in summary["comparisons"]}
+    lines = [header, "", f"Command: `{command}`", ""]
+    lines.append("| system | train s (median) | spread (min-max) | vs baseline (median of paired ratios) "
+                 "| start-up s | data load s | threads | final loss | final acc | final val_acc |")
+    lines.append("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for system in ALL_SYSTEMS:
+        s = summary["systems"].get(system)
+        if s is None:
+            continue
+        vs = ""
+        if system in base_of and (system, base_of[system][0]) in cmp_of:
+            c = cmp_of[(system, base_of[system][0])]
+            target = "" if c["target"] is None else f" (target <= {c['target']:.1f}: {'met' if c['met'] else 'MISSED'})"
+            vs = f"{c['ratio_median']:.2f}x {c['baseline']}{target}"
+        lines.append(
+            f"| {system} | {s['train_s_median']:.2f} | {s['train_s_min']:.2f}-{s['train_s_max']:.2f} | {vs} "
+            f"| {s['startup_s_median']:.2f} | {s['load_s_median']:.2f} | {s['threads']} "
+            f"| {s['loss_median']:.4f} | {s['accuracy_median']:.4f} | {s['val_accuracy_median']:.4f} |")
+    lines += ["", "| comparison | ratio (median of paired) | paired min-max | ratio of medians | target |",
+              "| --- | ---: | ---: | ---: | --- |"]
+    for c in summary["comparisons"]:
+        target = "-" if c["target"] is None else f"<= {c['target']:.1f}: {'met' if c['met'] else 'MISSED'}"
+        lines.append(f"| {c['system']} / {c['baseline']} | {c['ratio_median']:.3f} | "
+                     f"{c['ratio_min']:.3f}-{c['ratio_max']:.3f} | {c['ratio_of_medians']:.3f} | {target} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--epochs", type=int, default=5)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--warmup", type=int, default=1,
+                   help="untimed 1-epoch runs of each system first (warm file caches); default 1")
+    p.add_argument("--systems", default=",".join(ALL_SYSTEMS))
+    p.add_argument("--tf-python", default=os.environ.get("SEED_BENCH_TF_PYTHON", DEFAULT_TF_PYTHON),
+                   help="the Python of a venv with tensorflow-cpu (default %(default)s)")
+    p.add_argument("--out", help="write all runs and the summary as JSON here")
+    p.add_argument("--log-dir", help="children's output (default: a fresh temporary folder)")
+    p.add_argument("--timeout", type=float, default=1800.0, help="seconds per run")
+    args = p.parse_args(argv)
+
+    command = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(__file__, os.getcwd()), *(argv if argv is not None else sys.argv[1:])])
+    systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    for s in systems:
+        if s not in ALL_SYSTEMS:
+            p.error(f"unknown system {s!r}; choose from {', '.join(ALL_SYSTEMS)}")
+    skipped = {}
+    tf_ver = None
+    if any(s.startswith("tf") for s in systems):
+        reason = tf_unavailable(args.tf_python)
+        if reason:
+            print(f"skipping tf1/tf2: {reason}", flush=True)
+            skipped = {s: reason for s in systems if s.startswith("tf")}
+            systems = [s for s in systems if not s.startswith("tf")]
+        else:
+            tf_ver = tf_version(args.tf_python)
+    log_dir = args.log_dir or tempfile.mkdtemp(prefix="seed-bench-logs-")
+    os.makedirs(log_dir, exist_ok=True)
+
+    import torch  # only for the machine description
+
+    machine = {
+        "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "cpu": platform.processor() or platform.machine(), "python": platform.python_version(),
+        "torch": torch.__version__, "tensorflow": tf_ver, "platform": platform.platform(),
+    }
+    date = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+    print(f"{date}  {machine}\nsystems: {systems}  epochs={args.epochs} repeats={args.repeats}  "
+          f"logs: {log_dir}", flush=True)
+
+    for w in range(args.warmup):
+        for s in systems:
+            r = run_once(s, 1, args.tf_python, log_dir, f"warmup{w}", args.timeout)
+            print(f"  warm-up {s}: train {r['train_s']:.2f}s", flush=True)
+    runs: dict[str, list[dict[str, Any]]] = {s: [] for s in systems}
+    for rep in range(args.repeats):
+        k = rep % len(systems)
+        for s in systems[k:] + systems[:k]:  # rotate the order: no system always goes first
+            r = run_once(s, args.epochs, args.tf_python, log_dir, f"rep{rep}", args.timeout)
+            r["repeat"] = rep
+            runs[s].append(r)
+            extra = f"  ranks {['%.2f' % t for t in r['ranks_train_s']]} skew {r['fit_start_skew_s']:.2f}s" \
+                if "ranks_train_s" in r else ""
+            print(f"  repeat {rep} {s}: train {r['train_s']:.2f}s  start-up {r['startup_s']:.2f}s  "
+                  f"load {r['load_s']:.2f}s  val_acc {final(r, 'val_accuracy'):.4f}{extra}", flush=True)
+
+    summary = summarize(runs)
+    header = (f"Seed MLP, {args.epochs} epochs, batch 32, {args.repeats} repeats; {date}; "
+              f"{machine['cores']} cores, torch {machine['torch']}, Python {machine['python']}"
+              + (f", tensorflow-cpu {tf_ver}" if tf_ver else ""))
+    print()
+    print(render(summary, command, header))
+    for s, reason in skipped.items():
+        print(f"{s}: skipped ({reason})")
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as fh:
+            json.dump({"command": command, "date": date, "machine": machine, "epochs": args.epochs,
+                       "repeats": args.repeats, "skipped": skipped, "runs": runs, "summary": summary},
+                      fh, indent=1)
+        print(f"results: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

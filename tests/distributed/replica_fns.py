@@ -1,0 +1,107 @@
+"""Functions the distributed tests run inside replica processes (module level, so picklable)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+import unison as tf
+
+
+def make_data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 12)).astype("float32")
+    y = (x[:, :4].argmax(1) + (x[:, 4] > 1)).astype("int64") % 4
+    return x, y
+
+
+def keras_fit(devices: list[str] | None, n: int, batch_size: int, epochs: int = 1) -> dict:
+    """Train a small MLP with BatchNorm through Keras fit; return weights and history."""
+    strategy = tf.distribute.MirroredStrategy(devices)
+    torch.manual_seed(0)
+    with strategy.scope():
+        model = tf.keras.Sequential([
+            tf.keras.layers.Dense(32, activation="relu", input_shape=(12,)),
+            tf.keras.layers.BatchNormalization(),
+            tf.keras.layers.Dense(4, activation="softmax"),
+        ])
+        model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    x, y = make_data(n)
+    xv, yv = make_data(101, seed=1)
+    history = model.fit(x, y, batch_size=batch_size, epochs=epochs, validation_data=(xv, yv), verbose=0)
+    return {
+        "weights": [w.copy() for w in model.get_weights()],
+        "history": history.history,
+        "evaluate": model.evaluate(xv, yv, batch_size=7, verbose=0),
+        "predict": model.predict(xv, batch_size=9, verbose=0),
+        "replicas": strategy.num_replicas_in_sync,
+    }
+
+
+def custom_loop(devices: list[str] | None, n: int, batch_size: int) -> list[np.ndarray]:
+    """20-ish steps of a raw PyTorch loop through strategy.run; return the final parameters."""
+    strategy = tf.distribute.MirroredStrategy(devices)
+    torch.manual_seed(0)
+    with strategy.scope():
+        model = torch.nn.Sequential(torch.nn.Linear(12, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    x, y = make_data(n)
+    batches = [(torch.from_numpy(x[i:i + batch_size]), torch.from_numpy(y[i:i + batch_size]))
+               for i in range(0, n, batch_size)]
+
+    def step(xb: torch.Tensor, yb: torch.Tensor, global_n: int) -> torch.Tensor:
+        per_example = F.cross_entropy(model(xb), yb, reduction="none")
+        loss = tf.nn.compute_average_loss(per_example, global_batch_size=global_n)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return per_example.sum().detach()
+
+    total = torch.zeros(())
+    for (xb, yb), (gx, _) in zip(strategy.experimental_distribute_dataset(batches), batches):
+        total += strategy.run(step, args=(xb, yb, len(gx)))
+    mean_loss = strategy.reduce(tf.distribute.ReduceOp.SUM, total).item() / n
+    return [p.detach().numpy().copy() for p in model.parameters()] + [np.array(mean_loss)]
+
+
+def reduce_and_gather(_: int) -> dict:
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1", "/cpu:2"])
+    rank = strategy.extended.replica_id
+    rows = torch.arange(rank + 1, dtype=torch.float32).reshape(-1, 1) + 10 * rank  # uneven sizes
+    ctx_seen = []
+    ds = strategy.distribute_datasets_from_function(lambda ctx: ctx_seen.append(ctx) or [rows])
+    list(ds)
+    ctx = ctx_seen[0]
+    with strategy.scope():
+        in_cross = tf.distribute.in_cross_replica_context()
+        no_replica_ctx = tf.distribute.get_replica_context() is None
+    replica_all_reduce = strategy.run(
+        lambda: tf.distribute.get_replica_context().all_reduce("SUM", torch.tensor(1.0))).item()
+    return {
+        "sum": strategy.reduce("SUM", torch.tensor(float(rank))).item(),
+        "mean": strategy.reduce("MEAN", torch.tensor(float(rank))).item(),
+        "sum_axis": strategy.reduce("SUM", rows, axis=0).tolist(),
+        "mean_axis": strategy.reduce("MEAN", rows, axis=0).tolist(),
+        "gather": strategy.gather(rows, axis=0).flatten().tolist(),
+        "ctx": (ctx.num_input_pipelines, ctx.input_pipeline_id, ctx.num_replicas_in_sync),
+        "replica_all_reduce": replica_all_reduce,
+        "in_cross": in_cross,
+        "no_replica_ctx": no_replica_ctx,
+    }
+
+
+def raise_on_rank(bad_rank: int) -> int:
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    if strategy.extended.replica_id == bad_rank:
+        raise ValueError(f"deliberate failure on rank {bad_rank}")
+    strategy.reduce("SUM", torch.tensor(1.0))
+    return strategy.extended.replica_id
+
+
+def sleep_on_rank(bad_rank: int) -> int:
+    import time
+
+    if tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]).extended.replica_id == bad_rank:
+        time.sleep(60)
+    return 0
