@@ -102,6 +102,18 @@ def tf_version(tf_python: str) -> str | None:
     return probe.stdout.strip().splitlines()[-1] if probe.returncode == 0 else None
 
 
+def source_state() -> str:
+    """The commit the unison source is at, and whether src/ has uncommitted edits (read-only git)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                              text=True, timeout=30).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "src"], cwd=REPO,
+                               capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return f"{head}{' + uncommitted edits in src/' if dirty else ''}"
+
+
 def run_once(system: str, epochs: int, tf_python: str, log_dir: str, tag: str,
              timeout_s: float) -> dict[str, Any]:
     """One fresh run of ``system``; returns rank 0's result plus the other ranks' timings."""
@@ -175,12 +187,15 @@ def summarize(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
 
 
 def render(summary: dict[str, Any], command: str, header: str) -> str:
-    base_of = {s: (b, t) for s, b, t in COMPARISONS[:4]}
+    base_of: dict[str, tuple[str, float | None]] = {}
+    for system, baseline, target in COMPARISONS[:4]:
+        if system in summary["systems"] and baseline in summary["systems"]:
+            base_of.setdefault(system, (baseline, target))  # the first present baseline
     cmp_of = {(c["system"], c["baseline"]): c for c in summary["comparisons"]}
     lines = [header, "", f"Command: `{command}`", ""]
     lines.append("| system | train s (median) | spread (min-max) | vs baseline (median of paired ratios) "
-                 "| start-up s | data load s | threads | final loss | final acc | final val_acc |")
-    lines.append("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+                 "| start-up s | data load s | process wall s | threads | final loss | final acc | final val_acc |")
+    lines.append("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for system in ALL_SYSTEMS:
         s = summary["systems"].get(system)
         if s is None:
@@ -192,7 +207,7 @@ def render(summary: dict[str, Any], command: str, header: str) -> str:
             vs = f"{c['ratio_median']:.2f}x {c['baseline']}{target}"
         lines.append(
             f"| {system} | {s['train_s_median']:.2f} | {s['train_s_min']:.2f}-{s['train_s_max']:.2f} | {vs} "
-            f"| {s['startup_s_median']:.2f} | {s['load_s_median']:.2f} | {s['threads']} "
+            f"| {s['startup_s_median']:.2f} | {s['load_s_median']:.2f} | {s['wall_s_median']:.2f} | {s['threads']} "
             f"| {s['loss_median']:.4f} | {s['accuracy_median']:.4f} | {s['val_accuracy_median']:.4f} |")
     lines += ["", "| comparison | ratio (median of paired) | paired min-max | ratio of medians | target |",
               "| --- | ---: | ---: | ---: | --- |"]
@@ -242,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
         "cpu": platform.processor() or platform.machine(), "python": platform.python_version(),
         "torch": torch.__version__, "tensorflow": tf_ver, "platform": platform.platform(),
+        "unison_source": source_state(),
     }
     date = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
     print(f"{date}  {machine}\nsystems: {systems}  epochs={args.epochs} repeats={args.repeats}  "
@@ -265,7 +281,8 @@ def main(argv: list[str] | None = None) -> int:
 
     summary = summarize(runs)
     header = (f"Seed MLP, {args.epochs} epochs, batch 32, {args.repeats} repeats; {date}; "
-              f"{machine['cores']} cores, torch {machine['torch']}, Python {machine['python']}"
+              f"{machine['cores']} cores, torch {machine['torch']}, Python {machine['python']}, "
+              f"unison at {machine['unison_source']}"
               + (f", tensorflow-cpu {tf_ver}" if tf_ver else ""))
     print()
     print(render(summary, command, header))

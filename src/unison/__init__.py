@@ -10,8 +10,25 @@ Example:
 """
 
 from unison import distribute, errors, keras, nn
-from unison.optim import Average, DistributedOptimizer, Sum
+from unison.api import (
+    allgather,
+    allreduce,
+    barrier,
+    broadcast,
+    broadcast_optimizer_state,
+    broadcast_parameters,
+    init,
+    local_rank,
+    local_size,
+    rank,
+    size,
+)
+from unison.optim import Adasum, Average, Compression, DistributedOptimizer, Sum
 
 __version__ = "0.1.0"
 
-__all__ = ["Average", "DistributedOptimizer", "Sum", "__version__", "distribute", "errors", "keras", "nn"]
+__all__ = [
+    "Adasum", "Average", "Compression", "DistributedOptimizer", "Sum", "__version__", "allgather",
+    "allreduce", "barrier", "broadcast", "broadcast_optimizer_state", "broadcast_parameters",
+    "distribute", "errors", "init", "keras", "local_rank", "local_size", "nn", "rank", "size",
+]

@@ -14,6 +14,8 @@ Example:
 from __future__ import annotations
 
 import datetime
+import time
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
@@ -38,28 +40,64 @@ class Communicator:
     number in error messages is that order), so a mismatch shows up as a named failure.
     """
 
-    def __init__(self, rank: int, world_size: int, device: torch.device, timeout_s: float) -> None:
+    def __init__(self, rank: int, world_size: int, device: torch.device, timeout_s: float,
+                 store: Any = None, local_rank: int | None = None, local_size: int | None = None) -> None:
         self.rank = rank
         self.world_size = world_size
         self.device = device
         self.timeout_s = timeout_s
+        self.store = store
+        self.local_rank = rank if local_rank is None else local_rank
+        self.local_size = world_size if local_size is None else local_size
         self._seq = 0
+        self.bytes_reduced = 0  # bytes this replica handed to all-reduce (for measurements)
+
+    @property
+    def collective_count(self) -> int:
+        """How many collectives this replica has issued (every replica issues the same ones)."""
+        return self._seq
 
     # The failure path: a torch RuntimeError from deep inside gloo/NCCL becomes an error that
-    # names the operation, its sequence number and this rank (DESIGN section 5).
+    # names the operation, its sequence number, this rank and the ranks that never arrived.
     def _run(self, op_name: str, fn: Callable[[], Any]) -> Any:
         self._seq += 1
         try:
             return fn()
         except RuntimeError as exc:
-            text = str(exc)
-            kind = CollectiveTimeoutError if "imeout" in text or "timed out" in text else UnisonError
-            raise kind(
-                f"Collective '{op_name}' (#{self._seq}) failed on rank {self.rank} of "
-                f"{self.world_size} after at most {self.timeout_s:.0f}s: {text.splitlines()[0]}. "
-                f"Another replica probably stopped (crashed, was killed, or took a different "
-                f"code path and issued different collectives); its own error says why."
-            ) from exc
+            raise self._named_error(op_name, self._seq, exc) from exc
+
+    def _named_error(self, op_name: str, seq: int, exc: RuntimeError) -> UnisonError:
+        text = str(exc)
+        lowered = text.lower()
+        kind = CollectiveTimeoutError if "timeout" in lowered or "timed out" in lowered else UnisonError
+        missing = self._ranks_not_arrived(op_name, seq)
+        return kind(
+            f"Collective '{op_name}' (#{seq}) failed on rank {self.rank} of {self.world_size} "
+            f"after at most {self.timeout_s:.0f}s: {text.splitlines()[0]}. {missing} A replica "
+            "that crashed, was killed, hangs, or took a different code path (issuing other "
+            "collectives) causes this; its own error says why."
+        )
+
+    def _ranks_not_arrived(self, op_name: str, seq: int) -> str:
+        """Ask the rendezvous store which replicas also reached (and failed in) this collective."""
+        if self.store is None or self.world_size < 2:
+            return ""
+        prefix = f"unison/arrived/{seq}/"
+        try:
+            self.store.set(f"{prefix}{self.rank}", op_name)
+            deadline = time.monotonic() + min(5.0, max(1.0, self.timeout_s / 2))
+            arrived = {self.rank}
+            while time.monotonic() < deadline and len(arrived) < self.world_size:
+                for r in range(self.world_size):
+                    if r not in arrived and self.store.check([f"{prefix}{r}"]):
+                        arrived.add(r)
+                time.sleep(0.05)
+        except Exception as exc:  # the store lives in replica 0 / the launcher: it may be gone
+            return f"(The rendezvous store could not be asked which replicas arrived: {exc}.)"
+        missing = sorted(set(range(self.world_size)) - arrived)
+        if not missing:
+            return "Every replica reached this collective."
+        return f"Ranks {missing} did not arrive at this collective."
 
     @property
     def is_distributed(self) -> bool:
@@ -68,16 +106,22 @@ class Communicator:
 
     def all_reduce(self, tensor: torch.Tensor, op: str = "sum", name: str = "all_reduce") -> torch.Tensor:
         """Reduce ``tensor`` in place across replicas and return it."""
+        self.bytes_reduced += tensor.numel() * tensor.element_size()
         self._run(name, lambda: dist.all_reduce(tensor, op=_REDUCE_OPS[op]))
         return tensor
 
-    def all_reduce_async(self, tensor: torch.Tensor, name: str = "all_reduce") -> "dist.Work":
-        """Start a SUM all-reduce of ``tensor`` in place; ``wait()`` the returned work."""
-        return self._run(name, lambda: dist.all_reduce(tensor, op=dist.ReduceOp.SUM, async_op=True))
+    def all_reduce_async(self, tensor: torch.Tensor, name: str = "all_reduce") -> "Pending":
+        """Start a SUM all-reduce of ``tensor`` in place; ``wait()`` the returned handle."""
+        self.bytes_reduced += tensor.numel() * tensor.element_size()
+        work = self._run(name, lambda: dist.all_reduce(tensor, op=dist.ReduceOp.SUM, async_op=True))
+        return Pending(work, self._seq, name)
 
-    def wait(self, work: "dist.Work", name: str = "all_reduce") -> None:
-        """Wait for asynchronous work, translating failures like the blocking calls."""
-        self._run(name + ".wait", work.wait)
+    def wait(self, pending: "Pending") -> None:
+        """Wait for an asynchronous collective, translating failures like the blocking calls."""
+        try:
+            pending.work.wait()
+        except RuntimeError as exc:
+            raise self._named_error(pending.name, pending.seq, exc) from exc
 
     def broadcast(self, tensor: torch.Tensor, src: int = 0, name: str = "broadcast") -> torch.Tensor:
         """Overwrite ``tensor`` on every replica with rank ``src``'s value."""
@@ -119,6 +163,15 @@ class Communicator:
             dist.destroy_process_group()
 
 
+@dataclass
+class Pending:
+    """An asynchronous collective in flight: its work handle, sequence number and name."""
+
+    work: Any
+    seq: int
+    name: str
+
+
 class LocalCommunicator(Communicator):
     """The one-replica communicator: every collective returns its input unchanged."""
 
@@ -128,7 +181,7 @@ class LocalCommunicator(Communicator):
     def all_reduce(self, tensor: torch.Tensor, op: str = "sum", name: str = "all_reduce") -> torch.Tensor:
         return tensor
 
-    def all_reduce_async(self, tensor: torch.Tensor, name: str = "all_reduce") -> "dist.Work":
+    def all_reduce_async(self, tensor: torch.Tensor, name: str = "all_reduce") -> Pending:
         raise UnisonError("all_reduce_async needs more than one replica; check is_distributed first.")
 
     def broadcast(self, tensor: torch.Tensor, src: int = 0, name: str = "broadcast") -> torch.Tensor:
@@ -171,12 +224,15 @@ def connect(
         A :class:`Communicator` for this replica.
     """
     timeout = datetime.timedelta(seconds=timeout_s)
+    if dist.is_initialized() and store is None:
+        store = _default_store()
     if not dist.is_initialized():
         if placement.source == TORCHRUN_SOURCE and store is None:
             dist.init_process_group(
                 backend, init_method="env://", rank=placement.rank,
                 world_size=placement.world_size, timeout=timeout,
             )
+            store = _default_store()
         else:
             if store is None:
                 try:
@@ -195,5 +251,29 @@ def connect(
                 backend, store=store, rank=placement.rank,
                 world_size=placement.world_size, timeout=timeout,
             )
-    return Communicator(placement.rank, placement.world_size, device, timeout_s)
+    comm = Communicator(placement.rank, placement.world_size, device, timeout_s, store=store,
+                        local_rank=placement.local_rank, local_size=placement.local_world_size)
+    _JOINED.append(comm)
+    return comm
+
+
+# The process group is process-wide in torch; this records the communicator that joined it so
+# Horovod-style calls (unison.rank(), DistributedOptimizer without a communicator) find it.
+_JOINED: list[Communicator] = []
+
+
+def joined() -> Communicator | None:
+    """The communicator of the job this process joined (by a strategy or ``unison.init()``)."""
+    if _JOINED and dist.is_initialized():
+        return _JOINED[-1]
+    return None
+
+
+def _default_store() -> Any:
+    try:
+        from torch.distributed.distributed_c10d import _get_default_store
+
+        return _get_default_store()
+    except Exception:  # private API: diagnostics only, never required
+        return None
 

@@ -6,8 +6,10 @@ Example:
     1
 """
 
+from unison.distribute import cluster_resolver, experimental
 from unison.distribute.input import InputContext
 from unison.distribute.mirrored import MirroredStrategy
+from unison.distribute.multi_worker import MultiWorkerMirroredStrategy
 from unison.distribute.strategy import (
     OneDeviceStrategy,
     ReduceOp,
@@ -23,11 +25,14 @@ from unison.distribute.strategy import (
 __all__ = [
     "InputContext",
     "MirroredStrategy",
+    "MultiWorkerMirroredStrategy",
     "OneDeviceStrategy",
     "ReduceOp",
     "ReplicaContext",
     "Strategy",
     "StrategyExtended",
+    "cluster_resolver",
+    "experimental",
     "get_replica_context",
     "get_strategy",
     "has_strategy",

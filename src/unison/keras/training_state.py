@@ -98,7 +98,7 @@ class TrainingState:
         if self.comm.is_distributed:
             self.dist_opt = DistributedOptimizer(
                 self.torch_opt, named_parameters=[(n, p) for n, p in self.model.named_parameters() if p.requires_grad],
-                op=Sum, communicator=self.comm)
+                op=Sum, communicator=self.comm, gradient_transform=self.model.optimizer.clip_gradients)
         self.has_regularizers = bool(self.model.losses)
 
     def empty_output(self, data: Any) -> torch.Tensor:
@@ -138,11 +138,10 @@ class TrainingState:
             loss = loss + reg / self.comm.world_size
         loss.backward()
         if self.dist_opt is not None:
-            self.dist_opt.synchronize()
-        self.model.optimizer.clip_gradients(self.params)
-        self.torch_opt.step()
-        if self.dist_opt is not None:
-            self.dist_opt.mark_stepped()
+            self.dist_opt.step()  # reduce, check, clip (Keras options), update
+        else:
+            self.model.optimizer.clip_gradients(self.params)
+            self.torch_opt.step()
         self.torch_opt.zero_grad(set_to_none=True)
         self._update_metrics(batch, y_pred, loss_sum, local, reg)
 

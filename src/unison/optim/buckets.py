@@ -1,15 +1,19 @@
 """Gradient buckets: many gradients packed into a few flat buffers, all-reduced while backward runs.
 
 Parameters are assigned to buckets in reverse order of registration (the order backward produces
-their gradients) up to ``bucket_cap_mb`` each. A post-accumulate-grad hook counts each gradient;
-when every gradient of a bucket is in, the bucket's asynchronous all-reduce starts, so
-communication overlaps the rest of backward. Buckets are launched strictly in index order on
-every replica: collectives are matched by issue order, so this is what keeps replicas whose hooks
-fire in a different order (or that skip a parameter) from pairing the wrong buffers.
+their gradients) up to ``bucket_cap_mb`` each. When every gradient of a bucket is in, the
+bucket's asynchronous all-reduce starts, so communication overlaps the rest of backward.
+Buckets are launched strictly in index order on every replica: collectives are matched by issue
+order, so this keeps replicas whose hooks fire in a different order (or that skip a parameter)
+from pairing the wrong buffers.
 
-Each bucket carries one extra slot per parameter, 1.0 if this replica produced a gradient for it.
-After the reduction a parameter that no replica touched keeps ``grad = None`` (exactly what a
-single process would see), and one touched by some replicas gets the sum of what they produced.
+Layout of a bucket on the wire::
+
+    [ gradients (numel) | used flag per parameter (P) | non-finite flag (1) ]
+
+The flags travel with the gradients, so every replica reaches the same verdict with no extra
+collective: a parameter no replica touched keeps ``grad = None`` (exactly what one process would
+see), and a non-finite gradient anywhere is seen everywhere.
 
 Example:
     >>> import torch
@@ -25,62 +29,104 @@ from typing import Any, Sequence
 
 import torch
 
+from unison.optim.adasum import adasum_tree
+from unison.optim.compression import Compressor
+
 
 @dataclass
 class Bucket:
-    """A flat buffer holding the gradients of ``params`` plus one 'was used' slot per parameter."""
+    """One flat buffer of gradients plus their flags."""
 
     index: int
     params: list[torch.nn.Parameter]
     offsets: list[int]
     numel: int
     buffer: torch.Tensor | None = None
+    staging: torch.Tensor | None = None
+    residual: torch.Tensor | None = None
     ready: int = 0
-    work: Any = None
-    produced: set[int] = field(default_factory=set)
+    pending: Any = None
+    packed: bool = False
+    tail: list[float] = field(default_factory=list)
 
-    def allocate(self, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-        if self.buffer is None or self.buffer.dtype != dtype or self.buffer.device != device:
-            self.buffer = torch.zeros(self.numel + len(self.params), dtype=dtype, device=device)
-        return self.buffer
+    @property
+    def nbytes(self) -> int:
+        """Bytes of this bucket's buffer on the wire."""
+        return 0 if self.buffer is None else self.buffer.numel() * self.buffer.element_size()
 
-    def pack(self) -> torch.Tensor:
-        """Copy the current gradients (zeros where absent) and 'used' flags into the buffer."""
+    def _buffers(self, compression: Compressor, error_feedback: bool) -> tuple[torch.Tensor, torch.Tensor]:
         first = self.params[0]
-        buf = self.allocate(first.dtype, first.device)
+        wire = compression.wire_dtype(first.dtype)
+        if self.buffer is None or self.buffer.dtype != wire:
+            self.buffer = torch.zeros(self.numel + len(self.params) + 1, dtype=wire, device=first.device)
+            self.staging = torch.zeros(self.numel, dtype=first.dtype, device=first.device) if wire != first.dtype else None
+            self.residual = torch.zeros_like(self.staging) if (self.staging is not None and error_feedback) else None
+        stage = self.staging if self.staging is not None else self.buffer[: self.numel]
+        return self.buffer, stage
+
+    def pack(self, compression: Compressor, prescale: float, error_feedback: bool) -> torch.Tensor:
+        """Copy gradients (zeros where absent) and flags into the wire buffer; returns it."""
+        buf, stage = self._buffers(compression, error_feedback)
         flags = buf[self.numel:]
         for i, (p, off) in enumerate(zip(self.params, self.offsets)):
-            view = buf[off: off + p.numel()]
+            view = stage[off: off + p.numel()]
             if p.grad is None:
                 view.zero_()
-                flags[i] = 0.0
+                flags[i] = 0
             else:
                 view.copy_(p.grad.reshape(-1))
-                flags[i] = 1.0
+                flags[i] = 1
+        flags[-1] = (~torch.isfinite(stage)).any().to(buf.dtype)
+        if prescale != 1.0:
+            stage.mul_(prescale)
+        if self.staging is not None:
+            if self.residual is not None:
+                stage.add_(self.residual)
+            buf[: self.numel].copy_(stage)
+            if self.residual is not None:
+                # error feedback: what the cast lost this step is added back next step
+                torch.sub(stage, buf[: self.numel].to(stage.dtype), out=self.residual)
+        self.packed = True
         return buf
 
-    def unpack(self, scale: float) -> None:
-        """Write the reduced buffer back into each parameter's ``grad`` (scaled)."""
+    def combine_adasum(self, parts: Sequence[torch.Tensor]) -> None:
+        """Replace the buffer by the Adasum of every replica's buffer (flags are summed)."""
         buf = self.buffer
-        if buf is None:  # nothing was packed this step: nothing to write back
+        if buf is None:
             return
-        used = buf[self.numel:].tolist()
+        for p, off in zip(self.params, self.offsets):
+            buf[off: off + p.numel()] = adasum_tree([part[off: off + p.numel()] for part in parts])
+        buf[self.numel:] = torch.stack([part[self.numel:] for part in parts]).sum(0)
+
+    def read_flags(self) -> tuple[list[float], float]:
+        """(replicas that produced each gradient, replicas that saw a non-finite value)."""
+        if self.buffer is None:
+            return [0.0] * len(self.params), 0.0
+        self.tail = self.buffer[self.numel:].float().tolist()
+        return self.tail[:-1], self.tail[-1]
+
+    def write_back(self, scale: float) -> None:
+        """Write the reduced gradients into each parameter's ``grad`` (scaled)."""
+        buf = self.buffer
+        if buf is None:
+            return
+        used = self.tail[:-1] if self.tail else self.read_flags()[0]
         for i, (p, off) in enumerate(zip(self.params, self.offsets)):
             if used[i] == 0.0:
                 p.grad = None
                 continue
-            reduced = buf[off: off + p.numel()].view_as(p)
+            reduced = buf[off: off + p.numel()].view(p.shape)
             if p.grad is None:
                 p.grad = torch.empty_like(p)
+            p.grad.copy_(reduced)
             if scale != 1.0:
-                torch.mul(reduced, scale, out=p.grad)
-            else:
-                p.grad.copy_(reduced)
+                p.grad.mul_(scale)
 
     def reset(self) -> None:
         self.ready = 0
-        self.work = None
-        self.produced.clear()
+        self.pending = None
+        self.packed = False
+        self.tail = []
 
 
 def plan_buckets(params: Sequence[torch.nn.Parameter], cap_bytes: int) -> list[Bucket]:

@@ -2,10 +2,10 @@
 
 It wraps any ``torch.optim.Optimizer`` by composition. During ``backward()`` gradients are
 packed into buckets whose all-reduce starts as soon as each bucket is complete (see
-:mod:`unison.optim.buckets`); ``step()`` waits for what is still in flight, writes the reduced
-gradients back and calls the wrapped optimizer. Strategies use it with ``op=Sum`` (their loss is
-already divided by the global batch size); a raw PyTorch loop uses the default ``op=Average``,
-Horovod-style.
+:mod:`unison.optim.buckets`); ``step()`` waits for what is still in flight, checks the verdicts
+that travelled with the gradients, writes the reduced gradients back and steps the wrapped
+optimizer. Strategies use it with ``op=Sum`` (their loss is already divided by the global batch
+size); a raw PyTorch loop uses the default ``op=Average``, Horovod-style.
 
 Example:
     >>> import torch
@@ -21,12 +21,16 @@ from __future__ import annotations
 
 import contextlib
 import enum
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import torch
 
-from unison.comm.communicator import Communicator, LocalCommunicator
+from unison.comm.communicator import Communicator, LocalCommunicator, joined
+from unison.errors import format_choices
 from unison.optim.buckets import Bucket, plan_buckets
+from unison.optim.compression import Compression, Compressor
+from unison.optim.safety import check_consistency, first_nonfinite, nonfinite_error
+from unison.optim.zero import ShardedState
 
 
 class ReduceOp(enum.Enum):
@@ -34,10 +38,13 @@ class ReduceOp(enum.Enum):
 
     AVERAGE = "average"
     SUM = "sum"
+    ADASUM = "adasum"
 
 
 Average = ReduceOp.AVERAGE
 Sum = ReduceOp.SUM
+Adasum = ReduceOp.ADASUM
+_NONFINITE = ("raise", "skip")
 
 
 def _check_named_parameters(
@@ -69,30 +76,54 @@ def _check_named_parameters(
     return pairs
 
 
+def _check_compression(compression: Any) -> Compressor:
+    if isinstance(compression, Compressor):
+        return compression
+    if isinstance(compression, str) and compression in Compression.all():
+        return Compression.all()[compression]
+    raise ValueError(
+        f"Unknown compression {compression!r}. Expected one of unison.Compression.none, .fp16, "
+        f".bf16 (or the strings {format_choices(Compression.all())})."
+    )
+
+
 class DistributedOptimizer:
     """Synchronises gradients across replicas, then steps the wrapped optimizer.
 
     Args:
         optimizer: the ``torch.optim.Optimizer`` to wrap (it keeps its own state).
         named_parameters: ``model.named_parameters()``; names appear in error messages.
-        op: ``Average`` (divide the sum by replicas x passes) or ``Sum``.
-        bucket_cap_mb: the size of one gradient bucket.
+        compression: ``Compression.none`` (default), ``.fp16`` or ``.bf16`` on the wire.
         backward_passes_per_step: communicate only on every k-th backward; the k local
-            gradients are accumulated first.
-        communicator: the replicas to synchronise with; default: the job this process joined
-            (a single process synchronises with nobody).
+            gradients are accumulated first (with ``Average``, divided by k too).
+        op: ``Average`` (divide the sum by the replicas), ``Sum``, or ``Adasum``.
+        bucket_cap_mb: the size of one gradient bucket.
+        nonfinite: ``"raise"`` (an error naming ranks and parameter) or ``"skip"`` (every
+            replica skips that step; counted in ``skipped_steps``).
+        clip_grad_norm: clip the global norm of the *reduced* gradients (same on every replica).
+        shard_optimizer_state: ZeRO-1, each replica keeps the optimizer state of its shard only.
+        error_feedback: with compression, add what the cast lost back into the next step.
+        gradient_transform: called with the parameters after synchronisation, before the step
+            (the Keras front end clips here).
+        communicator: the replicas to synchronise with; default: the job this process joined.
 
-    Contract: every replica calls ``backward()`` exactly ``backward_passes_per_step`` times and
-    then ``step()``; all of them see identical reduced gradients.
+    Contract: every replica calls ``backward()`` ``backward_passes_per_step`` times and then
+    ``step()``; all of them see identical reduced gradients and take the same decisions.
     """
 
     def __init__(
         self,
         optimizer: torch.optim.Optimizer,
         named_parameters: Iterable[tuple[str, torch.nn.Parameter]] | None = None,
+        compression: Compressor = Compression.none,
+        backward_passes_per_step: int = 1,
         op: ReduceOp = Average,
         bucket_cap_mb: float = 25.0,
-        backward_passes_per_step: int = 1,
+        nonfinite: str = "raise",
+        clip_grad_norm: float | None = None,
+        shard_optimizer_state: bool = False,
+        error_feedback: bool = False,
+        gradient_transform: Callable[[list[torch.nn.Parameter]], None] | None = None,
         communicator: Communicator | None = None,
     ) -> None:
         if not isinstance(optimizer, torch.optim.Optimizer):
@@ -102,29 +133,42 @@ class DistributedOptimizer:
                 "model.parameters()), named_parameters=model.named_parameters())"
             )
         if not isinstance(op, ReduceOp):
-            raise ValueError(f"Unknown op {op!r}. Expected unison.Average or unison.Sum.")
-        if not isinstance(backward_passes_per_step, int) or backward_passes_per_step < 1:
+            raise ValueError(f"Unknown op {op!r}. Expected unison.Average, unison.Sum or unison.Adasum.")
+        if isinstance(backward_passes_per_step, bool) or not isinstance(backward_passes_per_step, int) \
+                or backward_passes_per_step < 1:
             raise ValueError(
                 "backward_passes_per_step must be an integer >= 1. "
                 f"Received: backward_passes_per_step={backward_passes_per_step!r}"
             )
         if bucket_cap_mb <= 0:
             raise ValueError(f"bucket_cap_mb must be > 0. Received: bucket_cap_mb={bucket_cap_mb}")
+        if nonfinite not in _NONFINITE:
+            raise ValueError(f"nonfinite must be one of {format_choices(_NONFINITE)}. Received: nonfinite={nonfinite!r}")
+        if clip_grad_norm is not None and clip_grad_norm <= 0:
+            raise ValueError(f"clip_grad_norm must be > 0. Received: clip_grad_norm={clip_grad_norm}")
         self.optimizer = optimizer
         self.op = op
+        self.compression = _check_compression(compression)
         self.backward_passes_per_step = backward_passes_per_step
-        self.comm = communicator if communicator is not None else default_communicator()
+        self.nonfinite = nonfinite
+        self.clip_grad_norm = clip_grad_norm
+        self.error_feedback = error_feedback
+        self.gradient_transform = gradient_transform
+        self.comm = communicator if communicator is not None else (joined() or LocalCommunicator())
         self._named = _check_named_parameters(named_parameters, optimizer)
         self._names = {id(p): n for n, p in self._named}
-        trainable = [p for _, p in self._named if p.requires_grad]
-        self._buckets = plan_buckets(trainable, int(bucket_cap_mb * 1024 * 1024))
+        self._trainable = [p for _, p in self._named if p.requires_grad]
+        self._buckets = plan_buckets(self._trainable, int(bucket_cap_mb * 1024 * 1024))
         self._bucket_of: dict[int, Bucket] = {id(p): b for b in self._buckets for p in b.params}
         self._passes: dict[int, int] = {}
         self._next_launch = 0
         self._skip = False
         self._synchronized = False
-        self._hooks: list[Any] = []
-        self._hooks = [p.register_post_accumulate_grad_hook(self._on_grad) for p in trainable]
+        self._checked = False
+        self.steps = 0
+        self.skipped_steps = 0
+        self.sharded = ShardedState(optimizer, self.comm) if shard_optimizer_state and self.comm.is_distributed else None
+        self._hooks = [p.register_post_accumulate_grad_hook(self._on_grad) for p in self._trainable]
 
     # --- composition: the wrapped optimizer's API -------------------------------------------
     @property
@@ -144,7 +188,11 @@ class DistributedOptimizer:
     def zero_grad(self, set_to_none: bool = True) -> None:
         self.optimizer.zero_grad(set_to_none=set_to_none)
 
-    # --- synchronisation ---------------------------------------------------------------------
+    # --- overlap: buckets launch while backward runs -------------------------------------------
+    @property
+    def _overlaps(self) -> bool:
+        return self.comm.is_distributed and self.op is not Adasum
+
     def _on_grad(self, param: torch.Tensor) -> None:
         key = id(param)
         self._synchronized = False
@@ -156,14 +204,28 @@ class DistributedOptimizer:
                 "every backward_passes_per_step backward passes, or raise that setting."
             )
         self._passes[key] = count
-        if count == self.backward_passes_per_step and self.comm.is_distributed:
+        if count == self.backward_passes_per_step and self._overlaps:
             bucket = self._bucket_of[key]
             bucket.ready += 1
             if bucket.ready == len(bucket.params):
                 self._launch_in_order()
 
+    @property
+    def _prescale(self) -> float:
+        # Compressed buckets are pre-divided so an fp16 sum stays in range.
+        return 1.0 / self.comm.world_size if self.compression.compresses else 1.0
+
+    def _check_once(self) -> None:
+        # Before the first gradient leaves: replicas with different models would otherwise
+        # exchange buffers of different sizes (a crash deep in gloo) or silently diverge.
+        if not self._checked:
+            self._checked = True
+            check_consistency(self._named, self.comm)
+
     def _launch(self, bucket: Bucket) -> None:
-        bucket.work = self.comm.all_reduce_async(bucket.pack(), name=f"gradients.bucket{bucket.index}")
+        self._check_once()
+        buf = bucket.pack(self.compression, self._prescale, self.error_feedback)
+        bucket.pending = self.comm.all_reduce_async(buf, name=f"gradients.bucket{bucket.index}")
 
     def _launch_in_order(self) -> None:
         # Launch every consecutive complete bucket: a later bucket waits for earlier ones so
@@ -175,33 +237,70 @@ class DistributedOptimizer:
             self._launch(bucket)
             self._next_launch += 1
 
+    # --- synchronisation -----------------------------------------------------------------------
     def synchronize(self) -> None:
-        """Finish the gradient reduction now (launch what is left, wait, write back)."""
+        """Finish the gradient reduction now (launch what is left, wait, check, write back)."""
         if self._synchronized:
             return  # already synchronised since the last backward (e.g. by a manual call)
         self._synchronized = True
+        self.steps += 1
         if not self.comm.is_distributed:
-            if self.op is Average and self.backward_passes_per_step > 1:
-                self._scale_local(1.0 / self.backward_passes_per_step)
-            self._passes.clear()
+            self._synchronize_local()
+        else:
+            self._check_once()
+            self._reduce_buckets()
+        if self.clip_grad_norm is not None:
+            grads = [p for p in self._trainable if p.grad is not None]
+            if grads:
+                torch.nn.utils.clip_grad_norm_(grads, self.clip_grad_norm)
+        self._passes.clear()
+
+    def _synchronize_local(self) -> None:
+        bad = first_nonfinite(self._named)
+        if bad is not None:
+            self._nonfinite_verdict(bad)
             return
-        while self._next_launch < len(self._buckets):
-            self._launch(self._buckets[self._next_launch])
-            self._next_launch += 1
+        if self.op is Average and self.backward_passes_per_step > 1:
+            for p in self._trainable:
+                if p.grad is not None:
+                    p.grad.mul_(1.0 / self.backward_passes_per_step)
+
+    def _reduce_buckets(self) -> None:
+        if self.op is Adasum:
+            for bucket in self._buckets:
+                buf = bucket.pack(self.compression, 1.0, self.error_feedback)
+                parts = self.comm.all_gather(buf.reshape(1, -1), name=f"adasum.bucket{bucket.index}")
+                bucket.combine_adasum([part.reshape(-1) for part in parts])
+        else:
+            while self._next_launch < len(self._buckets):
+                self._launch(self._buckets[self._next_launch])
+                self._next_launch += 1
+            for bucket in self._buckets:
+                self.comm.wait(bucket.pending)
+        self._next_launch = 0
+        bad = sum(bucket.read_flags()[1] for bucket in self._buckets)
+        if bad:
+            for bucket in self._buckets:
+                bucket.reset()
+            self._nonfinite_verdict(first_nonfinite(self._named))
+            return
         scale = 1.0
         if self.op is Average:
             scale = 1.0 / (self.comm.world_size * self.backward_passes_per_step)
+        elif self.op is Sum and self.compression.compresses:
+            scale = float(self.comm.world_size)
+        scale /= self._prescale if self.op is Average else 1.0
         for bucket in self._buckets:
-            self.comm.wait(bucket.work, name=f"gradients.bucket{bucket.index}")
-            bucket.unpack(scale)
+            bucket.write_back(scale)
             bucket.reset()
-        self._passes.clear()
-        self._next_launch = 0
 
-    def _scale_local(self, scale: float) -> None:
-        for _, p in self._named:
-            if p.grad is not None:
-                p.grad.mul_(scale)
+    def _nonfinite_verdict(self, local: str | None) -> None:
+        """Every replica got the same flag: raise everywhere, or skip the step everywhere."""
+        if self.nonfinite == "raise":
+            raise nonfinite_error(local, self.comm, self.steps)
+        self.skipped_steps += 1
+        for p in self._trainable:
+            p.grad = None  # torch optimizers leave parameters without gradients untouched
 
     @contextlib.contextmanager
     def skip_synchronize(self) -> Iterator[None]:
@@ -216,10 +315,17 @@ class DistributedOptimizer:
         """Synchronise gradients (unless inside ``skip_synchronize``) and step the optimizer."""
         if not self._skip:
             self.synchronize()
+        if self.gradient_transform is not None:
+            self.gradient_transform(self._trainable)
         # Tells a strategy's global step hook that this step is already synchronised.
         setattr(self.optimizer, "_unison_synchronized", True)
         try:
-            return self.optimizer.step(closure)
+            if self.sharded is None:
+                return self.optimizer.step(closure)
+            with self.sharded.owned_only():
+                result = self.optimizer.step(closure)
+            self.sharded.share_updates()
+            return result
         finally:
             setattr(self.optimizer, "_unison_synchronized", False)
             self.mark_stepped()
@@ -228,21 +334,15 @@ class DistributedOptimizer:
         """Record that the optimizer stepped: the next step needs a fresh synchronisation."""
         self._synchronized = False
 
+    def optimizer_state_bytes(self) -> int:
+        """Bytes of optimizer state this replica holds (smaller with ``shard_optimizer_state``)."""
+        if self.sharded is not None:
+            return self.sharded.state_bytes()
+        return sum(v.numel() * v.element_size() for s in self.optimizer.state.values()
+                   for v in s.values() if isinstance(v, torch.Tensor))
+
     def remove_hooks(self) -> None:
         """Detach from the parameters (the wrapped optimizer keeps working alone)."""
         for h in self._hooks:
             h.remove()
         self._hooks = []
-
-
-def default_communicator() -> Communicator:
-    """The communicator of the job this process already joined, or a local one."""
-    import torch.distributed as dist
-
-    if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
-        from datetime import timedelta
-
-        backend = dist.get_backend()
-        device = torch.device("cuda", torch.cuda.current_device()) if backend == "nccl" else torch.device("cpu")
-        return Communicator(dist.get_rank(), dist.get_world_size(), device, timedelta(minutes=5).total_seconds())
-    return LocalCommunicator()

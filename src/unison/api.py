@@ -1,0 +1,141 @@
+"""Horovod's torch API on unison: ``init``, ``rank``, ``size``, collectives, broadcasts.
+
+For raw PyTorch loops that want data parallelism without a strategy::
+
+    import unison
+    unison.init()                       # from unison launch / torchrun env; alone: a no-op
+    opt = unison.DistributedOptimizer(torch.optim.Adam(model.parameters()),
+                                      named_parameters=model.named_parameters())
+    unison.broadcast_parameters(model.state_dict(), root_rank=0)
+    unison.broadcast_optimizer_state(opt, root_rank=0)
+
+Example:
+    >>> import unison
+    >>> unison.init(); (unison.rank(), unison.size())
+    (0, 1)
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable, Mapping
+
+import torch
+
+from unison.cluster.placement import UNISON_SOURCE, resolve_placement
+from unison.comm.communicator import Communicator, LocalCommunicator, connect, joined
+from unison.optim.distributed import Adasum, Average, DistributedOptimizer, ReduceOp, Sum
+
+_ALONE: list[Communicator] = []
+
+
+def init(timeout_seconds: float = 300.0) -> None:
+    """Join the job described by the environment (``unison launch``/torchrun); alone: no-op."""
+    if joined() is not None:
+        return
+    placement = resolve_placement()
+    if placement is None or placement.world_size == 1:
+        if not _ALONE:
+            _ALONE.append(LocalCommunicator())
+        return
+    if placement.source == UNISON_SOURCE and "GLOO_SOCKET_IFNAME" not in os.environ \
+            and placement.master_addr in ("127.0.0.1", "localhost"):
+        os.environ["GLOO_SOCKET_IFNAME"] = "lo"
+    if torch.cuda.is_available():
+        device = torch.device("cuda", placement.local_rank % torch.cuda.device_count())
+        torch.cuda.set_device(device)
+        backend = "nccl"
+    else:
+        device, backend = torch.device("cpu"), "gloo"
+    connect(placement, backend, device, timeout_seconds)
+
+
+def _comm() -> Communicator:
+    comm = joined()
+    if comm is not None:
+        return comm
+    if not _ALONE:
+        raise RuntimeError("unison is not initialised: call unison.init() first.")
+    return _ALONE[0]
+
+
+def rank() -> int:
+    """This process's rank in the job (0 alone)."""
+    return _comm().rank
+
+
+def size() -> int:
+    """Number of processes in the job (1 alone)."""
+    return _comm().world_size
+
+
+def local_rank() -> int:
+    """This process's rank among the processes of its host."""
+    return _comm().local_rank
+
+
+def local_size() -> int:
+    """Number of processes of the job on this host."""
+    return _comm().local_size
+
+
+def allreduce(tensor: torch.Tensor, op: ReduceOp = Average, name: str | None = None) -> torch.Tensor:
+    """A new tensor holding the average (or sum) of ``tensor`` over all processes."""
+    if op is Adasum:
+        raise ValueError("allreduce supports op=unison.Average or unison.Sum; Adasum is for DistributedOptimizer.")
+    comm = _comm()
+    out = tensor.detach().clone().to(comm.device)
+    comm.all_reduce(out, name=name or "allreduce")
+    return out / comm.world_size if op is Average else out
+
+
+def allgather(tensor: torch.Tensor, name: str | None = None) -> torch.Tensor:
+    """Concatenate every process's ``tensor`` along dim 0 (sizes along it may differ)."""
+    comm = _comm()
+    return torch.cat(comm.all_gather(tensor.detach().to(comm.device), name=name or "allgather"))
+
+
+def broadcast(tensor: torch.Tensor, root_rank: int = 0, name: str | None = None) -> torch.Tensor:
+    """A new tensor holding ``root_rank``'s ``tensor`` on every process."""
+    comm = _comm()
+    out = tensor.detach().clone().to(comm.device)
+    return comm.broadcast(out, src=root_rank, name=name or "broadcast")
+
+
+def barrier() -> None:
+    """Wait until every process arrives."""
+    _comm().barrier()
+
+
+def broadcast_parameters(params: Mapping[str, torch.Tensor] | Iterable[tuple[str, torch.Tensor]],
+                         root_rank: int = 0) -> None:
+    """Overwrite parameters/buffers in place with ``root_rank``'s (a ``state_dict`` or named pairs)."""
+    items = sorted(params.items() if isinstance(params, Mapping) else list(params), key=lambda kv: kv[0])
+    comm = _comm()
+    if not comm.is_distributed:
+        return
+    with torch.no_grad():
+        for name, t in items:
+            if not isinstance(t, torch.Tensor):
+                raise TypeError(f"broadcast_parameters expects tensors; '{name}' is {type(t).__name__}.")
+            buf = t.detach().clone().to(comm.device)
+            comm.broadcast(buf, src=root_rank, name=f"broadcast_parameters.{name}")
+            t.copy_(buf)
+
+
+def broadcast_optimizer_state(optimizer: Any, root_rank: int = 0) -> None:
+    """Give every process ``root_rank``'s optimizer state (hyper-parameters and moments)."""
+    comm = _comm()
+    if not comm.is_distributed:
+        return
+    inner = optimizer.optimizer if isinstance(optimizer, DistributedOptimizer) else optimizer
+    if not isinstance(inner, torch.optim.Optimizer):
+        raise TypeError(f"broadcast_optimizer_state expects an optimizer. Received: {type(optimizer).__name__}")
+    state = comm.broadcast_object(inner.state_dict() if comm.rank == root_rank else None, src=root_rank,
+                                  name="broadcast_optimizer_state")
+    inner.load_state_dict(state)
+
+
+__all__ = ["Adasum", "Average", "Sum", "allgather", "allreduce", "barrier", "broadcast",
+           "broadcast_optimizer_state", "broadcast_parameters", "init", "local_rank", "local_size",
+           "rank", "size"]

@@ -1,0 +1,49 @@
+"""The ``unison`` command: one entry point, one sub-command per module that owns it.
+
+Example::
+
+    unison --version
+    unison bench --help
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+# sub-command -> module with ``add_arguments(parser)`` and ``run(args) -> int``
+SUBCOMMANDS = {
+    "bench": ("unison.bench.cli", "time one device against several, side by side"),
+    "launch": ("unison.launch.cli", "start the processes of a multi-replica job"),
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` and run the chosen sub-command; returns the exit status."""
+    from unison import __version__
+
+    parser = argparse.ArgumentParser(prog="unison", description="unison: tf.distribute on PyTorch")
+    parser.add_argument("--version", action="version", version=f"unison {__version__}")
+    subs = parser.add_subparsers(dest="command", metavar="COMMAND")
+    available = {}
+    for name, (module_name, help_text) in SUBCOMMANDS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            continue  # that sub-command is not built yet
+        sub = subs.add_parser(name, help=help_text, description=help_text)
+        module.add_arguments(sub)
+        available[name] = module
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    return int(available[args.command].run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

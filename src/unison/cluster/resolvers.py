@@ -1,0 +1,416 @@
+"""Cluster resolvers: read who-is-who from the environment (TF's ``tf.distribute.cluster_resolver``).
+
+Every resolver answers TF's questions (``cluster_spec()``, ``task_type``, ``task_id``,
+``num_accelerators()``, ``master()``) and one of unison's: ``job_plan(replicas_per_worker)``,
+the :class:`~unison.cluster.plan.JobPlan` a strategy follows to join the job. Resolvers are the
+only code that reads ``TF_CONFIG``, torchrun's or SLURM's variables; they validate everything
+when they are built, naming the field and the fix.
+
+* :class:`TFConfigClusterResolver`: TF's ``TF_CONFIG`` JSON (set by hand, by Kubeflow's TFJob,
+  or by ``unison launch --tf-config``).
+* :class:`TorchElasticClusterResolver`: ``torchrun`` / ``unison launch`` (``RANK``, ``WORLD_SIZE``...).
+* :class:`~unison.cluster.slurm.SlurmClusterResolver`: ``srun`` (``SLURM_PROCID``...).
+* :class:`SimpleClusterResolver`: an explicit :class:`ClusterSpec`.
+
+Example:
+    >>> env = {"TF_CONFIG": '{"cluster": {"worker": ["127.0.0.1:2222", "127.0.0.1:2223"]}, '
+    ...                     '"task": {"type": "worker", "index": 1}}'}
+    >>> r = TFConfigClusterResolver(environ=env)
+    >>> (r.task_type, r.task_id, r.cluster_spec().num_tasks("worker"))
+    ('worker', 1, 2)
+    >>> r.job_plan(1).rank, r.job_plan(1).store_address
+    (1, '127.0.0.1:2222')
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Mapping
+
+from unison.cluster.placement import ENV_RANK, resolve_placement
+from unison.cluster.plan import ENV, JobPlan, plan_for_task, single_process_plan
+from unison.cluster.spec import EVALUATOR, PS, ClusterSpec, TaskSpec, format_address
+from unison.errors import format_choices
+
+# Set by MultiWorkerMirroredStrategy in the replicas it starts for a worker with several devices.
+ENV_WORKER_REPLICA = "UNISON_WORKER_REPLICA"
+ENV_WORKER_REPLICAS = "UNISON_WORKER_REPLICAS"
+ENV_WORKER_ERROR_FILE = "UNISON_WORKER_ERROR_FILE"
+
+_TF_CONFIG_EXAMPLE = ('{"cluster": {"worker": ["host1:2222", "host2:2222"]}, '
+                      '"task": {"type": "worker", "index": 0}}')
+
+
+def _gpu_count() -> int:
+    import torch
+
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def _check_accelerators(value: Mapping[str, int] | None) -> dict[str, int] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or any(
+            k not in ("CPU", "GPU") or isinstance(v, bool) or not isinstance(v, int) or v < 0
+            for k, v in value.items()):
+        raise ValueError(
+            "num_accelerators maps 'GPU' or 'CPU' to a count of replicas per worker, e.g. "
+            f"{{'GPU': 2}} or {{'CPU': 2}}. Received: num_accelerators={value!r}")
+    return dict(value)
+
+
+def _worker_replica(env: Mapping[str, str]) -> tuple[int, int | None, str | None]:
+    """(local replica index, replicas per worker or None, error file) of a launched replica."""
+    raw = env.get(ENV_WORKER_REPLICA)
+    if raw is None:
+        return 0, None, None
+    return int(raw), int(env.get(ENV_WORKER_REPLICAS, "1")), env.get(ENV_WORKER_ERROR_FILE)
+
+
+class ClusterResolver:
+    """Base class: the cluster, this process's task and its accelerators (TF's ``ClusterResolver``).
+
+    Subclasses implement ``cluster_spec`` and ``job_plan``; the TF attributes are plain fields.
+    """
+
+    def __init__(self, task_type: str | None = None, task_id: int | None = None,
+                 rpc_layer: str | None = None, environment: str = "",
+                 num_accelerators: Mapping[str, int] | None = None) -> None:
+        self.task_type = task_type
+        self.task_id = task_id
+        self.rpc_layer = rpc_layer
+        self.environment = environment
+        self._num_accelerators = _check_accelerators(num_accelerators)
+
+    def cluster_spec(self) -> ClusterSpec:
+        """The whole cluster."""
+        raise NotImplementedError
+
+    def num_accelerators(self, task_type: str | None = None, task_id: int | None = None,
+                         config_proto: Any = None) -> dict[str, int]:
+        """Devices of this task that hold replicas: ``{"GPU": n}`` (visible GPUs), ``{}`` on CPU."""
+        if self._num_accelerators is not None:
+            return dict(self._num_accelerators)
+        n = _gpu_count()
+        return {"GPU": n} if n else {}
+
+    def master(self, task_type: str | None = None, task_id: int | None = None,
+               rpc_layer: str | None = None) -> str:
+        """The address of ``task_type:task_id`` (default: this task), prefixed with the RPC layer."""
+        task_type = self.task_type if task_type is None else task_type
+        task_id = self.task_id if task_id is None else task_id
+        if task_type is None or task_id is None:
+            return ""
+        address = self.cluster_spec().task_address(task_type, task_id)
+        layer = rpc_layer or self.rpc_layer
+        return f"{layer}://{address}" if layer else address
+
+    def job_plan(self, replicas_per_worker: int) -> JobPlan:
+        """How this process joins the job, with ``replicas_per_worker`` replicas per task."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(task_type={self.task_type!r}, task_id={self.task_id!r}, "
+                f"cluster_spec={self.cluster_spec()!r})")
+
+
+def _plan_from_spec(resolver: ClusterResolver, spec: ClusterSpec, origin: str, field_prefix: str,
+                    replicas_per_worker: int, env: Mapping[str, str], run_key: str) -> JobPlan:
+    """The plan for resolvers that know every task's address (TF_CONFIG, SLURM, explicit)."""
+    task_type, task_id = resolver.task_type, resolver.task_id
+    if not spec.training_tasks() or task_type == EVALUATOR:
+        if replicas_per_worker > 1:
+            raise ValueError(
+                f"{origin}: a single worker with {replicas_per_worker} local replicas needs no "
+                "cluster; use tf.distribute.MirroredStrategy for one host, or describe the "
+                "workers in the cluster spec.")
+        return single_process_plan(origin)
+    if task_type is None or task_id is None:
+        raise ValueError(
+            f"{origin}: this process's task is not set, so it cannot tell which worker it is. "
+            f'Fix: add "task": {{"type": "worker", "index": i}} (i = this process\'s index).')
+    if task_type == PS:
+        raise ValueError(
+            f"{origin}: task {task_type}:{task_id} is a parameter server, but "
+            "MultiWorkerMirroredStrategy trains on the chief and workers only. Run parameter "
+            "servers under tf.distribute.experimental.ParameterServerStrategy.")
+    replica, launched_with, error_file = _worker_replica(env)
+    if launched_with is not None and launched_with != replicas_per_worker:
+        raise ValueError(
+            f"This replica was started as one of {launched_with} replicas of {task_type}:{task_id}, "
+            f"but the strategy here asks for {replicas_per_worker}. Every replica of a worker "
+            "must create the same MultiWorkerMirroredStrategy.")
+    return plan_for_task(spec, TaskSpec(task_type, task_id), replicas_per_worker, replica, origin,
+                         field_prefix, run_key=run_key, error_file=error_file)
+
+
+class SimpleClusterResolver(ClusterResolver):
+    """A resolver over an explicit :class:`ClusterSpec` (TF's ``SimpleClusterResolver``).
+
+    Example:
+        >>> r = SimpleClusterResolver(ClusterSpec({"worker": ["127.0.0.1:2222"]}),
+        ...                           task_type="worker", task_id=0)
+        >>> r.master()
+        '127.0.0.1:2222'
+    """
+
+    def __init__(self, cluster_spec: ClusterSpec | Mapping[str, Any], master: str = "",
+                 task_type: str | None = None, task_id: int | None = None, environment: str = "",
+                 num_accelerators: Mapping[str, int] | None = None, rpc_layer: str | None = None) -> None:
+        super().__init__(task_type, task_id, rpc_layer, environment, num_accelerators)
+        self._spec = ClusterSpec(cluster_spec)
+        self._master = master
+        if task_type is not None:
+            if task_type not in self._spec:
+                raise ValueError(f"task_type={task_type!r} is not a job of the cluster (jobs: "
+                                 f"{format_choices(self._spec.jobs) or 'none'}).")
+            if task_id not in self._spec.task_indices(task_type):
+                raise ValueError(f"task_id={task_id!r} is not a task of job {task_type!r} (indices: "
+                                 f"{self._spec.task_indices(task_type)}).")
+
+    def cluster_spec(self) -> ClusterSpec:
+        return self._spec
+
+    def master(self, task_type: str | None = None, task_id: int | None = None,
+               rpc_layer: str | None = None) -> str:
+        if task_type is None and task_id is None and self._master:
+            return self._master
+        return super().master(task_type, task_id, rpc_layer)
+
+    def job_plan(self, replicas_per_worker: int) -> JobPlan:
+        return _plan_from_spec(self, self._spec, "cluster spec", "cluster", replicas_per_worker,
+                               os.environ, "unison")
+
+
+def _tf_config_error(problem: str, fix: str, raw: str) -> ValueError:
+    shown = raw if len(raw) <= 300 else raw[:300] + "..."
+    return ValueError(f"TF_CONFIG: {problem} Fix: {fix} Received: TF_CONFIG={shown!r}")
+
+
+class TFConfigClusterResolver(ClusterResolver):
+    """Reads TF's ``TF_CONFIG`` environment variable (TF's ``TFConfigClusterResolver``).
+
+    ``TF_CONFIG`` is JSON: ``{"cluster": {"chief": [...], "worker": [...], "ps": [...],
+    "evaluator": [...]}, "task": {"type": "worker", "index": 0}, "rpc_layer": "grpc"}``; every
+    process gets the same ``cluster`` and its own ``task``. It is parsed and validated here, so a
+    mistake names the field and the fix before any process connects. Without ``TF_CONFIG`` the
+    cluster is empty (one worker on its own).
+
+    Args:
+        task_type: overrides ``task.type``.
+        task_id: overrides ``task.index``.
+        rpc_layer: overrides ``rpc_layer``.
+        environment: TF's environment string (unused by unison, kept for compatibility).
+        num_accelerators: replicas per worker, ``{"GPU": n}`` or ``{"CPU": n}`` (a unison
+            extension; default: the visible GPUs, else one CPU replica).
+        environ: the environment to read (default ``os.environ``).
+    """
+
+    def __init__(self, task_type: str | None = None, task_id: int | None = None,
+                 rpc_layer: str | None = None, environment: str | None = None,
+                 num_accelerators: Mapping[str, int] | None = None,
+                 environ: Mapping[str, str] | None = None) -> None:
+        self._env = os.environ if environ is None else environ
+        raw = self._env.get("TF_CONFIG", "")
+        config = self._parse(raw)
+        task = config.get("task")
+        if task is not None and not isinstance(task, dict):
+            raise _tf_config_error("'task' must be an object with 'type' and 'index'.",
+                                   'write "task": {"type": "worker", "index": 0}.', raw)
+        task = task or {}
+        cfg_type, cfg_index = task.get("type"), task.get("index")
+        if "type" in task and cfg_index is None:
+            raise _tf_config_error("task has a 'type' but no 'index'.",
+                                   'add "index": i, this process\'s index within its job (0 for the first).', raw)
+        if "type" in task and not isinstance(cfg_type, str):
+            raise _tf_config_error(f"task.type must be a job name string. Received task.type={cfg_type!r}.",
+                                   'write "type": "worker" (or "chief", "ps", "evaluator").', raw)
+        if cfg_index is not None and (isinstance(cfg_index, bool) or not isinstance(cfg_index, int)):
+            raise _tf_config_error(f"task.index must be an integer. Received task.index={cfg_index!r}.",
+                                   'write "index": 0 for the first task of the job, 1 for the second...', raw)
+        super().__init__(task_type if task_type is not None else cfg_type,
+                         task_id if task_id is not None else cfg_index,
+                         rpc_layer if rpc_layer is not None else config.get("rpc_layer"),
+                         environment if environment is not None else config.get("environment", ""),
+                         num_accelerators)
+        self._raw = raw
+        self._spec = self._cluster(config, raw)
+        self._check_task(raw)
+
+    @staticmethod
+    def _parse(raw: str) -> dict[str, Any]:
+        if not raw.strip():
+            return {}
+        try:
+            config = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise _tf_config_error(
+                f"it is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}).",
+                f"set it to a JSON object such as '{_TF_CONFIG_EXAMPLE}' (in a shell, wrap it in "
+                "single quotes).", raw) from None
+        if not isinstance(config, dict):
+            raise _tf_config_error(f"it must be a JSON object, not {type(config).__name__}.",
+                                   f"set it to an object such as '{_TF_CONFIG_EXAMPLE}'.", raw)
+        return config
+
+    @staticmethod
+    def _cluster(config: dict[str, Any], raw: str) -> ClusterSpec:
+        if not config:
+            return ClusterSpec({})
+        cluster = config.get("cluster")
+        if cluster is None:
+            raise _tf_config_error("it has no 'cluster' field, so the workers cannot find each other.",
+                                   'add "cluster": {"worker": ["host1:2222", "host2:2222"]} (the same '
+                                   "in every process).", raw)
+        if not isinstance(cluster, dict) or any(not isinstance(v, list) for v in cluster.values()):
+            raise _tf_config_error("'cluster' must map job names to lists of \"host:port\" addresses.",
+                                   'write "cluster": {"worker": ["host1:2222", "host2:2222"]}.', raw)
+        try:
+            return ClusterSpec(cluster)
+        except ValueError as exc:
+            raise ValueError(f"TF_CONFIG: {exc} (every process must get the same cluster).") from None
+
+    def _check_task(self, raw: str) -> None:
+        spec, task_type, task_id = self._spec, self.task_type, self.task_id
+        if not spec or task_type is None:
+            return
+        if task_type not in spec:
+            raise _tf_config_error(
+                f"task.type={task_type!r} is not a job of 'cluster' (jobs: {format_choices(spec.jobs)}).",
+                f"use one of those job names in task.type, or add a {task_type!r} job to cluster.", raw)
+        indices = spec.task_indices(task_type)
+        if task_id not in indices:
+            raise _tf_config_error(
+                f"task.index={task_id} is out of range: cluster.{task_type} has {len(indices)} "
+                f"task(s) (indices {indices[0]}..{indices[-1]}).",
+                f"give each {task_type} process its own index from {indices[0]} to {indices[-1]}, or "
+                f"add its address to cluster.{task_type}.", raw)
+
+    def cluster_spec(self) -> ClusterSpec:
+        return self._spec
+
+    def job_plan(self, replicas_per_worker: int) -> JobPlan:
+        if self._spec and self.task_type is None:
+            raise _tf_config_error(
+                "it has no 'task' field, so this process cannot tell which task of the cluster it is.",
+                'add "task": {"type": "worker", "index": i} with this process\'s own index i '
+                '(0 for the first worker); every process gets the same "cluster" and its own "task".',
+                self._raw)
+        return _plan_from_spec(self, self._spec, "TF_CONFIG", "cluster", replicas_per_worker,
+                               self._env, "unison")
+
+
+def _env_int(env: Mapping[str, str], name: str, origin: str, default: int | None = None) -> int:
+    raw = env.get(name)
+    if raw is None:
+        if default is not None:
+            return default
+        raise ValueError(f"{origin}: environment variable {name} is not set; the launcher sets it "
+                         "for every process it starts.")
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError(f"{origin}: environment variable {name} must be an integer. Received: "
+                         f"{name}={raw!r}") from None
+
+
+class TorchElasticClusterResolver(ClusterResolver):
+    """Reads torchrun's (the elastic agent's) variables: ``unison launch``, ``torchrun``.
+
+    Each process is one worker task holding one replica (``worker:RANK``); the rendezvous store
+    is the agent's (``MASTER_ADDR:MASTER_PORT``). torchrun does not publish the other
+    processes' addresses, so the cluster spec names only ``worker:0``'s rendezvous address.
+    """
+
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        env = os.environ if environ is None else environ
+        origin = "torchrun"
+        self._rank = _env_int(env, "RANK", origin)
+        self._world = _env_int(env, "WORLD_SIZE", origin)
+        self._local_rank = _env_int(env, "LOCAL_RANK", origin, 0)
+        self._local_world = _env_int(env, "LOCAL_WORLD_SIZE", origin, self._world)
+        self._nodes = _env_int(env, "GROUP_WORLD_SIZE", origin, 0)
+        self._master = (env.get("MASTER_ADDR") or "127.0.0.1", _env_int(env, "MASTER_PORT", origin))
+        self._run_key = (f"unison/{env.get('TORCHELASTIC_RUN_ID', 'run')}/"
+                         f"{env.get('TORCHELASTIC_RESTART_COUNT', '0')}")
+        self._error_file = env.get("TORCHELASTIC_ERROR_FILE")
+        super().__init__("worker", self._rank, None, "")
+
+    def cluster_spec(self) -> ClusterSpec:
+        return ClusterSpec({"worker": {0: format_address(*self._master)}})
+
+    def num_accelerators(self, task_type: str | None = None, task_id: int | None = None,
+                         config_proto: Any = None) -> dict[str, int]:
+        return {"GPU": 1} if _gpu_count() else {}
+
+    def job_plan(self, replicas_per_worker: int) -> JobPlan:
+        if replicas_per_worker != 1:
+            raise ValueError(
+                f"Under torchrun / `unison launch` every process is one replica, but "
+                f"{replicas_per_worker} replicas per worker were asked for. Start more processes "
+                "instead (--nproc-per-node).")
+        if self._world == 1:
+            return single_process_plan("torchrun")
+        single_node = self._nodes == 1 or self._local_world == self._world
+        return JobPlan(
+            task=TaskSpec("worker", self._rank), rank=self._rank, world_size=self._world,
+            local_rank=self._local_rank, local_world_size=1, store_host=self._master[0],
+            store_port=self._master[1], store_mode=ENV, origin="torchrun",
+            chief_field="MASTER_ADDR:MASTER_PORT",
+            replica_tasks=tuple(f"worker:{r}" for r in range(self._world)),
+            local_host="127.0.0.1" if single_node else None, colocated_workers=self._local_world,
+            run_key=self._run_key, error_file=self._error_file)
+
+
+class UnisonLauncherClusterResolver(ClusterResolver):
+    """The replicas started by unison's local launcher or ``unison.testing.run_distributed``."""
+
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        placement = resolve_placement(os.environ if environ is None else environ)
+        if placement is None:
+            raise ValueError("UnisonLauncherClusterResolver needs the UNISON_* variables that "
+                             "unison's launcher sets.")
+        self._placement = placement
+        super().__init__("worker", placement.rank, None, "")
+
+    def cluster_spec(self) -> ClusterSpec:
+        p = self._placement
+        return ClusterSpec({"worker": {0: format_address(p.master_addr, p.master_port)}})
+
+    def num_accelerators(self, task_type: str | None = None, task_id: int | None = None,
+                         config_proto: Any = None) -> dict[str, int]:
+        return {"GPU": 1} if _gpu_count() else {}
+
+    def job_plan(self, replicas_per_worker: int) -> JobPlan:
+        p = self._placement
+        if p.world_size == 1:
+            return single_process_plan("unison")
+        return JobPlan(
+            task=TaskSpec("worker", p.rank), rank=p.rank, world_size=p.world_size,
+            local_rank=p.local_rank, local_world_size=1, store_host=p.master_addr,
+            store_port=p.master_port, store_mode=ENV, origin="unison",
+            chief_field="UNISON_MASTER_ADDR:UNISON_MASTER_PORT",
+            replica_tasks=tuple(f"worker:{r}" for r in range(p.world_size)),
+            local_host="127.0.0.1", colocated_workers=p.local_world_size,
+            run_key="unison/launcher", error_file=p.error_file)
+
+
+def default_cluster_resolver(environ: Mapping[str, str] | None = None) -> ClusterResolver:
+    """The resolver for this process's environment, in TF's order of preference.
+
+    ``TF_CONFIG`` if set; else unison's own launcher; else torchrun's variables; else SLURM's
+    (inside ``srun``); else a single worker.
+    """
+    from unison.cluster.slurm import SlurmClusterResolver
+
+    env = os.environ if environ is None else environ
+    if env.get("TF_CONFIG", "").strip():
+        return TFConfigClusterResolver(environ=env)
+    if ENV_RANK in env:
+        return UnisonLauncherClusterResolver(env)
+    if "RANK" in env and "WORLD_SIZE" in env:
+        return TorchElasticClusterResolver(env)
+    if "SLURM_PROCID" in env and ("SLURM_STEP_NODELIST" in env or "SLURM_JOB_NODELIST" in env):
+        return SlurmClusterResolver(environ=env)
+    return TFConfigClusterResolver(environ={})

@@ -1,0 +1,113 @@
+"""``unison launch``: start the processes of a multi-worker job (a front of ``torch.distributed.run``).
+
+torchrun's elastic agent does the work: it starts ``--nproc-per-node`` processes on this node,
+runs the rendezvous with the other nodes, watches the processes and, with ``--max-restarts K``,
+restarts the whole group up to K times when one of them fails (``BackupAndRestore`` then resumes
+training). ``--tf-config`` instead gives each local process its own ``TF_CONFIG`` (a cluster of
+``--nproc-per-node`` workers on 127.0.0.1), to try a multi-worker program on one machine exactly
+as it will run on a real cluster.
+
+Examples::
+
+    unison launch --nproc-per-node 2 train.py --epochs 5
+    unison launch --nproc-per-node 4 --nnodes 2 --node-rank 0 --master 10.0.0.1:29500 train.py
+    unison launch --nproc-per-node 2 --max-restarts 3 train.py
+    unison launch --tf-config --nproc-per-node 2 train.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from unison.cluster.spec import parse_address
+from unison.launch.tf_config_entry import ENV_TF_CONFIG_CLUSTER
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``unison launch``."""
+    parser.add_argument("--nproc-per-node", type=int, default=1, metavar="N",
+                        help="processes (replicas) to start on this node (default 1)")
+    parser.add_argument("--nnodes", type=int, default=1, metavar="M", help="nodes in the job (default 1)")
+    parser.add_argument("--node-rank", type=int, default=0, metavar="R",
+                        help="this node's index in [0, M) (default 0)")
+    parser.add_argument("--master", default=None, metavar="ADDR:PORT",
+                        help="node 0's rendezvous address (required with --nnodes > 1)")
+    parser.add_argument("--max-restarts", type=int, default=0, metavar="K",
+                        help="restart the whole job up to K times when a process fails (default 0)")
+    parser.add_argument("--tf-config", action="store_true",
+                        help="give each local process its own TF_CONFIG (workers on 127.0.0.1)")
+    parser.add_argument("-m", "--module", action="store_true",
+                        help="run SCRIPT as a module, like python -m")
+    parser.add_argument("script", metavar="SCRIPT", help="the training script (or module with -m)")
+    parser.add_argument("script_args", nargs=argparse.REMAINDER, metavar="...",
+                        help="arguments of the script")
+
+
+def _check(args: Any) -> None:
+    for name, low in (("nproc_per_node", 1), ("nnodes", 1), ("node_rank", 0), ("max_restarts", 0)):
+        value = getattr(args, name)
+        if value < low:
+            flag = "--" + name.replace("_", "-")
+            raise ValueError(f"{flag} must be >= {low}. Received: {flag} {value}")
+    if args.node_rank >= args.nnodes:
+        raise ValueError(f"--node-rank must be in [0, --nnodes). Received: --node-rank {args.node_rank} "
+                         f"with --nnodes {args.nnodes}")
+    if args.nnodes > 1 and not args.master:
+        raise ValueError("--nnodes > 1 needs --master ADDR:PORT, the address of node 0 (the same on "
+                         "every node).")
+    if args.master:
+        parse_address(args.master, "--master")
+    if args.tf_config and args.nnodes > 1:
+        raise ValueError("--tf-config starts workers on this machine only. On several hosts give "
+                         "each process its own TF_CONFIG, or use --nnodes/--master without --tf-config.")
+    if not args.module and not os.path.exists(args.script):
+        raise ValueError(f"No such script: {args.script!r}. Pass the path of the training script "
+                         "(or -m for a module).")
+
+
+def torchrun_argv(args: Any, free_ports: list[int] | None = None) -> tuple[list[str], dict[str, str]]:
+    """The ``torch.distributed.run`` arguments for ``args``, and the environment to add."""
+    argv = ["--nproc-per-node", str(args.nproc_per_node), "--max-restarts", str(args.max_restarts),
+            "--monitor-interval", "0.1"]
+    env: dict[str, str] = {}
+    if args.master:
+        host, port = parse_address(args.master, "--master")
+        argv += ["--nnodes", str(args.nnodes), "--node-rank", str(args.node_rank),
+                 "--master-addr", host, "--master-port", str(port)]
+    else:
+        argv += ["--standalone"]
+    program = (["-m"] if args.module else []) + [args.script, *args.script_args]
+    if args.tf_config:
+        ports = free_ports or []
+        env[ENV_TF_CONFIG_CLUSTER] = json.dumps({"worker": [f"127.0.0.1:{p}" for p in ports]})
+        return argv + ["-m", "unison.launch.tf_config_entry", *program], env
+    return argv + program, env
+
+
+def run(args: Any) -> int:
+    """Run ``unison launch``; returns the exit status (1 if a process failed for good)."""
+    try:
+        _check(args)
+    except ValueError as exc:
+        sys.stderr.write(f"unison launch: error: {exc}\n")
+        return 2
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+    from torch.distributed.elastic.utils.distributed import get_free_port
+    import torch.distributed.run as torchrun
+
+    ports = [get_free_port() for _ in range(args.nproc_per_node)] if args.tf_config else None
+    argv, env = torchrun_argv(args, ports)
+    os.environ.update(env)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    # torchrun would print a banner and pick 1; an equal share of the cores is what unison does.
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, cores // args.nproc_per_node)))
+    try:
+        torchrun.main(argv)
+    except ChildFailedError as exc:
+        sys.stderr.write(f"unison launch: the job failed.\n{exc}\n")
+        return 1
+    return 0

@@ -1,0 +1,119 @@
+"""Which task stopped answering: heartbeats in the job's store, read when a collective fails.
+
+A collective that fails (a peer was killed, the network was cut) only knows that *some* peer is
+gone. Every replica of a multi-worker job therefore bumps a counter in the rendezvous store once
+per interval from a daemon thread; when a collective fails, the communicator reads all counters
+twice, a few intervals apart, and names the tasks whose counters stood still (or the chief, if
+its store no longer answers). Cost: one small store request per replica per interval.
+
+Example::
+
+    monitor = PeerMonitor(plan, timeout_s=300)
+    monitor.start()
+    comm = TaskAwareCommunicator(comm, plan, monitor)   # errors now name the missing task
+"""
+
+from __future__ import annotations
+
+import atexit
+import datetime
+import threading
+from typing import Any, Callable
+
+import torch.distributed as dist
+
+from unison.cluster.plan import SERVE, JobPlan
+from unison.comm.communicator import Communicator
+from unison.errors import CollectiveTimeoutError, UnisonError
+
+
+class PeerMonitor:
+    """Heartbeats of this replica, and the post-mortem that names replicas without them.
+
+    Args:
+        plan: the job (ranks, task names, store address).
+        timeout_s: the job's collective timeout; the heartbeat interval is derived from it.
+    """
+
+    def __init__(self, plan: JobPlan, timeout_s: float) -> None:
+        self.plan = plan
+        self.interval_s = max(0.1, min(1.0, timeout_s / 20.0))
+        self.timeout_s = timeout_s
+        self._prefix = f"{plan.run_key}/heartbeat/"
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="unison-heartbeat", daemon=True)
+
+    def _client(self, timeout_s: float) -> "dist.TCPStore":
+        # The chief serves the store on every interface: it reaches its own through loopback,
+        # which keeps working when its network is cut (so it can tell that the others are gone).
+        host = "127.0.0.1" if self.plan.store_mode == SERVE else self.plan.store_host
+        return dist.TCPStore(host, self.plan.store_port, None, is_master=False,
+                             timeout=datetime.timedelta(seconds=timeout_s))
+
+    def start(self) -> None:
+        self._thread.start()
+        atexit.register(self.stop)
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    def _beat(self) -> None:
+        try:
+            store = self._client(self.timeout_s)
+        except RuntimeError:
+            return  # the chief is gone already; the failing collective will say so
+        key = f"{self._prefix}{self.plan.rank}"
+        while not self._stopped.is_set():
+            try:
+                store.add(key, 1)
+            except RuntimeError:
+                pass  # store unreachable right now: our silence is what peers should observe
+            self._stopped.wait(self.interval_s)
+
+    def _counters(self, store: "dist.Store") -> list[int]:
+        return [int(store.add(f"{self._prefix}{r}", 0)) for r in range(self.plan.world_size)]
+
+    def silent_tasks(self) -> str:
+        """A sentence naming the tasks that stopped sending heartbeats (takes ~3 intervals)."""
+        plan = self.plan
+        window = 3 * self.interval_s
+        try:
+            store = self._client(max(1.0, 2 * self.interval_s))
+            before = self._counters(store)
+            threading.Event().wait(window)  # observe the counters over a window; not a sync
+            after = self._counters(store)
+        except RuntimeError:
+            return (f"The chief {plan.task_of_rank(0)} is unreachable: its rendezvous store at "
+                    f"{plan.store_address} did not answer, so it stopped or the network to it is cut.")
+        silent = [r for r in range(plan.world_size) if r != plan.rank and before[r] == after[r]]
+        if not silent:
+            return ("Every task still sends heartbeats, so the failing task is probably stuck "
+                    "or took a different code path (different collectives).")
+        names = sorted({plan.replica_tasks[r] if r < len(plan.replica_tasks) else f"rank {r}"
+                        for r in silent})
+        return (f"Unreachable: {', '.join(names)} sent no heartbeat for {window:.1f}s (it died, "
+                "was killed, or the network to it is cut).")
+
+
+class TaskAwareCommunicator(Communicator):
+    """A :class:`Communicator` whose failures name the tasks that stopped answering."""
+
+    def __init__(self, base: Communicator, plan: JobPlan, monitor: PeerMonitor | None) -> None:
+        super().__init__(base.rank, base.world_size, base.device, base.timeout_s)
+        self.plan = plan
+        self.monitor = monitor
+
+    def _run(self, op_name: str, fn: Callable[[], Any]) -> Any:
+        self._seq += 1
+        try:
+            return fn()
+        except RuntimeError as exc:
+            if isinstance(exc, UnisonError):
+                raise
+            text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            kind = CollectiveTimeoutError if "imeout" in text or "timed out" in text else UnisonError
+            verdict = self.monitor.silent_tasks() if self.monitor is not None else ""
+            raise kind(
+                f"Collective '{op_name}' (#{self._seq}) failed on {self.plan.task_of_rank(self.rank)} "
+                f"(rank {self.rank} of {self.world_size}) after at most {self.timeout_s:.0f}s: "
+                f"{text}. {verdict}") from exc
