@@ -186,6 +186,13 @@ class DistributedOptimizer:
         self.optimizer.load_state_dict(state_dict)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear gradients and start a fresh accumulation (in-flight buckets are drained)."""
+        for bucket in self._buckets:
+            if bucket.pending is not None:
+                self.comm.wait(bucket.pending)  # keep every replica's collectives matched
+            bucket.reset()
+        self._next_launch = 0
+        self._passes.clear()
         self.optimizer.zero_grad(set_to_none=set_to_none)
 
     # --- overlap: buckets launch while backward runs -------------------------------------------
