@@ -114,6 +114,51 @@ def source_state() -> str:
     return f"{head}{' + uncommitted edits in src/' if dirty else ''}"
 
 
+def _cpu_busy_s() -> tuple[float, float]:
+    """(busy CPU seconds of the whole machine, steal seconds) since boot, from /proc/stat."""
+    with open("/proc/stat", encoding="ascii") as fh:
+        fields = [int(v) for v in fh.readline().split()[1:]]
+    tick = os.sysconf("SC_CLK_TCK")
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (fields + [0] * 8)[:8]
+    return (user + nice + system + irq + softirq) / tick, steal / tick
+
+
+def _own_children_cpu_s() -> float:
+    t = os.times()
+    return t.children_user + t.children_system + t.user + t.system
+
+
+class OtherLoad:
+    """CPU used by processes that are not ours (other users of a shared machine) over a span."""
+
+    def __init__(self) -> None:
+        self.busy0, self.steal0 = _cpu_busy_s()
+        self.own0 = _own_children_cpu_s()
+        self.t0 = time.perf_counter()
+
+    def share(self) -> tuple[float, float]:
+        """(others' CPU as a share of all cores, steal share) since construction."""
+        busy, steal = _cpu_busy_s()
+        wall = max(time.perf_counter() - self.t0, 1e-9)
+        others = busy - self.busy0 - (_own_children_cpu_s() - self.own0)
+        return max(0.0, others) / (wall * CORES), (steal - self.steal0) / (wall * CORES)
+
+
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def wait_for_quiet(threshold: float, max_wait_s: float) -> float:
+    """Wait (up to max_wait_s) until others use < threshold of the cores for 2 s; returns the wait."""
+    t0 = time.perf_counter()
+    while True:
+        probe = OtherLoad()
+        time.sleep(2.0)
+        others, _ = probe.share()
+        waited = time.perf_counter() - t0
+        if others < threshold or waited >= max_wait_s:
+            return waited
+
+
 def run_once(system: str, epochs: int, tf_python: str, log_dir: str, tag: str,
              timeout_s: float) -> dict[str, Any]:
     """One fresh run of ``system``; returns rank 0's result plus the other ranks' timings."""
@@ -124,10 +169,12 @@ def run_once(system: str, epochs: int, tf_python: str, log_dir: str, tag: str,
     log_path = os.path.join(log_dir, f"{tag}-{system}.log")
     with open(log_path, "w", encoding="utf-8") as log:
         env["SEED_BENCH_T0"] = repr(time.time())
+        load = OtherLoad()
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, cwd=PROGRAMS, env=env, stdout=log, stderr=subprocess.STDOUT,
                               stdin=subprocess.DEVNULL, timeout=timeout_s)
         wall = time.perf_counter() - t0
+        others, steal = load.share()
     ranks = {}
     for name in sorted(os.listdir(out_dir)):
         with open(os.path.join(out_dir, name), encoding="utf-8") as fh:
@@ -141,6 +188,8 @@ def run_once(system: str, epochs: int, tf_python: str, log_dir: str, tag: str,
     result = dict(ranks[0])
     result["wall_s"] = wall
     result["log"] = log_path
+    result["other_load"] = others  # share of all cores used by other processes during the run
+    result["steal"] = steal
     if len(ranks) > 1:
         result["ranks_train_s"] = [ranks[k]["train_s"] for k in sorted(ranks)]
         starts = [ranks[k]["fit_start_wall"] for k in sorted(ranks)]
@@ -153,7 +202,9 @@ def final(result: dict[str, Any], key: str) -> float | None:
     return values[-1] if values else None
 
 
-def summarize(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+def summarize(runs: dict[str, list[dict[str, Any]]], clean_below: float) -> dict[str, Any]:
+    """Medians per system and paired ratios per comparison (also over 'clean' pairs only:
+    runs during which other processes used less than ``clean_below`` of the cores)."""
     systems: dict[str, Any] = {}
     for system, rs in runs.items():
         if not rs:
@@ -169,21 +220,29 @@ def summarize(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
             "accuracy_median": statistics.median(final(r, "accuracy") for r in rs),
             "loss_median": statistics.median(final(r, "loss") for r in rs),
             "threads": rs[0]["threads"],
+            "other_load_all": [r["other_load"] for r in rs],
+            "clean_runs": sum(r["other_load"] < clean_below for r in rs),
         }
     comparisons = []
     for system, baseline, target in COMPARISONS:
         a, b = runs.get(system) or [], runs.get(baseline) or []
-        pairs = [x["train_s"] / y["train_s"] for x, y in zip(a, b)]  # same repeat index
+        pairs = [(x["train_s"] / y["train_s"], max(x["other_load"], y["other_load"]) < clean_below)
+                 for x, y in zip(a, b)]  # same repeat index
         if not pairs:
             continue
-        med = statistics.median(pairs)
+        ratios = [r for r, _ in pairs]
+        clean = [r for r, ok in pairs if ok]
+        med = statistics.median(ratios)
         comparisons.append({
             "system": system, "baseline": baseline, "target": target,
-            "ratio_median": med, "ratio_min": min(pairs), "ratio_max": max(pairs),
+            "ratio_median": med, "ratio_min": min(ratios), "ratio_max": max(ratios),
+            "ratio_all": ratios,
             "ratio_of_medians": systems[system]["train_s_median"] / systems[baseline]["train_s_median"],
+            "clean_pairs": len(clean),
+            "ratio_clean_median": statistics.median(clean) if clean else None,
             "met": None if target is None else med <= target,
         })
-    return {"systems": systems, "comparisons": comparisons}
+    return {"systems": systems, "comparisons": comparisons, "clean_below": clean_below}
 
 
 def render(summary: dict[str, Any], command: str, header: str) -> str:
@@ -194,8 +253,9 @@ def render(summary: dict[str, Any], command: str, header: str) -> str:
     cmp_of = {(c["system"], c["baseline"]): c for c in summary["comparisons"]}
     lines = [header, "", f"Command: `{command}`", ""]
     lines.append("| system | train s (median) | spread (min-max) | vs baseline (median of paired ratios) "
-                 "| start-up s | data load s | process wall s | threads | final loss | final acc | final val_acc |")
-    lines.append("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+                 "| start-up s | data load s | process wall s | threads | other load (max) | final loss "
+                 "| final acc | final val_acc |")
+    lines.append("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for system in ALL_SYSTEMS:
         s = summary["systems"].get(system)
         if s is None:
@@ -208,14 +268,29 @@ def render(summary: dict[str, Any], command: str, header: str) -> str:
         lines.append(
             f"| {system} | {s['train_s_median']:.2f} | {s['train_s_min']:.2f}-{s['train_s_max']:.2f} | {vs} "
             f"| {s['startup_s_median']:.2f} | {s['load_s_median']:.2f} | {s['wall_s_median']:.2f} | {s['threads']} "
-            f"| {s['loss_median']:.4f} | {s['accuracy_median']:.4f} | {s['val_accuracy_median']:.4f} |")
-    lines += ["", "| comparison | ratio (median of paired) | paired min-max | ratio of medians | target |",
-              "| --- | ---: | ---: | ---: | --- |"]
+            f"| {100 * max(s['other_load_all']):.0f}% | {s['loss_median']:.4f} | {s['accuracy_median']:.4f} "
+            f"| {s['val_accuracy_median']:.4f} |")
+    clean_pct = 100 * summary["clean_below"]
+    lines += ["", f"| comparison | ratio (median of paired) | paired min-max | ratio of medians "
+              f"| clean pairs (other load < {clean_pct:.0f}%): n, median | target |",
+              "| --- | ---: | ---: | ---: | ---: | --- |"]
     for c in summary["comparisons"]:
         target = "-" if c["target"] is None else f"<= {c['target']:.1f}: {'met' if c['met'] else 'MISSED'}"
+        clean = f"{c['clean_pairs']}, {c['ratio_clean_median']:.3f}" if c["clean_pairs"] else "0, -"
         lines.append(f"| {c['system']} / {c['baseline']} | {c['ratio_median']:.3f} | "
-                     f"{c['ratio_min']:.3f}-{c['ratio_max']:.3f} | {c['ratio_of_medians']:.3f} | {target} |")
+                     f"{c['ratio_min']:.3f}-{c['ratio_max']:.3f} | {c['ratio_of_medians']:.3f} | {clean} | {target} |")
+    lines += ["", "Other load: the share of all cores that processes other than the benchmark's used "
+              "while a run was going (from /proc/stat minus the benchmark's own CPU time)."]
     return "\n".join(lines)
+
+
+def write_json(path: str, command: str, date: str, machine: dict[str, Any], args: Any,
+               skipped: dict[str, str], runs: dict[str, list[dict[str, Any]]],
+               summary: dict[str, Any] | None) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump({"command": command, "date": date, "machine": machine, "epochs": args.epochs,
+                   "repeats": args.repeats, "skipped": skipped, "runs": runs, "summary": summary},
+                  fh, indent=1)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -231,7 +306,29 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", help="write all runs and the summary as JSON here")
     p.add_argument("--log-dir", help="children's output (default: a fresh temporary folder)")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per run")
+    p.add_argument("--quiet-below", type=float, default=0.10,
+                   help="before each run, wait until other processes use less than this share of "
+                        "the cores (shared machines); default %(default)s")
+    p.add_argument("--max-wait", type=float, default=600.0,
+                   help="longest wait for a quiet machine before a run, seconds; default %(default)s")
+    p.add_argument("--clean-below", type=float, default=0.10,
+                   help="a run is 'clean' if other processes used less than this share of the cores "
+                        "during it; default %(default)s")
+    p.add_argument("--from-json", help="only print the tables for the runs saved in this JSON "
+                   "(e.g. a partial --out of an interrupted run)")
     args = p.parse_args(argv)
+    if args.from_json:
+        with open(args.from_json, encoding="utf-8") as fh:
+            saved = json.load(fh)
+        m = saved["machine"]
+        done = min((len(v) for v in saved["runs"].values() if v), default=0)
+        runs = {k: v[:done] for k, v in saved["runs"].items() if v}
+        header = (f"Seed MLP, {saved['epochs']} epochs, batch 32, {done} complete repeats; "
+                  f"{saved['date']}; {m['cores']} cores, torch {m['torch']}, Python {m['python']}, "
+                  f"unison at {m['unison_source']}"
+                  + (f", tensorflow-cpu {m['tensorflow']}" if m.get("tensorflow") else ""))
+        print(render(summarize(runs, args.clean_below), saved["command"], header))
+        return 0
 
     command = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(__file__, os.getcwd()), *(argv if argv is not None else sys.argv[1:])])
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
@@ -265,21 +362,27 @@ def main(argv: list[str] | None = None) -> int:
 
     for w in range(args.warmup):
         for s in systems:
+            wait_for_quiet(args.quiet_below, args.max_wait)
             r = run_once(s, 1, args.tf_python, log_dir, f"warmup{w}", args.timeout)
             print(f"  warm-up {s}: train {r['train_s']:.2f}s", flush=True)
     runs: dict[str, list[dict[str, Any]]] = {s: [] for s in systems}
     for rep in range(args.repeats):
         k = rep % len(systems)
         for s in systems[k:] + systems[:k]:  # rotate the order: no system always goes first
+            waited = wait_for_quiet(args.quiet_below, args.max_wait)
             r = run_once(s, args.epochs, args.tf_python, log_dir, f"rep{rep}", args.timeout)
             r["repeat"] = rep
+            r["waited_for_quiet_s"] = waited
             runs[s].append(r)
             extra = f"  ranks {['%.2f' % t for t in r['ranks_train_s']]} skew {r['fit_start_skew_s']:.2f}s" \
                 if "ranks_train_s" in r else ""
+            if args.out:  # partial results survive an interrupted run
+                write_json(args.out, command, date, machine, args, skipped, runs, None)
             print(f"  repeat {rep} {s}: train {r['train_s']:.2f}s  start-up {r['startup_s']:.2f}s  "
-                  f"load {r['load_s']:.2f}s  val_acc {final(r, 'val_accuracy'):.4f}{extra}", flush=True)
+                  f"load {r['load_s']:.2f}s  val_acc {final(r, 'val_accuracy'):.4f}  other load "
+                  f"{100 * r['other_load']:.0f}% (waited {waited:.0f}s){extra}", flush=True)
 
-    summary = summarize(runs)
+    summary = summarize(runs, args.clean_below)
     header = (f"Seed MLP, {args.epochs} epochs, batch 32, {args.repeats} repeats; {date}; "
               f"{machine['cores']} cores, torch {machine['torch']}, Python {machine['python']}, "
               f"unison at {machine['unison_source']}"
@@ -289,10 +392,7 @@ def main(argv: list[str] | None = None) -> int:
     for s, reason in skipped.items():
         print(f"{s}: skipped ({reason})")
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            json.dump({"command": command, "date": date, "machine": machine, "epochs": args.epochs,
-                       "repeats": args.repeats, "skipped": skipped, "runs": runs, "summary": summary},
-                      fh, indent=1)
+        write_json(args.out, command, date, machine, args, skipped, runs, summary)
         print(f"results: {args.out}")
     return 0
 

@@ -167,3 +167,25 @@ def adasum_grads() -> dict[str, Any]:
     (w * local).sum().backward()
     opt.synchronize()
     return {"grad": w.grad.numpy().copy()}
+
+
+def mnist_compressed(compression: str, error_feedback: bool) -> float:
+    """Train the seed MLP on 12,000 MNIST images with compressed gradients; return test accuracy."""
+    unison.init(timeout_seconds=60)
+    (x, y), (xt, yt) = unison.keras.datasets.mnist.load_data()
+    x = torch.from_numpy(x[:12000].reshape(-1, 784).astype("float32") / 255)
+    y = torch.from_numpy(y[:12000].astype("int64"))
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(784, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    opt = unison.DistributedOptimizer(torch.optim.Adam(model.parameters(), lr=1e-3),
+                                      named_parameters=model.named_parameters(),
+                                      compression=compression, error_feedback=error_feedback)
+    unison.broadcast_parameters(model.state_dict())
+    for i in range(0, len(x), 32):
+        xl, yl = _local(x[i:i + 32], y[i:i + 32])
+        opt.zero_grad()
+        F.cross_entropy(model(xl), yl).backward()
+        opt.step()
+    with torch.no_grad():
+        pred = model(torch.from_numpy(xt[:2000].reshape(-1, 784).astype("float32") / 255)).argmax(1)
+    return float((pred.numpy() == yt[:2000]).mean())

@@ -77,3 +77,22 @@ def test_bench_mlp_synthetic_one_and_two_replicas(tmp_path) -> None:
         assert "pip install 'unison[plot]'" in proc.stdout and not (out / "results.png").exists()
     else:
         assert (out / "results.png").stat().st_size > 0 and result["plot"] == str(out / "results.png")
+
+
+@pytest.mark.timeout(180)
+def test_bench_multi_worker_strategy(tmp_path) -> None:
+    import unison.distribute
+
+    if not hasattr(unison.distribute, "MultiWorkerMirroredStrategy"):
+        pytest.skip("this unison has no MultiWorkerMirroredStrategy (the error is tested in tests/unit)")
+    out = tmp_path / "results"
+    cmd = [sys.executable, "-m", "unison.bench", "--model", "mlp", "--dataset", "synthetic",
+           "--replicas", "2", "--strategy", "multi_worker", "--samples", "1200", "--repeats", "1",
+           "--out", str(out)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=160, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    [run] = json.loads((out / "results.json").read_text())["runs"]
+    assert run["ok"] and run["strategy"] == "MultiWorkerMirroredStrategy"
+    assert run["processes"] == 2 and run["time_per_epoch_s"] > 0 and 0.0 <= run["val_accuracy"] <= 1.0
+    assert run["threads_per_replica"] == max(1, len(os.sched_getaffinity(0)) // 2)

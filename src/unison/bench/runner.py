@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from unison.bench.config import BenchConfig, cores
+from unison.bench.config import BenchConfig
 from unison.cluster import placement
 
 TF_WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tf_worker.py")
@@ -93,13 +93,12 @@ def commands(config: BenchConfig, spec: RunSpec, data_path: str, shape: tuple[in
         # Replica 0; MirroredStrategy re-runs this same command for replicas 1..N-1.
         return [([*worker, "--system", "unison", "--strategy", "mirrored", *args], {})]
     if spec.system == "unison":
-        # MultiWorkerMirroredStrategy: one process per worker, each told its place by TF_CONFIG.
+        # MultiWorkerMirroredStrategy: one process per worker, each told its place by TF_CONFIG
+        # (the strategy shares the cores among workers that sit on one host).
         hosts = [f"127.0.0.1:{port}" for port in _free_ports(spec.replicas)]
-        threads = str(max(1, cores() // spec.replicas))
         return [([*worker, "--system", "unison", "--strategy", "multi_worker", *args],
                  {"TF_CONFIG": json.dumps({"cluster": {"worker": hosts},
-                                           "task": {"type": "worker", "index": i}}),
-                  "OMP_NUM_THREADS": threads})
+                                           "task": {"type": "worker", "index": i}})})
                 for i in range(spec.replicas)]
     if spec.system == "ddp":
         return [([sys.executable, "-m", "torch.distributed.run", "--standalone",

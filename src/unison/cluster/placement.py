@@ -21,8 +21,8 @@ Example:
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 # Variables set by unison's local launcher for each replica it starts.
 ENV_RANK = "UNISON_RANK"

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from unison.cluster.placement import ENV_RANK, resolve_placement
 from unison.cluster.plan import ENV, JobPlan, plan_for_task, single_process_plan

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from unison.cluster.plan import JobPlan
 from unison.cluster.resolvers import ClusterResolver, _env_int, _plan_from_spec

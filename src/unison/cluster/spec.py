@@ -18,8 +18,9 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 from unison.errors import format_choices
 
@@ -104,7 +105,7 @@ class ClusterSpec:
 
     jobs_items: tuple[tuple[str, tuple[tuple[int, str], ...]], ...]
 
-    def __init__(self, cluster: "Mapping[str, Sequence[str] | Mapping[int, str]] | ClusterSpec | None" = None,
+    def __init__(self, cluster: Mapping[str, Sequence[str] | Mapping[int, str]] | ClusterSpec | None = None,
                  where: str = "cluster") -> None:
         if isinstance(cluster, ClusterSpec):
             object.__setattr__(self, "jobs_items", cluster.jobs_items)

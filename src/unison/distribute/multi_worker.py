@@ -21,13 +21,14 @@ Example::
 
 from __future__ import annotations
 
+import atexit
 import enum
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from unison.cluster.plan import ENV, JobPlan
+from unison.cluster.plan import JobPlan
 from unison.cluster.resolvers import ClusterResolver, default_cluster_resolver
 from unison.comm.communicator import Communicator, LocalCommunicator
 from unison.distribute.devices import DeviceSpec, parse_devices
@@ -37,7 +38,10 @@ from unison.errors import format_choices
 from unison.launch.liveness import PeerMonitor, TaskAwareCommunicator
 from unison.launch.local import install_replica_hooks
 from unison.launch.rendezvous import open_store, use_interface_of, wait_for_tasks
-from unison.launch.worker_replicas import install_elastic_error_hook, start_worker_replicas
+from unison.launch.worker_replicas import (
+    install_elastic_error_hook,
+    start_worker_replicas,
+)
 
 
 class CommunicationImplementation(enum.Enum):
@@ -89,7 +93,7 @@ class CommunicationOptions:
         if not isinstance(impl, CommunicationImplementation):
             raise ValueError(
                 f"implementation must be a CommunicationImplementation "
-                f"({format_choices(CommunicationImplementation.__members__)}). Received: implementation={impl!r}")
+                f"({format_choices(list(CommunicationImplementation.__members__))}). Received: implementation={impl!r}")
         object.__setattr__(self, "implementation", impl)
 
 
@@ -121,17 +125,18 @@ def _join_job(plan: JobPlan, devices: list[DeviceSpec], timeout_s: float) -> tup
         install_replica_hooks(plan.placement())
     elif plan.local_world_size > 1:
         start_worker_replicas(plan)
-    if plan.store_mode == ENV and plan.origin == "torchrun":
-        install_elastic_error_hook()
+    install_elastic_error_hook()
     use_interface_of(plan.local_host)
-    store = None
-    if plan.store_mode != ENV:
-        store = open_store(plan, timeout_s)
-        wait_for_tasks(store, plan, timeout_s)
+    store = open_store(plan, timeout_s)
+    wait_for_tasks(store, plan, timeout_s)
     comm, device = _join(plan.placement(), devices, timeout_s, store)
     monitor = PeerMonitor(plan, timeout_s)
     monitor.start()
     comm = TaskAwareCommunicator(comm, plan, monitor)
+    # Leave the process group before the interpreter tears down: gloo's threads destroyed during
+    # static destruction abort the process ("terminate called without an active exception").
+    atexit.register(comm.shutdown)
+    atexit.register(monitor.stop)
     _JOINED[plan] = (comm, device, store, monitor)
     return comm, device
 

@@ -23,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
@@ -92,6 +93,7 @@ class ArrayAdapter:
         self.device = device or torch.device("cpu")
         self.steps_per_epoch: int | None = math.ceil(self.n / batch_size) if self.n else 0
         self._cursor: tuple[int, int] = (0, 0)  # (pass, step) for steps_per_epoch across epochs
+        self.epoch_origin: int | None = 0  # batch index (over all passes) where the epoch began
 
     @property
     def example_shape(self) -> tuple[int, ...]:
@@ -115,8 +117,12 @@ class ArrayAdapter:
         gen = torch.Generator().manual_seed(self.seed * 1_000_003 + pass_index)
         return torch.randperm(self.n, generator=gen)
 
-    def epoch(self, epoch: int, steps: int | None = None) -> Iterator[Batch]:
-        """This replica's batches of one epoch (``steps`` may cut it short or wrap around)."""
+    def epoch(self, epoch: int, steps: int | None = None, skip: int = 0) -> Iterator[Batch]:
+        """This replica's batches of one epoch (``steps`` may cut it short or wrap around).
+
+        ``skip``: the first batches of the epoch were already trained on (a resumed backup);
+        the rest come in the same order as in an uninterrupted run.
+        """
         total = self.steps_per_epoch or 0
         if steps is None:
             pass_index, step = epoch, 0
@@ -124,6 +130,10 @@ class ArrayAdapter:
         else:
             pass_index, step = self._cursor
             todo = steps
+        self.epoch_origin = pass_index * total + step  # where this epoch starts (for backups)
+        if skip and total:
+            pass_index, step = divmod(self.epoch_origin + skip, total)
+            todo -= skip
         order = self._order(pass_index)
         for _ in range(todo):
             if step >= total:
@@ -138,6 +148,18 @@ class ArrayAdapter:
             step += 1
             yield batch
         self._cursor = (pass_index, step)
+
+    @property
+    def position(self) -> int:
+        """The batch index (over all passes) the next epoch with ``steps_per_epoch`` starts at."""
+        pass_index, step = self._cursor
+        return pass_index * (self.steps_per_epoch or 0) + step
+
+    def seek(self, epoch_origin: int | None) -> None:
+        """Start the next ``steps_per_epoch`` epoch at batch ``epoch_origin`` (a restored backup)."""
+        total = self.steps_per_epoch or 0
+        if epoch_origin is not None and total:
+            self._cursor = divmod(epoch_origin, total)
 
     def blocks(self, batch_size: int) -> Iterator[Batch]:
         """This replica's contiguous block of the data, in local batches (evaluation order)."""
@@ -204,6 +226,7 @@ class IterableAdapter:
         self.per_replica = per_replica
         self.steps_per_epoch = len(source) if hasattr(source, "__len__") else None  # type: ignore[arg-type]
         self._iterator: Iterator[Any] | None = None
+        self.epoch_origin: int | None = None
         self._peek = next(iter(source), None)
         if self._peek is None:
             raise ValueError("The dataset is empty: it yielded no batch. Check the data source.")
@@ -224,13 +247,18 @@ class IterableAdapter:
         a, b = shard_bounds(n, self.num_replicas, self.replica_id)
         return _unpack(to_tensor(map_structure(lambda t: t[a:b], batch), self.device), n)
 
-    def epoch(self, epoch: int, steps: int | None = None) -> Iterator[Batch]:
+    def epoch(self, epoch: int, steps: int | None = None, skip: int = 0) -> Iterator[Batch]:
+        """This replica's batches; ``skip`` drops the epoch's first batches (a resumed backup).
+
+        An iterable has no position to restore: the skipped batches are drawn and dropped, so
+        the order matches an uninterrupted run only if the iterable yields the same sequence.
+        """
         if steps is None:
-            for batch in self.source:
+            for batch in itertools.islice(self.source, skip, None):
                 yield self._local(batch)
             return
         # With steps_per_epoch, epochs continue where the previous one stopped (Keras).
-        for _ in range(steps):
+        for i in range(steps):
             if self._iterator is None:
                 self._iterator = iter(self.source)
             try:
@@ -238,7 +266,13 @@ class IterableAdapter:
             except StopIteration:
                 self._iterator = iter(self.source)
                 batch = next(self._iterator)
-            yield self._local(batch)
+            if i >= skip:
+                yield self._local(batch)
+
+    position = None  # an iterable has no position to record
+
+    def seek(self, epoch_origin: int | None) -> None:
+        """Iterables cannot be positioned; a resumed epoch skips batches instead."""
 
     def blocks(self, batch_size: int) -> Iterator[Batch]:
         return self.epoch(0)

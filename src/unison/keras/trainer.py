@@ -122,19 +122,25 @@ def fit(model: Any, x: Any = None, y: Any = None, batch_size: int | None = None,
         logs_every = 1 if cbs.needs_batch_logs() else (max(1, (steps or 50) // 50) if dynamic_bar else 0)
 
         model.stop_training = False
+        st.train_data = train
         cbs.on_train_begin()
+        # BackupAndRestore may have restored a backup: continue at its exact epoch and step.
+        start_epoch, first_step = st.resume_point(initial_epoch, train)
         logs: dict[str, float] = {}
-        for epoch in range(initial_epoch, epochs):
+        for epoch in range(start_epoch, epochs):
             model.train()
             st.reset_metrics()
             cbs.on_epoch_begin(epoch)
-            for step, batch in enumerate(train.epoch(epoch, steps_per_epoch)):
+            if first_step:
+                st.restore_epoch_metrics()
+            for step, batch in enumerate(train.epoch(epoch, steps_per_epoch, skip=first_step), first_step):
                 if hooks:
                     cbs.on_train_batch_begin(step)
                 st.train_step(batch)
                 if hooks:
                     want = logs_every and (step + 1) % logs_every == 0
                     cbs.on_train_batch_end(step, st.read_metrics() if want else None)
+            first_step = 0
             logs = st.read_metrics()
             if val is not None and (epoch + 1) % validation_freq == 0:
                 val_logs = _run_evaluation(model, st, val, validation_batch_size or batch_size,

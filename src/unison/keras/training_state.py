@@ -17,6 +17,7 @@ Example::
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -47,6 +48,9 @@ class TrainingState:
         self.placed = False
         self.has_regularizers = False
         self.out_shape: tuple[int, ...] = ()
+        self.train_data: Any = None  # the adapter fit() trains on (backups record its position)
+        self.resume: ResumePoint | None = None  # set when BackupAndRestore restored a backup
+        self._epoch_metrics: torch.Tensor | None = None
 
     # --- data -------------------------------------------------------------------------------
     def adapter(self, x: Any, y: Any, sample_weight: Any, batch_size: int, shuffle: bool) -> Any:
@@ -168,16 +172,61 @@ class TrainingState:
         for m in self.metrics:
             m.reset_state()
 
+    def summed_metric_states(self, name: str = "metrics.reduce") -> torch.Tensor:
+        """Loss and metric states summed over every replica (one collective)."""
+        state = torch.cat([self.loss_state] + [m.state().to(self.device, torch.float64) for m in self.metrics])
+        return self.comm.all_reduce(state.clone(), name=name)
+
     def read_metrics(self) -> dict[str, float]:
         """Every metric over everything all replicas saw since the last reset (one collective)."""
-        state = torch.cat([self.loss_state] + [m.state().to(self.device, torch.float64) for m in self.metrics])
-        state = self.comm.all_reduce(state.clone(), name="metrics.reduce")
+        state = self.summed_metric_states()
         logs = {"loss": float(state[0] / state[1].clamp_min(1.0))}
         offset = 2
         for m in self.metrics:
             logs[m.name] = float(m.result_from_state(state[offset: offset + m.num_state].cpu()))
             offset += m.num_state
         return logs
+
+
+    # --- resuming from a backup (BackupAndRestore) --------------------------------------------
+    def resume_point(self, initial_epoch: int, train: Any) -> tuple[int, int]:
+        """Where ``fit`` starts: a restored backup's epoch and step, else ``(initial_epoch, 0)``."""
+        resume, self.resume = self.resume, None
+        if resume is None:
+            return initial_epoch, 0
+        if isinstance(train, ArrayAdapter):
+            train.seed = self.seed  # the backup's shuffling seed: the same data order
+        train.seek(resume.epoch_origin)
+        self._epoch_metrics = resume.metrics
+        return resume.epoch, resume.step
+
+    def restore_epoch_metrics(self) -> None:
+        """Continue the interrupted epoch's metric sums; replica 0 holds them, so each counts once."""
+        state, self._epoch_metrics = self._epoch_metrics, None
+        if state is None or self.comm.rank != 0:
+            return
+        if len(state) != 2 + sum(m.num_state for m in self.metrics):
+            return  # compiled with other metrics than the backup: the epoch's logs restart
+        self.loss_state.copy_(state[:2].to(self.loss_state))
+        offset = 2
+        for m in self.metrics:
+            m.reset_state()
+            m._state = state[offset: offset + m.num_state].to(m._state).clone()  # additive state
+            offset += m.num_state
+
+
+@dataclass(frozen=True)
+class ResumePoint:
+    """Where a restored backup continues: ``step`` batches of ``epoch`` are already done.
+
+    ``epoch_origin`` is the data position where that epoch began (with ``steps_per_epoch``,
+    epochs do not start at the beginning of the data); ``metrics`` the epoch's summed states.
+    """
+
+    epoch: int
+    step: int
+    epoch_origin: int | None
+    metrics: torch.Tensor | None
 
 
 def prepare(model: Any, strategy: Strategy, shuffle: bool) -> TrainingState:
@@ -194,4 +243,4 @@ def prepare(model: Any, strategy: Strategy, shuffle: bool) -> TrainingState:
     return st
 
 
-__all__ = ["TrainingState", "prepare"]
+__all__ = ["ResumePoint", "TrainingState", "prepare"]

@@ -95,9 +95,9 @@ def run(args: Any) -> int:
     except ValueError as exc:
         sys.stderr.write(f"unison launch: error: {exc}\n")
         return 2
+    import torch.distributed.run as torchrun
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.elastic.utils.distributed import get_free_port
-    import torch.distributed.run as torchrun
 
     ports = [get_free_port() for _ in range(args.nproc_per_node)] if args.tf_config else None
     argv, env = torchrun_argv(args, ports)

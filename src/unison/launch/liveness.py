@@ -18,7 +18,6 @@ from __future__ import annotations
 import atexit
 import datetime
 import threading
-from typing import Any, Callable
 
 import torch.distributed as dist
 
@@ -43,7 +42,7 @@ class PeerMonitor:
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._beat, name="unison-heartbeat", daemon=True)
 
-    def _client(self, timeout_s: float) -> "dist.TCPStore":
+    def _client(self, timeout_s: float) -> dist.TCPStore:
         # The chief serves the store on every interface: it reaches its own through loopback,
         # which keeps working when its network is cut (so it can tell that the others are gone).
         host = "127.0.0.1" if self.plan.store_mode == SERVE else self.plan.store_host
@@ -70,7 +69,7 @@ class PeerMonitor:
                 pass  # store unreachable right now: our silence is what peers should observe
             self._stopped.wait(self.interval_s)
 
-    def _counters(self, store: "dist.Store") -> list[int]:
+    def _counters(self, store: dist.Store) -> list[int]:
         return [int(store.add(f"{self._prefix}{r}", 0)) for r in range(self.plan.world_size)]
 
     def silent_tasks(self) -> str:
@@ -99,21 +98,18 @@ class TaskAwareCommunicator(Communicator):
     """A :class:`Communicator` whose failures name the tasks that stopped answering."""
 
     def __init__(self, base: Communicator, plan: JobPlan, monitor: PeerMonitor | None) -> None:
-        super().__init__(base.rank, base.world_size, base.device, base.timeout_s)
+        super().__init__(base.rank, base.world_size, base.device, base.timeout_s, store=base.store,
+                         local_rank=base.local_rank, local_size=base.local_size)
         self.plan = plan
         self.monitor = monitor
 
-    def _run(self, op_name: str, fn: Callable[[], Any]) -> Any:
-        self._seq += 1
-        try:
-            return fn()
-        except RuntimeError as exc:
-            if isinstance(exc, UnisonError):
-                raise
-            text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            kind = CollectiveTimeoutError if "imeout" in text or "timed out" in text else UnisonError
-            verdict = self.monitor.silent_tasks() if self.monitor is not None else ""
-            raise kind(
-                f"Collective '{op_name}' (#{self._seq}) failed on {self.plan.task_of_rank(self.rank)} "
-                f"(rank {self.rank} of {self.world_size}) after at most {self.timeout_s:.0f}s: "
-                f"{text}. {verdict}") from exc
+    def _named_error(self, op_name: str, seq: int, exc: RuntimeError) -> UnisonError:
+        text = str(exc).strip()
+        first = text.splitlines()[0] if text else type(exc).__name__
+        lowered = first.lower()
+        kind = CollectiveTimeoutError if "timeout" in lowered or "timed out" in lowered else UnisonError
+        verdict = self.monitor.silent_tasks() if self.monitor is not None else ""
+        return kind(
+            f"Collective '{op_name}' (#{seq}) failed on {self.plan.task_of_rank(self.rank)} "
+            f"(rank {self.rank} of {self.world_size}) after at most {self.timeout_s:.0f}s: "
+            f"{first}. {verdict}")

@@ -22,7 +22,7 @@ import struct
 
 import torch.distributed as dist
 
-from unison.cluster.plan import SERVE, JobPlan
+from unison.cluster.plan import ENV, SERVE, JobPlan
 from unison.errors import UnisonError
 
 _SIOCGIFADDR = 0x8915
@@ -80,8 +80,12 @@ def use_interface_of(host: str | None) -> None:
         os.environ["GLOO_SOCKET_IFNAME"] = name
 
 
-def open_store(plan: JobPlan, timeout_s: float) -> "dist.TCPStore":
-    """Serve the job's store (the chief's first replica) or connect to it (every other replica)."""
+def open_store(plan: JobPlan, timeout_s: float) -> dist.Store:
+    """Serve the job's store (the chief's first replica) or connect to it (every other replica).
+
+    Under torchrun (``store_mode="env"``) the store is the elastic agent's; this attempt's keys
+    get their own prefix.
+    """
     timeout = datetime.timedelta(seconds=timeout_s)
     where = f"{plan.origin} {plan.chief_field}"
     if plan.store_mode == SERVE:
@@ -104,16 +108,21 @@ def open_store(plan: JobPlan, timeout_s: float) -> "dist.TCPStore":
                 f"The chief ({plan.task}) could not serve the rendezvous at {plan.store_address} "
                 f"({where}) within {timeout_s:.0f}s: {text}.{hint}") from None
     try:
-        return dist.TCPStore(plan.store_host, plan.store_port, None, is_master=False, timeout=timeout)
+        client = dist.TCPStore(plan.store_host, plan.store_port, None, is_master=False, timeout=timeout)
     except RuntimeError as exc:
         raise RendezvousError(
             f"{plan.task} could not reach the chief at {plan.store_address} ({where}) within "
             f"{timeout_s:.0f}s: {_first_line(exc)}. The chief's address never answered. Fix: start "
             f"the chief task, check that {plan.chief_field} holds the chief's reachable address "
             "and port (the same cluster in every process), and that no firewall blocks it.") from None
+    if plan.store_mode == ENV:
+        # torchrun's agent keeps its store across restarts: without a prefix per attempt, a
+        # restarted process could read the previous attempt's (dead) peers' addresses.
+        return dist.PrefixStore(f"{plan.run_key}/", client)
+    return client
 
 
-def wait_for_tasks(store: "dist.Store", plan: JobPlan, timeout_s: float) -> None:
+def wait_for_tasks(store: dist.Store, plan: JobPlan, timeout_s: float) -> None:
     """Announce this replica and wait until every replica of the job has announced itself."""
     prefix = f"{plan.run_key}/arrived/"
     keys = [f"{prefix}{r}" for r in range(plan.world_size)]

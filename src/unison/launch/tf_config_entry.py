@@ -17,7 +17,7 @@ import json
 import os
 import runpy
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 ENV_TF_CONFIG_CLUSTER = "UNISON_TF_CONFIG_CLUSTER"
 

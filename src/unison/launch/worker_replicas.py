@@ -26,8 +26,18 @@ from typing import Any
 
 from unison.cluster.placement import ENV_PARENT_PID
 from unison.cluster.plan import JobPlan
-from unison.cluster.resolvers import ENV_WORKER_ERROR_FILE, ENV_WORKER_REPLICA, ENV_WORKER_REPLICAS
-from unison.launch.local import ENV_REPLICA_OUTPUT, LocalJob, _Child, _die_with_parent, rerun_command
+from unison.cluster.resolvers import (
+    ENV_WORKER_ERROR_FILE,
+    ENV_WORKER_REPLICA,
+    ENV_WORKER_REPLICAS,
+)
+from unison.launch.local import (
+    ENV_REPLICA_OUTPUT,
+    LocalJob,
+    _Child,
+    _die_with_parent,
+    rerun_command,
+)
 
 
 def start_worker_replicas(plan: JobPlan) -> LocalJob:

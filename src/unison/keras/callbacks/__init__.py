@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+from unison.keras.callbacks.backup_and_restore import BackupAndRestore
 from unison.keras.callbacks.callback import Callback
 from unison.keras.callbacks.callback_list import CallbackList
 from unison.keras.callbacks.csv_logger import CSVLogger
@@ -27,6 +28,7 @@ from unison.keras.callbacks.progbar_logger import ProgbarLogger
 from unison.keras.callbacks.terminate_on_nan import TerminateOnNaN
 
 __all__ = [
+    "BackupAndRestore",
     "CSVLogger",
     "Callback",
     "CallbackList",

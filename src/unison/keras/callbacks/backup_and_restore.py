@@ -1,0 +1,146 @@
+"""``BackupAndRestore``: survive an interrupted ``fit`` (Keras's ``keras.callbacks.BackupAndRestore``)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import torch
+
+from unison.checkpoint import CheckpointManager
+from unison.keras.callbacks._common import is_chief, print_msg
+from unison.keras.callbacks.callback import Callback, Logs
+
+_FORMAT = "unison.backup/1"
+
+
+class BackupAndRestore(Callback):
+    """Back up the training state regularly; a restarted ``fit`` resumes where the backup left off.
+
+    At the start of ``fit`` the newest backup in ``backup_dir`` (if any) is restored on every
+    replica: weights, optimizer state, the shuffling seed, the RNG state, and the position in
+    the data, so training continues at the exact epoch and step with the same data order as an
+    uninterrupted run (for arrays, tensors and map-style datasets; an iterable is resumed by
+    skipping the batches already done). At the end of a ``fit`` that completes, the backups are
+    deleted (``delete_checkpoint=True``); a ``fit`` that dies keeps them for the next attempt.
+
+    Contract in multi-replica training: every replica runs the callback; only the chief writes,
+    atomically (temporary file, fsync, rename), keeping the previous backup until the new one is
+    complete; the chief reads the newest complete backup (falling back to the previous one, with
+    a warning, if the newest is damaged) and sends it to every replica, so all resume from the
+    same state even without a shared file system. A backup records nothing that depends on the
+    number of replicas: one written by 2 workers restores on 1 or 3.
+
+    Args:
+        backup_dir: the directory of the backups (give each training job its own).
+        save_freq: ``"epoch"`` (back up at the end of every epoch) or an integer N (back up
+            every N training batches).
+        delete_checkpoint: delete the backups when ``fit`` completes.
+        save_before_preemption: accepted for Keras compatibility; not supported (must be False).
+
+    Example::
+
+        model.fit(x, y, epochs=10,
+                  callbacks=[keras.callbacks.BackupAndRestore("/shared/job-42/backup", save_freq=50)])
+    """
+
+    def __init__(self, backup_dir: str | os.PathLike[str], save_freq: str | int = "epoch",
+                 delete_checkpoint: bool = True, save_before_preemption: bool = False) -> None:
+        super().__init__()
+        if not backup_dir:
+            raise ValueError("BackupAndRestore: backup_dir must be a directory path, e.g. "
+                             "'/tmp/backup'. Received: backup_dir=''")
+        if save_freq != "epoch" and (isinstance(save_freq, bool) or not isinstance(save_freq, int) or save_freq <= 0):
+            raise ValueError(
+                "BackupAndRestore: save_freq must be 'epoch' (back up at the end of every epoch) or "
+                f"a positive integer (back up every that many batches). Received: save_freq={save_freq!r}")
+        if save_before_preemption:
+            raise ValueError("BackupAndRestore: save_before_preemption=True is not supported; use an "
+                             "integer save_freq to bound the work lost to an interruption.")
+        self.backup_dir = os.fspath(backup_dir)
+        self.save_freq = save_freq
+        self.delete_checkpoint = delete_checkpoint
+        self._manager = CheckpointManager(self.backup_dir, prefix="backup", max_to_keep=2)
+        self._every = None if save_freq == "epoch" else int(save_freq)
+        self._epoch = 0
+        self._batches = 0
+        self.restored_from: tuple[int, int] | None = None  # (epoch, step) of the restored backup
+
+    def _state(self) -> Any:
+        st = getattr(self.model, "_unison_training_state", None)
+        if st is None or st.torch_opt is None:
+            raise RuntimeError("BackupAndRestore works inside model.fit(); pass it in callbacks=[...].")
+        return st
+
+    # --- restore ------------------------------------------------------------------------------
+    def on_train_begin(self, logs: Logs | None = None) -> None:
+        st = self._state()
+        chief = st.comm.rank == 0
+        payload = self._manager.restore_latest() if chief else None
+        if st.comm.is_distributed:
+            payload = st.comm.broadcast_object(payload, name="backup_and_restore.restore")
+        self._batches = 0
+        self.restored_from = None
+        if payload is None:
+            return
+        if not isinstance(payload, dict) or payload.get("format") != _FORMAT:
+            raise ValueError(f"BackupAndRestore: {self.backup_dir!r} holds a backup this version cannot "
+                             "read. Delete the directory to start training afresh.")
+        self._restore(st, payload)
+        self.restored_from = (int(payload["epoch"]), int(payload["step"]))
+        if self.params.get("verbose", 0):
+            print_msg(self.model, f"BackupAndRestore: resuming from epoch {payload['epoch'] + 1}, "
+                                  f"step {payload['step']} (backup in {self.backup_dir}).")
+
+    def _restore(self, st: Any, payload: dict[str, Any]) -> None:
+        from unison.keras.training_state import ResumePoint
+
+        try:
+            self.model.load_state_dict(payload["model"])
+            st.torch_opt.load_state_dict(payload["optimizer"])
+        except (RuntimeError, ValueError, KeyError) as exc:
+            raise ValueError(
+                f"BackupAndRestore: the backup in {self.backup_dir!r} does not fit this model or "
+                f"optimizer ({str(exc).splitlines()[0]}). It was written by a different program; "
+                "delete the directory to start training afresh.") from exc
+        st.seed = int(payload["seed"])
+        torch.set_rng_state(payload["rng"])
+        st.resume = ResumePoint(int(payload["epoch"]), int(payload["step"]), payload["epoch_origin"],
+                                payload["metrics"])
+
+    # --- back up ------------------------------------------------------------------------------
+    def on_epoch_begin(self, epoch: int, logs: Logs | None = None) -> None:
+        self._epoch = epoch
+
+    def on_train_batch_end(self, batch: int, logs: Logs | None = None) -> None:
+        if self._every is None:
+            return
+        self._batches += 1
+        if self._batches >= self._every:
+            self._batches = 0
+            self._backup(self._epoch, batch + 1)
+
+    def on_epoch_end(self, epoch: int, logs: Logs | None = None) -> None:
+        if self._every is None:
+            self._backup(epoch + 1, 0)
+
+    def _backup(self, epoch: int, step: int) -> None:
+        """Write the state that resumes at ``step`` batches into ``epoch`` (collective, chief writes)."""
+        st = self._state()
+        # Metric sums of the epoch so far, over every replica: the one collective of a backup.
+        metrics = st.summed_metric_states(name="backup_and_restore.metrics") if step else None
+        if not is_chief(self.model):
+            return
+        data = st.train_data
+        origin = data.epoch_origin if step else data.position
+        self._manager.save({
+            "format": _FORMAT, "epoch": epoch, "step": step, "seed": st.seed,
+            "epoch_origin": origin,
+            "model": self.model.state_dict(), "optimizer": st.torch_opt.state_dict(),
+            "metrics": None if metrics is None else metrics.cpu(), "rng": torch.get_rng_state(),
+            "replicas": st.comm.world_size,
+        })
+
+    def on_train_end(self, logs: Logs | None = None) -> None:
+        if self.delete_checkpoint and is_chief(self.model):
+            self._manager.delete_all()
