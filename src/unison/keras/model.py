@@ -106,8 +106,8 @@ class Model(nn.Module):
             raise TypeError(f"compile() got unexpected keyword arguments: {sorted(kwargs)}.")
         if loss is None:
             raise ValueError("compile() needs a loss, e.g. loss='sparse_categorical_crossentropy'.")
-        if metrics is not None and (isinstance(metrics, (str, dict)) or not isinstance(metrics, Iterable)):
-            metrics = [metrics] if isinstance(metrics, str) else metrics
+        if isinstance(metrics, str) or (metrics is not None and not isinstance(metrics, Iterable)):
+            metrics = [metrics]
         self.optimizer = optimizers_mod.get(optimizer)
         self.loss = losses_mod.get(loss)
         self.compiled_metrics = list(metrics or [])
