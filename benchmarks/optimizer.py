@@ -37,7 +37,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(HERE, "optimizer_programs")
@@ -67,7 +66,8 @@ def run_job(kind: str, repeat: int, args: argparse.Namespace, tmp: str) -> dict:
     log = os.path.join(tmp, f"{kind}-r{repeat}.log")
     t0 = time.time()
     with open(log, "w") as f:
-        proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env(), timeout=args.timeout)
+        proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env(), timeout=args.timeout,
+                              check=False)
     if proc.returncode != 0 or not os.path.exists(out):
         with open(log) as f:
             raise RuntimeError(f"{kind} repeat {repeat} failed (rc={proc.returncode}):\n{f.read()[-4000:]}")
@@ -209,8 +209,8 @@ def main() -> None:
     header = [
         f"command: `{command}`",
         f"date: {started:%Y-%m-%d %H:%M} (took {(datetime.datetime.now() - started).total_seconds() / 60:.1f} min)",
-        f"machine: {platform.node()}, {os.cpu_count()} CPUs, {platform.platform()}, Python "
-        f"{platform.python_version()}, torch {torch.__version__}, gloo on lo, 1 thread per rank",
+        (f"machine: {platform.node()}, {os.cpu_count()} CPUs, {platform.platform()}, Python "
+         f"{platform.python_version()}, torch {torch.__version__}, gloo on lo, 1 thread per rank"),
         f"1-min load average at the start of each job: {', '.join(f'{x:.1f}' for x in loads if x is not None)}",
         f"repeats: {args.repeats}, each with the timed steps cut into {args.chunks} slices the systems take turns on",
     ]

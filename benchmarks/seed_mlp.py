@@ -16,7 +16,10 @@ Systems (the programs live in ``benchmarks/seed_mlp_programs/``):
   ``python -m torch.distributed.run --standalone --nproc-per-node 2`` (torchrun), 1 thread/rank;
 * ``tf1`` / ``tf2``: the seed program on TensorFlow's MirroredStrategy (one CPU / two logical
   CPUs), run with the Python given by ``--tf-python`` (a separate venv; skipped with the reason
-  if TensorFlow cannot be imported there).
+  if TensorFlow cannot be imported there);
+* ``unison1t1`` / ``plaint1``: unison1 and plain with ``OMP_NUM_THREADS=1`` (a diagnostic: the
+  per-step overhead of the front end without intra-op threading, which on a small shared
+  machine dominates and collapses when other programs compete for the cores).
 
 Every child times only the training (``model.fit`` / the loop, validation included); start-up
 (imports, strategy, process group, model) and data loading are reported separately.
@@ -44,7 +47,8 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(HERE, "seed_mlp_programs")
 REPO = os.path.dirname(HERE)
-ALL_SYSTEMS = ("unison1", "plain", "unison2", "ddp2", "tf1", "tf2")
+ALL_SYSTEMS = ("unison1", "plain", "unison2", "ddp2", "tf1", "tf2", "unison1t1", "plaint1")
+ONE_THREAD = {"unison1t1": "unison1", "plaint1": "plain"}  # same program, OMP_NUM_THREADS=1
 # (system, baseline, target): ratio = system time / baseline time; target None = informative.
 COMPARISONS = (
     ("unison1", "plain", 1.1),
@@ -54,11 +58,13 @@ COMPARISONS = (
     ("unison2", "unison1", None),  # < 1: two replicas are faster than one
     ("ddp2", "plain", None),
     ("tf2", "tf1", None),
+    ("unison1t1", "plaint1", None),  # per-step overhead without intra-op threading in the way
 )
 DEFAULT_TF_PYTHON = "/tmp/tfvenv/bin/python"
 
 
 def command_for(system: str, epochs: int, tf_python: str) -> list[str]:
+    system = ONE_THREAD.get(system, system)
     seed = os.path.join(PROGRAMS, "seed_program.py")
     if system in ("unison1", "unison2"):
         return [sys.executable, seed, "--framework", "unison", "--replicas", system[-1],
@@ -165,6 +171,8 @@ def run_once(system: str, epochs: int, tf_python: str, log_dir: str, tag: str,
     out_dir = tempfile.mkdtemp(prefix=f"seed-bench-{system}-")
     env = base_env()
     env["SEED_BENCH_OUT_DIR"] = out_dir
+    if system in ONE_THREAD:
+        env["OMP_NUM_THREADS"] = "1"  # torch's intra-op threads: 1 instead of all cores
     cmd = command_for(system, epochs, tf_python)
     log_path = os.path.join(log_dir, f"{tag}-{system}.log")
     with open(log_path, "w", encoding="utf-8") as log:
@@ -192,6 +200,7 @@ def run_once(system: str, epochs: int, tf_python: str, log_dir: str, tag: str,
     result["steal"] = steal
     if len(ranks) > 1:
         result["ranks_train_s"] = [ranks[k]["train_s"] for k in sorted(ranks)]
+        result["ranks_train_cpu_s"] = [ranks[k].get("train_cpu_s") for k in sorted(ranks)]
         starts = [ranks[k]["fit_start_wall"] for k in sorted(ranks)]
         result["fit_start_skew_s"] = max(starts) - min(starts)
     return result
@@ -213,6 +222,7 @@ def summarize(runs: dict[str, list[dict[str, Any]]], clean_below: float) -> dict
         systems[system] = {
             "train_s_median": statistics.median(times), "train_s_min": min(times),
             "train_s_max": max(times), "train_s_all": times,
+            "train_cpu_s_median": statistics.median(r.get("train_cpu_s") or 0.0 for r in rs),
             "startup_s_median": statistics.median(r["startup_s"] for r in rs),
             "load_s_median": statistics.median(r["load_s"] for r in rs),
             "wall_s_median": statistics.median(r["wall_s"] for r in rs),
@@ -238,6 +248,8 @@ def summarize(runs: dict[str, list[dict[str, Any]]], clean_below: float) -> dict
             "ratio_median": med, "ratio_min": min(ratios), "ratio_max": max(ratios),
             "ratio_all": ratios,
             "ratio_of_medians": systems[system]["train_s_median"] / systems[baseline]["train_s_median"],
+            "cpu_ratio_median": statistics.median(
+                (x.get("train_cpu_s") or 0.0) / max(y.get("train_cpu_s") or 0.0, 1e-9) for x, y in zip(a, b)),
             "clean_pairs": len(clean),
             "ratio_clean_median": statistics.median(clean) if clean else None,
             "met": None if target is None else med <= target,
@@ -253,9 +265,9 @@ def render(summary: dict[str, Any], command: str, header: str) -> str:
     cmp_of = {(c["system"], c["baseline"]): c for c in summary["comparisons"]}
     lines = [header, "", f"Command: `{command}`", ""]
     lines.append("| system | train s (median) | spread (min-max) | vs baseline (median of paired ratios) "
-                 "| start-up s | data load s | process wall s | threads | other load (max) | final loss "
+                 "| train CPU s (rank 0) | start-up s | data load s | process wall s | threads | other load (max) | final loss "
                  "| final acc | final val_acc |")
-    lines.append("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    lines.append("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for system in ALL_SYSTEMS:
         s = summary["systems"].get(system)
         if s is None:
@@ -267,20 +279,24 @@ def render(summary: dict[str, Any], command: str, header: str) -> str:
             vs = f"{c['ratio_median']:.2f}x {c['baseline']}{target}"
         lines.append(
             f"| {system} | {s['train_s_median']:.2f} | {s['train_s_min']:.2f}-{s['train_s_max']:.2f} | {vs} "
-            f"| {s['startup_s_median']:.2f} | {s['load_s_median']:.2f} | {s['wall_s_median']:.2f} | {s['threads']} "
+            f"| {s['train_cpu_s_median']:.2f} | {s['startup_s_median']:.2f} | {s['load_s_median']:.2f} | {s['wall_s_median']:.2f} | {s['threads']} "
             f"| {100 * max(s['other_load_all']):.0f}% | {s['loss_median']:.4f} | {s['accuracy_median']:.4f} "
             f"| {s['val_accuracy_median']:.4f} |")
     clean_pct = 100 * summary["clean_below"]
     lines += ["", f"| comparison | ratio (median of paired) | paired min-max | ratio of medians "
-              f"| clean pairs (other load < {clean_pct:.0f}%): n, median | target |",
-              "| --- | ---: | ---: | ---: | ---: | --- |"]
+              f"| clean pairs (other load < {clean_pct:.0f}%): n, median | CPU-time ratio (median) | target |",
+              "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
     for c in summary["comparisons"]:
         target = "-" if c["target"] is None else f"<= {c['target']:.1f}: {'met' if c['met'] else 'MISSED'}"
         clean = f"{c['clean_pairs']}, {c['ratio_clean_median']:.3f}" if c["clean_pairs"] else "0, -"
         lines.append(f"| {c['system']} / {c['baseline']} | {c['ratio_median']:.3f} | "
-                     f"{c['ratio_min']:.3f}-{c['ratio_max']:.3f} | {c['ratio_of_medians']:.3f} | {clean} | {target} |")
+                     f"{c['ratio_min']:.3f}-{c['ratio_max']:.3f} | {c['ratio_of_medians']:.3f} | {clean} "
+                     f"| {c['cpu_ratio_median']:.3f} | {target} |")
     lines += ["", "Other load: the share of all cores that processes other than the benchmark's used "
-              "while a run was going (from /proc/stat minus the benchmark's own CPU time)."]
+              "while a run was going (from /proc/stat minus the benchmark's own CPU time). Train CPU s: "
+              "CPU time of rank 0's process (all its threads) during training; for one-thread "
+              "processes (unison2, ddp2, *t1) it is what the work costs, nearly independent of "
+              "other load; with 2 intra-op threads it also counts their spinning."]
     return "\n".join(lines)
 
 

@@ -16,10 +16,10 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import models  # noqa: E402
+import models
 
-from unison.optim.buckets import plan_buckets  # noqa: E402
-from unison.optim.compression import Compression  # noqa: E402
+from unison.optim.buckets import plan_buckets
+from unison.optim.compression import Compression
 
 
 def bench(fn, n=200, rounds=7):
@@ -41,7 +41,6 @@ def main() -> None:
     g = torch.Generator().manual_seed(0)
     for p in params:
         p.grad = torch.randn(p.shape, generator=g)
-    grads = [p.grad for p in params]
     (bucket,) = plan_buckets(params, 25 * 1024 * 1024)
     bucket.pack(Compression.none, 1.0, False)
     buf = bucket.buffer
@@ -49,7 +48,6 @@ def main() -> None:
     bp = bucket.params
     bgrads = [p.grad for p in bp]
     views = [buf[off: off + p.numel()].view(p.shape) for p, off in zip(bp, bucket.offsets)]
-    flat_views = [v.view(-1) for v in views]
     ones = torch.ones(len(bp))
     rows = []
 
@@ -68,8 +66,14 @@ def main() -> None:
         buf[n:-1].copy_(ones)
         buf[-1:].copy_((~torch.isfinite(buf[:n])).any().reshape(1))
 
+    def proposed_pack():
+        torch.cat([t.reshape(-1) for t in bgrads], out=buf[:n])
+        buf[n:-1].fill_(1)
+        buf[-1:].copy_(torch.isfinite(buf[:n].sum()).logical_not().reshape(1))
+
     ref = buf.clone()
     for fn, label in ((current_pack, "pack: current (per-param slice + copy_ + flags[i]=1)"),
+                      (proposed_pack, "pack: proposed (torch.cat(out=) + fill_ + isfinite(sum))"),
                       (foreach_pack, "pack: torch._foreach_copy_ into cached views + one flags copy"),
                       (cat_pack, "pack: torch.cat(out=bucket slice) + one flags copy")):
         buf.zero_()
@@ -84,6 +88,8 @@ def main() -> None:
     flags = buf[n:]
     rows.append(("  piece: 150 x flags[i] = 1 (python scalar setitem)",
                  *bench(lambda: [flags.__setitem__(i, 1) for i in range(len(bp))])))
+    rows.append(("  piece: isfinite(stage.sum()) into the flag slot",
+                 *bench(lambda: buf[-1:].copy_(torch.isfinite(stage.sum()).logical_not().reshape(1)))))
     rows.append(("  piece: (~isfinite(stage)).any() + setitem", *bench(lambda: flags.__setitem__(-1, (~torch.isfinite(stage)).any().to(buf.dtype)))))
 
     bucket.tail = buf[n:].float().tolist()

@@ -39,9 +39,9 @@ INPUT_SHAPE = {"mlp": (28, 28), "cnn": (1, 28, 28), "many": (64,)}
 CLASSES = {"mlp": 10, "cnn": 10, "many": 64}
 # global batch, timed steps per repeat, warm-up steps, bucket_cap_mb for the "small buckets" run
 DEFAULTS = {
-    "mlp": dict(batch=32, steps=200, warmup=20, small_cap_mb=0.1),
-    "cnn": dict(batch=128, steps=40, warmup=5, small_cap_mb=0.07),
-    "many": dict(batch=64, steps=100, warmup=10, small_cap_mb=0.3),
+    "mlp": {"batch": 32, "steps": 200, "warmup": 20, "small_cap_mb": 0.1},
+    "cnn": {"batch": 128, "steps": 40, "warmup": 5, "small_cap_mb": 0.07},
+    "many": {"batch": 64, "steps": 100, "warmup": 10, "small_cap_mb": 0.3},
 }
 
 

@@ -26,12 +26,12 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import models  # noqa: E402
+import models
 
-import unison  # noqa: E402
-from unison.comm.communicator import Communicator  # noqa: E402
-from unison.optim import buckets as buckets_mod  # noqa: E402
-from unison.optim import distributed as distributed_mod  # noqa: E402
+import unison
+from unison.comm.communicator import Communicator
+from unison.optim import buckets as buckets_mod
+from unison.optim import distributed as distributed_mod
 
 TIMES: dict[str, float] = collections.defaultdict(float)
 CALLS: dict[str, int] = collections.defaultdict(int)
@@ -221,10 +221,13 @@ def main() -> None:
         med = {}
         for name, rs in rows.items():
             med[name] = {k: sorted(r[k] for r in rs)[len(rs) // 2] for k in rs[0]}
+        for name, rs in rows.items():
+            ratios = sorted(r["total"] / d["total"] for r, d in zip(rs, rows["ddp"]))
+            med[name]["total/ddp (median of per-round ratios)"] = ratios[len(ratios) // 2]
         with open(args.out, "w") as f:
             json.dump({"model": args.model, "config": cfg, "rounds": rows, "median": med}, f, indent=1)
         for name, vals in med.items():
-            print(name, " ".join(f"{k}={v * 1e3:.3f}ms" if not k.startswith("calls") else f"{k}={v:.0f}"
+            print(name, " ".join(f"{k}={v * 1e3:.3f}ms" if not (k.startswith("calls") or "/" in k) else f"{k}={v:.2f}"
                                  for k, v in vals.items()))
     dist.barrier()
     dist.destroy_process_group()

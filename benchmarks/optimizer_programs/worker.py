@@ -30,17 +30,18 @@ import os
 import socket
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import models  # noqa: E402
+import models
 
-import unison  # noqa: E402
-from unison.comm.communicator import joined  # noqa: E402
-from unison.optim.buckets import plan_buckets  # noqa: E402
+import unison
+from unison.comm.communicator import joined
+from unison.optim.buckets import plan_buckets
 
 STEP_SYSTEMS = ("ddp", "unison", "unison_fp16", "unison_small", "compute", "comm_1", "comm_small")
 
@@ -149,7 +150,7 @@ def step_systems(name: str, cfg: dict, repeat: int, world: int, rank: int, chunk
             t = timed(step, 1, per_chunk, counters)  # one step to re-warm after the others ran
             rec = out[system]
             rec["chunk_s_per_step"].append(t)
-            if system.startswith("unison") or system.startswith("comm"):
+            if system.startswith(("unison", "comm")):
                 rec.update(counters)  # ddp/compute do not go through unison's Communicator
             if opt is not None:
                 rec["buckets"] = len(opt._buckets)
@@ -175,13 +176,13 @@ def throughput(repeat: int, iters_small: int, iters_big: int, big_mb: float) -> 
                                 ("big", int(big_mb * 1024 * 1024 / 4), iters_big)):
         buf = torch.randn(elems)
 
-        def raw(i: int) -> None:
+        def raw(i: int, buf: torch.Tensor = buf) -> None:
             dist.all_reduce(buf)
 
-        def raw_async(i: int) -> None:
+        def raw_async(i: int, buf: torch.Tensor = buf) -> None:
             dist.all_reduce(buf, async_op=True).wait()
 
-        def via_comm(i: int) -> None:
+        def via_comm(i: int, buf: torch.Tensor = buf) -> None:
             comm.wait(comm.all_reduce_async(buf, name="bench.flat"))
 
         systems: dict[str, Callable[[int], None]] = {"raw": raw, "raw_async": raw_async, "comm": via_comm}

@@ -6,7 +6,8 @@ rank 0 also prints it on one line prefixed with ``SEED_BENCH_RESULT``. Times:
 * ``startup_s``: from the runner's ``Popen`` (``$SEED_BENCH_T0``, wall clock) to the end of the
   imports and the strategy / process-group set-up, i.e. everything before the data is loaded;
 * ``load_s``: loading MNIST and converting it to float32 arrays / tensors;
-* ``train_s``: the training call only (``model.fit`` or the plain loop, validation included).
+* ``train_s``: the training call only (``model.fit`` or the plain loop, validation included);
+* ``train_cpu_s``: the process's CPU time (``time.process_time``) over the same span.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ def floats(values: Any) -> list[float]:
 
 def emit(system: str, rank: int, world_size: int, *, t_ready: float, t_loaded: float,
          t_fit0: float, t_fit1: float, history: dict[str, list[float]], threads: int,
+         cpu_fit0: float | None = None, cpu_fit1: float | None = None,
          extra: dict[str, Any] | None = None) -> None:
     """Write this process's result (and print it on rank 0)."""
     result = {
@@ -39,6 +41,9 @@ def emit(system: str, rank: int, world_size: int, *, t_ready: float, t_loaded: f
         "startup_s": t_ready - launch_time(),
         "load_s": t_loaded - t_ready,
         "train_s": t_fit1 - t_fit0,
+        # CPU seconds of this process (all its threads) during training: with one thread per
+        # process it barely moves when other programs share the machine, unlike train_s.
+        "train_cpu_s": None if cpu_fit0 is None or cpu_fit1 is None else cpu_fit1 - cpu_fit0,
         "fit_start_wall": t_fit0,
         "fit_end_wall": t_fit1,
         "threads": threads,

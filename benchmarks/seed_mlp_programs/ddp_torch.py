@@ -111,12 +111,13 @@ def main():
     y_test = torch.from_numpy(y_test.astype(np.int64))
     t_loaded = time.time()
 
-    t_fit0 = time.time()
+    t_fit0, cpu_fit0 = time.time(), time.process_time()
     history = train(model, opt, loss_fn, x_train, y_train, x_test, y_test, args.epochs,
                     args.batch_size, args.verbose, world, rank)
-    t_fit1 = time.time()
+    t_fit1, cpu_fit1 = time.time(), time.process_time()
     _record.emit("ddp2", rank, world, t_ready=t_ready, t_loaded=t_loaded, t_fit0=t_fit0,
-                 t_fit1=t_fit1, history=history, threads=torch.get_num_threads())
+                 t_fit1=t_fit1, cpu_fit0=cpu_fit0, cpu_fit1=cpu_fit1, history=history,
+                 threads=torch.get_num_threads())
     dist.destroy_process_group()
 
 

@@ -58,9 +58,9 @@ x_test = x_test.reshape(-1, 784).astype('float32') / 255
 t_loaded = time.time()  # bench
 
 # train
-t_fit0 = time.time()  # bench
+t_fit0, cpu_fit0 = time.time(), time.process_time()  # bench
 history = model.fit(x_train, y_train, epochs=ARGS.epochs, validation_data=(x_test, y_test), verbose=ARGS.verbose)
-t_fit1 = time.time()  # bench
+t_fit1, cpu_fit1 = time.time(), time.process_time()  # bench
 
 if ARGS.framework == "unison":  # bench
     import torch  # bench
@@ -71,4 +71,5 @@ else:  # bench
     _rank = 0  # bench: TF runs both replicas in this one process
 _record.emit(f"{ARGS.framework}{ARGS.replicas}", _rank, strategy.num_replicas_in_sync,  # bench
              t_ready=t_ready, t_loaded=t_loaded, t_fit0=t_fit0, t_fit1=t_fit1,  # bench
+             cpu_fit0=cpu_fit0, cpu_fit1=cpu_fit1,  # bench
              history=history.history, threads=_threads)  # bench

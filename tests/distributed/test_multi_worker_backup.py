@@ -13,13 +13,15 @@ import sys
 import time
 
 import numpy as np
+import pytest
 from multi_worker_fns import (
     FAULT_STEPS,
     HERE,
+    Zygote,
     clean_env,
     fault_program,
     free_ports,
-    start_worker,
+    shared_zygote,
     tf_config,
     train_with_backup,
     wait_all,
@@ -85,11 +87,16 @@ def test_killed_worker_restarts_under_unison_launch_and_resumes(tmp_path) -> Non
         assert _close(got, want), float(np.abs(got - want).max())
 
 
-def test_backup_from_two_workers_restores_on_one_and_on_three(tmp_path) -> None:
+@pytest.fixture
+def zygote() -> Zygote:
+    return shared_zygote()
+
+
+def test_backup_from_two_workers_restores_on_one_and_on_three(tmp_path, zygote) -> None:
     saved = tmp_path / "saved"
     (tmp_path / "two").mkdir()
     addresses = [f"127.0.0.1:{p}" for p in free_ports(2)]
-    workers = [start_worker("train_with_backup", str(tmp_path / "two"), i, tf_config(addresses, i),
+    workers = [zygote.start("train_with_backup", str(tmp_path / "two"), i, tf_config(addresses, i),
                             {"backup_dir": str(saved), "stop_after": 13}) for i in range(2)]
     wait_all(workers, str(tmp_path / "two"), timeout=240)
     assert [w.result() for w in workers] == [{"interrupted": True}] * 2
@@ -103,7 +110,7 @@ def test_backup_from_two_workers_restores_on_one_and_on_three(tmp_path) -> None:
     shutil.copytree(saved, tmp_path / "for-three")
     (tmp_path / "three").mkdir()
     addresses = [f"127.0.0.1:{p}" for p in free_ports(3)]
-    workers = [start_worker("train_with_backup", str(tmp_path / "three"), i, tf_config(addresses, i),
+    workers = [zygote.start("train_with_backup", str(tmp_path / "three"), i, tf_config(addresses, i),
                             {"backup_dir": str(tmp_path / "for-three")}) for i in range(3)]
     wait_all(workers, str(tmp_path / "three"), timeout=240)
     three = [w.result() for w in workers]

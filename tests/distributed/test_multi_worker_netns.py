@@ -7,6 +7,7 @@ goes over the veth pair between the two namespaces this test creates (and delete
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -17,9 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 from multi_worker_fns import (
+    Zygote,
     keras_and_custom_loops,
     log_of,
-    start_worker,
+    shared_zygote,
     tf_config,
     wait_all,
 )
@@ -54,13 +56,14 @@ class Hosts:
     namespaces: list[str]
     links: list[str]
 
-    def exec_prefix(self, i: int) -> list[str]:
-        return ["ip", "netns", "exec", self.namespaces[i]]
-
     def rx_bytes(self, i: int) -> int:
-        out = subprocess.run([*self.exec_prefix(i), "cat", f"/sys/class/net/{self.links[i]}/statistics/rx_bytes"],
-                             capture_output=True, text=True, timeout=30, check=False)
-        return int(out.stdout.strip() or 0)
+        out = _ip("-n", self.namespaces[i], "-s", "-j", "link", "show", "dev", self.links[i])
+        return int(json.loads(out.stdout)[0]["stats64"]["rx"]["bytes"])
+
+
+@pytest.fixture
+def zygote() -> Zygote:
+    return shared_zygote()
 
 
 @pytest.fixture
@@ -101,9 +104,9 @@ def _config(i: int) -> str:
     return tf_config([f"{a}:{PORT}" for a in ADDRESSES], i)
 
 
-def test_two_hosts_train_like_one_process(tmp_path, two_hosts) -> None:
-    workers = [start_worker("keras_and_custom_loops", str(tmp_path), i, _config(i), {"keras_only": True},
-                            prefix=two_hosts.exec_prefix(i)) for i in range(2)]
+def test_two_hosts_train_like_one_process(tmp_path, zygote, two_hosts) -> None:
+    workers = [zygote.start("keras_and_custom_loops", str(tmp_path), i, _config(i), {"keras_only": True},
+                            netns=two_hosts.namespaces[i]) for i in range(2)]
     wait_all(workers, str(tmp_path), timeout=240)
     ref = keras_and_custom_loops(single=True, keras_only=True)
     for w in workers:
@@ -116,13 +119,13 @@ def test_two_hosts_train_like_one_process(tmp_path, two_hosts) -> None:
     assert two_hosts.rx_bytes(0) > 20_000 and two_hosts.rx_bytes(1) > 20_000
 
 
-def test_cut_link_names_the_unreachable_task_within_the_timeout(tmp_path, two_hosts) -> None:
+def test_cut_link_names_the_unreachable_task_within_the_timeout(tmp_path, zygote, two_hosts) -> None:
     timeout = 8
     markers = tmp_path / "markers"
     markers.mkdir()
     kwargs = {"marker_dir": str(markers), "timeout": timeout}
-    workers = [start_worker("collective_loop", str(tmp_path), i, _config(i), kwargs,
-                            prefix=two_hosts.exec_prefix(i)) for i in range(2)]
+    workers = [zygote.start("collective_loop", str(tmp_path), i, _config(i), kwargs,
+                            netns=two_hosts.namespaces[i]) for i in range(2)]
     try:
         deadline = time.monotonic() + 180
         while not all((markers / f"running.{i}").exists() for i in range(2)):

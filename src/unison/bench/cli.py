@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from unison.bench import config as cfg
 from unison.bench.data import DATASETS
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = config_from_args(args)
         return run_bench(config, say=lambda line: print(line, flush=True))
-    except ValueError as exc:  # bad options and missing data sets: one clear message, no traceback
+    except (ValueError, TypeError) as exc:  # bad options, missing data: one clear message, no traceback
         print(f"unison bench: error: {exc}", file=sys.stderr, flush=True)
         return 2
 

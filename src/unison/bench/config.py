@@ -180,7 +180,7 @@ def find_tf_python() -> tuple[str | None, str]:
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     try:
         probe = subprocess.run([other, "-c", "import tensorflow as tf; print(tf.__version__)"],
-                               capture_output=True, text=True, timeout=300, env=env)
+                               capture_output=True, text=True, timeout=300, env=env, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, f"${ENV_TF_PYTHON}={other} cannot be run: {exc}"
     if probe.returncode != 0:

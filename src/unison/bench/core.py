@@ -14,7 +14,8 @@ import os
 import platform
 import shutil
 import tempfile
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from unison.bench import config as cfg
 from unison.bench import data, models, report, runner

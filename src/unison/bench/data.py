@@ -87,7 +87,7 @@ def load(name: str, samples: int | None = None) -> tuple[tuple[Split, Split], di
         if samples is not None:
             x, y = x[:samples], y[:samples]
             xt, yt = xt[:_val_rows(len(x), len(xt))], yt[:_val_rows(len(x), len(yt))]
-    info = {"dataset": name, "train_samples": int(len(x)), "val_samples": int(len(xt)),
+    info = {"dataset": name, "train_samples": len(x), "val_samples": len(xt),
             "image_shape": list(x.shape[1:]), "classes": int(max(y.max(), yt.max())) + 1}
     return ((x, y), (xt, yt)), info
 

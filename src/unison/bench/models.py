@@ -30,7 +30,8 @@ import importlib
 import math
 import os
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import nn
@@ -65,7 +66,8 @@ def load_factory(name: str) -> Callable[[], Any]:
     """Import the ``factory`` of ``"module:factory"``; the current folder is importable too.
 
     Raises:
-        ValueError: the module does not import, lacks the attribute, or it is not callable.
+        ValueError: the module does not import or lacks the attribute.
+        TypeError: the attribute is not callable.
     """
     check_name(name)
     module_name, _, attr = name.partition(":")
@@ -88,7 +90,7 @@ def load_factory(name: str) -> Callable[[], Any]:
             f"{', '.join(public) or '(none)'}. Received: model={name!r}"
         )
     if not callable(factory):
-        raise ValueError(
+        raise TypeError(
             f"Model {name!r}: {module_name}.{attr} is a {type(factory).__name__}, not a function "
             f"that returns a model. Received: model={name!r}"
         )
@@ -125,7 +127,7 @@ def build_keras_model(name: str) -> Any:
         ], name="seed_mlp")
     model = load_factory(name)()
     if not isinstance(model, keras.Model):
-        raise ValueError(
+        raise TypeError(
             f"Model {name!r}: the factory returned a {type(model).__name__}, but unison bench "
             "needs a unison.keras.Model (e.g. unison.keras.Sequential([...]), or "
             f"unison.keras.Model(your_torch_module)). Received: model={name!r}"

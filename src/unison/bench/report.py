@@ -100,8 +100,8 @@ def _f(value: Any, fmt: str) -> str:
 def render(rows: list[dict[str, Any]], comparisons: list[dict[str, Any]]) -> str:
     """The results as a Markdown table (readable on a terminal, pastable into a document)."""
     lines = [
-        "| system | replicas | threads/replica | time/epoch s (median) | spread min-max | samples/s "
-        "| speedup | efficiency | start-up s | peak MB/process | val acc |",
+        ("| system | replicas | threads/replica | time/epoch s (median) | spread min-max | samples/s "
+         "| speedup | efficiency | start-up s | peak MB/process | val acc |"),
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:

@@ -34,7 +34,7 @@ def _args() -> argparse.Namespace:
     return p.parse_args()
 
 
-def _model(tf, name: str):  # noqa: ANN001, ANN202 (TF is imported at run time)
+def _model(tf, name: str):
     layers = tf.keras.layers
     if name == "cnn":
         return tf.keras.Sequential([
@@ -84,10 +84,10 @@ def main() -> None:
             self.times: list[float] = []
             self.logs: dict = {}
 
-        def on_epoch_begin(self, epoch, logs=None):  # noqa: ANN001, ANN202
+        def on_epoch_begin(self, epoch, logs=None):
             self.t0 = time.perf_counter()
 
-        def on_epoch_end(self, epoch, logs=None):  # noqa: ANN001, ANN202
+        def on_epoch_end(self, epoch, logs=None):
             self.times.append(time.perf_counter() - self.t0)
             self.logs = {k: float(v) for k, v in (logs or {}).items()}
 
