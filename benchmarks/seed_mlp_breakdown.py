@@ -30,18 +30,20 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 os.environ.setdefault("UNISON_DATA_DIR", os.path.normpath(os.path.join(HERE, "..", "..", "shared", "data")))
 
-TOTALS: dict[str, float] = collections.defaultdict(float)
+TOTALS: dict[str, float] = collections.defaultdict(float)  # wall seconds
+CPU: dict[str, float] = collections.defaultdict(float)  # this thread's CPU seconds
 COUNTS: dict[str, int] = collections.defaultdict(int)
 STATE = {"in_train_step": False}
 
 
 @contextlib.contextmanager
 def timed(name: str) -> Iterator[None]:
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.thread_time()
     try:
         yield
     finally:
         TOTALS[name] += time.perf_counter() - t0
+        CPU[name] += time.thread_time() - c0
         COUNTS[name] += 1
 
 
@@ -61,14 +63,16 @@ def wrap(owner: Any, attr: str, name: str, only_in_train_step: bool = True) -> N
 
 def install_optimizer_step_timer() -> None:
     """Time every ``torch.optim`` step (global hooks: works for unison's and the loops' Adam)."""
-    start: list[float] = []
+    start: list[tuple[float, float]] = []
 
     def pre(opt: Any, args: Any, kwargs: Any) -> None:
-        start.append(time.perf_counter())
+        start.append((time.perf_counter(), time.thread_time()))
 
     def post(opt: Any, args: Any, kwargs: Any) -> None:
         if start:
-            TOTALS["optimizer.step (Adam)"] += time.perf_counter() - start.pop()
+            t0, c0 = start.pop()
+            TOTALS["optimizer.step (Adam)"] += time.perf_counter() - t0
+            CPU["optimizer.step (Adam)"] += time.thread_time() - c0
             COUNTS["optimizer.step (Adam)"] += 1
 
     torch.optim.optimizer.register_optimizer_step_pre_hook(pre)
@@ -79,12 +83,16 @@ def report(system: str, steps: int, fit_s: float, rank: int) -> None:
     if rank != 0:
         return
     print(f"\n{system}: {fit_s:.2f}s for the whole fit, {steps} training steps, threads "
-          f"{torch.get_num_threads()}; per training step (mean over steps, rank 0):")
+          f"{torch.get_num_threads()}; per training step (mean over steps, rank 0).\n"
+          "  wall us = elapsed; CPU us = this thread's CPU time (with one thread it is the work "
+          "itself, unaffected by other programs; wall - CPU = waiting or preempted)")
     step = TOTALS.get("train step (total)", 0.0)
+    print(f"  {'wall us':>9}  {'share':>6}  {'CPU us':>8}  phase")
     for name in sorted(TOTALS, key=lambda k: (not k.startswith("train step"), k)):
         per = TOTALS[name] / max(steps, 1) * 1e6
+        cpu = CPU[name] / max(steps, 1) * 1e6
         share = f"{100 * TOTALS[name] / step:5.1f}%" if step and not name.startswith("evaluation") else "      "
-        print(f"  {per:9.1f} us  {share}  {name}  (calls {COUNTS[name]})")
+        print(f"  {per:9.1f}  {share}  {cpu:8.1f}  {name}  (calls {COUNTS[name]})")
     print(f"  training steps: {step:.2f}s of {fit_s:.2f}s fit; evaluation + epoch ends: "
           f"{TOTALS.get('evaluation (total)', 0.0):.2f}s")
 
@@ -191,7 +199,7 @@ def run_torch(ddp: bool, epochs: int) -> None:
         loss_sum = torch.zeros((), dtype=torch.float64)
         correct = torch.zeros((), dtype=torch.int64)
         for step in range(n // batch):
-            ts = time.perf_counter()
+            ts, cs = time.perf_counter(), time.thread_time()
             with timed("data: take rows"):
                 idx = perm[step * batch + rank * local: step * batch + (rank + 1) * local]
                 xb, yb = x_train[idx], y_train[idx]
@@ -209,6 +217,7 @@ def run_torch(ddp: bool, epochs: int) -> None:
                     loss_sum += loss.detach().double() * len(yb)
                     correct += (logits.argmax(1) == yb).sum()
             TOTALS["train step (total)"] += time.perf_counter() - ts
+            CPU["train step (total)"] += time.thread_time() - cs
             COUNTS["train step (total)"] += 1
         with timed("evaluation (total)"):
             stats = torch.stack([loss_sum, correct.double()])

@@ -171,3 +171,39 @@ def test_killed_worker_is_named_by_the_survivor(tmp_path, zygote) -> None:
     assert m, log[-3000:]
     assert m.group(1).startswith("strategy.reduce")  # the operation is named
     assert elapsed < 20  # within the collective timeout
+
+
+SEED_PROGRAM = '''
+import unison as tf
+
+strategy = tf.distribute.MultiWorkerMirroredStrategy()
+
+with strategy.scope():
+    model = tf.keras.Sequential([
+        tf.keras.layers.Dense(128, activation='relu', input_shape=(784,)),
+        tf.keras.layers.Dense(10, activation='softmax')
+    ])
+    model.compile(optimizer='adam',
+                  loss='sparse_categorical_crossentropy',
+                  metrics=['accuracy'])
+
+(x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+x_train = x_train.reshape(-1, 784).astype('float32') / 255
+x_test = x_test.reshape(-1, 784).astype('float32') / 255
+
+model.fit(x_train, y_train, epochs=5, validation_data=(x_test, y_test), verbose=2)
+'''
+
+
+@pytest.mark.skipif(not os.environ.get("UNISON_SLOW_TESTS"),
+                    reason="5 epochs of MNIST on 2 workers (about 2 minutes on 2 cores); set UNISON_SLOW_TESTS=1")
+def test_seed_program_on_two_workers_reaches_97_percent(tmp_path, mnist_dir) -> None:
+    script = tmp_path / "seed.py"
+    script.write_text(SEED_PROGRAM)
+    cmd = [sys.executable, "-m", "unison.cli", "launch", "--tf-config", "--nproc-per-node", "2", str(script)]
+    proc = subprocess.run(cmd, env=clean_env(UNISON_DATA_DIR=str(mnist_dir)), capture_output=True, text=True,
+                          timeout=900, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = re.findall(r"^1875/1875 - .* - val_accuracy: ([\d.]+) - val_loss: [\d.]+$", proc.stdout, re.MULTILINE)
+    assert len(lines) == 5, proc.stdout  # one line per epoch, printed by the chief only
+    assert float(lines[-1]) >= 0.97, proc.stdout

@@ -150,6 +150,7 @@ def fit(model: Any, x: Any = None, y: Any = None, batch_size: int | None = None,
             if model.stop_training:
                 break
         cbs.on_train_end(logs)
+        st.train_data = None  # do not keep the training data alive through the model
     return model.history
 
 

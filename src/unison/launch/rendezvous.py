@@ -139,8 +139,9 @@ def wait_for_tasks(store: dist.Store, plan: JobPlan, timeout_s: float) -> None:
             f"{plan.task} lost the chief's rendezvous at {plan.store_address} while waiting for "
             f"the other tasks ({failure}); the chief task stopped.") from None
     names = sorted({plan.task_of_rank(r) for r in missing})
+    fix = ("the launcher started them: its log says why they did not get here" if plan.store_mode == ENV
+           else f"start them with the same cluster in their {plan.origin} (and their own task)")
     raise RendezvousError(
         f"{plan.task_of_rank(plan.rank)} waited {timeout_s:.0f}s at the rendezvous "
-        f"{plan.store_address} but these tasks never arrived: {', '.join(names)}. Fix: start them "
-        f"with the same cluster in their {plan.origin} (and their own task), and check that they "
-        f"can reach {plan.store_address}.")
+        f"{plan.store_address} but these tasks never arrived: {', '.join(names)}. Fix: {fix}, and "
+        f"check that they can reach {plan.store_address}.")
