@@ -40,7 +40,9 @@ def _load(path: object) -> dict:
 def _progress(path: str) -> dict[int, list[int]]:
     steps: dict[int, list[int]] = {}
     if os.path.exists(path):
-        for line in open(path).read().splitlines():
+        with open(path) as fh:
+            complete = fh.read().split("\n")[:-1]  # the chief may be writing the last line
+        for line in complete:
             attempt, step = map(int, line.split())
             steps.setdefault(attempt, []).append(step)
     return steps
