@@ -167,7 +167,7 @@ def just_join(timeout: float) -> dict:
 
 
 def fault_program(backup_dir: str, work_dir: str, single: bool = False) -> dict | None:
-    """2 epochs x 120 steps with BackupAndRestore(save_freq=50), run under `unison launch`.
+    """2 epochs x 70 steps with BackupAndRestore(save_freq=50), run under `unison launch`.
 
     Records its pid per attempt and, on the chief, every step it completes (``progress``).
     """
@@ -184,7 +184,8 @@ def fault_program(backup_dir: str, work_dir: str, single: bool = False) -> dict 
         fh.write(str(os.getpid()))
     torch.manual_seed(0)
     with strategy.scope():
-        model = _mlp(tf)
+        model = tf.keras.Sequential([tf.keras.layers.Dense(32, activation="relu", input_shape=(12,)),
+                                     tf.keras.layers.Dense(4, activation="softmax")])
         model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
     x, y = make_data(FAULT_ROWS)
     progress = open(os.path.join(work_dir, "progress"), "a") if rank == 0 else None
@@ -208,7 +209,7 @@ def fault_program(backup_dir: str, work_dir: str, single: bool = False) -> dict 
             "attempt": attempt, "replicas": strategy.num_replicas_in_sync}
 
 
-FAULT_STEPS = 120
+FAULT_STEPS = 70
 FAULT_ROWS = FAULT_STEPS * 16
 
 

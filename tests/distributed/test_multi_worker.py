@@ -144,6 +144,21 @@ def test_chief_that_never_answers_fails_within_the_timeout(monkeypatch) -> None:
     assert 2 <= elapsed < 2 + 10  # torch's connect retries stay within about the timeout
 
 
+def test_worker_that_never_arrives_is_named_by_the_chief(monkeypatch) -> None:
+    from unison.launch.rendezvous import RendezvousError
+
+    monkeypatch.setenv("GLOO_SOCKET_IFNAME", "lo")  # restored after the test (the strategy may set it)
+    addresses = [f"127.0.0.1:{p}" for p in free_ports(3)]
+    start = time.monotonic()
+    with pytest.raises(RendezvousError) as info:
+        _strategy_for(tf_config(addresses, 0), timeout=2)
+    message = str(info.value)
+    assert f"worker:0 ({addresses[0]}) waited 2s at the rendezvous {addresses[0]}" in message
+    assert f"these tasks never arrived: worker:1 ({addresses[1]}), worker:2 ({addresses[2]})" in message
+    assert "Fix: start them with the same cluster in their TF_CONFIG" in message
+    assert time.monotonic() - start < 2 + 10
+
+
 def test_killed_worker_is_named_by_the_survivor(tmp_path, zygote) -> None:
     addresses = [f"127.0.0.1:{p}" for p in free_ports(2)]
     marker = tmp_path / "markers"

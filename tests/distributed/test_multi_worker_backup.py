@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 import pytest
+import torch
 from multi_worker_fns import (
     FAULT_STEPS,
     HERE,
@@ -59,11 +60,11 @@ def test_killed_worker_restarts_under_unison_launch_and_resumes(tmp_path) -> Non
     with open(log_path, "wb") as log:
         launcher = subprocess.Popen(cmd, env=clean_env(), stdout=log, stderr=subprocess.STDOUT)
     try:
-        # kill -9 worker 1 in the middle of the first epoch, after the backup at step 50
+        # kill -9 worker 1 in the middle of the first epoch (70 steps), after the backup at step 50
         deadline = time.monotonic() + 180
-        while max(_progress(str(work / "progress")).get(0, [-1])) < 80:
+        while max(_progress(str(work / "progress")).get(0, [-1])) < 60:
             assert launcher.poll() is None, log_path.read_text()[-3000:]
-            assert time.monotonic() < deadline, "the job never reached step 80"
+            assert time.monotonic() < deadline, "the job never reached step 60"
             time.sleep(0.05)
         os.kill(int((work / "pid.0.1").read_text()), signal.SIGKILL)
         assert launcher.wait(timeout=240) == 0, log_path.read_text()[-4000:]
@@ -84,7 +85,12 @@ def test_killed_worker_restarts_under_unison_launch_and_resumes(tmp_path) -> Non
     # the same weights as an uninterrupted run (same data order, same global batches)
     ref_work = tmp_path / "ref"
     ref_work.mkdir()
-    ref = fault_program(str(tmp_path / "ref-backup"), str(ref_work), single=True)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a tiny model: one thread is fastest on a busy machine
+    try:
+        ref = fault_program(str(tmp_path / "ref-backup"), str(ref_work), single=True)
+    finally:
+        torch.set_num_threads(threads)
     for got, want in zip(out["weights"], ref["weights"]):
         assert _close(got, want), float(np.abs(got - want).max())
 

@@ -24,8 +24,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from unison.cluster.elastic import _env_int
 from unison.cluster.plan import JobPlan
-from unison.cluster.resolvers import ClusterResolver, _env_int, _plan_from_spec
+from unison.cluster.resolvers import ClusterResolver, _plan_from_spec
 from unison.cluster.spec import ClusterSpec
 
 _RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
