@@ -45,8 +45,9 @@ def _keep_gloo_on_loopback() -> None:
         os.environ["GLOO_SOCKET_IFNAME"] = "lo"
 
 
-def _join(placement: ProcessPlacement, devices: list[DeviceSpec], timeout_s: float,
-          store: Any = None) -> tuple[Communicator, torch.device]:
+def join_replica(placement: ProcessPlacement, devices: list[DeviceSpec], timeout_s: float,
+                 store: Any = None) -> tuple[Communicator, torch.device]:
+    """Pick this replica's device, share the cores, and join the process group (every strategy)."""
     spec = devices[placement.local_rank] if len(devices) > 1 else devices[0]
     if spec.kind == "gpu" and len(devices) == 1 and placement.world_size > 1:
         spec = DeviceSpec("gpu", placement.local_rank, f"/gpu:{placement.local_rank}")
@@ -101,7 +102,7 @@ class MirroredStrategy(Strategy):
             device = parsed[0].to_torch()
             super().__init__(LocalCommunicator(device), device)
         else:
-            comm, device = _join(placement, parsed, timeout_seconds, store)
+            comm, device = join_replica(placement, parsed, timeout_seconds, store)
             super().__init__(comm, device)
         self._devices = [d.text for d in parsed]
 

@@ -32,7 +32,7 @@ from unison.cluster.plan import JobPlan
 from unison.cluster.resolvers import ClusterResolver, default_cluster_resolver
 from unison.comm.communicator import Communicator, LocalCommunicator
 from unison.distribute.devices import DeviceSpec, parse_devices
-from unison.distribute.mirrored import DEFAULT_TIMEOUT_S, _join
+from unison.distribute.mirrored import DEFAULT_TIMEOUT_S, join_replica
 from unison.distribute.strategy import Strategy
 from unison.errors import format_choices
 from unison.launch.liveness import PeerMonitor, TaskAwareCommunicator
@@ -129,14 +129,11 @@ def _join_job(plan: JobPlan, devices: list[DeviceSpec], timeout_s: float) -> tup
     use_interface_of(plan.local_host)
     store = open_store(plan, timeout_s)
     wait_for_tasks(store, plan, timeout_s)
-    comm, device = _join(plan.placement(), devices, timeout_s, store)
+    comm, device = join_replica(plan.placement(), devices, timeout_s, store)
     monitor = PeerMonitor(plan, timeout_s)
     monitor.start()
     comm = TaskAwareCommunicator(comm, plan, monitor)
-    # Leave the process group before the interpreter tears down: gloo's threads destroyed during
-    # static destruction abort the process ("terminate called without an active exception").
-    atexit.register(comm.shutdown)
-    atexit.register(monitor.stop)
+    atexit.register(monitor.stop)  # before connect()'s process-group shutdown (atexit is LIFO)
     _JOINED[plan] = (comm, device, store, monitor)
     return comm, device
 

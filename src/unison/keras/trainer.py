@@ -72,7 +72,7 @@ def _split_validation(x: Any, y: Any, sample_weight: Any, split: float) -> tuple
     return train, val
 
 
-def _validation_adapter(model: Any, data: Any, batch_size: int, st: TrainingState) -> Any:
+def _validation_adapter(data: Any, batch_size: int, st: TrainingState) -> Any:
     if isinstance(data, (tuple, list)) and 2 <= len(data) <= 3 and isinstance(data[0], (np.ndarray, torch.Tensor)):
         x, y, *sw = data
         return st.adapter(x, y, sw[0] if sw else None, batch_size, shuffle=False)
@@ -113,7 +113,7 @@ def fit(model: Any, x: Any = None, y: Any = None, batch_size: int | None = None,
         train = st.adapter(x, y, sample_weight, batch_size, shuffle=shuffle)
         st.setup_model(train)
         val = None if validation_data is None else _validation_adapter(
-            model, validation_data, validation_batch_size or batch_size, st)
+            validation_data, validation_batch_size or batch_size, st)
         steps = steps_per_epoch or train.steps_per_epoch
         cbs = CallbackList(callbacks, add_history=True, add_progbar=verbose != 0, model=model,
                            verbose=verbose, epochs=epochs, steps=steps)

@@ -27,7 +27,7 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import torch.distributed as dist
 
@@ -202,6 +202,48 @@ class LocalJob:
             os._exit(1)
 
 
+def spawn_replicas(job: LocalJob, ranks: range, env_for: Callable[[int, str], dict[str, str]]) -> None:
+    """Re-run this program once per rank in ``ranks``, each with ``env_for(rank, error_file)``.
+
+    Children write their traceback to ``error_file``, die with this process, and (unless
+    ``UNISON_REPLICA_OUTPUT=inherit``) send their output to a log file in ``job.workdir``.
+    """
+    command = rerun_command()
+    inherit = os.environ.get(ENV_REPLICA_OUTPUT, "") == "inherit"
+    for rank in ranks:
+        error_file = os.path.join(job.workdir, f"replica-{rank}.err")
+        env = dict(os.environ)
+        env.update(env_for(rank, error_file))
+        env[ENV_PARENT_PID] = str(os.getpid())
+        log_file = None if inherit else os.path.join(job.workdir, f"replica-{rank}.log")
+        out = None if log_file is None else open(log_file, "wb")
+        proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT if out else None,
+                                preexec_fn=_die_with_parent)
+        if out is not None:
+            out.close()
+        job.children.append(_Child(rank, proc, error_file, log_file))
+
+
+def watch_replicas(job: LocalJob, who: str) -> None:
+    """Watch the started replicas: report a failed one, stop the rest, wait for them at exit."""
+    previous_hook = sys.excepthook
+
+    def parent_excepthook(tp: type[BaseException], value: BaseException, tb: Any) -> None:
+        job.chief_failed = True
+        # A collective error here is usually the echo of another replica's failure: name that
+        # replica (and show its traceback) before our own, secondary, traceback.
+        child = job.failed_child(grace_s=3.0)
+        if child is not None:
+            job.report_and_stop(child)
+            sys.stderr.write(f"--- {who}'s own error, a consequence of the failure above ---\n")
+        previous_hook(tp, value, tb)
+
+    sys.excepthook = parent_excepthook
+    atexit.register(job.finish)
+    threading.Thread(target=job.watch, name="unison-replica-watchdog", daemon=True).start()
+
+
 def start_local_job(num_replicas: int, timeout_s: float) -> tuple[ProcessPlacement, Any, LocalJob]:
     """Become replica 0 of a new ``num_replicas`` job on this host and start the others.
 
@@ -213,47 +255,24 @@ def start_local_job(num_replicas: int, timeout_s: float) -> tuple[ProcessPlaceme
         ``(placement, store, job)``: this process's placement (rank 0), the rendezvous store it
         serves (pass it to :func:`unison.comm.connect`) and the :class:`LocalJob` record.
     """
-    command = rerun_command()
+    rerun_command()  # fail before serving a store if there is nothing to re-run
     store = dist.TCPStore(
         "127.0.0.1", 0, num_replicas, is_master=True, wait_for_workers=False,
         timeout=datetime.timedelta(seconds=timeout_s),
     )
     job = LocalJob(world_size=num_replicas, store=store,
                    workdir=tempfile.mkdtemp(prefix="unison-replicas-"))
-    inherit = os.environ.get(ENV_REPLICA_OUTPUT, "") == "inherit"
-    for rank in range(1, num_replicas):
-        env = dict(os.environ)
-        env.update({
+
+    def env_for(rank: int, error_file: str) -> dict[str, str]:
+        return {
             ENV_RANK: str(rank), ENV_WORLD_SIZE: str(num_replicas),
             ENV_LOCAL_RANK: str(rank), ENV_LOCAL_WORLD_SIZE: str(num_replicas),
             ENV_MASTER_ADDR: "127.0.0.1", ENV_MASTER_PORT: str(store.port),
-            ENV_ERROR_FILE: os.path.join(job.workdir, f"replica-{rank}.err"),
-            ENV_PARENT_PID: str(os.getpid()),
-        })
-        log_file = None if inherit else os.path.join(job.workdir, f"replica-{rank}.log")
-        out = None if log_file is None else open(log_file, "wb")
-        proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT if out else None,
-                                preexec_fn=_die_with_parent)
-        if out is not None:
-            out.close()
-        job.children.append(_Child(rank, proc, env[ENV_ERROR_FILE], log_file))
+            ENV_ERROR_FILE: error_file,
+        }
 
-    previous_hook = sys.excepthook
-
-    def chief_excepthook(tp: type[BaseException], value: BaseException, tb: Any) -> None:
-        job.chief_failed = True
-        # A collective error here is usually the echo of another replica's failure: name that
-        # replica (and show its traceback) before our own, secondary, traceback.
-        child = job.failed_child(grace_s=3.0)
-        if child is not None:
-            job.report_and_stop(child)
-            sys.stderr.write("--- replica 0's own error, a consequence of the failure above ---\n")
-        previous_hook(tp, value, tb)
-
-    sys.excepthook = chief_excepthook
-    atexit.register(job.finish)
-    threading.Thread(target=job.watch, name="unison-replica-watchdog", daemon=True).start()
+    spawn_replicas(job, range(1, num_replicas), env_for)
+    watch_replicas(job, "replica 0")
     return job.placement(store.port), store, job
 
 

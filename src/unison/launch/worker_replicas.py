@@ -13,68 +13,34 @@ Example (inside ``MultiWorkerMirroredStrategy`` on a worker with 2 CPU replicas)
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 import traceback
 from typing import Any
 
-from unison.cluster.placement import ENV_PARENT_PID
 from unison.cluster.plan import JobPlan
 from unison.cluster.resolvers import (
     ENV_WORKER_ERROR_FILE,
     ENV_WORKER_REPLICA,
     ENV_WORKER_REPLICAS,
 )
-from unison.launch.local import (
-    ENV_REPLICA_OUTPUT,
-    LocalJob,
-    _Child,
-    _die_with_parent,
-    rerun_command,
-)
+from unison.launch.local import LocalJob, spawn_replicas, watch_replicas
 
 
 def start_worker_replicas(plan: JobPlan) -> LocalJob:
     """Start local replicas 1..L-1 of this worker (this process is local replica 0)."""
-    command = rerun_command()
     job = LocalJob(world_size=plan.world_size, store=None,
                    workdir=tempfile.mkdtemp(prefix="unison-worker-replicas-"))
-    inherit = os.environ.get(ENV_REPLICA_OUTPUT, "") == "inherit"
-    for k in range(1, plan.local_world_size):
-        rank = plan.rank + k
-        env = dict(os.environ)
-        env.update({
-            ENV_WORKER_REPLICA: str(k), ENV_WORKER_REPLICAS: str(plan.local_world_size),
-            ENV_WORKER_ERROR_FILE: os.path.join(job.workdir, f"replica-{rank}.err"),
-            ENV_PARENT_PID: str(os.getpid()),
-        })
-        log_file = None if inherit else os.path.join(job.workdir, f"replica-{rank}.log")
-        out = None if log_file is None else open(log_file, "wb")
-        proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT if out else None, preexec_fn=_die_with_parent)
-        if out is not None:
-            out.close()
-        job.children.append(_Child(rank, proc, env[ENV_WORKER_ERROR_FILE], log_file))
 
-    previous_hook = sys.excepthook
+    def env_for(rank: int, error_file: str) -> dict[str, str]:
+        return {ENV_WORKER_REPLICA: str(rank - plan.rank), ENV_WORKER_REPLICAS: str(plan.local_world_size),
+                ENV_WORKER_ERROR_FILE: error_file}
 
-    def worker_excepthook(tp: type[BaseException], value: BaseException, tb: Any) -> None:
-        job.chief_failed = True
-        child = job.failed_child(grace_s=3.0)
-        if child is not None:
-            job.report_and_stop(child)
-            sys.stderr.write(f"--- {plan.task}'s own error, a consequence of the failure above ---\n")
-        previous_hook(tp, value, tb)
-
-    sys.excepthook = worker_excepthook
-    atexit.register(job.finish)
-    threading.Thread(target=job.watch, name="unison-worker-replica-watchdog", daemon=True).start()
+    spawn_replicas(job, range(plan.rank + 1, plan.rank + plan.local_world_size), env_for)
+    watch_replicas(job, plan.task)
     return job
 
 
