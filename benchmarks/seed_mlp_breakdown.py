@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 import torch
+import torch.optim.optimizer as torch_optimizer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 os.environ.setdefault("UNISON_DATA_DIR", os.path.normpath(os.path.join(HERE, "..", "..", "shared", "data")))
@@ -75,8 +76,8 @@ def install_optimizer_step_timer() -> None:
             CPU["optimizer.step (Adam)"] += time.thread_time() - c0
             COUNTS["optimizer.step (Adam)"] += 1
 
-    torch.optim.optimizer.register_optimizer_step_pre_hook(pre)
-    torch.optim.optimizer.register_optimizer_step_post_hook(post)
+    torch_optimizer.register_optimizer_step_pre_hook(pre)
+    torch_optimizer.register_optimizer_step_post_hook(post)
 
 
 def report(system: str, steps: int, fit_s: float, rank: int) -> None:

@@ -230,3 +230,38 @@ def test_config_round_trips() -> None:
     opt = optimizers.RMSprop(learning_rate=0.01, rho=0.8, clipnorm=2.0)
     clone = optimizers.RMSprop.from_config(opt.get_config())
     assert clone.get_config() == opt.get_config()
+
+
+def test_compile_builds_the_optimizer_of_a_built_model_and_a_later_freeze_rebuilds_it() -> None:
+    import numpy as np
+
+    from unison import keras
+
+    model = keras.Sequential([keras.layers.Dense(4, activation="relu", input_shape=(3,)),
+                              keras.layers.Dense(2)])
+    model.compile(optimizer="adam", loss="mse")
+    early = model.optimizer.torch_optimizer
+    assert early is not None  # the one-time torch set-up happens in compile(), not in fit()
+    assert sum(len(g["params"]) for g in early.param_groups) == 4
+
+    model.layers[0].trainable = False  # changed after compile, before any step
+    for p in model.layers[0].parameters():
+        p.requires_grad_(False)
+    frozen = [p.detach().clone() for p in model.layers[0].parameters()]
+    model.fit(np.ones((8, 3), "float32"), np.zeros((8, 2), "float32"), epochs=1, verbose=0)
+    built = model.optimizer.torch_optimizer
+    assert sum(len(g["params"]) for g in built.param_groups) == 2
+    for before, after in zip(frozen, model.layers[0].parameters()):
+        assert torch.equal(before, after)
+
+
+def test_unbuilt_model_builds_its_optimizer_in_fit() -> None:
+    import numpy as np
+
+    from unison import keras
+
+    model = keras.Sequential([keras.layers.Dense(2)])
+    model.compile(optimizer="sgd", loss="mse")
+    assert model.optimizer.torch_optimizer is None
+    model.fit(np.ones((4, 3), "float32"), np.zeros((4, 2), "float32"), epochs=1, verbose=0)
+    assert model.optimizer.torch_optimizer is not None

@@ -137,6 +137,9 @@ def sparse_categorical_crossentropy(
         # TF Keras: log of the clipped probabilities, then a softmax cross-entropy on those,
         # which renormalises probabilities that do not sum to exactly 1.
         y_pred = torch.log(y_pred.clamp(EPSILON, 1.0 - EPSILON))
+    if y_pred.dim() == 2:
+        # (batch, classes): torch's fused log-softmax + pick, one kernel each way.
+        return F.cross_entropy(y_pred, y_true.long(), reduction="none")
     log_probs = torch.log_softmax(y_pred, dim=-1)
     index = y_true.long().unsqueeze(-1)
     return -log_probs.gather(-1, index).squeeze(-1)

@@ -64,7 +64,7 @@ class Metric:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self._state = torch.zeros(self.num_state, dtype=torch.float64)
+        self.load_state(torch.zeros(self.num_state, dtype=torch.float64))
 
     def update_state(self, *args: Any, **kwargs: Any) -> None:
         """Accumulate one batch into the state (no host synchronisation, no autograd)."""
@@ -76,22 +76,39 @@ class Metric:
 
     def result(self) -> float:
         """Return the metric's value from this process's state alone."""
-        return self.result_from_state(self._state)
+        return self.result_from_state(self.state())
 
     def state(self) -> torch.Tensor:
         """Return a copy of the additive state: a 1-D float64 tensor of length ``num_state``."""
-        return self._state.detach().clone()
+        state = self._state.detach().clone()
+        if any(self._host):
+            state += torch.tensor(self._host, dtype=torch.float64, device=state.device)
+        return state
+
+    def load_state(self, state: torch.Tensor) -> None:
+        """Replace the additive state (e.g. a restored backup's sums); ``state`` is copied."""
+        self._state = state.detach().to(torch.float64).clone()
+        # Per-entry views: a step adds into them in place, without indexing per update.
+        self._entries = self._state.unbind()
+        # Python numbers (batch sizes) are summed on the host and folded in when read: a step
+        # needs no tensor op, and no host-device transfer, to count its samples.
+        self._host = [0.0] * self.num_state
 
     def reset_state(self) -> None:
         """Zero the state (kept on the device it lives on)."""
-        self._state = torch.zeros_like(self._state)
+        self._state.zero_()
+        self._host = [0.0] * self.num_state
 
     def _accumulate(self, *parts: torch.Tensor | float) -> None:
-        if isinstance(parts[0], torch.Tensor) and parts[0].device != self._state.device:
+        first = parts[0]
+        if isinstance(first, torch.Tensor) and first.device != self._state.device:
             # Follows the data once (e.g. to the GPU) so later updates stay on one device.
-            self._state = self._state.to(parts[0].device)
-        for i, part in enumerate(parts):
-            self._state[i].add_(part)
+            self.load_state(self.state().to(first.device))
+        for entry, host, i, part in zip(self._entries, self._host, range(self.num_state), parts):
+            if isinstance(part, torch.Tensor):
+                entry.add_(part)
+            else:
+                self._host[i] = host + part
 
     def __call__(self, *args: Any, **kwargs: Any) -> float:
         """Update with one batch and return the running result, as Keras metrics do."""
@@ -112,12 +129,13 @@ class _MeanState(Metric):
 
     def _add(self, values: TensorLike, sample_weight: TensorLike | None) -> None:
         # Keras's reduce_to_samplewise_values: one value (and one weight) per sample.
-        values = torch.as_tensor(values).detach().to(torch.float64)
+        values = values.detach() if isinstance(values, torch.Tensor) else torch.as_tensor(values)
         if sample_weight is None:
             if values.dim() > 1:
-                values = values.reshape(values.shape[0], -1).mean(dim=1)
-            self._accumulate(values.sum(), values.shape[0] if values.dim() else 1)
+                values = values.to(torch.float64).reshape(values.shape[0], -1).mean(dim=1)
+            self._accumulate(values.sum(dtype=torch.float64), values.shape[0] if values.dim() else 1)
             return
+        values = values.to(torch.float64)
         weight = torch.as_tensor(sample_weight, device=values.device).to(torch.float64)
         if weight.dim() == values.dim() + 1 and weight.shape[-1] == 1:
             weight = weight.squeeze(-1)
@@ -156,6 +174,14 @@ class Mean(_MeanState):
     def update_state(self, values: TensorLike, sample_weight: TensorLike | None = None) -> None:
         with torch.no_grad():
             self._add(values, sample_weight)
+
+    def add(self, total: torch.Tensor, weight: torch.Tensor | float) -> None:
+        """Add an already-summed batch: ``total`` (weighted values) over ``weight`` (their weight).
+
+        The training loop's loss uses it: it has the batch's sum already, and its size as a number.
+        """
+        with torch.no_grad():
+            self._accumulate(total.detach(), weight)
 
 
 class MeanMetricWrapper(_MeanState):

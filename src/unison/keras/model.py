@@ -113,6 +113,9 @@ class Model(nn.Module):
         self.compiled_metrics = list(metrics or [])
         self._adopt_scope_strategy()
         self._compiled = True
+        trainable = [p for p in self.parameters() if p.requires_grad]
+        if trainable and self.built and not any(isinstance(p, nn.parameter.UninitializedParameter) for p in trainable):
+            self.optimizer.prebuild(trainable)
 
     def _adopt_scope_strategy(self) -> None:
         """A model built outside any scope joins the strategy compile() runs under; TF forbids mixing."""

@@ -137,6 +137,7 @@ class Optimizer:
         self.name = name or type(self).__name__.lower()
         self._torch_optimizer: torch.optim.Optimizer | None = None
         self._param_ids: frozenset[int] = frozenset()
+        self._prebuilt = False  # built by compile(), not yet claimed by a training loop
 
     def _make(self, params: list) -> torch.optim.Optimizer:
         """Create the torch optimizer for ``params`` (the one hook subclasses implement)."""
@@ -154,6 +155,12 @@ class Optimizer:
         # Materialise generators (including those inside param-group dicts) exactly once.
         params = [dict(p, params=list(p["params"])) if isinstance(p, dict) else p for p in params]
         ids = frozenset(id(p) for p in _flatten(params))
+        if self._torch_optimizer is not None and self._prebuilt and ids != self._param_ids \
+                and not self._torch_optimizer.state:
+            # Built early by compile(); the trainable set changed before the first step
+            # (a layer frozen or added after compile): start over on the new set.
+            self._torch_optimizer = None
+        self._prebuilt = False
         if self._torch_optimizer is not None:
             if ids != self._param_ids:
                 raise ValueError(
@@ -171,6 +178,17 @@ class Optimizer:
         if self.weight_decay and not isinstance(self._torch_optimizer, torch.optim.AdamW):
             self._torch_optimizer.register_step_pre_hook(_decoupled_weight_decay(self.weight_decay))
         return self._torch_optimizer
+
+    def prebuild(self, params: Params) -> None:
+        """Build now, as ``compile()`` does for a model whose weights exist.
+
+        Creating the first torch optimizer of a process costs seconds (torch imports its
+        compiler stack); Keras users expect set-up in ``compile()``, not in the first epoch.
+        A later :meth:`build` over a different parameter set, before any step, starts over.
+        """
+        if self._torch_optimizer is None:
+            self.build(params)
+            self._prebuilt = True
 
     @property
     def torch_optimizer(self) -> torch.optim.Optimizer | None:

@@ -42,7 +42,9 @@ class TrainingState:
         self.dist_opt: DistributedOptimizer | None = None
         self.torch_opt: torch.optim.Optimizer | None = None
         self.params: list[torch.nn.Parameter] = []
-        self.loss_state = torch.zeros(2, dtype=torch.float64, device=self.device)
+        # The reported loss: [sum of per-example losses, number of examples], additive like the
+        # metrics' states (a Mean over examples, weighted by the loss's sample weights).
+        self.loss_tracker = metrics_mod.Mean("loss")
         self.seed = 0
         self.ready = False
         self.placed = False
@@ -161,20 +163,19 @@ class TrainingState:
             tracked = loss_sum.detach()
             if reg is not None:
                 tracked = tracked + reg.detach() * local
-            self.loss_state[0] += tracked
-            self.loss_state[1] += local
+            self.loss_tracker.add(tracked, local)
             for m in self.metrics:
                 m.update_state(batch.y, y_pred, batch.sample_weight)
 
     # --- metrics --------------------------------------------------------------------------------
     def reset_metrics(self) -> None:
-        self.loss_state.zero_()
+        self.loss_tracker.reset_state()
         for m in self.metrics:
             m.reset_state()
 
     def summed_metric_states(self, name: str = "metrics.reduce") -> torch.Tensor:
         """Loss and metric states summed over every replica (one collective)."""
-        state = torch.cat([self.loss_state] + [m.state().to(self.device, torch.float64) for m in self.metrics])
+        state = torch.cat([m.state().to(self.device, torch.float64) for m in [self.loss_tracker, *self.metrics]])
         return self.comm.all_reduce(state.clone(), name=name)
 
     def read_metrics(self) -> dict[str, float]:
@@ -207,11 +208,10 @@ class TrainingState:
             return
         if len(state) != 2 + sum(m.num_state for m in self.metrics):
             return  # compiled with other metrics than the backup: the epoch's logs restart
-        self.loss_state.copy_(state[:2].to(self.loss_state))
+        self.loss_tracker.load_state(state[:2].to(self.device))
         offset = 2
         for m in self.metrics:
-            m.reset_state()
-            m._state = state[offset: offset + m.num_state].to(m._state).clone()  # additive state
+            m.load_state(state[offset: offset + m.num_state].to(self.device))  # additive state
             offset += m.num_state
 
 
