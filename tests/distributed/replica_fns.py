@@ -105,3 +105,34 @@ def sleep_on_rank(bad_rank: int) -> int:
     if tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]).extended.replica_id == bad_rank:
         time.sleep(60)
     return 0
+
+
+def _thread_count() -> int:
+    import os
+
+    return len(os.listdir("/proc/self/task"))
+
+
+def teardown_after_optimizer(_: int) -> dict:
+    """Join, train one step (the first torch optimizer of the process), leave; count threads.
+
+    A process group that outlives ``shutdown()`` keeps gloo's threads running into interpreter
+    exit, where one of them can abort the process after all the work is done.
+    """
+    import sys
+    import time
+
+    fresh = "torch._dynamo" not in sys.modules
+    before = _thread_count()
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    torch.manual_seed(0)
+    with strategy.scope():
+        model = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(3,))])
+        model.compile(optimizer="adam", loss="mse")
+    model.fit(np.ones((8, 3), "float32"), np.zeros((8, 2), "float32"), epochs=1, verbose=0)
+    joined = _thread_count()
+    strategy.extended.communicator.shutdown()
+    deadline = time.monotonic() + 5.0
+    while _thread_count() > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return {"fresh": fresh, "before": before, "joined": joined, "after": _thread_count()}

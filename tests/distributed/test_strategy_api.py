@@ -40,3 +40,12 @@ def test_harness_times_out_naming_the_missing_replica() -> None:
     with pytest.raises(TimeoutError, match=r"replicas \[1\] of 2 did not finish"):
         run_distributed(sleep_on_rank, world_size=2, args=(1,), timeout=15)
     assert time.monotonic() - start < 40
+
+
+def test_process_group_is_torn_down_at_shutdown_even_after_the_first_torch_optimizer() -> None:
+    from replica_fns import teardown_after_optimizer
+
+    for res in run_distributed(teardown_after_optimizer, world_size=2, args=(0,), timeout=120):
+        assert res["fresh"], "the replica must start without torch._dynamo imported"
+        assert res["joined"] > res["before"]  # gloo's threads ran ...
+        assert res["after"] <= res["before"], res  # ... and stopped at shutdown

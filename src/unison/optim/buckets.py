@@ -13,7 +13,9 @@ Layout of a bucket on the wire::
 
 The flags travel with the gradients, so every replica reaches the same verdict with no extra
 collective: a parameter no replica touched keeps ``grad = None`` (exactly what one process would
-see), and a non-finite gradient anywhere is seen everywhere.
+see), and a non-finite gradient anywhere is seen everywhere. The non-finite flag is
+``0 * sum(gradients)``: 0 for finite gradients, NaN as soon as one is NaN or Inf (or their sum
+overflows), and NaN survives the all-reduce's sum.
 
 Example:
     >>> import torch
@@ -48,6 +50,9 @@ class Bucket:
     pending: Any = None
     packed: bool = False
     tail: list[float] = field(default_factory=list)
+    views: list[torch.Tensor] = field(default_factory=list)  # each parameter's slice of buffer
+    used_flags: Any = None  # views of the buffer's flag slots
+    bad_flag: Any = None
 
     @property
     def nbytes(self) -> int:
@@ -61,18 +66,19 @@ class Bucket:
             self.buffer = torch.zeros(self.numel + len(self.params) + 1, dtype=wire, device=first.device)
             self.staging = torch.zeros(self.numel, dtype=first.dtype, device=first.device) if wire != first.dtype else None
             self.residual = torch.zeros_like(self.staging) if (self.staging is not None and error_feedback) else None
+            self.views = [self.buffer[off: off + p.numel()].view(p.shape) for p, off in zip(self.params, self.offsets)]
+            self.used_flags, self.bad_flag = self.buffer[self.numel: -1], self.buffer[-1]
         stage = self.staging if self.staging is not None else self.buffer[: self.numel]
         return self.buffer, stage
 
     def pack(self, compression: Compressor, prescale: float, error_feedback: bool) -> torch.Tensor:
         """Copy gradients (zeros where absent) and flags into the wire buffer; returns it."""
         buf, stage = self._buffers(compression, error_feedback)
-        flags = buf[self.numel:]
         grads = [p.grad for p in self.params]
         if all(g is not None for g in grads):
             # the common case: one fused copy and one fill instead of a loop of small ops
-            torch.cat([g.reshape(-1) for g in grads], out=stage)  # type: ignore[union-attr]
-            flags[:-1].fill_(1)
+            torch.cat([g.view(-1) if g.is_contiguous() else g.reshape(-1) for g in grads], out=stage)  # type: ignore[union-attr]
+            self.used_flags.fill_(1)
         else:
             for i, (p, off) in enumerate(zip(self.params, self.offsets)):
                 view = stage[off: off + p.numel()]
@@ -80,10 +86,11 @@ class Bucket:
                     view.zero_()
                 else:
                     view.copy_(p.grad.reshape(-1))
-            flags[:-1].copy_(torch.tensor([g is not None for g in grads], dtype=buf.dtype))
+            self.used_flags.copy_(torch.tensor([g is not None for g in grads], dtype=buf.dtype))
         # NaN and Inf survive a sum, so one reduction decides (a finite bucket whose fp32 sum
-        # overflows is flagged too, which is what a user wants to hear about anyway).
-        flags[-1] = torch.isfinite(stage.sum()).logical_not().to(buf.dtype)
+        # overflows is flagged too, which is what a user wants to hear about anyway); times 0
+        # it is 0 or NaN. Two kernels: isfinite() on a scalar plus a setitem cost four more.
+        torch.mul(stage.sum(), 0.0, out=self.bad_flag)
         if prescale != 1.0:
             stage.mul_(prescale)
         if self.staging is not None:
@@ -105,12 +112,12 @@ class Bucket:
             buf[off: off + p.numel()] = adasum_tree([part[off: off + p.numel()] for part in parts])
         buf[self.numel:] = torch.stack([part[self.numel:] for part in parts]).sum(0)
 
-    def read_flags(self) -> tuple[list[float], float]:
-        """(replicas that produced each gradient, replicas that saw a non-finite value)."""
+    def read_flags(self) -> tuple[list[float], bool]:
+        """(replicas that produced each gradient, whether any replica saw a non-finite value)."""
         if self.buffer is None:
-            return [0.0] * len(self.params), 0.0
+            return [0.0] * len(self.params), False
         self.tail = self.buffer[self.numel:].float().tolist()
-        return self.tail[:-1], self.tail[-1]
+        return self.tail[:-1], self.tail[-1] != 0.0  # NaN != 0.0 holds
 
     def write_back(self, scale: float) -> None:
         """Write the reduced gradients into each parameter's ``grad`` (scaled)."""
@@ -122,14 +129,14 @@ class Bucket:
         if same_dtype and scale != 1.0:
             buf[: self.numel].mul_(scale)  # one pass over the bucket, not one per parameter
         targets, sources = [], []
-        for i, (p, off) in enumerate(zip(self.params, self.offsets)):
-            if used[i] == 0.0:
+        for p, view, n_used in zip(self.params, self.views, used):
+            if n_used == 0.0:
                 p.grad = None
                 continue
             if p.grad is None:
                 p.grad = torch.empty_like(p)
             targets.append(p.grad)
-            sources.append(buf[off: off + p.numel()].view(p.shape))
+            sources.append(view)
         if targets:
             torch._foreach_copy_(targets, sources)
             if not same_dtype and scale != 1.0:

@@ -285,7 +285,7 @@ class DistributedOptimizer:
             for bucket in self._buckets:
                 self.comm.wait(bucket.pending)
         self._next_launch = 0
-        bad = sum(bucket.read_flags()[1] for bucket in self._buckets)
+        bad = any([bucket.read_flags()[1] for bucket in self._buckets])  # read every bucket's flags
         if bad:
             for bucket in self._buckets:
                 bucket.reset()
