@@ -50,7 +50,8 @@ def _local(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor
     return x[a:b], y[a:b]
 
 
-def train(kind: str, steps: int, batch: int, options: dict[str, Any] | None = None) -> dict[str, Any]:
+def train(kind: str, steps: int, batch: int, options: dict[str, Any] | None = None,
+          set_to_none: bool = True) -> dict[str, Any]:
     """Horovod-style raw loop: each replica its shard, op=Average over equal shards."""
     unison.init(timeout_seconds=60)
     model = make_model(seed=unison.rank())  # different on purpose: the broadcast must fix it
@@ -61,7 +62,7 @@ def train(kind: str, steps: int, batch: int, options: dict[str, Any] | None = No
     bytes_before = opt.comm.bytes_reduced
     for x, y in make_batches(steps, batch):
         xl, yl = _local(x, y)
-        opt.zero_grad()
+        opt.zero_grad(set_to_none=set_to_none)
         F.cross_entropy(model(xl), yl).backward()
         opt.step()
     return {"params": [p.detach().numpy().copy() for p in model.parameters()],

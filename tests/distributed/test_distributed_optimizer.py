@@ -26,6 +26,15 @@ def test_replicas_equal_one_process_on_the_global_batch(kind: str, world: int) -
         _assert_close(res["params"], want, 1e-6)
 
 
+def test_zeroing_in_place_accumulates_into_the_lent_bucket_views_and_stays_exact() -> None:
+    # After a step the gradients are views of the bucket; zero_grad(set_to_none=False) keeps
+    # them, backward then accumulates into the bucket itself and pack must not copy over it.
+    want = fns.reference("adam", STEPS, BATCH)
+    for opts in ({}, {"bucket_cap_mb": 1e-4}):
+        for res in run_distributed(fns.train, 2, args=("adam", STEPS, BATCH, opts, False), timeout=120):
+            _assert_close(res["params"], want, 1e-6)
+
+
 def test_many_buckets_equal_one_bucket_and_fp16_halves_the_bytes() -> None:
     one, many, fp16 = (run_distributed(fns.train, 2, args=("adam", STEPS, BATCH, opts), timeout=120)[0]
                        for opts in ({}, {"bucket_cap_mb": 1e-4}, {"compression": "fp16"}))

@@ -52,6 +52,7 @@ class Bucket:
     tail: list[float] = field(default_factory=list)
     views: list[torch.Tensor] = field(default_factory=list)  # each parameter's slice of buffer
     used_flags: Any = None  # views of the buffer's flag slots
+    lent: bool = False  # write_back made some grads views of the buffer
     bad_flag: Any = None
 
     @property
@@ -75,18 +76,27 @@ class Bucket:
         """Copy gradients (zeros where absent) and flags into the wire buffer; returns it."""
         buf, stage = self._buffers(compression, error_feedback)
         grads = [p.grad for p in self.params]
-        if all(g is not None for g in grads):
+        # After a step the gradients are views of this buffer (see write_back); a loop that
+        # zeroes them in place (zero_grad(set_to_none=False)) accumulates straight into it.
+        aliased = self.lent and any(g is not None and g.data_ptr() == v.data_ptr()
+                                    for g, v in zip(grads, self.views))
+        if not aliased and all(g is not None for g in grads):
             # the common case: one fused copy and one fill instead of a loop of small ops
             torch.cat([g.view(-1) if g.is_contiguous() else g.reshape(-1) for g in grads], out=stage)  # type: ignore[union-attr]
             self.used_flags.fill_(1)
         else:
-            for i, (p, off) in enumerate(zip(self.params, self.offsets)):
-                view = stage[off: off + p.numel()]
-                if p.grad is None:
-                    view.zero_()
+            for p, off, g, view in zip(self.params, self.offsets, grads, self.views):
+                if g is not None and g.data_ptr() == view.data_ptr():
+                    continue  # already in place
+                part = stage[off: off + p.numel()]
+                if g is None:
+                    part.zero_()
                 else:
-                    view.copy_(p.grad.reshape(-1))
-            self.used_flags.copy_(torch.tensor([g is not None for g in grads], dtype=buf.dtype))
+                    part.copy_(g.reshape(-1))
+            if all(g is not None for g in grads):
+                self.used_flags.fill_(1)
+            else:
+                self.used_flags.copy_(torch.tensor([g is not None for g in grads], dtype=buf.dtype))
         # NaN and Inf survive a sum, so one reduction decides (a finite bucket whose fp32 sum
         # overflows is flagged too, which is what a user wants to hear about anyway); times 0
         # it is 0 or NaN. Two kernels: isfinite() on a scalar plus a setitem cost four more.
@@ -120,7 +130,12 @@ class Bucket:
         return self.tail[:-1], self.tail[-1] != 0.0  # NaN != 0.0 holds
 
     def write_back(self, scale: float) -> None:
-        """Write the reduced gradients into each parameter's ``grad`` (scaled)."""
+        """Hand the reduced gradients to the parameters (scaled).
+
+        An uncompressed bucket lends its slices: each ``grad`` becomes a view of the buffer,
+        no copy (what DDP calls ``gradient_as_bucket_view``). The next ``pack`` overwrites the
+        buffer, so the views hold this step's gradients until the next backward, as usual.
+        """
         buf = self.buffer
         if buf is None:
             return
@@ -132,6 +147,10 @@ class Bucket:
         for p, view, n_used in zip(self.params, self.views, used):
             if n_used == 0.0:
                 p.grad = None
+                continue
+            if same_dtype and p.is_contiguous():
+                p.grad = view
+                self.lent = True
                 continue
             if p.grad is None:
                 p.grad = torch.empty_like(p)
