@@ -149,5 +149,6 @@ def test_cut_link_names_the_unreachable_task_within_the_timeout(tmp_path, zygote
     assert f"The chief worker:0 ({ADDRESSES[0]}:{PORT}) is unreachable" in worker_log, worker_log[-3000:]
     for log in (chief_log, worker_log):
         assert "Collective 'strategy.reduce.SUM'" in log and f"after at most {timeout}s" in log
-    # the collective timeout, then a few heartbeat intervals to name the task
-    assert max(exit_after) < timeout + 8, exit_after
+    # the named error within the timeout (gloo gets the timeout minus the heartbeat post-mortem);
+    # 2 s more for the process to print and exit
+    assert max(exit_after) < timeout + 2, exit_after

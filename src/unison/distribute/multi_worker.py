@@ -129,10 +129,14 @@ def _join_job(plan: JobPlan, devices: list[DeviceSpec], timeout_s: float) -> tup
     use_interface_of(plan.local_host)
     store = open_store(plan, timeout_s)
     wait_for_tasks(store, plan, timeout_s)
-    comm, device = join_replica(plan.placement(), devices, timeout_s, store)
+    # A failed collective is followed by the heartbeat post-mortem that names the missing task;
+    # gloo gets what is left of timeout_seconds, so the whole error arrives within it.
+    collective_s = max(1.0, timeout_s - PeerMonitor.diagnosis_s(timeout_s))
+    comm, device = join_replica(plan.placement(), devices, collective_s, store)
     monitor = PeerMonitor(plan, timeout_s)
     monitor.start()
     comm = TaskAwareCommunicator(comm, plan, monitor)
+    comm.timeout_s = timeout_s  # what messages report: the user's bound, diagnosis included
     atexit.register(monitor.stop)  # before connect()'s process-group shutdown (atexit is LIFO)
     _JOINED[plan] = (comm, device, store, monitor)
     return comm, device

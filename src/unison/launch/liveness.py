@@ -36,11 +36,26 @@ class PeerMonitor:
 
     def __init__(self, plan: JobPlan, timeout_s: float) -> None:
         self.plan = plan
-        self.interval_s = max(0.1, min(1.0, timeout_s / 20.0))
+        self.interval_s = self.interval_for(timeout_s)
         self.timeout_s = timeout_s
         self._prefix = f"{plan.run_key}/heartbeat/"
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._beat, name="unison-heartbeat", daemon=True)
+
+    @staticmethod
+    def interval_for(timeout_s: float) -> float:
+        """Seconds between heartbeats for a job whose collectives time out after ``timeout_s``."""
+        return max(0.1, min(1.0, timeout_s / 20.0))
+
+    @classmethod
+    def diagnosis_s(cls, timeout_s: float) -> float:
+        """The most :meth:`silent_tasks` takes: connecting to the store, then watching 3 beats.
+
+        The process group's own timeout is shortened by this much, so the named error arrives
+        within the user's ``timeout_seconds``, not after it.
+        """
+        interval = cls.interval_for(timeout_s)
+        return max(1.0, 2 * interval) + 3 * interval
 
     def _client(self, timeout_s: float) -> dist.TCPStore:
         # The chief serves the store on every interface: it reaches its own through loopback,
