@@ -51,7 +51,8 @@ class Communicator:
         self.local_rank = rank if local_rank is None else local_rank
         self.local_size = world_size if local_size is None else local_size
         self._seq = 0
-        self._sum_options: Any = None  # dist.AllreduceOptions, made on first use
+        self._sum_options = dist.AllreduceOptions()  # for the gradient path's all-reduces
+        self._sum_options.reduceOp = dist.ReduceOp.SUM
         self.bytes_reduced = 0  # bytes this replica handed to all-reduce (for measurements)
 
     @property
@@ -115,9 +116,6 @@ class Communicator:
     def all_reduce_async(self, tensor: torch.Tensor, name: str = "all_reduce") -> "Pending":
         """Start a SUM all-reduce of ``tensor`` in place; ``wait()`` the returned handle."""
         self.bytes_reduced += tensor.numel() * tensor.element_size()
-        if self._sum_options is None:
-            self._sum_options = dist.AllreduceOptions()
-            self._sum_options.reduceOp = dist.ReduceOp.SUM
         # The gradient path calls this every bucket of every step: straight to the process
         # group, skipping dist.all_reduce's per-call argument checks (about 50 us on a slow CPU).
         group, options = dist.group.WORLD, self._sum_options

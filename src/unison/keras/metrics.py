@@ -104,11 +104,11 @@ class Metric:
         if isinstance(first, torch.Tensor) and first.device != self._state.device:
             # Follows the data once (e.g. to the GPU) so later updates stay on one device.
             self.load_state(self.state().to(first.device))
-        for entry, host, i, part in zip(self._entries, self._host, range(self.num_state), parts):
+        for i, part in enumerate(parts):
             if isinstance(part, torch.Tensor):
-                entry.add_(part)
+                self._entries[i].add_(part)
             else:
-                self._host[i] = host + part
+                self._host[i] += part
 
     def __call__(self, *args: Any, **kwargs: Any) -> float:
         """Update with one batch and return the running result, as Keras metrics do."""
@@ -180,8 +180,7 @@ class Mean(_MeanState):
 
         The training loop's loss uses it: it has the batch's sum already, and its size as a number.
         """
-        with torch.no_grad():
-            self._accumulate(total.detach(), weight)
+        self._accumulate(total.detach(), weight)  # detached: no autograd context needed
 
 
 class MeanMetricWrapper(_MeanState):

@@ -176,18 +176,17 @@ class TrainingState:
     def summed_metric_states(self, name: str = "metrics.reduce") -> torch.Tensor:
         """Loss and metric states summed over every replica (one collective)."""
         state = torch.cat([m.state().to(self.device, torch.float64) for m in [self.loss_tracker, *self.metrics]])
-        return self.comm.all_reduce(state.clone(), name=name)
+        return self.comm.all_reduce(state, name=name)  # cat made a fresh tensor: reduce it in place
 
     def read_metrics(self) -> dict[str, float]:
         """Every metric over everything all replicas saw since the last reset (one collective)."""
-        state = self.summed_metric_states()
-        logs = {"loss": float(state[0] / state[1].clamp_min(1.0))}
-        offset = 2
-        for m in self.metrics:
-            logs[m.name] = float(m.result_from_state(state[offset: offset + m.num_state].cpu()))
+        state = self.summed_metric_states().cpu()
+        logs: dict[str, float] = {}
+        offset = 0
+        for m in [self.loss_tracker, *self.metrics]:  # "loss" first, as Keras logs it
+            logs[m.name] = float(m.result_from_state(state[offset: offset + m.num_state]))
             offset += m.num_state
         return logs
-
 
     # --- resuming from a backup (BackupAndRestore) --------------------------------------------
     def resume_point(self, initial_epoch: int, train: Any) -> tuple[int, int]:
@@ -206,11 +205,11 @@ class TrainingState:
         state, self._epoch_metrics = self._epoch_metrics, None
         if state is None or self.comm.rank != 0:
             return
-        if len(state) != 2 + sum(m.num_state for m in self.metrics):
+        trackers = [self.loss_tracker, *self.metrics]
+        if len(state) != sum(m.num_state for m in trackers):
             return  # compiled with other metrics than the backup: the epoch's logs restart
-        self.loss_tracker.load_state(state[:2].to(self.device))
-        offset = 2
-        for m in self.metrics:
+        offset = 0
+        for m in trackers:
             m.load_state(state[offset: offset + m.num_state].to(self.device))  # additive state
             offset += m.num_state
 

@@ -51,9 +51,9 @@ class Bucket:
     packed: bool = False
     tail: list[float] = field(default_factory=list)
     views: list[torch.Tensor] = field(default_factory=list)  # each parameter's slice of buffer
-    used_flags: Any = None  # views of the buffer's flag slots
-    lent: bool = False  # write_back made some grads views of the buffer
+    used_flags: Any = None  # the buffer's flag slots, as views
     bad_flag: Any = None
+    lent: bool = False  # write_back made some grads views of the buffer
 
     @property
     def nbytes(self) -> int:
@@ -76,14 +76,14 @@ class Bucket:
         """Copy gradients (zeros where absent) and flags into the wire buffer; returns it."""
         buf, stage = self._buffers(compression, error_feedback)
         grads = [p.grad for p in self.params]
+        every = all(g is not None for g in grads)
         # After a step the gradients are views of this buffer (see write_back); a loop that
         # zeroes them in place (zero_grad(set_to_none=False)) accumulates straight into it.
         aliased = self.lent and any(g is not None and g.data_ptr() == v.data_ptr()
                                     for g, v in zip(grads, self.views))
-        if not aliased and all(g is not None for g in grads):
-            # the common case: one fused copy and one fill instead of a loop of small ops
+        if every and not aliased:
+            # the common case: one fused copy instead of a loop of small ops
             torch.cat([g.view(-1) if g.is_contiguous() else g.reshape(-1) for g in grads], out=stage)  # type: ignore[union-attr]
-            self.used_flags.fill_(1)
         else:
             for p, off, g, view in zip(self.params, self.offsets, grads, self.views):
                 if g is not None and g.data_ptr() == view.data_ptr():
@@ -93,10 +93,10 @@ class Bucket:
                     part.zero_()
                 else:
                     part.copy_(g.reshape(-1))
-            if all(g is not None for g in grads):
-                self.used_flags.fill_(1)
-            else:
-                self.used_flags.copy_(torch.tensor([g is not None for g in grads], dtype=buf.dtype))
+        if every:
+            self.used_flags.fill_(1)
+        else:
+            self.used_flags.copy_(torch.tensor([g is not None for g in grads], dtype=buf.dtype))
         # NaN and Inf survive a sum, so one reduction decides (a finite bucket whose fp32 sum
         # overflows is flagged too, which is what a user wants to hear about anyway); times 0
         # it is 0 or NaN. Two kernels: isfinite() on a scalar plus a setitem cost four more.
