@@ -17,6 +17,7 @@ from typing import Sequence
 SUBCOMMANDS = {
     "bench": ("unison.bench.cli", "time one device against several, side by side"),
     "launch": ("unison.launch.cli", "start the processes of a multi-replica job"),
+    "server": ("unison.distribute.parameter_server.server", "run a ps or worker task of a parameter-server cluster"),
 }
 
 

@@ -6,10 +6,11 @@ Example:
     1
 """
 
-from unison.distribute import cluster_resolver, experimental
+from unison.distribute import cluster_resolver, coordinator, experimental
 from unison.distribute.input import InputContext
 from unison.distribute.mirrored import MirroredStrategy
 from unison.distribute.multi_worker import MultiWorkerMirroredStrategy
+from unison.distribute.parameter_server import ParameterServerStrategy, Server
 from unison.distribute.strategy import (
     OneDeviceStrategy,
     ReduceOp,
@@ -27,11 +28,14 @@ __all__ = [
     "MirroredStrategy",
     "MultiWorkerMirroredStrategy",
     "OneDeviceStrategy",
+    "ParameterServerStrategy",
     "ReduceOp",
     "ReplicaContext",
+    "Server",
     "Strategy",
     "StrategyExtended",
     "cluster_resolver",
+    "coordinator",
     "experimental",
     "get_replica_context",
     "get_strategy",

@@ -7,10 +7,14 @@ Example:
     True
 """
 
+from unison.distribute.experimental import coordinator, partitioners
 from unison.distribute.multi_worker import (
     CollectiveCommunication,
     CommunicationImplementation,
     CommunicationOptions,
 )
 
-__all__ = ["CollectiveCommunication", "CommunicationImplementation", "CommunicationOptions"]
+from unison.distribute.parameter_server import ParameterServerStrategy
+
+__all__ = ["CollectiveCommunication", "CommunicationImplementation", "CommunicationOptions",
+           "ParameterServerStrategy", "coordinator", "partitioners"]

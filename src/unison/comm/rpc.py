@@ -1,0 +1,408 @@
+"""gRPC transport for parameter-server traffic: tensors as raw buffers, large messages in chunks.
+
+A message is a small JSON header plus a list of tensors. On the wire it is one byte stream:
+``[u32 header length][header JSON][raw bytes of every tensor, back to back]``; the header lists
+each tensor's dtype and shape, so the receiver rebuilds them from the bytes without pickle.
+Messages up to :data:`CHUNK_BYTES` travel in one unary call; larger ones are streamed in
+chunks of that size (a 64 MB tensor never has to fit in one gRPC message).
+
+Every server checks the cluster's shared token (``UNISON_CLUSTER_TOKEN``) in the call metadata
+*before* a request body is read into a handler: a call without it is refused with
+``UNAUTHENTICATED`` and nothing it carried is decoded, let alone unpickled. TLS is optional,
+through gRPC's own credentials (:class:`TlsConfig`).
+
+Example:
+    >>> import torch
+    >>> server = RpcServer("127.0.0.1:0", {"echo": lambda h, ts: ({"n": len(ts)}, ts)}, token="t")
+    >>> client = RpcClient(f"127.0.0.1:{server.port}", task="ps:0", token="t")
+    >>> header, tensors = client.call("echo", {}, [torch.arange(3.0)])
+    >>> header["n"], tensors[0].tolist()
+    (1, [0.0, 1.0, 2.0])
+    >>> client.close(); server.stop()
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import struct
+import threading
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent import futures
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import torch
+
+from unison.errors import UnisonError
+
+TOKEN_ENV = "UNISON_CLUSTER_TOKEN"
+TOKEN_METADATA = "unison-token"
+CHUNK_BYTES = 2 << 20
+_MAX_MESSAGE = 1 << 30  # a unary reply (e.g. a scheduled function's result) may exceed a chunk
+_PREFIX = struct.Struct("<I")
+_SERVICE = "unison.Task"
+
+Handler = Callable[[dict, list[torch.Tensor]], tuple[dict, Sequence[torch.Tensor]]]
+
+# Keepalive finds a peer that vanished without closing its connection (a cut cable, a frozen
+# host); short reconnect backoff lets a restarted task be used again within a second or so.
+_CHANNEL_OPTIONS = [
+    ("grpc.max_send_message_length", _MAX_MESSAGE),
+    ("grpc.max_receive_message_length", _MAX_MESSAGE),
+    ("grpc.keepalive_time_ms", 10_000),
+    ("grpc.keepalive_timeout_ms", 5_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.max_pings_without_data", 0),
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.min_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 1_000),
+]
+_SERVER_OPTIONS = [
+    ("grpc.max_send_message_length", _MAX_MESSAGE),
+    ("grpc.max_receive_message_length", _MAX_MESSAGE),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.min_recv_ping_interval_without_data_ms", 5_000),
+    ("grpc.so_reuseport", 0),  # a second server on the same address is an error, not a silent split
+]
+
+
+class TaskUnavailableError(UnisonError):
+    """A task of the cluster did not answer (dead, unreachable, or too slow for the deadline).
+
+    Attributes:
+        task: the task, e.g. ``"ps:1"``.
+        op: the operation that failed, e.g. ``"push"``.
+    """
+
+    def __init__(self, message: str, task: str, op: str) -> None:
+        super().__init__(message)
+        self.task, self.op = task, op
+
+
+class UnauthenticatedError(UnisonError):
+    """A task refused a call because the cluster token was missing or wrong."""
+
+
+class RemoteError(UnisonError):
+    """A handler on another task raised; carries the remote exception type and traceback.
+
+    Attributes:
+        task: the task that raised.
+        op: the operation it was running.
+        remote_type: the exception class name on the remote side.
+        remote_message: the remote exception's message.
+        remote_traceback: the traceback text printed there.
+        remote_task: the ``task`` attribute of the remote exception, if it had one (e.g. the
+            parameter server a worker could not reach).
+    """
+
+    def __init__(self, message: str, task: str, op: str, remote_type: str, remote_traceback: str,
+                 remote_message: str = "", remote_task: str | None = None) -> None:
+        super().__init__(message)
+        self.task, self.op = task, op
+        self.remote_type, self.remote_traceback = remote_type, remote_traceback
+        self.remote_message, self.remote_task = remote_message, remote_task
+
+
+@dataclass(frozen=True)
+class TlsConfig:
+    """PEM files for TLS: the task's certificate and key (servers), the CA that signed them (clients).
+
+    ``from_env()`` reads ``UNISON_TLS_CERT``, ``UNISON_TLS_KEY`` and ``UNISON_TLS_CA``.
+    """
+
+    cert_file: str | None = None
+    key_file: str | None = None
+    ca_file: str | None = None
+
+    @classmethod
+    def from_env(cls) -> "TlsConfig | None":
+        cert, key, ca = (os.environ.get(f"UNISON_TLS_{k}") for k in ("CERT", "KEY", "CA"))
+        if not (cert or key or ca):
+            return None
+        return cls(cert, key, ca)
+
+    def _read(self, path: str | None, what: str) -> bytes:
+        if not path:
+            raise ValueError(f"TLS needs {what}; set UNISON_TLS_{what.split()[0].upper()} to a PEM file.")
+        with open(path, "rb") as f:
+            return f.read()
+
+    def server_credentials(self) -> grpc.ServerCredentials:
+        return grpc.ssl_server_credentials([(self._read(self.key_file, "key file"),
+                                             self._read(self.cert_file, "cert file"))])
+
+    def channel_credentials(self) -> grpc.ChannelCredentials:
+        return grpc.ssl_channel_credentials(root_certificates=self._read(self.ca_file, "ca file"))
+
+
+def cluster_token(token: str | None = None) -> str | None:
+    """The shared token: the argument if given, else ``$UNISON_CLUSTER_TOKEN``, else ``None``."""
+    return token if token is not None else (os.environ.get(TOKEN_ENV) or None)
+
+
+# --- the wire format -------------------------------------------------------------------------
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _dtype(name: str) -> torch.dtype:
+    dtype = getattr(torch, name, None)
+    if not isinstance(dtype, torch.dtype):
+        raise ValueError(f"Unknown tensor dtype {name!r} in a message.")
+    return dtype
+
+
+def _raw_bytes(t: torch.Tensor) -> memoryview:
+    t = t.detach()
+    if t.device.type != "cpu":
+        t = t.cpu()
+    flat = t.contiguous().reshape(-1)
+    return memoryview(flat.view(torch.uint8).numpy()).cast("B")
+
+
+def pack(header: dict, tensors: Sequence[torch.Tensor] = ()) -> list[bytes]:
+    """Encode a message as chunks of at most :data:`CHUNK_BYTES` (one chunk when it fits)."""
+    head = json.dumps({**header, "_t": [[_dtype_name(t.dtype), list(t.shape)] for t in tensors]},
+                      separators=(",", ":")).encode()
+    parts: list[Any] = [_PREFIX.pack(len(head)), head]
+    size = _PREFIX.size + len(head)
+    chunks: list[bytes] = []
+    for t in tensors:
+        raw = _raw_bytes(t)
+        while len(raw):
+            take = min(CHUNK_BYTES - size, len(raw))
+            parts.append(raw[:take])
+            raw, size = raw[take:], size + take
+            if size == CHUNK_BYTES:
+                chunks.append(b"".join(parts))
+                parts, size = [], 0
+    if parts or not chunks:
+        chunks.append(b"".join(parts))
+    return chunks
+
+
+def unpack(chunks: Iterable[bytes]) -> tuple[dict, list[torch.Tensor]]:
+    """Decode the chunks of one message into ``(header, tensors)`` (tensors own their memory)."""
+    it = iter(chunks)
+    first = next(it)
+    (n,) = _PREFIX.unpack_from(first)
+    header = json.loads(first[_PREFIX.size: _PREFIX.size + n])
+    metas = header.pop("_t", [])
+    specs = [(_dtype(d), tuple(shape)) for d, shape in metas]
+    sizes = [_numel(shape) * torch.empty((), dtype=dt).element_size() for dt, shape in specs]
+    buf = bytearray(sum(sizes))
+    rest = memoryview(first)[_PREFIX.size + n:]
+    offset = len(rest)
+    buf[:offset] = rest
+    for chunk in it:
+        buf[offset: offset + len(chunk)] = chunk
+        offset += len(chunk)
+    if offset != len(buf):
+        raise ValueError(f"Truncated message: expected {len(buf)} tensor bytes, received {offset}.")
+    tensors, offset = [], 0
+    for (dt, shape), size in zip(specs, sizes):
+        if size == 0:
+            tensors.append(torch.empty(shape, dtype=dt))
+        else:
+            tensors.append(torch.frombuffer(buf, dtype=dt, count=size // torch.empty((), dtype=dt).element_size(),
+                                            offset=offset).reshape(shape))
+        offset += size
+    return header, tensors
+
+
+def _numel(shape: Sequence[int]) -> int:
+    n = 1
+    for s in shape:
+        n *= int(s)
+    return n
+
+
+# --- server --------------------------------------------------------------------------------
+class _TokenCheck(grpc.ServerInterceptor):
+    """Refuse calls without the cluster token before any handler (and any decoding) runs."""
+
+    def __init__(self, token: str | None) -> None:
+        self._token = token.encode() if token else None
+        self.refused = 0
+
+    def intercept_service(self, continuation: Any, details: grpc.HandlerCallDetails) -> Any:
+        if self._token is None:
+            return continuation(details)
+        given = dict(details.invocation_metadata or ()).get(TOKEN_METADATA, "")
+        if hmac.compare_digest(given.encode() if isinstance(given, str) else given, self._token):
+            return continuation(details)
+        self.refused += 1
+
+        def refuse(request: Any, context: grpc.ServicerContext) -> Any:
+            context.abort(grpc.StatusCode.UNAUTHENTICATED,
+                          "missing or wrong cluster token: set UNISON_CLUSTER_TOKEN to the same value on "
+                          "every task of the cluster")
+
+        if details.method.endswith("/Stream"):
+            return grpc.stream_stream_rpc_method_handler(refuse)
+        return grpc.unary_unary_rpc_method_handler(refuse)
+
+
+class RpcServer:
+    """A gRPC server that dispatches messages to ``handlers[header["op"]]``.
+
+    Args:
+        address: ``"host:port"`` to bind, exactly (port 0: any free port, see ``port``).
+        handlers: op name -> ``handler(header, tensors) -> (header, tensors)``. An exception in a
+            handler travels back to the caller as :class:`RemoteError` with its traceback.
+        token: the shared cluster token; ``None`` accepts every call (loopback use only).
+        tls: serve TLS with these files.
+        max_workers: handler threads.
+    """
+
+    def __init__(self, address: str, handlers: dict[str, Handler], token: str | None = None,
+                 tls: TlsConfig | None = None, max_workers: int = 16) -> None:
+        self._handlers = dict(handlers)
+        self.decoded = 0  # messages decoded (tests check that refused calls add nothing)
+        self._check = _TokenCheck(token)
+        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="unison-rpc"),
+                                   interceptors=[self._check], options=_SERVER_OPTIONS)
+        self._server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(_SERVICE, {
+            "Call": grpc.unary_unary_rpc_method_handler(self._unary),
+            "Stream": grpc.stream_stream_rpc_method_handler(self._stream),
+        })])
+        try:
+            if tls is not None:
+                port = self._server.add_secure_port(address, tls.server_credentials())
+            else:
+                port = self._server.add_insecure_port(address)
+        except RuntimeError:
+            port = 0
+        if not port:
+            raise OSError(f"Could not bind {address!r}: the address is in use or not an address of this host. "
+                          "Check the cluster spec's entry for this task, or stop the process that holds the port.")
+        self.port = port
+        self._server.start()
+
+    @property
+    def refused(self) -> int:
+        """Calls refused for a missing or wrong token."""
+        return self._check.refused
+
+    def add_handlers(self, handlers: dict[str, Handler]) -> None:
+        """Serve more ops (a task's roles add theirs after the server started)."""
+        self._handlers.update(handlers)
+
+    def _dispatch(self, chunks: Iterable[bytes]) -> list[bytes]:
+        header, tensors = unpack(chunks)
+        self.decoded += 1
+        op = header.pop("op", None)
+        handler = self._handlers.get(op)
+        try:
+            if handler is None:
+                raise ValueError(f"This task does not serve the operation {op!r} (it serves "
+                                 f"{sorted(self._handlers)}); is the cluster spec pointing at the right task?")
+            reply, out = handler(header, tensors)
+        except BaseException as exc:  # noqa: BLE001 - the caller gets it, named, with the traceback
+            task = getattr(exc, "task", None)
+            return pack({"_error": {"type": type(exc).__name__, "message": str(exc),
+                                    "task": task if isinstance(task, str) else None,
+                                    "traceback": traceback.format_exc()}})
+        return pack(reply, out)
+
+    def _unary(self, request: bytes, context: grpc.ServicerContext) -> bytes:
+        chunks = self._dispatch([request])
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    def _stream(self, requests: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[bytes]:
+        yield from self._dispatch(requests)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the server stops (or ``timeout``); True if it stopped."""
+        return self._server.wait_for_termination(timeout)
+
+    def stop(self, grace: float | None = None) -> None:
+        self._server.stop(grace).wait()
+
+
+# --- client --------------------------------------------------------------------------------
+_POOL = futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="unison-rpc-client")
+
+
+class RpcClient:
+    """Calls one task's :class:`RpcServer`; failures name the task and the operation.
+
+    Args:
+        address: the task's ``"host:port"``.
+        task: the task's name for error messages, e.g. ``"ps:0"``.
+        token: the shared cluster token sent with every call.
+        tls: TLS settings (the CA file), or ``None`` for plaintext.
+        timeout_s: default deadline of a call.
+    """
+
+    def __init__(self, address: str, task: str, token: str | None = None, tls: TlsConfig | None = None,
+                 timeout_s: float | None = None) -> None:
+        self.address, self.task, self.timeout_s = address, task, timeout_s
+        if tls is not None:
+            self._channel = grpc.secure_channel(address, tls.channel_credentials(), options=_CHANNEL_OPTIONS)
+        else:
+            self._channel = grpc.insecure_channel(address, options=_CHANNEL_OPTIONS)
+        self._metadata = ((TOKEN_METADATA, token),) if token else ()
+        self._unary = self._channel.unary_unary(f"/{_SERVICE}/Call")
+        self._streaming = self._channel.stream_stream(f"/{_SERVICE}/Stream")
+        self._lock = threading.Lock()
+
+    def call(self, op: str, header: dict | None = None, tensors: Sequence[torch.Tensor] = (),
+             timeout_s: float | None = None, stream: bool = False) -> tuple[dict, list[torch.Tensor]]:
+        """Send one message and return the reply; ``stream=True`` when the reply may be large."""
+        chunks = pack({"op": op, **(header or {})}, tensors)
+        timeout = timeout_s if timeout_s is not None else self.timeout_s
+        try:
+            if len(chunks) == 1 and not stream:
+                reply = [self._unary(chunks[0], metadata=self._metadata, timeout=timeout)]
+            else:
+                reply = list(self._streaming(iter(chunks), metadata=self._metadata, timeout=timeout))
+        except grpc.RpcError as exc:
+            raise self._translate(exc, op, timeout) from None
+        return self._result(reply, op)
+
+    def submit(self, op: str, header: dict | None = None, tensors: Sequence[torch.Tensor] = (),
+               timeout_s: float | None = None, stream: bool = False) -> "futures.Future[tuple[dict, list[torch.Tensor]]]":
+        """:meth:`call` in the background; ``result()`` returns or raises as ``call`` would."""
+        return _POOL.submit(self.call, op, header, tensors, timeout_s, stream)
+
+    def _result(self, reply: list[bytes], op: str) -> tuple[dict, list[torch.Tensor]]:
+        header, tensors = unpack(reply)
+        error = header.get("_error")
+        if error is not None:
+            raise RemoteError(f"{self.task} failed in {op!r}: {error['type']}: {error['message']}\n"
+                              f"--- traceback on {self.task} ---\n{error['traceback']}",
+                              self.task, op, error["type"], error["traceback"], error["message"], error.get("task"))
+        return header, tensors
+
+    def _translate(self, exc: grpc.RpcError, op: str, timeout: float | None) -> Exception:
+        code = exc.code() if hasattr(exc, "code") else None
+        details = exc.details() if hasattr(exc, "details") else str(exc)
+        if code == grpc.StatusCode.UNAUTHENTICATED:
+            return UnauthenticatedError(
+                f"{self.task} ({self.address}) refused {op!r}: {details}.")
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            return TaskUnavailableError(f"{self.task} ({self.address}) did not answer {op!r} within "
+                                        f"{timeout:g} s.", self.task, op)
+        return TaskUnavailableError(f"{self.task} ({self.address}) is unavailable for {op!r}: "
+                                    f"{code.name if code else 'error'}: {details}", self.task, op)
+
+    def wait_ready(self, timeout_s: float) -> bool:
+        """Wait until the task accepts connections (it may still be starting); False on timeout."""
+        try:
+            grpc.channel_ready_future(self._channel).result(timeout=timeout_s)
+            return True
+        except grpc.FutureTimeoutError:
+            return False
+
+    def close(self) -> None:
+        self._channel.close()
+
+
+__all__ = ["CHUNK_BYTES", "TOKEN_ENV", "RemoteError", "RpcClient", "RpcServer", "TaskUnavailableError",
+           "TlsConfig", "UnauthenticatedError", "cluster_token", "pack", "unpack"]

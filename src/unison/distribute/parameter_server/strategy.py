@@ -1,0 +1,375 @@
+"""ParameterServerStrategy: variables on parameter servers, workers compute, updates asynchronous.
+
+The user's program is the coordinator (TF's model). Parameters created under ``scope()`` are
+placed on the ``ps`` tasks the first time a scheduled function needs them (their values at that
+moment are the initial values): each goes whole to the server holding the fewest bytes, or, with
+a ``variable_partitioner``, in row shards spread over the servers. Embedding tables
+(``keras.layers.Embedding``, ``torch.nn.Embedding``) are sparse: a step pulls and pushes only the
+rows its batch touches. Optimizers used by a scheduled function are rebuilt on the servers, one
+per shard, so their state lives with the variable and each worker's gradient is applied when it
+arrives. The coordinator's own copies of the parameters are refreshed from the servers at every
+``ClusterCoordinator.join()``; change them on the coordinator (``load_weights``, a restored
+checkpoint) and the next ``schedule`` writes them to the servers.
+
+Example::
+
+    resolver = unison.distribute.cluster_resolver.TFConfigClusterResolver()
+    strategy = unison.distribute.ParameterServerStrategy(
+        resolver, variable_partitioner=unison.distribute.experimental.partitioners.MinSizePartitioner(
+            min_shard_bytes=256 << 10, max_shards=2))
+    coordinator = unison.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import uuid
+import weakref
+from collections.abc import Iterator
+from typing import Any, Callable
+
+import torch
+from torch.nn.modules.module import register_module_parameter_registration_hook
+
+from unison.cluster.spec import PS, WORKER, ClusterSpec
+from unison.comm.communicator import LocalCommunicator
+from unison.comm.ps_store import OPTIMIZERS
+from unison.comm.rpc import CHUNK_BYTES, RpcClient, TaskUnavailableError, TlsConfig, cluster_token
+from unison.distribute.parameter_server import worker as remote
+from unison.distribute.parameter_server.variables import Placement, VariableSpec, describe
+from unison.distribute.strategy import Strategy
+
+DEFAULT_TIMEOUT_S = 60.0
+EMBEDDING_TABLE_ATTR = "_unison_embedding_table"  # a layer naming its table parameter is sparse
+
+
+def _is_additive_metric(obj: Any) -> bool:
+    # keras.metrics.Metric (keras sits above distribute, so it is recognised by its protocol):
+    # additive state read with state(), replaced with load_state(), zeroed with reset_state().
+    return not isinstance(obj, type) and all(callable(getattr(obj, a, None)) for a in ("state", "load_state", "reset_state", "result_from_state"))
+
+
+def _embedding_table(module: torch.nn.Module) -> tuple[str, int | None] | None:
+    if isinstance(module, torch.nn.Embedding):
+        if module.max_norm is not None or module.sparse:
+            return None  # renormalising rows in place needs the whole table: kept dense
+        return "weight", module.padding_idx
+    attr = getattr(type(module), EMBEDDING_TABLE_ATTR, None)
+    return (attr, None) if attr else None
+
+
+def _hyper(group: dict) -> dict:
+    out = {}
+    for k, v in group.items():
+        if k == "params":
+            continue
+        if isinstance(v, torch.Tensor):
+            v = v.item()
+        out[k] = list(v) if isinstance(v, tuple) else v
+    return out
+
+
+class ParameterServerStrategy(Strategy):
+    """Asynchronous training with variables on parameter servers (TF's ``ParameterServerStrategy``).
+
+    Args:
+        cluster_resolver: the cluster: ``ps`` tasks hold variables, ``worker`` tasks run the
+            scheduled functions, this process (the ``chief``) coordinates.
+        variable_partitioner: e.g. ``MinSizePartitioner``; ``None`` keeps every variable whole.
+        timeout_seconds: how long a call to a task may go unanswered before the coordinator
+            reports it by name (a unison extension).
+
+    Raises:
+        ValueError: the cluster has no ``ps`` or no ``worker`` task.
+    """
+
+    def __init__(self, cluster_resolver: Any, variable_partitioner: Callable[..., Any] | None = None,
+                 timeout_seconds: float = DEFAULT_TIMEOUT_S) -> None:
+        spec = ClusterSpec(cluster_resolver.cluster_spec())
+        for job, role in ((PS, "hold the variables"), (WORKER, "run the scheduled functions")):
+            if job not in spec or spec.num_tasks(job) == 0:
+                raise ValueError(
+                    f"ParameterServerStrategy needs '{job}' tasks to {role}, but the cluster has none "
+                    f"(jobs: {sorted(spec.jobs)}). Add a \"{job}\" list of addresses to the cluster spec "
+                    "(TF_CONFIG's \"cluster\"), e.g. \"ps\": [\"10.0.0.3:2222\"].")
+        if timeout_seconds <= 0:
+            raise ValueError(f"timeout_seconds must be > 0. Received: timeout_seconds={timeout_seconds}")
+        if variable_partitioner is not None and not callable(variable_partitioner):
+            raise TypeError("variable_partitioner must be a partitioner such as "
+                            f"MinSizePartitioner(...). Received: {variable_partitioner!r}")
+        super().__init__(LocalCommunicator(), torch.device("cpu"))
+        self.cluster_resolver = cluster_resolver
+        self.cluster_spec = spec
+        self.variable_partitioner = variable_partitioner
+        self.timeout_s = float(timeout_seconds)
+        self.token = cluster_token()
+        self.tls = TlsConfig.from_env()
+        self.session = uuid.uuid4().hex[:12]
+        self.ps_tasks = [f"ps:{i}" for i in spec.task_indices(PS)]
+        self.worker_addresses = [spec.task_address(WORKER, i) for i in spec.task_indices(WORKER)]
+        self._ps = [RpcClient(spec.task_address(PS, i), f"ps:{i}", self.token, self.tls, self.timeout_s)
+                    for i in spec.task_indices(PS)]
+        self._placement = Placement(len(self._ps), variable_partitioner)
+        self._vars: dict[int, tuple[torch.Tensor, VariableSpec, int]] = {}  # id(param) -> (param, spec, version)
+        self._tables: dict[int, tuple[weakref.ref, str]] = {}  # id(param) -> (param, layer class): sparse
+        self._optimizers: dict[int, tuple[torch.optim.Optimizer, list[dict] | None]] = {}
+        self._metrics: dict[str, Any] = {}
+        self._lock = threading.RLock()
+        self._connected = False
+        self._count = 0
+
+    @property
+    def num_replicas_in_sync(self) -> int:
+        """Each worker steps on its own: one replica per worker, none in lockstep."""
+        return 1
+
+    @property
+    def num_workers(self) -> int:
+        return len(self.worker_addresses)
+
+    def distribute_datasets_from_function(self, dataset_fn: Callable[..., Any], options: Any = None) -> Any:
+        """On the coordinator: a recipe ``ClusterCoordinator.create_per_worker_dataset`` builds on each worker."""
+        if not callable(dataset_fn):
+            raise TypeError(f"dataset_fn must be a function of an InputContext. Received: {dataset_fn!r}")
+        return DatasetFromFunction(self, dataset_fn)
+
+    def experimental_distribute_dataset(self, dataset: Any, options: Any = None) -> Any:
+        raise NotImplementedError(
+            "Under ParameterServerStrategy each worker builds its own dataset: use "
+            "coordinator.create_per_worker_dataset(dataset_fn) with strategy.distribute_datasets_from_function.")
+
+    def run(self, fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = None) -> Any:
+        """Outside a scheduled function there is no worker to run on (TF raises too)."""
+        raise RuntimeError("Under ParameterServerStrategy, strategy.run only works inside a function given to "
+                           "ClusterCoordinator.schedule (it then runs on a worker).")
+
+    # --- scope: recording embedding tables and names ------------------------------------------
+    @contextlib.contextmanager
+    def scope(self) -> Iterator["ParameterServerStrategy"]:
+        """Make this the current strategy; parameters created inside go to the parameter servers."""
+
+        def record(module: torch.nn.Module, name: str, param: Any) -> None:
+            table = _embedding_table(module)
+            if param is not None and table is not None and table[0] == name:
+                self._tables[id(param)] = (weakref.ref(param), type(module).__name__)
+
+        handle = register_module_parameter_registration_hook(record)
+        try:
+            with super().scope():
+                yield self
+        finally:
+            handle.remove()
+
+    # --- parameter servers -----------------------------------------------------------------------
+    def _connect(self) -> None:
+        if self._connected:
+            return
+        for client in self._ps:
+            if not client.wait_ready(self.timeout_s):
+                raise remote.ParameterServerUnavailableError(
+                    f"{client.task} ({client.address}) did not come up within {self.timeout_s:g} s. Start it "
+                    "(`unison server` with its TF_CONFIG) or fix its address in the cluster spec.", client.task, "connect")
+            self._ps_call(client, "ps.reset", {"session": self.session})
+        self._connected = True
+
+    def _ps_call(self, client: RpcClient, op: str, header: dict | None = None,
+                 tensors: list[torch.Tensor] | tuple = (), stream: bool = False) -> tuple[dict, list[torch.Tensor]]:
+        try:
+            return client.call(op, header, list(tensors), stream=stream)
+        except TaskUnavailableError as exc:
+            raise remote.ParameterServerUnavailableError(
+                f"{exc} The coordinator cannot reach the variables it holds; restart it, then restart the "
+                "coordinator from its last checkpoint.", exc.task, op) from None
+
+    def variable_spec(self, param: torch.Tensor) -> VariableSpec:
+        """Where ``param`` lives, placing it on the parameter servers the first time."""
+        with self._lock:
+            entry = self._vars.get(id(param))
+            if entry is not None and entry[0] is param:
+                return entry[1]
+            if isinstance(param, torch.nn.parameter.UninitializedParameter):
+                raise ValueError(
+                    "A scheduled function uses a parameter whose shape is not known yet (a layer that has "
+                    "not seen data). Give the model's first layer input_shape= (or keras.Input), or call "
+                    "model.build(input_shape) on the coordinator before scheduling.")
+            self._connect()
+            self._count += 1
+            label = self._table_label(param)
+            name = f"{self.session}/v{self._count}{'.' + label if label else ''}"
+            spec = self._placement.place(name, param.shape, param.dtype, sparse=label is not None,
+                                         trainable=param.requires_grad)
+            self._write(spec, param.detach(), "ps.create", {"if_absent": True})
+            self._vars[id(param)] = (param, spec, param._version)
+            return spec
+
+    def _table_label(self, param: torch.Tensor) -> str | None:
+        entry = self._tables.get(id(param))
+        return entry[1] if entry is not None and entry[0]() is param else None
+
+    def _write(self, spec: VariableSpec, value: torch.Tensor, op: str, extra: dict | None = None) -> None:
+        per_ps: dict[int, tuple[list[str], list[torch.Tensor]]] = {}
+        for shard, part in zip(spec.shards, spec.split(value)):
+            names, tensors = per_ps.setdefault(shard.ps, ([], []))
+            names.append(shard.name)
+            tensors.append(part)
+        for ps, (names, tensors) in per_ps.items():
+            big = sum(t.nbytes for t in tensors) > CHUNK_BYTES
+            self._ps_call(self._ps[ps], op, {"names": names, **(extra or {})}, tensors, stream=big)
+
+    def read_variable(self, param: torch.Tensor) -> torch.Tensor:
+        """The value the parameter servers hold for ``param`` now (its shards gathered back)."""
+        spec = self.variable_spec(param)
+        parts = []
+        for shard in spec.shards:
+            big = shard.rows * param[0].nbytes if param.dim() else param.nbytes
+            _, tensors = self._ps_call(self._ps[shard.ps], "ps.pull", {"names": [shard.name]}, stream=big > CHUNK_BYTES)
+            parts.append(tensors[0])
+        return torch.cat(parts) if len(parts) > 1 else parts[0]
+
+    def variable_shards(self, param: torch.Tensor) -> list[dict[str, Any]]:
+        """``param``'s shards: ``{"shard", "task", "rows": (start, stop)}`` each, in order."""
+        return describe(self.variable_spec(param), self.ps_tasks)
+
+    def sync_to_coordinator(self) -> None:
+        """Copy every placed variable's current value from the servers into the local parameters."""
+        with self._lock:
+            entries = list(self._vars.values())
+            for param, spec, _ in entries:
+                value = self.read_variable(param)
+                with torch.no_grad():
+                    param.copy_(value)
+                self._vars[id(param)] = (param, spec, param._version)
+
+    def push_local_changes(self) -> None:
+        """Write parameters changed on the coordinator since the last sync (a restore) to the servers."""
+        with self._lock:
+            for key, (param, spec, version) in list(self._vars.items()):
+                if param._version != version:
+                    self._write(spec, param.detach(), "ps.assign")
+                    self._vars[key] = (param, spec, param._version)
+
+    def _placed_specs(self) -> list[tuple[torch.Tensor, VariableSpec]]:
+        return [(p, s) for p, s, _ in self._vars.values()]
+
+    # --- optimizers on the servers -------------------------------------------------------------------
+    def _optimizer_groups(self, optimizer: torch.optim.Optimizer) -> list[dict]:
+        name = type(optimizer).__name__
+        if OPTIMIZERS.get(name) is not type(optimizer):
+            raise TypeError(
+                f"Under ParameterServerStrategy the parameter servers apply the updates, with one of "
+                f"{sorted(OPTIMIZERS)} (or the Keras optimizers built on them). Received: {type(optimizer).__qualname__}.")
+        groups = [{"vars": [self.variable_spec(p).to_json() for p in g["params"]], "hyper": _hyper(g)}
+                  for g in optimizer.param_groups]
+        with self._lock:
+            self._optimizers.setdefault(id(optimizer), (optimizer, None))
+        self.sync_optimizers()
+        return groups
+
+    def sync_optimizers(self) -> None:
+        """Send each optimizer's current hyper-parameters (a changed learning rate) to the servers."""
+        with self._lock:
+            for key, (opt, sent) in list(self._optimizers.items()):
+                hyper = [_hyper(g) for g in opt.param_groups]
+                if hyper == sent:
+                    continue
+                for group, h in zip(opt.param_groups, hyper):
+                    per_ps: dict[int, list[str]] = {}
+                    for p in group["params"]:
+                        for shard in self.variable_spec(p).shards:
+                            per_ps.setdefault(shard.ps, []).append(shard.name)
+                    for ps, names in per_ps.items():
+                        self._ps_call(self._ps[ps], "ps.set_optimizer",
+                                      {"names": names, "cls": type(opt).__name__, "hyper": h})
+                self._optimizers[key] = (opt, hyper)
+
+    def optimizer_state(self, optimizer: torch.optim.Optimizer) -> list[dict[str, torch.Tensor]]:
+        """The server-side state of ``optimizer``, one dict per parameter (whole, shards joined)."""
+        out = []
+        for group in optimizer.param_groups:
+            for p in group["params"]:
+                spec = self.variable_spec(p)
+                parts: list[dict[str, torch.Tensor]] = []
+                for shard in spec.shards:
+                    header, tensors = self._ps_call(self._ps[shard.ps], "ps.optimizer_state", {"names": [shard.name]})
+                    parts.append(dict(zip(header["keys"][0], tensors)))
+                out.append({k: (torch.cat([d[k] for d in parts]) if parts[0][k].dim() and len(parts) > 1 else parts[0][k])
+                            for k in parts[0]})
+        return out
+
+    def load_optimizer_state(self, optimizer: torch.optim.Optimizer, states: list[dict[str, torch.Tensor]]) -> None:
+        """Restore what :meth:`optimizer_state` returned (e.g. from a checkpoint) on the servers."""
+        params = [p for g in optimizer.param_groups for p in g["params"]]
+        if len(params) != len(states):
+            raise ValueError(f"The optimizer has {len(params)} parameters but the saved state has {len(states)}.")
+        self._optimizer_groups(optimizer)
+        for p, state in zip(params, states):
+            spec = self.variable_spec(p)
+            for shard in spec.shards:
+                keys = sorted(state)
+                tensors = [state[k].narrow(0, shard.offset, shard.rows) if state[k].dim() and len(spec.shards) > 1
+                           else state[k] for k in keys]
+                self._ps_call(self._ps[shard.ps], "ps.load_optimizer_state",
+                              {"names": [shard.name], "keys": [keys]}, tensors)
+
+    # --- pickling functions for the workers --------------------------------------------------
+    def reduce_for_worker(self, obj: Any, resource_ref: Callable[[Any], str | None]) -> Any:
+        """How ``obj`` travels to a worker inside a scheduled function (see ``codec.dumps``)."""
+        if isinstance(obj, torch.nn.Parameter):
+            spec = self.variable_spec(obj)
+            if spec.sparse:
+                raise TypeError(
+                    f"A scheduled function uses the embedding table {spec.name!r} directly. Tables on "
+                    "parameter servers are read through their layer (layer(ids)), which pulls only the rows needed.")
+            return remote.rebuild_variable, (spec.to_json(),)
+        if isinstance(obj, torch.nn.Module):
+            table = _embedding_table(obj)
+            if table is not None:
+                param = getattr(obj, table[0])
+                if self._table_label(param) is not None:
+                    spec = self.variable_spec(param)
+                    check = not isinstance(obj, torch.nn.Embedding)
+                    return remote.rebuild_embedding, (spec.to_json(), table[1], check, getattr(obj, "name", "embedding"))
+            return NotImplemented
+        if isinstance(obj, torch.optim.Optimizer):
+            return remote.rebuild_optimizer, (self._optimizer_groups(obj),)
+        if _is_additive_metric(obj) and not getattr(obj, "_unison_worker_copy", False):
+            key = f"m{id(obj)}"
+            with self._lock:
+                self._metrics[key] = obj
+            copy = object.__new__(type(obj))
+            copy.__dict__.update(obj.__dict__)
+            copy._unison_worker_copy = True
+            return remote.rebuild_metric, (key, copy)
+        if obj is self:
+            return remote.rebuild_strategy, ()
+        if resource_ref(obj) is not None:
+            raise TypeError("A scheduled function refers to a per-worker dataset or iterator from its closure. "
+                            "Pass it as an argument instead: coordinator.schedule(step_fn, args=(iterator,)).")
+        if getattr(obj, "_unison_coordinator", False):
+            raise TypeError("A scheduled function cannot use the ClusterCoordinator: it runs on a worker. "
+                            "Schedule from the coordinator, pass per-worker iterators as arguments.")
+        return NotImplemented
+
+    def merge_metric_state(self, key: str, state: torch.Tensor) -> None:
+        """Add a worker's metric sums into the coordinator's metric (exactly once per function run)."""
+        metric = self._metrics.get(key)
+        if metric is not None:
+            with self._lock:
+                metric.load_state(metric.state() + state.to(metric.state().device))
+
+    def __repr__(self) -> str:
+        return f"ParameterServerStrategy(ps={len(self._ps)}, workers={self.num_workers})"
+
+
+class DatasetFromFunction:
+    """``distribute_datasets_from_function(fn)`` called on the coordinator: built on each worker."""
+
+    def __init__(self, strategy: ParameterServerStrategy, dataset_fn: Callable[..., Any]) -> None:
+        self.strategy, self.dataset_fn = strategy, dataset_fn
+
+    def __call__(self) -> Any:
+        return self.strategy.distribute_datasets_from_function(self.dataset_fn)  # a WorkerStrategy there
+
+
+__all__ = ["DatasetFromFunction", "ParameterServerStrategy"]

@@ -1,0 +1,395 @@
+"""The worker side: run scheduled functions against variables that live on parameter servers.
+
+A worker receives each function once (:meth:`WorkerRuntime.register`). While it is unpickled,
+references to variables become local tensors bound to their PS shards (one local copy per
+variable, shared by every function), optimizers become :class:`WorkerOptimizer` (``step()``
+pushes gradients, the PS applies the update), embedding tables become :class:`RemoteEmbedding`
+(a lookup pulls only the rows of its batch) and metrics become accumulators whose sums go back
+to the coordinator with the function's result. Running a function pulls the current values of
+its dense variables first (asynchronous training: whatever the PS holds at that moment).
+
+Example (what a scheduled function sees on a worker)::
+
+    def step(iterator):                  # pickled on the coordinator, run here
+        x, y = next(iterator)            # this worker's own dataset
+        loss = F.mse_loss(model(x), y)   # model's weights: pulled from the PS for this call
+        loss.backward()
+        optimizer.step()                 # gradients pushed; each PS applies them on arrival
+        return loss                      # back to the coordinator's RemoteValue
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from unison.comm.communicator import LocalCommunicator
+from unison.comm.rpc import CHUNK_BYTES, RpcClient, TaskUnavailableError, TlsConfig
+from unison.distribute.input import InputContext
+from unison.distribute.parameter_server import codec
+from unison.distribute.parameter_server.variables import VariableSpec
+from unison.distribute.strategy import _STACK, Strategy
+from unison.errors import UnisonError
+
+_LOADING = threading.local()  # the runtime (and what it collects) while a function is unpickled
+
+
+class ParameterServerUnavailableError(UnisonError):
+    """A parameter server did not answer; training cannot go on without its variables.
+
+    Attributes:
+        task: the parameter server, e.g. ``"ps:1"``.
+        op: the operation that failed.
+    """
+
+    def __init__(self, message: str, task: str, op: str = "") -> None:
+        super().__init__(message)
+        self.task, self.op = task, op
+
+
+class DatasetExhaustedError(UnisonError):
+    """A worker's dataset ran out inside a scheduled function (``.repeat()`` it)."""
+
+
+@dataclass
+class _Loaded:
+    fn: Any
+    dense: list[str] = field(default_factory=list)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    specs: dict[str, VariableSpec] = field(default_factory=dict)
+
+
+class WorkerStrategy(Strategy):
+    """What ``strategy`` is inside a scheduled function: this worker, one replica.
+
+    ``distribute_datasets_from_function(dataset_fn)`` calls ``dataset_fn`` with this worker's
+    :class:`InputContext` (``input_pipeline_id`` = worker index), so each worker reads its shard.
+    """
+
+    def __init__(self, worker_index: int, num_workers: int) -> None:
+        super().__init__(LocalCommunicator(), torch.device("cpu"))
+        self.worker_index, self.num_workers = worker_index, num_workers
+
+    def distribute_datasets_from_function(self, dataset_fn: Any, options: Any = None) -> Any:
+        return dataset_fn(InputContext(num_input_pipelines=self.num_workers, input_pipeline_id=self.worker_index,
+                                       num_replicas_in_sync=1))
+
+    def experimental_distribute_dataset(self, dataset: Any, options: Any = None) -> Any:
+        return dataset
+
+
+class RemoteEmbedding(torch.nn.Module):
+    """An embedding table on the parameter servers: a lookup pulls only the rows it needs.
+
+    The pulled rows are a leaf tensor; after ``backward()`` its gradient holds exactly the
+    touched rows, which :meth:`WorkerOptimizer.step` pushes (ids and rows, never the table).
+    """
+
+    def __init__(self, runtime: "WorkerRuntime", spec: VariableSpec, padding_idx: int | None,
+                 check_range: bool, name: str) -> None:
+        super().__init__()
+        self._runtime, self.spec = runtime, spec
+        self.padding_idx, self.check_range, self.layer_name = padding_idx, check_range, name
+        self.num_embeddings, self.embedding_dim = spec.shape[0], spec.shape[1]
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        ids = ids.long()
+        if self.check_range and ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.num_embeddings):
+            bad = int(ids.max()) if int(ids.max()) >= self.num_embeddings else int(ids.min())
+            raise ValueError(f"Layer '{self.layer_name}' received id {bad}, outside [0, input_dim="
+                             f"{self.num_embeddings}). Raise input_dim or fix the ids.")
+        unique, inverse = torch.unique(ids.reshape(-1), return_inverse=True)
+        rows = self._runtime.pull_rows(self.spec, unique)
+        if torch.is_grad_enabled() and self.spec.trainable:
+            rows.requires_grad_(True)
+            self._runtime.tape.append((self.spec, unique, rows))
+        pad = None
+        if self.padding_idx is not None:
+            hit = (unique == self.padding_idx).nonzero()
+            pad = int(hit[0, 0]) if len(hit) else None
+        return F.embedding(inverse.reshape(ids.shape), rows, padding_idx=pad)
+
+
+class WorkerOptimizer:
+    """An optimizer whose ``step()`` sends the gradients to the variables' parameter servers.
+
+    The update itself (and the optimizer's state) lives on the PS that owns each variable.
+    """
+
+    def __init__(self, runtime: "WorkerRuntime", groups: list[dict]) -> None:
+        self._runtime = runtime
+        self.param_groups: list[dict] = []
+        self._dense: list[tuple[VariableSpec, torch.Tensor]] = []
+        self._sparse: set[str] = set()
+        for group in groups:
+            specs = [VariableSpec.from_json(s) for s in group["vars"]]
+            params = []
+            for spec in specs:
+                if spec.sparse:
+                    self._sparse.add(spec.name)
+                else:
+                    param = runtime.variable(spec)
+                    params.append(param)
+                    self._dense.append((spec, param))
+            self.param_groups.append({"params": params, **group["hyper"]})
+        self.defaults: dict = {}
+        self.state: dict = {}
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for _, p in self._dense:
+            if set_to_none:
+                p.grad = None
+            elif p.grad is not None:
+                p.grad.zero_()
+
+    def step(self, closure: Any = None) -> Any:
+        loss = closure() if closure is not None else None
+        dense = [(spec, p.grad) for spec, p in self._dense if p.grad is not None]
+        sparse = [(spec, ids, rows.grad) for spec, ids, rows in self._runtime.take_tape(self._sparse)
+                  if rows.grad is not None]
+        self._runtime.push(dense, sparse)
+        return loss
+
+
+class WorkerRuntime:
+    """The state of one worker task and the RPC handlers the coordinator calls.
+
+    Args:
+        task_index: this worker's index in the ``worker`` job.
+        num_workers: workers in the cluster.
+        ps_addresses: the parameter servers' ``host:port``.
+        token: the cluster token (for calls to the parameter servers).
+        tls: TLS settings for those calls.
+        timeout_s: deadline of one call to a parameter server.
+    """
+
+    def __init__(self, task_index: int, num_workers: int, ps_addresses: list[str], token: str | None,
+                 tls: TlsConfig | None, timeout_s: float = 60.0) -> None:
+        self.task = f"worker:{task_index}"
+        self.incarnation = uuid.uuid4().hex
+        self.strategy = WorkerStrategy(task_index, num_workers)
+        self.ps = [RpcClient(a, f"ps:{i}", token, tls, timeout_s) for i, a in enumerate(ps_addresses)]
+        self.session: str | None = None
+        self._variables: dict[str, torch.Tensor] = {}
+        self._functions: dict[str, _Loaded] = {}
+        self._resources: dict[str, Any] = {}
+        self.tape: list[tuple[VariableSpec, torch.Tensor, torch.Tensor]] = []
+        self._run_lock = threading.Lock()
+        self.bytes_sent = 0
+        self.bytes_received = 0
+
+    def handlers(self) -> dict[str, Any]:
+        return {"worker.reset": self._reset, "worker.register": self._register,
+                "worker.resource": self._resource, "worker.run": self._run, "worker.stats": self._stats}
+
+    # --- variables --------------------------------------------------------------------------
+    def variable(self, spec: VariableSpec) -> torch.Tensor:
+        """This worker's local copy of a dense variable (one per variable, shared by functions)."""
+        param = self._variables.get(spec.name)
+        if param is None:
+            param = torch.nn.Parameter(torch.zeros(spec.shape, dtype=spec.torch_dtype), requires_grad=spec.trainable)
+            self._variables[spec.name] = param
+        return param
+
+    def _ps_call(self, ps: int, op: str, header: dict, tensors: list[torch.Tensor], reply_bytes: int = 0) -> Any:
+        client = self.ps[ps]
+        self.bytes_sent += sum(t.nbytes for t in tensors)
+        try:
+            return client.submit(op, header, tensors, stream=reply_bytes > CHUNK_BYTES)
+        except TaskUnavailableError as exc:
+            raise ParameterServerUnavailableError(str(exc), exc.task, op) from None
+
+    def _gather(self, futures: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+        out = []
+        for ps, fut in futures:
+            try:
+                header, tensors = fut.result()
+            except TaskUnavailableError as exc:
+                raise ParameterServerUnavailableError(
+                    f"{exc} {self.task} cannot read or update its variables without it.", exc.task, exc.op) from None
+            self.bytes_received += sum(t.nbytes for t in tensors)
+            out.append((ps, tensors))
+        return out
+
+    def refresh(self, names: list[str], specs: dict[str, VariableSpec]) -> None:
+        """Pull the current value of dense variables from their parameter servers (one call per PS)."""
+        per_ps: dict[int, list[tuple[str, torch.Tensor]]] = {}
+        for name in names:
+            spec, param = specs[name], self._variables[name]
+            for shard, view in zip(spec.shards, spec.split(param.data)):
+                per_ps.setdefault(shard.ps, []).append((shard.name, view))
+        futures = [(ps, self._ps_call(ps, "ps.pull", {"names": [n for n, _ in items]}, [],
+                                      sum(v.nbytes for _, v in items)))
+                   for ps, items in per_ps.items()]
+        for ps, tensors in self._gather(futures):
+            for (_, view), value in zip(per_ps[ps], tensors):
+                view.copy_(value)
+
+    def pull_rows(self, spec: VariableSpec, ids: torch.Tensor) -> torch.Tensor:
+        """Rows ``ids`` of an embedding table (one call per shard touched)."""
+        routes = spec.route(ids)
+        futures = [(i, self._ps_call(shard.ps, "ps.pull_rows", {"names": [shard.name]}, [local]))
+                   for i, (shard, _, local) in enumerate(routes)]
+        out = torch.empty((len(ids), *spec.shape[1:]), dtype=spec.torch_dtype)
+        for i, tensors in self._gather(futures):
+            out.index_copy_(0, routes[i][1], tensors[0])
+        return out
+
+    def take_tape(self, names: set[str]) -> list[tuple[VariableSpec, torch.Tensor, torch.Tensor]]:
+        mine = [entry for entry in self.tape if entry[0].name in names]
+        self.tape = [entry for entry in self.tape if entry[0].name not in names]
+        return mine
+
+    def push(self, dense: list[tuple[VariableSpec, torch.Tensor]],
+             sparse: list[tuple[VariableSpec, torch.Tensor, torch.Tensor]]) -> None:
+        """Send gradients to the parameter servers: dense ones whole, embedding ones as rows."""
+        calls: dict[tuple[int, str], tuple[list[str], list[torch.Tensor]]] = {}
+        for spec, grad in dense:
+            for shard, g in zip(spec.shards, spec.split(grad)):
+                names, tensors = calls.setdefault((shard.ps, "ps.push"), ([], []))
+                names.append(shard.name)
+                tensors.append(g)
+        for spec, ids, rows in _merge_rows(sparse):
+            for shard, pos, local in spec.route(ids):
+                names, tensors = calls.setdefault((shard.ps, "ps.push_rows"), ([], []))
+                names.append(shard.name)
+                tensors += [local, rows.index_select(0, pos)]
+        futures = [(ps, self._ps_call(ps, op, {"names": names}, tensors)) for (ps, op), (names, tensors) in calls.items()]
+        self._gather(futures)
+
+    # --- handlers -------------------------------------------------------------------------------
+    def _reset(self, header: dict, tensors: list[torch.Tensor]) -> tuple[dict, list[torch.Tensor]]:
+        """A new coordinator session: forget the functions, datasets and variables of the last one."""
+        with self._run_lock:
+            if header["session"] != self.session:
+                self.session = header["session"]
+                self._functions.clear()
+                self._resources.clear()
+                self._variables.clear()
+        return {"incarnation": self.incarnation}, []
+
+    def _register(self, header: dict, tensors: list[torch.Tensor]) -> tuple[dict, list[torch.Tensor]]:
+        loaded = _Loaded(None)
+        with self._loading(loaded):
+            loaded.fn = codec.loads(codec.bytes_of(tensors[0]))
+        self._functions[header["fid"]] = loaded
+        return {}, []
+
+    @contextlib.contextmanager
+    def _loading(self, loaded: _Loaded) -> Iterator[None]:
+        _LOADING.runtime, _LOADING.loaded = self, loaded
+        try:
+            yield
+        finally:
+            _LOADING.runtime = _LOADING.loaded = None
+
+    def _resource(self, header: dict, tensors: list[torch.Tensor]) -> tuple[dict, list[torch.Tensor]]:
+        rid = header["rid"]
+        if header["kind"] == "dataset":
+            with self._run_lock, self._current():
+                self._resources[rid] = self._functions[header["fid"]].fn()
+        else:
+            self._resources[rid] = iter(self._resources[header["source"]])
+        return {}, []
+
+    @contextlib.contextmanager
+    def _current(self) -> Iterator[None]:
+        _STACK.append(self.strategy)
+        try:
+            yield
+        finally:
+            _STACK.pop()
+
+    def _run(self, header: dict, tensors: list[torch.Tensor]) -> tuple[dict, list[torch.Tensor]]:
+        with self._run_lock:
+            loaded = self._functions.get(header["fid"])
+            if loaded is None:
+                raise KeyError(f"{self.task} has no function {header['fid']!r} (restarted since it was sent?)")
+            args, kwargs = codec.decode_tree(header["args"], tensors, self._resources.__getitem__)
+            if loaded.dense:
+                self.refresh(loaded.dense, loaded.specs)
+            self.tape = []
+            try:
+                with self._current():
+                    result = loaded.fn(*args, **kwargs)
+            except StopIteration:
+                raise DatasetExhaustedError(
+                    f"The dataset of {self.task} ran out inside a scheduled function. Make the per-worker "
+                    "dataset endless (repeat it) and bound training with the number of scheduled steps.") from None
+            finally:
+                self.tape = []
+            tree, out = codec.encode_tree(result)
+            states = {}
+            for key, metric in loaded.metrics.items():
+                states[key] = len(out)
+                out.append(metric.state())
+                metric.reset_state()
+        return {"result": tree, "metrics": states}, out
+
+    def _stats(self, header: dict, tensors: list[torch.Tensor]) -> tuple[dict, list[torch.Tensor]]:
+        return {"bytes_sent": self.bytes_sent, "bytes_received": self.bytes_received}, []
+
+
+def _merge_rows(sparse: list[tuple[VariableSpec, torch.Tensor, torch.Tensor]]) -> list[tuple[VariableSpec, torch.Tensor, torch.Tensor]]:
+    """One (ids, rows) per table: several lookups of one table in a step are concatenated."""
+    by_name: dict[str, tuple[VariableSpec, list[torch.Tensor], list[torch.Tensor]]] = {}
+    for spec, ids, rows in sparse:
+        entry = by_name.setdefault(spec.name, (spec, [], []))
+        entry[1].append(ids)
+        entry[2].append(rows)
+    return [(spec, torch.cat(ids), torch.cat(rows)) for spec, ids, rows in by_name.values()]
+
+
+# --- rebuilt on the worker while a function is unpickled (see ParameterServerStrategy._reduce) ---
+def _context() -> tuple[WorkerRuntime, _Loaded, dict[str, VariableSpec]]:
+    runtime = getattr(_LOADING, "runtime", None)
+    if runtime is None:
+        raise RuntimeError("A ParameterServerStrategy function can only be loaded by a worker task.")
+    return runtime, _LOADING.loaded, _LOADING.loaded.specs
+
+
+def rebuild_variable(spec_json: dict) -> torch.Tensor:
+    runtime, loaded, specs = _context()
+    spec = VariableSpec.from_json(spec_json)
+    if spec.name not in specs:
+        specs[spec.name] = spec
+        loaded.dense.append(spec.name)
+    return runtime.variable(spec)
+
+
+def rebuild_embedding(spec_json: dict, padding_idx: int | None, check_range: bool, name: str) -> RemoteEmbedding:
+    runtime, _, _ = _context()
+    return RemoteEmbedding(runtime, VariableSpec.from_json(spec_json), padding_idx, check_range, name)
+
+
+def rebuild_optimizer(groups: list[dict]) -> WorkerOptimizer:
+    runtime, loaded, specs = _context()
+    for group in groups:
+        for s in group["vars"]:
+            spec = VariableSpec.from_json(s)
+            if not spec.sparse and spec.name not in specs:
+                specs[spec.name] = spec
+                loaded.dense.append(spec.name)
+    return WorkerOptimizer(runtime, groups)
+
+
+def rebuild_metric(key: str, metric: Any) -> Any:
+    _, loaded, _ = _context()
+    metric.load_state(torch.zeros_like(metric.state()))  # fresh sums (and views into them)
+    loaded.metrics[key] = metric
+    return metric
+
+
+def rebuild_strategy() -> WorkerStrategy:
+    return _context()[0].strategy
+
+
+__all__ = ["DatasetExhaustedError", "ParameterServerUnavailableError", "RemoteEmbedding", "WorkerOptimizer",
+           "WorkerRuntime", "WorkerStrategy"]
