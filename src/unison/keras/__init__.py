@@ -16,6 +16,7 @@ from unison.keras import (
     metrics,
     optimizers,
     regularizers,
+    utils,
 )
 from unison.keras.layers import Input
 from unison.keras.model import Model, Sequential
@@ -33,4 +34,5 @@ __all__ = [
     "metrics",
     "optimizers",
     "regularizers",
+    "utils",
 ]

@@ -202,6 +202,11 @@ class MapDatasetAdapter(ArrayAdapter):
         return _unpack(to_tensor(default_collate(items), self.device), None)
 
 
+def as_batch(element: Any, device: torch.device | None = None) -> Batch:
+    """One element of a dataset, ``x``, ``(x, y)``, ``(x, y, sample_weight)`` or a dict, as a Batch."""
+    return _unpack(to_tensor(element, device or torch.device("cpu")), None)
+
+
 def _unpack(batch: Any, global_size: int | None) -> Batch:
     if isinstance(batch, (tuple, list)):
         if len(batch) == 2:

@@ -28,6 +28,7 @@ import torch
 
 from unison.distribute.strategy import _STACK, Strategy
 from unison.keras.callbacks import Callback, CallbackList, History, ProgbarLogger
+from unison.keras import ps_trainer
 from unison.keras.data_adapters import ArrayAdapter, Batch, IterableAdapter, make_adapter
 from unison.keras.training_state import TrainingState, prepare
 
@@ -108,6 +109,10 @@ def fit(model: Any, x: Any = None, y: Any = None, batch_size: int | None = None,
         (x, y, sample_weight), validation_data = _split_validation(x, y, sample_weight, validation_split)
 
     strategy: Strategy = model.distribute_strategy
+    if ps_trainer.is_parameter_server(strategy):
+        return ps_trainer.fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_data, shuffle,
+                              sample_weight, initial_epoch, steps_per_epoch, validation_steps, validation_batch_size,
+                              validation_freq, _evaluate_here)
     with _current(strategy):
         st = prepare(model, strategy, shuffle=True)
         train = st.adapter(x, y, sample_weight, batch_size, shuffle=shuffle)
@@ -178,6 +183,20 @@ def evaluate(model: Any, x: Any = None, y: Any = None, batch_size: int | None = 
     _check_int("batch_size", batch_size, 1)
     verbose = _verbose(verbose)
     strategy: Strategy = model.distribute_strategy
+    if ps_trainer.is_parameter_server(strategy):
+        logs = ps_trainer.evaluate(model, x, y, batch_size, steps, _evaluate_here)
+    else:
+        logs = _evaluate_here(model, x, y, batch_size, steps, sample_weight, verbose, callbacks)
+    if return_dict:
+        return logs
+    values = list(logs.values())
+    return values[0] if len(values) == 1 else values
+
+
+def _evaluate_here(model: Any, x: Any, y: Any, batch_size: int, steps: int | None, sample_weight: Any = None,
+                   verbose: int = 0, callbacks: list[Callback] | None = None) -> dict[str, float]:
+    """Evaluate with this process's replicas (every replica of the strategy, or the coordinator)."""
+    strategy: Strategy = model.distribute_strategy
     with _current(strategy):
         st = prepare(model, strategy, False)
         data = st.adapter(x, y, sample_weight, batch_size, shuffle=False)
@@ -188,10 +207,7 @@ def evaluate(model: Any, x: Any = None, y: Any = None, batch_size: int | None = 
         cbs.on_test_begin()
         logs = _run_evaluation(model, st, data, batch_size, steps, cbs)
         cbs.on_test_end(logs)
-    if return_dict:
-        return logs
-    values = list(logs.values())
-    return values[0] if len(values) == 1 else values
+    return logs
 
 
 def predict(model: Any, x: Any, batch_size: int | None = None, verbose: Any = "auto",

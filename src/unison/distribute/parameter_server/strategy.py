@@ -33,7 +33,7 @@ import torch
 from torch.nn.modules.module import register_module_parameter_registration_hook
 
 from unison.cluster.spec import PS, WORKER, ClusterSpec
-from unison.comm.communicator import LocalCommunicator
+from unison.comm.communicator import Communicator, LocalCommunicator
 from unison.comm.ps_store import OPTIMIZERS
 from unison.comm.rpc import CHUNK_BYTES, RpcClient, TaskUnavailableError, TlsConfig, cluster_token
 from unison.distribute.parameter_server import worker as remote
@@ -52,9 +52,9 @@ def _is_additive_metric(obj: Any) -> bool:
 
 def _embedding_table(module: torch.nn.Module) -> tuple[str, int | None] | None:
     if isinstance(module, torch.nn.Embedding):
-        if module.max_norm is not None or module.sparse:
+        if getattr(module, "max_norm", None) is not None:
             return None  # renormalising rows in place needs the whole table: kept dense
-        return "weight", module.padding_idx
+        return "weight", getattr(module, "padding_idx", None)
     attr = getattr(type(module), EMBEDDING_TABLE_ATTR, None)
     return (attr, None) if attr else None
 
@@ -343,6 +343,8 @@ class ParameterServerStrategy(Strategy):
             return remote.rebuild_metric, (key, copy)
         if obj is self:
             return remote.rebuild_strategy, ()
+        if isinstance(obj, Communicator):
+            return LocalCommunicator, ()  # a worker steps alone: its collectives are local
         if resource_ref(obj) is not None:
             raise TypeError("A scheduled function refers to a per-worker dataset or iterator from its closure. "
                             "Pass it as an argument instead: coordinator.schedule(step_fn, args=(iterator,)).")

@@ -129,7 +129,12 @@ class Dropout(Layer):
 
 
 class Embedding(Layer):
-    """Map integer ids in ``[0, input_dim)`` to vectors of size ``output_dim``."""
+    """Map integer ids in ``[0, input_dim)`` to vectors of size ``output_dim``.
+
+    Under ``ParameterServerStrategy`` the table is sparse: a step pulls and updates only its rows.
+    """
+
+    _unison_embedding_table = "embeddings"  # the table parameter (read by ParameterServerStrategy)
 
     def __init__(self, input_dim: int, output_dim: int, embeddings_initializer: Any = "uniform",
                  embeddings_regularizer: Any = None, mask_zero: bool = False,
