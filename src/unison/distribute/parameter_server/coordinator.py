@@ -413,9 +413,31 @@ class ClusterCoordinator:
             return {k: self.fetch(v) for k, v in val.items()}
         return val
 
+    def shutdown(self) -> None:
+        """Stop the coordinator's threads and close its connections (a unison extension).
+
+        Queued functions are cancelled; the strategy can get a new coordinator afterwards.
+        """
+        self._stopping.set()
+        with self._cv:
+            self._cancel_queued(CancelledError("Cancelled: the coordinator was shut down."))
+            self._cv.notify_all()
+        for w in self._workers:
+            w.thread.join(timeout=self.strategy.timeout_s)
+            w.client.close()
+        self._monitor.join(timeout=self.strategy.timeout_s)
+        self.strategy._coordinator = None  # type: ignore[attr-defined]
+
     def worker_stats(self) -> list[dict]:
-        """Bytes each worker sent to and received from the parameter servers (tensor payloads)."""
-        return [w.client.call("worker.stats")[0] for w in self._workers if w.up]
+        """Per worker: tensor bytes it sent to and received from the parameter servers (lifetime totals)."""
+        out = []
+        for w in self._workers:
+            try:
+                header, _ = w.client.call("worker.stats", timeout_s=self.strategy.timeout_s)
+                out.append({"task": w.task, "available": True, **header})
+            except (TaskUnavailableError, RemoteError):
+                out.append({"task": w.task, "available": False, "bytes_sent": 0, "bytes_received": 0})
+        return out
 
 
 __all__ = ["CancelledError", "ClusterCoordinator", "FunctionError", "NoWorkerAvailableError", "PerWorkerDataset",

@@ -117,6 +117,7 @@ class ParameterServerStrategy(Strategy):
         self._metrics: dict[str, Any] = {}
         self._lock = threading.RLock()
         self._connected = False
+        self._coordinator: Any = None  # the one ClusterCoordinator of this strategy
         self._count = 0
 
     @property
