@@ -129,7 +129,7 @@ class ParameterStore:
             raise RuntimeError(
                 f"Variable {name!r} on {self.task} received a gradient but has no optimizer: create the "
                 "optimizer under strategy.scope() and use it in the scheduled function (optimizer.step()).")
-        with shard.lock:
+        with shard.lock, torch.sparse.check_sparse_tensor_invariants(enable=False):
             shard.value.grad = make_grad(shard)
             shard.optimizer.step()
             shard.value.grad = None
