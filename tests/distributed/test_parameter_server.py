@@ -289,3 +289,35 @@ def test_a_killed_parameter_server_is_named_within_the_timeout_and_stops_schedul
         with pytest.raises(ParameterServerUnavailableError, match="ps:1"):
             coordinator.join()
         coordinator.shutdown()
+
+
+def test_a_restarted_coordinator_resumes_from_its_backup_with_the_servers_restored(tmp_path):
+    import json
+    import os
+    import pickle
+    import subprocess
+
+    from unison.checkpoint import CheckpointManager
+
+    program = os.path.join(os.path.dirname(__file__), "ps_coordinator.py")
+    backup_dir = str(tmp_path / "backup")
+    with LocalParameterServerCluster(num_workers=2, num_ps=2) as cluster:
+        env = {**os.environ, "PS_TEST_CLUSTER": json.dumps(cluster.cluster)}
+        first = subprocess.run([sys.executable, program, str(tmp_path / "first.pkl"), backup_dir, "2"], env=env,
+                               capture_output=True, text=True, timeout=180)
+        assert first.returncode == 3, first.stderr[-3000:]
+        saved = CheckpointManager(backup_dir, prefix="backup").restore_latest()
+        assert saved["epoch"] == 2
+        second = subprocess.run([sys.executable, program, str(tmp_path / "second.pkl"), backup_dir, "0"], env=env,
+                                capture_output=True, text=True, timeout=180)
+        assert second.returncode == 0, second.stderr[-3000:]
+    with open(tmp_path / "second.pkl", "rb") as f:
+        result = pickle.load(f)
+    assert result["restored_from"] == (2, 0)
+    assert len(result["history"]["loss"]) == 2  # epochs 3 and 4 only
+    seen = result["seen"]
+    assert seen["epoch"] == 2
+    # the servers start the resumed run from the backup: weights and Adam's step count (2 x 30 updates)
+    assert np.array_equal(seen["kernel"], saved["model"]["stack.0.kernel"].numpy())
+    assert seen["adam_step"] == 60.0
+    assert result["history"]["accuracy"][-1] > 0.9
