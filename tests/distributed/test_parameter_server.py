@@ -150,6 +150,34 @@ def test_sharded_variables_follow_the_partitioner_and_gather_back_equal(cluster)
     assert len(strategy.variable_shards(table.bias)) == 1  # 40 bytes fit in one 64-byte shard
 
 
+def test_coordinator_side_changes_reach_the_servers_at_the_next_schedule(strategy):
+    with strategy.scope():
+        layer = torch.nn.Linear(3, 1)
+        optimizer = torch.optim.SGD(layer.parameters(), lr=0.0)
+    coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+
+    def step_fn(x):
+        optimizer.zero_grad()
+        layer(x).sum().backward()
+        optimizer.step()
+        return layer.weight.detach().clone()  # what the worker pulled before this step
+
+    x = torch.ones(2, 3)
+    coordinator.schedule(step_fn, args=(x,))
+    coordinator.join()
+    unchanged = layer.weight.detach().clone()
+    # a restore on the coordinator (in place, as load_state_dict does) goes to the servers
+    layer.load_state_dict({"weight": torch.full((1, 3), 5.0), "bias": torch.zeros(1)})
+    assert torch.equal(coordinator.schedule(step_fn, args=(x,)).fetch(), torch.full((1, 3), 5.0))
+    coordinator.join()
+    assert torch.equal(layer.weight.detach(), torch.full((1, 3), 5.0)) and not torch.equal(unchanged, layer.weight)
+    # so does a new learning rate: lr 0 left the weight alone, lr 0.5 moves it by 0.5 * grad (2 per entry)
+    optimizer.param_groups[0]["lr"] = 0.5
+    coordinator.schedule(step_fn, args=(x,))
+    coordinator.join()
+    assert torch.allclose(layer.weight.detach(), torch.full((1, 3), 4.0))
+
+
 def test_sparse_embedding_steps_pull_and_push_only_the_touched_rows(strategy):
     rows, dim, batch = 200_000, 16, 64
     with strategy.scope():

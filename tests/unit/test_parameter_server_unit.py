@@ -25,7 +25,7 @@ from unison.comm.rpc import (
     pack,
     unpack,
 )
-from unison.distribute.parameter_server import Server
+from unison.distribute.parameter_server import NoWorkerAvailableError, Server
 from unison.distribute.parameter_server.codec import decode_tree, encode_tree
 from unison.distribute.parameter_server.partitioners import shard_rows
 from unison.distribute.parameter_server.variables import Placement
@@ -234,6 +234,26 @@ def test_tls_serves_encrypted_calls_and_refuses_plaintext(tmp_path):
         with pytest.raises(Exception, match="ps:0"):
             RpcClient(f"127.0.0.1:{server.port}", "ps:0", token="t", timeout_s=5).call("echo")
     finally:
+        server.stop()
+
+
+def test_join_names_the_workers_when_none_answers_within_the_timeout():
+    ports = free_ports(3)
+    cluster = {"chief": ["127.0.0.1:1"], "worker": [f"127.0.0.1:{ports[0]}", f"127.0.0.1:{ports[1]}"],
+               "ps": [f"127.0.0.1:{ports[2]}"]}
+    server = Server(cluster, job_name="ps", task_index=0, token="t")
+    try:
+        os.environ["UNISON_CLUSTER_TOKEN"] = "t"
+        strategy = tf.distribute.ParameterServerStrategy(_resolver(cluster), timeout_seconds=2)
+        coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+        value = coordinator.schedule(lambda: 1)
+        with pytest.raises(NoWorkerAvailableError, match=f"No worker answered for 2 s.*worker:0 .*{ports[0]}"):
+            coordinator.join()
+        with pytest.raises(NoWorkerAvailableError):
+            value.fetch()
+        coordinator.shutdown()
+    finally:
+        os.environ.pop("UNISON_CLUSTER_TOKEN", None)
         server.stop()
 
 
