@@ -241,6 +241,11 @@ def test_function_errors_name_the_worker_cancel_the_queue_and_leave_the_coordina
         next(iterator)
     with pytest.raises(TypeError, match="schedule needs a callable"):
         coordinator.schedule(42)
+    import threading
+
+    lock = threading.Lock()
+    with pytest.raises(TypeError, match="must be picklable"):
+        coordinator.schedule(lambda: lock.locked())
 
 
 def _error(value):

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import pickle
 import threading
 import time
 from typing import Any, Callable
@@ -117,12 +118,11 @@ class PerWorkerIterator(PerWorkerValues):
 
 
 class _Closure:
-    __slots__ = ("fid", "tree", "tensors", "value", "attempts")
+    __slots__ = ("fid", "tree", "tensors", "value")
 
     def __init__(self, fid: str, tree: Any, tensors: list[torch.Tensor]) -> None:
         self.fid, self.tree, self.tensors = fid, tree, tensors
         self.value = RemoteValue()
-        self.attempts = 0
 
 
 class _Worker:
@@ -178,7 +178,6 @@ class _Worker:
             closure = c._take()
             if closure is None:
                 return
-            closure.attempts += 1
             try:
                 self._sync(closure.fid)
                 header, tensors = self.client.call("worker.run", {"fid": closure.fid, "args": closure.tree},
@@ -189,6 +188,10 @@ class _Worker:
                 continue
             except RemoteError as exc:
                 c._failed(closure, self.task, exc)
+                continue
+            except Exception as exc:  # noqa: BLE001 - never let a worker thread die silently (join would hang)
+                c._failed(closure, self.task, RemoteError(str(exc), "coordinator", "worker.run", type(exc).__name__,
+                                                          "", str(exc)))
                 continue
             c._finished(closure, header, tensors)
 
@@ -330,7 +333,12 @@ class ClusterCoordinator:
         if entry is not None and entry[0] is fn:
             return entry[1]
         fid = f"f{next(self._ids)}"
-        payload = codec.dumps(fn, lambda o: self.strategy.reduce_for_worker(o, self._ref))
+        try:
+            payload = codec.dumps(fn, lambda o: self.strategy.reduce_for_worker(o, self._ref))
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            raise TypeError(f"Could not send {getattr(fn, '__qualname__', fn)!r} to the workers: {exc}. A scheduled "
+                            "function, and everything it refers to, must be picklable (no open files, locks or "
+                            "threads in its closure).") from exc
         self._payloads[fid] = codec.as_bytes_tensor(payload)
         self._functions[id(fn)] = (fn, fid)
         return fid
