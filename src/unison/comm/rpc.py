@@ -161,8 +161,13 @@ def _raw_bytes(t: torch.Tensor) -> memoryview:
     t = t.detach()
     if t.device.type != "cpu":
         t = t.cpu()
-    flat = t.contiguous().reshape(-1)
-    return memoryview(flat.view(torch.uint8).numpy()).cast("B")
+    if not t.is_contiguous():
+        t = t.contiguous()
+    if t.numel() == 0:
+        return memoryview(b"")
+    if t.dim() == 0:
+        t = t.reshape(1)
+    return memoryview(t.view(torch.uint8).numpy()).cast("B")
 
 
 def pack(header: dict, tensors: Sequence[torch.Tensor] = ()) -> list[bytes]:
@@ -194,7 +199,7 @@ def unpack(chunks: Iterable[bytes]) -> tuple[dict, list[torch.Tensor]]:
     header = json.loads(first[_PREFIX.size: _PREFIX.size + n])
     metas = header.pop("_t", [])
     specs = [(_dtype(d), tuple(shape)) for d, shape in metas]
-    sizes = [_numel(shape) * torch.empty((), dtype=dt).element_size() for dt, shape in specs]
+    sizes = [_numel(shape) * dt.itemsize for dt, shape in specs]
     buf = bytearray(sum(sizes))
     rest = memoryview(first)[_PREFIX.size + n:]
     offset = len(rest)
@@ -209,8 +214,8 @@ def unpack(chunks: Iterable[bytes]) -> tuple[dict, list[torch.Tensor]]:
         if size == 0:
             tensors.append(torch.empty(shape, dtype=dt))
         else:
-            tensors.append(torch.frombuffer(buf, dtype=dt, count=size // torch.empty((), dtype=dt).element_size(),
-                                            offset=offset).reshape(shape))
+            flat = torch.frombuffer(buf, dtype=dt, count=size // dt.itemsize, offset=offset)
+            tensors.append(flat if len(shape) == 1 else flat.reshape(shape))
         offset += size
     return header, tensors
 
