@@ -11,8 +11,8 @@ per-repeat ratios (both sides measured in the same repeat, seconds apart).
     echo and a stream-stream echo of 2 MiB chunks. This process is the client:
 
     * ``unison push+pull``: one ``ps.push`` of an N-byte float32 gradient (SGD, lr 0: the server
-      applies it) + one ``ps.pull`` of the N-byte variable, through ``RpcClient.call`` with
-      ``stream=True`` as workers call it (both sizes are over the 2 MiB single-message limit);
+      applies it) + one ``ps.pull`` of the N-byte variable into a local tensor, through
+      ``RpcClient.call`` as workers call it (one unary message up to 8 MiB, 2 MiB chunks above);
     * ``unison echo``: one ``RpcClient.call`` of a tensor the server sends back (the transport
       alone: pack/unpack and chunking, no parameter store);
     * ``raw unary`` / ``raw stream``: one echo of the same N bytes (pre-built ``bytes``, 2 MiB
@@ -51,8 +51,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from concurrent import futures
-from typing import Any, Callable
+from typing import Any, Self
 
 import torch
 import torch.nn.functional as F
@@ -107,9 +108,10 @@ def serve() -> None:
     import grpc
 
     from unison.comm.ps_store import ParameterStore
-    from unison.comm.rpc import RpcServer, cluster_token
+    from unison.comm.rpc import RpcServer, cluster_token, keep_freed_memory
 
     torch.set_num_threads(1)
+    keep_freed_memory()  # as a `unison server` task does (the raw gRPC servers below share the process)
     store = ParameterStore("ps:0")
     ps = RpcServer("127.0.0.1:0", {**store.handlers(), "echo": lambda h, ts: ({}, ts)}, token=cluster_token())
 
@@ -140,7 +142,7 @@ class TransportServer:
         self.proc: subprocess.Popen | None = None
         self.ports: dict[str, int] = {}
 
-    def __enter__(self) -> "TransportServer":
+    def __enter__(self) -> Self:
         from unison.comm.rpc import TOKEN_ENV
 
         env = {**os.environ, TOKEN_ENV: self.token, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
@@ -156,7 +158,7 @@ class TransportServer:
             raise
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self.proc is None:
             return
         try:
@@ -184,15 +186,16 @@ class TransportBench:
         if not self.client.wait_ready(60):
             raise RuntimeError("the transport server does not answer")
         g = torch.Generator().manual_seed(0)
-        self.tensors, self.payloads, self.chunks = {}, {}, {}
+        self.tensors, self.payloads, self.chunks, self.local = {}, {}, {}, {}
         for mb in sizes_mb:
             n = mb << 20
             t = torch.randn(n // 4, generator=g)
             self.tensors[mb] = t
+            self.local[mb] = torch.empty_like(t)
             self.payloads[mb] = t.numpy().tobytes()
             self.chunks[mb] = [self.payloads[mb][i: i + CHUNK_BYTES] for i in range(0, n, CHUNK_BYTES)]
             name = f"w{mb}"
-            self.client.call("ps.create", {"names": [name], "if_absent": False}, [torch.zeros_like(t)], stream=True)
+            self.client.call("ps.create", {"names": [name], "if_absent": False}, [torch.zeros_like(t)])
             self.client.call("ps.set_optimizer", {"names": [name], "cls": "SGD", "hyper": {"lr": 0.0}})
 
     def close(self) -> None:
@@ -202,10 +205,11 @@ class TransportBench:
     def round(self, system: str, mb: int) -> None:
         n = mb << 20
         if system == "unison push+pull":
-            self.client.call("ps.push", {"names": [f"w{mb}"]}, [self.tensors[mb]], stream=n > self.chunk)
-            _, out = self.client.call("ps.pull", {"names": [f"w{mb}"]}, stream=n > self.chunk)
+            self.client.call("ps.push", {"names": [f"w{mb}"]}, [self.tensors[mb]])
+            # as a worker pulls: into its local copy of the variable
+            _, out = self.client.call("ps.pull", {"names": [f"w{mb}"]}, reply_bytes=n, into=[self.local[mb]])
         elif system == "unison echo":
-            _, out = self.client.call("echo", {}, [self.tensors[mb]], stream=n > self.chunk)
+            _, out = self.client.call("echo", {}, [self.tensors[mb]], reply_bytes=n)
         elif system == "raw unary":
             out = [self.raw_unary(self.payloads[mb])]
         elif system == "raw stream":
@@ -235,7 +239,7 @@ def run_transport(args: argparse.Namespace, token: str, log: Callable[[str], Non
             for r in range(args.repeats):
                 rep: dict[str, Any] = {"load": loadavg()}
                 for mb in args.sizes_mb:
-                    rounds = max(2, int(round(args.transport_mb / mb)))
+                    rounds = max(2, round(args.transport_mb / mb))
                     rep[mb] = {s: bench.time(s, mb, rounds) for s in rotate(TRANSPORT_SYSTEMS, r)}
                     rep[mb]["rounds"] = rounds
                 log(f"  transport repeat {r}: " + ", ".join(
@@ -266,14 +270,15 @@ def report_transport(reps: list[dict], args: argparse.Namespace) -> str:
     out = ["### (1) Transport: N bytes each way per round, one client, server in another process (loopback)\n",
            table(["payload N", "system", "ms per round", "MB/s (2N / time)",
                   "raw / unison vs faster raw (target >= 0.8)", "vs raw unary", "vs raw stream"], rows),
-           "\nunison push+pull = `ps.push` (SGD lr 0, applied on the server) + `ps.pull`, two calls of "
-           "`RpcClient.call(stream=True)`, N bytes each way in all; unison echo = one such call answered by a "
+           ("\nunison push+pull = `ps.push` (SGD lr 0, applied on the server) + `ps.pull` into the client's "
+           "copy of the variable, two `RpcClient.call`s as a worker makes them (one unary message up to 8 MiB, "
+           "2 MiB chunks above), N bytes each way in all; unison echo = one such call answered by a "
            "handler returning its tensors; raw unary / raw stream = a gRPC echo of the same N bytes with "
            "identity serialisers (unary: one message, max sizes raised to 1 GiB; stream: pre-sliced 2 MiB "
            "chunks, the server collects them all and sends them back). unison's calls carry and check the "
            "cluster token (`UNISON_CLUSTER_TOKEN`, an interceptor on the server); raw gRPC has no token check. "
            "Ratios: median of per-repeat ratios (min-max); >= 1 means unison is as fast as raw gRPC. "
-           "Time per round = mean over the rounds of a repeat (after one warm-up round).\n"]
+           "Time per round = mean over the rounds of a repeat (after one warm-up round).\n")]
     return "\n".join(out)
 
 
@@ -387,25 +392,19 @@ def resolver_for(cluster: Any, workers: int) -> Any:
 
 
 def retire(coordinator: Any, strategy: Any) -> None:
-    """Stop a coordinator's threads and close its channels before the next one starts.
-
-    ClusterCoordinator has no public shutdown (TF's has none either); without this every retired
-    coordinator keeps a thread per worker and a monitor pinging the PS twice a second.
-    """
+    """Stop a coordinator's threads and close the strategy's PS channels before the next one starts."""
     if coordinator is not None:
-        coordinator._stopping.set()
-        with coordinator._cv:
-            coordinator._cv.notify_all()
-        for w in coordinator._workers:
-            w.thread.join(10)
-            w.client.close()
-        coordinator._monitor.join(10)
-    for client in getattr(strategy, "_ps", []):
+        coordinator.shutdown()
+    for client in getattr(strategy, "_ps", []):  # the strategy has no close() of its own
         client.close()
 
 
 def bytes_moved(coordinator: Any) -> int:
-    return sum(s["bytes_sent"] + s["bytes_received"] for s in coordinator.worker_stats())
+    stats = coordinator.worker_stats()
+    down = [s["task"] for s in stats if not s.get("available", True)]
+    if down:
+        raise RuntimeError(f"worker(s) {down} did not answer worker_stats(): bytes per step would be wrong")
+    return sum(s["bytes_sent"] + s["bytes_received"] for s in stats)
 
 
 def measure(cluster: Any, workers: int, build: Callable[[], nn.Module], dataset_fn: Callable,
@@ -442,6 +441,7 @@ def measure(cluster: Any, workers: int, build: Callable[[], nn.Module], dataset_
 
 SCALING_MODELS = {"mlp": "MLP 512-1024-1024-1024-10", "cnn": "mnist_convnet CNN"}
 CTR_SYSTEMS = ["sparse", "dense"]
+WARMUP = 2  # untimed steps per worker before each measurement
 
 
 def run_cluster_parts(args: argparse.Namespace, log: Callable[[str], None]) -> tuple[list[dict], list[dict]]:
@@ -465,12 +465,12 @@ def run_cluster_parts(args: argparse.Namespace, log: Callable[[str], None]) -> t
                 t0 = time.perf_counter()
                 if kind == "ctr":
                     build, steps = ctr[which]
-                    res = measure(cluster, args.ctr_workers, build, ctr_data, ctr_step, 2, steps)
+                    res = measure(cluster, args.ctr_workers, build, ctr_data, ctr_step, WARMUP, steps)
                     crep[which] = res
                 else:
                     build, data, steps = scaling[kind]
                     workers = int(which[0])
-                    res = measure(cluster, workers, build, data, classifier_step, 2, steps)
+                    res = measure(cluster, workers, build, data, classifier_step, WARMUP, steps)
                     srep.setdefault(kind, {})[workers] = res
                 log(f"  repeat {r} {system}: {res['steps_per_s']:.2f} steps/s, "
                     f"{res['bytes_per_step'] / 1e6:.3f} MB/step ({time.perf_counter() - t0:.1f}s)")
@@ -495,11 +495,11 @@ def report_scaling(reps: list[dict], args: argparse.Namespace) -> str:
         f"### (2) Worker scaling: steps/s, 1 PS, batch {args.batch} per step, SGD\n",
         table(["model", "1 worker steps/s", "2 workers steps/s", "speedup 2w/1w", "MB/step (pull + push)",
                "ms/step 1w", "ms/step 2w"], rows),
-        f"\nOne cluster (1 PS + 2 workers, `unison server` processes, OMP_NUM_THREADS=1) for the whole run; "
-        f"each measurement is a fresh strategy + coordinator (a new session) using the first 1 or 2 workers. "
-        f"Timed: scheduling the steps until every result is fetched, after {2} warm-up steps per worker and "
-        f"a join. The PS, the workers and this coordinator share the machine's {os.cpu_count()} CPUs, "
-        "which bounds the speedup. Speedup: median of per-repeat ratios (min-max).\n"])
+        (f"\nOne cluster (1 PS + 2 workers, `unison server` processes, OMP_NUM_THREADS=1) for the whole run; "
+         f"each measurement is a fresh strategy + coordinator (a new session) using the first 1 or 2 workers. "
+         f"Timed: scheduling the steps until every result is fetched, after {WARMUP} warm-up steps per worker "
+         f"and a join. The PS, the workers and this coordinator share the machine's {os.cpu_count()} CPUs, "
+         "which bounds the speedup. Speedup: median of per-repeat ratios (min-max).\n")])
 
 
 def report_ctr(reps: list[dict], args: argparse.Namespace) -> str:
@@ -515,14 +515,14 @@ def report_ctr(reps: list[dict], args: argparse.Namespace) -> str:
     return "\n".join([
         f"### (3) Sparse vs dense embedding tables: click-through model, {args.ctr_workers} worker(s), 1 PS\n",
         table(["tables", "timed steps", "steps/s", "MB per step (sent + received)", "model MB"], rows),
-        f"\ndense / sparse bytes per step: {ratio_cell(bytes_ratio)}; sparse / dense steps/s: "
-        f"{ratio_cell(speed_ratio)}.\n",
-        f"Model: tables {a:,} x 32 and {b:,} x 16 (one random id per example each) + 13 dense features -> "
-        f"MLP 61-256-64-1, batch {args.batch}, SGD lr 0.01. sparse = `torch.nn.Embedding` under "
-        "`strategy.scope()` (`ps.pull_rows` / `ps.push_rows` of the touched rows); dense = the same tables as "
-        "`nn.Parameter` read with `F.embedding` (a dense variable: `ps.pull` / `ps.push` of the whole table). "
-        "Bytes: tensor payloads the workers sent to and received from the PS (`coordinator.worker_stats()` "
-        "deltas over the timed steps, ids included; headers and gRPC framing not counted).\n"])
+        (f"\ndense / sparse bytes per step: {ratio_cell(bytes_ratio)}; sparse / dense steps/s: "
+         f"{ratio_cell(speed_ratio)}.\n"),
+        (f"Model: tables {a:,} x 32 and {b:,} x 16 (one random id per example each) + 13 dense features -> "
+         f"MLP 61-256-64-1, batch {args.batch}, SGD lr 0.01. sparse = `torch.nn.Embedding` under "
+         "`strategy.scope()` (`ps.pull_rows` / `ps.push_rows` of the touched rows); dense = the same tables as "
+         "`nn.Parameter` read with `F.embedding` (a dense variable: `ps.pull` / `ps.push` of the whole table). "
+         "Bytes: tensor payloads the workers sent to and received from the PS (`coordinator.worker_stats()` "
+         "deltas over the timed steps, ids included; headers and gRPC framing not counted).\n")])
 
 
 # --- main ---------------------------------------------------------------------------------------------
@@ -536,7 +536,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="MiB moved per system, size and repeat (rounds = this / size, at least 2); default 256")
     ap.add_argument("--models", default="mlp,cnn", help="scaling models: mlp, cnn")
     ap.add_argument("--batch", type=int, default=256)
-    ap.add_argument("--steps-scale", type=float, default=None, help="multiply every timed step count (--quick 0.3)")
+    ap.add_argument("--steps-scale", type=float, default=None, help="multiply every timed step count (--quick 0.4)")
     ap.add_argument("--ctr-workers", type=int, default=1, choices=(1, 2))
     ap.add_argument("--out", help="write the markdown report here")
     ap.add_argument("--json", help="write every raw measurement here")
@@ -550,7 +550,7 @@ def main(argv: list[str] | None = None) -> int:
     args.repeats = args.repeats or (2 if args.quick else 5)
     args.sizes_mb = [int(x) for x in (args.sizes_mb or ("4,16" if args.quick else "4,64")).split(",")]
     args.transport_mb = args.transport_mb or (64.0 if args.quick else 256.0)
-    scale = args.steps_scale or (0.3 if args.quick else 1.0)
+    scale = args.steps_scale or (0.4 if args.quick else 1.0)
     args.mlp_steps, args.cnn_steps = max(4, int(40 * scale)), max(4, int(16 * scale))
     args.sparse_steps, args.dense_steps = max(4, int(100 * scale)), max(4, int(12 * scale))
     args.table_rows = (50_000, 20_000) if args.quick else (200_000, 50_000)

@@ -51,6 +51,17 @@ def test_pack_unpack_round_trips_every_dtype_shape_and_chunks_large_messages():
     assert torch.equal(back, big) and torch.equal(small, torch.ones(3))
     with pytest.raises(ValueError, match="Truncated"):
         unpack(chunks[:2])
+    # straight into the destination tensors (a worker's copy of its variables), across chunks
+    dest = [torch.empty(3), torch.empty_like(big)]
+    _, got = unpack(chunks, into=dest)
+    assert got[1] is dest[1] and torch.equal(dest[1], big) and torch.equal(dest[0], torch.ones(3))
+    with pytest.raises(ValueError, match="does not match the destination"):
+        unpack(chunks, into=[torch.empty(3), torch.empty(4)])
+    # a header larger than a chunk travels whole in the first chunk; no chunk exceeds the limit otherwise
+    chunks = pack({"ids": list(range(400_000))}, [torch.randn(CHUNK_BYTES // 4)])
+    assert all(len(c) <= CHUNK_BYTES for c in chunks[1:]) and len(chunks[0]) > CHUNK_BYTES
+    assert unpack(chunks)[0]["ids"][-1] == 399_999
+    assert len(pack({}, [big], chunk_bytes=None)) == 1  # a unary message is one chunk
 
 
 def test_tree_codec_keeps_structure_and_sends_tensors_raw():

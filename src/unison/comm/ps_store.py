@@ -91,14 +91,20 @@ class ParameterStore:
         self.bytes_in += sum(t.nbytes for t in tensors)
         return {"created": created, "incarnation": self.incarnation}, []
 
-    def _pull(self, header: dict, tensors: list[torch.Tensor]) -> tuple[dict, list[torch.Tensor]]:
-        out = []
-        for name in header["names"]:
-            shard = self._shard(name)
-            with shard.lock:
-                out.append(shard.value.detach().clone())
+    def _pull(self, header: dict, tensors: list[torch.Tensor]) -> tuple[Any, ...]:
+        """The shards' current values, sent without a copy: their locks are held until packed."""
+        shards = {name: self._shard(name) for name in header["names"]}
+        locked = [shards[name] for name in sorted(shards)]  # one global order: no deadlock between pulls
+        for shard in locked:
+            shard.lock.acquire()
+
+        def release() -> None:
+            for shard in locked:
+                shard.lock.release()
+
+        out = [shards[name].value.detach() for name in header["names"]]
         self.bytes_out += sum(t.nbytes for t in out)
-        return {}, out
+        return {}, out, release
 
     def _pull_rows(self, header: dict, tensors: list[torch.Tensor]) -> tuple[dict, list[torch.Tensor]]:
         out = []

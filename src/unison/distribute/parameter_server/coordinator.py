@@ -165,8 +165,7 @@ class _Worker:
     def _register(self, fid: str) -> None:
         if fid not in self.functions:
             payload = self._coordinator._payloads[fid]
-            self.client.call("worker.register", {"fid": fid}, [payload], timeout_s=self._coordinator.strategy.timeout_s,
-                             stream=payload.nbytes > (1 << 20))
+            self.client.call("worker.register", {"fid": fid}, [payload], timeout_s=self._coordinator.strategy.timeout_s)
             self.functions.add(fid)
 
     def _loop(self) -> None:

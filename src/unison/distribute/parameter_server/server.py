@@ -29,7 +29,7 @@ from typing import Any
 
 from unison.cluster.spec import PS, WORKER, ClusterSpec, parse_address
 from unison.comm.ps_store import ParameterStore
-from unison.comm.rpc import RpcServer, TlsConfig, cluster_token
+from unison.comm.rpc import RpcServer, TlsConfig, cluster_token, keep_freed_memory
 from unison.errors import format_choices
 
 _PROTOCOLS = ("grpc", "grpc+tls")
@@ -105,6 +105,7 @@ class Server:
         """Bind the task's address and serve (idempotent)."""
         if self._rpc is not None:
             return
+        keep_freed_memory()  # this process exists to move large messages: no page faults per message
         if self.job_name == PS:
             self.role = ParameterStore(self.task)
         else:

@@ -35,7 +35,7 @@ from torch.nn.modules.module import register_module_parameter_registration_hook
 from unison.cluster.spec import PS, WORKER, ClusterSpec
 from unison.comm.communicator import Communicator, LocalCommunicator
 from unison.comm.ps_store import OPTIMIZERS
-from unison.comm.rpc import CHUNK_BYTES, RpcClient, TaskUnavailableError, TlsConfig, cluster_token
+from unison.comm.rpc import RpcClient, TaskUnavailableError, TlsConfig, cluster_token
 from unison.distribute.parameter_server import worker as remote
 from unison.distribute.parameter_server.variables import Placement, VariableSpec, describe
 from unison.distribute.strategy import Strategy
@@ -174,10 +174,10 @@ class ParameterServerStrategy(Strategy):
             self._ps_call(client, "ps.reset", {"session": self.session})
         self._connected = True
 
-    def _ps_call(self, client: RpcClient, op: str, header: dict | None = None,
-                 tensors: list[torch.Tensor] | tuple = (), stream: bool = False) -> tuple[dict, list[torch.Tensor]]:
+    def _ps_call(self, client: RpcClient, op: str, header: dict | None = None, tensors: list[torch.Tensor] | tuple = (),
+                 reply_bytes: int = 0, into: list[torch.Tensor] | None = None) -> tuple[dict, list[torch.Tensor]]:
         try:
-            return client.call(op, header, list(tensors), stream=stream)
+            return client.call(op, header, list(tensors), reply_bytes=reply_bytes, into=into)
         except TaskUnavailableError as exc:
             raise remote.ParameterServerUnavailableError(
                 f"{exc} The coordinator cannot reach the variables it holds; restart it, then restart the "
@@ -215,18 +215,15 @@ class ParameterServerStrategy(Strategy):
             names.append(shard.name)
             tensors.append(part)
         for ps, (names, tensors) in per_ps.items():
-            big = sum(t.nbytes for t in tensors) > CHUNK_BYTES
-            self._ps_call(self._ps[ps], op, {"names": names, **(extra or {})}, tensors, stream=big)
+            self._ps_call(self._ps[ps], op, {"names": names, **(extra or {})}, tensors)
 
     def read_variable(self, param: torch.Tensor) -> torch.Tensor:
         """The value the parameter servers hold for ``param`` now (its shards gathered back)."""
         spec = self.variable_spec(param)
-        parts = []
-        for shard in spec.shards:
-            big = shard.rows * param[0].nbytes if param.dim() else param.nbytes
-            _, tensors = self._ps_call(self._ps[shard.ps], "ps.pull", {"names": [shard.name]}, stream=big > CHUNK_BYTES)
-            parts.append(tensors[0])
-        return torch.cat(parts) if len(parts) > 1 else parts[0]
+        value = torch.empty(spec.shape, dtype=spec.torch_dtype)
+        for shard, part in zip(spec.shards, spec.split(value)):
+            self._ps_call(self._ps[shard.ps], "ps.pull", {"names": [shard.name]}, reply_bytes=part.nbytes, into=[part])
+        return value
 
     def variable_shards(self, param: torch.Tensor) -> list[dict[str, Any]]:
         """``param``'s shards: ``{"shard", "task", "rows": (start, stop)}`` each, in order."""

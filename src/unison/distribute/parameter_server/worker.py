@@ -31,7 +31,7 @@ import torch
 import torch.nn.functional as F
 
 from unison.comm.communicator import LocalCommunicator
-from unison.comm.rpc import CHUNK_BYTES, RpcClient, TaskUnavailableError, TlsConfig
+from unison.comm.rpc import RpcClient, TaskUnavailableError, TlsConfig
 from unison.distribute.input import InputContext
 from unison.distribute.parameter_server import codec
 from unison.distribute.parameter_server.variables import VariableSpec
@@ -198,11 +198,12 @@ class WorkerRuntime:
             self._variables[spec.name] = param
         return param
 
-    def _ps_call(self, ps: int, op: str, header: dict, tensors: list[torch.Tensor], reply_bytes: int = 0) -> Any:
+    def _ps_call(self, ps: int, op: str, header: dict, tensors: list[torch.Tensor], reply_bytes: int = 0,
+                 into: list[torch.Tensor] | None = None) -> Any:
         client = self.ps[ps]
         self.bytes_sent += sum(t.nbytes for t in tensors)
         try:
-            return client.submit(op, header, tensors, stream=reply_bytes > CHUNK_BYTES)
+            return client.submit(op, header, tensors, reply_bytes=reply_bytes, into=into)
         except TaskUnavailableError as exc:
             raise ParameterServerUnavailableError(str(exc), exc.task, op) from None
 
@@ -225,12 +226,11 @@ class WorkerRuntime:
             spec, param = specs[name], self._variables[name]
             for shard, view in zip(spec.shards, spec.split(param.data)):
                 per_ps.setdefault(shard.ps, []).append((shard.name, view))
+        # the replies are written straight into the local copies (no buffer, no second copy)
         futures = [(ps, self._ps_call(ps, "ps.pull", {"names": [n for n, _ in items]}, [],
-                                      sum(v.nbytes for _, v in items)))
+                                      sum(v.nbytes for _, v in items), [v for _, v in items]))
                    for ps, items in per_ps.items()]
-        for ps, tensors in self._gather(futures):
-            for (_, view), value in zip(per_ps[ps], tensors):
-                view.copy_(value)
+        self._gather(futures)
 
     def pull_rows(self, spec: VariableSpec, ids: torch.Tensor) -> torch.Tensor:
         """Rows ``ids`` of an embedding table (one call per shard touched)."""
