@@ -51,6 +51,7 @@ import statistics
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from concurrent import futures
 from typing import Any, Self
@@ -214,9 +215,21 @@ class TransportBench:
             out = [self.raw_unary(self.payloads[mb])]
         elif system == "raw stream":
             out = list(self.raw_stream(iter(self.chunks[mb])))
+        elif system == "raw + tensor bytes":
+            # what raw gRPC costs when the payload is a tensor: bytes made from it on the way out,
+            # a tensor made from the bytes on the way back (the fewest copies gRPC allows)
+            t = self.tensors[mb]
+            if n <= UNARY_MAX:
+                reply = self.raw_unary(t.numpy().tobytes())
+            else:
+                view = memoryview(t.numpy()).cast("B")
+                reply = b"".join(self.raw_stream(bytes(view[i: i + self.chunk]) for i in range(0, n, self.chunk)))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                out = [torch.frombuffer(reply, dtype=torch.float32)]
         else:
             raise ValueError(system)
-        got = out[0].nbytes if system.startswith("unison") else sum(len(c) for c in out)
+        got = out[0].nbytes if isinstance(out[0], torch.Tensor) else sum(len(c) for c in out)
         if got != n:
             raise RuntimeError(f"{system}: {got} bytes came back, expected {n}")
 
@@ -228,10 +241,16 @@ class TransportBench:
         return (time.perf_counter() - t0) / rounds
 
 
-TRANSPORT_SYSTEMS = ["unison push+pull", "unison echo", "raw unary", "raw stream"]
+TRANSPORT_SYSTEMS = ["unison push+pull", "unison echo", "raw unary", "raw stream", "raw + tensor bytes"]
+UNARY_MAX = 8 << 20  # unison's UNARY_MAX_BYTES: the raw tensor variant makes the same unary/stream choice
 
 
 def run_transport(args: argparse.Namespace, token: str, log: Callable[[str], None]) -> list[dict]:
+    from unison.comm.rpc import keep_freed_memory
+
+    # The client is a worker in real use, a `unison server` process that keeps freed memory;
+    # so is this process from here on (raw gRPC's client shares it, so both sides get the same).
+    keep_freed_memory()
     reps = []
     with TransportServer(token) as server:
         bench = TransportBench(server, args.sizes_mb)
@@ -263,22 +282,29 @@ def report_transport(reps: list[dict], args: argparse.Namespace) -> str:
                 vs = ratio_cell([b / t for b, t in zip(best_raw, ts)], 0.8 if s == "unison push+pull" else None)
                 vs_u = ratio_cell([r[mb]["raw unary"] / t for r, t in zip(reps, ts)])
                 vs_s = ratio_cell([r[mb]["raw stream"] / t for r, t in zip(reps, ts)])
+                vs_t = ratio_cell([r[mb]["raw + tensor bytes"] / t for r, t in zip(reps, ts)])
             else:
-                vs = vs_u = vs_s = "-"
+                vs = vs_u = vs_s = vs_t = "-"
             rows.append([f"{mb} MB ({reps[0][mb]['rounds']} rounds)", s, with_spread([t * 1e3 for t in ts]),
-                         with_spread(mbps, "{:.0f}"), vs, vs_u, vs_s])
+                         with_spread(mbps, "{:.0f}"), vs, vs_u, vs_s, vs_t])
     out = ["### (1) Transport: N bytes each way per round, one client, server in another process (loopback)\n",
            table(["payload N", "system", "ms per round", "MB/s (2N / time)",
-                  "raw / unison vs faster raw (target >= 0.8)", "vs raw unary", "vs raw stream"], rows),
+                  "raw / unison vs faster raw (target >= 0.8)", "vs raw unary", "vs raw stream",
+                  "vs raw + tensor bytes"], rows),
            ("\nunison push+pull = `ps.push` (SGD lr 0, applied on the server) + `ps.pull` into the client's "
            "copy of the variable, two `RpcClient.call`s as a worker makes them (one unary message up to 8 MiB, "
            "2 MiB chunks above), N bytes each way in all; unison echo = one such call answered by a "
            "handler returning its tensors; raw unary / raw stream = a gRPC echo of the same N bytes with "
            "identity serialisers (unary: one message, max sizes raised to 1 GiB; stream: pre-sliced 2 MiB "
-           "chunks, the server collects them all and sends them back). unison's calls carry and check the "
+           "chunks, the server collects them all and sends them back); raw + tensor bytes = the same echo when the "
+           "payload is a tensor: `tobytes()` (unary, up to 8 MiB) or 2 MiB `bytes` slices of it (stream) on the way "
+           "out, `torch.frombuffer` of the (joined) reply on the way back, the fewest copies gRPC's Python API "
+           "allows. unison's calls carry and check the "
            "cluster token (`UNISON_CLUSTER_TOKEN`, an interceptor on the server); raw gRPC has no token check. "
            "Ratios: median of per-repeat ratios (min-max); >= 1 means unison is as fast as raw gRPC. "
-           "Time per round = mean over the rounds of a repeat (after one warm-up round).\n")]
+           "Time per round = mean over the rounds of a repeat (after one warm-up round). Both processes keep "
+           "freed memory (`unison.comm.rpc.keep_freed_memory`, as every `unison server` task does), for unison "
+           "and raw gRPC alike.\n")]
     return "\n".join(out)
 
 

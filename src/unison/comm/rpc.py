@@ -32,6 +32,7 @@ import os
 import struct
 import threading
 import traceback
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent import futures
 from dataclasses import dataclass
@@ -155,8 +156,11 @@ def keep_freed_memory() -> bool:
     A task moves multi-megabyte messages all the time; by default glibc serves each with a fresh
     ``mmap`` and returns it when freed, so every message faults new pages in, which costs more
     than the copies themselves on virtual machines (64 MB: 170 ms of page faults vs 23 ms with
-    the memory kept, measured here). ``unison server`` processes call this; the price is that a
-    task's memory stays at its peak. Returns False where glibc's ``mallopt`` is not available.
+    the memory kept, measured here). One arena for all threads: gRPC's handler threads would
+    otherwise get arenas of their own, whose large blocks are always fresh mappings (a 64 MB
+    message decoded in a handler thread: 73-91 ms, 20 ms with one arena). ``unison server``
+    processes call this first thing; the price is that a task's memory stays at its peak.
+    Returns False where glibc's ``mallopt`` is not available.
     """
     name = ctypes.util.find_library("c")
     try:
@@ -165,9 +169,9 @@ def keep_freed_memory() -> bool:
         mallopt = None
     if mallopt is None:
         return False
-    m_trim_threshold, m_top_pad, m_mmap_threshold = -1, -2, -3
+    m_trim_threshold, m_top_pad, m_mmap_threshold, m_arena_max = -1, -2, -3, -8
     return all(mallopt(opt, value) == 1 for opt, value in
-               ((m_mmap_threshold, 1 << 30), (m_trim_threshold, 1 << 30), (m_top_pad, 256 << 20)))
+               ((m_arena_max, 1), (m_mmap_threshold, 1 << 30), (m_trim_threshold, 1 << 30), (m_top_pad, 256 << 20)))
 
 
 def cluster_token(token: str | None = None) -> str | None:
@@ -206,16 +210,23 @@ def pack(header: dict, tensors: Sequence[torch.Tensor] = (), chunk_bytes: int | 
     The header always travels whole in the first chunk (a header larger than a chunk gets a chunk
     of its own); tensor bytes follow, cut at chunk boundaries.
     """
+    return list(iter_pack(header, tensors, chunk_bytes))
+
+
+def iter_pack(header: dict, tensors: Sequence[torch.Tensor] = (),
+              chunk_bytes: int | None = CHUNK_BYTES) -> Iterator[bytes]:
+    """:func:`pack`, one chunk at a time: gRPC sends a chunk while the next one is cut."""
     head = json.dumps({**header, "_t": [[_dtype_name(t.dtype), list(t.shape)] for t in tensors]},
                       separators=(",", ":")).encode()
     parts: list[Any] = [_PREFIX.pack(len(head)), head]
     if chunk_bytes is None:
-        return [b"".join([*parts, *(_raw_bytes(t) for t in tensors)])]
+        yield b"".join([*parts, *(_raw_bytes(t) for t in tensors)])
+        return
     size = _PREFIX.size + len(head)
-    chunks: list[bytes] = []
+    sent = False
     if size >= chunk_bytes:
-        chunks.append(b"".join(parts))
-        parts, size = [], 0
+        yield b"".join(parts)
+        parts, size, sent = [], 0, True
     for t in tensors:
         raw = _raw_bytes(t)
         while len(raw):
@@ -223,11 +234,10 @@ def pack(header: dict, tensors: Sequence[torch.Tensor] = (), chunk_bytes: int | 
             parts.append(raw[:take])
             raw, size = raw[take:], size + take
             if size == chunk_bytes:
-                chunks.append(b"".join(parts))
-                parts, size = [], 0
-    if parts or not chunks:
-        chunks.append(b"".join(parts))
-    return chunks
+                yield b"".join(parts)
+                parts, size, sent = [], 0, True
+    if parts or not sent:
+        yield b"".join(parts)
 
 
 def unpack(chunks: Iterable[bytes], into: Sequence[torch.Tensor] | None = None) -> tuple[dict, list[torch.Tensor]]:
@@ -246,16 +256,31 @@ def unpack(chunks: Iterable[bytes], into: Sequence[torch.Tensor] | None = None) 
     if into is not None and "_error" not in header:
         return header, _unpack_into(specs, memoryview(first)[_PREFIX.size + n:], it, into)
     sizes = [_numel(shape) * dt.itemsize for dt, shape in specs]
+    start = _PREFIX.size + n
+    rest = next(it, None)
+    if rest is None and isinstance(first, bytes):
+        # One message (a unary call): the tensors are views of the received bytes, no copy. They
+        # belong to this message alone, so writing to them (torch warns that bytes are read-only)
+        # changes nothing anyone else sees.
+        if len(first) - start != sum(sizes):
+            raise ValueError(f"Truncated message: expected {sum(sizes)} tensor bytes, received {len(first) - start}.")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return header, _views(first, start, specs, sizes)
     buf = bytearray(sum(sizes))
-    rest = memoryview(first)[_PREFIX.size + n:]
-    offset = len(rest)
-    buf[:offset] = rest
-    for chunk in it:
+    head = memoryview(first)[start:]
+    offset = len(head)
+    buf[:offset] = head
+    for chunk in itertools.chain([] if rest is None else [rest], it):
         buf[offset: offset + len(chunk)] = chunk
         offset += len(chunk)
     if offset != len(buf):
         raise ValueError(f"Truncated message: expected {len(buf)} tensor bytes, received {offset}.")
-    tensors, offset = [], 0
+    return header, _views(buf, 0, specs, sizes)
+
+
+def _views(buf: Any, offset: int, specs: list[tuple[torch.dtype, tuple[int, ...]]], sizes: list[int]) -> list[torch.Tensor]:
+    tensors = []
     for (dt, shape), size in zip(specs, sizes):
         if size == 0:
             tensors.append(torch.empty(shape, dtype=dt))
@@ -263,7 +288,7 @@ def unpack(chunks: Iterable[bytes], into: Sequence[torch.Tensor] | None = None) 
             flat = torch.frombuffer(buf, dtype=dt, count=size // dt.itemsize, offset=offset)
             tensors.append(flat if len(shape) == 1 else flat.reshape(shape))
         offset += size
-    return header, tensors
+    return tensors
 
 
 def _unpack_into(specs: list[tuple[torch.dtype, tuple[int, ...]]], rest: memoryview, it: Iterator[bytes],
@@ -370,7 +395,7 @@ class RpcServer:
         """Serve more ops (a task's roles add theirs after the server started)."""
         self._handlers.update(handlers)
 
-    def _dispatch(self, chunks: Iterable[bytes], chunk_bytes: int | None) -> list[bytes]:
+    def _dispatch(self, chunks: Iterable[bytes], chunk_bytes: int | None) -> Iterable[bytes]:
         header, tensors = unpack(chunks)
         self.decoded += 1
         op = header.pop("op", None)
@@ -380,8 +405,10 @@ class RpcServer:
                 raise ValueError(f"This task does not serve the operation {op!r} (it serves "
                                  f"{sorted(self._handlers)}); is the cluster spec pointing at the right task?")
             reply, out, *release = handler(header, tensors)
+            if not release:
+                return iter_pack(reply, out, chunk_bytes)  # sent while being cut
             try:
-                return pack(reply, out, chunk_bytes)
+                return pack(reply, out, chunk_bytes)  # cut while the handler's locks are held
             finally:
                 for fn in release:
                     fn()
@@ -392,7 +419,7 @@ class RpcServer:
                                     "traceback": traceback.format_exc()}}, (), chunk_bytes)
 
     def _unary(self, request: bytes, context: grpc.ServicerContext) -> bytes:
-        return self._dispatch([request], None)[0]
+        return next(iter(self._dispatch([request], None)))
 
     def _stream(self, requests: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[bytes]:
         yield from self._dispatch(requests, CHUNK_BYTES)
@@ -450,8 +477,8 @@ class RpcClient:
                 request = pack({"op": op, **(header or {})}, tensors, None)[0]
                 reply: Iterable[bytes] = [self._unary(request, metadata=self._metadata, timeout=timeout)]
             else:
-                chunks = pack({"op": op, **(header or {})}, tensors)
-                reply = list(self._streaming(iter(chunks), metadata=self._metadata, timeout=timeout))
+                chunks = iter_pack({"op": op, **(header or {})}, tensors)
+                reply = list(self._streaming(chunks, metadata=self._metadata, timeout=timeout))
         except grpc.RpcError as exc:
             raise self._translate(exc, op, timeout) from None
         return self._result(reply, op, into)
@@ -496,5 +523,5 @@ class RpcClient:
         self._channel.close()
 
 
-__all__ = ["CHUNK_BYTES", "TOKEN_ENV", "UNARY_MAX_BYTES", "keep_freed_memory", "RemoteError", "RpcClient", "RpcServer", "TaskUnavailableError",
+__all__ = ["CHUNK_BYTES", "TOKEN_ENV", "UNARY_MAX_BYTES", "iter_pack", "keep_freed_memory", "RemoteError", "RpcClient", "RpcServer", "TaskUnavailableError",
            "TlsConfig", "UnauthenticatedError", "cluster_token", "pack", "unpack"]

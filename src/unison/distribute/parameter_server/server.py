@@ -143,6 +143,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from unison.cluster.resolvers import TFConfigClusterResolver
 
+    keep_freed_memory()  # before any thread has an arena of its own
     if not os.environ.get("TF_CONFIG", "").strip():
         print('unison server: TF_CONFIG is not set. Set it to the cluster and this task, e.g. '
               '\'{"cluster": {"chief": ["h0:2222"], "worker": ["h1:2222"], "ps": ["h2:2222"]}, '
