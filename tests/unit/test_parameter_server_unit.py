@@ -152,7 +152,7 @@ def test_a_gradient_for_a_variable_without_optimizer_or_unknown_name_is_a_clear_
     with pytest.raises(KeyError, match="ps:3 holds no variable 's/x'"):
         h["ps.pull"]({"names": ["s/x"]}, [])
     h["ps.reset"]({"session": "other"}, [])  # a new coordinator session drops the old variables
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError, match="earlier coordinator session"):
         h["ps.pull"]({"names": ["s/w"]}, [])
 
 

@@ -61,6 +61,7 @@ class ParameterStore:
         self.incarnation = uuid.uuid4().hex  # a restarted PS is a new incarnation: its variables are gone
         self._shards: dict[str, _Shard] = {}
         self._lock = threading.Lock()
+        self.session: str | None = None  # the coordinator session whose variables this task holds
         self.bytes_in = 0
         self.bytes_out = 0
 
@@ -73,6 +74,10 @@ class ParameterStore:
     # --- lookup --------------------------------------------------------------------------------
     def _shard(self, name: str) -> _Shard:
         shard = self._shards.get(name)
+        if shard is None and self.session is not None and not name.startswith(self.session + "/"):
+            raise KeyError(f"{self.task} holds no variable {name!r}: it belonged to an earlier coordinator session, "
+                           "which a newer ParameterServerStrategy on this cluster replaced (one coordinator per "
+                           "cluster at a time). Stop using the older strategy.")
         if shard is None:
             raise KeyError(f"{self.task} holds no variable {name!r}: it was never created here, or this PS "
                            "restarted and lost its variables (restart the coordinator from a checkpoint).")
@@ -191,6 +196,7 @@ class ParameterStore:
 
     def _reset(self, header: dict, tensors: list[torch.Tensor]) -> tuple[dict, list[torch.Tensor]]:
         """A new coordinator session: drop every variable of earlier sessions."""
+        self.session = header["session"]
         prefix = header["session"] + "/"
         with self._lock:
             for name in [n for n in self._shards if not n.startswith(prefix)]:

@@ -3,8 +3,10 @@
 A message is a small JSON header plus a list of tensors. On the wire it is one byte stream:
 ``[u32 header length][header JSON][raw bytes of every tensor, back to back]``; the header lists
 each tensor's dtype and shape, so the receiver rebuilds them from the bytes without pickle.
-Messages up to :data:`CHUNK_BYTES` travel in one unary call; larger ones are streamed in
-chunks of that size (a 64 MB tensor never has to fit in one gRPC message).
+Messages up to :data:`UNARY_MAX_BYTES` travel in one unary call (decoded as views of the
+received bytes); larger ones are streamed in :data:`CHUNK_BYTES` chunks (a 64 MB tensor never
+has to fit in one gRPC message). A reply can be written straight into the caller's tensors
+(``into=``), which is how workers refresh their copies of the variables.
 
 Every server checks the cluster's shared token (``UNISON_CLUSTER_TOKEN``) in the call metadata
 *before* a request body is read into a handler: a call without it is refused with
@@ -245,7 +247,8 @@ def unpack(chunks: Iterable[bytes], into: Sequence[torch.Tensor] | None = None) 
 
     With ``into`` (tensors of the expected dtypes and shapes, e.g. the variables a pull refreshes)
     the bytes are written straight into them and they are returned: no buffer is allocated.
-    Otherwise the tensors share one new buffer of their own.
+    Otherwise a single-chunk message is decoded into views of its bytes, and a chunked one into
+    one new buffer.
     """
     it = iter(chunks)
     first = next(it)
