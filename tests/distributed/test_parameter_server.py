@@ -125,6 +125,23 @@ def test_fit_with_dataset_creator_trains_and_evaluates_on_workers_and_here(strat
     history = model.fit(x, y, batch_size=32, epochs=1, steps_per_epoch=10, verbose=0)
     assert history.history["accuracy"][0] > 0.85
 
+    # evaluation on the workers runs in inference mode: with dropout, one fixed batch scores the same twice
+    with strategy.scope():
+        dropped = tf.keras.Sequential([tf.keras.layers.Dense(16, input_shape=(10,)), tf.keras.layers.Dropout(0.5),
+                                       tf.keras.layers.Dense(2, activation="softmax")])
+        dropped.compile("sgd", loss="sparse_categorical_crossentropy")
+    fixed = tf.keras.utils.experimental.DatasetCreator(_same_batch)
+    first, second = (dropped.evaluate(fixed, steps=2, verbose=0) for _ in range(2))
+    assert first == pytest.approx(second, rel=1e-6)
+    with pytest.raises(ValueError, match="validation_steps="):
+        dropped.fit(fixed, epochs=1, steps_per_epoch=1, validation_data=fixed, verbose=0)
+
+
+def _same_batch(input_context):
+    x = torch.from_numpy(np.random.default_rng(0).standard_normal((32, 10)).astype("float32"))
+    while True:
+        yield x, (x.sum(1) > 0).long()
+
 
 def test_sharded_variables_follow_the_partitioner_and_gather_back_equal(cluster):
     partitioners = tf.distribute.experimental.partitioners
@@ -213,6 +230,38 @@ def test_sparse_embedding_steps_pull_and_push_only_the_touched_rows(strategy):
     assert len(changed) > 0.9 * len(touched)  # plain SGD: every touched row moved, no other
 
 
+def test_sharded_sparse_table_with_padding_and_momentum(cluster):
+    strategy = tf.distribute.ParameterServerStrategy(
+        cluster.resolver(), variable_partitioner=tf.distribute.experimental.partitioners.FixedShardsPartitioner(2))
+    with strategy.scope():
+        table = torch.nn.Embedding(1000, 4, padding_idx=0)
+        optimizer = torch.optim.SGD(table.parameters(), lr=0.1, momentum=0.9)
+    assert [s["rows"] for s in strategy.variable_shards(table.weight)] == [(0, 500), (500, 1000)]
+    before = table.weight.detach().clone()
+    coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+
+    def step_fn(ids):
+        optimizer.zero_grad()
+        table(ids).sum().backward()
+        optimizer.step()
+
+    ids = torch.tensor([[0, 3, 3], [499, 500, 999]])  # the padding row, a duplicate, both shards' edges
+    coordinator.schedule(step_fn, args=(ids,))
+    coordinator.join()
+    after = table.weight.detach()
+    assert torch.equal(after[0], before[0])  # padding_idx: no gradient
+    assert torch.allclose(after[3], before[3] - 0.2) and torch.allclose(after[999], before[999] - 0.1)
+    assert torch.allclose(after[500], before[500] - 0.1)
+    untouched = torch.ones(1000, dtype=torch.bool)
+    untouched[[0, 3, 499, 500, 999]] = False
+    assert torch.equal(after[untouched], before[untouched])
+    state = strategy.optimizer_state(optimizer)[0]  # SGD's momentum buffer is sparse on the server
+    assert state["momentum_buffer"].shape == (1000, 4) and state["momentum_buffer"][3].tolist() == [2.0] * 4
+    with pytest.raises(FunctionError, match="received id 1000, outside \\[0, input_dim=1000\\)"):
+        coordinator.schedule(step_fn, args=(torch.tensor([[1000]]),)).fetch()
+    coordinator.shutdown()
+
+
 def test_function_errors_name_the_worker_cancel_the_queue_and_leave_the_coordinator_usable(strategy):
     coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
 
@@ -246,6 +295,14 @@ def test_function_errors_name_the_worker_cancel_the_queue_and_leave_the_coordina
     lock = threading.Lock()
     with pytest.raises(TypeError, match="must be picklable"):
         coordinator.schedule(lambda: lock.locked())
+    with pytest.raises(TypeError, match="Linear was passed to schedule.*closure"):
+        coordinator.schedule(lambda m: m, args=(torch.nn.Linear(2, 2),))
+    # a result the worker cannot send back is that function's error, not a lost worker (no retry loop)
+    with pytest.raises(FunctionError, match="worker:\\d"):
+        coordinator.schedule(lambda: torch.eye(2).to_sparse()).fetch()
+    with pytest.raises(FunctionError):
+        coordinator.join()
+    assert coordinator.requeued == 0 and coordinator.schedule(fails, args=(1,)).fetch() == 1
 
 
 def _error(value):
@@ -288,7 +345,18 @@ def test_a_worker_killed_mid_training_loses_no_step_and_rejoins_after_restart():
         while 1 not in seen and time.monotonic() < deadline:
             seen |= {v.fetch() for v in [coordinator.schedule(step_fn, args=(x, y)) for _ in range(10)]}
         assert 1 in seen, "the restarted worker never ran a step"
+        assert coordinator.requeued >= 1  # the kill did land on a step in flight
+
+        # a restart between two functions, unnoticed by the coordinator: it sends everything again
+        coordinator.join()
+        cluster.kill("worker:1")
+        cluster.start("worker:1")
+        values = [coordinator.schedule(step_fn, args=(x, y)) for _ in range(30)]
+        coordinator.join()
+        assert len([v.fetch() for v in values]) == 30
         coordinator.shutdown()
+        with pytest.raises(RuntimeError, match="shut down"):
+            coordinator.schedule(step_fn, args=(x, y))
 
 
 def test_a_killed_parameter_server_is_named_within_the_timeout_and_stops_scheduling():

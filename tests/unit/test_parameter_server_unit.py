@@ -21,6 +21,7 @@ from unison.comm.rpc import (
     RpcClient,
     RpcServer,
     TlsConfig,
+    TaskUnavailableError,
     UnauthenticatedError,
     pack,
     unpack,
@@ -242,8 +243,8 @@ def test_tls_serves_encrypted_calls_and_refuses_plaintext(tmp_path):
         header, out = RpcClient(f"127.0.0.1:{server.port}", "ps:0", token="t", tls=tls, timeout_s=10).call(
             "echo", {"a": 1}, [torch.arange(3)])
         assert header == {"a": 1} and out[0].tolist() == [0, 1, 2]
-        with pytest.raises(Exception, match="ps:0"):
-            RpcClient(f"127.0.0.1:{server.port}", "ps:0", token="t", timeout_s=5).call("echo")
+        with pytest.raises(TaskUnavailableError, match="ps:0"):
+            RpcClient(f"127.0.0.1:{server.port}", "ps:0", token="t", tls=False, timeout_s=5).call("echo")
     finally:
         server.stop()
 
@@ -259,9 +260,9 @@ def test_join_names_the_workers_when_none_answers_within_the_timeout():
         coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
         value = coordinator.schedule(lambda: 1)
         with pytest.raises(NoWorkerAvailableError, match=f"No worker answered for 2 s.*worker:0 .*{ports[0]}"):
-            coordinator.join()
+            value.fetch()  # not only join(): a fetch does not wait forever either
         with pytest.raises(NoWorkerAvailableError):
-            value.fetch()
+            coordinator.join()
         coordinator.shutdown()
     finally:
         os.environ.pop("UNISON_CLUSTER_TOKEN", None)
@@ -291,6 +292,10 @@ def test_servers_refuse_bad_roles_and_unauthenticated_non_loopback_addresses(mon
         Server(cluster, job_name="ps", task_index=5, start=False)
     with pytest.raises(ValueError, match="without authentication.*UNISON_CLUSTER_TOKEN"):
         Server(cluster, job_name="ps", task_index=0, start=False)
+    loopback = {"worker": ["127.0.0.1:2223"], "ps": ["127.0.0.1:2224"]}
+    for token in (None, ""):  # loopback too: any local user could otherwise send a worker code to run
+        with pytest.raises(ValueError, match="without authentication"):
+            Server(loopback, job_name="worker", task_index=0, token=token, start=False)
     with pytest.raises(ValueError, match="protocol must be one of"):
         Server(cluster, job_name="ps", task_index=0, protocol="http", token="t", start=False)
 

@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 import threading
 import uuid
 from typing import Any
@@ -162,7 +163,9 @@ class ParameterStore:
             raise ValueError(f"A parameter server applies updates with one of {format_choices(OPTIMIZERS)}. "
                              f"Received: optimizer {name!r}. Use one of those (or a Keras optimizer) under "
                              "ParameterServerStrategy.")
-        hyper = dict(header["hyper"])
+        # only what the constructor takes: schedulers add keys such as 'initial_lr' to param groups
+        accepted = inspect.signature(cls).parameters
+        hyper = {k: tuple(v) if isinstance(v, list) else v for k, v in header["hyper"].items() if k in accepted}
         for var in header["names"]:
             shard = self._shard(var)
             with shard.lock:
@@ -181,7 +184,8 @@ class ParameterStore:
             with shard.lock:
                 state = shard.optimizer.state.get(shard.value, {}) if shard.optimizer is not None else {}
                 keys.append(sorted(state))
-                out.extend(torch.as_tensor(state[k]).detach().clone() for k in sorted(state))
+                # SGD keeps a sparse momentum buffer for sparse gradients: sent dense
+                out.extend(_dense(torch.as_tensor(state[k])) for k in sorted(state))
         return {"keys": keys}, out
 
     def _load_optimizer_state(self, header: dict, tensors: list[torch.Tensor]) -> tuple[dict, list[torch.Tensor]]:
@@ -206,6 +210,10 @@ class ParameterStore:
     def _stats(self, header: dict, tensors: list[torch.Tensor]) -> tuple[dict, list[torch.Tensor]]:
         return {"bytes_in": self.bytes_in, "bytes_out": self.bytes_out, "incarnation": self.incarnation,
                 "updates": {n: s.updates for n, s in self._shards.items()}}, []
+
+
+def _dense(t: torch.Tensor) -> torch.Tensor:
+    return (t.to_dense() if t.is_sparse else t).detach().clone()
 
 
 def _row_gradient(shard: _Shard, ids: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:

@@ -53,6 +53,10 @@ CHUNK_BYTES = 2 << 20
 UNARY_MAX_BYTES = 8 << 20
 _MAX_MESSAGE = 1 << 30  # a unary reply (e.g. a scheduled function's result) may exceed a chunk
 _PREFIX = struct.Struct("<I")
+# Unary messages are decoded as views of their received bytes (see unpack): torch warns that
+# bytes are read-only; the views belong to that one message, so the warning says nothing here.
+warnings.filterwarnings("ignore", message="The given buffer is not writable", category=UserWarning,
+                        module=__name__)
 _SERVICE = "unison.Task"
 
 # handler(header, tensors) -> (header, tensors) or (header, tensors, release): ``release()`` runs
@@ -75,11 +79,18 @@ _CHANNEL_OPTIONS = [
 ]
 _SERVER_OPTIONS = [
     ("grpc.max_send_message_length", _MAX_MESSAGE),
-    ("grpc.max_receive_message_length", _MAX_MESSAGE),
+    # requests are unary up to UNARY_MAX_BYTES, chunks of CHUNK_BYTES above: a larger message is
+    # not one of ours, and a refused caller cannot make the server take in more than this
+    ("grpc.max_receive_message_length", 64 << 20),
     ("grpc.keepalive_permit_without_calls", 1),
     ("grpc.http2.min_recv_ping_interval_without_data_ms", 5_000),
     ("grpc.so_reuseport", 0),  # a second server on the same address is an error, not a silent split
 ]
+
+
+# statuses (and details of UNKNOWN) that mean the connection to the task is gone, not a refusal
+_LOST = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED, grpc.StatusCode.ABORTED)
+_LOST_DETAILS = ("Stream removed", "Socket closed", "Connection reset", "failed to connect")
 
 
 class TaskUnavailableError(UnisonError):
@@ -178,7 +189,8 @@ def keep_freed_memory() -> bool:
 
 def cluster_token(token: str | None = None) -> str | None:
     """The shared token: the argument if given, else ``$UNISON_CLUSTER_TOKEN``, else ``None``."""
-    return token if token is not None else (os.environ.get(TOKEN_ENV) or None)
+    token = token if token is not None else os.environ.get(TOKEN_ENV)
+    return token or None
 
 
 # --- the wire format -------------------------------------------------------------------------
@@ -217,20 +229,27 @@ def pack(header: dict, tensors: Sequence[torch.Tensor] = (), chunk_bytes: int | 
 
 def iter_pack(header: dict, tensors: Sequence[torch.Tensor] = (),
               chunk_bytes: int | None = CHUNK_BYTES) -> Iterator[bytes]:
-    """:func:`pack`, one chunk at a time: gRPC sends a chunk while the next one is cut."""
+    """:func:`pack`, one chunk at a time: gRPC sends a chunk while the next one is cut.
+
+    The header and the tensors' byte views are made before the first chunk is asked for, so a
+    message that cannot be encoded fails here, in the caller, not later inside gRPC.
+    """
     head = json.dumps({**header, "_t": [[_dtype_name(t.dtype), list(t.shape)] for t in tensors]},
                       separators=(",", ":")).encode()
-    parts: list[Any] = [_PREFIX.pack(len(head)), head]
+    raws = [_raw_bytes(t) for t in tensors]
+    return _chunks([_PREFIX.pack(len(head)), head], raws, chunk_bytes)
+
+
+def _chunks(parts: list[Any], raws: list[memoryview], chunk_bytes: int | None) -> Iterator[bytes]:
     if chunk_bytes is None:
-        yield b"".join([*parts, *(_raw_bytes(t) for t in tensors)])
+        yield b"".join([*parts, *raws])
         return
-    size = _PREFIX.size + len(head)
+    size = sum(len(p) for p in parts)
     sent = False
     if size >= chunk_bytes:
         yield b"".join(parts)
         parts, size, sent = [], 0, True
-    for t in tensors:
-        raw = _raw_bytes(t)
+    for raw in raws:
         while len(raw):
             take = min(chunk_bytes - size, len(raw))
             parts.append(raw[:take])
@@ -267,14 +286,14 @@ def unpack(chunks: Iterable[bytes], into: Sequence[torch.Tensor] | None = None) 
         # changes nothing anyone else sees.
         if len(first) - start != sum(sizes):
             raise ValueError(f"Truncated message: expected {sum(sizes)} tensor bytes, received {len(first) - start}.")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            return header, _views(first, start, specs, sizes)
+        return header, _views(first, start, specs, sizes)
     buf = bytearray(sum(sizes))
     head = memoryview(first)[start:]
     offset = len(head)
     buf[:offset] = head
     for chunk in itertools.chain([] if rest is None else [rest], it):
+        if offset + len(chunk) > len(buf):
+            raise ValueError(f"The message holds more than the {len(buf)} tensor bytes its header announces.")
         buf[offset: offset + len(chunk)] = chunk
         offset += len(chunk)
     if offset != len(buf):
@@ -399,11 +418,11 @@ class RpcServer:
         self._handlers.update(handlers)
 
     def _dispatch(self, chunks: Iterable[bytes], chunk_bytes: int | None) -> Iterable[bytes]:
-        header, tensors = unpack(chunks)
-        self.decoded += 1
-        op = header.pop("op", None)
-        handler = self._handlers.get(op)
         try:
+            header, tensors = unpack(chunks)
+            self.decoded += 1
+            op = header.pop("op", None)
+            handler = self._handlers.get(op)
             if handler is None:
                 raise ValueError(f"This task does not serve the operation {op!r} (it serves "
                                  f"{sorted(self._handlers)}); is the cluster spec pointing at the right task?")
@@ -436,31 +455,31 @@ class RpcServer:
 
 
 # --- client --------------------------------------------------------------------------------
-_POOL = futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="unison-rpc-client")
-
-
 class RpcClient:
     """Calls one task's :class:`RpcServer`; failures name the task and the operation.
 
     Args:
         address: the task's ``"host:port"``.
         task: the task's name for error messages, e.g. ``"ps:0"``.
-        token: the shared cluster token sent with every call.
-        tls: TLS settings (the CA file), or ``None`` for plaintext.
+        token: the shared cluster token sent with every call (default ``$UNISON_CLUSTER_TOKEN``).
+        tls: TLS settings (the CA file); ``False``: plaintext; default: from ``UNISON_TLS_*``,
+            else plaintext.
         timeout_s: default deadline of a call.
     """
 
-    def __init__(self, address: str, task: str, token: str | None = None, tls: TlsConfig | None = None,
+    def __init__(self, address: str, task: str, token: str | None = None, tls: TlsConfig | bool | None = None,
                  timeout_s: float | None = None) -> None:
         self.address, self.task, self.timeout_s = address, task, timeout_s
-        if tls is not None:
+        token = cluster_token(token)
+        tls = TlsConfig.from_env() if tls is None else (tls or None)
+        if isinstance(tls, TlsConfig):
             self._channel = grpc.secure_channel(address, tls.channel_credentials(), options=_CHANNEL_OPTIONS)
         else:
             self._channel = grpc.insecure_channel(address, options=_CHANNEL_OPTIONS)
         self._metadata = ((TOKEN_METADATA, token),) if token else ()
         self._unary = self._channel.unary_unary(f"/{_SERVICE}/Call")
         self._streaming = self._channel.stream_stream(f"/{_SERVICE}/Stream")
-        self._lock = threading.Lock()
+        self._pool: futures.ThreadPoolExecutor | None = None  # for submit(), made on first use
 
     def call(self, op: str, header: dict | None = None, tensors: Sequence[torch.Tensor] = (),
              timeout_s: float | None = None, reply_bytes: int = 0,
@@ -490,7 +509,9 @@ class RpcClient:
                timeout_s: float | None = None, reply_bytes: int = 0,
                into: Sequence[torch.Tensor] | None = None) -> "futures.Future[tuple[dict, list[torch.Tensor]]]":
         """:meth:`call` in the background; ``result()`` returns or raises as ``call`` would."""
-        return _POOL.submit(self.call, op, header, tensors, timeout_s, reply_bytes, into)
+        if self._pool is None:
+            self._pool = futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"unison-rpc-{self.task}")
+        return self._pool.submit(self.call, op, header, tensors, timeout_s, reply_bytes, into)
 
     def _result(self, reply: Iterable[bytes], op: str,
                 into: Sequence[torch.Tensor] | None) -> tuple[dict, list[torch.Tensor]]:
@@ -511,19 +532,28 @@ class RpcClient:
         if code == grpc.StatusCode.DEADLINE_EXCEEDED:
             return TaskUnavailableError(f"{self.task} ({self.address}) did not answer {op!r} within "
                                         f"{timeout:g} s.", self.task, op)
-        return TaskUnavailableError(f"{self.task} ({self.address}) is unavailable for {op!r}: "
-                                    f"{code.name if code else 'error'}: {details}", self.task, op)
+        if code in _LOST or any(s in (details or "") for s in _LOST_DETAILS):
+            return TaskUnavailableError(f"{self.task} ({self.address}) is unavailable for {op!r}: "
+                                        f"{code.name if code else 'error'}: {details}", self.task, op)
+        # the task answered, with an error of gRPC's own (a message it could not take, ...)
+        name = f"grpc.{code.name}" if code else "grpc.error"
+        return RemoteError(f"{self.task} ({self.address}) failed in {op!r}: {name}: {details}", self.task, op,
+                           name, "", str(details))
 
     def wait_ready(self, timeout_s: float) -> bool:
         """Wait until the task accepts connections (it may still be starting); False on timeout."""
+        ready = grpc.channel_ready_future(self._channel)
         try:
-            grpc.channel_ready_future(self._channel).result(timeout=timeout_s)
+            ready.result(timeout=timeout_s)
             return True
         except grpc.FutureTimeoutError:
+            ready.cancel()
             return False
 
     def close(self) -> None:
         self._channel.close()
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
 
 
 __all__ = ["CHUNK_BYTES", "TOKEN_ENV", "UNARY_MAX_BYTES", "iter_pack", "keep_freed_memory", "RemoteError", "RpcClient", "RpcServer", "TaskUnavailableError",

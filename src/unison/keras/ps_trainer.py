@@ -160,7 +160,7 @@ def fit(model: Any, x: Any, y: Any, batch_size: int, epochs: int, verbose: int, 
         logs = st.read_metrics()
         if validation_data is not None and (epoch + 1) % validation_freq == 0:
             val_logs = evaluate(model, validation_data, None, validation_batch_size or batch_size, validation_steps,
-                                evaluate_locally)
+                                evaluate_locally, steps_name="validation_steps")
             logs.update({f"val_{k}": v for k, v in val_logs.items()})
         cbs.on_epoch_end(epoch, logs)
         if model.stop_training:
@@ -170,16 +170,18 @@ def fit(model: Any, x: Any, y: Any, batch_size: int, epochs: int, verbose: int, 
     return model.history
 
 
-def evaluate(model: Any, x: Any, y: Any, batch_size: int, steps: int | None, evaluate_locally: Any) -> dict[str, float]:
+def evaluate(model: Any, x: Any, y: Any, batch_size: int, steps: int | None, evaluate_locally: Any,
+             sample_weight: Any = None, verbose: int = 0, callbacks: list[Callback] | None = None,
+             steps_name: str = "steps") -> dict[str, float]:
     """Evaluation under ParameterServerStrategy: on the workers for a dataset function, else here."""
     if not isinstance(x, DatasetCreator) and not isinstance(x, DatasetFromFunction) and not (
             callable(x) and not isinstance(x, (torch.utils.data.Dataset, np.ndarray, torch.Tensor, tuple, list))):
-        if isinstance(x, (tuple, list)) and len(x) >= 2:
-            x, y = x[0], x[1]
-        return evaluate_locally(model, x, y, batch_size, steps)
+        if isinstance(x, (tuple, list)) and 2 <= len(x) <= 3 and y is None:
+            x, y, sample_weight = x[0], x[1], (x[2] if len(x) == 3 else sample_weight)
+        return evaluate_locally(model, x, y, batch_size, steps, sample_weight, verbose, callbacks)
     if steps is None:
-        raise ValueError("Under ParameterServerStrategy, evaluating a dataset function needs steps= (the number "
-                         "of batches to schedule onto the workers).")
+        raise ValueError(f"Under ParameterServerStrategy, evaluating a dataset function needs {steps_name}= (the "
+                         "number of batches to schedule onto the workers).")
     strategy: ParameterServerStrategy = model.distribute_strategy
     coordinator = ClusterCoordinator(strategy)
     dataset_fn = dataset_function(x, y, None, batch_size, False, "evaluate")
@@ -187,8 +189,13 @@ def evaluate(model: Any, x: Any, y: Any, batch_size: int, steps: int | None, eva
     iterator = iter(coordinator.create_per_worker_dataset(strategy.distribute_datasets_from_function(dataset_fn)))
     st.reset_metrics()
     step = functools.partial(_eval_step, st)
-    for _ in range(steps):
-        coordinator.schedule(step, args=(iterator,))
+    was_training = model.training
+    model.eval()  # the step (and the model in it) is sent with the first schedule: in inference mode
+    try:
+        for _ in range(steps):
+            coordinator.schedule(step, args=(iterator,))
+    finally:
+        model.train(was_training)
     coordinator.join()
     return st.read_metrics()
 

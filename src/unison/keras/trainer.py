@@ -184,7 +184,7 @@ def evaluate(model: Any, x: Any = None, y: Any = None, batch_size: int | None = 
     verbose = _verbose(verbose)
     strategy: Strategy = model.distribute_strategy
     if ps_trainer.is_parameter_server(strategy):
-        logs = ps_trainer.evaluate(model, x, y, batch_size, steps, _evaluate_here)
+        logs = ps_trainer.evaluate(model, x, y, batch_size, steps, _evaluate_here, sample_weight, verbose, callbacks)
     else:
         logs = _evaluate_here(model, x, y, batch_size, steps, sample_weight, verbose, callbacks)
     if return_dict:

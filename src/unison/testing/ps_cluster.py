@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -94,6 +95,9 @@ class LocalParameterServerCluster:
 
     def start(self, task: str, wait: bool = True) -> None:
         """Start (or restart, at the same address) one task's ``unison server`` process."""
+        old = self._procs.get(task)
+        if old is not None and old.poll() is None:
+            raise RuntimeError(f"{task} is still running (pid {old.pid}); kill() it before starting it again.")
         env = {**os.environ, "TF_CONFIG": self.tf_config(task), TOKEN_ENV: self.token, "OMP_NUM_THREADS": "1",
                **self._env}
         log = open(os.path.join(self._logdir, task.replace(":", "-") + ".log"), "ab")
@@ -133,6 +137,7 @@ class LocalParameterServerCluster:
         for proc in self._procs.values():
             proc.wait(timeout=30)
         self._procs.clear()
+        shutil.rmtree(self._logdir, ignore_errors=True)
         if self._old_token is None:
             os.environ.pop(TOKEN_ENV, None)
         else:

@@ -35,10 +35,10 @@ from typing import Any, Callable
 
 import torch
 
-from unison.comm.rpc import RemoteError, RpcClient, TaskUnavailableError
+from unison.comm.rpc import RemoteError, RpcClient, TaskUnavailableError, UnauthenticatedError
 from unison.distribute.parameter_server import codec
 from unison.distribute.parameter_server.strategy import ParameterServerStrategy
-from unison.distribute.parameter_server.worker import ParameterServerUnavailableError
+from unison.distribute.parameter_server.worker import ParameterServerUnavailableError, WorkerRestartedError
 from unison.errors import UnisonError
 
 _PING_S = 0.5
@@ -117,12 +117,16 @@ class PerWorkerIterator(PerWorkerValues):
                         "you schedule, and pass the iterator to coordinator.schedule(fn, args=(iterator,)).")
 
 
+_MAX_ATTEMPTS = 5  # a function whose worker vanished this many times is reported, not retried
+
+
 class _Closure:
-    __slots__ = ("fid", "tree", "tensors", "value")
+    __slots__ = ("fid", "tree", "tensors", "value", "lost_on")
 
     def __init__(self, fid: str, tree: Any, tensors: list[torch.Tensor]) -> None:
         self.fid, self.tree, self.tensors = fid, tree, tensors
         self.value = RemoteValue()
+        self.lost_on: list[str] = []  # workers that vanished while running it
 
 
 class _Worker:
@@ -131,7 +135,7 @@ class _Worker:
     def __init__(self, coordinator: "ClusterCoordinator", index: int, address: str) -> None:
         strategy = coordinator.strategy
         self.task = f"worker:{index}"
-        self.client = RpcClient(address, self.task, strategy.token, strategy.tls, strategy.timeout_s)
+        self.client = RpcClient(address, self.task, timeout_s=strategy.timeout_s)
         self.up = False
         self.incarnation: str | None = None
         self.functions: set[str] = set()
@@ -148,6 +152,9 @@ class _Worker:
                                          timeout_s=self._coordinator.strategy.timeout_s)
         except (TaskUnavailableError, RemoteError):
             return False
+        except UnauthenticatedError as exc:  # nothing will run anywhere: say so now, not after a timeout
+            self._coordinator._set_fatal(exc)
+            return False
         if header["incarnation"] != self.incarnation:  # a new (restarted) worker: send everything again
             self.incarnation, self.functions, self.resources = header["incarnation"], set(), 0
         self.up = True
@@ -158,14 +165,16 @@ class _Worker:
         for kind, rid, rfid, source in c._resources[self.resources:]:
             if rfid is not None:
                 self._register(rfid)
-            self.client.call("worker.resource", {"rid": rid, "kind": kind, "fid": rfid, "source": source}, timeout_s=None)
+            self.client.call("worker.resource", {"rid": rid, "kind": kind, "fid": rfid, "source": source,
+                                                 "incarnation": self.incarnation}, timeout_s=None)
             self.resources += 1
         self._register(fid)
 
     def _register(self, fid: str) -> None:
         if fid not in self.functions:
             payload = self._coordinator._payloads[fid]
-            self.client.call("worker.register", {"fid": fid}, [payload], timeout_s=self._coordinator.strategy.timeout_s)
+            self.client.call("worker.register", {"fid": fid, "incarnation": self.incarnation}, [payload],
+                             timeout_s=self._coordinator.strategy.timeout_s)
             self.functions.add(fid)
 
     def _loop(self) -> None:
@@ -179,14 +188,20 @@ class _Worker:
                 return
             try:
                 self._sync(closure.fid)
-                header, tensors = self.client.call("worker.run", {"fid": closure.fid, "args": closure.tree},
+                header, tensors = self.client.call("worker.run", {"fid": closure.fid, "args": closure.tree,
+                                                                  "incarnation": self.incarnation},
                                                    closure.tensors, timeout_s=None)
             except TaskUnavailableError:
                 self.up, self.down_since = False, time.monotonic()
+                closure.lost_on.append(self.task)
                 c._requeue(closure)  # at-least-once: it runs again on whichever worker is free
                 continue
             except RemoteError as exc:
-                c._failed(closure, self.task, exc)
+                if exc.remote_type == WorkerRestartedError.__name__:
+                    self.up = False  # restarted between two functions: reconnect, send everything, retry
+                    c._requeue(closure)
+                else:
+                    c._failed(closure, self.task, exc)
                 continue
             except Exception as exc:  # noqa: BLE001 - never let a worker thread die silently (join would hang)
                 c._failed(closure, self.task, RemoteError(str(exc), "coordinator", "worker.run", type(exc).__name__,
@@ -223,6 +238,7 @@ class ClusterCoordinator:
         self._cv = threading.Condition()
         self._queue: collections.deque[_Closure] = collections.deque()
         self._pending = 0
+        self.requeued = 0  # functions put back in the queue after their worker vanished
         self._error: BaseException | None = None
         self._fatal: BaseException | None = None
         self._stopping = threading.Event()
@@ -245,10 +261,21 @@ class ClusterCoordinator:
 
     def _requeue(self, closure: _Closure) -> None:
         with self._cv:
-            if self._fatal is not None:
-                closure.value._fail(self._fatal)
+            error = self._fatal
+            if error is None and self._stopping.is_set():
+                error = CancelledError("Cancelled: the coordinator was shut down.")
+            if error is None and len(closure.lost_on) >= _MAX_ATTEMPTS:
+                error = FunctionError(
+                    f"A scheduled function was lost {len(closure.lost_on)} times, its worker vanishing each time "
+                    f"({', '.join(closure.lost_on)}): it may be what kills them (memory, a crash in native code). "
+                    "Check those workers' logs.", closure.lost_on[-1], "WorkerLost", "")
+                if self._error is None:
+                    self._error = error
+            if error is not None:
+                closure.value._fail(error)
                 self._pending -= 1
             else:
+                self.requeued += 1
                 self._queue.appendleft(closure)
             self._cv.notify_all()
 
@@ -302,6 +329,10 @@ class ClusterCoordinator:
         last_ok = [time.monotonic()] * len(clients)
         incarnations: list[str | None] = [None] * len(clients)
         while not self._stopping.wait(_PING_S) and self._fatal is None:
+            with self._cv:
+                if self._pending:
+                    self._check_workers_alive()
+                    self._cv.notify_all()
             for i, client in enumerate(clients):
                 try:
                     header, _ = client.call("ping", timeout_s=min(2.0, self.strategy.timeout_s))
@@ -368,14 +399,15 @@ class ClusterCoordinator:
 
     def schedule(self, fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = None) -> RemoteValue:
         """Queue ``fn(*args, **kwargs)`` to run on a free worker; returns at once."""
+        if self._stopping.is_set():
+            raise RuntimeError("This ClusterCoordinator was shut down; create a new one for the strategy.")
         self._raise_pending_error()
         if not callable(fn):
             raise TypeError(f"schedule needs a callable. Received: fn={fn!r}")
         fid = self._function_id(fn)
         self.strategy.push_local_changes()
         self.strategy.sync_optimizers()
-        tree, tensors = codec.encode_tree((tuple(args), dict(kwargs or {})), self._ref,
-                                          lambda o: self.strategy.reduce_for_worker(o, self._ref))
+        tree, tensors = codec.encode_tree((tuple(args), dict(kwargs or {})), self._ref, self.strategy.reduce_argument)
         closure = _Closure(fid, tree, tensors)
         with self._cv:
             self._queue.append(closure)
@@ -388,7 +420,6 @@ class ClusterCoordinator:
         with self._cv:
             while self._pending > 0 and self._fatal is None:
                 self._cv.wait(_PING_S)
-                self._check_workers_alive()
         self._raise_pending_error()
         self.strategy.sync_to_coordinator()
 

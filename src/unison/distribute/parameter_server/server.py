@@ -4,8 +4,8 @@ A ``ps`` task serves its variable shards (:class:`~unison.comm.ps_store.Paramete
 ``worker`` task runs the functions the coordinator schedules
 (:class:`~unison.distribute.parameter_server.worker.WorkerRuntime`). The server binds exactly
 the address the cluster spec gives its task. It accepts a call only with the cluster's shared
-token (``UNISON_CLUSTER_TOKEN``), checked before anything in the call is decoded; without a
-token it only serves on loopback addresses. TLS: set ``UNISON_TLS_CERT``/``UNISON_TLS_KEY``
+token (``UNISON_CLUSTER_TOKEN``), checked before anything in the call is decoded; it does not
+start without one (a worker runs the code it is sent). TLS: set ``UNISON_TLS_CERT``/``UNISON_TLS_KEY``
 (servers) and ``UNISON_TLS_CA`` (every process).
 
 Example (TF's parameter-server tutorial, the non-coordinator tasks)::
@@ -22,7 +22,6 @@ or, from a shell with ``TF_CONFIG`` set: ``unison server``.
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import os
 import sys
 from typing import Any
@@ -33,15 +32,6 @@ from unison.comm.rpc import RpcServer, TlsConfig, cluster_token, keep_freed_memo
 from unison.errors import format_choices
 
 _PROTOCOLS = ("grpc", "grpc+tls")
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class Server:
@@ -80,12 +70,14 @@ class Server:
             raise ValueError("protocol='grpc+tls' needs UNISON_TLS_CERT and UNISON_TLS_KEY (PEM files) on this "
                              "task and UNISON_TLS_CA on every task.")
         self.token = cluster_token(token)
-        host, _ = parse_address(self.address, f"cluster.{job_name}[{task_index}]")
-        if self.token is None and not _is_loopback(host):
+        parse_address(self.address, f"cluster.{job_name}[{task_index}]")
+        if self.token is None:
+            # a worker runs the code it is sent: without a token anyone who can reach the port
+            # (any local user, on loopback) could run theirs
             raise ValueError(
-                f"{self.task} would listen on {self.address} without authentication. Set UNISON_CLUSTER_TOKEN to "
-                "the same secret on every task of the cluster (e.g. `export UNISON_CLUSTER_TOKEN=$(openssl rand "
-                "-hex 16)`); only loopback addresses may run without one.")
+                f"{self.task} would listen on {self.address} without authentication, and a worker runs the code "
+                "it is sent. Set UNISON_CLUSTER_TOKEN to the same secret on every task of the cluster, e.g. "
+                "`export UNISON_CLUSTER_TOKEN=$(openssl rand -hex 16)`.")
         self._timeout_s = timeout_seconds
         self._rpc: RpcServer | None = None
         self.role: Any = None
@@ -105,7 +97,6 @@ class Server:
         """Bind the task's address and serve (idempotent)."""
         if self._rpc is not None:
             return
-        keep_freed_memory()  # this process exists to move large messages: no page faults per message
         if self.job_name == PS:
             self.role = ParameterStore(self.task)
         else:
@@ -121,6 +112,7 @@ class Server:
 
     def join(self) -> None:
         """Serve until the process is stopped (TF's ``Server.join``)."""
+        keep_freed_memory()  # from now on this process serves: large messages without page faults
         if self._rpc is None:
             self.start()
         assert self._rpc is not None
@@ -130,6 +122,8 @@ class Server:
         if self._rpc is not None:
             self._rpc.stop(0)
             self._rpc = None
+        if hasattr(self.role, "close"):
+            self.role.close()
 
 
 # --- `unison server` -------------------------------------------------------------------------------

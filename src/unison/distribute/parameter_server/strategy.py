@@ -35,7 +35,7 @@ from torch.nn.modules.module import register_module_parameter_registration_hook
 from unison.cluster.spec import PS, WORKER, ClusterSpec
 from unison.comm.communicator import Communicator, LocalCommunicator
 from unison.comm.ps_store import OPTIMIZERS
-from unison.comm.rpc import RpcClient, TaskUnavailableError, TlsConfig, cluster_token
+from unison.comm.rpc import RpcClient, TaskUnavailableError
 from unison.distribute.parameter_server import worker as remote
 from unison.distribute.parameter_server.variables import Placement, VariableSpec, describe
 from unison.distribute.strategy import Strategy
@@ -103,12 +103,11 @@ class ParameterServerStrategy(Strategy):
         self.cluster_spec = spec
         self.variable_partitioner = variable_partitioner
         self.timeout_s = float(timeout_seconds)
-        self.token = cluster_token()
-        self.tls = TlsConfig.from_env()
         self.session = uuid.uuid4().hex[:12]
         self.ps_tasks = [f"ps:{i}" for i in spec.task_indices(PS)]
         self.worker_addresses = [spec.task_address(WORKER, i) for i in spec.task_indices(WORKER)]
-        self._ps = [RpcClient(spec.task_address(PS, i), f"ps:{i}", self.token, self.tls, self.timeout_s)
+        # the token and TLS settings come from the environment, read by the transport (comm)
+        self._ps = [RpcClient(spec.task_address(PS, i), f"ps:{i}", timeout_s=self.timeout_s)
                     for i in spec.task_indices(PS)]
         self._placement = Placement(len(self._ps), variable_partitioner)
         self._vars: dict[int, tuple[torch.Tensor, VariableSpec, int]] = {}  # id(param) -> (param, spec, version)
@@ -257,6 +256,12 @@ class ParameterServerStrategy(Strategy):
             raise TypeError(
                 f"Under ParameterServerStrategy the parameter servers apply the updates, with one of "
                 f"{sorted(OPTIMIZERS)} (or the Keras optimizers built on them). Received: {type(optimizer).__qualname__}.")
+        if optimizer._optimizer_step_pre_hooks or optimizer._optimizer_step_post_hooks:
+            # e.g. Keras's decoupled weight_decay for SGD/RMSprop/Adagrad: the servers would not run it
+            raise ValueError(
+                f"This {name} has step hooks (a Keras optimizer's weight_decay adds one); the parameter servers "
+                "apply the plain torch update and would skip them silently. Use AdamW for decoupled weight "
+                "decay, or a kernel_regularizer, under ParameterServerStrategy.")
         groups = [{"vars": [self.variable_spec(p).to_json() for p in g["params"]], "hyper": _hyper(g)}
                   for g in optimizer.param_groups]
         with self._lock:
@@ -291,8 +296,7 @@ class ParameterServerStrategy(Strategy):
                 for shard in spec.shards:
                     header, tensors = self._ps_call(self._ps[shard.ps], "ps.optimizer_state", {"names": [shard.name]})
                     parts.append(dict(zip(header["keys"][0], tensors)))
-                out.append({k: (torch.cat([d[k] for d in parts]) if parts[0][k].dim() and len(parts) > 1 else parts[0][k])
-                            for k in parts[0]})
+                out.append(_join_shard_states(spec, parts))
         return out
 
     def load_optimizer_state(self, optimizer: torch.optim.Optimizer, states: list[dict[str, torch.Tensor]]) -> None:
@@ -326,8 +330,7 @@ class ParameterServerStrategy(Strategy):
                 param = getattr(obj, table[0])
                 if self._table_label(param) is not None:
                     spec = self.variable_spec(param)
-                    check = not isinstance(obj, torch.nn.Embedding)
-                    return remote.rebuild_embedding, (spec.to_json(), table[1], check, getattr(obj, "name", "embedding"))
+                    return remote.rebuild_embedding, (spec.to_json(), table[1], True, getattr(obj, "name", "embedding"))
             return NotImplemented
         if isinstance(obj, torch.optim.Optimizer):
             return remote.rebuild_optimizer, (self._optimizer_groups(obj),)
@@ -351,6 +354,15 @@ class ParameterServerStrategy(Strategy):
                             "Schedule from the coordinator, pass per-worker iterators as arguments.")
         return NotImplemented
 
+    def reduce_argument(self, obj: Any) -> Any:
+        """How a ``schedule`` argument travels: plain objects by value; model parts are refused."""
+        if isinstance(obj, (torch.nn.Parameter, torch.nn.Module, torch.optim.Optimizer)) or _is_additive_metric(obj):
+            raise TypeError(
+                f"A {type(obj).__name__} was passed to schedule() as an argument. Models, parameters, optimizers "
+                "and metrics reach the workers through the scheduled function's closure (they are sent once and "
+                "bound to the parameter servers); arguments are for per-step data: tensors, numbers, iterators.")
+        return NotImplemented
+
     def merge_metric_state(self, key: str, state: torch.Tensor) -> None:
         """Add a worker's metric sums into the coordinator's metric (exactly once per function run)."""
         metric = self._metrics.get(key)
@@ -360,6 +372,26 @@ class ParameterServerStrategy(Strategy):
 
     def __repr__(self) -> str:
         return f"ParameterServerStrategy(ps={len(self._ps)}, workers={self.num_workers})"
+
+
+def _join_shard_states(spec: VariableSpec, parts: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
+    """One parameter's optimizer state from its shards' states.
+
+    A shard no gradient reached yet has no state (torch builds it at the first step): its rows
+    count as zeros, as a fresh state would have them; scalar entries (Adam's ``step``) take the
+    largest value among the shards.
+    """
+    keys = sorted({k for part in parts for k in part})
+    joined = {}
+    for k in keys:
+        values = [part.get(k) for part in parts]
+        ref = next(v for v in values if v is not None)
+        if ref.dim() and len(parts) > 1:
+            joined[k] = torch.cat([v if v is not None else torch.zeros((shard.rows, *ref.shape[1:]), dtype=ref.dtype)
+                                   for v, shard in zip(values, spec.shards)])
+        else:
+            joined[k] = max((v for v in values if v is not None), key=lambda t: float(t.max()) if t.numel() else 0.0)
+    return joined
 
 
 class DatasetFromFunction:

@@ -4,7 +4,7 @@ A :class:`VariableSpec` is the whole, serialisable description every task shares
 coordinator decides it once (:class:`Placement`), workers receive it with the functions that
 use the variable. Shards are row ranges along axis 0; each shard goes to the parameter server
 holding the fewest bytes so far (round-robin by size), so tables of different sizes spread
-evenly and the shards of one variable land on different servers.
+evenly and consecutive shards of one variable mostly land on different servers.
 
 Example:
     >>> import torch

@@ -54,6 +54,10 @@ class ParameterServerUnavailableError(UnisonError):
         self.task, self.op = task, op
 
 
+class WorkerRestartedError(UnisonError):
+    """The worker is a new process since the coordinator last synchronised it (it must re-send)."""
+
+
 class DatasetExhaustedError(UnisonError):
     """A worker's dataset ran out inside a scheduled function (``.repeat()`` it)."""
 
@@ -275,7 +279,13 @@ class WorkerRuntime:
                 self._variables.clear()
         return {"incarnation": self.incarnation}, []
 
+    def _check_incarnation(self, header: dict) -> None:
+        expected = header.get("incarnation")
+        if expected is not None and expected != self.incarnation:
+            raise WorkerRestartedError(f"{self.task} restarted since the coordinator last synchronised it.")
+
     def _register(self, header: dict, tensors: list[torch.Tensor]) -> tuple[dict, list[torch.Tensor]]:
+        self._check_incarnation(header)
         loaded = _Loaded(None)
         with self._loading(loaded):
             loaded.fn = codec.loads(codec.bytes_of(tensors[0]))
@@ -291,6 +301,7 @@ class WorkerRuntime:
             _LOADING.runtime = _LOADING.loaded = None
 
     def _resource(self, header: dict, tensors: list[torch.Tensor]) -> tuple[dict, list[torch.Tensor]]:
+        self._check_incarnation(header)
         rid = header["rid"]
         if header["kind"] == "dataset":
             with self._run_lock, self._current():
@@ -308,6 +319,7 @@ class WorkerRuntime:
             _STACK.pop()
 
     def _run(self, header: dict, tensors: list[torch.Tensor]) -> tuple[dict, list[torch.Tensor]]:
+        self._check_incarnation(header)
         with self._run_lock:
             loaded = self._functions.get(header["fid"])
             if loaded is None:
@@ -316,6 +328,8 @@ class WorkerRuntime:
             if loaded.dense:
                 self.refresh(loaded.dense, loaded.specs)
             self.tape = []
+            for metric in loaded.metrics.values():  # sums of a run that failed are not reported later
+                metric.load_state(torch.zeros_like(metric.state()))
             try:
                 with self._current():
                     result = loaded.fn(*args, **kwargs)
@@ -330,8 +344,11 @@ class WorkerRuntime:
             for key, metric in loaded.metrics.items():
                 states[key] = len(out)
                 out.append(metric.state())
-                metric.reset_state()
         return {"result": tree, "metrics": states}, out
+
+    def close(self) -> None:
+        for client in self.ps:
+            client.close()
 
     def _stats(self, header: dict, tensors: list[torch.Tensor]) -> tuple[dict, list[torch.Tensor]]:
         return {"bytes_sent": self.bytes_sent, "bytes_received": self.bytes_received}, []
@@ -392,4 +409,4 @@ def rebuild_strategy() -> WorkerStrategy:
 
 
 __all__ = ["DatasetExhaustedError", "ParameterServerUnavailableError", "RemoteEmbedding", "WorkerOptimizer",
-           "WorkerRuntime", "WorkerStrategy"]
+           "WorkerRestartedError", "WorkerRuntime", "WorkerStrategy"]
