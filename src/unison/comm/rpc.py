@@ -30,6 +30,7 @@ import ctypes.util
 import hmac
 import itertools
 import json
+import math
 import os
 import struct
 import threading
@@ -277,7 +278,7 @@ def unpack(chunks: Iterable[bytes], into: Sequence[torch.Tensor] | None = None) 
     specs = [(_dtype(d), tuple(shape)) for d, shape in metas]
     if into is not None and "_error" not in header:
         return header, _unpack_into(specs, memoryview(first)[_PREFIX.size + n:], it, into)
-    sizes = [_numel(shape) * dt.itemsize for dt, shape in specs]
+    sizes = [math.prod(shape) * dt.itemsize for dt, shape in specs]
     start = _PREFIX.size + n
     rest = next(it, None)
     if rest is None and isinstance(first, bytes):
@@ -337,13 +338,6 @@ def _unpack_into(specs: list[tuple[torch.dtype, tuple[int, ...]]], rest: memoryv
     if i != len(targets):
         raise ValueError("Truncated message: the reply ended before its last tensor.")
     return list(into)
-
-
-def _numel(shape: Sequence[int]) -> int:
-    n = 1
-    for s in shape:
-        n *= int(s)
-    return n
 
 
 # --- server --------------------------------------------------------------------------------
@@ -412,10 +406,6 @@ class RpcServer:
     def refused(self) -> int:
         """Calls refused for a missing or wrong token."""
         return self._check.refused
-
-    def add_handlers(self, handlers: dict[str, Handler]) -> None:
-        """Serve more ops (a task's roles add theirs after the server started)."""
-        self._handlers.update(handlers)
 
     def _dispatch(self, chunks: Iterable[bytes], chunk_bytes: int | None) -> Iterable[bytes]:
         try:

@@ -246,9 +246,6 @@ class ParameterServerStrategy(Strategy):
                     self._write(spec, param.detach(), "ps.assign")
                     self._vars[key] = (param, spec, param._version)
 
-    def _placed_specs(self) -> list[tuple[torch.Tensor, VariableSpec]]:
-        return [(p, s) for p, s, _ in self._vars.values()]
-
     # --- optimizers on the servers -------------------------------------------------------------------
     def _optimizer_groups(self, optimizer: torch.optim.Optimizer) -> list[dict]:
         name = type(optimizer).__name__
