@@ -23,6 +23,7 @@ import torch
 import torch.distributed as dist
 
 from unison.cluster.placement import TORCHRUN_SOURCE, ProcessPlacement
+from unison.comm import shm as _shm
 from unison.errors import CollectiveTimeoutError, UnisonError
 
 _REDUCE_OPS = {"sum": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}
@@ -36,13 +37,16 @@ class Communicator:
         world_size: number of replicas.
         device: where this replica's tensors live (collective buffers go there).
         timeout_s: seconds a collective may take before it fails with a named error.
+        shared_memory: when every replica runs on this host, the shared-memory all-reduce
+            (:mod:`unison.comm.shm`) that replaces gloo's for CPU tensors; ``None``: gloo only.
 
     The contract: every replica issues the same collectives in the same order (the sequence
     number in error messages is that order), so a mismatch shows up as a named failure.
     """
 
     def __init__(self, rank: int, world_size: int, device: torch.device, timeout_s: float,
-                 store: Any = None, local_rank: int | None = None, local_size: int | None = None) -> None:
+                 store: Any = None, local_rank: int | None = None, local_size: int | None = None,
+                 shared_memory: "_shm.SharedMemoryReducer | None" = None) -> None:
         self.rank = rank
         self.world_size = world_size
         self.device = device
@@ -54,6 +58,7 @@ class Communicator:
         self._sum_options = dist.AllreduceOptions()  # for the gradient path's all-reduces
         self._sum_options.reduceOp = dist.ReduceOp.SUM
         self.bytes_reduced = 0  # bytes this replica handed to all-reduce (for measurements)
+        self.shared_memory = shared_memory
 
     @property
     def collective_count(self) -> int:
@@ -73,7 +78,10 @@ class Communicator:
         text = str(exc)
         lowered = text.lower()
         kind = CollectiveTimeoutError if "timeout" in lowered or "timed out" in lowered else UnisonError
-        missing = self._ranks_not_arrived(op_name, seq)
+        if isinstance(exc, _shm.SharedMemoryError):  # the counters already say who is missing
+            missing = f"Ranks {exc.missing} did not arrive at this collective."
+        else:
+            missing = self._ranks_not_arrived(op_name, seq)
         return kind(
             f"Collective '{op_name}' (#{seq}) failed on rank {self.rank} of {self.world_size} "
             f"after at most {self.timeout_s:.0f}s: {text.splitlines()[0]}. {missing} A replica "
@@ -110,12 +118,25 @@ class Communicator:
     def all_reduce(self, tensor: torch.Tensor, op: str = "sum", name: str = "all_reduce") -> torch.Tensor:
         """Reduce ``tensor`` in place across replicas and return it."""
         self.bytes_reduced += tensor.numel() * tensor.element_size()
-        self._run(name, lambda: dist.all_reduce(tensor, op=_REDUCE_OPS[op]))
+        shared = self.shared_memory
+        if shared is not None and shared.supports(tensor):
+            self._run(name, lambda: shared.all_reduce(tensor, op))
+        else:
+            self._run(name, lambda: dist.all_reduce(tensor, op=_REDUCE_OPS[op]))
         return tensor
 
     def all_reduce_async(self, tensor: torch.Tensor, name: str = "all_reduce") -> "Pending":
-        """Start a SUM all-reduce of ``tensor`` in place; ``wait()`` the returned handle."""
+        """Start a SUM all-reduce of ``tensor`` in place; ``wait()`` the returned handle.
+
+        Through shared memory the reduction runs in ``wait()`` (it takes tens of microseconds
+        and needs this thread, so there is nothing to overlap), so its failure surfaces there
+        as it does with gloo. Handles are waited in launch order on every replica.
+        """
         self.bytes_reduced += tensor.numel() * tensor.element_size()
+        shared = self.shared_memory
+        if shared is not None and shared.supports(tensor):
+            self._seq += 1
+            return Pending(_Deferred(lambda: shared.all_reduce(tensor, "sum")), self._seq, name)
         # The gradient path calls this every bucket of every step: straight to the process
         # group, skipping dist.all_reduce's per-call argument checks (about 50 us on a slow CPU).
         group, options = dist.group.WORLD, self._sum_options
@@ -167,6 +188,19 @@ class Communicator:
         """Leave the process group (idempotent)."""
         if dist.is_initialized():
             dist.destroy_process_group()
+
+
+class _Deferred:
+    """The work handle of a collective that runs when it is waited for (shared memory)."""
+
+    def __init__(self, run: Callable[[], None]) -> None:
+        self._run: Callable[[], None] | None = run
+
+    def wait(self) -> bool:
+        run, self._run = self._run, None
+        if run is not None:
+            run()
+        return True
 
 
 @dataclass
@@ -258,8 +292,13 @@ def connect(
                 backend, store=store, rank=placement.rank,
                 world_size=placement.world_size, timeout=timeout,
             )
+    shared_memory = None
+    if store is not None and placement.world_size > 1 and placement.local_world_size == placement.world_size:
+        # Every replica on this host: they vote on a shared-memory all-reduce (all or none).
+        shared_memory = _shm.attach(store, placement.rank, placement.world_size, device, backend, timeout_s)
     comm = Communicator(placement.rank, placement.world_size, device, timeout_s, store=store,
-                        local_rank=placement.local_rank, local_size=placement.local_world_size)
+                        local_rank=placement.local_rank, local_size=placement.local_world_size,
+                        shared_memory=shared_memory)
     if not _JOINED:
         # Leave the process group before the interpreter tears down: gloo's threads destroyed
         # during static destruction abort the process ("terminate called without an active

@@ -114,7 +114,8 @@ class TaskAwareCommunicator(Communicator):
 
     def __init__(self, base: Communicator, plan: JobPlan, monitor: PeerMonitor | None) -> None:
         super().__init__(base.rank, base.world_size, base.device, base.timeout_s, store=base.store,
-                         local_rank=base.local_rank, local_size=base.local_size)
+                         local_rank=base.local_rank, local_size=base.local_size,
+                         shared_memory=base.shared_memory)
         self.plan = plan
         self.monitor = monitor
 

@@ -1,0 +1,75 @@
+"""The shared-memory all-reduce of one host's replicas (unison.comm.shm) on real processes."""
+
+from __future__ import annotations
+
+import datetime
+import os
+
+import numpy as np
+import pytest
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+import shm_fns as fns
+from unison.testing import run_distributed
+
+pytestmark = pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm")
+
+
+def _unison_segments() -> set[str]:
+    return {f for f in os.listdir("/dev/shm") if f.startswith("unison-")}
+
+
+@pytest.mark.parametrize("world", [2, 3])
+def test_every_op_and_dtype_reduces_exactly_and_identically_on_every_replica(world: int) -> None:
+    before = _unison_segments()
+    results = run_distributed(fns.reduce_everything, world, timeout=120)
+    want = fns.expected(world)
+    for rank, res in enumerate(results):
+        assert res["shared_memory"], f"rank {rank} fell back to gloo"
+        for key, value in want.items():
+            # summed in rank order on every replica: the one-process sum, bit for bit
+            assert np.array_equal(res[key], value), (rank, key)
+            assert np.array_equal(res[key], results[0][key]), (rank, key)
+        for name in ("f32", "f64", "i64", "big"):
+            assert np.allclose(res[f"{name}.sum"], res[f"{name}.gloo"], rtol=1e-6, atol=1e-5)
+        assert res["collectives"] == results[0]["collectives"] == 3 * 5 + 1
+        # the segment is unlinked once every replica has mapped it
+        assert not (set(res["shm_files"]) - before), res["shm_files"]
+    assert _unison_segments() == before
+
+
+def test_switched_off_by_the_environment_gloo_gives_the_same_results() -> None:
+    results = run_distributed(fns.reduce_everything, 2, timeout=120, env={"UNISON_SHM_ALLREDUCE": "0"})
+    want = fns.expected(2)
+    for res in results:
+        assert not res["shared_memory"]
+        for key in ("f64.sum", "i64.sum", "i64.max", "f32.min", "big.max"):
+            assert np.array_equal(res[key], want[key]), key
+        assert np.allclose(res["big.sum"], want["big.sum"], rtol=1e-6, atol=1e-5)
+
+
+def test_a_replica_that_exits_is_named_within_seconds_not_the_timeout() -> None:
+    # Processes of our own (not run_distributed, which stops at the first death) so the
+    # survivor's error can be read; the collective's timeout is 120 s.
+    store = dist.TCPStore("127.0.0.1", 0, 2, is_master=True, wait_for_workers=False,
+                          timeout=datetime.timedelta(seconds=60))
+    ctx = mp.get_context("spawn")
+    receive, send = ctx.Pipe(duplex=False)
+    procs = [ctx.Process(target=fns.die_or_survive, args=(rank, store.port, send), daemon=True)
+             for rank in range(2)]
+    for p in procs:
+        p.start()
+    try:
+        assert receive.poll(60), "the surviving replica reported nothing within 60 s"
+        message = receive.recv()
+    finally:
+        for p in procs:
+            p.join(timeout=10)
+            if p.is_alive():
+                p.kill()
+    assert procs[1].exitcode == 3
+    waited, text = message
+    assert waited < 5.0, message
+    assert "Collective 'after.the.death' (#2) failed on rank 0 of 2" in text
+    assert "rank(s) [1]" in text and "exited without arriving" in text

@@ -1,0 +1,45 @@
+"""Pure-logic parts of the shared-memory all-reduce (unison.comm.shm); the collective itself is
+tested on real processes in tests/distributed/test_shared_memory.py."""
+
+from __future__ import annotations
+
+import os
+import platform
+
+import pytest
+import torch
+
+from unison.comm import shm
+
+
+def test_supported_tensors_are_contiguous_cpu_numbers() -> None:
+    assert shm.SharedMemoryReducer.supports(torch.ones(3, dtype=torch.float64))
+    assert shm.SharedMemoryReducer.supports(torch.ones(3, dtype=torch.int64))
+    assert not shm.SharedMemoryReducer.supports(torch.ones(3) > 0)  # bool: gloo
+    assert not shm.SharedMemoryReducer.supports(torch.ones(3, 4).t())  # not contiguous: gloo
+
+
+def test_who_wants_the_shared_memory_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    cpu = torch.device("cpu")
+    monkeypatch.setenv("UNISON_SHM_ALLREDUCE", "0")
+    assert "UNISON_SHM_ALLREDUCE=0" in shm._wanted(cpu, "gloo")
+    monkeypatch.delenv("UNISON_SHM_ALLREDUCE")
+    assert "nccl" in shm._wanted(torch.device("cuda", 0), "nccl")
+    if platform.machine().lower() in ("x86_64", "amd64") and os.path.isdir("/dev/shm"):
+        assert shm._wanted(cpu, "gloo") == ""
+    monkeypatch.setattr(platform, "machine", lambda: "aarch64")
+    assert "aarch64" in shm._wanted(cpu, "gloo")  # no store order guarantee: gloo
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm")
+def test_a_segment_of_another_job_or_size_is_refused() -> None:
+    path, nonce = shm._create_segment(2, 4096)
+    try:
+        buffer = shm._map(path, nonce, 2, 4096)
+        assert buffer[:16] == nonce
+        with pytest.raises(OSError, match="not this job's segment"):
+            shm._map(path, bytes(16), 2, 4096)
+        with pytest.raises(OSError, match="expected"):
+            shm._map(path, nonce, 3, 4096)
+    finally:
+        os.unlink(path)
