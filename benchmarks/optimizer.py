@@ -105,7 +105,7 @@ def report(runs: list[dict], plain: list[dict], args: argparse.Namespace) -> str
     models = args.models.split(",")
     out = []
     # (a) step time -----------------------------------------------------------------------------
-    systems = ["ddp", "unison", "unison_fp16", "unison_small", "compute"]
+    systems = ["ddp", "unison", "unison_fp16", "unison_small", "unison_gloo", "compute"]
     rows = []
     for m in models:
         cfg = runs[0]["models"][m]["config"]
@@ -115,18 +115,20 @@ def report(runs: list[dict], plain: list[dict], args: argparse.Namespace) -> str
             row.append(f"{ms(med(xs))} ±{spread(xs) * 100:.0f}%")
         xs = [p["models"][m]["plain1"]["s_per_step"] for p in plain] if plain else []
         row.append(f"{ms(med(xs))} ±{spread(xs) * 100:.0f}%" if xs else "-")
-        for s in ("unison", "unison_fp16", "unison_small"):
+        for s in ("unison", "unison_fp16", "unison_small", "unison_gloo"):
             ratios = [r["models"][m][s]["s_per_step"] / r["models"][m]["ddp"]["s_per_step"] for r in runs]
             row.append(f"{med(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})")
         rows.append(row)
     out.append("### (a) Step time, world size 2 (ms per step: median over repeats ±spread)\n")
-    out.append(table(["model", "DDP", "unison", "unison fp16", "unison small buckets", "compute only (no comm)",
-                      "plain1 (1 process, global batch)", "unison/DDP (target <= 1.0)", "fp16/DDP",
-                      "small/DDP"], rows))
+    out.append(table(["model", "DDP", "unison", "unison fp16", "unison small buckets", "unison on gloo",
+                      "compute only (no comm)", "plain1 (1 process, global batch)", "unison/DDP (target <= 1.0)",
+                      "fp16/DDP", "small/DDP", "unison on gloo/DDP"], rows))
     caps = ", ".join(f"{m}: {runs[0]['models'][m]['config']['small_cap_mb']} MB "
                      f"({runs[0]['models'][m]['unison_small'].get('buckets')} buckets)" for m in models)
     out.append(f"\nunison default = bucket_cap_mb=25 (one bucket for each of these models); small-bucket "
-               f"cap: {caps}. Ratios: median of per-repeat ratios (min-max).\n")
+               f"cap: {caps}. unison, fp16 and small buckets all-reduce through shared memory (both ranks "
+               "on this host); 'unison on gloo' is the default configuration with gloo instead, as DDP "
+               "uses. Ratios: median of per-repeat ratios (min-max).\n")
     # bytes -----------------------------------------------------------------------------------
     rows = []
     for m in models:
@@ -170,10 +172,10 @@ def report(runs: list[dict], plain: list[dict], args: argparse.Namespace) -> str
                 nbytes = res[s]["bytes"]
                 rows.append([f"{label} ({nbytes / 1e6:.2f} MB)", s, ms(med(ts)) + f" ±{spread(ts) * 100:.0f}%",
                              f"{nbytes / med(ts) / 1e9:.3f}", f"{med(ratio):.2f}x ({min(ratio):.2f}-{max(ratio):.2f})"])
-        out.append("### (b) All-reduce throughput, world size 2, gloo on loopback\n")
+        out.append("### (b) All-reduce throughput, world size 2 (raw: gloo on loopback)\n")
         out.append(table(["buffer", "path", "ms per op", "GB/s (bytes/time)", "throughput vs raw (target >= 0.9)"], rows))
         out.append("\nraw = dist.all_reduce (blocking); raw_async = async_op=True + wait; comm = unison "
-                   "Communicator.all_reduce_async + wait; bucket_path = DistributedOptimizer.synchronize() "
+                   "Communicator.all_reduce_async + wait (shared memory); comm_gloo = the same through gloo; bucket_path = DistributedOptimizer.synchronize() "
                    "with 150 gradients present (pack + all-reduce + flags + write-back); per_tensor* = one "
                    "all-reduce per gradient tensor (blocking / async then wait all / via Communicator).\n")
     return "\n".join(out)

@@ -19,7 +19,9 @@ Systems (the programs live in ``benchmarks/seed_mlp_programs/``):
   if TensorFlow cannot be imported there);
 * ``unison1t1`` / ``plaint1``: unison1 and plain with ``OMP_NUM_THREADS=1`` (a diagnostic: the
   per-step overhead of the front end without intra-op threading, which on a small shared
-  machine dominates and collapses when other programs compete for the cores).
+  machine dominates and collapses when other programs compete for the cores);
+* ``unison2gloo``: unison2 with ``UNISON_SHM_ALLREDUCE=0`` (gloo for every collective, as DDP
+  uses; shows what the shared-memory all-reduce of one host's replicas is worth).
 
 Every child times only the training (``model.fit`` / the loop, validation included); start-up
 (imports, strategy, process group, model) and data loading are reported separately.
@@ -47,9 +49,10 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(HERE, "seed_mlp_programs")
 REPO = os.path.dirname(HERE)
-ALL_SYSTEMS = ("unison1", "plain", "unison2", "ddp2", "tf1", "tf2", "unison1t1", "plaint1")
+ALL_SYSTEMS = ("unison1", "plain", "unison2", "ddp2", "tf1", "tf2", "unison1t1", "plaint1", "unison2gloo")
 ONE_THREAD = {"unison1t1": "unison1", "plaint1": "plain"}  # same program, OMP_NUM_THREADS=1
-UNISON_SYSTEMS = ("unison1", "unison2", "unison1t1")
+GLOO_ONLY = {"unison2gloo": "unison2"}  # same program, UNISON_SHM_ALLREDUCE=0
+UNISON_SYSTEMS = ("unison1", "unison2", "unison1t1", "unison2gloo")
 # (system, baseline, target): ratio = system time / baseline time; target None = informative.
 COMPARISONS = (
     ("unison1", "plain", 1.1),
@@ -60,12 +63,14 @@ COMPARISONS = (
     ("ddp2", "plain", None),
     ("tf2", "tf1", None),
     ("unison1t1", "plaint1", None),  # per-step overhead without intra-op threading in the way
+    ("unison2gloo", "ddp2", None),  # both on gloo
+    ("unison2", "unison2gloo", None),  # what the shared-memory all-reduce saves
 )
 DEFAULT_TF_PYTHON = "/tmp/tfvenv/bin/python"
 
 
 def command_for(system: str, epochs: int, tf_python: str) -> list[str]:
-    system = ONE_THREAD.get(system, system)
+    system = {**ONE_THREAD, **GLOO_ONLY}.get(system, system)
     seed = os.path.join(PROGRAMS, "seed_program.py")
     if system in ("unison1", "unison2"):
         return [sys.executable, seed, "--framework", "unison", "--replicas", system[-1],
@@ -174,6 +179,8 @@ def run_once(system: str, epochs: int, tf_python: str, log_dir: str, tag: str,
     env["SEED_BENCH_OUT_DIR"] = out_dir
     if system in ONE_THREAD:
         env["OMP_NUM_THREADS"] = "1"  # torch's intra-op threads: 1 instead of all cores
+    if system in GLOO_ONLY:
+        env["UNISON_SHM_ALLREDUCE"] = "0"
     cmd = command_for(system, epochs, tf_python)
     log_path = os.path.join(log_dir, f"{tag}-{system}.log")
     with open(log_path, "w", encoding="utf-8") as log:

@@ -9,6 +9,8 @@ steps cut into ``--chunks`` slices, the systems taking turns slice by slice, ord
 * ``unison_fp16``: the same with ``compression=unison.Compression.fp16``;
 * ``unison_small``: the same with a small ``bucket_cap_mb`` (several buckets, launched during
   backward: the overlap case);
+* ``unison_gloo``: unison's defaults through a Communicator without the shared-memory
+  all-reduce (gloo, as DDP uses), to show what that path is worth;
 * ``compute``: the same loop with the plain optimizer and no communication at all (both ranks
   compute at the same time, so they share the machine as in the distributed runs);
 * ``comm_1`` / ``comm_small``: only the all-reduces of one step (unison's bucket layout for the
@@ -16,7 +18,8 @@ steps cut into ``--chunks`` slices, the systems taking turns slice by slice, ord
   no compute;
 
 then the all-reduce throughput section (flat buffer: raw ``dist.all_reduce`` vs unison's
-Communicator vs the full DistributedOptimizer bucket path; fused vs one all-reduce per tensor).
+Communicator (shared memory between the ranks of this host, and ``comm_gloo``: gloo) vs the
+full DistributedOptimizer bucket path; fused vs one all-reduce per tensor).
 
 Alone (no torchrun env) it runs ``plain1``: the plain loop on the global batch in one process.
 Every rank uses ``torch.set_num_threads(1)``. Rank 0 writes the JSON result to ``--out``.
@@ -40,10 +43,17 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import models
 
 import unison
-from unison.comm.communicator import joined
+from unison.comm.communicator import Communicator, joined
 from unison.optim.buckets import plan_buckets
 
-STEP_SYSTEMS = ("ddp", "unison", "unison_fp16", "unison_small", "compute", "comm_1", "comm_small")
+STEP_SYSTEMS = ("ddp", "unison", "unison_fp16", "unison_small", "unison_gloo", "compute", "comm_1",
+                "comm_small")
+
+
+def gloo_communicator() -> Communicator:
+    """The joined job's communicator without its shared-memory all-reduce (gloo only)."""
+    comm = joined()
+    return Communicator(comm.rank, comm.world_size, comm.device, comm.timeout_s, store=comm.store)
 
 
 def rotate(seq: list[Any], k: int) -> list[Any]:
@@ -125,6 +135,8 @@ def step_systems(name: str, cfg: dict, repeat: int, world: int, rank: int, chunk
                 kw["compression"] = unison.Compression.fp16
             if system == "unison_small":
                 kw["bucket_cap_mb"] = cfg["small_cap_mb"]
+            if system == "unison_gloo":
+                kw["communicator"] = gloo_communicator()
             opt = unison.DistributedOptimizer(torch.optim.Adam(model.parameters(), lr=1e-3),
                                               named_parameters=model.named_parameters(), **kw)
             unison.broadcast_parameters(model.state_dict(), root_rank=0)
@@ -161,7 +173,7 @@ def step_systems(name: str, cfg: dict, repeat: int, world: int, rank: int, chunk
 
 def throughput(repeat: int, iters_small: int, iters_big: int, big_mb: float) -> dict:
     """Flat all-reduce: raw torch.distributed vs unison's Communicator vs the bucket path."""
-    comm = joined()
+    comm, gloo = joined(), gloo_communicator()
     model = models.build("many")
     opt = unison.DistributedOptimizer(torch.optim.Adam(model.parameters(), lr=1e-3),
                                       named_parameters=model.named_parameters())
@@ -185,7 +197,11 @@ def throughput(repeat: int, iters_small: int, iters_big: int, big_mb: float) -> 
         def via_comm(i: int, buf: torch.Tensor = buf) -> None:
             comm.wait(comm.all_reduce_async(buf, name="bench.flat"))
 
-        systems: dict[str, Callable[[int], None]] = {"raw": raw, "raw_async": raw_async, "comm": via_comm}
+        def via_gloo_comm(i: int, buf: torch.Tensor = buf) -> None:
+            gloo.wait(gloo.all_reduce_async(buf, name="bench.flat"))
+
+        systems: dict[str, Callable[[int], None]] = {"raw": raw, "raw_async": raw_async, "comm": via_comm,
+                                                     "comm_gloo": via_gloo_comm}
         if label == "many_bucket":
             def bucket_path(i: int) -> None:
                 opt.synchronize()  # pack 150 grads + flags, all-reduce, check flags, write back
