@@ -21,6 +21,10 @@ def _inputs(rank: int) -> dict[str, torch.Tensor]:
         "f64": torch.randn(7, 3, generator=gen, dtype=torch.float64),
         "i64": torch.randint(-50, 50, (33,), generator=gen),
         "bf16": torch.randn(64, generator=gen).to(torch.bfloat16),
+        "tiny": torch.randn(2, generator=gen),  # fewer elements than 3 ranks: empty slices
+        "empty": torch.randn(0, generator=gen),
+        "strided": torch.randn(6, 5, generator=gen).t(),  # not contiguous
+        "param": torch.nn.Parameter(torch.randn(9, generator=gen)),  # a leaf that requires grad
         # 4 MiB slots: 1.5M floats (6 MB) go through in two pieces
         "big": torch.randn(1_500_000, generator=gen),
     }
@@ -33,9 +37,15 @@ def reduce_everything() -> dict[str, Any]:
     out: dict[str, Any] = {"shared_memory": comm.shared_memory is not None}
     for name, tensor in _inputs(comm.rank).items():
         for op in ("sum", "max", "min"):
-            got = comm.all_reduce(tensor.clone(), op=op, name=f"{name}.{op}")
+            if name == "param":
+                got = torch.nn.Parameter(tensor.detach().clone())
+            elif name == "strided":
+                got = tensor.clone().t().contiguous().t()  # same strides as the input
+            else:
+                got = tensor.clone()
+            comm.all_reduce(got, op=op, name=f"{name}.{op}")  # in place, as gloo does
             out[f"{name}.{op}"] = to_numpy(got)
-        gloo = tensor.clone()
+        gloo = tensor.detach().clone().contiguous()
         dist.all_reduce(gloo)  # gloo itself, for comparison
         out[f"{name}.gloo"] = to_numpy(gloo)
     pending = comm.all_reduce_async(torch.full((5,), float(comm.rank + 1)), name="async")
@@ -49,6 +59,7 @@ def reduce_everything() -> dict[str, Any]:
 def to_numpy(t: torch.Tensor) -> np.ndarray:
     """Results cross the pipe as numpy (a tensor would be shared through a file descriptor of a
     process that may have exited); bfloat16 widens to float32 exactly."""
+    t = t.detach()
     return (t.float() if t.dtype == torch.bfloat16 else t).numpy().copy()
 
 
@@ -57,12 +68,13 @@ def expected(world: int) -> dict[str, np.ndarray]:
     per_rank = [_inputs(r) for r in range(world)]
     want = {}
     for name in per_rank[0]:
-        stacked = torch.stack([p[name] for p in per_rank])
+        stacked = torch.stack([p[name].detach() for p in per_rank])
         want[f"{name}.sum"] = stacked[0].clone()
         for r in range(1, world):
             want[f"{name}.sum"] += stacked[r]
-        want[f"{name}.max"] = stacked.max(0).values
-        want[f"{name}.min"] = stacked.min(0).values
+        if stacked[0].numel():
+            want[f"{name}.max"] = stacked.max(0).values
+            want[f"{name}.min"] = stacked.min(0).values
     return {k: to_numpy(v) for k, v in want.items()}
 
 

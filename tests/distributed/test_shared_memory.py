@@ -7,13 +7,16 @@ import os
 
 import numpy as np
 import pytest
+import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
 import shm_fns as fns
+from unison.comm import shm
 from unison.testing import run_distributed
 
-pytestmark = pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm")
+_WHY_NOT = shm._wanted(torch.device("cpu"), "gloo")
+pytestmark = pytest.mark.skipif(bool(_WHY_NOT), reason=f"no shared-memory all-reduce here: {_WHY_NOT}")
 
 
 def _unison_segments() -> set[str]:
@@ -31,9 +34,9 @@ def test_every_op_and_dtype_reduces_exactly_and_identically_on_every_replica(wor
             # summed in rank order on every replica: the one-process sum, bit for bit
             assert np.array_equal(res[key], value), (rank, key)
             assert np.array_equal(res[key], results[0][key]), (rank, key)
-        for name in ("f32", "f64", "i64", "big"):
+        for name in ("f32", "f64", "i64", "big", "tiny", "strided", "param"):
             assert np.allclose(res[f"{name}.sum"], res[f"{name}.gloo"], rtol=1e-6, atol=1e-5)
-        assert res["collectives"] == results[0]["collectives"] == 3 * 5 + 1
+        assert res["collectives"] == results[0]["collectives"] == 3 * 9 + 1
         # the segment is unlinked once every replica has mapped it
         assert not (set(res["shm_files"]) - before), res["shm_files"]
     assert _unison_segments() == before

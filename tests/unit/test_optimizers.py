@@ -265,3 +265,32 @@ def test_unbuilt_model_builds_its_optimizer_in_fit() -> None:
     assert model.optimizer.torch_optimizer is None
     model.fit(np.ones((4, 3), "float32"), np.zeros((4, 2), "float32"), epochs=1, verbose=0)
     assert model.optimizer.torch_optimizer is not None
+
+
+def test_adam_uses_the_fused_kernel_for_dense_float_parameters_on_one_device() -> None:
+    from unison.keras.optimizers import _fusable
+
+    layer = torch.nn.Linear(3, 2)
+    for opt in (optimizers.get("adam"), optimizers.AdamW()):
+        torch_opt = opt.build(layer.parameters())
+        assert torch_opt.param_groups[0]["fused"] is True, opt
+    assert not _fusable([torch.zeros(2, dtype=torch.complex64)])  # no fused complex Adam
+    assert not _fusable([torch.zeros(2, device="meta")])
+    assert not _fusable([torch.zeros(2).to_sparse()])
+    assert not _fusable([])
+
+
+def test_fused_adam_takes_the_same_steps_as_torch_default_adam() -> None:
+    torch.manual_seed(0)
+    a, b = torch.nn.Linear(4, 3), torch.nn.Linear(4, 3)
+    b.load_state_dict(a.state_dict())
+    fused = optimizers.Adam(learning_rate=0.01).build(a.parameters())
+    plain = torch.optim.Adam(b.parameters(), lr=0.01, eps=1e-7)
+    x = torch.randn(16, 4)
+    for _ in range(20):
+        for model, opt in ((a, fused), (b, plain)):
+            opt.zero_grad()
+            model(x).square().sum().backward()
+            opt.step()
+    for p, q in zip(a.parameters(), b.parameters()):
+        assert torch.allclose(p, q, rtol=1e-5, atol=1e-6)

@@ -12,11 +12,13 @@ import torch
 from unison.comm import shm
 
 
-def test_supported_tensors_are_contiguous_cpu_numbers() -> None:
+def test_supported_tensors_are_cpu_numbers_whatever_their_strides() -> None:
     assert shm.SharedMemoryReducer.supports(torch.ones(3, dtype=torch.float64))
     assert shm.SharedMemoryReducer.supports(torch.ones(3, dtype=torch.int64))
     assert not shm.SharedMemoryReducer.supports(torch.ones(3) > 0)  # bool: gloo
-    assert not shm.SharedMemoryReducer.supports(torch.ones(3, 4).t())  # not contiguous: gloo
+    # strides may differ between replicas: they must not decide the path (a copy is reduced)
+    assert shm.SharedMemoryReducer.supports(torch.ones(3, 4).t())
+    assert not shm.SharedMemoryReducer.supports(torch.ones(3, dtype=torch.complex64))
 
 
 def test_who_wants_the_shared_memory_path(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -43,3 +45,12 @@ def test_a_segment_of_another_job_or_size_is_refused() -> None:
             shm._map(path, nonce, 3, 4096)
     finally:
         os.unlink(path)
+
+
+def test_an_unknown_op_is_refused_before_any_rank_waits() -> None:
+    import mmap
+
+    buffer = mmap.mmap(-1, shm._header_bytes(2) + 3 * 4096)
+    reducer = shm.SharedMemoryReducer(buffer, 0, 2, 4096, [os.getpid(), os.getpid()], 1.0)
+    with pytest.raises(ValueError, match="Unknown reduction op 'avg'"):
+        reducer.all_reduce(torch.ones(4), "avg")

@@ -186,6 +186,7 @@ class Communicator:
 
     def shutdown(self) -> None:
         """Leave the process group (idempotent)."""
+        self.shared_memory = None  # its views go, and with them the mapping
         if dist.is_initialized():
             dist.destroy_process_group()
 

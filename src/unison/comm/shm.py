@@ -18,7 +18,8 @@ The segment is set up once per process group by :func:`attach`, a vote through t
 store: rank 0 creates the file, every rank maps it and checks a nonce (a rank on another host
 cannot), and only if every rank succeeded do they all use it; otherwise all keep gloo. The
 file is unlinked as soon as every rank mapped it, so nothing is left in ``/dev/shm`` even if
-the job is killed. ``UNISON_SHM_ALLREDUCE=0`` turns the path off (gloo for everything).
+the job is killed (a rank 0 killed between creating and unlinking it leaves one file, which
+the next job's rank 0 removes). ``UNISON_SHM_ALLREDUCE=0`` turns the path off (gloo for everything).
 
 Example:
     >>> import torch
@@ -76,16 +77,19 @@ class SharedMemoryReducer:
                                       count=(world_size + 1) * slot_bytes)
         self._generation = 0
         self._views: dict[tuple[torch.dtype, int], tuple[list[torch.Tensor], torch.Tensor, torch.Tensor]] = {}
-        self._broken: UnisonError | None = None
+        self._broken: BaseException | None = None
+        # Peers in another PID namespace (containers sharing /dev/shm) are invisible here:
+        # then only the timeout can tell a dead replica from a slow one.
+        self._watch_pids = all(_alive(pid) for pid in pids)
 
     @staticmethod
     def supports(tensor: torch.Tensor) -> bool:
         """Whether ``tensor`` can go through shared memory (else the caller uses gloo).
 
-        The answer depends only on the tensor's device, dtype and layout, so every replica
-        issuing the same collective decides the same way.
+        The answer depends only on the tensor's device and dtype (not its strides, which may
+        differ between replicas), so every replica issuing the same collective decides the same way.
         """
-        return tensor.device.type == "cpu" and tensor.dtype in _SUPPORTED and tensor.is_contiguous()
+        return tensor.device.type == "cpu" and tensor.dtype in _SUPPORTED
 
     def all_reduce(self, tensor: torch.Tensor, op: str = "sum") -> None:
         """Reduce ``tensor`` in place over every replica (``op``: ``sum``, ``max`` or ``min``).
@@ -96,10 +100,27 @@ class SharedMemoryReducer:
         """
         if self._broken is not None:
             raise self._broken
-        flat = tensor.view(-1)
-        per_piece = self.slot_bytes // tensor.element_size()
-        for start in range(0, flat.numel(), per_piece):
-            self._reduce_piece(flat[start: start + per_piece], op)
+        if op not in _COMBINE:
+            raise ValueError(f"Unknown reduction op {op!r}; expected one of {sorted(_COMBINE)}.")
+        # Like gloo, reduce tensors that require grad (parameters) in place, outside autograd;
+        # a non-contiguous tensor goes through a contiguous copy.
+        with torch.no_grad():
+            work = tensor if tensor.is_contiguous() else tensor.contiguous()
+            flat = work.view(-1)
+            per_piece = self.slot_bytes // tensor.element_size()
+            try:
+                for start in range(0, flat.numel(), per_piece):
+                    self._reduce_piece(flat[start: start + per_piece], op)
+            except BaseException as exc:
+                # Interrupted between two barriers (Ctrl-C, a dead peer): this rank no longer
+                # agrees with the others on the generation, so later calls must not proceed.
+                if self._broken is None:
+                    self._broken = exc if isinstance(exc, SharedMemoryError) else SharedMemoryError(
+                        f"an earlier shared-memory all-reduce on this rank was interrupted "
+                        f"({type(exc).__name__}); the replicas are out of step", [])
+                raise
+            if work is not tensor:
+                tensor.copy_(work)
 
     def _piece_views(self, dtype: torch.dtype, n: int) -> tuple[list[torch.Tensor], torch.Tensor, torch.Tensor]:
         # Buckets have the same sizes every step: build the slot views once per (dtype, size).
@@ -148,7 +169,7 @@ class SharedMemoryReducer:
 
     def _check_peers(self, target: int, waited: float) -> None:
         missing = [r for r in range(self.world_size) if self._flags[r] < target]
-        dead = [r for r in missing if not _alive(self.pids[r])]
+        dead = [r for r in missing if self._watch_pids and not _alive(self.pids[r])]
         if dead:
             self._broken = SharedMemoryError(
                 f"rank(s) {dead} (pid {[self.pids[r] for r in dead]}) exited without arriving "
@@ -173,19 +194,14 @@ class SharedMemoryError(RuntimeError):
         self.missing = missing
 
 
+_COMBINE = {"sum": torch.add, "max": torch.maximum, "min": torch.minimum}
+
+
 def _combine(op: str, parts: list[torch.Tensor], out: torch.Tensor) -> None:
-    if op == "sum":
-        torch.add(parts[0], parts[1], out=out)
-        for part in parts[2:]:
-            out.add_(part)
-    elif op == "max":
-        torch.maximum(parts[0], parts[1], out=out)
-        for part in parts[2:]:
-            torch.maximum(out, part, out=out)
-    else:
-        torch.minimum(parts[0], parts[1], out=out)
-        for part in parts[2:]:
-            torch.minimum(out, part, out=out)
+    fn = _COMBINE[op]
+    out.copy_(parts[0])
+    for part in parts[1:]:
+        fn(out, part, out=out)  # rank order: the same bits on every rank
 
 
 def _alive(pid: int) -> bool:
@@ -214,7 +230,23 @@ def _wanted(device: torch.device, backend: str) -> str:
     return ""
 
 
+def _sweep_stale_segments() -> None:
+    """Remove segments of killed jobs (their creator died between creating and unlinking)."""
+    try:
+        names = os.listdir("/dev/shm")
+    except OSError:
+        return
+    for name in names:
+        parts = name.split("-")
+        if len(parts) == 3 and parts[0] == "unison" and parts[1].isdigit() and not _alive(int(parts[1])):
+            try:
+                os.unlink(os.path.join("/dev/shm", name))
+            except OSError:
+                pass
+
+
 def _create_segment(world_size: int, slot_bytes: int) -> tuple[str, bytes]:
+    _sweep_stale_segments()
     path = f"/dev/shm/unison-{os.getpid()}-{secrets.token_hex(6)}"
     nonce = secrets.token_bytes(16)
     size = _header_bytes(world_size) + (world_size + 1) * slot_bytes
@@ -253,6 +285,8 @@ def attach(store: Any, rank: int, world_size: int, device: torch.device, backend
     Returns the reducer if every rank could map the segment, else ``None`` on every rank (they
     keep gloo). ``store`` is the process group's rendezvous store.
     """
+    if slot_bytes % _LINE:
+        raise ValueError(f"slot_bytes must be a multiple of {_LINE}. Received: {slot_bytes}")
     _ATTACHES[0] += 1
     prefix = f"unison/shm/{_ATTACHES[0]}/"
     reason = _wanted(device, backend)

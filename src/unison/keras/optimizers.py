@@ -73,9 +73,14 @@ def _fusable(params: list) -> bool:
     """Whether torch's fused Adam kernel can update every tensor in ``params`` (dense floating
     point tensors on the CPU or on CUDA; anything else keeps the default implementation)."""
     tensors = _flatten(params)
+    try:  # fused Adam on the CPU exists from torch 2.4 on; this lists where this build has it
+        from torch.utils._foreach_utils import _get_fused_kernels_supported_devices
+        devices = set(_get_fused_kernels_supported_devices())
+    except (ImportError, AttributeError):  # private API: without it, keep the default
+        return False
     return bool(tensors) and all(
-        t.device.type in ("cpu", "cuda") and t.dtype in _FUSED_DTYPES and not t.is_sparse
-        for t in tensors) and len({t.device for t in tensors}) == 1
+        t.device.type in devices and t.device.type in ("cpu", "cuda") and t.dtype in _FUSED_DTYPES
+        and t.layout == torch.strided for t in tensors) and len({t.device for t in tensors}) == 1
 
 
 class OptimizerOptions(ClipOptions, total=False):

@@ -59,10 +59,15 @@ def _embedding_table(module: torch.nn.Module) -> tuple[str, int | None] | None:
     return (attr, None) if attr else None
 
 
+# How a torch optimizer runs (fused kernel, foreach loops) is the server's choice, not a
+# hyper-parameter: a server with another torch build may not have the fused kernel.
+_IMPLEMENTATION_KEYS = ("params", "fused", "foreach")
+
+
 def _hyper(group: dict) -> dict:
     out = {}
     for k, v in group.items():
-        if k == "params":
+        if k in _IMPLEMENTATION_KEYS:
             continue
         if isinstance(v, torch.Tensor):
             v = v.item()
