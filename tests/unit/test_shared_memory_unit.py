@@ -54,3 +54,17 @@ def test_an_unknown_op_is_refused_before_any_rank_waits() -> None:
     reducer = shm.SharedMemoryReducer(buffer, 0, 2, 4096, [os.getpid(), os.getpid()], 1.0)
     with pytest.raises(ValueError, match="Unknown reduction op 'avg'"):
         reducer.all_reduce(torch.ones(4), "avg")
+
+
+def test_a_rank_that_never_comes_to_the_vote_is_named_not_a_raw_store_error() -> None:
+    import datetime
+
+    import torch.distributed as dist
+
+    from unison.errors import UnisonError
+
+    store = dist.TCPStore("127.0.0.1", 0, 1, is_master=True, wait_for_workers=False,
+                          timeout=datetime.timedelta(seconds=5))
+    # rank 1 of 2 alone: rank 0 never publishes the segment
+    with pytest.raises(UnisonError, match=r"waited 1s for ranks \[0\].*UNISON_SHM_ALLREDUCE=0"):
+        shm.attach(store, 1, 2, torch.device("cpu"), "gloo", 1.0)

@@ -17,9 +17,9 @@ exist, so a dead or stuck replica becomes an error (which the communicator names
 The segment is set up once per process group by :func:`attach`, a vote through the rendezvous
 store: rank 0 creates the file, every rank maps it and checks a nonce (a rank on another host
 cannot), and only if every rank succeeded do they all use it; otherwise all keep gloo. The
-file is unlinked as soon as every rank mapped it, so nothing is left in ``/dev/shm`` even if
-the job is killed (a rank 0 killed between creating and unlinking it leaves one file, which
-the next job's rank 0 removes). ``UNISON_SHM_ALLREDUCE=0`` turns the path off (gloo for everything).
+file is unlinked as soon as every rank mapped it, so a job killed later leaves nothing in
+``/dev/shm`` (a rank 0 killed in the moment between creating and unlinking it leaves one file,
+which the next job's rank 0 removes). ``UNISON_SHM_ALLREDUCE=0`` turns the path off (gloo for everything).
 
 Example:
     >>> import torch
@@ -39,6 +39,8 @@ from typing import Any
 
 import numpy as np
 import torch
+
+from unison.errors import UnisonError
 
 
 _LINE = 64  # one counter per cache line: ranks spinning on their own lines do not share one
@@ -76,7 +78,7 @@ class SharedMemoryReducer:
         self._data = torch.frombuffer(buffer, dtype=torch.uint8, offset=data_offset,
                                       count=(world_size + 1) * slot_bytes)
         self._generation = 0
-        self._views: dict[tuple[torch.dtype, int], tuple[list[torch.Tensor], torch.Tensor, torch.Tensor]] = {}
+        self._views: dict[tuple[torch.dtype, int], tuple[list[torch.Tensor], torch.Tensor, int, int]] = {}
         self._broken: BaseException | None = None
         # Peers in another PID namespace (containers sharing /dev/shm) are invisible here:
         # then only the timeout can tell a dead replica from a slow one.
@@ -122,7 +124,7 @@ class SharedMemoryReducer:
             if work is not tensor:
                 tensor.copy_(work)
 
-    def _piece_views(self, dtype: torch.dtype, n: int) -> tuple[list[torch.Tensor], torch.Tensor, torch.Tensor]:
+    def _piece_views(self, dtype: torch.dtype, n: int) -> tuple[list[torch.Tensor], torch.Tensor, int, int]:
         # Buckets have the same sizes every step: build the slot views once per (dtype, size).
         key = (dtype, n)
         views = self._views.get(key)
@@ -133,20 +135,17 @@ class SharedMemoryReducer:
             lo, hi = n * self.rank // self.world_size, n * (self.rank + 1) // self.world_size
             if len(self._views) > 256:
                 self._views.clear()
-            views = self._views[key] = (slots[:-1], slots[-1], slots[-1][lo:hi])
+            views = self._views[key] = (slots[:-1], slots[-1], lo, hi)
         return views
 
     def _reduce_piece(self, piece: torch.Tensor, op: str) -> None:
-        slots, result, mine = self._piece_views(piece.dtype, piece.numel())
-        lo = mine.storage_offset() - result.storage_offset()
-        hi = lo + mine.numel()
+        slots, result, lo, hi = self._piece_views(piece.dtype, piece.numel())
         self._generation += 1
         generation = self._generation
         slots[self.rank].copy_(piece)
         self._arrive(2 * generation - 1)
         if hi > lo:  # this rank's slice of the result, summed in rank order on every rank
-            parts = [s[lo:hi] for s in slots]
-            _combine(op, parts, mine)
+            _combine(op, [s[lo:hi] for s in slots], result[lo:hi])
         self._arrive(2 * generation)  # every slice is done: read the whole result
         piece.copy_(result)
 
@@ -217,6 +216,10 @@ def _header_bytes(world_size: int) -> int:
     return _LINE * (1 + world_size)
 
 
+def _segment_bytes(world_size: int, slot_bytes: int) -> int:
+    return _header_bytes(world_size) + (world_size + 1) * slot_bytes
+
+
 def _wanted(device: torch.device, backend: str) -> str:
     """Why this rank will not use shared memory, or ``""`` if it will."""
     if os.environ.get("UNISON_SHM_ALLREDUCE", "1").strip() == "0":
@@ -249,7 +252,7 @@ def _create_segment(world_size: int, slot_bytes: int) -> tuple[str, bytes]:
     _sweep_stale_segments()
     path = f"/dev/shm/unison-{os.getpid()}-{secrets.token_hex(6)}"
     nonce = secrets.token_bytes(16)
-    size = _header_bytes(world_size) + (world_size + 1) * slot_bytes
+    size = _segment_bytes(world_size, slot_bytes)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         # Reserve every page now: a full /dev/shm fails here (and unison keeps gloo) instead of
@@ -265,7 +268,7 @@ def _create_segment(world_size: int, slot_bytes: int) -> tuple[str, bytes]:
 
 
 def _map(path: str, nonce: bytes, world_size: int, slot_bytes: int) -> mmap.mmap:
-    size = _header_bytes(world_size) + (world_size + 1) * slot_bytes
+    size = _segment_bytes(world_size, slot_bytes)
     fd = os.open(path, os.O_RDWR)
     try:
         if os.fstat(fd).st_size != size:
@@ -276,6 +279,20 @@ def _map(path: str, nonce: bytes, world_size: int, slot_bytes: int) -> mmap.mmap
     if buffer[: len(nonce)] != nonce:
         raise OSError(f"{path} is not this job's segment (another host's /dev/shm?)")
     return buffer
+
+
+def _wait(store: Any, keys: list[str], timeout: datetime.timedelta, rank: int, world_size: int,
+          owners: list[int]) -> None:
+    """``store.wait`` whose timeout names the ranks (``owners[i]`` sets ``keys[i]``) that never came."""
+    try:
+        store.wait(keys, timeout)
+    except RuntimeError as exc:  # a replica died or hangs right after joining the process group
+        missing = sorted({owner for owner, key in zip(owners, keys) if not store.check([key])})
+        raise UnisonError(
+            f"Rank {rank} of {world_size} waited {timeout.total_seconds():.0f}s for ranks {missing} "
+            "to set up the shared-memory all-reduce after joining the process group; they never "
+            "did (crashed or stuck right after start-up; their own errors say why). "
+            "UNISON_SHM_ALLREDUCE=0 skips this step.") from exc
 
 
 def attach(store: Any, rank: int, world_size: int, device: torch.device, backend: str,
@@ -303,7 +320,7 @@ def attach(store: Any, rank: int, world_size: int, device: torch.device, backend
     try:
         timeout = datetime.timedelta(seconds=timeout_s)
         if rank != 0:
-            store.wait([prefix + "path", prefix + "nonce"], timeout)
+            _wait(store, [prefix + "path", prefix + "nonce"], timeout, rank, world_size, [0])
             path = store.get(prefix + "path").decode()
             nonce = bytes.fromhex(store.get(prefix + "nonce").decode())
         if not reason and path:
@@ -313,7 +330,7 @@ def attach(store: Any, rank: int, world_size: int, device: torch.device, backend
                 buffer = None
         store.set(prefix + f"ok/{rank}", f"{os.getpid()}" if buffer is not None else "")
         keys = [prefix + f"ok/{r}" for r in range(world_size)]
-        store.wait(keys, timeout)
+        _wait(store, keys, timeout, rank, world_size, list(range(world_size)))
         votes = [store.get(k).decode() for k in keys]
     finally:
         if rank == 0 and path:
