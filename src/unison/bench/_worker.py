@@ -130,6 +130,11 @@ def run_ddp(args: argparse.Namespace) -> None:
     else:
         device = torch.device("cpu")
         torch.set_num_threads(max(1, _cores() // int(os.environ.get("LOCAL_WORLD_SIZE", "1"))))
+    # torch.optim imports torch._dynamo; imported after init_process_group it keeps the group
+    # alive past destroy_process_group and gloo may abort the rank at interpreter exit
+    # ("terminate called without an active exception", about 1 run in 12 here). unison's
+    # communicator does the same before joining; the baseline must not fail for it either.
+    import torch._dynamo  # noqa: F401
     dist.init_process_group("nccl" if cuda else "gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(0)
@@ -193,6 +198,14 @@ def run_ddp(args: argparse.Namespace) -> None:
         "train_accuracy": float(stats[1] / stats[2]), "val_loss": float(val[0] / val[2]),
         "val_accuracy": float(val[1] / val[2]), "peak_rss_mb": peak_rss_mb(), "pid": os.getpid(),
     })
+    # Tear down in an order torch's gloo survives. Left to the end of this function, DDP's
+    # reducer is the group's last owner and destroys it while holding the GIL, whose thread may
+    # be releasing a finished collective (which needs the GIL): a deadlock at exit, or an abort
+    # at interpreter shutdown, about one run in twelve here. So: the reducer goes first, a
+    # barrier lets the group's threads finish (and free) every earlier collective, then the
+    # group goes.
+    del model, opt
+    dist.barrier()
     dist.destroy_process_group()
 
 
