@@ -17,10 +17,17 @@ per-repeat ratios (both sides measured in the same repeat, seconds apart).
       alone: pack/unpack and chunking, no parameter store);
     * ``raw unary`` / ``raw stream``: one echo of the same N bytes (pre-built ``bytes``, 2 MiB
       pre-sliced chunks for the stream; the stream server collects the whole message, then
-      answers, as a request/response has to).
+      answers, as a request/response has to);
+    * ``raw + tensor bytes``: the same echo when the payload is a tensor (its bytes made on the way
+      out, a tensor made of the reply);
+    * ``raw up+down``: the two calls of a push and a pull on raw gRPC, pre-built bytes: N bytes up
+      (empty reply), then N bytes down (empty request): the fastest two calls can be;
+    * ``raw PS push+pull``: unison's push (applied on the server) and pull written directly on
+      grpcio with the fewest copies its API allows: what unison's own layer is measured against.
 
     Every round moves N bytes each way; MB/s = 2N / time per round. Ratio = raw time / unison
-    time against the faster raw variant (>= 1: unison as fast as raw gRPC; target >= 0.8).
+    time against the faster raw echo (>= 1: unison as fast as raw gRPC; the issue's target is
+    >= 0.8), and against each of the other raw systems.
 (2) Worker scaling: steps/s of a ``ClusterCoordinator`` scheduling steps on 1 and on 2 workers of
     one ``LocalParameterServerCluster`` (1 PS, 2 workers: real ``unison server`` processes on
     loopback, one torch thread each), on an MLP 512-1024-1024-1024-10 (10.5 MB of parameters
@@ -109,6 +116,7 @@ def serve() -> None:
     import grpc
 
     from unison.comm.ps_store import ParameterStore
+    from unison.comm.rpc import CHUNK_BYTES as CHUNK
     from unison.comm.rpc import RpcServer, cluster_token, keep_freed_memory
 
     torch.set_num_threads(1)
@@ -120,10 +128,47 @@ def serve() -> None:
         chunks = list(requests)  # the whole message first, as a request/response does
         yield from chunks
 
+    # "raw up+down": pre-built bytes one way, an empty message the other (no tensor in sight)
+    blobs: dict[bytes, list[bytes]] = {}
+
+    def blob(request: bytes) -> list[bytes]:
+        n = int(request)
+        if request not in blobs:
+            payload = os.urandom(n)
+            blobs[request] = [payload[i: i + CHUNK] for i in range(0, n, CHUNK)] if n > UNARY_MAX else [payload]
+        return blobs[request]
+
+    # "raw PS": the same push (applied: var -= lr * grad) and pull written straight on grpcio
+    variables: dict[int, torch.Tensor] = {}
+
+    def apply(grad: torch.Tensor) -> bytes:
+        var = variables.setdefault(grad.numel(), torch.zeros_like(grad))
+        var.add_(grad, alpha=-0.0)  # SGD with lr 0, as unison's push in this benchmark
+        return b""
+
+    def tensor_of(data: bytes) -> torch.Tensor:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # read-only bytes: only read here
+            return torch.frombuffer(data, dtype=torch.float32)
+
+    def var_chunks(request: bytes) -> Any:
+        view = memoryview(variables[int(request) // 4].numpy()).cast("B")
+        return (bytes(view[i: i + CHUNK]) for i in range(0, len(view), CHUNK))
+
     raw = grpc.server(futures.ThreadPoolExecutor(max_workers=16), options=RAW_OPTIONS)
     raw.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(RAW_SERVICE, {
         "Echo": grpc.unary_unary_rpc_method_handler(lambda request, context: request),
         "StreamEcho": grpc.stream_stream_rpc_method_handler(stream_echo),
+        "Up": grpc.unary_unary_rpc_method_handler(lambda request, context: b""),
+        "StreamUp": grpc.stream_unary_rpc_method_handler(lambda requests, context: b"" if list(requests) else b""),
+        "Down": grpc.unary_unary_rpc_method_handler(lambda request, context: blob(request)[0]),
+        "StreamDown": grpc.unary_stream_rpc_method_handler(lambda request, context: iter(blob(request))),
+        "Push": grpc.unary_unary_rpc_method_handler(lambda request, context: apply(tensor_of(request))),
+        "StreamPush": grpc.stream_unary_rpc_method_handler(
+            lambda requests, context: apply(tensor_of(b"".join(requests)))),
+        "Pull": grpc.unary_unary_rpc_method_handler(
+            lambda request, context: variables[int(request) // 4].numpy().tobytes()),
+        "StreamPull": grpc.unary_stream_rpc_method_handler(lambda request, context: var_chunks(request)),
     })])
     raw_port = raw.add_insecure_port("127.0.0.1:0")
     raw.start()
@@ -184,6 +229,11 @@ class TransportBench:
         self.channel = grpc.insecure_channel(f"127.0.0.1:{server.ports['raw']}", options=RAW_OPTIONS)
         self.raw_unary = self.channel.unary_unary(f"/{RAW_SERVICE}/Echo")
         self.raw_stream = self.channel.stream_stream(f"/{RAW_SERVICE}/StreamEcho")
+        self.raw_calls = {name: make(f"/{RAW_SERVICE}/{name}") for name, make in (
+            ("Up", self.channel.unary_unary), ("StreamUp", self.channel.stream_unary),
+            ("Down", self.channel.unary_unary), ("StreamDown", self.channel.unary_stream),
+            ("Push", self.channel.unary_unary), ("StreamPush", self.channel.stream_unary),
+            ("Pull", self.channel.unary_unary), ("StreamPull", self.channel.unary_stream))}
         if not self.client.wait_ready(60):
             raise RuntimeError("the transport server does not answer")
         g = torch.Generator().manual_seed(0)
@@ -195,6 +245,7 @@ class TransportBench:
             self.local[mb] = torch.empty_like(t)
             self.payloads[mb] = t.numpy().tobytes()
             self.chunks[mb] = [self.payloads[mb][i: i + CHUNK_BYTES] for i in range(0, n, CHUNK_BYTES)]
+            self.round("raw PS push+pull", mb)  # the raw PS creates its variable on the first push
             name = f"w{mb}"
             self.client.call("ps.create", {"names": [name], "if_absent": False}, [torch.zeros_like(t)])
             self.client.call("ps.set_optimizer", {"names": [name], "cls": "SGD", "hyper": {"lr": 0.0}})
@@ -215,6 +266,29 @@ class TransportBench:
             out = [self.raw_unary(self.payloads[mb])]
         elif system == "raw stream":
             out = list(self.raw_stream(iter(self.chunks[mb])))
+        elif system == "raw up+down":
+            size, c = str(n).encode(), self.raw_calls
+            if n <= UNARY_MAX:
+                c["Up"](self.payloads[mb])
+                out = [c["Down"](size)]
+            else:
+                c["StreamUp"](iter(self.chunks[mb]))
+                out = list(c["StreamDown"](size))
+        elif system == "raw PS push+pull":
+            t, local, size, c = self.tensors[mb], self.local[mb], str(n).encode(), self.raw_calls
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                if n <= UNARY_MAX:
+                    c["Push"](t.numpy().tobytes())
+                    local.copy_(torch.frombuffer(c["Pull"](size), dtype=torch.float32))
+                else:
+                    view = memoryview(t.numpy()).cast("B")
+                    c["StreamPush"](bytes(view[i: i + self.chunk]) for i in range(0, n, self.chunk))
+                    dest, pos = memoryview(local.numpy()).cast("B"), 0
+                    for chunk in c["StreamPull"](size):  # each chunk straight into the local copy
+                        dest[pos: pos + len(chunk)] = chunk
+                        pos += len(chunk)
+            out = [local]
         elif system == "raw + tensor bytes":
             # what raw gRPC costs when the payload is a tensor: bytes made from it on the way out,
             # a tensor made from the bytes on the way back (the fewest copies gRPC allows)
@@ -241,7 +315,8 @@ class TransportBench:
         return (time.perf_counter() - t0) / rounds
 
 
-TRANSPORT_SYSTEMS = ["unison push+pull", "unison echo", "raw unary", "raw stream", "raw + tensor bytes"]
+TRANSPORT_SYSTEMS = ["unison push+pull", "unison echo", "raw unary", "raw stream", "raw + tensor bytes",
+                     "raw up+down", "raw PS push+pull"]
 UNARY_MAX = 8 << 20  # unison's UNARY_MAX_BYTES: the raw tensor variant makes the same unary/stream choice
 
 
@@ -280,17 +355,16 @@ def report_transport(reps: list[dict], args: argparse.Namespace) -> str:
             mbps = [2 * n / t / 1e6 for t in ts]
             if s.startswith("unison"):
                 vs = ratio_cell([b / t for b, t in zip(best_raw, ts)], 0.8 if s == "unison push+pull" else None)
-                vs_u = ratio_cell([r[mb]["raw unary"] / t for r, t in zip(reps, ts)])
-                vs_s = ratio_cell([r[mb]["raw stream"] / t for r, t in zip(reps, ts)])
-                vs_t = ratio_cell([r[mb]["raw + tensor bytes"] / t for r, t in zip(reps, ts)])
+                others = [ratio_cell([r[mb][base] / t for r, t in zip(reps, ts)])
+                          for base in ("raw + tensor bytes", "raw up+down", "raw PS push+pull")]
             else:
-                vs = vs_u = vs_s = vs_t = "-"
+                vs, others = "-", ["-"] * 3
             rows.append([f"{mb} MB ({reps[0][mb]['rounds']} rounds)", s, with_spread([t * 1e3 for t in ts]),
-                         with_spread(mbps, "{:.0f}"), vs, vs_u, vs_s, vs_t])
+                         with_spread(mbps, "{:.0f}"), vs, *others])
     out = ["### (1) Transport: N bytes each way per round, one client, server in another process (loopback)\n",
            table(["payload N", "system", "ms per round", "MB/s (2N / time)",
-                  "raw / unison vs faster raw (target >= 0.8)", "vs raw unary", "vs raw stream",
-                  "vs raw + tensor bytes"], rows),
+                  "raw / unison vs faster raw echo (target >= 0.8)", "vs raw + tensor bytes",
+                  "vs raw up+down", "vs raw PS push+pull"], rows),
            ("\nunison push+pull = `ps.push` (SGD lr 0, applied on the server) + `ps.pull` into the client's "
            "copy of the variable, two `RpcClient.call`s as a worker makes them (one unary message up to 8 MiB, "
            "2 MiB chunks above), N bytes each way in all; unison echo = one such call answered by a "
@@ -299,7 +373,13 @@ def report_transport(reps: list[dict], args: argparse.Namespace) -> str:
            "chunks, the server collects them all and sends them back); raw + tensor bytes = the same echo when the "
            "payload is a tensor: `tobytes()` (unary, up to 8 MiB) or 2 MiB `bytes` slices of it (stream) on the way "
            "out, `torch.frombuffer` of the (joined) reply on the way back, the fewest copies gRPC's Python API "
-           "allows. unison's calls carry and check the "
+           "allows; raw up+down = the two calls a worker makes, on raw gRPC with pre-built bytes: N bytes up with an "
+           "empty reply, then an empty request answered with N bytes (unary up to 8 MiB, pre-sliced 2 MiB chunks "
+           "above), the fastest any push-then-pull can be on grpcio; raw PS push+pull = unison's two calls written "
+           "directly on grpcio with the fewest copies it allows: the gradient's bytes up (`tobytes()` / 2 MiB "
+           "slices), the server makes a tensor of them (`frombuffer`, joined first when streamed) and applies "
+           "`var.add_(grad, alpha=-lr)`, then the variable's bytes back, written into the client's copy. "
+           "unison's calls carry and check the "
            "cluster token (`UNISON_CLUSTER_TOKEN`, an interceptor on the server); raw gRPC has no token check. "
            "Ratios: median of per-repeat ratios (min-max); >= 1 means unison is as fast as raw gRPC. "
            "Time per round = mean over the rounds of a repeat (after one warm-up round). Both processes keep "

@@ -18,6 +18,8 @@ from unison.cluster import ClusterSpec, SimpleClusterResolver
 from unison.comm.ps_store import ParameterStore
 from unison.comm.rpc import (
     CHUNK_BYTES,
+    UNARY_MAX_BYTES,
+    RemoteError,
     RpcClient,
     RpcServer,
     TlsConfig,
@@ -247,6 +249,53 @@ def test_tls_serves_encrypted_calls_and_refuses_plaintext(tmp_path):
             RpcClient(f"127.0.0.1:{server.port}", "ps:0", token="t", tls=False, timeout_s=5).call("echo")
     finally:
         server.stop()
+
+
+def test_streamed_calls_round_trip_into_the_callers_tensors_and_errors_travel_back():
+    """Above UNARY_MAX_BYTES a call streams; its reply is decoded as it arrives, into ``into``."""
+
+    def fail(header, tensors):
+        raise KeyError("no such variable")
+
+    server = RpcServer("127.0.0.1:0", {"echo": lambda h, ts: (h, ts), "fail": fail}, token="t")
+    try:
+        client = RpcClient(f"127.0.0.1:{server.port}", "ps:0", token="t", tls=False, timeout_s=30)
+        big = torch.randn(UNARY_MAX_BYTES // 4 + 3 * CHUNK_BYTES // 4 + 5)  # streamed, a partial last chunk
+        dest = [torch.empty(2, dtype=torch.int64), torch.empty_like(big)]
+        header, out = client.call("echo", {"a": 1}, [torch.tensor([4, 5]), big], reply_bytes=big.nbytes, into=dest)
+        assert header == {"a": 1} and out[1] is dest[1] and torch.equal(dest[1], big) and dest[0].tolist() == [4, 5]
+        _, (fresh,) = client.call("echo", {}, [big], reply_bytes=big.nbytes)
+        assert torch.equal(fresh, big)
+        with pytest.raises(RemoteError, match=r"ps:0 failed in 'fail': KeyError: .*no such variable"):
+            client.call("fail", {}, [big], reply_bytes=big.nbytes)
+    finally:
+        server.stop()
+
+
+def test_a_reply_stream_cut_midway_names_the_task_and_the_operation():
+    """The server sends the first chunk of a big reply and goes away: the caller gets a named error."""
+
+    def cut(requests, context):
+        for _ in requests:
+            pass
+        yield pack({}, [torch.zeros(UNARY_MAX_BYTES // 4 * 2)])[0]
+        context.abort(grpc.StatusCode.UNAVAILABLE, "the task is shutting down")
+
+    from concurrent import futures
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(
+        "unison.Task", {"Stream": grpc.stream_stream_rpc_method_handler(cut)})])
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        client = RpcClient(f"127.0.0.1:{port}", "ps:1", tls=False, timeout_s=30)
+        with pytest.raises(TaskUnavailableError, match=r"ps:1 .* is unavailable for 'ps.pull'.*shutting down") as info:
+            client.call("ps.pull", {"names": ["w"]}, reply_bytes=UNARY_MAX_BYTES * 2,
+                        into=[torch.empty(UNARY_MAX_BYTES // 4 * 2)])
+        assert info.value.task == "ps:1" and info.value.op == "ps.pull"
+    finally:
+        server.stop(0).wait()
 
 
 def test_join_names_the_workers_when_none_answers_within_the_timeout():

@@ -490,10 +490,27 @@ class RpcClient:
                 reply: Iterable[bytes] = [self._unary(request, metadata=self._metadata, timeout=timeout)]
             else:
                 chunks = iter_pack({"op": op, **(header or {})}, tensors)
-                reply = list(self._streaming(chunks, metadata=self._metadata, timeout=timeout))
+                responses = self._streaming(chunks, metadata=self._metadata, timeout=timeout)
         except grpc.RpcError as exc:
             raise self._translate(exc, op, timeout) from None
-        return self._result(reply, op, into)
+        if unary:
+            return self._result(reply, op, into)
+        # A streamed reply is decoded chunk by chunk as it arrives (written into ``into``, or into
+        # one buffer) while gRPC receives the next one, instead of after the last. A call that
+        # fails midway raises as above and may leave ``into`` partly written.
+        arriving = self._translated(responses, op, timeout)
+        try:
+            return self._result(arriving, op, into)
+        finally:
+            arriving.close()
+
+    def _translated(self, responses: Any, op: str, timeout: float | None) -> Iterator[bytes]:
+        try:
+            yield from responses
+        except grpc.RpcError as exc:
+            raise self._translate(exc, op, timeout) from None
+        finally:
+            responses.cancel()  # nothing once the call completed; stops a reply nobody reads any more
 
     def submit(self, op: str, header: dict | None = None, tensors: Sequence[torch.Tensor] = (),
                timeout_s: float | None = None, reply_bytes: int = 0,
