@@ -142,7 +142,9 @@ def serve() -> None:
     variables: dict[int, torch.Tensor] = {}
 
     def apply(grad: torch.Tensor) -> bytes:
-        var = variables.setdefault(grad.numel(), torch.zeros_like(grad))
+        var = variables.get(grad.numel())
+        if var is None:  # the first push creates the variable (not a setdefault: no zeros per push)
+            var = variables[grad.numel()] = torch.zeros_like(grad)
         var.add_(grad, alpha=-0.0)  # SGD with lr 0, as unison's push in this benchmark
         return b""
 
@@ -288,6 +290,8 @@ class TransportBench:
                     for chunk in c["StreamPull"](size):  # each chunk straight into the local copy
                         dest[pos: pos + len(chunk)] = chunk
                         pos += len(chunk)
+                    if pos != n:
+                        raise RuntimeError(f"{system}: {pos} bytes came back, expected {n}")
             out = [local]
         elif system == "raw + tensor bytes":
             # what raw gRPC costs when the payload is a tensor: bytes made from it on the way out,
@@ -378,7 +382,10 @@ def report_transport(reps: list[dict], args: argparse.Namespace) -> str:
            "above), the fastest any push-then-pull can be on grpcio; raw PS push+pull = unison's two calls written "
            "directly on grpcio with the fewest copies it allows: the gradient's bytes up (`tobytes()` / 2 MiB "
            "slices), the server makes a tensor of them (`frombuffer`, joined first when streamed) and applies "
-           "`var.add_(grad, alpha=-lr)`, then the variable's bytes back, written into the client's copy. "
+           "`var.add_(grad, alpha=-lr)`, then the variable's bytes back, written into the client's copy (it takes no "
+           "lock, slices a streamed reply while sending it and joins a streamed push before using it, where unison "
+           "packs a pull under the shard's lock, for a consistent value, and copies a push chunk by chunk as it "
+           "arrives). "
            "unison's calls carry and check the "
            "cluster token (`UNISON_CLUSTER_TOKEN`, an interceptor on the server); raw gRPC has no token check. "
            "Ratios: median of per-repeat ratios (min-max); >= 1 means unison is as fast as raw gRPC. "
@@ -639,7 +646,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--parts", default="transport,scaling,ctr", help="comma list of transport, scaling, ctr")
     ap.add_argument("--sizes-mb", default=None, help="transport payloads in MiB (default 4,64; --quick 4,16)")
     ap.add_argument("--transport-mb", type=float, default=None,
-                    help="MiB moved per system, size and repeat (rounds = this / size, at least 2); default 256")
+                    help="MiB moved per system, size and repeat (rounds = this / size, at least 2); default 640")
     ap.add_argument("--models", default="mlp,cnn", help="scaling models: mlp, cnn")
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--steps-scale", type=float, default=None, help="multiply every timed step count (--quick 0.4)")
@@ -655,7 +662,7 @@ def main(argv: list[str] | None = None) -> int:
     command = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(os.path.abspath(__file__)), *argv])
     args.repeats = args.repeats or (2 if args.quick else 5)
     args.sizes_mb = [int(x) for x in (args.sizes_mb or ("4,16" if args.quick else "4,64")).split(",")]
-    args.transport_mb = args.transport_mb or (64.0 if args.quick else 256.0)
+    args.transport_mb = args.transport_mb or (64.0 if args.quick else 640.0)
     scale = args.steps_scale or (0.4 if args.quick else 1.0)
     args.mlp_steps, args.cnn_steps = max(4, int(40 * scale)), max(4, int(16 * scale))
     args.sparse_steps, args.dense_steps = max(4, int(100 * scale)), max(4, int(12 * scale))
