@@ -288,7 +288,8 @@ def unpack(chunks: Iterable[bytes], into: Sequence[torch.Tensor] | None = None) 
         if len(first) - start != sum(sizes):
             raise ValueError(f"Truncated message: expected {sum(sizes)} tensor bytes, received {len(first) - start}.")
         return header, _views(first, start, specs, sizes)
-    buf = bytearray(sum(sizes))
+    # uninitialised (a bytearray would zero 64 MB first, 1.8 ms here): every byte is written below
+    buf = memoryview(torch.empty(sum(sizes), dtype=torch.uint8).numpy())
     head = memoryview(first)[start:]
     offset = len(head)
     buf[:offset] = head
