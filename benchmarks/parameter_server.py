@@ -138,6 +138,11 @@ def serve() -> None:
             blobs[request] = [payload[i: i + CHUNK] for i in range(0, n, CHUNK)] if n > UNARY_MAX else [payload]
         return blobs[request]
 
+    def drain(requests: Any) -> bytes:
+        for _ in requests:  # every chunk received, none used
+            pass
+        return b""
+
     # "raw PS": the same push (applied: var -= lr * grad) and pull written straight on grpcio
     variables: dict[int, torch.Tensor] = {}
 
@@ -162,7 +167,7 @@ def serve() -> None:
         "Echo": grpc.unary_unary_rpc_method_handler(lambda request, context: request),
         "StreamEcho": grpc.stream_stream_rpc_method_handler(stream_echo),
         "Up": grpc.unary_unary_rpc_method_handler(lambda request, context: b""),
-        "StreamUp": grpc.stream_unary_rpc_method_handler(lambda requests, context: b"" if list(requests) else b""),
+        "StreamUp": grpc.stream_unary_rpc_method_handler(lambda requests, context: drain(requests)),
         "Down": grpc.unary_unary_rpc_method_handler(lambda request, context: blob(request)[0]),
         "StreamDown": grpc.unary_stream_rpc_method_handler(lambda request, context: iter(blob(request))),
         "Push": grpc.unary_unary_rpc_method_handler(lambda request, context: apply(tensor_of(request))),

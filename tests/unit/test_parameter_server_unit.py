@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import os
 import pickle
+from concurrent import futures
 
 import grpc
 import numpy as np
@@ -280,8 +281,6 @@ def test_a_reply_stream_cut_midway_names_the_task_and_the_operation():
             pass
         yield pack({}, [torch.zeros(UNARY_MAX_BYTES // 4 * 2)])[0]
         context.abort(grpc.StatusCode.UNAVAILABLE, "the task is shutting down")
-
-    from concurrent import futures
 
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
     server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(
