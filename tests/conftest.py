@@ -28,3 +28,10 @@ def mnist_dir() -> pathlib.Path:
 @pytest.fixture
 def repo() -> pathlib.Path:
     return REPO
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test under tests/distributed starts real processes: mark it so `-m` can select it."""
+    for item in items:
+        if "distributed" in pathlib.Path(str(item.fspath)).parts:
+            item.add_marker(pytest.mark.distributed)
