@@ -6,11 +6,12 @@ Example:
     1
 """
 
-from unison.distribute import cluster_resolver, coordinator, experimental
+from typing import Any
+
+from unison.distribute import cluster_resolver, experimental
 from unison.distribute.input import InputContext
 from unison.distribute.mirrored import MirroredStrategy
 from unison.distribute.multi_worker import MultiWorkerMirroredStrategy
-from unison.distribute.parameter_server import ParameterServerStrategy, Server
 from unison.distribute.strategy import (
     OneDeviceStrategy,
     ReduceOp,
@@ -42,3 +43,16 @@ __all__ = [
     "has_strategy",
     "in_cross_replica_context",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The parameter-server stack (grpc, cloudpickle) loads on first use, not at `import unison`.
+    import importlib
+
+    if name == "coordinator":
+        return importlib.import_module("unison.distribute.coordinator")
+    if name in ("ParameterServerStrategy", "Server"):
+        from unison.distribute import parameter_server
+
+        return getattr(parameter_server, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

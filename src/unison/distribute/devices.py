@@ -3,7 +3,7 @@
 Validated before any process starts, so a typo never costs a launch.
 
 Example:
-    >>> [str(d) for d in parse_devices(["/cpu:0", "/cpu:1"])]
+    >>> [d.kind for d in parse_devices(["/cpu:0", "/cpu:1"])]
     ['cpu', 'cpu']
     >>> parse_device("/device:GPU:1").kind, parse_device("GPU:1").index
     ('gpu', 1)

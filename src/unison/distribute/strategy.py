@@ -93,6 +93,10 @@ class Strategy:
     Subclasses only decide placement (which processes, which devices); the API is shared.
     """
 
+    # TF's name for "steps are scheduled onto workers by a ClusterCoordinator" (Keras asks it
+    # instead of importing the parameter-server stack to run an isinstance check).
+    _should_use_with_coordinator: bool = False
+
     def __init__(self, communicator: Communicator, device: torch.device) -> None:
         self.extended = StrategyExtended(communicator, device)
         self._optimizers: dict[int, DistributedOptimizer] = {}

@@ -40,10 +40,6 @@ from unison.keras.training_state import TrainingState, prepare
 from unison.keras.utils.experimental import DatasetCreator
 
 
-def is_parameter_server(strategy: Any) -> bool:
-    return isinstance(strategy, ParameterServerStrategy)
-
-
 class ArrayShards:
     """A dataset function over arrays: worker ``i`` of ``n`` reads rows ``i::n`` in endless passes."""
 

@@ -5,7 +5,7 @@ number of replicas (DESIGN section 3: the sum over replicas is the one-device pe
 
 Example:
     >>> import torch
-    >>> get("l2")(torch.ones(2, 2)).item()
+    >>> round(get("l2")(torch.ones(2, 2)).item(), 6)
     0.04
 """
 

@@ -28,7 +28,6 @@ import torch
 
 from unison.distribute.strategy import _STACK, Strategy
 from unison.keras.callbacks import Callback, CallbackList, History, ProgbarLogger
-from unison.keras import ps_trainer
 from unison.keras.data_adapters import ArrayAdapter, Batch, IterableAdapter, make_adapter
 from unison.keras.training_state import TrainingState, prepare
 
@@ -109,7 +108,9 @@ def fit(model: Any, x: Any = None, y: Any = None, batch_size: int | None = None,
         (x, y, sample_weight), validation_data = _split_validation(x, y, sample_weight, validation_split)
 
     strategy: Strategy = model.distribute_strategy
-    if ps_trainer.is_parameter_server(strategy):
+    if strategy._should_use_with_coordinator:
+        from unison.keras import ps_trainer  # the PS stack (grpc, cloudpickle) loads only when used
+
         return ps_trainer.fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_data, shuffle,
                               sample_weight, initial_epoch, steps_per_epoch, validation_steps, validation_batch_size,
                               validation_freq, _evaluate_here)
@@ -183,7 +184,9 @@ def evaluate(model: Any, x: Any = None, y: Any = None, batch_size: int | None = 
     _check_int("batch_size", batch_size, 1)
     verbose = _verbose(verbose)
     strategy: Strategy = model.distribute_strategy
-    if ps_trainer.is_parameter_server(strategy):
+    if strategy._should_use_with_coordinator:
+        from unison.keras import ps_trainer
+
         logs = ps_trainer.evaluate(model, x, y, batch_size, steps, _evaluate_here, sample_weight, verbose, callbacks)
     else:
         logs = _evaluate_here(model, x, y, batch_size, steps, sample_weight, verbose, callbacks)

@@ -7,14 +7,27 @@ Example:
     True
 """
 
-from unison.distribute.experimental import coordinator, partitioners
+from typing import Any
+
+from unison.distribute.experimental import partitioners
 from unison.distribute.multi_worker import (
     CollectiveCommunication,
     CommunicationImplementation,
     CommunicationOptions,
 )
 
-from unison.distribute.parameter_server import ParameterServerStrategy
-
 __all__ = ["CollectiveCommunication", "CommunicationImplementation", "CommunicationOptions",
            "ParameterServerStrategy", "coordinator", "partitioners"]
+
+
+def __getattr__(name: str) -> Any:
+    # The parameter-server stack (grpc, cloudpickle) loads on first use, not at `import unison`.
+    import importlib
+
+    if name == "coordinator":
+        return importlib.import_module("unison.distribute.experimental.coordinator")
+    if name == "ParameterServerStrategy":
+        from unison.distribute import parameter_server
+
+        return parameter_server.ParameterServerStrategy
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

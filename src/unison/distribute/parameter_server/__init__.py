@@ -3,22 +3,42 @@
 See :mod:`~unison.distribute.parameter_server.strategy` (variables and their placement),
 :mod:`~unison.distribute.parameter_server.coordinator` (scheduling and failures) and
 :mod:`~unison.distribute.parameter_server.server` (the ``ps``/``worker`` processes).
+
+The names load on first use (PEP 562): the stack needs grpc and cloudpickle, which a program
+that never builds a parameter-server cluster should not pay for at ``import unison``.
 """
 
-from unison.distribute.parameter_server.coordinator import (
-    CancelledError,
-    ClusterCoordinator,
-    FunctionError,
-    NoWorkerAvailableError,
-    PerWorkerDataset,
-    PerWorkerIterator,
-    PerWorkerValues,
-    RemoteValue,
-)
-from unison.distribute.parameter_server.server import Server
-from unison.distribute.parameter_server.strategy import ParameterServerStrategy
-from unison.distribute.parameter_server.worker import DatasetExhaustedError, ParameterServerUnavailableError
+from __future__ import annotations
 
-__all__ = ["CancelledError", "ClusterCoordinator", "DatasetExhaustedError", "FunctionError",
-           "NoWorkerAvailableError", "ParameterServerStrategy", "ParameterServerUnavailableError",
-           "PerWorkerDataset", "PerWorkerIterator", "PerWorkerValues", "RemoteValue", "Server"]
+import importlib
+from typing import Any
+
+_HOMES = {
+    "CancelledError": "coordinator",
+    "ClusterCoordinator": "coordinator",
+    "FunctionError": "coordinator",
+    "NoWorkerAvailableError": "coordinator",
+    "PerWorkerDataset": "coordinator",
+    "PerWorkerIterator": "coordinator",
+    "PerWorkerValues": "coordinator",
+    "RemoteValue": "coordinator",
+    "Server": "server",
+    "ParameterServerStrategy": "strategy",
+    "DatasetExhaustedError": "worker",
+    "ParameterServerUnavailableError": "worker",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOMES))

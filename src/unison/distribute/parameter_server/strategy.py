@@ -89,6 +89,8 @@ class ParameterServerStrategy(Strategy):
         ValueError: the cluster has no ``ps`` or no ``worker`` task.
     """
 
+    _should_use_with_coordinator = True
+
     def __init__(self, cluster_resolver: Any, variable_partitioner: Callable[..., Any] | None = None,
                  timeout_seconds: float = DEFAULT_TIMEOUT_S) -> None:
         spec = ClusterSpec(cluster_resolver.cluster_spec())
