@@ -1,26 +1,25 @@
-"""Programs the multi-worker tests run as real worker processes, and the helpers that start them.
+"""Programs the multi-worker tests run as real worker processes.
 
-Each worker is started as ``python multi_worker_fns.py FUNCTION RESULT_FILE ARGS_JSON`` with its
-own ``TF_CONFIG`` (as a TF user starts workers by hand); it pickles the function's result to
-``RESULT_FILE.<rank>``. The same functions also run in the test process itself (one process on
-the global batch: the reference).
+Workers are started through :mod:`unison.testing.multi_worker` (forked from a zygote, or as
+``python multi_worker_fns.py FUNCTION RESULT_FILE ARGS_JSON`` under a launcher), each with its own
+``TF_CONFIG`` as a TF user starts workers by hand; each pickles its function's result. The same
+functions also run in the test process itself (one process on the global batch: the reference).
 """
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
-import pickle
-import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+import unison.testing.multi_worker as harness
+from unison.testing.multi_worker import Worker
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 N_ROWS, BATCH = 19 * 16 + 2, 16  # 20 Adam steps, an uneven last batch
@@ -292,221 +291,28 @@ def atomic_kill_trials(backup_dir: str, trials: int, seed: int) -> dict:
 
 
 # --- starting workers ---------------------------------------------------------------------------
-@dataclass
-class Worker:
-    index: int
-    proc: subprocess.Popen
-    result_file: str
-
-    def result(self) -> Any:
-        with open(self.result_file, "rb") as fh:
-            return pickle.load(fh)
-
-
-def tf_config(addresses: list[str], index: int, job: str = "worker") -> str:
-    return json.dumps({"cluster": {job: addresses}, "task": {"type": job, "index": index}})
-
-
-def clean_env(**extra: str) -> dict[str, str]:
-    """The test's environment without pytest's and launchers' variables, plus ``extra``."""
-    drop = ("PYTEST_", "UNISON_", "TF_CONFIG", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_", "TORCHELASTIC",
-            "GLOO_SOCKET_IFNAME")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
-    env.update(extra)
-    return env
-
-
 def start_worker(fn: str, tmp: str, index: int, config: str, kwargs: dict, prefix: list[str] | None = None,
                  **extra_env: str) -> Worker:
-    """Start one worker process running ``fn(**kwargs)`` with ``TF_CONFIG=config``."""
-    result = os.path.join(tmp, f"result.{index}")
-    cmd = [*(prefix or []), sys.executable, os.path.join(HERE, "multi_worker_fns.py"), fn, result,
-           json.dumps(kwargs)]
-    env = clean_env(TF_CONFIG=config, **extra_env)
-    log = open(os.path.join(tmp, f"worker.{index}.log"), "wb")
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    log.close()
-    return Worker(index, proc, result)
-
-
-def log_of(tmp: str, index: int) -> str:
-    with open(os.path.join(tmp, f"worker.{index}.log"), encoding="utf-8", errors="replace") as fh:
-        return fh.read()
-
-
-def wait_all(workers: list[Worker], tmp: str, timeout: float) -> None:
-    """Wait for every worker; on failure or timeout kill them all and show their logs."""
-    deadline = time.monotonic() + timeout
-    try:
-        for w in workers:
-            w.proc.wait(timeout=max(1.0, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        pass
-    finally:
-        for w in workers:
-            if w.proc.poll() is None:
-                w.proc.kill()
-                w.proc.wait()
-    bad = [w for w in workers if w.proc.returncode != 0]
-    if bad:
-        logs = "\n".join(f"--- worker {w.index} (exit {w.proc.returncode}) ---\n{log_of(tmp, w.index)[-3000:]}"
-                         for w in workers)
-        raise AssertionError(f"workers {[w.index for w in bad]} failed:\n{logs}")
+    """Start one worker as a fresh ``python`` process running this module's ``fn(**kwargs)``."""
+    return harness.start_worker(f"multi_worker_fns:{fn}", tmp, index, config, kwargs, prefix=prefix,
+                                sys_path=[HERE], **extra_env)
 
 
 class Zygote:
-    """A process that imports unison (and what torch imports lazily) once, then forks workers.
+    """The harness's zygote, started with this module's functions by name."""
 
-    Every worker is still a real process with its own sockets, process group and exit code,
-    but starts in milliseconds instead of seconds (importing torch costs several CPU-seconds,
-    which on a shared 2-core machine adds up to minutes over a test run). A worker may be put
-    into a network namespace (``netns``) before it runs. Workers that re-run their own command
-    (several local replicas) need :func:`start_worker` instead.
-    """
-
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "multi_worker_fns.py"), "--zygote"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=clean_env(), text=True)
-        assert self._ask({"op": "ping"}) == {"ok": True}
-
-    def _ask(self, request: dict) -> dict:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps(request) + "\n")
-        self.proc.stdin.flush()
-        return json.loads(self.proc.stdout.readline())
+    def __init__(self, zygote: harness.Zygote | None = None) -> None:
+        self.inner = zygote or harness.Zygote()
 
     def start(self, fn: str, tmp: str, index: int, config: str, kwargs: dict, netns: str | None = None) -> Worker:
-        result = os.path.join(tmp, f"result.{index}")
-        env = clean_env(TF_CONFIG=config)
-        pid = self._ask({"op": "start", "fn": fn, "kwargs": kwargs, "result": result, "env": env, "netns": netns,
-                         "log": os.path.join(tmp, f"worker.{index}.log")})["pid"]
-        return Worker(index, ForkedProcess(self, pid), result)  # type: ignore[arg-type]
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-
-_SHARED: list[Zygote] = []
+        return self.inner.start(f"multi_worker_fns:{fn}", tmp, index, config, kwargs, netns=netns, sys_path=[HERE])
 
 
 def shared_zygote() -> Zygote:
     """One zygote for the whole test session (its start-up is paid once)."""
-    if not _SHARED or _SHARED[0].proc.poll() is not None:
-        _SHARED[:] = [Zygote()]
-        atexit.register(_SHARED[0].close)
-    return _SHARED[0]
+    return Zygote(harness.shared_zygote())
 
 
-class ForkedProcess:
-    """The part of ``subprocess.Popen``'s interface the tests use, for a worker the zygote forked."""
-
-    def __init__(self, zygote: Zygote, pid: int) -> None:
-        self.zygote, self.pid, self.returncode = zygote, pid, None
-
-    def poll(self) -> int | None:
-        if self.returncode is None:
-            self.returncode = self.zygote._ask({"op": "poll", "pid": self.pid})["code"]
-        return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while self.poll() is None:
-            if deadline is not None and time.monotonic() > deadline:
-                raise subprocess.TimeoutExpired(f"worker pid {self.pid}", timeout or 0)
-            time.sleep(0.02)
-        return self.returncode  # type: ignore[return-value]
-
-    def kill(self) -> None:
-        if self.poll() is None:
-            try:
-                os.kill(self.pid, 9)
-            except ProcessLookupError:
-                pass
-
-
-def _zygote_main() -> None:
-    """Serve start/poll requests (one JSON object per line) until stdin closes."""
-    import ctypes
-    import traceback
-
-    import torch._dynamo  # noqa: F401  # what the first torch.optim optimizer would import
-
-    import unison  # noqa: F401  # imported once here, inherited by every worker
-
-    exited: dict[int, int] = {}
-    for line in sys.stdin:
-        request = json.loads(line)
-        if request["op"] == "ping":
-            reply: dict = {"ok": True}
-        elif request["op"] == "poll":
-            pid = request["pid"]
-            if pid not in exited:
-                done, status = os.waitpid(pid, os.WNOHANG)
-                if done:
-                    exited[pid] = os.waitstatus_to_exitcode(status)
-            reply = {"code": exited.get(pid)}
-        else:
-            pid = os.fork()
-            if pid == 0:
-                code = 1
-                try:
-                    log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-                    os.dup2(log, 1)
-                    os.dup2(log, 2)
-                    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-                    sys.stdout = os.fdopen(1, "w", buffering=1)
-                    sys.stderr = os.fdopen(2, "w", buffering=1)
-                    if request["netns"]:
-                        fd = os.open(f"/var/run/netns/{request['netns']}", os.O_RDONLY)
-                        if ctypes.CDLL(None, use_errno=True).setns(fd, 0x40000000) != 0:  # CLONE_NEWNET
-                            raise OSError(ctypes.get_errno(), "setns failed")
-                    os.environ.clear()
-                    os.environ.update(request["env"])
-                    out = globals()[request["fn"]](**request["kwargs"])
-                    if out is not None:
-                        with open(request["result"], "wb") as fh:
-                            pickle.dump(out, fh)
-                    code = 0
-                except BaseException:
-                    traceback.print_exc()
-                finally:
-                    try:
-                        atexit._run_exitfuncs()  # what a normal interpreter exit would do
-                    finally:
-                        sys.stdout.flush()
-                        sys.stderr.flush()
-                        os._exit(code)
-            reply = {"pid": pid}
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
-
-
-def free_ports(n: int) -> list[int]:
-    from torch.distributed.elastic.utils.distributed import get_free_port
-
-    ports: set[int] = set()
-    while len(ports) < n:
-        ports.add(get_free_port())
-    return sorted(ports)
-
-
-def main() -> None:
-    if sys.argv[1] == "--zygote":
-        _zygote_main()
-        return
-    fn, result_file, kwargs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-    replica = os.environ.get("UNISON_WORKER_REPLICA")  # a worker's extra local replica
-    if replica:
-        result_file += f".replica{replica}"
-    if "TORCHELASTIC_RUN_ID" in os.environ:  # started by torchrun / unison launch: one file per rank
-        result_file += f".{os.environ['RANK']}"
-    out = globals()[fn](**kwargs)
-    if out is not None:
-        with open(result_file, "wb") as fh:
-            pickle.dump(out, fh)
-
-
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # `python multi_worker_fns.py FUNCTION RESULT_FILE ARGS_JSON` (under a launcher)
+    sys.argv[1] = f"multi_worker_fns:{sys.argv[1]}"
+    harness._main()

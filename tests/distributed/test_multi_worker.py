@@ -19,17 +19,14 @@ import time
 
 import numpy as np
 import pytest
+from unison.testing.multi_worker import clean_env, free_ports, log_of, tf_config, wait_all
+
 from multi_worker_fns import (
     HERE,
     Zygote,
-    clean_env,
-    free_ports,
     keras_and_custom_loops,
-    log_of,
     shared_zygote,
     start_worker,
-    tf_config,
-    wait_all,
 )
 
 
@@ -210,8 +207,7 @@ model.fit(x_train, y_train, epochs=5, validation_data=(x_test, y_test), verbose=
 '''
 
 
-@pytest.mark.skipif(not os.environ.get("UNISON_SLOW_TESTS"),
-                    reason="5 epochs of MNIST on 2 workers (about 2 minutes on 2 cores); set UNISON_SLOW_TESTS=1")
+@pytest.mark.slow  # 5 epochs of MNIST on 2 workers: about 2 minutes on 2 cores
 def test_seed_program_on_two_workers_reaches_97_percent(tmp_path, mnist_dir) -> None:
     script = tmp_path / "seed.py"
     script.write_text(SEED_PROGRAM)
@@ -222,3 +218,22 @@ def test_seed_program_on_two_workers_reaches_97_percent(tmp_path, mnist_dir) -> 
     lines = re.findall(r"^1875/1875 - .* - val_accuracy: ([\d.]+) - val_loss: [\d.]+$", proc.stdout, re.MULTILINE)
     assert len(lines) == 5, proc.stdout  # one line per epoch, printed by the chief only
     assert float(lines[-1]) >= 0.97, proc.stdout
+
+
+def test_run_multi_worker_returns_each_workers_result() -> None:
+    # the public harness: three workers of a TF_CONFIG cluster each reduce once and report
+    from unison.testing import run_multi_worker
+
+    results = run_multi_worker("multi_worker_fns:just_join", num_workers=3, kwargs={"timeout": 60.0},
+                               timeout=180, sys_path=[HERE])
+    assert results == [{"sum": 3.0}] * 3
+
+
+def test_run_multi_worker_names_the_failing_worker() -> None:
+    from unison.errors import ReplicaFailedError
+    from unison.testing import run_multi_worker
+
+    with pytest.raises(ReplicaFailedError, match=r"(?s)workers \[0, 1\] of 2 failed.*ModuleNotFoundError"):
+        run_multi_worker("no_such_module:fn", num_workers=2, timeout=60)
+    with pytest.raises(ValueError, match="'module:function'"):
+        run_multi_worker("just_join", num_workers=2)

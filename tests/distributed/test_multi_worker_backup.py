@@ -15,17 +15,15 @@ import time
 import numpy as np
 import pytest
 import torch
+from unison.testing.multi_worker import clean_env, free_ports, tf_config, wait_all
+
 from multi_worker_fns import (
     FAULT_STEPS,
     HERE,
     Zygote,
-    clean_env,
     fault_program,
-    free_ports,
     shared_zygote,
-    tf_config,
     train_with_backup,
-    wait_all,
 )
 
 

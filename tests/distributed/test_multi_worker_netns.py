@@ -17,13 +17,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from unison.testing.multi_worker import log_of, tf_config, wait_all
+
 from multi_worker_fns import (
     Zygote,
     keras_and_custom_loops,
-    log_of,
     shared_zygote,
-    tf_config,
-    wait_all,
 )
 
 ADDRESSES = ["10.200.0.1", "10.200.0.2"]

@@ -14,6 +14,7 @@ LINE = re.compile(
     r"val_accuracy: (?P<val_acc>[\d.]+) - val_loss: (?P<val_loss>[\d.]+)$", re.M)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("devices", [None, "/cpu:0,/cpu:1"], ids=["default", "two-cpu-replicas"])
 def test_seed_program_trains_to_97_percent(repo, mnist_dir, devices) -> None:

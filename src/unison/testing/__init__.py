@@ -39,7 +39,7 @@ from unison.cluster.placement import (
 )
 from unison.errors import ReplicaFailedError
 
-__all__ = ["ReplicaFailedError", "run_distributed"]
+__all__ = ["ReplicaFailedError", "run_distributed", "run_multi_worker"]
 
 
 def _replica_main(fn: Callable[..., Any], rank: int, world_size: int, port: int, args: tuple[Any, ...],
@@ -125,3 +125,15 @@ def run_distributed(fn: Callable[..., Any], world_size: int = 2, args: tuple[Any
                 p.kill()
                 p.join(timeout=5)
     return [results[r] for r in range(world_size)]
+
+
+def run_multi_worker(target: str, num_workers: int = 2, kwargs: dict[str, Any] | None = None,
+                     timeout: float = 120.0, sys_path: list[str] | None = None,
+                     netns: list[str] | None = None) -> list[Any]:
+    """Run ``target(**kwargs)`` on the workers of a loopback ``TF_CONFIG`` cluster.
+
+    See :func:`unison.testing.multi_worker.run_multi_worker` (loaded on first use).
+    """
+    from unison.testing import multi_worker
+
+    return multi_worker.run_multi_worker(target, num_workers, kwargs, timeout, sys_path, netns)
