@@ -84,7 +84,8 @@ class Interrupt(tf.keras.callbacks.Callback):
 
 
 def _fit(backup_dir: str, interrupt_at: int = 0, steps_per_epoch: int | None = None, epochs: int = 3,
-         save_freq: object = 7) -> tuple[list[np.ndarray], dict, tf.keras.callbacks.BackupAndRestore]:
+         save_freq: object = 7, on_unreadable_backup: str = "raise",
+         ) -> tuple[list[np.ndarray], dict, tf.keras.callbacks.BackupAndRestore]:
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     x = rng.normal(size=(203, 6)).astype("float32")
@@ -92,7 +93,8 @@ def _fit(backup_dir: str, interrupt_at: int = 0, steps_per_epoch: int | None = N
     model = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu", input_shape=(6,)),
                                  tf.keras.layers.Dropout(0.2), tf.keras.layers.Dense(2, activation="softmax")])
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
-    backup = tf.keras.callbacks.BackupAndRestore(backup_dir, save_freq=save_freq)
+    backup = tf.keras.callbacks.BackupAndRestore(backup_dir, save_freq=save_freq,
+                                                 on_unreadable_backup=on_unreadable_backup)
     callbacks = [backup] + ([Interrupt(interrupt_at)] if interrupt_at else [])
     try:
         history = model.fit(x, y, batch_size=16, epochs=epochs, verbose=0, callbacks=callbacks,
@@ -201,19 +203,10 @@ def test_restart_option_trains_from_scratch_and_keeps_the_damaged_files(tmp_path
     want, _, _ = _fit(str(tmp_path / "ref"))
     _fit(str(tmp_path / "b"), interrupt_at=20)
     damaged = _damage_every_backup(tmp_path / "b")
-    torch.manual_seed(0)
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(203, 6)).astype("float32")
-    y = (x[:, 0] > 0).astype("int64")
-    model = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu", input_shape=(6,)),
-                                 tf.keras.layers.Dropout(0.2), tf.keras.layers.Dense(2, activation="softmax")])
-    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
-    backup = tf.keras.callbacks.BackupAndRestore(str(tmp_path / "b"), save_freq=7,
-                                                 on_unreadable_backup="restart")
     with pytest.warns(RuntimeWarning, match="training starts again from epoch 0"):
-        model.fit(x, y, batch_size=16, epochs=3, verbose=0, callbacks=[backup])
+        got, _, backup = _fit(str(tmp_path / "b"), on_unreadable_backup="restart")
     assert backup.restored_from is None
-    for g, w in zip(model.get_weights(), want):
+    for g, w in zip(got, want):
         assert np.array_equal(g, w)  # a fresh start, exactly like a run without backups
     # the damaged files are still there, renamed out of the rotation, with their bytes
     kept = {n.removesuffix(".damaged"): (tmp_path / "b" / n).read_bytes() for n in os.listdir(tmp_path / "b")}

@@ -10,7 +10,7 @@ Files of the previous format (a bare ``torch.save``, before the checksum) still 
 Example:
     >>> import os, tempfile, torch
     >>> path = os.path.join(tempfile.mkdtemp(), "w.weights.pt")
-    >>> write_state(path, {"w": torch.ones(2)}, WEIGHTS_KIND)
+    >>> write_state(path, {"state_dict": {"w": torch.ones(2)}}, WEIGHTS_KIND)
     >>> read_state(path, {"w": torch.zeros(2)})["w"].tolist()
     [1.0, 1.0]
 """
