@@ -33,6 +33,8 @@ ENV_MASTER_ADDR = "UNISON_MASTER_ADDR"
 ENV_MASTER_PORT = "UNISON_MASTER_PORT"
 ENV_ERROR_FILE = "UNISON_ERROR_FILE"
 ENV_PARENT_PID = "UNISON_PARENT_PID"
+# The private (0700) folder of a one-host job's FileStore; set instead of a master port.
+ENV_STORE_DIR = "UNISON_STORE_DIR"
 
 UNISON_SOURCE = "unison"
 TORCHRUN_SOURCE = "torchrun"
@@ -51,6 +53,8 @@ class ProcessPlacement:
         master_port: port of the rendezvous store.
         source: ``"unison"`` (store owned by the launcher) or ``"torchrun"`` (``env://``).
         error_file: where this process writes its traceback if it fails (may be ``None``).
+        store_dir: the private folder of the job's ``FileStore`` (one-host jobs started by
+            unison), or ``None`` when the store is a ``TCPStore`` at ``master_addr:master_port``.
     """
 
     rank: int
@@ -61,6 +65,7 @@ class ProcessPlacement:
     master_port: int
     source: str
     error_file: str | None = None
+    store_dir: str | None = None
 
     def __post_init__(self) -> None:
         if self.world_size < 1:
@@ -70,7 +75,7 @@ class ProcessPlacement:
                 f"rank must be in [0, world_size). Received: rank={self.rank}, "
                 f"world_size={self.world_size}"
             )
-        if not 0 < self.master_port < 65536:
+        if self.store_dir is None and not 0 < self.master_port < 65536:
             raise ValueError(f"master_port must be in 1..65535. Received: {self.master_port}")
 
     @property
@@ -115,9 +120,10 @@ def resolve_placement(environ: Mapping[str, str] | None = None) -> ProcessPlacem
             local_rank=_int_var(env, ENV_LOCAL_RANK, _int_var(env, ENV_RANK)),
             local_world_size=_int_var(env, ENV_LOCAL_WORLD_SIZE, world),
             master_addr=env.get(ENV_MASTER_ADDR, "127.0.0.1"),
-            master_port=_int_var(env, ENV_MASTER_PORT),
+            master_port=_int_var(env, ENV_MASTER_PORT, 0 if env.get(ENV_STORE_DIR) else None),
             source=UNISON_SOURCE,
             error_file=env.get(ENV_ERROR_FILE),
+            store_dir=env.get(ENV_STORE_DIR) or None,
         )
     if "RANK" in env and "WORLD_SIZE" in env:
         world = _int_var(env, "WORLD_SIZE")
