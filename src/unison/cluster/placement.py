@@ -36,6 +36,9 @@ ENV_PARENT_PID = "UNISON_PARENT_PID"
 # The private (0700) folder of a one-host job's FileStore; set instead of a master port.
 ENV_STORE_DIR = "UNISON_STORE_DIR"
 
+# Set to 1 to run more CPU replicas than this machine has cores (they then share cores).
+ENV_CPU_OVERSUBSCRIBE = "UNISON_CPU_OVERSUBSCRIBE"
+
 UNISON_SOURCE = "unison"
 TORCHRUN_SOURCE = "torchrun"
 
@@ -138,3 +141,14 @@ def resolve_placement(environ: Mapping[str, str] | None = None) -> ProcessPlacem
             error_file=env.get("TORCHELASTIC_ERROR_FILE"),
         )
     return None
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask; ``os.cpu_count()`` elsewhere)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def cpu_oversubscription_allowed(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the user asked for more CPU replicas than cores (``UNISON_CPU_OVERSUBSCRIBE=1``)."""
+    env = os.environ if environ is None else environ
+    return env.get(ENV_CPU_OVERSUBSCRIBE, "").strip() in ("1", "true", "True", "yes")

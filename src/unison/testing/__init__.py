@@ -32,6 +32,7 @@ from typing import Any, Callable
 import torch.distributed as dist
 
 from unison.cluster.placement import (
+    ENV_CPU_OVERSUBSCRIBE,
     ENV_LOCAL_RANK,
     ENV_LOCAL_WORLD_SIZE,
     ENV_MASTER_ADDR,
@@ -80,7 +81,8 @@ def run_distributed(fn: Callable[..., Any], world_size: int = 2, args: tuple[Any
     if world_size < 1:
         raise ValueError(f"world_size must be >= 1. Received: world_size={world_size}")
     store_dir = tempfile.mkdtemp(prefix="unison-test-job-")  # 0700: this user only
-    env = {**launcher_secret_env(), **(env or {})}
+    # Tests run N replicas whatever the number of cores (each a process sharing them).
+    env = {**launcher_secret_env(), ENV_CPU_OVERSUBSCRIBE: "1", **(env or {})}
     ctx = mp.get_context("spawn")
     procs, conns = [], []
     for rank in range(world_size):
