@@ -32,7 +32,7 @@ from typing import Any
 
 import torch
 
-from unison._io import atomic_write_bytes
+from unison._io import atomic_write_bytes, fsync_directory
 from unison.errors import UnisonError
 
 # The one atomic writer of the package, under the name this module has always exported.
@@ -179,6 +179,7 @@ class CheckpointManager:
             target = path + ".damaged"
             os.replace(path, target)
             kept.append(target)
+        fsync_directory(self.directory)
         return kept
 
     def delete_all(self) -> None:

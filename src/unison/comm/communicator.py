@@ -317,7 +317,7 @@ def connect(
     return comm
 
 
-def _open_store(placement: ProcessPlacement, timeout_s: float) -> "dist.Store":
+def _open_store(placement: ProcessPlacement, timeout_s: float) -> dist.Store:
     """A replica's connection to its job's store: the private ``FileStore`` or a ``TCPStore``."""
     if placement.store_dir:
         return private_file_store(placement.store_dir, placement.world_size, timeout_s)

@@ -81,7 +81,7 @@ def bind_address(host: str) -> tuple[int, tuple[str, int]] | None:
                 probe.bind((sockaddr[0], 0))
             except OSError:
                 continue
-        return family, (sockaddr[0], 0)
+        return int(family), (str(sockaddr[0]), 0)
     return None
 
 
@@ -141,7 +141,8 @@ class AuthenticatedStore(dist.Store):
 
     def set(self, key: str, value: str | bytes) -> None:
         data = value.encode() if isinstance(value, str) else bytes(value)
-        self.inner.set(key, data + self._mac(key, data))
+        # torch's stubs say str; every store takes bytes (the values are binary here).
+        self.inner.set(key, data + self._mac(key, data))  # type: ignore[arg-type]
 
     def get(self, key: str) -> bytes:
         raw = self.inner.get(key)
@@ -158,8 +159,8 @@ class AuthenticatedStore(dist.Store):
     def add(self, key: str, amount: int) -> int:
         return self.inner.add(key, amount)
 
-    def compare_set(self, key: str, expected: str | bytes, desired: str | bytes) -> bytes:
-        # Only counters-like flags use this (never addresses); the bytes pass through as given.
+    def compare_set(self, key: str, expected: str, desired: str) -> bytes:
+        # Only counter-like flags use this (never addresses); the bytes pass through as given.
         return self.inner.compare_set(key, expected, desired)
 
     def wait(self, keys: Sequence[str], timeout: datetime.timedelta | None = None) -> None:

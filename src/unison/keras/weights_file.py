@@ -123,8 +123,5 @@ def read_state(path: str | os.PathLike[str], expected: Mapping[str, Any],
 
 
 def _has_shape(value: Any) -> bool:
-    try:
-        return isinstance(value, torch.Tensor) and value.shape is not None and not isinstance(
-            value, torch.nn.parameter.UninitializedTensorMixin)
-    except (RuntimeError, ValueError):
-        return False
+    """A tensor whose shape is known (a lazy weight not built yet has none to compare)."""
+    return isinstance(value, torch.Tensor) and not torch.nn.parameter.is_lazy(value)
