@@ -23,6 +23,7 @@ from typing import Any, Iterable, Mapping
 import torch
 
 from unison.cluster.placement import UNISON_SOURCE, resolve_placement
+from unison.cluster.secret import job_secret
 from unison.comm.communicator import Communicator, LocalCommunicator, connect, joined
 from unison.optim.distributed import Adasum, Average, DistributedOptimizer, ReduceOp, Sum
 
@@ -47,7 +48,7 @@ def init(timeout_seconds: float = 300.0) -> None:
         backend = "nccl"
     else:
         device, backend = torch.device("cpu"), "gloo"
-    connect(placement, backend, device, timeout_seconds)
+    connect(placement, backend, device, timeout_seconds, secret=job_secret())
 
 
 def _comm() -> Communicator:

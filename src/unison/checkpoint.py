@@ -27,13 +27,16 @@ import io
 import os
 import re
 import shutil
-import tempfile
 import warnings
 from typing import Any
 
 import torch
 
+from unison._io import atomic_write_bytes, fsync_directory
 from unison.errors import UnisonError
+
+# The one atomic writer of the package, under the name this module has always exported.
+write_atomically = atomic_write_bytes
 
 MAGIC = b"UNISON-CHECKPOINT-1\n"
 _DIGEST = 32
@@ -41,6 +44,23 @@ _DIGEST = 32
 
 class CorruptCheckpointError(UnisonError):
     """A checkpoint file is truncated, damaged or not a unison checkpoint."""
+
+
+class UnreadableCheckpointsError(CorruptCheckpointError):
+    """Checkpoints exist in a directory but not one of them can be read.
+
+    Attributes:
+        directory: the checkpoint directory.
+        failures: ``(path, reason)`` for every checkpoint file, newest first.
+    """
+
+    def __init__(self, directory: str, failures: list[tuple[str, str]], fix: str = "") -> None:
+        self.directory = directory
+        self.failures = list(failures)
+        listed = "\n".join(f"  {path}: {reason}" for path, reason in self.failures)
+        super().__init__(
+            f"No checkpoint in {directory!r} can be read; every file failed:\n{listed}\n"
+            f"The files were left untouched. {fix or 'Restore them from a copy.'}")
 
 
 def dumps(payload: Any) -> bytes:
@@ -65,37 +85,6 @@ def loads(data: bytes, where: str = "checkpoint") -> Any:
         raise CorruptCheckpointError(f"{where} cannot be read: {exc}") from exc
 
 
-def _fsync_directory(directory: str) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return  # not possible on every platform; the rename is still atomic
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def write_atomically(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` so a reader sees the old file or the new one, never a part."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    _fsync_directory(directory)
-
-
 class CheckpointManager:
     """Numbered checkpoints ``<prefix>-NNNNNN.unison`` in one directory, newest ``max_to_keep`` kept.
 
@@ -116,6 +105,7 @@ class CheckpointManager:
         self.prefix = prefix
         self.max_to_keep = max_to_keep
         self._pattern = re.compile(rf"^{re.escape(prefix)}-(\d+)\.unison$")
+        self.damaged: list[tuple[str, str]] = []  # (path, reason) found by the last restore_latest
 
     def checkpoints(self) -> list[str]:
         """Complete checkpoint files, oldest first (temporary files are never listed)."""
@@ -154,19 +144,43 @@ class CheckpointManager:
                         pass
 
     def restore_latest(self) -> Any:
-        """The newest readable checkpoint's payload, or ``None`` if there is none.
+        """The newest readable checkpoint's payload, or ``None`` if there is no checkpoint.
 
         A damaged newest checkpoint is skipped with a warning naming it, and the previous one is
-        read instead.
+        read instead; the damaged files are listed in :attr:`damaged` (and left where they are).
+
+        Raises:
+            UnreadableCheckpointsError: there are checkpoints but none can be read; the message
+                names every file and why it failed.
         """
-        for path in reversed(self.checkpoints()):
+        self.damaged = []
+        candidates = list(reversed(self.checkpoints()))
+        for i, path in enumerate(candidates):
             try:
                 with open(path, "rb") as fh:
                     return loads(fh.read(), where=path)
             except (CorruptCheckpointError, OSError) as exc:
-                warnings.warn(f"Skipping checkpoint {path}: {exc} Falling back to the previous one.",
-                              RuntimeWarning, stacklevel=2)
+                self.damaged.append((path, str(exc)))
+                if i + 1 < len(candidates):
+                    warnings.warn(f"Skipping checkpoint {path}: {exc} Falling back to the previous one.",
+                                  RuntimeWarning, stacklevel=2)
+        if self.damaged:
+            raise UnreadableCheckpointsError(self.directory, self.damaged)
         return None
+
+    def set_aside(self, paths: list[str]) -> list[str]:
+        """Rename damaged checkpoints to ``<name>.damaged``: kept for the user, never rotated out.
+
+        Numbered files are what :meth:`save` rotates and :meth:`delete_all` removes; a damaged
+        one renamed out of that pattern stays until the user deletes it.
+        """
+        kept = []
+        for path in paths:
+            target = path + ".damaged"
+            os.replace(path, target)
+            kept.append(target)
+        fsync_directory(self.directory)
+        return kept
 
     def delete_all(self) -> None:
         """Remove every checkpoint (and the directory, if nothing else is in it)."""

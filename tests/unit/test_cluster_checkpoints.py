@@ -14,6 +14,7 @@ import unison as tf
 from unison.checkpoint import (
     CheckpointManager,
     CorruptCheckpointError,
+    UnreadableCheckpointsError,
     dumps,
     loads,
     write_atomically,
@@ -83,7 +84,8 @@ class Interrupt(tf.keras.callbacks.Callback):
 
 
 def _fit(backup_dir: str, interrupt_at: int = 0, steps_per_epoch: int | None = None, epochs: int = 3,
-         save_freq: object = 7) -> tuple[list[np.ndarray], dict, tf.keras.callbacks.BackupAndRestore]:
+         save_freq: object = 7, on_unreadable_backup: str = "raise",
+         ) -> tuple[list[np.ndarray], dict, tf.keras.callbacks.BackupAndRestore]:
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     x = rng.normal(size=(203, 6)).astype("float32")
@@ -91,7 +93,8 @@ def _fit(backup_dir: str, interrupt_at: int = 0, steps_per_epoch: int | None = N
     model = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu", input_shape=(6,)),
                                  tf.keras.layers.Dropout(0.2), tf.keras.layers.Dense(2, activation="softmax")])
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
-    backup = tf.keras.callbacks.BackupAndRestore(backup_dir, save_freq=save_freq)
+    backup = tf.keras.callbacks.BackupAndRestore(backup_dir, save_freq=save_freq,
+                                                 on_unreadable_backup=on_unreadable_backup)
     callbacks = [backup] + ([Interrupt(interrupt_at)] if interrupt_at else [])
     try:
         history = model.fit(x, y, batch_size=16, epochs=epochs, verbose=0, callbacks=callbacks,
@@ -163,3 +166,53 @@ def test_backup_and_restore_arguments(kwargs: dict, fragment: str) -> None:
     with pytest.raises(ValueError, match="BackupAndRestore") as info:
         tf.keras.callbacks.BackupAndRestore(**kwargs)
     assert fragment in str(info.value)
+
+
+# --- no silent loss of progress (issue 12, item 4) ------------------------------------------------------
+def _damage_every_backup(directory) -> dict[str, bytes]:
+    """Flip one byte in the middle of every backup file; return their damaged contents by name."""
+    damaged = {}
+    for name in sorted(os.listdir(directory)):
+        path = os.path.join(directory, name)
+        data = bytearray(open(path, "rb").read())
+        data[len(data) // 2] ^= 0xFF
+        with open(path, "wb") as fh:
+            fh.write(data)
+        damaged[name] = bytes(data)
+    return damaged
+
+
+def test_every_backup_damaged_stops_fit_naming_each_file_and_leaves_them(tmp_path) -> None:
+    _fit(str(tmp_path / "b"), interrupt_at=20)
+    damaged = _damage_every_backup(tmp_path / "b")
+    assert len(damaged) == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(UnreadableCheckpointsError) as info:
+            _fit(str(tmp_path / "b"))
+    message = str(info.value)
+    for name in damaged:
+        assert name in message
+    assert message.count("checksum does not match") == 2
+    assert "on_unreadable_backup='restart'" in message
+    # untouched: same names, same bytes
+    assert {n: (tmp_path / "b" / n).read_bytes() for n in os.listdir(tmp_path / "b")} == damaged
+
+
+def test_restart_option_trains_from_scratch_and_keeps_the_damaged_files(tmp_path) -> None:
+    want, _, _ = _fit(str(tmp_path / "ref"))
+    _fit(str(tmp_path / "b"), interrupt_at=20)
+    damaged = _damage_every_backup(tmp_path / "b")
+    with pytest.warns(RuntimeWarning, match="training starts again from epoch 0"):
+        got, _, backup = _fit(str(tmp_path / "b"), on_unreadable_backup="restart")
+    assert backup.restored_from is None
+    for g, w in zip(got, want):
+        assert np.array_equal(g, w)  # a fresh start, exactly like a run without backups
+    # the damaged files are still there, renamed out of the rotation, with their bytes
+    kept = {n.removesuffix(".damaged"): (tmp_path / "b" / n).read_bytes() for n in os.listdir(tmp_path / "b")}
+    assert kept == damaged
+
+
+def test_on_unreadable_backup_must_be_raise_or_restart() -> None:
+    with pytest.raises(ValueError, match=r"on_unreadable_backup must be 'raise'.*Received: on_unreadable_backup='skip'"):
+        tf.keras.callbacks.BackupAndRestore("b", on_unreadable_backup="skip")

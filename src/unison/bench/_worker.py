@@ -25,6 +25,8 @@ import resource
 import time
 from typing import Any
 
+from unison._io import atomic_write_text
+
 T_PROCESS = time.time()
 
 ENV_T0 = "UNISON_BENCH_T0"
@@ -46,9 +48,7 @@ def peak_rss_mb() -> float:
 def write_result(result_dir: str, rank: int, result: dict[str, Any]) -> None:
     """Write this process's result atomically (the runner never reads half a file)."""
     path = os.path.join(result_dir, f"rank{rank}.json")
-    with open(path + ".tmp", "w", encoding="utf-8") as fh:
-        json.dump(result, fh)
-    os.replace(path + ".tmp", path)
+    atomic_write_text(path, json.dumps(result))
 
 
 def _cores() -> int:
@@ -134,7 +134,7 @@ def run_ddp(args: argparse.Namespace) -> None:
     # alive past destroy_process_group and gloo may abort the rank at interpreter exit
     # ("terminate called without an active exception", about 1 run in 12 here). unison's
     # communicator does the same before joining; the baseline must not fail for it either.
-    import torch._dynamo  # noqa: F401
+    import torch._dynamo
     dist.init_process_group("nccl" if cuda else "gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(0)

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import statistics
 from typing import Any
 
+from unison._io import atomic_write_text
 from unison.bench.config import SYSTEMS
 
 CSV_FIELDS = (
@@ -123,11 +123,7 @@ def render(rows: list[dict[str, Any]], comparisons: list[dict[str, Any]]) -> str
 
 
 def write_json(path: str, payload: dict[str, Any]) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(payload, fh, indent=2)
-        fh.write("\n")
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(payload, indent=2) + "\n")
 
 
 def write_csv(path: str, rows: list[dict[str, Any]]) -> None:

@@ -33,6 +33,11 @@ ENV_MASTER_ADDR = "UNISON_MASTER_ADDR"
 ENV_MASTER_PORT = "UNISON_MASTER_PORT"
 ENV_ERROR_FILE = "UNISON_ERROR_FILE"
 ENV_PARENT_PID = "UNISON_PARENT_PID"
+# The private (0700) folder of a one-host job's FileStore; set instead of a master port.
+ENV_STORE_DIR = "UNISON_STORE_DIR"
+
+# Set to 1 to run more CPU replicas than this machine has cores (they then share cores).
+ENV_CPU_OVERSUBSCRIBE = "UNISON_CPU_OVERSUBSCRIBE"
 
 UNISON_SOURCE = "unison"
 TORCHRUN_SOURCE = "torchrun"
@@ -51,6 +56,8 @@ class ProcessPlacement:
         master_port: port of the rendezvous store.
         source: ``"unison"`` (store owned by the launcher) or ``"torchrun"`` (``env://``).
         error_file: where this process writes its traceback if it fails (may be ``None``).
+        store_dir: the private folder of the job's ``FileStore`` (one-host jobs started by
+            unison), or ``None`` when the store is a ``TCPStore`` at ``master_addr:master_port``.
     """
 
     rank: int
@@ -61,6 +68,7 @@ class ProcessPlacement:
     master_port: int
     source: str
     error_file: str | None = None
+    store_dir: str | None = None
 
     def __post_init__(self) -> None:
         if self.world_size < 1:
@@ -70,7 +78,7 @@ class ProcessPlacement:
                 f"rank must be in [0, world_size). Received: rank={self.rank}, "
                 f"world_size={self.world_size}"
             )
-        if not 0 < self.master_port < 65536:
+        if self.store_dir is None and not 0 < self.master_port < 65536:
             raise ValueError(f"master_port must be in 1..65535. Received: {self.master_port}")
 
     @property
@@ -115,9 +123,10 @@ def resolve_placement(environ: Mapping[str, str] | None = None) -> ProcessPlacem
             local_rank=_int_var(env, ENV_LOCAL_RANK, _int_var(env, ENV_RANK)),
             local_world_size=_int_var(env, ENV_LOCAL_WORLD_SIZE, world),
             master_addr=env.get(ENV_MASTER_ADDR, "127.0.0.1"),
-            master_port=_int_var(env, ENV_MASTER_PORT),
+            master_port=_int_var(env, ENV_MASTER_PORT, 0 if env.get(ENV_STORE_DIR) else None),
             source=UNISON_SOURCE,
             error_file=env.get(ENV_ERROR_FILE),
+            store_dir=env.get(ENV_STORE_DIR) or None,
         )
     if "RANK" in env and "WORLD_SIZE" in env:
         world = _int_var(env, "WORLD_SIZE")
@@ -132,3 +141,14 @@ def resolve_placement(environ: Mapping[str, str] | None = None) -> ProcessPlacem
             error_file=env.get("TORCHELASTIC_ERROR_FILE"),
         )
     return None
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask; ``os.cpu_count()`` elsewhere)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def cpu_oversubscription_allowed(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the user asked for more CPU replicas than cores (``UNISON_CPU_OVERSUBSCRIBE=1``)."""
+    env = os.environ if environ is None else environ
+    return env.get(ENV_CPU_OVERSUBSCRIBE, "").strip() in ("1", "true", "True", "yes")

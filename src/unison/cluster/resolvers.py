@@ -282,6 +282,11 @@ class TFConfigClusterResolver(ClusterResolver):
                 f"task.type={task_type!r} is not a job of 'cluster' (jobs: {format_choices(spec.jobs)}).",
                 f"use one of those job names in task.type, or add a {task_type!r} job to cluster.", raw)
         indices = spec.task_indices(task_type)
+        if not indices:
+            raise _tf_config_error(
+                f"cluster.{task_type} is an empty list, but this process is task {task_type}:{task_id}.",
+                f'list every {task_type} task\'s "host:port" in cluster.{task_type} (the same list in every '
+                f'process), e.g. "{task_type}": ["host1:2222", "host2:2222"].', raw)
         if task_id not in indices:
             raise _tf_config_error(
                 f"task.index={task_id} is out of range: cluster.{task_type} has {len(indices)} "

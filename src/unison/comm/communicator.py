@@ -24,6 +24,7 @@ import torch.distributed as dist
 
 from unison.cluster.placement import TORCHRUN_SOURCE, ProcessPlacement
 from unison.comm import shm as _shm
+from unison.comm.store import AuthenticatedStore, private_file_store
 from unison.errors import CollectiveTimeoutError, UnisonError
 
 _REDUCE_OPS = {"sum": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}
@@ -255,6 +256,7 @@ def connect(
     device: torch.device,
     timeout_s: float,
     store: "dist.Store | None" = None,
+    secret: bytes | None = None,
 ) -> Communicator:
     """Join (or create) the default process group described by ``placement``.
 
@@ -264,7 +266,11 @@ def connect(
         device: this replica's device.
         timeout_s: collective timeout in seconds.
         store: an already-created rendezvous store (the launcher's own process passes the store
-            it serves); ``None`` connects to the one at ``placement.master_addr:master_port``.
+            it serves); ``None`` opens the job's private ``FileStore`` (``placement.store_dir``)
+            or connects to the ``TCPStore`` at ``placement.master_addr:master_port``.
+        secret: the job's secret; when given, every value this replica reads from the store
+            (gloo's addresses, the shared-memory segment) must carry its HMAC
+            (:class:`unison.comm.store.AuthenticatedStore`).
 
     Returns:
         A :class:`Communicator` for this replica.
@@ -272,28 +278,25 @@ def connect(
     timeout = datetime.timedelta(seconds=timeout_s)
     if dist.is_initialized() and store is None:
         store = _default_store()
+    elif store is not None and secret is not None:
+        store = AuthenticatedStore(store, secret)
     if not dist.is_initialized():
         _import_torch_compiler_first()
         if placement.source == TORCHRUN_SOURCE and store is None:
+            # torchrun's agent owns this store (every interface, no authentication): only
+            # unison's own values in it (the shared-memory vote) can carry the job's MAC.
             dist.init_process_group(
                 backend, init_method="env://", rank=placement.rank,
                 world_size=placement.world_size, timeout=timeout,
             )
             store = _default_store()
+            if secret is not None:
+                store = AuthenticatedStore(store, secret)
         else:
             if store is None:
-                try:
-                    store = dist.TCPStore(
-                        placement.master_addr, placement.master_port, placement.world_size,
-                        is_master=False, timeout=timeout,
-                    )
-                except RuntimeError as exc:
-                    raise UnisonError(
-                        f"Replica {placement.rank} could not reach the rendezvous store at "
-                        f"{placement.master_addr}:{placement.master_port} within {timeout_s:.0f}s: "
-                        f"{str(exc).splitlines()[0]}. The process that owns it (replica 0 or the "
-                        f"test harness) has probably exited."
-                    ) from exc
+                store = _open_store(placement, timeout_s)
+                if secret is not None:
+                    store = AuthenticatedStore(store, secret)
             dist.init_process_group(
                 backend, store=store, rank=placement.rank,
                 world_size=placement.world_size, timeout=timeout,
@@ -312,6 +315,24 @@ def connect(
         atexit.register(comm.shutdown)
     _JOINED.append(comm)
     return comm
+
+
+def _open_store(placement: ProcessPlacement, timeout_s: float) -> dist.Store:
+    """A replica's connection to its job's store: the private ``FileStore`` or a ``TCPStore``."""
+    if placement.store_dir:
+        return private_file_store(placement.store_dir, placement.world_size, timeout_s)
+    try:
+        return dist.TCPStore(
+            placement.master_addr, placement.master_port, placement.world_size,
+            is_master=False, timeout=datetime.timedelta(seconds=timeout_s),
+        )
+    except RuntimeError as exc:
+        raise UnisonError(
+            f"Replica {placement.rank} could not reach the rendezvous store at "
+            f"{placement.master_addr}:{placement.master_port} within {timeout_s:.0f}s: "
+            f"{str(exc).splitlines()[0]}. The process that owns it (replica 0 or the "
+            f"test harness) has probably exited."
+        ) from exc
 
 
 def _import_torch_compiler_first() -> None:

@@ -33,6 +33,7 @@ import datetime
 import mmap
 import os
 import platform
+import re
 import secrets
 import time
 from typing import Any
@@ -267,12 +268,27 @@ def _create_segment(world_size: int, slot_bytes: int) -> tuple[str, bytes]:
     return path, nonce
 
 
+_SEGMENT_NAME = re.compile(r"^/dev/shm/unison-\d+-[0-9a-f]{12}$")
+
+
 def _map(path: str, nonce: bytes, world_size: int, slot_bytes: int) -> mmap.mmap:
+    """Map the segment rank 0 announced, after checking that it can only be rank 0's.
+
+    The name must be one unison makes (so a value in the store cannot aim this rank at any
+    other file), the file must belong to this user and be private (another user cannot plant
+    one), and it must start with the nonce announced with it.
+    """
+    if not _SEGMENT_NAME.match(path):
+        raise OSError(f"{path!r} is not a unison shared-memory segment name")
     size = _segment_bytes(world_size, slot_bytes)
-    fd = os.open(path, os.O_RDWR)
+    fd = os.open(path, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
     try:
-        if os.fstat(fd).st_size != size:
-            raise OSError(f"{path} has {os.fstat(fd).st_size} bytes, expected {size}")
+        info = os.fstat(fd)
+        if info.st_uid != os.getuid() or info.st_mode & 0o077:
+            raise OSError(f"{path} belongs to uid {info.st_uid} with mode {info.st_mode & 0o777:o}, "
+                          "not privately to this user")
+        if info.st_size != size:
+            raise OSError(f"{path} has {info.st_size} bytes, expected {size}")
         buffer = mmap.mmap(fd, size)
     finally:
         os.close(fd)

@@ -11,11 +11,18 @@ Example:
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import Sequence
 
 import torch
+
+from unison.cluster.placement import (
+    ENV_CPU_OVERSUBSCRIBE,
+    cpu_oversubscription_allowed,
+    usable_cores,
+)
 
 _DEVICE_RE = re.compile(
     r"^(?:/job:[\w-]+)?(?:/replica:\d+)?(?:/task:\d+)?"
@@ -50,6 +57,19 @@ def parse_device(text: str) -> DeviceSpec:
     return DeviceSpec(kind, int(m.group("index")), text)
 
 
+def _check_cpu_replicas(parsed: list[DeviceSpec], devices: Sequence[str]) -> None:
+    """A ``/cpu:k`` is one of this machine's cores: each CPU replica is a process on its own core."""
+    cores = usable_cores()
+    beyond = [d.text for d in parsed if d.index >= cores]
+    if beyond:
+        raise ValueError(
+            f"CPU devices {beyond} do not exist: this process may use {cores} CPU core(s) "
+            f"(os.cpu_count()={os.cpu_count()}), and each CPU replica is a process that needs a core of "
+            f"its own, '/cpu:0' to '/cpu:{cores - 1}'. Use at most {cores} CPU replicas, or set "
+            f"{ENV_CPU_OVERSUBSCRIBE}=1 to run more replicas than cores (they share the cores, "
+            f"slower). Received: devices={list(devices)!r}")
+
+
 def parse_devices(devices: Sequence[str] | None) -> list[DeviceSpec]:
     """Validate a ``MirroredStrategy`` device list and return the parsed devices.
 
@@ -77,6 +97,8 @@ def parse_devices(devices: Sequence[str] | None) -> list[DeviceSpec]:
         if key in seen:
             raise ValueError(f"Device {d.text!r} appears twice. Each device holds one replica. Received: devices={list(devices)!r}")
         seen.add(key)
+    if "cpu" in kinds and not cpu_oversubscription_allowed():
+        _check_cpu_replicas(parsed, devices)
     if "gpu" in kinds:
         available = torch.cuda.device_count() if torch.cuda.is_available() else 0
         missing = [d.text for d in parsed if d.index >= available]

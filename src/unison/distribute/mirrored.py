@@ -21,6 +21,7 @@ from typing import Any, Sequence
 import torch
 
 from unison.cluster.placement import UNISON_SOURCE, ProcessPlacement, resolve_placement
+from unison.cluster.secret import job_secret
 from unison.comm.communicator import Communicator, LocalCommunicator, connect
 from unison.distribute.devices import DeviceSpec, parse_devices
 from unison.distribute.strategy import Strategy
@@ -46,8 +47,11 @@ def _keep_gloo_on_loopback() -> None:
 
 
 def join_replica(placement: ProcessPlacement, devices: list[DeviceSpec], timeout_s: float,
-                 store: Any = None) -> tuple[Communicator, torch.device]:
-    """Pick this replica's device, share the cores, and join the process group (every strategy)."""
+                 store: Any = None, secret: bytes | None = None) -> tuple[Communicator, torch.device]:
+    """Pick this replica's device, share the cores, and join the process group (every strategy).
+
+    ``secret`` (the job's, see :mod:`unison.cluster.secret`) signs every value in the store.
+    """
     spec = devices[placement.local_rank] if len(devices) > 1 else devices[0]
     if spec.kind == "gpu" and len(devices) == 1 and placement.world_size > 1:
         spec = DeviceSpec("gpu", placement.local_rank, f"/gpu:{placement.local_rank}")
@@ -57,7 +61,7 @@ def join_replica(placement: ProcessPlacement, devices: list[DeviceSpec], timeout
     else:
         _share_cores(placement.local_world_size)
     backend = "nccl" if device.type == "cuda" else "gloo"
-    return connect(placement, backend, device, timeout_s, store=store), device
+    return connect(placement, backend, device, timeout_s, store=store, secret=secret), device
 
 
 class MirroredStrategy(Strategy):
@@ -102,7 +106,7 @@ class MirroredStrategy(Strategy):
             device = parsed[0].to_torch()
             super().__init__(LocalCommunicator(device), device)
         else:
-            comm, device = join_replica(placement, parsed, timeout_seconds, store)
+            comm, device = join_replica(placement, parsed, timeout_seconds, store, job_secret())
             super().__init__(comm, device)
         self._devices = [d.text for d in parsed]
 

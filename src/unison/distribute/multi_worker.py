@@ -30,6 +30,7 @@ import torch
 
 from unison.cluster.plan import JobPlan
 from unison.cluster.resolvers import ClusterResolver, default_cluster_resolver
+from unison.cluster.secret import cluster_secret
 from unison.comm.communicator import Communicator, LocalCommunicator
 from unison.distribute.devices import DeviceSpec, parse_devices
 from unison.distribute.mirrored import DEFAULT_TIMEOUT_S, join_replica
@@ -132,7 +133,7 @@ def _join_job(plan: JobPlan, devices: list[DeviceSpec], timeout_s: float) -> tup
     # A failed collective is followed by the heartbeat post-mortem that names the missing task;
     # gloo gets what is left of timeout_seconds, so the whole error arrives within it.
     collective_s = max(1.0, timeout_s - PeerMonitor.diagnosis_s(timeout_s))
-    comm, device = join_replica(plan.placement(), devices, collective_s, store)
+    comm, device = join_replica(plan.placement(), devices, collective_s, store, cluster_secret())
     monitor = PeerMonitor(plan, timeout_s)
     monitor.start()
     comm = TaskAwareCommunicator(comm, plan, monitor)

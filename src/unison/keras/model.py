@@ -16,8 +16,8 @@ Example:
 from __future__ import annotations
 
 import os
-import tempfile
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -27,6 +27,7 @@ from unison.distribute.strategy import Strategy, get_strategy, has_strategy
 from unison.errors import NotCompiledError
 from unison.keras import losses as losses_mod
 from unison.keras import optimizers as optimizers_mod
+from unison.keras import weights_file
 from unison.keras.layers.base import Layer, _default_name
 from unison.keras.layers.core import InputLayer
 
@@ -175,31 +176,29 @@ class Model(nn.Module):
                 t.copy_(w)
 
     def save_weights(self, filepath: str | os.PathLike[str], overwrite: bool = True) -> None:
-        """Write the weights to ``filepath`` atomically; only the chief replica writes."""
+        """Write the weights to ``filepath`` atomically, with a SHA-256 checksum; only the chief writes."""
         if not self.distribute_strategy.extended.should_checkpoint:
             return
-        atomic_torch_save({"format": "unison.weights/1", "state_dict": self.state_dict()}, filepath)
+        weights_file.write_state(filepath, {"state_dict": self.state_dict()}, weights_file.WEIGHTS_KIND)
 
     def load_weights(self, filepath: str | os.PathLike[str]) -> None:
-        """Read weights written by ``save_weights`` (every replica reads the same file)."""
-        if not os.path.exists(filepath):
-            raise FileNotFoundError(f"No weights file at {os.fspath(filepath)!r}.")
-        payload = torch.load(filepath, map_location=self._device(), weights_only=True)
-        state = payload.get("state_dict") if isinstance(payload, dict) and "state_dict" in payload else payload
-        missing, unexpected = self.load_state_dict(state, strict=False)
-        if missing or unexpected:
-            raise ValueError(
-                f"Weights file {os.fspath(filepath)!r} does not fit this model: missing {missing[:5]}, "
-                f"unexpected {unexpected[:5]}. Was it saved from a model with the same layers?"
-            )
+        """Read weights written by ``save_weights`` or ``save`` (every replica reads the same file).
+
+        The checksum is verified before anything is decoded, and the names and shapes are checked
+        against this model: a damaged or foreign file raises ``WeightsFileError`` naming the file,
+        the model's structure and what the file holds, and loads nothing.
+        """
+        state = weights_file.read_state(filepath, self.state_dict(), self._device())
+        self.load_state_dict(state, strict=True)
 
     def save(self, filepath: str | os.PathLike[str]) -> None:
-        """Write weights and optimizer state to ``filepath`` atomically (chief only)."""
+        """Write weights and optimizer state to ``filepath`` atomically, with a checksum (chief only)."""
         if not self.distribute_strategy.extended.should_checkpoint:
             return
         opt = self.optimizer.torch_optimizer if self.optimizer is not None else None
-        atomic_torch_save({"format": "unison.model/1", "state_dict": self.state_dict(),
-                           "optimizer": opt.state_dict() if opt is not None else None}, filepath)
+        weights_file.write_state(filepath, {"state_dict": self.state_dict(),
+                                            "optimizer": opt.state_dict() if opt is not None else None},
+                                 weights_file.MODEL_FORMAT)
 
     def count_params(self) -> int:
         """Number of scalars in the model's parameters."""
@@ -211,27 +210,6 @@ class Model(nn.Module):
 
         for line in summary_lines(self):
             print_fn(line)
-
-
-def atomic_torch_save(obj: Any, filepath: str | os.PathLike[str]) -> None:
-    """``torch.save`` to a temporary file in the same folder, fsync, then rename over ``filepath``.
-
-    A crash at any moment leaves either the old file or the new one, never half of one.
-    """
-    path = os.fspath(filepath)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            torch.save(obj, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 class Sequential(Model):

@@ -120,6 +120,8 @@ def fit(model: Any, x: Any = None, y: Any = None, batch_size: int | None = None,
         st.setup_model(train)
         val = None if validation_data is None else _validation_adapter(
             validation_data, validation_batch_size or batch_size, st)
+        if val is not None:
+            st.check_labels(val, "validation data (validation_data or validation_split)")
         steps = steps_per_epoch or train.steps_per_epoch
         cbs = CallbackList(callbacks, add_history=True, add_progbar=verbose != 0, model=model,
                            verbose=verbose, epochs=epochs, steps=steps)

@@ -26,6 +26,7 @@ from unison.distribute.strategy import Strategy
 from unison.keras import metrics as metrics_mod
 from unison.keras.data_adapters import ArrayAdapter, Batch, make_adapter
 from unison.optim.distributed import DistributedOptimizer, Sum
+from unison.optim.safety import first_nonfinite, nonfinite_error
 
 
 class TrainingState:
@@ -42,6 +43,7 @@ class TrainingState:
         self.dist_opt: DistributedOptimizer | None = None
         self.torch_opt: torch.optim.Optimizer | None = None
         self.params: list[torch.nn.Parameter] = []
+        self._local_steps = 0  # steps of a one-replica fit (N replicas: the optimizer counts)
         # The reported loss: [sum of per-example losses, number of examples], additive like the
         # metrics' states (a Mean over examples, weighted by the loss's sample weights).
         self.loss_tracker = metrics_mod.Mean("loss")
@@ -94,9 +96,22 @@ class TrainingState:
             self.metrics = [metrics_mod.get(m, (None, *data.y_shape), (None, *self.out_shape), self.loss)
                             for m in model.compiled_metrics]
             self.ready = True
-        if need_labels and isinstance(data, ArrayAdapter) and data.y is not None and self.loss is not None:
-            n_out = self.out_shape[-1] if self.out_shape else None
+        if need_labels:
+            self.check_labels(data, "labels (y) given to fit/evaluate")
+
+    def check_labels(self, data: Any, where: str) -> None:
+        """Check array labels against the loss and the model's outputs before any step runs.
+
+        A label the loss cannot take (a class index beyond the model's outputs) would otherwise
+        surface as torch's ``IndexError`` in the middle of an epoch, without saying which data.
+        """
+        if not (isinstance(data, ArrayAdapter) and data.y is not None and self.loss is not None):
+            return
+        n_out = self.out_shape[-1] if self.out_shape else None
+        try:
             self.loss.check_targets(data.y.numpy() if data.y.device.type == "cpu" else data.y.cpu().numpy(), n_out)
+        except ValueError as exc:
+            raise ValueError(f"In the {where}: {exc}") from None
 
     def _build_optimizer(self) -> None:
         self.params = [p for p in self.model.parameters() if p.requires_grad]
@@ -146,10 +161,20 @@ class TrainingState:
         if self.dist_opt is not None:
             self.dist_opt.step()  # reduce, check, clip (Keras options), update
         else:
+            self._local_steps += 1
+            self._check_finite()  # one replica follows the policy of N: a NaN gradient raises
             self.model.optimizer.clip_gradients(self.params)
             self.torch_opt.step()
         self.torch_opt.zero_grad(set_to_none=True)
         self._update_metrics(batch, y_pred, loss_sum, local, reg)
+
+    def _check_finite(self) -> None:
+        """Raise what ``DistributedOptimizer`` raises on N replicas when a gradient is NaN or Inf."""
+        grads = [p.grad for p in self.params if p.grad is not None]
+        # One norm per gradient and one flag: a NaN or Inf anywhere makes the norms non-finite.
+        if grads and not bool(torch.isfinite(torch.stack(torch._foreach_norm(grads))).all()):
+            named = [(n, p) for n, p in self.model.named_parameters() if p.requires_grad]
+            raise nonfinite_error(first_nonfinite(named), self.comm, self._local_steps)
 
     def eval_step(self, batch: Batch) -> None:
         """Forward only; accumulate loss and metric states."""

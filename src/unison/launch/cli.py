@@ -23,6 +23,7 @@ import os
 import sys
 from typing import Any
 
+from unison.cluster.secret import launcher_secret_env
 from unison.cluster.spec import parse_address
 from unison.launch.tf_config_entry import ENV_TF_CONFIG_CLUSTER
 
@@ -102,6 +103,10 @@ def run(args: Any) -> int:
     ports = [get_free_port() for _ in range(args.nproc_per_node)] if args.tf_config else None
     argv, env = torchrun_argv(args, ports)
     os.environ.update(env)
+    if not args.master:
+        # One host: its replicas sign what they put in torchrun's store (the shared-memory vote)
+        # with a secret only they hold. Across hosts, UNISON_CLUSTER_TOKEN is that secret.
+        os.environ.update(launcher_secret_env())
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     # torchrun would print a banner and pick 1; an equal share of the cores is what unison does.
     os.environ.setdefault("OMP_NUM_THREADS", str(max(1, cores // args.nproc_per_node)))

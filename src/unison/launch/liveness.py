@@ -23,6 +23,7 @@ import torch.distributed as dist
 
 from unison.cluster.plan import SERVE, JobPlan
 from unison.comm.communicator import Communicator
+from unison.comm.store import bind_address
 from unison.errors import CollectiveTimeoutError, UnisonError
 
 
@@ -58,9 +59,12 @@ class PeerMonitor:
         return max(1.0, 2 * interval) + 3 * interval
 
     def _client(self, timeout_s: float) -> dist.TCPStore:
-        # The chief serves the store on every interface: it reaches its own through loopback,
-        # which keeps working when its network is cut (so it can tell that the others are gone).
-        host = "127.0.0.1" if self.plan.store_mode == SERVE else self.plan.store_host
+        # The chief's store listens on the interface of its address (or on all of them when that
+        # address is not this machine's): the chief reaches it there, or through loopback, which
+        # keeps working when its network is cut (so it can tell that the others are gone).
+        host = self.plan.store_host
+        if self.plan.store_mode == SERVE and bind_address(host) is None:
+            host = "127.0.0.1"
         return dist.TCPStore(host, self.plan.store_port, None, is_master=False,
                              timeout=datetime.timedelta(seconds=timeout_s))
 

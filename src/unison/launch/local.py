@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import atexit
 import ctypes
-import datetime
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -29,20 +29,20 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import torch.distributed as dist
-
 from unison.cluster.placement import (
     ENV_ERROR_FILE,
     ENV_LOCAL_RANK,
     ENV_LOCAL_WORLD_SIZE,
     ENV_MASTER_ADDR,
-    ENV_MASTER_PORT,
     ENV_PARENT_PID,
     ENV_RANK,
+    ENV_STORE_DIR,
     ENV_WORLD_SIZE,
     UNISON_SOURCE,
     ProcessPlacement,
 )
+from unison.cluster.secret import launcher_secret_env
+from unison.comm.store import private_file_store
 from unison.errors import UnisonError
 
 ENV_REPLICA_OUTPUT = "UNISON_REPLICA_OUTPUT"
@@ -117,8 +117,9 @@ class LocalJob:
     _stopping: bool = False
     _report_lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def placement(self, port: int) -> ProcessPlacement:
-        return ProcessPlacement(0, self.world_size, 0, self.world_size, "127.0.0.1", port, UNISON_SOURCE)
+    def placement(self) -> ProcessPlacement:
+        return ProcessPlacement(0, self.world_size, 0, self.world_size, "127.0.0.1", 0, UNISON_SOURCE,
+                                store_dir=self.workdir)
 
     def failure_report(self, child: _Child) -> str:
         code = child.proc.returncode
@@ -171,6 +172,7 @@ class LocalJob:
             sys.stderr.write(self.failure_report(child))
             sys.stderr.flush()
         self.kill_children()
+        self._keep_workdir()
 
     def watch(self) -> None:
         """Watchdog loop (daemon thread): a failed replica stops the whole job, loudly."""
@@ -184,9 +186,13 @@ class LocalJob:
             time.sleep(_POLL_S)
 
     def finish(self) -> None:
-        """At replica 0's exit: wait for the others to finish (or stop them if we failed)."""
+        """At replica 0's exit: wait for the others, then remove the job's folder if all went well.
+
+        On a failure (ours or a replica's) the folder (logs, tracebacks) is kept and named.
+        """
         if self.chief_failed:
             self.kill_children()
+            self._keep_workdir()
             return
         deadline = time.monotonic() + 600
         for child in self.children:
@@ -198,8 +204,16 @@ class LocalJob:
             sys.stderr.write(self.failure_report(child))
         self.kill_children()
         if failed:
+            self._keep_workdir()
             sys.stderr.flush()
             os._exit(1)
+        if self.workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def _keep_workdir(self) -> None:
+        if self.workdir and os.path.isdir(self.workdir):
+            sys.stderr.write(f"unison: the replicas' logs and tracebacks are kept in {self.workdir}\n")
+            sys.stderr.flush()
 
 
 def spawn_replicas(job: LocalJob, ranks: range, env_for: Callable[[int, str], dict[str, str]]) -> None:
@@ -247,33 +261,38 @@ def watch_replicas(job: LocalJob, who: str) -> None:
 def start_local_job(num_replicas: int, timeout_s: float) -> tuple[ProcessPlacement, Any, LocalJob]:
     """Become replica 0 of a new ``num_replicas`` job on this host and start the others.
 
+    The replicas meet in a ``FileStore`` inside a fresh private (``0700``) folder, not on a
+    port: no other user and no other host can read or write what they exchange. The folder
+    also holds the replicas' logs; it is removed when the job ends well and kept (and named)
+    when it fails. The replicas share a job secret (``UNISON_JOB_SECRET``, unless
+    ``UNISON_CLUSTER_TOKEN`` provides one) with which every value in the store is signed.
+
     Args:
         num_replicas: total number of replicas (processes), >= 2.
         timeout_s: how long the rendezvous and each collective may take.
 
     Returns:
-        ``(placement, store, job)``: this process's placement (rank 0), the rendezvous store it
-        serves (pass it to :func:`unison.comm.connect`) and the :class:`LocalJob` record.
+        ``(placement, store, job)``: this process's placement (rank 0), the rendezvous store
+        (pass it to :func:`unison.comm.connect`) and the :class:`LocalJob` record.
     """
-    rerun_command()  # fail before serving a store if there is nothing to re-run
-    store = dist.TCPStore(
-        "127.0.0.1", 0, num_replicas, is_master=True, wait_for_workers=False,
-        timeout=datetime.timedelta(seconds=timeout_s),
-    )
-    job = LocalJob(world_size=num_replicas, store=store,
-                   workdir=tempfile.mkdtemp(prefix="unison-replicas-"))
+    rerun_command()  # fail before making a store if there is nothing to re-run
+    workdir = tempfile.mkdtemp(prefix="unison-replicas-")  # mode 0700: this user only
+    store = private_file_store(workdir, num_replicas, timeout_s)
+    job = LocalJob(world_size=num_replicas, store=store, workdir=workdir)
+    # This process is replica 0: it reads the secret from its own environment like the others.
+    os.environ.update(launcher_secret_env())
 
     def env_for(rank: int, error_file: str) -> dict[str, str]:
         return {
             ENV_RANK: str(rank), ENV_WORLD_SIZE: str(num_replicas),
             ENV_LOCAL_RANK: str(rank), ENV_LOCAL_WORLD_SIZE: str(num_replicas),
-            ENV_MASTER_ADDR: "127.0.0.1", ENV_MASTER_PORT: str(store.port),
+            ENV_MASTER_ADDR: "127.0.0.1", ENV_STORE_DIR: workdir,
             ENV_ERROR_FILE: error_file,
         }
 
     spawn_replicas(job, range(1, num_replicas), env_for)
     watch_replicas(job, "replica 0")
-    return job.placement(store.port), store, job
+    return job.placement(), store, job
 
 
 def install_replica_hooks(placement: ProcessPlacement) -> None:

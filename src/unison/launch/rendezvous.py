@@ -1,7 +1,8 @@
 """Rendezvous of a multi-worker job at the chief's address (TF_CONFIG, SLURM, explicit clusters).
 
 The chief's first replica serves torch's ``TCPStore`` on the chief's ``host:port`` from the
-cluster spec; every other replica connects to it. Each replica then announces itself, so a task
+cluster spec, listening only on that address's interface (torch alone listens on all of them);
+every other replica connects to it. Each replica then announces itself, so a task
 that never arrives is named in the error instead of surfacing as a gloo timeout. Failures say
 which setting holds the address and how to fix it (DESIGN section 5).
 
@@ -15,6 +16,7 @@ Example (what ``MultiWorkerMirroredStrategy`` does with a :class:`~unison.cluste
 from __future__ import annotations
 
 import datetime
+import errno
 import fcntl
 import os
 import socket
@@ -23,6 +25,7 @@ import struct
 import torch.distributed as dist
 
 from unison.cluster.plan import ENV, SERVE, JobPlan
+from unison.comm.store import serve_tcp_store
 from unison.errors import UnisonError
 
 _SIOCGIFADDR = 0x8915
@@ -90,11 +93,10 @@ def open_store(plan: JobPlan, timeout_s: float) -> dist.Store:
     where = f"{plan.origin} {plan.chief_field}"
     if plan.store_mode == SERVE:
         try:
-            return dist.TCPStore(plan.store_host, plan.store_port, plan.world_size, is_master=True,
-                                 wait_for_workers=False, timeout=timeout)
-        except RuntimeError as exc:
+            return serve_tcp_store(plan.store_host, plan.store_port, plan.world_size, timeout_s)
+        except (RuntimeError, OSError) as exc:
             text = _first_line(exc)
-            if "EADDRINUSE" in text or "already in use" in text:
+            if "EADDRINUSE" in text or "already in use" in text or getattr(exc, "errno", None) == errno.EADDRINUSE:
                 raise RendezvousError(
                     f"The chief ({plan.task}) cannot serve the rendezvous on port {plan.store_port}: "
                     f"the port is already in use on this host ({where} = {plan.store_address!r}). "

@@ -1,8 +1,9 @@
 """Multi-process test harness: run a function on N real replicas and get their results.
 
 The pattern of TF's ``multi_process_runner``: every replica is a real process joined by a real
-torch.distributed process group (gloo on CPU); the harness owns the rendezvous store (on a free
-port of 127.0.0.1), bounds the whole run by a timeout, and re-raises a replica's exception in
+torch.distributed process group (gloo on CPU); the replicas meet in a private ``FileStore`` (a
+fresh 0700 folder, removed afterwards) with a job secret that signs every value in it, the
+harness bounds the whole run by a timeout, and re-raises a replica's exception in
 the caller with that replica's rank and traceback. Use it to test your own multi-replica code.
 
 Example::
@@ -20,9 +21,10 @@ Example::
 
 from __future__ import annotations
 
-import datetime
 import multiprocessing as mp
 import os
+import shutil
+import tempfile
 import time
 import traceback
 from typing import Any, Callable
@@ -30,24 +32,26 @@ from typing import Any, Callable
 import torch.distributed as dist
 
 from unison.cluster.placement import (
+    ENV_CPU_OVERSUBSCRIBE,
     ENV_LOCAL_RANK,
     ENV_LOCAL_WORLD_SIZE,
     ENV_MASTER_ADDR,
-    ENV_MASTER_PORT,
     ENV_RANK,
+    ENV_STORE_DIR,
     ENV_WORLD_SIZE,
 )
+from unison.cluster.secret import launcher_secret_env
 from unison.errors import ReplicaFailedError
 
 __all__ = ["ReplicaFailedError", "run_distributed", "run_multi_worker"]
 
 
-def _replica_main(fn: Callable[..., Any], rank: int, world_size: int, port: int, args: tuple[Any, ...],
+def _replica_main(fn: Callable[..., Any], rank: int, world_size: int, store_dir: str, args: tuple[Any, ...],
                   kwargs: dict[str, Any], env: dict[str, str], conn: Any) -> None:
     os.environ.update(env)
     os.environ.update({
         ENV_RANK: str(rank), ENV_WORLD_SIZE: str(world_size), ENV_LOCAL_RANK: str(rank),
-        ENV_LOCAL_WORLD_SIZE: str(world_size), ENV_MASTER_ADDR: "127.0.0.1", ENV_MASTER_PORT: str(port),
+        ENV_LOCAL_WORLD_SIZE: str(world_size), ENV_MASTER_ADDR: "127.0.0.1", ENV_STORE_DIR: store_dir,
     })
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
     try:
@@ -76,14 +80,15 @@ def run_distributed(fn: Callable[..., Any], world_size: int = 2, args: tuple[Any
     """
     if world_size < 1:
         raise ValueError(f"world_size must be >= 1. Received: world_size={world_size}")
-    store = dist.TCPStore("127.0.0.1", 0, world_size, is_master=True, wait_for_workers=False,
-                          timeout=datetime.timedelta(seconds=timeout))
+    store_dir = tempfile.mkdtemp(prefix="unison-test-job-")  # 0700: this user only
+    # Tests run N replicas whatever the number of cores (each a process sharing them).
+    env = {**launcher_secret_env(), ENV_CPU_OVERSUBSCRIBE: "1", **(env or {})}
     ctx = mp.get_context("spawn")
     procs, conns = [], []
     for rank in range(world_size):
         parent_end, child_end = ctx.Pipe(duplex=False)
         p = ctx.Process(target=_replica_main, name=f"unison-replica-{rank}", daemon=True,
-                        args=(fn, rank, world_size, store.port, args, kwargs or {}, env or {}, child_end))
+                        args=(fn, rank, world_size, store_dir, args, kwargs or {}, env, child_end))
         p.start()
         child_end.close()
         procs.append(p)
@@ -124,6 +129,7 @@ def run_distributed(fn: Callable[..., Any], world_size: int = 2, args: tuple[Any
             if p.is_alive():
                 p.kill()
                 p.join(timeout=5)
+        shutil.rmtree(store_dir, ignore_errors=True)
     return [results[r] for r in range(world_size)]
 
 

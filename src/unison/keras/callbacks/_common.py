@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import uuid
 from typing import Any
 
+from unison._io import fsync_directory
 from unison.errors import format_choices
 
 MODES = ("auto", "min", "max")
@@ -47,33 +47,12 @@ def print_msg(model: Any, message: str) -> None:
         sys.stdout.flush()
 
 
-def _fsync_dir(directory: str) -> None:
-    # The rename itself must reach the disk, or a crash can forget it. Windows cannot open
-    # a directory for fsync; there os.replace is the best available.
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def temp_path_for(path: str) -> str:
-    """A fresh, unused temporary path next to ``path`` that keeps its full file name ending.
-
-    Same directory, so ``os.replace`` is an atomic rename; same ending, so a writer that
-    picks its format from the suffix (``.keras``, ``.weights.h5``, ``.pt``) still sees it.
-    """
-    directory, name = os.path.split(os.path.abspath(path))
-    return os.path.join(directory, f".tmp-{uuid.uuid4().hex[:12]}-{name}")
-
-
 def commit(tmp: str, path: str) -> None:
-    """Flush ``tmp`` (a file or a directory tree) to disk and move it onto ``path`` atomically."""
+    """Flush ``tmp`` (a file or a directory tree) to disk and move it onto ``path`` atomically.
+
+    Single files are written through :mod:`unison._io`; this is for what a model's own
+    ``save`` wrote under a temporary name, which may be a directory tree.
+    """
     if os.path.isdir(tmp):
         for root, _, files in os.walk(tmp):
             for name in files:
@@ -85,7 +64,7 @@ def commit(tmp: str, path: str) -> None:
     else:
         _fsync_file(tmp)
     os.replace(tmp, path)
-    _fsync_dir(os.path.dirname(os.path.abspath(path)))
+    fsync_directory(os.path.dirname(os.path.abspath(path)))
 
 
 def _fsync_file(path: str) -> None:
@@ -102,28 +81,6 @@ def remove_quietly(path: str) -> None:
         shutil.rmtree(path, ignore_errors=True)
     elif os.path.exists(path):
         os.remove(path)
-
-
-def atomic_write_text(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` so readers see the old file or the new one, never half.
-
-    Example:
-        >>> import os, tempfile
-        >>> p = os.path.join(tempfile.mkdtemp(), "log.csv")
-        >>> atomic_write_text(p, "epoch,loss\\n")
-        >>> open(p).read()
-        'epoch,loss\\n'
-    """
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    tmp = temp_path_for(path)
-    try:
-        with open(tmp, "w", newline="", encoding="utf-8") as f:
-            f.write(text)
-        commit(tmp, path)
-    except BaseException:
-        remove_quietly(tmp)
-        raise
 
 
 def check_mode(owner: str, mode: str) -> str:

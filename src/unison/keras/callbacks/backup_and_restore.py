@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any
 
 import torch
 
-from unison.checkpoint import CheckpointManager
+from unison.checkpoint import CheckpointManager, UnreadableCheckpointsError
 from unison.keras.callbacks._common import is_chief, print_msg
 from unison.keras.callbacks.callback import Callback, Logs
 
 _FORMAT = "unison.backup/1"
+_ON_UNREADABLE = ("raise", "restart")
 
 
 class BackupAndRestore(Callback):
@@ -28,7 +30,11 @@ class BackupAndRestore(Callback):
     atomically (temporary file, fsync, rename), keeping the previous backup until the new one is
     complete; the chief reads the newest complete backup (falling back to the previous one, with
     a warning, if the newest is damaged) and sends it to every replica, so all resume from the
-    same state even without a shared file system. A backup records nothing that depends on the
+    same state even without a shared file system. When no backup can be read, ``fit`` stops
+    with an error naming every file and why it failed, and leaves them in place (unless
+    ``on_unreadable_backup="restart"``). Damaged backups are never deleted: a damaged one
+    skipped on the way to an older one, or set aside by a restart, is renamed
+    ``<name>.damaged`` and kept. A backup records nothing that depends on the
     number of replicas: one written by 2 workers restores on 1 or 3.
 
     Args:
@@ -37,6 +43,10 @@ class BackupAndRestore(Callback):
             every N training batches).
         delete_checkpoint: delete the backups when ``fit`` completes.
         save_before_preemption: accepted for Keras compatibility; not supported (must be False).
+        on_unreadable_backup: what to do when backups exist but none can be read: ``"raise"``
+            (default) stops ``fit`` with an error naming each file and why; ``"restart"``
+            renames them ``<name>.damaged`` (kept, never deleted), warns, and trains from
+            epoch 0.
 
     Example::
 
@@ -45,7 +55,8 @@ class BackupAndRestore(Callback):
     """
 
     def __init__(self, backup_dir: str | os.PathLike[str], save_freq: str | int = "epoch",
-                 delete_checkpoint: bool = True, save_before_preemption: bool = False) -> None:
+                 delete_checkpoint: bool = True, save_before_preemption: bool = False,
+                 on_unreadable_backup: str = "raise") -> None:
         super().__init__()
         if not backup_dir:
             raise ValueError("BackupAndRestore: backup_dir must be a directory path, e.g. "
@@ -57,6 +68,12 @@ class BackupAndRestore(Callback):
         if save_before_preemption:
             raise ValueError("BackupAndRestore: save_before_preemption=True is not supported; use an "
                              "integer save_freq to bound the work lost to an interruption.")
+        if on_unreadable_backup not in _ON_UNREADABLE:
+            raise ValueError(
+                "BackupAndRestore: on_unreadable_backup must be 'raise' (stop when no backup can be "
+                "read) or 'restart' (keep the damaged files aside and train from epoch 0). "
+                f"Received: on_unreadable_backup={on_unreadable_backup!r}")
+        self.on_unreadable_backup = on_unreadable_backup
         self.backup_dir = os.fspath(backup_dir)
         self.save_freq = save_freq
         self.delete_checkpoint = delete_checkpoint
@@ -76,13 +93,19 @@ class BackupAndRestore(Callback):
     def on_train_begin(self, logs: Logs | None = None) -> None:
         st = self._state()
         chief = st.comm.rank == 0
-        payload = self._manager.restore_latest() if chief else None
+        payload = self._read_backup() if chief else None
         if st.comm.is_distributed:
             payload = st.comm.broadcast_object(payload, name="backup_and_restore.restore")
         self._batches = 0
         self.restored_from = None
         if payload is None:
             return
+        if isinstance(payload, dict) and "unreadable" in payload:
+            # Raised on every replica (the chief read the files), so none waits for the others.
+            raise UnreadableCheckpointsError(
+                payload["unreadable"][0], payload["unreadable"][1],
+                fix="Fix: restore the backups from a copy, or pass BackupAndRestore(..., "
+                    "on_unreadable_backup='restart') to keep them aside and train from epoch 0.")
         if not isinstance(payload, dict) or payload.get("format") != _FORMAT:
             raise ValueError(f"BackupAndRestore: {self.backup_dir!r} holds a backup this version cannot "
                              "read. Delete the directory to start training afresh.")
@@ -91,6 +114,24 @@ class BackupAndRestore(Callback):
         if self.params.get("verbose", 0):
             print_msg(self.model, f"BackupAndRestore: resuming from epoch {payload['epoch'] + 1}, "
                                   f"step {payload['step']} (backup in {self.backup_dir}).")
+
+    def _read_backup(self) -> Any:
+        """The newest readable backup (chief only); damaged ones are kept aside, never deleted."""
+        try:
+            payload = self._manager.restore_latest()
+        except UnreadableCheckpointsError as exc:
+            if self.on_unreadable_backup == "raise":
+                return {"unreadable": (exc.directory, exc.failures)}
+            kept = self._manager.set_aside([path for path, _ in exc.failures])
+            warnings.warn(
+                f"BackupAndRestore: no backup in {self.backup_dir!r} can be read; training starts "
+                f"again from epoch 0 (on_unreadable_backup='restart'). The damaged files are kept "
+                f"as: {', '.join(kept)}.", RuntimeWarning, stacklevel=2)
+            return None
+        # Older backups after a damaged newest one would be rotated out by the next saves:
+        # move the damaged ones out of the numbering so they outlive this fit.
+        self._manager.set_aside([path for path, _ in self._manager.damaged])
+        return payload
 
     def _restore(self, st: Any, payload: dict[str, Any]) -> None:
         from unison.keras.training_state import ResumePoint

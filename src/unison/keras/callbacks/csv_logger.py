@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from unison.keras.callbacks._common import atomic_write_text, is_chief
+from unison._io import atomic_write_text
+from unison.keras.callbacks._common import is_chief
 from unison.keras.callbacks.callback import Callback, Logs
 
 

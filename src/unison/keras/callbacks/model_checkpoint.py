@@ -8,6 +8,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from unison._io import temp_path_for
 from unison.keras.callbacks._common import (
     check_mode,
     commit,
@@ -15,7 +16,6 @@ from unison.keras.callbacks._common import (
     is_chief,
     print_msg,
     remove_quietly,
-    temp_path_for,
     unknown_direction_error,
 )
 from unison.keras.callbacks.callback import Callback, Logs

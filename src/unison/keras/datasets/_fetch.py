@@ -22,13 +22,13 @@ import hashlib
 import http.client
 import os
 import sys
-import tempfile
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import IO, TextIO
 
+from unison._io import atomic_write
 from unison.errors import DatasetError
 
 ENV_DATA_DIR = "UNISON_DATA_DIR"
@@ -208,23 +208,16 @@ def _folder_state(folder: Path) -> str:
 def _download(url: str, dest: Path, expected_sha256: str) -> None:
     """Fetch ``url`` into ``dest`` through a temporary file, keeping it only if the hash matches.
 
-    Each caller writes its own temporary file and renames it atomically, so replicas that
-    download the same set at once never see or leave a partial file.
+    :func:`unison._io.atomic_write` gives each caller its own temporary file and renames it
+    atomically (directory fsynced), so replicas that download the same set at once never see
+    or leave a partial file; an error raised while writing drops the temporary file.
     """
-    try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
-    except OSError as exc:
-        raise _DownloadError(f"cannot write to the cache folder {dest.parent} ({exc})") from exc
-    tmp = Path(tmp_name)
-    try:
+
+    def fetch_into(out: IO[bytes]) -> None:
         digest = hashlib.sha256()
         size = 0
         try:
-            with (
-                os.fdopen(fd, "wb") as out,
-                urllib.request.urlopen(url, timeout=_TIMEOUT_S) as response,
-            ):
+            with urllib.request.urlopen(url, timeout=_TIMEOUT_S) as response:
                 length = response.headers.get("Content-Length")
                 bar = _ProgressBar(url, int(length) if length and length.isdigit() else None)
                 while chunk := response.read(_CHUNK):
@@ -239,10 +232,15 @@ def _download(url: str, dest: Path, expected_sha256: str) -> None:
             raise _DownloadError(_reason(exc)) from exc
         if digest.hexdigest() != expected_sha256:
             raise _ChecksumMismatchError(digest.hexdigest(), size)
-        os.replace(tmp, dest)
-    finally:
-        # After a successful rename the temporary name no longer exists; otherwise drop it.
-        tmp.unlink(missing_ok=True)
+
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _DownloadError(f"cannot write to the cache folder {dest.parent} ({exc})") from exc
+    try:
+        atomic_write(dest, fetch_into)
+    except OSError as exc:  # the cache folder refused the temporary file or the rename
+        raise _DownloadError(f"cannot write to the cache folder {dest.parent} ({exc})") from exc
 
 
 def _reason(exc: BaseException) -> str:

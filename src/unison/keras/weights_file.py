@@ -1,0 +1,127 @@
+"""The weights file of ``Model.save_weights`` / ``Model.save``: checksummed, and checked on load.
+
+A weights file is written by :func:`unison._io.write_verified`: atomically (temporary file,
+fsync, rename, directory fsync), behind a header holding the SHA-256 of the ``torch.save``
+bytes. :func:`read_state` verifies that checksum before torch decodes anything, so a file that
+was truncated or changed on disk is refused instead of loading wrong numbers, and every error
+names the file, what the model expected (its weights' names and shapes) and what was found.
+Files of the previous format (a bare ``torch.save``, before the checksum) still load.
+
+Example:
+    >>> import os, tempfile, torch
+    >>> path = os.path.join(tempfile.mkdtemp(), "w.weights.pt")
+    >>> write_state(path, {"state_dict": {"w": torch.ones(2)}}, WEIGHTS_KIND)
+    >>> read_state(path, {"w": torch.zeros(2)})["w"].tolist()
+    [1.0, 1.0]
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+from unison._io import (
+    VerificationError,
+    is_verified_file,
+    read_verified,
+    write_verified,
+)
+
+# One checksum kind for save_weights and save files (load_weights reads both); the payload's
+# "format" entry says which of the two wrote it.
+WEIGHTS_KIND = "unison.weights/2"
+MODEL_FORMAT = "unison.model/2"
+_SHOWN = 8  # entries of a structure listed in an error before "... and N more"
+
+
+class WeightsFileError(ValueError):
+    """A weights file is missing, damaged, of another format, or does not fit the model."""
+
+
+def write_state(path: str | os.PathLike[str], payload: Mapping[str, Any], kind: str) -> None:
+    """``torch.save`` ``payload`` into ``path`` atomically, with a checksum of its bytes."""
+    buffer = io.BytesIO()
+    torch.save({"format": kind, **payload}, buffer)
+    write_verified(path, buffer.getvalue(), kind=WEIGHTS_KIND)
+
+
+def describe(state: Mapping[str, Any]) -> str:
+    """``name: shape`` of the first entries of a state dict, for error messages.
+
+    Example:
+        >>> describe({"a": torch.zeros(2, 3), "b": torch.zeros(4)})
+        '2 tensors: a: (2, 3), b: (4,)'
+    """
+    items = []
+    for name, value in list(state.items())[:_SHOWN]:
+        try:
+            shape = str(tuple(value.shape))
+        except (AttributeError, RuntimeError, ValueError):  # a lazy weight not built yet
+            shape = "unbuilt" if isinstance(value, torch.Tensor) else type(value).__name__
+        items.append(f"{name}: {shape}")
+    more = f", ... and {len(state) - _SHOWN} more" if len(state) > _SHOWN else ""
+    return f"{len(state)} tensors: " + ", ".join(items) + more
+
+
+def _error(path: str, expected: Mapping[str, Any], found: str) -> WeightsFileError:
+    return WeightsFileError(
+        f"Cannot load weights from {path!r}: {found} Expected the weights of this model "
+        f"({describe(expected)}). Fix: load a file written by save_weights() of a model with the "
+        "same layers, or write it again.")
+
+
+def _payload(path: str, expected: Mapping[str, Any], device: torch.device | None) -> Any:
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"No weights file at {path!r}. Check the path, or call save_weights() first.")
+    if os.path.getsize(path) == 0:
+        raise _error(path, expected, "the file is empty (0 bytes): it was never written completely.")
+    if is_verified_file(path):
+        try:
+            body = read_verified(path, kind=WEIGHTS_KIND)
+        except VerificationError as exc:
+            raise _error(path, expected, str(exc)) from None
+    else:  # the format before the checksum: a bare torch.save (nothing to verify it against)
+        with open(path, "rb") as fh:
+            body = fh.read()
+    try:
+        return torch.load(io.BytesIO(body), map_location=device, weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - torch raises many kinds here, none naming the file
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise _error(path, expected, f"it is not a weights file torch can read ({type(exc).__name__}: "
+                                     f"{first}; {os.path.getsize(path)} bytes).") from None
+
+
+def read_state(path: str | os.PathLike[str], expected: Mapping[str, Any],
+               device: torch.device | None = None) -> dict[str, Any]:
+    """The state dict in ``path``, verified and checked against ``expected`` (names and shapes).
+
+    Raises:
+        FileNotFoundError: there is no file at ``path``.
+        WeightsFileError: the file is empty, truncated, damaged (checksum), not a weights file,
+            or its names or shapes differ from ``expected``; the message names the file, the
+            expected structure and what was found.
+    """
+    name = os.fspath(path)
+    payload = _payload(name, expected, device)
+    state = payload.get("state_dict") if isinstance(payload, dict) and "state_dict" in payload else payload
+    if not isinstance(state, Mapping):
+        raise _error(name, expected, f"it holds a {type(state).__name__}, not a dict of weights.")
+    missing = [k for k in expected if k not in state]
+    unexpected = [k for k in state if k not in expected]
+    if missing or unexpected:
+        raise _error(name, expected, f"it holds {describe(state)}; missing here: {missing[:_SHOWN]}, "
+                                     f"not in this model: {unexpected[:_SHOWN]}.")
+    wrong = [f"{k}: file {tuple(state[k].shape)} vs model {tuple(v.shape)}" for k, v in expected.items()
+             if _has_shape(v) and isinstance(state[k], torch.Tensor) and state[k].shape != v.shape]
+    if wrong:
+        raise _error(name, expected, f"shapes differ: {'; '.join(wrong[:_SHOWN])}.")
+    return dict(state)
+
+
+def _has_shape(value: Any) -> bool:
+    """A tensor whose shape is known (a lazy weight not built yet has none to compare)."""
+    return isinstance(value, torch.Tensor) and not torch.nn.parameter.is_lazy(value)
