@@ -136,3 +136,35 @@ def teardown_after_optimizer(_: int) -> dict:
     while _thread_count() > before and time.monotonic() < deadline:
         time.sleep(0.05)
     return {"fresh": fresh, "before": before, "joined": joined, "after": _thread_count()}
+
+
+def keras_custom_loop(devices: list[str] | None, n: int, batch_size: int) -> dict:
+    """TF's custom-training tutorial loop: Keras model, loss with reduction NONE, gradients taken
+    in the replica, ``optimizer.apply_gradients`` inside ``strategy.run``, metrics read outside."""
+    strategy = tf.distribute.MirroredStrategy(devices)
+    torch.manual_seed(0)
+    with strategy.scope():
+        model = tf.keras.Sequential([tf.keras.layers.Dense(16, activation="tanh", input_shape=(12,)),
+                                     tf.keras.layers.Dense(4)])
+        optimizer = tf.keras.optimizers.Adam(learning_rate=1e-2)
+        loss_object = tf.keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, reduction=tf.keras.losses.Reduction.NONE)
+        train_accuracy = tf.keras.metrics.SparseCategoricalAccuracy(name="train_accuracy")
+    x, y = make_data(n)
+    batches = [(torch.from_numpy(x[i:i + batch_size]), torch.from_numpy(y[i:i + batch_size]))
+               for i in range(0, n, batch_size)]
+
+    def train_step(xb: torch.Tensor, yb: torch.Tensor, global_n: int) -> torch.Tensor:
+        predictions = model(xb, training=True)
+        loss = tf.nn.compute_average_loss(loss_object(yb, predictions), global_batch_size=global_n)
+        gradients = torch.autograd.grad(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        train_accuracy.update_state(yb, predictions)
+        return loss.detach()
+
+    total = torch.zeros(())
+    for (xb, yb), (gx, _) in zip(strategy.experimental_distribute_dataset(batches), batches):
+        total += strategy.reduce(tf.distribute.ReduceOp.SUM, strategy.run(train_step, args=(xb, yb, len(gx))))
+    return {"weights": [p.detach().numpy().copy() for p in model.trainable_variables],
+            "accuracy": float(train_accuracy.result()), "iterations": int(optimizer.iterations),
+            "mean_loss": float(total) / len(batches)}

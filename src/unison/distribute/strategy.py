@@ -166,6 +166,14 @@ class Strategy:
             post.remove()
             _REPLICA_CONTEXT.pop()
 
+    def gradient_synchronizer(self, optimizer: torch.optim.Optimizer) -> DistributedOptimizer:
+        """The one ``DistributedOptimizer`` (SUM) that synchronises ``optimizer`` in this strategy.
+
+        ``strategy.run`` custom loops and Keras's ``apply_gradients`` both reach the optimizer's
+        gradients through it, so there is one synchronisation path per optimizer.
+        """
+        return self._synchronizer(optimizer)
+
     def _synchronizer(self, optimizer: torch.optim.Optimizer) -> DistributedOptimizer:
         sync = self._optimizers.get(id(optimizer))
         if sync is None or sync.optimizer is not optimizer:
@@ -284,6 +292,11 @@ def has_strategy() -> bool:
 def in_cross_replica_context() -> bool:
     """True inside a strategy's ``scope()`` but outside ``strategy.run``."""
     return bool(_STACK) and not _REPLICA_CONTEXT
+
+
+def in_strategy_run() -> bool:
+    """True while a function given to ``strategy.run`` executes (TF's replica context proper)."""
+    return bool(_REPLICA_CONTEXT)
 
 
 def get_replica_context() -> ReplicaContext | None:

@@ -39,6 +39,7 @@ __all__ = [
     "LossFunctionWrapper",
     "MeanAbsoluteError",
     "MeanSquaredError",
+    "Reduction",
     "SparseCategoricalCrossentropy",
     "binary_crossentropy",
     "categorical_crossentropy",
@@ -243,15 +244,51 @@ def _to_examples(values: torch.Tensor, batch: int, name: str) -> torch.Tensor:
     return values.reshape(batch, -1).mean(dim=1) if values.dim() > 1 else values
 
 
+class Reduction:
+    """Keras 2's names for a loss's reduction (``keras.losses.Reduction``); Keras 3 takes the strings.
+
+    ``NONE`` returns one loss per example; ``SUM`` their sum; ``SUM_OVER_BATCH_SIZE`` (and
+    ``AUTO``) their sum divided by the number of examples.
+    """
+
+    AUTO = "auto"
+    NONE = "none"
+    SUM = "sum"
+    SUM_OVER_BATCH_SIZE = "sum_over_batch_size"
+
+    @classmethod
+    def all(cls) -> tuple[str, ...]:
+        return (cls.AUTO, cls.NONE, cls.SUM, cls.SUM_OVER_BATCH_SIZE)
+
+
+# Keras 3 also accepts None for "none" and "mean"/"mean_with_sample_weight"
+_REDUCTIONS = (*Reduction.all(), "mean", "mean_with_sample_weight")
+
+
+def _check_reduction(reduction: str | None) -> str:
+    if reduction is None:
+        return Reduction.NONE
+    if reduction not in _REDUCTIONS:
+        raise ValueError(
+            f"Invalid value for argument `reduction`. Expected one of {format_choices(_REDUCTIONS)}, None"
+            f" (or keras.losses.Reduction.NONE/SUM/SUM_OVER_BATCH_SIZE/AUTO). Received: reduction={reduction!r}")
+    return reduction
+
+
 class Loss:
     """Base class: subclasses implement ``per_example``.
 
     Attributes:
         name: the Keras name, e.g. ``"sparse_categorical_crossentropy"``.
+        reduction: what calling the loss returns (``fit`` always uses the per-example losses
+            and divides by the global batch size): ``"sum_over_batch_size"`` (default, also
+            ``"auto"``/``"mean"``), ``"sum"``, ``"none"``/``None`` (one loss per example), or
+            ``"mean_with_sample_weight"`` (divided by the sum of the sample weights).
     """
 
-    def __init__(self, name: str | None = None) -> None:
+    def __init__(self, name: str | None = None, reduction: str | None = "sum_over_batch_size") -> None:
         self.name = name or _snake_case(type(self).__name__)
+        self.reduction = _check_reduction(reduction)
 
     def per_example(self, y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
         """Return the loss of each example, shape ``(batch,)``; no reduction over the batch."""
@@ -260,15 +297,22 @@ class Loss:
     def __call__(
         self, y_true: TensorLike, y_pred: TensorLike, sample_weight: TensorLike | None = None
     ) -> torch.Tensor:
-        """Return the (weighted) sum of per-example losses divided by the batch size.
+        """Return the (weighted) per-example losses, reduced as ``self.reduction`` says.
 
-        Keras's default ``"sum_over_batch_size"`` reduction, for standalone use; the trainer
-        calls ``per_example`` instead and divides by the global batch size.
+        For standalone use and custom loops; the trainer calls ``per_example`` instead and
+        divides by the global batch size.
         """
         values = self.per_example(y_true, y_pred)
+        weight = None
         if sample_weight is not None:
-            weight = torch.as_tensor(sample_weight, dtype=values.dtype, device=values.device)
-            values = values * weight.reshape(-1)
+            weight = torch.as_tensor(sample_weight, dtype=values.dtype, device=values.device).reshape(-1)
+            values = values * weight
+        if self.reduction == Reduction.NONE:
+            return values
+        if self.reduction == Reduction.SUM:
+            return values.sum()
+        if self.reduction == "mean_with_sample_weight" and weight is not None:
+            return values.sum() / weight.sum().clamp(min=1e-12)
         return values.sum() / max(values.shape[0], 1)
 
     def check_targets(self, y_true: LabelArray, num_outputs: int | None) -> None:
@@ -281,7 +325,7 @@ class Loss:
 
     def get_config(self) -> dict:
         """Return the constructor arguments."""
-        return {"name": self.name}
+        return {"name": self.name, "reduction": self.reduction}
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
@@ -303,9 +347,10 @@ class LossFunctionWrapper(Loss):
     """
 
     def __init__(
-        self, fn: Callable[..., torch.Tensor], name: str | None = None, **kwargs: Any
+        self, fn: Callable[..., torch.Tensor], name: str | None = None,
+        reduction: str | None = "sum_over_batch_size", **kwargs: Any
     ) -> None:
-        super().__init__(name or getattr(fn, "__name__", "loss"))
+        super().__init__(name or getattr(fn, "__name__", "loss"), reduction=reduction)
         self.fn = fn
         self._fn_kwargs = kwargs
 
@@ -319,7 +364,7 @@ class LossFunctionWrapper(Loss):
         return _to_examples(values, int(np.shape(y_pred)[0]), self.name)
 
     def get_config(self) -> dict:
-        return {"name": self.name, **self._fn_kwargs}
+        return {"name": self.name, "reduction": self.reduction, **self._fn_kwargs}
 
 
 def _labels_numpy(y_true: LabelArray, loss_name: str) -> np.ndarray:
@@ -342,9 +387,10 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
     """Keras ``SparseCategoricalCrossentropy``: integer labels, one probability per class."""
 
     def __init__(
-        self, from_logits: bool = False, name: str = "sparse_categorical_crossentropy"
+        self, from_logits: bool = False, name: str = "sparse_categorical_crossentropy",
+        reduction: str | None = "sum_over_batch_size",
     ) -> None:
-        super().__init__(sparse_categorical_crossentropy, name=name, from_logits=from_logits)
+        super().__init__(sparse_categorical_crossentropy, name=name, reduction=reduction, from_logits=from_logits)
         self.from_logits = from_logits
 
     def __call__(
@@ -404,11 +450,13 @@ class CategoricalCrossentropy(LossFunctionWrapper):
         from_logits: bool = False,
         label_smoothing: float = 0.0,
         name: str = "categorical_crossentropy",
+        reduction: str | None = "sum_over_batch_size",
     ) -> None:
         _check_label_smoothing(label_smoothing)
         super().__init__(
             categorical_crossentropy,
             name=name,
+            reduction=reduction,
             from_logits=from_logits,
             label_smoothing=label_smoothing,
         )
@@ -438,10 +486,12 @@ class BinaryCrossentropy(LossFunctionWrapper):
         from_logits: bool = False,
         label_smoothing: float = 0.0,
         name: str = "binary_crossentropy",
+        reduction: str | None = "sum_over_batch_size",
     ) -> None:
         _check_label_smoothing(label_smoothing)
         super().__init__(
-            binary_crossentropy, name=name, from_logits=from_logits, label_smoothing=label_smoothing
+            binary_crossentropy, name=name, reduction=reduction, from_logits=from_logits,
+            label_smoothing=label_smoothing,
         )
         self.from_logits, self.label_smoothing = from_logits, label_smoothing
 
@@ -461,15 +511,15 @@ class BinaryCrossentropy(LossFunctionWrapper):
 class MeanSquaredError(LossFunctionWrapper):
     """Keras ``MeanSquaredError`` (per example: mean over the last axis)."""
 
-    def __init__(self, name: str = "mean_squared_error") -> None:
-        super().__init__(mean_squared_error, name=name)
+    def __init__(self, name: str = "mean_squared_error", reduction: str | None = "sum_over_batch_size") -> None:
+        super().__init__(mean_squared_error, name=name, reduction=reduction)
 
 
 class MeanAbsoluteError(LossFunctionWrapper):
     """Keras ``MeanAbsoluteError`` (per example: mean over the last axis)."""
 
-    def __init__(self, name: str = "mean_absolute_error") -> None:
-        super().__init__(mean_absolute_error, name=name)
+    def __init__(self, name: str = "mean_absolute_error", reduction: str | None = "sum_over_batch_size") -> None:
+        super().__init__(mean_absolute_error, name=name, reduction=reduction)
 
 
 def _check_label_smoothing(value: float) -> None:

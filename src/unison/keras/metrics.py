@@ -11,7 +11,7 @@ Example:
     >>> from unison.keras import metrics
     >>> acc = metrics.get("accuracy", y_true_shape=(4,), y_pred_shape=(4, 3))
     >>> acc.update_state(torch.tensor([0, 1, 2, 0]), torch.eye(3)[[0, 1, 0, 0]])
-    >>> acc.name, acc.result()
+    >>> acc.name, float(acc.result())
     ('accuracy', 0.75)
 """
 
@@ -23,6 +23,7 @@ from typing import Any, cast
 import numpy as np
 import torch
 
+from unison.distribute.strategy import get_strategy, has_strategy, in_strategy_run
 from unison.errors import format_choices
 from unison.keras import losses
 from unison.keras.losses import _align_ranks
@@ -64,6 +65,8 @@ class Metric:
 
     def __init__(self, name: str) -> None:
         self.name = name
+        # TF: a metric created under a strategy's scope is read across its replicas.
+        self._strategy = get_strategy() if has_strategy() else None
         self.load_state(torch.zeros(self.num_state, dtype=torch.float64))
 
     def update_state(self, *args: Any, **kwargs: Any) -> None:
@@ -74,9 +77,21 @@ class Metric:
         """Compute the metric's value from a state vector (e.g. the all-reduced one)."""
         raise NotImplementedError
 
-    def result(self) -> float:
-        """Return the metric's value from this process's state alone."""
-        return self.result_from_state(self.state())
+    def result(self) -> torch.Tensor:
+        """The metric's value, a 0-d float32 tensor (``.numpy()``, ``float()`` and arithmetic work).
+
+        For a metric created under a multi-replica strategy's ``scope()`` and read outside
+        ``strategy.run``, the states of every replica are summed first (one all-reduce), so the
+        value covers every replica's samples, as TF's metrics do: every replica must then read it.
+        Inside ``strategy.run``, or for a metric created outside any scope, it is this
+        replica's value.
+        """
+        state = self.state()
+        strategy = self._strategy
+        if strategy is not None and strategy.extended.communicator.is_distributed and not in_strategy_run():
+            state = strategy.extended.communicator.all_reduce(
+                state.to(strategy.extended.device), name=f"metric.{self.name}.result")
+        return torch.tensor(self.result_from_state(state), dtype=torch.float32)
 
     def state(self) -> torch.Tensor:
         """Return a copy of the additive state: a 1-D float64 tensor of length ``num_state``."""
@@ -99,6 +114,10 @@ class Metric:
         self._state.zero_()
         self._host = [0.0] * self.num_state
 
+    def reset_states(self) -> None:
+        """Keras 2's name for :meth:`reset_state`."""
+        self.reset_state()
+
     def _accumulate(self, *parts: torch.Tensor | float) -> None:
         first = parts[0]
         if isinstance(first, torch.Tensor) and first.device != self._state.device:
@@ -110,7 +129,7 @@ class Metric:
             else:
                 self._host[i] += part
 
-    def __call__(self, *args: Any, **kwargs: Any) -> float:
+    def __call__(self, *args: Any, **kwargs: Any) -> torch.Tensor:
         """Update with one batch and return the running result, as Keras metrics do."""
         self.update_state(*args, **kwargs)
         return self.result()
@@ -164,7 +183,7 @@ class Mean(_MeanState):
         >>> m = Mean("loss")
         >>> m.update_state(torch.tensor([1.0, 3.0]))
         >>> m.update_state(torch.tensor([5.0]), sample_weight=torch.tensor([2.0]))
-        >>> m.result()
+        >>> float(m.result())
         3.5
     """
 
@@ -189,7 +208,7 @@ class MeanMetricWrapper(_MeanState):
     Example:
         >>> m = MeanMetricWrapper(lambda t, p: (t == p).float(), name="exact")
         >>> m.update_state(torch.tensor([1, 2]), torch.tensor([1, 0]))
-        >>> m.result()
+        >>> float(m.result())
         0.5
     """
 
@@ -459,3 +478,11 @@ def get(
         "Could not interpret metric identifier: expected a metric name such as 'accuracy', a "
         f"Metric or a callable. Received: metric={identifier!r}"
     )
+
+
+from unison.keras.confusion_metrics import AUC, Accuracy, Precision, Recall  # noqa: E402  # they subclass Metric
+
+_CLASSES += (Accuracy, Precision, Recall, AUC)
+_REGISTRY.update({"precision": lambda name: Precision(name=name), "recall": lambda name: Recall(name=name),
+                  "auc": lambda name: AUC(name=name)})
+__all__ += ["AUC", "Accuracy", "Precision", "Recall"]

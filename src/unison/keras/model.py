@@ -68,6 +68,52 @@ class Model(nn.Module):
     def forward(self, inputs: Any) -> Any:
         return self.call(inputs)
 
+    def __call__(self, *args: Any, training: bool | None = None, **kwargs: Any) -> Any:
+        """``model(x)``; ``training=True/False`` sets Dropout/BatchNorm behaviour for this call.
+
+        ``training=None`` keeps the current mode (``fit`` sets it; a new model is in training
+        mode, as torch modules are). A ``call(inputs, training=...)`` of a subclass gets the flag.
+        """
+        if training is None:
+            return super().__call__(*args, **kwargs)
+        if _takes_training(type(self).call):
+            kwargs["training"] = training
+        was_training = self.training
+        self.train(bool(training))
+        try:
+            return super().__call__(*args, **kwargs)
+        finally:
+            self.train(was_training)
+
+    # --- Keras's variable lists (torch parameters and buffers) ----------------------------------
+    @property
+    def trainable_variables(self) -> list[nn.Parameter]:
+        """Parameters that training updates, in creation order (``trainable_weights``)."""
+        return [p for p in self.parameters() if p.requires_grad]
+
+    @property
+    def trainable_weights(self) -> list[nn.Parameter]:
+        return self.trainable_variables
+
+    @property
+    def non_trainable_weights(self) -> list[torch.Tensor]:
+        """Frozen parameters and floating-point buffers (e.g. BatchNorm's moving statistics)."""
+        frozen = [p for p in self.parameters() if not p.requires_grad]
+        return frozen + [b for b in self.buffers() if b.is_floating_point()]
+
+    @property
+    def non_trainable_variables(self) -> list[torch.Tensor]:
+        return self.non_trainable_weights
+
+    @property
+    def weights(self) -> list[torch.Tensor]:
+        """``trainable_weights + non_trainable_weights``."""
+        return [*self.trainable_weights, *self.non_trainable_weights]
+
+    @property
+    def variables(self) -> list[torch.Tensor]:
+        return self.weights
+
     def build(self, input_shape: Sequence[int]) -> None:
         """Create every lazily-sized weight by running one example of ``input_shape`` (batch axis included)."""
         was_training = self.training
@@ -260,3 +306,14 @@ class Sequential(Model):
                     f"{tuple(getattr(x, 'shape', ()))}: {str(exc).splitlines()[0]}"
                 ) from exc
         return x
+
+
+def _takes_training(call: Any) -> bool:
+    """Whether a ``call`` method accepts ``training=`` (Keras subclasses often declare it)."""
+    import inspect
+
+    try:
+        params = inspect.signature(call).parameters
+    except (TypeError, ValueError):
+        return False
+    return "training" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())

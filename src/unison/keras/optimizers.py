@@ -9,7 +9,11 @@ closest ``torch.optim`` optimizer, which the trainer steps. Differences that rem
 - ``weight_decay`` is Keras's decoupled decay (``w -= lr * wd * w`` before each update) for
   every optimizer: Adam uses ``torch.optim.AdamW``; SGD, RMSprop and Adagrad apply it in a
   step pre-hook, because their torch ``weight_decay`` is an L2 term added to the gradient.
-- ``learning_rate`` is a float; schedules are driven by callbacks that set it.
+- ``learning_rate`` is a float or a ``keras.optimizers.schedules`` schedule, applied before
+  every step; reading it gives a float with ``.numpy()``, as Keras's variable has.
+- ``apply_gradients(zip(grads, vars))`` and ``minimize`` serve custom training loops: inside
+  ``strategy.run`` the gradients are SUM-reduced across replicas by the strategy's
+  ``DistributedOptimizer`` for this optimizer (the same path ``fit`` uses), as TF does.
 - Adam and AdamW use torch's fused kernel (``fused=True``) when every parameter is a dense
   floating-point tensor on one CPU or CUDA device: the same update, one kernel per tensor.
 
@@ -37,6 +41,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 import torch
 
 from unison.errors import format_choices
+from unison.keras import schedules
+from unison.keras.custom_loop import LearningRate, StepCounter, apply_gradients, minimize
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -142,7 +148,12 @@ class Optimizer:
         global_clipnorm: float | None = None,
         name: str | None = None,
     ) -> None:
+        self._schedule: schedules.LearningRateSchedule | None = None
+        if isinstance(learning_rate, schedules.LearningRateSchedule):
+            self._schedule = learning_rate
+            learning_rate = float(torch.as_tensor(learning_rate(0)))
         self._learning_rate = _number(learning_rate, "learning_rate", low_open=True)
+        self._counter = StepCounter(self)
         self.weight_decay = None if weight_decay is None else _number(weight_decay, "weight_decay")
         self.clipnorm = _optional_positive(clipnorm, "clipnorm")
         self.clipvalue = _optional_positive(clipvalue, "clipvalue")
@@ -194,6 +205,7 @@ class Optimizer:
             )
         self._torch_optimizer = self._make(params)
         self._param_ids = ids
+        self._counter.attach(self._torch_optimizer)
         if self.weight_decay and not isinstance(self._torch_optimizer, torch.optim.AdamW):
             self._torch_optimizer.register_step_pre_hook(_decoupled_weight_decay(self.weight_decay))
         return self._torch_optimizer
@@ -219,16 +231,27 @@ class Optimizer:
         return self._torch_optimizer
 
     @property
-    def learning_rate(self) -> float:
-        """The learning rate; setting it updates every param group of the built optimizer."""
+    def learning_rate(self) -> LearningRate:
+        """The learning rate (a float with ``.numpy()``); setting it updates every param group.
+
+        Setting a number replaces a schedule given to the constructor.
+        """
         holder = self._lr_holder()
         if holder is not None and holder.param_groups:
-            return float(holder.param_groups[0]["lr"])
-        return self._learning_rate
+            return LearningRate(float(holder.param_groups[0]["lr"]))
+        return LearningRate(self._learning_rate)
 
     @learning_rate.setter
     def learning_rate(self, value: float) -> None:
-        self._learning_rate = _number(value, "learning_rate", low_open=True)
+        if isinstance(value, schedules.LearningRateSchedule):
+            self._schedule = value
+            value = float(torch.as_tensor(value(int(self.iterations))))
+        else:
+            self._schedule = None
+        self._set_rate(_number(value, "learning_rate", low_open=True))
+
+    def _set_rate(self, value: float) -> None:
+        self._learning_rate = value
         holder = self._lr_holder()
         if holder is not None:
             for group in holder.param_groups:
@@ -236,6 +259,35 @@ class Optimizer:
                     group["lr"].fill_(self._learning_rate)
                 else:
                     group["lr"] = self._learning_rate
+
+    @property
+    def iterations(self) -> torch.Tensor:
+        """How many steps this optimizer has taken (a 0-d int64 tensor, Keras's ``iterations``)."""
+        return self._counter.count
+
+    def apply_gradients(self, grads_and_vars: Iterable[tuple[Any, torch.Tensor]], name: str | None = None,
+                        skip_gradients_aggregation: bool = False, **kwargs: Any) -> torch.Tensor:
+        """Apply one step of ``(gradient, variable)`` pairs; returns ``iterations``.
+
+        Inside ``strategy.run`` of a multi-replica strategy the gradients are first summed
+        across replicas (scale the loss by the global batch, e.g. ``tf.nn.compute_average_loss``),
+        through the strategy's ``DistributedOptimizer`` for this optimizer. Variables whose
+        gradient is ``None`` are left unchanged.
+
+        Raises:
+            ValueError: no pairs; a gradient whose shape differs from its variable's (named);
+                a variable this optimizer was not built for.
+        """
+        return apply_gradients(self, grads_and_vars, skip_aggregation=skip_gradients_aggregation)
+
+    def minimize(self, loss: Any, var_list: Any, tape: Any = None) -> torch.Tensor:
+        """Compute the gradients of ``loss`` for ``var_list`` and apply them (Keras's ``minimize``).
+
+        ``loss`` is a scalar tensor (with ``tape`` a ``GradientTape`` that recorded it, or
+        computed with autograd) or a zero-argument callable returning one; ``var_list`` is a
+        list of variables or a callable returning it.
+        """
+        return minimize(self, loss, var_list, tape)
 
     def clip_gradients(self, params: Params) -> None:
         """Clip the ``.grad`` of ``params`` in place as configured (no-op when not configured).
@@ -497,6 +549,7 @@ class TorchOptimizer(Optimizer):
                 "torch.optim.Adam(model.parameters()), or pass optimizer='adam'."
             )
         self._torch_optimizer = self._wrapped
+        self._counter.attach(self._wrapped)
         return self._wrapped
 
     def get_config(self) -> dict:
@@ -548,3 +601,10 @@ def get(identifier: OptimizerLike) -> Optimizer:
         "unison.keras.optimizers.Optimizer or a torch.optim.Optimizer. "
         f"Received: optimizer={identifier!r}"
     )
+
+
+# ``keras.optimizers.schedules`` and ``keras.optimizers.legacy`` (Keras 2's module name for the
+# same optimizers), importable as attributes of this module like Keras's.
+from unison.keras import legacy_optimizers as legacy  # noqa: E402
+
+__all__ += ["legacy", "schedules"]
