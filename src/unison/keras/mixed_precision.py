@@ -168,10 +168,18 @@ def _device_type(values: tuple[Any, ...]) -> str:
     return ""
 
 
+def autocast_enabled(device_type: str) -> bool:
+    """Whether ``torch.autocast`` is on for ``device_type`` (torch < 2.4 has no argument)."""
+    try:
+        return torch.is_autocast_enabled(device_type)
+    except TypeError:
+        return torch.is_autocast_cpu_enabled() if device_type == "cpu" else torch.is_autocast_enabled()
+
+
 @contextlib.contextmanager
 def policy_scope(policy: Policy, device_type: str) -> Iterator[None]:
     """Run a forward pass under ``policy`` on ``device_type`` (no-op for float32 without autocast)."""
-    if not policy.is_mixed and policy.compute_dtype == "float32" and not torch.is_autocast_enabled(device_type):
+    if not policy.is_mixed and policy.compute_dtype == "float32" and not autocast_enabled(device_type):
         yield
         return
     with policy.autocast(device_type):
@@ -213,18 +221,20 @@ class DTypePolicyMixin:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         policy = self.dtype_policy
         device = _device_type(args) or "cpu"
-        in_autocast = torch.is_autocast_enabled(device)
-        if (in_autocast and not self._explicit_policy) or (policy.name == "float32" and not in_autocast):
+        in_autocast = autocast_enabled(device)
+        if in_autocast and not self._explicit_policy:
             return super().__call__(*args, **kwargs)  # type: ignore[misc]  # follow the context
         if policy.is_mixed:
             with policy.autocast(device):
                 return super().__call__(*args, **kwargs)  # type: ignore[misc]
-        # float32 inside autocast, or a pure low-precision policy: autocast off, inputs cast.
+        args = tuple(policy.cast_inputs(a) for a in args)  # Keras casts floating inputs too
+        if policy.name == "float32" and not in_autocast:
+            return super().__call__(*args, **kwargs)  # type: ignore[misc]
+        # float32 inside autocast, or a pure low-precision policy: autocast off.
         # A pure layer's first call builds float32 weights, so it runs under autocast once
         # and stores its variables in the policy's dtype afterwards.
         first = not getattr(self, "built", True)
         self._cast_variables()
-        args = tuple(policy.cast_inputs(a) for a in args)
         context = torch.autocast(device, dtype=policy.torch_compute_dtype) if first and policy.name != "float32" \
             else policy.autocast(device)
         with context:

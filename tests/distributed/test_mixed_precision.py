@@ -1,0 +1,39 @@
+"""Mixed precision on real replicas: bf16 training stays in step, loss-scale skips agree (issue 16)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mixed_precision_fns import loss_scale_overflow, mixed_bfloat16_fit
+from unison.testing import run_distributed
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def test_mixed_bfloat16_two_replicas_agree_and_match_one_device() -> None:
+    one = mixed_bfloat16_fit(None, 4)
+    results = run_distributed(mixed_bfloat16_fit, world_size=2, args=(["/cpu:0", "/cpu:1"], 4), timeout=240)
+    for res in results:
+        assert res["replicas"] == 2
+        assert res["attention_dtypes"] == ["torch.bfloat16"]  # computed under autocast
+        assert res["variable_dtypes"] == ["torch.float32"]  # variables stay float32
+        assert res["loss"][-1] < res["loss"][0]
+    for a, b in zip(results[0]["weights"], results[1]["weights"]):
+        assert np.array_equal(a, b)  # the replicas hold the same parameters, bit for bit
+    for got, want in zip(results[0]["weights"], one["weights"]):
+        # bf16 computation: the summed gradients of 2 replicas differ from one device's in rounding
+        assert np.allclose(got, want, atol=1e-2, rtol=1e-2), np.abs(got - want).max()
+
+
+def test_loss_scale_optimizer_skips_an_overflow_on_every_replica_together() -> None:
+    one = loss_scale_overflow(None)
+    results = run_distributed(loss_scale_overflow, world_size=2, args=(["/cpu:0", "/cpu:1"],), timeout=240)
+    for res in [one, *results]:
+        assert res["unchanged"]  # the overflowing step changed nothing
+        assert res["scale_after_overflow"] == 512.0 and res["skipped"] == 1
+        assert res["scale"] == 512.0  # one finite step since: no growth yet (growth_steps=10)
+    for a, b in zip(results[0]["weights"], results[1]["weights"]):
+        assert np.array_equal(a, b)
+    for got, want in zip(results[0]["weights"], one["weights"]):
+        assert np.allclose(got, want, atol=1e-6)  # the finite step equals one device's
