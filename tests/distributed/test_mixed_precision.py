@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from mixed_precision_fns import loss_scale_overflow, mixed_bfloat16_fit
+
 from unison.testing import run_distributed
 
 pytestmark = pytest.mark.timeout(300)

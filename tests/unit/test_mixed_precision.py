@@ -203,7 +203,7 @@ def test_raw_loop_autocast_with_distributed_optimizer_and_grad_scaler_finite_ste
             scaler.step(opt)
         scaler.update()
         opt.zero_grad()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     assert losses[-1] < 0.7 * losses[0], losses
     assert scaler.get_scale() == 256.0
     assert all(p.dtype == torch.float32 for p in model.parameters())

@@ -360,7 +360,7 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
         labels = torch.as_tensor(y_true, device=y_pred.device if isinstance(y_pred, torch.Tensor) else None)
         if labels.dim() == len(np.shape(y_pred)) and labels.dim() > 0 and labels.shape[-1] == 1:
             labels = labels.squeeze(-1)
-        valid = labels != self.ignore_class
+        valid = torch.ne(labels, self.ignore_class)
         return torch.where(valid, labels, torch.zeros_like(labels)), valid
 
     def per_example(self, y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
@@ -389,8 +389,9 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
         values = self.per_example(y_true, y_pred)
         if sample_weight is not None:
             values = values * torch.as_tensor(sample_weight, dtype=values.dtype, device=values.device).reshape(-1)
-        weights = self.example_weights(y_true, y_pred)
-        return values.sum() / (weights.sum() + EPSILON)
+        _, valid = self._valid(y_true, y_pred)
+        counted = valid.reshape(valid.shape[0], -1).float().mean(dim=1).sum()
+        return values.sum() / (counted + EPSILON)
 
     def check_targets(self, y_true: LabelArray, num_outputs: int | None) -> None:
         labels = _labels_numpy(y_true, self.name)

@@ -104,8 +104,9 @@ class Policy:
                 or x.dtype == self.torch_compute_dtype:
             return x
         cast = x.to(self.torch_compute_dtype)
-        if getattr(x, "_keras_mask", None) is not None:
-            cast._keras_mask = x._keras_mask  # a padding mask survives the cast
+        mask = getattr(x, "_keras_mask", None)
+        if mask is not None:
+            cast._keras_mask = mask  # type: ignore[attr-defined]  # a padding mask survives the cast
         return cast
 
     def __eq__(self, other: object) -> bool:

@@ -193,7 +193,7 @@ class MultiHeadAttention(MaskedLayer):
                 q, k, v, attn_mask=None if causal_only or mask is None else mask.unsqueeze(1),
                 dropout_p=rate, is_causal=causal_only and q.shape[2] == k.shape[2],
                 scale=1.0 / math.sqrt(self.key_dim))
-            if causal_only and q.shape[2] != k.shape[2]:  # torch's is_causal aligns top-left only
+            if causal_only and mask is not None and q.shape[2] != k.shape[2]:  # torch's is_causal aligns top-left only
                 attended = F.scaled_dot_product_attention(q, k, v, attn_mask=mask.unsqueeze(1), dropout_p=rate,
                                                           scale=1.0 / math.sqrt(self.key_dim))
         b, t = query.shape[0], query.shape[1]

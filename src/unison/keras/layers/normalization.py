@@ -147,7 +147,7 @@ class LayerNormalization(MaskedLayer):
         return p.reshape(shape)
 
     def call(self, inputs: torch.Tensor, mask: Any = None, training: bool = False) -> torch.Tensor:
-        if self.rms_scaling:
+        if self.rms_scaling and self.gamma is not None:
             x = inputs.float() if inputs.dtype in (torch.float16, torch.bfloat16) else inputs
             y = x * torch.rsqrt(x.square().mean(self.norm_axes, keepdim=True) + self.epsilon)
             return y * self._param_view(self.gamma, inputs.dim())

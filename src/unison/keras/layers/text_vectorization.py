@@ -244,13 +244,13 @@ class TextVectorization(Layer):
         oov = self._index[OOV]
         ids = [[self._index.get(tok, oov) for tok in row] for row in rows]
         if self.output_mode == "int":
-            length = self.output_sequence_length or max((len(r) for r in ids), default=0)
+            length: int = self.output_sequence_length or max((len(r) for r in ids), default=0)
             out = torch.zeros((len(ids), length), dtype=torch.int64)
             for i, row in enumerate(ids):
                 row = row[:length]
                 out[i, :len(row)] = torch.tensor(row, dtype=torch.int64)
         else:
-            width = self.max_tokens if self.pad_to_max_tokens else len(self._vocab)
+            width = self.max_tokens if self.pad_to_max_tokens and self.max_tokens else len(self._vocab)
             out = torch.zeros((len(ids), width), dtype=torch.float32)
             for i, row in enumerate(ids):
                 if row:
