@@ -67,3 +67,45 @@ def loss_scale_overflow(devices: list[str] | None) -> dict:
     return {"unchanged": all(np.array_equal(a, b) for a, b in zip(before, after_overflow)),
             "scale_after_overflow": scale_after_overflow, "skipped": opt.skipped_steps,
             "scale": opt.dynamic_scale, "weights": model.get_weights()}
+
+
+def _gpt_module():
+    """examples/gpt.py as a module (its main() runs only as a script)."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "gpt.py"
+    spec = importlib.util.spec_from_file_location("unison_example_gpt", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def gpt_fit(devices: list[str] | None, policy: str, steps: int = 20) -> dict:
+    """The example's GPT, ``steps`` SGD steps of fit; return the weights and the skipped steps.
+
+    SGD with momentum, not Adam: the key projection's bias gets a gradient that is zero in exact
+    arithmetic (softmax ignores a shift shared by all keys) and rounding noise in practice, and
+    Adam turns noise of any size into steps of size ``lr``, different on 1 and 2 replicas.
+    """
+    gpt = _gpt_module()
+    mixed_precision.set_global_policy(policy)
+    try:
+        strategy = tf.distribute.MirroredStrategy(devices)
+        rng = np.random.default_rng(0)
+        corpus = rng.integers(0, 64, size=steps * 8 * 16 + 1).astype(np.uint8)
+        corpus[1::2] = corpus[0:-1:2] + 1  # something learnable: every odd byte follows from the one before
+        x, y = gpt.make_sequences(corpus, 16)
+        torch.manual_seed(0)
+        with strategy.scope():
+            model = gpt.GPT(256, 16, 32, 4, 2)
+            inner = tf.keras.optimizers.SGD(0.05, momentum=0.9)
+            # 2**26 overflows float16 at first: the first steps are skipped while the scale halves
+            opt = mixed_precision.LossScaleOptimizer(inner, initial_scale=2.0 ** 26, dynamic_growth_steps=5) \
+                if policy == "mixed_float16" else inner
+            model.compile(optimizer=opt, loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        history = model.fit(x, y, batch_size=8, epochs=1, shuffle=False, verbose=0)
+        return {"weights": model.get_weights(), "loss": history.history["loss"][0],
+                "skipped": getattr(opt, "skipped_steps", 0), "replicas": strategy.num_replicas_in_sync}
+    finally:
+        mixed_precision.set_global_policy("float32")
