@@ -24,13 +24,13 @@ def test_gpt_example_loss_falls_below_threshold(repo, devices) -> None:
     if devices:
         cmd += ["--devices", devices]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=500, env=env)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=500, env=env, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout
     assert f"{2 if devices else 1} replica(s); policy mixed_bfloat16" in out, out
-    epochs = re.findall(r"^epoch (\d): loss ([\d.]+) - perplexity ([\d.]+)", out, re.M)
+    epochs = re.findall(r"^epoch (\d): loss ([\d.]+) - perplexity ([\d.]+)", out, re.MULTILINE)
     assert [e[0] for e in epochs] == ["1", "2"], out  # printed once: by the chief only
     losses = [float(e[1]) for e in epochs]
     assert losses[1] < losses[0] and losses[1] < THRESHOLD, out
     assert abs(float(epochs[1][2]) - 2.718281828 ** losses[1]) < 0.05 * float(epochs[1][2])
-    assert len(re.findall(r"^sample \d: ", out, re.M)) == 2, out
+    assert len(re.findall(r"^sample \d: ", out, re.MULTILINE)) == 2, out
