@@ -221,7 +221,7 @@ class DTypePolicyMixin:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         policy = self.dtype_policy
-        device = _device_type(args) or "cpu"
+        device = _device_type((*args, *kwargs.values())) or "cpu"
         in_autocast = autocast_enabled(device)
         if in_autocast and not self._explicit_policy:
             return super().__call__(*args, **kwargs)  # type: ignore[misc]  # follow the context
@@ -229,6 +229,7 @@ class DTypePolicyMixin:
             with policy.autocast(device):
                 return super().__call__(*args, **kwargs)  # type: ignore[misc]
         args = tuple(policy.cast_inputs(a) for a in args)  # Keras casts floating inputs too
+        kwargs = {k: policy.cast_inputs(v) for k, v in kwargs.items()}
         if policy.name == "float32" and not in_autocast:
             return super().__call__(*args, **kwargs)  # type: ignore[misc]
         # float32 inside autocast, or a pure low-precision policy: autocast off.
