@@ -309,3 +309,15 @@ def test_token_level_model_with_ignore_class_trains():
                   loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=-1))
     losses = model.fit(x, y, batch_size=32, epochs=5, verbose=0).history["loss"]
     assert losses[-1] < 0.5 * losses[0], losses
+
+
+def test_mha_causal_with_different_query_and_value_lengths_and_a_2d_output_shape():
+    torch.manual_seed(6)
+    mha = layers.MultiHeadAttention(num_heads=2, key_dim=4, output_shape=(3, 5))
+    q, v = torch.randn(2, 3, 8), torch.randn(2, 6, 8)
+    with torch.no_grad():
+        fused = mha(q, v, use_causal_mask=True)
+        explicit, scores = mha(q, v, use_causal_mask=True, return_attention_scores=True)
+    assert tuple(fused.shape) == (2, 3, 3, 5)
+    torch.testing.assert_close(fused, explicit, atol=1e-5, rtol=1e-5)
+    assert torch.all(scores.triu(diagonal=1) == 0)  # Keras's causal mask: top-left aligned

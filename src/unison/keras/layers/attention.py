@@ -187,15 +187,12 @@ class MultiHeadAttention(MaskedLayer):
                 weights = F.dropout(weights, rate, True)
             attended = weights @ v.to(weights.dtype)
         else:
-            causal_only = use_causal_mask and mask is not None and attention_mask is None \
+            # Causal only: torch's fused causal kernel (its mask is top-left aligned, as Keras's).
+            causal_only = use_causal_mask and attention_mask is None \
                 and query_mask is None and value_mask is None and key_mask is None
             attended = F.scaled_dot_product_attention(
                 q, k, v, attn_mask=None if causal_only or mask is None else mask.unsqueeze(1),
-                dropout_p=rate, is_causal=causal_only and q.shape[2] == k.shape[2],
-                scale=1.0 / math.sqrt(self.key_dim))
-            if causal_only and mask is not None and q.shape[2] != k.shape[2]:  # torch's is_causal aligns top-left only
-                attended = F.scaled_dot_product_attention(q, k, v, attn_mask=mask.unsqueeze(1), dropout_p=rate,
-                                                          scale=1.0 / math.sqrt(self.key_dim))
+                dropout_p=rate, is_causal=causal_only, scale=1.0 / math.sqrt(self.key_dim))
         b, t = query.shape[0], query.shape[1]
         merged = attended.transpose(1, 2).reshape(b, t, self.num_heads * self.value_dim)
         out = self.output_dense(merged)
