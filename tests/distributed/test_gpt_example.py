@@ -34,3 +34,20 @@ def test_gpt_example_loss_falls_below_threshold(repo, devices) -> None:
     assert losses[1] < losses[0] and losses[1] < THRESHOLD, out
     assert abs(float(epochs[1][2]) - 2.718281828 ** losses[1]) < 0.05 * float(epochs[1][2])
     assert len(re.findall(r"^sample \d: ", out, re.MULTILINE)) == 2, out
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_gpt_raw_loop_under_unison_launch_loss_falls_below_threshold(repo) -> None:
+    # The same model and sizes in a raw loop with DistributedOptimizer, 2 processes.
+    cmd = [sys.executable, "-m", "unison.cli", "launch", "--nproc-per-node", "2",
+           str(repo / "examples" / "gpt_raw_loop.py"), "--steps", "60", "--log-every", "30", "--batch-size", "32",
+           "--seq-len", "32", "--d-model", "64", "--layers", "2", "--max-bytes", "200000"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=500, env=env, check=False)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    out = proc.stdout
+    assert "2 process(es); mixed_bfloat16" in out, out
+    steps = re.findall(r"^step (\d+): loss ([\d.]+)", out, re.MULTILINE)
+    assert [s[0] for s in steps] == ["30", "60"], out  # printed by rank 0 only
+    assert float(steps[1][1]) < float(steps[0][1]) and float(steps[1][1]) < THRESHOLD, out
