@@ -274,7 +274,7 @@ class _Block(tf.keras.Model):
 
 def test_sequence_classifier_trains_in_a_model_subclass_and_in_sequential():
     torch.manual_seed(0)
-    x, y = _sequence_data()
+    x, y = _sequence_data(n=160)
     model = _Block()
     model.compile(optimizer=tf.keras.optimizers.Adam(0.01),
                   loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
