@@ -109,3 +109,20 @@ def gpt_fit(devices: list[str] | None, policy: str, steps: int = 20) -> dict:
                 "skipped": getattr(opt, "skipped_steps", 0), "replicas": strategy.num_replicas_in_sync}
     finally:
         mixed_precision.set_global_policy("float32")
+
+
+def ignore_class_fit(devices: list[str] | None) -> dict:
+    """Token labels with ignored positions, unevenly spread over the rows (and so the replicas)."""
+    strategy = tf.distribute.MirroredStrategy(devices)
+    rng = np.random.default_rng(0)
+    x = rng.integers(1, 10, size=(48, 6)).astype("int64")
+    y = (x + 1) % 10
+    y[:24, 2:] = -1  # the first rows count 2 positions, the others 6
+    torch.manual_seed(0)
+    with strategy.scope():
+        model = tf.keras.Sequential([layers.Embedding(10, 8, input_shape=(6,)),
+                                     layers.MultiHeadAttention(num_heads=2, key_dim=4), layers.Dense(10)])
+        model.compile(optimizer=tf.keras.optimizers.SGD(0.1),
+                      loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=-1))
+    history = model.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0)
+    return {"weights": model.get_weights(), "loss": history.history["loss"]}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from mixed_precision_fns import gpt_fit, loss_scale_overflow, mixed_bfloat16_fit
+from mixed_precision_fns import gpt_fit, ignore_class_fit, loss_scale_overflow, mixed_bfloat16_fit
 
 from unison.testing import run_distributed
 
@@ -58,3 +58,14 @@ def test_gpt_one_vs_two_replicas_20_steps(policy: str) -> None:
     tol = {"float32": 1e-5, "mixed_bfloat16": 5e-3}[policy]
     for got, want in zip(results[0]["weights"], one["weights"]):
         assert np.allclose(got, want, atol=tol, rtol=tol), (policy, np.abs(got - want).max())
+
+
+def test_ignore_class_loss_is_the_global_token_mean_on_two_replicas() -> None:
+    # Replica 0 gets rows with 2 counted positions, replica 1 rows with 6: only a denominator
+    # taken over the whole global batch gives one device's gradient.
+    one = ignore_class_fit(None)
+    results = run_distributed(ignore_class_fit, world_size=2, args=(["/cpu:0", "/cpu:1"],), timeout=240)
+    for res in results:
+        for got, want in zip(res["weights"], one["weights"]):
+            assert np.allclose(got, want, atol=1e-5, rtol=1e-5), np.abs(got - want).max()
+        assert np.allclose(res["loss"], one["loss"], atol=1e-5)
