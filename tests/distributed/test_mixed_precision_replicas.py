@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from mixed_precision_fns import gpt_fit, ignore_class_fit, loss_scale_overflow, mixed_bfloat16_fit
+from mixed_precision_fns import (
+    gpt_fit,
+    ignore_class_fit,
+    loss_scale_overflow,
+    mixed_bfloat16_fit,
+)
 
 from unison.testing import run_distributed
 
