@@ -384,14 +384,43 @@ def _labels_numpy(y_true: LabelArray, loss_name: str) -> np.ndarray:
 
 
 class SparseCategoricalCrossentropy(LossFunctionWrapper):
-    """Keras ``SparseCategoricalCrossentropy``: integer labels, one probability per class."""
+    """Keras ``SparseCategoricalCrossentropy``: integer labels, one probability per class.
+
+    ``ignore_class``: label value whose positions do not count (e.g. padding of sequence
+    labels ``(N, T)`` against outputs ``(N, T, C)``). As in Keras 3 the loss is then the mean
+    over the positions that count; in ``fit`` the denominator is their number in the whole
+    global batch (``example_weights``), so N replicas still compute one device's loss.
+    """
 
     def __init__(
-        self, from_logits: bool = False, name: str = "sparse_categorical_crossentropy",
-        reduction: str | None = "sum_over_batch_size",
+        self, from_logits: bool = False, ignore_class: int | None = None,
+        reduction: str | None = "sum_over_batch_size", name: str = "sparse_categorical_crossentropy",
     ) -> None:
         super().__init__(sparse_categorical_crossentropy, name=name, reduction=reduction, from_logits=from_logits)
-        self.from_logits = from_logits
+        if ignore_class is not None and (isinstance(ignore_class, bool) or not isinstance(ignore_class, int)):
+            raise ValueError(f"`ignore_class` must be an integer or None. Received: ignore_class={ignore_class!r}")
+        self.from_logits, self.ignore_class = from_logits, ignore_class
+
+    def _valid(self, y_true: TensorLike, y_pred: TensorLike) -> tuple[torch.Tensor, torch.Tensor]:
+        labels = torch.as_tensor(y_true, device=y_pred.device if isinstance(y_pred, torch.Tensor) else None)
+        if labels.dim() == len(np.shape(y_pred)) and labels.dim() > 0 and labels.shape[-1] == 1:
+            labels = labels.squeeze(-1)
+        valid = torch.ne(labels, self.ignore_class)
+        return torch.where(valid, labels, torch.zeros_like(labels)), valid
+
+    def per_example(self, y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
+        if self.ignore_class is None:
+            return super().per_example(y_true, y_pred)
+        labels, valid = self._valid(y_true, y_pred)
+        values = sparse_categorical_crossentropy(labels, y_pred, self.from_logits) * valid
+        return values.reshape(values.shape[0], -1).mean(dim=1)  # sum over valid steps / steps
+
+    def example_weights(self, y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor | None:
+        """Fraction of each example's positions that count (``None`` without ``ignore_class``)."""
+        if self.ignore_class is None:
+            return None
+        _, valid = self._valid(y_true, y_pred)
+        return valid.reshape(valid.shape[0], -1).float().mean(dim=1)
 
     def __call__(
         self, y_true: TensorLike, y_pred: TensorLike, sample_weight: TensorLike | None = None
@@ -400,10 +429,19 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
         # turns torch's index error into a message about the labels.
         num_classes = int(np.shape(y_pred)[-1])
         self.check_targets(torch.as_tensor(y_true), num_classes)
-        return super().__call__(y_true, y_pred, sample_weight)
+        if self.ignore_class is None:
+            return super().__call__(y_true, y_pred, sample_weight)
+        values = self.per_example(y_true, y_pred)
+        if sample_weight is not None:
+            values = values * torch.as_tensor(sample_weight, dtype=values.dtype, device=values.device).reshape(-1)
+        _, valid = self._valid(y_true, y_pred)
+        counted = valid.reshape(valid.shape[0], -1).float().mean(dim=1).sum()
+        return values.sum() / (counted + EPSILON)
 
     def check_targets(self, y_true: LabelArray, num_outputs: int | None) -> None:
         labels = _labels_numpy(y_true, self.name)
+        if self.ignore_class is not None:
+            labels = labels[labels != self.ignore_class]
         if labels.size == 0:
             return
         n = num_outputs

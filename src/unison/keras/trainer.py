@@ -229,12 +229,12 @@ def predict(model: Any, x: Any, batch_size: int | None = None, verbose: Any = "a
         with torch.no_grad():
             if isinstance(data, ArrayAdapter) and steps is None:
                 # Each replica predicts one contiguous block; rank order is input order.
-                outputs = [model(b.x) for b in data.blocks(batch_size)]
+                outputs = [st.predict_forward(b.x) for b in data.blocks(batch_size)]
                 local = torch.cat(outputs) if outputs else st.empty_output(data)
                 parts = st.comm.all_gather(local, name="predict.gather")
             else:
                 # Each batch is split across replicas: gather batch by batch to keep the order.
-                parts = [torch.cat(st.comm.all_gather(model(b.x), name="predict.gather"))
+                parts = [torch.cat(st.comm.all_gather(st.predict_forward(b.x), name="predict.gather"))
                          for b in data.epoch(0, steps)]
         return torch.cat(parts).cpu().numpy()
 

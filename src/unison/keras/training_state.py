@@ -24,7 +24,9 @@ import torch
 
 from unison.distribute.strategy import Strategy
 from unison.keras import metrics as metrics_mod
+from unison.keras import mixed_precision
 from unison.keras.data_adapters import ArrayAdapter, Batch, make_adapter
+from unison.keras.loss_scale import LossScaleOptimizer, UnderflowWatch
 from unison.optim.distributed import DistributedOptimizer, Sum
 from unison.optim.safety import first_nonfinite, nonfinite_error
 
@@ -55,6 +57,11 @@ class TrainingState:
         self.train_data: Any = None  # the adapter fit() trains on (backups record its position)
         self.resume: ResumePoint | None = None  # set when BackupAndRestore restored a backup
         self._epoch_metrics: torch.Tensor | None = None
+        # Mixed precision: the global policy when training starts sets the forward's autocast;
+        # a LossScaleOptimizer scales the loss and skips overflowing steps on every replica.
+        self.policy = mixed_precision.global_policy()
+        self.loss_scale = model.optimizer if isinstance(model.optimizer, LossScaleOptimizer) else None
+        self.underflow = UnderflowWatch() if self.policy.name == "mixed_float16" and self.loss_scale is None else None
 
     # --- data -------------------------------------------------------------------------------
     def adapter(self, x: Any, y: Any, sample_weight: Any, batch_size: int, shuffle: bool) -> Any:
@@ -82,6 +89,8 @@ class TrainingState:
             )
         if not self.placed:
             model.to(self.device)
+            if self.policy.variable_dtype != "float32":  # pure 'bfloat16'/'float16' policies
+                model.to(self.policy.torch_variable_dtype)
             model.build((1, *example))
             with torch.no_grad():
                 was = model.training
@@ -119,7 +128,8 @@ class TrainingState:
         if self.comm.is_distributed:
             self.dist_opt = DistributedOptimizer(
                 self.torch_opt, named_parameters=[(n, p) for n, p in self.model.named_parameters() if p.requires_grad],
-                op=Sum, communicator=self.comm, gradient_transform=self.model.optimizer.clip_gradients)
+                op=Sum, communicator=self.comm, gradient_transform=self.model.optimizer.clip_gradients,
+                nonfinite="skip" if self.loss_scale is not None else "raise")
         self.has_regularizers = bool(self.model.losses)
 
     def empty_output(self, data: Any) -> torch.Tensor:
@@ -131,17 +141,32 @@ class TrainingState:
             self.dist_opt.remove_hooks()
 
     # --- steps -------------------------------------------------------------------------------
-    def _loss_sum(self, batch: Batch, y_pred: torch.Tensor) -> tuple[torch.Tensor, int]:
+    def forward(self, x: Any) -> Any:
+        """The model's forward pass under the dtype policy (``torch.autocast`` when mixed)."""
+        with mixed_precision.policy_scope(self.policy, self.device.type):
+            return self.model(self.policy.cast_inputs(x))
+
+    def predict_forward(self, x: Any) -> torch.Tensor:
+        """``forward`` for ``predict``: bfloat16 outputs become float32 (numpy has no bfloat16)."""
+        out = self.forward(x)
+        return out.float() if isinstance(out, torch.Tensor) and out.dtype == torch.bfloat16 else out
+
+    def _loss_sum(self, batch: Batch, y_pred: torch.Tensor) -> tuple[torch.Tensor, Any]:
         per_example = self.loss.per_example(batch.y, y_pred)
         if batch.sample_weight is not None:
             per_example = per_example * batch.sample_weight.reshape(per_example.shape)
-        return per_example.sum(), per_example.shape[0]
+        # A loss that ignores some positions (ignore_class) counts each example by the fraction
+        # of its positions that count, so the mean is over those positions of the global batch.
+        weights = getattr(self.loss, "example_weights", None)
+        counted = weights(batch.y, y_pred) if weights is not None else None
+        return per_example.sum(), per_example.shape[0] if counted is None else counted.sum().detach()
 
-    def _global_size(self, batch: Batch, local: int) -> int:
-        if batch.global_size is not None:
+    def _global_size(self, batch: Batch, local: Any) -> float:
+        if batch.global_size is not None and not isinstance(local, torch.Tensor):
             return batch.global_size
-        count = torch.tensor([float(local)], device=self.device)
-        return max(1, int(self.comm.all_reduce(count, name="fit.global_batch_size").item()))
+        count = torch.as_tensor(local, dtype=torch.float32, device=self.device).reshape(1).clone()
+        total = float(self.comm.all_reduce(count, name="fit.global_batch_size").item())
+        return total if isinstance(local, torch.Tensor) and total > 0 else max(1, int(total))
 
     def _regularization(self) -> torch.Tensor | None:
         if not self.has_regularizers:
@@ -150,21 +175,33 @@ class TrainingState:
 
     def train_step(self, batch: Batch) -> None:
         """One step on this replica's rows: forward, exact loss scaling, backward, synced update."""
-        y_pred = self.model(batch.x)
+        y_pred = self.forward(batch.x)
         loss_sum, local = self._loss_sum(batch, y_pred)
         loss = loss_sum / self._global_size(batch, local)
         reg = self._regularization()
         if reg is not None:
             # Added on every replica, so each adds its 1/N share of the one-device penalty.
             loss = loss + reg / self.comm.world_size
-        loss.backward()
+        scaler = self.loss_scale
+        (loss if scaler is None else scaler.scale_loss(loss)).backward()
+        if self.underflow is not None:
+            self.underflow.check([(n, p) for n, p in self.model.named_parameters() if p.requires_grad], loss)
         if self.dist_opt is not None:
-            self.dist_opt.step()  # reduce, check, clip (Keras options), update
+            skipped = self.dist_opt.skipped_steps
+            self.dist_opt.step()  # reduce, check, (unscale,) clip (Keras options), update
+            finite = self.dist_opt.skipped_steps == skipped  # one verdict on every replica
         else:
             self._local_steps += 1
-            self._check_finite()  # one replica follows the policy of N: a NaN gradient raises
-            self.model.optimizer.clip_gradients(self.params)
-            self.torch_opt.step()
+            if scaler is None:
+                self._check_finite()  # one replica follows the policy of N: a NaN gradient raises
+                finite = True
+            else:
+                finite = scaler.grads_finite(self.params)  # loss scaling: skip the step instead
+            if finite:
+                self.model.optimizer.clip_gradients(self.params)
+                self.torch_opt.step()
+        if scaler is not None:
+            scaler.update_scale(finite)
         self.torch_opt.zero_grad(set_to_none=True)
         self._update_metrics(batch, y_pred, loss_sum, local, reg)
 
@@ -178,7 +215,7 @@ class TrainingState:
 
     def eval_step(self, batch: Batch) -> None:
         """Forward only; accumulate loss and metric states."""
-        y_pred = self.model(batch.x)
+        y_pred = self.forward(batch.x)
         loss_sum, local = self._loss_sum(batch, y_pred)
         self._update_metrics(batch, y_pred, loss_sum, local, self._regularization())
 

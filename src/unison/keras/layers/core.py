@@ -16,6 +16,8 @@ import torch.nn.functional as F
 
 from unison.keras import activations
 from unison.keras.layers.base import Layer
+from unison.keras.layers.masking import get_mask, set_mask
+from unison.keras.mixed_precision import DTypePolicyMixin
 
 
 class InputLayer:
@@ -35,8 +37,10 @@ def Input(shape: Sequence[int] | None = None, batch_size: int | None = None, dty
     return InputLayer(shape, batch_size, dtype, name)
 
 
-class Dense(Layer):
-    """``activation(inputs @ kernel + bias)`` on the last axis (Keras's ``Dense``).
+class Dense(DTypePolicyMixin, Layer):
+    """``activation(inputs @ kernel + bias)`` on the last axis of inputs of any rank (Keras's ``Dense``).
+
+    A padding mask on the inputs passes through; ``dtype=`` sets this layer's dtype policy.
 
     Args:
         units: output size.
@@ -72,10 +76,10 @@ class Dense(Layer):
                 f"of input shape to have value {self.in_features}, but received input with shape "
                 f"{tuple(inputs.shape)}."
             )
-        return self.activation(F.linear(inputs, self.kernel, self.bias))
+        return set_mask(self.activation(F.linear(inputs, self.kernel, self.bias)), get_mask(inputs))
 
 
-class Activation(Layer):
+class Activation(DTypePolicyMixin, Layer):
     """Apply an activation by name or callable."""
 
     def __init__(self, activation: Any, **kwargs: Any) -> None:
@@ -83,7 +87,7 @@ class Activation(Layer):
         self.activation = activations.get(activation)
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
-        return self.activation(inputs)
+        return set_mask(self.activation(inputs), get_mask(inputs))
 
 
 class Flatten(Layer):
@@ -125,13 +129,14 @@ class Dropout(Layer):
         self.rate = float(rate)
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
-        return F.dropout(inputs, self.rate, self.training)
+        return set_mask(F.dropout(inputs, self.rate, self.training), get_mask(inputs))
 
 
 class Embedding(Layer):
     """Map integer ids in ``[0, input_dim)`` to vectors of size ``output_dim``.
 
     Under ``ParameterServerStrategy`` the table is sparse: a step pulls and updates only its rows.
+    With ``mask_zero=True`` id 0 is padding: the output carries the Keras mask ``ids != 0``.
     """
 
     _unison_embedding_table = "embeddings"  # the table parameter (read by ParameterServerStrategy)
@@ -143,6 +148,7 @@ class Embedding(Layer):
         if input_dim < 1 or output_dim < 1:
             raise ValueError(f"input_dim and output_dim must be >= 1. Received: input_dim={input_dim}, output_dim={output_dim}")
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
+        self.mask_zero = bool(mask_zero)
         init = "random_uniform" if embeddings_initializer == "uniform" else embeddings_initializer
         self.embeddings = self.add_weight("embeddings", (self.input_dim, self.output_dim), init, embeddings_regularizer)
         self.built = True
@@ -155,4 +161,8 @@ class Embedding(Layer):
                 f"Layer '{self.name}' received id {bad}, outside [0, input_dim={self.input_dim}). "
                 "Raise input_dim or fix the ids."
             )
-        return F.embedding(ids, self.embeddings)
+        out = F.embedding(ids, self.embeddings)
+        return set_mask(out, ids != 0) if self.mask_zero else out
+
+    def compute_mask(self, inputs: torch.Tensor, mask: Any = None) -> torch.Tensor | None:
+        return torch.as_tensor(inputs).long() != 0 if self.mask_zero else None

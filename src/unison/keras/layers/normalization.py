@@ -1,4 +1,4 @@
-"""BatchNormalization, synchronised across replicas by default.
+"""BatchNormalization (synchronised across replicas by default) and LayerNormalization.
 
 Batch statistics are computed over the *global* batch: each replica contributes its sums,
 sums of squares and row count through one differentiable all-reduce, so N replicas normalise
@@ -24,6 +24,7 @@ from unison.comm.functional import differentiable_all_reduce
 from unison.distribute.strategy import get_strategy
 from unison.keras import initializers
 from unison.keras.layers.base import Layer
+from unison.keras.layers.masking import MaskedLayer
 
 
 class BatchNormalization(Layer):
@@ -89,4 +90,76 @@ class BatchNormalization(Layer):
             y = y * self.gamma.view(shape)
         if self.beta is not None:
             y = y + self.beta.view(shape)
+        return y
+
+
+class LayerNormalization(MaskedLayer):
+    """Normalise each example over ``axis`` (Keras 3's ``LayerNormalization``); masks pass through.
+
+    Args:
+        axis: the axis or axes to normalise over (default -1, the features).
+        epsilon: added to the variance (Keras's default ``1e-3``).
+        center, scale: learn ``beta``/``gamma`` (shaped like the normalised axes).
+        rms_scaling: divide by the root mean square only (no centering), as RMSNorm.
+
+    Example:
+        >>> import torch
+        >>> y = LayerNormalization()(torch.tensor([[1.0, 2.0, 3.0]]))
+        >>> [round(v, 3) for v in y[0].tolist()]
+        [-1.224, 0.0, 1.224]
+    """
+
+    def __init__(self, axis: int | list[int] | tuple[int, ...] = -1, epsilon: float = 1e-3,
+                 center: bool = True, scale: bool = True, rms_scaling: bool = False,
+                 beta_initializer: Any = "zeros", gamma_initializer: Any = "ones",
+                 beta_regularizer: Any = None, gamma_regularizer: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        axes = [axis] if isinstance(axis, int) else list(axis) if isinstance(axis, (list, tuple)) else None
+        if not axes or not all(isinstance(a, int) and not isinstance(a, bool) for a in axes):
+            raise TypeError(f"Expected an int or a list/tuple of ints for the argument 'axis'. Received: axis={axis!r}")
+        if epsilon <= 0:
+            raise ValueError(f"epsilon must be > 0. Received: epsilon={epsilon}")
+        self.axis, self.epsilon = axis, float(epsilon)
+        self.center, self.scale, self.rms_scaling = center, scale, rms_scaling
+        self._inits = (beta_initializer, gamma_initializer, beta_regularizer, gamma_regularizer)
+        self._axes = axes
+
+    def build(self, input_shape: torch.Size) -> None:
+        rank = len(input_shape)
+        axes = sorted({a % rank if -rank <= a < rank else a for a in self._axes})
+        if any(not 0 < a < rank for a in axes):
+            raise ValueError(
+                f"Invalid axis {self.axis!r} for layer '{self.name}': an input of shape "
+                f"{tuple(input_shape)} has axes 1..{rank - 1} (axis 0 is the batch)."
+            )
+        self.norm_axes = axes
+        shape = tuple(int(input_shape[a]) for a in axes)
+        beta, gamma, beta_reg, gamma_reg = self._inits
+        self.gamma = self.add_weight("gamma", shape, gamma, gamma_reg) if self.scale or self.rms_scaling else None
+        self.beta = self.add_weight("beta", shape, beta, beta_reg) if self.center and not self.rms_scaling else None
+        # torch's fused kernel normalises trailing axes; anything else is computed by hand.
+        self._trailing = axes == list(range(rank - len(axes), rank))
+
+    def _param_view(self, p: torch.Tensor, rank: int) -> torch.Tensor:
+        shape = [1] * rank
+        for a, n in zip(self.norm_axes, p.shape):
+            shape[a] = n
+        return p.reshape(shape)
+
+    def call(self, inputs: torch.Tensor, mask: Any = None, training: bool = False) -> torch.Tensor:
+        if self.rms_scaling and self.gamma is not None:
+            x = inputs.float() if inputs.dtype in (torch.float16, torch.bfloat16) else inputs
+            y = x * torch.rsqrt(x.square().mean(self.norm_axes, keepdim=True) + self.epsilon)
+            return y * self._param_view(self.gamma, inputs.dim())
+        if self._trailing:
+            shape = tuple(inputs.shape[len(inputs.shape) - len(self.norm_axes):])
+            return torch.nn.functional.layer_norm(inputs, shape, self.gamma.reshape(shape) if self.gamma is not None else None,
+                                                  self.beta.reshape(shape) if self.beta is not None else None, self.epsilon)
+        x = inputs.float() if inputs.dtype in (torch.float16, torch.bfloat16) else inputs
+        var, mean = torch.var_mean(x, dim=self.norm_axes, keepdim=True, correction=0)
+        y = (x - mean) * torch.rsqrt(var + self.epsilon)
+        if self.gamma is not None:
+            y = y * self._param_view(self.gamma, x.dim())
+        if self.beta is not None:
+            y = y + self._param_view(self.beta, x.dim())
         return y

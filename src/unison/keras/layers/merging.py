@@ -1,0 +1,203 @@
+"""Merging layers (Keras 3): ``Add``, ``Subtract``, ``Multiply``, ``Average``, ``Maximum``,
+``Minimum``, ``Concatenate``, and ``Lambda``.
+
+A merge layer is called on a list of tensors. Element-wise merges need equal shapes (a
+dimension of 1 broadcasts); their output mask is the AND of the inputs' masks. ``Concatenate``
+needs equal shapes except on ``axis``.
+
+Example:
+    >>> import torch
+    >>> Add()([torch.ones(2, 3), torch.ones(2, 3)]).sum().item()
+    12.0
+    >>> tuple(Concatenate(axis=-1)([torch.ones(2, 3), torch.ones(2, 4)]).shape)
+    (2, 7)
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from unison.keras.layers.masking import MaskedLayer
+
+
+class Merge(MaskedLayer):
+    """Base of the merge layers: checks the list of inputs, combines them with ``_merge``."""
+
+    _min_inputs = 1
+
+    def _check(self, inputs: Any) -> list[torch.Tensor]:
+        if not isinstance(inputs, (list, tuple)) or len(inputs) < self._min_inputs \
+                or not all(isinstance(x, torch.Tensor) for x in inputs):
+            raise ValueError(
+                f"A `{type(self).__name__}` layer should be called on a list of at least "
+                f"{self._min_inputs} tensor{'s' if self._min_inputs > 1 else ''}. Received: inputs={inputs!r:.120}"
+            )
+        return list(inputs)
+
+    def build(self, input_shape: Any) -> None:
+        pass
+
+    def forward(self, inputs: Any, mask: Any = None, training: bool | None = None) -> Any:  # type: ignore[override]
+        return super().forward(self._check(inputs), mask, training)
+
+    def call(self, inputs: list[torch.Tensor], mask: Any = None, training: bool = False) -> torch.Tensor:  # type: ignore[override]
+        shapes = [tuple(x.shape) for x in inputs]
+        try:
+            torch.broadcast_shapes(*shapes)
+        except RuntimeError:
+            raise ValueError(f"Inputs of layer '{self.name}' have incompatible shapes. Received: "
+                             f"shapes={shapes}; element-wise merges need equal shapes (or 1 to broadcast).") from None
+        return self._merge(inputs)
+
+    def _merge(self, inputs: list[torch.Tensor]) -> torch.Tensor:
+        raise NotImplementedError
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> torch.Tensor | None:
+        masks = [m for m in (mask or []) if m is not None]
+        if not masks:
+            return None
+        return functools.reduce(torch.logical_and, [m.bool() for m in masks])
+
+
+class Add(Merge):
+    """Sum of the inputs."""
+
+    def _merge(self, inputs: list[torch.Tensor]) -> torch.Tensor:
+        return functools.reduce(torch.add, inputs)
+
+
+class Subtract(Merge):
+    """``inputs[0] - inputs[1]`` (exactly two inputs)."""
+
+    _min_inputs = 2
+
+    def _merge(self, inputs: list[torch.Tensor]) -> torch.Tensor:
+        if len(inputs) != 2:
+            raise ValueError(f"A `Subtract` layer should be called on exactly 2 inputs. Received: {len(inputs)} inputs")
+        return inputs[0] - inputs[1]
+
+
+class Multiply(Merge):
+    """Element-wise product of the inputs."""
+
+    def _merge(self, inputs: list[torch.Tensor]) -> torch.Tensor:
+        return functools.reduce(torch.mul, inputs)
+
+
+class Average(Merge):
+    """Element-wise mean of the inputs."""
+
+    def _merge(self, inputs: list[torch.Tensor]) -> torch.Tensor:
+        return functools.reduce(torch.add, inputs) / len(inputs)
+
+
+class Maximum(Merge):
+    """Element-wise maximum of the inputs."""
+
+    def _merge(self, inputs: list[torch.Tensor]) -> torch.Tensor:
+        return functools.reduce(torch.maximum, inputs)
+
+
+class Minimum(Merge):
+    """Element-wise minimum of the inputs."""
+
+    def _merge(self, inputs: list[torch.Tensor]) -> torch.Tensor:
+        return functools.reduce(torch.minimum, inputs)
+
+
+class Concatenate(Merge):
+    """Concatenate the inputs along ``axis`` (default -1).
+
+    Output mask (Keras's): each input's mask broadcast to its shape (all ``True`` without one),
+    concatenated along ``axis``, then ``any`` over the last axis.
+    """
+
+    def __init__(self, axis: int = -1, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if isinstance(axis, bool) or not isinstance(axis, int):
+            raise TypeError(f"`axis` must be an int. Received: axis={axis!r}")
+        self.axis = axis
+
+    def call(self, inputs: list[torch.Tensor], mask: Any = None, training: bool = False) -> torch.Tensor:  # type: ignore[override]
+        shapes = [tuple(x.shape) for x in inputs]
+        rank = len(shapes[0])
+        if any(len(s) != rank for s in shapes) or not -rank <= self.axis < rank:
+            raise ValueError(f"Layer '{self.name}' (axis={self.axis}) needs inputs of one rank that has that "
+                             f"axis. Received: input_shape={shapes}")
+        axis = self.axis % rank
+        reduced = {s[:axis] + s[axis + 1:] for s in shapes}
+        if len(reduced) > 1:
+            raise ValueError(
+                f"A `Concatenate` layer requires inputs with matching shapes except for the concatenation "
+                f"axis. Received: input_shape={shapes}, axis={self.axis}")
+        return torch.cat(inputs, dim=axis)
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> torch.Tensor | None:
+        if not mask or all(m is None for m in mask):
+            return None
+        full = []
+        for x, m in zip(inputs, mask):
+            if m is None:
+                full.append(torch.ones(x.shape, dtype=torch.bool, device=x.device))
+            elif m.dim() < x.dim():
+                full.append(m.bool().unsqueeze(-1).expand(x.shape))
+            else:
+                full.append(m.bool())
+        return torch.cat(full, dim=self.axis % inputs[0].dim()).any(dim=-1)
+
+
+class Lambda(MaskedLayer):
+    """Wrap an arbitrary expression as a layer: ``Lambda(lambda x: x * 2)``.
+
+    Args:
+        function: called as ``function(inputs, **arguments)``.
+        output_shape: accepted for Keras compatibility (shapes are computed by running).
+        mask: the output mask: a tensor, or a callable ``mask(inputs, input_mask)``; default none.
+        arguments: extra keyword arguments for ``function``.
+
+    Variables created inside ``function`` are not tracked: use a ``Layer`` subclass for them.
+    """
+
+    def __init__(self, function: Callable[..., Any], output_shape: Any = None, mask: Any = None,
+                 arguments: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        if not callable(function):
+            raise TypeError(f"Lambda needs a callable `function`. Received: function={function!r}")
+        super().__init__(**kwargs)
+        self.function, self.output_shape_arg, self.mask = function, output_shape, mask
+        self.arguments = dict(arguments or {})
+
+    def build(self, input_shape: Any) -> None:
+        pass
+
+    def call(self, inputs: Any, mask: Any = None, training: bool = False) -> Any:  # type: ignore[override]
+        return self.function(inputs, **self.arguments)
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        if callable(self.mask):
+            return self.mask(inputs, mask)
+        return self.mask
+
+
+def _merge_fn(cls: type[Merge]) -> Callable[..., torch.Tensor]:
+    def fn(inputs: Sequence[torch.Tensor], **kwargs: Any) -> torch.Tensor:
+        return cls(**kwargs)(list(inputs))
+    fn.__name__ = cls.__name__.lower()
+    fn.__doc__ = f"Functional form of the ``{cls.__name__}`` layer."
+    return fn
+
+
+add, subtract, multiply, average, maximum, minimum = (
+    _merge_fn(c) for c in (Add, Subtract, Multiply, Average, Maximum, Minimum))
+
+
+def concatenate(inputs: Sequence[torch.Tensor], axis: int = -1, **kwargs: Any) -> torch.Tensor:
+    """Functional form of the ``Concatenate`` layer."""
+    return Concatenate(axis=axis, **kwargs)(list(inputs))
+
+
+__all__ = ["Add", "Average", "Concatenate", "Lambda", "Maximum", "Merge", "Minimum", "Multiply", "Subtract",
+           "add", "average", "concatenate", "maximum", "minimum", "multiply", "subtract"]
