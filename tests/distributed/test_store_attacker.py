@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shutil
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -88,7 +87,7 @@ def test_another_user_can_neither_read_nor_write_the_one_host_store(tmp_path) ->
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "UNISON_"))}
     env["PYTHONPATH"] = os.environ.get("PYTHONPATH", "")
     proc = subprocess.run([sys.executable, str(script), str(report), ATTACK], capture_output=True,
-                          text=True, timeout=180, env=env, cwd=tmp_path)
+                          text=True, timeout=180, env=env, cwd=tmp_path, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "total=3.0"
     seen = json.loads(report.read_text())
@@ -117,7 +116,7 @@ def test_store_is_a_file_and_a_failed_job_keeps_its_folder_and_says_where(tmp_pa
     report = tmp_path / "r.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "UNISON_"))}
     proc = subprocess.run([sys.executable, str(script), str(report)], capture_output=True, text=True,
-                          timeout=180, env=env, cwd=tmp_path)
+                          timeout=180, env=env, cwd=tmp_path, check=False)
     assert proc.returncode != 0 and "replica 1 fails on purpose" in proc.stderr
     assert json.loads(report.read_text()) == "FileStore"
     match = re.search(r"logs and tracebacks are kept in (\S+)", proc.stderr)
