@@ -134,3 +134,16 @@ def test_placement_of_a_one_host_job_names_its_private_store() -> None:
         assert stat.S_IMODE(os.stat(made).st_mode) == 0o700
     finally:
         os.rmdir(made)
+
+
+def test_private_store_keeps_the_named_timeout_of_a_missing_rank(tmp_path) -> None:
+    import time
+
+    from unison.errors import UnisonError
+
+    os.chmod(tmp_path, 0o700)
+    store = AuthenticatedStore(private_file_store(str(tmp_path), 2, 2.0), SECRET)
+    start = time.monotonic()
+    with pytest.raises(UnisonError, match=r"waited 1s for ranks \[0\]"):
+        shm.attach(store, 1, 2, torch.device("cpu"), "gloo", 1.0)
+    assert time.monotonic() - start < 10
