@@ -174,7 +174,8 @@ def _damage_every_backup(directory) -> dict[str, bytes]:
     damaged = {}
     for name in sorted(os.listdir(directory)):
         path = os.path.join(directory, name)
-        data = bytearray(open(path, "rb").read())
+        with open(path, "rb") as fh:
+            data = bytearray(fh.read())
         data[len(data) // 2] ^= 0xFF
         with open(path, "wb") as fh:
             fh.write(data)

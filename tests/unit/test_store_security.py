@@ -129,4 +129,21 @@ def test_job_secret_comes_from_the_token_or_the_launcher() -> None:
 def test_placement_of_a_one_host_job_names_its_private_store() -> None:
     placement = resolve_placement({"UNISON_RANK": "1", "UNISON_WORLD_SIZE": "2", "UNISON_STORE_DIR": "/x"})
     assert placement.store_dir == "/x" and placement.master_port == 0
-    assert stat.S_IMODE(os.stat(tempfile.mkdtemp()).st_mode) == 0o700  # what the launcher makes
+    made = tempfile.mkdtemp()  # what the launcher makes
+    try:
+        assert stat.S_IMODE(os.stat(made).st_mode) == 0o700
+    finally:
+        os.rmdir(made)
+
+
+def test_private_store_keeps_the_named_timeout_of_a_missing_rank(tmp_path) -> None:
+    import time
+
+    from unison.errors import UnisonError
+
+    os.chmod(tmp_path, 0o700)
+    store = AuthenticatedStore(private_file_store(str(tmp_path), 2, 2.0), SECRET)
+    start = time.monotonic()
+    with pytest.raises(UnisonError, match=r"waited 1s for ranks \[0\]"):
+        shm.attach(store, 1, 2, torch.device("cpu"), "gloo", 1.0)
+    assert time.monotonic() - start < 10

@@ -41,7 +41,8 @@ def test_roundtrip_and_header(saved) -> None:
 
 def test_flipped_data_bytes_are_refused_naming_the_file(saved) -> None:
     path, _ = saved
-    data = bytearray(open(path, "rb").read())
+    with open(path, "rb") as fh:
+        data = bytearray(fh.read())
     for i in range(32):  # 32 bytes inside the tensor data (the end of the file)
         data[-200 - i] ^= 0x5A
     with open(path, "wb") as fh:

