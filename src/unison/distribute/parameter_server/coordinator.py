@@ -135,7 +135,7 @@ class _Worker:
     def __init__(self, coordinator: "ClusterCoordinator", index: int, address: str) -> None:
         strategy = coordinator.strategy
         self.task = f"worker:{index}"
-        self.client = RpcClient(address, self.task, timeout_s=strategy.timeout_s)
+        self.client = RpcClient(address, self.task, timeout_s=strategy.timeout_s, sender=strategy.task_name)
         self.up = False
         self.incarnation: str | None = None
         self.functions: set[str] = set()
