@@ -424,7 +424,7 @@ class RpcServer:
             warnings.warn(f"unison serves {task or 'a task'} on {address} without TLS: other hosts can reach it, and "
                           "anyone on the network path can read (though not forge) its traffic. On a network you do "
                           "not trust, make certificates with `unison certs` and set UNISON_TLS_CERT, UNISON_TLS_KEY "
-                          "and UNISON_TLS_CA (see docs/security.md).", InsecureTransportWarning, stacklevel=2)
+                          "and UNISON_TLS_CA (see docs/security.md).", InsecureTransportWarning)  # once per address
         self.port = port
         self._server.start()
 

@@ -189,9 +189,9 @@ class ParameterServerStrategy(Strategy):
         deadline = time.monotonic() + self.timeout_s
         with futures.ThreadPoolExecutor(max_workers=len(self._ps)) as pool:
             up = list(pool.map(lambda c: c.wait_ready(max(0.0, deadline - time.monotonic())), self._ps))
-        down = [c for c, ok in zip(self._ps, up) if not ok]
+            down = [c for c, ok in zip(self._ps, up) if not ok]
+            reasons = dict(zip([c.task for c in down], pool.map(lambda c: c.unreachable_reason(0.5), down)))
         if down:
-            reasons = {c.task: c.unreachable_reason(0.5) for c in down}
             first = down[0]
             if any(first.tls_mismatch(r) for r in reasons.values()):
                 what = "TLS is set up differently on the two sides"
