@@ -136,14 +136,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Ctrl-C is how a task is stopped by hand: one line, no traceback, the shell's code for SIGINT
+    started: list[Server] = []
     try:
-        return _run(args)
-    except KeyboardInterrupt:  # Ctrl-C while starting up
-        print("unison server: stopped (interrupted).", file=sys.stderr, flush=True)
+        return _run(args, started)
+    except KeyboardInterrupt:
+        name = "stopped"
+        for server in started:
+            server.stop()
+            name = f"{server.task} stopped"
+        print(f"unison server: {name} (interrupted).", file=sys.stderr, flush=True)
         return 130
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, started: list[Server]) -> int:
     from unison.cluster.resolvers import TFConfigClusterResolver
 
     keep_freed_memory()  # before any thread has an arena of its own
@@ -159,14 +165,9 @@ def _run(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as exc:
         print(f"unison server: {exc}", file=sys.stderr)
         return 2
+    started.append(server)
     print(f"unison server: {server.task} serving on {server.address}", file=sys.stderr, flush=True)
-    try:
-        server.join()
-    except KeyboardInterrupt:
-        # Ctrl-C is how a task is stopped by hand: one line, no traceback, the shell's code for SIGINT
-        server.stop()
-        print(f"unison server: {server.task} stopped (interrupted).", file=sys.stderr, flush=True)
-        return 130
+    server.join()
     return 0
 
 
