@@ -159,7 +159,9 @@ def keep_freed_memory() -> bool:
     the memory kept, measured here). One arena for all threads: gRPC's handler threads would
     otherwise get arenas of their own, whose large blocks are always fresh mappings (a 64 MB
     message decoded in a handler thread: 73-91 ms, 20 ms with one arena). ``unison server``
-    processes call this first thing; the price is that a task's memory stays at its peak.
+    processes call this first thing; the price is that a task's memory stays at its peak. That
+    peak is set by authenticated calls only: a refused call's body is never read (see
+    ``_CallCheck``), so an unauthenticated peer cannot inflate the memory a task keeps.
     Returns False where glibc's ``mallopt`` is not available.
     """
     name = ctypes.util.find_library("c")
