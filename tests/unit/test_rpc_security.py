@@ -399,3 +399,19 @@ def test_a_server_on_a_non_loopback_address_without_tls_warns_once():
     insecure = [w for w in caught if issubclass(w.category, InsecureTransportWarning)]
     assert len(insecure) == 1 and "0.0.0.0:0 without TLS" in str(insecure[0].message)
     assert "unison certs" in str(insecure[0].message)
+
+
+def test_without_poly1305_chunks_are_tagged_with_hmac_sha256_and_still_verified(monkeypatch):
+    monkeypatch.setattr(auth, "_POLY1305", None)  # as where `cryptography` is not installed
+    server = RpcServer("127.0.0.1:0", {"echo": lambda h, ts: (h, ts)}, token=TOKEN, task="ps:0")
+    try:
+        client = RpcClient(f"127.0.0.1:{server.port}", "ps:0", token=TOKEN, tls=False, timeout_s=30)
+        big = torch.randn(UNARY_MAX_BYTES // 4 + 5)
+        _, (back,) = client.call("echo", {}, [big], reply_bytes=big.nbytes)
+        assert torch.equal(back, big)
+        nonce, _ = auth.CallSigner(auth.derive_key(TOKEN), "a", "b").sign("/m")
+        assert not nonce.startswith(auth.FAST_PREFIX)
+        with pytest.raises(ValueError, match="install cryptography"):
+            auth.chunk_tag(auth.derive_key(TOKEN), b"req", b"p:s.1", 0, b"x")
+    finally:
+        server.stop()

@@ -8,10 +8,14 @@ same of the server, before either side decodes a byte the other sent:
   nonce (a per-client session id and a counter), the time, and an HMAC-SHA256 over those and
   the method. The server checks it before it reads the request body: a wrong tag, a different
   receiver, a time outside :data:`MAX_CLOCK_SKEW_S` or a nonce seen before is refused;
-- every chunk of the request body starts with an HMAC tag over (nonce, chunk index, bytes);
-- every chunk of the reply starts with an HMAC tag over (the request's nonce, the server's
+- every chunk of the request body starts with a tag over (nonce, chunk index, bytes);
+- every chunk of the reply starts with a tag over (the request's nonce, the server's
   task name, chunk index, bytes): a reply cannot be replayed to another call or come from a
   process that does not hold the token, and the client checks it before decoding anything.
+
+Chunk tags are Poly1305 under a one-time key per chunk (derived with HMAC-SHA256 from the key
+and the chunk's nonce, index and direction) where ``cryptography`` is installed, else
+HMAC-SHA256; the call's nonce says which, under the call's tag.
 
 Example:
     >>> key = derive_key(generate_token())
@@ -32,6 +36,7 @@ import secrets
 import struct
 import threading
 import time
+from typing import Any
 
 TOKEN_ENV = "UNISON_CLUSTER_TOKEN"
 TOKEN_MIN_BITS = 128  # 16 bytes of entropy
@@ -116,10 +121,39 @@ def call_mac(key: bytes, method: str, sender: str, receiver: str, nonce: str, ts
                       ts_ms.encode())).hex()
 
 
+def _poly1305() -> Any:
+    try:
+        from cryptography.hazmat.primitives.poly1305 import Poly1305
+
+        Poly1305(bytes(32)).finalize()  # some OpenSSL builds (FIPS) lack it
+        return Poly1305
+    except Exception:  # noqa: BLE001 - no cryptography, or no Poly1305 in it: HMAC-SHA256 then
+        return None
+
+
+_POLY1305 = _poly1305()
+# The nonce names how its chunks are tagged (and the call's tag covers the nonce): "p:" Poly1305
+# with a one-time key per chunk, about 5x faster than HMAC-SHA256 over megabytes; else HMAC-SHA256.
+FAST_PREFIX = "p:"
+
+
 def chunk_tag(key: bytes, kind: bytes, nonce: bytes, index: int, payload: bytes | memoryview,
               server: bytes = b"") -> bytes:
-    """The tag that prefixes chunk ``index`` of a request (``kind=b"req"``) or a reply (``b"rep"``)."""
-    return _mac(key, (kind, nonce, server, _U64.pack(index)), payload)
+    """The tag that prefixes chunk ``index`` of a request (``kind=b"req"``) or a reply (``b"rep"``).
+
+    A nonce starting with ``p:`` asks for Poly1305 under a one-time key, HMAC-derived from the
+    cluster key and everything that names the chunk (so no key authenticates two chunks);
+    otherwise the tag is HMAC-SHA256. Either way it is :data:`TAG_BYTES` long.
+    """
+    fields = (kind, nonce, server, _U64.pack(index))
+    if not nonce.startswith(FAST_PREFIX.encode()):
+        return _mac(key, fields, payload)
+    if _POLY1305 is None:
+        raise ValueError("the peer tags with Poly1305, which this process cannot check: install "
+                         "cryptography (pip install 'unison[tls]') here too")
+    poly = _POLY1305(_mac(key, (b"one-time key", *fields)))
+    poly.update(payload)
+    return poly.finalize() + bytes(TAG_BYTES - 16)
 
 
 def verify_chunk(key: bytes, kind: bytes, nonce: bytes, index: int, chunk: bytes | memoryview,
@@ -147,7 +181,7 @@ class CallSigner:
         """``(nonce, metadata)`` for one call of ``method``."""
         with self._lock:
             self._counter += 1
-            nonce = f"{self._session}.{self._counter}"
+            nonce = f"{FAST_PREFIX if _POLY1305 is not None else ''}{self._session}.{self._counter}"
         ts = str(int(time.time() * 1000))
         mac = call_mac(self._key, method, self.sender, self.receiver, nonce, ts)
         return nonce, ((MD_FROM, self.sender), (MD_TO, self.receiver), (MD_NONCE, nonce), (MD_TIME, ts),
