@@ -415,3 +415,31 @@ def test_without_poly1305_chunks_are_tagged_with_hmac_sha256_and_still_verified(
             auth.chunk_tag(auth.derive_key(TOKEN), b"req", b"p:s.1", 0, b"x")
     finally:
         server.stop()
+
+
+def test_a_worker_behind_a_tls_mismatch_is_named_with_the_reason(tmp_path, monkeypatch):
+    pytest.importorskip("cryptography")
+    from unison.comm.certs import make_cluster_certs
+    from unison.distribute.parameter_server import NoWorkerAvailableError
+
+    files = make_cluster_certs({"worker-0": "127.0.0.1"}, str(tmp_path))
+    ports = free_ports(2)
+    cluster = {"chief": ["127.0.0.1:1"], "worker": [f"127.0.0.1:{ports[0]}"], "ps": [f"127.0.0.1:{ports[1]}"]}
+    monkeypatch.setenv(auth.TOKEN_ENV, TOKEN)
+    ps = Server(cluster, job_name="ps", task_index=0)
+    tls_env = {"UNISON_TLS_CERT": files["worker-0.pem"], "UNISON_TLS_KEY": files["worker-0-key.pem"],
+               "UNISON_TLS_CA": files["ca.pem"]}
+    for k, v in tls_env.items():
+        monkeypatch.setenv(k, v)
+    worker = Server(cluster, job_name="worker", task_index=0)
+    for k in tls_env:
+        monkeypatch.delenv(k)
+    try:
+        coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(_ps_strategy(cluster, 2))
+        with pytest.raises(NoWorkerAvailableError, match=rf"worker:0 \(127.0.0.1:{ports[0]}: it accepts connections "
+                                                         "but closes them: it most likely serves TLS"):
+            coordinator.schedule(lambda: 1).fetch()
+        coordinator.shutdown()
+    finally:
+        worker.stop()
+        ps.stop()
