@@ -40,11 +40,7 @@ from unison.comm.communicator import Communicator, LocalCommunicator
 from unison.comm.ps_store import OPTIMIZERS
 from unison.comm.rpc import RpcClient, TaskUnavailableError
 from unison.distribute.parameter_server import worker as remote
-from unison.distribute.parameter_server.variables import (
-    Placement,
-    VariableSpec,
-    describe,
-)
+from unison.distribute.parameter_server.variables import Placement, VariableSpec, describe
 from unison.distribute.strategy import Strategy
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -192,8 +188,9 @@ class ParameterServerStrategy(Strategy):
             down = [c for c, ok in zip(self._ps, up) if not ok]
             reasons = dict(zip([c.task for c in down], pool.map(lambda c: c.unreachable_reason(0.5), down)))
         if down:
-            first = down[0]
-            if any(first.tls_mismatch(r) for r in reasons.values()):
+            mismatched = [c for c in down if c.tls_mismatch(reasons[c.task])]
+            first = (mismatched or down)[0]
+            if mismatched:
                 what = "TLS is set up differently on the two sides"
             else:
                 what = f"did not come up within {self.timeout_s:g} s"
