@@ -10,7 +10,9 @@ moved against the bytes a dense step (whole tables both ways) would move.
 
 On a real cluster give every process the same ``cluster`` in TF_CONFIG and its own ``task``; the
 ``ps`` and ``worker`` tasks serve (``tf.distribute.Server(...).join()``, as TF's tutorial does),
-the ``chief`` runs the training loop. Set ``UNISON_CLUSTER_TOKEN`` to the same secret everywhere.
+the ``chief`` runs the training loop. Set ``UNISON_CLUSTER_TOKEN`` to the same secret everywhere
+(``export UNISON_CLUSTER_TOKEN=$(unison token)``; shorter than 128 bits is refused), and across
+hosts TLS too (``unison certs``, see docs/security.md).
 """
 
 import argparse

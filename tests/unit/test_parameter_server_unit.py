@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import os
 import pickle
+import secrets
 from concurrent import futures
 
 import grpc
@@ -36,6 +37,8 @@ from unison.distribute.parameter_server.variables import Placement
 from unison.testing.ps_cluster import free_ports
 
 partitioners = tf.distribute.experimental.partitioners
+# cluster tokens need 128 bits of entropy (a weak one is refused: see test_rpc_security.py)
+TOKEN, WRONG_TOKEN = secrets.token_hex(32), secrets.token_hex(32)
 
 
 # --- wire format ---------------------------------------------------------------------------------
@@ -174,14 +177,14 @@ class _Boom:
 def test_a_call_without_the_token_is_refused_before_any_payload_is_decoded(tmp_path):
     port = free_ports(1)[0]
     cluster = {"worker": [f"127.0.0.1:{port}"], "ps": [f"127.0.0.1:{free_ports(1)[0]}"]}
-    server = Server(cluster, job_name="worker", task_index=0, token="s3cret")
+    server = Server(cluster, job_name="worker", task_index=0, token=TOKEN)
     try:
         marker = tmp_path / "deserialised"
         payload = torch.frombuffer(bytearray(pickle.dumps(_Boom(str(marker)))), dtype=torch.uint8)
         body = pack({"op": "worker.register", "fid": "f0"}, [payload])[0]
         channel = grpc.insecure_channel(f"127.0.0.1:{port}")
         call = channel.unary_unary("/unison.Task/Call")
-        for metadata in [(), (("unison-token", "wrong"),)]:
+        for metadata in [(), (("unison-token", WRONG_TOKEN),)]:
             with pytest.raises(grpc.RpcError) as info:
                 call(body, metadata=metadata, timeout=10)
             assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
@@ -189,8 +192,8 @@ def test_a_call_without_the_token_is_refused_before_any_payload_is_decoded(tmp_p
         assert not marker.exists()
         assert server._rpc.decoded == 0 and server._rpc.refused == 2
         with pytest.raises(UnauthenticatedError, match="worker:0 .* refused 'ping'.*UNISON_CLUSTER_TOKEN"):
-            RpcClient(f"127.0.0.1:{port}", "worker:0", token="wrong").call("ping")
-        header, _ = RpcClient(f"127.0.0.1:{port}", "worker:0", token="s3cret").call("ping")
+            RpcClient(f"127.0.0.1:{port}", "worker:0", token=WRONG_TOKEN).call("ping")
+        header, _ = RpcClient(f"127.0.0.1:{port}", "worker:0", token=TOKEN).call("ping")
         assert header["task"] == "worker:0" and server._rpc.decoded == 1
     finally:
         server.stop()
@@ -199,9 +202,9 @@ def test_a_call_without_the_token_is_refused_before_any_payload_is_decoded(tmp_p
 def test_a_coordinator_with_the_wrong_token_gets_a_clear_error(monkeypatch):
     ports = free_ports(2)
     cluster = {"chief": ["127.0.0.1:1"], "worker": [f"127.0.0.1:{ports[0]}"], "ps": [f"127.0.0.1:{ports[1]}"]}
-    server = Server(cluster, job_name="ps", task_index=0, token="right")
+    server = Server(cluster, job_name="ps", task_index=0, token=TOKEN)
     try:
-        monkeypatch.setenv("UNISON_CLUSTER_TOKEN", "wrong")
+        monkeypatch.setenv("UNISON_CLUSTER_TOKEN", WRONG_TOKEN)
         strategy = tf.distribute.ParameterServerStrategy(
             SimpleClusterResolver(ClusterSpec(cluster), task_type="chief", task_id=0), timeout_seconds=10)
         with strategy.scope():
@@ -241,13 +244,13 @@ def _self_signed(tmp_path) -> tuple[str, str]:
 def test_tls_serves_encrypted_calls_and_refuses_plaintext(tmp_path):
     cert, key = _self_signed(tmp_path)
     tls = TlsConfig(cert_file=cert, key_file=key, ca_file=cert)
-    server = RpcServer("127.0.0.1:0", {"echo": lambda h, ts: (h, ts)}, token="t", tls=tls)
+    server = RpcServer("127.0.0.1:0", {"echo": lambda h, ts: (h, ts)}, token=TOKEN, tls=tls)
     try:
-        header, out = RpcClient(f"127.0.0.1:{server.port}", "ps:0", token="t", tls=tls, timeout_s=10).call(
+        header, out = RpcClient(f"127.0.0.1:{server.port}", "ps:0", token=TOKEN, tls=tls, timeout_s=10).call(
             "echo", {"a": 1}, [torch.arange(3)])
         assert header == {"a": 1} and out[0].tolist() == [0, 1, 2]
         with pytest.raises(TaskUnavailableError, match="ps:0"):
-            RpcClient(f"127.0.0.1:{server.port}", "ps:0", token="t", tls=False, timeout_s=5).call("echo")
+            RpcClient(f"127.0.0.1:{server.port}", "ps:0", token=TOKEN, tls=False, timeout_s=5).call("echo")
     finally:
         server.stop()
 
@@ -258,9 +261,9 @@ def test_streamed_calls_round_trip_into_the_callers_tensors_and_errors_travel_ba
     def fail(header, tensors):
         raise KeyError("no such variable")
 
-    server = RpcServer("127.0.0.1:0", {"echo": lambda h, ts: (h, ts), "fail": fail}, token="t")
+    server = RpcServer("127.0.0.1:0", {"echo": lambda h, ts: (h, ts), "fail": fail}, token=TOKEN)
     try:
-        client = RpcClient(f"127.0.0.1:{server.port}", "ps:0", token="t", tls=False, timeout_s=30)
+        client = RpcClient(f"127.0.0.1:{server.port}", "ps:0", token=TOKEN, tls=False, timeout_s=30)
         big = torch.randn(UNARY_MAX_BYTES // 4 + 3 * CHUNK_BYTES // 4 + 5)  # streamed, a partial last chunk
         dest = [torch.empty(2, dtype=torch.int64), torch.empty_like(big)]
         header, out = client.call("echo", {"a": 1}, [torch.tensor([4, 5]), big], reply_bytes=big.nbytes, into=dest)
@@ -301,9 +304,9 @@ def test_join_names_the_workers_when_none_answers_within_the_timeout():
     ports = free_ports(3)
     cluster = {"chief": ["127.0.0.1:1"], "worker": [f"127.0.0.1:{ports[0]}", f"127.0.0.1:{ports[1]}"],
                "ps": [f"127.0.0.1:{ports[2]}"]}
-    server = Server(cluster, job_name="ps", task_index=0, token="t")
+    server = Server(cluster, job_name="ps", task_index=0, token=TOKEN)
     try:
-        os.environ["UNISON_CLUSTER_TOKEN"] = "t"
+        os.environ["UNISON_CLUSTER_TOKEN"] = TOKEN
         strategy = tf.distribute.ParameterServerStrategy(_resolver(cluster), timeout_seconds=2)
         coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
         value = coordinator.schedule(lambda: 1)
@@ -345,7 +348,7 @@ def test_servers_refuse_bad_roles_and_unauthenticated_non_loopback_addresses(mon
         with pytest.raises(ValueError, match="without authentication"):
             Server(loopback, job_name="worker", task_index=0, token=token, start=False)
     with pytest.raises(ValueError, match="protocol must be one of"):
-        Server(cluster, job_name="ps", task_index=0, protocol="http", token="t", start=False)
+        Server(cluster, job_name="ps", task_index=0, protocol="http", token=TOKEN, start=False)
 
 
 def test_fit_under_ps_needs_steps_per_epoch_and_worker_buildable_data():

@@ -8,15 +8,18 @@ received bytes); larger ones are streamed in :data:`CHUNK_BYTES` chunks (a 64 MB
 has to fit in one gRPC message). A reply can be written straight into the caller's tensors
 (``into=``), which is how workers refresh their copies of the variables.
 
-Every server checks the cluster's shared token (``UNISON_CLUSTER_TOKEN``) in the call metadata
-*before* a request body is read into a handler: a call without it is refused with
-``UNAUTHENTICATED`` and nothing it carried is decoded, let alone unpickled. TLS is optional,
-through gRPC's own credentials (:class:`TlsConfig`).
+Calls are authenticated both ways with the cluster's shared token (``UNISON_CLUSTER_TOKEN``),
+which never travels (:mod:`unison.comm.auth`): the server checks the call's metadata before it
+reads the request body, and refuses a call that does not prove its sender holds the token with
+``UNAUTHENTICATED``, its body unread; every reply chunk carries a tag bound to the call, which
+the client checks before it decodes anything. TLS is optional, through gRPC's own credentials
+(:class:`TlsConfig`).
 
 Example:
     >>> import torch
-    >>> server = RpcServer("127.0.0.1:0", {"echo": lambda h, ts: ({"n": len(ts)}, ts)}, token="t")
-    >>> client = RpcClient(f"127.0.0.1:{server.port}", task="ps:0", token="t")
+    >>> token = generate_token()
+    >>> server = RpcServer("127.0.0.1:0", {"echo": lambda h, ts: ({"n": len(ts)}, ts)}, token=token)
+    >>> client = RpcClient(f"127.0.0.1:{server.port}", task="ps:0", token=token)
     >>> header, tensors = client.call("echo", {}, [torch.arange(3.0)])
     >>> header["n"], tensors[0].tolist()
     (1, [0.0, 1.0, 2.0])
@@ -27,27 +30,26 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import hmac
+import ipaddress
 import itertools
 import json
 import math
 import os
 import struct
-import threading
 import traceback
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent import futures
-from dataclasses import dataclass
 from typing import Any
 
 import grpc
 import torch
 
+from unison.comm import auth
+from unison.comm.auth import TOKEN_ENV, generate_token
+from unison.comm.tls import TlsConfig
 from unison.errors import UnisonError
 
-TOKEN_ENV = "UNISON_CLUSTER_TOKEN"
-TOKEN_METADATA = "unison-token"
 CHUNK_BYTES = 2 << 20
 # Messages up to this size travel in one unary call; bigger ones stream in CHUNK_BYTES chunks
 # (measured on loopback: unary is faster for a few MB, chunked streaming from about 16 MB on).
@@ -108,7 +110,23 @@ class TaskUnavailableError(UnisonError):
 
 
 class UnauthenticatedError(UnisonError):
-    """A task refused a call because the cluster token was missing or wrong."""
+    """A call or a reply did not prove that its sender holds the cluster token.
+
+    Either a task refused this process's call (missing or wrong token), or a task's reply
+    failed its check (nothing in it was decoded).
+
+    Attributes:
+        task: the task, e.g. ``"worker:1"``.
+        op: the operation.
+    """
+
+    def __init__(self, message: str, task: str | None = None, op: str | None = None) -> None:
+        super().__init__(message)
+        self.task, self.op = task, op
+
+
+class InsecureTransportWarning(UserWarning):
+    """A server listens on a non-loopback address without TLS: its traffic can be read and cut."""
 
 
 class RemoteError(UnisonError):
@@ -132,38 +150,6 @@ class RemoteError(UnisonError):
         self.remote_message, self.remote_task = remote_message, remote_task
 
 
-@dataclass(frozen=True)
-class TlsConfig:
-    """PEM files for TLS: the task's certificate and key (servers), the CA that signed them (clients).
-
-    ``from_env()`` reads ``UNISON_TLS_CERT``, ``UNISON_TLS_KEY`` and ``UNISON_TLS_CA``.
-    """
-
-    cert_file: str | None = None
-    key_file: str | None = None
-    ca_file: str | None = None
-
-    @classmethod
-    def from_env(cls) -> "TlsConfig | None":
-        cert, key, ca = (os.environ.get(f"UNISON_TLS_{k}") for k in ("CERT", "KEY", "CA"))
-        if not (cert or key or ca):
-            return None
-        return cls(cert, key, ca)
-
-    def _read(self, path: str | None, what: str) -> bytes:
-        if not path:
-            raise ValueError(f"TLS needs {what}; set UNISON_TLS_{what.split()[0].upper()} to a PEM file.")
-        with open(path, "rb") as f:
-            return f.read()
-
-    def server_credentials(self) -> grpc.ServerCredentials:
-        return grpc.ssl_server_credentials([(self._read(self.key_file, "key file"),
-                                             self._read(self.cert_file, "cert file"))])
-
-    def channel_credentials(self) -> grpc.ChannelCredentials:
-        return grpc.ssl_channel_credentials(root_certificates=self._read(self.ca_file, "ca file"))
-
-
 def keep_freed_memory() -> bool:
     """Ask glibc to keep freed memory for reuse instead of returning it to the OS (once per process).
 
@@ -173,7 +159,9 @@ def keep_freed_memory() -> bool:
     the memory kept, measured here). One arena for all threads: gRPC's handler threads would
     otherwise get arenas of their own, whose large blocks are always fresh mappings (a 64 MB
     message decoded in a handler thread: 73-91 ms, 20 ms with one arena). ``unison server``
-    processes call this first thing; the price is that a task's memory stays at its peak.
+    processes call this first thing; the price is that a task's memory stays at its peak. That
+    peak is set by authenticated calls only: a refused call's body is never read (see
+    ``_CallCheck``), so an unauthenticated peer cannot inflate the memory a task keeps.
     Returns False where glibc's ``mallopt`` is not available.
     """
     name = ctypes.util.find_library("c")
@@ -189,9 +177,23 @@ def keep_freed_memory() -> bool:
 
 
 def cluster_token(token: str | None = None) -> str | None:
-    """The shared token: the argument if given, else ``$UNISON_CLUSTER_TOKEN``, else ``None``."""
+    """The shared token: the argument if given, else ``$UNISON_CLUSTER_TOKEN``, else ``None``.
+
+    Raises:
+        WeakTokenError: the token has less than 128 bits of entropy (see :func:`auth.check_token`).
+    """
     token = token if token is not None else os.environ.get(TOKEN_ENV)
-    return token or None
+    return auth.check_token(token) if token else None
+
+
+def _is_loopback(address: str) -> bool:
+    host = address.rsplit(":", 1)[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name, or 0.0.0.0 / [::]: reachable from other hosts
 
 
 # --- the wire format -------------------------------------------------------------------------
@@ -273,7 +275,7 @@ def unpack(chunks: Iterable[bytes], into: Sequence[torch.Tensor] | None = None) 
     it = iter(chunks)
     first = next(it)
     (n,) = _PREFIX.unpack_from(first)
-    header = json.loads(first[_PREFIX.size: _PREFIX.size + n])
+    header = json.loads(bytes(first[_PREFIX.size: _PREFIX.size + n]))
     metas = header.pop("_t", [])
     specs = [(_dtype(d), tuple(shape)) for d, shape in metas]
     if into is not None and "_error" not in header:
@@ -281,7 +283,7 @@ def unpack(chunks: Iterable[bytes], into: Sequence[torch.Tensor] | None = None) 
     sizes = [math.prod(shape) * dt.itemsize for dt, shape in specs]
     start = _PREFIX.size + n
     rest = next(it, None)
-    if rest is None and isinstance(first, bytes):
+    if rest is None and isinstance(first, (bytes, memoryview)):
         # One message (a unary call): the tensors are views of the received bytes, no copy. They
         # belong to this message alone, so writing to them (torch warns that bytes are read-only)
         # changes nothing anyone else sees.
@@ -342,29 +344,44 @@ def _unpack_into(specs: list[tuple[torch.dtype, tuple[int, ...]]], rest: memoryv
 
 
 # --- server --------------------------------------------------------------------------------
-class _TokenCheck(grpc.ServerInterceptor):
-    """Refuse calls without the cluster token before any handler (and any decoding) runs."""
+_REFUSAL_HINT = "set UNISON_CLUSTER_TOKEN to the same value on every task of the cluster"
 
-    def __init__(self, token: str | None) -> None:
-        self._token = token.encode() if token else None
+
+class _ChunkRefused(Exception):
+    """A request chunk failed its authentication tag (raised inside the request iterator)."""
+
+
+class _CallCheck(grpc.ServerInterceptor):
+    """Refuse a call whose metadata does not prove the token, before its body is read.
+
+    The refusal is a streaming handler that never asks for a request message: gRPC then never
+    assembles the body (not even of a unary call), so a refused peer makes this process hold
+    no more than HTTP/2's flow-control window of its bytes.
+    """
+
+    def __init__(self, key: bytes | None, task: str | None) -> None:
+        self.verifier = auth.CallVerifier(key, task) if key is not None else None
         self.refused = 0
 
     def intercept_service(self, continuation: Any, details: grpc.HandlerCallDetails) -> Any:
-        if self._token is None:
+        if self.verifier is None:
             return continuation(details)
-        given = dict(details.invocation_metadata or ()).get(TOKEN_METADATA, "")
-        if hmac.compare_digest(given.encode() if isinstance(given, str) else given, self._token):
+        try:
+            self.verifier.verify(details.method, {k: v for k, v in details.invocation_metadata or ()
+                                                  if isinstance(v, str)})
             return continuation(details)
+        except ValueError as exc:
+            reason = str(exc)
         self.refused += 1
 
-        def refuse(request: Any, context: grpc.ServicerContext) -> Any:
-            context.abort(grpc.StatusCode.UNAUTHENTICATED,
-                          "missing or wrong cluster token: set UNISON_CLUSTER_TOKEN to the same value on "
-                          "every task of the cluster")
+        def refuse(requests: Any, context: grpc.ServicerContext) -> Any:
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, f"missing or wrong cluster token ({reason}): {_REFUSAL_HINT}")
 
-        if details.method.endswith("/Stream"):
-            return grpc.stream_stream_rpc_method_handler(refuse)
-        return grpc.unary_unary_rpc_method_handler(refuse)
+        return grpc.stream_stream_rpc_method_handler(refuse)
+
+
+def _metadata(context: grpc.ServicerContext) -> dict[str, str]:
+    return {k: v for k, v in context.invocation_metadata() or () if isinstance(v, str)}
 
 
 class RpcServer:
@@ -374,16 +391,21 @@ class RpcServer:
         address: ``"host:port"`` to bind, exactly (port 0: any free port, see ``port``).
         handlers: op name -> ``handler(header, tensors) -> (header, tensors)``. An exception in a
             handler travels back to the caller as :class:`RemoteError` with its traceback.
-        token: the shared cluster token; ``None`` accepts every call (loopback use only).
+        token: the shared cluster token (at least 128 bits); ``None`` accepts every call and
+            signs no reply (loopback tests only; ``unison server`` never runs without one).
         tls: serve TLS with these files.
         max_workers: handler threads.
+        task: this server's task name (e.g. ``"ps:0"``): a call meant for another task is
+            refused, and replies are bound to it. ``None``: any name the caller uses.
     """
 
     def __init__(self, address: str, handlers: dict[str, Handler], token: str | None = None,
-                 tls: TlsConfig | None = None, max_workers: int = 16) -> None:
+                 tls: TlsConfig | None = None, max_workers: int = 16, task: str | None = None) -> None:
         self._handlers = dict(handlers)
         self.decoded = 0  # messages decoded (tests check that refused calls add nothing)
-        self._check = _TokenCheck(token)
+        token = auth.check_token(token) if token else None
+        self._key = auth.derive_key(token) if token else None
+        self._check = _CallCheck(self._key, task)
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="unison-rpc"),
                                    interceptors=[self._check], options=_SERVER_OPTIONS)
         self._server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(_SERVICE, {
@@ -400,15 +422,31 @@ class RpcServer:
         if not port:
             raise OSError(f"Could not bind {address!r}: the address is in use or not an address of this host. "
                           "Check the cluster spec's entry for this task, or stop the process that holds the port.")
+        if tls is None and not _is_loopback(address):
+            warnings.warn(f"unison serves {task or 'a task'} on {address} without TLS: other hosts can reach it, and "
+                          "anyone on the network path can read (though not forge) its traffic. On a network you do "
+                          "not trust, make certificates with `unison certs` and set UNISON_TLS_CERT, UNISON_TLS_KEY "
+                          "and UNISON_TLS_CA (see docs/security.md).", InsecureTransportWarning)  # once per address
         self.port = port
         self._server.start()
 
     @property
     def refused(self) -> int:
-        """Calls refused for a missing or wrong token."""
+        """Calls refused before their body was read (missing or wrong authentication)."""
         return self._check.refused
 
-    def _dispatch(self, chunks: Iterable[bytes], chunk_bytes: int | None) -> Iterable[bytes]:
+    def _verified(self, chunks: Iterable[bytes], nonce: bytes) -> Iterator[memoryview]:
+        for i, chunk in enumerate(chunks):
+            try:
+                yield auth.verify_chunk(self._key, b"req", nonce, i, chunk)  # type: ignore[arg-type]
+            except ValueError as exc:
+                raise _ChunkRefused(str(exc)) from None
+
+    def _signed(self, chunks: Iterable[bytes], nonce: bytes, me: bytes) -> Iterator[bytes]:
+        for i, chunk in enumerate(chunks):
+            yield auth.chunk_tag(self._key, b"rep", nonce, i, chunk, me) + chunk  # type: ignore[arg-type]
+
+    def _dispatch(self, chunks: Iterable[Any], chunk_bytes: int | None) -> Iterable[bytes]:
         try:
             header, tensors = unpack(chunks)
             self.decoded += 1
@@ -425,17 +463,34 @@ class RpcServer:
             finally:
                 for fn in release:
                     fn()
+        except _ChunkRefused:
+            raise
         except BaseException as exc:  # noqa: BLE001 - the caller gets it, named, with the traceback
             task = getattr(exc, "task", None)
             return pack({"_error": {"type": type(exc).__name__, "message": str(exc),
                                     "task": task if isinstance(task, str) else None,
                                     "traceback": traceback.format_exc()}}, (), chunk_bytes)
 
+    def _serve(self, requests: Iterable[bytes], context: grpc.ServicerContext,
+               chunk_bytes: int | None) -> Iterator[bytes]:
+        if self._key is None:
+            yield from self._dispatch(requests, chunk_bytes)
+            return
+        md = _metadata(context)  # verified by _CallCheck before this handler ran
+        nonce, me = md[auth.MD_NONCE].encode(), md[auth.MD_TO].encode()
+        try:
+            replies = self._dispatch(self._verified(requests, nonce), chunk_bytes)
+        except _ChunkRefused as exc:
+            self._check.refused += 1
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, f"a request chunk failed authentication ({exc}); nothing "
+                          f"in it was decoded: {_REFUSAL_HINT}")
+        yield from self._signed(replies, nonce, me)
+
     def _unary(self, request: bytes, context: grpc.ServicerContext) -> bytes:
-        return next(iter(self._dispatch([request], None)))
+        return next(self._serve([request], context, None))
 
     def _stream(self, requests: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[bytes]:
-        yield from self._dispatch(requests, CHUNK_BYTES)
+        yield from self._serve(requests, context, CHUNK_BYTES)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the server stops (or ``timeout``); True if it stopped."""
@@ -449,28 +504,64 @@ class RpcServer:
 class RpcClient:
     """Calls one task's :class:`RpcServer`; failures name the task and the operation.
 
+    With a token, every call proves this process holds it (the token itself is never sent) and
+    every reply must prove the same of the task before a byte of it is decoded; a reply that
+    does not raises :class:`UnauthenticatedError` naming the task.
+
     Args:
         address: the task's ``"host:port"``.
-        task: the task's name for error messages, e.g. ``"ps:0"``.
-        token: the shared cluster token sent with every call (default ``$UNISON_CLUSTER_TOKEN``).
+        task: the task's name, e.g. ``"ps:0"``: calls are bound to it, and errors name it.
+        token: the shared cluster token (default ``$UNISON_CLUSTER_TOKEN``; at least 128 bits).
         tls: TLS settings (the CA file); ``False``: plaintext; default: from ``UNISON_TLS_*``,
             else plaintext.
         timeout_s: default deadline of a call.
+        sender: this process's task name, bound into every call (e.g. ``"chief:0"``).
     """
 
     def __init__(self, address: str, task: str, token: str | None = None, tls: TlsConfig | bool | None = None,
-                 timeout_s: float | None = None) -> None:
+                 timeout_s: float | None = None, sender: str = "client") -> None:
         self.address, self.task, self.timeout_s = address, task, timeout_s
         token = cluster_token(token)
         tls = TlsConfig.from_env() if tls is None else (tls or None)
+        self.tls = tls if isinstance(tls, TlsConfig) else None
         if isinstance(tls, TlsConfig):
             self._channel = grpc.secure_channel(address, tls.channel_credentials(), options=_CHANNEL_OPTIONS)
         else:
             self._channel = grpc.insecure_channel(address, options=_CHANNEL_OPTIONS)
-        self._metadata = ((TOKEN_METADATA, token),) if token else ()
+        self._key = auth.derive_key(token) if token else None
+        self._signer = auth.CallSigner(self._key, sender, task) if self._key is not None else None
         self._unary = self._channel.unary_unary(f"/{_SERVICE}/Call")
         self._streaming = self._channel.stream_stream(f"/{_SERVICE}/Stream")
         self._pool: futures.ThreadPoolExecutor | None = None  # for submit(), made on first use
+
+    @property
+    def authenticated(self) -> bool:
+        """True when calls and replies are authenticated (this client has a token)."""
+        return self._key is not None
+
+    def _sign(self, method: str) -> tuple[bytes, tuple[tuple[str, str], ...]]:
+        if self._signer is None:
+            return b"", ()
+        nonce, metadata = self._signer.sign(method)
+        return nonce.encode(), metadata
+
+    def _tagged(self, chunks: Iterable[bytes], nonce: bytes) -> Iterator[bytes]:
+        for i, chunk in enumerate(chunks):
+            yield auth.chunk_tag(self._key, b"req", nonce, i, chunk) + chunk  # type: ignore[arg-type]
+
+    def _checked(self, chunks: Iterable[bytes], nonce: bytes, op: str) -> Iterator[Any]:
+        if self._key is None:
+            yield from chunks
+            return
+        for i, chunk in enumerate(chunks):
+            try:
+                yield auth.verify_chunk(self._key, b"rep", nonce, i, chunk, self.task.encode())
+            except ValueError as exc:
+                raise UnauthenticatedError(
+                    f"{self.task} at {self.address} could not prove it holds the cluster token: its reply to {op!r} "
+                    f"failed authentication ({exc}), so nothing in it was decoded. Another process may be listening "
+                    f"at {self.address}, or {self.task} runs with a different UNISON_CLUSTER_TOKEN; check the "
+                    "cluster spec's address for it and the token on both sides.", self.task, op) from None
 
     def call(self, op: str, header: dict | None = None, tensors: Sequence[torch.Tensor] = (),
              timeout_s: float | None = None, reply_bytes: int = 0,
@@ -481,27 +572,38 @@ class RpcClient:
             reply_bytes: the expected size of the reply's tensors (a large reply is streamed).
             into: write the reply's tensors into these (matching dtypes and shapes) instead of
                 allocating new ones.
+
+        Raises:
+            UnauthenticatedError: the task refused the call, or its reply did not prove it holds
+                the token (nothing in the reply was decoded).
+            TaskUnavailableError: the task did not answer.
+            RemoteError: the task's handler raised.
         """
         size = sum(t.nbytes for t in tensors)
         unary = size <= UNARY_MAX_BYTES and reply_bytes <= UNARY_MAX_BYTES
         timeout = timeout_s if timeout_s is not None else self.timeout_s
+        nonce, metadata = self._sign(f"/{_SERVICE}/{'Call' if unary else 'Stream'}")
         try:
             if unary:
                 request = pack({"op": op, **(header or {})}, tensors, None)[0]
-                reply: Iterable[bytes] = [self._unary(request, metadata=self._metadata, timeout=timeout)]
+                if self._key is not None:
+                    request = next(self._tagged([request], nonce))
+                reply: Iterable[bytes] = [self._unary(request, metadata=metadata, timeout=timeout)]
             else:
                 chunks = iter_pack({"op": op, **(header or {})}, tensors)
-                responses = self._streaming(chunks, metadata=self._metadata, timeout=timeout)
+                if self._key is not None:
+                    chunks = self._tagged(chunks, nonce)
+                responses = self._streaming(chunks, metadata=metadata, timeout=timeout)
         except grpc.RpcError as exc:
             raise self._translate(exc, op, timeout) from None
         if unary:
-            return self._result(reply, op, into)
+            return self._result(self._checked(reply, nonce, op), op, into)
         # A streamed reply is decoded chunk by chunk as it arrives (written into ``into``, or into
         # one buffer) while gRPC receives the next one, instead of after the last. A call that
         # fails midway raises as above and may leave ``into`` partly written.
         arriving = self._translated(responses, op, timeout)
         try:
-            return self._result(arriving, op, into)
+            return self._result(self._checked(arriving, nonce, op), op, into)
         finally:
             arriving.close()
 
@@ -536,7 +638,7 @@ class RpcClient:
         details = exc.details() if hasattr(exc, "details") else str(exc)
         if code == grpc.StatusCode.UNAUTHENTICATED:
             return UnauthenticatedError(
-                f"{self.task} ({self.address}) refused {op!r}: {details}.")
+                f"{self.task} ({self.address}) refused {op!r}: {details}.", self.task, op)
         if code == grpc.StatusCode.DEADLINE_EXCEEDED:
             return TaskUnavailableError(f"{self.task} ({self.address}) did not answer {op!r} within "
                                         f"{timeout:g} s.", self.task, op)
@@ -558,11 +660,39 @@ class RpcClient:
             ready.cancel()
             return False
 
+    def unreachable_reason(self, timeout_s: float = 1.0) -> str:
+        """Why the task does not accept this process's connections, in words (after ``wait_ready`` failed).
+
+        Tells a TLS mismatch (a handshake that fails, or a TLS server that hangs up on plaintext)
+        from nothing listening at the address, from gRPC's own report of its last attempt.
+        """
+        try:
+            self._unary(b"", timeout=timeout_s)
+            return "it answers now"
+        except grpc.RpcError as exc:
+            details = (exc.details() if hasattr(exc, "details") else str(exc)) or ""
+        last = details.rsplit(f"{self.address.rsplit(':', 1)[-1]}: ", 1)[-1]
+        ours = "uses TLS (UNISON_TLS_CA is set)" if self.tls else "uses plaintext (no UNISON_TLS_CA)"
+        if "handshake" in details.lower() or "ssl" in details.lower():
+            return (f"the TLS handshake with it failed ({last}); this process {ours}. Set UNISON_TLS_CERT/KEY on "
+                    "every server and UNISON_TLS_CA on every task, all from the same CA (`unison certs`)")
+        if "Socket closed" in details and not self.tls:
+            return (f"it accepts connections but closes them: it most likely serves TLS while this process {ours}. "
+                    "Set UNISON_TLS_CA on this process to the cluster's CA (`unison certs`)")
+        if "refused" in details.lower():
+            return f"nothing accepts connections at {self.address} ({last})"
+        return last or "no answer"
+
+    def tls_mismatch(self, reason: str) -> bool:
+        """True when ``unreachable_reason()`` says TLS is set up differently on the two sides."""
+        return reason.startswith(("the TLS handshake", "it accepts connections but closes them"))
+
     def close(self) -> None:
         self._channel.close()
         if self._pool is not None:
             self._pool.shutdown(wait=False)
 
 
-__all__ = ["CHUNK_BYTES", "TOKEN_ENV", "UNARY_MAX_BYTES", "iter_pack", "keep_freed_memory", "RemoteError", "RpcClient", "RpcServer", "TaskUnavailableError",
-           "TlsConfig", "UnauthenticatedError", "cluster_token", "pack", "unpack"]
+__all__ = ["CHUNK_BYTES", "TOKEN_ENV", "UNARY_MAX_BYTES", "InsecureTransportWarning", "RemoteError", "RpcClient",
+           "RpcServer", "TaskUnavailableError", "TlsConfig", "UnauthenticatedError", "cluster_token", "generate_token",
+           "iter_pack", "keep_freed_memory", "pack", "unpack"]

@@ -61,7 +61,7 @@ class LocalParameterServerCluster:
         self.cluster = {"chief": [f"127.0.0.1:{ports[0]}"],
                         "worker": [f"127.0.0.1:{p}" for p in ports[1:1 + num_workers]],
                         "ps": [f"127.0.0.1:{p}" for p in ports[1 + num_workers:]]}
-        self.token = token or secrets.token_hex(16)
+        self.token = token or secrets.token_hex(32)
         self._env = dict(env or {})
         self._timeout = startup_timeout_s
         self._procs: dict[str, subprocess.Popen] = {}
@@ -109,7 +109,7 @@ class LocalParameterServerCluster:
 
     def wait_ready(self, task: str) -> None:
         job, index = task.split(":")
-        client = RpcClient(self.cluster[job][int(index)], task, self.token)
+        client = RpcClient(self.cluster[job][int(index)], task, self.token, sender="chief:0")
         try:
             if not client.wait_ready(self._timeout):
                 raise TimeoutError(f"{task} did not start within {self._timeout:g} s. Its log:\n{self.log(task)}")

@@ -135,7 +135,7 @@ class _Worker:
     def __init__(self, coordinator: "ClusterCoordinator", index: int, address: str) -> None:
         strategy = coordinator.strategy
         self.task = f"worker:{index}"
-        self.client = RpcClient(address, self.task, timeout_s=strategy.timeout_s)
+        self.client = RpcClient(address, self.task, timeout_s=strategy.timeout_s, sender=strategy.task_name)
         self.up = False
         self.incarnation: str | None = None
         self.functions: set[str] = set()
@@ -428,7 +428,9 @@ class ClusterCoordinator:
             return
         since = max(w.down_since for w in self._workers)
         if time.monotonic() - since > self.strategy.timeout_s:
-            names = ", ".join(f"{w.task} ({w.client.address})" for w in self._workers)
+            # say why (nothing listening, a TLS mismatch...): a probe of 0.3 s each, once, as it fails
+            names = ", ".join(f"{w.task} ({w.client.address}: {w.client.unreachable_reason(0.3)})"
+                              for w in self._workers)
             error = NoWorkerAvailableError(
                 f"No worker answered for {self.strategy.timeout_s:g} s ({names}) while {self._pending} scheduled "
                 "function(s) waited. Start the workers (`unison server`) or check their addresses.")

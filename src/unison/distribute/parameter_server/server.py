@@ -4,8 +4,9 @@ A ``ps`` task serves its variable shards (:class:`~unison.comm.ps_store.Paramete
 ``worker`` task runs the functions the coordinator schedules
 (:class:`~unison.distribute.parameter_server.worker.WorkerRuntime`). The server binds exactly
 the address the cluster spec gives its task. It accepts a call only with the cluster's shared
-token (``UNISON_CLUSTER_TOKEN``), checked before anything in the call is decoded; it does not
-start without one (a worker runs the code it is sent). TLS: set ``UNISON_TLS_CERT``/``UNISON_TLS_KEY``
+token (``UNISON_CLUSTER_TOKEN``, at least 128 bits), which never travels: each call proves its
+sender holds it before anything in the call is read, and each reply proves the same of this
+task (see :mod:`unison.comm.auth`); it does not start without one (a worker runs the code it is sent). TLS: set ``UNISON_TLS_CERT``/``UNISON_TLS_KEY``
 (servers) and ``UNISON_TLS_CA`` (every process).
 
 Example (TF's parameter-server tutorial, the non-coordinator tasks)::
@@ -27,6 +28,7 @@ import sys
 from typing import Any
 
 from unison.cluster.spec import PS, WORKER, ClusterSpec, parse_address
+from unison.comm.auth import GOOD_TOKEN_HINT
 from unison.comm.ps_store import ParameterStore
 from unison.comm.rpc import RpcServer, TlsConfig, cluster_token, keep_freed_memory
 from unison.errors import format_choices
@@ -69,15 +71,14 @@ class Server:
         if protocol == "grpc+tls" and self.tls is None:
             raise ValueError("protocol='grpc+tls' needs UNISON_TLS_CERT and UNISON_TLS_KEY (PEM files) on this "
                              "task and UNISON_TLS_CA on every task.")
-        self.token = cluster_token(token)
         parse_address(self.address, f"cluster.{job_name}[{task_index}]")
+        self.token = cluster_token(token)  # a weak token raises WeakTokenError (a ValueError)
         if self.token is None:
             # a worker runs the code it is sent: without a token anyone who can reach the port
             # (any local user, on loopback) could run theirs
             raise ValueError(
                 f"{self.task} would listen on {self.address} without authentication, and a worker runs the code "
-                "it is sent. Set UNISON_CLUSTER_TOKEN to the same secret on every task of the cluster, e.g. "
-                "`export UNISON_CLUSTER_TOKEN=$(openssl rand -hex 16)`.")
+                f"it is sent. {GOOD_TOKEN_HINT}")
         self._timeout_s = timeout_seconds
         self._rpc: RpcServer | None = None
         self.role: Any = None
@@ -108,7 +109,7 @@ class Server:
                                       self.tls, self._timeout_s)
         handlers = {"ping": lambda h, t: ({"task": self.task, "incarnation": self.role.incarnation}, []),
                     **self.role.handlers()}
-        self._rpc = RpcServer(self.address, handlers, token=self.token, tls=self.tls)
+        self._rpc = RpcServer(self.address, handlers, token=self.token, tls=self.tls, task=self.task)
 
     def join(self) -> None:
         """Serve until the process is stopped (TF's ``Server.join``)."""
@@ -135,6 +136,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Ctrl-C is how a task is stopped by hand: one line, no traceback, the shell's code for SIGINT
+    started: list[Server] = []
+    try:
+        return _run(args, started)
+    except KeyboardInterrupt:
+        name = "stopped"
+        for server in started:
+            server.stop()
+            name = f"{server.task} stopped"
+        print(f"unison server: {name} (interrupted).", file=sys.stderr, flush=True)
+        return 130
+
+
+def _run(args: argparse.Namespace, started: list[Server]) -> int:
     from unison.cluster.resolvers import TFConfigClusterResolver
 
     keep_freed_memory()  # before any thread has an arena of its own
@@ -150,6 +165,7 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as exc:
         print(f"unison server: {exc}", file=sys.stderr)
         return 2
+    started.append(server)
     print(f"unison server: {server.task} serving on {server.address}", file=sys.stderr, flush=True)
     server.join()
     return 0

@@ -24,15 +24,18 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 import uuid
 import weakref
 from collections.abc import Iterator
+from concurrent import futures
 from typing import Any, Callable
 
 import torch
 from torch.nn.modules.module import register_module_parameter_registration_hook
 
 from unison.cluster.spec import PS, WORKER, ClusterSpec
+from unison.comm.auth import GOOD_TOKEN_HINT
 from unison.comm.communicator import Communicator, LocalCommunicator
 from unison.comm.ps_store import OPTIMIZERS
 from unison.comm.rpc import RpcClient, TaskUnavailableError
@@ -114,7 +117,9 @@ class ParameterServerStrategy(Strategy):
         self.ps_tasks = [f"ps:{i}" for i in spec.task_indices(PS)]
         self.worker_addresses = [spec.task_address(WORKER, i) for i in spec.task_indices(WORKER)]
         # the token and TLS settings come from the environment, read by the transport (comm)
-        self._ps = [RpcClient(spec.task_address(PS, i), f"ps:{i}", timeout_s=self.timeout_s)
+        self.task_name = f"{getattr(cluster_resolver, 'task_type', None) or 'chief'}:" \
+                         f"{getattr(cluster_resolver, 'task_id', None) or 0}"
+        self._ps = [RpcClient(spec.task_address(PS, i), f"ps:{i}", timeout_s=self.timeout_s, sender=self.task_name)
                     for i in spec.task_indices(PS)]
         self._placement = Placement(len(self._ps), variable_partitioner)
         self._vars: dict[int, tuple[torch.Tensor, VariableSpec, int]] = {}  # id(param) -> (param, spec, version)
@@ -172,11 +177,30 @@ class ParameterServerStrategy(Strategy):
     def _connect(self) -> None:
         if self._connected:
             return
+        if any(not c.authenticated for c in self._ps):
+            # without the token the coordinator could not tell its tasks from an impostor, whose
+            # replies it would decode (results are unpickled): refuse before any connection
+            raise ValueError("ParameterServerStrategy needs the cluster token to talk to its tasks: set "
+                             "UNISON_CLUSTER_TOKEN in the coordinator's environment to the value every `unison "
+                             f"server` of the cluster has. {GOOD_TOKEN_HINT}")
+        # one deadline for all parameter servers, waited on together: "within N s" means N s
+        deadline = time.monotonic() + self.timeout_s
+        with futures.ThreadPoolExecutor(max_workers=len(self._ps)) as pool:
+            up = list(pool.map(lambda c: c.wait_ready(max(0.0, deadline - time.monotonic())), self._ps))
+            down = [c for c, ok in zip(self._ps, up) if not ok]
+            reasons = dict(zip([c.task for c in down], pool.map(lambda c: c.unreachable_reason(0.5), down)))
+        if down:
+            mismatched = [c for c in down if c.tls_mismatch(reasons[c.task])]
+            first = (mismatched or down)[0]
+            if mismatched:
+                what = "TLS is set up differently on the two sides"
+            else:
+                what = f"did not come up within {self.timeout_s:g} s"
+            listed = "; ".join(f"{c.task} ({c.address}): {reasons[c.task]}" for c in down)
+            raise remote.ParameterServerUnavailableError(
+                f"{first.task} ({first.address}) {what}. {listed}. Start each (`unison server` with its "
+                "TF_CONFIG), fix its address in the cluster spec, or make the TLS settings agree.", first.task, "connect")
         for client in self._ps:
-            if not client.wait_ready(self.timeout_s):
-                raise remote.ParameterServerUnavailableError(
-                    f"{client.task} ({client.address}) did not come up within {self.timeout_s:g} s. Start it "
-                    "(`unison server` with its TF_CONFIG) or fix its address in the cluster spec.", client.task, "connect")
             self._ps_call(client, "ps.reset", {"session": self.session})
         self._connected = True
 

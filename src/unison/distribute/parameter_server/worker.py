@@ -179,7 +179,8 @@ class WorkerRuntime:
         self.task = f"worker:{task_index}"
         self.incarnation = uuid.uuid4().hex
         self.strategy = WorkerStrategy(task_index, num_workers)
-        self.ps = [RpcClient(a, f"ps:{i}", token, tls, timeout_s) for i, a in enumerate(ps_addresses)]
+        self.ps = [RpcClient(a, f"ps:{i}", token, tls, timeout_s, sender=f"worker:{task_index}")
+                   for i, a in enumerate(ps_addresses)]
         self.session: str | None = None
         self._variables: dict[str, torch.Tensor] = {}
         self._functions: dict[str, _Loaded] = {}
