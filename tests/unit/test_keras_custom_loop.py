@@ -80,6 +80,8 @@ def test_learning_rate_reads_like_a_keras_variable_and_is_assignable():
     opt.apply_gradients([(torch.ones(1), w)])
     opt.learning_rate = 0.5
     assert opt.torch_optimizer.param_groups[0]["lr"] == 0.5 and opt.learning_rate == 0.5
+    opt.learning_rate.assign(0.25)  # Keras 3's variable spelling
+    assert opt.torch_optimizer.param_groups[0]["lr"] == 0.25
 
 
 def test_schedule_sets_the_rate_before_each_step():

@@ -34,10 +34,26 @@ __all__ = ["LearningRate", "StepCounter", "apply_gradients", "minimize"]
 
 
 class LearningRate(float):
-    """A learning rate that is a float and, like Keras's variable, has ``.numpy()``."""
+    """A learning rate that is a float and, like Keras's variable, has ``.numpy()`` and ``.assign()``."""
+
+    _optimizer: Optimizer | None = None
+
+    @classmethod
+    def of(cls, value: float, optimizer: Optimizer) -> LearningRate:
+        rate = cls(value)
+        rate._optimizer = optimizer
+        return rate
 
     def numpy(self) -> np.float32:
         return np.float32(self)
+
+    def assign(self, value: float) -> LearningRate:
+        """``optimizer.learning_rate.assign(v)``: the same as ``optimizer.learning_rate = v``."""
+        if self._optimizer is None:
+            raise ValueError("This learning rate is not attached to an optimizer; set "
+                             "optimizer.learning_rate = value instead.")
+        self._optimizer.learning_rate = value
+        return self._optimizer.learning_rate
 
 
 class StepCounter:

@@ -238,8 +238,8 @@ class Optimizer:
         """
         holder = self._lr_holder()
         if holder is not None and holder.param_groups:
-            return LearningRate(float(holder.param_groups[0]["lr"]))
-        return LearningRate(self._learning_rate)
+            return LearningRate.of(float(holder.param_groups[0]["lr"]), self)
+        return LearningRate.of(self._learning_rate, self)
 
     @learning_rate.setter
     def learning_rate(self, value: float) -> None:
