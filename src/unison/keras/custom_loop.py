@@ -57,31 +57,24 @@ class LearningRate(float):
 
 
 class StepCounter:
-    """Counts an optimizer's steps and applies its schedule before each one (torch step hooks).
+    """Counts an optimizer's steps and applies its schedule before each one.
 
-    Hooks on the torch optimizer see every step, whoever takes it: ``fit``, ``apply_gradients``
-    or a raw loop calling ``step()``.
+    The step-takers call it: ``apply_gradients`` and ``fit``'s step. Not torch step hooks: a
+    parameter server applies the plain torch update and would skip a hook silently (the
+    parameter-server strategy refuses optimizers that have one).
     """
 
     def __init__(self, optimizer: Optimizer) -> None:
         self.optimizer = optimizer
         self.count = torch.zeros((), dtype=torch.int64)
-        self._attached: set[int] = set()
 
-    def attach(self, torch_optimizer: torch.optim.Optimizer) -> None:
-        if id(torch_optimizer) in self._attached:
-            return
-        self._attached.add(id(torch_optimizer))
-        torch_optimizer.register_step_pre_hook(self._before_step)
-        torch_optimizer.register_step_post_hook(self._after_step)
-
-    def _before_step(self, *_: Any) -> None:
+    def before_step(self) -> None:
         schedule = self.optimizer._schedule
         if schedule is not None:
             # Keras evaluates the schedule at the number of steps already taken.
             self.optimizer._set_rate(float(torch.as_tensor(schedule(self.count.clone()))))
 
-    def _after_step(self, *_: Any) -> None:
+    def after_step(self) -> None:
         self.count += 1
 
 
@@ -140,8 +133,10 @@ def apply_gradients(optimizer: Optimizer, grads_and_vars: Iterable[tuple[Any, to
         sync = strategy.gradient_synchronizer(torch_opt)
         sync.synchronize()  # SUM across replicas before clipping, as Keras clips the aggregate
     optimizer.clip_gradients(variables)
+    optimizer._counter.before_step()
     try:
         torch_opt.step()
+        optimizer._counter.after_step()
     finally:
         if sync is not None:
             sync.mark_stepped()

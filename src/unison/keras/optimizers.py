@@ -205,7 +205,6 @@ class Optimizer:
             )
         self._torch_optimizer = self._make(params)
         self._param_ids = ids
-        self._counter.attach(self._torch_optimizer)
         if self.weight_decay and not isinstance(self._torch_optimizer, torch.optim.AdamW):
             self._torch_optimizer.register_step_pre_hook(_decoupled_weight_decay(self.weight_decay))
         return self._torch_optimizer
@@ -549,7 +548,6 @@ class TorchOptimizer(Optimizer):
                 "torch.optim.Adam(model.parameters()), or pass optimizer='adam'."
             )
         self._torch_optimizer = self._wrapped
-        self._counter.attach(self._wrapped)
         return self._wrapped
 
     def get_config(self) -> dict:

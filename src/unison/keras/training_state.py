@@ -187,6 +187,8 @@ class TrainingState:
         (loss if scaler is None else scaler.scale_loss(loss)).backward()
         if self.underflow is not None:
             self.underflow.check([(n, p) for n, p in self.model.named_parameters() if p.requires_grad], loss)
+        counter = self.model.optimizer._counter  # Keras's iterations and learning-rate schedule
+        counter.before_step()
         if self.dist_opt is not None:
             skipped = self.dist_opt.skipped_steps
             self.dist_opt.step()  # reduce, check, (unscale,) clip (Keras options), update
@@ -203,6 +205,7 @@ class TrainingState:
                 self.torch_opt.step()
         if scaler is not None:
             scaler.update_scale(finite)
+        counter.after_step()
         self.torch_opt.zero_grad(set_to_none=True)
         self._update_metrics(batch, y_pred, loss_sum, local, reg)
 
