@@ -53,8 +53,10 @@ def first_leaf(obj: Any) -> Any:
 
 
 def to_tensor(x: Any, device: torch.device) -> Any:
-    """numpy arrays and tensors in a structure -> tensors on ``device`` (no copy on CPU)."""
-    def convert(leaf: Any) -> torch.Tensor:
+    """numpy arrays and tensors in a structure -> tensors on ``device`` (no copy on CPU); strings stay numpy."""
+    def convert(leaf: Any) -> Any:
+        if isinstance(leaf, np.ndarray) and leaf.dtype.kind in "USO":
+            return leaf  # strings stay numpy arrays (torch has no string tensors)
         t = torch.from_numpy(np.ascontiguousarray(leaf)) if isinstance(leaf, np.ndarray) else leaf
         return t.to(device, non_blocking=True) if t.device != device else t
     return map_structure(convert, x)
