@@ -254,6 +254,26 @@ class DistributedDataset:
             yield to_tensor(local, self.device)
 
 
+class DatasetCopy:
+    """A ``tf.data`` dataset given where a dataset function is expected (parameter-server input).
+
+    Each worker gets a copy and iterates all of it, as TF does with a dataset handed to
+    ``create_per_worker_dataset``: shard or shuffle it differently per worker with a dataset
+    function (``distribute_datasets_from_function``) instead.
+    """
+
+    def __init__(self, dataset: Any) -> None:
+        self.dataset = dataset
+
+    def __call__(self, *input_context: Any) -> Any:
+        return self.dataset
+
+
+def as_dataset_fn(obj: Any) -> Any:
+    """``obj`` itself, or a :class:`DatasetCopy` of it when it is a ``tf.data`` dataset."""
+    return DatasetCopy(obj) if _is_tf_data(obj) else obj
+
+
 class PerReplicaDataset:
     """The datasets built by ``distribute_datasets_from_function``: already per replica."""
 
