@@ -13,7 +13,6 @@ Example:
 """
 
 from unison.data import experimental
-from unison.data.batching import Batch
 from unison.data.dataset import Dataset, Iterator
 from unison.data.options import (
     AUTOTUNE,
@@ -30,7 +29,6 @@ __all__ = [
     "AUTOTUNE",
     "INFINITE_CARDINALITY",
     "UNKNOWN_CARDINALITY",
-    "Batch",
     "Dataset",
     "DistributeOptions",
     "Iterator",

@@ -47,13 +47,26 @@ _UNSUPPORTED = {
     "from_tensor_slices_sparse": "from_tensor_slices() on dense arrays",
     "distribute": "strategy.experimental_distribute_dataset()",
     "ragged_batch": "padded_batch()",
-    "get_single_element": "next(iter(dataset))",
     "unique": "a filter() with a Python set",
     "counter": "Dataset.range(start, sys.maxsize)",
 }
 
 
-class Dataset:
+def _unsupported(owner: str, name: str) -> AttributeError:
+    if name in _UNSUPPORTED:
+        return AttributeError(f"Dataset.{name} is not supported by unison.data. Use {_UNSUPPORTED[name]} "
+                              "instead (see docs/data.md).")
+    return AttributeError(f"'{owner}' object has no attribute '{name}'")
+
+
+class _DatasetType(type):
+    """Names TF has on ``tf.data.Dataset`` itself (``Dataset.random``) fail with the nearest way."""
+
+    def __getattr__(cls, name: str) -> Any:
+        raise _unsupported(cls.__name__, name)
+
+
+class Dataset(metaclass=_DatasetType):
     """A sequence of elements built from sources and transformations (TF's ``tf.data.Dataset``)."""
 
     _inputs: tuple[Dataset, ...] = ()
@@ -101,6 +114,15 @@ class Dataset:
         for element in self:
             yield nest.map_structure(nest.to_numpy, element)
 
+    def get_single_element(self) -> Any:
+        """The only element of a one-element dataset (an error when it has none or several)."""
+        it = iter(self)
+        first = next(it, None)
+        if first is None or next(it, None) is not None:
+            raise ValueError("get_single_element() needs a dataset of exactly one element. Received a dataset "
+                             f"with {'no' if first is None else 'more than one'} element. Use take(1) or batch().")
+        return first
+
     def reduce(self, initial_state: Any, reduce_func: Callable[[Any, Any], Any]) -> Any:
         """Fold the elements: ``state = reduce_func(state, element)``, from ``initial_state``."""
         state = nest.as_element(initial_state)
@@ -113,6 +135,7 @@ class Dataset:
         return torch.tensor(self._cardinality(), dtype=torch.int64)
 
     def __len__(self) -> int:
+        """The number of elements; ``TypeError`` when infinite or unknown (as TF)."""
         n = self._cardinality()
         if n == INFINITE_CARDINALITY:
             raise TypeError("The dataset is infinite.")
@@ -137,10 +160,7 @@ class Dataset:
         return merged.merge(own) if own is not None else merged
 
     def __getattr__(self, name: str) -> Any:
-        if name in _UNSUPPORTED:
-            raise AttributeError(f"Dataset.{name} is not supported by unison.data. Use "
-                                 f"{_UNSUPPORTED[name]} instead (see docs/data.md).")
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        raise _unsupported(type(self).__name__, name)
 
     # --- sources ------------------------------------------------------------------------------
     @staticmethod

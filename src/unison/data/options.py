@@ -35,18 +35,24 @@ class AutoShardPolicy(enum.IntEnum):
 
 @dataclass
 class DistributeOptions:
+    """``options.experimental_distribute``: the ``auto_shard_policy`` multi-worker input uses."""
+
     auto_shard_policy: AutoShardPolicy = AutoShardPolicy.AUTO
     num_devices: int | None = None
 
 
 @dataclass
 class ThreadingOptions:
+    """``options.threading``: ``private_threadpool_size`` bounds the threads of parallel ``map``."""
+
     private_threadpool_size: int = 0  # 0: as many threads as cores
     max_intra_op_parallelism: int = 0
 
 
 @dataclass
 class OptimizationOptions:
+    """``options.experimental_optimization``: accepted for compatibility; unison has no graph rewrites."""
+
     map_parallelization: bool = True
     apply_default_optimizations: bool = True
 
