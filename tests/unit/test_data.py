@@ -281,3 +281,24 @@ def test_fit_bad_inputs():
         m.fit(np.zeros((0, 3), "float32"), np.zeros((0, 2), "float32"), verbose=0)
     with pytest.raises(ValueError, match="`y` must not be given"):
         m.fit(ds, np.zeros(4), verbose=0)
+
+
+def test_map_in_worker_processes_keeps_order_and_names_errors():
+    opts = tf.data.Options()
+    opts.threading.worker_processes = 2
+    ds = D.from_tensor_slices((np.arange(100), np.arange(100) * 2)).shuffle(100, seed=4, reshuffle_each_iteration=False)
+    mapped = ds.map(lambda a, b: (a * 10, {"b": b}), num_parallel_calls=tf.data.AUTOTUNE).with_options(opts)
+    reference = ds.map(lambda a, b: (a * 10, {"b": b}))
+    assert [(int(a), int(d["b"])) for a, d in mapped] == [(int(a), int(d["b"])) for a, d in reference]
+    batches = [b[0].tolist() for b in mapped.batch(16)]
+    assert batches == [b[0].tolist() for b in reference.batch(16)] and len(batches[-1]) == 4
+
+    def bad(a, b):
+        if int(a) == 7:
+            raise KeyError("seven")
+        return a
+    with pytest.raises(KeyError, match="seven") as info:
+        list(D.from_tensor_slices((np.arange(20), np.arange(20))).map(bad, num_parallel_calls=2)
+             .with_options(opts).batch(4))
+    notes = " ".join(info.value.__notes__)
+    assert "on element 7" in notes and "in bad" in notes

@@ -17,11 +17,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from unison.data import nest
+from unison.data import nest, processes
 from unison.data.context import IterContext
 from unison.data.dataset import Dataset, check_count
 from unison.data.options import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
 from unison.data.specs import TensorSpec
+from unison.data.transforms import Map
 
 
 def group_indices(chunks: Iterator[torch.Tensor], size: int, drop_remainder: bool) -> Iterator[torch.Tensor]:
@@ -54,6 +55,13 @@ class Batch(Dataset):
 
     def _iter(self, ctx: IterContext) -> Iterator[Any]:
         source = self._inputs[0]
+        if isinstance(source, Map) and source.process_workers(ctx):
+            # map + batch in worker processes: each worker makes whole batches (as DataLoader does)
+            inner = source._inputs[0]
+            tasks = (g.tolist() for g in group_indices(inner._index_chunks(ctx), self._size, self._drop))
+            yield from processes.process_map(inner._columns(), tasks, source.element_fn(),
+                                             source.process_workers(ctx), stack=True)
+            return
         columns = source._columns()
         if columns is not None:
             leaves = nest.flatten(columns)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures as cf
+import itertools
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -36,40 +37,51 @@ def annotate(exc: BaseException, what: str, index: int) -> BaseException:
 
 
 def parallel_map(source: Iterator[Any], fn: Callable[[Any], Any], workers: int,
-                 deterministic: bool, what: str = "map") -> Iterator[Any]:
-    """``fn`` on every item of ``source`` with ``workers`` threads, up to ``2 * workers`` in flight."""
+                 deterministic: bool, what: str = "map", chunk: int = 8) -> Iterator[Any]:
+    """``fn`` on every item of ``source`` with ``workers`` threads, in order unless not ``deterministic``.
+
+    Items go to the pool ``chunk`` at a time, so that the pool's per-task cost (a future, a lock,
+    a wake-up) is paid once per chunk, not once per element; up to ``2 * workers`` chunks are in
+    flight, which bounds memory.
+    """
     pool = cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="unison-data-map")
-    pending: collections.deque[tuple[int, cf.Future[Any]]] = collections.deque()
+    pending: collections.deque[tuple[int, cf.Future[list[Any]]]] = collections.deque()
     limit = 2 * workers
 
-    def result(index: int, fut: cf.Future[Any]) -> Any:
-        try:
-            return fut.result()
-        except Exception as exc:
-            raise annotate(exc, what, index) from None
+    def run(first: int, items: list[Any]) -> list[Any]:
+        out = []
+        for offset, item in enumerate(items):
+            try:
+                out.append(fn(item))
+            except Exception as exc:
+                raise annotate(exc, what, first + offset) from None
+        return out
 
     try:
-        for index, item in enumerate(source):
-            pending.append((index, pool.submit(fn, item)))
-            if len(pending) >= limit:
+        index = 0
+        while True:
+            items = list(itertools.islice(source, chunk))
+            if items:
+                pending.append((index, pool.submit(run, index, items)))
+                index += len(items)
+            if len(pending) >= limit or (not items and pending):
                 if deterministic:
-                    yield result(*pending.popleft())
+                    yield from pending.popleft()[1].result()
                 else:
-                    yield from _completed(pending, result)
-        while pending:
-            yield result(*pending.popleft())
+                    yield from _completed(pending)
+            if not items and not pending:
+                return
     finally:
         for _, fut in pending:
             fut.cancel()
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _completed(pending: collections.deque[tuple[int, cf.Future[Any]]],
-               result: Callable[[int, cf.Future[Any]], Any]) -> Iterator[Any]:
+def _completed(pending: collections.deque[tuple[int, cf.Future[list[Any]]]]) -> Iterator[Any]:
     done, _ = cf.wait([f for _, f in pending], return_when=cf.FIRST_COMPLETED)
     for item in [p for p in pending if p[1] in done]:
         pending.remove(item)
-        yield result(*item)
+        yield from item[1].result()
 
 
 def prefetch(source: Iterator[Any], size: int) -> Iterator[Any]:

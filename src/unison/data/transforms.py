@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from unison.data import nest, threads
+from unison.data import nest, processes, threads
 from unison.data.context import IterContext
 from unison.data.dataset import Dataset, check_count
 from unison.data.options import (
@@ -272,8 +272,15 @@ class Map(_Unary):
             check_count("num_parallel_calls", num_parallel_calls, 1, "or tf.data.AUTOTUNE")
         self._fn, self._calls, self._deterministic = fn, num_parallel_calls, deterministic
 
-    def _apply(self, indexed: tuple[int, Any]) -> Any:
-        return _as_result(call(self._fn, indexed[1]))
+    def element_fn(self) -> Callable[[Any], Any]:
+        """The function applied to one element, results normalised (what workers run)."""
+        return lambda element: _as_result(call(self._fn, element))
+
+    def process_workers(self, ctx: IterContext) -> int:
+        """Worker processes for this map (0: threads or sequential), see unison.data.processes."""
+        procs = ctx.options.threading.worker_processes
+        ok = self._calls not in (None, 1) and self._input._columns() is not None and processes.available()
+        return procs if ok and not ctx.peek else 0
 
     def _iter(self, ctx: IterContext) -> Iterator[Any]:
         source = self._input._iter(ctx)
@@ -286,6 +293,15 @@ class Map(_Unary):
             return
         workers = ctx.options.threads if self._calls == AUTOTUNE else int(self._calls)
         deterministic = ctx.options.is_deterministic if self._deterministic is None else self._deterministic
+        procs = self.process_workers(ctx)
+        columns = self._input._columns()
+        if procs:
+            close = getattr(source, "close", None)
+            if close is not None:
+                close()  # the workers read the rows themselves: only indices leave this process
+            yield from processes.process_map(columns, processes.element_tasks(self._input._index_chunks(ctx)),
+                                             self.element_fn(), procs)
+            return
         yield from threads.parallel_map(source, lambda el: _as_result(call(self._fn, el)), workers,
                                         deterministic)
 
