@@ -302,3 +302,28 @@ def test_map_in_worker_processes_keeps_order_and_names_errors():
              .with_options(opts).batch(4))
     notes = " ".join(info.value.__notes__)
     assert "on element 7" in notes and "in bad" in notes
+
+
+def test_keyboard_interrupt_in_the_pipeline_reaches_the_consumer_and_stops_threads():
+    def interrupt(x):
+        if int(x) == 5:
+            raise KeyboardInterrupt
+        return x
+    for calls in (None, 2):
+        with pytest.raises(KeyboardInterrupt):
+            list(D.range(10**6).map(interrupt, num_parallel_calls=calls).prefetch(2))
+    gc.collect()
+    deadline = time.monotonic() + 5
+    while any(t.name.startswith("unison-data") for t in threading.enumerate()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [t.name for t in threading.enumerate() if t.name == "unison-data-prefetch"]
+
+
+def test_distributed_dataset_element_spec_and_iterator_protocol():
+    strategy = tf.distribute.get_strategy()
+    dist = strategy.experimental_distribute_dataset(D.from_tensor_slices((np.zeros((6, 3), "float32"),
+                                                                          np.arange(6))).batch(4))
+    assert dist.element_spec[0] == tf.TensorSpec((None, 3), torch.float32)
+    it = iter(dist)
+    x, y = next(it)
+    assert x.shape == (4, 3) and y.tolist() == [0, 1, 2, 3]

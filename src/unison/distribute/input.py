@@ -249,6 +249,19 @@ class DistributedDataset:
             return n
         return len(self.dataset) if hasattr(self.dataset, "__len__") else None  # type: ignore[arg-type]
 
+    @property
+    def element_spec(self) -> Any:
+        """The per-replica element spec of a ``tf.data`` pipeline (batch dimension unknown)."""
+        if not _is_tf_data(self.dataset):
+            raise AttributeError("element_spec is only known for a tf.data Dataset. Received: "
+                                 f"{type(self.dataset).__name__}")
+        from unison.data import nest
+        from unison.data.specs import TensorSpec
+
+        return nest.map_structure(
+            lambda s: TensorSpec(None if s.shape is None else (None, *s.shape[1:]), s.dtype, s.name),
+            self.dataset.element_spec)  # type: ignore[attr-defined]
+
     def __iter__(self) -> Iterator[Any]:
         for local, _ in self.local_batches():
             yield to_tensor(local, self.device)
