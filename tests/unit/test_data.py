@@ -275,6 +275,9 @@ def test_fit_bad_inputs():
     ds = D.from_tensor_slices((np.zeros((4, 3)), np.zeros((4, 2)))).batch(2)
     with pytest.raises(ValueError, match="infinite.*steps_per_epoch"):
         m.fit(ds.repeat(), verbose=0)
+    per_replica = tf.distribute.get_strategy().distribute_datasets_from_function(lambda ctx: ds.repeat())
+    with pytest.raises(ValueError, match="infinite.*steps_per_epoch"):
+        m.fit(per_replica, verbose=0)
     with pytest.raises(ValueError, match="y is None"):
         m.fit(np.zeros((4, 3), "float32"), None, verbose=0)
     with pytest.raises(ValueError, match="0 samples"):

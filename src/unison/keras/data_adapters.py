@@ -35,6 +35,7 @@ from torch.utils.data import Dataset, default_collate
 
 from unison.data import Dataset as TfDataset
 from unison.data.context import IterContext
+from unison.data.options import INFINITE_CARDINALITY
 from unison.distribute.input import (
     DistributedDataset,
     InputPlacement,
@@ -245,6 +246,7 @@ class IterableAdapter:
             self.steps_per_epoch = None if steps == -1 else steps
         else:
             self.steps_per_epoch = _length(source)
+            self.infinite = isinstance(source, TfDataset) and int(source.cardinality()) == INFINITE_CARDINALITY
         if self.steps_per_epoch == 0:
             raise ValueError("The dataset is empty: it has no batch. Check the data source (a filter, "
                              "take(0) or drop_remainder=True on fewer rows than one batch).")
