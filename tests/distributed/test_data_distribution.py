@@ -15,8 +15,8 @@ import sys
 
 import numpy as np
 import pytest
-from data_fns import BATCH, N_ROWS, pipelines
-from multi_worker_fns import HERE, clean_env, free_ports, tf_config, wait_all, Worker
+from data_fns import N_ROWS, pipelines
+from multi_worker_fns import HERE, Worker, clean_env, free_ports, tf_config, wait_all
 
 from unison.testing import run_distributed
 

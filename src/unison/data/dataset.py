@@ -192,7 +192,7 @@ class Dataset(metaclass=_DatasetType):
     @staticmethod
     def zip(*datasets: Any, name: str | None = None) -> Dataset:
         """Elements of several datasets side by side (a nest of datasets -> a nest of elements)."""
-        from unison.data.transforms import Zip
+        from unison.data.combine import Zip
         return Zip(datasets[0] if len(datasets) == 1 else datasets)
 
     @staticmethod
@@ -200,14 +200,14 @@ class Dataset(metaclass=_DatasetType):
                              seed: int | None = None, stop_on_empty_dataset: bool = False,
                              rerandomize_each_iteration: bool | None = None) -> Dataset:
         """Elements drawn at random from ``datasets`` with probabilities ``weights``."""
-        from unison.data.transforms import SampleFrom
+        from unison.data.combine import SampleFrom
         return SampleFrom(datasets, weights, seed, stop_on_empty_dataset)
 
     @staticmethod
     def choose_from_datasets(datasets: Sequence[Dataset], choice_dataset: Dataset,
                              stop_on_empty_dataset: bool = True) -> Dataset:
         """Element ``i`` comes from ``datasets[choice_dataset[i]]``."""
-        from unison.data.transforms import ChooseFrom
+        from unison.data.combine import ChooseFrom
         return ChooseFrom(datasets, choice_dataset, stop_on_empty_dataset)
 
     @staticmethod
@@ -295,19 +295,19 @@ class Dataset(metaclass=_DatasetType):
 
     def concatenate(self, dataset: Dataset, name: str | None = None) -> Dataset:
         """This dataset's elements, then ``dataset``'s (same structure)."""
-        from unison.data.transforms import Concatenate
+        from unison.data.combine import Concatenate
         return Concatenate(self, dataset)
 
     def interleave(self, map_func: Callable[..., Dataset], cycle_length: int | None = None,
                    block_length: int | None = None, num_parallel_calls: int | None = None,
                    deterministic: bool | None = None, name: str | None = None) -> Dataset:
         """Elements of ``map_func(element)`` datasets, ``block_length`` at a time from ``cycle_length`` of them."""
-        from unison.data.transforms import Interleave
+        from unison.data.combine import Interleave
         return Interleave(self, map_func, cycle_length, block_length)
 
     def flat_map(self, map_func: Callable[..., Dataset], name: str | None = None) -> Dataset:
         """The elements of ``map_func(element)`` for each element, in order."""
-        from unison.data.transforms import Interleave
+        from unison.data.combine import Interleave
         return Interleave(self, map_func, 1, 1)
 
     def apply(self, transformation_func: Callable[[Dataset], Dataset]) -> Dataset:

@@ -33,7 +33,10 @@ import torch
 
 from unison.data import Dataset as TfDataset
 from unison.distribute.input import DatasetCopy, InputContext
-from unison.distribute.parameter_server import ClusterCoordinator, ParameterServerStrategy
+from unison.distribute.parameter_server import (
+    ClusterCoordinator,
+    ParameterServerStrategy,
+)
 from unison.distribute.parameter_server.strategy import DatasetFromFunction
 from unison.keras.callbacks import BackupAndRestore, Callback, CallbackList
 from unison.keras.data_adapters import IterableAdapter, as_batch
