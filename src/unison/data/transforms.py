@@ -207,33 +207,36 @@ class Repeat(_IndexOp):
 
 
 class _Draws:
-    """Uniform draws in blocks (the same stream whether the caller shuffles indices or elements)."""
+    """Uniform draws in [0, 1) from one PCG64 stream; any block sizes give the same sequence."""
 
     def __init__(self, seed: int) -> None:
         self._rng = np.random.Generator(np.random.PCG64(seed))
-        self._block: list[float] = []
-        self._pos = 0
 
-    def index(self, n: int) -> int:
-        if self._pos == len(self._block):
-            self._block, self._pos = self._rng.random(_CHUNK).tolist(), 0
-        u = self._block[self._pos]
-        self._pos += 1
-        return min(int(u * n), n - 1)
+    def indices(self, sizes: np.ndarray) -> list[int]:
+        """One index in ``[0, size)`` per entry of ``sizes``, from the next ``len(sizes)`` draws."""
+        u = self._rng.random(len(sizes))
+        return np.minimum((u * sizes).astype(np.int64), sizes - 1).tolist()
 
 
 def buffer_shuffle(items: Iterator[Any], buffer_size: int, seed: int) -> Iterator[Any]:
-    """TF's shuffle buffer: fill ``buffer_size`` items, emit a random one, refill its slot."""
+    """TF's shuffle buffer: fill ``buffer_size`` items, emit a random one, refill its slot; at the
+    end, emit the rest in random order. Indices and elements go through this same code, so the
+    fast (index) path and the element path give the same order."""
     draws = _Draws(seed)
     buf: list[Any] = list(itertools.islice(items, buffer_size))
-    for item in items:
-        j = draws.index(len(buf))
-        out, buf[j] = buf[j], item
-        yield out
-    while buf:
-        j = draws.index(len(buf))
-        out, buf[j] = buf[j], buf[-1]
-        buf.pop()
+    size = len(buf)
+    while True:  # steady state: the buffer stays full, one draw per incoming item
+        incoming = list(itertools.islice(items, _CHUNK))
+        if not incoming:
+            break
+        for j, item in zip(draws.indices(np.full(len(incoming), size)), incoming):
+            out, buf[j] = buf[j], item
+            yield out
+    # drain: each draw picks among the items left, the last one fills the hole
+    left = len(buf)
+    for j in draws.indices(np.arange(left, 0, -1)):
+        left -= 1
+        out, buf[j] = buf[j], buf[left]
         yield out
 
 

@@ -120,6 +120,8 @@ def split_batch(batch: Any, num_replicas: int, replica_id: int) -> tuple[Any, in
     The one function that cuts global batches into replica shards (arrays, iterables, datasets).
     """
     n = len(first_leaf(batch))
+    if num_replicas == 1:
+        return batch, n  # the whole batch: no slicing
     start, stop = shard_bounds(n, num_replicas, replica_id)
     return map_structure(lambda t: t[start:stop], batch), n
 

@@ -281,7 +281,17 @@ class IterableAdapter:
 
     def _local(self, part: tuple[Any, int | None]) -> Batch:
         local, n = part
-        return _unpack(map_structure(_floatx, to_tensor(local, self.device)), n)
+        return _unpack(map_structure(self._convert, local), n)
+
+    def _convert(self, leaf: Any) -> Any:
+        """One leaf as a tensor on this replica's device, float64 as float32 (one pass per leaf)."""
+        if isinstance(leaf, np.ndarray):
+            if leaf.dtype.kind in "USO":
+                return leaf  # strings stay numpy
+            leaf = torch.from_numpy(np.ascontiguousarray(leaf))
+        if leaf.device != self.device:
+            leaf = leaf.to(self.device, non_blocking=True)
+        return _floatx(leaf)
 
     def epoch(self, epoch: int, steps: int | None = None, skip: int = 0) -> Iterator[Batch]:
         """This replica's batches; ``skip`` drops the epoch's first batches (a resumed backup).
