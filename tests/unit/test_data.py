@@ -155,6 +155,13 @@ def test_cache_to_file_read_back_in_new_process(tmp_path):
     assert out.stdout.strip() == str(first)
 
 
+def test_damaged_cache_file_is_named(tmp_path):
+    path = tmp_path / "c"
+    (tmp_path / "c.unison-cache").write_bytes(b"not a cache")
+    with pytest.raises(ValueError, match=r"c\.unison-cache cannot be read.*Delete it"):
+        list(D.range(3).cache(str(path)))
+
+
 def test_memory_cache_runs_the_pipeline_once():
     calls = []
     ds = D.range(4).map(lambda x: (calls.append(1), x)[1]).cache()

@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import json
+import pickle
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -81,9 +82,10 @@ class Cache(Dataset):
             try:
                 saved = torch.load(self._path, weights_only=True)
                 self._memory = [_decode(meta, tensors) for meta, tensors in saved["elements"]]
-            except Exception as exc:
+            except (OSError, RuntimeError, ValueError, KeyError, EOFError, pickle.UnpicklingError) as exc:
+                first = (str(exc).splitlines() or [""])[0]
                 raise ValueError(f"The dataset cache file {self._path} cannot be read ({type(exc).__name__}: "
-                                 f"{exc}). Delete it to rebuild the cache.") from None
+                                 f"{first}). Delete it to rebuild the cache.") from None
         return self._memory
 
     def _iter(self, ctx: IterContext) -> Iterator[Any]:

@@ -75,7 +75,7 @@ class Interleave(_Unary):
     def _open(self, element: Any, index: int, ctx: IterContext) -> Iterator[Any]:
         try:
             ds = call(self._fn, element)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the user's function: re-raised, annotated with the element
             raise threads.annotate(exc, "interleave", index) from None
         if not isinstance(ds, Dataset):
             raise TypeError(f"interleave()/flat_map()'s function must return a Dataset. Received: "

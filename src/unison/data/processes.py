@@ -65,13 +65,13 @@ def _run(first: int, indices: list[int], stack: bool) -> tuple[str, Any]:
         element = nest.pack_as(columns, [nest.row(leaf, i) for leaf in leaves])
         try:
             result = fn(element)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the user's function: re-raised, annotated with the element
             return "error", (first + offset, exc, traceback.format_exc())
         out.append(result)
     if stack:  # a whole batch made here: one transfer, no per-element work in the consumer
         try:
             out = [nest.stack(out)]
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the user's function: re-raised, annotated with the element
             return "error", (first, exc, traceback.format_exc())
     return "ok", [nest.map_structure(_to_wire, r) for r in out]
 

@@ -53,7 +53,7 @@ def parallel_map(source: Iterator[Any], fn: Callable[[Any], Any], workers: int,
         for offset, item in enumerate(items):
             try:
                 out.append(fn(item))
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - the user's function: re-raised, annotated with the element
                 raise annotate(exc, what, first + offset) from None
         return out
 
@@ -104,7 +104,7 @@ def prefetch(source: Iterator[Any], size: int) -> Iterator[Any]:
                 if not put(("item", item)):
                     return
             put(("end", None))
-        except BaseException as exc:  # hand every failure to the consumer
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, which re-raises it
             put(("error", exc))
         finally:
             close = getattr(src, "close", None)

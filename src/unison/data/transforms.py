@@ -290,7 +290,7 @@ class Map(_Unary):
             for index, element in enumerate(source):
                 try:
                     yield _as_result(call(self._fn, element))
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 - the user's function: re-raised, annotated with the element
                     raise threads.annotate(exc, "map", index) from None
             return
         workers = ctx.options.threads if self._calls == AUTOTUNE else int(self._calls)
@@ -319,7 +319,7 @@ class Filter(_Unary):
         for index, element in enumerate(self._input._iter(ctx)):
             try:
                 keep = call(self._predicate, element)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - the user's function: re-raised, annotated with the element
                 raise threads.annotate(exc, "filter", index) from None
             if isinstance(keep, torch.Tensor):
                 if keep.numel() != 1 or keep.dtype != torch.bool:
