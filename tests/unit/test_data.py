@@ -337,3 +337,27 @@ def test_distributed_dataset_element_spec_and_iterator_protocol():
     it = iter(dist)
     x, y = next(it)
     assert x.shape == (4, 3) and y.tolist() == [0, 1, 2, 3]
+
+
+def test_tf_input_tutorial_snippets():
+    # the distributed input tutorial's pipelines (site/en/tutorials/distribute/input.ipynb)
+    strategy = tf.distribute.MirroredStrategy()
+    dataset = D.from_tensors(([1.], [1.])).repeat(100).batch(16)
+    features, labels = next(iter(dataset))
+    assert features.dtype == torch.float32 and features.shape == (16, 1)  # a Python float is float32
+    dist_iterator = iter(strategy.experimental_distribute_dataset(dataset))
+    assert next(dist_iterator)[0].shape == (16, 1) and dist_iterator.get_next()[1].shape == (16, 1)
+    it = iter(strategy.experimental_distribute_dataset(D.range(9).batch(4)))
+    seen = []
+    while (optional := it.get_next_as_optional()).has_value():
+        seen.append(optional.get_value().tolist())
+    assert seen == [[0, 1, 2, 3], [4, 5, 6, 7], [8]]
+
+    def dataset_fn(input_context):
+        batch_size = input_context.get_per_replica_batch_size(16)
+        ds = D.from_tensors(([1.], [1.])).repeat(64).batch(16)
+        ds = ds.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+        return ds.batch(batch_size).prefetch(2)
+    batches = list(strategy.distribute_datasets_from_function(dataset_fn))
+    assert [tuple(b[0].shape) for b in batches] == [(4, 16, 1)]
+    assert iter(dataset).get_next_as_optional().has_value()

@@ -13,7 +13,7 @@ Example:
 """
 
 from unison.data import experimental
-from unison.data.dataset import Dataset, Iterator
+from unison.data.dataset import Dataset, Iterator, Optional
 from unison.data.options import (
     AUTOTUNE,
     INFINITE_CARDINALITY,
@@ -32,6 +32,7 @@ __all__ = [
     "Dataset",
     "DistributeOptions",
     "Iterator",
+    "Optional",
     "Options",
     "TFRecordDataset",
     "TensorSpec",

@@ -342,8 +342,9 @@ class Iterator:
         """The next element; raises ``StopIteration`` at the end (as ``next``)."""
         return next(self._gen)
 
-    def get_next_as_optional(self) -> Any:
-        return next(self._gen, None)
+    def get_next_as_optional(self) -> "Optional":
+        """The next element as an :class:`Optional` (empty at the end) instead of ``StopIteration``."""
+        return Optional(next(self._gen, _NOTHING))
 
     @property
     def element_spec(self) -> Any:
@@ -352,6 +353,32 @@ class Iterator:
     def close(self) -> None:
         """Stop the pipeline's threads now (they also stop when the iterator is collected)."""
         self._gen.close()
+
+
+_NOTHING = object()
+
+
+class Optional:
+    """A value that may be absent (TF's ``tf.experimental.Optional``): ``has_value()``, ``get_value()``."""
+
+    def __init__(self, value: Any = _NOTHING) -> None:
+        self._value = value
+
+    def has_value(self) -> bool:
+        return self._value is not _NOTHING
+
+    def get_value(self) -> Any:
+        if self._value is _NOTHING:
+            raise ValueError("The Optional has no value (the iterator reached its end). Check has_value() first.")
+        return self._value
+
+    @staticmethod
+    def empty(element_spec: Any = None) -> "Optional":
+        return Optional()
+
+    @staticmethod
+    def from_value(value: Any) -> "Optional":
+        return Optional(value)
 
 
 def check_count(name: str, value: Any, low: int, what: str) -> int:
@@ -363,4 +390,4 @@ def check_count(name: str, value: Any, low: int, what: str) -> int:
     return value
 
 
-__all__ = ["AUTOTUNE", "Dataset", "Iterator", "check_count"]
+__all__ = ["AUTOTUNE", "Dataset", "Iterator", "Optional", "check_count"]

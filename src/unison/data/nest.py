@@ -84,6 +84,8 @@ def as_leaf(value: Any) -> Leaf:
     if hasattr(value, "numpy") and not isinstance(value, np.ndarray):  # tensors of other libraries
         value = value.numpy()
     arr = np.asarray(value)
+    if arr.dtype == np.float64 and not isinstance(value, (np.ndarray, np.generic)):
+        arr = arr.astype(np.float32)  # a Python float is float32 in TF (numpy float64 stays float64)
     if arr.dtype.kind in "USO":
         if arr.dtype.kind == "O" and not all(isinstance(v, (str, bytes)) for v in arr.reshape(-1)):
             raise TypeError(

@@ -264,9 +264,40 @@ class DistributedDataset:
             lambda s: TensorSpec(None if s.shape is None else (None, *s.shape[1:]), s.dtype, s.name),
             self.dataset.element_spec)  # type: ignore[attr-defined]
 
-    def __iter__(self) -> Iterator[Any]:
-        for local, _ in self.local_batches():
-            yield to_tensor(local, self.device)
+    def __iter__(self) -> "DistributedIterator":
+        return DistributedIterator(to_tensor(local, self.device) for local, _ in self.local_batches())
+
+
+class DistributedIterator:
+    """``iter(distributed_dataset)``: ``next()``, ``get_next()``, ``get_next_as_optional()`` (TF's)."""
+
+    def __init__(self, batches: Iterator[Any]) -> None:
+        self._batches = batches
+
+    def __iter__(self) -> "DistributedIterator":
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._batches)
+
+    def get_next(self) -> Any:
+        """This replica's next batch; ``StopIteration`` at the end."""
+        return next(self._batches)
+
+    def get_next_as_optional(self) -> Any:
+        """This replica's next batch as an ``Optional`` (``has_value()`` is False at the end)."""
+        from unison.data.dataset import Optional
+
+        try:
+            return Optional.from_value(next(self._batches))
+        except StopIteration:
+            return Optional.empty()
+
+    def close(self) -> None:
+        """Stop the pipeline's threads now (they also stop when the iterator is collected)."""
+        close = getattr(self._batches, "close", None)
+        if close is not None:
+            close()
 
 
 class DatasetCopy:
