@@ -29,8 +29,13 @@ def _signature(obj: object) -> str:
     except (TypeError, ValueError):
         return ""
     params = [p for p in sig.parameters.values() if p.name not in ("self", "name")]
-    return "(" + ", ".join(str(p).split(":")[0].strip() + (f"={p.default!r}" if p.default is not p.empty and
-                                                            ":" in str(p) else "") for p in params) + ")"
+
+    def default(p: inspect.Parameter) -> str:
+        text = repr(p.default)
+        return "<unset>" if " at 0x" in text else text  # a sentinel: no address in the docs
+
+    return "(" + ", ".join(str(p).split(":")[0].split("=")[0].strip() + (
+        f"={default(p)}" if p.default is not p.empty else "") for p in params) + ")"
 
 
 def api_table() -> str:
