@@ -149,8 +149,11 @@ def main() -> None:
     parser.add_argument("--map-samples", type=int, default=20000, help="images through the map pipeline per run")
     parser.add_argument("--tf-python", default=None, help="a Python with tensorflow (TF's tf.data beside)")
     parser.add_argument("--skip-fit", action="store_true")
-    parser.add_argument("--out", default=None, help="write the Markdown table here")
+    parser.add_argument("--out", default=None, help="write the Markdown table here (rewritten after every repeat)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch intra-op threads in this process (1: steady timings on a shared machine)")
     args = parser.parse_args()
+    torch.set_num_threads(args.threads)
     command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
     x_train, y_train, _, _ = load_mnist()
     xf = x_train.reshape(-1, 784).astype("float32") / 255
@@ -174,12 +177,18 @@ def main() -> None:
         if npz:
             res.setdefault("map_tf", []).append(run_tf(args.tf_python, npz, args.map_samples, "map")["samples_per_s"])
         print(f"repeat {r + 1}/{args.repeats}: " + ", ".join(f"{k}={v[-1]:.2f}" for k, v in res.items()), flush=True)
+        write_table(res, args, command, done=r + 1)
+
+
+def write_table(res: dict[str, list[float]], args: argparse.Namespace, command: str, done: int) -> None:
+    """Print the table of the medians so far (and write it to ``--out``)."""
     med = {k: statistics.median(v) for k, v in res.items()}
     lines = [
         "# unison.data pipeline benchmark", "",
         f"Command: `{command}`", "",
-        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}; "
-        f"medians of {args.repeats} repeats (systems alternate within each repeat).", "",
+        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__} "
+        f"({args.threads} intra-op thread(s) for unison); medians of {done} of {args.repeats} repeats (systems "
+        "alternate within each repeat).", "",
         "| measurement | unison | baseline | ratio | target |", "| --- | --- | --- | --- | --- |",
     ]
     if "fit_arrays" in med:
@@ -202,6 +211,8 @@ def main() -> None:
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:
             fh.write(table)
+
+
 
 
 if __name__ == "__main__":

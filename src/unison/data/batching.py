@@ -104,8 +104,10 @@ class PaddedBatch(Batch):
         for col, shape, value in zip(columns, shapes, values):
             rank = col[0].ndim
             top = [max(int(c.shape[d]) for c in col) for d in range(rank)]
+            if isinstance(shape, TensorSpec):
+                shape = shape.shape  # None: no constraint
             if shape is not None:
-                want = list(shape.shape if isinstance(shape, TensorSpec) else shape)
+                want = list(shape)
                 if len(want) != rank:
                     raise ValueError(f"padded_shapes {tuple(want)} has rank {len(want)}, the component has rank "
                                      f"{rank}. Received: padded_shapes={self._shapes!r}")
@@ -137,12 +139,12 @@ def _pad_stack(col: list[Any], shape: list[int], value: Any) -> Any:
         fill = 0 if value is None else (value.item() if isinstance(value, torch.Tensor) else value)
         out = torch.full((len(col), *shape), fill, dtype=col[0].dtype)
         for i, c in enumerate(col):
-            out[(i, *(slice(0, s) for s in c.shape))] = c
+            out[(i, *[slice(0, int(s)) for s in c.shape])] = c  # type: ignore[index]
         return out
     fill = (b"" if col[0].dtype.kind == "S" else "") if value is None else value
     out_np = np.full((len(col), *shape), fill, dtype=object if col[0].dtype.kind == "O" else col[0].dtype)
     for i, c in enumerate(col):
-        out_np[(i, *(slice(0, s) for s in c.shape))] = c
+        out_np[(i, *[slice(0, int(s)) for s in c.shape])] = c  # type: ignore[index]
     return out_np
 
 

@@ -352,7 +352,9 @@ class Iterator:
 
     def close(self) -> None:
         """Stop the pipeline's threads now (they also stop when the iterator is collected)."""
-        self._gen.close()
+        close = getattr(self._gen, "close", None)
+        if close is not None:
+            close()
 
 
 _NOTHING = object()

@@ -149,7 +149,9 @@ def gather(leaf: Leaf, index: torch.Tensor) -> Leaf:
 
 
 def concat(parts: list[Leaf]) -> Leaf:
-    return torch.cat(parts) if isinstance(parts[0], torch.Tensor) else np.concatenate(parts)
+    if isinstance(parts[0], torch.Tensor):
+        return torch.cat([p for p in parts if isinstance(p, torch.Tensor)])
+    return np.concatenate(parts)
 
 
 def to_numpy(leaf: Leaf) -> Any:

@@ -58,8 +58,8 @@ class TensorSlices(Dataset):
         return self._n
 
     def _spec(self) -> Any:
-        return nest.map_structure(lambda c: TensorSpec(TensorSpec.from_tensor(c).shape[1:],
-                                                       TensorSpec.from_tensor(c).dtype), self._cols)
+        return nest.map_structure(lambda c: TensorSpec(tuple(c.shape[1:]), TensorSpec.from_tensor(c).dtype),
+                                  self._cols)
 
 
 class Range(Dataset):
@@ -72,7 +72,10 @@ class Range(Dataset):
         if len(ints) == 3 and ints[2] == 0:
             raise ValueError("Dataset.range's step must not be 0. Received: step=0")
         self._range = range(*ints)
-        self._dtype = dtype if isinstance(dtype, torch.dtype) else TensorSpec(None, dtype).dtype
+        resolved = dtype if isinstance(dtype, torch.dtype) else TensorSpec(None, dtype).dtype
+        if not isinstance(resolved, torch.dtype):
+            raise TypeError(f"Dataset.range needs a numeric dtype. Received: dtype={dtype!r}")
+        self._dtype: torch.dtype = resolved
         self._values = torch.tensor(list(self._range), dtype=self._dtype) if len(self._range) < 1 << 22 else None
 
     def _columns(self) -> Any:
@@ -162,8 +165,8 @@ def _cast(spec: TensorSpec, value: Any, index: int) -> Any:
     if spec.dtype == "string":
         ok = isinstance(leaf, np.ndarray)
     else:
-        ok = isinstance(leaf, torch.Tensor)
-        if ok and leaf.dtype != spec.dtype:
+        ok = isinstance(leaf, torch.Tensor) and isinstance(spec.dtype, torch.dtype)
+        if ok and isinstance(leaf, torch.Tensor) and isinstance(spec.dtype, torch.dtype) and leaf.dtype != spec.dtype:
             # TF converts Python numbers to the declared dtype; a float where an int is declared fails.
             if leaf.is_floating_point() and not spec.dtype.is_floating_point:
                 ok = False

@@ -214,7 +214,7 @@ class DistributedDataset:
 
         p = self.placement
         shard = (p.num_workers, p.worker_index) if self.policy == AutoShardPolicy.FILE else None
-        ctx = IterContext(seed_base=self.seed_base, file_shard=shard, options=self.dataset.options())
+        ctx = IterContext(seed_base=self.seed_base, file_shard=shard, options=self.dataset.options())  # type: ignore[attr-defined]
         return self.dataset._iterate(ctx)  # type: ignore[attr-defined]
 
     def local_batches(self) -> Iterator[tuple[Any, int | None]]:

@@ -316,10 +316,11 @@ class IterableAdapter:
                 batch = next(self._iterator)
             except StopIteration:
                 self._iterator = self._stream()
-                batch = next(self._iterator, None)
-                if batch is None:
+                again = next(self._iterator, None)
+                if again is None:
                     raise ValueError("The dataset yielded no batch in a whole pass; it cannot fill "
                                      f"steps_per_epoch={steps}. Check the data source.") from None
+                batch = again
             if i >= skip:
                 yield self._local(batch)
 
