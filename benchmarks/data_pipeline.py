@@ -9,7 +9,8 @@
    transform. Target: >= 1.0.
 3. Where a Python with TensorFlow is given (``--tf-python``), the same two pipelines on TF's tf.data.
 
-Every figure is the median of ``--repeats`` runs; the systems alternate within each repeat.
+Every figure is the median of ``--repeats`` runs; the systems alternate within each repeat (the
+two unison fits in ABBA order).
 
     UNISON_DATA_DIR=/work/shared/data PYTHONPATH=src python benchmarks/data_pipeline.py \\
         --repeats 3 --tf-python /path/to/python-with-tensorflow --out benchmarks/results/data_pipeline.md
@@ -165,8 +166,10 @@ def main() -> None:
     res: dict[str, list[float]] = {}
     for r in range(args.repeats):
         if not args.skip_fit:
-            res.setdefault("fit_arrays", []).append(fit_epoch(xf, y_train, pipeline=False))
-            res.setdefault("fit_tfdata", []).append(fit_epoch(xf, y_train, pipeline=True))
+            # ABBA: the order flips every repeat, so a machine whose load drifts favours neither
+            for pipeline in ((False, True) if r % 2 == 0 else (True, False)):
+                key = "fit_tfdata" if pipeline else "fit_arrays"
+                res.setdefault(key, []).append(fit_epoch(xf, y_train, pipeline=pipeline))
             if npz:
                 tf_fit = run_tf(args.tf_python, npz, args.map_samples, "fit")
                 res.setdefault("tf_fit_tfdata", []).append(tf_fit["tfdata"])
