@@ -9,7 +9,7 @@ Example:
     1
 """
 
-from unison import distribute, errors, keras, nn
+from unison import data, distribute, errors, keras, nn
 from unison.api import (
     allgather,
     allreduce,
@@ -23,12 +23,13 @@ from unison.api import (
     rank,
     size,
 )
+from unison.data.specs import TensorSpec
 from unison.optim import Adasum, Average, Compression, DistributedOptimizer, Sum
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Adasum", "Average", "Compression", "DistributedOptimizer", "Sum", "__version__", "allgather",
+    "Adasum", "Average", "Compression", "DistributedOptimizer", "Sum", "TensorSpec", "__version__", "allgather",
     "allreduce", "barrier", "broadcast", "broadcast_optimizer_state", "broadcast_parameters",
-    "distribute", "errors", "init", "keras", "local_rank", "local_size", "nn", "rank", "size",
+    "data", "distribute", "errors", "init", "keras", "local_rank", "local_size", "nn", "rank", "size",
 ]

@@ -13,7 +13,10 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Iterator
+import warnings
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -50,8 +53,10 @@ def first_leaf(obj: Any) -> Any:
 
 
 def to_tensor(x: Any, device: torch.device) -> Any:
-    """numpy arrays and tensors in a structure -> tensors on ``device`` (no copy on CPU)."""
-    def convert(leaf: Any) -> torch.Tensor:
+    """numpy arrays and tensors in a structure -> tensors on ``device`` (no copy on CPU); strings stay numpy."""
+    def convert(leaf: Any) -> Any:
+        if isinstance(leaf, np.ndarray) and leaf.dtype.kind in "USO":
+            return leaf  # strings stay numpy arrays (torch has no string tensors)
         t = torch.from_numpy(np.ascontiguousarray(leaf)) if isinstance(leaf, np.ndarray) else leaf
         return t.to(device, non_blocking=True) if t.device != device else t
     return map_structure(convert, x)
@@ -87,29 +92,232 @@ class InputContext:
                 f"{self.input_pipeline_id}, num_replicas_in_sync={self.num_replicas_in_sync})")
 
 
+@dataclass(frozen=True)
+class InputPlacement:
+    """Where this process's replica sits: which worker, which of that worker's replicas.
+
+    Replicas are ranked worker by worker (chief first), each worker holding ``num_replicas //
+    num_workers`` consecutive ranks (DESIGN section 3).
+    """
+
+    num_replicas: int = 1
+    replica_id: int = 0
+    num_workers: int = 1
+    worker_index: int = 0
+
+    @property
+    def local_replicas(self) -> int:
+        return max(1, self.num_replicas // max(1, self.num_workers))
+
+    @property
+    def local_index(self) -> int:
+        return self.replica_id % self.local_replicas
+
+
+def split_batch(batch: Any, num_replicas: int, replica_id: int) -> tuple[Any, int]:
+    """Replica ``replica_id``'s rows of one global batch, and the global batch's size.
+
+    The one function that cuts global batches into replica shards (arrays, iterables, datasets).
+    """
+    n = len(first_leaf(batch))
+    if num_replicas == 1:
+        return batch, n  # the whole batch: no slicing
+    start, stop = shard_bounds(n, num_replicas, replica_id)
+    return map_structure(lambda t: t[start:stop], batch), n
+
+
+def _is_tf_data(dataset: Any) -> bool:
+    from unison.data import Dataset
+
+    return isinstance(dataset, Dataset)
+
+
+def _file_sources(dataset: Any) -> list[Any]:
+    """The file-reading sources of a unison.data pipeline (TextLineDataset, list_files)."""
+    from unison.data.sources import TensorSlices, TextLineDataset
+
+    found, todo = [], [dataset]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, TextLineDataset) or (isinstance(node, TensorSlices) and node.file_names):
+            found.append(node)
+        todo.extend(getattr(node, "_inputs", ()))
+    return found
+
+
+def resolve_shard_policy(dataset: Any, placement: InputPlacement) -> Any:
+    """TF's auto-shard decision for ``dataset`` on ``placement`` (DATA for a single worker)."""
+    from unison.data.options import AutoShardPolicy
+
+    if not _is_tf_data(dataset) or placement.num_workers <= 1:
+        return AutoShardPolicy.DATA
+    policy = dataset.options().experimental_distribute.auto_shard_policy
+    if policy in (AutoShardPolicy.OFF, AutoShardPolicy.DATA):
+        return policy
+    sources = _file_sources(dataset)
+    counts = [len(s.filenames) if hasattr(s, "filenames") else int(s._cardinality()) for s in sources]
+    enough = bool(sources) and min(counts) >= placement.num_workers
+    if policy == AutoShardPolicy.FILE:
+        if not enough:
+            raise ValueError(
+                f"AutoShardPolicy.FILE needs a file-based source with at least one file per worker "
+                f"({placement.num_workers} workers); the dataset has "
+                f"{'no file source' if not sources else f'{min(counts)} file(s)'}. Use AutoShardPolicy.DATA, "
+                "or split the data into more files.")
+        return policy
+    if not enough:  # AUTO (or HINT) falls back to DATA, with the warning TF logs
+        reason = "no file-based source was found" if not sources else \
+            f"it has {min(counts)} file(s) for {placement.num_workers} workers"
+        warnings.warn(
+            f"AUTO sharding policy will apply DATA sharding policy as it failed to apply FILE sharding "
+            f"policy because {reason}. Every worker reads the whole dataset and keeps its share of each "
+            "batch. Set options.experimental_distribute.auto_shard_policy = AutoShardPolicy.DATA to "
+            "silence this.", stacklevel=3)
+        return AutoShardPolicy.DATA
+    return AutoShardPolicy.FILE
+
+
 class DistributedDataset:
     """An iterable of global batches seen by one replica as its own shard of each batch.
 
     Iterating yields this replica's rows of every global batch, as tensors on its device. A
     ``fit()`` that receives it also knows each batch's global size (for exact loss scaling).
+
+    For a ``unison.data`` pipeline on several workers, the ``AutoShardPolicy`` decides (TF's
+    meaning): ``DATA`` every worker runs the whole pipeline and each replica keeps its rows of
+    each global batch; ``FILE`` each worker reads its share of the files and its batches are cut
+    into per-replica pieces; ``OFF`` every worker runs the whole pipeline and its replicas take
+    turns over its per-replica pieces (each worker sees every element).
     """
 
     def __init__(self, dataset: Iterable[Any], num_replicas: int, replica_id: int,
-                 device: torch.device) -> None:
+                 device: torch.device, placement: InputPlacement | None = None,
+                 seed_base: int | None = None) -> None:
         self.dataset = dataset
         self.num_replicas = num_replicas
         self.replica_id = replica_id
         self.device = device
+        self.placement = placement or InputPlacement(num_replicas, replica_id)
+        self.seed_base = seed_base
+        self.policy = resolve_shard_policy(dataset, self.placement)
 
     def shard(self, batch: Any) -> tuple[Any, int]:
         """This replica's rows of one global batch, and the global batch's size."""
-        n = len(first_leaf(batch))
-        start, stop = shard_bounds(n, self.num_replicas, self.replica_id)
-        return to_tensor(map_structure(lambda t: t[start:stop], batch), self.device), n
+        local, n = split_batch(batch, self.num_replicas, self.replica_id)
+        return to_tensor(local, self.device), n
 
-    def __iter__(self) -> Iterator[Any]:
-        for batch in self.dataset:
-            yield self.shard(batch)[0]
+    def _source(self) -> Iterator[Any]:
+        if not _is_tf_data(self.dataset):
+            return iter(self.dataset)
+        from unison.data.context import IterContext
+        from unison.data.options import AutoShardPolicy
+
+        p = self.placement
+        shard = (p.num_workers, p.worker_index) if self.policy == AutoShardPolicy.FILE else None
+        ctx = IterContext(seed_base=self.seed_base, file_shard=shard, options=self.dataset.options())  # type: ignore[attr-defined]
+        return self.dataset._iterate(ctx)  # type: ignore[attr-defined]
+
+    def local_batches(self) -> Iterator[tuple[Any, int | None]]:
+        """This replica's part of each step, with the step's global size (``None``: sum it)."""
+        from unison.data.options import AutoShardPolicy
+
+        source = self._source()
+        if self.policy == AutoShardPolicy.DATA:
+            for batch in source:
+                yield split_batch(batch, self.num_replicas, self.replica_id)
+            return
+        # FILE / OFF: this worker's own batches, cut into per-replica pieces taken in turn.
+        p, k = self.placement, 0
+        for batch in source:
+            for piece in range(self.num_replicas):
+                if k % p.local_replicas == p.local_index:
+                    yield split_batch(batch, self.num_replicas, piece)[0], None
+                k += 1
+
+    def steps(self) -> int | None:
+        """Steps per epoch (``-1``: infinite, ``None``: unknown)."""
+        from unison.data.options import INFINITE_CARDINALITY, AutoShardPolicy
+
+        if _is_tf_data(self.dataset):
+            n = int(self.dataset._cardinality())  # type: ignore[attr-defined]
+            if n == INFINITE_CARDINALITY:
+                return -1
+            if n < 0 or self.policy == AutoShardPolicy.FILE:
+                return None
+            if self.policy == AutoShardPolicy.OFF:
+                pieces = n * self.num_replicas
+                lr, li = self.placement.local_replicas, self.placement.local_index
+                return pieces // lr + (1 if li < pieces % lr else 0)
+            return n
+        return len(self.dataset) if hasattr(self.dataset, "__len__") else None  # type: ignore[arg-type]
+
+    @property
+    def element_spec(self) -> Any:
+        """The per-replica element spec of a ``tf.data`` pipeline (batch dimension unknown)."""
+        if not _is_tf_data(self.dataset):
+            raise AttributeError("element_spec is only known for a tf.data Dataset. Received: "
+                                 f"{type(self.dataset).__name__}")
+        from unison.data import nest
+        from unison.data.specs import TensorSpec
+
+        return nest.map_structure(
+            lambda s: TensorSpec(None if s.shape is None else (None, *s.shape[1:]), s.dtype, s.name),
+            self.dataset.element_spec)  # type: ignore[attr-defined]
+
+    def __iter__(self) -> "DistributedIterator":
+        return DistributedIterator(to_tensor(local, self.device) for local, _ in self.local_batches())
+
+
+class DistributedIterator:
+    """``iter(distributed_dataset)``: ``next()``, ``get_next()``, ``get_next_as_optional()`` (TF's)."""
+
+    def __init__(self, batches: Iterator[Any]) -> None:
+        self._batches = batches
+
+    def __iter__(self) -> "DistributedIterator":
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._batches)
+
+    def get_next(self) -> Any:
+        """This replica's next batch; ``StopIteration`` at the end."""
+        return next(self._batches)
+
+    def get_next_as_optional(self) -> Any:
+        """This replica's next batch as an ``Optional`` (``has_value()`` is False at the end)."""
+        from unison.data.dataset import Optional
+
+        try:
+            return Optional.from_value(next(self._batches))
+        except StopIteration:
+            return Optional.empty()
+
+    def close(self) -> None:
+        """Stop the pipeline's threads now (they also stop when the iterator is collected)."""
+        close = getattr(self._batches, "close", None)
+        if close is not None:
+            close()
+
+
+class DatasetCopy:
+    """A ``tf.data`` dataset given where a dataset function is expected (parameter-server input).
+
+    Each worker gets a copy and iterates all of it, as TF does with a dataset handed to
+    ``create_per_worker_dataset``: shard or shuffle it differently per worker with a dataset
+    function (``distribute_datasets_from_function``) instead.
+    """
+
+    def __init__(self, dataset: Any) -> None:
+        self.dataset = dataset
+
+    def __call__(self, *input_context: Any) -> Any:
+        return self.dataset
+
+
+def as_dataset_fn(obj: Any) -> Any:
+    """``obj`` itself, or a :class:`DatasetCopy` of it when it is a ``tf.data`` dataset."""
+    return DatasetCopy(obj) if _is_tf_data(obj) else obj
 
 
 class PerReplicaDataset:

@@ -33,6 +33,7 @@ from unison.cluster.resolvers import ClusterResolver, default_cluster_resolver
 from unison.cluster.secret import cluster_secret
 from unison.comm.communicator import Communicator, LocalCommunicator
 from unison.distribute.devices import DeviceSpec, parse_devices
+from unison.distribute.input import InputPlacement
 from unison.distribute.mirrored import DEFAULT_TIMEOUT_S, join_replica
 from unison.distribute.strategy import Strategy
 from unison.errors import format_choices
@@ -189,6 +190,11 @@ class MultiWorkerMirroredStrategy(Strategy):
     def num_workers(self) -> int:
         """How many workers (tasks) train together."""
         return self._plan.num_workers
+
+    def _input_placement(self) -> InputPlacement:
+        plan = self._plan
+        return InputPlacement(self.num_replicas_in_sync, self.extended.replica_id, plan.num_workers,
+                              self.extended.replica_id // max(1, plan.local_world_size))
 
     def __repr__(self) -> str:
         return (f"MultiWorkerMirroredStrategy(task={self._plan.task}, replica={self.extended.replica_id}/"

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import secrets
 from typing import Any, Callable, Iterable, Iterator
 
 import torch
@@ -28,7 +29,7 @@ from torch.nn.modules.module import register_module_parameter_registration_hook
 from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
 from unison.comm.communicator import Communicator, LocalCommunicator
-from unison.distribute.input import DistributedDataset, InputContext, PerReplicaDataset
+from unison.distribute.input import DistributedDataset, InputContext, InputPlacement, PerReplicaDataset
 from unison.optim.distributed import DistributedOptimizer, Sum
 
 
@@ -226,15 +227,26 @@ class Strategy:
         return (value,)
 
     # --- input --------------------------------------------------------------------------------
+    def _input_placement(self) -> InputPlacement:
+        """Which worker this replica belongs to (one worker unless a multi-worker strategy)."""
+        return InputPlacement(self.num_replicas_in_sync, self.extended.replica_id)
+
     def experimental_distribute_dataset(self, dataset: Iterable[Any], options: Any = None) -> DistributedDataset:
-        """Turn an iterable of global batches into this replica's per-replica batches."""
+        """Turn an iterable of global batches into this replica's per-replica batches.
+
+        Every replica must call it (replica 0 draws the seed of the pipeline's unseeded shuffles,
+        so that all replicas see the same global batches). A ``tf.data`` pipeline on several
+        workers is sharded by its ``AutoShardPolicy`` (see :class:`DistributedDataset`).
+        """
         if not hasattr(dataset, "__iter__"):
             raise TypeError(
-                "experimental_distribute_dataset expects an iterable of global batches (a list, a "
-                f"torch DataLoader, a generator function's result...). Received: {type(dataset).__name__}"
+                "experimental_distribute_dataset expects an iterable of global batches (a tf.data "
+                "Dataset, a list, a torch DataLoader, a generator function's result...). Received: "
+                f"{type(dataset).__name__}"
             )
+        seed = self._comm.broadcast_object(secrets.randbits(63), name="distribute_dataset.seed")
         return DistributedDataset(dataset, self.num_replicas_in_sync, self.extended.replica_id,
-                                  self.extended.device)
+                                  self.extended.device, self._input_placement(), seed)
 
     def distribute_datasets_from_function(self, dataset_fn: Callable[[InputContext], Iterable[Any]],
                                           options: Any = None) -> PerReplicaDataset:

@@ -25,19 +25,25 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 import torch
 from torch.utils.data import Dataset, default_collate
 
+from unison.data import Dataset as TfDataset
+from unison.data.context import IterContext
+from unison.data.options import INFINITE_CARDINALITY
 from unison.distribute.input import (
     DistributedDataset,
+    InputPlacement,
     PerReplicaDataset,
     first_leaf,
     map_structure,
     shard_bounds,
+    split_batch,
     to_tensor,
 )
 
@@ -221,7 +227,11 @@ def _unpack(batch: Any, global_size: int | None) -> Batch:
 
 
 class IterableAdapter:
-    """An iterable of global batches (``DataLoader``, list of batches, distributed dataset)."""
+    """An iterable of global batches (``DataLoader``, list of batches, distributed dataset).
+
+    A ``tf.data`` pipeline arrives wrapped in a :class:`DistributedDataset`, which cuts its
+    global batches (or, on several workers, applies its ``AutoShardPolicy``).
+    """
 
     def __init__(self, source: Iterable[Any], num_replicas: int, replica_id: int,
                  device: torch.device | None, per_replica: bool = False) -> None:
@@ -229,12 +239,36 @@ class IterableAdapter:
         self.num_replicas, self.replica_id = num_replicas, replica_id
         self.device = device or torch.device("cpu")
         self.per_replica = per_replica
-        self.steps_per_epoch = len(source) if hasattr(source, "__len__") else None  # type: ignore[arg-type]
-        self._iterator: Iterator[Any] | None = None
+        self.infinite = False
+        if isinstance(source, DistributedDataset):
+            steps = source.steps()
+            self.infinite = steps == -1
+            self.steps_per_epoch = None if steps == -1 else steps
+        else:
+            self.steps_per_epoch = _length(source)
+            self.infinite = isinstance(source, TfDataset) and int(source.cardinality()) == INFINITE_CARDINALITY
+        if self.steps_per_epoch == 0:
+            raise ValueError("The dataset is empty: it has no batch. Check the data source (a filter, "
+                             "take(0) or drop_remainder=True on fewer rows than one batch).")
+        self._iterator: Iterator[tuple[Any, int | None]] | None = None
         self.epoch_origin: int | None = None
-        self._peek = next(iter(source), None)
+        self._peek = self._first()
         if self._peek is None:
             raise ValueError("The dataset is empty: it yielded no batch. Check the data source.")
+
+    def _first(self) -> Any:
+        dataset = getattr(self.source, "dataset", None)
+        if isinstance(self.source, DistributedDataset) and isinstance(dataset, TfDataset):
+            return next(dataset._iterate(IterContext(seed_base=0, options=dataset.options(), peek=True)), None)
+        return next(iter(self.source), None)
+
+    def _stream(self) -> Iterator[tuple[Any, int | None]]:
+        """(this replica's rows, the global batch size or None) for each step of one pass."""
+        if isinstance(self.source, DistributedDataset):
+            return self.source.local_batches()
+        if self.per_replica:
+            return ((batch, None) for batch in self.source)
+        return (split_batch(batch, self.num_replicas, self.replica_id) for batch in self.source)
 
     @property
     def example_shape(self) -> tuple[int, ...]:
@@ -245,12 +279,19 @@ class IterableAdapter:
         y = _unpack(self._peek, None).y
         return tuple(first_leaf(y).shape[1:]) if y is not None else ()
 
-    def _local(self, batch: Any) -> Batch:
-        if self.per_replica:
-            return _unpack(to_tensor(batch, self.device), None)
-        n = len(first_leaf(batch))
-        a, b = shard_bounds(n, self.num_replicas, self.replica_id)
-        return _unpack(to_tensor(map_structure(lambda t: t[a:b], batch), self.device), n)
+    def _local(self, part: tuple[Any, int | None]) -> Batch:
+        local, n = part
+        return _unpack(map_structure(self._convert, local), n)
+
+    def _convert(self, leaf: Any) -> Any:
+        """One leaf as a tensor on this replica's device, float64 as float32 (one pass per leaf)."""
+        if isinstance(leaf, np.ndarray):
+            if leaf.dtype.kind in "USO":
+                return leaf  # strings stay numpy
+            leaf = torch.from_numpy(np.ascontiguousarray(leaf))
+        if leaf.device != self.device:
+            leaf = leaf.to(self.device, non_blocking=True)
+        return _floatx(leaf)
 
     def epoch(self, epoch: int, steps: int | None = None, skip: int = 0) -> Iterator[Batch]:
         """This replica's batches; ``skip`` drops the epoch's first batches (a resumed backup).
@@ -259,18 +300,27 @@ class IterableAdapter:
         the order matches an uninterrupted run only if the iterable yields the same sequence.
         """
         if steps is None:
-            for batch in itertools.islice(self.source, skip, None):
-                yield self._local(batch)
+            if self.infinite:
+                raise ValueError(
+                    "The dataset is infinite (it repeats forever), so an epoch never ends. Pass "
+                    "steps_per_epoch= to fit() (and steps=/validation_steps= to evaluate()/validation), or "
+                    "repeat() it a finite number of times.")
+            for part in itertools.islice(self._stream(), skip, None):
+                yield self._local(part)
             return
         # With steps_per_epoch, epochs continue where the previous one stopped (Keras).
         for i in range(steps):
             if self._iterator is None:
-                self._iterator = iter(self.source)
+                self._iterator = self._stream()
             try:
                 batch = next(self._iterator)
             except StopIteration:
-                self._iterator = iter(self.source)
-                batch = next(self._iterator)
+                self._iterator = self._stream()
+                again = next(self._iterator, None)
+                if again is None:
+                    raise ValueError("The dataset yielded no batch in a whole pass; it cannot fill "
+                                     f"steps_per_epoch={steps}. Check the data source.") from None
+                batch = again
             if i >= skip:
                 yield self._local(batch)
 
@@ -286,11 +336,34 @@ class IterableAdapter:
         return self.steps_per_epoch
 
 
+def _length(source: Any) -> int | None:
+    try:
+        return len(source) if hasattr(source, "__len__") else None
+    except TypeError:  # an infinite or unknown-length dataset
+        return None
+
+
+def _floatx(t: Any) -> Any:
+    # Keras computes in float32 (floatx): float64 inputs (x / 255.0 in numpy) are cast, as for arrays.
+    return t.float() if isinstance(t, torch.Tensor) and t.dtype == torch.float64 else t
+
+
 def make_adapter(x: Any, y: Any, sample_weight: Any, batch_size: int, shuffle: bool, seed: int,
-                 num_replicas: int, replica_id: int, device: torch.device) -> ArrayAdapter | IterableAdapter:
+                 num_replicas: int, replica_id: int, device: torch.device,
+                 placement: InputPlacement | None = None) -> ArrayAdapter | IterableAdapter:
     """Pick the adapter for what the user passed to ``fit``/``evaluate``/``predict``."""
+    if x is None:
+        raise ValueError("No input data: x is None. Pass numpy arrays or tensors (x, y), a tf.data "
+                         "Dataset, a torch Dataset/DataLoader, or an iterable of (x, y) batches.")
+    if isinstance(x, TfDataset):
+        if y is not None:
+            raise ValueError(
+                "`y` must not be given when `x` is a tf.data Dataset (its elements carry the labels: "
+                f"(x, y) or (x, y, sample_weight)). Received: y of type {type(y).__name__}.")
+        x = DistributedDataset(x, num_replicas, replica_id, device or torch.device("cpu"),
+                               placement or InputPlacement(num_replicas, replica_id), seed_base=seed)
     if isinstance(x, DistributedDataset):
-        return IterableAdapter(x.dataset, num_replicas, replica_id, device)
+        return IterableAdapter(x, num_replicas, replica_id, device)
     if isinstance(x, PerReplicaDataset):
         return IterableAdapter(x.dataset, num_replicas, replica_id, device, per_replica=True)
     if isinstance(x, (np.ndarray, torch.Tensor, list)) and not _is_batch_list(x):

@@ -31,8 +31,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from unison.distribute.input import InputContext
-from unison.distribute.parameter_server import ClusterCoordinator, ParameterServerStrategy
+from unison.data import Dataset as TfDataset
+from unison.distribute.input import DatasetCopy, InputContext
+from unison.distribute.parameter_server import (
+    ClusterCoordinator,
+    ParameterServerStrategy,
+)
 from unison.distribute.parameter_server.strategy import DatasetFromFunction
 from unison.keras.callbacks import BackupAndRestore, Callback, CallbackList
 from unison.keras.data_adapters import IterableAdapter, as_batch
@@ -71,13 +75,19 @@ def dataset_function(x: Any, y: Any, sample_weight: Any, batch_size: int, shuffl
         return x.dataset_fn
     if isinstance(x, DatasetFromFunction):
         return x.dataset_fn
+    if isinstance(x, TfDataset):
+        if y is not None:
+            raise ValueError(f"`y` must not be given when `x` is a tf.data Dataset (its elements carry the "
+                             f"labels). Received: y of type {type(y).__name__}.")
+        return DatasetCopy(x)  # every worker iterates its own copy: repeat() it, bound steps_per_epoch
     if isinstance(x, (np.ndarray, torch.Tensor)):
         return ArrayShards(x, y, sample_weight, batch_size, shuffle)
     if callable(x) and not isinstance(x, torch.utils.data.Dataset):
         return x
     raise TypeError(
         f"Under ParameterServerStrategy, {what} takes data every worker can build on its own: "
-        "keras.utils.experimental.DatasetCreator(dataset_fn), a dataset_fn(input_context), or numpy arrays. "
+        "keras.utils.experimental.DatasetCreator(dataset_fn), a dataset_fn(input_context), a tf.data "
+        "Dataset (each worker iterates a copy) or numpy arrays. "
         f"Received: {type(x).__name__}. Wrap the code that makes your dataset in a dataset_fn.")
 
 

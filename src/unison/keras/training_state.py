@@ -67,8 +67,10 @@ class TrainingState:
     # --- data -------------------------------------------------------------------------------
     def adapter(self, x: Any, y: Any, sample_weight: Any, batch_size: int, shuffle: bool) -> Any:
         """This replica's view of ``x, y`` (global batches split across replicas)."""
+        placement = getattr(self.strategy, "_input_placement", None)
         return make_adapter(x, y, sample_weight, batch_size, shuffle, self.seed,
-                            self.comm.world_size, self.comm.rank, self.device)
+                            self.comm.world_size, self.comm.rank, self.device,
+                            placement() if placement is not None else None)
 
     def share_seed(self) -> None:
         """Replica 0 draws the shuffling seed (from torch's RNG, so manual_seed governs it)."""
@@ -79,6 +81,8 @@ class TrainingState:
     def setup_model(self, data: Any, need_labels: bool = True) -> None:
         """Build, place and synchronise the model the first time; check ``data`` fits it."""
         model = self.model
+        if need_labels:
+            _check_data(data, self.loss is not None)
         example = tuple(data.example_shape)
         hint = getattr(model, "input_shape_hint", None)
         if hint is not None and tuple(hint) != example:
@@ -293,6 +297,32 @@ class ResumePoint:
     step: int
     epoch_origin: int | None
     metrics: torch.Tensor | None
+
+
+def _check_data(data: Any, need_labels: bool) -> None:
+    """Refuse data with no rows, or without labels where the loss needs them (clear errors)."""
+    if isinstance(data, ArrayAdapter) and data.n == 0:
+        raise ValueError(
+            f"The input data has 0 samples (x has shape {tuple(data.x.shape)}). fit()/evaluate() need "
+            "at least one sample: check how x was built (an empty filter or split?).")
+    if not need_labels:
+        return
+    if isinstance(data, ArrayAdapter):
+        missing = data.y is None and not hasattr(data, "dataset")
+    else:
+        peek = getattr(data, "_peek", None)
+        missing = peek is not None and _unpack_y(peek) is None
+    if missing:
+        raise ValueError(
+            "The model was compiled with a loss, so training and evaluation need targets, but y is None. "
+            "Pass y (fit(x, y)), or a dataset whose elements are (x, y) or (x, y, sample_weight) tuples. "
+            "Received: y=None.")
+
+
+def _unpack_y(element: Any) -> Any:
+    from unison.keras.data_adapters import _unpack
+
+    return _unpack(element, None).y
 
 
 def prepare(model: Any, strategy: Strategy, shuffle: bool) -> TrainingState:

@@ -386,10 +386,14 @@ class ClusterCoordinator:
 
         ``dataset_fn`` takes no argument and returns an iterable; inside it,
         ``strategy.distribute_datasets_from_function(fn)`` calls ``fn`` with the worker's
-        ``InputContext``. The result of that call on the coordinator is accepted too.
+        ``InputContext``. The result of that call on the coordinator is accepted too, and so is a
+        ``tf.data`` dataset (each worker iterates its own copy, as in TF).
         """
         if isinstance(dataset_fn, PerWorkerDataset):
             return dataset_fn
+        from unison.distribute.input import as_dataset_fn
+
+        dataset_fn = as_dataset_fn(dataset_fn)  # a tf.data dataset: every worker iterates its own copy
         if not callable(dataset_fn):
             raise TypeError("create_per_worker_dataset takes a function that returns a dataset (or "
                             "strategy.distribute_datasets_from_function(dataset_fn)). Received: "

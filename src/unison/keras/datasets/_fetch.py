@@ -59,6 +59,7 @@ class DatasetSpec:
     name: str
     mirror: str
     sha256: Mapping[str, str]
+    aliases: tuple[str, ...] = ()  # other folder names users already have (Debian's "fashion-mnist")
 
 
 class _DownloadError(Exception):
@@ -163,10 +164,9 @@ def locate(spec: DatasetSpec) -> Path:
         >>> from unison.keras.datasets import mnist
         >>> folder = locate(mnist._SPEC)  # doctest: +SKIP
     """
-    user = data_dir(spec.name)
-    # A partial user folder is not an error: the cache or a download can still supply the set.
-    if user is not None and not missing_files(user):
-        return user
+    found = local_folder(spec)
+    if found is not None:
+        return found
     cache = cache_dir(spec.name)
     # Describe the places as found, before a download attempt creates the cache folder.
     places = describe_places(spec)
@@ -192,6 +192,18 @@ def locate(spec: DatasetSpec) -> Path:
                 f"{os.environ.get(ENV_MIRROR) or '<not set>'}), or {fix_hint(spec)}"
             ) from None
     return cache
+
+
+def local_folder(spec: DatasetSpec) -> Path | None:
+    """A folder on this machine that holds all four files: under ``$UNISON_DATA_DIR`` (the data
+    set's name or one of its aliases), else the cache; ``None`` when neither is complete."""
+    for name in (spec.name, *spec.aliases):
+        user = data_dir(name)
+        # A partial user folder is not an error: the cache or a download can still supply the set.
+        if user is not None and not missing_files(user):
+            return user
+    cache = cache_dir(spec.name)
+    return cache if not missing_files(cache) else None
 
 
 def _folder_state(folder: Path) -> str:

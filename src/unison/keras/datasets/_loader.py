@@ -7,6 +7,9 @@ Example:
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 
 from unison.errors import DatasetError
@@ -18,7 +21,37 @@ Split = tuple[np.ndarray, np.ndarray]
 IMAGE_SHAPE = (28, 28)
 
 
-def load(spec: _fetch.DatasetSpec) -> tuple[Split, Split]:
+def keras_file(path: str) -> Path:
+    """Keras's cache path: absolute as given, else under ``$KERAS_HOME/datasets`` (``~/.keras``)."""
+    p = Path(path).expanduser()
+    if p.is_absolute():
+        return p
+    home = os.environ.get("KERAS_HOME")
+    root = Path(home).expanduser() if home else Path.home() / ".keras"
+    return root / "datasets" / p
+
+
+def read_npz(file: Path) -> tuple[Split, Split]:
+    """Keras's ``mnist.npz`` (x_train, y_train, x_test, y_test), checked like the IDX files."""
+    try:
+        with np.load(file, allow_pickle=False) as data:
+            arrays = [np.asarray(data[k]) for k in ("x_train", "y_train", "x_test", "y_test")]
+    except (OSError, ValueError, KeyError, EOFError) as exc:
+        raise DatasetError(
+            f"Could not read the Keras data file {file}: {type(exc).__name__}: {exc}. Expected an .npz "
+            "with the arrays x_train, y_train, x_test, y_test (as Keras writes it). To fix: delete it, or "
+            "pass the right path= .") from None
+    x_train, y_train, x_test, y_test = arrays
+    for x, y, split in ((x_train, y_train, "train"), (x_test, y_test, "test")):
+        if x.ndim != 3 or tuple(x.shape[1:]) != IMAGE_SHAPE or x.dtype != np.uint8 or y.shape != (len(x),):
+            raise DatasetError(
+                f"The Keras data file {file} is not MNIST-shaped: {split} images {x.shape} {x.dtype}, labels "
+                f"{y.shape}. Expected uint8 images (N, 28, 28) and N labels. To fix: delete it or pass the "
+                "right path= .")
+    return (x_train, y_train.astype(np.uint8)), (x_test, y_test.astype(np.uint8))
+
+
+def load(spec: _fetch.DatasetSpec, npz: str | None = None, npz_required: bool = False) -> tuple[Split, Split]:
     """Return ``((x_train, y_train), (x_test, y_test))`` of ``spec``, like Keras's ``load_data``.
 
     Args:
@@ -37,6 +70,13 @@ def load(spec: _fetch.DatasetSpec) -> tuple[Split, Split]:
         >>> x_train.shape, y_train.dtype  # doctest: +SKIP
         ((60000, 28, 28), dtype('uint8'))
     """
+    if npz is not None:
+        file = keras_file(npz)
+        if npz_required and not file.is_file():
+            raise DatasetError(f"load_data(path={npz!r}): the file {file} does not exist. Pass the path of "
+                               "Keras's .npz file (absolute, or relative to ~/.keras/datasets/).")
+        if file.is_file() and (npz_required or _fetch.local_folder(spec) is None):
+            return read_npz(file)
     folder = _fetch.locate(spec)
     try:
         train = _idx.read_split(

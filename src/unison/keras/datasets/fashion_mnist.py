@@ -3,7 +3,7 @@
 60,000 training and 10,000 test images, 28x28 grayscale, in 10 classes: 0 T-shirt/top,
 1 Trouser, 2 Pullover, 3 Dress, 4 Coat, 5 Sandal, 6 Shirt, 7 Sneaker, 8 Bag, 9 Ankle boot
 (Xiao, Rasul, Vollgraf 2017; MIT license). Files are looked up in
-``$UNISON_DATA_DIR/fashion_mnist/``, then in the cache (``$UNISON_CACHE_DIR/fashion_mnist/``,
+``$UNISON_DATA_DIR/fashion_mnist/`` (or ``fashion-mnist/``, Debian's and Keras's name), then in the cache (``$UNISON_CACHE_DIR/fashion_mnist/``,
 default ``~/.cache/unison/datasets/fashion_mnist/``), then downloaded from Keras's mirror (or
 ``$UNISON_DATASETS_MIRROR``) with sha256 verification.
 
@@ -32,6 +32,7 @@ _SPEC = _fetch.DatasetSpec(
         _fetch.TEST_IMAGES: "346e55b948d973a97e58d2351dde16a484bd415d4595297633bb08f03db6a073",
         _fetch.TEST_LABELS: "67da17c76eaffca5446c3361aaab5c3cd6d1c2608764d35dfb1850b086bf8dd5",
     },
+    aliases=("fashion-mnist",),  # Keras's and Debian's (dataset-fashion-mnist) folder name
 )
 
 

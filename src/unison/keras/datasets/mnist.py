@@ -3,7 +3,8 @@
 60,000 training and 10,000 test images of the digits 0-9, 28x28 grayscale (LeCun, Cortes,
 Burges; CC BY-SA 3.0). Files are looked up in ``$UNISON_DATA_DIR/mnist/``, then in the cache
 (``$UNISON_CACHE_DIR/mnist/``, default ``~/.cache/unison/datasets/mnist/``), then downloaded
-from the CVDF mirror (or ``$UNISON_DATASETS_MIRROR``) with sha256 verification.
+Keras's own cache ``~/.keras/datasets/mnist.npz`` (or ``path=``) is read before a download,
+which comes from the CVDF mirror (or ``$UNISON_DATASETS_MIRROR``) with sha256 verification.
 
 Example:
     >>> from unison.keras.datasets import mnist
@@ -34,8 +35,14 @@ _SPEC = _fetch.DatasetSpec(
 )
 
 
-def load_data() -> tuple[_loader.Split, _loader.Split]:
+def load_data(path: str = "mnist.npz") -> tuple[_loader.Split, _loader.Split]:
     """Load MNIST as Keras does.
+
+    Args:
+        path: Keras's cache file, relative to ``~/.keras/datasets/`` (``$KERAS_HOME/datasets``)
+            unless absolute. The default ``mnist.npz`` is read when neither ``$UNISON_DATA_DIR``
+            nor unison's cache holds the IDX files (a machine that ran TF needs nothing new);
+            any other ``path`` is read first and must exist.
 
     Returns:
         ``((x_train, y_train), (x_test, y_test))``: uint8 numpy arrays, images shaped
@@ -52,4 +59,4 @@ def load_data() -> tuple[_loader.Split, _loader.Split]:
         >>> x_train.dtype, int(y_train.max())  # doctest: +SKIP
         (dtype('uint8'), 9)
     """
-    return _loader.load(_SPEC)
+    return _loader.load(_SPEC, npz=path, npz_required=path != "mnist.npz")

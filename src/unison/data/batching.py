@@ -1,0 +1,213 @@
+"""Batching: ``batch``, ``padded_batch``, ``unbatch`` and ``rebatch``.
+
+``batch`` on an index-backed input gathers each batch with one ``index_select`` per component
+(no Python loop per element). A ``map`` after ``batch`` runs once per batch, vectorised, as in TF.
+
+Example:
+    >>> from unison.data.sources import Range
+    >>> [b.tolist() for b in Range(5).batch(2, drop_remainder=True)]
+    [[0, 1], [2, 3]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from unison.data import nest, processes
+from unison.data.context import IterContext
+from unison.data.dataset import Dataset, check_count
+from unison.data.options import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
+from unison.data.specs import TensorSpec
+from unison.data.transforms import Map
+
+
+def group_indices(chunks: Iterator[torch.Tensor], size: int, drop_remainder: bool) -> Iterator[torch.Tensor]:
+    """Cut a stream of index chunks into index tensors of ``size`` (the last may be short)."""
+    pending: list[torch.Tensor] = []
+    have = 0
+    for chunk in chunks:
+        while len(chunk):
+            take = min(size - have, len(chunk))
+            pending.append(chunk[:take])
+            chunk, have = chunk[take:], have + take
+            if have == size:
+                yield pending[0] if len(pending) == 1 else torch.cat(pending)
+                pending, have = [], 0
+    if have and not drop_remainder:
+        yield torch.cat(pending)
+
+
+def _batch_cardinality(n: int, size: int, drop: bool) -> int:
+    if n < 0:
+        return n
+    return n // size if drop else -(-n // size)
+
+
+class Batch(Dataset):
+    def __init__(self, input_dataset: Dataset, batch_size: int, drop_remainder: bool) -> None:
+        self._inputs = (input_dataset,)
+        self._size = check_count("batch_size", batch_size, 1, "elements per batch")
+        self._drop = bool(drop_remainder)
+
+    def _iter(self, ctx: IterContext) -> Iterator[Any]:
+        source = self._inputs[0]
+        if isinstance(source, Map) and source.process_workers(ctx):
+            # map + batch in worker processes: each worker makes whole batches (as DataLoader does)
+            inner = source._inputs[0]
+            tasks = (g.tolist() for g in group_indices(inner._index_chunks(ctx), self._size, self._drop))
+            yield from processes.process_map(inner._columns(), tasks, source.element_fn(),
+                                             source.process_workers(ctx), stack=True)
+            return
+        columns = source._columns()
+        if columns is not None:
+            leaves = nest.flatten(columns)
+            for index in group_indices(source._index_chunks(ctx), self._size, self._drop):
+                yield nest.pack_as(columns, [nest.gather(leaf, index) for leaf in leaves])
+            return
+        pending: list[Any] = []
+        for element in source._iter(ctx):
+            pending.append(element)
+            if len(pending) == self._size:
+                yield nest.stack(pending)
+                pending = []
+        if pending and not self._drop:
+            yield nest.stack(pending)
+
+    def _cardinality(self) -> int:
+        return _batch_cardinality(self._inputs[0]._cardinality(), self._size, self._drop)
+
+    def _spec(self) -> Any:
+        lead = self._size if self._drop else None
+        return nest.map_structure(lambda s: s.with_leading(lead), self._inputs[0]._spec())
+
+
+class PaddedBatch(Batch):
+    def __init__(self, input_dataset: Dataset, batch_size: int, padded_shapes: Any, padding_values: Any,
+                 drop_remainder: bool) -> None:
+        super().__init__(input_dataset, batch_size, drop_remainder)
+        self._shapes, self._values = padded_shapes, padding_values
+
+    def _pad(self, elements: list[Any]) -> Any:
+        first = elements[0]
+        columns = list(zip(*(nest.flatten(e) for e in elements)))
+        shapes = nest.flatten(self._shapes) if self._shapes is not None else [None] * len(columns)
+        values = nest.flatten(self._values) if self._values is not None else [None] * len(columns)
+        if len(shapes) != len(columns) or len(values) != len(columns):
+            raise ValueError(f"padded_shapes/padding_values must match the element's structure "
+                             f"{nest.structure_of(first)}. Received: padded_shapes={self._shapes!r}, "
+                             f"padding_values={self._values!r}")
+        out = []
+        for col, shape, value in zip(columns, shapes, values):
+            rank = col[0].ndim
+            top = [max(int(c.shape[d]) for c in col) for d in range(rank)]
+            if isinstance(shape, TensorSpec):
+                shape = shape.shape  # None: no constraint
+            if shape is not None:
+                want = list(shape)
+                if len(want) != rank:
+                    raise ValueError(f"padded_shapes {tuple(want)} has rank {len(want)}, the component has rank "
+                                     f"{rank}. Received: padded_shapes={self._shapes!r}")
+                for d, w in enumerate(want):
+                    if w is not None and w != -1:
+                        if int(w) < top[d]:
+                            raise ValueError(f"A component of size {top[d]} in dimension {d} does not fit "
+                                             f"padded_shapes {tuple(want)}. Enlarge padded_shapes.")
+                        top[d] = int(w)
+            out.append(_pad_stack(list(col), top, value))
+        return nest.pack_as(first, out)
+
+    def _iter(self, ctx: IterContext) -> Iterator[Any]:
+        pending: list[Any] = []
+        for element in self._inputs[0]._iter(ctx):
+            pending.append(element)
+            if len(pending) == self._size:
+                yield self._pad(pending)
+                pending = []
+        if pending and not self._drop:
+            yield self._pad(pending)
+
+    def _spec(self) -> Any:
+        return Dataset._spec(self)
+
+
+def _pad_stack(col: list[Any], shape: list[int], value: Any) -> Any:
+    if isinstance(col[0], torch.Tensor):
+        fill = 0 if value is None else (value.item() if isinstance(value, torch.Tensor) else value)
+        out = torch.full((len(col), *shape), fill, dtype=col[0].dtype)
+        for i, c in enumerate(col):
+            out[(i, *[slice(0, int(s)) for s in c.shape])] = c  # type: ignore[index]
+        return out
+    fill = (b"" if col[0].dtype.kind == "S" else "") if value is None else value
+    out_np = np.full((len(col), *shape), fill, dtype=object if col[0].dtype.kind == "O" else col[0].dtype)
+    for i, c in enumerate(col):
+        out_np[(i, *[slice(0, int(s)) for s in c.shape])] = c  # type: ignore[index]
+    return out_np
+
+
+class Unbatch(Dataset):
+    def __init__(self, input_dataset: Dataset) -> None:
+        self._inputs = (input_dataset,)
+
+    def _iter(self, ctx: IterContext) -> Iterator[Any]:
+        for batch in self._inputs[0]._iter(ctx):
+            leaves = nest.flatten(batch)
+            n = nest.leaf_rows(leaves[0])
+            for i in range(n):
+                yield nest.pack_as(batch, [nest.row(leaf, i) for leaf in leaves])
+
+    def _cardinality(self) -> int:
+        n = self._inputs[0]._cardinality()
+        return INFINITE_CARDINALITY if n == INFINITE_CARDINALITY else (0 if n == 0 else UNKNOWN_CARDINALITY)
+
+    def _spec(self) -> Any:
+        return nest.map_structure(lambda s: TensorSpec(None if s.shape is None else s.shape[1:], s.dtype),
+                                  self._inputs[0]._spec())
+
+
+class Rebatch(Dataset):
+    """Re-cut batches into ``batch_size`` rows (a list of sizes is used in turn), copying only at seams."""
+
+    def __init__(self, input_dataset: Dataset, batch_size: int | Sequence[int], drop_remainder: bool) -> None:
+        self._inputs = (input_dataset,)
+        sizes = [batch_size] if isinstance(batch_size, int) else list(batch_size)
+        self._sizes = [check_count("batch_size", s, 0 if len(sizes) > 1 else 1, "rows per batch") for s in sizes]
+        if not any(self._sizes):
+            raise ValueError(f"rebatch needs a positive batch size. Received: batch_size={batch_size!r}")
+        self._drop = bool(drop_remainder)
+
+    def _iter(self, ctx: IterContext) -> Iterator[Any]:
+        pieces: list[Any] = []
+        have = 0
+        turn = 0
+        structure = None
+        for batch in self._inputs[0]._iter(ctx):
+            structure = batch
+            leaves = nest.flatten(batch)
+            n, start = nest.leaf_rows(leaves[0]), 0
+            while start < n or (self._sizes[turn % len(self._sizes)] == 0):
+                want = self._sizes[turn % len(self._sizes)]
+                take = min(want - have, n - start)
+                if take:
+                    pieces.append([leaf[start:start + take] for leaf in leaves])
+                    start, have = start + take, have + take
+                if have == want:
+                    yield _join(batch, pieces, leaves)
+                    pieces, have, turn = [], 0, turn + 1
+                else:
+                    break
+        if have and not self._drop and structure is not None:
+            yield _join(structure, pieces, nest.flatten(structure))
+
+    def _cardinality(self) -> int:
+        return UNKNOWN_CARDINALITY
+
+
+def _join(structure: Any, pieces: list[list[Any]], leaves: list[Any]) -> Any:
+    if not pieces:
+        return nest.pack_as(structure, [leaf[:0] for leaf in leaves])
+    cols = [p[0] if len(pieces) == 1 else nest.concat(list(p)) for p in zip(*pieces)]
+    return nest.pack_as(structure, cols)

@@ -1,0 +1,105 @@
+"""``Dataset.cache``: keep the elements of the first complete iteration, in memory or in a file.
+
+A file cache is written atomically (``unison._io``) when the first iteration completes, at
+``<filename>.unison-cache``; a later iteration, in this or another process, reads it instead of
+running the pipeline above it. A partial iteration caches nothing (as TF discards it). The
+file holds tensors only (strings as their bytes), so it loads with ``weights_only=True``.
+
+Example:
+    >>> from unison.data.sources import Range
+    >>> ds = Range(3).cache()
+    >>> [int(x) for x in ds] == [int(x) for x in ds]
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import torch
+
+from unison import _io
+from unison.data import nest
+from unison.data.context import IterContext
+from unison.data.dataset import Dataset
+
+SUFFIX = ".unison-cache"
+
+
+def _encode(element: Any) -> tuple[str, list[torch.Tensor]]:
+    leaves = nest.flatten(element)
+    kinds: list[Any] = []
+    tensors: list[torch.Tensor] = []
+    for leaf in leaves:
+        if isinstance(leaf, torch.Tensor):
+            kinds.append("t")
+            tensors.append(leaf.contiguous())
+        else:
+            kinds.append({"np": leaf.dtype.str, "shape": list(leaf.shape)})
+            tensors.append(torch.frombuffer(bytearray(np.ascontiguousarray(leaf).tobytes()) or bytearray(1),
+                                            dtype=torch.uint8))
+    return json.dumps({"structure": nest.structure_of(element), "kinds": kinds}), tensors
+
+
+def _skeleton(structure: Any) -> Any:
+    if isinstance(structure, dict) and "dict" in structure:
+        return {k: _skeleton(v) for k, v in structure["dict"].items()}
+    if isinstance(structure, dict) and "tuple" in structure:
+        return tuple(_skeleton(v) for v in structure["tuple"])
+    return None
+
+
+def _decode(meta: str, tensors: list[torch.Tensor]) -> Any:
+    info = json.loads(meta)
+    leaves: list[Any] = []
+    for kind, t in zip(info["kinds"], tensors):
+        if kind == "t":
+            leaves.append(t)
+        else:
+            dtype = np.dtype(kind["np"])
+            count = int(np.prod(kind["shape"])) if kind["shape"] else 1
+            leaves.append(np.frombuffer(t.numpy().tobytes()[: count * dtype.itemsize], dtype=dtype)
+                          .reshape(kind["shape"]).copy())
+    return nest.pack_as(_skeleton(info["structure"]), leaves)
+
+
+class Cache(Dataset):
+    def __init__(self, input_dataset: Dataset, filename: str | os.PathLike[str] = "") -> None:
+        self._inputs = (input_dataset,)
+        self._path = os.fspath(filename) + SUFFIX if filename else ""
+        self._memory: list[Any] | None = None
+
+    def _cardinality(self) -> int:
+        return self._inputs[0]._cardinality()
+
+    def _load(self) -> list[Any] | None:
+        if self._memory is None and self._path and os.path.exists(self._path):
+            try:
+                saved = torch.load(self._path, weights_only=True)
+                self._memory = [_decode(meta, tensors) for meta, tensors in saved["elements"]]
+            except (OSError, RuntimeError, ValueError, KeyError, EOFError, pickle.UnpicklingError) as exc:
+                first = (str(exc).splitlines() or [""])[0]
+                raise ValueError(f"The dataset cache file {self._path} cannot be read ({type(exc).__name__}: "
+                                 f"{first}). Delete it to rebuild the cache.") from None
+        return self._memory
+
+    def _iter(self, ctx: IterContext) -> Iterator[Any]:
+        cached = self._load()
+        if cached is not None:
+            yield from cached
+            return
+        seen: list[Any] = []
+        for element in self._inputs[0]._iter(ctx):
+            seen.append(element)
+            yield element
+        if ctx.peek:
+            return
+        self._memory = seen  # reached the end: the iteration is complete
+        if self._path:
+            os.makedirs(os.path.dirname(os.path.abspath(self._path)), exist_ok=True)
+            _io.atomic_torch_save({"version": 1, "elements": [_encode(e) for e in seen]}, self._path)

@@ -1,0 +1,395 @@
+"""``tf.data.Dataset``: the base class and every method TF programs call on a dataset.
+
+A dataset is a recipe; ``iter(dataset)`` runs it. Each method returns a new dataset (the
+transformation classes live in :mod:`unison.data.transforms`, :mod:`unison.data.batching`,
+:mod:`unison.data.sources`). Elements are torch tensors nested in tuples and dicts as TF nests
+them; strings stay numpy arrays.
+
+Fast path: a pipeline that starts from in-memory arrays (``from_tensor_slices``, ``range``) and
+only shuffles, repeats, takes, skips or shards keeps a stream of *row indices*; ``batch`` then
+gathers each batch with one index operation per component. The element-by-element path computes
+the same indices, so both give the same elements in the same order.
+
+Example:
+    >>> import numpy as np
+    >>> ds = Dataset.from_tensor_slices((np.arange(6), np.arange(6) * 10)).batch(4)
+    >>> [x.tolist() for x, _ in ds]
+    [[0, 1, 2, 3], [4, 5]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from collections.abc import Iterator as PyIterator
+from typing import Any
+
+import torch
+
+from unison.data import nest
+from unison.data.context import IterContext
+from unison.data.options import (
+    AUTOTUNE,
+    INFINITE_CARDINALITY,
+    UNKNOWN_CARDINALITY,
+    Options,
+)
+
+_UNSUPPORTED = {
+    "bucket_by_sequence_length": "padded_batch() after sorting, or group elements yourself in a generator",
+    "group_by_window": "a from_generator() that groups elements",
+    "window": "batch() (or a from_generator() that yields windows)",
+    "snapshot": "cache(filename)",
+    "save": "cache(filename)",
+    "load": "cache(filename) on the same pipeline",
+    "scan": "a from_generator() that carries the state",
+    "sparse_batch": "padded_batch()",
+    "random": "from_tensor_slices(np.random.default_rng(seed).integers(...))",
+    "from_tensor_slices_sparse": "from_tensor_slices() on dense arrays",
+    "distribute": "strategy.experimental_distribute_dataset()",
+    "ragged_batch": "padded_batch()",
+    "unique": "a filter() with a Python set",
+    "counter": "Dataset.range(start, sys.maxsize)",
+}
+
+
+def _unsupported(owner: str, name: str) -> AttributeError:
+    if name in _UNSUPPORTED:
+        return AttributeError(f"Dataset.{name} is not supported by unison.data. Use {_UNSUPPORTED[name]} "
+                              "instead (see docs/data.md).")
+    return AttributeError(f"'{owner}' object has no attribute '{name}'")
+
+
+class _DatasetType(type):
+    """Names TF has on ``tf.data.Dataset`` itself (``Dataset.random``) fail with the nearest way."""
+
+    def __getattr__(cls, name: str) -> Any:
+        raise _unsupported(cls.__name__, name)
+
+
+class Dataset(metaclass=_DatasetType):
+    """A sequence of elements built from sources and transformations (TF's ``tf.data.Dataset``)."""
+
+    _inputs: tuple[Dataset, ...] = ()
+
+    # --- what each node implements ----------------------------------------------------------
+    def _iter(self, ctx: IterContext) -> PyIterator[Any]:
+        """Elements one by one. Index-backed nodes derive it from :meth:`_index_chunks`."""
+        columns = self._columns()
+        if columns is None:
+            raise NotImplementedError(type(self).__name__)
+        leaves = nest.flatten(columns)
+        for chunk in self._index_chunks(ctx):
+            for i in chunk.tolist():
+                yield nest.pack_as(columns, [nest.row(leaf, i) for leaf in leaves])
+
+    def _columns(self) -> Any:
+        """The arrays this node's elements are rows of, or ``None`` (not index-backed)."""
+        return None
+
+    def _index_chunks(self, ctx: IterContext) -> PyIterator[torch.Tensor]:
+        """Row indices of the elements, in order, as int64 chunks (index-backed nodes only)."""
+        raise NotImplementedError(type(self).__name__)
+
+    def _cardinality(self) -> int:
+        return UNKNOWN_CARDINALITY
+
+    def _spec(self) -> Any:
+        """The element spec; by default the spec of the first element."""
+        from unison.data.specs import TensorSpec
+
+        first = next(iter(self._iter(IterContext(seed_base=0, options=self.options(), peek=True))), None)
+        if first is None:
+            raise ValueError(f"Cannot tell the element_spec of an empty {type(self).__name__}.")
+        return nest.map_structure(TensorSpec.from_tensor, first)
+
+    # --- iteration ----------------------------------------------------------------------------
+    def __iter__(self) -> Iterator:
+        return Iterator(self, IterContext(options=self.options()))
+
+    def _iterate(self, ctx: IterContext) -> PyIterator[Any]:
+        return self._iter(ctx)
+
+    def as_numpy_iterator(self) -> PyIterator[Any]:
+        """Iterate with every leaf as numpy (scalars as numpy scalars), as TF's method."""
+        for element in self:
+            yield nest.map_structure(nest.to_numpy, element)
+
+    def get_single_element(self) -> Any:
+        """The only element of a one-element dataset (an error when it has none or several)."""
+        it = iter(self)
+        first = next(it, None)
+        if first is None or next(it, None) is not None:
+            raise ValueError("get_single_element() needs a dataset of exactly one element. Received a dataset "
+                             f"with {'no' if first is None else 'more than one'} element. Use take(1) or batch().")
+        return first
+
+    def reduce(self, initial_state: Any, reduce_func: Callable[[Any, Any], Any]) -> Any:
+        """Fold the elements: ``state = reduce_func(state, element)``, from ``initial_state``."""
+        state = nest.as_element(initial_state)
+        for element in self:
+            state = nest.as_element(reduce_func(state, element))
+        return state
+
+    def cardinality(self) -> torch.Tensor:
+        """Number of elements, ``tf.data.INFINITE_CARDINALITY`` (-1) or ``UNKNOWN_CARDINALITY`` (-2)."""
+        return torch.tensor(self._cardinality(), dtype=torch.int64)
+
+    def __len__(self) -> int:
+        """The number of elements; ``TypeError`` when infinite or unknown (as TF)."""
+        n = self._cardinality()
+        if n == INFINITE_CARDINALITY:
+            raise TypeError("The dataset is infinite.")
+        if n == UNKNOWN_CARDINALITY:
+            raise TypeError("The dataset length is unknown.")
+        return n
+
+    def __bool__(self) -> bool:
+        return True  # a dataset is a recipe; its truth does not depend on its length (as in TF)
+
+    @property
+    def element_spec(self) -> Any:
+        """The nest of :class:`~unison.data.specs.TensorSpec` describing one element."""
+        return self._spec()
+
+    def options(self) -> Options:
+        """The options set with ``with_options`` anywhere upstream (later settings win)."""
+        merged = Options()
+        for d in self._inputs:
+            merged = merged.merge(d.options())
+        own = getattr(self, "_own_options", None)
+        return merged.merge(own) if own is not None else merged
+
+    def __getattr__(self, name: str) -> Any:
+        raise _unsupported(type(self).__name__, name)
+
+    # --- sources ------------------------------------------------------------------------------
+    @staticmethod
+    def from_tensor_slices(tensors: Any, name: str | None = None) -> Dataset:
+        """One element per row of ``tensors`` (a nest of arrays sharing their first dimension)."""
+        from unison.data.sources import TensorSlices
+        return TensorSlices(tensors)
+
+    @staticmethod
+    def from_tensors(tensors: Any, name: str | None = None) -> Dataset:
+        """A dataset of exactly one element, ``tensors``."""
+        from unison.data.sources import FromTensors
+        return FromTensors(tensors)
+
+    @staticmethod
+    def from_generator(generator: Callable[..., Any], output_types: Any = None, output_shapes: Any = None,
+                       args: Sequence[Any] | None = None, output_signature: Any = None,
+                       name: str | None = None) -> Dataset:
+        """Elements yielded by ``generator(*args)``, checked against ``output_signature``."""
+        from unison.data.sources import FromGenerator
+        return FromGenerator(generator, output_types, output_shapes, args, output_signature)
+
+    @staticmethod
+    def range(*args: int, dtype: Any = torch.int64, name: str | None = None) -> Dataset:
+        """``range(stop)``, ``range(start, stop[, step])`` as int64 scalars."""
+        from unison.data.sources import Range
+        return Range(*args, dtype=dtype)
+
+    @staticmethod
+    def zip(*datasets: Any, name: str | None = None) -> Dataset:
+        """Elements of several datasets side by side (a nest of datasets -> a nest of elements)."""
+        from unison.data.combine import Zip
+        return Zip(datasets[0] if len(datasets) == 1 else datasets)
+
+    @staticmethod
+    def sample_from_datasets(datasets: Sequence[Dataset], weights: Sequence[float] | None = None,
+                             seed: int | None = None, stop_on_empty_dataset: bool = False,
+                             rerandomize_each_iteration: bool | None = None) -> Dataset:
+        """Elements drawn at random from ``datasets`` with probabilities ``weights``."""
+        from unison.data.combine import SampleFrom
+        return SampleFrom(datasets, weights, seed, stop_on_empty_dataset)
+
+    @staticmethod
+    def choose_from_datasets(datasets: Sequence[Dataset], choice_dataset: Dataset,
+                             stop_on_empty_dataset: bool = True) -> Dataset:
+        """Element ``i`` comes from ``datasets[choice_dataset[i]]``."""
+        from unison.data.combine import ChooseFrom
+        return ChooseFrom(datasets, choice_dataset, stop_on_empty_dataset)
+
+    @staticmethod
+    def list_files(file_pattern: str | Sequence[str], shuffle: bool | None = None,
+                   seed: int | None = None, name: str | None = None) -> Dataset:
+        """File names matching the glob ``file_pattern`` (shuffled unless ``shuffle=False``)."""
+        from unison.data.sources import list_files
+        return list_files(file_pattern, shuffle, seed)
+
+    # --- transformations ------------------------------------------------------------------------
+    def map(self, map_func: Callable[..., Any], num_parallel_calls: int | None = None,
+            deterministic: bool | None = None, name: str | None = None) -> Dataset:
+        """``map_func`` on every element (a tuple element is unpacked into arguments)."""
+        from unison.data.transforms import Map
+        return Map(self, map_func, num_parallel_calls, deterministic)
+
+    def filter(self, predicate: Callable[..., Any], name: str | None = None) -> Dataset:
+        """Keep the elements for which ``predicate`` is true."""
+        from unison.data.transforms import Filter
+        return Filter(self, predicate)
+
+    def batch(self, batch_size: int, drop_remainder: bool = False, num_parallel_calls: int | None = None,
+              deterministic: bool | None = None, name: str | None = None) -> Dataset:
+        """Consecutive elements stacked into batches of ``batch_size``."""
+        from unison.data.batching import Batch
+        return Batch(self, batch_size, drop_remainder)
+
+    def padded_batch(self, batch_size: int, padded_shapes: Any = None, padding_values: Any = None,
+                     drop_remainder: bool = False, name: str | None = None) -> Dataset:
+        """Batches whose components are padded to a common shape."""
+        from unison.data.batching import PaddedBatch
+        return PaddedBatch(self, batch_size, padded_shapes, padding_values, drop_remainder)
+
+    def unbatch(self, name: str | None = None) -> Dataset:
+        """Split every batch back into its rows."""
+        from unison.data.batching import Unbatch
+        return Unbatch(self)
+
+    def rebatch(self, batch_size: int | Sequence[int], drop_remainder: bool = False,
+                name: str | None = None) -> Dataset:
+        """Re-cut a batched dataset into batches of ``batch_size`` (or the cycle of a list of sizes)."""
+        from unison.data.batching import Rebatch
+        return Rebatch(self, batch_size, drop_remainder)
+
+    def shuffle(self, buffer_size: int, seed: int | None = None, reshuffle_each_iteration: bool | None = None,
+                name: str | None = None) -> Dataset:
+        """Randomly shuffle with a buffer of ``buffer_size`` elements (TF's buffer semantics)."""
+        from unison.data.transforms import Shuffle
+        return Shuffle(self, buffer_size, seed, True if reshuffle_each_iteration is None else reshuffle_each_iteration)
+
+    def repeat(self, count: int | None = None, name: str | None = None) -> Dataset:
+        """Repeat ``count`` times (``None`` or -1: forever)."""
+        from unison.data.transforms import Repeat
+        return Repeat(self, count)
+
+    def take(self, count: int, name: str | None = None) -> Dataset:
+        """The first ``count`` elements (-1: all)."""
+        from unison.data.transforms import Take
+        return Take(self, count)
+
+    def skip(self, count: int, name: str | None = None) -> Dataset:
+        """All but the first ``count`` elements (-1: skip everything)."""
+        from unison.data.transforms import Skip
+        return Skip(self, count)
+
+    def shard(self, num_shards: int, index: int, name: str | None = None) -> Dataset:
+        """Every ``num_shards``-th element, starting at ``index``."""
+        from unison.data.transforms import Shard
+        return Shard(self, num_shards, index)
+
+    def cache(self, filename: str = "", name: str | None = None) -> Dataset:
+        """Keep the elements of the first full iteration (in memory, or in ``filename``)."""
+        from unison.data.cache import Cache
+        return Cache(self, filename)
+
+    def prefetch(self, buffer_size: int, name: str | None = None) -> Dataset:
+        """Prepare up to ``buffer_size`` elements ahead in a background thread."""
+        from unison.data.transforms import Prefetch
+        return Prefetch(self, buffer_size)
+
+    def enumerate(self, start: int = 0, name: str | None = None) -> Dataset:
+        """``(index, element)`` pairs, the index an int64 scalar."""
+        from unison.data.transforms import Enumerate
+        return Enumerate(self, start)
+
+    def concatenate(self, dataset: Dataset, name: str | None = None) -> Dataset:
+        """This dataset's elements, then ``dataset``'s (same structure)."""
+        from unison.data.combine import Concatenate
+        return Concatenate(self, dataset)
+
+    def interleave(self, map_func: Callable[..., Dataset], cycle_length: int | None = None,
+                   block_length: int | None = None, num_parallel_calls: int | None = None,
+                   deterministic: bool | None = None, name: str | None = None) -> Dataset:
+        """Elements of ``map_func(element)`` datasets, ``block_length`` at a time from ``cycle_length`` of them."""
+        from unison.data.combine import Interleave
+        return Interleave(self, map_func, cycle_length, block_length)
+
+    def flat_map(self, map_func: Callable[..., Dataset], name: str | None = None) -> Dataset:
+        """The elements of ``map_func(element)`` for each element, in order."""
+        from unison.data.combine import Interleave
+        return Interleave(self, map_func, 1, 1)
+
+    def apply(self, transformation_func: Callable[[Dataset], Dataset]) -> Dataset:
+        """``transformation_func(self)``; it must return a dataset."""
+        out = transformation_func(self)
+        if not isinstance(out, Dataset):
+            raise TypeError(f"apply()'s function must return a Dataset. Received: {type(out).__name__}")
+        return out
+
+    def with_options(self, options: Options, name: str | None = None) -> Dataset:
+        """This dataset with ``options`` (merged with upstream options; later wins)."""
+        from unison.data.transforms import WithOptions
+        if not isinstance(options, Options):
+            raise TypeError(f"with_options expects a tf.data.Options. Received: {type(options).__name__}")
+        return WithOptions(self, options)
+
+
+class Iterator:
+    """What ``iter(dataset)`` returns; drop it (or ``close()``) and its threads stop."""
+
+    def __init__(self, dataset: Dataset, ctx: IterContext) -> None:
+        self._dataset = dataset
+        self._gen = dataset._iterate(ctx)
+
+    def __iter__(self) -> Iterator:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._gen)
+
+    def get_next(self) -> Any:
+        """The next element; raises ``StopIteration`` at the end (as ``next``)."""
+        return next(self._gen)
+
+    def get_next_as_optional(self) -> "Optional":
+        """The next element as an :class:`Optional` (empty at the end) instead of ``StopIteration``."""
+        return Optional(next(self._gen, _NOTHING))
+
+    @property
+    def element_spec(self) -> Any:
+        return self._dataset.element_spec
+
+    def close(self) -> None:
+        """Stop the pipeline's threads now (they also stop when the iterator is collected)."""
+        close = getattr(self._gen, "close", None)
+        if close is not None:
+            close()
+
+
+_NOTHING = object()
+
+
+class Optional:
+    """A value that may be absent (TF's ``tf.experimental.Optional``): ``has_value()``, ``get_value()``."""
+
+    def __init__(self, value: Any = _NOTHING) -> None:
+        self._value = value
+
+    def has_value(self) -> bool:
+        return self._value is not _NOTHING
+
+    def get_value(self) -> Any:
+        if self._value is _NOTHING:
+            raise ValueError("The Optional has no value (the iterator reached its end). Check has_value() first.")
+        return self._value
+
+    @staticmethod
+    def empty(element_spec: Any = None) -> "Optional":
+        return Optional()
+
+    @staticmethod
+    def from_value(value: Any) -> "Optional":
+        return Optional(value)
+
+
+def check_count(name: str, value: Any, low: int, what: str) -> int:
+    """An integer argument ``>= low`` or a clear error naming it."""
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(f"`{name}` must be an integer >= {low} ({what}). Received: {name}={value!r}")
+    return value
+
+
+__all__ = ["AUTOTUNE", "Dataset", "Iterator", "Optional", "check_count"]

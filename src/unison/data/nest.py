@@ -1,0 +1,160 @@
+"""Nested elements as TF nests them: tuples and dicts of tensors (torch) or strings (numpy).
+
+A *leaf* is a ``torch.Tensor`` or a ``numpy.ndarray`` (strings stay numpy arrays of ``str`` or
+``bytes``; torch has no string tensors). Tuples (namedtuples too) and dicts are structure; a list
+given to a source is one tensor, as in TF.
+
+Example:
+    >>> import torch
+    >>> el = as_element((1, {"a": [1.0, 2.0]}))
+    >>> el[0].dtype, el[1]["a"].shape
+    (torch.int64, torch.Size([2]))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+Leaf = torch.Tensor | np.ndarray
+
+
+def is_leaf(obj: Any) -> bool:
+    return isinstance(obj, (torch.Tensor, np.ndarray))
+
+
+def _rebuild(obj: tuple[Any, ...], items: list[Any]) -> tuple[Any, ...]:
+    return type(obj)(*items) if hasattr(obj, "_fields") else tuple(items)
+
+
+def map_structure(fn: Callable[..., Any], obj: Any, *others: Any) -> Any:
+    """Apply ``fn`` to every leaf of ``obj`` (and the matching leaves of ``others``)."""
+    if isinstance(obj, dict):
+        return {k: map_structure(fn, v, *(o[k] for o in others)) for k, v in obj.items()}
+    if isinstance(obj, tuple):
+        return _rebuild(obj, [map_structure(fn, v, *(o[i] for o in others)) for i, v in enumerate(obj)])
+    return fn(obj, *others)
+
+
+def flatten(obj: Any) -> list[Any]:
+    """The leaves of ``obj`` in a fixed order (dict keys sorted, as TF's nest does)."""
+    if isinstance(obj, dict):
+        return [leaf for k in sorted(obj) for leaf in flatten(obj[k])]
+    if isinstance(obj, tuple):
+        return [leaf for v in obj for leaf in flatten(v)]
+    return [obj]
+
+
+def structure_of(obj: Any) -> Any:
+    """A JSON-able description of the nesting (used to check and to store structures)."""
+    if isinstance(obj, dict):
+        return {"dict": {str(k): structure_of(v) for k, v in sorted(obj.items())}}
+    if isinstance(obj, tuple):
+        return {"tuple": [structure_of(v) for v in obj]}
+    return "leaf"
+
+
+def same_structure(a: Any, b: Any) -> bool:
+    return structure_of(a) == structure_of(b)
+
+
+def pack_as(structure: Any, leaves: list[Any]) -> Any:
+    """Inverse of :func:`flatten` for a ``structure`` example (a nest of anything)."""
+    it = iter(leaves)
+
+    def build(s: Any) -> Any:
+        if isinstance(s, dict):
+            out = {k: None for k in s}
+            for k in sorted(s):
+                out[k] = build(s[k])
+            return out
+        if isinstance(s, tuple):
+            return _rebuild(s, [build(v) for v in s])
+        return next(it)
+    return build(structure)
+
+
+def as_leaf(value: Any) -> Leaf:
+    """A value as a leaf: numbers become torch tensors, strings stay numpy arrays."""
+    if isinstance(value, torch.Tensor):
+        return value.detach()
+    if hasattr(value, "numpy") and not isinstance(value, np.ndarray):  # tensors of other libraries
+        value = value.numpy()
+    arr = np.asarray(value)
+    if arr.dtype == np.float64 and not isinstance(value, (np.ndarray, np.generic)):
+        arr = arr.astype(np.float32)  # a Python float is float32 in TF (numpy float64 stays float64)
+    if arr.dtype.kind in "USO":
+        if arr.dtype.kind == "O" and not all(isinstance(v, (str, bytes)) for v in arr.reshape(-1)):
+            raise TypeError(
+                "An element must be made of numbers, booleans or strings (nested in tuples and dicts). "
+                f"Received a value of type {type(value).__name__}: {value!r:.200}")
+        return arr
+    if arr.dtype == np.float16 or arr.dtype.kind in "biuf" or arr.dtype == np.bool_:
+        # ascontiguousarray would make a 0-d array 1-d
+        return torch.from_numpy(np.ascontiguousarray(arr) if arr.ndim else arr.copy())
+    raise TypeError(f"Cannot make a tensor of a value of dtype {arr.dtype}. Received: {value!r:.200}")
+
+
+def as_element(value: Any) -> Any:
+    """Any nest of arrays, lists and numbers -> the same nest with leaves from :func:`as_leaf`."""
+    if value is None:
+        raise TypeError("An element cannot contain None (TF cannot make a tensor of it). Received: None")
+    if isinstance(value, dict):
+        return {k: as_element(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return _rebuild(value, [as_element(v) for v in value])
+    return as_leaf(value)
+
+
+def stack(elements: list[Any]) -> Any:
+    """Stack same-structured elements along a new first dimension (one batch)."""
+    first = elements[0]
+    leaves = [flatten(e) for e in elements]
+    for i, e in enumerate(elements):
+        if not same_structure(first, e):
+            raise ValueError(f"Cannot batch elements of different structures: element 0 is "
+                             f"{structure_of(first)}, element {i} is {structure_of(e)}.")
+    cols = []
+    for j in range(len(leaves[0])):
+        parts = [row[j] for row in leaves]
+        shapes = {tuple(p.shape) for p in parts}
+        if len(shapes) > 1:
+            raise ValueError(
+                f"Cannot batch tensors with different shapes in one component: {sorted(shapes)}. "
+                "Use padded_batch() to pad them to a common shape, or map() them to one shape first.")
+        cols.append(torch.stack(parts) if isinstance(parts[0], torch.Tensor) else np.stack(parts))
+    return pack_as(first, cols)
+
+
+def leaf_rows(leaf: Leaf) -> int:
+    if leaf.ndim == 0:
+        raise ValueError("Cannot slice a scalar: every component must have a first dimension. "
+                         f"Received a scalar of dtype {leaf.dtype}.")
+    return int(leaf.shape[0])
+
+
+def row(leaf: Leaf, i: int) -> Leaf:
+    """Row ``i`` of a leaf; a string row stays a numpy array (0-d for a 1-D column)."""
+    return leaf[i] if isinstance(leaf, torch.Tensor) else np.asarray(leaf[i])
+
+
+def gather(leaf: Leaf, index: torch.Tensor) -> Leaf:
+    """Rows ``index`` of a leaf with one index operation."""
+    if isinstance(leaf, torch.Tensor):
+        return leaf.index_select(0, index)
+    return leaf[index.numpy()]
+
+
+def concat(parts: list[Leaf]) -> Leaf:
+    if isinstance(parts[0], torch.Tensor):
+        return torch.cat([p for p in parts if isinstance(p, torch.Tensor)])
+    return np.concatenate(parts)
+
+
+def to_numpy(leaf: Leaf) -> Any:
+    """A leaf as numpy (a scalar becomes a numpy scalar, as ``as_numpy_iterator`` gives)."""
+    arr = leaf.numpy() if isinstance(leaf, torch.Tensor) else leaf
+    return arr[()] if arr.ndim == 0 else arr

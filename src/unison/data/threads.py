@@ -1,0 +1,137 @@
+"""The background work of a pipeline: ``map`` in a thread pool and ``prefetch`` in a thread.
+
+torch and numpy release the GIL in their kernels, so threads overlap real work. A function
+that holds the GIL (pure Python per element) gains nothing from threads: move that work into a
+``torch.utils.data.DataLoader(num_workers=...)`` and wrap it with ``Dataset.from_generator``
+(see docs/data.md).
+
+Both are generators: when the consumer drops its iterator (or it is garbage-collected, or a
+``KeyboardInterrupt`` unwinds it) the generator's ``finally`` stops the threads. An exception
+raised by the user's function reaches the consumer as the same exception, with its original
+traceback and a note naming the element index.
+
+Example:
+    >>> list(parallel_map(iter(range(5)), lambda x: x * x, 2, True))
+    [0, 1, 4, 9, 16]
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures as cf
+import itertools
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+_END = object()
+
+
+def annotate(exc: BaseException, what: str, index: int) -> BaseException:
+    """Add a note naming the element to an exception from a user's function (kept once)."""
+    note = f"(raised by the function passed to Dataset.{what} on element {index} of its input)"
+    if note not in getattr(exc, "__notes__", ()):
+        exc.add_note(note)
+    return exc
+
+
+def parallel_map(source: Iterator[Any], fn: Callable[[Any], Any], workers: int,
+                 deterministic: bool, what: str = "map", chunk: int = 8) -> Iterator[Any]:
+    """``fn`` on every item of ``source`` with ``workers`` threads, in order unless not ``deterministic``.
+
+    Items go to the pool ``chunk`` at a time, so that the pool's per-task cost (a future, a lock,
+    a wake-up) is paid once per chunk, not once per element; up to ``2 * workers`` chunks are in
+    flight, which bounds memory.
+    """
+    pool = cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="unison-data-map")
+    pending: collections.deque[tuple[int, cf.Future[list[Any]]]] = collections.deque()
+    limit = 2 * workers
+
+    def run(first: int, items: list[Any]) -> list[Any]:
+        out = []
+        for offset, item in enumerate(items):
+            try:
+                out.append(fn(item))
+            except Exception as exc:  # noqa: BLE001 - the user's function: re-raised, annotated with the element
+                raise annotate(exc, what, first + offset) from None
+        return out
+
+    try:
+        index = 0
+        while True:
+            items = list(itertools.islice(source, chunk))
+            if items:
+                pending.append((index, pool.submit(run, index, items)))
+                index += len(items)
+            if len(pending) >= limit or (not items and pending):
+                if deterministic:
+                    yield from pending.popleft()[1].result()
+                else:
+                    yield from _completed(pending)
+            if not items and not pending:
+                return
+    finally:
+        for _, fut in pending:
+            fut.cancel()
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _completed(pending: collections.deque[tuple[int, cf.Future[list[Any]]]]) -> Iterator[Any]:
+    done, _ = cf.wait([f for _, f in pending], return_when=cf.FIRST_COMPLETED)
+    for item in [p for p in pending if p[1] in done]:
+        pending.remove(item)
+        yield from item[1].result()
+
+
+def prefetch(source: Iterator[Any], size: int) -> Iterator[Any]:
+    """Items of ``source`` produced ahead by a daemon thread into a queue of ``size`` items."""
+    q: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=max(1, size))
+    stop = threading.Event()
+
+    def put(item: tuple[str, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.1)  # a timeout so a stop request is seen while the queue is full
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def fill(src: Iterator[Any]) -> None:
+        try:
+            for item in src:
+                if not put(("item", item)):
+                    return
+            put(("end", None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, which re-raises it
+            put(("error", exc))
+        finally:
+            close = getattr(src, "close", None)
+            if close is not None:
+                close()
+
+    thread = threading.Thread(target=fill, args=(source,), name="unison-data-prefetch", daemon=True)
+    del source  # only the thread holds the upstream iterator: it closes it when it stops
+    thread.start()
+    try:
+        while True:
+            try:
+                kind, value = q.get(timeout=0.1)
+            except queue.Empty:
+                if not thread.is_alive() and q.empty():
+                    raise RuntimeError("The prefetch thread of a unison.data pipeline stopped without "
+                                       "a result. This is a bug; please report it.") from None
+                continue
+            if kind == "item":
+                yield value
+            elif kind == "end":
+                return
+            else:
+                raise value
+    finally:
+        stop.set()
+        thread.join(timeout=5.0)
+
+
+__all__ = ["annotate", "parallel_map", "prefetch"]
