@@ -7,16 +7,14 @@ after 20 steps, and each AutoShardPolicy does what TF documents.
 
 from __future__ import annotations
 
-import json
-import os
 import pickle
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 from data_fns import N_ROWS, pipelines
-from multi_worker_fns import HERE, Worker, clean_env, free_ports, tf_config, wait_all
+from multi_worker_fns import HERE
+
+from unison.testing.multi_worker import Worker, free_ports, start_worker, tf_config, wait_all
 
 from unison.testing import run_distributed
 
@@ -33,12 +31,7 @@ def one_replica() -> dict:
 
 
 def _start(fn: str, tmp: str, index: int, config: str, kwargs: dict) -> Worker:
-    result = os.path.join(tmp, f"result.{index}")
-    cmd = [sys.executable, os.path.join(HERE, "data_fns.py"), fn, result, json.dumps(kwargs)]
-    env = clean_env(TF_CONFIG=config, PYTHONPATH=os.environ.get("PYTHONPATH", ""))
-    with open(os.path.join(tmp, f"worker.{index}.log"), "wb") as log:
-        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    return Worker(index, proc, result)
+    return start_worker(f"data_fns:{fn}", tmp, index, config, kwargs, sys_path=[HERE])
 
 
 def _two_workers(tmp: str, fn: str, kwargs: dict) -> list[dict]:
