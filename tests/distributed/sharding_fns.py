@@ -157,3 +157,25 @@ def restore(path: str) -> dict[str, Any]:
     ShardedCheckpoint(model, opt).restore(path)
     local = sum(p.to_local().numel() if hasattr(p, "to_local") else p.numel() for p in model.parameters())
     return {"params": full_params(model), "moments": full_optimizer_moments(model, opt), "local_numel": local}
+
+
+def train_model_parallel(steps: int = STEPS) -> dict[str, Any]:
+    """keras.distribution.ModelParallel (MLP weights split along dim 1) over rematerialised blocks."""
+    from unison.distribute.remat import checkpoint_activations
+    from unison.keras import distribution
+
+    unison.init(timeout_seconds=60)
+    mesh = distribution.DeviceMesh(shape=(unison.size(),), axis_names=("batch",))
+    layout_map = distribution.LayoutMap(mesh)
+    layout_map[r"mlp\.\d\.weight"] = (None, "batch")
+    model = make_model(seed=unison.rank())
+    for block in model.blocks:
+        checkpoint_activations(block)
+    model = distribution.ModelParallel(layout_map=layout_map, batch_dim_name="batch").distribute_model(model)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    for ids in make_batches(steps):
+        opt.zero_grad()
+        lm_loss(model, _local(ids)).backward()
+        opt.step()
+    placements = {n: p.placements[0].dim for n, p in model.named_parameters()}  # Shard(dim)
+    return {"params": full_params(model), "placements": placements}

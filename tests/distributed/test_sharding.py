@@ -73,3 +73,12 @@ def test_restoring_into_an_incompatible_model_names_both_structures(tmp_path):
         ShardedCheckpoint(model, torch.optim.Adam(model.parameters())).restore(path)
     with pytest.raises(FileNotFoundError, match="No sharded checkpoint"):
         ShardedCheckpoint(fns.make_model()).restore(str(tmp_path / "nowhere"))
+
+
+@pytest.mark.slow
+def test_keras_model_parallel_with_a_layout_map_and_remat_blocks_equals_one_process():
+    want = fns.reference()
+    for res in run_distributed(fns.train_model_parallel, 2, timeout=240):
+        _assert_close(res["params"], want)
+        assert res["placements"]["blocks.0.mlp.0.weight"] == 1
+        assert res["placements"]["blocks.0.ln1.weight"] == 0

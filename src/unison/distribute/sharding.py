@@ -25,14 +25,14 @@ Example (one replica: nothing to shard, the module comes back as it was)::
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import torch
 
 from unison.comm.communicator import Communicator, LocalCommunicator, joined
 from unison.optim.distributed import Average, ReduceOp, Sum
 
-__all__ = ["is_sharded", "replica_state_bytes", "shard_model", "sharding_communicator"]
+__all__ = ["broadcast_module", "is_sharded", "replica_state_bytes", "shard_model", "sharding_communicator"]
 
 # Containers that hold blocks but have no forward of their own: FSDP2's hooks fire on forward,
 # so a block unit must be a module that is called; descend into these instead.
@@ -89,6 +89,7 @@ def shard_model(
     block_types: Iterable[type] | None = None,
     reshard_after_forward: bool = True,
     sync_initial_values: bool = True,
+    shard_dims: Mapping[str, int] | None = None,
     communicator: Communicator | None = None,
 ) -> torch.nn.Module:
     """Shard ``module``'s parameters, gradients and (through them) optimizer state over the replicas.
@@ -110,6 +111,8 @@ def shard_model(
             all-gather in backward); ``False`` keeps them until backward.
         sync_initial_values: broadcast replica 0's parameters and buffers first, so replicas that
             initialised differently start equal (as ``strategy.scope()`` does).
+        shard_dims: parameter name (as in ``module.named_parameters()``) -> the dimension split
+            over the replicas; unnamed parameters split along dimension 0.
         communicator: the job to shard over; by default the current strategy's, else the one
             ``unison.init()`` joined. One replica: the module is returned unchanged.
 
@@ -136,19 +139,24 @@ def shard_model(
             f"shard_model: {type(module).__name__} has parameters whose shape is not known yet (lazy "
             "layers). Run one batch through it (or build it) before sharding."
         )
+    dims = _shard_dims(module, shard_dims)
     comm = sharding_communicator(communicator)
     module.to(comm.device)
     if not comm.is_distributed:
         return module
     if sync_initial_values:
-        _broadcast_module(module, comm)
+        broadcast_module(module, comm)
     from torch.distributed.fsdp import fully_shard
+    from torch.distributed.tensor import Shard
 
     mesh = _device_mesh(comm)
+    placement = None
+    if dims:
+        by_id = {id(p): dims.get(name, 0) for name, p in module.named_parameters()}
+        placement = lambda p: Shard(by_id.get(id(p), 0))  # noqa: E731
     units = _without_shared_parameters(_block_candidates(module, types or None))
-    for unit in units:
-        fully_shard(unit, mesh=mesh, reshard_after_forward=reshard_after_forward)
-    fully_shard(module, mesh=mesh, reshard_after_forward=reshard_after_forward)
+    for unit in [*units, module]:
+        fully_shard(unit, mesh=mesh, reshard_after_forward=reshard_after_forward, shard_placement_fn=placement)
     import torch.distributed as dist
 
     gloo = dist.get_backend() == "gloo"
@@ -163,7 +171,23 @@ def shard_model(
     return module
 
 
-def _broadcast_module(module: torch.nn.Module, comm: Communicator) -> None:
+def _shard_dims(module: torch.nn.Module, shard_dims: Mapping[str, int] | None) -> dict[str, int]:
+    if not shard_dims:
+        return {}
+    shapes = {name: tuple(p.shape) for name, p in module.named_parameters()}
+    unknown = sorted(set(shard_dims) - set(shapes))
+    if unknown:
+        raise ValueError(f"shard_dims names parameters the module does not have: {unknown}. "
+                         f"Its parameters: {sorted(shapes)}")
+    for name, dim in shard_dims.items():
+        if isinstance(dim, bool) or not isinstance(dim, int) or not 0 <= dim < max(1, len(shapes[name])):
+            raise ValueError(f"shard_dims[{name!r}] must be a dimension of its shape {list(shapes[name])}. "
+                             f"Received: {dim!r}")
+    return dict(shard_dims)
+
+
+def broadcast_module(module: torch.nn.Module, comm: Communicator) -> None:
+    """Overwrite ``module``'s parameters and buffers on every replica with replica 0's (one collective per dtype)."""
     tensors = [*module.parameters(), *module.buffers()]
     by_dtype: dict[torch.dtype, list[torch.Tensor]] = {}
     for t in tensors:

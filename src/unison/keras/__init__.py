@@ -10,6 +10,7 @@ from unison.keras import (
     activations,
     callbacks,
     datasets,
+    distribution,
     initializers,
     layers,
     losses,
@@ -18,6 +19,7 @@ from unison.keras import (
     regularizers,
     utils,
 )
+from unison.distribute.remat import checkpoint_activations as remat
 from unison.keras.layers import Input
 from unison.keras.model import Model, Sequential
 
@@ -28,11 +30,13 @@ __all__ = [
     "activations",
     "callbacks",
     "datasets",
+    "distribution",
     "initializers",
     "layers",
     "losses",
     "metrics",
     "optimizers",
     "regularizers",
+    "remat",
     "utils",
 ]
