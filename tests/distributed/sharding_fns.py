@@ -150,9 +150,11 @@ def train_and_save(path: str, steps: int = 5) -> dict[str, Any]:
 
 
 def restore(path: str) -> dict[str, Any]:
-    """Restore the checkpoint into a fresh (differently initialised) sharded model and optimizer."""
+    """Restore the checkpoint into a meta-device model, sharded, and a fresh optimizer."""
     unison.init(timeout_seconds=60)
-    model = shard_model(make_model(seed=7), sync_initial_values=False)
+    with torch.device("meta"):  # nothing allocated until each replica allocates its shards
+        model = make_model(seed=7)
+    model = shard_model(model)
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     ShardedCheckpoint(model, opt).restore(path)
     local = sum(p.to_local().numel() if hasattr(p, "to_local") else p.numel() for p in model.parameters())

@@ -72,6 +72,15 @@ def test_shard_model_on_one_replica_returns_the_module_and_counts_its_state():
     assert sizes["total"] == sizes["parameters"] + sizes["gradients"] + sizes["optimizer"]
 
 
+def test_a_meta_device_model_is_allocated_and_initialised_by_shard_model():
+    with torch.device("meta"):
+        model = deep_mlp(depth=2, width=8)
+    assert all(p.is_meta for p in model.parameters())
+    model = shard_model(model)
+    assert not any(p.is_meta for p in model.parameters())
+    assert all(torch.isfinite(p).all() and p.abs().sum() > 0 for p in model.parameters())
+
+
 def test_shard_model_names_what_is_wrong():
     with pytest.raises(TypeError, match="Received: str"):
         shard_model("model")  # type: ignore[arg-type]

@@ -97,6 +97,11 @@ def shard_model(
     Call it after the model exists and before building the optimizer (the optimizer must see
     the sharded parameters). Every replica calls it, with the same model structure.
 
+    A model too large for one replica is built on the meta device (``with torch.device("meta"):
+    model = GPT(...)``): nothing is allocated until each replica allocates its own shards here;
+    they get fresh values from each module's ``reset_parameters`` (not equal to a one-process
+    initialisation); load real values with :class:`ShardedCheckpoint` ``restore``.
+
     Args:
         module: the model; moved to this replica's device.
         op: ``unison.Average`` (Horovod-style: each replica's loss is the mean over its own
@@ -141,11 +146,15 @@ def shard_model(
         )
     dims = _shard_dims(module, shard_dims)
     comm = sharding_communicator(communicator)
-    module.to(comm.device)
+    on_meta = any(p.is_meta for p in module.parameters())
     if not comm.is_distributed:
-        return module
-    if sync_initial_values:
-        broadcast_module(module, comm)
+        return _materialize(module, comm) if on_meta else module.to(comm.device)
+    if on_meta:
+        pass  # nothing exists yet: each replica allocates only its shards below
+    else:
+        module.to(comm.device)
+        if sync_initial_values:
+            broadcast_module(module, comm)
     from torch.distributed.fsdp import fully_shard
     from torch.distributed.tensor import Shard
 
@@ -168,6 +177,17 @@ def shard_model(
             # FSDP2 divides by the number of replicas by default (a mean); unison's strategy-style
             # loss is already divided by the global batch, so the gradients must be summed.
             unit.set_gradient_divide_factor(1.0)  # type: ignore[operator]
+    return _materialize(module, comm) if on_meta else module
+
+
+def _materialize(module: torch.nn.Module, comm: Communicator) -> torch.nn.Module:
+    """Allocate a meta-device module's (local) storage and give it fresh initial values."""
+    module.to_empty(device=comm.device)
+    with torch.no_grad():
+        for sub in module.modules():
+            reset = getattr(sub, "reset_parameters", None)
+            if callable(reset):
+                reset()
     return module
 
 
