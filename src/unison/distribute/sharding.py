@@ -55,7 +55,10 @@ def _device_mesh(comm: Communicator) -> Any:
     import torch.distributed as dist
     from torch.distributed.device_mesh import DeviceMesh
 
-    return DeviceMesh.from_group(dist.group.WORLD, comm.device.type, mesh_dim_names=("batch",))
+    world = dist.group.WORLD
+    if world is None:  # a Communicator with more than one replica always has a default group
+        raise RuntimeError("shard_model: no torch.distributed process group exists; call unison.init() first.")
+    return DeviceMesh.from_group(world, comm.device.type, mesh_dim_names=("batch",))
 
 
 def _block_candidates(module: torch.nn.Module, block_types: tuple[type, ...] | None) -> list[torch.nn.Module]:
@@ -149,9 +152,7 @@ def shard_model(
     on_meta = any(p.is_meta for p in module.parameters())
     if not comm.is_distributed:
         return _materialize(module, comm) if on_meta else module.to(comm.device)
-    if on_meta:
-        pass  # nothing exists yet: each replica allocates only its shards below
-    else:
+    if not on_meta:  # (on the meta device nothing exists yet: each replica allocates its shards below)
         module.to(comm.device)
         if sync_initial_values:
             broadcast_module(module, comm)
@@ -159,13 +160,15 @@ def shard_model(
     from torch.distributed.tensor import Shard
 
     mesh = _device_mesh(comm)
-    placement = None
-    if dims:
-        by_id = {id(p): dims.get(name, 0) for name, p in module.named_parameters()}
-        placement = lambda p: Shard(by_id.get(id(p), 0))  # noqa: E731
+    by_id = {id(p): dims.get(name, 0) for name, p in module.named_parameters()}
+
+    def placement(param: torch.nn.Parameter) -> Shard:
+        return Shard(by_id.get(id(param), 0))
+
     units = _without_shared_parameters(_block_candidates(module, types or None))
     for unit in [*units, module]:
-        fully_shard(unit, mesh=mesh, reshard_after_forward=reshard_after_forward, shard_placement_fn=placement)
+        fully_shard(unit, mesh=mesh, reshard_after_forward=reshard_after_forward,
+                    shard_placement_fn=placement if dims else None)
     import torch.distributed as dist
 
     gloo = dist.get_backend() == "gloo"
