@@ -10,6 +10,7 @@ from unison.keras import (
     activations,
     callbacks,
     datasets,
+    distribution,
     initializers,
     layers,
     losses,
@@ -19,6 +20,7 @@ from unison.keras import (
     regularizers,
     utils,
 )
+from unison.distribute.remat import checkpoint_activations as remat
 from unison.keras.layers import Input
 from unison.keras.model import Model, Sequential
 
@@ -29,6 +31,7 @@ __all__ = [
     "activations",
     "callbacks",
     "datasets",
+    "distribution",
     "initializers",
     "layers",
     "losses",
@@ -36,5 +39,6 @@ __all__ = [
     "mixed_precision",
     "optimizers",
     "regularizers",
+    "remat",
     "utils",
 ]

@@ -17,7 +17,12 @@ from unison.distribute.multi_worker import (
 )
 
 __all__ = ["CollectiveCommunication", "CommunicationImplementation", "CommunicationOptions",
-           "ParameterServerStrategy", "coordinator", "partitioners"]
+           "ParameterServerStrategy", "ShardedCheckpoint", "checkpoint_activations", "coordinator",
+           "partitioners", "shard_model"]
+
+# Sharded state (FSDP2, DCP) loads torch.distributed's checkpoint and FSDP modules on first use.
+_SHARDING = {"shard_model": "unison.distribute.sharding", "ShardedCheckpoint": "unison.distribute.sharded_checkpoint",
+             "checkpoint_activations": "unison.distribute.remat"}
 
 
 def __getattr__(name: str) -> Any:
@@ -26,6 +31,8 @@ def __getattr__(name: str) -> Any:
 
     if name == "coordinator":
         return importlib.import_module("unison.distribute.experimental.coordinator")
+    if name in _SHARDING:
+        return getattr(importlib.import_module(_SHARDING[name]), name)
     if name == "ParameterServerStrategy":
         from unison.distribute import parameter_server
 
