@@ -183,6 +183,8 @@ class Strategy:
         return sync
 
     def _before_step(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        if _fully_sharded(optimizer):
+            return  # FSDP2 (shard_model) reduce-scatters these gradients itself during backward
         if self._comm.is_distributed and not getattr(optimizer, "_unison_synchronized", False):
             self._synchronizer(optimizer).synchronize()
 
@@ -318,3 +320,10 @@ def get_replica_context() -> ReplicaContext | None:
     if _STACK:
         return None
     return ReplicaContext(_default_strategy())
+
+
+def _fully_sharded(optimizer: torch.optim.Optimizer) -> bool:
+    """Whether the optimizer's parameters are DTensors of a sharded model (``shard_model``)."""
+    from torch.distributed.tensor import DTensor
+
+    return any(isinstance(p, DTensor) for group in optimizer.param_groups for p in group["params"])
