@@ -1,8 +1,20 @@
-"""``tf.train``: checkpoints (``Checkpoint``, ``CheckpointManager``, ``latest_checkpoint``)."""
+"""``tf.train``: checkpoints (``Checkpoint``, ``CheckpointManager``, ``latest_checkpoint``).
+
+See :mod:`unison.train.checkpoint` for the file format and who writes.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from unison.train.checkpoint import (
+    Checkpoint,
+    CheckpointLoadStatus,
+    CorruptCheckpointError,
+    latest_checkpoint,
+)
+from unison.train.manager import CheckpointManager
+
+__all__ = ["Checkpoint", "CheckpointLoadStatus", "CheckpointManager", "CorruptCheckpointError",
+           "latest_checkpoint"]
 
 
 def __getattr__(name: str) -> object:
