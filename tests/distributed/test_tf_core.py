@@ -7,9 +7,9 @@ import os
 
 import numpy as np
 import pytest
+import tf_core_fns as fns
 import torch
 
-import tf_core_fns as fns
 import unison as tf
 from unison.testing import run_distributed
 

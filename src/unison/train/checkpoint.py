@@ -111,7 +111,7 @@ class CheckpointLoadStatus:
         self.unmatched_in_file = unmatched_in_file
         self.unmatched_objects = unmatched_objects
 
-    def assert_consumed(self) -> "CheckpointLoadStatus":
+    def assert_consumed(self) -> CheckpointLoadStatus:
         """Every value in the file was restored and every object got a value (else AssertionError, as TF)."""
         if self.path is None:
             raise AssertionError("No checkpoint specified (save_path=None); nothing is being restored.")
@@ -123,17 +123,17 @@ class CheckpointLoadStatus:
             )
         return self
 
-    def assert_existing_objects_matched(self) -> "CheckpointLoadStatus":
+    def assert_existing_objects_matched(self) -> CheckpointLoadStatus:
         """Every object of this Checkpoint got a value from the file."""
         if self.path is not None and self.unmatched_objects:
             raise AssertionError(f"Objects {self.unmatched_objects} have no value in checkpoint {self.path!r}.")
         return self
 
-    def assert_nontrivial_match(self) -> "CheckpointLoadStatus":
+    def assert_nontrivial_match(self) -> CheckpointLoadStatus:
         """At least one object was restored."""
         return self.assert_existing_objects_matched()
 
-    def expect_partial(self) -> "CheckpointLoadStatus":
+    def expect_partial(self) -> CheckpointLoadStatus:
         """Accept a partial restore (unison does not warn about one either)."""
         return self
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from unison.train.checkpoint import (
     SUFFIX,
