@@ -3,8 +3,9 @@
 torch records every operation on tensors that require gradients, so the tape does not record
 anything itself: it decides *what may be differentiated* and calls ``torch.autograd.grad``.
 
-* Trainable variables (:class:`unison.Variable`, any ``torch.nn.Parameter``, any tensor with
-  ``requires_grad``) are watched automatically (``watch_accessed_variables=True``).
+* Trainable variables (:class:`unison.Variable`, any ``torch.nn.Parameter``, any leaf tensor
+  with ``requires_grad``) are watched automatically (``watch_accessed_variables=True``); the
+  result of an operation is a source only if ``watch()``ed, as in TF.
 * ``tape.watch(t)`` on a tensor that does not require gradients sets ``requires_grad`` on it,
   in place: operations on it from then on are recorded, inside the tape *and after it* (TF's
   watch has no effect outside the tape). Use a fresh tensor per tape if that matters.
@@ -160,9 +161,13 @@ class GradientTape:
 
     # --- differentiation ------------------------------------------------------------------------
     def _differentiable(self, source: Any) -> bool:
+        # As in TF: variables (leaf tensors that require grad: Variables, Parameters) are watched
+        # automatically; any other tensor (the result of an operation) only when watch()ed.
         if not isinstance(source, torch.Tensor) or not source.requires_grad:
             return False
-        return self._watch_accessed or id(source) in self._watched
+        if id(source) in self._watched:
+            return True
+        return self._watch_accessed and source.is_leaf
 
     def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
                  unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE) -> Any:

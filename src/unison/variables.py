@@ -42,6 +42,9 @@ class Variable(torch.nn.Parameter):
         shape: checked against the initial value's shape when given.
     """
 
+    _tf_name: str
+    _tf_trainable: bool
+
     def __new__(cls, initial_value: Any = None, trainable: bool = True, name: str | None = None,
                 dtype: Any = None, shape: Any = None, **kwargs: Any) -> Variable:
         if initial_value is None:
@@ -119,6 +122,6 @@ class Variable(torch.nn.Parameter):
     def __reduce_ex__(self, proto: Any) -> Any:
         return (_rebuild_variable, (self.data, self._tf_trainable, self._tf_name))
 
-    def __repr__(self) -> str:
+    def __repr__(self, **kwargs: Any) -> str:  # type: ignore[override]
         return (f"<tf.Variable '{self._tf_name}' shape={tuple(self.shape)} dtype={self.dtype} "
                 f"numpy={self.numpy()!r}>")

@@ -249,3 +249,15 @@ def test_gradients_through_tf_function_match():
     with tf.GradientTape() as tape:
         loss = loss_fn()
     _assert_same([tape.gradient(loss, w)], _reference(loss_fn, [w]))
+
+
+def test_an_unwatched_intermediate_tensor_has_no_gradient_as_in_tf():
+    x = tf.Variable(2.0)
+    h = x + 1  # a tensor, not a variable: TF only differentiates it when watched
+    with tf.GradientTape(persistent=True) as tape:
+        y = h * 3
+    assert tape.gradient(y, h) is None
+    with tf.GradientTape() as tape:
+        tape.watch(h)
+        y = h * 3
+    assert tape.gradient(y, h).item() == 3.0

@@ -160,3 +160,20 @@ def test_nested_checkpoint_and_lazy_module_restore(tmp_path):
     unbuilt = torch.nn.Sequential(torch.nn.LazyLinear(2))  # restored before it is built, as TF allows
     tf.train.Checkpoint(inner=tf.train.Checkpoint(model=unbuilt)).restore(path).assert_consumed()
     assert torch.equal(unbuilt[0].weight, model[0].weight)
+
+
+def test_keras_optimizer_is_trackable(tmp_path):
+    model = _model()
+    optimizer = tf.keras.optimizers.Adam(learning_rate=0.01)
+    torch_opt = optimizer.build(list(model.parameters()))
+    _train_one_step(model, torch_opt)
+    path = tf.train.Checkpoint(model=model, optimizer=optimizer).save(str(tmp_path / "ckpt"))
+    fresh_model = _model(2)
+    fresh = tf.keras.optimizers.Adam(learning_rate=0.5)
+    unbuilt = tf.train.Checkpoint(model=fresh_model, optimizer=fresh).restore(path)
+    assert fresh.learning_rate == pytest.approx(0.01)
+    with pytest.raises(AssertionError, match="not built yet"):
+        unbuilt.assert_consumed()
+    built = fresh.build(list(fresh_model.parameters()))
+    tf.train.Checkpoint(model=fresh_model, optimizer=fresh).restore(path).assert_consumed()
+    assert built.state_dict()["state"][0]["exp_avg"].equal(torch_opt.state_dict()["state"][0]["exp_avg"])

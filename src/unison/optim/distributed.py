@@ -421,7 +421,7 @@ class DistributedOptimizer(torch.optim.Optimizer):
         if self.gradient_transform is not None:
             self.gradient_transform(self._trainable)
         # Tells a strategy's global step hook that this step is already synchronised.
-        self.optimizer._unison_synchronized = True
+        setattr(self.optimizer, "_unison_synchronized", True)  # noqa: B010
         try:
             if self.sharded is None:
                 result = self.optimizer.step(closure)
@@ -430,7 +430,7 @@ class DistributedOptimizer(torch.optim.Optimizer):
                     result = self.optimizer.step(closure)
                 self.sharded.share_updates()
         finally:
-            self.optimizer._unison_synchronized = False
+            setattr(self.optimizer, "_unison_synchronized", False)  # noqa: B010
             self.mark_stepped()
         if self._optimizer_step_post_hooks:
             for post_hook in list(self._optimizer_step_post_hooks.values()):

@@ -55,6 +55,8 @@ def _kind(obj: Any) -> str:
         return "tensor"
     if callable(getattr(obj, "state_dict", None)) and callable(getattr(obj, "load_state_dict", None)):
         return "state_dict"
+    if hasattr(obj, "torch_optimizer"):
+        return "keras_optimizer"  # a unison.keras optimizer: its torch optimizer once built
     raise ValueError(
         f"tf.train.Checkpoint was expecting a trackable object (a torch.nn.Module, an optimizer, a "
         f"tf.Variable or tensor, another Checkpoint, or anything with state_dict() and "
@@ -177,6 +179,11 @@ class Checkpoint:
                 out[name] = {"kind": kind, "state": obj._state()}
             elif kind == "tensor":
                 out[name] = {"kind": kind, "state": obj.detach().cpu().clone()}
+            elif kind == "keras_optimizer":
+                built = obj.torch_optimizer
+                out[name] = {"kind": kind, "state": {
+                    "torch": None if built is None else built.state_dict(),
+                    "learning_rate": float(obj.learning_rate) if hasattr(obj, "learning_rate") else None}}
             else:
                 out[name] = {"kind": kind, "state": obj.state_dict()}
         return out
@@ -271,6 +278,9 @@ def _restore_objects(objects: dict[str, Any], saved: dict[str, Any], path: str,
             unmatched_objects += more[1]
         elif kind == "tensor":
             _restore_tensor(obj, entry["state"], path, scope + name)
+        elif kind == "keras_optimizer":
+            if not _restore_keras_optimizer(obj, entry["state"], path, scope + name):
+                unmatched_objects.append(f"{scope}{name} (optimizer not built yet: its slots were not restored)")
         else:
             _restore_state(obj, entry["state"], path, scope + name)
     return unmatched_file, unmatched_objects
@@ -282,6 +292,19 @@ def _restore_tensor(obj: torch.Tensor, value: torch.Tensor, path: str, name: str
                          f"object has shape {tuple(obj.shape)}. It is a checkpoint of another model.")
     with torch.no_grad():
         obj.copy_(value.to(obj.device, obj.dtype))
+
+
+def _restore_keras_optimizer(obj: Any, state: dict[str, Any], path: str, name: str) -> bool:
+    """Restore the learning rate, and the torch optimizer's state if it is built (False if not)."""
+    if state.get("learning_rate") is not None and hasattr(obj, "learning_rate"):
+        obj.learning_rate = state["learning_rate"]
+    if state.get("torch") is None:
+        return True
+    built = obj.torch_optimizer
+    if built is None:
+        return False
+    _restore_state(built, state["torch"], path, name)
+    return True
 
 
 def _restore_state(obj: Any, state: Any, path: str, name: str) -> None:
