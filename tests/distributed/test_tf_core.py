@@ -31,6 +31,7 @@ def test_two_replicas_save_one_process_restores(tmp_path) -> None:
     assert chief["paths"] == other["paths"] == [f"{directory}/ckpt-{i}" for i in range(1, STEPS + 1)]
     assert sorted(os.listdir(directory)) == ["checkpoint", "ckpt-3.unison", "ckpt-4.unison"]
     assert tf.train.latest_checkpoint(directory) == f"{directory}/ckpt-4"
+    assert chief["wrote_own"] and not other["wrote_own"]  # the non-chief replica wrote nothing
 
     model = fns.make_model()
     torch.manual_seed(5)

@@ -42,7 +42,11 @@ def train_with_tape_and_checkpoint(directory: str, steps: int) -> dict:
     for xb, yb in strategy.experimental_distribute_dataset(batches):
         strategy.run(step, args=(xb, yb))
         paths.append(manager.save())
+    # Each replica saves into a directory of its own: only the chief's may appear on disk.
+    own = f"{directory}-replica{strategy.extended.replica_id}"
+    tf.train.Checkpoint(model=model).save(os.path.join(own, "ckpt"))
     return {
+        "wrote_own": os.path.exists(own),
         "rank": strategy.extended.replica_id,
         "paths": paths,
         "latest": tf.train.latest_checkpoint(directory),
