@@ -17,9 +17,12 @@ from unison.api import (
     broadcast,
     broadcast_optimizer_state,
     broadcast_parameters,
+    gloo_built,
     init,
     local_rank,
     local_size,
+    mpi_built,
+    nccl_built,
 )
 from unison.optim import Adasum, Average, Compression, DistributedOptimizer, Sum
 
@@ -204,6 +207,7 @@ __all__ = [
     "floordiv",
     "function",
     "gather",
+    "gloo_built",
     "greater",
     "greater_equal",
     "half",
@@ -227,7 +231,9 @@ __all__ = [
     "matmul",
     "maximum",
     "minimum",
+    "mpi_built",
     "multiply",
+    "nccl_built",
     "negative",
     "newaxis",
     "nn",

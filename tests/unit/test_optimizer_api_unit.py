@@ -98,3 +98,8 @@ def test_bad_predivide_and_double_wrapping():
         hvd.DistributedOptimizer(opt)
     with pytest.raises(ValueError, match="nonfinite must be one of"):
         _opt(nonfinite="ignore")
+
+
+def test_horovod_build_queries():
+    assert hvd.gloo_built() is True and hvd.mpi_built() is False
+    assert hvd.nccl_built() == torch.distributed.is_nccl_available()
