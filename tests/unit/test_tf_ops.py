@@ -210,3 +210,26 @@ def test_submodule_imports_still_work():
                          capture_output=True, text=True, timeout=60, check=False)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["unison.testing", "0", "1"]
+
+
+class _Symbol:
+    """A stand-in for a Keras symbolic tensor: records the tf.* calls made on it."""
+
+    calls: list = []
+
+    @staticmethod
+    def __unison_tf_op__(fn, args, kwargs):
+        _Symbol.calls.append((fn.__name__, args, kwargs))
+        return _Symbol()
+
+
+def test_symbolic_values_take_over_tf_functions():
+    sym = _Symbol()
+    _Symbol.calls.clear()
+    assert isinstance(tf.reduce_mean(sym, axis=1), _Symbol)
+    assert isinstance(tf.concat([tf.zeros([1]), sym], axis=0), _Symbol)
+    assert isinstance(tf.nn.relu(features=sym), _Symbol)
+    assert isinstance(tf.math.add(1.0, sym), _Symbol)
+    assert [c[0] for c in _Symbol.calls] == ["reduce_mean", "concat", "relu", "add"]
+    fn = _Symbol.calls[0][0]
+    assert fn == "reduce_mean" and tf.reduce_mean(tf.ones([2, 2]), axis=1).tolist() == [1.0, 1.0]

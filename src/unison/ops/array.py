@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from unison.ops._dispatch import wrap_namespace
 from unison.ops.dtypes import as_dtype, to_tensor
 
 newaxis = None
@@ -250,3 +251,9 @@ def gather(params: Any, indices: Any, axis: int | None = None, batch_dims: int =
     ax = int(axis or 0) % p.dim()
     out = p.index_select(ax, i.reshape(-1))
     return out.reshape(p.shape[:ax] + i.shape + p.shape[ax + 1:])
+
+
+__all__ = ['cast', 'concat', 'constant', 'convert_to_tensor', 'expand_dims', 'fill', 'gather', 'identity', 'is_tensor', 'one_hot', 'ones', 'ones_like', 'range', 'rank', 'reshape', 'shape', 'size', 'split', 'squeeze', 'stack', 'stop_gradient', 'tile', 'transpose', 'unstack', 'where', 'zeros', 'zeros_like']
+__all__ += ["Tensor", "newaxis"]
+
+wrap_namespace(globals(), __all__)

@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from unison.ops._dispatch import wrap_namespace
 from unison.ops.dtypes import as_dtype, to_tensor
 
 
@@ -234,6 +235,8 @@ class TopK(tuple):  # type: ignore[type-arg]
 
 
 __all__ = ['abs', 'add', 'add_n', 'argmax', 'argmin', 'ceil', 'clip_by_value', 'cos', 'cumsum', 'divide', 'divide_no_nan', 'equal', 'exp', 'floor', 'floordiv', 'floormod', 'greater', 'greater_equal', 'is_finite', 'is_inf', 'is_nan', 'less', 'less_equal', 'log', 'log1p', 'logical_and', 'logical_not', 'logical_or', 'matmul', 'maximum', 'minimum', 'mod', 'multiply', 'negative', 'not_equal', 'pow', 'reciprocal', 'reduce_all', 'reduce_any', 'reduce_logsumexp', 'reduce_max', 'reduce_mean', 'reduce_min', 'reduce_prod', 'reduce_std', 'reduce_sum', 'reduce_variance', 'round', 'rsqrt', 'sigmoid', 'sign', 'sin', 'sqrt', 'square', 'squared_difference', 'subtract', 'tanh', 'top_k', 'truediv']
+
+wrap_namespace(globals(), __all__)
 
 
 def __getattr__(name: str) -> object:

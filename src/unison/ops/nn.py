@@ -15,6 +15,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from unison.ops._dispatch import wrap_namespace
 from unison.ops.dtypes import to_tensor
 
 
@@ -123,3 +124,8 @@ def moments(x: Any, axes: Any, shift: Any = None, keepdims: bool = False,
     t = to_tensor(x)
     dims = tuple(int(a) for a in axes)
     return t.mean(dim=dims, keepdim=keepdims), t.var(dim=dims, keepdim=keepdims, correction=0)
+
+
+__all__ = ['bias_add', 'dropout', 'elu', 'gelu', 'l2_loss', 'leaky_relu', 'log_softmax', 'moments', 'relu', 'relu6', 'selu', 'sigmoid', 'sigmoid_cross_entropy_with_logits', 'softmax', 'softmax_cross_entropy_with_logits', 'sparse_softmax_cross_entropy_with_logits', 'tanh']
+
+wrap_namespace(globals(), __all__)
