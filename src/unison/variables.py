@@ -111,6 +111,19 @@ class Variable(torch.nn.Parameter):
             self.sub_(to_tensor(delta, self.dtype).to(self.device))
         return self
 
+    # --- `v += x` rebinds the name to a new tensor, as in TF (torch would write into the leaf) ---
+    def __iadd__(self, other: Any) -> torch.Tensor:  # type: ignore[override, misc]
+        return self + other
+
+    def __isub__(self, other: Any) -> torch.Tensor:  # type: ignore[override, misc]
+        return self - other
+
+    def __imul__(self, other: Any) -> torch.Tensor:  # type: ignore[override, misc]
+        return self * other
+
+    def __itruediv__(self, other: Any) -> torch.Tensor:  # type: ignore[override, misc]
+        return self / other
+
     # --- copies keep the TF attributes ----------------------------------------------------------
     def __deepcopy__(self, memo: dict[int, Any]) -> Variable:
         if id(self) in memo:

@@ -261,3 +261,10 @@ def test_an_unwatched_intermediate_tensor_has_no_gradient_as_in_tf():
         tape.watch(h)
         y = h * 3
     assert tape.gradient(y, h).item() == 3.0
+
+
+def test_augmented_assignment_rebinds_as_in_tf():
+    v = tf.Variable(2.0)
+    w = v
+    w += 1.0
+    assert type(w) is torch.Tensor and w.item() == 3.0 and v.numpy() == 2.0
