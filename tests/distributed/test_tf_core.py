@@ -45,3 +45,17 @@ def test_two_replicas_save_one_process_restores(tmp_path) -> None:
         np.testing.assert_array_equal(got.detach().numpy(), want)
     np.testing.assert_array_equal(optimizer.state_dict()["state"][0]["exp_avg"].numpy(), chief["exp_avg"])
     assert step.numpy() == STEPS and int(checkpoint.save_counter) == STEPS
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_checkpoint_of_a_sharded_optimizer_holds_every_shard(tmp_path) -> None:
+    results = run_distributed(fns.sharded_optimizer_checkpoint, 2, args=(str(tmp_path),), timeout=150)
+    n_params = len(results[0]["params"])
+    assert sum(r["local_entries"] for r in results) == n_params  # each replica held its shard only
+    model = fns.make_model()
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+    tf.train.Checkpoint(model=model, optimizer=optimizer).restore(results[0]["path"]).assert_consumed()
+    assert len(optimizer.state) == n_params  # the file has every parameter's moments
+    for got, want in zip(model.parameters(), results[0]["params"]):
+        np.testing.assert_array_equal(got.detach().numpy(), want)

@@ -70,3 +70,21 @@ def reference_loop(steps: int) -> list[np.ndarray]:
             p.grad = g
         optimizer.step()
     return [p.detach().numpy().copy() for p in model.parameters()]
+
+
+def sharded_optimizer_checkpoint(directory: str) -> dict:
+    """ZeRO-1 sharded DistributedOptimizer: a checkpoint holds every shard's state."""
+    hvd = tf
+    hvd.init()
+    model = make_model()
+    opt = hvd.DistributedOptimizer(torch.optim.Adam(model.parameters(), lr=0.05),
+                                   named_parameters=model.named_parameters(), shard_optimizer_state=True)
+    for step in range(2):
+        g = torch.Generator().manual_seed(10 * step + hvd.rank())
+        opt.zero_grad()
+        F.mse_loss(model(torch.randn(4, 6, generator=g)), torch.zeros(4, 3)).backward()
+        opt.step()
+    local_entries = len(opt.optimizer.state)
+    path = tf.train.Checkpoint(model=model, optimizer=opt).save(os.path.join(directory, "ckpt"))
+    return {"path": path, "local_entries": local_entries,
+            "params": [p.detach().numpy().copy() for p in model.parameters()]}

@@ -237,10 +237,28 @@ class DistributedOptimizer(torch.optim.Optimizer):
         self.optimizer.defaults = defaults
 
     def state_dict(self) -> dict[str, Any]:
-        return self.optimizer.state_dict()
+        """The wrapped optimizer's state; with ``shard_optimizer_state``, gathered from every shard.
+
+        Sharded, this is a collective: every replica must call it (a checkpoint does).
+        """
+        state = self.optimizer.state_dict()
+        if self.sharded is None:
+            return state
+        merged: dict[Any, Any] = {}
+        for rank in range(self.comm.world_size):
+            part = self.comm.broadcast_object(state["state"] if rank == self.comm.rank else None, src=rank,
+                                              name=f"optimizer_state_from_rank{rank}")
+            merged.update(part)
+        state["state"] = dict(sorted(merged.items()))
+        return state
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a full state; with ``shard_optimizer_state`` each replica keeps its shard only."""
         self.optimizer.load_state_dict(state_dict)
+        if self.sharded is not None:
+            for p in list(self.optimizer.state):
+                if id(p) not in self.sharded._owned_ids:
+                    del self.optimizer.state[p]
 
     def register_state_dict_pre_hook(self, hook: Any, prepend: bool = False) -> Any:
         return self.optimizer.register_state_dict_pre_hook(hook, prepend)

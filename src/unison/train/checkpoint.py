@@ -188,16 +188,16 @@ class Checkpoint:
                 out[name] = {"kind": kind, "state": obj.state_dict()}
         return out
 
-    def _payload(self) -> bytes:
-        buffer = io.BytesIO()
-        torch.save({"format": _FORMAT, "save_counter": int(self.save_counter), "objects": self._state()}, buffer)
-        return buffer.getvalue()
-
     def write(self, file_prefix: str | os.PathLike[str], options: Any = None) -> str:
         """Write a checkpoint at ``file_prefix`` (no numbering, no ``checkpoint`` file); return it."""
         prefix = os.fspath(file_prefix)
+        # Every replica collects the state (a sharded optimizer gathers its shards collectively);
+        # only the chief serialises and writes it.
+        objects = self._state()
         if _is_chief():
-            write_verified(prefix + SUFFIX, self._payload(), kind=KIND)
+            buffer = io.BytesIO()
+            torch.save({"format": _FORMAT, "save_counter": int(self.save_counter), "objects": objects}, buffer)
+            write_verified(prefix + SUFFIX, buffer.getvalue(), kind=KIND)
         return prefix
 
     def save(self, file_prefix: str | os.PathLike[str], options: Any = None) -> str:
