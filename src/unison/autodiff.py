@@ -203,8 +203,61 @@ class GradientTape:
             results = [torch.zeros_like(s) if g is None else g for g, s in zip(results, flat_sources)]
         return _pack(sources, iter(results))
 
+    def jacobian(self, target: Any, sources: Any,
+                 unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
+                 parallel_iterations: int | None = None, experimental_use_pfor: bool = True) -> Any:
+        """d(each element of ``target``)/d(each source): shape ``target.shape + source.shape``."""
+        t = to_tensor(target)
+        rows = [(i,) for i in range(t.numel())]
+        return self._stacked(t.reshape(-1), sources, unconnected_gradients, rows, t.shape, lambda g, s: g.reshape(
+            tuple(t.shape) + tuple(s.shape)))
+
+    def batch_jacobian(self, target: Any, source: Any,
+                       unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
+                       parallel_iterations: int | None = None, experimental_use_pfor: bool = True) -> Any:
+        """Per-example jacobian: ``target[b]`` depends on ``source[b]`` only; shape
+        ``(batch,) + target.shape[1:] + source.shape[1:]``."""
+        t = to_tensor(target)
+        inner = t.shape[1:]
+        count = 1
+        for d in inner:
+            count *= d
+        rows = [(slice(None), i) for i in range(count)]
+
+        def arrange(g: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+            # g: (count, batch, *source[1:]) -> (batch, *target[1:], *source[1:])
+            return g.movedim(0, 1).reshape((s.shape[0],) + tuple(inner) + tuple(s.shape[1:]))
+
+        return self._stacked(t.reshape(t.shape[0], -1), source, unconnected_gradients, rows, t.shape, arrange)
+
+    def _stacked(self, target: torch.Tensor, sources: Any, unconnected: UnconnectedGradients | str,
+                 rows: list[tuple[Any, ...]], shape: Any, arrange: Any) -> Any:
+        # One backward pass per row of the jacobian (TF's pfor has no torch counterpart that
+        # works on a recorded graph for every op).
+        mode = _unconnected(unconnected)
+        if not self._entered or (self._used and not self._persistent):
+            raise RuntimeError(_ONCE)
+        self._used = True
+        flat_sources = _flatten(sources)
+        per_row: list[list[torch.Tensor | None]] = []
+        for index in rows:
+            seed = torch.zeros_like(target)
+            seed[index] = 1.0
+            per_row.append(self._grads([target], [seed], flat_sources, keep=True))
+        results: list[torch.Tensor | None] = []
+        for k, s in enumerate(flat_sources):
+            column = [row[k] for row in per_row]
+            if all(g is None for g in column) and mode is UnconnectedGradients.NONE:
+                results.append(None)
+                continue
+            stacked = torch.stack([torch.zeros_like(s) if g is None else g for g in column])
+            results.append(arrange(stacked, s))
+        if not self._persistent and self._recording:
+            self._stop()
+        return _pack(sources, iter(results))
+
     def _grads(self, targets: list[torch.Tensor], grads_out: list[torch.Tensor] | None,
-               sources: list[torch.Tensor]) -> list[torch.Tensor | None]:
+               sources: list[torch.Tensor], keep: bool = False) -> list[torch.Tensor | None]:
         wanted = [i for i, s in enumerate(sources) if self._differentiable(s)]
         live = [i for i, t in enumerate(targets) if t.requires_grad]
         results: list[torch.Tensor | None] = [None] * len(sources)
@@ -226,7 +279,7 @@ class GradientTape:
             seeds = [grads_out[i].to(targets[i].dtype).expand_as(targets[i]) for i in live]
         with torch.enable_grad() if create_graph else contextlib.nullcontext():
             grads = torch.autograd.grad(outputs, inputs, grad_outputs=seeds, allow_unused=True,
-                                        retain_graph=self._persistent or create_graph,
+                                        retain_graph=self._persistent or create_graph or keep,
                                         create_graph=create_graph)
         by_id = {id(s): g for s, g in zip(inputs, grads)}
         for i in wanted:

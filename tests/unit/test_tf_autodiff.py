@@ -268,3 +268,21 @@ def test_augmented_assignment_rebinds_as_in_tf():
     w = v
     w += 1.0
     assert type(w) is torch.Tensor and w.item() == 3.0 and v.numpy() == 2.0
+
+
+def test_jacobian_and_batch_jacobian_match_torch():
+    w = tf.Variable(torch.randn(3, 2))
+    x = torch.randn(4, 3)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = torch.tanh(x @ w)
+    jac = tape.jacobian(y, w)
+    want = torch.autograd.functional.jacobian(lambda w_: torch.tanh(x @ w_), w.detach())
+    torch.testing.assert_close(jac, want)
+    bjac = tape.batch_jacobian(y, x)
+    full = torch.autograd.functional.jacobian(lambda x_: torch.tanh(x_ @ w.detach()), x.detach())
+    torch.testing.assert_close(bjac, torch.stack([full[b, :, b, :] for b in range(4)]))
+    assert bjac.shape == (4, 2, 3)
+    unused = tf.Variable(1.0)
+    assert tape.jacobian(y, unused) is None
+    assert tape.jacobian(y, unused, unconnected_gradients="zero").shape == (4, 2)

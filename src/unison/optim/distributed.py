@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import enum
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -31,6 +30,7 @@ from unison.comm.communicator import Communicator, LocalCommunicator, joined
 from unison.errors import format_choices
 from unison.optim.buckets import Bucket, plan_buckets
 from unison.optim.compression import Compression, Compressor
+from unison.optim.protocol import WrappingOptimizer
 from unison.optim.safety import check_consistency, first_nonfinite, nonfinite_error
 from unison.optim.zero import ShardedState
 
@@ -89,7 +89,7 @@ def _check_compression(compression: Any) -> Compressor:
     )
 
 
-class DistributedOptimizer(torch.optim.Optimizer):
+class DistributedOptimizer(WrappingOptimizer):
     """Synchronises gradients across replicas, then steps the wrapped optimizer.
 
     It is a ``torch.optim.Optimizer`` (as Horovod's is): ``param_groups``, ``state``,
@@ -181,11 +181,7 @@ class DistributedOptimizer(torch.optim.Optimizer):
             raise ValueError(f"nonfinite must be one of {format_choices(_NONFINITE)}. Received: nonfinite={nonfinite!r}")
         if clip_grad_norm is not None and clip_grad_norm <= 0:
             raise ValueError(f"clip_grad_norm must be > 0. Received: clip_grad_norm={clip_grad_norm}")
-        # torch.optim.Optimizer.__init__ is not called: the wrapped optimizer owns param_groups,
-        # state and defaults; these are the hook tables torch's base-class methods expect.
-        self._optimizer_step_pre_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
-        self._optimizer_step_post_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
-        self.optimizer = optimizer
+        self._wrap(optimizer)
         self.op = op
         self.gradient_predivide_factor = float(gradient_predivide_factor)
         self.compression = _check_compression(compression)
@@ -211,31 +207,7 @@ class DistributedOptimizer(torch.optim.Optimizer):
         self.sharded = ShardedState(optimizer, self.comm) if shard_optimizer_state and self.comm.is_distributed else None
         self._hooks = [p.register_post_accumulate_grad_hook(self._on_grad) for p in self._trainable]
 
-    # --- composition: the wrapped optimizer's API -------------------------------------------
-    @property  # type: ignore[override]
-    def param_groups(self) -> list[dict[str, Any]]:
-        return self.optimizer.param_groups
-
-    @param_groups.setter
-    def param_groups(self, groups: list[dict[str, Any]]) -> None:
-        self.optimizer.param_groups = groups
-
-    @property  # type: ignore[override]
-    def state(self) -> Any:
-        return self.optimizer.state
-
-    @state.setter
-    def state(self, state: Any) -> None:
-        self.optimizer.state = state
-
-    @property  # type: ignore[override]
-    def defaults(self) -> dict[str, Any]:
-        return self.optimizer.defaults
-
-    @defaults.setter
-    def defaults(self, defaults: dict[str, Any]) -> None:
-        self.optimizer.defaults = defaults
-
+    # --- the wrapped optimizer's state, gathered when sharded ---------------------------------
     def state_dict(self) -> dict[str, Any]:
         """The wrapped optimizer's state; with ``shard_optimizer_state``, gathered from every shard.
 
@@ -259,18 +231,6 @@ class DistributedOptimizer(torch.optim.Optimizer):
             for p in list(self.optimizer.state):
                 if id(p) not in self.sharded._owned_ids:
                     del self.optimizer.state[p]
-
-    def register_state_dict_pre_hook(self, hook: Any, prepend: bool = False) -> Any:
-        return self.optimizer.register_state_dict_pre_hook(hook, prepend)
-
-    def register_state_dict_post_hook(self, hook: Any, prepend: bool = False) -> Any:
-        return self.optimizer.register_state_dict_post_hook(hook, prepend)
-
-    def register_load_state_dict_pre_hook(self, hook: Any, prepend: bool = False) -> Any:
-        return self.optimizer.register_load_state_dict_pre_hook(hook, prepend)
-
-    def register_load_state_dict_post_hook(self, hook: Any, prepend: bool = False) -> Any:
-        return self.optimizer.register_load_state_dict_post_hook(hook, prepend)
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group to the wrapped optimizer; its parameters are synchronised from now on."""
@@ -432,8 +392,7 @@ class DistributedOptimizer(torch.optim.Optimizer):
     def step(self, closure: Any = None) -> Any:
         """Synchronise gradients (unless inside ``skip_synchronize``) and step the optimizer."""
         if self._optimizer_step_pre_hooks:
-            for pre_hook in list(self._optimizer_step_pre_hooks.values()):
-                pre_hook(self, (closure,), {})
+            self._run_step_hooks(self._optimizer_step_pre_hooks, closure)
         if not self._skip:
             self.synchronize()
         if self.gradient_transform is not None:
@@ -451,8 +410,7 @@ class DistributedOptimizer(torch.optim.Optimizer):
             setattr(self.optimizer, "_unison_synchronized", False)  # noqa: B010
             self.mark_stepped()
         if self._optimizer_step_post_hooks:
-            for post_hook in list(self._optimizer_step_post_hooks.values()):
-                post_hook(self, (closure,), {})
+            self._run_step_hooks(self._optimizer_step_post_hooks, closure)
         return result
 
     def mark_stepped(self) -> None:
