@@ -137,6 +137,21 @@ def broadcast_optimizer_state(optimizer: Any, root_rank: int = 0) -> None:
     inner.load_state_dict(state)
 
 
+def nccl_built() -> bool:
+    """Horovod's ``hvd.nccl_built()``: whether torch can all-reduce over NCCL (CUDA builds)."""
+    return bool(torch.distributed.is_available() and torch.distributed.is_nccl_available())
+
+
+def gloo_built() -> bool:
+    """Horovod's ``hvd.gloo_built()``: whether torch has gloo (unison's CPU transport)."""
+    return bool(torch.distributed.is_available() and torch.distributed.is_gloo_available())
+
+
+def mpi_built() -> bool:
+    """Horovod's ``hvd.mpi_built()``: always False (unison does not use MPI)."""
+    return False
+
+
 __all__ = ["Adasum", "Average", "Sum", "allgather", "allreduce", "barrier", "broadcast",
-           "broadcast_optimizer_state", "broadcast_parameters", "init", "local_rank", "local_size",
-           "rank", "size"]
+           "broadcast_optimizer_state", "broadcast_parameters", "gloo_built", "init", "local_rank",
+           "local_size", "mpi_built", "nccl_built", "rank", "size"]

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import contextlib
 import enum
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import torch
 
@@ -29,6 +30,7 @@ from unison.comm.communicator import Communicator, LocalCommunicator, joined
 from unison.errors import format_choices
 from unison.optim.buckets import Bucket, plan_buckets
 from unison.optim.compression import Compression, Compressor
+from unison.optim.protocol import WrappingOptimizer
 from unison.optim.safety import check_consistency, first_nonfinite, nonfinite_error
 from unison.optim.zero import ShardedState
 
@@ -44,7 +46,7 @@ class ReduceOp(enum.Enum):
 Average = ReduceOp.AVERAGE
 Sum = ReduceOp.SUM
 Adasum = ReduceOp.ADASUM
-_NONFINITE = ("raise", "skip")
+_NONFINITE = ("raise", "skip", "keep")
 
 
 def _check_named_parameters(
@@ -87,8 +89,23 @@ def _check_compression(compression: Any) -> Compressor:
     )
 
 
-class DistributedOptimizer:
+class DistributedOptimizer(WrappingOptimizer):
     """Synchronises gradients across replicas, then steps the wrapped optimizer.
+
+    It is a ``torch.optim.Optimizer`` (as Horovod's is): ``param_groups``, ``state``,
+    ``defaults``, ``state_dict``/``load_state_dict``, ``add_param_group`` and ``zero_grad`` are the
+    wrapped optimizer's, so torch's LR schedulers and ``isinstance`` checks work. With
+    ``torch.amp.GradScaler``, use Horovod's order (the scaler must see reduced gradients)::
+
+        scaler.scale(loss).backward()
+        opt.synchronize()
+        scaler.unscale_(opt)
+        with opt.skip_synchronize():
+            scaler.step(opt)
+        scaler.update()
+
+    and ``nonfinite="keep"``, so an overflow reaches the scaler (identically on every replica)
+    instead of raising.
 
     Args:
         optimizer: the ``torch.optim.Optimizer`` to wrap (it keeps its own state).
@@ -97,9 +114,13 @@ class DistributedOptimizer:
         backward_passes_per_step: communicate only on every k-th backward; the k local
             gradients are accumulated first (with ``Average``, divided by k too).
         op: ``Average`` (divide the sum by the replicas), ``Sum``, or ``Adasum``.
+        gradient_predivide_factor: Horovod's: with ``Average``, gradients are divided by this
+            factor before the sum and by ``size / factor`` after it (same average, a different
+            range on the wire).
         bucket_cap_mb: the size of one gradient bucket.
-        nonfinite: ``"raise"`` (an error naming ranks and parameter) or ``"skip"`` (every
-            replica skips that step; counted in ``skipped_steps``).
+        nonfinite: ``"raise"`` (an error naming ranks and parameter), ``"skip"`` (every
+            replica skips that step; counted in ``skipped_steps``) or ``"keep"`` (leave the
+            reduced non-finite values for a ``GradScaler`` to handle).
         clip_grad_norm: clip the global norm of the *reduced* gradients (same on every replica).
         shard_optimizer_state: ZeRO-1, each replica keeps the optimizer state of its shard only.
         error_feedback: with compression, add what the cast lost back into the next step.
@@ -118,6 +139,7 @@ class DistributedOptimizer:
         compression: Compressor = Compression.none,
         backward_passes_per_step: int = 1,
         op: ReduceOp = Average,
+        gradient_predivide_factor: float = 1.0,
         bucket_cap_mb: float = 25.0,
         nonfinite: str = "raise",
         clip_grad_norm: float | None = None,
@@ -125,7 +147,13 @@ class DistributedOptimizer:
         error_feedback: bool = False,
         gradient_transform: Callable[[list[torch.nn.Parameter]], None] | None = None,
         communicator: Communicator | None = None,
+        num_groups: int = 0,
+        groups: Any = None,
+        sparse_as_dense: bool = False,
     ) -> None:
+        if isinstance(optimizer, DistributedOptimizer):
+            raise ValueError("The optimizer is already a DistributedOptimizer; wrap the torch optimizer "
+                             "once. Received: DistributedOptimizer(DistributedOptimizer(...))")
         if not isinstance(optimizer, torch.optim.Optimizer):
             raise TypeError(
                 "DistributedOptimizer wraps a torch.optim.Optimizer. Received: "
@@ -140,14 +168,22 @@ class DistributedOptimizer:
                 "backward_passes_per_step must be an integer >= 1. "
                 f"Received: backward_passes_per_step={backward_passes_per_step!r}"
             )
+        if isinstance(gradient_predivide_factor, bool) or not isinstance(gradient_predivide_factor, (int, float)) \
+                or gradient_predivide_factor <= 0:
+            raise ValueError("gradient_predivide_factor must be a number > 0. "
+                             f"Received: gradient_predivide_factor={gradient_predivide_factor!r}")
+        if gradient_predivide_factor != 1.0 and op is not Average:
+            raise ValueError("gradient_predivide_factor is only supported with op=unison.Average (as in "
+                             f"Horovod). Received: op={op}, gradient_predivide_factor={gradient_predivide_factor}")
         if bucket_cap_mb <= 0:
             raise ValueError(f"bucket_cap_mb must be > 0. Received: bucket_cap_mb={bucket_cap_mb}")
         if nonfinite not in _NONFINITE:
             raise ValueError(f"nonfinite must be one of {format_choices(_NONFINITE)}. Received: nonfinite={nonfinite!r}")
         if clip_grad_norm is not None and clip_grad_norm <= 0:
             raise ValueError(f"clip_grad_norm must be > 0. Received: clip_grad_norm={clip_grad_norm}")
-        self.optimizer = optimizer
+        self._wrap(optimizer)
         self.op = op
+        self.gradient_predivide_factor = float(gradient_predivide_factor)
         self.compression = _check_compression(compression)
         self.backward_passes_per_step = backward_passes_per_step
         self.nonfinite = nonfinite
@@ -158,7 +194,8 @@ class DistributedOptimizer:
         self._named = _check_named_parameters(named_parameters, optimizer)
         self._names = {id(p): n for n, p in self._named}
         self._trainable = [p for _, p in self._named if p.requires_grad]
-        self._buckets = plan_buckets(self._trainable, int(bucket_cap_mb * 1024 * 1024))
+        self._bucket_cap = int(bucket_cap_mb * 1024 * 1024)
+        self._buckets = plan_buckets(self._trainable, self._bucket_cap)
         self._bucket_of: dict[int, Bucket] = {id(p): b for b in self._buckets for p in b.params}
         self._passes: dict[int, int] = {}
         self._next_launch = 0
@@ -170,20 +207,51 @@ class DistributedOptimizer:
         self.sharded = ShardedState(optimizer, self.comm) if shard_optimizer_state and self.comm.is_distributed else None
         self._hooks = [p.register_post_accumulate_grad_hook(self._on_grad) for p in self._trainable]
 
-    # --- composition: the wrapped optimizer's API -------------------------------------------
-    @property
-    def param_groups(self) -> list[dict[str, Any]]:
-        return self.optimizer.param_groups
-
-    @property
-    def state(self) -> Any:
-        return self.optimizer.state
-
+    # --- the wrapped optimizer's state, gathered when sharded ---------------------------------
     def state_dict(self) -> dict[str, Any]:
-        return self.optimizer.state_dict()
+        """The wrapped optimizer's state; with ``shard_optimizer_state``, gathered from every shard.
+
+        Sharded, this is a collective: every replica must call it (a checkpoint does).
+        """
+        state = self.optimizer.state_dict()
+        if self.sharded is None:
+            return state
+        merged: dict[Any, Any] = {}
+        for rank in range(self.comm.world_size):
+            part = self.comm.broadcast_object(state["state"] if rank == self.comm.rank else None, src=rank,
+                                              name=f"optimizer_state_from_rank{rank}")
+            merged.update(part)
+        state["state"] = dict(sorted(merged.items()))
+        return state
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a full state; with ``shard_optimizer_state`` each replica keeps its shard only."""
         self.optimizer.load_state_dict(state_dict)
+        if self.sharded is not None:
+            for p in list(self.optimizer.state):
+                if id(p) not in self.sharded._owned_ids:
+                    del self.optimizer.state[p]
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group to the wrapped optimizer; its parameters are synchronised from now on."""
+        self.optimizer.add_param_group(param_group)
+        for bucket in self._buckets:
+            if bucket.pending is not None:
+                self.comm.wait(bucket.pending)
+            bucket.reset()
+        known = {id(p) for _, p in self._named}
+        start = len(self._named)
+        new = [p for p in self.optimizer.param_groups[-1]["params"] if id(p) not in known]
+        self._named += [(f"param.{start + i}", p) for i, p in enumerate(new)]
+        self._names.update({id(p): n for n, p in self._named})
+        added = [p for p in new if p.requires_grad]
+        self._trainable += added
+        self._buckets = plan_buckets(self._trainable, self._bucket_cap)
+        self._bucket_of = {id(p): b for b in self._buckets for p in b.params}
+        self._hooks += [p.register_post_accumulate_grad_hook(self._on_grad) for p in added]
+        self._next_launch = 0
+        self._passes.clear()
+        self._checked = False  # every replica must add the same group: checked before the next reduction
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear gradients and start a fresh accumulation (in-flight buckets are drained)."""
@@ -219,7 +287,10 @@ class DistributedOptimizer:
 
     @property
     def _prescale(self) -> float:
-        # Compressed buckets are pre-divided so an fp16 sum stays in range.
+        # Horovod's gradient_predivide_factor chooses the pre-division; otherwise compressed
+        # buckets are pre-divided by the replicas so an fp16 sum stays in range.
+        if self.gradient_predivide_factor != 1.0:
+            return 1.0 / self.gradient_predivide_factor
         return 1.0 / self.comm.world_size if self.compression.compresses else 1.0
 
     def _check_once(self) -> None:
@@ -263,7 +334,7 @@ class DistributedOptimizer:
         self._passes.clear()
 
     def _synchronize_local(self) -> None:
-        bad = first_nonfinite(self._named)
+        bad = first_nonfinite(self._named) if self.nonfinite != "keep" else None
         if bad is not None:
             self._nonfinite_verdict(bad)
             return
@@ -286,7 +357,7 @@ class DistributedOptimizer:
                 self.comm.wait(bucket.pending)
         self._next_launch = 0
         bad = any([bucket.read_flags()[1] for bucket in self._buckets])  # read every bucket's flags
-        if bad:
+        if bad and self.nonfinite != "keep":
             for bucket in self._buckets:
                 bucket.reset()
             self._nonfinite_verdict(first_nonfinite(self._named))
@@ -320,22 +391,27 @@ class DistributedOptimizer:
 
     def step(self, closure: Any = None) -> Any:
         """Synchronise gradients (unless inside ``skip_synchronize``) and step the optimizer."""
+        if self._optimizer_step_pre_hooks:
+            self._run_step_hooks(self._optimizer_step_pre_hooks, closure)
         if not self._skip:
             self.synchronize()
         if self.gradient_transform is not None:
             self.gradient_transform(self._trainable)
         # Tells a strategy's global step hook that this step is already synchronised.
-        setattr(self.optimizer, "_unison_synchronized", True)
+        setattr(self.optimizer, "_unison_synchronized", True)  # noqa: B010
         try:
             if self.sharded is None:
-                return self.optimizer.step(closure)
-            with self.sharded.owned_only():
                 result = self.optimizer.step(closure)
-            self.sharded.share_updates()
-            return result
+            else:
+                with self.sharded.owned_only():
+                    result = self.optimizer.step(closure)
+                self.sharded.share_updates()
         finally:
-            setattr(self.optimizer, "_unison_synchronized", False)
+            setattr(self.optimizer, "_unison_synchronized", False)  # noqa: B010
             self.mark_stepped()
+        if self._optimizer_step_post_hooks:
+            self._run_step_hooks(self._optimizer_step_post_hooks, closure)
+        return result
 
     def mark_stepped(self) -> None:
         """Record that the optimizer stepped: the next step needs a fresh synchronisation."""

@@ -1,0 +1,130 @@
+"""``tf.function``: accepted with TF's arguments; the Python function runs eagerly.
+
+TF traces a ``tf.function`` into a graph; unison runs it as Python on torch every call, so the
+results are exactly those of the undecorated function. What differs from TF: Python side effects
+(``print``, appending to a list) happen on every call instead of only while tracing, and
+``jit_compile``/``reduce_retracing`` change nothing. torch.compile is not used: on the tutorials'
+models (small MLPs and convnets on CPU) its compile time outweighs what it saves, and it
+cannot compile the collectives inside ``strategy.run``.
+
+``input_signature`` is checked as TF checks it: the number of arguments, each tensor's rank,
+its known dimensions and its dtype.
+
+Example:
+    >>> import unison as tf
+    >>> @tf.function
+    ... def double(x):
+    ...     return x * 2
+    >>> double(tf.constant(2.0)).item()
+    4.0
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+
+class Function:
+    """A function decorated with ``tf.function`` (callable like the original)."""
+
+    def __init__(self, python_function: Callable[..., Any], input_signature: Sequence[Any] | None = None,
+                 jit_compile: bool | None = None, reduce_retracing: bool = False) -> None:
+        if not callable(python_function):
+            raise TypeError(f"tf.function decorates a callable. Received: {python_function!r:.80}")
+        self.python_function = python_function
+        self.input_signature = None if input_signature is None else tuple(input_signature)
+        self.jit_compile = jit_compile
+        self.reduce_retracing = reduce_retracing
+        functools.update_wrapper(self, python_function)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.input_signature is not None:
+            _check_signature(self.python_function, self.input_signature, args, kwargs)
+        return self.python_function(*args, **kwargs)
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        # A tf.function defined in a class binds to the instance, like a method.
+        if instance is None:
+            return self
+        bound = Function.__new__(Function)
+        bound.python_function = self.python_function.__get__(instance, owner)
+        bound.input_signature = self.input_signature
+        bound.jit_compile = self.jit_compile
+        bound.reduce_retracing = self.reduce_retracing
+        functools.update_wrapper(bound, bound.python_function)
+        return bound
+
+    def get_concrete_function(self, *args: Any, **kwargs: Any) -> Function:
+        """TF returns a traced graph; here the function itself (it runs eagerly)."""
+        return self
+
+    def experimental_get_tracing_count(self) -> int:
+        """Always 0: nothing is traced."""
+        return 0
+
+    def __repr__(self) -> str:
+        return f"<tf.function {getattr(self.python_function, '__qualname__', self.python_function)!r} (eager)>"
+
+
+def _check_signature(fn: Callable[..., Any], signature: tuple[Any, ...], args: tuple[Any, ...],
+                     kwargs: dict[str, Any]) -> None:
+    given = list(args) + list(kwargs.values())
+    problem = None
+    if len(given) != len(signature):
+        problem = f"{len(given)} arguments were given, the signature has {len(signature)}"
+    else:
+        for i, (value, spec) in enumerate(zip(given, signature)):
+            problem = _spec_mismatch(value, spec)
+            if problem:
+                problem = f"argument {i}: {problem}"
+                break
+    if problem:
+        name = getattr(fn, "__qualname__", repr(fn))
+        raise TypeError(f"Python inputs incompatible with input_signature of {name}: {problem}. "
+                        f"input_signature: {signature!r:.300}")
+
+
+def _spec_mismatch(value: Any, spec: Any) -> str | None:
+    shape = getattr(spec, "shape", None)
+    dtype = getattr(spec, "dtype", None)
+    if shape is None and dtype is None:
+        return None  # not a TensorSpec-like object: nothing TF would check either
+    if not isinstance(value, torch.Tensor):
+        try:
+            value = torch.as_tensor(value)
+        except (TypeError, ValueError, RuntimeError):
+            return f"expected a tensor, received {type(value).__name__}"
+    if isinstance(dtype, torch.dtype) and value.dtype != dtype:
+        return f"dtype {value.dtype} does not match {dtype}"
+    dims = None
+    if shape is not None:
+        try:
+            dims = list(shape)
+        except TypeError:
+            dims = None  # an unknown-rank shape
+    if dims is not None:
+        if len(dims) != value.dim():
+            return f"shape {tuple(value.shape)} does not match {tuple(dims)} (rank differs)"
+        for have, want in zip(value.shape, dims):
+            want = getattr(want, "value", want)
+            if want is not None and int(want) != have:
+                return f"shape {tuple(value.shape)} does not match {tuple(dims)}"
+    return None
+
+
+def function(func: Callable[..., Any] | None = None, input_signature: Sequence[Any] | None = None,
+             autograph: bool = True, jit_compile: bool | None = None, reduce_retracing: bool = False,
+             experimental_implements: Any = None, experimental_autograph_options: Any = None,
+             experimental_attributes: Any = None, experimental_relax_shapes: bool | None = None,
+             experimental_compile: bool | None = None, experimental_follow_type_hints: Any = None) -> Any:
+    """``tf.function``, as ``@tf.function`` or ``@tf.function(input_signature=...)``."""
+    def decorate(f: Callable[..., Any]) -> Function:
+        return Function(f, input_signature=input_signature,
+                        jit_compile=jit_compile if jit_compile is not None else experimental_compile,
+                        reduce_retracing=bool(reduce_retracing or experimental_relax_shapes))
+
+    return decorate if func is None else decorate(func)

@@ -1,0 +1,259 @@
+"""TF's array functions (``tf.reshape``, ``tf.concat``, ``tf.one_hot``, ...) over torch.
+
+Each takes TF's argument names and returns a ``torch.Tensor``; Python numbers and numpy
+arrays are accepted wherever TF accepts them.
+
+Example:
+    >>> import unison as tf
+    >>> tf.one_hot([0, 2, -1], depth=3).tolist()
+    [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]]
+    >>> tf.concat([tf.zeros([1, 2]), tf.ones([1, 2])], axis=0).shape
+    torch.Size([2, 2])
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from unison.ops._dispatch import wrap_namespace
+from unison.ops.dtypes import as_dtype, to_tensor
+
+newaxis = None
+Tensor = torch.Tensor
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, torch.Tensor):
+        return tuple(int(d) for d in shape.reshape(-1).tolist())
+    if isinstance(shape, int):
+        return (shape,)
+    return tuple(int(d) for d in shape)
+
+
+def _axes(axis: Any) -> Any:
+    if isinstance(axis, torch.Tensor):
+        axis = axis.tolist()
+    if isinstance(axis, (list, tuple)):
+        return tuple(int(a) for a in axis)
+    return int(axis)
+
+
+def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None = None) -> Any:
+    """``tf.constant``: a tensor from a value (Python ints become int32, as in TF)."""
+    tensor = to_tensor(value, dtype)
+    if isinstance(value, np.ndarray) and isinstance(tensor, torch.Tensor):
+        tensor = tensor.clone()  # TF copies; torch.from_numpy would share the array's memory
+    if shape is not None:
+        target = _shape(shape)
+        if tensor.numel() == 1:
+            return tensor.reshape(()).expand(target).clone()
+        try:
+            return tensor.reshape(target)
+        except RuntimeError:
+            raise TypeError(f"tf.constant: a value of {tensor.numel()} elements cannot take shape "
+                            f"{target}. Received: shape={shape!r}") from None
+    return tensor
+
+
+def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None, name: str | None = None) -> Any:
+    """``tf.convert_to_tensor``: tensors pass through; other values become tensors."""
+    if dtype is None and dtype_hint is not None and not isinstance(value, torch.Tensor):
+        try:
+            return to_tensor(value, dtype_hint)
+        except TypeError:
+            pass
+    return to_tensor(value, dtype)
+
+
+def cast(x: Any, dtype: Any, name: str | None = None) -> torch.Tensor:
+    """``tf.cast``: convert ``x`` to ``dtype`` (floats to ints truncate toward zero, as in TF)."""
+    return to_tensor(x).to(as_dtype(dtype))
+
+
+def is_tensor(x: Any) -> bool:
+    """``tf.is_tensor``."""
+    return isinstance(x, torch.Tensor)
+
+
+def identity(input: Any, name: str | None = None) -> torch.Tensor:
+    """``tf.identity``: a copy that gradients flow through."""
+    return to_tensor(input).clone()
+
+
+def stop_gradient(input: Any, name: str | None = None) -> torch.Tensor:
+    """``tf.stop_gradient``: the same values, no gradient."""
+    return to_tensor(input).detach()
+
+
+def reshape(tensor: Any, shape: Any, name: str | None = None) -> torch.Tensor:
+    """``tf.reshape`` (one ``-1`` is inferred)."""
+    return to_tensor(tensor).reshape(_shape(shape))
+
+
+def expand_dims(input: Any, axis: int, name: str | None = None) -> torch.Tensor:
+    """``tf.expand_dims``: insert a length-1 axis at ``axis``."""
+    return to_tensor(input).unsqueeze(int(axis))
+
+
+def squeeze(input: Any, axis: Any = None, name: str | None = None) -> torch.Tensor:
+    """``tf.squeeze``: remove length-1 axes (all, or those in ``axis``; others are an error)."""
+    t = to_tensor(input)
+    if axis is None:
+        return t.squeeze()
+    axes = _axes(axis)
+    axes = axes if isinstance(axes, tuple) else (axes,)
+    for a in axes:
+        if t.shape[a] != 1:
+            raise ValueError(f"Can not squeeze dim[{a}], expected a dimension of 1, got {t.shape[a]} "
+                             f"(shape {tuple(t.shape)}).")
+    return t.squeeze(axes)
+
+
+def concat(values: Sequence[Any], axis: int, name: str | None = None) -> torch.Tensor:
+    """``tf.concat`` along ``axis``."""
+    return torch.cat([to_tensor(v) for v in values], dim=int(axis))
+
+
+def stack(values: Sequence[Any], axis: int = 0, name: str = "stack") -> torch.Tensor:
+    """``tf.stack`` along a new ``axis``."""
+    return torch.stack([to_tensor(v) for v in values], dim=int(axis))
+
+
+def unstack(value: Any, num: int | None = None, axis: int = 0, name: str = "unstack") -> list[torch.Tensor]:
+    """``tf.unstack``: the slices along ``axis``."""
+    return list(torch.unbind(to_tensor(value), dim=int(axis)))
+
+
+def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: int | None = None,
+          name: str = "split") -> list[torch.Tensor]:
+    """``tf.split``: into ``n`` equal parts, or parts of the given sizes (one may be ``-1``)."""
+    t = to_tensor(value)
+    length = t.shape[int(axis)]
+    if isinstance(num_or_size_splits, int):
+        n = num_or_size_splits
+        if n < 1 or length % n:
+            raise ValueError(f"tf.split: dimension {axis} of size {length} cannot be split into "
+                             f"{n} equal parts. Received: num_or_size_splits={n}")
+        return list(torch.split(t, length // n, dim=int(axis)))
+    sizes = [int(s) for s in _shape(num_or_size_splits)]
+    if sizes.count(-1) == 1:
+        sizes[sizes.index(-1)] = length - (builtins.sum(sizes) + 1)
+    if builtins.sum(sizes) != length or builtins.min(sizes) < 0:
+        raise ValueError(f"tf.split: sizes {list(_shape(num_or_size_splits))} do not add up to the "
+                         f"size {length} of dimension {axis}.")
+    return list(torch.split(t, sizes, dim=int(axis)))
+
+
+def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = None, axis: int | None = None,
+            dtype: Any = None, name: str | None = None) -> torch.Tensor:
+    """``tf.one_hot``: out-of-range (e.g. negative) indices give a row of ``off_value``, as in TF."""
+    idx = to_tensor(indices).long()
+    out_dtype = as_dtype(dtype) if dtype is not None else (
+        to_tensor(on_value).dtype if on_value is not None else torch.float32)
+    hot = idx.unsqueeze(-1) == torch.arange(int(depth), device=idx.device)
+    on = torch.as_tensor(1 if on_value is None else on_value, dtype=out_dtype, device=idx.device)
+    off = torch.as_tensor(0 if off_value is None else off_value, dtype=out_dtype, device=idx.device)
+    out = torch.where(hot, on, off)
+    if axis is not None and axis != -1:
+        out = out.movedim(-1, int(axis))
+    return out
+
+
+def zeros(shape: Any, dtype: Any = torch.float32, name: str | None = None) -> torch.Tensor:
+    """``tf.zeros``."""
+    return torch.zeros(_shape(shape), dtype=as_dtype(dtype))
+
+
+def ones(shape: Any, dtype: Any = torch.float32, name: str | None = None) -> torch.Tensor:
+    """``tf.ones``."""
+    return torch.ones(_shape(shape), dtype=as_dtype(dtype))
+
+
+def zeros_like(input: Any, dtype: Any = None, name: str | None = None) -> torch.Tensor:
+    """``tf.zeros_like``."""
+    t = to_tensor(input)
+    return torch.zeros_like(t, dtype=as_dtype(dtype) if dtype is not None else t.dtype)
+
+
+def ones_like(input: Any, dtype: Any = None, name: str | None = None) -> torch.Tensor:
+    """``tf.ones_like``."""
+    t = to_tensor(input)
+    return torch.ones_like(t, dtype=as_dtype(dtype) if dtype is not None else t.dtype)
+
+
+def fill(dims: Any, value: Any, name: str | None = None) -> torch.Tensor:
+    """``tf.fill``: a tensor of shape ``dims`` holding ``value`` (its dtype as TF infers it)."""
+    v = to_tensor(value)
+    return torch.full(_shape(dims), v.item(), dtype=v.dtype)
+
+
+def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, name: str = "range") -> torch.Tensor:
+    """``tf.range``: ints give int32 and floats float32, as in TF."""
+    if limit is None:
+        start, limit = 0, start
+    values = [to_tensor(v) for v in (start, limit, delta)]
+    if dtype is None:
+        dtype = torch.float32 if builtins.any(v.is_floating_point() for v in values) else torch.int32
+    return torch.arange(values[0].item(), values[1].item(), values[2].item(), dtype=as_dtype(dtype))
+
+
+def shape(input: Any, out_type: Any = torch.int32, name: str | None = None) -> torch.Tensor:
+    """``tf.shape``: the dynamic shape as a 1-D int32 tensor."""
+    return torch.tensor(list(to_tensor(input).shape), dtype=as_dtype(out_type))
+
+
+def size(input: Any, out_type: Any = torch.int32, name: str | None = None) -> torch.Tensor:
+    """``tf.size``: the number of elements, a 0-d tensor."""
+    return torch.tensor(to_tensor(input).numel(), dtype=as_dtype(out_type))
+
+
+def rank(input: Any, name: str | None = None) -> torch.Tensor:
+    """``tf.rank``: the number of dimensions, a 0-d int32 tensor."""
+    return torch.tensor(to_tensor(input).dim(), dtype=torch.int32)
+
+
+def transpose(a: Any, perm: Any = None, conjugate: bool = False, name: str = "transpose") -> torch.Tensor:
+    """``tf.transpose``: default reverses the axes."""
+    t = to_tensor(a)
+    order = _axes(perm) if perm is not None else tuple(builtins.range(t.dim() - 1, -1, -1))
+    out = t.permute(order)
+    return out.conj() if conjugate else out
+
+
+def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None) -> torch.Tensor:
+    """``tf.where``: elementwise choice, or with only ``condition`` the int64 coordinates of Trues."""
+    cond = to_tensor(condition).bool()
+    if x is None and y is None:
+        return torch.nonzero(cond)
+    if x is None or y is None:
+        raise ValueError("tf.where takes both x and y, or neither. Received only one of them.")
+    xt, yt = to_tensor(x), to_tensor(y)
+    return torch.where(cond, xt, yt.to(xt.dtype) if xt.dtype != yt.dtype and not isinstance(y, torch.Tensor) else yt)
+
+
+def tile(input: Any, multiples: Any, name: str | None = None) -> torch.Tensor:
+    """``tf.tile``: repeat ``input`` ``multiples[i]`` times along axis ``i``."""
+    return to_tensor(input).repeat(_shape(multiples))
+
+
+def gather(params: Any, indices: Any, axis: int | None = None, batch_dims: int = 0,
+           name: str | None = None) -> torch.Tensor:
+    """``tf.gather`` (``batch_dims=0``): the slices of ``params`` at ``indices`` along ``axis``."""
+    if batch_dims:
+        raise ValueError(f"unison's tf.gather supports batch_dims=0 only. Received: batch_dims={batch_dims}. "
+                         "Use torch.gather for batched gathers.")
+    p, i = to_tensor(params), to_tensor(indices).long()
+    ax = int(axis or 0) % p.dim()
+    out = p.index_select(ax, i.reshape(-1))
+    return out.reshape(p.shape[:ax] + i.shape + p.shape[ax + 1:])
+
+
+__all__ = ['cast', 'concat', 'constant', 'convert_to_tensor', 'expand_dims', 'fill', 'gather', 'identity', 'is_tensor', 'one_hot', 'ones', 'ones_like', 'range', 'rank', 'reshape', 'shape', 'size', 'split', 'squeeze', 'stack', 'stop_gradient', 'tile', 'transpose', 'unstack', 'where', 'zeros', 'zeros_like']
+__all__ += ["Tensor", "newaxis"]
+
+wrap_namespace(globals(), __all__)

@@ -1,0 +1,154 @@
+"""TF's dtypes (``tf.float32``, ...) as torch dtypes, and TF's rules for turning values into tensors.
+
+``tf.float32`` *is* ``torch.float32``: a value built here is a plain ``torch.Tensor``. TF's
+inference differs from torch's in one place that changes results: a Python ``int`` becomes
+``int32`` (torch: ``int64``); Python floats become ``float32`` in both; numpy arrays keep their
+dtype. torch has no string tensors: ``tf.string`` values are numpy arrays of Python ``str``.
+
+Example:
+    >>> import unison as tf
+    >>> tf.constant(3).dtype, tf.constant(3.0).dtype, tf.constant([True]).dtype
+    (torch.int32, torch.float32, torch.bool)
+    >>> tf.constant(["a", "b"]).dtype == tf.string.as_numpy_dtype
+    True
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import numpy as np
+import torch
+
+float16 = half = torch.float16
+float32 = torch.float32
+float64 = double = torch.float64
+bfloat16 = torch.bfloat16
+int8 = torch.int8
+int16 = torch.int16
+int32 = torch.int32
+int64 = torch.int64
+uint8 = torch.uint8
+bool = torch.bool
+complex64 = torch.complex64
+complex128 = torch.complex128
+
+
+class StringDType:
+    """``tf.string``: strings live in numpy arrays of ``str`` (torch has no string tensors)."""
+
+    name = "string"
+    as_numpy_dtype = np.dtype(object)
+
+    def __repr__(self) -> str:
+        return "tf.string"
+
+
+string = StringDType()
+
+DType = torch.dtype
+
+_BY_NAME: dict[str, Any] = {
+    "float16": float16, "half": float16, "float32": float32, "float": float32, "float64": float64,
+    "double": float64, "bfloat16": bfloat16, "int8": int8, "int16": int16, "int32": int32,
+    "int64": int64, "uint8": uint8, "bool": torch.bool, "complex64": complex64,
+    "complex128": complex128, "string": string,
+}
+
+
+def as_dtype(type_value: Any) -> Any:
+    """``tf.as_dtype``: a torch dtype (or ``tf.string``) from a dtype, a numpy dtype or a name."""
+    if isinstance(type_value, (torch.dtype, StringDType)):
+        return type_value
+    if isinstance(type_value, str) and type_value in _BY_NAME:
+        return _BY_NAME[type_value]
+    try:
+        np_dtype = np.dtype(type_value)
+    except TypeError:
+        np_dtype = None
+    if np_dtype is not None:
+        if np_dtype.kind in "OUS":
+            return string
+        if np_dtype.name in _BY_NAME:
+            return _BY_NAME[np_dtype.name]
+    raise TypeError(f"Cannot convert {type_value!r} to a dtype. Expected one of tf.float32, tf.int64, "
+                    f"... or a name among {sorted(_BY_NAME)}.")
+
+
+def _infer(value: Any) -> torch.dtype | None:
+    # TF's defaults for Python values: int -> int32, float -> float32 (torch would pick int64).
+    if isinstance(value, builtins.bool):
+        return torch.bool
+    if isinstance(value, int):
+        return torch.int32
+    if isinstance(value, float):
+        return torch.float32
+    if isinstance(value, (list, tuple)) and value:
+        kinds = {_infer(v) for v in value}
+        if torch.float32 in kinds:
+            return torch.float32
+        if kinds == {torch.int32}:
+            return torch.int32
+    return None
+
+
+
+def is_string_value(value: Any) -> builtins.bool:
+    """True for a str/bytes, a (nested) list of them, or a numpy array of strings."""
+    if isinstance(value, (str, bytes)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "OUS" and (value.size == 0 or isinstance(value.flat[0], (str, bytes)))
+    if isinstance(value, (list, tuple)) and value:
+        return is_string_value(value[0])
+    return False
+
+
+def to_tensor(value: Any, dtype: Any = None) -> Any:
+    """TF's conversion of ``value`` to a tensor (no copy when it already is one of that dtype)."""
+    if dtype is not None:
+        dtype = as_dtype(dtype)
+    if dtype is string or (dtype is None and is_string_value(value)):
+        if isinstance(value, torch.Tensor):
+            raise TypeError(f"Cannot convert a {value.dtype} tensor to tf.string. Received: {value!r:.80}")
+        return np.array(value, dtype=object)
+    if isinstance(value, torch.Tensor):
+        return value if dtype is None or value.dtype == dtype else value.to(dtype)
+    if isinstance(value, np.ndarray):
+        tensor = torch.from_numpy(np.ascontiguousarray(value))
+        return tensor if dtype is None else tensor.to(dtype)
+    if isinstance(value, np.generic):
+        tensor = torch.as_tensor(np.asarray(value))
+        return tensor if dtype is None else tensor.to(dtype)
+    try:
+        tensor = torch.as_tensor(value, dtype=dtype if dtype is not None else _infer(value))
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise TypeError(f"Cannot convert {type(value).__name__} {value!r:.80} to a tensor: {exc}") from None
+    return tensor
+
+
+def is_floating(dtype: Any) -> builtins.bool:
+    """Whether ``dtype`` is a floating-point dtype."""
+    return isinstance(dtype, torch.dtype) and dtype.is_floating_point
+
+
+__all__ = [
+    "DType",
+    "as_dtype",
+    "bfloat16",
+    "bool",
+    "complex64",
+    "complex128",
+    "double",
+    "float16",
+    "float32",
+    "float64",
+    "half",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "string",
+    "uint8",
+]

@@ -1,0 +1,371 @@
+"""``tf.train.Checkpoint``: save and restore models, optimizers and variables by name.
+
+A checkpoint is one file, ``<prefix>.unison``, written atomically and with a SHA-256 by
+:func:`unison._io.write_verified` (kind ``tf.train.Checkpoint``) and checked on every read. It
+holds, for each keyword given to ``Checkpoint``, that object's ``state_dict()`` (modules, torch
+optimizers, ``DistributedOptimizer``, anything with ``state_dict``/``load_state_dict``) or the
+value of a variable/tensor, plus ``save_counter``. Nothing in it depends on the number of
+replicas, so a checkpoint written by N replicas restores into a model built without a strategy
+or with any other number of replicas. Only the chief (rank 0 of the job this process joined)
+writes; every replica may call ``save`` (as TF requires of multi-worker programs) and gets the
+same path back.
+
+``save(prefix)`` numbers the files as TF does (``prefix-1``, ``prefix-2``... from
+``save_counter``) and records them in the directory's ``checkpoint`` file (TF's format), which
+``tf.train.latest_checkpoint(directory)`` reads.
+
+Example:
+    >>> import tempfile, torch, unison as tf
+    >>> model = torch.nn.Linear(2, 1)
+    >>> ckpt = tf.train.Checkpoint(model=model, step=tf.Variable(3))
+    >>> path = ckpt.save(tempfile.mkdtemp() + "/ckpt")
+    >>> path.endswith("ckpt-1")
+    True
+    >>> ckpt.restore(path).assert_consumed() is not None
+    True
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from typing import Any
+
+import torch
+
+from unison._io import VerificationError, read_verified, write_verified
+from unison.comm.communicator import joined
+from unison.errors import UnisonError
+
+KIND = "tf.train.Checkpoint"
+SUFFIX = ".unison"
+_FORMAT = 1
+_STATE_FILE = "checkpoint"
+
+
+def _is_chief() -> bool:
+    comm = joined()
+    return comm is None or comm.rank == 0
+
+
+def _kind(obj: Any) -> str:
+    if isinstance(obj, Checkpoint):
+        return "checkpoint"
+    if isinstance(obj, torch.Tensor):
+        return "tensor"
+    if callable(getattr(obj, "state_dict", None)) and callable(getattr(obj, "load_state_dict", None)):
+        return "state_dict"
+    if hasattr(obj, "torch_optimizer"):
+        return "keras_optimizer"  # a unison.keras optimizer: its torch optimizer once built
+    raise ValueError(
+        f"tf.train.Checkpoint was expecting a trackable object (a torch.nn.Module, an optimizer, a "
+        f"tf.Variable or tensor, another Checkpoint, or anything with state_dict() and "
+        f"load_state_dict()), got {type(obj).__name__}: {obj!r:.80}."
+    )
+
+
+def _shape(value: Any) -> tuple[int, ...] | None:
+    """A tensor's shape; None for a lazy module's parameter that has no shape yet."""
+    if not isinstance(value, torch.Tensor) or torch.nn.parameter.is_lazy(value):
+        return None
+    return tuple(value.shape)
+
+
+def _structure(state: Any, limit: int = 8) -> str:
+    """A short description of a saved object: its keys and tensor shapes."""
+    if isinstance(state, torch.Tensor):
+        return f"tensor{tuple(state.shape)}"
+    if isinstance(state, dict) and "state" in state and "param_groups" in state:
+        sizes = [len(g.get("params", [])) for g in state["param_groups"]]
+        return f"optimizer state (param_groups of {sizes} parameters)"
+    if isinstance(state, dict):
+        items = [f"{k}: {_shape(v) or 'unbuilt'}" if isinstance(v, torch.Tensor) else str(k) for k, v in state.items()]
+        more = f", ... {len(items) - limit} more" if len(items) > limit else ""
+        return "{" + ", ".join(items[:limit]) + more + "}"
+    return type(state).__name__
+
+
+def _mismatch(name: str, saved: Any, current: Any) -> str | None:
+    """Why ``saved`` cannot load into an object whose state is ``current`` (None if it can)."""
+    if isinstance(saved, torch.Tensor) and isinstance(current, torch.Tensor):
+        return None if saved.shape == current.shape else "shapes differ"
+    if isinstance(saved, dict) and isinstance(current, dict) and "param_groups" in current:
+        want = [len(g["params"]) for g in current["param_groups"]]
+        have = [len(g.get("params", [])) for g in saved.get("param_groups", [])]
+        return None if want == have else "the optimizers hold different numbers of parameters"
+    if isinstance(saved, dict) and isinstance(current, dict):
+        missing = [k for k in current if k not in saved]
+        unexpected = [k for k in saved if k not in current]
+        wrong = [k for k, v in current.items() if k in saved and _shape(v) is not None
+                 and _shape(saved[k]) is not None and _shape(v) != _shape(saved[k])]
+        if missing or unexpected or wrong:
+            parts = [f"missing {missing[:5]}" if missing else "", f"unexpected {unexpected[:5]}" if unexpected else "",
+                     f"different shapes for {wrong[:5]}" if wrong else ""]
+            return "; ".join(p for p in parts if p)
+    return None
+
+
+class CheckpointLoadStatus:
+    """What ``restore``/``read`` matched (TF's load status)."""
+
+    def __init__(self, path: str | None, unmatched_in_file: list[str], unmatched_objects: list[str]) -> None:
+        self.path = path
+        self.unmatched_in_file = unmatched_in_file
+        self.unmatched_objects = unmatched_objects
+
+    def assert_consumed(self) -> CheckpointLoadStatus:
+        """Every value in the file was restored and every object got a value (else AssertionError, as TF)."""
+        if self.path is None:
+            raise AssertionError("No checkpoint specified (save_path=None); nothing is being restored.")
+        if self.unmatched_in_file or self.unmatched_objects:
+            raise AssertionError(
+                f"Checkpoint {self.path!r} was not consumed: values in the file with no object to "
+                f"restore into: {self.unmatched_in_file}; objects the file has no value for: "
+                f"{self.unmatched_objects}. Use expect_partial() if that is intended."
+            )
+        return self
+
+    def assert_existing_objects_matched(self) -> CheckpointLoadStatus:
+        """Every object of this Checkpoint got a value from the file."""
+        if self.path is not None and self.unmatched_objects:
+            raise AssertionError(f"Objects {self.unmatched_objects} have no value in checkpoint {self.path!r}.")
+        return self
+
+    def assert_nontrivial_match(self) -> CheckpointLoadStatus:
+        """At least one object was restored."""
+        return self.assert_existing_objects_matched()
+
+    def expect_partial(self) -> CheckpointLoadStatus:
+        """Accept a partial restore (unison does not warn about one either)."""
+        return self
+
+    def run_restore_ops(self, session: Any = None) -> None:
+        """Nothing to run: values were restored eagerly."""
+
+
+class Checkpoint:
+    """Groups trackable objects for saving and restoring (TF's ``tf.train.Checkpoint``).
+
+    Args:
+        root: an optional root object (saved under the name ``root``).
+        **kwargs: name -> object (``model=``, ``optimizer=``, ``step=tf.Variable(0)``, ...).
+    """
+
+    def __init__(self, root: Any = None, **kwargs: Any) -> None:
+        objects = dict(kwargs)
+        if root is not None:
+            objects["root"] = root
+        for name, obj in objects.items():
+            _kind(obj)
+            if name == "save_counter":
+                raise ValueError("'save_counter' is reserved by tf.train.Checkpoint; use another name.")
+        self._objects = objects
+        from unison.variables import Variable
+
+        self.save_counter = Variable(0, trainable=False, dtype=torch.int64, name="save_counter")
+
+    def __getattr__(self, name: str) -> Any:
+        objects = self.__dict__.get("_objects", {})
+        if name in objects:
+            return objects[name]
+        raise AttributeError(f"This tf.train.Checkpoint has no object {name!r}. It holds: {sorted(objects)}")
+
+    # --- serialisation -------------------------------------------------------------------------
+    def _state(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, obj in self._objects.items():
+            kind = _kind(obj)
+            if kind == "checkpoint":
+                out[name] = {"kind": kind, "state": obj._state()}
+            elif kind == "tensor":
+                out[name] = {"kind": kind, "state": obj.detach().cpu().clone()}
+            elif kind == "keras_optimizer":
+                built = obj.torch_optimizer
+                out[name] = {"kind": kind, "state": {
+                    "torch": None if built is None else built.state_dict(),
+                    "learning_rate": float(obj.learning_rate) if hasattr(obj, "learning_rate") else None}}
+            else:
+                out[name] = {"kind": kind, "state": obj.state_dict()}
+        return out
+
+    def write(self, file_prefix: str | os.PathLike[str], options: Any = None) -> str:
+        """Write a checkpoint at ``file_prefix`` (no numbering, no ``checkpoint`` file); return it."""
+        prefix = os.fspath(file_prefix)
+        # Every replica collects the state (a sharded optimizer gathers its shards collectively);
+        # only the chief serialises and writes it.
+        objects = self._state()
+        if _is_chief():
+            buffer = io.BytesIO()
+            torch.save({"format": _FORMAT, "save_counter": int(self.save_counter), "objects": objects}, buffer)
+            write_verified(prefix + SUFFIX, buffer.getvalue(), kind=KIND)
+        return prefix
+
+    def save(self, file_prefix: str | os.PathLike[str], options: Any = None) -> str:
+        """Write ``<file_prefix>-<save_counter>`` and record it in the directory's ``checkpoint`` file."""
+        self.save_counter.assign_add(1)
+        path = self.write(f"{os.fspath(file_prefix)}-{int(self.save_counter)}")
+        if _is_chief():
+            directory = os.path.dirname(os.path.abspath(path))
+            previous = checkpoint_state(directory)
+            write_checkpoint_state(directory, path, (previous or []) + [path])
+        return path
+
+    # --- restoring --------------------------------------------------------------------------------
+    def restore(self, save_path: str | os.PathLike[str] | None, options: Any = None) -> CheckpointLoadStatus:
+        """Load ``save_path`` (from ``save``/``write``/a manager) into the objects, and ``save_counter``.
+
+        ``restore(None)`` (e.g. ``manager.latest_checkpoint`` before the first save) restores
+        nothing, as in TF.
+        """
+        return self._load(save_path, restore_counter=True)
+
+    def read(self, save_path: str | os.PathLike[str], options: Any = None) -> CheckpointLoadStatus:
+        """Load a checkpoint written by ``write`` (``save_counter`` is left alone)."""
+        return self._load(save_path, restore_counter=False)
+
+    def _load(self, save_path: str | os.PathLike[str] | None, restore_counter: bool) -> CheckpointLoadStatus:
+        if save_path is None:
+            return CheckpointLoadStatus(None, [], sorted(self._objects))
+        path = os.fspath(save_path)
+        payload = _read_payload(path)
+        if restore_counter:
+            self.save_counter.assign(int(payload.get("save_counter", 0)))
+        unmatched_file, unmatched_objects = _restore_objects(self._objects, payload["objects"], path, "")
+        return CheckpointLoadStatus(path, unmatched_file, unmatched_objects)
+
+
+def _read_payload(path: str) -> dict[str, Any]:
+    if os.path.isdir(path):
+        raise ValueError(f"{path!r} is a directory; restore takes a checkpoint path. Use "
+                         f"tf.train.latest_checkpoint({path!r}) to find the newest one in it.")
+    file = path + SUFFIX if os.path.exists(path + SUFFIX) or not os.path.exists(path) else path
+    if not os.path.exists(file):
+        directory = os.path.dirname(os.path.abspath(path))
+        known = checkpoint_state(directory) or []
+        raise FileNotFoundError(
+            f"No checkpoint at {path!r} (looked for {file!r}). Checkpoints recorded in {directory!r}: "
+            f"{known if known else 'none'}. Pass a path returned by save()/write() or "
+            "tf.train.latest_checkpoint(directory)."
+        )
+    try:
+        body = read_verified(file, kind=KIND)
+    except VerificationError as exc:
+        raise CorruptCheckpointError(str(exc)) from exc
+    try:
+        payload = torch.load(io.BytesIO(body), map_location="cpu", weights_only=True)
+    except Exception as exc:  # verified bytes torch cannot read: another format version
+        raise CorruptCheckpointError(f"{file!r} cannot be read as a tf.train.Checkpoint: {exc}") from exc
+    if not isinstance(payload, dict) or payload.get("format") != _FORMAT:
+        raise CorruptCheckpointError(f"{file!r} has an unknown checkpoint format.")
+    return payload
+
+
+def _restore_objects(objects: dict[str, Any], saved: dict[str, Any], path: str,
+                     scope: str) -> tuple[list[str], list[str]]:
+    unmatched_file = [scope + n for n in saved if n not in objects]
+    unmatched_objects = [scope + n for n in objects if n not in saved]
+    for name, obj in objects.items():
+        if name not in saved:
+            continue
+        entry = saved[name]
+        kind = _kind(obj)
+        if entry["kind"] != kind:
+            raise ValueError(f"Checkpoint {path!r} holds a {entry['kind']} under {scope + name!r}, but this "
+                             f"Checkpoint's {scope + name!r} is a {kind}.")
+        if kind == "checkpoint":
+            more = _restore_objects(obj._objects, entry["state"], path, f"{scope}{name}.")
+            unmatched_file += more[0]
+            unmatched_objects += more[1]
+        elif kind == "tensor":
+            _restore_tensor(obj, entry["state"], path, scope + name)
+        elif kind == "keras_optimizer":
+            if not _restore_keras_optimizer(obj, entry["state"], path, scope + name):
+                unmatched_objects.append(f"{scope}{name} (optimizer not built yet: its slots were not restored)")
+        else:
+            _restore_state(obj, entry["state"], path, scope + name)
+    return unmatched_file, unmatched_objects
+
+
+def _restore_tensor(obj: torch.Tensor, value: torch.Tensor, path: str, name: str) -> None:
+    if obj.shape != value.shape:
+        raise ValueError(f"Checkpoint {path!r}: {name!r} was saved with shape {tuple(value.shape)}, but this "
+                         f"object has shape {tuple(obj.shape)}. It is a checkpoint of another model.")
+    with torch.no_grad():
+        obj.copy_(value.to(obj.device, obj.dtype))
+
+
+def _restore_keras_optimizer(obj: Any, state: dict[str, Any], path: str, name: str) -> bool:
+    """Restore the learning rate, and the torch optimizer's state if it is built (False if not)."""
+    if state.get("learning_rate") is not None and hasattr(obj, "learning_rate"):
+        obj.learning_rate = state["learning_rate"]
+    if state.get("torch") is None:
+        return True
+    built = obj.torch_optimizer
+    if built is None:
+        return False
+    _restore_state(built, state["torch"], path, name)
+    return True
+
+
+def _restore_state(obj: Any, state: Any, path: str, name: str) -> None:
+    current = obj.state_dict()
+    problem = _mismatch(name, state, current)
+    if problem:
+        raise ValueError(
+            f"Checkpoint {path!r} does not match {name!r} ({type(obj).__name__}): {problem}. The checkpoint "
+            f"holds {_structure(state)}; this object holds {_structure(current)}. It is a checkpoint of "
+            "another model: build the same model as the one that was saved, or restore another checkpoint."
+        )
+    obj.load_state_dict(state)
+
+
+class CorruptCheckpointError(UnisonError):
+    """A checkpoint file is truncated, damaged or not a tf.train.Checkpoint."""
+
+
+# --- the directory's `checkpoint` file (TF's CheckpointState text format) -------------------------
+def checkpoint_state(directory: str | os.PathLike[str]) -> list[str] | None:
+    """The checkpoint paths recorded in ``directory/checkpoint``, oldest first (None if no file)."""
+    state_file = os.path.join(os.fspath(directory), _STATE_FILE)
+    if not os.path.isfile(state_file):
+        return None
+    paths: list[str] = []
+    latest = None
+    with open(state_file, encoding="utf-8") as fh:
+        for line in fh:
+            key, _, value = line.partition(":")
+            value = value.strip().strip('"')
+            if not value:
+                continue
+            full = value if os.path.isabs(value) else os.path.join(os.fspath(directory), value)
+            if key.strip() == "all_model_checkpoint_paths" and full not in paths:
+                paths.append(full)
+            elif key.strip() == "model_checkpoint_path":
+                latest = full
+    if latest is not None and latest not in paths:
+        paths.append(latest)
+    elif latest is not None:
+        paths.remove(latest)
+        paths.append(latest)
+    return paths
+
+
+def write_checkpoint_state(directory: str, latest: str, all_paths: list[str]) -> None:
+    """Record ``all_paths`` (newest last) in ``directory/checkpoint``, atomically."""
+    from unison._io import atomic_write_text
+
+    def rel(p: str) -> str:
+        return os.path.relpath(p, directory) if os.path.dirname(os.path.abspath(p)) == os.path.abspath(directory) else p
+
+    ordered = [p for p in dict.fromkeys(all_paths) if p != latest] + [latest]
+    lines = [f'model_checkpoint_path: "{rel(latest)}"'] + [f'all_model_checkpoint_paths: "{rel(p)}"' for p in ordered]
+    atomic_write_text(os.path.join(directory, _STATE_FILE), "\n".join(lines) + "\n")
+
+
+def latest_checkpoint(checkpoint_dir: str | os.PathLike[str], latest_filename: str | None = None) -> str | None:
+    """``tf.train.latest_checkpoint``: the newest checkpoint recorded in ``checkpoint_dir``, or None."""
+    paths = checkpoint_state(checkpoint_dir)
+    if not paths:
+        return None
+    latest = paths[-1]
+    return latest if os.path.exists(latest + SUFFIX) else None

@@ -1,0 +1,140 @@
+"""``tf.Variable``: a ``torch.nn.Parameter`` with TF's methods.
+
+A Variable *is* a parameter, so it works as a model weight (assign it to a module attribute
+and it appears in ``module.parameters()``), in any torch optimizer, and in
+:class:`unison.GradientTape` (trainable variables are watched automatically, as in TF).
+Arithmetic on a Variable returns a plain ``torch.Tensor``, as TF returns a ``tf.Tensor``; torch
+records it for autograd, so ``.numpy()`` of such a result needs ``.detach()`` first (torch's
+rule; ``Variable.numpy()`` itself works as in TF).
+
+Example:
+    >>> import unison as tf
+    >>> v = tf.Variable(1.0, name="v")
+    >>> _ = v.assign_add(2.0)
+    >>> v.numpy(), v.name, v.trainable
+    (array(3., dtype=float32), 'v:0', True)
+    >>> (v * 2).detach().numpy()
+    array(6., dtype=float32)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from unison.ops.dtypes import to_tensor
+
+
+def _rebuild_variable(data: torch.Tensor, trainable: bool, name: str) -> Variable:
+    return Variable(data, trainable=trainable, name=name.rsplit(":", 1)[0])
+
+
+class Variable(torch.nn.Parameter):
+    """A mutable tensor that holds state (TF's ``tf.Variable``).
+
+    Args:
+        initial_value: a tensor, array or number (or a callable returning one, as TF allows).
+        trainable: whether gradients flow to it (``requires_grad``) and tapes watch it.
+        name: TF-style name; ``.name`` reads ``"<name>:0"``.
+        dtype: cast the initial value to this dtype (a ``tf.float32``-style dtype).
+        shape: checked against the initial value's shape when given.
+    """
+
+    _tf_name: str
+    _tf_trainable: bool
+
+    def __new__(cls, initial_value: Any = None, trainable: bool = True, name: str | None = None,
+                dtype: Any = None, shape: Any = None, **kwargs: Any) -> Variable:
+        if initial_value is None:
+            raise ValueError("tf.Variable needs an initial_value. Received: initial_value=None. "
+                             "Example: tf.Variable(tf.zeros([3]))")
+        if callable(initial_value):
+            initial_value = initial_value()
+        data = to_tensor(initial_value, dtype).detach().clone()
+        if shape is not None and tuple(shape) != tuple(data.shape) and None not in tuple(shape):
+            raise ValueError(f"tf.Variable's initial_value has shape {tuple(data.shape)}, which does "
+                             f"not match shape={tuple(shape)}. Pass a value of that shape or drop shape=.")
+        requires_grad = bool(trainable) and (data.is_floating_point() or data.is_complex())
+        self = super().__new__(cls, data, requires_grad)
+        self._tf_name = f"{name or 'Variable'}:0"
+        self._tf_trainable = bool(trainable)
+        return self
+
+    # --- TF's attributes -----------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """TF's variable name, ``"<name>:0"``."""
+        return self._tf_name
+
+    @property
+    def trainable(self) -> bool:
+        """Whether an optimizer and a tape treat it as a weight."""
+        return self._tf_trainable
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:  # type: ignore[override]
+        """The value as a numpy array (a copy for a trainable variable)."""
+        return self.detach().cpu().numpy()
+
+    def read_value(self) -> torch.Tensor:
+        """The current value as a new tensor (gradients flow back to the variable)."""
+        return self.clone()
+
+    def value(self) -> torch.Tensor:
+        """Same as :meth:`read_value`."""
+        return self.clone()
+
+    # --- assignment (in place, never recorded by autograd, as TF's assign is not differentiable)
+    def assign(self, value: Any, use_locking: bool = False, name: str | None = None,
+               read_value: bool = True) -> Variable:
+        """Overwrite the value; the shape must match (TF raises too)."""
+        new = to_tensor(value, self.dtype)
+        if new.shape != self.shape and new.numel() != 1:
+            raise ValueError(f"Cannot assign a value of shape {tuple(new.shape)} to variable "
+                             f"{self.name!r} of shape {tuple(self.shape)}.")
+        with torch.no_grad():
+            self.copy_(new)
+        return self
+
+    def assign_add(self, delta: Any, use_locking: bool = False, name: str | None = None,
+                   read_value: bool = True) -> Variable:
+        """Add ``delta`` in place."""
+        with torch.no_grad():
+            self.add_(to_tensor(delta, self.dtype).to(self.device))
+        return self
+
+    def assign_sub(self, delta: Any, use_locking: bool = False, name: str | None = None,
+                   read_value: bool = True) -> Variable:
+        """Subtract ``delta`` in place."""
+        with torch.no_grad():
+            self.sub_(to_tensor(delta, self.dtype).to(self.device))
+        return self
+
+    # --- `v += x` rebinds the name to a new tensor, as in TF (torch would write into the leaf) ---
+    def __iadd__(self, other: Any) -> torch.Tensor:  # type: ignore[override, misc]
+        return self + other
+
+    def __isub__(self, other: Any) -> torch.Tensor:  # type: ignore[override, misc]
+        return self - other
+
+    def __imul__(self, other: Any) -> torch.Tensor:  # type: ignore[override, misc]
+        return self * other
+
+    def __itruediv__(self, other: Any) -> torch.Tensor:  # type: ignore[override, misc]
+        return self / other
+
+    # --- copies keep the TF attributes ----------------------------------------------------------
+    def __deepcopy__(self, memo: dict[int, Any]) -> Variable:
+        if id(self) in memo:
+            return memo[id(self)]
+        result = _rebuild_variable(self.data.clone(), self._tf_trainable, self._tf_name)
+        memo[id(self)] = result
+        return result
+
+    def __reduce_ex__(self, proto: Any) -> Any:
+        return (_rebuild_variable, (self.data, self._tf_trainable, self._tf_name))
+
+    def __repr__(self, **kwargs: Any) -> str:  # type: ignore[override]
+        return (f"<tf.Variable '{self._tf_name}' shape={tuple(self.shape)} dtype={self.dtype} "
+                f"numpy={self.numpy()!r}>")
