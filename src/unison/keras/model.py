@@ -29,6 +29,7 @@ from unison.keras import losses as losses_mod
 from unison.keras import optimizers as optimizers_mod
 from unison.keras import weights_file
 from unison.keras.layers.base import Layer, _default_name
+from unison.keras.keras_tensor import KerasTensor, has_keras_tensor, symbolic_call
 from unison.keras.layers.core import InputLayer
 
 
@@ -39,6 +40,14 @@ class Model(nn.Module):
         module: an existing ``torch.nn.Module`` to wrap (optional for subclasses with ``call``).
         name: the model's name.
     """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # keras.Model(inputs, outputs) builds a functional model, as in Keras.
+        if cls is Model and ("inputs" in kwargs or "outputs" in kwargs or (args and _symbolic(args[0]))):
+            from unison.keras.functional import Functional
+
+            return super().__new__(Functional)
+        return super().__new__(cls)
 
     def __init__(self, module: nn.Module | None = None, name: str | None = None, **kwargs: Any) -> None:
         super().__init__()
@@ -74,6 +83,8 @@ class Model(nn.Module):
         ``training=None`` keeps the current mode (``fit`` sets it; a new model is in training
         mode, as torch modules are). A ``call(inputs, training=...)`` of a subclass gets the flag.
         """
+        if has_keras_tensor(args, kwargs):  # a model used as a layer of a functional model
+            return symbolic_call(self, args, kwargs, run=super().__call__)
         if training is None:
             return super().__call__(*args, **kwargs)
         if _takes_training(type(self).call):
@@ -273,10 +284,13 @@ class Sequential(Model):
 
     def add(self, layer: Any) -> None:
         """Append a layer (a ``keras.layers`` layer, any ``torch.nn.Module``, or an ``Input``)."""
-        if isinstance(layer, InputLayer):
+        if isinstance(layer, (InputLayer, KerasTensor)):
             if len(self.stack):
                 raise ValueError("keras.Input must come first in a Sequential model.")
-            self.input_shape_hint = layer.shape
+            if isinstance(layer, KerasTensor) and not layer.is_input:
+                raise TypeError(f"Sequential takes layers; {layer!r} is the output of a layer. Use "
+                                "keras.Model(inputs, outputs) for a graph of layers.")
+            self.input_shape_hint = tuple(layer.shape[1:]) if isinstance(layer, KerasTensor) else layer.shape
             return
         if not isinstance(layer, nn.Module):
             raise TypeError(
@@ -306,6 +320,15 @@ class Sequential(Model):
                     f"{tuple(getattr(x, 'shape', ()))}: {str(exc).splitlines()[0]}"
                 ) from exc
         return x
+
+
+def _symbolic(obj: Any) -> bool:
+    """A KerasTensor or a list/tuple/dict of them (the ``inputs`` of a functional model)."""
+    if isinstance(obj, dict):
+        obj = list(obj.values())
+    if isinstance(obj, (list, tuple)):
+        return bool(obj) and all(isinstance(v, KerasTensor) for v in obj)
+    return isinstance(obj, KerasTensor)
 
 
 def _takes_training(call: Any) -> bool:

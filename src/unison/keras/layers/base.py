@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from unison.keras import initializers, regularizers
+from unison.keras.keras_tensor import has_keras_tensor, symbolic_call
 
 _COUNTERS: dict[str, int] = {}  # Keras-style unique default names: dense, dense_1, ...
 
@@ -56,6 +57,12 @@ class Layer(nn.Module):
         self.built = False
         self.trainable = trainable
         self._regularized: list[tuple[Callable[[torch.Tensor], torch.Tensor], str]] = []
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # On keras.Input tensors (functional API) the call is recorded as a graph node.
+        if has_keras_tensor(args, kwargs):
+            return symbolic_call(self, args, kwargs, run=super().__call__)
+        return super().__call__(*args, **kwargs)
 
     def build(self, input_shape: torch.Size) -> None:
         """Create weights for inputs of ``input_shape`` (batch axis included)."""

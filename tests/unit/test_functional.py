@@ -1,0 +1,141 @@
+"""The functional API: keras.Input, layers on symbolic tensors, keras.Model(inputs, outputs)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from unison import keras
+from unison.keras.functional import Functional
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _two_layer() -> keras.Model:
+    inputs = keras.Input(shape=(4,), name="x")
+    hidden = keras.layers.Dense(8, activation="relu")(inputs)
+    return keras.Model(inputs=inputs, outputs=keras.layers.Dense(3, activation="softmax")(hidden))
+
+
+def test_input_is_symbolic_with_batch_axis_none() -> None:
+    x = keras.Input(shape=(5, 2), dtype="int32", name="ids")
+    assert x.shape == (None, 5, 2) and x.dtype == torch.int64 and x.name == "ids"
+    y = keras.layers.Dense(3)(keras.Input(shape=(5,)))
+    assert y.shape == (None, 3)
+
+
+def test_model_inputs_outputs_is_functional_and_matches_layers_by_hand() -> None:
+    model = _two_layer()
+    assert isinstance(model, Functional) and isinstance(model, keras.Model)
+    d1, d2 = model.layers
+    x = torch.randn(6, 4)
+    expected = torch.softmax(torch.nn.functional.linear(torch.relu(d1(x)), d2.kernel, d2.bias), dim=-1)
+    torch.testing.assert_close(model(x), expected)
+    assert model.count_params() == 4 * 8 + 8 + 8 * 3 + 3
+    keys = list(model.state_dict())
+    assert keys == [f"graph_layers.{d1.name}.kernel", f"graph_layers.{d1.name}.bias",
+                    f"graph_layers.{d2.name}.kernel", f"graph_layers.{d2.name}.bias"]
+
+
+def test_fit_evaluate_predict_learn() -> None:
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(256, 4)).astype("float32")
+    y = (x[:, 0] > 0).astype("int64") + (x[:, 1] > 0).astype("int64")
+    model = _two_layer()
+    model.compile(optimizer=keras.optimizers.Adam(0.05), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
+    hist = model.fit(x, y, batch_size=32, epochs=8, verbose=0)
+    assert hist.history["loss"][-1] < 0.6 * hist.history["loss"][0]
+    loss, acc = model.evaluate(x, y, verbose=0)
+    assert acc > 0.8
+    assert model.predict(x[:7], verbose=0).shape == (7, 3)
+
+
+def test_multiple_and_dict_inputs_and_outputs() -> None:
+    a, b = keras.Input(shape=(3,), name="a"), keras.Input(shape=(2,), name="b")
+    h = keras.layers.Dense(4, name="h")(a)
+    merged = keras.layers.Concatenate()([h, b])
+    model = keras.Model({"a": a, "b": b}, {"out": keras.layers.Dense(1, name="out")(merged), "h": h})
+    xa, xb = torch.randn(5, 3), torch.randn(5, 2)
+    out = model({"a": xa, "b": xb})
+    assert set(out) == {"out", "h"} and out["out"].shape == (5, 1)
+    torch.testing.assert_close(out["h"], model.get_layer("h")(xa))
+    listed = keras.Model([a, b], [h, merged])
+    assert listed([xa, xb])[0].shape == (5, 4)
+    with pytest.raises(ValueError, match=r"lacks \['b'\]"):
+        model({"a": xa})
+    with pytest.raises(ValueError, match="expects 2 inputs"):
+        listed(xa)
+
+
+def test_torch_functions_and_operators_on_symbolic_tensors() -> None:
+    ids = keras.Input(shape=(6,), dtype="int64", name="ids")
+    emb = keras.layers.Embedding(10, 4)(ids)
+    pooled = torch.mean(emb, dim=1)  # what tf.reduce_mean(emb, axis=1) does
+    out = keras.layers.Dense(1)(pooled * 2 + 1)
+    model = keras.Model(ids, out)
+    x = torch.randint(0, 10, (3, 6))
+    e = model.layers[0](x)
+    d = model.layers[1]
+    torch.testing.assert_close(model(x), d(e.mean(1) * 2 + 1))
+    sliced = keras.Model(ids, emb[:, 0])
+    torch.testing.assert_close(sliced(x), e[:, 0])
+
+
+def test_shared_layer_is_one_module_and_nested_sequential() -> None:
+    shared = keras.layers.Dense(2, name="shared")
+    a, b = keras.Input(shape=(3,), name="a"), keras.Input(shape=(3,), name="b")
+    model = keras.Model([a, b], keras.layers.Add()([shared(a), shared(b)]))
+    assert model.count_params() == 8
+    inner = keras.Sequential([keras.layers.Dense(2, input_shape=(3,))])
+    x = keras.Input(shape=(3,))
+    outer = keras.Model(x, keras.layers.Dense(1)(inner(x)))
+    assert outer.count_params() == 8 + 3
+    assert outer(torch.zeros(4, 3)).shape == (4, 1)
+
+
+def test_summary_lists_layers_with_shapes() -> None:
+    lines: list[str] = []
+    _two_layer().summary(print_fn=lines.append)
+    text = "\n".join(lines)
+    assert "(None, 8)" in text and "(None, 3)" in text and "Total params: 67" in text
+
+
+def test_disconnected_graph_names_output_and_missing_input() -> None:
+    a, b = keras.Input(shape=(3,), name="in_a"), keras.Input(shape=(3,), name="in_b")
+    out = keras.layers.Add()([keras.layers.Dense(3)(a), b])
+    with pytest.raises(ValueError, match=r"Graph disconnected.*\['in_b'\]"):
+        keras.Model(a, out)
+    with pytest.raises(ValueError, match=r"\['in_b'\] do not reach any output"):
+        keras.Model([a, b], keras.layers.Dense(1)(a))
+
+
+def test_bad_arguments_raise_clear_errors() -> None:
+    with pytest.raises(ValueError, match="inputs=.*Received"):
+        keras.Model(inputs=[torch.zeros(2)], outputs=keras.Input(shape=(2,)))
+    x = keras.Input(shape=(3,))
+    h = keras.layers.Dense(2)(x)
+    with pytest.raises(ValueError, match="must be keras.Input"):
+        keras.Model(h, keras.layers.Dense(1)(h))
+    with pytest.raises(ValueError, match="shape="):
+        keras.Input()
+    with pytest.raises(ValueError, match="unsupported dtype"):
+        keras.Input(shape=(2,), dtype="string")
+    with pytest.raises(TypeError, match="no truth value"):
+        bool(x)
+    with pytest.raises(ValueError, match="expects shape"):
+        keras.Model(x, h)(torch.zeros(3))
+
+
+def test_input_layer_in_sequential_keras2_and_keras3_spellings() -> None:
+    model = keras.Sequential([keras.layers.InputLayer(input_shape=(28, 28)),
+                              keras.layers.Reshape(target_shape=(28, 28, 1)),
+                              keras.layers.Flatten(), keras.layers.Dense(10)])
+    assert model.built and model.count_params() == 28 * 28 * 10 + 10
+    assert model(torch.zeros(2, 28, 28)).shape == (2, 10)
+    model3 = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(2)])
+    assert model3.count_params() == 10
+    with pytest.raises(ValueError, match="not both"):
+        keras.layers.InputLayer(shape=(2,), input_shape=(2,))
