@@ -28,8 +28,8 @@ from unison.errors import NotCompiledError
 from unison.keras import losses as losses_mod
 from unison.keras import optimizers as optimizers_mod
 from unison.keras import weights_file
-from unison.keras.layers.base import Layer, _default_name
 from unison.keras.keras_tensor import KerasTensor, has_keras_tensor, symbolic_call
+from unison.keras.layers.base import Layer, _default_name
 from unison.keras.layers.core import InputLayer
 
 

@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from unison.keras import activations
-from unison.keras.keras_tensor import Input
+from unison.keras.keras_tensor import Input  # noqa: F401 - keras.layers.Input
 from unison.keras.layers.base import Layer
 from unison.keras.layers.masking import get_mask, set_mask
 from unison.keras.mixed_precision import DTypePolicyMixin
