@@ -166,6 +166,7 @@ class Model(nn.Module):
             raise ValueError("compile() needs a loss, e.g. loss='sparse_categorical_crossentropy'.")
         if isinstance(metrics, str) or (metrics is not None and not isinstance(metrics, Iterable)):
             metrics = [metrics]
+        self._compile_arguments = (optimizer, loss, list(metrics or []))  # saved by model.save('x.keras')
         self.optimizer = optimizers_mod.get(optimizer)
         self.loss = losses_mod.get(loss)
         self.compiled_metrics = list(metrics or [])
@@ -248,14 +249,32 @@ class Model(nn.Module):
         state = weights_file.read_state(filepath, self.state_dict(), self._device())
         self.load_state_dict(state, strict=True)
 
-    def save(self, filepath: str | os.PathLike[str]) -> None:
-        """Write weights and optimizer state to ``filepath`` atomically, with a checksum (chief only)."""
+    def save(self, filepath: str | os.PathLike[str], overwrite: bool = True, **kwargs: Any) -> None:
+        """Save the model to ``filepath`` atomically, with a checksum (chief only).
+
+        A ``.keras`` path holds the architecture, weights and compile arguments, for
+        ``keras.models.load_model`` (:mod:`unison.keras.saving`); any other path holds the weights
+        and optimizer state, for ``load_weights`` (a model of any kind).
+        """
+        if kwargs:
+            raise TypeError(f"save() got unexpected keyword arguments: {sorted(kwargs)}.")
+        if os.fspath(filepath).endswith(".keras"):
+            from unison.keras import saving
+
+            saving.save_model(self, filepath)
+            return
         if not self.distribute_strategy.extended.should_checkpoint:
             return
         opt = self.optimizer.torch_optimizer if self.optimizer is not None else None
         weights_file.write_state(filepath, {"state_dict": self.state_dict(),
                                             "optimizer": opt.state_dict() if opt is not None else None},
                                  weights_file.MODEL_FORMAT)
+
+    def get_config(self) -> dict[str, Any]:
+        """The architecture as Keras's ``{"class_name", "config"}`` (Sequential and functional models)."""
+        from unison.keras import saving
+
+        return saving.model_config(self)["config"]
 
     def count_params(self) -> int:
         """Number of scalars in the model's parameters."""
