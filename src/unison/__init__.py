@@ -9,7 +9,7 @@ Example:
     1
 """
 
-from unison import distribute, errors, keras, nn
+from unison import distribute, errors, keras, nn, summary
 from unison.api import (
     allgather,
     allreduce,
