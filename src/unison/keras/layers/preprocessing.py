@@ -86,14 +86,16 @@ class _Lookup(_Preprocessing):
                  encoding: str = "utf-8", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if isinstance(num_oov_indices, bool) or not isinstance(num_oov_indices, int) or num_oov_indices < 0:
-            raise ValueError(f"`num_oov_indices` must be an integer >= 0. Received: num_oov_indices={num_oov_indices!r}")
+            raise ValueError("`num_oov_indices` must be an integer >= 0. "
+                             f"Received: num_oov_indices={num_oov_indices!r}")
         if output_mode not in ("int", "one_hot", "multi_hot", "count"):
             raise ValueError("`output_mode` must be one of 'int', 'one_hot', 'multi_hot', 'count'. "
                              f"Received: output_mode={output_mode!r}")
         if invert and output_mode != "int":
             raise ValueError(f"`invert=True` needs output_mode='int'. Received: output_mode={output_mode!r}")
         if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens <= 1):
-            raise ValueError(f"If set, `max_tokens` must be an integer greater than 1. Received: max_tokens={max_tokens!r}")
+            raise ValueError("If set, `max_tokens` must be an integer greater than 1. "
+                             f"Received: max_tokens={max_tokens!r}")
         self.max_tokens, self.num_oov_indices, self.invert = max_tokens, num_oov_indices, invert
         self.mask_token = self._convert(mask_token) if mask_token is not None else None
         self.oov_token = self._convert(oov_token if oov_token is not None else self._default_oov)
@@ -170,7 +172,8 @@ class _Lookup(_Preprocessing):
         arr = _numpy(inputs)
         if self.invert:
             vocab = self.get_vocabulary()
-            flat = [vocab[i] if 0 <= i < len(vocab) else self.oov_token for i in arr.astype("int64").reshape(-1).tolist()]
+            flat = [vocab[i] if 0 <= i < len(vocab) else self.oov_token
+                    for i in arr.astype("int64").reshape(-1).tolist()]
             return np.array(flat, dtype=object if isinstance(self.oov_token, str) else "int64").reshape(arr.shape)
         ids = np.array([self._lookup(self._convert(t)) for t in arr.reshape(-1).tolist()],
                        dtype="int64").reshape(arr.shape)
@@ -327,8 +330,10 @@ class Hashing(_Preprocessing):
     def __init__(self, num_bins: int, mask_value: Any = None, salt: Any = None, output_mode: str = "int",
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        if isinstance(num_bins, bool) or not isinstance(num_bins, int) or num_bins < (2 if mask_value is not None else 1):
-            raise ValueError(f"num_bins must be a positive integer (>= 2 with mask_value). Received: num_bins={num_bins!r}")
+        least = 2 if mask_value is not None else 1
+        if isinstance(num_bins, bool) or not isinstance(num_bins, int) or num_bins < least:
+            raise ValueError("num_bins must be a positive integer (>= 2 with mask_value). "
+                             f"Received: num_bins={num_bins!r}")
         if output_mode != "int":
             raise NotImplementedError(f"Hashing supports output_mode='int' only. Received: output_mode={output_mode!r}")
         self.num_bins, self.mask_value, self.salt = num_bins, mask_value, salt
