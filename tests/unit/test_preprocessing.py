@@ -116,3 +116,13 @@ def test_inside_a_model_and_saved_with_it(tmp_path: Any) -> None:
     model.save(str(tmp_path / "p.keras"))
     again = keras.models.load_model(str(tmp_path / "p.keras"))
     assert again(x).tolist() == model(x).tolist()
+
+
+def test_text_vectorization_vocabulary_saves_with_the_model(tmp_path: Any) -> None:
+    vectorize = layers.TextVectorization(output_sequence_length=4)
+    vectorize.adapt(["foo bar", "bar baz", "baz bada boom"])
+    model = keras.Sequential([vectorize])
+    model.save(str(tmp_path / "t.keras"))
+    again = keras.models.load_model(str(tmp_path / "t.keras"))
+    assert again.layers[0].get_vocabulary() == vectorize.get_vocabulary()
+    assert again.layers[0](["foo qux bar"]).tolist() == [[4, 1, 3, 0]]
