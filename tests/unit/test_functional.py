@@ -122,7 +122,7 @@ def test_bad_arguments_raise_clear_errors() -> None:
     with pytest.raises(ValueError, match="shape="):
         keras.Input()
     with pytest.raises(ValueError, match="unsupported dtype"):
-        keras.Input(shape=(2,), dtype="string")
+        keras.Input(shape=(2,), dtype="complex64")
     with pytest.raises(TypeError, match="no truth value"):
         bool(x)
     with pytest.raises(ValueError, match="expects shape"):
@@ -139,3 +139,22 @@ def test_input_layer_in_sequential_keras2_and_keras3_spellings() -> None:
     assert model3.count_params() == 10
     with pytest.raises(ValueError, match="not both"):
         keras.layers.InputLayer(shape=(2,), input_shape=(2,))
+
+
+def test_parameter_server_tutorial_preprocessing_and_model() -> None:
+    # The shapes of TF's "Parameter server training" tutorial: a string preprocessing model keyed
+    # by a dict, then a model whose dict key ("features") differs from its Input's name.
+    vocab = ["avenger", "ironman", "batman", "hulk", "spiderman", "kingkong", "wonder_woman"]
+    lookup = keras.layers.StringLookup(vocabulary=vocab, mask_token=None)
+    raw = keras.Input(shape=(3,), dtype="string", name="feature")
+    assert raw.dtype == "string"
+    preprocess = keras.Model({"features": raw}, lookup(raw))
+    ids = preprocess({"features": np.array([["batman", "hulk", "nope"]])})
+    assert ids.tolist() == [[3, 4, 0]]
+    model_input = keras.Input(shape=(3,), dtype="int64", name="model_input")
+    emb = keras.layers.Embedding(len(lookup.get_vocabulary()), 16)(model_input)
+    out = keras.layers.Dense(1, activation="sigmoid")(torch.mean(emb, dim=1))
+    model = keras.Model({"features": model_input}, out)
+    assert model({"features": ids}).shape == (1, 1)
+    with pytest.raises(ValueError, match=r"lacks \['features'\]"):
+        model({"model_input": ids})

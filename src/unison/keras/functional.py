@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -160,7 +161,9 @@ class Functional(Model):
 
     # --- computation ------------------------------------------------------------------------
     def _flat_call_inputs(self, inputs: Any) -> list[Any]:
-        names = self.input_names
+        # A dict of inputs is matched by the keys it was declared with (Keras), else by input names.
+        struct = self._input_struct
+        names = list(struct) if isinstance(struct, dict) else self.input_names
         if isinstance(inputs, dict):
             absent = [n for n in names if n not in inputs]
             if absent:
@@ -180,9 +183,11 @@ class Functional(Model):
     def call(self, inputs: Any) -> Any:
         values: dict[int, Any] = {}
         for kt, value in zip(self._flat_inputs, self._flat_call_inputs(inputs)):
-            if not isinstance(value, torch.Tensor):
+            if kt.dtype == "string":
+                value = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=object)
+            elif not isinstance(value, torch.Tensor):
                 value = torch.as_tensor(value)
-            if value.dim() != kt.ndim:
+            if value.ndim != kt.ndim:
                 raise ValueError(f"Input {kt.name!r} of model {self.name!r} expects shape {kt.shape}; "
                                  f"received an input of shape {tuple(value.shape)}.")
             values[id(kt)] = value

@@ -22,6 +22,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 
 EXAMPLE_ROWS = 2  # rows of the example batch (two, so batch statistics are defined)
@@ -41,8 +42,13 @@ def torch_dtype(dtype: Any) -> torch.dtype:
     if isinstance(name, str) and name in _DTYPES:
         return _DTYPES[name]
     raise ValueError(f"keras.Input got an unsupported dtype. Received: dtype={dtype!r}; expected one of "
-                     f"{sorted(_DTYPES)}. String inputs are not symbolic in unison: apply string "
-                     "preprocessing before the model.")
+                     f"{sorted(_DTYPES)} or 'string'.")
+
+
+def is_string_dtype(dtype: Any) -> bool:
+    """``tf.string`` / ``"string"``: the inputs are numpy arrays of ``str``/``bytes``."""
+    return dtype is not None and not isinstance(dtype, torch.dtype) and \
+        str(getattr(dtype, "name", dtype)) in ("string", "str", "object")
 
 
 class Node:
@@ -64,7 +70,7 @@ class Node:
 class KerasTensor:
     """A symbolic batch: ``shape`` (batch axis ``None``), ``dtype``, ``name``, and its producer."""
 
-    def __init__(self, example: torch.Tensor, node: Node | None = None, name: str | None = None) -> None:
+    def __init__(self, example: Any, node: Node | None = None, name: str | None = None) -> None:
         self._example = example
         self._node = node
         self.name = name or (f"keras_tensor_{id(self):x}")
@@ -74,12 +80,13 @@ class KerasTensor:
         return (None, *tuple(self._example.shape[1:]))
 
     @property
-    def dtype(self) -> torch.dtype:
-        return self._example.dtype
+    def dtype(self) -> Any:
+        """A torch dtype, or ``"string"`` for string inputs (numpy arrays of str at run time)."""
+        return "string" if isinstance(self._example, np.ndarray) else self._example.dtype
 
     @property
     def ndim(self) -> int:
-        return self._example.dim()
+        return int(self._example.ndim)
 
     @property
     def is_input(self) -> bool:
@@ -151,8 +158,9 @@ def Input(shape: Any = None, batch_size: int | None = None, dtype: Any = None, n
     if not all(isinstance(s, int) and s >= 0 for s in shape):
         raise ValueError(f"Input shape entries must be non-negative ints (unison needs every size except the "
                          f"batch). Received: shape={tuple(shape)!r}")
-    device = _device()
-    example = torch.zeros((EXAMPLE_ROWS, *shape), dtype=torch_dtype(dtype), device=device)
+    if is_string_dtype(dtype):  # string preprocessing models (StringLookup on a string Input)
+        return KerasTensor(np.full((EXAMPLE_ROWS, *shape), "", dtype=object), None, name or _input_name())
+    example = torch.zeros((EXAMPLE_ROWS, *shape), dtype=torch_dtype(dtype), device=_device())
     return KerasTensor(example, None, name or _input_name())
 
 
@@ -234,7 +242,7 @@ def symbolic_call(op: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[st
             m.train(mode)
 
     def wrap(value: Any) -> Any:
-        if isinstance(value, torch.Tensor):
+        if isinstance(value, (torch.Tensor, np.ndarray)):
             suffix = f"_{len(node.outputs)}" if node.outputs else ""
             kt = KerasTensor(value, node, f"{_op_name(op)}_output{suffix}")
             node.outputs.append(kt)
