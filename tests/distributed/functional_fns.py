@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 
 import torch
+from replica_fns import make_data
 
 import unison as tf
-from replica_fns import make_data
 
 
 def functional_fit(devices: list[str] | None, n: int, batch_size: int, out_dir: str | None = None) -> dict:

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-
 from functional_fns import functional_fit
+
 from unison import keras
 from unison.testing import run_distributed
 
