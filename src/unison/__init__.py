@@ -9,7 +9,8 @@ Example:
     1
 """
 
-from unison import distribute, errors, keras, nn, summary
+from unison import distribute, errors, keras, nn
+from unison import summary as summary  # tf.summary (TensorBoard event files)
 from unison.api import (
     allgather,
     allreduce,

@@ -47,7 +47,7 @@ def _stack() -> list[SummaryWriter]:
     if not hasattr(_state, "writers"):
         _state.writers = []
         _state.step = None
-    return _state.writers  # type: ignore[no-any-return]
+    return _state.writers
 
 
 class SummaryWriter:
@@ -205,7 +205,7 @@ class experimental:  # noqa: N801 - TF's namespace tf.summary.experimental
     @staticmethod
     def get_step() -> int | None:
         _stack()
-        return _state.step  # type: ignore[no-any-return]
+        return _state.step
 
 
 __all__ = ["SummaryWriter", "create_file_writer", "create_noop_writer", "experimental", "histogram", "scalar",

@@ -155,7 +155,7 @@ class Functional(Model):
         """A layer by name or index (Keras's ``get_layer``)."""
         if index is not None:
             return self.layers[index]
-        if name in self.graph_layers:
+        if name is not None and name in self.graph_layers:
             return self.graph_layers[name]
         raise ValueError(f"No such layer: {name!r}. Existing layers are: {list(self.graph_layers)}.")
 

@@ -133,8 +133,8 @@ for _name, _op in [("add", operator.add), ("sub", operator.sub), ("mul", operato
 for _name, _op in [("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge),
                    ("and", operator.and_), ("or", operator.or_)]:
     setattr(KerasTensor, f"__{_name}__", _binary(_op))
-KerasTensor.__neg__ = lambda self: symbolic_call(operator.neg, (self,), {})  # type: ignore[attr-defined]
-KerasTensor.__abs__ = lambda self: symbolic_call(operator.abs, (self,), {})  # type: ignore[attr-defined]
+setattr(KerasTensor, "__neg__", lambda self: symbolic_call(operator.neg, (self,), {}))
+setattr(KerasTensor, "__abs__", lambda self: symbolic_call(operator.abs, (self,), {}))
 
 
 def Input(shape: Any = None, batch_size: int | None = None, dtype: Any = None, name: str | None = None,

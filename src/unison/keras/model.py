@@ -309,7 +309,8 @@ class Sequential(Model):
             if isinstance(layer, KerasTensor) and not layer.is_input:
                 raise TypeError(f"Sequential takes layers; {layer!r} is the output of a layer. Use "
                                 "keras.Model(inputs, outputs) for a graph of layers.")
-            self.input_shape_hint = tuple(layer.shape[1:]) if isinstance(layer, KerasTensor) else layer.shape
+            self.input_shape_hint = tuple(int(s) for s in layer.shape[1:] if s is not None) \
+                if isinstance(layer, KerasTensor) else layer.shape
             return
         if not isinstance(layer, nn.Module):
             raise TypeError(

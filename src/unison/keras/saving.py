@@ -112,11 +112,12 @@ def _function_name(fn: Any) -> str:
     if qual.startswith("TensorBase.") or qual.startswith("Tensor."):
         return "torch.Tensor." + fn.__name__
     module = getattr(fn, "__module__", None) or ""
+    name = getattr(fn, "__name__", "")
     for candidate in ("torch", "torch.nn.functional", "torch.special", "torch.linalg"):
-        if module.startswith("torch") and getattr(importlib.import_module(candidate), fn.__name__, None) is fn:
-            return f"{candidate}.{fn.__name__}"
-    if getattr(torch, getattr(fn, "__name__", ""), None) is fn:
-        return "torch." + fn.__name__
+        if module.startswith("torch") and getattr(importlib.import_module(candidate), name, None) is fn:
+            return f"{candidate}.{name}"
+    if name and getattr(torch, name, None) is fn:
+        return "torch." + name
     raise SavingError(f"Cannot save the operation {fn!r} of a functional model: only layers and torch/operator "
                       "functions save. Wrap it in a layer with get_config().")
 

@@ -135,12 +135,13 @@ def bind_arguments(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any], nam
     import inspect
 
     try:
-        bound = inspect.signature(cls.__init__).bind(None, *args, **kwargs)
+        signature = inspect.signature(cls.__init__)  # type: ignore[misc]
+        bound = signature.bind(None, *args, **kwargs)
     except TypeError:
         return {**kwargs, "name": name}
     config: dict[str, Any] = {}
     for key, value in list(bound.arguments.items())[1:]:
-        kind = inspect.signature(cls.__init__).parameters[key].kind
+        kind = signature.parameters[key].kind
         if kind is inspect.Parameter.VAR_KEYWORD:
             config.update(value)
         elif kind is inspect.Parameter.VAR_POSITIONAL:

@@ -73,7 +73,7 @@ class _Preprocessing(Layer):
         super().__init__(**kwargs)
         self.built = True
 
-    def forward(self, inputs: Any) -> Any:  # type: ignore[override]
+    def forward(self, inputs: Any) -> Any:
         return self.call(inputs)
 
 
@@ -167,7 +167,7 @@ class _Lookup(_Preprocessing):
         start = 1 if self.mask_token is not None else 0
         return start + (stable_hash(token) % self.num_oov_indices if self.num_oov_indices > 1 else 0)
 
-    def call(self, inputs: Any) -> Any:  # type: ignore[override]
+    def call(self, inputs: Any) -> Any:
         device = inputs.device if isinstance(inputs, torch.Tensor) else None
         arr = _numpy(inputs)
         if self.invert:
@@ -244,10 +244,18 @@ class Normalization(_Preprocessing):
     def _set(self, mean: np.ndarray, variance: np.ndarray) -> None:
         for name, value in (("mean", mean), ("variance", variance)):
             tensor = torch.as_tensor(value, dtype=torch.float32)
-            if name in self._buffers:
-                self._buffers[name] = tensor.to(self._buffers[name].device)
+            old = self._buffers.get(name)
+            if old is not None:
+                self._buffers[name] = tensor.to(old.device)
             else:
                 self.register_buffer(name, tensor)
+
+    def _stat(self, name: str) -> torch.Tensor:
+        value = self._buffers.get(name)
+        if value is None:
+            raise ValueError(f"Normalization layer '{self.name}' has no {name} yet. Pass mean= and variance=, "
+                             "or call layer.adapt(data) before using it.")
+        return value
 
     def adapt(self, data: Any, batch_size: int | None = None, steps: int | None = None) -> None:
         """Compute mean and variance of ``data`` over every axis but ``axis``."""
@@ -263,15 +271,15 @@ class Normalization(_Preprocessing):
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()
         if "mean" in self._buffers:
-            config["mean"], config["variance"] = self.mean.tolist(), self.variance.tolist()
+            config["mean"], config["variance"] = self._stat("mean").tolist(), self._stat("variance").tolist()
         return config
 
-    def call(self, inputs: Any) -> torch.Tensor:  # type: ignore[override]
+    def call(self, inputs: Any) -> torch.Tensor:
         if "mean" not in self._buffers:
             raise ValueError(f"Normalization layer '{self.name}' has no mean and variance yet. Pass mean= and "
                              "variance=, or call layer.adapt(data) before using it.")
         x = torch.as_tensor(inputs, dtype=torch.float32)
-        mean, var = self.mean.to(x.device), self.variance.to(x.device)
+        mean, var = self._stat("mean").to(x.device), self._stat("variance").to(x.device)
         if self.invert:
             return x * torch.sqrt(var) + mean
         return (x - mean) / torch.clamp(torch.sqrt(var), min=_EPSILON)
@@ -284,7 +292,7 @@ class Rescaling(_Preprocessing):
         super().__init__(**kwargs)
         self.scale, self.offset = float(scale), float(offset)
 
-    def call(self, inputs: Any) -> torch.Tensor:  # type: ignore[override]
+    def call(self, inputs: Any) -> torch.Tensor:
         return torch.as_tensor(inputs).to(torch.float32) * self.scale + self.offset
 
 
@@ -307,7 +315,7 @@ class CategoryEncoding(_Preprocessing):
             raise NotImplementedError("sparse=True is not supported: unison returns dense tensors.")
         self.num_tokens, self.output_mode = num_tokens, output_mode
 
-    def call(self, inputs: Any) -> torch.Tensor:  # type: ignore[override]
+    def call(self, inputs: Any) -> torch.Tensor:
         ids = torch.as_tensor(_numpy(inputs) if not isinstance(inputs, torch.Tensor) else inputs).long()
         if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.num_tokens):
             raise ValueError(f"Layer '{self.name}': input values must be in the range 0 <= values < num_tokens="
@@ -347,7 +355,7 @@ class Hashing(_Preprocessing):
             return 1 + stable_hash(value, self.salt) % (self.num_bins - 1)
         return stable_hash(value, self.salt) % self.num_bins
 
-    def call(self, inputs: Any) -> torch.Tensor:  # type: ignore[override]
+    def call(self, inputs: Any) -> torch.Tensor:
         device = inputs.device if isinstance(inputs, torch.Tensor) else None
         arr = _numpy(inputs)
         bins = np.array([self._bin(v) for v in arr.reshape(-1).tolist()], dtype="int64").reshape(arr.shape)
