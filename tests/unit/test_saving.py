@@ -162,3 +162,20 @@ def test_unsavable_arguments_and_unknown_classes(tmp_path: Any) -> None:
         from unison.keras.saving import _resolve_function
 
         _resolve_function("os.system")
+
+
+def test_training_resumes_from_a_saved_model(tmp_path: Any) -> None:
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(96, 4)).astype("float32")
+    y = (x[:, 0] > 0).astype("int64")
+    torch.manual_seed(0)
+    model = keras.Sequential([keras.layers.Dense(8, activation="relu", input_shape=(4,)), keras.layers.Dense(2)])
+    model.compile(optimizer=keras.optimizers.Adam(0.01), loss="sparse_categorical_crossentropy")
+    model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0)
+    model.save(str(tmp_path / "r.keras"))
+    loaded = keras.models.load_model(str(tmp_path / "r.keras"))
+    assert int(loaded.optimizer.iterations) == 3
+    model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0)
+    loaded.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0)
+    for got, want in zip(loaded.get_weights(), model.get_weights()):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)

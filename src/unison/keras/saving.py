@@ -12,8 +12,9 @@ arguments must be JSON values: numbers, strings, lists, dicts; an activation giv
 function does not save), nested models, and subclasses of ``keras.Model``/``Layer`` that define
 ``get_config`` when ``custom_objects`` names the class. A model wrapping an arbitrary
 ``torch.nn.Module`` saves its weights, and ``load_model`` says to rebuild it in code and call
-``load_weights``. The optimizer's slot state (Adam's moments) is not restored: a loaded model
-is compiled with a fresh optimizer of the saved configuration.
+``load_weights``. A model compiled with a named loss and metrics is compiled again on load, with
+the optimizer's configuration, slot state (Adam's moments) and ``iterations``, so training resumes
+where it stopped.
 
 Example:
     >>> import os, tempfile
@@ -270,8 +271,11 @@ def save_model(model: Any, filepath: str | os.PathLike[str]) -> None:
     compile_config = json.dumps(_compile_config(model)) if model._compiled else None
     if not model.distribute_strategy.extended.should_checkpoint:
         return
+    opt = model.optimizer.torch_optimizer if model._compiled and compile_config else None
     weights_file.write_state(filepath, {"config": config, "config_error": config_error,
-                                        "compile_config": compile_config, "state_dict": model.state_dict()},
+                                        "compile_config": compile_config, "state_dict": model.state_dict(),
+                                        "optimizer": opt.state_dict() if opt is not None else None,
+                                        "iterations": int(model.optimizer.iterations) if opt is not None else 0},
                              KERAS_FORMAT)
 
 
@@ -310,7 +314,22 @@ def load_model(filepath: str | os.PathLike[str], custom_objects: dict[str, Any] 
         cls = getattr(optimizers_mod, opt["class_name"])
         model.compile(optimizer=cls.from_config(opt["config"]), loss=compile_config["loss"],
                       metrics=compile_config["metrics"])
+        _restore_optimizer(model, payload, path)
     return model
+
+
+def _restore_optimizer(model: Any, payload: dict[str, Any], path: str) -> None:
+    """Put the saved slot state (Adam's moments, step counts) into the freshly compiled optimizer."""
+    state = payload.get("optimizer")
+    torch_opt = model.optimizer.torch_optimizer  # built by compile() for a model whose weights exist
+    if not state or torch_opt is None:
+        return
+    try:
+        torch_opt.load_state_dict(state)
+    except (ValueError, KeyError) as exc:
+        raise SavingError(f"The optimizer state in {path!r} does not fit the rebuilt model's optimizer ({exc}). "
+                          "Load with compile=False and compile again.") from None
+    model.optimizer._counter.count.fill_(int(payload.get("iterations") or 0))
 
 
 def clone_model(model: Any, input_tensors: Any = None, clone_function: Any = None) -> Any:
