@@ -85,3 +85,13 @@ def test_tf_summary_file_writer_round_trip(tmp_path: Any) -> None:
     assert acc.Histograms("w")[0].step == 7
     with pytest.raises(ValueError, match="directory path"):
         tf.summary.create_file_writer("")
+
+
+def test_missing_tensorboard_package_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", None)  # what an absent package looks like
+    with pytest.raises(ImportError, match=r"pip install unison\[tensorboard\]"):
+        keras.callbacks.TensorBoard(log_dir=str(tmp_path))
+    with pytest.raises(ImportError, match="tensorboard"):
+        tf.summary.create_file_writer(str(tmp_path))
