@@ -179,3 +179,13 @@ def test_training_resumes_from_a_saved_model(tmp_path: Any) -> None:
     loaded.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0)
     for got, want in zip(loaded.get_weights(), model.get_weights()):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+def test_to_json_model_from_json_and_keras_saving_names() -> None:
+    model = _functional()
+    text = model.to_json()
+    again = keras.models.model_from_json(text)
+    assert again.count_params() == model.count_params() and again.to_json() == text
+    assert keras.saving.load_model is keras.models.load_model
+    with pytest.raises(SavingError, match="JSON text"):
+        keras.models.model_from_json("not json")

@@ -47,6 +47,8 @@ def torch_dtype(dtype: Any) -> torch.dtype:
 
 def is_string_dtype(dtype: Any) -> bool:
     """``tf.string`` / ``"string"``: the inputs are numpy arrays of ``str``/``bytes``."""
+    if dtype in (str, bytes, object, np.str_, np.bytes_, np.object_):
+        return True
     return dtype is not None and not isinstance(dtype, torch.dtype) and \
         str(getattr(dtype, "name", dtype)) in ("string", "str", "object")
 

@@ -276,6 +276,14 @@ class Model(nn.Module):
 
         return saving.model_config(self)["config"]
 
+    def to_json(self, **kwargs: Any) -> str:
+        """The architecture as JSON text, for ``keras.models.model_from_json``."""
+        import json
+
+        from unison.keras import saving
+
+        return json.dumps(saving.model_config(self), **kwargs)
+
     def count_params(self) -> int:
         """Number of scalars in the model's parameters."""
         return sum(p.numel() for p in self.parameters())

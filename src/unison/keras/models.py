@@ -1,4 +1,5 @@
-"""``keras.models``: ``Sequential``, ``Model``, ``load_model``, ``save_model``, ``clone_model``.
+"""``keras.models``: ``Sequential``, ``Model``, ``load_model``, ``save_model``, ``clone_model``,
+``model_from_json``.
 
 Example:
     >>> from unison import keras
@@ -9,6 +10,6 @@ Example:
 from __future__ import annotations
 
 from unison.keras.model import Model, Sequential
-from unison.keras.saving import clone_model, load_model, save_model
+from unison.keras.saving import clone_model, load_model, model_from_json, save_model
 
-__all__ = ["Model", "Sequential", "clone_model", "load_model", "save_model"]
+__all__ = ["Model", "Sequential", "clone_model", "load_model", "model_from_json", "save_model"]

@@ -332,6 +332,16 @@ def _restore_optimizer(model: Any, payload: dict[str, Any], path: str) -> None:
     model.optimizer._counter.count.fill_(int(payload.get("iterations") or 0))
 
 
+def model_from_json(json_string: str, custom_objects: dict[str, Any] | None = None) -> Any:
+    """A new, unbuilt-weights model from ``model.to_json()`` (Keras's ``model_from_json``)."""
+    try:
+        entry = json.loads(json_string)
+    except (TypeError, ValueError) as exc:
+        raise SavingError(f"model_from_json needs the JSON text of model.to_json(). Received: {json_string!r:.80} "
+                          f"({exc}).") from None
+    return from_config(entry, custom_objects)
+
+
 def clone_model(model: Any, input_tensors: Any = None, clone_function: Any = None) -> Any:
     """A new model of the same architecture with freshly initialised weights (Keras's ``clone_model``)."""
     if input_tensors is not None or clone_function is not None:
@@ -340,4 +350,5 @@ def clone_model(model: Any, input_tensors: Any = None, clone_function: Any = Non
     return from_config(model_config(model))
 
 
-__all__ = ["KERAS_FORMAT", "SavingError", "clone_model", "load_model", "model_config", "save_model"]
+__all__ = ["KERAS_FORMAT", "SavingError", "clone_model", "load_model", "model_config", "model_from_json",
+           "save_model"]
