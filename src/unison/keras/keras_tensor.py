@@ -110,6 +110,12 @@ class KerasTensor:
                            kwargs: dict[str, Any] | None = None) -> Any:
         return symbolic_call(func, tuple(args), dict(kwargs or {}))
 
+    def __neg__(self) -> KerasTensor:
+        return symbolic_call(operator.neg, (self,), {})
+
+    def __abs__(self) -> KerasTensor:
+        return symbolic_call(operator.abs, (self,), {})
+
     def __getitem__(self, key: Any) -> KerasTensor:
         return symbolic_call(operator.getitem, (self, key), {})
 
@@ -135,8 +141,6 @@ for _name, _op in [("add", operator.add), ("sub", operator.sub), ("mul", operato
 for _name, _op in [("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge),
                    ("and", operator.and_), ("or", operator.or_)]:
     setattr(KerasTensor, f"__{_name}__", _binary(_op))
-setattr(KerasTensor, "__neg__", lambda self: symbolic_call(operator.neg, (self,), {}))
-setattr(KerasTensor, "__abs__", lambda self: symbolic_call(operator.abs, (self,), {}))
 
 
 def Input(shape: Any = None, batch_size: int | None = None, dtype: Any = None, name: str | None = None,
