@@ -189,3 +189,20 @@ def test_to_json_model_from_json_and_keras_saving_names() -> None:
     assert keras.saving.load_model is keras.models.load_model
     with pytest.raises(SavingError, match="JSON text"):
         keras.models.model_from_json("not json")
+
+
+def test_initializer_and_regularizer_arguments_save(tmp_path: Any) -> None:
+    layer = keras.layers.Dense(3, input_shape=(2,), kernel_initializer=keras.initializers.GlorotUniform(seed=3),
+                               kernel_regularizer=keras.regularizers.l2(1e-4))
+    model = keras.Sequential([layer])
+    model.save(str(tmp_path / "r.keras"))
+    again = keras.models.load_model(str(tmp_path / "r.keras"))
+    config = again.layers[0].get_config()
+    assert isinstance(config["kernel_initializer"], keras.initializers.GlorotUniform)
+    assert config["kernel_regularizer"].l2 == pytest.approx(1e-4)
+    torch.testing.assert_close(again.losses[0], model.losses[0])
+    from unison.keras.saving import from_config
+
+    with pytest.raises(SavingError, match="refusing"):
+        from_config({"class_name": "Dense", "config": {"units": 1, "kernel_initializer": {
+            "__object__": "os.system", "config": {}}}})

@@ -58,10 +58,44 @@ def _json_value(value: Any, where: str) -> Any:
         return {k: _json_value(v, where) for k, v in value.items()}
     if hasattr(value, "tolist") and not isinstance(value, torch.Tensor):  # numpy arrays and scalars
         return _json_value(value.tolist(), where)
+    obj = _object_config(value)
+    if obj is not None:
+        return obj
     raise SavingError(
         f"Cannot save {where}: the value {value!r:.80} ({type(value).__name__}) is not a number, string, list "
         "or dict. Pass it by name (e.g. activation='relu'), or save the weights with save_weights() and "
         "rebuild the model in code.")
+
+
+def _object_config(value: Any) -> dict[str, Any] | None:
+    """Keras objects given as layer arguments (initializers, regularizers), by class and config."""
+    from unison.keras import initializers, regularizers
+
+    if isinstance(value, initializers.Initializer):
+        return {"__object__": "initializers." + type(value).__name__, "config": value.get_config()}
+    if isinstance(value, regularizers.L1L2):  # L1 and L2 are L1L2 with one factor
+        return {"__object__": "regularizers.L1L2", "config": {"l1": value.l1, "l2": value.l2}}
+    return None
+
+
+def _objects_from_config(value: Any) -> Any:
+    """The inverse of :func:`_object_config`, inside a layer's config (only those two modules)."""
+    from unison.keras import initializers, regularizers
+
+    if isinstance(value, list):
+        return [_objects_from_config(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "__object__" not in value:
+        return {k: _objects_from_config(v) for k, v in value.items()}
+    module_name, _, class_name = str(value["__object__"]).partition(".")
+    module, base = {"initializers": (initializers, initializers.Initializer),
+                    "regularizers": (regularizers, regularizers.L1L2)}.get(module_name, (None, None))
+    cls = getattr(module, class_name, None) if module is not None else None
+    if not (isinstance(cls, type) and base is not None and issubclass(cls, base)):
+        raise SavingError(f"The saved config names {value['__object__']!r}, which is not a unison initializer or "
+                          "regularizer; refusing to load it.")
+    return cls(**value.get("config", {}))
 
 
 def layer_config(layer: nn.Module) -> dict[str, Any]:
@@ -228,6 +262,7 @@ def from_config(entry: dict[str, Any], custom_objects: dict[str, Any] | None = N
         return Sequential(layers, name=config.get("name"))
     if cls is Functional:
         return _rebuild_functional(config, custom_objects)
+    config = _objects_from_config(config)
     maker = getattr(cls, "from_config", None)
     return maker(config) if maker is not None else cls(**config)
 
