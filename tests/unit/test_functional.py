@@ -158,3 +158,19 @@ def test_parameter_server_tutorial_preprocessing_and_model() -> None:
     assert model({"features": ids}).shape == (1, 1)
     with pytest.raises(ValueError, match=r"lacks \['features'\]"):
         model({"model_input": ids})
+
+
+def test_pickled_model_runs_and_carries_shapes_not_example_values() -> None:
+    import pickle
+
+    ids = keras.Input(shape=(3,), dtype="int64", name="ids")
+    out = keras.layers.Dense(1)(torch.mean(keras.layers.Embedding(10, 4096)(ids), dim=1))
+    model = keras.Model({"features": ids}, out)
+    model.distribute_strategy = None  # type: ignore[assignment]  # strategies hold process groups
+    blob = pickle.dumps(model)
+    param_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
+    assert len(blob) < param_bytes + 64 * 1024  # the (2, 3, 4096) example activations stay behind
+    again = pickle.loads(blob)
+    x = torch.randint(0, 10, (5, 3))
+    torch.testing.assert_close(again({"features": x}), model({"features": x}))
+    assert again.outputs[0].shape == (None, 1)

@@ -97,6 +97,14 @@ class KerasTensor:
     def __repr__(self) -> str:
         return f"<KerasTensor shape={self.shape}, dtype={self.dtype}, name={self.name}>"
 
+    def __reduce__(self) -> Any:
+        # A pickled model (a parameter-server step, deepcopy) carries the graph's shapes, not the
+        # example values: a tensor example travels as a "meta" tensor (shape and dtype, no data).
+        example = self._example
+        if isinstance(example, torch.Tensor):
+            example = torch.empty(example.shape, dtype=example.dtype, device="meta")
+        return (KerasTensor, (example, None, self.name), {"_node": self._node})
+
     def __bool__(self) -> bool:
         raise TypeError("A symbolic KerasTensor has no truth value: it stands for data that arrives "
                         "at fit/predict time. Use a layer or a torch function on it instead of `if`.")
