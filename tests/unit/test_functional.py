@@ -34,8 +34,7 @@ def test_model_inputs_outputs_is_functional_and_matches_layers_by_hand() -> None
     torch.testing.assert_close(model(x), expected)
     assert model.count_params() == 4 * 8 + 8 + 8 * 3 + 3
     keys = list(model.state_dict())
-    assert keys == [f"graph_layers.{d1.name}.kernel", f"graph_layers.{d1.name}.bias",
-                    f"graph_layers.{d2.name}.kernel", f"graph_layers.{d2.name}.bias"]
+    assert keys == ["graph_layers.0.kernel", "graph_layers.0.bias", "graph_layers.1.kernel", "graph_layers.1.bias"]
 
 
 def test_fit_evaluate_predict_learn() -> None:
@@ -174,3 +173,34 @@ def test_pickled_model_runs_and_carries_shapes_not_example_values() -> None:
     x = torch.randint(0, 10, (5, 3))
     torch.testing.assert_close(again({"features": x}), model({"features": x}))
     assert again.outputs[0].shape == (None, 1)
+
+
+class _FunctionalSubclass(keras.Model):
+    def __init__(self, units: int = 3, **kwargs: object) -> None:
+        inputs = keras.Input(shape=(4,))
+        super().__init__(inputs=inputs, outputs=keras.layers.Dense(units)(inputs), **kwargs)
+        self.units = units
+
+    def get_config(self) -> dict:
+        return {"units": self.units}
+
+
+def test_subclass_calling_init_with_inputs_outputs_is_functional(tmp_path: object) -> None:
+    model = _FunctionalSubclass(units=2, name="sub")
+    assert isinstance(model, Functional) and isinstance(model, _FunctionalSubclass)
+    assert model.name == "sub" and model.count_params() == 10
+    assert model(torch.zeros(3, 4)).shape == (3, 2)
+    path = f"{tmp_path}/sub.keras"
+    model.save(path)
+    loaded = keras.models.load_model(path, custom_objects={"_FunctionalSubclass": _FunctionalSubclass})
+    assert isinstance(loaded, _FunctionalSubclass) and loaded.units == 2
+    torch.testing.assert_close(loaded(torch.ones(1, 4)), model(torch.ones(1, 4)))
+
+
+def test_weights_load_into_the_same_architecture_built_again(tmp_path: object) -> None:
+    first, second = _two_layer(), _two_layer()  # the second one's layers are auto-named dense_2, dense_3
+    path = f"{tmp_path}/w.weights.h5"
+    first.save_weights(path)
+    second.load_weights(path)
+    x = torch.randn(3, 4)
+    torch.testing.assert_close(second(x), first(x))

@@ -16,9 +16,9 @@ from unison.keras import (
     metrics,
     mixed_precision,
     models,
-    saving,
     optimizers,
     regularizers,
+    saving,
     utils,
 )
 from unison.keras.layers import Input
@@ -37,8 +37,8 @@ __all__ = [
     "metrics",
     "mixed_precision",
     "models",
-    "saving",
     "optimizers",
     "regularizers",
+    "saving",
     "utils",
 ]

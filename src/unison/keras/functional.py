@@ -111,15 +111,19 @@ class Functional(Model):
         self._nodes = _trace(flat_in, flat_out)
         self._input_struct, self._output_struct = inputs, outputs
         self._flat_inputs, self._flat_outputs = flat_in, flat_out
-        # Register each layer once (a shared layer is one module), keyed by its unique Keras name.
-        self.graph_layers = nn.ModuleDict()
+        # Register each layer once (a shared layer is one module), in call order: state_dict keys
+        # are positional (graph_layers.0.kernel), like Sequential's, so the same architecture built
+        # again in one process (its layers auto-named dense_2, ...) loads the same weights file.
+        self.graph_layers = nn.ModuleList()
+        seen: set[str] = set()
         for node in self._nodes:
-            if isinstance(node.op, nn.Module) and not any(m is node.op for m in self.graph_layers.values()):
+            if isinstance(node.op, nn.Module) and not any(m is node.op for m in self.graph_layers):
                 key = getattr(node.op, "name", None) or f"module_{len(self.graph_layers)}"
-                if key in self.graph_layers:
+                if key in seen:
                     raise ValueError(f"All layers of a functional model need unique names; {key!r} is used "
                                      "by two different layers. Give one of them another name=.")
-                self.graph_layers[key] = node.op
+                seen.add(key)
+                self.graph_layers.append(node.op)
         if len(flat_in) == 1:
             self.input_shape_hint = tuple(flat_in[0].shape[1:])  # type: ignore[arg-type]
         if not trainable:
@@ -149,15 +153,17 @@ class Functional(Model):
 
     @property
     def layers(self) -> list[nn.Module]:
-        return list(self.graph_layers.values())
+        return list(self.graph_layers)
 
     def get_layer(self, name: str | None = None, index: int | None = None) -> nn.Module:
         """A layer by name or index (Keras's ``get_layer``)."""
         if index is not None:
             return self.layers[index]
-        if name is not None and name in self.graph_layers:
-            return self.graph_layers[name]
-        raise ValueError(f"No such layer: {name!r}. Existing layers are: {list(self.graph_layers)}.")
+        for layer in self.graph_layers:
+            if getattr(layer, "name", None) == name:
+                return layer
+        raise ValueError(f"No such layer: {name!r}. Existing layers are: "
+                         f"{[getattr(m, 'name', type(m).__name__) for m in self.graph_layers]}.")
 
     # --- computation ------------------------------------------------------------------------
     def _flat_call_inputs(self, inputs: Any) -> list[Any]:

@@ -50,6 +50,16 @@ class Model(nn.Module):
         return super().__new__(cls)
 
     def __init__(self, module: nn.Module | None = None, name: str | None = None, **kwargs: Any) -> None:
+        from unison.keras.functional import Functional
+
+        if not isinstance(self, Functional) and ("inputs" in kwargs or "outputs" in kwargs or _symbolic(module)):
+            # A subclass whose __init__ calls super().__init__(inputs=..., outputs=...) becomes a
+            # functional model, as in Keras: Functional takes Model's place among its bases.
+            _make_functional(type(self))
+            if module is not None:
+                kwargs["inputs"] = module
+            Functional.__init__(self, name=name, **kwargs)  # type: ignore[arg-type]
+            return
         super().__init__()
         if kwargs:
             raise TypeError(f"Model got unexpected keyword arguments: {sorted(kwargs)}.")
@@ -348,6 +358,20 @@ class Sequential(Model):
                     f"{tuple(getattr(x, 'shape', ()))}: {str(exc).splitlines()[0]}"
                 ) from exc
         return x
+
+
+def _make_functional(cls: type) -> None:
+    """Put ``Functional`` in place of ``Model`` among the bases of ``cls`` (or of its ancestors)."""
+    from unison.keras.functional import Functional
+
+    if issubclass(cls, Functional):
+        return
+    if Model in cls.__bases__:
+        cls.__bases__ = tuple(Functional if base is Model else base for base in cls.__bases__)
+        return
+    for base in cls.__bases__:
+        if issubclass(base, Model):
+            _make_functional(base)
 
 
 def _symbolic(obj: Any) -> bool:

@@ -120,6 +120,11 @@ def model_config(model: nn.Module) -> dict[str, Any]:
     from unison.keras.functional import Functional
     from unison.keras.model import Model, Sequential
 
+    own = getattr(type(model), "get_config", None)
+    if isinstance(model, Model) and own is not None and own is not getattr(Model, "get_config", None):
+        # a subclass with its own get_config (also a functional subclass): rebuilt by custom_objects
+        return {"class_name": type(model).__name__,
+                "config": _json_value(model.get_config(), f"model {type(model).__name__}")}
     if isinstance(model, Functional):
         return {"class_name": "Functional", "config": _functional_config(model)}
     if isinstance(model, Sequential):
@@ -127,10 +132,6 @@ def model_config(model: nn.Module) -> dict[str, Any]:
         return {"class_name": "Sequential", "config": {
             "name": model.name, "input_shape": list(hint) if hint is not None else None,
             "layers": [layer_config(layer) for layer in model.layers]}}
-    own = getattr(type(model), "get_config", None)
-    if isinstance(model, Model) and own is not None and own is not getattr(Model, "get_config", None):
-        return {"class_name": type(model).__name__,
-                "config": _json_value(model.get_config(), f"model {type(model).__name__}")}
     raise SavingError(
         f"Cannot save the architecture of {type(model).__name__}: a subclassed or wrapped model has no config. "
         "Define get_config() on it (and pass custom_objects={'" + type(model).__name__ + "': "
@@ -209,8 +210,8 @@ def _functional_config(model: Any) -> dict[str, Any]:
     for kt in model.inputs:
         ids[id(kt)] = len(ids)
         inputs.append({"name": kt.name, "shape": list(kt.shape[1:]), "dtype": str(kt.dtype).removeprefix("torch.")})
-    layers = {name: layer_config(layer) for name, layer in model.graph_layers.items()}
-    keys = {id(layer): name for name, layer in model.graph_layers.items()}
+    layers = [layer_config(layer) for layer in model.graph_layers]
+    keys = {id(layer): index for index, layer in enumerate(model.graph_layers)}
     nodes = []
     for node in model._nodes:
         where = f"a node of model {model.name!r}"
@@ -274,7 +275,7 @@ def _rebuild_functional(config: dict[str, Any], custom_objects: dict[str, Any] |
     tensors: dict[int, KerasTensor] = {}
     for i, spec in enumerate(config["inputs"]):
         tensors[i] = Input(shape=tuple(spec["shape"]), dtype=spec["dtype"], name=spec["name"])
-    layers = {name: from_config(e, custom_objects) for name, e in config["layers"].items()}
+    layers = [from_config(e, custom_objects) for e in config["layers"]]
     for entry in config["nodes"]:
         args, kwargs = _decode(entry["args"], tensors), _decode(entry["kwargs"], tensors)
         if "layer" in entry:
