@@ -10,6 +10,7 @@ Example:
 """
 
 from unison import data, distribute, errors, keras, nn
+from unison import summary as summary  # tf.summary (TensorBoard event files)
 from unison.api import (
     allgather,
     allreduce,
@@ -274,6 +275,7 @@ __all__ = [
     "stop_gradient",
     "string",
     "subtract",
+    "summary",
     "tanh",
     "tile",
     "train",

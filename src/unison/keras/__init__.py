@@ -16,8 +16,10 @@ from unison.keras import (
     losses,
     metrics,
     mixed_precision,
+    models,
     optimizers,
     regularizers,
+    saving,
     utils,
 )
 from unison.distribute.remat import checkpoint_activations as remat
@@ -37,8 +39,10 @@ __all__ = [
     "losses",
     "metrics",
     "mixed_precision",
+    "models",
     "optimizers",
     "regularizers",
     "remat",
+    "saving",
     "utils",
 ]

@@ -28,6 +28,7 @@ from unison.errors import NotCompiledError
 from unison.keras import losses as losses_mod
 from unison.keras import optimizers as optimizers_mod
 from unison.keras import weights_file
+from unison.keras.keras_tensor import KerasTensor, has_keras_tensor, symbolic_call
 from unison.keras.layers.base import Layer, _default_name
 from unison.keras.layers.core import InputLayer
 
@@ -40,7 +41,25 @@ class Model(nn.Module):
         name: the model's name.
     """
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # keras.Model(inputs, outputs) builds a functional model, as in Keras.
+        if cls is Model and ("inputs" in kwargs or "outputs" in kwargs or (args and _symbolic(args[0]))):
+            from unison.keras.functional import Functional
+
+            return super().__new__(Functional)
+        return super().__new__(cls)
+
     def __init__(self, module: nn.Module | None = None, name: str | None = None, **kwargs: Any) -> None:
+        from unison.keras.functional import Functional
+
+        if not isinstance(self, Functional) and ("inputs" in kwargs or "outputs" in kwargs or _symbolic(module)):
+            # A subclass whose __init__ calls super().__init__(inputs=..., outputs=...) becomes a
+            # functional model, as in Keras: Functional takes Model's place among its bases.
+            _make_functional(type(self))
+            if module is not None:
+                kwargs["inputs"] = module
+            Functional.__init__(self, name=name, **kwargs)  # type: ignore[arg-type]
+            return
         super().__init__()
         if kwargs:
             raise TypeError(f"Model got unexpected keyword arguments: {sorted(kwargs)}.")
@@ -74,6 +93,8 @@ class Model(nn.Module):
         ``training=None`` keeps the current mode (``fit`` sets it; a new model is in training
         mode, as torch modules are). A ``call(inputs, training=...)`` of a subclass gets the flag.
         """
+        if has_keras_tensor(args, kwargs):  # a model used as a layer of a functional model
+            return symbolic_call(self, args, kwargs, run=super().__call__)
         if training is None:
             return super().__call__(*args, **kwargs)
         if _takes_training(type(self).call):
@@ -155,6 +176,7 @@ class Model(nn.Module):
             raise ValueError("compile() needs a loss, e.g. loss='sparse_categorical_crossentropy'.")
         if isinstance(metrics, str) or (metrics is not None and not isinstance(metrics, Iterable)):
             metrics = [metrics]
+        self._compile_arguments = (optimizer, loss, list(metrics or []))  # saved by model.save('x.keras')
         self.optimizer = optimizers_mod.get(optimizer)
         self.loss = losses_mod.get(loss)
         self.compiled_metrics = list(metrics or [])
@@ -237,14 +259,40 @@ class Model(nn.Module):
         state = weights_file.read_state(filepath, self.state_dict(), self._device())
         self.load_state_dict(state, strict=True)
 
-    def save(self, filepath: str | os.PathLike[str]) -> None:
-        """Write weights and optimizer state to ``filepath`` atomically, with a checksum (chief only)."""
+    def save(self, filepath: str | os.PathLike[str], overwrite: bool = True, **kwargs: Any) -> None:
+        """Save the model to ``filepath`` atomically, with a checksum (chief only).
+
+        A ``.keras`` path holds the architecture, weights and compile arguments, for
+        ``keras.models.load_model`` (:mod:`unison.keras.saving`); any other path holds the weights
+        and optimizer state, for ``load_weights`` (a model of any kind).
+        """
+        if kwargs:
+            raise TypeError(f"save() got unexpected keyword arguments: {sorted(kwargs)}.")
+        if os.fspath(filepath).endswith(".keras"):
+            from unison.keras import saving
+
+            saving.save_model(self, filepath)
+            return
         if not self.distribute_strategy.extended.should_checkpoint:
             return
         opt = self.optimizer.torch_optimizer if self.optimizer is not None else None
         weights_file.write_state(filepath, {"state_dict": self.state_dict(),
                                             "optimizer": opt.state_dict() if opt is not None else None},
                                  weights_file.MODEL_FORMAT)
+
+    def get_config(self) -> dict[str, Any]:
+        """The architecture as Keras's ``{"class_name", "config"}`` (Sequential and functional models)."""
+        from unison.keras import saving
+
+        return saving.model_config(self)["config"]
+
+    def to_json(self, **kwargs: Any) -> str:
+        """The architecture as JSON text, for ``keras.models.model_from_json``."""
+        import json
+
+        from unison.keras import saving
+
+        return json.dumps(saving.model_config(self), **kwargs)
 
     def count_params(self) -> int:
         """Number of scalars in the model's parameters."""
@@ -273,10 +321,14 @@ class Sequential(Model):
 
     def add(self, layer: Any) -> None:
         """Append a layer (a ``keras.layers`` layer, any ``torch.nn.Module``, or an ``Input``)."""
-        if isinstance(layer, InputLayer):
+        if isinstance(layer, (InputLayer, KerasTensor)):
             if len(self.stack):
                 raise ValueError("keras.Input must come first in a Sequential model.")
-            self.input_shape_hint = layer.shape
+            if isinstance(layer, KerasTensor) and not layer.is_input:
+                raise TypeError(f"Sequential takes layers; {layer!r} is the output of a layer. Use "
+                                "keras.Model(inputs, outputs) for a graph of layers.")
+            self.input_shape_hint = tuple(int(s) for s in layer.shape[1:] if s is not None) \
+                if isinstance(layer, KerasTensor) else layer.shape
             return
         if not isinstance(layer, nn.Module):
             raise TypeError(
@@ -306,6 +358,29 @@ class Sequential(Model):
                     f"{tuple(getattr(x, 'shape', ()))}: {str(exc).splitlines()[0]}"
                 ) from exc
         return x
+
+
+def _make_functional(cls: type) -> None:
+    """Put ``Functional`` in place of ``Model`` among the bases of ``cls`` (or of its ancestors)."""
+    from unison.keras.functional import Functional
+
+    if issubclass(cls, Functional):
+        return
+    if Model in cls.__bases__:
+        cls.__bases__ = tuple(Functional if base is Model else base for base in cls.__bases__)
+        return
+    for base in cls.__bases__:
+        if issubclass(base, Model):
+            _make_functional(base)
+
+
+def _symbolic(obj: Any) -> bool:
+    """A KerasTensor or a list/tuple/dict of them (the ``inputs`` of a functional model)."""
+    if isinstance(obj, dict):
+        obj = list(obj.values())
+    if isinstance(obj, (list, tuple)):
+        return bool(obj) and all(isinstance(v, KerasTensor) for v in obj)
+    return isinstance(obj, KerasTensor)
 
 
 def _takes_training(call: Any) -> bool:

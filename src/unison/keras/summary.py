@@ -25,6 +25,8 @@ def _row(cells: tuple[str, str, str], left: str = "│", mid: str = "│", right
 
 def _output_shapes(model: Any) -> dict[int, str]:
     """Run one example through the model and record each direct child's output shape."""
+    if hasattr(model, "summary_shapes"):  # a functional model knows them from its graph
+        return model.summary_shapes()
     shapes: dict[int, str] = {}
     hint = getattr(model, "input_shape_hint", None)
     if hint is None or not getattr(model, "built", False):

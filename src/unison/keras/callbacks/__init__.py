@@ -25,6 +25,7 @@ from unison.keras.callbacks.learning_rate import (
 )
 from unison.keras.callbacks.model_checkpoint import ModelCheckpoint
 from unison.keras.callbacks.progbar_logger import ProgbarLogger
+from unison.keras.callbacks.tensorboard import TensorBoard
 from unison.keras.callbacks.terminate_on_nan import TerminateOnNaN
 
 __all__ = [
@@ -38,5 +39,6 @@ __all__ = [
     "ModelCheckpoint",
     "ProgbarLogger",
     "ReduceLROnPlateau",
+    "TensorBoard",
     "TerminateOnNaN",
 ]

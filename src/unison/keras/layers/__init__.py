@@ -14,6 +14,8 @@ from unison.keras.layers.attention import MultiHeadAttention
 from unison.keras.layers.merging import (Add, Average, Concatenate, Lambda, Maximum, Minimum, Multiply, Subtract, add,
                                          average, concatenate, maximum, minimum, multiply, subtract)
 from unison.keras.layers.pooling1d import GlobalAveragePooling1D, GlobalAvgPool1D, GlobalMaxPool1D, GlobalMaxPooling1D
+from unison.keras.layers.preprocessing import (CategoryEncoding, Hashing, IntegerLookup, Normalization, Rescaling,
+                                               StringLookup)
 from unison.keras.layers.text_vectorization import TextVectorization
 
 MaxPool2D = MaxPooling2D
@@ -28,4 +30,6 @@ __all__ = [
     "GlobalMaxPooling1D", "Lambda", "LayerNormalization", "Maximum", "Minimum", "MultiHeadAttention",
     "Multiply", "Subtract", "TextVectorization", "add", "average", "concatenate", "maximum", "minimum",
     "multiply", "subtract",
+    # preprocessing
+    "CategoryEncoding", "Hashing", "IntegerLookup", "Normalization", "Rescaling", "StringLookup",
 ]

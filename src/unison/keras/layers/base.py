@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from unison.keras import initializers, regularizers
+from unison.keras.keras_tensor import has_keras_tensor, symbolic_call
 
 _COUNTERS: dict[str, int] = {}  # Keras-style unique default names: dense, dense_1, ...
 
@@ -43,6 +44,12 @@ class Layer(nn.Module):
         trainable: whether its weights get gradients.
     """
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # Remember the constructor arguments: get_config() (and so model saving) rebuilds from them.
+        obj = super().__new__(cls)
+        object.__setattr__(obj, "_init_arguments", (args, dict(kwargs)))
+        return obj
+
     def __init__(self, name: str | None = None, input_shape: tuple[int, ...] | None = None,
                  trainable: bool = True, dtype: Any = None, **kwargs: Any) -> None:
         super().__init__()
@@ -56,6 +63,12 @@ class Layer(nn.Module):
         self.built = False
         self.trainable = trainable
         self._regularized: list[tuple[Callable[[torch.Tensor], torch.Tensor], str]] = []
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # On keras.Input tensors (functional API) the call is recorded as a graph node.
+        if has_keras_tensor(args, kwargs):
+            return symbolic_call(self, args, kwargs, run=super().__call__)
+        return super().__call__(*args, **kwargs)
 
     def build(self, input_shape: torch.Size) -> None:
         """Create weights for inputs of ``input_shape`` (batch axis included)."""
@@ -90,6 +103,21 @@ class Layer(nn.Module):
         """Regularisation penalties of this layer's weights (recomputed on each access)."""
         return [reg(getattr(self, name)) for reg, name in self._regularized]
 
+    def get_config(self) -> dict[str, Any]:
+        """The constructor arguments this layer was created with, by name (Keras's ``get_config``).
+
+        ``name`` is always included, so ``type(layer).from_config(layer.get_config())`` makes an
+        equal, unbuilt layer. Layers whose state is not in their arguments (a vocabulary learned by
+        ``adapt``) override this.
+        """
+        args, kwargs = getattr(self, "_init_arguments", ((), {}))
+        return bind_arguments(type(self), args, kwargs, self.name)
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Layer:
+        """A new layer from ``get_config()``'s output."""
+        return cls(**config)
+
     def count_params(self) -> int:
         """Number of scalars in this layer's weights."""
         return sum(p.numel() for p in self.parameters())
@@ -100,6 +128,30 @@ class Layer(nn.Module):
 
     def extra_repr(self) -> str:
         return f"name={self.name!r}"
+
+
+def bind_arguments(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any], name: str) -> dict[str, Any]:
+    """``cls(*args, **kwargs)``'s arguments as one dict keyed by parameter name, with ``name``."""
+    import inspect
+
+    try:
+        signature = inspect.signature(cls.__init__)  # type: ignore[misc]
+        bound = signature.bind(None, *args, **kwargs)
+    except TypeError:
+        return {**kwargs, "name": name}
+    config: dict[str, Any] = {}
+    for key, value in list(bound.arguments.items())[1:]:
+        kind = signature.parameters[key].kind
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            config.update(value)
+        elif kind is inspect.Parameter.VAR_POSITIONAL:
+            if value:
+                raise ValueError(f"{cls.__name__} was created with extra positional arguments {value!r}; "
+                                 "its configuration cannot name them. Pass them by keyword.")
+        else:
+            config[key] = value
+    config["name"] = name
+    return config
 
 
 def pair(value: int | tuple[int, int] | list[int], what: str) -> tuple[int, int]:

@@ -1,4 +1,4 @@
-"""Core Keras layers over torch: Input, Dense, Activation, Flatten, Reshape, Dropout, Embedding.
+"""Core Keras layers over torch: InputLayer, Dense, Activation, Flatten, Reshape, Dropout, Embedding.
 
 Example:
     >>> import torch
@@ -15,26 +15,39 @@ import torch
 import torch.nn.functional as F
 
 from unison.keras import activations
+from unison.keras.keras_tensor import Input  # noqa: F401 - keras.layers.Input
 from unison.keras.layers.base import Layer
 from unison.keras.layers.masking import get_mask, set_mask
 from unison.keras.mixed_precision import DTypePolicyMixin
 
 
 class InputLayer:
-    """The shape of one example (no batch axis), given to ``Sequential`` first (``keras.Input``)."""
+    """The shape of one example (no batch axis), given to ``Sequential`` first.
+
+    ``InputLayer(shape=(28, 28))`` (Keras 3) or ``InputLayer(input_shape=(28, 28))`` (Keras 2).
+    ``keras.Input`` returns a symbolic tensor instead (:mod:`unison.keras.keras_tensor`), which
+    ``Sequential`` also accepts first.
+    """
 
     def __init__(self, shape: Sequence[int] | None = None, batch_size: int | None = None,
-                 dtype: Any = None, name: str | None = None) -> None:
+                 dtype: Any = None, name: str | None = None, input_shape: Sequence[int] | None = None,
+                 **kwargs: Any) -> None:
+        if kwargs:
+            raise TypeError(f"InputLayer got unexpected keyword arguments: {sorted(kwargs)}.")
+        if shape is not None and input_shape is not None:
+            raise ValueError(f"Pass shape= or input_shape=, not both. Received: shape={shape!r}, "
+                             f"input_shape={input_shape!r}")
+        shape = shape if shape is not None else input_shape
         if shape is None:
-            raise ValueError("Input needs shape=, the shape of one example, e.g. Input(shape=(784,)).")
+            raise ValueError("InputLayer needs shape=, the shape of one example, e.g. InputLayer(shape=(784,)).")
+        if isinstance(shape, int):
+            shape = (shape,)
         self.shape = tuple(int(s) for s in shape)
+        self.dtype = dtype
         self.name = name or "input_layer"
 
-
-def Input(shape: Sequence[int] | None = None, batch_size: int | None = None, dtype: Any = None,
-          name: str | None = None) -> InputLayer:
-    """Declare a model's input shape, as ``keras.Input(shape=(784,))``."""
-    return InputLayer(shape, batch_size, dtype, name)
+    def get_config(self) -> dict[str, Any]:
+        return {"shape": list(self.shape), "name": self.name}
 
 
 class Dense(DTypePolicyMixin, Layer):

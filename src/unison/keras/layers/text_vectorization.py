@@ -266,7 +266,9 @@ class TextVectorization(Layer):
         return {"name": self.name, "max_tokens": self.max_tokens, "standardize": self.standardize,
                 "split": self.split, "ngrams": self.ngrams, "output_mode": self.output_mode,
                 "output_sequence_length": self.output_sequence_length,
-                "pad_to_max_tokens": self.pad_to_max_tokens, "encoding": self.encoding}
+                "pad_to_max_tokens": self.pad_to_max_tokens, "encoding": self.encoding,
+                # the adapted vocabulary travels with the config, so a saved model keeps it (as Keras)
+                "vocabulary": self.get_vocabulary() if self._vocab else None}
 
 
 __all__ = ["TextVectorization"]

@@ -1,0 +1,280 @@
+"""Symbolic tensors of the functional API: ``keras.Input`` and what layers return when called on it.
+
+A :class:`KerasTensor` stands for the batch of values a model will receive. It carries a small
+concrete *example* (two rows of zeros, or what the layers made of them): calling a layer on a
+KerasTensor runs the layer on that example, which builds its lazily-sized weights and gives the
+output shape, and records a :class:`Node` (the layer and its arguments). Torch functions applied
+to a KerasTensor (``torch.mean(x, dim=1)``, and so unison's ``tf.reduce_mean``, ``x + 1``,
+``x[:, 0]``) are recorded the same way through ``__torch_function__``. ``keras.Model(inputs,
+outputs)`` (:mod:`unison.keras.functional`) replays the recorded nodes on real tensors.
+
+Example:
+    >>> import torch
+    >>> x = Input(shape=(3,), name="x")
+    >>> y = torch.mean(x * 2, dim=1)
+    >>> y.shape
+    (None,)
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+EXAMPLE_ROWS = 2  # rows of the example batch (two, so batch statistics are defined)
+
+_DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
+           "bfloat16": torch.bfloat16, "int32": torch.int64, "int64": torch.int64, "int8": torch.int64,
+           "uint8": torch.int64, "bool": torch.bool}
+
+
+def torch_dtype(dtype: Any) -> torch.dtype:
+    """The torch dtype of an ``Input``'s ``dtype=`` (integer inputs become int64 ids, as torch indexes)."""
+    if dtype is None:
+        return torch.float32
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    name = getattr(dtype, "name", dtype)
+    if isinstance(name, str) and name in _DTYPES:
+        return _DTYPES[name]
+    raise ValueError(f"keras.Input got an unsupported dtype. Received: dtype={dtype!r}; expected one of "
+                     f"{sorted(_DTYPES)} or 'string'.")
+
+
+def is_string_dtype(dtype: Any) -> bool:
+    """``tf.string`` / ``"string"``: the inputs are numpy arrays of ``str``/``bytes``."""
+    if dtype in (str, bytes, object, np.str_, np.bytes_, np.object_):
+        return True
+    return dtype is not None and not isinstance(dtype, torch.dtype) and \
+        str(getattr(dtype, "name", dtype)) in ("string", "str", "object")
+
+
+class Node:
+    """One recorded call: ``op(*args, **kwargs)`` where some arguments are KerasTensors."""
+
+    def __init__(self, op: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self.op = op
+        self.args = args
+        self.kwargs = kwargs
+        self.parents: list[KerasTensor] = flatten((args, kwargs))
+        self.outputs: list[KerasTensor] = []
+
+    def run(self, values: dict[int, Any]) -> list[Any]:
+        """Call ``op`` with the KerasTensors replaced by ``values`` (by id); the flat outputs."""
+        args, kwargs = map_structure(lambda kt: values[id(kt)], (self.args, self.kwargs))
+        return flatten_values(self.op(*args, **kwargs))
+
+
+class KerasTensor:
+    """A symbolic batch: ``shape`` (batch axis ``None``), ``dtype``, ``name``, and its producer."""
+
+    def __init__(self, example: Any, node: Node | None = None, name: str | None = None) -> None:
+        self._example = example
+        self._node = node
+        self.name = name or (f"keras_tensor_{id(self):x}")
+
+    @property
+    def shape(self) -> tuple[int | None, ...]:
+        return (None, *tuple(self._example.shape[1:]))
+
+    @property
+    def dtype(self) -> Any:
+        """A torch dtype, or ``"string"`` for string inputs (numpy arrays of str at run time)."""
+        return "string" if isinstance(self._example, np.ndarray) else self._example.dtype
+
+    @property
+    def ndim(self) -> int:
+        return int(self._example.ndim)
+
+    @property
+    def is_input(self) -> bool:
+        return self._node is None
+
+    def __repr__(self) -> str:
+        return f"<KerasTensor shape={self.shape}, dtype={self.dtype}, name={self.name}>"
+
+    def __reduce__(self) -> Any:
+        # A pickled model (a parameter-server step, deepcopy) carries the graph's shapes, not the
+        # example values: a tensor example travels as a "meta" tensor (shape and dtype, no data).
+        example = self._example
+        if isinstance(example, torch.Tensor):
+            example = torch.empty(example.shape, dtype=example.dtype, device="meta")
+        return (KerasTensor, (example, None, self.name), {"_node": self._node})
+
+    def __bool__(self) -> bool:
+        raise TypeError("A symbolic KerasTensor has no truth value: it stands for data that arrives "
+                        "at fit/predict time. Use a layer or a torch function on it instead of `if`.")
+
+    def numpy(self) -> Any:
+        raise TypeError(f"{self!r} is symbolic and has no values. Build a keras.Model(inputs, outputs) "
+                        "and call it (or predict) on real data.")
+
+    @classmethod
+    def __torch_function__(cls, func: Any, types: Any, args: tuple[Any, ...] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
+        return symbolic_call(func, tuple(args), dict(kwargs or {}))
+
+    def __neg__(self) -> KerasTensor:
+        return symbolic_call(operator.neg, (self,), {})
+
+    def __abs__(self) -> KerasTensor:
+        return symbolic_call(operator.abs, (self,), {})
+
+    def __getitem__(self, key: Any) -> KerasTensor:
+        return symbolic_call(operator.getitem, (self, key), {})
+
+    def __getattr__(self, name: str) -> Any:
+        # Tensor methods (x.mean(1), x.reshape(...)) recorded as calls on the example's method.
+        if name.startswith("_") or not hasattr(torch.Tensor, name):
+            raise AttributeError(f"'KerasTensor' object has no attribute {name!r}")
+        method = getattr(torch.Tensor, name)
+        return lambda *a, **k: symbolic_call(method, (self, *a), k)
+
+
+def _binary(op: Callable[[Any, Any], Any], reflected: bool = False) -> Callable[..., Any]:
+    if reflected:
+        return lambda self, other: symbolic_call(op, (other, self), {})
+    return lambda self, other: symbolic_call(op, (self, other), {})
+
+
+for _name, _op in [("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
+                   ("truediv", operator.truediv), ("floordiv", operator.floordiv), ("pow", operator.pow),
+                   ("matmul", operator.matmul), ("mod", operator.mod)]:
+    setattr(KerasTensor, f"__{_name}__", _binary(_op))
+    setattr(KerasTensor, f"__r{_name}__", _binary(_op, reflected=True))
+for _name, _op in [("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge),
+                   ("and", operator.and_), ("or", operator.or_)]:
+    setattr(KerasTensor, f"__{_name}__", _binary(_op))
+
+
+def Input(shape: Any = None, batch_size: int | None = None, dtype: Any = None, name: str | None = None,
+          sparse: Any = None, batch_shape: Any = None, **kwargs: Any) -> KerasTensor:
+    """``keras.Input``: a symbolic model input of per-example ``shape`` (no batch axis).
+
+    Args:
+        shape: shape of one example, e.g. ``(784,)`` (``None`` entries are not supported).
+        batch_size: accepted for Keras compatibility (the batch axis stays symbolic).
+        dtype: ``"float32"`` (default), ``"int32"``/``"int64"`` (ids) ...
+        name: the input's name (the key of a dict of inputs).
+    """
+    if kwargs:
+        raise TypeError(f"Input got unexpected keyword arguments: {sorted(kwargs)}.")
+    if shape is None and batch_shape is not None:
+        shape = tuple(batch_shape)[1:]
+    if shape is None:
+        raise ValueError("Input needs shape=, the shape of one example, e.g. Input(shape=(784,)).")
+    if isinstance(shape, int):
+        shape = (shape,)
+    if not all(isinstance(s, int) and s >= 0 for s in shape):
+        raise ValueError(f"Input shape entries must be non-negative ints (unison needs every size except the "
+                         f"batch). Received: shape={tuple(shape)!r}")
+    if is_string_dtype(dtype):  # string preprocessing models (StringLookup on a string Input)
+        return KerasTensor(np.full((EXAMPLE_ROWS, *shape), "", dtype=object), None, name or _input_name())
+    example = torch.zeros((EXAMPLE_ROWS, *shape), dtype=torch_dtype(dtype), device=_device())
+    return KerasTensor(example, None, name or _input_name())
+
+
+_INPUT_COUNT = [0]
+
+
+def _input_name() -> str:
+    _INPUT_COUNT[0] += 1
+    return "input_layer" if _INPUT_COUNT[0] == 1 else f"input_layer_{_INPUT_COUNT[0] - 1}"
+
+
+def _device() -> torch.device:
+    from unison.distribute.strategy import get_strategy
+
+    return get_strategy().extended.device
+
+
+def flatten(obj: Any) -> list[KerasTensor]:
+    """Every KerasTensor inside nested lists, tuples and dicts, in order."""
+    if isinstance(obj, KerasTensor):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return [kt for item in obj for kt in flatten(item)]
+    if isinstance(obj, dict):
+        return [kt for item in obj.values() for kt in flatten(item)]
+    return []
+
+
+def flatten_values(obj: Any) -> list[Any]:
+    """Every tensor inside a nested output structure, in order (a lone tensor is a list of one)."""
+    if isinstance(obj, (list, tuple)):
+        return [v for item in obj for v in flatten_values(item)]
+    if isinstance(obj, dict):
+        return [v for item in obj.values() for v in flatten_values(item)]
+    return [obj]
+
+
+def map_structure(fn: Callable[[KerasTensor], Any], obj: Any) -> Any:
+    """``obj`` with every KerasTensor replaced by ``fn(kt)``."""
+    if isinstance(obj, KerasTensor):
+        return fn(obj)
+    if isinstance(obj, tuple):
+        return tuple(map_structure(fn, item) for item in obj)
+    if isinstance(obj, list):
+        return [map_structure(fn, item) for item in obj]
+    if isinstance(obj, dict):
+        return {k: map_structure(fn, v) for k, v in obj.items()}
+    return obj
+
+
+def pack_like(structure: Any, flat: list[Any]) -> Any:
+    """Rebuild ``structure`` (of KerasTensors) with the values of ``flat`` in order."""
+    it = iter(flat)
+    return map_structure(lambda kt: next(it), structure)
+
+
+def has_keras_tensor(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    return bool(flatten((args, kwargs)))
+
+
+def symbolic_call(op: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                  run: Callable[..., Any] | None = None) -> Any:
+    """Run ``op`` on the examples of its KerasTensor arguments and record a node; symbolic outputs.
+
+    ``run`` (default ``op``) is what runs now: a layer passes its un-intercepted ``__call__``.
+    Layers run in inference mode without gradients, so tracing changes no statistics.
+    """
+    node = Node(op, args, kwargs)
+    ex_args, ex_kwargs = map_structure(lambda kt: kt._example, (args, kwargs))
+    modules = [op] if isinstance(op, torch.nn.Module) else []
+    modes = [m.training for m in modules]
+    for m in modules:
+        m.eval()
+    try:
+        with torch.no_grad():
+            out = (run or op)(*ex_args, **ex_kwargs)
+    finally:
+        for m, mode in zip(modules, modes):
+            m.train(mode)
+
+    def wrap(value: Any) -> Any:
+        if isinstance(value, (torch.Tensor, np.ndarray)):
+            suffix = f"_{len(node.outputs)}" if node.outputs else ""
+            kt = KerasTensor(value, node, f"{_op_name(op)}_output{suffix}")
+            node.outputs.append(kt)
+            return kt
+        if isinstance(value, tuple):
+            return tuple(wrap(v) for v in value)
+        if isinstance(value, list):
+            return [wrap(v) for v in value]
+        if isinstance(value, dict):
+            return {k: wrap(v) for k, v in value.items()}
+        raise TypeError(f"{_op_name(op)} returned {type(value).__name__} on a symbolic input; the functional "
+                        "API records operations that return tensors.")
+
+    return wrap(out)
+
+
+def _op_name(op: Any) -> str:
+    return getattr(op, "name", None) or getattr(op, "__name__", None) or type(op).__name__
+
+
+__all__ = ["Input", "KerasTensor", "Node", "symbolic_call"]

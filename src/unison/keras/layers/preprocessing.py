@@ -1,0 +1,366 @@
+"""Keras preprocessing layers: ``StringLookup``, ``IntegerLookup``, ``Normalization``,
+``Rescaling``, ``CategoryEncoding``, ``Hashing``.
+
+They take numpy arrays (of ``str``/``bytes`` for strings), lists, or tensors, and return torch
+tensors (``int64`` ids, ``float32`` values), so they work on data before ``fit`` and inside a
+model. Lookup index layout as Keras: ``[mask_token] + num_oov_indices OOV slots + vocabulary``
+(the mask slot only when ``mask_token`` is set). ``adapt`` orders tokens by falling frequency,
+ties by the token in descending order (TextVectorization's order).
+
+Hashing (and the choice among several OOV slots) uses the first 8 bytes of BLAKE2b of the
+value's UTF-8 text (integers hashed as their decimal text), keyed by ``salt`` when given, read
+as an unsigned little-endian integer, modulo the number of bins. It is deterministic across
+runs, processes and machines, but it is not Keras's FarmHash/SipHash: bins differ from TF's.
+
+Example:
+    >>> import numpy as np
+    >>> lookup = StringLookup(vocabulary=["a", "b", "c"])
+    >>> lookup(np.array([["a", "c"], ["d", "b"]])).tolist()
+    [[1, 3], [0, 2]]
+    >>> lookup.get_vocabulary()
+    ['[UNK]', 'a', 'b', 'c']
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import torch
+
+from unison.keras.layers.base import Layer
+
+_EPSILON = 1e-7  # Keras's backend.epsilon()
+
+
+def _numpy(data: Any) -> np.ndarray:
+    if isinstance(data, torch.Tensor):
+        return data.detach().cpu().numpy()
+    if hasattr(data, "numpy") and not isinstance(data, np.ndarray):
+        return np.asarray(data.numpy())
+    return np.asarray(data)
+
+
+def _batches(data: Any) -> Iterable[np.ndarray]:
+    """``adapt``'s data: an array/tensor/list, or an iterable of batches (a tf.data-like dataset)."""
+    if isinstance(data, (np.ndarray, torch.Tensor, list, tuple)):
+        yield _numpy(data)
+        return
+    if not isinstance(data, Iterable):
+        raise ValueError(f"adapt() takes an array, a tensor, a list, or an iterable of batches. "
+                         f"Received: {type(data).__name__}")
+    for batch in data:
+        yield _numpy(batch[0] if isinstance(batch, tuple) else batch)
+
+
+def stable_hash(value: Any, salt: Any = None) -> int:
+    """The documented 64-bit hash of ``value`` (see the module docstring)."""
+    if isinstance(value, bytes):
+        text = value
+    else:
+        text = str(value.item() if isinstance(value, np.generic) else value).encode("utf-8")
+    key = b"" if salt is None else str(salt).encode("utf-8")[:64]
+    return int.from_bytes(hashlib.blake2b(text, digest_size=8, key=key).digest(), "little")
+
+
+class _Preprocessing(Layer):
+    """Built at construction; ``call`` takes arrays, lists or tensors."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.built = True
+
+    def forward(self, inputs: Any) -> Any:
+        return self.call(inputs)
+
+
+class _Lookup(_Preprocessing):
+    _default_mask: Any = None
+    _default_oov: Any = None
+
+    def __init__(self, max_tokens: int | None = None, num_oov_indices: int = 1, mask_token: Any = None,
+                 oov_token: Any = None, vocabulary: Any = None, invert: bool = False, output_mode: str = "int",
+                 encoding: str = "utf-8", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if isinstance(num_oov_indices, bool) or not isinstance(num_oov_indices, int) or num_oov_indices < 0:
+            raise ValueError("`num_oov_indices` must be an integer >= 0. "
+                             f"Received: num_oov_indices={num_oov_indices!r}")
+        if output_mode not in ("int", "one_hot", "multi_hot", "count"):
+            raise ValueError("`output_mode` must be one of 'int', 'one_hot', 'multi_hot', 'count'. "
+                             f"Received: output_mode={output_mode!r}")
+        if invert and output_mode != "int":
+            raise ValueError(f"`invert=True` needs output_mode='int'. Received: output_mode={output_mode!r}")
+        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens <= 1):
+            raise ValueError("If set, `max_tokens` must be an integer greater than 1. "
+                             f"Received: max_tokens={max_tokens!r}")
+        self.max_tokens, self.num_oov_indices, self.invert = max_tokens, num_oov_indices, invert
+        self.mask_token = self._convert(mask_token) if mask_token is not None else None
+        self.oov_token = self._convert(oov_token if oov_token is not None else self._default_oov)
+        self.output_mode, self.encoding = output_mode, encoding
+        self._vocab: list[Any] = []
+        self._index: dict[Any, int] = {}
+        if vocabulary is not None:
+            self.set_vocabulary(vocabulary)
+
+    def _convert(self, token: Any) -> Any:
+        raise NotImplementedError
+
+    @property
+    def _first(self) -> int:
+        return (1 if self.mask_token is not None else 0) + self.num_oov_indices
+
+    def set_vocabulary(self, vocabulary: Any) -> None:
+        """Use ``vocabulary`` (most useful first; reserved tokens at its start are skipped)."""
+        tokens = [self._convert(t) for t in _numpy(vocabulary).reshape(-1).tolist()]
+        specials = ([self.mask_token] if self.mask_token is not None else []) + [self.oov_token] * self.num_oov_indices
+        if tokens[:len(specials)] == specials and specials:
+            tokens = tokens[len(specials):]
+        dup = [t for t, c in collections.Counter(tokens).items() if c > 1]
+        reserved = [t for t in tokens if t == self.mask_token or (t == self.oov_token and self.num_oov_indices)]
+        if dup or reserved:
+            raise ValueError(f"The vocabulary must hold distinct tokens and none of the reserved tokens "
+                             f"(mask_token={self.mask_token!r}, oov_token={self.oov_token!r}). "
+                             f"Received repeated {dup[:5]} and reserved {reserved[:5]}.")
+        self._vocab = tokens
+        self._index = {t: i + self._first for i, t in enumerate(tokens)}
+
+    def get_vocabulary(self, include_special_tokens: bool = True) -> list[Any]:
+        """The tokens in index order (Keras's ``get_vocabulary``)."""
+        if not include_special_tokens:
+            return list(self._vocab)
+        mask = [self.mask_token] if self.mask_token is not None else []
+        return mask + [self.oov_token] * self.num_oov_indices + list(self._vocab)
+
+    def vocabulary_size(self) -> int:
+        return len(self.get_vocabulary())
+
+    def adapt(self, data: Any, batch_size: int | None = None, steps: int | None = None) -> None:
+        """Learn the vocabulary from ``data``: tokens by falling frequency (ties: token descending)."""
+        counts: collections.Counter[Any] = collections.Counter()
+        for batch in _batches(data):
+            counts.update(self._convert(t) for t in batch.reshape(-1).tolist())
+        counts.pop(self.mask_token, None)
+        if self.num_oov_indices:
+            counts.pop(self.oov_token, None)
+        ordered = sorted(counts, key=lambda t: (-counts[t], _desc_key(t)))
+        if self.max_tokens is not None:
+            ordered = ordered[:max(0, self.max_tokens - self._first)]
+        self.set_vocabulary(ordered)
+
+    def get_config(self) -> dict[str, Any]:
+        config = super().get_config()
+        config["vocabulary"] = list(self._vocab)  # adapted vocabularies save with the model
+        return config
+
+    def _lookup(self, token: Any) -> int:
+        index = self._index.get(token)
+        if index is not None:
+            return index
+        if self.mask_token is not None and token == self.mask_token:
+            return 0
+        if not self.num_oov_indices:
+            raise ValueError(f"Layer '{self.name}' received {token!r}, which is not in its vocabulary, and it has "
+                             "num_oov_indices=0. Add the token, or set num_oov_indices >= 1.")
+        start = 1 if self.mask_token is not None else 0
+        return start + (stable_hash(token) % self.num_oov_indices if self.num_oov_indices > 1 else 0)
+
+    def call(self, inputs: Any) -> Any:
+        device = inputs.device if isinstance(inputs, torch.Tensor) else None
+        arr = _numpy(inputs)
+        if self.invert:
+            vocab = self.get_vocabulary()
+            flat = [vocab[i] if 0 <= i < len(vocab) else self.oov_token
+                    for i in arr.astype("int64").reshape(-1).tolist()]
+            return np.array(flat, dtype=object if isinstance(self.oov_token, str) else "int64").reshape(arr.shape)
+        ids = np.array([self._lookup(self._convert(t)) for t in arr.reshape(-1).tolist()],
+                       dtype="int64").reshape(arr.shape)
+        out = torch.as_tensor(ids, device=device)
+        if self.output_mode == "int":
+            return out
+        return CategoryEncoding(self.vocabulary_size(), self.output_mode)(out)
+
+
+def _desc_key(token: Any) -> Any:
+    # Sort key that puts larger tokens first among equal counts.
+    if isinstance(token, str):
+        return tuple(-ord(c) for c in token) + (1,)
+    return -token
+
+
+class StringLookup(_Lookup):
+    """Strings to integer ids over a vocabulary (Keras's ``StringLookup``), or back with ``invert=True``.
+
+    Args:
+        max_tokens: vocabulary size including the mask and OOV slots (for ``adapt``).
+        num_oov_indices: OOV slots (default 1); several are chosen by hash.
+        mask_token: token mapped to 0 (default ``None``: no mask slot).
+        oov_token: the token ``get_vocabulary``/``invert`` show for OOV slots (``"[UNK]"``).
+        vocabulary: list/array of tokens; or call ``adapt``.
+        invert: map ids back to tokens.
+        output_mode: ``"int"``, ``"one_hot"``, ``"multi_hot"`` or ``"count"``.
+    """
+
+    _default_oov = "[UNK]"
+
+    def _convert(self, token: Any) -> Any:
+        return token.decode(self.encoding if hasattr(self, "encoding") else "utf-8") if isinstance(token, bytes) \
+            else str(token)
+
+
+class IntegerLookup(_Lookup):
+    """Integers to contiguous ids over a vocabulary (Keras's ``IntegerLookup``); OOV token -1."""
+
+    _default_oov = -1
+
+    def _convert(self, token: Any) -> Any:
+        if isinstance(token, (bytes, str)) or float(token) != int(token):
+            raise ValueError(f"IntegerLookup takes integers. Received: {token!r}")
+        return int(token)
+
+
+class Normalization(_Preprocessing):
+    """``(x - mean) / max(sqrt(variance), 1e-7)`` per feature on ``axis`` (Keras's ``Normalization``).
+
+    Args:
+        axis: axis (or axes) with separate statistics; ``None``: one mean/variance for all values.
+        mean, variance: the statistics (broadcast to the feature shape); or call ``adapt``.
+        invert: apply the inverse, ``x * sqrt(variance) + mean``.
+    """
+
+    def __init__(self, axis: Any = -1, mean: Any = None, variance: Any = None, invert: bool = False,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if (mean is None) != (variance is None):
+            raise ValueError("Pass both mean and variance, or neither (then call adapt()). "
+                             f"Received: mean={mean!r}, variance={variance!r}")
+        self.axis = () if axis is None else ((axis,) if isinstance(axis, int) else tuple(axis))
+        self.invert = invert
+        if mean is not None:
+            self._set(np.asarray(mean, dtype="float32"), np.asarray(variance, dtype="float32"))
+
+    def _set(self, mean: np.ndarray, variance: np.ndarray) -> None:
+        for name, value in (("mean", mean), ("variance", variance)):
+            tensor = torch.as_tensor(value, dtype=torch.float32)
+            old = self._buffers.get(name)
+            if old is not None:
+                self._buffers[name] = tensor.to(old.device)
+            else:
+                self.register_buffer(name, tensor)
+
+    def _stat(self, name: str) -> torch.Tensor:
+        value = self._buffers.get(name)
+        if value is None:
+            raise ValueError(f"Normalization layer '{self.name}' has no {name} yet. Pass mean= and variance=, "
+                             "or call layer.adapt(data) before using it.")
+        return value
+
+    def adapt(self, data: Any, batch_size: int | None = None, steps: int | None = None) -> None:
+        """Compute mean and variance of ``data`` over every axis but ``axis``."""
+        arr = np.concatenate([b.astype("float64").reshape((-1, *b.shape[1:])) if b.ndim else b.reshape(1)
+                              for b in _batches(data)])
+        keep = tuple(a % arr.ndim for a in self.axis)
+        reduce = tuple(a for a in range(arr.ndim) if a not in keep)
+        mean = arr.mean(axis=reduce, keepdims=True)
+        var = arr.var(axis=reduce, keepdims=True)
+        shape = [arr.shape[a] if a in keep else 1 for a in range(1, arr.ndim)] if keep else []
+        self._set(mean.reshape(shape).astype("float32"), var.reshape(shape).astype("float32"))
+
+    def get_config(self) -> dict[str, Any]:
+        config = super().get_config()
+        if "mean" in self._buffers:
+            config["mean"], config["variance"] = self._stat("mean").tolist(), self._stat("variance").tolist()
+        return config
+
+    def call(self, inputs: Any) -> torch.Tensor:
+        if "mean" not in self._buffers:
+            raise ValueError(f"Normalization layer '{self.name}' has no mean and variance yet. Pass mean= and "
+                             "variance=, or call layer.adapt(data) before using it.")
+        x = torch.as_tensor(inputs, dtype=torch.float32)
+        mean, var = self._stat("mean").to(x.device), self._stat("variance").to(x.device)
+        if self.invert:
+            return x * torch.sqrt(var) + mean
+        return (x - mean) / torch.clamp(torch.sqrt(var), min=_EPSILON)
+
+
+class Rescaling(_Preprocessing):
+    """``inputs * scale + offset`` as float32 (Keras's ``Rescaling``, e.g. ``scale=1/255``)."""
+
+    def __init__(self, scale: float, offset: float = 0.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.scale, self.offset = float(scale), float(offset)
+
+    def call(self, inputs: Any) -> torch.Tensor:
+        return torch.as_tensor(inputs).to(torch.float32) * self.scale + self.offset
+
+
+class CategoryEncoding(_Preprocessing):
+    """Integer ids in ``[0, num_tokens)`` to one-hot, multi-hot or count vectors (float32).
+
+    ``one_hot`` adds a last axis (replacing a last axis of size 1); ``multi_hot``/``count`` reduce
+    the last axis (a 1-D input is one sample).
+    """
+
+    def __init__(self, num_tokens: int, output_mode: str = "multi_hot", sparse: bool = False,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if isinstance(num_tokens, bool) or not isinstance(num_tokens, int) or num_tokens < 1:
+            raise ValueError(f"num_tokens must be a positive integer. Received: num_tokens={num_tokens!r}")
+        if output_mode not in ("one_hot", "multi_hot", "count"):
+            raise ValueError("output_mode must be 'one_hot', 'multi_hot' or 'count'. "
+                             f"Received: output_mode={output_mode!r}")
+        if sparse:
+            raise NotImplementedError("sparse=True is not supported: unison returns dense tensors.")
+        self.num_tokens, self.output_mode = num_tokens, output_mode
+
+    def call(self, inputs: Any) -> torch.Tensor:
+        ids = torch.as_tensor(_numpy(inputs) if not isinstance(inputs, torch.Tensor) else inputs).long()
+        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.num_tokens):
+            raise ValueError(f"Layer '{self.name}': input values must be in the range 0 <= values < num_tokens="
+                             f"{self.num_tokens}. Received values from {int(ids.min())} to {int(ids.max())}.")
+        if self.output_mode == "one_hot":
+            if ids.dim() > 1 and ids.shape[-1] == 1:
+                ids = ids.squeeze(-1)
+            return torch.nn.functional.one_hot(ids, self.num_tokens).to(torch.float32)
+        counts = torch.zeros((*ids.shape[:-1], self.num_tokens), dtype=torch.float32, device=ids.device)
+        counts.scatter_add_(-1, ids, torch.ones_like(ids, dtype=torch.float32))
+        return counts if self.output_mode == "count" else (counts > 0).to(torch.float32)
+
+
+class Hashing(_Preprocessing):
+    """Values (strings or integers) to ``num_bins`` bins by a deterministic hash (see the module doc).
+
+    With ``mask_value`` set, that value maps to bin 0 and the others to ``1..num_bins-1``.
+    """
+
+    def __init__(self, num_bins: int, mask_value: Any = None, salt: Any = None, output_mode: str = "int",
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        least = 2 if mask_value is not None else 1
+        if isinstance(num_bins, bool) or not isinstance(num_bins, int) or num_bins < least:
+            raise ValueError("num_bins must be a positive integer (>= 2 with mask_value). "
+                             f"Received: num_bins={num_bins!r}")
+        if output_mode != "int":
+            raise NotImplementedError(f"Hashing supports output_mode='int' only. Received: output_mode={output_mode!r}")
+        self.num_bins, self.mask_value, self.salt = num_bins, mask_value, salt
+
+    def _bin(self, value: Any) -> int:
+        if isinstance(value, bytes):
+            value = value.decode("utf-8")
+        if self.mask_value is not None and value == self.mask_value:
+            return 0
+        if self.mask_value is not None:
+            return 1 + stable_hash(value, self.salt) % (self.num_bins - 1)
+        return stable_hash(value, self.salt) % self.num_bins
+
+    def call(self, inputs: Any) -> torch.Tensor:
+        device = inputs.device if isinstance(inputs, torch.Tensor) else None
+        arr = _numpy(inputs)
+        bins = np.array([self._bin(v) for v in arr.reshape(-1).tolist()], dtype="int64").reshape(arr.shape)
+        return torch.as_tensor(bins, device=device)
+
+
+__all__ = ["CategoryEncoding", "Hashing", "IntegerLookup", "Normalization", "Rescaling", "StringLookup",
+           "stable_hash"]

@@ -1,0 +1,15 @@
+"""``keras.models``: ``Sequential``, ``Model``, ``load_model``, ``save_model``, ``clone_model``,
+``model_from_json``.
+
+Example:
+    >>> from unison import keras
+    >>> keras.models.Sequential is keras.Sequential
+    True
+"""
+
+from __future__ import annotations
+
+from unison.keras.model import Model, Sequential
+from unison.keras.saving import clone_model, load_model, model_from_json, save_model
+
+__all__ = ["Model", "Sequential", "clone_model", "load_model", "model_from_json", "save_model"]

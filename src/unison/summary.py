@@ -1,0 +1,212 @@
+"""``tf.summary``: TensorBoard event files through ``torch.utils.tensorboard.SummaryWriter``.
+
+``create_file_writer(logdir)`` returns a writer; inside ``with writer.as_default():``
+``scalar``/``histogram``/``text`` record to it at ``step`` (or at the step set with
+``experimental.set_step``), as in TF 2. The files are ordinary TensorBoard event files
+(``tensorboard --logdir`` and ``EventAccumulator`` read them). Needs the ``tensorboard`` package
+(``pip install unison[tensorboard]``). Unlike the Keras ``TensorBoard`` callback, these functions
+write on every process that calls them: give each worker its own ``logdir`` (as TF's
+multi-worker tutorial does) or write on the chief only.
+
+Example:
+    >>> import tempfile
+    >>> import unison as tf
+    >>> writer = tf.summary.create_file_writer(tempfile.mkdtemp())
+    >>> with writer.as_default():
+    ...     tf.summary.scalar("loss", 0.5, step=1)
+    True
+    >>> writer.close()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import torch
+
+_state = threading.local()  # per thread, as TF's default writer: the stack of as_default() writers
+
+
+def summary_writer_class() -> Any:
+    """``torch.utils.tensorboard.SummaryWriter``, or an ImportError that says how to install it."""
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError as exc:  # torch imports the tensorboard package lazily here
+        raise ImportError(
+            "Writing TensorBoard summaries needs the 'tensorboard' package, which is not installed "
+            f"({exc}). Install it with `pip install unison[tensorboard]` (or `pip install tensorboard`).") from None
+    return SummaryWriter
+
+
+def _stack() -> list[SummaryWriter]:
+    if not hasattr(_state, "writers"):
+        _state.writers = []
+        _state.step = None
+    return _state.writers
+
+
+class SummaryWriter:
+    """A TensorBoard event-file writer for one ``logdir`` (``tf.summary.SummaryWriter``)."""
+
+    def __init__(self, logdir: str | os.PathLike[str], max_queue: int | None = None,
+                 flush_millis: int | None = None, filename_suffix: str | None = None) -> None:
+        if not isinstance(logdir, (str, os.PathLike)) or not os.fspath(logdir):
+            raise ValueError(f"create_file_writer needs a directory path. Received: logdir={logdir!r}")
+        writer_cls = summary_writer_class()
+        self.logdir = os.fspath(logdir)
+        secs = 120 if flush_millis is None else max(flush_millis / 1000.0, 0.001)
+        self._writer = writer_cls(self.logdir, max_queue=max_queue or 10, flush_secs=secs,
+                                  filename_suffix=filename_suffix or "")
+        self._closed = False
+
+    @contextlib.contextmanager
+    def as_default(self, step: int | None = None) -> Iterator[SummaryWriter]:
+        """Make this the writer that ``tf.summary.scalar`` etc. record to, inside the ``with`` block."""
+        stack = _stack()
+        stack.append(self)
+        old_step = _state.step
+        if step is not None:
+            _state.step = int(step)
+        try:
+            yield self
+        finally:
+            stack.pop()
+            _state.step = old_step
+            self.flush()
+
+    def set_as_default(self, step: int | None = None) -> None:
+        """Make this the default writer until another one is set (TF's ``set_as_default``)."""
+        stack = _stack()
+        stack[:] = [self]
+        if step is not None:
+            _state.step = int(step)
+
+    def _live(self) -> Any:
+        if self._closed:
+            raise RuntimeError(f"The summary writer for {self.logdir!r} is closed; create a new one.")
+        return self._writer
+
+    def flush(self) -> None:
+        """Write pending events to disk."""
+        if not self._closed:
+            self._writer.flush()
+
+    def close(self) -> None:
+        """Flush and close the event file (later writes raise)."""
+        if not self._closed:
+            self._writer.close()
+            self._closed = True
+        stack = _stack()
+        stack[:] = [w for w in stack if w is not self]
+
+    def init(self) -> None:
+        """Nothing to do: the event file opens when the writer is created (TF 1 compatibility)."""
+
+
+def create_file_writer(logdir: str | os.PathLike[str], max_queue: int | None = None, flush_millis: int | None = None,
+                       filename_suffix: str | None = None, name: str | None = None,
+                       experimental_trackable: bool = False, experimental_mesh: Any = None) -> SummaryWriter:
+    """A writer of TensorBoard event files under ``logdir`` (created if needed)."""
+    return SummaryWriter(logdir, max_queue, flush_millis, filename_suffix)
+
+
+def create_noop_writer() -> _NoopWriter:
+    """A writer that records nothing (TF's ``create_noop_writer``)."""
+    return _NoopWriter()
+
+
+class _NoopWriter:
+    @contextlib.contextmanager
+    def as_default(self, step: int | None = None) -> Iterator[_NoopWriter]:
+        stack = _stack()
+        stack.append(self)  # type: ignore[arg-type]
+        try:
+            yield self
+        finally:
+            stack.pop()
+
+    def set_as_default(self, step: int | None = None) -> None:
+        _stack()[:] = [self]  # type: ignore[list-item]
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _resolve(step: Any) -> tuple[Any, int] | None:
+    stack = _stack()
+    if not stack or isinstance(stack[-1], _NoopWriter):
+        return None  # TF: without a default writer a summary op records nothing and returns False
+    if step is None:
+        step = _state.step
+    if step is None:
+        raise ValueError("No step set. Pass step= to the summary call, or set one with "
+                         "tf.summary.experimental.set_step(step) or writer.as_default(step=...).")
+    return stack[-1]._live(), int(step.item() if isinstance(step, (torch.Tensor, np.ndarray)) else step)
+
+
+def _scalar_value(name: str, data: Any) -> float:
+    if isinstance(data, torch.Tensor):
+        data = data.detach().cpu()
+    arr = np.asarray(data)
+    if arr.size != 1:
+        raise ValueError(f"tf.summary.scalar({name!r}) needs a single number. Received data of shape {arr.shape}.")
+    return float(arr.reshape(()))
+
+
+def scalar(name: str, data: Any, step: Any = None, description: str | None = None) -> bool:
+    """Record one number at ``step``; ``False`` when no default writer is set (as TF)."""
+    value = _scalar_value(name, data)
+    target = _resolve(step)
+    if target is None:
+        return False
+    writer, at = target
+    writer.add_scalar(name, value, global_step=at)
+    return True
+
+
+def histogram(name: str, data: Any, step: Any = None, buckets: int | None = None,
+              description: str | None = None) -> bool:
+    """Record the distribution of ``data``'s values at ``step`` (``buckets`` bins, default 30 as TF)."""
+    values = np.asarray(data.detach().cpu() if isinstance(data, torch.Tensor) else data, dtype=np.float64)
+    target = _resolve(step)
+    if target is None:
+        return False
+    writer, at = target
+    writer.add_histogram(name, values.reshape(-1), global_step=at, bins=int(buckets or 30) if values.size else "auto")
+    return True
+
+
+def text(name: str, data: Any, step: Any = None, description: str | None = None) -> bool:
+    """Record a string at ``step``."""
+    target = _resolve(step)
+    if target is None:
+        return False
+    writer, at = target
+    writer.add_text(name, data if isinstance(data, str) else str(data), global_step=at)
+    return True
+
+
+class experimental:  # noqa: N801 - TF's namespace tf.summary.experimental
+    """``tf.summary.experimental.set_step`` / ``get_step``."""
+
+    @staticmethod
+    def set_step(step: Any) -> None:
+        _stack()
+        _state.step = None if step is None else int(step)
+
+    @staticmethod
+    def get_step() -> int | None:
+        _stack()
+        return _state.step
+
+
+__all__ = ["SummaryWriter", "create_file_writer", "create_noop_writer", "experimental", "histogram", "scalar",
+           "summary_writer_class", "text"]
