@@ -46,6 +46,7 @@ def refused_port() -> Iterator[int]:
 def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, refused_port: int) -> Path:
     """No user data dir, a private cache, and a mirror that can only fail, unless a test says so."""
     monkeypatch.delenv(_fetch.ENV_DATA_DIR, raising=False)
+    monkeypatch.setattr(_fetch, "SYSTEM_DATA_DIR", tmp_path / "system")  # no Debian dataset packages
     cache = tmp_path / "cache"
     monkeypatch.setenv(_fetch.ENV_CACHE_DIR, str(cache))
     monkeypatch.setenv(_fetch.ENV_MIRROR, f"http://127.0.0.1:{refused_port}/")
@@ -390,3 +391,12 @@ def test_canonical_mirrors_and_hashes(monkeypatch: pytest.MonkeyPatch) -> None:
         assert all(len(h) == 64 and int(h, 16) >= 0 for h in spec.sha256.values())
     assert mnist._SPEC.sha256[_fetch.TRAIN_IMAGES].startswith("440fcabf")
     assert fashion_mnist._SPEC.sha256[_fetch.TRAIN_IMAGES].startswith("3aede38d")
+
+
+def test_debian_dataset_package_folder_is_found(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # `apt install dataset-fashion-mnist` puts the four files in /usr/share/datasets/fashion-mnist
+    system = tmp_path / "system"
+    _write_fake_set(system / "fashion-mnist", n_train=6, n_test=4)
+    monkeypatch.setattr(_fetch, "SYSTEM_DATA_DIR", system)
+    (x_train, _), (x_test, _) = fashion_mnist.load_data()
+    assert x_train.shape == (6, 28, 28) and x_test.shape == (4, 28, 28)

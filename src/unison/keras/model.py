@@ -76,6 +76,7 @@ class Model(nn.Module):
         self.history: Any = None
         self.input_shape_hint: tuple[int, ...] | None = None
         self._compiled = False
+        self._mirrored_build = False  # see _build_mirrored
 
     # --- computation ------------------------------------------------------------------------
     def call(self, inputs: Any) -> Any:
@@ -95,6 +96,8 @@ class Model(nn.Module):
         """
         if has_keras_tensor(args, kwargs):  # a model used as a layer of a functional model
             return symbolic_call(self, args, kwargs, run=super().__call__)
+        if not getattr(self, "_mirrored_build", True) and args and isinstance(args[0], torch.Tensor):
+            self._build_mirrored(args[0])
         if training is None:
             return super().__call__(*args, **kwargs)
         if _takes_training(type(self).call):
@@ -105,6 +108,27 @@ class Model(nn.Module):
             return super().__call__(*args, **kwargs)
         finally:
             self.train(was_training)
+
+    def _build_mirrored(self, example: torch.Tensor) -> None:
+        """Give lazily-built weights replica 0's values before the first call computes anything.
+
+        A model created under a multi-replica strategy without an input shape (Keras builds
+        it on its first input, e.g. inside ``strategy.run``) gets its weights after the scope's
+        broadcast; TF mirrors such variables from the first replica, and so does unison: the
+        model is built on a zero-filled example of the input's shape and its weights and
+        buffers are broadcast from replica 0. Every replica makes this first call together.
+        """
+        strategy = self.distribute_strategy
+        if strategy.num_replicas_in_sync <= 1 or self.built:
+            self._mirrored_build = self.built or strategy.num_replicas_in_sync <= 1
+            return
+        was_training = self.training
+        self.eval()
+        with torch.no_grad():
+            nn.Module.__call__(self, torch.zeros_like(example[:1]))
+        self.train(was_training)
+        strategy.broadcast_tensors([*self.parameters(), *self.buffers()])
+        self._mirrored_build = True
 
     # --- Keras's variable lists (torch parameters and buffers) ----------------------------------
     @property
@@ -244,7 +268,21 @@ class Model(nn.Module):
                 t.copy_(w)
 
     def save_weights(self, filepath: str | os.PathLike[str], overwrite: bool = True) -> None:
-        """Write the weights to ``filepath`` atomically, with a SHA-256 checksum; only the chief writes."""
+        """Write the weights to ``filepath`` atomically, with a SHA-256 checksum; only the chief writes.
+
+        Every replica calls it (as every replica runs the program) and returns once the file is
+        complete, so a replica that reads the file next finds it.
+        """
+        self._write_weights(filepath)
+        self._wait_for_chief("save_weights")
+
+    def _wait_for_chief(self, op: str) -> None:
+        comm = self.distribute_strategy.extended.communicator
+        if comm.is_distributed:
+            comm.barrier(name=f"model.{op}")
+
+    def _write_weights(self, filepath: str | os.PathLike[str]) -> None:
+        """The chief's half of ``save_weights`` (ModelCheckpoint calls it on the chief alone)."""
         if not self.distribute_strategy.extended.should_checkpoint:
             return
         weights_file.write_state(filepath, {"state_dict": self.state_dict()}, weights_file.WEIGHTS_KIND)
@@ -268,6 +306,11 @@ class Model(nn.Module):
         """
         if kwargs:
             raise TypeError(f"save() got unexpected keyword arguments: {sorted(kwargs)}.")
+        self._write_model(filepath)
+        self._wait_for_chief("save")  # every replica returns once the chief's file is complete
+
+    def _write_model(self, filepath: str | os.PathLike[str]) -> None:
+        """The chief's half of ``save`` (ModelCheckpoint calls it on the chief alone)."""
         if os.fspath(filepath).endswith(".keras"):
             from unison.keras import saving
 

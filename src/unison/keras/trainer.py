@@ -155,9 +155,11 @@ def fit(model: Any, x: Any = None, y: Any = None, batch_size: int | None = None,
                                            validation_steps, None)
                 logs.update({f"val_{k}": v for k, v in val_logs.items()})
             cbs.on_epoch_end(epoch, logs)
+            _wait_for_chief_files(st, "fit.epoch_end")
             if model.stop_training:
                 break
         cbs.on_train_end(logs)
+        _wait_for_chief_files(st, "fit.train_end")
         st.train_data = None  # do not keep the training data alive through the model
     return model.history
 
@@ -240,3 +242,11 @@ def predict(model: Any, x: Any, batch_size: int | None = None, verbose: Any = "a
 
 
 __all__ = ["ArrayAdapter", "Batch", "IterableAdapter", "evaluate", "fit", "make_adapter", "predict"]
+
+
+def _wait_for_chief_files(st: TrainingState, name: str) -> None:
+    """Every replica waits here until the chief's callbacks (ModelCheckpoint, CSVLogger, ...)
+    finished writing: a replica that reads those files next (``load_weights`` of the newest
+    checkpoint) must find them complete, as it would in TF's single process."""
+    if st.comm.is_distributed:
+        st.comm.barrier(name=name)

@@ -308,6 +308,9 @@ def _restore_keras_optimizer(obj: Any, state: dict[str, Any], path: str, name: s
 
 
 def _restore_state(obj: Any, state: Any, path: str, name: str) -> None:
+    if _unbuilt_keras_model(obj) and state:
+        _restore_when_built(obj, state, path, name)
+        return
     current = obj.state_dict()
     problem = _mismatch(name, state, current)
     if problem:
@@ -317,6 +320,24 @@ def _restore_state(obj: Any, state: Any, path: str, name: str) -> None:
             "another model: build the same model as the one that was saved, or restore another checkpoint."
         )
     obj.load_state_dict(state)
+
+
+def _unbuilt_keras_model(obj: Any) -> bool:
+    return isinstance(obj, torch.nn.Module) and getattr(obj, "built", True) is False and hasattr(obj, "build")
+
+
+def _restore_when_built(model: Any, state: Any, path: str, name: str) -> None:
+    """TF's deferred restoration: a model whose layers build on their first input gets the
+    checkpoint's values as soon as it is built, before its first call computes anything."""
+
+    def restore_first(module: Any, args: tuple[Any, ...]) -> None:
+        handle.remove()
+        first = args[0] if args else None
+        if isinstance(first, torch.Tensor):
+            module.build(tuple(first.shape))  # create every lazily-sized weight, then load them
+        _restore_state(module, state, path, name)
+
+    handle = model.register_forward_pre_hook(restore_first)
 
 
 class CorruptCheckpointError(UnisonError):

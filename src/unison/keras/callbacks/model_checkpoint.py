@@ -151,7 +151,8 @@ class ModelCheckpoint(Callback):
             return
         if not is_chief(self.model):
             return
-        writer = self.model.save_weights if self.save_weights_only else self.model.save
+        # The chief's halves of save_weights/save: the other replicas do not call them, so no wait.
+        writer = self.model._write_weights if self.save_weights_only else self.model._write_model
         _write_atomically(writer, filepath)
         if self.verbose > 0:
             print_msg(self.model, f"\nEpoch {epoch + 1}: finished saving model to {filepath}")

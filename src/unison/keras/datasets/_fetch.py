@@ -133,8 +133,10 @@ def describe_places(spec: DatasetSpec) -> str:
         if user is None
         else f"${ENV_DATA_DIR}/{spec.name} = {user}: {_folder_state(user)}"
     )
+    system = SYSTEM_DATA_DIR / spec.name
     cache = cache_dir(spec.name)
-    return f"Looked in:\n  1. {user_line}\n  2. the cache {cache}: {_folder_state(cache)}"
+    return (f"Looked in:\n  1. {user_line}\n  2. {system} (Debian's dataset packages): {_folder_state(system)}\n"
+            f"  3. the cache {cache}: {_folder_state(cache)}")
 
 
 def fix_hint(spec: DatasetSpec) -> str:
@@ -194,14 +196,22 @@ def locate(spec: DatasetSpec) -> Path:
     return cache
 
 
+# Where Debian's dataset packages put their files (e.g. `apt install dataset-fashion-mnist`).
+SYSTEM_DATA_DIR = Path("/usr/share/datasets")
+
+
 def local_folder(spec: DatasetSpec) -> Path | None:
-    """A folder on this machine that holds all four files: under ``$UNISON_DATA_DIR`` (the data
-    set's name or one of its aliases), else the cache; ``None`` when neither is complete."""
+    """A folder on this machine that holds all four files: under ``$UNISON_DATA_DIR``, then
+    under Debian's ``/usr/share/datasets`` (the data set's name or one of its aliases), else the
+    cache; ``None`` when none is complete."""
     for name in (spec.name, *spec.aliases):
         user = data_dir(name)
         # A partial user folder is not an error: the cache or a download can still supply the set.
         if user is not None and not missing_files(user):
             return user
+    for name in (spec.name, *spec.aliases):
+        if not missing_files(SYSTEM_DATA_DIR / name):
+            return SYSTEM_DATA_DIR / name
     cache = cache_dir(spec.name)
     return cache if not missing_files(cache) else None
 
