@@ -168,3 +168,16 @@ def keras_custom_loop(devices: list[str] | None, n: int, batch_size: int) -> dic
     return {"weights": [p.detach().numpy().copy() for p in model.trainable_variables],
             "accuracy": float(train_accuracy.result()), "iterations": int(optimizer.iterations),
             "mean_loss": float(total) / len(batches)}
+
+
+def missing_gpus_strategy() -> dict:
+    """MirroredStrategy(["/gpu:0", "/gpu:1"]) on a host without GPUs: warnings seen and replicas."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        strategy = tf.distribute.MirroredStrategy(["/gpu:0", "/gpu:1"])
+    messages = [str(w.message) for w in caught if "not available" in str(w.message)]
+    rank = strategy.extended.replica_id
+    total = strategy.reduce(tf.distribute.ReduceOp.SUM, torch.tensor(float(rank + 1)))
+    return {"replicas": strategy.num_replicas_in_sync, "warnings": messages, "sum": float(total)}

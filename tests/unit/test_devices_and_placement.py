@@ -40,8 +40,17 @@ def test_device_list_mistakes() -> None:
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU message")
 def test_missing_gpu_is_named() -> None:
+    # parse_devices alone still refuses; MirroredStrategy falls back as TF does (below).
     with pytest.raises(ValueError, match=r"not available: this machine has 0 visible GPU"):
-        tf.distribute.MirroredStrategy(["/gpu:0", "/gpu:1"])
+        parse_devices(["/gpu:0", "/gpu:1"])
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a host without GPUs")
+def test_missing_gpu_warns_once_and_runs_on_the_cpu() -> None:
+    with pytest.warns(UserWarning, match=r"\['/gpu:0'\] are not available.*1 replica\(s\) on \['/cpu:0'\]") as record:
+        strategy = tf.distribute.MirroredStrategy(["/gpu:0"])
+    assert len([w for w in record if "not available" in str(w.message)]) == 1
+    assert strategy.num_replicas_in_sync == 1 and strategy.extended.device.type == "cpu"
 
 
 def test_default_strategy_is_one_cpu_replica() -> None:

@@ -70,10 +70,23 @@ def _check_cpu_replicas(parsed: list[DeviceSpec], devices: Sequence[str]) -> Non
             f"slower). Received: devices={list(devices)!r}")
 
 
-def parse_devices(devices: Sequence[str] | None) -> list[DeviceSpec]:
+
+
+def substitute_missing_gpus(parsed: list[DeviceSpec]) -> tuple[list[DeviceSpec], list[str]]:
+    """TF's soft placement: when a requested GPU does not exist, run the same number of
+    replicas on the CPU. Returns the devices to use and the texts of the missing ones."""
+    available = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    missing = [d.text for d in parsed if d.kind == "gpu" and d.index >= available]
+    if not missing:
+        return parsed, []
+    return [DeviceSpec("cpu", i, f"/cpu:{i}") for i in range(len(parsed))], missing
+
+
+def parse_devices(devices: Sequence[str] | None, missing_gpus: str = "raise") -> list[DeviceSpec]:
     """Validate a ``MirroredStrategy`` device list and return the parsed devices.
 
-    ``None`` means TF's default: every visible GPU, else one CPU.
+    ``None`` means TF's default: every visible GPU, else one CPU. ``missing_gpus="keep"``
+    returns GPUs this machine lacks (for :func:`substitute_missing_gpus`) instead of raising.
     """
     if devices is None:
         n = torch.cuda.device_count() if torch.cuda.is_available() else 0
@@ -99,7 +112,7 @@ def parse_devices(devices: Sequence[str] | None) -> list[DeviceSpec]:
         seen.add(key)
     if "cpu" in kinds and not cpu_oversubscription_allowed():
         _check_cpu_replicas(parsed, devices)
-    if "gpu" in kinds:
+    if "gpu" in kinds and missing_gpus == "raise":
         available = torch.cuda.device_count() if torch.cuda.is_available() else 0
         missing = [d.text for d in parsed if d.index >= available]
         if missing:

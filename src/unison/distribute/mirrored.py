@@ -16,6 +16,7 @@ Example::
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any, Sequence
 
 import torch
@@ -23,7 +24,7 @@ import torch
 from unison.cluster.placement import UNISON_SOURCE, ProcessPlacement, resolve_placement
 from unison.cluster.secret import job_secret
 from unison.comm.communicator import Communicator, LocalCommunicator, connect
-from unison.distribute.devices import DeviceSpec, parse_devices
+from unison.distribute.devices import DeviceSpec, parse_devices, substitute_missing_gpus
 from unison.distribute.strategy import Strategy
 from unison.launch.local import install_replica_hooks, start_local_job
 
@@ -83,8 +84,16 @@ class MirroredStrategy(Strategy):
                  timeout_seconds: float = DEFAULT_TIMEOUT_S) -> None:
         if timeout_seconds <= 0:
             raise ValueError(f"timeout_seconds must be > 0. Received: timeout_seconds={timeout_seconds}")
-        parsed = parse_devices(devices)
+        parsed, missing = substitute_missing_gpus(parse_devices(devices, missing_gpus="keep"))
         placement = resolve_placement()
+        if missing and (placement is None or placement.rank == 0):
+            # TF runs such a program with soft placement; say once what runs where instead.
+            warnings.warn(
+                f"MirroredStrategy: devices {missing} are not available on this machine "
+                f"({torch.cuda.device_count() if torch.cuda.is_available() else 0} visible GPU(s)); "
+                f"running {len(parsed)} replica(s) on {[d.text for d in parsed]} instead.",
+                stacklevel=2,
+            )
         store = None
         if placement is None and len(parsed) > 1:
             if "job" not in _JOINED:
