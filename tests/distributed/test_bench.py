@@ -128,6 +128,9 @@ def test_missing_dataset_is_reported_before_anything_runs(capsys, tmp_path, monk
         monkeypatch.setenv("UNISON_DATASETS_MIRROR", f"http://127.0.0.1:{sock.getsockname()[1]}/")
         monkeypatch.setenv("UNISON_DATA_DIR", str(tmp_path / "data"))
         monkeypatch.setenv("UNISON_CACHE_DIR", str(tmp_path / "cache"))
+        from unison.keras.datasets import _fetch
+
+        monkeypatch.setattr(_fetch, "SYSTEM_DATA_DIR", tmp_path / "system")  # no Debian dataset package
         for proxy in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"):
             monkeypatch.delenv(proxy, raising=False)
         code = _main(["--dataset", "fashion_mnist", "--out", str(tmp_path / "out")])

@@ -151,8 +151,12 @@ class ModelCheckpoint(Callback):
             return
         if not is_chief(self.model):
             return
-        # The chief's halves of save_weights/save: the other replicas do not call them, so no wait.
-        writer = self.model._write_weights if self.save_weights_only else self.model._write_model
+        # A unison Model's chief-only halves of save_weights/save (the other replicas do not get
+        # here, so they must not wait for them); any other model's own methods.
+        if self.save_weights_only:
+            writer = getattr(self.model, "_write_weights", self.model.save_weights)
+        else:
+            writer = getattr(self.model, "_write_model", self.model.save)
         _write_atomically(writer, filepath)
         if self.verbose > 0:
             print_msg(self.model, f"\nEpoch {epoch + 1}: finished saving model to {filepath}")
