@@ -232,6 +232,8 @@ def pack_like(structure: Any, flat: list[Any]) -> Any:
 
 
 def has_keras_tensor(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    if not kwargs and all(type(a) is torch.Tensor for a in args):
+        return False  # the training hot path: concrete tensors only, nothing to walk
     return bool(flatten((args, kwargs)))
 
 

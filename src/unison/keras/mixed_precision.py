@@ -51,6 +51,10 @@ _POLICIES: dict[str, tuple[str, str]] = {
 _TORCH = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
+# Input dtypes the float32 policy leaves as they are (its cast touches other floats only).
+_NO_CAST = frozenset({torch.float32, torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool})
+
+
 class Policy:
     """A dtype policy: the dtype layers compute in and the dtype their variables are stored in.
 
@@ -221,6 +225,11 @@ class DTypePolicyMixin:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         policy = self.dtype_policy
+        if policy.name == "float32" and not self._explicit_policy and not kwargs and all(
+                type(a) is torch.Tensor and a.dtype in _NO_CAST for a in args):
+            # The default policy on float32 (or integer) inputs: nothing to cast, and inside an
+            # autocast context the layer follows it anyway. One check per call on the hot path.
+            return super().__call__(*args, **kwargs)  # type: ignore[misc]
         device = _device_type((*args, *kwargs.values())) or "cpu"
         in_autocast = autocast_enabled(device)
         if in_autocast and not self._explicit_policy:
