@@ -38,7 +38,7 @@ def main() -> None:
     if args.before:
         rows["import unison (--before)"] = ("import unison", args.before)
     grpc_loaded = {}
-    for name, (code, src) in rows.items():
+    for name, (_code, src) in rows.items():
         if src:
             check = "import unison, sys; print('grpc' in sys.modules)"
             env = dict(os.environ, PYTHONPATH=src)

@@ -408,7 +408,7 @@ def main(argv: list[str] | None = None) -> int:
             r["repeat"] = rep
             r["waited_for_quiet_s"] = waited
             runs[s].append(r)
-            extra = f"  ranks {['%.2f' % t for t in r['ranks_train_s']]} skew {r['fit_start_skew_s']:.2f}s" \
+            extra = f"  ranks {[f'{t:.2f}' for t in r['ranks_train_s']]} skew {r['fit_start_skew_s']:.2f}s" \
                 if "ranks_train_s" in r else ""
             if args.out:  # partial results survive an interrupted run
                 write_json(args.out, command, date, machine, args, skipped, runs, None)

@@ -22,7 +22,8 @@ import functools
 import os
 import sys
 import time
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 import torch

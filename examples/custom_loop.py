@@ -10,7 +10,6 @@ by the *global* batch size (``tf.nn.compute_average_loss``).
 
 import argparse
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 

@@ -155,7 +155,7 @@ def step_systems(name: str, cfg: dict, repeat: int, world: int, rank: int, chunk
             made[system][0](i)
     per_chunk = max(1, cfg["steps"] // chunks)
     out: dict[str, dict] = {s: {"s_per_step": 0.0, "chunk_s_per_step": []} for s in order}
-    for c in range(chunks):
+    for _ in range(chunks):
         for system in order:
             step, opt = made[system]
             counters: dict[str, float] = {}

@@ -10,12 +10,11 @@ the ranks see each sample once per epoch; validation on contiguous blocks of the
 (16 rows per rank per step); loss sums, correct counts and sample counts all-reduced once at the end
 of each epoch. Each rank gets ``cores // ranks`` threads (1 on a 2-core machine), like unison.
 """
-import time
-import _record
-
 import argparse
 import os
+import time
 
+import _record
 import numpy as np
 import torch
 import torch.distributed as dist

@@ -9,11 +9,10 @@ tensors (no ``.item()`` per step). Threads: torch's default (all cores), as unis
 
     python plain_torch.py --epochs 5
 """
-import time
-import _record
-
 import argparse
+import time
 
+import _record
 import numpy as np
 import torch
 from torch import nn

@@ -8,10 +8,11 @@ download its own copy). Everything else is the seed program as a user writes it.
     python seed_program.py --framework unison --replicas 1 --epochs 5
     python seed_program.py --framework tensorflow --replicas 2 --epochs 5
 """
-import time  # bench
-import _record  # bench
 import argparse  # bench
 import os  # bench
+import time  # bench
+
+import _record  # bench
 
 _p = argparse.ArgumentParser()  # bench
 _p.add_argument("--framework", choices=["unison", "tensorflow"], default="unison")  # bench

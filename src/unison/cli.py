@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 # sub-command -> module with ``add_arguments(parser)`` and ``run(args) -> int``
 SUBCOMMANDS = {

@@ -43,7 +43,7 @@ class NotCompiledError(RuntimeError):
     """A Keras-style model was used for training before ``compile()``."""
 
 
-def format_choices(choices: "list[str] | tuple[str, ...] | set[str]") -> str:
+def format_choices(choices: list[str] | tuple[str, ...] | set[str]) -> str:
     """Return a sorted, quoted, comma-separated list for error messages.
 
     Example:

@@ -14,9 +14,8 @@ import pytest
 from data_fns import N_ROWS, pipelines
 from multi_worker_fns import HERE
 
-from unison.testing.multi_worker import Worker, free_ports, start_worker, tf_config, wait_all
-
 from unison.testing import run_distributed
+from unison.testing.multi_worker import Worker, free_ports, start_worker, tf_config, wait_all
 
 pytestmark = pytest.mark.timeout(400)
 

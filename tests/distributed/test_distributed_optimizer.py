@@ -4,9 +4,9 @@ ZeRO-1, safety checks and timeouts that explain (issue: DistributedOptimizer).""
 from __future__ import annotations
 
 import numpy as np
+import optim_fns as fns
 import pytest
 
-import optim_fns as fns
 from unison.optim.adasum import adasum_pair
 from unison.testing import run_distributed
 

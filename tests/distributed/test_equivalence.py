@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from replica_fns import custom_loop, keras_fit
+
 from unison.testing import run_distributed
 
 # 19 full global batches of 16 and an uneven last one: 20 Adam steps. With 3 replicas the last

@@ -19,8 +19,6 @@ import time
 
 import numpy as np
 import pytest
-from unison.testing.multi_worker import clean_env, free_ports, log_of, tf_config, wait_all
-
 from multi_worker_fns import (
     HERE,
     Zygote,
@@ -28,6 +26,8 @@ from multi_worker_fns import (
     shared_zygote,
     start_worker,
 )
+
+from unison.testing.multi_worker import clean_env, free_ports, log_of, tf_config, wait_all
 
 
 def _close(a: np.ndarray, b: np.ndarray, tol: float = 1e-5) -> bool:

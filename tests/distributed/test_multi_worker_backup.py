@@ -15,8 +15,6 @@ import time
 import numpy as np
 import pytest
 import torch
-from unison.testing.multi_worker import clean_env, free_ports, tf_config, wait_all
-
 from multi_worker_fns import (
     FAULT_STEPS,
     HERE,
@@ -25,6 +23,8 @@ from multi_worker_fns import (
     shared_zygote,
     train_with_backup,
 )
+
+from unison.testing.multi_worker import clean_env, free_ports, tf_config, wait_all
 
 
 def _close(a: np.ndarray, b: np.ndarray, tol: float = 1e-5) -> bool:

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from unison.testing.multi_worker import log_of, tf_config, wait_all
-
 from multi_worker_fns import (
     Zygote,
     keras_and_custom_loops,
     shared_zygote,
 )
+
+from unison.testing.multi_worker import log_of, tf_config, wait_all
 
 ADDRESSES = ["10.200.0.1", "10.200.0.2"]
 PORT = 2222
@@ -72,7 +72,7 @@ def two_hosts():
     namespaces = [f"unison-a-{tag}", f"unison-b-{tag}"]
     links = [f"una{tag}", f"unb{tag}"]  # interface names: at most 15 characters
     try:
-        for ns, ip_address in zip(namespaces, ADDRESSES):
+        for ns, _ip_address in zip(namespaces, ADDRESSES):
             assert _ip("netns", "add", ns).returncode == 0
             # Name lookups inside the namespace stay inside it: its own hosts file, no resolver.
             etc = f"/etc/netns/{ns}"

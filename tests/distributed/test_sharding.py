@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import sharding_fns as fns
 import torch
 
-import sharding_fns as fns
 from unison.distribute.sharded_checkpoint import IncompatibleCheckpointError, ShardedCheckpoint
 from unison.testing import run_distributed
 

@@ -7,11 +7,11 @@ import os
 
 import numpy as np
 import pytest
+import shm_fns as fns
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-import shm_fns as fns
 from unison.comm import shm
 from unison.testing import run_distributed
 

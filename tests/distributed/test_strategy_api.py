@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from replica_fns import raise_on_rank, reduce_and_gather, sleep_on_rank
+
 from unison.errors import ReplicaFailedError
 from unison.testing import run_distributed
 

@@ -150,7 +150,7 @@ def test_metric_result_is_a_tensor_and_both_reset_names_work():
     result = m.result()
     assert isinstance(result, torch.Tensor) and result.dim() == 0
     assert result.numpy() == np.float32(0.5) and float(result * 100) == 50.0
-    assert "{}".format(result * 100) == "50.0"  # the tutorials' print formatting
+    assert f"{result * 100}" == "50.0"  # the tutorials' print formatting
     m.reset_states()
     assert float(m.result()) == 0.0
     m.update_state(torch.tensor([1]), torch.tensor([[0.1, 0.9]]))

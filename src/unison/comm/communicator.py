@@ -16,8 +16,9 @@ from __future__ import annotations
 import atexit
 import datetime
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -47,7 +48,7 @@ class Communicator:
 
     def __init__(self, rank: int, world_size: int, device: torch.device, timeout_s: float,
                  store: Any = None, local_rank: int | None = None, local_size: int | None = None,
-                 shared_memory: "_shm.SharedMemoryReducer | None" = None) -> None:
+                 shared_memory: _shm.SharedMemoryReducer | None = None) -> None:
         self.rank = rank
         self.world_size = world_size
         self.device = device
@@ -126,7 +127,7 @@ class Communicator:
             self._run(name, lambda: dist.all_reduce(tensor, op=_REDUCE_OPS[op]))
         return tensor
 
-    def all_reduce_async(self, tensor: torch.Tensor, name: str = "all_reduce") -> "Pending":
+    def all_reduce_async(self, tensor: torch.Tensor, name: str = "all_reduce") -> Pending:
         """Start a SUM all-reduce of ``tensor`` in place; ``wait()`` the returned handle.
 
         Through shared memory the reduction runs in ``wait()`` (it takes tens of microseconds
@@ -144,7 +145,7 @@ class Communicator:
         work = self._run(name, lambda: group.allreduce([tensor], options))
         return Pending(work, self._seq, name)
 
-    def wait(self, pending: "Pending") -> None:
+    def wait(self, pending: Pending) -> None:
         """Wait for an asynchronous collective, translating failures like the blocking calls."""
         try:
             pending.work.wait()
@@ -255,7 +256,7 @@ def connect(
     backend: str,
     device: torch.device,
     timeout_s: float,
-    store: "dist.Store | None" = None,
+    store: dist.Store | None = None,
     secret: bytes | None = None,
 ) -> Communicator:
     """Join (or create) the default process group described by ``placement``.

@@ -426,7 +426,7 @@ class RpcServer:
             warnings.warn(f"unison serves {task or 'a task'} on {address} without TLS: other hosts can reach it, and "
                           "anyone on the network path can read (though not forge) its traffic. On a network you do "
                           "not trust, make certificates with `unison certs` and set UNISON_TLS_CERT, UNISON_TLS_KEY "
-                          "and UNISON_TLS_CA (see docs/security.md).", InsecureTransportWarning)  # once per address
+                          "and UNISON_TLS_CA (see docs/security.md).", InsecureTransportWarning, stacklevel=2)  # once per address
         self.port = port
         self._server.start()
 
@@ -617,7 +617,7 @@ class RpcClient:
 
     def submit(self, op: str, header: dict | None = None, tensors: Sequence[torch.Tensor] = (),
                timeout_s: float | None = None, reply_bytes: int = 0,
-               into: Sequence[torch.Tensor] | None = None) -> "futures.Future[tuple[dict, list[torch.Tensor]]]":
+               into: Sequence[torch.Tensor] | None = None) -> futures.Future[tuple[dict, list[torch.Tensor]]]:
         """:meth:`call` in the background; ``result()`` returns or raises as ``call`` would."""
         if self._pool is None:
             self._pool = futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"unison-rpc-{self.task}")

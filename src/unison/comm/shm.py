@@ -43,7 +43,6 @@ import torch
 
 from unison.errors import UnisonError
 
-
 _LINE = 64  # one counter per cache line: ranks spinning on their own lines do not share one
 _SLOT_BYTES = 4 << 20  # per rank; larger tensors go through in pieces of this size
 _YIELD_S = 0.002  # wait this long yielding the core before sleeping between checks

@@ -40,7 +40,7 @@ class TlsConfig:
     client_auth: bool = False
 
     @classmethod
-    def from_env(cls) -> "TlsConfig | None":
+    def from_env(cls) -> TlsConfig | None:
         cert, key, ca = (os.environ.get(f"UNISON_TLS_{k}") for k in ("CERT", "KEY", "CA"))
         if not (cert or key or ca):
             return None

@@ -15,8 +15,8 @@ Example:
 from __future__ import annotations
 
 import json
-import pickle
 import os
+import pickle
 from collections.abc import Iterator
 from typing import Any
 

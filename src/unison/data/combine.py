@@ -9,7 +9,8 @@ Example:
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -29,8 +30,7 @@ class Concatenate(Dataset):
     def _iter(self, ctx: IterContext) -> Iterator[Any]:
         first, second = self._inputs
         yield from first._iter(ctx)
-        for element in second._iter(ctx):
-            yield element
+        yield from second._iter(ctx)
 
     def _cardinality(self) -> int:
         a, b = (d._cardinality() for d in self._inputs)

@@ -342,7 +342,7 @@ class Iterator:
         """The next element; raises ``StopIteration`` at the end (as ``next``)."""
         return next(self._gen)
 
-    def get_next_as_optional(self) -> "Optional":
+    def get_next_as_optional(self) -> Optional:
         """The next element as an :class:`Optional` (empty at the end) instead of ``StopIteration``."""
         return Optional(next(self._gen, _NOTHING))
 
@@ -375,11 +375,11 @@ class Optional:
         return self._value
 
     @staticmethod
-    def empty(element_spec: Any = None) -> "Optional":
+    def empty(element_spec: Any = None) -> Optional:
         return Optional()
 
     @staticmethod
-    def from_value(value: Any) -> "Optional":
+    def from_value(value: Any) -> Optional:
         return Optional(value)
 
 

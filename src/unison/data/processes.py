@@ -26,7 +26,8 @@ import os
 import random
 import secrets
 import traceback
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 import torch

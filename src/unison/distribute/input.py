@@ -264,7 +264,7 @@ class DistributedDataset:
             lambda s: TensorSpec(None if s.shape is None else (None, *s.shape[1:]), s.dtype, s.name),
             self.dataset.element_spec)  # type: ignore[attr-defined]
 
-    def __iter__(self) -> "DistributedIterator":
+    def __iter__(self) -> DistributedIterator:
         return DistributedIterator(to_tensor(local, self.device) for local, _ in self.local_batches())
 
 
@@ -274,7 +274,7 @@ class DistributedIterator:
     def __init__(self, batches: Iterator[Any]) -> None:
         self._batches = batches
 
-    def __iter__(self) -> "DistributedIterator":
+    def __iter__(self) -> DistributedIterator:
         return self
 
     def __next__(self) -> Any:

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 

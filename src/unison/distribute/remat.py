@@ -21,7 +21,8 @@ Example:
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import torch
 from torch.utils.checkpoint import checkpoint

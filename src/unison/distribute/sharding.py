@@ -25,7 +25,8 @@ Example (one replica: nothing to shard, the module comes back as it was)::
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import torch
 

@@ -22,7 +22,8 @@ from __future__ import annotations
 import contextlib
 import enum
 import secrets
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import torch
 from torch.nn.modules.module import register_module_parameter_registration_hook
@@ -40,8 +41,8 @@ class ReduceOp(enum.Enum):
     MEAN = "MEAN"
 
 
-_STACK: list["Strategy"] = []  # the current-strategy stack entered by scope() (DESIGN section 7)
-_REPLICA_CONTEXT: list["ReplicaContext"] = []
+_STACK: list[Strategy] = []  # the current-strategy stack entered by scope() (DESIGN section 7)
+_REPLICA_CONTEXT: list[ReplicaContext] = []
 
 
 class StrategyExtended:
@@ -72,7 +73,7 @@ class StrategyExtended:
 class ReplicaContext:
     """The context of one replica inside ``strategy.run`` (TF's ``tf.distribute.ReplicaContext``)."""
 
-    def __init__(self, strategy: "Strategy") -> None:
+    def __init__(self, strategy: Strategy) -> None:
         self.strategy = strategy
 
     @property
@@ -114,7 +115,7 @@ class Strategy:
 
     # --- scope: mirrored variables -----------------------------------------------------------
     @contextlib.contextmanager
-    def scope(self) -> Iterator["Strategy"]:
+    def scope(self) -> Iterator[Strategy]:
         """Make this the current strategy; parameters created inside start equal on all replicas."""
         created: list[torch.nn.Parameter] = []
 

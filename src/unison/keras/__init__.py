@@ -6,6 +6,7 @@ Example:
     >>> model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
 """
 
+from unison.distribute.remat import checkpoint_activations as remat
 from unison.keras import (
     activations,
     callbacks,
@@ -22,7 +23,6 @@ from unison.keras import (
     saving,
     utils,
 )
-from unison.distribute.remat import checkpoint_activations as remat
 from unison.keras.layers import Input
 from unison.keras.model import Model, Sequential
 

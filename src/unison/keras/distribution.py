@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, MutableMapping, Sequence
+
 import torch
 
 from unison.distribute.sharding import broadcast_module, shard_model, sharding_communicator

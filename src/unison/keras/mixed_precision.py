@@ -265,4 +265,4 @@ __all__ = [
     "set_global_policy",
 ]
 
-from unison.keras.loss_scale import LossScaleOptimizer
+from unison.keras.loss_scale import LossScaleOptimizer  # noqa: E402  # it subclasses this module's names

@@ -206,4 +206,4 @@ def evaluate(model: Any, x: Any, y: Any, batch_size: int, steps: int | None, eva
     return st.read_metrics()
 
 
-__all__ = ["ArrayShards", "DatasetCreator", "dataset_function", "evaluate", "fit", "is_parameter_server"]
+__all__ = ["ArrayShards", "DatasetCreator", "dataset_function", "evaluate", "fit"]

@@ -11,7 +11,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Callable, Union
+from collections.abc import Callable
 
 import torch
 
@@ -59,7 +59,7 @@ class L2(L1L2):
 l1, l2, l1_l2 = L1, L2, L1L2
 _NAMES: dict[str, Callable[[], Regularizer]] = {"l1": L1, "l2": L2, "l1_l2": L1L2, "l1l2": L1L2}
 
-RegularizerLike = Union[str, Regularizer, Callable[[torch.Tensor], torch.Tensor], None]
+RegularizerLike = str | Regularizer | Callable[[torch.Tensor], torch.Tensor] | None
 
 
 def get(identifier: RegularizerLike) -> Callable[[torch.Tensor], torch.Tensor] | None:

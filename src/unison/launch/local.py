@@ -26,8 +26,9 @@ import tempfile
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from unison.cluster.placement import (
     ENV_ERROR_FILE,

@@ -16,7 +16,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 

@@ -14,7 +14,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import torch
 

@@ -68,7 +68,7 @@ class LocalParameterServerCluster:
         self._logdir = tempfile.mkdtemp(prefix="unison-ps-cluster-")
         self._old_token: str | None = None
 
-    def __enter__(self) -> "LocalParameterServerCluster":
+    def __enter__(self) -> LocalParameterServerCluster:
         self._old_token = os.environ.get(TOKEN_ENV)
         os.environ[TOKEN_ENV] = self.token
         try:

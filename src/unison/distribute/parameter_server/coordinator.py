@@ -31,7 +31,8 @@ import itertools
 import pickle
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -95,21 +96,21 @@ class RemoteValue:
 class PerWorkerValues:
     """One value per worker, created on each worker (TF's ``PerWorkerValues``)."""
 
-    def __init__(self, coordinator: "ClusterCoordinator", rid: str) -> None:
+    def __init__(self, coordinator: ClusterCoordinator, rid: str) -> None:
         self._coordinator, self._rid = coordinator, rid
 
 
 class PerWorkerDataset(PerWorkerValues):
     """A dataset built on every worker by ``create_per_worker_dataset``; ``iter()`` it."""
 
-    def __iter__(self) -> "PerWorkerIterator":
+    def __iter__(self) -> PerWorkerIterator:
         return self._coordinator._add_resource("iterator", source=self._rid, cls=PerWorkerIterator)
 
 
 class PerWorkerIterator(PerWorkerValues):
     """Each worker's iterator over its own dataset; pass it to ``schedule`` as an argument."""
 
-    def __iter__(self) -> "PerWorkerIterator":
+    def __iter__(self) -> PerWorkerIterator:
         return self
 
     def __next__(self) -> Any:
@@ -132,7 +133,7 @@ class _Closure:
 class _Worker:
     """One worker task and the thread that feeds it."""
 
-    def __init__(self, coordinator: "ClusterCoordinator", index: int, address: str) -> None:
+    def __init__(self, coordinator: ClusterCoordinator, index: int, address: str) -> None:
         strategy = coordinator.strategy
         self.task = f"worker:{index}"
         self.client = RpcClient(address, self.task, timeout_s=strategy.timeout_s, sender=strategy.task_name)
@@ -219,7 +220,7 @@ class ClusterCoordinator:
 
     _unison_coordinator = True  # a scheduled function that captures the coordinator is refused
 
-    def __new__(cls, strategy: ParameterServerStrategy) -> "ClusterCoordinator":
+    def __new__(cls, strategy: ParameterServerStrategy) -> ClusterCoordinator:
         if not isinstance(strategy, ParameterServerStrategy):
             raise TypeError("ClusterCoordinator needs a ParameterServerStrategy. Received: "
                             f"{type(strategy).__name__}. Create it with "

@@ -27,9 +27,9 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent import futures
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from torch.nn.modules.module import register_module_parameter_registration_hook
@@ -158,7 +158,7 @@ class ParameterServerStrategy(Strategy):
 
     # --- scope: recording embedding tables and names ------------------------------------------
     @contextlib.contextmanager
-    def scope(self) -> Iterator["ParameterServerStrategy"]:
+    def scope(self) -> Iterator[ParameterServerStrategy]:
         """Make this the current strategy; parameters created inside go to the parameter servers."""
 
         def record(module: torch.nn.Module, name: str, param: Any) -> None:

@@ -19,9 +19,9 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -86,7 +86,7 @@ class VariableSpec:
                 "trainable": self.trainable, "shards": [[s.name, s.ps, s.offset, s.rows] for s in self.shards]}
 
     @classmethod
-    def from_json(cls, d: dict) -> "VariableSpec":
+    def from_json(cls, d: dict) -> VariableSpec:
         return cls(d["name"], tuple(d["shape"]), d["dtype"], tuple(ShardSpec(*s) for s in d["shards"]),
                    d["sparse"], d["trainable"])
 

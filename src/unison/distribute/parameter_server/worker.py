@@ -96,7 +96,7 @@ class RemoteEmbedding(torch.nn.Module):
     touched rows, which :meth:`WorkerOptimizer.step` pushes (ids and rows, never the table).
     """
 
-    def __init__(self, runtime: "WorkerRuntime", spec: VariableSpec, padding_idx: int | None,
+    def __init__(self, runtime: WorkerRuntime, spec: VariableSpec, padding_idx: int | None,
                  check_range: bool, name: str) -> None:
         super().__init__()
         self._runtime, self.spec = runtime, spec
@@ -127,7 +127,7 @@ class WorkerOptimizer:
     The update itself (and the optimizer's state) lives on the PS that owns each variable.
     """
 
-    def __init__(self, runtime: "WorkerRuntime", groups: list[dict]) -> None:
+    def __init__(self, runtime: WorkerRuntime, groups: list[dict]) -> None:
         self._runtime = runtime
         self.param_groups: list[dict] = []
         self._dense: list[tuple[VariableSpec, torch.Tensor]] = []
