@@ -237,3 +237,18 @@ def test_run_multi_worker_names_the_failing_worker() -> None:
         run_multi_worker("no_such_module:fn", num_workers=2, timeout=60)
     with pytest.raises(ValueError, match="'module:function'"):
         run_multi_worker("just_join", num_workers=2)
+
+
+def test_a_result_file_in_a_folder_others_can_write_is_not_unpickled(tmp_path) -> None:
+    import pickle
+
+    from unison.testing.multi_worker import Worker
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "result.0").write_bytes(pickle.dumps({"ok": True}))
+    worker = Worker(0, None, str(shared / "result.0"))  # type: ignore[arg-type]
+    assert worker.result() == {"ok": True}  # a private folder (pytest's tmp_path is 0700)
+    shared.chmod(0o777)
+    with pytest.raises(PermissionError, match="Refusing to unpickle"):
+        worker.result()

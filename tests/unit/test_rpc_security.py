@@ -443,3 +443,9 @@ def test_a_worker_behind_a_tls_mismatch_is_named_with_the_reason(tmp_path, monke
     finally:
         worker.stop()
         ps.stop()
+
+
+def test_a_server_without_the_token_refuses_to_start():
+    # the transport itself, not only `unison server`, refuses to run handlers unauthenticated
+    with pytest.raises(ValueError, match="needs the cluster token.*unison token"):
+        RpcServer("127.0.0.1:0", {"echo": lambda h, ts: (h, ts)}, token=None)

@@ -400,10 +400,18 @@ class RpcServer:
     """
 
     def __init__(self, address: str, handlers: dict[str, Handler], token: str | None = None,
-                 tls: TlsConfig | None = None, max_workers: int = 16, task: str | None = None) -> None:
+                 tls: TlsConfig | None = None, max_workers: int = 16, task: str | None = None,
+                 allow_unauthenticated: bool = False) -> None:
         self._handlers = dict(handlers)
         self.decoded = 0  # messages decoded (tests check that refused calls add nothing)
         token = auth.check_token(token) if token else None
+        if token is None and not allow_unauthenticated:
+            # Handlers decode what they receive (a worker's unpickles functions): without a token
+            # anyone who reaches the port would be believed. Only a measurement opts out.
+            raise ValueError(
+                f"RpcServer at {address!r} needs the cluster token: every call is authenticated with it "
+                f"before its body is decoded. {auth.GOOD_TOKEN_HINT} (allow_unauthenticated=True exists "
+                "for benchmarks of the transport alone; never use it for a server that runs handlers.)")
         self._key = auth.derive_key(token) if token else None
         self._check = _CallCheck(self._key, task)
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="unison-rpc"),

@@ -80,7 +80,17 @@ class Worker:
     log_file: str = field(default="")
 
     def result(self) -> Any:
-        """The value the worker's function returned (unpickled from the worker's own file)."""
+        """The value the worker's function returned (unpickled from the worker's own file).
+
+        The file is unpickled only if this user owns it and nobody else can write into its
+        folder (``run_multi_worker`` uses a private temporary folder; pytest's ``tmp_path`` is
+        one too): a file another user could have placed there is refused, not decoded.
+        """
+        folder = os.path.dirname(os.path.abspath(self.result_file))
+        if os.stat(folder).st_mode & 0o022 or os.stat(self.result_file).st_uid != os.getuid():
+            raise PermissionError(
+                f"Refusing to unpickle {self.result_file!r}: its folder is writable by other users, or "
+                "another user owns the file. Give start_worker/Zygote.start a private folder (mode 0700).")
         with open(self.result_file, "rb") as fh:
             return pickle.load(fh)
 
