@@ -115,7 +115,7 @@ def serve() -> None:
     """The server process of part (1): a unison PS (+ echo) and a raw gRPC echo, until stdin closes."""
     import grpc
 
-    from unison.comm.ps_store import ParameterStore
+    from unison.distribute.parameter_server.store import ParameterStore
     from unison.comm.rpc import CHUNK_BYTES as CHUNK
     from unison.comm.rpc import RpcServer, cluster_token, keep_freed_memory
 

@@ -17,7 +17,7 @@ import torch
 
 import unison as tf
 from unison.cluster import ClusterSpec, SimpleClusterResolver
-from unison.comm.ps_store import ParameterStore
+from unison.distribute.parameter_server.store import ParameterStore
 from unison.comm.rpc import (
     CHUNK_BYTES,
     UNARY_MAX_BYTES,

@@ -37,7 +37,7 @@ from unison.distribute.input import InputPlacement
 from unison.distribute.mirrored import DEFAULT_TIMEOUT_S, join_replica
 from unison.distribute.strategy import Strategy
 from unison.errors import format_choices
-from unison.launch.liveness import PeerMonitor, TaskAwareCommunicator
+from unison.comm.liveness import PeerMonitor, TaskAwareCommunicator
 from unison.launch.local import install_replica_hooks
 from unison.launch.rendezvous import open_store, use_interface_of, wait_for_tasks
 from unison.launch.worker_replicas import (

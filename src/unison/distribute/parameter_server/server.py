@@ -1,6 +1,6 @@
 """``tf.distribute.Server``: the process of a ``ps`` or ``worker`` task, and ``unison server``.
 
-A ``ps`` task serves its variable shards (:class:`~unison.comm.ps_store.ParameterStore`); a
+A ``ps`` task serves its variable shards (:class:`~unison.distribute.parameter_server.store.ParameterStore`); a
 ``worker`` task runs the functions the coordinator schedules
 (:class:`~unison.distribute.parameter_server.worker.WorkerRuntime`). The server binds exactly
 the address the cluster spec gives its task. It accepts a call only with the cluster's shared
@@ -29,7 +29,7 @@ from typing import Any
 
 from unison.cluster.spec import PS, WORKER, ClusterSpec, parse_address
 from unison.comm.auth import GOOD_TOKEN_HINT
-from unison.comm.ps_store import ParameterStore
+from unison.distribute.parameter_server.store import ParameterStore
 from unison.comm.rpc import RpcServer, TlsConfig, cluster_token, keep_freed_memory
 from unison.errors import format_choices
 
