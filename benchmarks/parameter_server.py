@@ -115,9 +115,9 @@ def serve() -> None:
     """The server process of part (1): a unison PS (+ echo) and a raw gRPC echo, until stdin closes."""
     import grpc
 
-    from unison.distribute.parameter_server.store import ParameterStore
     from unison.comm.rpc import CHUNK_BYTES as CHUNK
     from unison.comm.rpc import RpcServer, cluster_token, keep_freed_memory
+    from unison.distribute.parameter_server.store import ParameterStore
 
     torch.set_num_threads(1)
     keep_freed_memory()  # as a `unison server` task does (the raw gRPC servers below share the process)

@@ -17,7 +17,6 @@ import torch
 
 import unison as tf
 from unison.cluster import ClusterSpec, SimpleClusterResolver
-from unison.distribute.parameter_server.store import ParameterStore
 from unison.comm.rpc import (
     CHUNK_BYTES,
     UNARY_MAX_BYTES,
@@ -33,6 +32,7 @@ from unison.comm.rpc import (
 from unison.distribute.parameter_server import NoWorkerAvailableError, Server
 from unison.distribute.parameter_server.codec import decode_tree, encode_tree
 from unison.distribute.parameter_server.partitioners import shard_rows
+from unison.distribute.parameter_server.store import ParameterStore
 from unison.distribute.parameter_server.variables import Placement
 from unison.testing.ps_cluster import free_ports
 

@@ -32,12 +32,12 @@ from unison.cluster.plan import JobPlan
 from unison.cluster.resolvers import ClusterResolver, default_cluster_resolver
 from unison.cluster.secret import cluster_secret
 from unison.comm.communicator import Communicator, LocalCommunicator
+from unison.comm.liveness import PeerMonitor, TaskAwareCommunicator
 from unison.distribute.devices import DeviceSpec, parse_devices
 from unison.distribute.input import InputPlacement
 from unison.distribute.mirrored import DEFAULT_TIMEOUT_S, join_replica
 from unison.distribute.strategy import Strategy
 from unison.errors import format_choices
-from unison.comm.liveness import PeerMonitor, TaskAwareCommunicator
 from unison.launch.local import install_replica_hooks
 from unison.launch.rendezvous import open_store, use_interface_of, wait_for_tasks
 from unison.launch.worker_replicas import (

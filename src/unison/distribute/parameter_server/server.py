@@ -29,8 +29,8 @@ from typing import Any
 
 from unison.cluster.spec import PS, WORKER, ClusterSpec, parse_address
 from unison.comm.auth import GOOD_TOKEN_HINT
-from unison.distribute.parameter_server.store import ParameterStore
 from unison.comm.rpc import RpcServer, TlsConfig, cluster_token, keep_freed_memory
+from unison.distribute.parameter_server.store import ParameterStore
 from unison.errors import format_choices
 
 _PROTOCOLS = ("grpc", "grpc+tls")

@@ -37,9 +37,9 @@ from torch.nn.modules.module import register_module_parameter_registration_hook
 from unison.cluster.spec import PS, WORKER, ClusterSpec
 from unison.comm.auth import GOOD_TOKEN_HINT
 from unison.comm.communicator import Communicator, LocalCommunicator
-from unison.distribute.parameter_server.store import OPTIMIZERS
 from unison.comm.rpc import RpcClient, TaskUnavailableError
 from unison.distribute.parameter_server import worker as remote
+from unison.distribute.parameter_server.store import OPTIMIZERS
 from unison.distribute.parameter_server.variables import Placement, VariableSpec, describe
 from unison.distribute.strategy import Strategy
 
