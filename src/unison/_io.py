@@ -29,6 +29,8 @@ import uuid
 from collections.abc import Callable
 from typing import IO, Any
 
+from unison.errors import VerificationError
+
 __all__ = [
     "VerificationError",
     "atomic_torch_save",
@@ -43,10 +45,6 @@ __all__ = [
 
 # header: magic, one line with the kind, one line with the hex digest, then the body
 _MAGIC = b"UNISON-VERIFIED\n"
-
-
-class VerificationError(ValueError):
-    """A verified file is damaged, truncated, empty or of another kind than expected."""
 
 
 def fsync_directory(directory: str | os.PathLike[str]) -> None:

@@ -33,34 +33,13 @@ from typing import Any
 import torch
 
 from unison._io import atomic_write_bytes, fsync_directory
-from unison.errors import UnisonError
+from unison.errors import CorruptCheckpointError, UnreadableCheckpointsError
 
 # The one atomic writer of the package, under the name this module has always exported.
 write_atomically = atomic_write_bytes
 
 MAGIC = b"UNISON-CHECKPOINT-1\n"
 _DIGEST = 32
-
-
-class CorruptCheckpointError(UnisonError):
-    """A checkpoint file is truncated, damaged or not a unison checkpoint."""
-
-
-class UnreadableCheckpointsError(CorruptCheckpointError):
-    """Checkpoints exist in a directory but not one of them can be read.
-
-    Attributes:
-        directory: the checkpoint directory.
-        failures: ``(path, reason)`` for every checkpoint file, newest first.
-    """
-
-    def __init__(self, directory: str, failures: list[tuple[str, str]], fix: str = "") -> None:
-        self.directory = directory
-        self.failures = list(failures)
-        listed = "\n".join(f"  {path}: {reason}" for path, reason in self.failures)
-        super().__init__(
-            f"No checkpoint in {directory!r} can be read; every file failed:\n{listed}\n"
-            f"The files were left untouched. {fix or 'Restore them from a copy.'}")
 
 
 def dumps(payload: Any) -> bytes:

@@ -1,22 +1,40 @@
-"""The few exception types users catch.
+"""Every public exception type of unison, in one place.
 
-Every error a user can cause says what happened, what was expected and how to fix it
-(DESIGN section 5). Plain mistakes in arguments raise ``ValueError``/``TypeError``; the
-types below exist where a caller may want to tell one failure from another.
+Every error a user can cause says what happened, what was expected and how to fix it. Plain
+mistakes in arguments raise ``ValueError``/``TypeError``; the types below exist where a caller
+may want to tell one failure from another. Each is also importable from the module whose
+functions raise it (``from unison.distribute.coordinator import FunctionError`` keeps working).
+
+A type that crosses the parameter-server wire has a ``wire_code``: a handler that raises it on
+one task reaches the caller as a ``RemoteError`` whose ``remote_code`` is that code, so callers
+match failures by a stable code, never by a class name
+(:mod:`unison.distribute.parameter_server.protocol` lists them).
 
 Example:
-    >>> from unison.errors import ReplicaFailedError
+    >>> from unison.errors import ReplicaFailedError, ParameterServerUnavailableError
     >>> issubclass(ReplicaFailedError, RuntimeError)
     True
+    >>> ParameterServerUnavailableError.wire_code
+    'ps_unavailable'
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 
 class UnisonError(RuntimeError):
-    """Base class of unison's runtime failures (not argument mistakes)."""
+    """Base class of unison's runtime failures (not argument mistakes).
+
+    Attributes:
+        wire_code: the stable code this error travels under between tasks (``None``: it does
+            not cross the wire as itself).
+    """
+
+    wire_code: ClassVar[str | None] = None
 
 
+# --- collectives and replicas --------------------------------------------------------------------
 class ReplicaFailedError(UnisonError):
     """Another replica (process) of the job failed; carries its rank and traceback.
 
@@ -35,6 +53,187 @@ class CollectiveTimeoutError(UnisonError):
     """A collective did not complete within the strategy's timeout."""
 
 
+class SharedMemoryError(RuntimeError):
+    """A replica died or did not arrive; the communicator turns it into a named error.
+
+    Attributes:
+        missing: the ranks that had not arrived (read from their counters).
+    """
+
+    def __init__(self, message: str, missing: list[int]) -> None:
+        super().__init__(message)
+        self.missing = missing
+
+
+class ReplicaMismatchError(UnisonError):
+    """Replicas hold different models (names, shapes, dtypes or values)."""
+
+
+class NonFiniteGradientError(UnisonError):
+    """A gradient held NaN or Inf on some replica (policy ``nonfinite="raise"``)."""
+
+
+# --- starting and joining a job ------------------------------------------------------------------
+class LaunchError(UnisonError):
+    """The replicas could not be started (for example, there is no script to re-run)."""
+
+
+class RendezvousError(UnisonError):
+    """The replicas of a multi-worker job could not find each other."""
+
+
+class StoreAuthenticationError(UnisonError):
+    """A value in the rendezvous store was not written by a process holding the job's secret."""
+
+
+class WeakTokenError(ValueError):
+    """The cluster token is too short or too predictable to protect the cluster."""
+
+
+# --- the parameter-server wire -------------------------------------------------------------------
+class TaskUnavailableError(UnisonError):
+    """A task of the cluster did not answer (dead, unreachable, or too slow for the deadline).
+
+    Attributes:
+        task: the task, e.g. ``"ps:1"``.
+        op: the operation that failed, e.g. ``"push"``.
+    """
+
+    def __init__(self, message: str, task: str, op: str) -> None:
+        super().__init__(message)
+        self.task, self.op = task, op
+
+
+class UnauthenticatedError(UnisonError):
+    """A call or a reply did not prove that its sender holds the cluster token.
+
+    Either a task refused this process's call (missing or wrong token), or a task's reply
+    failed its check (nothing in it was decoded).
+
+    Attributes:
+        task: the task, e.g. ``"worker:1"``.
+        op: the operation.
+    """
+
+    def __init__(self, message: str, task: str | None = None, op: str | None = None) -> None:
+        super().__init__(message)
+        self.task, self.op = task, op
+
+
+class RemoteError(UnisonError):
+    """A handler on another task raised; carries the remote exception's code, type and traceback.
+
+    Attributes:
+        task: the task that raised.
+        op: the operation it was running.
+        remote_type: the exception class name on the remote side (for people to read).
+        remote_traceback: the traceback text printed there.
+        remote_message: the remote exception's message.
+        remote_task: the ``task`` attribute of the remote exception, if it had one (e.g. the
+            parameter server a worker could not reach).
+        remote_code: the remote exception's ``wire_code`` (what programs match on), or ``None``.
+    """
+
+    def __init__(self, message: str, task: str, op: str, remote_type: str, remote_traceback: str,
+                 remote_message: str = "", remote_task: str | None = None, remote_code: str | None = None) -> None:
+        super().__init__(message)
+        self.task, self.op = task, op
+        self.remote_type, self.remote_traceback = remote_type, remote_traceback
+        self.remote_message, self.remote_task = remote_message, remote_task
+        self.remote_code = remote_code
+
+
+class ParameterServerUnavailableError(UnisonError):
+    """A parameter server did not answer; training cannot go on without its variables.
+
+    Attributes:
+        task: the parameter server, e.g. ``"ps:1"``.
+        op: the operation that failed.
+    """
+
+    wire_code = "ps_unavailable"
+
+    def __init__(self, message: str, task: str, op: str = "") -> None:
+        super().__init__(message)
+        self.task, self.op = task, op
+
+
+class WorkerRestartedError(UnisonError):
+    """The worker is a new process since the coordinator last synchronised it (it must re-send)."""
+
+    wire_code = "worker_restarted"
+
+
+class DatasetExhaustedError(UnisonError):
+    """A worker's dataset ran out inside a scheduled function (``.repeat()`` it)."""
+
+    wire_code = "dataset_exhausted"
+
+
+class FunctionError(UnisonError):
+    """A scheduled function raised on a worker; carries the worker and its traceback.
+
+    Attributes:
+        task: the worker, e.g. ``"worker:1"``.
+        remote_type: the exception class raised there.
+        remote_traceback: its traceback text.
+    """
+
+    def __init__(self, message: str, task: str, remote_type: str, remote_traceback: str) -> None:
+        super().__init__(message)
+        self.task, self.remote_type, self.remote_traceback = task, remote_type, remote_traceback
+
+
+class CancelledError(UnisonError):
+    """A scheduled function was cancelled because an earlier one failed."""
+
+
+class NoWorkerAvailableError(UnisonError):
+    """No worker answered for ``timeout_seconds`` while functions were waiting."""
+
+
+# --- files and checkpoints -----------------------------------------------------------------------
+class VerificationError(ValueError):
+    """A verified file is damaged, truncated, empty or of another kind than expected."""
+
+
+class CorruptCheckpointError(UnisonError):
+    """A checkpoint file is truncated, damaged, or not a checkpoint of the kind being read.
+
+    One type for both unison's internal numbered checkpoints and ``tf.train.Checkpoint`` files.
+    """
+
+
+class UnreadableCheckpointsError(CorruptCheckpointError):
+    """Checkpoints exist in a directory but not one of them can be read.
+
+    Attributes:
+        directory: the checkpoint directory.
+        failures: ``(path, reason)`` for every checkpoint file, newest first.
+    """
+
+    def __init__(self, directory: str, failures: list[tuple[str, str]], fix: str = "") -> None:
+        self.directory = directory
+        self.failures = list(failures)
+        listed = "\n".join(f"  {path}: {reason}" for path, reason in self.failures)
+        super().__init__(
+            f"No checkpoint in {directory!r} can be read; every file failed:\n{listed}\n"
+            f"The files were left untouched. {fix or 'Restore them from a copy.'}")
+
+
+class IncompatibleCheckpointError(ValueError):
+    """A sharded checkpoint does not fit the model (or optimizer) it is restored into."""
+
+
+class WeightsFileError(ValueError):
+    """A weights file is missing, damaged, of another format, or does not fit the model."""
+
+
+class SavingError(ValueError):
+    """A model (or a file) cannot be turned into an architecture config (or back)."""
+
+
+# --- data and Keras ------------------------------------------------------------------------------
 class DatasetError(ValueError):
     """A data set could not be found, read or verified."""
 

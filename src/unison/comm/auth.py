@@ -38,6 +38,8 @@ import threading
 import time
 from typing import Any
 
+from unison.errors import WeakTokenError
+
 TOKEN_ENV = "UNISON_CLUSTER_TOKEN"
 TOKEN_MIN_BITS = 128  # 16 bytes of entropy
 TAG_BYTES = 32
@@ -51,10 +53,6 @@ GOOD_TOKEN_HINT = ("Make one with `unison token` (or `python -c \"import secrets
 # metadata keys of a call (gRPC metadata keys are lower-case ASCII)
 MD_FROM, MD_TO, MD_NONCE, MD_TIME, MD_MAC = "unison-from", "unison-to", "unison-nonce", "unison-time", "unison-mac"
 _U64 = struct.Struct("<Q")
-
-
-class WeakTokenError(ValueError):
-    """The cluster token is too short or too predictable to protect the cluster."""
 
 
 def generate_token() -> str:

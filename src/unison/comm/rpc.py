@@ -48,7 +48,7 @@ import torch
 from unison.comm import auth
 from unison.comm.auth import TOKEN_ENV, generate_token
 from unison.comm.tls import TlsConfig
-from unison.errors import UnisonError
+from unison.errors import RemoteError, TaskUnavailableError, UnauthenticatedError
 
 CHUNK_BYTES = 2 << 20
 # Messages up to this size travel in one unary call; bigger ones stream in CHUNK_BYTES chunks
@@ -96,58 +96,8 @@ _LOST = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED, grpc.StatusCode
 _LOST_DETAILS = ("Stream removed", "Socket closed", "Connection reset", "failed to connect")
 
 
-class TaskUnavailableError(UnisonError):
-    """A task of the cluster did not answer (dead, unreachable, or too slow for the deadline).
-
-    Attributes:
-        task: the task, e.g. ``"ps:1"``.
-        op: the operation that failed, e.g. ``"push"``.
-    """
-
-    def __init__(self, message: str, task: str, op: str) -> None:
-        super().__init__(message)
-        self.task, self.op = task, op
-
-
-class UnauthenticatedError(UnisonError):
-    """A call or a reply did not prove that its sender holds the cluster token.
-
-    Either a task refused this process's call (missing or wrong token), or a task's reply
-    failed its check (nothing in it was decoded).
-
-    Attributes:
-        task: the task, e.g. ``"worker:1"``.
-        op: the operation.
-    """
-
-    def __init__(self, message: str, task: str | None = None, op: str | None = None) -> None:
-        super().__init__(message)
-        self.task, self.op = task, op
-
-
 class InsecureTransportWarning(UserWarning):
     """A server listens on a non-loopback address without TLS: its traffic can be read and cut."""
-
-
-class RemoteError(UnisonError):
-    """A handler on another task raised; carries the remote exception type and traceback.
-
-    Attributes:
-        task: the task that raised.
-        op: the operation it was running.
-        remote_type: the exception class name on the remote side.
-        remote_message: the remote exception's message.
-        remote_traceback: the traceback text printed there.
-        remote_task: the ``task`` attribute of the remote exception, if it had one (e.g. the
-            parameter server a worker could not reach).
-    """
-
-    def __init__(self, message: str, task: str, op: str, remote_type: str, remote_traceback: str,
-                 remote_message: str = "", remote_task: str | None = None) -> None:
-        super().__init__(message)
-        self.task, self.op = task, op
-        self.remote_type, self.remote_traceback = remote_type, remote_traceback
-        self.remote_message, self.remote_task = remote_message, remote_task
 
 
 def keep_freed_memory() -> bool:

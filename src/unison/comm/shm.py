@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from unison.errors import UnisonError
+from unison.errors import SharedMemoryError, UnisonError
 
 _LINE = 64  # one counter per cache line: ranks spinning on their own lines do not share one
 _SLOT_BYTES = 4 << 20  # per rank; larger tensors go through in pieces of this size
@@ -179,18 +179,6 @@ class SharedMemoryReducer:
                 "(shared-memory all-reduce on this host)", missing)
         if self._broken is not None:
             raise self._broken
-
-
-class SharedMemoryError(RuntimeError):
-    """A replica died or did not arrive; the communicator turns it into a named error.
-
-    Attributes:
-        missing: the ranks that had not arrived (read from their counters).
-    """
-
-    def __init__(self, message: str, missing: list[int]) -> None:
-        super().__init__(message)
-        self.missing = missing
 
 
 _COMBINE = {"sum": torch.add, "max": torch.maximum, "min": torch.minimum}

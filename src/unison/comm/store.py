@@ -38,14 +38,10 @@ from collections.abc import Sequence
 
 import torch.distributed as dist
 
-from unison.errors import UnisonError
+from unison.errors import StoreAuthenticationError
 
 _MAC_BYTES = 32
 STORE_FILE = "rendezvous.store"
-
-
-class StoreAuthenticationError(UnisonError, RuntimeError):
-    """A value in the rendezvous store was not written by a process holding the job's secret."""
 
 
 def private_file_store(directory: str, world_size: int, timeout_s: float) -> dist.FileStore:

@@ -5,5 +5,13 @@ from unison.distribute.parameter_server.coordinator import (
     PerWorkerValues,
     RemoteValue,
 )
+from unison.errors import (
+    CancelledError,
+    DatasetExhaustedError,
+    FunctionError,
+    NoWorkerAvailableError,
+    ParameterServerUnavailableError,
+)
 
-__all__ = ["ClusterCoordinator", "PerWorkerValues", "RemoteValue"]
+__all__ = ["CancelledError", "ClusterCoordinator", "DatasetExhaustedError", "FunctionError", "NoWorkerAvailableError",
+           "ParameterServerUnavailableError", "PerWorkerValues", "RemoteValue"]

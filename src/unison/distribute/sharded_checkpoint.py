@@ -38,14 +38,11 @@ import torch
 from unison._io import fsync_directory
 from unison.comm.communicator import Communicator
 from unison.distribute.sharding import sharding_communicator
+from unison.errors import IncompatibleCheckpointError
 
 __all__ = ["IncompatibleCheckpointError", "ShardedCheckpoint"]
 
 _MODEL, _OPTIMIZER = "model", "optimizer"
-
-
-class IncompatibleCheckpointError(ValueError):
-    """A sharded checkpoint does not fit the model (or optimizer) it is restored into."""
 
 
 class ShardedCheckpoint:

@@ -37,15 +37,12 @@ from typing import Any
 import torch
 from torch import nn
 
+from unison.errors import SavingError
 from unison.keras import weights_file
 from unison.keras.keras_tensor import KerasTensor, flatten, symbolic_call
 
 KERAS_FORMAT = "unison.keras/1"
 _FUNCTION_ROOTS = ("torch", "operator")
-
-
-class SavingError(ValueError):
-    """A model (or a file) cannot be turned into an architecture config (or back)."""
 
 
 # --- configs --------------------------------------------------------------------------------------

@@ -30,16 +30,13 @@ from unison._io import (
     read_verified,
     write_verified,
 )
+from unison.errors import WeightsFileError
 
 # One checksum kind for save_weights and save files (load_weights reads both); the payload's
 # "format" entry says which of the two wrote it.
 WEIGHTS_KIND = "unison.weights/2"
 MODEL_FORMAT = "unison.model/2"
 _SHOWN = 8  # entries of a structure listed in an error before "... and N more"
-
-
-class WeightsFileError(ValueError):
-    """A weights file is missing, damaged, of another format, or does not fit the model."""
 
 
 def write_state(path: str | os.PathLike[str], payload: Mapping[str, Any], kind: str) -> None:

@@ -44,14 +44,10 @@ from unison.cluster.placement import (
 )
 from unison.cluster.secret import launcher_secret_env
 from unison.comm.store import private_file_store
-from unison.errors import UnisonError
+from unison.errors import LaunchError
 
 ENV_REPLICA_OUTPUT = "UNISON_REPLICA_OUTPUT"
 _POLL_S = 0.05
-
-
-class LaunchError(UnisonError):
-    """The replicas could not be started (for example, there is no script to re-run)."""
 
 
 def rerun_command() -> list[str]:

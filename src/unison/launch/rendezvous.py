@@ -26,13 +26,9 @@ import torch.distributed as dist
 
 from unison.cluster.plan import ENV, SERVE, JobPlan
 from unison.comm.store import serve_tcp_store
-from unison.errors import UnisonError
+from unison.errors import RendezvousError
 
 _SIOCGIFADDR = 0x8915
-
-
-class RendezvousError(UnisonError):
-    """The replicas of a multi-worker job could not find each other."""
 
 
 def _first_line(exc: BaseException) -> str:

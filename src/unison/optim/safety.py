@@ -21,15 +21,7 @@ from collections.abc import Sequence
 import torch
 
 from unison.comm.communicator import Communicator
-from unison.errors import UnisonError
-
-
-class ReplicaMismatchError(UnisonError):
-    """Replicas hold different models (names, shapes, dtypes or values)."""
-
-
-class NonFiniteGradientError(UnisonError):
-    """A gradient held NaN or Inf on some replica (policy ``nonfinite="raise"``)."""
+from unison.errors import NonFiniteGradientError, ReplicaMismatchError
 
 
 def _describe(named: Sequence[tuple[str, torch.Tensor]]) -> list[tuple[str, tuple[int, ...], str]]:

@@ -35,7 +35,7 @@ import torch
 
 from unison._io import VerificationError, read_verified, write_verified
 from unison.comm.communicator import joined
-from unison.errors import UnisonError
+from unison.errors import CorruptCheckpointError
 
 KIND = "tf.train.Checkpoint"
 SUFFIX = ".unison"
@@ -338,10 +338,6 @@ def _restore_when_built(model: Any, state: Any, path: str, name: str) -> None:
         _restore_state(module, state, path, name)
 
     handle = model.register_forward_pre_hook(restore_first)
-
-
-class CorruptCheckpointError(UnisonError):
-    """A checkpoint file is truncated, damaged or not a tf.train.Checkpoint."""
 
 
 # --- the directory's `checkpoint` file (TF's CheckpointState text format) -------------------------

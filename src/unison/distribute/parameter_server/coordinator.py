@@ -40,31 +40,9 @@ from unison.comm.rpc import RemoteError, RpcClient, TaskUnavailableError, Unauth
 from unison.distribute.parameter_server import codec
 from unison.distribute.parameter_server.strategy import ParameterServerStrategy
 from unison.distribute.parameter_server.worker import ParameterServerUnavailableError, WorkerRestartedError
-from unison.errors import UnisonError
+from unison.errors import CancelledError, FunctionError, NoWorkerAvailableError
 
 _PING_S = 0.5
-
-
-class FunctionError(UnisonError):
-    """A scheduled function raised on a worker; carries the worker and its traceback.
-
-    Attributes:
-        task: the worker, e.g. ``"worker:1"``.
-        remote_type: the exception class raised there.
-        remote_traceback: its traceback text.
-    """
-
-    def __init__(self, message: str, task: str, remote_type: str, remote_traceback: str) -> None:
-        super().__init__(message)
-        self.task, self.remote_type, self.remote_traceback = task, remote_type, remote_traceback
-
-
-class CancelledError(UnisonError):
-    """A scheduled function was cancelled because an earlier one failed."""
-
-
-class NoWorkerAvailableError(UnisonError):
-    """No worker answered for ``timeout_seconds`` while functions were waiting."""
 
 
 class RemoteValue:

@@ -36,30 +36,9 @@ from unison.distribute.input import InputContext
 from unison.distribute.parameter_server import codec
 from unison.distribute.parameter_server.variables import VariableSpec
 from unison.distribute.strategy import _STACK, Strategy
-from unison.errors import UnisonError
+from unison.errors import DatasetExhaustedError, ParameterServerUnavailableError, WorkerRestartedError
 
 _LOADING = threading.local()  # the runtime (and what it collects) while a function is unpickled
-
-
-class ParameterServerUnavailableError(UnisonError):
-    """A parameter server did not answer; training cannot go on without its variables.
-
-    Attributes:
-        task: the parameter server, e.g. ``"ps:1"``.
-        op: the operation that failed.
-    """
-
-    def __init__(self, message: str, task: str, op: str = "") -> None:
-        super().__init__(message)
-        self.task, self.op = task, op
-
-
-class WorkerRestartedError(UnisonError):
-    """The worker is a new process since the coordinator last synchronised it (it must re-send)."""
-
-
-class DatasetExhaustedError(UnisonError):
-    """A worker's dataset ran out inside a scheduled function (``.repeat()`` it)."""
 
 
 @dataclass
