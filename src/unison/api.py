@@ -17,15 +17,13 @@ Example:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import torch
 
-from unison.cluster.placement import UNISON_SOURCE, resolve_placement
-from unison.cluster.secret import job_secret
-from unison.comm.communicator import Communicator, LocalCommunicator, connect, joined
+from unison.comm.communicator import Communicator, LocalCommunicator, joined
+from unison.distribute.join import join_environment
 from unison.optim.distributed import Adasum, Average, DistributedOptimizer, ReduceOp, Sum
 
 _ALONE: list[Communicator] = []
@@ -33,23 +31,8 @@ _ALONE: list[Communicator] = []
 
 def init(timeout_seconds: float = 300.0) -> None:
     """Join the job described by the environment (``unison launch``/torchrun); alone: no-op."""
-    if joined() is not None:
-        return
-    placement = resolve_placement()
-    if placement is None or placement.world_size == 1:
-        if not _ALONE:
-            _ALONE.append(LocalCommunicator())
-        return
-    if placement.source == UNISON_SOURCE and "GLOO_SOCKET_IFNAME" not in os.environ \
-            and placement.master_addr in ("127.0.0.1", "localhost"):
-        os.environ["GLOO_SOCKET_IFNAME"] = "lo"
-    if torch.cuda.is_available():
-        device = torch.device("cuda", placement.local_rank % torch.cuda.device_count())
-        torch.cuda.set_device(device)
-        backend = "nccl"
-    else:
-        device, backend = torch.device("cpu"), "gloo"
-    connect(placement, backend, device, timeout_seconds, secret=job_secret())
+    if join_environment(timeout_seconds) is None and not _ALONE:
+        _ALONE.append(LocalCommunicator())
 
 
 def _comm() -> Communicator:

@@ -18,6 +18,7 @@ from unison.distribute.parameter_server import (
     CancelledError,
     FunctionError,
     ParameterServerUnavailableError,
+    protocol,
 )
 from unison.testing.ps_cluster import LocalParameterServerCluster
 
@@ -43,7 +44,8 @@ def dataset_fn(input_context):
 
 def _updates(strategy) -> int:
     """Gradient applications summed over every shard of every parameter server."""
-    return sum(sum(strategy._ps_call(c, "ps.stats")[0]["updates"].values()) for c in strategy._ps)
+    servers = strategy._servers
+    return sum(sum(servers.call(i, protocol.PS_STATS)[0]["updates"].values()) for i in range(len(servers)))
 
 
 @pytest.fixture(scope="module")
@@ -154,8 +156,7 @@ def test_sharded_variables_follow_the_partitioner_and_gather_back_equal(cluster)
     assert {s["task"] for s in shards} == {"ps:0", "ps:1"}
     assert torch.equal(strategy.read_variable(table.weight), table.weight.detach())
     # one shard's rows on its server are exactly the slice the partitioner assigned
-    client = strategy._ps[int(shards[1]["task"][-1])]
-    _, part = strategy._ps_call(client, "ps.pull", {"names": [shards[1]["shard"]]})
+    _, part = strategy._servers.call(int(shards[1]["task"][-1]), protocol.PS_PULL, {"names": [shards[1]["shard"]]})
     assert torch.equal(part[0], table.weight.detach()[4:7])
 
     strategy = tf.distribute.ParameterServerStrategy(

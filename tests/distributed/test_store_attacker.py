@@ -105,9 +105,9 @@ def test_store_is_a_file_and_a_failed_job_keeps_its_folder_and_says_where(tmp_pa
         import unison as tf
         strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
         if strategy.extended.replica_id == 0:
-            from unison.distribute.mirrored import _JOINED
+            from unison.distribute.join import _JOINED, LOCAL_JOB
             with open(sys.argv[1], "w") as fh:
-                json.dump(type(_JOINED["job"][1]).__name__, fh)  # no port: a file in the folder
+                json.dump(type(_JOINED[LOCAL_JOB].store).__name__, fh)  # no port: a file in the folder
         strategy.reduce("SUM", torch.ones(1))
         if strategy.extended.replica_id == 1:
             raise RuntimeError("replica 1 fails on purpose")

@@ -18,24 +18,10 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from unison.cluster.base import ClusterResolver, env_int, gpu_count
 from unison.cluster.placement import resolve_placement
 from unison.cluster.plan import ENV, JobPlan, single_process_plan
-from unison.cluster.resolvers import ClusterResolver, _gpu_count
 from unison.cluster.spec import ClusterSpec, TaskSpec, format_address
-
-
-def _env_int(env: Mapping[str, str], name: str, origin: str, default: int | None = None) -> int:
-    raw = env.get(name)
-    if raw is None:
-        if default is not None:
-            return default
-        raise ValueError(f"{origin}: environment variable {name} is not set; the launcher sets it "
-                         "for every process it starts.")
-    try:
-        return int(raw)
-    except ValueError:
-        raise ValueError(f"{origin}: environment variable {name} must be an integer. Received: "
-                         f"{name}={raw!r}") from None
 
 
 class TorchElasticClusterResolver(ClusterResolver):
@@ -49,12 +35,12 @@ class TorchElasticClusterResolver(ClusterResolver):
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
         env = os.environ if environ is None else environ
         origin = "torchrun"
-        self._rank = _env_int(env, "RANK", origin)
-        self._world = _env_int(env, "WORLD_SIZE", origin)
-        self._local_rank = _env_int(env, "LOCAL_RANK", origin, 0)
-        self._local_world = _env_int(env, "LOCAL_WORLD_SIZE", origin, self._world)
-        self._nodes = _env_int(env, "GROUP_WORLD_SIZE", origin, 0)
-        self._master = (env.get("MASTER_ADDR") or "127.0.0.1", _env_int(env, "MASTER_PORT", origin))
+        self._rank = env_int(env, "RANK", origin)
+        self._world = env_int(env, "WORLD_SIZE", origin)
+        self._local_rank = env_int(env, "LOCAL_RANK", origin, 0)
+        self._local_world = env_int(env, "LOCAL_WORLD_SIZE", origin, self._world)
+        self._nodes = env_int(env, "GROUP_WORLD_SIZE", origin, 0)
+        self._master = (env.get("MASTER_ADDR") or "127.0.0.1", env_int(env, "MASTER_PORT", origin))
         self._run_key = (f"unison/{env.get('TORCHELASTIC_RUN_ID', 'run')}/"
                          f"{env.get('TORCHELASTIC_RESTART_COUNT', '0')}")
         self._error_file = env.get("TORCHELASTIC_ERROR_FILE")
@@ -65,7 +51,7 @@ class TorchElasticClusterResolver(ClusterResolver):
 
     def num_accelerators(self, task_type: str | None = None, task_id: int | None = None,
                          config_proto: Any = None) -> dict[str, int]:
-        return {"GPU": 1} if _gpu_count() else {}
+        return {"GPU": 1} if gpu_count() else {}
 
     def job_plan(self, replicas_per_worker: int) -> JobPlan:
         if replicas_per_worker != 1:
@@ -103,7 +89,7 @@ class UnisonLauncherClusterResolver(ClusterResolver):
 
     def num_accelerators(self, task_type: str | None = None, task_id: int | None = None,
                          config_proto: Any = None) -> dict[str, int]:
-        return {"GPU": 1} if _gpu_count() else {}
+        return {"GPU": 1} if gpu_count() else {}
 
     def job_plan(self, replicas_per_worker: int) -> JobPlan:
         p = self._placement

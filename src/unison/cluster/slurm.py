@@ -24,9 +24,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from unison.cluster.elastic import _env_int
+from unison.cluster.base import ClusterResolver, env_int, plan_from_spec
 from unison.cluster.plan import JobPlan
-from unison.cluster.resolvers import ClusterResolver, _plan_from_spec
 from unison.cluster.spec import ClusterSpec
 
 _RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
@@ -116,7 +115,7 @@ class SlurmClusterResolver(ClusterResolver):
             raise ValueError(f"SLURM: {len(nodes)} nodes ({nodelist!r}) but tasks-per-node lists "
                              f"{len(per_node)} counts ({per_node}).")
         addresses = [f"{node}:{port_base + k}" for node, n in zip(nodes, per_node) for k in range(n)]
-        proc_id = _env_int(env, "SLURM_PROCID", origin)
+        proc_id = env_int(env, "SLURM_PROCID", origin)
         jobs = dict(jobs) if jobs is not None else {"worker": len(addresses)}
         if sum(jobs.values()) != len(addresses):
             raise ValueError(f"SLURM: jobs={jobs!r} ask for {sum(jobs.values())} tasks, but the job "
@@ -150,5 +149,5 @@ class SlurmClusterResolver(ClusterResolver):
         return {"GPU": n} if n else {}
 
     def job_plan(self, replicas_per_worker: int) -> JobPlan:
-        return _plan_from_spec(self, self._spec, "SLURM", "SLURM cluster", replicas_per_worker,
+        return plan_from_spec(self, self._spec, "SLURM", "SLURM cluster", replicas_per_worker,
                                self._env, self._run_key)

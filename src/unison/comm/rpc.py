@@ -48,7 +48,7 @@ import torch
 from unison.comm import auth
 from unison.comm.auth import TOKEN_ENV, generate_token
 from unison.comm.tls import TlsConfig
-from unison.errors import RemoteError, TaskUnavailableError, UnauthenticatedError
+from unison.errors import RemoteError, TaskUnavailableError, UnauthenticatedError, UnisonError
 
 CHUNK_BYTES = 2 << 20
 # Messages up to this size travel in one unary call; bigger ones stream in CHUNK_BYTES chunks
@@ -425,7 +425,9 @@ class RpcServer:
             raise
         except BaseException as exc:  # noqa: BLE001 - the caller gets it, named, with the traceback
             task = getattr(exc, "task", None)
-            return pack({"_error": {"type": type(exc).__name__, "message": str(exc),
+            # the code is what callers match on; the class name is for people to read
+            code = exc.wire_code if isinstance(exc, UnisonError) else None
+            return pack({"_error": {"code": code, "type": type(exc).__name__, "message": str(exc),
                                     "task": task if isinstance(task, str) else None,
                                     "traceback": traceback.format_exc()}}, (), chunk_bytes)
 
@@ -588,7 +590,8 @@ class RpcClient:
         if error is not None:
             raise RemoteError(f"{self.task} failed in {op!r}: {error['type']}: {error['message']}\n"
                               f"--- traceback on {self.task} ---\n{error['traceback']}",
-                              self.task, op, error["type"], error["traceback"], error["message"], error.get("task"))
+                              self.task, op, error["type"], error["traceback"], error["message"], error.get("task"),
+                              error.get("code"))
         return header, tensors
 
     def _translate(self, exc: grpc.RpcError, op: str, timeout: float | None) -> Exception:

@@ -15,55 +15,21 @@ Example::
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import torch
 
-from unison.cluster.placement import UNISON_SOURCE, ProcessPlacement, resolve_placement
+from unison.cluster.placement import UNISON_SOURCE, resolve_placement
 from unison.cluster.secret import job_secret
-from unison.comm.communicator import Communicator, LocalCommunicator, connect
-from unison.distribute.devices import DeviceSpec, parse_devices, substitute_missing_gpus
+from unison.comm.communicator import LocalCommunicator
+from unison.distribute.devices import parse_devices, substitute_missing_gpus
+from unison.distribute.join import join_replica, keep_gloo_on_loopback, launch_local_job
 from unison.distribute.strategy import Strategy
-from unison.launch.local import install_replica_hooks, start_local_job
+from unison.launch.local import install_replica_hooks
 
 DEFAULT_TIMEOUT_S = 300.0
-
-# The process group is process-wide state in torch: a second MirroredStrategy in the same
-# program joins the job the first one created instead of launching another.
-_JOINED: dict[str, Any] = {}
-
-
-def _share_cores(local_world_size: int) -> None:
-    """Each CPU replica gets an equal share of the cores (oversubscription slows everyone)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    torch.set_num_threads(max(1, cores // local_world_size))
-
-
-def _keep_gloo_on_loopback() -> None:
-    """One host: keep gloo's traffic on the loopback interface (unless the user chose one)."""
-    if "GLOO_SOCKET_IFNAME" not in os.environ and os.path.exists("/sys/class/net/lo"):
-        os.environ["GLOO_SOCKET_IFNAME"] = "lo"
-
-
-def join_replica(placement: ProcessPlacement, devices: list[DeviceSpec], timeout_s: float,
-                 store: Any = None, secret: bytes | None = None) -> tuple[Communicator, torch.device]:
-    """Pick this replica's device, share the cores, and join the process group (every strategy).
-
-    ``secret`` (the job's, see :mod:`unison.cluster.secret`) signs every value in the store.
-    """
-    spec = devices[placement.local_rank] if len(devices) > 1 else devices[0]
-    if spec.kind == "gpu" and len(devices) == 1 and placement.world_size > 1:
-        spec = DeviceSpec("gpu", placement.local_rank, f"/gpu:{placement.local_rank}")
-    device = spec.to_torch()
-    if device.type == "cuda":
-        torch.cuda.set_device(device)
-    else:
-        _share_cores(placement.local_world_size)
-    backend = "nccl" if device.type == "cuda" else "gloo"
-    return connect(placement, backend, device, timeout_s, store=store, secret=secret), device
 
 
 class MirroredStrategy(Strategy):
@@ -97,11 +63,7 @@ class MirroredStrategy(Strategy):
             )
         store = None
         if placement is None and len(parsed) > 1:
-            if "job" not in _JOINED:
-                _keep_gloo_on_loopback()
-                placement, store, job = start_local_job(len(parsed), timeout_seconds)
-                _JOINED["job"] = (placement, store, job)
-            placement, store, _ = _JOINED["job"]
+            placement, store = launch_local_job(len(parsed), timeout_seconds)
         elif placement is not None:
             if devices is not None and placement.world_size != len(parsed):
                 raise ValueError(
@@ -110,7 +72,7 @@ class MirroredStrategy(Strategy):
                     f"{placement.world_size} devices, or devices=None to use one per launched process."
                 )
             if placement.source == UNISON_SOURCE:
-                _keep_gloo_on_loopback()
+                keep_gloo_on_loopback()
                 install_replica_hooks(placement)
         if placement is None or placement.world_size == 1:
             device = parsed[0].to_torch()

@@ -21,29 +21,17 @@ Example::
 
 from __future__ import annotations
 
-import atexit
 import enum
 from dataclasses import dataclass
-from typing import Any
 
-import torch
-
-from unison.cluster.plan import JobPlan
 from unison.cluster.resolvers import ClusterResolver, default_cluster_resolver
-from unison.cluster.secret import cluster_secret
-from unison.comm.communicator import Communicator, LocalCommunicator
-from unison.comm.liveness import PeerMonitor, TaskAwareCommunicator
+from unison.comm.communicator import LocalCommunicator
 from unison.distribute.devices import DeviceSpec, parse_devices
 from unison.distribute.input import InputPlacement
-from unison.distribute.mirrored import DEFAULT_TIMEOUT_S, join_replica
+from unison.distribute.join import join_job
+from unison.distribute.mirrored import DEFAULT_TIMEOUT_S
 from unison.distribute.strategy import Strategy
 from unison.errors import format_choices
-from unison.launch.local import install_replica_hooks
-from unison.launch.rendezvous import open_store, use_interface_of, wait_for_tasks
-from unison.launch.worker_replicas import (
-    install_elastic_error_hook,
-    start_worker_replicas,
-)
 
 
 class CommunicationImplementation(enum.Enum):
@@ -114,36 +102,6 @@ def _local_devices(resolver: ClusterResolver, options: CommunicationOptions) -> 
     return parse_devices(names)
 
 
-# The process group is process-wide: a second strategy for the same plan reuses the first join.
-_JOINED: dict[JobPlan, tuple[Communicator, torch.device, Any, PeerMonitor]] = {}
-
-
-def _join_job(plan: JobPlan, devices: list[DeviceSpec], timeout_s: float) -> tuple[Communicator, torch.device]:
-    """Start this worker's other replicas, rendezvous, create the process group, start heartbeats."""
-    if plan in _JOINED:
-        comm, device, _, _ = _JOINED[plan]
-        return comm, device
-    if plan.launched:
-        install_replica_hooks(plan.placement())
-    elif plan.local_world_size > 1:
-        start_worker_replicas(plan)
-    install_elastic_error_hook()
-    use_interface_of(plan.local_host)
-    store = open_store(plan, timeout_s)
-    wait_for_tasks(store, plan, timeout_s)
-    # A failed collective is followed by the heartbeat post-mortem that names the missing task;
-    # gloo gets what is left of timeout_seconds, so the whole error arrives within it.
-    collective_s = max(1.0, timeout_s - PeerMonitor.diagnosis_s(timeout_s))
-    comm, device = join_replica(plan.placement(), devices, collective_s, store, cluster_secret())
-    monitor = PeerMonitor(plan, timeout_s)
-    monitor.start()
-    comm = TaskAwareCommunicator(comm, plan, monitor)
-    comm.timeout_s = timeout_s  # what messages report: the user's bound, diagnosis included
-    atexit.register(monitor.stop)  # before connect()'s process-group shutdown (atexit is LIFO)
-    _JOINED[plan] = (comm, device, store, monitor)
-    return comm, device
-
-
 class MultiWorkerMirroredStrategy(Strategy):
     """Synchronous training on the replicas of several workers (TF's ``MultiWorkerMirroredStrategy``).
 
@@ -179,7 +137,7 @@ class MultiWorkerMirroredStrategy(Strategy):
             device = devices[0].to_torch()
             super().__init__(LocalCommunicator(device), device)
         else:
-            super().__init__(*_join_job(plan, devices, timeout_s))
+            super().__init__(*join_job(plan, devices, timeout_s))
         self.cluster_resolver = resolver
         self.communication_options = communication_options
         self._plan = plan

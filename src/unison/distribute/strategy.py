@@ -41,7 +41,9 @@ class ReduceOp(enum.Enum):
     MEAN = "MEAN"
 
 
-_STACK: list[Strategy] = []  # the current-strategy stack entered by scope() (DESIGN section 7)
+# The current-strategy stack entered by scope()/as_current(): the one process-wide mutable state a
+# strategy keeps (TF's model); nothing outside this module touches it.
+_STACK: list[Strategy] = []
 _REPLICA_CONTEXT: list[ReplicaContext] = []
 
 
@@ -124,13 +126,34 @@ class Strategy:
                 created.append(param)
 
         handle = register_module_parameter_registration_hook(track)
+        try:
+            with self.as_current():
+                yield self
+        finally:
+            handle.remove()
+        self.broadcast_tensors([p for p in created if not isinstance(p, torch.nn.parameter.UninitializedParameter)])
+
+    @contextlib.contextmanager
+    def as_current(self) -> Iterator[Strategy]:
+        """Make this the current strategy (``get_strategy()``) for the block, nothing more.
+
+        ``scope()`` does this and also makes the parameters created inside start equal on all
+        replicas; a runtime that runs user code under a strategy it already set up (a
+        parameter-server worker running a scheduled function, Keras's ``fit`` running the
+        model's layers) needs only this part.
+
+        Example:
+            >>> import unison as tf
+            >>> strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+            >>> with strategy.as_current():
+            ...     tf.distribute.get_strategy() is strategy
+            True
+        """
         _STACK.append(self)
         try:
             yield self
         finally:
             _STACK.pop()
-            handle.remove()
-        self.broadcast_tensors([p for p in created if not isinstance(p, torch.nn.parameter.UninitializedParameter)])
 
     def broadcast_tensors(self, tensors: Iterable[torch.Tensor], src: int = 0) -> None:
         """Overwrite ``tensors`` on every replica with replica ``src``'s values, in place."""

@@ -21,12 +21,12 @@ import time
 import traceback
 from typing import Any
 
-from unison.cluster.plan import JobPlan
-from unison.cluster.resolvers import (
+from unison.cluster.base import (
     ENV_WORKER_ERROR_FILE,
     ENV_WORKER_REPLICA,
     ENV_WORKER_REPLICAS,
 )
+from unison.cluster.plan import JobPlan
 from unison.launch.local import LocalJob, spawn_replicas, watch_replicas
 
 

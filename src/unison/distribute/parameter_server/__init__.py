@@ -13,22 +13,34 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from unison.errors import (
+    CancelledError as CancelledError,
+)
+from unison.errors import (
+    DatasetExhaustedError as DatasetExhaustedError,
+)
+from unison.errors import (
+    FunctionError as FunctionError,
+)
+from unison.errors import (
+    NoWorkerAvailableError as NoWorkerAvailableError,
+)
+from unison.errors import (
+    ParameterServerUnavailableError as ParameterServerUnavailableError,
+)
+
 _HOMES = {
-    "CancelledError": "coordinator",
     "ClusterCoordinator": "coordinator",
-    "FunctionError": "coordinator",
-    "NoWorkerAvailableError": "coordinator",
     "PerWorkerDataset": "coordinator",
     "PerWorkerIterator": "coordinator",
     "PerWorkerValues": "coordinator",
     "RemoteValue": "coordinator",
     "Server": "server",
     "ParameterServerStrategy": "strategy",
-    "DatasetExhaustedError": "worker",
-    "ParameterServerUnavailableError": "worker",
 }
 
-__all__ = sorted(_HOMES)
+__all__ = sorted([*_HOMES, "CancelledError", "DatasetExhaustedError", "FunctionError", "NoWorkerAvailableError",
+                  "ParameterServerUnavailableError"])
 
 
 def __getattr__(name: str) -> Any:

@@ -37,10 +37,15 @@ from typing import Any
 import torch
 
 from unison.comm.rpc import RemoteError, RpcClient, TaskUnavailableError, UnauthenticatedError
-from unison.distribute.parameter_server import codec
+from unison.distribute.parameter_server import codec, protocol
 from unison.distribute.parameter_server.strategy import ParameterServerStrategy
-from unison.distribute.parameter_server.worker import ParameterServerUnavailableError, WorkerRestartedError
-from unison.errors import CancelledError, FunctionError, NoWorkerAvailableError
+from unison.errors import (
+    CancelledError,
+    FunctionError,
+    NoWorkerAvailableError,
+    ParameterServerUnavailableError,
+    WorkerRestartedError,
+)
 
 _PING_S = 0.5
 
@@ -127,7 +132,7 @@ class _Worker:
         if not self.client.wait_ready(_PING_S):
             return False
         try:
-            header, _ = self.client.call("worker.reset", {"session": self._coordinator.strategy.session},
+            header, _ = self.client.call(protocol.WORKER_RESET, {"session": self._coordinator.strategy.session},
                                          timeout_s=self._coordinator.strategy.timeout_s)
         except (TaskUnavailableError, RemoteError):
             return False
@@ -144,7 +149,7 @@ class _Worker:
         for kind, rid, rfid, source in c._resources[self.resources:]:
             if rfid is not None:
                 self._register(rfid)
-            self.client.call("worker.resource", {"rid": rid, "kind": kind, "fid": rfid, "source": source,
+            self.client.call(protocol.WORKER_RESOURCE, {"rid": rid, "kind": kind, "fid": rfid, "source": source,
                                                  "incarnation": self.incarnation}, timeout_s=None)
             self.resources += 1
         self._register(fid)
@@ -152,7 +157,7 @@ class _Worker:
     def _register(self, fid: str) -> None:
         if fid not in self.functions:
             payload = self._coordinator._payloads[fid]
-            self.client.call("worker.register", {"fid": fid, "incarnation": self.incarnation}, [payload],
+            self.client.call(protocol.WORKER_REGISTER, {"fid": fid, "incarnation": self.incarnation}, [payload],
                              timeout_s=self._coordinator.strategy.timeout_s)
             self.functions.add(fid)
 
@@ -167,7 +172,7 @@ class _Worker:
                 return
             try:
                 self._sync(closure.fid)
-                header, tensors = self.client.call("worker.run", {"fid": closure.fid, "args": closure.tree,
+                header, tensors = self.client.call(protocol.WORKER_RUN, {"fid": closure.fid, "args": closure.tree,
                                                                   "incarnation": self.incarnation},
                                                    closure.tensors, timeout_s=None)
             except TaskUnavailableError:
@@ -176,14 +181,14 @@ class _Worker:
                 c._requeue(closure)  # at-least-once: it runs again on whichever worker is free
                 continue
             except RemoteError as exc:
-                if exc.remote_type == WorkerRestartedError.__name__:
+                if protocol.is_remote(exc, WorkerRestartedError):
                     self.up = False  # restarted between two functions: reconnect, send everything, retry
                     c._requeue(closure)
                 else:
                     c._failed(closure, self.task, exc)
                 continue
             except Exception as exc:  # noqa: BLE001 - never let a worker thread die silently (join would hang)
-                c._failed(closure, self.task, RemoteError(str(exc), "coordinator", "worker.run", type(exc).__name__,
+                c._failed(closure, self.task, RemoteError(str(exc), "coordinator", protocol.WORKER_RUN, type(exc).__name__,
                                                           "", str(exc)))
                 continue
             c._finished(closure, header, tensors)
@@ -270,7 +275,7 @@ class ClusterCoordinator:
             self._cv.notify_all()
 
     def _failed(self, closure: _Closure, task: str, exc: RemoteError) -> None:
-        if exc.remote_type == ParameterServerUnavailableError.__name__:
+        if protocol.is_remote(exc, ParameterServerUnavailableError):
             ps = exc.remote_task or "a parameter server"
             self._set_fatal(ParameterServerUnavailableError(
                 f"Parameter server {ps} became unavailable while {task} ran a scheduled function ({exc.remote_message}). "
@@ -304,7 +309,7 @@ class ClusterCoordinator:
             self._cv.notify_all()
 
     def _watch_parameter_servers(self) -> None:
-        clients = self.strategy._ps
+        clients = self.strategy._servers.clients
         last_ok = [time.monotonic()] * len(clients)
         incarnations: list[str | None] = [None] * len(clients)
         while not self._stopping.wait(_PING_S) and self._fatal is None:
@@ -314,18 +319,18 @@ class ClusterCoordinator:
                     self._cv.notify_all()
             for i, client in enumerate(clients):
                 try:
-                    header, _ = client.call("ping", timeout_s=min(2.0, self.strategy.timeout_s))
+                    header, _ = client.call(protocol.PING, timeout_s=min(2.0, self.strategy.timeout_s))
                 except (TaskUnavailableError, RemoteError):
                     if time.monotonic() - last_ok[i] > min(self.strategy.timeout_s, 3.0):
                         self._set_fatal(ParameterServerUnavailableError(
                             f"Parameter server {client.task} ({client.address}) stopped answering. Its variables "
                             "are lost: restart it and the coordinator, and resume from the last checkpoint.",
-                            client.task, "ping"))
+                            client.task, protocol.PING))
                     continue
                 if incarnations[i] not in (None, header["incarnation"]):
                     self._set_fatal(ParameterServerUnavailableError(
                         f"Parameter server {client.task} restarted and lost its variables. Restart the coordinator "
-                        "and resume from the last checkpoint.", client.task, "ping"))
+                        "and resume from the last checkpoint.", client.task, protocol.PING))
                 incarnations[i], last_ok[i] = header["incarnation"], time.monotonic()
 
     # --- the API ---------------------------------------------------------------------------------------
@@ -456,7 +461,7 @@ class ClusterCoordinator:
         out = []
         for w in self._workers:
             try:
-                header, _ = w.client.call("worker.stats", timeout_s=self.strategy.timeout_s)
+                header, _ = w.client.call(protocol.WORKER_STATS, timeout_s=self.strategy.timeout_s)
                 out.append({"task": w.task, "available": True, **header})
             except (TaskUnavailableError, RemoteError):
                 out.append({"task": w.task, "available": False, "bytes_sent": 0, "bytes_received": 0})

@@ -30,6 +30,7 @@ from typing import Any
 from unison.cluster.spec import PS, WORKER, ClusterSpec, parse_address
 from unison.comm.auth import GOOD_TOKEN_HINT
 from unison.comm.rpc import RpcServer, TlsConfig, cluster_token, keep_freed_memory
+from unison.distribute.parameter_server import protocol
 from unison.distribute.parameter_server.store import ParameterStore
 from unison.errors import format_choices
 
@@ -107,7 +108,7 @@ class Server:
                 if PS in self.cluster_spec else []
             self.role = WorkerRuntime(self.task_index, self.cluster_spec.num_tasks(WORKER), ps, self.token,
                                       self.tls, self._timeout_s)
-        handlers = {"ping": lambda h, t: ({"task": self.task, "incarnation": self.role.incarnation}, []),
+        handlers = {protocol.PING: lambda h, t: ({"task": self.task, "incarnation": self.role.incarnation}, []),
                     **self.role.handlers()}
         self._rpc = RpcServer(self.address, handlers, token=self.token, tls=self.tls, task=self.task)
 

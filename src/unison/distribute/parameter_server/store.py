@@ -28,6 +28,7 @@ from typing import Any
 
 import torch
 
+from unison.distribute.parameter_server import protocol
 from unison.errors import format_choices
 
 # The optimizers a parameter server builds, by name; nothing else is ever imported by name.
@@ -67,10 +68,12 @@ class ParameterStore:
         self.bytes_out = 0
 
     def handlers(self) -> dict[str, Any]:
-        return {"ps.create": self._create, "ps.pull": self._pull, "ps.pull_rows": self._pull_rows,
-                "ps.push": self._push, "ps.push_rows": self._push_rows, "ps.assign": self._assign,
-                "ps.set_optimizer": self._set_optimizer, "ps.reset": self._reset, "ps.stats": self._stats,
-                "ps.optimizer_state": self._optimizer_state, "ps.load_optimizer_state": self._load_optimizer_state}
+        return {protocol.PS_CREATE: self._create, protocol.PS_PULL: self._pull,
+                protocol.PS_PULL_ROWS: self._pull_rows, protocol.PS_PUSH: self._push,
+                protocol.PS_PUSH_ROWS: self._push_rows, protocol.PS_ASSIGN: self._assign,
+                protocol.PS_SET_OPTIMIZER: self._set_optimizer, protocol.PS_RESET: self._reset,
+                protocol.PS_STATS: self._stats, protocol.PS_OPTIMIZER_STATE: self._optimizer_state,
+                protocol.PS_LOAD_OPTIMIZER_STATE: self._load_optimizer_state}
 
     # --- lookup --------------------------------------------------------------------------------
     def _shard(self, name: str) -> _Shard:

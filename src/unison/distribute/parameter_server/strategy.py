@@ -37,11 +37,14 @@ from torch.nn.modules.module import register_module_parameter_registration_hook
 from unison.cluster.spec import PS, WORKER, ClusterSpec
 from unison.comm.auth import GOOD_TOKEN_HINT
 from unison.comm.communicator import Communicator, LocalCommunicator
-from unison.comm.rpc import RpcClient, TaskUnavailableError
+from unison.comm.rpc import RpcClient
+from unison.distribute.parameter_server import protocol
 from unison.distribute.parameter_server import worker as remote
+from unison.distribute.parameter_server.client import ParameterServers, ShardCalls
 from unison.distribute.parameter_server.store import OPTIMIZERS
 from unison.distribute.parameter_server.variables import Placement, VariableSpec, describe
 from unison.distribute.strategy import Strategy
+from unison.errors import ParameterServerUnavailableError
 
 DEFAULT_TIMEOUT_S = 60.0
 EMBEDDING_TABLE_ATTR = "_unison_embedding_table"  # a layer naming its table parameter is sparse
@@ -119,9 +122,12 @@ class ParameterServerStrategy(Strategy):
         # the token and TLS settings come from the environment, read by the transport (comm)
         self.task_name = f"{getattr(cluster_resolver, 'task_type', None) or 'chief'}:" \
                          f"{getattr(cluster_resolver, 'task_id', None) or 0}"
-        self._ps = [RpcClient(spec.task_address(PS, i), f"ps:{i}", timeout_s=self.timeout_s, sender=self.task_name)
-                    for i in spec.task_indices(PS)]
-        self._placement = Placement(len(self._ps), variable_partitioner)
+        self._servers = ParameterServers(
+            [RpcClient(spec.task_address(PS, i), f"ps:{i}", timeout_s=self.timeout_s, sender=self.task_name)
+             for i in spec.task_indices(PS)],
+            consequence="The coordinator cannot reach the variables it holds; restart it, then restart the "
+                        "coordinator from its last checkpoint.")
+        self._placement = Placement(len(self._servers), variable_partitioner)
         self._vars: dict[int, tuple[torch.Tensor, VariableSpec, int]] = {}  # id(param) -> (param, spec, version)
         self._tables: dict[int, tuple[weakref.ref, str]] = {}  # id(param) -> (param, layer class): sparse
         self._optimizers: dict[int, tuple[torch.optim.Optimizer, list[dict] | None]] = {}
@@ -177,7 +183,8 @@ class ParameterServerStrategy(Strategy):
     def _connect(self) -> None:
         if self._connected:
             return
-        if any(not c.authenticated for c in self._ps):
+        clients = self._servers.clients
+        if any(not c.authenticated for c in clients):
             # without the token the coordinator could not tell its tasks from an impostor, whose
             # replies it would decode (results are unpickled): refuse before any connection
             raise ValueError("ParameterServerStrategy needs the cluster token to talk to its tasks: set "
@@ -185,9 +192,9 @@ class ParameterServerStrategy(Strategy):
                              f"server` of the cluster has. {GOOD_TOKEN_HINT}")
         # one deadline for all parameter servers, waited on together: "within N s" means N s
         deadline = time.monotonic() + self.timeout_s
-        with futures.ThreadPoolExecutor(max_workers=len(self._ps)) as pool:
-            up = list(pool.map(lambda c: c.wait_ready(max(0.0, deadline - time.monotonic())), self._ps))
-            down = [c for c, ok in zip(self._ps, up) if not ok]
+        with futures.ThreadPoolExecutor(max_workers=len(clients)) as pool:
+            up = list(pool.map(lambda c: c.wait_ready(max(0.0, deadline - time.monotonic())), clients))
+            down = [c for c, ok in zip(clients, up) if not ok]
             reasons = dict(zip([c.task for c in down], pool.map(lambda c: c.unreachable_reason(0.5), down)))
         if down:
             mismatched = [c for c in down if c.tls_mismatch(reasons[c.task])]
@@ -197,21 +204,12 @@ class ParameterServerStrategy(Strategy):
             else:
                 what = f"did not come up within {self.timeout_s:g} s"
             listed = "; ".join(f"{c.task} ({c.address}): {reasons[c.task]}" for c in down)
-            raise remote.ParameterServerUnavailableError(
+            raise ParameterServerUnavailableError(
                 f"{first.task} ({first.address}) {what}. {listed}. Start each (`unison server` with its "
                 "TF_CONFIG), fix its address in the cluster spec, or make the TLS settings agree.", first.task, "connect")
-        for client in self._ps:
-            self._ps_call(client, "ps.reset", {"session": self.session})
+        for ps in range(len(clients)):
+            self._servers.call(ps, protocol.PS_RESET, {"session": self.session})
         self._connected = True
-
-    def _ps_call(self, client: RpcClient, op: str, header: dict | None = None, tensors: list[torch.Tensor] | tuple = (),
-                 reply_bytes: int = 0, into: list[torch.Tensor] | None = None) -> tuple[dict, list[torch.Tensor]]:
-        try:
-            return client.call(op, header, list(tensors), reply_bytes=reply_bytes, into=into)
-        except TaskUnavailableError as exc:
-            raise remote.ParameterServerUnavailableError(
-                f"{exc} The coordinator cannot reach the variables it holds; restart it, then restart the "
-                "coordinator from its last checkpoint.", exc.task, op) from None
 
     def variable_spec(self, param: torch.Tensor) -> VariableSpec:
         """Where ``param`` lives, placing it on the parameter servers the first time."""
@@ -230,7 +228,7 @@ class ParameterServerStrategy(Strategy):
             name = f"{self.session}/v{self._count}{'.' + label if label else ''}"
             spec = self._placement.place(name, param.shape, param.dtype, sparse=label is not None,
                                          trainable=param.requires_grad)
-            self._write(spec, param.detach(), "ps.create", {"if_absent": True})
+            self._write(spec, param.detach(), protocol.PS_CREATE, {"if_absent": True})
             self._vars[id(param)] = (param, spec, param._version)
             return spec
 
@@ -239,20 +237,19 @@ class ParameterServerStrategy(Strategy):
         return entry[1] if entry is not None and entry[0]() is param else None
 
     def _write(self, spec: VariableSpec, value: torch.Tensor, op: str, extra: dict | None = None) -> None:
-        per_ps: dict[int, tuple[list[str], list[torch.Tensor]]] = {}
+        calls = ShardCalls()
         for shard, part in zip(spec.shards, spec.split(value)):
-            names, tensors = per_ps.setdefault(shard.ps, ([], []))
-            names.append(shard.name)
-            tensors.append(part)
-        for ps, (names, tensors) in per_ps.items():
-            self._ps_call(self._ps[ps], op, {"names": names, **(extra or {})}, tensors)
+            calls.add(shard.ps, op, shard.name, [part])
+        self._servers.send(calls, extra)
 
     def read_variable(self, param: torch.Tensor) -> torch.Tensor:
         """The value the parameter servers hold for ``param`` now (its shards gathered back)."""
         spec = self.variable_spec(param)
         value = torch.empty(spec.shape, dtype=spec.torch_dtype)
+        calls = ShardCalls()
         for shard, part in zip(spec.shards, spec.split(value)):
-            self._ps_call(self._ps[shard.ps], "ps.pull", {"names": [shard.name]}, reply_bytes=part.nbytes, into=[part])
+            calls.add(shard.ps, protocol.PS_PULL, shard.name, into=[part])
+        self._servers.send(calls)
         return value
 
     def variable_shards(self, param: torch.Tensor) -> list[dict[str, Any]]:
@@ -274,7 +271,7 @@ class ParameterServerStrategy(Strategy):
         with self._lock:
             for key, (param, spec, version) in list(self._vars.items()):
                 if param._version != version:
-                    self._write(spec, param.detach(), "ps.assign")
+                    self._write(spec, param.detach(), protocol.PS_ASSIGN)
                     self._vars[key] = (param, spec, param._version)
 
     # --- optimizers on the servers -------------------------------------------------------------------
@@ -305,13 +302,11 @@ class ParameterServerStrategy(Strategy):
                 if hyper == sent:
                     continue
                 for group, h in zip(opt.param_groups, hyper):
-                    per_ps: dict[int, list[str]] = {}
+                    calls = ShardCalls()
                     for p in group["params"]:
                         for shard in self.variable_spec(p).shards:
-                            per_ps.setdefault(shard.ps, []).append(shard.name)
-                    for ps, names in per_ps.items():
-                        self._ps_call(self._ps[ps], "ps.set_optimizer",
-                                      {"names": names, "cls": type(opt).__name__, "hyper": h})
+                            calls.add(shard.ps, protocol.PS_SET_OPTIMIZER, shard.name)
+                    self._servers.send(calls, {"cls": type(opt).__name__, "hyper": h})
                 self._optimizers[key] = (opt, hyper)
 
     def optimizer_state(self, optimizer: torch.optim.Optimizer) -> list[dict[str, torch.Tensor]]:
@@ -322,7 +317,7 @@ class ParameterServerStrategy(Strategy):
                 spec = self.variable_spec(p)
                 parts: list[dict[str, torch.Tensor]] = []
                 for shard in spec.shards:
-                    header, tensors = self._ps_call(self._ps[shard.ps], "ps.optimizer_state", {"names": [shard.name]})
+                    header, tensors = self._servers.call(shard.ps, protocol.PS_OPTIMIZER_STATE, {"names": [shard.name]})
                     parts.append(dict(zip(header["keys"][0], tensors)))
                 out.append(_join_shard_states(spec, parts))
         return out
@@ -339,7 +334,7 @@ class ParameterServerStrategy(Strategy):
                 keys = sorted(state)
                 tensors = [state[k].narrow(0, shard.offset, shard.rows) if state[k].dim() and len(spec.shards) > 1
                            else state[k] for k in keys]
-                self._ps_call(self._ps[shard.ps], "ps.load_optimizer_state",
+                self._servers.call(shard.ps, protocol.PS_LOAD_OPTIMIZER_STATE,
                               {"names": [shard.name], "keys": [keys]}, tensors)
 
     # --- pickling functions for the workers --------------------------------------------------
@@ -399,7 +394,7 @@ class ParameterServerStrategy(Strategy):
                 metric.load_state(metric.state() + state.to(metric.state().device))
 
     def __repr__(self) -> str:
-        return f"ParameterServerStrategy(ps={len(self._ps)}, workers={self.num_workers})"
+        return f"ParameterServerStrategy(ps={len(self._servers)}, workers={self.num_workers})"
 
 
 def _join_shard_states(spec: VariableSpec, parts: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:

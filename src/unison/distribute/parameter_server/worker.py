@@ -31,11 +31,12 @@ import torch
 import torch.nn.functional as F
 
 from unison.comm.communicator import LocalCommunicator
-from unison.comm.rpc import RpcClient, TaskUnavailableError, TlsConfig
+from unison.comm.rpc import RpcClient, TlsConfig
 from unison.distribute.input import InputContext
-from unison.distribute.parameter_server import codec
+from unison.distribute.parameter_server import codec, protocol
+from unison.distribute.parameter_server.client import ParameterServers, ShardCalls
 from unison.distribute.parameter_server.variables import VariableSpec
-from unison.distribute.strategy import _STACK, Strategy
+from unison.distribute.strategy import Strategy
 from unison.errors import DatasetExhaustedError, ParameterServerUnavailableError, WorkerRestartedError
 
 _LOADING = threading.local()  # the runtime (and what it collects) while a function is unpickled
@@ -158,20 +159,21 @@ class WorkerRuntime:
         self.task = f"worker:{task_index}"
         self.incarnation = uuid.uuid4().hex
         self.strategy = WorkerStrategy(task_index, num_workers)
-        self.ps = [RpcClient(a, f"ps:{i}", token, tls, timeout_s, sender=f"worker:{task_index}")
-                   for i, a in enumerate(ps_addresses)]
+        self.ps = ParameterServers(
+            [RpcClient(a, f"ps:{i}", token, tls, timeout_s, sender=f"worker:{task_index}")
+             for i, a in enumerate(ps_addresses)],
+            consequence=f"{self.task} cannot read or update its variables without it.")
         self.session: str | None = None
         self._variables: dict[str, torch.Tensor] = {}
         self._functions: dict[str, _Loaded] = {}
         self._resources: dict[str, Any] = {}
         self.tape: list[tuple[VariableSpec, torch.Tensor, torch.Tensor]] = []
         self._run_lock = threading.Lock()
-        self.bytes_sent = 0
-        self.bytes_received = 0
 
     def handlers(self) -> dict[str, Any]:
-        return {"worker.reset": self._reset, "worker.register": self._register,
-                "worker.resource": self._resource, "worker.run": self._run, "worker.stats": self._stats}
+        return {protocol.WORKER_RESET: self._reset, protocol.WORKER_REGISTER: self._register,
+                protocol.WORKER_RESOURCE: self._resource, protocol.WORKER_RUN: self._run,
+                protocol.WORKER_STATS: self._stats}
 
     # --- variables --------------------------------------------------------------------------
     def variable(self, spec: VariableSpec) -> torch.Tensor:
@@ -182,48 +184,24 @@ class WorkerRuntime:
             self._variables[spec.name] = param
         return param
 
-    def _ps_call(self, ps: int, op: str, header: dict, tensors: list[torch.Tensor], reply_bytes: int = 0,
-                 into: list[torch.Tensor] | None = None) -> Any:
-        client = self.ps[ps]
-        self.bytes_sent += sum(t.nbytes for t in tensors)
-        try:
-            return client.submit(op, header, tensors, reply_bytes=reply_bytes, into=into)
-        except TaskUnavailableError as exc:
-            raise ParameterServerUnavailableError(str(exc), exc.task, op) from None
-
-    def _gather(self, futures: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
-        out = []
-        for ps, fut in futures:
-            try:
-                header, tensors = fut.result()
-            except TaskUnavailableError as exc:
-                raise ParameterServerUnavailableError(
-                    f"{exc} {self.task} cannot read or update its variables without it.", exc.task, exc.op) from None
-            self.bytes_received += sum(t.nbytes for t in tensors)
-            out.append((ps, tensors))
-        return out
-
     def refresh(self, names: list[str], specs: dict[str, VariableSpec]) -> None:
         """Pull the current value of dense variables from their parameter servers (one call per PS)."""
-        per_ps: dict[int, list[tuple[str, torch.Tensor]]] = {}
+        calls = ShardCalls()
         for name in names:
             spec, param = specs[name], self._variables[name]
             for shard, view in zip(spec.shards, spec.split(param.data)):
-                per_ps.setdefault(shard.ps, []).append((shard.name, view))
-        # the replies are written straight into the local copies (no buffer, no second copy)
-        futures = [(ps, self._ps_call(ps, "ps.pull", {"names": [n for n, _ in items]}, [],
-                                      sum(v.nbytes for _, v in items), [v for _, v in items]))
-                   for ps, items in per_ps.items()]
-        self._gather(futures)
+                # the reply is written straight into the local copy (no buffer, no second copy)
+                calls.add(shard.ps, protocol.PS_PULL, shard.name, into=[view])
+        self.ps.send(calls)
 
     def pull_rows(self, spec: VariableSpec, ids: torch.Tensor) -> torch.Tensor:
         """Rows ``ids`` of an embedding table (one call per shard touched)."""
         routes = spec.route(ids)
-        futures = [(i, self._ps_call(shard.ps, "ps.pull_rows", {"names": [shard.name]}, [local]))
-                   for i, (shard, _, local) in enumerate(routes)]
+        pending = [self.ps.submit(shard.ps, protocol.PS_PULL_ROWS, {"names": [shard.name]}, [local])
+                   for shard, _, local in routes]
         out = torch.empty((len(ids), *spec.shape[1:]), dtype=spec.torch_dtype)
-        for i, tensors in self._gather(futures):
-            out.index_copy_(0, routes[i][1], tensors[0])
+        for (_, pos, _), future in zip(routes, pending):
+            out.index_copy_(0, pos, self.ps.result(future)[1][0])
         return out
 
     def take_tape(self, names: set[str]) -> list[tuple[VariableSpec, torch.Tensor, torch.Tensor]]:
@@ -234,19 +212,14 @@ class WorkerRuntime:
     def push(self, dense: list[tuple[VariableSpec, torch.Tensor]],
              sparse: list[tuple[VariableSpec, torch.Tensor, torch.Tensor]]) -> None:
         """Send gradients to the parameter servers: dense ones whole, embedding ones as rows."""
-        calls: dict[tuple[int, str], tuple[list[str], list[torch.Tensor]]] = {}
+        calls = ShardCalls()
         for spec, grad in dense:
             for shard, g in zip(spec.shards, spec.split(grad)):
-                names, tensors = calls.setdefault((shard.ps, "ps.push"), ([], []))
-                names.append(shard.name)
-                tensors.append(g)
+                calls.add(shard.ps, protocol.PS_PUSH, shard.name, [g])
         for spec, ids, rows in _merge_rows(sparse):
             for shard, pos, local in spec.route(ids):
-                names, tensors = calls.setdefault((shard.ps, "ps.push_rows"), ([], []))
-                names.append(shard.name)
-                tensors += [local, rows.index_select(0, pos)]
-        futures = [(ps, self._ps_call(ps, op, {"names": names}, tensors)) for (ps, op), (names, tensors) in calls.items()]
-        self._gather(futures)
+                calls.add(shard.ps, protocol.PS_PUSH_ROWS, shard.name, [local, rows.index_select(0, pos)])
+        self.ps.send(calls)
 
     # --- handlers -------------------------------------------------------------------------------
     def _reset(self, header: dict, tensors: list[torch.Tensor]) -> tuple[dict, list[torch.Tensor]]:
@@ -284,19 +257,11 @@ class WorkerRuntime:
         self._check_incarnation(header)
         rid = header["rid"]
         if header["kind"] == "dataset":
-            with self._run_lock, self._current():
+            with self._run_lock, self.strategy.as_current():
                 self._resources[rid] = self._functions[header["fid"]].fn()
         else:
             self._resources[rid] = iter(self._resources[header["source"]])
         return {}, []
-
-    @contextlib.contextmanager
-    def _current(self) -> Iterator[None]:
-        _STACK.append(self.strategy)
-        try:
-            yield
-        finally:
-            _STACK.pop()
 
     def _run(self, header: dict, tensors: list[torch.Tensor]) -> tuple[dict, list[torch.Tensor]]:
         self._check_incarnation(header)
@@ -311,7 +276,7 @@ class WorkerRuntime:
             for metric in loaded.metrics.values():  # sums of a run that failed are not reported later
                 metric.load_state(torch.zeros_like(metric.state()))
             try:
-                with self._current():
+                with self.strategy.as_current():
                     result = loaded.fn(*args, **kwargs)
             except StopIteration:
                 raise DatasetExhaustedError(
@@ -327,11 +292,11 @@ class WorkerRuntime:
         return {"result": tree, "metrics": states}, out
 
     def close(self) -> None:
-        for client in self.ps:
+        for client in self.ps.clients:
             client.close()
 
     def _stats(self, header: dict, tensors: list[torch.Tensor]) -> tuple[dict, list[torch.Tensor]]:
-        return {"bytes_sent": self.bytes_sent, "bytes_received": self.bytes_received}, []
+        return {"bytes_sent": self.ps.bytes_sent, "bytes_received": self.ps.bytes_received}, []
 
 
 def _merge_rows(sparse: list[tuple[VariableSpec, torch.Tensor, torch.Tensor]]) -> list[tuple[VariableSpec, torch.Tensor, torch.Tensor]]:
