@@ -64,10 +64,11 @@ def local_size() -> int:
     return _comm().local_size
 
 
-def allreduce(tensor: torch.Tensor, op: ReduceOp = Average, name: str | None = None) -> torch.Tensor:
+def allreduce(tensor: torch.Tensor, op: ReduceOp | str = Average, name: str | None = None) -> torch.Tensor:
     """A new tensor holding the average (or sum) of ``tensor`` over all processes."""
     if op is Adasum:
         raise ValueError("allreduce supports op=unison.Average or unison.Sum; Adasum is for DistributedOptimizer.")
+    op = ReduceOp.parse(op, ("AVERAGE", "SUM"), "unison.Average or unison.Sum")
     comm = _comm()
     out = tensor.detach().clone().to(comm.device)
     comm.all_reduce(out, name=name or "allreduce")

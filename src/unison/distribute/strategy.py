@@ -20,7 +20,6 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import enum
 import secrets
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -30,16 +29,9 @@ from torch.nn.modules.module import register_module_parameter_registration_hook
 from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
 from unison.comm.communicator import Communicator, LocalCommunicator
+from unison.comm.reduce_op import ReduceOp
 from unison.distribute.input import DistributedDataset, InputContext, InputPlacement, PerReplicaDataset
 from unison.optim.distributed import DistributedOptimizer, Sum
-
-
-class ReduceOp(enum.Enum):
-    """How ``Strategy.reduce`` and ``ReplicaContext.all_reduce`` combine values."""
-
-    SUM = "SUM"
-    MEAN = "MEAN"
-
 
 # The current-strategy stack entered by scope()/as_current(): the one process-wide mutable state a
 # strategy keeps (TF's model); nothing outside this module touches it.
@@ -284,11 +276,7 @@ class Strategy:
 
 
 def _reduce_op(op: ReduceOp | str) -> ReduceOp:
-    if isinstance(op, ReduceOp):
-        return op
-    if isinstance(op, str) and op.upper() in ("SUM", "MEAN"):
-        return ReduceOp[op.upper()]
-    raise ValueError(f"Unknown reduce op {op!r}. Expected tf.distribute.ReduceOp.SUM or ReduceOp.MEAN.")
+    return ReduceOp.parse(op, ("SUM", "MEAN"), "tf.distribute.ReduceOp.SUM or ReduceOp.MEAN")
 
 
 class OneDeviceStrategy(Strategy):

@@ -20,13 +20,13 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import enum
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import torch
 
 from unison.comm.communicator import Communicator, LocalCommunicator, joined
+from unison.comm.reduce_op import ReduceOp
 from unison.errors import format_choices
 from unison.optim.buckets import Bucket, plan_buckets
 from unison.optim.compression import Compression, Compressor
@@ -34,15 +34,7 @@ from unison.optim.protocol import WrappingOptimizer
 from unison.optim.safety import check_consistency, first_nonfinite, nonfinite_error
 from unison.optim.zero import ShardedState
 
-
-class ReduceOp(enum.Enum):
-    """How gradients of the replicas are combined."""
-
-    AVERAGE = "average"
-    SUM = "sum"
-    ADASUM = "adasum"
-
-
+# Horovod's spellings (hvd.Average, hvd.Sum, hvd.Adasum)
 Average = ReduceOp.AVERAGE
 Sum = ReduceOp.SUM
 Adasum = ReduceOp.ADASUM
@@ -138,7 +130,7 @@ class DistributedOptimizer(WrappingOptimizer):
         named_parameters: Iterable[tuple[str, torch.nn.Parameter]] | None = None,
         compression: Compressor = Compression.none,
         backward_passes_per_step: int = 1,
-        op: ReduceOp = Average,
+        op: ReduceOp | str = Average,
         gradient_predivide_factor: float = 1.0,
         bucket_cap_mb: float = 25.0,
         nonfinite: str = "raise",
@@ -160,8 +152,7 @@ class DistributedOptimizer(WrappingOptimizer):
                 f"{type(optimizer).__name__}. Example: DistributedOptimizer(torch.optim.Adam("
                 "model.parameters()), named_parameters=model.named_parameters())"
             )
-        if not isinstance(op, ReduceOp):
-            raise ValueError(f"Unknown op {op!r}. Expected unison.Average, unison.Sum or unison.Adasum.")
+        op = ReduceOp.parse(op, ("AVERAGE", "SUM", "ADASUM"), "unison.Average, unison.Sum or unison.Adasum")
         if isinstance(backward_passes_per_step, bool) or not isinstance(backward_passes_per_step, int) \
                 or backward_passes_per_step < 1:
             raise ValueError(
