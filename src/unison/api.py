@@ -100,13 +100,10 @@ def broadcast_parameters(params: Mapping[str, torch.Tensor] | Iterable[tuple[str
     comm = _comm()
     if not comm.is_distributed:
         return
-    with torch.no_grad():
-        for name, t in items:
-            if not isinstance(t, torch.Tensor):
-                raise TypeError(f"broadcast_parameters expects tensors; '{name}' is {type(t).__name__}.")
-            buf = t.detach().clone().to(comm.device)
-            comm.broadcast(buf, src=root_rank, name=f"broadcast_parameters.{name}")
-            t.copy_(buf)
+    for name, t in items:
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"broadcast_parameters expects tensors; '{name}' is {type(t).__name__}.")
+    comm.broadcast_coalesced([t for _, t in items], src=root_rank, name="broadcast_parameters")
 
 
 def broadcast_optimizer_state(optimizer: Any, root_rank: int = 0) -> None:

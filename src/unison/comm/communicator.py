@@ -16,7 +16,7 @@ from __future__ import annotations
 import atexit
 import datetime
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,19 +77,28 @@ class Communicator:
             raise self._named_error(op_name, self._seq, exc) from exc
 
     def _named_error(self, op_name: str, seq: int, exc: RuntimeError) -> UnisonError:
-        text = str(exc)
-        lowered = text.lower()
+        """The one error of a failed collective: which one, where, after how long, and who is missing."""
+        text = str(exc).strip()
+        first = text.splitlines()[0] if text else type(exc).__name__
+        lowered = first.lower()
         kind = CollectiveTimeoutError if "timeout" in lowered or "timed out" in lowered else UnisonError
+        return kind(
+            f"Collective '{op_name}' (#{seq}) failed on {self._where()} after at most {self.timeout_s:.0f}s: "
+            f"{first}. {self._diagnose(op_name, seq, exc)}"
+        )
+
+    def _where(self) -> str:
+        """This replica, in the words of a failure message."""
+        return f"rank {self.rank} of {self.world_size}"
+
+    def _diagnose(self, op_name: str, seq: int, exc: RuntimeError) -> str:
+        """Who did not arrive at the failed collective (a subclass may know more, e.g. task names)."""
         if isinstance(exc, _shm.SharedMemoryError):  # the counters already say who is missing
             missing = f"Ranks {exc.missing} did not arrive at this collective."
         else:
             missing = self._ranks_not_arrived(op_name, seq)
-        return kind(
-            f"Collective '{op_name}' (#{seq}) failed on rank {self.rank} of {self.world_size} "
-            f"after at most {self.timeout_s:.0f}s: {text.splitlines()[0]}. {missing} A replica "
-            "that crashed, was killed, hangs, or took a different code path (issuing other "
-            "collectives) causes this; its own error says why."
-        )
+        return (f"{missing} A replica that crashed, was killed, hangs, or took a different code path (issuing "
+                "other collectives) causes this; its own error says why.")
 
     def _ranks_not_arrived(self, op_name: str, seq: int) -> str:
         """Ask the rendezvous store which replicas also reached (and failed in) this collective."""
@@ -156,6 +165,33 @@ class Communicator:
         """Overwrite ``tensor`` on every replica with rank ``src``'s value."""
         self._run(name, lambda: dist.broadcast(tensor, src=src))
         return tensor
+
+    def broadcast_coalesced(self, tensors: Iterable[torch.Tensor], src: int = 0, name: str = "broadcast") -> None:
+        """Overwrite ``tensors`` in place on every replica with rank ``src``'s values.
+
+        One collective per dtype: the tensors of a dtype travel as one flat buffer, so a model's
+        hundreds of parameters and buffers cost a handful of broadcasts, not hundreds.
+
+        Example:
+            >>> import torch
+            >>> weights = [torch.ones(2), torch.zeros(3)]
+            >>> LocalCommunicator().broadcast_coalesced(weights)   # one replica: unchanged
+            >>> [w.tolist() for w in weights]
+            [[1.0, 1.0], [0.0, 0.0, 0.0]]
+        """
+        if not self.is_distributed:
+            return
+        by_dtype: dict[torch.dtype, list[torch.Tensor]] = {}
+        for t in tensors:
+            by_dtype.setdefault(t.dtype, []).append(t)
+        with torch.no_grad():
+            for dtype, group in by_dtype.items():
+                flat = torch.cat([t.detach().reshape(-1) for t in group]).to(self.device)
+                self.broadcast(flat, src=src, name=f"{name}.{dtype}")
+                offset = 0
+                for t in group:
+                    t.copy_(flat[offset: offset + t.numel()].view_as(t))
+                    offset += t.numel()
 
     def all_gather(self, tensor: torch.Tensor, name: str = "all_gather") -> list[torch.Tensor]:
         """Gather ``tensor`` from every replica; sizes along dim 0 may differ between replicas."""

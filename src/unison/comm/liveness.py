@@ -24,7 +24,6 @@ import torch.distributed as dist
 from unison.cluster.plan import SERVE, JobPlan
 from unison.comm.communicator import Communicator
 from unison.comm.store import bind_address
-from unison.errors import CollectiveTimeoutError, UnisonError
 
 
 class PeerMonitor:
@@ -123,13 +122,8 @@ class TaskAwareCommunicator(Communicator):
         self.plan = plan
         self.monitor = monitor
 
-    def _named_error(self, op_name: str, seq: int, exc: RuntimeError) -> UnisonError:
-        text = str(exc).strip()
-        first = text.splitlines()[0] if text else type(exc).__name__
-        lowered = first.lower()
-        kind = CollectiveTimeoutError if "timeout" in lowered or "timed out" in lowered else UnisonError
-        verdict = self.monitor.silent_tasks() if self.monitor is not None else ""
-        return kind(
-            f"Collective '{op_name}' (#{seq}) failed on {self.plan.task_of_rank(self.rank)} "
-            f"(rank {self.rank} of {self.world_size}) after at most {self.timeout_s:.0f}s: "
-            f"{first}. {verdict}")
+    def _where(self) -> str:
+        return f"{self.plan.task_of_rank(self.rank)} (rank {self.rank} of {self.world_size})"
+
+    def _diagnose(self, op_name: str, seq: int, exc: RuntimeError) -> str:
+        return self.monitor.silent_tasks() if self.monitor is not None else ""

@@ -212,18 +212,7 @@ def _shard_dims(module: torch.nn.Module, shard_dims: Mapping[str, int] | None) -
 
 def broadcast_module(module: torch.nn.Module, comm: Communicator) -> None:
     """Overwrite ``module``'s parameters and buffers on every replica with replica 0's (one collective per dtype)."""
-    tensors = [*module.parameters(), *module.buffers()]
-    by_dtype: dict[torch.dtype, list[torch.Tensor]] = {}
-    for t in tensors:
-        by_dtype.setdefault(t.dtype, []).append(t)
-    with torch.no_grad():
-        for dtype, group in by_dtype.items():
-            flat = torch.cat([t.detach().reshape(-1) for t in group]).to(comm.device)
-            comm.broadcast(flat, src=0, name=f"shard_model.broadcast.{dtype}")
-            offset = 0
-            for t in group:
-                t.copy_(flat[offset: offset + t.numel()].view_as(t))
-                offset += t.numel()
+    comm.broadcast_coalesced([*module.parameters(), *module.buffers()], src=0, name="shard_model.broadcast")
 
 
 def is_sharded(module: torch.nn.Module) -> bool:

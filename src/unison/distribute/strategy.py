@@ -149,19 +149,7 @@ class Strategy:
 
     def broadcast_tensors(self, tensors: Iterable[torch.Tensor], src: int = 0) -> None:
         """Overwrite ``tensors`` on every replica with replica ``src``'s values, in place."""
-        if not self._comm.is_distributed:
-            return
-        by_dtype: dict[torch.dtype, list[torch.Tensor]] = {}
-        for t in tensors:
-            by_dtype.setdefault(t.dtype, []).append(t)
-        for dtype, group in by_dtype.items():
-            flat = torch.cat([t.detach().reshape(-1) for t in group]).to(self.extended.device)
-            self._comm.broadcast(flat, src=src, name=f"broadcast_variables.{dtype}")
-            offset = 0
-            with torch.no_grad():
-                for t in group:
-                    t.copy_(flat[offset: offset + t.numel()].view_as(t))
-                    offset += t.numel()
+        self._comm.broadcast_coalesced(tensors, src=src, name="broadcast_variables")
 
     # --- running replica functions -------------------------------------------------------------
     def run(self, fn: Callable[..., Any], args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
