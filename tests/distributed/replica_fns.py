@@ -181,3 +181,32 @@ def missing_gpus_strategy() -> dict:
     rank = strategy.extended.replica_id
     total = strategy.reduce(tf.distribute.ReduceOp.SUM, torch.tensor(float(rank + 1)))
     return {"replicas": strategy.num_replicas_in_sync, "warnings": messages, "sum": float(total)}
+
+
+def synchronised_once(_: int) -> dict:
+    """Steps inside strategy.run: a plain torch optimizer and one the program wrapped itself.
+
+    Replica r's gradient is r + 1; summed once over 2 replicas it is 3, so one SGD step with
+    lr=1 moves a weight from 0 to -3 (-6 would mean the step was synchronised twice).
+    """
+    strategy = tf.distribute.MirroredStrategy()
+    rank = strategy.extended.replica_id
+    results = {}
+    for wrapped in (False, True):
+        with strategy.scope():
+            weight = torch.nn.Parameter(torch.zeros(1))
+        torch_opt = torch.optim.SGD([weight], lr=1.0)
+        opt = tf.DistributedOptimizer(torch_opt, op=tf.Sum, communicator=strategy.extended.communicator) \
+            if wrapped else torch_opt
+
+        def step() -> None:
+            opt.zero_grad()
+            (weight * (rank + 1)).sum().backward()
+            opt.step()
+
+        strategy.run(step)
+        results["wrapped" if wrapped else "plain"] = weight.item()
+        results[f"same_synchronizer_{wrapped}"] = strategy.gradient_synchronizer(torch_opt) is (
+            opt if wrapped else tf.DistributedOptimizer.of(torch_opt))
+        results[f"attributes_{wrapped}"] = sorted(k for k in vars(torch_opt) if "unison" in k)
+    return results

@@ -49,3 +49,12 @@ def test_process_group_is_torn_down_at_shutdown_even_after_the_first_torch_optim
         assert res["fresh"], "the replica must start without torch._dynamo imported"
         assert res["joined"] > res["before"]  # gloo's threads ran ...
         assert res["after"] <= res["before"], res  # ... and stopped at shutdown
+
+
+def test_a_step_inside_run_is_synchronised_once_and_the_users_optimizer_is_not_marked() -> None:
+    from replica_fns import synchronised_once
+
+    for res in run_distributed(synchronised_once, world_size=2, args=(0,), timeout=120):
+        assert res["plain"] == -3.0 and res["wrapped"] == -3.0, res  # -6.0: reduced twice
+        assert res["same_synchronizer_False"] and res["same_synchronizer_True"], res
+        assert res["attributes_False"] == [] and res["attributes_True"] == [], res

@@ -95,7 +95,6 @@ class Strategy:
 
     def __init__(self, communicator: Communicator, device: torch.device) -> None:
         self.extended = StrategyExtended(communicator, device)
-        self._optimizers: dict[int, DistributedOptimizer] = {}
 
     # --- facts -------------------------------------------------------------------------------
     @property
@@ -171,29 +170,38 @@ class Strategy:
             post.remove()
             _REPLICA_CONTEXT.pop()
 
-    def gradient_synchronizer(self, optimizer: torch.optim.Optimizer) -> DistributedOptimizer:
-        """The one ``DistributedOptimizer`` (SUM) that synchronises ``optimizer`` in this strategy.
+    def gradient_synchronizer(self, optimizer: torch.optim.Optimizer, **options: Any) -> DistributedOptimizer:
+        """The one ``DistributedOptimizer`` that synchronises ``optimizer``'s gradients.
 
-        ``strategy.run`` custom loops and Keras's ``apply_gradients`` both reach the optimizer's
-        gradients through it, so there is one synchronisation path per optimizer.
+        The one that already wraps ``optimizer`` (Keras's, or one the program made) if there is
+        one; otherwise a new one that SUM-reduces over this strategy's replicas, built with
+        ``options`` (``DistributedOptimizer``'s keyword arguments). ``strategy.run``'s step hook
+        and Keras's ``apply_gradients`` both reach gradients through it, so a step is synchronised
+        once, whoever calls ``step()``.
+
+        Example:
+            >>> import torch, unison as tf
+            >>> opt = torch.optim.SGD(torch.nn.Linear(2, 1).parameters(), lr=0.1)
+            >>> strategy = tf.distribute.get_strategy()
+            >>> strategy.gradient_synchronizer(opt) is strategy.gradient_synchronizer(opt)
+            True
         """
-        return self._synchronizer(optimizer)
-
-    def _synchronizer(self, optimizer: torch.optim.Optimizer) -> DistributedOptimizer:
-        sync = self._optimizers.get(id(optimizer))
-        if sync is None or sync.optimizer is not optimizer:
-            sync = DistributedOptimizer(optimizer, op=Sum, communicator=self._comm)
-            self._optimizers[id(optimizer)] = sync
+        if isinstance(optimizer, DistributedOptimizer):
+            return optimizer
+        sync = DistributedOptimizer.of(optimizer)
+        if sync is None:
+            sync = DistributedOptimizer(optimizer, **{"op": Sum, "communicator": self._comm, **options})
         return sync
 
     def _before_step(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-        if _fully_sharded(optimizer):
-            return  # FSDP2 (shard_model) reduce-scatters these gradients itself during backward
-        if self._comm.is_distributed and not getattr(optimizer, "_unison_synchronized", False):
-            self._synchronizer(optimizer).synchronize()
+        if isinstance(optimizer, DistributedOptimizer) or _fully_sharded(optimizer):
+            return  # it synchronises itself; FSDP2 (shard_model) reduce-scatters during backward
+        if self._comm.is_distributed:
+            # a no-op when the optimizer's DistributedOptimizer already synchronised this step
+            self.gradient_synchronizer(optimizer).synchronize()
 
     def _after_step(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-        sync = self._optimizers.get(id(optimizer))
+        sync = DistributedOptimizer.of(optimizer)
         if sync is not None:
             sync.mark_stepped()
 

@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -39,6 +40,9 @@ Average = ReduceOp.AVERAGE
 Sum = ReduceOp.SUM
 Adasum = ReduceOp.ADASUM
 _NONFINITE = ("raise", "skip", "keep")
+# Which DistributedOptimizer wraps a torch optimizer (by id; an entry goes with its wrapper): how
+# a strategy's step hook finds an optimizer's one synchroniser without marking the user's object.
+_WRAPPERS: weakref.WeakValueDictionary[int, DistributedOptimizer] = weakref.WeakValueDictionary()
 
 
 def _check_named_parameters(
@@ -173,6 +177,7 @@ class DistributedOptimizer(WrappingOptimizer):
         if clip_grad_norm is not None and clip_grad_norm <= 0:
             raise ValueError(f"clip_grad_norm must be > 0. Received: clip_grad_norm={clip_grad_norm}")
         self._wrap(optimizer)
+        _WRAPPERS[id(optimizer)] = self
         self.op = op
         self.gradient_predivide_factor = float(gradient_predivide_factor)
         self.compression = _check_compression(compression)
@@ -388,8 +393,6 @@ class DistributedOptimizer(WrappingOptimizer):
             self.synchronize()
         if self.gradient_transform is not None:
             self.gradient_transform(self._trainable)
-        # Tells a strategy's global step hook that this step is already synchronised.
-        setattr(self.optimizer, "_unison_synchronized", True)  # noqa: B010
         try:
             if self.sharded is None:
                 result = self.optimizer.step(closure)
@@ -398,7 +401,6 @@ class DistributedOptimizer(WrappingOptimizer):
                     result = self.optimizer.step(closure)
                 self.sharded.share_updates()
         finally:
-            setattr(self.optimizer, "_unison_synchronized", False)  # noqa: B010
             self.mark_stepped()
         if self._optimizer_step_post_hooks:
             self._run_step_hooks(self._optimizer_step_post_hooks, closure)
@@ -420,3 +422,15 @@ class DistributedOptimizer(WrappingOptimizer):
         for h in self._hooks:
             h.remove()
         self._hooks = []
+        if _WRAPPERS.get(id(self.optimizer)) is self:
+            del _WRAPPERS[id(self.optimizer)]
+
+    @staticmethod
+    def of(optimizer: torch.optim.Optimizer) -> DistributedOptimizer | None:
+        """The ``DistributedOptimizer`` that synchronises ``optimizer``, if one wraps it.
+
+        A strategy asks this (through ``Strategy.gradient_synchronizer``) before it synchronises
+        a torch optimizer's step itself, so a step is never synchronised twice.
+        """
+        wrapper = _WRAPPERS.get(id(optimizer))
+        return wrapper if wrapper is not None and wrapper.optimizer is optimizer else None
