@@ -199,12 +199,12 @@ def synchronised_once(_: int) -> dict:
         opt = tf.DistributedOptimizer(torch_opt, op=tf.Sum, communicator=strategy.extended.communicator) \
             if wrapped else torch_opt
 
-        def step() -> None:
+        def step(opt: torch.optim.Optimizer, weight: torch.Tensor) -> None:
             opt.zero_grad()
             (weight * (rank + 1)).sum().backward()
             opt.step()
 
-        strategy.run(step)
+        strategy.run(step, args=(opt, weight))
         results["wrapped" if wrapped else "plain"] = weight.item()
         results[f"same_synchronizer_{wrapped}"] = strategy.gradient_synchronizer(torch_opt) is (
             opt if wrapped else tf.DistributedOptimizer.of(torch_opt))
