@@ -29,6 +29,7 @@ from torch.nn.modules.module import register_module_parameter_registration_hook
 from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
 from unison.comm.communicator import Communicator, LocalCommunicator
+from unison.comm.functional import differentiable_all_reduce
 from unison.comm.reduce_op import ReduceOp
 from unison.distribute.input import DistributedDataset, InputContext, InputPlacement, PerReplicaDataset
 from unison.optim.distributed import DistributedOptimizer, Sum
@@ -79,8 +80,27 @@ class ReplicaContext:
         return self.strategy.extended.replica_id
 
     def all_reduce(self, reduce_op: ReduceOp | str, value: torch.Tensor) -> torch.Tensor:
-        """Combine ``value`` of every replica (SUM or MEAN); every replica gets the result."""
-        return self.strategy.reduce(reduce_op, value, axis=None)
+        """Combine ``value`` of every replica (SUM or MEAN); every replica gets the result.
+
+        Differentiable, as in TF: for a floating-point tensor the gradients flowing back into
+        the result are combined the same way across replicas, so a loss computed from the
+        global value trains every replica's contribution (synchronised BatchNormalization
+        reduces its batch statistics this way).
+
+        Example:
+            >>> import torch, unison as tf
+            >>> x = torch.ones(2, requires_grad=True)
+            >>> ctx = tf.distribute.get_replica_context()        # one replica outside any scope
+            >>> ctx.all_reduce(tf.distribute.ReduceOp.SUM, x * 3).sum().backward()
+            >>> x.grad.tolist()
+            [3.0, 3.0]
+        """
+        op = _reduce_op(reduce_op)
+        if not (isinstance(value, torch.Tensor) and value.is_floating_point()):
+            return self.strategy.reduce(op, value, axis=None)
+        total = differentiable_all_reduce(value.to(self.strategy.extended.device), self.strategy._comm,
+                                          name=f"replica_context.all_reduce.{op.value}")
+        return total / self.num_replicas_in_sync if op is ReduceOp.MEAN else total
 
 
 class Strategy:

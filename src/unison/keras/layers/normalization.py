@@ -2,7 +2,7 @@
 
 Batch statistics are computed over the *global* batch: each replica contributes its sums,
 sums of squares and row count through one differentiable all-reduce, so N replicas normalise
-exactly as one device would on the global batch (the equivalence contract of DESIGN section 3),
+exactly as one device would on the global batch (N replicas end with one device's parameters),
 and a replica with zero rows still takes part. Keras's own default is per-replica statistics
 (``synchronized=False``); pass that to get it.
 
@@ -20,8 +20,8 @@ from typing import Any
 
 import torch
 
-from unison.comm.functional import differentiable_all_reduce
-from unison.distribute.strategy import get_strategy
+from unison.comm.reduce_op import ReduceOp
+from unison.distribute.strategy import ReplicaContext, get_replica_context, get_strategy
 from unison.keras import initializers
 from unison.keras.layers.base import Layer
 from unison.keras.layers.masking import MaskedLayer
@@ -75,7 +75,9 @@ class BatchNormalization(Layer):
             count = inputs.new_tensor([inputs.numel() / self.features])
             stats = torch.cat([inputs.sum(dims), inputs.square().sum(dims), count])
             if self.synchronized:
-                stats = differentiable_all_reduce(stats, get_strategy().extended.communicator)
+                # the public, differentiable all-reduce of the replica this step runs on
+                context = get_replica_context() or ReplicaContext(get_strategy())
+                stats = context.all_reduce(ReduceOp.SUM, stats)
             n = stats[-1].clamp_min(1.0)
             mean = stats[: self.features] / n
             var = (stats[self.features: 2 * self.features] / n - mean.square()).clamp_min(0.0)
