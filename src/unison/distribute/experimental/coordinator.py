@@ -1,17 +1,4 @@
-"""``tf.distribute.experimental.coordinator``: ``ClusterCoordinator`` and the values it returns."""
+"""``tf.distribute.experimental.coordinator``: the same names as ``tf.distribute.coordinator``."""
 
-from unison.distribute.parameter_server.coordinator import (
-    ClusterCoordinator,
-    PerWorkerValues,
-    RemoteValue,
-)
-from unison.errors import (
-    CancelledError,
-    DatasetExhaustedError,
-    FunctionError,
-    NoWorkerAvailableError,
-    ParameterServerUnavailableError,
-)
-
-__all__ = ["CancelledError", "ClusterCoordinator", "DatasetExhaustedError", "FunctionError", "NoWorkerAvailableError",
-           "ParameterServerUnavailableError", "PerWorkerValues", "RemoteValue"]
+from unison.distribute.coordinator import *  # noqa: F403 - TF's older path to the same names
+from unison.distribute.coordinator import __all__ as __all__
