@@ -168,20 +168,46 @@ class Strategy:
             post.remove()
             _REPLICA_CONTEXT.pop()
 
-    def gradient_synchronizer(self, optimizer: torch.optim.Optimizer) -> DistributedOptimizer:
+    def gradient_synchronizer(self, optimizer: torch.optim.Optimizer, **options: Any) -> DistributedOptimizer:
         """The one ``DistributedOptimizer`` (SUM) that synchronises ``optimizer`` in this strategy.
 
-        ``strategy.run`` custom loops and Keras's ``apply_gradients`` both reach the optimizer's
-        gradients through it, so there is one synchronisation path per optimizer.
+        ``strategy.run`` custom loops, Keras's ``apply_gradients`` and ``fit``'s steps all reach
+        the optimizer's gradients through it, so there is one synchronisation path per optimizer.
+        ``options`` (``named_parameters``, ``nonfinite``, ``gradient_transform``, ...) configure
+        it when it is created: the first caller for a given optimizer sets them (``fit`` does).
         """
-        return self._synchronizer(optimizer)
+        return self._synchronizer(optimizer, **options)
 
-    def _synchronizer(self, optimizer: torch.optim.Optimizer) -> DistributedOptimizer:
+    def _synchronizer(self, optimizer: torch.optim.Optimizer, **options: Any) -> DistributedOptimizer:
         sync = self._optimizers.get(id(optimizer))
         if sync is None or sync.optimizer is not optimizer:
-            sync = DistributedOptimizer(optimizer, op=Sum, communicator=self._comm)
+            sync = DistributedOptimizer(optimizer, op=Sum, communicator=self._comm, **options)
             self._optimizers[id(optimizer)] = sync
         return sync
+
+    def forget_synchronizer(self, optimizer: torch.optim.Optimizer) -> None:
+        """Detach and drop the synchronizer of ``optimizer`` (a recompiled Keras model replaces it)."""
+        sync = self._optimizers.pop(id(optimizer), None)
+        if sync is not None:
+            sync.remove_hooks()
+
+    @contextlib.contextmanager
+    def replica_context(self) -> Iterator[ReplicaContext]:
+        """Run the block as this process's replica, the context ``strategy.run`` gives ``fn``.
+
+        Inside it this strategy is current, ``get_replica_context()`` returns the context and
+        metrics read locally. Unlike ``run`` it adds no global optimizer-step hooks: Keras's
+        ``fit`` runs each step here, and its optimizer is synchronised by
+        :meth:`gradient_synchronizer`.
+        """
+        context = ReplicaContext(self)
+        _REPLICA_CONTEXT.append(context)
+        _STACK.append(self)
+        try:
+            yield context
+        finally:
+            _STACK.pop()
+            _REPLICA_CONTEXT.pop()
 
     def _before_step(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         if _fully_sharded(optimizer):

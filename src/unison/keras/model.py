@@ -31,9 +31,10 @@ from unison.keras import weights_file
 from unison.keras.keras_tensor import KerasTensor, has_keras_tensor, symbolic_call
 from unison.keras.layers.base import Layer, _default_name
 from unison.keras.layers.core import InputLayer
+from unison.keras.model_steps import StepMethods
 
 
-class Model(nn.Module):
+class Model(StepMethods, nn.Module):
     """A trainable model with Keras's ``compile``/``fit``/``evaluate``/``predict``.
 
     Args:
@@ -71,7 +72,7 @@ class Model(nn.Module):
         self.distribute_strategy: Strategy = get_strategy()
         self.optimizer: optimizers_mod.Optimizer | None = None
         self.loss: Any = None
-        self.compiled_metrics: list[Any] = []
+        self._metric_specs: list[Any] = []  # compile(metrics=...), resolved on the first step
         self.stop_training = False
         self.history: Any = None
         self.input_shape_hint: tuple[int, ...] | None = None
@@ -203,7 +204,7 @@ class Model(nn.Module):
         self._compile_arguments = (optimizer, loss, list(metrics or []))  # saved by model.save('x.keras')
         self.optimizer = optimizers_mod.get(optimizer)
         self.loss = losses_mod.get(loss)
-        self.compiled_metrics = list(metrics or [])
+        self._metric_specs = list(metrics or [])
         self._adopt_scope_strategy()
         self._compiled = True
         trainable = [p for p in self.parameters() if p.requires_grad]

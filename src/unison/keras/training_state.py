@@ -1,9 +1,16 @@
-"""Per-model training state: the pieces ``fit``/``evaluate`` call each step.
+"""Per-model training state: what the built-in step owns.
 
-Built once per ``compile()`` (and strategy): the model moved to the replica's device and its
-weights broadcast from replica 0, the torch optimizer with unison's
-:class:`~unison.optim.DistributedOptimizer` in front of it, the resolved metrics, and the
-additive metric states that are reduced across replicas when read.
+Built once per ``compile()`` (and strategy): the model's placement on the replica's device and
+its weights broadcast from replica 0 (placement, broadcast), the torch optimizer and the
+strategy's :class:`~unison.optim.DistributedOptimizer` for it (``Strategy.gradient_synchronizer``),
+the dtype policy and loss scaling, and the additive metric states (the loss tracker and the
+compiled metrics) that are reduced across replicas when read. The loop itself is in
+:mod:`unison.keras.trainer`; how a step runs (here or on parameter-server workers) in
+:mod:`unison.keras.steps`.
+
+Internal API for callbacks: :func:`training_state_of` returns a model's state while ``fit``
+runs (``BackupAndRestore`` reads ``comm``, ``torch_opt``, ``seed``, ``train_data`` and
+:meth:`TrainingState.summed_metric_states`, and sets ``seed`` and ``resume`` when it restores).
 
 Example::
 
@@ -28,7 +35,7 @@ from unison.keras import metrics as metrics_mod
 from unison.keras import mixed_precision
 from unison.keras.data_adapters import ArrayAdapter, Batch, make_adapter
 from unison.keras.loss_scale import LossScaleOptimizer, UnderflowWatch
-from unison.optim.distributed import DistributedOptimizer, Sum
+from unison.optim.distributed import DistributedOptimizer
 from unison.optim.safety import first_nonfinite, nonfinite_error
 
 
@@ -40,7 +47,7 @@ class TrainingState:
         self.strategy = strategy
         self.comm = strategy.extended.communicator
         self.device = strategy.extended.device
-        self.key = (id(strategy), id(model.optimizer), id(model.loss), tuple(map(id, model.compiled_metrics)))
+        self.key = _key(model, strategy)
         self.loss = model.loss
         self.metrics: list[metrics_mod.Metric] = []
         self.dist_opt: DistributedOptimizer | None = None
@@ -49,7 +56,10 @@ class TrainingState:
         self._local_steps = 0  # steps of a one-replica fit (N replicas: the optimizer counts)
         # The reported loss: [sum of per-example losses, number of examples], additive like the
         # metrics' states (a Mean over examples, weighted by the loss's sample weights).
-        self.loss_tracker = metrics_mod.Mean("loss")
+        self.loss_tracker = LossTracker(self)
+        # The batch of the step now running (its global size scales compute_loss exactly).
+        self.current: Batch | None = None
+        self._last_loss: tuple[torch.Tensor, torch.Tensor, Any] | None = None
         self.seed = 0
         self.ready = False
         self.placed = False
@@ -108,7 +118,7 @@ class TrainingState:
         if need_labels and not self.ready:
             self._build_optimizer()
             self.metrics = [metrics_mod.get(m, (None, *data.y_shape), (None, *self.out_shape), self.loss)
-                            for m in model.compiled_metrics]
+                            for m in model._metric_specs]
             self.ready = True
         if need_labels:
             self.check_labels(data, "labels (y) given to fit/evaluate")
@@ -131,9 +141,11 @@ class TrainingState:
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.torch_opt = self.model.optimizer.build(self.params)
         if self.comm.is_distributed:
-            self.dist_opt = DistributedOptimizer(
+            # The strategy's one synchroniser for this optimizer: a user's train_step that calls
+            # optimizer.apply_gradients() reaches the same DistributedOptimizer (and its hooks).
+            self.dist_opt = self.strategy.gradient_synchronizer(
                 self.torch_opt, named_parameters=[(n, p) for n, p in self.model.named_parameters() if p.requires_grad],
-                op=Sum, communicator=self.comm, gradient_transform=self.model.optimizer.clip_gradients,
+                gradient_transform=self.model.optimizer.clip_gradients,
                 nonfinite="skip" if self.loss_scale is not None else "raise")
         self.has_regularizers = bool(self.model.losses)
 
@@ -142,8 +154,8 @@ class TrainingState:
 
     def release(self) -> None:
         """Detach gradient hooks (a new compile() replaces this state)."""
-        if self.dist_opt is not None:
-            self.dist_opt.remove_hooks()
+        if self.dist_opt is not None and self.torch_opt is not None:
+            self.strategy.forget_synchronizer(self.torch_opt)
 
     # --- steps -------------------------------------------------------------------------------
     def forward(self, x: Any) -> Any:
@@ -222,6 +234,31 @@ class TrainingState:
             named = [(n, p) for n, p in self.model.named_parameters() if p.requires_grad]
             raise nonfinite_error(first_nonfinite(named), self.comm, self._local_steps)
 
+    def compute_loss(self, y: Any, y_pred: Any, sample_weight: Any, regularization: bool = True) -> torch.Tensor:
+        """The loss a step differentiates, scaled as the built-in step scales it.
+
+        ``sum(per-example losses) / global batch size`` (plus ``1/N`` of the regularisation on
+        each of N replicas), so gradients SUM-reduced across replicas equal one device's on the
+        global batch. Inside ``fit`` the global size is the running step's; elsewhere it is this
+        replica's rows times the replicas in sync (TF's ``compute_average_loss``).
+        """
+        if self.loss is None:
+            raise ValueError("compute_loss() needs a compiled loss: call model.compile(loss=...) first, or "
+                             "override compute_loss()/train_step() to compute the loss yourself.")
+        loss_sum, local = self._loss_sum(Batch(None, y, sample_weight, None), y_pred)
+        current = self.current
+        if current is not None:
+            size: Any = self._global_size(Batch(None, None, None, current.global_size), local)
+        else:
+            size = local * self.comm.world_size
+        loss = loss_sum / size
+        reg = self._regularization() if regularization else None
+        if reg is not None:
+            loss = loss + reg / self.comm.world_size
+        tracked = loss_sum.detach() if reg is None else loss_sum.detach() + reg.detach() * local
+        self._last_loss = (loss, tracked, local)
+        return loss
+
     def eval_step(self, batch: Batch) -> None:
         """Forward only; accumulate loss and metric states."""
         y_pred = self.forward(batch.x)
@@ -235,18 +272,30 @@ class TrainingState:
             if reg is not None:
                 tracked = tracked + reg.detach() * local
             self.loss_tracker.add(tracked, local)
+            self.update_compiled_metrics(batch.y, y_pred, batch.sample_weight)
+
+    def update_compiled_metrics(self, y: Any, y_pred: Any, sample_weight: Any) -> None:
+        with torch.no_grad():
             for m in self.metrics:
-                m.update_state(batch.y, y_pred, batch.sample_weight)
+                m.update_state(y, y_pred, sample_weight)
 
     # --- metrics --------------------------------------------------------------------------------
+    def trackers(self) -> list[metrics_mod.Metric]:
+        """The metrics whose states the loop resets and reads: ``model.metrics``, flattened."""
+        from unison.keras.compile_utils import leaf_metrics
+
+        return leaf_metrics(self.model.metrics)
+
     def reset_metrics(self) -> None:
-        self.loss_tracker.reset_state()
-        for m in self.metrics:
+        for m in self.trackers():
             m.reset_state()
 
     def summed_metric_states(self, name: str = "metrics.reduce") -> torch.Tensor:
         """Loss and metric states summed over every replica (one collective)."""
-        state = torch.cat([m.state().to(self.device, torch.float64) for m in [self.loss_tracker, *self.metrics]])
+        trackers = self.trackers()
+        if not trackers:
+            return torch.zeros(0, dtype=torch.float64)
+        state = torch.cat([m.state().to(self.device, torch.float64) for m in trackers])
         return self.comm.all_reduce(state, name=name)  # cat made a fresh tensor: reduce it in place
 
     def read_metrics(self) -> dict[str, float]:
@@ -254,7 +303,7 @@ class TrainingState:
         state = self.summed_metric_states().cpu()
         logs: dict[str, float] = {}
         offset = 0
-        for m in [self.loss_tracker, *self.metrics]:  # "loss" first, as Keras logs it
+        for m in self.trackers():  # "loss" first, as Keras logs it
             logs[m.name] = float(m.result_from_state(state[offset: offset + m.num_state]))
             offset += m.num_state
         return logs
@@ -276,7 +325,7 @@ class TrainingState:
         state, self._epoch_metrics = self._epoch_metrics, None
         if state is None or self.comm.rank != 0:
             return
-        trackers = [self.loss_tracker, *self.metrics]
+        trackers = self.trackers()
         if len(state) != sum(m.num_state for m in trackers):
             return  # compiled with other metrics than the backup: the epoch's logs restart
         offset = 0
@@ -325,18 +374,55 @@ def _unpack_y(element: Any) -> Any:
     return _unpack(element, None).y
 
 
+class LossTracker(metrics_mod.Mean):
+    """The model's ``"loss"`` metric (Keras 3's ``model.metrics[0]``).
+
+    ``update_state(loss)`` with the tensor :meth:`TrainingState.compute_loss` just returned
+    records that step's exact sum and example count (the returned loss is scaled by the global
+    batch for the gradients), so a custom ``train_step`` written as Keras documents it reports
+    the same loss on N replicas as on one; any other value is averaged as ``Mean`` does.
+    """
+
+    def __init__(self, state: TrainingState) -> None:
+        super().__init__("loss")
+        self._owner = state
+
+    def update_state(self, values: Any, sample_weight: Any = None) -> None:
+        last = self._owner._last_loss
+        if last is not None and values is last[0] and sample_weight is None:
+            self.add(last[1], last[2])
+            return
+        super().update_state(values, sample_weight)
+
+
+def _key(model: Any, strategy: Strategy) -> tuple[Any, ...]:
+    return (id(strategy), id(model.optimizer), id(model.loss), tuple(map(id, model._metric_specs)))
+
+
+_ATTRIBUTE = "_unison_training_state"
+
+
+def training_state_of(model: Any) -> TrainingState | None:
+    """The model's training state, or ``None`` before its first ``fit``/``evaluate``/``predict``.
+
+    This is the internal API between the loop and Keras's callbacks (``BackupAndRestore``
+    restores the optimizer, seed and data position through it); the state lives on the model
+    because Keras's callbacks only receive the model.
+    """
+    return getattr(model, _ATTRIBUTE, None)
+
+
 def prepare(model: Any, strategy: Strategy, shuffle: bool) -> TrainingState:
     """The model's training state for its current compile() and strategy (created on demand)."""
-    st: TrainingState | None = getattr(model, "_unison_training_state", None)
-    key = (id(strategy), id(model.optimizer), id(model.loss), tuple(map(id, model.compiled_metrics)))
-    if st is None or st.key != key:
+    st = training_state_of(model)
+    if st is None or st.key != _key(model, strategy):
         if st is not None:
             st.release()
         st = TrainingState(model, strategy)
-        object.__setattr__(model, "_unison_training_state", st)
+        object.__setattr__(model, _ATTRIBUTE, st)  # not a torch submodule: a plain attribute
     if shuffle:
         st.share_seed()
     return st
 
 
-__all__ = ["ResumePoint", "TrainingState", "prepare"]
+__all__ = ["LossTracker", "ResumePoint", "TrainingState", "prepare", "training_state_of"]
