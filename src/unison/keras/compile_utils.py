@@ -14,12 +14,15 @@ Example:
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import torch
 
-from unison.keras.metrics import Metric
+from unison.keras import losses as losses_mod
+from unison.keras import metrics as metrics_mod
+from unison.keras.metrics import Mean, Metric
 
 
 class CompileMetrics:
@@ -37,7 +40,8 @@ class CompileMetrics:
 
     @property
     def metrics(self) -> list[Metric]:
-        return list(self._state.metrics) if self._state is not None else []
+        """Each output's loss tracker (several outputs), then the compiled metrics."""
+        return [*self._state.output_trackers, *self._state.metrics] if self._state is not None else []
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
         if self._state is not None:
@@ -102,4 +106,144 @@ def flat_logs(values: Any, prefix: str = "") -> dict[str, Any]:
     return out
 
 
-__all__ = ["CompileMetrics", "CompiledLoss", "flat_logs", "leaf_metrics"]
+def output_names(model: Any) -> list[str] | None:
+    """The names of a multi-output model's outputs (dict keys, or the producing layers' names)."""
+    struct = getattr(model, "_output_struct", None)
+    if isinstance(struct, dict):
+        return list(struct)
+    if not isinstance(struct, (list, tuple)):
+        return None
+    names = []
+    for i, kt in enumerate(struct):
+        node = getattr(kt, "_node", None)
+        names.append(str(getattr(getattr(node, "op", None), "name", None) or f"output_{i + 1}"))
+    return names
+
+
+def _select(value: Any, index: int, name: str) -> Any:
+    """Output ``index`` (named ``name``) of ``y_true``/``y_pred``/``sample_weight`` (lists or dicts)."""
+    if isinstance(value, dict):
+        if name not in value:
+            raise ValueError(f"The data has no entry for output {name!r}: the dict passed has keys "
+                             f"{sorted(value)}. Key targets by the model's output names.")
+        return value[name]
+    if isinstance(value, (list, tuple)):
+        return value[index]
+    return value  # one array for every output (a shared sample_weight)
+
+
+def _per_output(spec: Any, names: list[str], what: str) -> list[Any]:
+    """A compile() argument given per output (a list in output order or a dict by name)."""
+    if isinstance(spec, dict):
+        unknown = sorted(set(spec) - set(names))
+        if unknown:
+            raise ValueError(f"compile({what}=...) names outputs {unknown} that the model does not have. The "
+                             f"model's outputs are {names}. Received: {what}={spec!r:.200}")
+        return [spec.get(n) for n in names]
+    if isinstance(spec, (list, tuple)):
+        if len(spec) != len(names):
+            raise ValueError(f"compile({what}=...) got a list of {len(spec)} entries for a model with "
+                             f"{len(names)} outputs {names}: give one per output, or a dict keyed by output "
+                             f"name. Received: {what}={spec!r:.200}")
+        return list(spec)
+    return [spec] * len(names)  # one loss (or weight) for every output
+
+
+class OutputLosses:
+    """``compile(loss=[...] or {...}, loss_weights=...)`` over a model's outputs.
+
+    The model's loss is ``sum_i weight_i * loss_i`` per example, so the built-in step scales it
+    by the global batch as it does one loss; ``<output>_loss`` metrics track each part.
+    """
+
+    name = "loss"
+
+    def __init__(self, names: list[str], losses: list[Any], weights: list[float]) -> None:
+        self.names, self.losses, self.weights = names, losses, weights
+
+    @classmethod
+    def from_compile(cls, model: Any, loss: Any, loss_weights: Any) -> OutputLosses | Any:
+        names = output_names(model)
+        if names is None or len(names) < 2:
+            if isinstance(loss, (list, tuple)) and len(loss) == 1:
+                return losses_mod.get(loss[0])
+            if isinstance(loss, (list, tuple, dict)):
+                raise ValueError(f"compile(loss=...) got a {type(loss).__name__} of losses, but the model has one "
+                                 f"output. Pass one loss. Received: loss={loss!r:.200}")
+            return losses_mod.get(loss)
+        resolved = [losses_mod.get(item) for item in _per_output(loss, names, "loss")]
+        if all(item is None for item in resolved):
+            raise ValueError(f"compile(loss=...) gives none of the outputs {names} a loss. Received: loss={loss!r:.200}")
+        weights = [1.0 if w is None else float(w) for w in _per_output(loss_weights, names, "loss_weights")]
+        return cls(names, resolved, weights)
+
+    def per_output(self, y_true: Any, y_pred: Any) -> list[tuple[int, torch.Tensor]]:
+        """``(output index, per-example loss)`` of every output that has a loss."""
+        parts = []
+        for i, (name, loss) in enumerate(zip(self.names, self.losses)):
+            if loss is None:
+                continue
+            parts.append((i, loss.per_example(_select(y_true, i, name), _select(y_pred, i, name))))
+        return parts
+
+    def per_example(self, y_true: Any, y_pred: Any) -> torch.Tensor:
+        parts = self.per_output(y_true, y_pred)
+        return torch.stack([self.weights[i] * part.reshape(-1) for i, part in parts]).sum(0)
+
+    def trackers(self) -> list[Mean]:
+        return [Mean(f"{name}_loss") for name, loss in zip(self.names, self.losses) if loss is not None]
+
+
+class OutputMetric(Metric):
+    """A compiled metric of one output of a multi-output model, logged as ``<output>_<metric>``."""
+
+    def __init__(self, inner: Metric, index: int, output: str) -> None:
+        self.inner, self.index, self.output = inner, index, output
+        self.name = f"{output}_{inner.name}"
+        self.num_state = inner.num_state
+        self._strategy = inner._strategy
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        self.inner.update_state(_select(y_true, self.index, self.output), _select(y_pred, self.index, self.output),
+                                _select(sample_weight, self.index, self.output))
+
+    def result_from_state(self, state: torch.Tensor) -> float:
+        return self.inner.result_from_state(state)
+
+    def state(self) -> torch.Tensor:
+        return self.inner.state()
+
+    def load_state(self, state: torch.Tensor) -> None:
+        self.inner.load_state(state)
+
+    def reset_state(self) -> None:
+        self.inner.reset_state()
+
+
+def resolve_metrics(specs: list[Any], loss: Any, y_shape: Any, out_shapes: Any) -> list[Metric]:
+    """The compiled metrics, resolved against the labels' and outputs' shapes (Keras's ``"accuracy"``)."""
+    if not isinstance(loss, OutputLosses):
+        if isinstance(specs, dict):
+            raise ValueError(f"compile(metrics=dict) needs a model with several outputs; this one has one. Pass a "
+                             f"list. Received: metrics={specs!r:.200}")
+        return [metrics_mod.get(m, (None, *y_shape), (None, *out_shapes), loss) for m in specs]
+    names = loss.names
+    if isinstance(specs, dict) or (specs and all(isinstance(m, (list, tuple)) or m is None for m in specs)):
+        per = _per_output(specs, names, "metrics")  # one list per output
+    else:
+        per = [specs] * len(names)  # a flat list: every metric for every output (Keras 2)
+    resolved: list[Metric] = []
+    for i, name in enumerate(names):
+        items = per[i] if isinstance(per[i], (list, tuple)) else ([] if per[i] is None else [per[i]])
+        y_i, out_i = _select(y_shape, i, name), _select(out_shapes, i, name)
+        for m in items:
+            if isinstance(m, Metric) and per[i] is specs:
+                m = copy.deepcopy(m)  # one instance given for every output: each output gets its own
+            metric = metrics_mod.get(m, (None, *y_i) if isinstance(y_i, tuple) else None, (None, *out_i),
+                                     loss.losses[i])
+            resolved.append(OutputMetric(metric, i, name))
+    return resolved
+
+
+__all__ = ["CompileMetrics", "CompiledLoss", "OutputLosses", "OutputMetric", "flat_logs", "leaf_metrics",
+           "output_names", "resolve_metrics"]

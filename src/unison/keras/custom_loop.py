@@ -89,7 +89,10 @@ def _torch_optimizer_for(optimizer: Optimizer, variables: list[torch.Tensor]) ->
     built = optimizer.torch_optimizer
     if built is None or (optimizer._prebuilt and not built.state and not ids <= optimizer._param_ids):
         return optimizer.build(variables)
-    unknown = [i for i, v in enumerate(variables) if id(v) not in optimizer._param_ids]
+    # The torch optimizer's own parameters: on a parameter-server worker the optimizer arrived
+    # pickled, and its parameters are the worker's copies, not the ids recorded at build time.
+    owned = {id(p) for group in built.param_groups for p in group["params"]}
+    unknown = [i for i, v in enumerate(variables) if id(v) not in owned]
     if unknown:
         raise ValueError(
             f"Optimizer {optimizer.name!r} was built for other variables than variable "

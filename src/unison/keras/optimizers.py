@@ -279,6 +279,22 @@ class Optimizer:
         """
         return apply_gradients(self, grads_and_vars, skip_aggregation=skip_gradients_aggregation)
 
+    def apply(self, grads: Iterable[Any], trainable_variables: Iterable[torch.Tensor] | None = None) -> torch.Tensor:
+        """Keras 3's ``optimizer.apply(grads, trainable_variables)``: ``apply_gradients`` of the pairs.
+
+        Raises:
+            ValueError: without ``trainable_variables`` (unison's optimizers hold no variable list
+                of their own before they are built), or as ``apply_gradients``.
+        """
+        if trainable_variables is None:
+            raise ValueError("optimizer.apply(grads) needs trainable_variables= as well, e.g. "
+                             "optimizer.apply(grads, model.trainable_weights).")
+        grads, variables = list(grads), list(trainable_variables)
+        if len(grads) != len(variables):
+            raise ValueError(f"optimizer.apply() received {len(grads)} gradients for {len(variables)} variables; "
+                             "pass one gradient per variable, in the same order.")
+        return apply_gradients(self, zip(grads, variables))
+
     def minimize(self, loss: Any, var_list: Any, tape: Any = None) -> torch.Tensor:
         """Compute the gradients of ``loss`` for ``var_list`` and apply them (Keras's ``minimize``).
 

@@ -30,9 +30,11 @@ from typing import Any
 
 import torch
 
+from unison.distribute.input import map_structure
 from unison.distribute.strategy import Strategy
 from unison.keras import metrics as metrics_mod
 from unison.keras import mixed_precision
+from unison.keras.compile_utils import OutputLosses, resolve_metrics
 from unison.keras.data_adapters import ArrayAdapter, Batch, make_adapter
 from unison.keras.loss_scale import LossScaleOptimizer, UnderflowWatch
 from unison.optim.distributed import DistributedOptimizer
@@ -57,6 +59,9 @@ class TrainingState:
         # The reported loss: [sum of per-example losses, number of examples], additive like the
         # metrics' states (a Mean over examples, weighted by the loss's sample weights).
         self.loss_tracker = LossTracker(self)
+        # Several outputs: one "<output>_loss" tracker each (their per-example sums of the step).
+        self.output_trackers = self.loss.trackers() if isinstance(self.loss, OutputLosses) else []
+        self._output_sums: list[torch.Tensor] = []
         # The batch of the step now running (its global size scales compute_loss exactly).
         self.current: Batch | None = None
         self._last_loss: tuple[torch.Tensor, torch.Tensor, Any] | None = None
@@ -65,6 +70,7 @@ class TrainingState:
         self.placed = False
         self.has_regularizers = False
         self.out_shape: tuple[int, ...] = ()
+        self.out_shapes: Any = ()
         self.train_data: Any = None  # the adapter fit() trains on (backups record its position)
         self.resume: ResumePoint | None = None  # set when BackupAndRestore restored a backup
         self._epoch_metrics: torch.Tensor | None = None
@@ -94,8 +100,10 @@ class TrainingState:
         if need_labels:
             _check_data(data, self.loss is not None)
         example = tuple(data.example_shape)
+        sample = getattr(data, "example", None)
+        multi_input = isinstance(sample, (dict, list, tuple))
         hint = getattr(model, "input_shape_hint", None)
-        if hint is not None and tuple(hint) != example:
+        if hint is not None and tuple(hint) != example and not multi_input:
             first = model.layers[0] if model.layers else model
             raise ValueError(
                 f"Input 0 of layer '{getattr(first, 'name', type(first).__name__)}' is incompatible "
@@ -106,19 +114,25 @@ class TrainingState:
             model.to(self.device)
             if self.policy.variable_dtype != "float32":  # pure 'bfloat16'/'float16' policies
                 model.to(self.policy.torch_variable_dtype)
-            model.build((1, *example))
+            if multi_input:
+                zeros = map_structure(lambda t: torch.zeros_like(torch.as_tensor(t), device=self.device), sample)
+            else:
+                model.build((1, *example))
+                zeros = torch.zeros((1, *example), device=self.device)
             with torch.no_grad():
                 was = model.training
                 model.eval()
-                self.out_shape = tuple(model(torch.zeros((1, *example), device=self.device)).shape[1:])
+                out = model(zeros)
                 model.train(was)
+            # One output: its shape; several (a list/dict): the structure of their shapes.
+            self.out_shapes = map_structure(lambda t: tuple(t.shape[1:]), out)
+            self.out_shape = self.out_shapes if isinstance(out, torch.Tensor) else ()
             # Mirrored variables: every replica starts from replica 0's weights.
             self.strategy.broadcast_tensors(list(model.parameters()) + list(model.buffers()))
             self.placed = True
         if need_labels and not self.ready:
             self._build_optimizer()
-            self.metrics = [metrics_mod.get(m, (None, *data.y_shape), (None, *self.out_shape), self.loss)
-                            for m in model._metric_specs]
+            self.metrics = resolve_metrics(model._metric_specs, self.loss, data.y_shape, self.out_shapes)
             self.ready = True
         if need_labels:
             self.check_labels(data, "labels (y) given to fit/evaluate")
@@ -129,7 +143,7 @@ class TrainingState:
         A label the loss cannot take (a class index beyond the model's outputs) would otherwise
         surface as torch's ``IndexError`` in the middle of an epoch, without saying which data.
         """
-        if not (isinstance(data, ArrayAdapter) and data.y is not None and self.loss is not None):
+        if not (isinstance(data, ArrayAdapter) and isinstance(data.y, torch.Tensor) and self.loss is not None):
             return
         n_out = self.out_shape[-1] if self.out_shape else None
         try:
@@ -169,6 +183,8 @@ class TrainingState:
         return out.float() if isinstance(out, torch.Tensor) and out.dtype == torch.bfloat16 else out
 
     def _loss_sum(self, batch: Batch, y_pred: torch.Tensor) -> tuple[torch.Tensor, Any]:
+        if self.output_trackers:
+            return self._outputs_loss_sum(batch, y_pred)
         per_example = self.loss.per_example(batch.y, y_pred)
         if batch.sample_weight is not None:
             per_example = per_example * batch.sample_weight.reshape(per_example.shape)
@@ -177,6 +193,25 @@ class TrainingState:
         weights = getattr(self.loss, "example_weights", None)
         counted = weights(batch.y, y_pred) if weights is not None else None
         return per_example.sum(), per_example.shape[0] if counted is None else counted.sum().detach()
+
+    def _outputs_loss_sum(self, batch: Batch, y_pred: Any) -> tuple[torch.Tensor, Any]:
+        """Several outputs: ``sum_i weight_i * loss_i`` per example; each output's sum kept for its tracker."""
+        total: torch.Tensor | None = None
+        sums = []
+        for i, part in self.loss.per_output(batch.y, y_pred):
+            part = part.reshape(-1)
+            if batch.sample_weight is not None:
+                weight = batch.sample_weight
+                if isinstance(weight, (dict, list, tuple)):
+                    weight = weight[self.loss.names[i]] if isinstance(weight, dict) else weight[i]
+                part = part * weight.reshape(part.shape)
+            sums.append(part.sum())
+            weighted = self.loss.weights[i] * part
+            total = weighted if total is None else total + weighted
+        self._output_sums = [s.detach() for s in sums]
+        if total is None:  # from_compile refuses this; a hand-made OutputLosses could still do it
+            raise ValueError("compile(loss=...) gave no output a loss: give at least one output a loss.")
+        return total.sum(), total.shape[0]
 
     def _global_size(self, batch: Batch, local: Any) -> float:
         if batch.global_size is not None and not isinstance(local, torch.Tensor):
@@ -272,7 +307,12 @@ class TrainingState:
             if reg is not None:
                 tracked = tracked + reg.detach() * local
             self.loss_tracker.add(tracked, local)
+            self.add_output_losses(local)
             self.update_compiled_metrics(batch.y, y_pred, batch.sample_weight)
+
+    def add_output_losses(self, local: Any) -> None:
+        for tracker, total in zip(self.output_trackers, self._output_sums):
+            tracker.add(total, local)
 
     def update_compiled_metrics(self, y: Any, y_pred: Any, sample_weight: Any) -> None:
         with torch.no_grad():
@@ -391,6 +431,7 @@ class LossTracker(metrics_mod.Mean):
         last = self._owner._last_loss
         if last is not None and values is last[0] and sample_weight is None:
             self.add(last[1], last[2])
+            self._owner.add_output_losses(last[2])
             return
         super().update_state(values, sample_weight)
 
