@@ -5,7 +5,8 @@ strategy for a *step executor* (TF's ``_should_use_with_coordinator`` decides wh
 ``make_train_function`` does) and drives it:
 
 * :class:`LocalSteps` runs each step here, on this process's replica, inside the strategy's
-  replica context (default, Mirrored and MultiWorkerMirrored strategies);
+  replica context (default, Mirrored and MultiWorkerMirrored strategies); the loop and its
+  callbacks stay in cross-replica context, as in TF;
 * ``CoordinatedSteps`` (:mod:`unison.keras.coordinated_steps`, loaded only when used, as it
   brings the parameter-server stack) schedules each step onto parameter-server workers through a
   ``ClusterCoordinator``, joins at the end of the epoch and pulls the optimizer state.
@@ -93,15 +94,16 @@ class LocalSteps:
         self.last_result: Any = None  # what a user's train_step/test_step returned last
 
     def context(self) -> contextlib.AbstractContextManager[Any]:
-        """The replica context every step of this process runs in."""
-        return self.strategy.replica_context()
+        """Where the loop itself runs: cross-replica, as TF's callbacks do (each step enters the replica context)."""
+        return contextlib.nullcontext()
 
     # --- training ------------------------------------------------------------------------------
     def open_train(self, x: Any, y: Any, sample_weight: Any, batch_size: int, shuffle: bool,
                    steps_per_epoch: int | None, callbacks: Any = None) -> tuple[TrainingState, Any]:
         st = prepare(self.model, self.strategy, shuffle=True)
         train = st.adapter(x, y, sample_weight, batch_size, shuffle=shuffle)
-        st.setup_model(train)
+        with self.strategy.replica_context():  # the model is built as this replica's
+            st.setup_model(train)
         return st, train
 
     def steps_per_epoch(self, train: Any, steps_per_epoch: int | None) -> int | None:
@@ -120,7 +122,8 @@ class LocalSteps:
             yield functools.partial(self._train, st, batch)
 
     def _train(self, st: TrainingState, batch: Batch) -> None:
-        result = run_train_step(self.model, st, batch)
+        with self.strategy.replica_context():
+            result = run_train_step(self.model, st, batch)
         if result is not None:
             self.last_result = result
 
@@ -135,7 +138,8 @@ class LocalSteps:
                   steps: int | None) -> tuple[TrainingState, Any, int | None]:
         st = prepare(self.model, self.strategy, False)
         data = st.adapter(x, y, sample_weight, batch_size, shuffle=False)
-        st.setup_model(data)
+        with self.strategy.replica_context():
+            st.setup_model(data)
         return st, data, steps or data.eval_steps(batch_size)
 
     def eval_steps(self, st: TrainingState, data: Any, batch_size: int, steps: int | None) -> Iterator[Step]:
@@ -144,7 +148,8 @@ class LocalSteps:
             yield functools.partial(self._test, st, batch)
 
     def _test(self, st: TrainingState, batch: Batch) -> None:
-        result = run_test_step(self.model, st, batch)
+        with self.strategy.replica_context():
+            result = run_test_step(self.model, st, batch)
         if result is not None:
             self.last_result = result
 
