@@ -70,6 +70,7 @@ class ClipOptions(TypedDict, total=False):
     clipvalue: float | None
     global_clipnorm: float | None
     name: str | None
+    gradient_accumulation_steps: int | None
 
 
 _FUSED_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
@@ -135,6 +136,9 @@ class Optimizer:
         clipvalue: clip each gradient element to ``[-clipvalue, clipvalue]``.
         global_clipnorm: clip all gradients together to this global L2 norm.
         name: a name for logs; defaults to the lower-case class name.
+        gradient_accumulation_steps: ``k`` (Keras 3): in ``fit``, the gradients of ``k``
+            batches are averaged and applied every ``k``-th batch (replicas synchronise only on
+            those batches); ``iterations`` still counts batches. ``None``: every batch.
     """
 
     _CONFIG: ClassVar[tuple[str, ...]] = ()  # subclass hyper-parameters for get_config
@@ -147,7 +151,14 @@ class Optimizer:
         clipvalue: float | None = None,
         global_clipnorm: float | None = None,
         name: str | None = None,
+        gradient_accumulation_steps: int | None = None,
     ) -> None:
+        if gradient_accumulation_steps is not None and (
+                isinstance(gradient_accumulation_steps, bool) or not isinstance(gradient_accumulation_steps, int)
+                or gradient_accumulation_steps < 1):
+            raise ValueError("`gradient_accumulation_steps` must be an integer >= 1 (or None). Received: "
+                             f"gradient_accumulation_steps={gradient_accumulation_steps!r}")
+        self.gradient_accumulation_steps = gradient_accumulation_steps
         self._schedule: schedules.LearningRateSchedule | None = None
         if isinstance(learning_rate, schedules.LearningRateSchedule):
             self._schedule = learning_rate
@@ -334,7 +345,8 @@ class Optimizer:
 
     def get_config(self) -> dict:
         """Return the constructor arguments (Keras's ``get_config``)."""
-        base = ("name", "learning_rate", "weight_decay", "clipnorm", "clipvalue", "global_clipnorm")
+        base = ("name", "learning_rate", "weight_decay", "clipnorm", "clipvalue", "global_clipnorm",
+                "gradient_accumulation_steps")
         keys = base + self._CONFIG
         return {key: getattr(self, key) for key in keys}
 

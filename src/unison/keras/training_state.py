@@ -56,6 +56,10 @@ class TrainingState:
         self.torch_opt: torch.optim.Optimizer | None = None
         self.params: list[torch.nn.Parameter] = []
         self._local_steps = 0  # steps of a one-replica fit (N replicas: the optimizer counts)
+        # Keras 3's gradient_accumulation_steps: k batches' gradients, one update (and one
+        # synchronisation, through the synchroniser's backward_passes_per_step) every k-th.
+        self.accumulate = int(getattr(model.optimizer, "gradient_accumulation_steps", None) or 1)
+        self._pending = 0
         # The reported loss: [sum of per-example losses, number of examples], additive like the
         # metrics' states (a Mean over examples, weighted by the loss's sample weights).
         self.loss_tracker = LossTracker(self)
@@ -160,7 +164,8 @@ class TrainingState:
             self.dist_opt = self.strategy.gradient_synchronizer(
                 self.torch_opt, named_parameters=[(n, p) for n, p in self.model.named_parameters() if p.requires_grad],
                 gradient_transform=self.model.optimizer.clip_gradients,
-                nonfinite="skip" if self.loss_scale is not None else "raise")
+                nonfinite="skip" if self.loss_scale is not None else "raise",
+                backward_passes_per_step=self.accumulate)
         self.has_regularizers = bool(self.model.losses)
 
     def empty_output(self, data: Any) -> torch.Tensor:
@@ -235,10 +240,18 @@ class TrainingState:
             # Added on every replica, so each adds its 1/N share of the one-device penalty.
             loss = loss + reg / self.comm.world_size
         scaler = self.loss_scale
-        (loss if scaler is None else scaler.scale_loss(loss)).backward()
+        scaled = loss if self.accumulate == 1 else loss / self.accumulate  # the mean of k batches' gradients
+        (scaled if scaler is None else scaler.scale_loss(scaled)).backward()
         if self.underflow is not None:
             self.underflow.check([(n, p) for n, p in self.model.named_parameters() if p.requires_grad], loss)
         counter = self.model.optimizer._counter  # Keras's iterations and learning-rate schedule
+        if self.accumulate > 1:
+            self._pending += 1
+            if self._pending < self.accumulate:  # gradients add up in .grad; no update, no collective
+                counter.after_step()
+                self._update_metrics(batch, y_pred, loss_sum, local, reg)
+                return
+            self._pending = 0
         counter.before_step()
         if self.dist_opt is not None:
             skipped = self.dist_opt.skipped_steps
