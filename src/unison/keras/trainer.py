@@ -173,8 +173,8 @@ class _Evaluation:
     """One evaluation set, run through a step executor (validation in fit, or evaluate())."""
 
     def __init__(self, model: Any, steps: Any, data: Any, batch_size: int, n: int | None,
-                 y: Any = None, sample_weight: Any = None) -> None:
-        if y is None and sample_weight is None:
+                 y: Any = None, sample_weight: Any = None, unpack: bool = True) -> None:
+        if unpack and y is None and sample_weight is None:
             data, y, sample_weight = _validation_data(data)
         self.model, self.steps, self.batch_size, self.n = model, steps, batch_size, n
         self.st, self.data, self.total = steps.open_eval(data, y, sample_weight, batch_size, n)
@@ -210,7 +210,9 @@ def evaluate(model: Any, x: Any = None, y: Any = None, batch_size: int | None = 
     executor = step_executor(model)
     evaluator = executor.evaluator(x)
     with evaluator.context():
-        run = _Evaluation(model, evaluator, x, batch_size, steps, y, sample_weight)
+        # evaluate(x) takes x as given; only where the coordinator evaluates for a parameter-server
+        # strategy is an (x, y) tuple in x unpacked (as validation_data is).
+        run = _Evaluation(model, evaluator, x, batch_size, steps, y, sample_weight, unpack=executor.coordinated)
         cbs = CallbackList(callbacks, add_progbar=verbose != 0, model=model, verbose=verbose,
                            epochs=1, steps=run.total)
         cbs.on_test_begin()
