@@ -176,13 +176,17 @@ class CoordinatedSteps:
         self.coordinator.join()
         self._pull_optimizer_state(st.torch_opt)
 
-    def _pull_optimizer_state(self, opt: torch.optim.Optimizer) -> None:
+    def _pull_optimizer_state(self, opt: torch.optim.Optimizer | None) -> None:
+        if opt is None:
+            return
         params = [p for g in opt.param_groups for p in g["params"]]
         for p, state in zip(params, self.strategy.optimizer_state(opt)):
             if state:
                 opt.state[p] = state
 
-    def _push_optimizer_state(self, opt: torch.optim.Optimizer) -> None:
+    def _push_optimizer_state(self, opt: torch.optim.Optimizer | None) -> None:
+        if opt is None:
+            return
         params = [p for g in opt.param_groups for p in g["params"]]
         if any(opt.state.get(p) for p in params):
             self.strategy.load_optimizer_state(opt, [dict(opt.state.get(p, {})) for p in params])

@@ -74,7 +74,7 @@ def _as_tensor(a: Any, name: str) -> torch.Tensor:
 
 def is_structure(a: Any) -> bool:
     """A list or dict of arrays (the inputs or targets of a multi-input/-output model)."""
-    values = list(a.values()) if isinstance(a, dict) else a if isinstance(a, list) else None
+    values: list[Any] = list(a.values()) if isinstance(a, dict) else a if isinstance(a, list) else []
     return bool(values) and all(isinstance(v, (np.ndarray, torch.Tensor)) or is_structure(v) for v in values)
 
 

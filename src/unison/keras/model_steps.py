@@ -87,7 +87,7 @@ class StepMethods:
 
         x, _, _ = unpack_x_y_sample_weight(data)
         st = training_state_of(self)
-        return st.predict_forward(x) if st is not None else self(x, training=False)
+        return st.predict_forward(x) if st is not None else self(x, training=False)  # type: ignore[operator]
 
     # --- what a custom step calls ------------------------------------------------------------------
     def compute_loss(self, x: Any = None, y: Any = None, y_pred: Any = None, sample_weight: Any = None,

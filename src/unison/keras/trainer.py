@@ -78,7 +78,7 @@ def _is_x(x: Any) -> bool:
     """Arrays, or a list or dict of arrays (a multi-input model); a tuple is a batch of a batch list."""
     if isinstance(x, (np.ndarray, torch.Tensor)):
         return True
-    values = list(x.values()) if isinstance(x, dict) else x if isinstance(x, list) else None
+    values: list[Any] = list(x.values()) if isinstance(x, dict) else x if isinstance(x, list) else []
     return bool(values) and all(isinstance(v, (np.ndarray, torch.Tensor)) for v in values)
 
 
