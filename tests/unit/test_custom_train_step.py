@@ -105,3 +105,17 @@ def test_compute_loss_outside_fit_and_unpack_errors() -> None:
         keras.utils.unpack_x_y_sample_weight((1, 2, 3, 4))
     with pytest.raises(ValueError, match="needs trainable_variables"):
         keras.optimizers.SGD().apply([torch.zeros(1)])
+
+
+def test_a_step_that_raises_leaves_no_replica_context_behind() -> None:
+    class Failing(keras.Sequential):
+        def train_step(self, data):  # noqa: ANN001, ANN201
+            raise RuntimeError("boom in train_step")
+
+    model = Failing([keras.layers.Dense(1, input_shape=(3,))])
+    model.compile(optimizer="sgd", loss="mse")
+    x, y = regression_data(16)
+    with pytest.raises(RuntimeError, match="boom in train_step"):
+        model.fit(x, y, batch_size=4, verbose=0)
+    assert tf.distribute.get_replica_context() is not None  # the default context, outside any scope
+    assert not tf.distribute.has_strategy() and not tf.distribute.in_cross_replica_context()

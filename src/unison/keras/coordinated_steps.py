@@ -167,7 +167,7 @@ class CoordinatedSteps:
         return (resume.epoch, resume.step) if resume is not None else (initial_epoch, 0)
 
     def train_steps(self, st: TrainingState, iterator: Any, epoch: int, steps: int | None,
-                    skip: int) -> Iterator[Step]:
+                    skip: int, callbacks_between: bool = True) -> Iterator[Step]:
         for _ in range((steps or 0) - skip):
             yield functools.partial(self.coordinator.schedule, self._train_fn, args=(iterator,))
 

@@ -147,13 +147,17 @@ def fit(model: Any, x: Any = None, y: Any = None, batch_size: int | None = None,
             st.reset_metrics()
             steps.last_result = None
             cbs.on_epoch_begin(epoch)
-            for step, run in enumerate(steps.train_steps(st, train, epoch, steps_per_epoch, first_step), first_step):
-                if hooks:
-                    cbs.on_train_batch_begin(step)
-                run()
-                if hooks:
-                    want = logs_every and (step + 1) % logs_every == 0 and not steps.coordinated
-                    cbs.on_train_batch_end(step, _logs(st, steps) if want else None)
+            epoch_steps = steps.train_steps(st, train, epoch, steps_per_epoch, first_step, callbacks_between=hooks)
+            try:
+                for step, run in enumerate(epoch_steps, first_step):
+                    if hooks:
+                        cbs.on_train_batch_begin(step)
+                    run()
+                    if hooks:
+                        want = logs_every and (step + 1) % logs_every == 0 and not steps.coordinated
+                        cbs.on_train_batch_end(step, _logs(st, steps) if want else None)
+            finally:
+                epoch_steps.close()  # a step that raised leaves no replica context entered
             first_step = 0
             steps.finish_epoch(st)
             logs = _logs(st, steps)
