@@ -213,6 +213,30 @@ class Strategy:
             sync = DistributedOptimizer(optimizer, **{"op": Sum, "communicator": self._comm, **options})
         return sync
 
+    def forget_synchronizer(self, optimizer: torch.optim.Optimizer) -> None:
+        """Detach and drop the synchronizer of ``optimizer`` (a recompiled Keras model replaces it)."""
+        sync = DistributedOptimizer.of(optimizer)
+        if sync is not None:
+            sync.remove_hooks()
+
+    @contextlib.contextmanager
+    def replica_context(self) -> Iterator[ReplicaContext]:
+        """Run the block as this process's replica, the context ``strategy.run`` gives ``fn``.
+
+        Inside it this strategy is current, ``get_replica_context()`` returns the context and
+        metrics read locally. Unlike ``run`` it adds no global optimizer-step hooks: Keras's
+        ``fit`` runs each step here, and its optimizer is synchronised by
+        :meth:`gradient_synchronizer`.
+        """
+        context = ReplicaContext(self)
+        _REPLICA_CONTEXT.append(context)
+        _STACK.append(self)
+        try:
+            yield context
+        finally:
+            _STACK.pop()
+            _REPLICA_CONTEXT.pop()
+
     def _before_step(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         if isinstance(optimizer, DistributedOptimizer) or _fully_sharded(optimizer):
             return  # it synchronises itself; FSDP2 (shard_model) reduce-scatters during backward

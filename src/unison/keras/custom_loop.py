@@ -89,7 +89,10 @@ def _torch_optimizer_for(optimizer: Optimizer, variables: list[torch.Tensor]) ->
     built = optimizer.torch_optimizer
     if built is None or (optimizer._prebuilt and not built.state and not ids <= optimizer._param_ids):
         return optimizer.build(variables)
-    unknown = [i for i, v in enumerate(variables) if id(v) not in optimizer._param_ids]
+    # The torch optimizer's own parameters: on a parameter-server worker the optimizer arrived
+    # pickled, and its parameters are the worker's copies, not the ids recorded at build time.
+    owned = {id(p) for group in built.param_groups for p in group["params"]}
+    unknown = [i for i, v in enumerate(variables) if id(v) not in owned]
     if unknown:
         raise ValueError(
             f"Optimizer {optimizer.name!r} was built for other variables than variable "
@@ -103,6 +106,11 @@ def _torch_optimizer_for(optimizer: Optimizer, variables: list[torch.Tensor]) ->
 def apply_gradients(optimizer: Optimizer, grads_and_vars: Iterable[tuple[Any, torch.Tensor]],
                     skip_aggregation: bool = False) -> torch.Tensor:
     """See :meth:`unison.keras.optimizers.Optimizer.apply_gradients`."""
+    if (getattr(optimizer, "gradient_accumulation_steps", None) or 1) > 1:
+        raise NotImplementedError(
+            f"Optimizer {optimizer.name!r} has gradient_accumulation_steps={optimizer.gradient_accumulation_steps}, "
+            "which unison applies in fit()'s built-in step only. In a custom train_step or loop, add the gradients "
+            "up yourself and call apply_gradients every k-th step, or use fit() without overriding train_step.")
     pairs = list(grads_and_vars)
     if not pairs:
         raise ValueError("apply_gradients() received no (gradient, variable) pairs. Pass e.g. "

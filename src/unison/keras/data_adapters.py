@@ -72,26 +72,44 @@ def _as_tensor(a: Any, name: str) -> torch.Tensor:
     return t.float() if t.dtype == torch.float64 else t
 
 
+def is_structure(a: Any) -> bool:
+    """A list or dict of arrays (the inputs or targets of a multi-input/-output model)."""
+    values: list[Any] = list(a.values()) if isinstance(a, dict) else a if isinstance(a, list) else []
+    return bool(values) and all(isinstance(v, (np.ndarray, torch.Tensor)) or is_structure(v) for v in values)
+
+
+def _as_tensors(a: Any, name: str) -> Any:
+    if is_structure(a):
+        return map_structure(lambda leaf: _as_tensor(leaf, name), a)
+    return _as_tensor(a, name)
+
+
 class ArrayAdapter:
-    """Arrays or tensors held in memory by every replica."""
+    """Arrays or tensors held in memory by every replica (or lists/dicts of them)."""
 
     def __init__(self, x: Any, y: Any, sample_weight: Any, batch_size: int, shuffle: bool,
                  seed: int, num_replicas: int, replica_id: int, device: torch.device | None) -> None:
-        self.x = _as_tensor(x, "x")
-        self.y = None if y is None else _as_tensor(y, "y")
-        self.sw = None if sample_weight is None else _as_tensor(sample_weight, "sample_weight").float()
-        sizes = {"x": len(self.x)}
+        self.x = _as_tensors(x, "x")
+        self.y = None if y is None else _as_tensors(y, "y")
+        self.sw = None if sample_weight is None else map_structure(
+            lambda t: t.float(), _as_tensors(sample_weight, "sample_weight"))
+        sizes = {"x": len(first_leaf(self.x))}
         if self.y is not None:
-            sizes["y"] = len(self.y)
+            sizes["y"] = len(first_leaf(self.y))
         if self.sw is not None:
-            sizes["sample_weight"] = len(self.sw)
+            sizes["sample_weight"] = len(first_leaf(self.sw))
+        for what, value in (("x", self.x), ("y", self.y)):
+            lengths = {len(leaf) for leaf in _leaves(value)}
+            if len(lengths) > 1:
+                raise ValueError(f"Data cardinality is ambiguous: the arrays of {what} have {sorted(lengths)} "
+                                 "samples. Make sure all arrays contain the same number of samples.")
         if len(set(sizes.values())) > 1:
             detail = ", ".join(f"{k} sizes: {v}" for k, v in sizes.items())
             raise ValueError(
                 f"Data cardinality is ambiguous: {detail}. Make sure all arrays contain the same "
                 "number of samples."
             )
-        self.n = len(self.x)
+        self.n = sizes["x"]
         self.batch_size = batch_size
         self.shuffle = shuffle
         self.seed = seed
@@ -103,18 +121,28 @@ class ArrayAdapter:
 
     @property
     def example_shape(self) -> tuple[int, ...]:
-        return tuple(self.x.shape[1:])
+        return tuple(first_leaf(self.x).shape[1:])
 
     @property
-    def y_shape(self) -> tuple[int, ...]:
-        return tuple(self.y.shape[1:]) if self.y is not None else ()
+    def example(self) -> Any:
+        """One row of ``x`` (a structure for a multi-input model)."""
+        return map_structure(lambda t: t[:1], self.x)
+
+    @property
+    def y_shape(self) -> Any:
+        if self.y is None:
+            return ()
+        return map_structure(lambda t: tuple(t.shape[1:]), self.y) if is_structure(self.y) else tuple(self.y.shape[1:])
 
     def _take(self, rows: slice | torch.Tensor) -> Batch:
-        def take(t: torch.Tensor | None) -> torch.Tensor | None:
-            if t is None:
-                return None
+        def leaf(t: torch.Tensor) -> torch.Tensor:
             part = t[rows] if isinstance(rows, slice) else t.index_select(0, rows)
             return part.to(self.device, non_blocking=True) if part.device != self.device else part
+
+        def take(t: Any) -> Any:
+            if t is None:
+                return None
+            return leaf(t) if isinstance(t, torch.Tensor) else map_structure(leaf, t)
         return Batch(take(self.x), take(self.y), take(self.sw), None)
 
     def _order(self, pass_index: int) -> torch.Tensor | None:
@@ -196,6 +224,10 @@ class MapDatasetAdapter(ArrayAdapter):
         return tuple(first_leaf(self._first[0]).shape[1:])
 
     @property
+    def example(self) -> Any:
+        return map_structure(lambda t: t[:1], self._first[0])
+
+    @property
     def y_shape(self) -> tuple[int, ...]:
         return tuple(first_leaf(self._first[1]).shape[1:]) if len(self._first) > 1 else ()
 
@@ -275,8 +307,14 @@ class IterableAdapter:
         return tuple(first_leaf(_unpack(self._peek, None).x).shape[1:])
 
     @property
-    def y_shape(self) -> tuple[int, ...]:
+    def example(self) -> Any:
+        return map_structure(lambda t: t[:1], _unpack(self._peek, None).x)
+
+    @property
+    def y_shape(self) -> Any:
         y = _unpack(self._peek, None).y
+        if isinstance(y, (dict, list)) or (isinstance(y, tuple) and is_structure(list(y))):
+            return map_structure(lambda t: tuple(t.shape[1:]), y)
         return tuple(first_leaf(y).shape[1:]) if y is not None else ()
 
     def _local(self, part: tuple[Any, int | None]) -> Batch:
@@ -336,6 +374,15 @@ class IterableAdapter:
         return self.steps_per_epoch
 
 
+def _leaves(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, (torch.Tensor, np.ndarray)):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value
+    return [leaf for v in items for leaf in _leaves(v)]
+
+
 def _length(source: Any) -> int | None:
     try:
         return len(source) if hasattr(source, "__len__") else None
@@ -366,7 +413,7 @@ def make_adapter(x: Any, y: Any, sample_weight: Any, batch_size: int, shuffle: b
         return IterableAdapter(x, num_replicas, replica_id, device)
     if isinstance(x, PerReplicaDataset):
         return IterableAdapter(x.dataset, num_replicas, replica_id, device, per_replica=True)
-    if isinstance(x, (np.ndarray, torch.Tensor, list)) and not _is_batch_list(x):
+    if isinstance(x, (np.ndarray, torch.Tensor, list)) and not _is_batch_list(x) or is_structure(x):
         return ArrayAdapter(x, y, sample_weight, batch_size, shuffle, seed, num_replicas, replica_id, device)
     if y is not None:
         raise ValueError(

@@ -25,15 +25,16 @@ from torch import nn
 
 from unison.distribute.strategy import Strategy, get_strategy, has_strategy
 from unison.errors import NotCompiledError
-from unison.keras import losses as losses_mod
 from unison.keras import optimizers as optimizers_mod
 from unison.keras import weights_file
+from unison.keras.compile_utils import OutputLosses
 from unison.keras.keras_tensor import KerasTensor, has_keras_tensor, symbolic_call
 from unison.keras.layers.base import Layer, _default_name
 from unison.keras.layers.core import InputLayer
+from unison.keras.model_steps import StepMethods, overrides
 
 
-class Model(nn.Module):
+class Model(StepMethods, nn.Module):
     """A trainable model with Keras's ``compile``/``fit``/``evaluate``/``predict``.
 
     Args:
@@ -71,7 +72,7 @@ class Model(nn.Module):
         self.distribute_strategy: Strategy = get_strategy()
         self.optimizer: optimizers_mod.Optimizer | None = None
         self.loss: Any = None
-        self.compiled_metrics: list[Any] = []
+        self._metric_specs: list[Any] = []  # compile(metrics=...), resolved on the first step
         self.stop_training = False
         self.history: Any = None
         self.input_shape_hint: tuple[int, ...] | None = None
@@ -196,14 +197,17 @@ class Model(nn.Module):
         """
         if kwargs:
             raise TypeError(f"compile() got unexpected keyword arguments: {sorted(kwargs)}.")
-        if loss is None:
-            raise ValueError("compile() needs a loss, e.g. loss='sparse_categorical_crossentropy'.")
+        if loss is None and not overrides(self, "train_step"):
+            raise ValueError("compile() needs a loss, e.g. loss='sparse_categorical_crossentropy' (or a "
+                             "train_step override that computes its own loss).")
         if isinstance(metrics, str) or (metrics is not None and not isinstance(metrics, Iterable)):
             metrics = [metrics]
-        self._compile_arguments = (optimizer, loss, list(metrics or []))  # saved by model.save('x.keras')
+        specs: Any = dict(metrics) if isinstance(metrics, dict) else list(metrics or [])
+        self._compile_arguments = (optimizer, loss, specs)  # saved by model.save('x.keras')
         self.optimizer = optimizers_mod.get(optimizer)
-        self.loss = losses_mod.get(loss)
-        self.compiled_metrics = list(metrics or [])
+        # Several outputs: a loss (and weight) per output, by position or by output name.
+        self.loss = OutputLosses.from_compile(self, loss, loss_weights) if loss is not None else None
+        self._metric_specs = specs
         self._adopt_scope_strategy()
         self._compiled = True
         trainable = [p for p in self.parameters() if p.requires_grad]

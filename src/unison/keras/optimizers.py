@@ -70,6 +70,7 @@ class ClipOptions(TypedDict, total=False):
     clipvalue: float | None
     global_clipnorm: float | None
     name: str | None
+    gradient_accumulation_steps: int | None
 
 
 _FUSED_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
@@ -135,6 +136,9 @@ class Optimizer:
         clipvalue: clip each gradient element to ``[-clipvalue, clipvalue]``.
         global_clipnorm: clip all gradients together to this global L2 norm.
         name: a name for logs; defaults to the lower-case class name.
+        gradient_accumulation_steps: ``k`` (Keras 3): in ``fit``, the gradients of ``k``
+            batches are averaged and applied every ``k``-th batch (replicas synchronise only on
+            those batches); ``iterations`` still counts batches. ``None``: every batch.
     """
 
     _CONFIG: ClassVar[tuple[str, ...]] = ()  # subclass hyper-parameters for get_config
@@ -147,7 +151,14 @@ class Optimizer:
         clipvalue: float | None = None,
         global_clipnorm: float | None = None,
         name: str | None = None,
+        gradient_accumulation_steps: int | None = None,
     ) -> None:
+        if gradient_accumulation_steps is not None and (
+                isinstance(gradient_accumulation_steps, bool) or not isinstance(gradient_accumulation_steps, int)
+                or gradient_accumulation_steps < 1):
+            raise ValueError("`gradient_accumulation_steps` must be an integer >= 1 (or None). Received: "
+                             f"gradient_accumulation_steps={gradient_accumulation_steps!r}")
+        self.gradient_accumulation_steps = gradient_accumulation_steps
         self._schedule: schedules.LearningRateSchedule | None = None
         if isinstance(learning_rate, schedules.LearningRateSchedule):
             self._schedule = learning_rate
@@ -279,6 +290,22 @@ class Optimizer:
         """
         return apply_gradients(self, grads_and_vars, skip_aggregation=skip_gradients_aggregation)
 
+    def apply(self, grads: Iterable[Any], trainable_variables: Iterable[torch.Tensor] | None = None) -> torch.Tensor:
+        """Keras 3's ``optimizer.apply(grads, trainable_variables)``: ``apply_gradients`` of the pairs.
+
+        Raises:
+            ValueError: without ``trainable_variables`` (unison's optimizers hold no variable list
+                of their own before they are built), or as ``apply_gradients``.
+        """
+        if trainable_variables is None:
+            raise ValueError("optimizer.apply(grads) needs trainable_variables= as well, e.g. "
+                             "optimizer.apply(grads, model.trainable_weights).")
+        grads, variables = list(grads), list(trainable_variables)
+        if len(grads) != len(variables):
+            raise ValueError(f"optimizer.apply() received {len(grads)} gradients for {len(variables)} variables; "
+                             "pass one gradient per variable, in the same order.")
+        return apply_gradients(self, zip(grads, variables))
+
     def minimize(self, loss: Any, var_list: Any, tape: Any = None) -> torch.Tensor:
         """Compute the gradients of ``loss`` for ``var_list`` and apply them (Keras's ``minimize``).
 
@@ -318,7 +345,8 @@ class Optimizer:
 
     def get_config(self) -> dict:
         """Return the constructor arguments (Keras's ``get_config``)."""
-        base = ("name", "learning_rate", "weight_decay", "clipnorm", "clipvalue", "global_clipnorm")
+        base = ("name", "learning_rate", "weight_decay", "clipnorm", "clipvalue", "global_clipnorm",
+                "gradient_accumulation_steps")
         keys = base + self._CONFIG
         return {key: getattr(self, key) for key in keys}
 

@@ -1,7 +1,10 @@
-"""``fit``, ``evaluate`` and ``predict``: the training loop, one screen of small named pieces.
+"""``fit``, ``evaluate`` and ``predict``: the one training loop, for every strategy.
 
-The loop only talks to the model's strategy (DESIGN section 2): the strategy's communicator
-reduces metric states, its :class:`~unison.optim.DistributedOptimizer` synchronises gradients.
+The loop owns the epochs, the callbacks, validation and the logs; how each step runs is the
+strategy's part, a step executor from :func:`unison.keras.steps.step_executor`: here on this
+process's replica (default, Mirrored, MultiWorkerMirrored), or scheduled onto parameter-server
+workers with an epoch-end join (ParameterServerStrategy). A step is ``model.train_step(data)``
+(``test_step`` for evaluation), the built-in one or the user's override.
 Per step each replica computes ``sum(per-example losses) / global_batch_size`` on its rows and
 the gradients are SUM-reduced, so N replicas step exactly as one device on the global batch.
 Metric states are additive and reduced once when read, so every reported number covers the
@@ -19,30 +22,20 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import torch
 
-from unison.distribute.strategy import _STACK, Strategy
+from unison.distribute.input import map_structure
 from unison.keras.callbacks import Callback, CallbackList, History, ProgbarLogger
+from unison.keras.compile_utils import flat_logs
 from unison.keras.data_adapters import ArrayAdapter, Batch, IterableAdapter, make_adapter
+from unison.keras.steps import LocalSteps, run_predict_step, step_executor
 from unison.keras.training_state import TrainingState, prepare
 
 _BATCH_HOOKS = ("on_train_batch_begin", "on_train_batch_end", "on_batch_begin", "on_batch_end")
-
-
-@contextlib.contextmanager
-def _current(strategy: Strategy) -> Iterator[None]:
-    """Make the model's strategy current while its layers run (sync BatchNorm reads it)."""
-    _STACK.append(strategy)
-    try:
-        yield
-    finally:
-        _STACK.pop()
 
 
 def _check_int(name: str, value: Any, low: int) -> None:
@@ -73,16 +66,37 @@ def _split_validation(x: Any, y: Any, sample_weight: Any, split: float) -> tuple
     return train, val
 
 
-def _validation_adapter(data: Any, batch_size: int, st: TrainingState) -> Any:
-    if isinstance(data, (tuple, list)) and 2 <= len(data) <= 3 and isinstance(data[0], (np.ndarray, torch.Tensor)):
+def _validation_data(data: Any) -> tuple[Any, Any, Any]:
+    """``validation_data``: ``(x, y)``, ``(x, y, sample_weight)`` of arrays, or a dataset."""
+    if isinstance(data, (tuple, list)) and 2 <= len(data) <= 3 and _is_x(data[0]):
         x, y, *sw = data
-        return st.adapter(x, y, sw[0] if sw else None, batch_size, shuffle=False)
-    return st.adapter(data, None, None, batch_size, shuffle=False)
+        return x, y, (sw[0] if sw else None)
+    return data, None, None
+
+
+def _is_x(x: Any) -> bool:
+    """Arrays, or a list or dict of arrays (a multi-input model); a tuple is a batch of a batch list."""
+    if isinstance(x, (np.ndarray, torch.Tensor)):
+        return True
+    values: list[Any] = list(x.values()) if isinstance(x, dict) else x if isinstance(x, list) else []
+    return bool(values) and all(isinstance(v, (np.ndarray, torch.Tensor)) for v in values)
 
 
 def _overrides_batch_hooks(cb: Callback) -> bool:
     return not isinstance(cb, (History, ProgbarLogger)) and any(
         getattr(type(cb), h) is not getattr(Callback, h) for h in _BATCH_HOOKS)
+
+
+def _logs(st: TrainingState, steps: Any) -> dict[str, float]:
+    """The metrics over every replica; a user's step chooses the names (what it returned)."""
+    reduced = st.read_metrics()
+    result = steps.last_result
+    if not isinstance(result, dict):
+        return reduced
+    logs: dict[str, float] = {}
+    for name, value in flat_logs(result).items():
+        logs[name] = reduced[name] if name in reduced else float(torch.as_tensor(value).float().mean())
+    return logs
 
 
 def fit(model: Any, x: Any = None, y: Any = None, batch_size: int | None = None, epochs: int = 1,
@@ -107,54 +121,48 @@ def fit(model: Any, x: Any = None, y: Any = None, batch_size: int | None = None,
     verbose = _verbose(verbose)
     if validation_split and validation_data is None:
         (x, y, sample_weight), validation_data = _split_validation(x, y, sample_weight, validation_split)
+    val_batch = validation_batch_size or batch_size
 
-    strategy: Strategy = model.distribute_strategy
-    if strategy._should_use_with_coordinator:
-        from unison.keras import ps_trainer  # the PS stack (grpc, cloudpickle) loads only when used
-
-        return ps_trainer.fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_data, shuffle,
-                              sample_weight, initial_epoch, steps_per_epoch, validation_steps, validation_batch_size,
-                              validation_freq, _evaluate_here)
-    with _current(strategy):
-        st = prepare(model, strategy, shuffle=True)
-        train = st.adapter(x, y, sample_weight, batch_size, shuffle=shuffle)
-        st.setup_model(train)
-        val = None if validation_data is None else _validation_adapter(
-            validation_data, validation_batch_size or batch_size, st)
-        if val is not None:
-            st.check_labels(val, "validation data (validation_data or validation_split)")
-        steps = steps_per_epoch or train.steps_per_epoch
+    steps = step_executor(model)
+    with steps.context():
+        st, train = steps.open_train(x, y, sample_weight, batch_size, shuffle, steps_per_epoch, callbacks)
+        val = None
+        if validation_data is not None:
+            val = _Evaluation(model, steps.evaluator(_validation_data(validation_data)[0]), validation_data,
+                              val_batch, validation_steps)
+        n_steps = steps.steps_per_epoch(train, steps_per_epoch)
         cbs = CallbackList(callbacks, add_history=True, add_progbar=verbose != 0, model=model,
-                           verbose=verbose, epochs=epochs, steps=steps)
-        dynamic_bar = verbose == 1 and st.comm.broadcast_object(sys.stdout.isatty())
+                           verbose=verbose, epochs=epochs, steps=n_steps)
+        dynamic_bar = verbose == 1 and not steps.coordinated and st.comm.broadcast_object(sys.stdout.isatty())
         hooks = dynamic_bar or any(_overrides_batch_hooks(cb) for cb in cbs)
-        logs_every = 1 if cbs.needs_batch_logs() else (max(1, (steps or 50) // 50) if dynamic_bar else 0)
+        logs_every = 1 if cbs.needs_batch_logs() else (max(1, (n_steps or 50) // 50) if dynamic_bar else 0)
 
         model.stop_training = False
-        st.train_data = train
         cbs.on_train_begin()
         # BackupAndRestore may have restored a backup: continue at its exact epoch and step.
-        start_epoch, first_step = st.resume_point(initial_epoch, train)
+        start_epoch, first_step = steps.resume(st, train, initial_epoch)
         logs: dict[str, float] = {}
         for epoch in range(start_epoch, epochs):
             model.train()
             st.reset_metrics()
+            steps.last_result = None
             cbs.on_epoch_begin(epoch)
-            if first_step:
-                st.restore_epoch_metrics()
-            for step, batch in enumerate(train.epoch(epoch, steps_per_epoch, skip=first_step), first_step):
-                if hooks:
-                    cbs.on_train_batch_begin(step)
-                st.train_step(batch)
-                if hooks:
-                    want = logs_every and (step + 1) % logs_every == 0
-                    cbs.on_train_batch_end(step, st.read_metrics() if want else None)
+            epoch_steps = steps.train_steps(st, train, epoch, steps_per_epoch, first_step, callbacks_between=hooks)
+            try:
+                for step, run in enumerate(epoch_steps, first_step):
+                    if hooks:
+                        cbs.on_train_batch_begin(step)
+                    run()
+                    if hooks:
+                        want = logs_every and (step + 1) % logs_every == 0 and not steps.coordinated
+                        cbs.on_train_batch_end(step, _logs(st, steps) if want else None)
+            finally:
+                epoch_steps.close()  # a step that raised leaves no replica context entered
             first_step = 0
-            logs = st.read_metrics()
+            steps.finish_epoch(st)
+            logs = _logs(st, steps)
             if val is not None and (epoch + 1) % validation_freq == 0:
-                val_logs = _run_evaluation(model, st, val, validation_batch_size or batch_size,
-                                           validation_steps, None)
-                logs.update({f"val_{k}": v for k, v in val_logs.items()})
+                logs.update({f"val_{k}": v for k, v in val.run(None).items()})
             cbs.on_epoch_end(epoch, logs)
             _wait_for_chief_files(st, "fit.epoch_end")
             if model.stop_training:
@@ -165,19 +173,34 @@ def fit(model: Any, x: Any = None, y: Any = None, batch_size: int | None = None,
     return model.history
 
 
-def _run_evaluation(model: Any, st: TrainingState, adapter: Any, batch_size: int,
-                    steps: int | None, cbs: CallbackList | None) -> dict[str, float]:
-    model.eval()
-    st.reset_metrics()
-    blocks = adapter.blocks(batch_size) if steps is None else adapter.epoch(0, steps)
-    with torch.no_grad():
-        for step, batch in enumerate(blocks):
+class _Evaluation:
+    """One evaluation set, run through a step executor (validation in fit, or evaluate())."""
+
+    def __init__(self, model: Any, steps: Any, data: Any, batch_size: int, n: int | None,
+                 y: Any = None, sample_weight: Any = None, unpack: bool = True) -> None:
+        if unpack and y is None and sample_weight is None:
+            data, y, sample_weight = _validation_data(data)
+        self.model, self.steps, self.batch_size, self.n = model, steps, batch_size, n
+        self.st, self.data, self.total = steps.open_eval(data, y, sample_weight, batch_size, n)
+        if isinstance(steps, LocalSteps):
+            self.st.check_labels(self.data, "validation data (validation_data or validation_split)")
+
+    def run(self, cbs: CallbackList | None) -> dict[str, float]:
+        with self.steps.context():
+            return self._run(cbs)
+
+    def _run(self, cbs: CallbackList | None) -> dict[str, float]:
+        self.model.eval()
+        self.st.reset_metrics()
+        self.steps.last_result = None
+        for step, run in enumerate(self.steps.eval_steps(self.st, self.data, self.batch_size, self.n)):
             if cbs is not None:
                 cbs.on_test_batch_begin(step)
-            st.eval_step(batch)
+            run()
             if cbs is not None:
                 cbs.on_test_batch_end(step)
-    return st.read_metrics()
+        self.steps.finish_eval(self.st)
+        return _logs(self.st, self.steps)
 
 
 def evaluate(model: Any, x: Any = None, y: Any = None, batch_size: int | None = None,
@@ -188,58 +211,62 @@ def evaluate(model: Any, x: Any = None, y: Any = None, batch_size: int | None = 
     batch_size = 32 if batch_size is None else batch_size
     _check_int("batch_size", batch_size, 1)
     verbose = _verbose(verbose)
-    strategy: Strategy = model.distribute_strategy
-    if strategy._should_use_with_coordinator:
-        from unison.keras import ps_trainer
-
-        logs = ps_trainer.evaluate(model, x, y, batch_size, steps, _evaluate_here, sample_weight, verbose, callbacks)
-    else:
-        logs = _evaluate_here(model, x, y, batch_size, steps, sample_weight, verbose, callbacks)
+    executor = step_executor(model)
+    evaluator = executor.evaluator(x)
+    with evaluator.context():
+        # evaluate(x) takes x as given; only where the coordinator evaluates for a parameter-server
+        # strategy is an (x, y) tuple in x unpacked (as validation_data is).
+        run = _Evaluation(model, evaluator, x, batch_size, steps, y, sample_weight, unpack=executor.coordinated)
+        cbs = CallbackList(callbacks, add_progbar=verbose != 0, model=model, verbose=verbose,
+                           epochs=1, steps=run.total)
+        cbs.on_test_begin()
+        logs = run.run(cbs)
+        cbs.on_test_end(logs)
     if return_dict:
         return logs
     values = list(logs.values())
     return values[0] if len(values) == 1 else values
 
 
-def _evaluate_here(model: Any, x: Any, y: Any, batch_size: int, steps: int | None, sample_weight: Any = None,
-                   verbose: int = 0, callbacks: list[Callback] | None = None) -> dict[str, float]:
-    """Evaluate with this process's replicas (every replica of the strategy, or the coordinator)."""
-    strategy: Strategy = model.distribute_strategy
-    with _current(strategy):
-        st = prepare(model, strategy, False)
-        data = st.adapter(x, y, sample_weight, batch_size, shuffle=False)
-        st.setup_model(data)
-        n_steps = steps or data.eval_steps(batch_size)
-        cbs = CallbackList(callbacks, add_progbar=verbose != 0, model=model, verbose=verbose,
-                           epochs=1, steps=n_steps)
-        cbs.on_test_begin()
-        logs = _run_evaluation(model, st, data, batch_size, steps, cbs)
-        cbs.on_test_end(logs)
-    return logs
+def _cat(parts: list[Any]) -> Any:
+    """Concatenate per-batch outputs: tensors, or lists/dicts of them (a multi-output model)."""
+    first = parts[0]
+    if isinstance(first, dict):
+        return {k: _cat([p[k] for p in parts]) for k in first}
+    if isinstance(first, (list, tuple)):
+        return type(first)(_cat([p[i] for p in parts]) for i in range(len(first)))
+    return torch.cat(parts)
+
+
+def _gather(st: TrainingState, local: Any) -> Any:
+    """Every replica's outputs, in rank order (each structure leaf gathered)."""
+    return map_structure(lambda t: torch.cat(st.comm.all_gather(t, name="predict.gather")), local)
 
 
 def predict(model: Any, x: Any, batch_size: int | None = None, verbose: Any = "auto",
-            steps: int | None = None, callbacks: list[Callback] | None = None) -> np.ndarray:
-    """Model outputs for ``x``, in input order, gathered from every replica."""
+            steps: int | None = None, callbacks: list[Callback] | None = None) -> Any:
+    """Model outputs for ``x``, in input order, gathered from every replica.
+
+    Under a parameter-server strategy the coordinator predicts (with the weights it holds).
+    """
     batch_size = 32 if batch_size is None else batch_size
     _check_int("batch_size", batch_size, 1)
-    strategy: Strategy = model.distribute_strategy
-    with _current(strategy):
+    strategy = model.distribute_strategy
+    with strategy.replica_context():
         st = prepare(model, strategy, False)
         data = st.adapter(x, None, None, batch_size, shuffle=False)
         st.setup_model(data, need_labels=False)
         model.eval()
-        with torch.no_grad():
-            if isinstance(data, ArrayAdapter) and steps is None:
-                # Each replica predicts one contiguous block; rank order is input order.
-                outputs = [st.predict_forward(b.x) for b in data.blocks(batch_size)]
-                local = torch.cat(outputs) if outputs else st.empty_output(data)
-                parts = st.comm.all_gather(local, name="predict.gather")
-            else:
-                # Each batch is split across replicas: gather batch by batch to keep the order.
-                parts = [torch.cat(st.comm.all_gather(st.predict_forward(b.x), name="predict.gather"))
-                         for b in data.epoch(0, steps)]
-        return torch.cat(parts).cpu().numpy()
+        if isinstance(data, ArrayAdapter) and steps is None:
+            # Each replica predicts one contiguous block; rank order is input order.
+            outputs = [run_predict_step(model, st, b) for b in data.blocks(batch_size)]
+            local = _cat(outputs) if outputs else st.empty_output(data)
+            result = _gather(st, local)
+        else:
+            # Each batch is split across replicas: gather batch by batch to keep the order.
+            parts = [_gather(st, run_predict_step(model, st, b)) for b in data.epoch(0, steps)]
+            result = _cat(parts)
+        return map_structure(lambda t: t.cpu().numpy(), result)
 
 
 __all__ = ["ArrayAdapter", "Batch", "IterableAdapter", "evaluate", "fit", "make_adapter", "predict"]

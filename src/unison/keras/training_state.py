@@ -1,9 +1,16 @@
-"""Per-model training state: the pieces ``fit``/``evaluate`` call each step.
+"""Per-model training state: what the built-in step owns.
 
-Built once per ``compile()`` (and strategy): the model moved to the replica's device and its
-weights broadcast from replica 0, the torch optimizer with unison's
-:class:`~unison.optim.DistributedOptimizer` in front of it, the resolved metrics, and the
-additive metric states that are reduced across replicas when read.
+Built once per ``compile()`` (and strategy): the model's placement on the replica's device and
+its weights broadcast from replica 0 (placement, broadcast), the torch optimizer and the
+strategy's :class:`~unison.optim.DistributedOptimizer` for it (``Strategy.gradient_synchronizer``),
+the dtype policy and loss scaling, and the additive metric states (the loss tracker and the
+compiled metrics) that are reduced across replicas when read. The loop itself is in
+:mod:`unison.keras.trainer`; how a step runs (here or on parameter-server workers) in
+:mod:`unison.keras.steps`.
+
+Internal API for callbacks: :func:`training_state_of` returns a model's state while ``fit``
+runs (``BackupAndRestore`` reads ``comm``, ``torch_opt``, ``seed``, ``train_data`` and
+:meth:`TrainingState.summed_metric_states`, and sets ``seed`` and ``resume`` when it restores).
 
 Example::
 
@@ -23,12 +30,14 @@ from typing import Any
 
 import torch
 
+from unison.distribute.input import map_structure
 from unison.distribute.strategy import Strategy
 from unison.keras import metrics as metrics_mod
 from unison.keras import mixed_precision
+from unison.keras.compile_utils import OutputLosses, resolve_metrics
 from unison.keras.data_adapters import ArrayAdapter, Batch, make_adapter
 from unison.keras.loss_scale import LossScaleOptimizer, UnderflowWatch
-from unison.optim.distributed import DistributedOptimizer, Sum
+from unison.optim.distributed import DistributedOptimizer
 from unison.optim.safety import first_nonfinite, nonfinite_error
 
 
@@ -40,21 +49,32 @@ class TrainingState:
         self.strategy = strategy
         self.comm = strategy.extended.communicator
         self.device = strategy.extended.device
-        self.key = (id(strategy), id(model.optimizer), id(model.loss), tuple(map(id, model.compiled_metrics)))
+        self.key = _key(model, strategy)
         self.loss = model.loss
         self.metrics: list[metrics_mod.Metric] = []
         self.dist_opt: DistributedOptimizer | None = None
         self.torch_opt: torch.optim.Optimizer | None = None
         self.params: list[torch.nn.Parameter] = []
         self._local_steps = 0  # steps of a one-replica fit (N replicas: the optimizer counts)
+        # Keras 3's gradient_accumulation_steps: k batches' gradients, one update (and one
+        # synchronisation, through the synchroniser's backward_passes_per_step) every k-th.
+        self.accumulate = int(getattr(model.optimizer, "gradient_accumulation_steps", None) or 1)
+        self._pending = 0
         # The reported loss: [sum of per-example losses, number of examples], additive like the
         # metrics' states (a Mean over examples, weighted by the loss's sample weights).
-        self.loss_tracker = metrics_mod.Mean("loss")
+        self.loss_tracker = LossTracker(self)
+        # Several outputs: one "<output>_loss" tracker each (their per-example sums of the step).
+        self.output_trackers = self.loss.trackers() if isinstance(self.loss, OutputLosses) else []
+        self._output_sums: list[torch.Tensor] = []
+        # The batch of the step now running (its global size scales compute_loss exactly).
+        self.current: Batch | None = None
+        self._last_loss: tuple[torch.Tensor, torch.Tensor, Any] | None = None
         self.seed = 0
         self.ready = False
         self.placed = False
         self.has_regularizers = False
         self.out_shape: tuple[int, ...] = ()
+        self.out_shapes: Any = ()
         self.train_data: Any = None  # the adapter fit() trains on (backups record its position)
         self.resume: ResumePoint | None = None  # set when BackupAndRestore restored a backup
         self._epoch_metrics: torch.Tensor | None = None
@@ -84,8 +104,10 @@ class TrainingState:
         if need_labels:
             _check_data(data, self.loss is not None)
         example = tuple(data.example_shape)
+        sample = getattr(data, "example", None)
+        multi_input = isinstance(sample, (dict, list, tuple))
         hint = getattr(model, "input_shape_hint", None)
-        if hint is not None and tuple(hint) != example:
+        if hint is not None and tuple(hint) != example and not multi_input:
             first = model.layers[0] if model.layers else model
             raise ValueError(
                 f"Input 0 of layer '{getattr(first, 'name', type(first).__name__)}' is incompatible "
@@ -96,19 +118,25 @@ class TrainingState:
             model.to(self.device)
             if self.policy.variable_dtype != "float32":  # pure 'bfloat16'/'float16' policies
                 model.to(self.policy.torch_variable_dtype)
-            model.build((1, *example))
+            if multi_input:
+                zeros = map_structure(lambda t: torch.zeros_like(torch.as_tensor(t), device=self.device), sample)
+            else:
+                model.build((1, *example))
+                zeros = torch.zeros((1, *example), device=self.device)
             with torch.no_grad():
                 was = model.training
                 model.eval()
-                self.out_shape = tuple(model(torch.zeros((1, *example), device=self.device)).shape[1:])
+                out = model(zeros)
                 model.train(was)
+            # One output: its shape; several (a list/dict): the structure of their shapes.
+            self.out_shapes = map_structure(lambda t: tuple(t.shape[1:]), out)
+            self.out_shape = self.out_shapes if isinstance(out, torch.Tensor) else ()
             # Mirrored variables: every replica starts from replica 0's weights.
             self.strategy.broadcast_tensors(list(model.parameters()) + list(model.buffers()))
             self.placed = True
         if need_labels and not self.ready:
             self._build_optimizer()
-            self.metrics = [metrics_mod.get(m, (None, *data.y_shape), (None, *self.out_shape), self.loss)
-                            for m in model.compiled_metrics]
+            self.metrics = resolve_metrics(model._metric_specs, self.loss, data.y_shape, self.out_shapes)
             self.ready = True
         if need_labels:
             self.check_labels(data, "labels (y) given to fit/evaluate")
@@ -119,7 +147,7 @@ class TrainingState:
         A label the loss cannot take (a class index beyond the model's outputs) would otherwise
         surface as torch's ``IndexError`` in the middle of an epoch, without saying which data.
         """
-        if not (isinstance(data, ArrayAdapter) and data.y is not None and self.loss is not None):
+        if not (isinstance(data, ArrayAdapter) and isinstance(data.y, torch.Tensor) and self.loss is not None):
             return
         n_out = self.out_shape[-1] if self.out_shape else None
         try:
@@ -131,10 +159,13 @@ class TrainingState:
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.torch_opt = self.model.optimizer.build(self.params)
         if self.comm.is_distributed:
-            self.dist_opt = DistributedOptimizer(
+            # The strategy's one synchroniser for this optimizer: a user's train_step that calls
+            # optimizer.apply_gradients() reaches the same DistributedOptimizer (and its hooks).
+            self.dist_opt = self.strategy.gradient_synchronizer(
                 self.torch_opt, named_parameters=[(n, p) for n, p in self.model.named_parameters() if p.requires_grad],
-                op=Sum, communicator=self.comm, gradient_transform=self.model.optimizer.clip_gradients,
-                nonfinite="skip" if self.loss_scale is not None else "raise")
+                gradient_transform=self.model.optimizer.clip_gradients,
+                nonfinite="skip" if self.loss_scale is not None else "raise",
+                backward_passes_per_step=self.accumulate)
         self.has_regularizers = bool(self.model.losses)
 
     def empty_output(self, data: Any) -> torch.Tensor:
@@ -142,8 +173,8 @@ class TrainingState:
 
     def release(self) -> None:
         """Detach gradient hooks (a new compile() replaces this state)."""
-        if self.dist_opt is not None:
-            self.dist_opt.remove_hooks()
+        if self.dist_opt is not None and self.torch_opt is not None:
+            self.strategy.forget_synchronizer(self.torch_opt)
 
     # --- steps -------------------------------------------------------------------------------
     def forward(self, x: Any) -> Any:
@@ -157,6 +188,8 @@ class TrainingState:
         return out.float() if isinstance(out, torch.Tensor) and out.dtype == torch.bfloat16 else out
 
     def _loss_sum(self, batch: Batch, y_pred: torch.Tensor) -> tuple[torch.Tensor, Any]:
+        if self.output_trackers:
+            return self._outputs_loss_sum(batch, y_pred)
         per_example = self.loss.per_example(batch.y, y_pred)
         if batch.sample_weight is not None:
             per_example = per_example * batch.sample_weight.reshape(per_example.shape)
@@ -165,6 +198,25 @@ class TrainingState:
         weights = getattr(self.loss, "example_weights", None)
         counted = weights(batch.y, y_pred) if weights is not None else None
         return per_example.sum(), per_example.shape[0] if counted is None else counted.sum().detach()
+
+    def _outputs_loss_sum(self, batch: Batch, y_pred: Any) -> tuple[torch.Tensor, Any]:
+        """Several outputs: ``sum_i weight_i * loss_i`` per example; each output's sum kept for its tracker."""
+        total: torch.Tensor | None = None
+        sums = []
+        for i, part in self.loss.per_output(batch.y, y_pred):
+            part = part.reshape(-1)
+            if batch.sample_weight is not None:
+                weight = batch.sample_weight
+                if isinstance(weight, (dict, list, tuple)):
+                    weight = weight[self.loss.names[i]] if isinstance(weight, dict) else weight[i]
+                part = part * weight.reshape(part.shape)
+            sums.append(part.sum())
+            weighted = self.loss.weights[i] * part
+            total = weighted if total is None else total + weighted
+        self._output_sums = [s.detach() for s in sums]
+        if total is None:  # from_compile refuses this; a hand-made OutputLosses could still do it
+            raise ValueError("compile(loss=...) gave no output a loss: give at least one output a loss.")
+        return total.sum(), total.shape[0]
 
     def _global_size(self, batch: Batch, local: Any) -> float:
         if batch.global_size is not None and not isinstance(local, torch.Tensor):
@@ -188,10 +240,18 @@ class TrainingState:
             # Added on every replica, so each adds its 1/N share of the one-device penalty.
             loss = loss + reg / self.comm.world_size
         scaler = self.loss_scale
-        (loss if scaler is None else scaler.scale_loss(loss)).backward()
+        scaled = loss if self.accumulate == 1 else loss / self.accumulate  # the mean of k batches' gradients
+        (scaled if scaler is None else scaler.scale_loss(scaled)).backward()
         if self.underflow is not None:
             self.underflow.check([(n, p) for n, p in self.model.named_parameters() if p.requires_grad], loss)
         counter = self.model.optimizer._counter  # Keras's iterations and learning-rate schedule
+        if self.accumulate > 1:
+            self._pending += 1
+            if self._pending < self.accumulate:  # gradients add up in .grad; no update, no collective
+                counter.after_step()
+                self._update_metrics(batch, y_pred, loss_sum, local, reg)
+                return
+            self._pending = 0
         counter.before_step()
         if self.dist_opt is not None:
             skipped = self.dist_opt.skipped_steps
@@ -222,6 +282,31 @@ class TrainingState:
             named = [(n, p) for n, p in self.model.named_parameters() if p.requires_grad]
             raise nonfinite_error(first_nonfinite(named), self.comm, self._local_steps)
 
+    def compute_loss(self, y: Any, y_pred: Any, sample_weight: Any, regularization: bool = True) -> torch.Tensor:
+        """The loss a step differentiates, scaled as the built-in step scales it.
+
+        ``sum(per-example losses) / global batch size`` (plus ``1/N`` of the regularisation on
+        each of N replicas), so gradients SUM-reduced across replicas equal one device's on the
+        global batch. Inside ``fit`` the global size is the running step's; elsewhere it is this
+        replica's rows times the replicas in sync (TF's ``compute_average_loss``).
+        """
+        if self.loss is None:
+            raise ValueError("compute_loss() needs a compiled loss: call model.compile(loss=...) first, or "
+                             "override compute_loss()/train_step() to compute the loss yourself.")
+        loss_sum, local = self._loss_sum(Batch(None, y, sample_weight, None), y_pred)
+        current = self.current
+        if current is not None:
+            size: Any = self._global_size(Batch(None, None, None, current.global_size), local)
+        else:
+            size = local * self.comm.world_size
+        loss = loss_sum / size
+        reg = self._regularization() if regularization else None
+        if reg is not None:
+            loss = loss + reg / self.comm.world_size
+        tracked = loss_sum.detach() if reg is None else loss_sum.detach() + reg.detach() * local
+        self._last_loss = (loss, tracked, local)
+        return loss
+
     def eval_step(self, batch: Batch) -> None:
         """Forward only; accumulate loss and metric states."""
         y_pred = self.forward(batch.x)
@@ -235,18 +320,35 @@ class TrainingState:
             if reg is not None:
                 tracked = tracked + reg.detach() * local
             self.loss_tracker.add(tracked, local)
+            self.add_output_losses(local)
+            self.update_compiled_metrics(batch.y, y_pred, batch.sample_weight)
+
+    def add_output_losses(self, local: Any) -> None:
+        for tracker, total in zip(self.output_trackers, self._output_sums):
+            tracker.add(total, local)
+
+    def update_compiled_metrics(self, y: Any, y_pred: Any, sample_weight: Any) -> None:
+        with torch.no_grad():
             for m in self.metrics:
-                m.update_state(batch.y, y_pred, batch.sample_weight)
+                m.update_state(y, y_pred, sample_weight)
 
     # --- metrics --------------------------------------------------------------------------------
+    def trackers(self) -> list[metrics_mod.Metric]:
+        """The metrics whose states the loop resets and reads: ``model.metrics``, flattened."""
+        from unison.keras.compile_utils import leaf_metrics
+
+        return leaf_metrics(self.model.metrics)
+
     def reset_metrics(self) -> None:
-        self.loss_tracker.reset_state()
-        for m in self.metrics:
+        for m in self.trackers():
             m.reset_state()
 
     def summed_metric_states(self, name: str = "metrics.reduce") -> torch.Tensor:
         """Loss and metric states summed over every replica (one collective)."""
-        state = torch.cat([m.state().to(self.device, torch.float64) for m in [self.loss_tracker, *self.metrics]])
+        trackers = self.trackers()
+        if not trackers:
+            return torch.zeros(0, dtype=torch.float64)
+        state = torch.cat([m.state().to(self.device, torch.float64) for m in trackers])
         return self.comm.all_reduce(state, name=name)  # cat made a fresh tensor: reduce it in place
 
     def read_metrics(self) -> dict[str, float]:
@@ -254,7 +356,7 @@ class TrainingState:
         state = self.summed_metric_states().cpu()
         logs: dict[str, float] = {}
         offset = 0
-        for m in [self.loss_tracker, *self.metrics]:  # "loss" first, as Keras logs it
+        for m in self.trackers():  # "loss" first, as Keras logs it
             logs[m.name] = float(m.result_from_state(state[offset: offset + m.num_state]))
             offset += m.num_state
         return logs
@@ -276,7 +378,7 @@ class TrainingState:
         state, self._epoch_metrics = self._epoch_metrics, None
         if state is None or self.comm.rank != 0:
             return
-        trackers = [self.loss_tracker, *self.metrics]
+        trackers = self.trackers()
         if len(state) != sum(m.num_state for m in trackers):
             return  # compiled with other metrics than the backup: the epoch's logs restart
         offset = 0
@@ -325,18 +427,56 @@ def _unpack_y(element: Any) -> Any:
     return _unpack(element, None).y
 
 
+class LossTracker(metrics_mod.Mean):
+    """The model's ``"loss"`` metric (Keras 3's ``model.metrics[0]``).
+
+    ``update_state(loss)`` with the tensor :meth:`TrainingState.compute_loss` just returned
+    records that step's exact sum and example count (the returned loss is scaled by the global
+    batch for the gradients), so a custom ``train_step`` written as Keras documents it reports
+    the same loss on N replicas as on one; any other value is averaged as ``Mean`` does.
+    """
+
+    def __init__(self, state: TrainingState) -> None:
+        super().__init__("loss")
+        self._owner = state
+
+    def update_state(self, values: Any, sample_weight: Any = None) -> None:
+        last = self._owner._last_loss
+        if last is not None and values is last[0] and sample_weight is None:
+            self.add(last[1], last[2])
+            self._owner.add_output_losses(last[2])
+            return
+        super().update_state(values, sample_weight)
+
+
+def _key(model: Any, strategy: Strategy) -> tuple[Any, ...]:
+    return (id(strategy), id(model.optimizer), id(model.loss), tuple(map(id, model._metric_specs)))
+
+
+_ATTRIBUTE = "_unison_training_state"
+
+
+def training_state_of(model: Any) -> TrainingState | None:
+    """The model's training state, or ``None`` before its first ``fit``/``evaluate``/``predict``.
+
+    This is the internal API between the loop and Keras's callbacks (``BackupAndRestore``
+    restores the optimizer, seed and data position through it); the state lives on the model
+    because Keras's callbacks only receive the model.
+    """
+    return getattr(model, _ATTRIBUTE, None)
+
+
 def prepare(model: Any, strategy: Strategy, shuffle: bool) -> TrainingState:
     """The model's training state for its current compile() and strategy (created on demand)."""
-    st: TrainingState | None = getattr(model, "_unison_training_state", None)
-    key = (id(strategy), id(model.optimizer), id(model.loss), tuple(map(id, model.compiled_metrics)))
-    if st is None or st.key != key:
+    st = training_state_of(model)
+    if st is None or st.key != _key(model, strategy):
         if st is not None:
             st.release()
         st = TrainingState(model, strategy)
-        object.__setattr__(model, "_unison_training_state", st)
+        object.__setattr__(model, _ATTRIBUTE, st)  # not a torch submodule: a plain attribute
     if shuffle:
         st.share_seed()
     return st
 
 
-__all__ = ["ResumePoint", "TrainingState", "prepare"]
+__all__ = ["LossTracker", "ResumePoint", "TrainingState", "prepare", "training_state_of"]

@@ -84,7 +84,9 @@ class BackupAndRestore(Callback):
         self.restored_from: tuple[int, int] | None = None  # (epoch, step) of the restored backup
 
     def _state(self) -> Any:
-        st = getattr(self.model, "_unison_training_state", None)
+        from unison.keras.training_state import training_state_of  # the loop's internal API for callbacks
+
+        st = training_state_of(self.model)
         if st is None or st.torch_opt is None:
             raise RuntimeError("BackupAndRestore works inside model.fit(); pass it in callbacks=[...].")
         return st

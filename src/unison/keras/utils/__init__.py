@@ -1,6 +1,8 @@
-"""``tf.keras.utils``: ``to_categorical``, ``set_random_seed``, ``experimental.DatasetCreator``."""
+"""``tf.keras.utils``: ``to_categorical``, ``set_random_seed``, ``unpack_x_y_sample_weight``,
+``experimental.DatasetCreator``."""
 
+from unison.keras.model_steps import unpack_x_y_sample_weight
 from unison.keras.utils import experimental
 from unison.keras.utils.numerical import set_random_seed, to_categorical
 
-__all__ = ["experimental", "set_random_seed", "to_categorical"]
+__all__ = ["experimental", "set_random_seed", "to_categorical", "unpack_x_y_sample_weight"]
