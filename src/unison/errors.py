@@ -12,6 +12,8 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class UnisonError(RuntimeError):
     """Base class of unison's runtime failures (not argument mistakes)."""
@@ -43,7 +45,7 @@ class NotCompiledError(RuntimeError):
     """A Keras-style model was used for training before ``compile()``."""
 
 
-def format_choices(choices: list[str] | tuple[str, ...] | set[str]) -> str:
+def format_choices(choices: Iterable[str]) -> str:
     """Return a sorted, quoted, comma-separated list for error messages.
 
     Example:

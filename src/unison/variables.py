@@ -73,7 +73,7 @@ class Variable(torch.nn.Parameter):
         """Whether an optimizer and a tape treat it as a weight."""
         return self._tf_trainable
 
-    def numpy(self, *, force: bool = False) -> np.ndarray:  # type: ignore[override]
+    def numpy(self, *, force: bool = False) -> np.ndarray:
         """The value as a numpy array (a copy for a trainable variable)."""
         return self.detach().cpu().numpy()
 
@@ -112,16 +112,16 @@ class Variable(torch.nn.Parameter):
         return self
 
     # --- `v += x` rebinds the name to a new tensor, as in TF (torch would write into the leaf) ---
-    def __iadd__(self, other: Any) -> torch.Tensor:  # type: ignore[override, misc]
+    def __iadd__(self, other: Any) -> torch.Tensor:  # type: ignore[misc]
         return self + other
 
-    def __isub__(self, other: Any) -> torch.Tensor:  # type: ignore[override, misc]
+    def __isub__(self, other: Any) -> torch.Tensor:  # type: ignore[misc]
         return self - other
 
-    def __imul__(self, other: Any) -> torch.Tensor:  # type: ignore[override, misc]
+    def __imul__(self, other: Any) -> torch.Tensor:  # type: ignore[misc]
         return self * other
 
-    def __itruediv__(self, other: Any) -> torch.Tensor:  # type: ignore[override, misc]
+    def __itruediv__(self, other: Any) -> torch.Tensor:  # type: ignore[misc]
         return self / other
 
     # --- copies keep the TF attributes ----------------------------------------------------------

@@ -24,13 +24,13 @@ from unison.comm.communicator import Communicator
 
 class _AllReduceSum(torch.autograd.Function):
     @staticmethod
-    def forward(ctx: Any, tensor: torch.Tensor, comm: Communicator) -> torch.Tensor:  # type: ignore[override]
+    def forward(ctx: Any, tensor: torch.Tensor, comm: Communicator) -> torch.Tensor:
         ctx.comm = comm
         out = tensor.clone()
         return comm.all_reduce(out, name="sync_batch_norm.stats")
 
     @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:  # type: ignore[override]
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
         # Every replica's loss depends on the global sum, so the gradient reaching this
         # replica's contribution is the sum of all replicas' upstream gradients.
         out = grad.contiguous().clone()

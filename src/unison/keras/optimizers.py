@@ -60,7 +60,7 @@ __all__ = [
     "get",
 ]
 
-Params = Iterable[torch.nn.Parameter | dict]
+Params = Iterable[torch.Tensor | dict]  # parameters, variables (tensors with requires_grad) or param groups
 
 
 class ClipOptions(TypedDict, total=False):
@@ -585,7 +585,7 @@ def get(identifier: OptimizerLike) -> Optimizer:
     if isinstance(identifier, torch.optim.Optimizer):
         return TorchOptimizer(identifier)
     if isinstance(identifier, type) and issubclass(identifier, Optimizer):
-        return identifier()  # type: ignore[call-arg]  # concrete optimizers have defaults
+        return identifier()  # concrete optimizers have defaults
     if isinstance(identifier, str):
         cls = _REGISTRY.get(identifier.lower())
         if cls is None:
