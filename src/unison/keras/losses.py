@@ -52,7 +52,7 @@ __all__ = [
 EPSILON = 1e-7
 """Keras's ``backend.epsilon()``: the clipping margin for probabilities."""
 
-TensorLike = torch.Tensor | np.ndarray | float | int | list
+TensorLike = torch.Tensor | np.ndarray | float | int | list[Any]
 LabelArray = np.ndarray | torch.Tensor
 
 
@@ -323,7 +323,7 @@ class Loss:
                 ``num_outputs`` outputs.
         """
 
-    def get_config(self) -> dict:
+    def get_config(self) -> dict[str, Any]:
         """Return the constructor arguments."""
         return {"name": self.name, "reduction": self.reduction}
 
@@ -363,7 +363,7 @@ class LossFunctionWrapper(Loss):
             )
         return _to_examples(values, int(np.shape(y_pred)[0]), self.name)
 
-    def get_config(self) -> dict:
+    def get_config(self) -> dict[str, Any]:
         return {"name": self.name, "reduction": self.reduction, **self._fn_kwargs}
 
 

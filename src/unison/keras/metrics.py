@@ -47,7 +47,7 @@ __all__ = [
     "top_k_categorical_accuracy",
 ]
 
-TensorLike = torch.Tensor | np.ndarray | float | int | list
+TensorLike = torch.Tensor | np.ndarray | float | int | list[Any]
 Shape = Sequence[int | None] | None
 
 
@@ -134,7 +134,7 @@ class Metric:
         self.update_state(*args, **kwargs)
         return self.result()
 
-    def get_config(self) -> dict:
+    def get_config(self) -> dict[str, Any]:
         """Return the constructor arguments."""
         return {"name": self.name}
 
@@ -225,7 +225,7 @@ class MeanMetricWrapper(_MeanState):
         with torch.no_grad():
             self._add(self.fn(y_true, y_pred, **self._fn_kwargs), sample_weight)
 
-    def get_config(self) -> dict:
+    def get_config(self) -> dict[str, Any]:
         return {"name": self.name, **self._fn_kwargs}
 
 
