@@ -1,7 +1,7 @@
 """The few exception types users catch.
 
 Every error a user can cause says what happened, what was expected and how to fix it
-(DESIGN section 5). Plain mistakes in arguments raise ``ValueError``/``TypeError``; the
+(docs/semantics.md#errors). Plain mistakes in arguments raise ``ValueError``/``TypeError``; the
 types below exist where a caller may want to tell one failure from another.
 
 Example:

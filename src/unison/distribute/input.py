@@ -1,6 +1,6 @@
 """Input distribution: global batches become per-replica batches (TF semantics).
 
-``batch_size`` is the global batch (DESIGN section 3); replica ``r`` takes its contiguous share
+``batch_size`` is the global batch, as in TF (docs/semantics.md#global-batch); replica ``r`` takes its contiguous share
 of each global batch, split as evenly as possible (the first ``n % R`` replicas take one row
 more). A replica may get zero rows and still takes part in every collective.
 
@@ -100,7 +100,7 @@ class InputPlacement:
     """Where this process's replica sits: which worker, which of that worker's replicas.
 
     Replicas are ranked worker by worker (chief first), each worker holding ``num_replicas //
-    num_workers`` consecutive ranks (DESIGN section 3).
+    num_workers`` consecutive ranks (the order of ``cluster.plan``: chief first, then workers).
     """
 
     num_replicas: int = 1

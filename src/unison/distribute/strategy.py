@@ -41,7 +41,7 @@ class ReduceOp(enum.Enum):
     MEAN = "MEAN"
 
 
-_STACK: list[Strategy] = []  # the current-strategy stack entered by scope() (DESIGN section 7)
+_STACK: list[Strategy] = []  # the current-strategy stack entered by scope() (innermost = current, as in TF)
 _REPLICA_CONTEXT: list[ReplicaContext] = []
 
 

@@ -2,7 +2,7 @@
 
 A ``Loss`` returns one value per example (``per_example``, shape ``(batch,)``). The trainer
 sums them and divides by the GLOBAL batch size, which is what makes N replicas compute the
-gradient one device computes (DESIGN section 3); a loss must therefore never average over the
+gradient one device computes (docs/semantics.md#loss); a loss must therefore never average over the
 batch itself. ``loss(y_true, y_pred)`` is the batch mean, for standalone use as in Keras.
 
 Numerical stability on probabilities follows TF Keras: when ``from_logits=False`` and

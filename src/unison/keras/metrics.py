@@ -3,7 +3,7 @@
 Every metric here keeps a small float64 tensor of sums (``state()``, e.g. ``[total, count]``).
 The trainer concatenates the states of all metrics, SUM-all-reduces the result across replicas
 and reads each metric with ``result_from_state(its slice)``, so the reported numbers describe
-the whole global batch, each sample counted once (DESIGN section 3). ``update_state`` runs every
+the whole global batch, each sample counted once (docs/semantics.md#metrics). ``update_state`` runs every
 step: it only launches tensor additions on the device of its inputs, never ``.item()``.
 
 Example:

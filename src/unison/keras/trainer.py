@@ -1,6 +1,6 @@
 """``fit``, ``evaluate`` and ``predict``: the training loop, one screen of small named pieces.
 
-The loop only talks to the model's strategy (DESIGN section 2): the strategy's communicator
+The loop only talks to the model's strategy (never torch.distributed, docs/semantics.md#layers): the strategy's communicator
 reduces metric states, its :class:`~unison.optim.DistributedOptimizer` synchronises gradients.
 Per step each replica computes ``sum(per-example losses) / global_batch_size`` on its rows and
 the gradients are SUM-reduced, so N replicas step exactly as one device on the global batch.

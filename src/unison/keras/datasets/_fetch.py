@@ -1,6 +1,6 @@
 """Where a data set's files come from: the user's data folder, the cache, or a download.
 
-Lookup order (DESIGN section 3, "Data"), per data set ``<name>``:
+Lookup order (docs/semantics.md#data), per data set ``<name>``:
 
 1. ``$UNISON_DATA_DIR/<name>/``, used when it holds all four IDX files;
 2. the cache, ``$UNISON_CACHE_DIR/<name>/`` (default ``~/.cache/unison/datasets/<name>/``);

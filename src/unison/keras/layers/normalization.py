@@ -2,7 +2,8 @@
 
 Batch statistics are computed over the *global* batch: each replica contributes its sums,
 sums of squares and row count through one differentiable all-reduce, so N replicas normalise
-exactly as one device would on the global batch (the equivalence contract of DESIGN section 3),
+exactly as one device would on the global batch (what keeps N replicas equal to one device,
+docs/semantics.md#equivalence),
 and a replica with zero rows still takes part. Keras's own default is per-replica statistics
 (``synchronized=False``); pass that to get it.
 
