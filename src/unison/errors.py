@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import ClassVar
 
 
@@ -242,7 +243,7 @@ class NotCompiledError(RuntimeError):
     """A Keras-style model was used for training before ``compile()``."""
 
 
-def format_choices(choices: list[str] | tuple[str, ...] | set[str]) -> str:
+def format_choices(choices: Iterable[str]) -> str:
     """Return a sorted, quoted, comma-separated list for error messages.
 
     Example:

@@ -19,7 +19,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -73,7 +73,7 @@ class Variable(torch.nn.Parameter):
         """Whether an optimizer and a tape treat it as a weight."""
         return self._tf_trainable
 
-    def numpy(self, *, force: bool = False) -> np.ndarray:  # type: ignore[override]
+    def numpy(self, *, force: bool = False) -> np.ndarray:
         """The value as a numpy array (a copy for a trainable variable)."""
         return self.detach().cpu().numpy()
 
@@ -112,22 +112,24 @@ class Variable(torch.nn.Parameter):
         return self
 
     # --- `v += x` rebinds the name to a new tensor, as in TF (torch would write into the leaf) ---
-    def __iadd__(self, other: Any) -> torch.Tensor:  # type: ignore[override, misc]
-        return self + other
+    # (ignore[misc]: torch declares the in-place operators to return the same class; these return a
+    # plain tensor on purpose. cast: `other` may be anything tensor-like, so mypy types `self + other` Any.)
+    def __iadd__(self, other: Any) -> torch.Tensor:  # type: ignore[misc]
+        return cast(torch.Tensor, self + other)
 
-    def __isub__(self, other: Any) -> torch.Tensor:  # type: ignore[override, misc]
-        return self - other
+    def __isub__(self, other: Any) -> torch.Tensor:  # type: ignore[misc]
+        return cast(torch.Tensor, self - other)
 
-    def __imul__(self, other: Any) -> torch.Tensor:  # type: ignore[override, misc]
-        return self * other
+    def __imul__(self, other: Any) -> torch.Tensor:  # type: ignore[misc]
+        return cast(torch.Tensor, self * other)
 
-    def __itruediv__(self, other: Any) -> torch.Tensor:  # type: ignore[override, misc]
-        return self / other
+    def __itruediv__(self, other: Any) -> torch.Tensor:  # type: ignore[misc]
+        return cast(torch.Tensor, self / other)
 
     # --- copies keep the TF attributes ----------------------------------------------------------
     def __deepcopy__(self, memo: dict[int, Any]) -> Variable:
         if id(self) in memo:
-            return memo[id(self)]
+            return cast(Variable, memo[id(self)])
         result = _rebuild_variable(self.data.clone(), self._tf_trainable, self._tf_name)
         memo[id(self)] = result
         return result

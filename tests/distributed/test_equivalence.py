@@ -1,4 +1,4 @@
-"""The strongest contract: N replicas end exactly where one device ends (DESIGN section 3)."""
+"""The strongest contract: N replicas end exactly where one device ends (docs/semantics.md#equivalence)."""
 
 from __future__ import annotations
 

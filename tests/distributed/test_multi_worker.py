@@ -1,6 +1,6 @@
 """MultiWorkerMirroredStrategy with real worker processes, each started with its own TF_CONFIG.
 
-The equivalence contract of DESIGN section 3 across workers: 2 workers x 1 replica (TF_CONFIG from
+The equivalence contract (docs/semantics.md#equivalence) across workers: 2 workers x 1 replica (TF_CONFIG from
 `unison launch --tf-config`, and plain torchrun) and 2 workers x 2 replicas (TF_CONFIG by hand)
 end where one process ends on the global batch (parameters within 1e-5), for Keras fit, a custom
 loop and distribute_datasets_from_function. Then the failures users

@@ -1,7 +1,7 @@
 """Cluster specs, resolvers (TF_CONFIG, torchrun, SLURM, explicit), job plans and their errors.
 
-Every bad TF_CONFIG must name the field and the fix before any process connects (DESIGN
-section 5); these run in one process, without a network.
+Every bad TF_CONFIG must name the field and the fix before any process connects
+(docs/semantics.md#errors); these run in one process, without a network.
 """
 
 from __future__ import annotations

@@ -63,6 +63,7 @@ def run_unison(args: argparse.Namespace) -> None:
     from unison.keras.callbacks import Callback
 
     devices = [f"/{args.device}:{i}" for i in range(args.replicas)]
+    strategy: tf.distribute.Strategy
     if args.strategy == "multi_worker":
         # One process per worker, each started by the bench with its TF_CONFIG.
         strategy = tf.distribute.MultiWorkerMirroredStrategy()
@@ -144,9 +145,9 @@ def run_ddp(args: argparse.Namespace) -> None:
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-7)  # Keras's Adam defaults
     t_data = time.time()
     shape = args.input_shape if models.is_custom(args.model) else models.torch_input_shape(args.model)
-    (x, y), (x_val, y_val) = data.read(args.data, shape)
-    x, y = torch.from_numpy(x).to(device), torch.from_numpy(y).to(device)
-    x_val, y_val = torch.from_numpy(x_val).to(device), torch.from_numpy(y_val).to(device)
+    (x_np, y_np), (xv_np, yv_np) = data.read(args.data, shape)
+    x, y = torch.from_numpy(x_np).to(device), torch.from_numpy(y_np).to(device)
+    x_val, y_val = torch.from_numpy(xv_np).to(device), torch.from_numpy(yv_np).to(device)
     data_s = time.time() - t_data
 
     n, gb = len(x), args.batch_size

@@ -1,7 +1,7 @@
 """What one ``unison bench`` run measures, validated before any process starts.
 
-Each check raises ``ValueError`` naming the value received and how to fix it (DESIGN section
-5); the argparse ``type=`` helpers turn the same messages into ``unison bench: error: ...``.
+Each check raises ``ValueError`` naming the value received and how to fix it, before any process
+starts; the argparse ``type=`` helpers turn the same messages into ``unison bench: error: ...``.
 
 Example:
     >>> parse_replicas("4,1,2")

@@ -109,7 +109,7 @@ def run_bench(config: cfg.BenchConfig, say: Callable[[str], None] = print) -> in
     rows = report.summarize(records, info["train_samples"])
     comparisons = report.compare(records, rows, config.model)
     table = report.render(rows, comparisons)
-    payload = {
+    payload: dict[str, Any] = {
         "command": config.command(), "date": date, "machine": host, "core_division": division,
         "config": {**{k: getattr(config, k) for k in config.__dataclass_fields__}, "out": out,
                    "input_shape": list(shape), **info},

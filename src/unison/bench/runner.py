@@ -165,7 +165,7 @@ def run_one(config: BenchConfig, spec: RunSpec, data_path: str, shape: tuple[int
         raise RunFailed(f"{spec.system} x{spec.replicas} took longer than {config.timeout_s:.0f} s "
                         f"(--timeout) and was stopped. Log: {log_path}\n{_tail(log_path)}")
     if any(codes) or 0 not in ranks:
-        raise RunFailed(f"{spec.system} x{spec.replicas} failed (exit code {max(codes, key=abs)}). "
+        raise RunFailed(f"{spec.system} x{spec.replicas} failed (exit code {max((c for c in codes if c is not None), key=abs)}). "
                         f"Log: {log_path}\n{_tail(log_path)}")
     return _record(spec, ranks, wall, log_path)
 

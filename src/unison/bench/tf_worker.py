@@ -17,6 +17,7 @@ import os
 import resource
 import sys
 import time
+from typing import Any
 
 T_PROCESS = time.time()
 
@@ -34,7 +35,7 @@ def _args() -> argparse.Namespace:
     return p.parse_args()
 
 
-def _model(tf, name: str):
+def _model(tf: Any, name: str) -> Any:  # real TensorFlow, which ships no type information
     layers = tf.keras.layers
     if name == "cnn":
         return tf.keras.Sequential([
@@ -82,12 +83,12 @@ def main() -> None:
         def __init__(self) -> None:
             super().__init__()
             self.times: list[float] = []
-            self.logs: dict = {}
+            self.logs: dict[str, float] = {}
 
-        def on_epoch_begin(self, epoch, logs=None):
+        def on_epoch_begin(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
             self.t0 = time.perf_counter()
 
-        def on_epoch_end(self, epoch, logs=None):
+        def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
             self.times.append(time.perf_counter() - self.t0)
             self.logs = {k: float(v) for k, v in (logs or {}).items()}
 

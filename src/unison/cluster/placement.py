@@ -1,6 +1,7 @@
 """Where this process sits in a job: its rank, the world size, and the rendezvous address.
 
-A strategy never reads environment variables itself (DESIGN section 2): the resolvers here do,
+A strategy never reads environment variables itself (so it runs unchanged under TF_CONFIG,
+torchrun or SLURM, docs/semantics.md#layers): the resolvers here do,
 and hand the strategy a frozen :class:`ProcessPlacement`.
 
 Two sources are understood:

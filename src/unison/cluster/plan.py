@@ -2,7 +2,7 @@
 
 A resolver reads the environment (TF_CONFIG, torchrun's variables, SLURM's) and turns it into a
 plan; the strategy only follows the plan, so it never reads environment variables itself
-(DESIGN section 2). Ranks follow TF: the chief first (``chief:0`` if present, else
+(one strategy then runs under every launcher, each setting checked in one place). Ranks follow TF: the chief first (``chief:0`` if present, else
 ``worker:0``), then the workers in order; each worker holds ``local_world_size`` consecutive
 ranks, one per local replica.
 

@@ -13,7 +13,9 @@ Example (hosts from ``TF_CONFIG``'s cluster, or ``--hosts``)::
 In Python::
 
     >>> import tempfile
-    >>> written = make_cluster_certs({"ps-0": "127.0.0.1"}, tempfile.mkdtemp())  # doctest: +SKIP
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     sorted(make_cluster_certs({"ps-0": "127.0.0.1"}, out))
+    ['ca-key.pem', 'ca.pem', 'ps-0-key.pem', 'ps-0.pem']
 """
 
 from __future__ import annotations

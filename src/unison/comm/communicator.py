@@ -18,7 +18,7 @@ import datetime
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 import torch.distributed as dist
@@ -58,7 +58,7 @@ class Communicator:
         self.local_size = world_size if local_size is None else local_size
         self._seq = 0
         self._sum_options = dist.AllreduceOptions()  # for the gradient path's all-reduces
-        self._sum_options.reduceOp = dist.ReduceOp.SUM
+        self._sum_options.reduceOp = dist.ReduceOp(dist.ReduceOp.SUM)
         self.bytes_reduced = 0  # bytes this replica handed to all-reduce (for measurements)
         self.shared_memory = shared_memory
 
@@ -150,7 +150,8 @@ class Communicator:
             return Pending(_Deferred(lambda: shared.all_reduce(tensor, "sum")), self._seq, name)
         # The gradient path calls this every bucket of every step: straight to the process
         # group, skipping dist.all_reduce's per-call argument checks (about 50 us on a slow CPU).
-        group, options = dist.group.WORLD, self._sum_options
+        # a Communicator exists only after init_process_group, so the world group is set
+        group, options = cast(dist.ProcessGroup, dist.group.WORLD), self._sum_options
         work = self._run(name, lambda: group.allreduce([tensor], options))
         return Pending(work, self._seq, name)
 

@@ -38,7 +38,7 @@ import os
 import struct
 import traceback
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent import futures
 from typing import Any
 
@@ -168,7 +168,8 @@ def _raw_bytes(t: torch.Tensor) -> memoryview:
         return memoryview(b"")
     if t.dim() == 0:
         t = t.reshape(1)
-    return memoryview(t.view(torch.uint8).numpy()).cast("B")
+    # numpy's stubs declare ndarray's buffer protocol for Python >= 3.12 only (it has it on every version)
+    return memoryview(t.view(torch.uint8).numpy()).cast("B")  # type: ignore[arg-type]
 
 
 def pack(header: dict, tensors: Sequence[torch.Tensor] = (), chunk_bytes: int | None = CHUNK_BYTES) -> list[bytes]:
@@ -241,7 +242,7 @@ def unpack(chunks: Iterable[bytes], into: Sequence[torch.Tensor] | None = None) 
             raise ValueError(f"Truncated message: expected {sum(sizes)} tensor bytes, received {len(first) - start}.")
         return header, _views(first, start, specs, sizes)
     # uninitialised (a bytearray would zero 64 MB first, 1.8 ms here): every byte is written below
-    buf = memoryview(torch.empty(sum(sizes), dtype=torch.uint8).numpy())
+    buf = memoryview(torch.empty(sum(sizes), dtype=torch.uint8).numpy())  # type: ignore[arg-type]  # as in _raw_bytes
     head = memoryview(first)[start:]
     offset = len(head)
     buf[:offset] = head
@@ -275,8 +276,9 @@ def _unpack_into(specs: list[tuple[torch.dtype, tuple[int, ...]]], rest: memoryv
                          f"destination tensors {[(str(t.dtype), tuple(t.shape)) for t in into]}.")
     targets = [_raw_bytes(t) for t in into]
     i, pos = 0, 0
-    for data in itertools.chain([rest], it):
-        data = memoryview(data)
+    pieces: Iterator[memoryview | bytes] = itertools.chain([rest], it)
+    for piece in pieces:
+        data = memoryview(piece)
         while len(data):
             while i < len(targets) and pos == len(targets[i]):
                 i, pos = i + 1, 0
@@ -567,7 +569,7 @@ class RpcClient:
         finally:
             arriving.close()
 
-    def _translated(self, responses: Any, op: str, timeout: float | None) -> Iterator[bytes]:
+    def _translated(self, responses: Any, op: str, timeout: float | None) -> Generator[bytes, None, None]:
         try:
             yield from responses
         except grpc.RpcError as exc:

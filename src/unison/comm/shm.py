@@ -36,6 +36,7 @@ import platform
 import re
 import secrets
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -181,7 +182,8 @@ class SharedMemoryReducer:
             raise self._broken
 
 
-_COMBINE = {"sum": torch.add, "max": torch.maximum, "min": torch.minimum}
+# torch's overloaded builtins have no single callable type in its stubs; each is called as fn(a, b, out=a)
+_COMBINE: dict[str, Callable[..., torch.Tensor]] = {"sum": torch.add, "max": torch.maximum, "min": torch.minimum}
 
 
 def _combine(op: str, parts: list[torch.Tensor], out: torch.Tensor) -> None:

@@ -139,12 +139,14 @@ def _pad_stack(col: list[Any], shape: list[int], value: Any) -> Any:
         fill = 0 if value is None else (value.item() if isinstance(value, torch.Tensor) else value)
         out = torch.full((len(col), *shape), fill, dtype=col[0].dtype)
         for i, c in enumerate(col):
-            out[(i, *[slice(0, int(s)) for s in c.shape])] = c  # type: ignore[index]
+            region: tuple[int | slice, ...] = (i, *[slice(0, int(s)) for s in c.shape])
+            out[region] = c
         return out
     fill = (b"" if col[0].dtype.kind == "S" else "") if value is None else value
     out_np = np.full((len(col), *shape), fill, dtype=object if col[0].dtype.kind == "O" else col[0].dtype)
     for i, c in enumerate(col):
-        out_np[(i, *[slice(0, int(s)) for s in c.shape])] = c  # type: ignore[index]
+        region = (i, *[slice(0, int(s)) for s in c.shape])
+        out_np[region] = c
     return out_np
 
 

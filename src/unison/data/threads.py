@@ -21,6 +21,7 @@ import collections
 import concurrent.futures as cf
 import itertools
 import queue
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -32,7 +33,10 @@ def annotate(exc: BaseException, what: str, index: int) -> BaseException:
     """Add a note naming the element to an exception from a user's function (kept once)."""
     note = f"(raised by the function passed to Dataset.{what} on element {index} of its input)"
     if note not in getattr(exc, "__notes__", ()):
-        exc.add_note(note)
+        if sys.version_info >= (3, 11):
+            exc.add_note(note)
+        else:  # Python 3.10 has no add_note: keep the note where 3.11's traceback would print it from
+            exc.__notes__ = [*getattr(exc, "__notes__", ()), note]  # type: ignore[attr-defined]
     return exc
 
 

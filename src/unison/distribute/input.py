@@ -1,6 +1,6 @@
 """Input distribution: global batches become per-replica batches (TF semantics).
 
-``batch_size`` is the global batch (DESIGN section 3); replica ``r`` takes its contiguous share
+``batch_size`` is the global batch, as in TF (docs/semantics.md#global-batch); replica ``r`` takes its contiguous share
 of each global batch, split as evenly as possible (the first ``n % R`` replicas take one row
 more). A replica may get zero rows and still takes part in every collective.
 
@@ -16,10 +16,13 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 import torch
+
+if TYPE_CHECKING:  # unison.data is imported when a tf.data pipeline is used, not before
+    from unison.data import Dataset
 
 
 def shard_bounds(n: int, num_replicas: int, replica_id: int) -> tuple[int, int]:
@@ -97,7 +100,7 @@ class InputPlacement:
     """Where this process's replica sits: which worker, which of that worker's replicas.
 
     Replicas are ranked worker by worker (chief first), each worker holding ``num_replicas //
-    num_workers`` consecutive ranks (DESIGN section 3).
+    num_workers`` consecutive ranks (the order of ``cluster.plan``: chief first, then workers).
     """
 
     num_replicas: int = 1
@@ -126,7 +129,7 @@ def split_batch(batch: Any, num_replicas: int, replica_id: int) -> tuple[Any, in
     return map_structure(lambda t: t[start:stop], batch), n
 
 
-def _is_tf_data(dataset: Any) -> bool:
+def _is_tf_data(dataset: Any) -> TypeGuard[Dataset]:
     from unison.data import Dataset
 
     return isinstance(dataset, Dataset)
@@ -207,15 +210,16 @@ class DistributedDataset:
         return to_tensor(local, self.device), n
 
     def _source(self) -> Iterator[Any]:
-        if not _is_tf_data(self.dataset):
-            return iter(self.dataset)
+        dataset = self.dataset
+        if not _is_tf_data(dataset):
+            return iter(dataset)
         from unison.data.context import IterContext
         from unison.data.options import AutoShardPolicy
 
         p = self.placement
         shard = (p.num_workers, p.worker_index) if self.policy == AutoShardPolicy.FILE else None
-        ctx = IterContext(seed_base=self.seed_base, file_shard=shard, options=self.dataset.options())  # type: ignore[attr-defined]
-        return self.dataset._iterate(ctx)  # type: ignore[attr-defined]
+        ctx = IterContext(seed_base=self.seed_base, file_shard=shard, options=dataset.options())
+        return dataset._iterate(ctx)
 
     def local_batches(self) -> Iterator[tuple[Any, int | None]]:
         """This replica's part of each step, with the step's global size (``None``: sum it)."""
@@ -239,7 +243,7 @@ class DistributedDataset:
         from unison.data.options import INFINITE_CARDINALITY, AutoShardPolicy
 
         if _is_tf_data(self.dataset):
-            n = int(self.dataset._cardinality())  # type: ignore[attr-defined]
+            n = int(self.dataset._cardinality())
             if n == INFINITE_CARDINALITY:
                 return -1
             if n < 0 or self.policy == AutoShardPolicy.FILE:
@@ -262,7 +266,7 @@ class DistributedDataset:
 
         return nest.map_structure(
             lambda s: TensorSpec(None if s.shape is None else (None, *s.shape[1:]), s.dtype, s.name),
-            self.dataset.element_spec)  # type: ignore[attr-defined]
+            self.dataset.element_spec)
 
     def __iter__(self) -> DistributedIterator:
         return DistributedIterator(to_tensor(local, self.device) for local, _ in self.local_batches())

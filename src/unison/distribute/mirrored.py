@@ -1,6 +1,6 @@
 """MirroredStrategy: synchronous data parallelism across the devices of one host.
 
-One process per replica (DESIGN section 3). Run as a plain ``python script.py``, the strategy
+One process per replica (docs/semantics.md#process-model). Run as a plain ``python script.py``, the strategy
 makes this process replica 0 and starts the others by re-running the same command; under
 ``unison launch``/``torchrun`` (or ``unison.testing``) the processes already exist and each one
 joins. Gradients are SUM-reduced with torch.distributed (gloo on CPU, NCCL on CUDA) through

@@ -52,7 +52,7 @@ def checkpoint_activations(target: Any) -> Any:
             return target
         original = target.forward
         setattr(target, _MARK, original)
-        target.forward = functools.partial(_checkpointed, original)  # type: ignore[method-assign]
+        target.forward = functools.partial(_checkpointed, original)
         return target
     if callable(target):
         return functools.wraps(target)(functools.partial(_checkpointed, target))

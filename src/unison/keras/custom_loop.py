@@ -45,7 +45,8 @@ class LearningRate(float):
         return rate
 
     def numpy(self) -> np.float32:
-        return np.float32(self)
+        value: np.float32 = np.float32(float(self))  # numpy's stubs type this constructor's result Any
+        return value
 
     def assign(self, value: float) -> LearningRate:
         """``optimizer.learning_rate.assign(v)``: the same as ``optimizer.learning_rate = v``."""

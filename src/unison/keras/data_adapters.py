@@ -1,7 +1,7 @@
 """What ``fit``/``evaluate``/``predict`` accept, turned into this replica's batches.
 
 Every adapter yields :class:`Batch` objects holding *this replica's* rows of a global batch and
-the global batch's size (for exact loss scaling, DESIGN section 3):
+the global batch's size (each replica divides its summed loss by it, docs/semantics.md#loss):
 
 * arrays / tensors (``x, y``): indices of each global batch, shuffled per epoch with a seed all
   replicas share, then split across replicas;

@@ -111,7 +111,7 @@ class LayoutMap(MutableMapping[str, TensorLayout]):
             layout = TensorLayout(layout, self.device_mesh)
         self._layouts[key] = layout
 
-    def __getitem__(self, key: str) -> TensorLayout:  # type: ignore[override]
+    def __getitem__(self, key: str) -> TensorLayout:
         if key in self._layouts:
             return self._layouts[key]
         matches = [k for k in self._layouts if re.search(k, key)]

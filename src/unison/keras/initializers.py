@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import cast
+from typing import Any, cast
 
 import torch
 
@@ -97,7 +97,7 @@ class Initializer:
     def _fill(self, tensor: torch.Tensor, generator: torch.Generator | None) -> None:
         raise NotImplementedError
 
-    def get_config(self) -> dict:
+    def get_config(self) -> dict[str, Any]:
         """Return the constructor arguments (Keras's ``get_config``)."""
         return {"seed": self.seed}
 
@@ -115,7 +115,7 @@ class Zeros(Initializer):
     def _fill(self, tensor: torch.Tensor, generator: torch.Generator | None) -> None:
         tensor.zero_()
 
-    def get_config(self) -> dict:
+    def get_config(self) -> dict[str, Any]:
         return {}
 
 
@@ -128,7 +128,7 @@ class Ones(Initializer):
     def _fill(self, tensor: torch.Tensor, generator: torch.Generator | None) -> None:
         tensor.fill_(1.0)
 
-    def get_config(self) -> dict:
+    def get_config(self) -> dict[str, Any]:
         return {}
 
 
@@ -142,7 +142,7 @@ class Constant(Initializer):
     def _fill(self, tensor: torch.Tensor, generator: torch.Generator | None) -> None:
         tensor.fill_(self.value)
 
-    def get_config(self) -> dict:
+    def get_config(self) -> dict[str, Any]:
         return {"value": self.value}
 
 
@@ -163,7 +163,7 @@ class RandomUniform(Initializer):
     def _fill(self, tensor: torch.Tensor, generator: torch.Generator | None) -> None:
         tensor.uniform_(self.minval, self.maxval, generator=generator)
 
-    def get_config(self) -> dict:
+    def get_config(self) -> dict[str, Any]:
         return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed}
 
 
@@ -179,7 +179,7 @@ class RandomNormal(Initializer):
     def _fill(self, tensor: torch.Tensor, generator: torch.Generator | None) -> None:
         tensor.normal_(self.mean, self.stddev, generator=generator)
 
-    def get_config(self) -> dict:
+    def get_config(self) -> dict[str, Any]:
         return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
 
 
@@ -252,7 +252,7 @@ class VarianceScaling(Initializer):
         else:
             _truncated_normal(tensor, 0.0, math.sqrt(variance) / _TRUNCATED_STD, generator)
 
-    def get_config(self) -> dict:
+    def get_config(self) -> dict[str, Any]:
         return {
             "scale": self.scale,
             "mode": self.mode,
@@ -269,7 +269,7 @@ class _FixedVarianceScaling(VarianceScaling):
     def __init__(self, seed: int | None = None) -> None:
         super().__init__(*self._PRESET, seed=seed)
 
-    def get_config(self) -> dict:
+    def get_config(self) -> dict[str, Any]:
         return {"seed": self.seed}
 
 
@@ -325,7 +325,7 @@ class Orthogonal(Initializer):
             )
         torch.nn.init.orthogonal_(tensor, gain=self.gain, generator=generator)
 
-    def get_config(self) -> dict:
+    def get_config(self) -> dict[str, Any]:
         return {"gain": self.gain, "seed": self.seed}
 
 

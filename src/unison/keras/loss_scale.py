@@ -126,7 +126,7 @@ class LossScaleOptimizer(Optimizer):
             self.dynamic_scale *= 2.0
             self.step_counter = 0
 
-    def get_config(self) -> dict:
+    def get_config(self) -> dict[str, Any]:
         return {"name": self.name, "inner_optimizer": self.inner_optimizer.get_config(),
                 "initial_scale": self.initial_scale, "dynamic_growth_steps": self.dynamic_growth_steps}
 

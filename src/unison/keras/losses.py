@@ -2,7 +2,7 @@
 
 A ``Loss`` returns one value per example (``per_example``, shape ``(batch,)``). The trainer
 sums them and divides by the GLOBAL batch size, which is what makes N replicas compute the
-gradient one device computes (DESIGN section 3); a loss must therefore never average over the
+gradient one device computes (docs/semantics.md#loss); a loss must therefore never average over the
 batch itself. ``loss(y_true, y_pred)`` is the batch mean, for standalone use as in Keras.
 
 Numerical stability on probabilities follows TF Keras: when ``from_logits=False`` and
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, cast, overload
 
 import numpy as np
 import torch
@@ -52,7 +52,7 @@ __all__ = [
 EPSILON = 1e-7
 """Keras's ``backend.epsilon()``: the clipping margin for probabilities."""
 
-TensorLike = torch.Tensor | np.ndarray | float | int | list
+TensorLike = torch.Tensor | np.ndarray | float | int | list[Any]
 LabelArray = np.ndarray | torch.Tensor
 
 
@@ -323,7 +323,7 @@ class Loss:
                 ``num_outputs`` outputs.
         """
 
-    def get_config(self) -> dict:
+    def get_config(self) -> dict[str, Any]:
         """Return the constructor arguments."""
         return {"name": self.name, "reduction": self.reduction}
 
@@ -363,7 +363,7 @@ class LossFunctionWrapper(Loss):
             )
         return _to_examples(values, int(np.shape(y_pred)[0]), self.name)
 
-    def get_config(self) -> dict:
+    def get_config(self) -> dict[str, Any]:
         return {"name": self.name, "reduction": self.reduction, **self._fn_kwargs}
 
 
@@ -401,17 +401,17 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
             raise ValueError(f"`ignore_class` must be an integer or None. Received: ignore_class={ignore_class!r}")
         self.from_logits, self.ignore_class = from_logits, ignore_class
 
-    def _valid(self, y_true: TensorLike, y_pred: TensorLike) -> tuple[torch.Tensor, torch.Tensor]:
+    def _valid(self, y_true: TensorLike, y_pred: TensorLike, ignore_class: int) -> tuple[torch.Tensor, torch.Tensor]:
         labels = torch.as_tensor(y_true, device=y_pred.device if isinstance(y_pred, torch.Tensor) else None)
         if labels.dim() == len(np.shape(y_pred)) and labels.dim() > 0 and labels.shape[-1] == 1:
             labels = labels.squeeze(-1)
-        valid = torch.ne(labels, self.ignore_class)
+        valid = torch.ne(labels, ignore_class)
         return torch.where(valid, labels, torch.zeros_like(labels)), valid
 
     def per_example(self, y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
         if self.ignore_class is None:
             return super().per_example(y_true, y_pred)
-        labels, valid = self._valid(y_true, y_pred)
+        labels, valid = self._valid(y_true, y_pred, self.ignore_class)
         values = sparse_categorical_crossentropy(labels, y_pred, self.from_logits) * valid
         return values.reshape(values.shape[0], -1).mean(dim=1)  # sum over valid steps / steps
 
@@ -419,7 +419,7 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
         """Fraction of each example's positions that count (``None`` without ``ignore_class``)."""
         if self.ignore_class is None:
             return None
-        _, valid = self._valid(y_true, y_pred)
+        _, valid = self._valid(y_true, y_pred, self.ignore_class)
         return valid.reshape(valid.shape[0], -1).float().mean(dim=1)
 
     def __call__(
@@ -434,7 +434,7 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
         values = self.per_example(y_true, y_pred)
         if sample_weight is not None:
             values = values * torch.as_tensor(sample_weight, dtype=values.dtype, device=values.device).reshape(-1)
-        _, valid = self._valid(y_true, y_pred)
+        _, valid = self._valid(y_true, y_pred, self.ignore_class)
         counted = valid.reshape(valid.shape[0], -1).float().mean(dim=1).sum()
         return values.sum() / (counted + EPSILON)
 
@@ -586,7 +586,15 @@ _REGISTRY: dict[str, type[Loss]] = {
 LossLike = str | Loss | Callable[..., torch.Tensor] | None
 
 
-def get(identifier: LossLike) -> Loss | None:
+@overload
+def get(identifier: None) -> None: ...
+
+
+@overload
+def get(identifier: str | Loss | type[Loss] | Callable[..., torch.Tensor]) -> Loss: ...
+
+
+def get(identifier: LossLike | type[Loss]) -> Loss | None:
     """Resolve a Keras loss identifier to a ``Loss``.
 
     Args:

@@ -3,7 +3,7 @@
 Every metric here keeps a small float64 tensor of sums (``state()``, e.g. ``[total, count]``).
 The trainer concatenates the states of all metrics, SUM-all-reduces the result across replicas
 and reads each metric with ``result_from_state(its slice)``, so the reported numbers describe
-the whole global batch, each sample counted once (DESIGN section 3). ``update_state`` runs every
+the whole global batch, each sample counted once (docs/semantics.md#metrics). ``update_state`` runs every
 step: it only launches tensor additions on the device of its inputs, never ``.item()``.
 
 Example:
@@ -47,7 +47,7 @@ __all__ = [
     "top_k_categorical_accuracy",
 ]
 
-TensorLike = torch.Tensor | np.ndarray | float | int | list
+TensorLike = torch.Tensor | np.ndarray | float | int | list[Any]
 Shape = Sequence[int | None] | None
 
 
@@ -134,7 +134,7 @@ class Metric:
         self.update_state(*args, **kwargs)
         return self.result()
 
-    def get_config(self) -> dict:
+    def get_config(self) -> dict[str, Any]:
         """Return the constructor arguments."""
         return {"name": self.name}
 
@@ -225,7 +225,7 @@ class MeanMetricWrapper(_MeanState):
         with torch.no_grad():
             self._add(self.fn(y_true, y_pred, **self._fn_kwargs), sample_weight)
 
-    def get_config(self) -> dict:
+    def get_config(self) -> dict[str, Any]:
         return {"name": self.name, **self._fn_kwargs}
 
 

@@ -331,7 +331,8 @@ class Model(StepMethods, nn.Module):
         """The architecture as Keras's ``{"class_name", "config"}`` (Sequential and functional models)."""
         from unison.keras import saving
 
-        return saving.model_config(self)["config"]
+        config: dict[str, Any] = saving.model_config(self)["config"]
+        return config
 
     def to_json(self, **kwargs: Any) -> str:
         """The architecture as JSON text, for ``keras.models.model_from_json``."""

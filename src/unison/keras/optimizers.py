@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict, cast
 
 import torch
 
@@ -60,7 +60,13 @@ __all__ = [
     "get",
 ]
 
-Params = Iterable[torch.nn.Parameter | dict]
+Params = Iterable[torch.Tensor | dict[str, Any]]  # parameters, variables (tensors with requires_grad) or param groups
+ParamList = list[torch.Tensor | dict[str, Any]]
+
+
+def _for_torch(params: ParamList) -> list[torch.Tensor] | list[dict[str, Any]]:
+    """``params`` as torch's constructors are typed: all tensors or all groups (torch checks which)."""
+    return cast("list[torch.Tensor] | list[dict[str, Any]]", params)
 
 
 class ClipOptions(TypedDict, total=False):
@@ -76,7 +82,7 @@ class ClipOptions(TypedDict, total=False):
 _FUSED_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
 
-def _fusable(params: list) -> bool:
+def _fusable(params: ParamList) -> bool:
     """Whether torch's fused Adam kernel can update every tensor in ``params`` (dense floating
     point tensors on the CPU or on CUDA; anything else keeps the default implementation)."""
     tensors = _flatten(params)
@@ -180,7 +186,7 @@ class Optimizer:
         self._param_ids: frozenset[int] = frozenset()
         self._prebuilt = False  # built by compile(), not yet claimed by a training loop
 
-    def _make(self, params: list) -> torch.optim.Optimizer:
+    def _make(self, params: ParamList) -> torch.optim.Optimizer:
         """Create the torch optimizer for ``params`` (the one hook subclasses implement)."""
         raise NotImplementedError
 
@@ -343,7 +349,7 @@ class Optimizer:
                 for g in grads:
                     g.mul_(scale.to(device=g.device, dtype=g.dtype))
 
-    def get_config(self) -> dict:
+    def get_config(self) -> dict[str, Any]:
         """Return the constructor arguments (Keras's ``get_config``)."""
         base = ("name", "learning_rate", "weight_decay", "clipnorm", "clipvalue", "global_clipnorm",
                 "gradient_accumulation_steps")
@@ -351,7 +357,7 @@ class Optimizer:
         return {key: getattr(self, key) for key in keys}
 
     @classmethod
-    def from_config(cls, config: dict) -> Optimizer:
+    def from_config(cls, config: dict[str, Any]) -> Optimizer:
         """Create an optimizer from ``get_config()``'s output."""
         return cls(**config)
 
@@ -359,17 +365,17 @@ class Optimizer:
         return f"{type(self).__name__}(learning_rate={self.learning_rate!r})"
 
 
-def _flatten(params: list) -> list[torch.Tensor]:
+def _flatten(params: ParamList) -> list[torch.Tensor]:
     out: list[torch.Tensor] = []
     for p in params:
         out.extend(p["params"] if isinstance(p, dict) else [p])
     return out
 
 
-def _decoupled_weight_decay(weight_decay: float):
+def _decoupled_weight_decay(weight_decay: float) -> Callable[[torch.optim.Optimizer, tuple[Any, ...], dict[str, Any]], None]:
     """A step pre-hook applying Keras's ``w -= lr * wd * w`` to parameters with a gradient."""
 
-    def hook(optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict) -> None:
+    def hook(optimizer: torch.optim.Optimizer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         with torch.no_grad():
             for group in optimizer.param_groups:
                 for p in group["params"]:
@@ -400,11 +406,11 @@ class SGD(Optimizer):
         self.momentum = _number(momentum, "momentum", high=1.0)
         self.nesterov = bool(nesterov)
 
-    def _make(self, params: list) -> torch.optim.Optimizer:
+    def _make(self, params: ParamList) -> torch.optim.Optimizer:
         # torch rejects nesterov without momentum; Keras's update is then plain SGD anyway.
         nesterov = self.nesterov and self.momentum > 0
         return torch.optim.SGD(
-            params, lr=self._learning_rate, momentum=self.momentum, nesterov=nesterov
+            _for_torch(params), lr=self._learning_rate, momentum=self.momentum, nesterov=nesterov
         )
 
 
@@ -433,7 +439,7 @@ class Adam(Optimizer):
         self.epsilon = _number(epsilon, "epsilon")
         self.amsgrad = bool(amsgrad)
 
-    def _make(self, params: list) -> torch.optim.Optimizer:
+    def _make(self, params: ParamList) -> torch.optim.Optimizer:
         kwargs: dict[str, Any] = {
             "lr": self._learning_rate,
             "betas": (self.beta_1, self.beta_2),
@@ -446,8 +452,8 @@ class Adam(Optimizer):
             kwargs["fused"] = True
         if self.weight_decay:
             # torch.optim.AdamW's decay is Keras's decoupled decay, applied before the update.
-            return torch.optim.AdamW(params, weight_decay=self.weight_decay, **kwargs)
-        return torch.optim.Adam(params, **kwargs)
+            return torch.optim.AdamW(_for_torch(params), weight_decay=self.weight_decay, **kwargs)
+        return torch.optim.Adam(_for_torch(params), **kwargs)
 
 
 class AdamW(Adam):
@@ -500,9 +506,9 @@ class RMSprop(Optimizer):
         self.epsilon = _number(epsilon, "epsilon")
         self.centered = bool(centered)
 
-    def _make(self, params: list) -> torch.optim.Optimizer:
+    def _make(self, params: ParamList) -> torch.optim.Optimizer:
         return torch.optim.RMSprop(
-            params,
+            _for_torch(params),
             lr=self._learning_rate,
             alpha=self.rho,
             eps=self.epsilon,
@@ -534,9 +540,9 @@ class Adagrad(Optimizer):
         )
         self.epsilon = _number(epsilon, "epsilon")
 
-    def _make(self, params: list) -> torch.optim.Optimizer:
+    def _make(self, params: ParamList) -> torch.optim.Optimizer:
         return torch.optim.Adagrad(
-            params,
+            _for_torch(params),
             lr=self._learning_rate,
             eps=self.epsilon,
             initial_accumulator_value=self.initial_accumulator_value,
@@ -578,7 +584,7 @@ class TorchOptimizer(Optimizer):
         self._torch_optimizer = self._wrapped
         return self._wrapped
 
-    def get_config(self) -> dict:
+    def get_config(self) -> dict[str, Any]:
         return {"name": self.name, "learning_rate": self.learning_rate}
 
 
@@ -613,7 +619,7 @@ def get(identifier: OptimizerLike) -> Optimizer:
     if isinstance(identifier, torch.optim.Optimizer):
         return TorchOptimizer(identifier)
     if isinstance(identifier, type) and issubclass(identifier, Optimizer):
-        return identifier()  # type: ignore[call-arg]  # concrete optimizers have defaults
+        return identifier()  # concrete optimizers have defaults
     if isinstance(identifier, str):
         cls = _REGISTRY.get(identifier.lower())
         if cls is None:

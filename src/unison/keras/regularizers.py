@@ -1,7 +1,7 @@
 """Weight regularizers (``keras.regularizers``): penalties added to the training loss.
 
 Under a strategy the penalty is added on every replica, so the trainer divides it by the
-number of replicas (DESIGN section 3: the sum over replicas is the one-device penalty).
+number of replicas: the sum over replicas is then the one-device penalty (docs/semantics.md#loss).
 
 Example:
     >>> import torch

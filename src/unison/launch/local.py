@@ -1,6 +1,6 @@
 """The local launcher: replica 0 re-runs the user's command to start the other replicas.
 
-DESIGN section 3 (process model): when a script that asks for N replicas was started as a plain
+The process model (docs/semantics.md#process-model): when a script that asks for N replicas was started as a plain
 ``python script.py``, the first process becomes replica 0, serves the rendezvous store, and starts
 replicas 1..N-1 by re-running the very same command with ``UNISON_*`` variables that place them.
 A watchdog thread in replica 0 watches them: if one fails, replica 0 prints which one and its

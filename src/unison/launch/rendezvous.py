@@ -4,7 +4,7 @@ The chief's first replica serves torch's ``TCPStore`` on the chief's ``host:port
 cluster spec, listening only on that address's interface (torch alone listens on all of them);
 every other replica connects to it. Each replica then announces itself, so a task
 that never arrives is named in the error instead of surfacing as a gloo timeout. Failures say
-which setting holds the address and how to fix it (DESIGN section 5).
+which setting holds the address and how to fix it (docs/semantics.md#errors).
 
 Example (what ``MultiWorkerMirroredStrategy`` does with a :class:`~unison.cluster.JobPlan`)::
 

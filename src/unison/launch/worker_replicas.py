@@ -40,7 +40,7 @@ def start_worker_replicas(plan: JobPlan) -> LocalJob:
                 ENV_WORKER_ERROR_FILE: error_file}
 
     spawn_replicas(job, range(plan.rank + 1, plan.rank + plan.local_world_size), env_for)
-    watch_replicas(job, plan.task)
+    watch_replicas(job, str(plan.task))
     return job
 
 

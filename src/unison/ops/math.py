@@ -219,7 +219,7 @@ def top_k(input: Any, k: int = 1, sorted: builtins.bool = True, name: str | None
     return TopK(values, indices.to(torch.int32))
 
 
-class TopK(tuple):  # type: ignore[type-arg]
+class TopK(tuple):
     """``(values, indices)`` with TF's field names."""
 
     def __new__(cls, values: torch.Tensor, indices: torch.Tensor) -> TopK:

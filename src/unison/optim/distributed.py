@@ -201,7 +201,8 @@ class DistributedOptimizer(WrappingOptimizer):
         self.steps = 0
         self.skipped_steps = 0
         self.sharded = ShardedState(optimizer, self.comm) if shard_optimizer_state and self.comm.is_distributed else None
-        self._hooks = [p.register_post_accumulate_grad_hook(self._on_grad) for p in self._trainable]
+        # (torch leaves Tensor.register_post_accumulate_grad_hook unannotated)
+        self._hooks = [p.register_post_accumulate_grad_hook(self._on_grad) for p in self._trainable]  # type: ignore[no-untyped-call]
 
     # --- the wrapped optimizer's state, gathered when sharded ---------------------------------
     def state_dict(self) -> dict[str, Any]:

@@ -36,7 +36,7 @@ class WrappingOptimizer(torch.optim.Optimizer):
         self._optimizer_step_post_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
         self.optimizer = optimizer
 
-    @property  # type: ignore[override]
+    @property
     def param_groups(self) -> list[dict[str, Any]]:
         return self.optimizer.param_groups
 
@@ -44,7 +44,7 @@ class WrappingOptimizer(torch.optim.Optimizer):
     def param_groups(self, groups: list[dict[str, Any]]) -> None:
         self.optimizer.param_groups = groups
 
-    @property  # type: ignore[override]
+    @property
     def state(self) -> Any:
         return self.optimizer.state
 
@@ -52,7 +52,7 @@ class WrappingOptimizer(torch.optim.Optimizer):
     def state(self, state: Any) -> None:
         self.optimizer.state = state
 
-    @property  # type: ignore[override]
+    @property
     def defaults(self) -> dict[str, Any]:
         return self.optimizer.defaults
 

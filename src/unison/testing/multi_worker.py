@@ -113,7 +113,7 @@ def free_ports(n: int) -> list[int]:
 
     ports: set[int] = set()
     while len(ports) < n:
-        ports.add(get_free_port())
+        ports.add(get_free_port())  # type: ignore[no-untyped-call]  # torch leaves this helper unannotated
     return sorted(ports)
 
 

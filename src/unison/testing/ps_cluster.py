@@ -64,7 +64,7 @@ class LocalParameterServerCluster:
         self.token = token or secrets.token_hex(32)
         self._env = dict(env or {})
         self._timeout = startup_timeout_s
-        self._procs: dict[str, subprocess.Popen] = {}
+        self._procs: dict[str, subprocess.Popen[bytes]] = {}
         self._logdir = tempfile.mkdtemp(prefix="unison-ps-cluster-")
         self._old_token: str | None = None
 

@@ -213,7 +213,7 @@ class ClusterCoordinator:
             return existing  # TF: one coordinator per strategy
         self = super().__new__(cls)
         self._init(strategy)
-        strategy._coordinator = self  # type: ignore[attr-defined]
+        strategy._coordinator = self
         return self
 
     def _init(self, strategy: ParameterServerStrategy) -> None:
@@ -454,7 +454,7 @@ class ClusterCoordinator:
             w.thread.join(timeout=self.strategy.timeout_s)
             w.client.close()
         self._monitor.join(timeout=self.strategy.timeout_s)
-        self.strategy._coordinator = None  # type: ignore[attr-defined]
+        self.strategy._coordinator = None
 
     def worker_stats(self) -> list[dict]:
         """Per worker: tensor bytes it sent to and received from the parameter servers (lifetime totals)."""

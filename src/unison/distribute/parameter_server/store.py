@@ -168,7 +168,7 @@ class ParameterStore:
                              "ParameterServerStrategy.")
         # only what the constructor takes: schedulers add keys such as 'initial_lr' to param groups
         accepted = inspect.signature(cls).parameters
-        hyper = {k: tuple(v) if isinstance(v, list) else v for k, v in header["hyper"].items() if k in accepted}
+        hyper: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in header["hyper"].items() if k in accepted}
         for var in header["names"]:
             shard = self._shard(var)
             with shard.lock:
@@ -181,7 +181,8 @@ class ParameterStore:
 
     def _optimizer_state(self, header: dict, tensors: list[torch.Tensor]) -> tuple[dict, list[torch.Tensor]]:
         """The optimizer state of each named shard, flattened: ``keys`` per shard and their tensors."""
-        keys, out = [], []
+        keys: list[list[str]] = []
+        out: list[torch.Tensor] = []
         for name in header["names"]:
             shard = self._shard(name)
             with shard.lock:

@@ -2,7 +2,7 @@
 
 In multi-replica training every replica runs the same callbacks with identical,
 already-reduced logs, so decisions come out the same everywhere; only the chief replica
-prints and writes files (DESIGN section 3). These helpers are the one place that rule lives.
+prints and writes files (N processes writing one file would race). These helpers are the one place that rule lives.
 """
 
 from __future__ import annotations

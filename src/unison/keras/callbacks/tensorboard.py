@@ -36,7 +36,7 @@ class TensorBoard(Callback):
     """
 
     def __init__(self, log_dir: str | os.PathLike[str] = "logs", histogram_freq: int = 0, write_graph: bool = True,
-                 write_images: bool = False, write_steps_per_second: bool = False, update_freq: Any = "epoch",
+                 write_images: bool = False, write_steps_per_second: bool = False, update_freq: str | int = "epoch",
                  profile_batch: Any = 0, embeddings_freq: int = 0, embeddings_metadata: Any = None) -> None:
         super().__init__()
         from unison.summary import summary_writer_class
@@ -74,7 +74,8 @@ class TensorBoard(Callback):
 
     def on_train_batch_end(self, batch: int, logs: Logs | None = None) -> None:
         self._train_step += 1
-        if self.update_freq == "epoch" or not is_chief(self.model) or self._train_step % self.update_freq:
+        # after __init__'s check update_freq is "epoch" or a positive int
+        if not isinstance(self.update_freq, int) or not is_chief(self.model) or self._train_step % self.update_freq:
             return
         writer = self._writer("train")
         for name, value in (logs or {}).items():

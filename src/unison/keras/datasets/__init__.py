@@ -8,7 +8,9 @@ into the cache with sha256 verification; a missing or corrupt file raises
 
 Example:
     >>> from unison.keras.datasets import mnist
-    >>> (x_train, y_train), (x_test, y_test) = mnist.load_data()  # doctest: +SKIP
+    >>> (x_train, y_train), (x_test, y_test) = mnist.load_data()
+    >>> x_train.shape, x_test.shape
+    ((60000, 28, 28), (10000, 28, 28))
 """
 
 from unison.keras.datasets import fashion_mnist, mnist

@@ -104,7 +104,11 @@ def read_idx_gz(path: Path, magic: int) -> np.ndarray:
         IdxFormatError: the file is unreadable, not gzip, truncated or not the IDX kind expected.
 
     Example:
-        >>> y = read_idx_gz(Path("t10k-labels-idx1-ubyte.gz"), LABELS_MAGIC)  # doctest: +SKIP
+        >>> from unison.keras.datasets import _fetch, mnist
+        >>> folder = _fetch.locate(mnist._SPEC)  # the local MNIST folder
+        >>> y = read_idx_gz(folder / "t10k-labels-idx1-ubyte.gz", LABELS_MAGIC)
+        >>> y.shape, y.dtype
+        ((10000,), dtype('uint8'))
     """
     try:
         with gzip.open(path, "rb") as stream:
@@ -140,8 +144,11 @@ def read_split(
             two files hold different numbers of samples.
 
     Example:
-        >>> x, y = read_split(Path("t10k-images-idx3-ubyte.gz"),
-        ...                   Path("t10k-labels-idx1-ubyte.gz"), (28, 28))  # doctest: +SKIP
+        >>> from unison.keras.datasets import _fetch, mnist
+        >>> folder = _fetch.locate(mnist._SPEC)
+        >>> x, y = read_split(folder / "t10k-images-idx3-ubyte.gz", folder / "t10k-labels-idx1-ubyte.gz", (28, 28))
+        >>> x.shape, y.shape
+        ((10000, 28, 28), (10000,))
     """
     x = read_idx_gz(images_path, IMAGES_MAGIC)
     if x.shape[1:] != image_shape:

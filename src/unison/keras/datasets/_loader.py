@@ -2,7 +2,9 @@
 
 Example:
     >>> from unison.keras.datasets import mnist
-    >>> (x_train, y_train), (x_test, y_test) = load(mnist._SPEC)  # doctest: +SKIP
+    >>> (x_train, y_train), (x_test, y_test) = load(mnist._SPEC)
+    >>> len(x_train), len(x_test)
+    (60000, 10000)
 """
 
 from __future__ import annotations
@@ -66,8 +68,9 @@ def load(spec: _fetch.DatasetSpec, npz: str | None = None, npz_required: bool = 
             every place unison looked and how to fix it.
 
     Example:
-        >>> (x_train, y_train), _ = load(mnist._SPEC)  # doctest: +SKIP
-        >>> x_train.shape, y_train.dtype  # doctest: +SKIP
+        >>> from unison.keras.datasets import mnist
+        >>> (x_train, y_train), _ = load(mnist._SPEC)
+        >>> x_train.shape, y_train.dtype
         ((60000, 28, 28), dtype('uint8'))
     """
     if npz is not None:

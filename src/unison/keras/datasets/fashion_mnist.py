@@ -9,8 +9,8 @@ default ``~/.cache/unison/datasets/fashion_mnist/``), then downloaded from Keras
 
 Example:
     >>> from unison.keras.datasets import fashion_mnist
-    >>> (x_train, y_train), (x_test, y_test) = fashion_mnist.load_data()  # doctest: +SKIP
-    >>> x_train.shape  # doctest: +SKIP
+    >>> (x_train, y_train), (x_test, y_test) = fashion_mnist.load_data()
+    >>> x_train.shape
     (60000, 28, 28)
 """
 
@@ -50,8 +50,8 @@ def load_data() -> tuple[_loader.Split, _loader.Split]:
             place unison looked and how to fix it.
 
     Example:
-        >>> (x_train, y_train), (x_test, y_test) = load_data()  # doctest: +SKIP
-        >>> x_test.shape, y_test.shape  # doctest: +SKIP
+        >>> (x_train, y_train), (x_test, y_test) = load_data()
+        >>> x_test.shape, y_test.shape
         ((10000, 28, 28), (10000,))
     """
     return _loader.load(_SPEC)

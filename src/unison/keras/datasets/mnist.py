@@ -8,8 +8,8 @@ which comes from the CVDF mirror (or ``$UNISON_DATASETS_MIRROR``) with sha256 ve
 
 Example:
     >>> from unison.keras.datasets import mnist
-    >>> (x_train, y_train), (x_test, y_test) = mnist.load_data()  # doctest: +SKIP
-    >>> x_train.shape, y_test.shape  # doctest: +SKIP
+    >>> (x_train, y_train), (x_test, y_test) = mnist.load_data()
+    >>> x_train.shape, y_test.shape
     ((60000, 28, 28), (10000,))
 """
 
@@ -55,8 +55,8 @@ def load_data(path: str = "mnist.npz") -> tuple[_loader.Split, _loader.Split]:
             place unison looked and how to fix it.
 
     Example:
-        >>> (x_train, y_train), (x_test, y_test) = load_data()  # doctest: +SKIP
-        >>> x_train.dtype, int(y_train.max())  # doctest: +SKIP
+        >>> (x_train, y_train), (x_test, y_test) = load_data()
+        >>> x_train.dtype, int(y_train.max())
         (dtype('uint8'), 9)
     """
     return _loader.load(_SPEC, npz=path, npz_required=path != "mnist.npz")

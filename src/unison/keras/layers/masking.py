@@ -70,7 +70,7 @@ class MaskedLayer(DTypePolicyMixin, Layer):
     def _training(self, training: bool | None) -> bool:
         return self.training if training is None else bool(training)
 
-    def forward(self, inputs: Any, mask: Any = None, training: bool | None = None) -> Any:  # type: ignore[override]
+    def forward(self, inputs: Any, mask: Any = None, training: bool | None = None) -> Any:
         if mask is None:
             mask = [get_mask(x) for x in inputs] if isinstance(inputs, (list, tuple)) else get_mask(inputs)
         shapes = [tuple(getattr(x, "shape", ())) for x in inputs] if isinstance(inputs, (list, tuple)) \
@@ -79,7 +79,7 @@ class MaskedLayer(DTypePolicyMixin, Layer):
         out = self.call(inputs, mask=mask, training=self._training(training))
         return set_mask(out, self.compute_mask(inputs, mask))
 
-    def call(self, inputs: Any, mask: Any = None, training: bool = False) -> Any:  # type: ignore[override]
+    def call(self, inputs: Any, mask: Any = None, training: bool = False) -> Any:
         raise NotImplementedError
 
 

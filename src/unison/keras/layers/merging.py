@@ -41,7 +41,7 @@ class Merge(MaskedLayer):
     def build(self, input_shape: Any) -> None:
         pass
 
-    def forward(self, inputs: Any, mask: Any = None, training: bool | None = None) -> Any:  # type: ignore[override]
+    def forward(self, inputs: Any, mask: Any = None, training: bool | None = None) -> Any:
         return super().forward(self._check(inputs), mask, training)
 
     def call(self, inputs: list[torch.Tensor], mask: Any = None, training: bool = False) -> torch.Tensor:  # type: ignore[override]
@@ -173,7 +173,7 @@ class Lambda(MaskedLayer):
     def build(self, input_shape: Any) -> None:
         pass
 
-    def call(self, inputs: Any, mask: Any = None, training: bool = False) -> Any:  # type: ignore[override]
+    def call(self, inputs: Any, mask: Any = None, training: bool = False) -> Any:
         return self.function(inputs, **self.arguments)
 
     def compute_mask(self, inputs: Any, mask: Any = None) -> Any:

@@ -38,6 +38,10 @@ class BatchNormalization(Layer):
         synchronized: statistics over the global batch (all replicas) instead of the local one.
     """
 
+    # buffers registered in build(); declared so that type checkers see tensors, not Modules
+    moving_mean: torch.Tensor
+    moving_variance: torch.Tensor
+
     def __init__(self, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3,
                  center: bool = True, scale: bool = True, beta_initializer: Any = "zeros",
                  gamma_initializer: Any = "ones", moving_mean_initializer: Any = "zeros",

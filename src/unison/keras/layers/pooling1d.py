@@ -58,7 +58,7 @@ class GlobalAveragePooling1D(_GlobalPooling1D):
         keepdims: keep the steps axis with length 1.
     """
 
-    def call(self, inputs: torch.Tensor, mask: Any = None, training: bool = False) -> torch.Tensor:  # type: ignore[override]
+    def call(self, inputs: torch.Tensor, mask: Any = None, training: bool = False) -> torch.Tensor:
         m = self._mask(inputs, mask)
         if m is None:
             return inputs.mean(dim=self.steps_axis, keepdim=self.keepdims)
@@ -70,7 +70,7 @@ class GlobalAveragePooling1D(_GlobalPooling1D):
 class GlobalMaxPooling1D(_GlobalPooling1D):
     """Maximum over the steps; with a mask, over the unmasked steps only."""
 
-    def call(self, inputs: torch.Tensor, mask: Any = None, training: bool = False) -> torch.Tensor:  # type: ignore[override]
+    def call(self, inputs: torch.Tensor, mask: Any = None, training: bool = False) -> torch.Tensor:
         m = self._mask(inputs, mask)
         if m is not None:
             inputs = inputs.masked_fill(~m, torch.finfo(inputs.dtype).min)

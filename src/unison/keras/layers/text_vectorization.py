@@ -235,7 +235,7 @@ class TextVectorization(Layer):
             yield [batch] if isinstance(batch, (str, bytes, np.str_)) else batch
 
     # --- call -------------------------------------------------------------------------------------
-    def forward(self, inputs: Any) -> torch.Tensor:  # type: ignore[override]
+    def forward(self, inputs: Any) -> torch.Tensor:
         if not self._vocab:
             raise ValueError(f"Layer '{self.name}' has no vocabulary yet: call adapt(data) or pass vocabulary=... "
                              "before calling it.")
