@@ -248,8 +248,11 @@ class Model(StepMethods, nn.Module):
 
         return trainer.evaluate(self, x, y, **kwargs)
 
-    def predict(self, x: Any, **kwargs: Any) -> np.ndarray:
-        """Outputs for ``x`` as a numpy array (in input order, gathered from every replica)."""
+    def predict(self, x: Any, **kwargs: Any) -> np.ndarray | list[np.ndarray] | dict[str, np.ndarray]:
+        """Outputs for ``x`` as a numpy array (in input order, gathered from every replica).
+
+        A model with several outputs returns a list or dict of arrays, in the shape of its outputs.
+        """
         from unison.keras import trainer
 
         return trainer.predict(self, x, **kwargs)

@@ -244,7 +244,7 @@ def _gather(st: TrainingState, local: Any) -> Any:
 
 
 def predict(model: Any, x: Any, batch_size: int | None = None, verbose: Any = "auto",
-            steps: int | None = None, callbacks: list[Callback] | None = None) -> Any:
+            steps: int | None = None, callbacks: list[Callback] | None = None) -> np.ndarray | list[np.ndarray] | dict[str, np.ndarray]:
     """Model outputs for ``x``, in input order, gathered from every replica.
 
     Under a parameter-server strategy the coordinator predicts (with the weights it holds).

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -253,6 +253,7 @@ class TrainingState:
                 return
             self._pending = 0
         counter.before_step()
+        torch_opt = cast(torch.optim.Optimizer, self.torch_opt)  # compile() built it before any step
         if self.dist_opt is not None:
             skipped = self.dist_opt.skipped_steps
             self.dist_opt.step()  # reduce, check, (unscale,) clip (Keras options), update
@@ -266,11 +267,11 @@ class TrainingState:
                 finite = scaler.grads_finite(self.params)  # loss scaling: skip the step instead
             if finite:
                 self.model.optimizer.clip_gradients(self.params)
-                self.torch_opt.step()
+                torch_opt.step()
         if scaler is not None:
             scaler.update_scale(finite)
         counter.after_step()
-        self.torch_opt.zero_grad(set_to_none=True)
+        torch_opt.zero_grad(set_to_none=True)
         self._update_metrics(batch, y_pred, loss_sum, local, reg)
 
     def _check_finite(self) -> None:
