@@ -196,8 +196,8 @@ class CoordinatedSteps:
         """Workers evaluate a dataset function; arrays and datasets are evaluated here, on the coordinator."""
         return self if is_dataset_function(x) else LocalSteps(self.model)
 
-    def open_eval(self, x: Any, y: Any, sample_weight: Any, batch_size: int,
-                  steps: int | None) -> tuple[TrainingState, Any, int | None]:
+    def open_eval(self, x: Any, y: Any, sample_weight: Any, batch_size: int, steps: int | None,
+                  where: str = "labels (y) given to evaluate") -> tuple[TrainingState, Any, int | None]:
         if steps is None:
             raise ValueError("Under ParameterServerStrategy, evaluating a dataset function needs steps= (or "
                              "validation_steps= in fit): the number of batches to schedule onto the workers.")

@@ -148,12 +148,12 @@ class LocalSteps:
     def evaluator(self, x: Any) -> LocalSteps:
         return self
 
-    def open_eval(self, x: Any, y: Any, sample_weight: Any, batch_size: int,
-                  steps: int | None) -> tuple[TrainingState, Any, int | None]:
+    def open_eval(self, x: Any, y: Any, sample_weight: Any, batch_size: int, steps: int | None,
+                  where: str = "labels (y) given to evaluate") -> tuple[TrainingState, Any, int | None]:
         st = prepare(self.model, self.strategy, False)
         data = st.adapter(x, y, sample_weight, batch_size, shuffle=False)
         with self.strategy.replica_context():
-            st.setup_model(data)
+            st.setup_model(data, where=where)
         return st, data, steps or data.eval_steps(batch_size)
 
     def eval_steps(self, st: TrainingState, data: Any, batch_size: int, steps: int | None) -> Iterator[Step]:

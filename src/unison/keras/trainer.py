@@ -32,7 +32,7 @@ from unison.distribute.input import map_structure
 from unison.keras.callbacks import Callback, CallbackList, History, ProgbarLogger
 from unison.keras.compile_utils import flat_logs
 from unison.keras.data_adapters import ArrayAdapter, Batch, IterableAdapter, make_adapter
-from unison.keras.steps import LocalSteps, run_predict_step, step_executor
+from unison.keras.steps import run_predict_step, step_executor
 from unison.keras.training_state import TrainingState, prepare
 
 _BATCH_HOOKS = ("on_train_batch_begin", "on_train_batch_end", "on_batch_begin", "on_batch_end")
@@ -129,7 +129,8 @@ def fit(model: Any, x: Any = None, y: Any = None, batch_size: int | None = None,
         val = None
         if validation_data is not None:
             val = _Evaluation(model, steps.evaluator(_validation_data(validation_data)[0]), validation_data,
-                              val_batch, validation_steps)
+                              val_batch, validation_steps,
+                              where="validation data (validation_data or validation_split)")
         n_steps = steps.steps_per_epoch(train, steps_per_epoch)
         cbs = CallbackList(callbacks, add_history=True, add_progbar=verbose != 0, model=model,
                            verbose=verbose, epochs=epochs, steps=n_steps)
@@ -177,13 +178,13 @@ class _Evaluation:
     """One evaluation set, run through a step executor (validation in fit, or evaluate())."""
 
     def __init__(self, model: Any, steps: Any, data: Any, batch_size: int, n: int | None,
-                 y: Any = None, sample_weight: Any = None, unpack: bool = True) -> None:
+                 y: Any = None, sample_weight: Any = None, unpack: bool = True,
+                 where: str = "labels (y) given to evaluate") -> None:
         if unpack and y is None and sample_weight is None:
             data, y, sample_weight = _validation_data(data)
         self.model, self.steps, self.batch_size, self.n = model, steps, batch_size, n
-        self.st, self.data, self.total = steps.open_eval(data, y, sample_weight, batch_size, n)
-        if isinstance(steps, LocalSteps):
-            self.st.check_labels(self.data, "validation data (validation_data or validation_split)")
+        # the labels are checked against the model as the set opens, named as the user gave them
+        self.st, self.data, self.total = steps.open_eval(data, y, sample_weight, batch_size, n, where=where)
 
     def run(self, cbs: CallbackList | None) -> dict[str, float]:
         with self.steps.context():

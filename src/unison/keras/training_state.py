@@ -98,7 +98,8 @@ class TrainingState:
         self.seed = int(self.comm.broadcast_object(local, name="fit.shuffle_seed"))
 
     # --- model ------------------------------------------------------------------------------
-    def setup_model(self, data: Any, need_labels: bool = True) -> None:
+    def setup_model(self, data: Any, need_labels: bool = True,
+                    where: str = "labels (y) given to fit/evaluate") -> None:
         """Build, place and synchronise the model the first time; check ``data`` fits it."""
         model = self.model
         if need_labels:
@@ -139,7 +140,7 @@ class TrainingState:
             self.metrics = resolve_metrics(model._metric_specs, self.loss, data.y_shape, self.out_shapes)
             self.ready = True
         if need_labels:
-            self.check_labels(data, "labels (y) given to fit/evaluate")
+            self.check_labels(data, where)
 
     def check_labels(self, data: Any, where: str) -> None:
         """Check array labels against the loss and the model's outputs before any step runs.
