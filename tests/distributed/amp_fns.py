@@ -25,8 +25,11 @@ def _batches() -> list[tuple[torch.Tensor, torch.Tensor]]:
     return out
 
 
-def train(options: dict[str, Any] | None = None) -> dict[str, Any]:
-    """fp16 autocast + GradScaler, the plain three lines; rank 1 alone overflows at BAD_STEP."""
+def train(options: dict[str, Any] | None = None, manual: bool = False) -> dict[str, Any]:
+    """fp16 autocast + GradScaler, the plain three lines; rank 1 alone overflows at BAD_STEP.
+
+    ``manual``: the documented hand-clipping form (synchronize, unscale_, clip, step).
+    """
     unison.init(timeout_seconds=60)
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(10, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
@@ -42,6 +45,10 @@ def train(options: dict[str, Any] | None = None) -> dict[str, Any]:
                 loss = F.cross_entropy(model(x[a:b]), y[a:b])
             local_nonfinite.append(not bool(torch.isfinite(loss)))
             scaler.scale(loss).backward()
+            if manual:
+                opt.synchronize()
+                scaler.unscale_(opt)
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
             scaler.step(opt)
             scaler.update()
             scales.append(scaler.get_scale())

@@ -13,11 +13,12 @@ pytestmark = pytest.mark.timeout(300)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("options", [{}, {"clip_grad_norm": 0.5}, {"shard_gradients": True}],
-                         ids=["plain", "clip", "zero2"])
-def test_one_replica_overflow_skips_everywhere_and_matches_one_process(options: dict) -> None:
-    one = run_distributed(fns.train, 1, args=(options,), timeout=120)[0]
-    two = run_distributed(fns.train, 2, args=(options,), timeout=240)
+@pytest.mark.parametrize("options,manual", [({}, False), ({"clip_grad_norm": 0.5}, False),
+                                            ({"shard_gradients": True}, False), ({"nonfinite": "keep"}, True)],
+                         ids=["plain", "clip", "zero2", "synchronize_unscale_clip"])
+def test_one_replica_overflow_skips_everywhere_and_matches_one_process(options: dict, manual: bool) -> None:
+    one = run_distributed(fns.train, 1, args=(options, manual), timeout=120)[0]
+    two = run_distributed(fns.train, 2, args=(options, manual), timeout=240)
     # only rank 1 saw a non-finite loss at the bad step; rank 0's own gradients were finite
     assert two[1]["local_nonfinite"][fns.BAD_STEP] and not two[0]["local_nonfinite"][fns.BAD_STEP]
     for res in two:
