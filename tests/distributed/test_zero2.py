@@ -31,6 +31,7 @@ def test_zero2_gpt_equals_plain_data_parallelism_after_20_steps(op: str) -> None
         assert res["zero2_skipped"] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(200)
 def test_zero2_with_accumulation_equals_plain() -> None:
     for res in run_distributed(fns.lm_plain_vs_zero2, 2, args=(6, "average", 2), timeout=180):
@@ -47,6 +48,7 @@ def test_zero2_on_three_replicas_with_clipping_equals_one_process() -> None:
             assert np.allclose(a, b, rtol=1e-6, atol=1e-6 * np.abs(b).max())
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(200)
 def test_zero2_nonfinite_gradient_raises_everywhere_or_is_skipped_together() -> None:
     for res in run_distributed(fns.nonfinite, 2, args=("raise",), timeout=120):
