@@ -1,4 +1,4 @@
-"""Memory per replica and step time: plain data parallelism vs ZeRO-1 vs full sharding (FSDP2).
+"""Memory per replica and step time: plain data parallelism vs ZeRO-1, ZeRO-2 and full sharding (FSDP2).
 
 Every mode trains the same >= 100M-parameter model (a stack of Linear+ReLU layers) with Adam on
 N replicas (real processes, gloo on CPU), each mode in fresh processes. After the timed steps
@@ -26,9 +26,10 @@ from typing import Any
 
 import torch
 
-MODES = ("plain", "zero1", "fsdp", "fsdp_keep")
+MODES = ("plain", "zero1", "zero2", "fsdp", "fsdp_keep")
 LABELS = {"plain": "plain data parallel (DistributedOptimizer)",
           "zero1": "ZeRO-1 (shard_optimizer_state=True)",
+          "zero2": "ZeRO-2 (shard_gradients=True)",
           "fsdp": "full sharding (shard_model on a meta-device model, FSDP2)",
           "fsdp_keep": "full sharding, reshard_after_forward=False"}
 
@@ -65,7 +66,8 @@ def replica(mode: str, layers: int, width: int, batch: int, steps: int) -> dict[
         model = build(layers, width)
         opt = unison.DistributedOptimizer(torch.optim.Adam(model.parameters(), lr=1e-4),
                                           named_parameters=model.named_parameters(),
-                                          shard_optimizer_state=(mode == "zero1"))
+                                          shard_optimizer_state=(mode == "zero1"),
+                                          shard_gradients=(mode == "zero2"))
     gen = torch.Generator().manual_seed(unison.rank())
     x = torch.randn(batch, width, generator=gen)
     times = []
@@ -182,10 +184,17 @@ def report(rows: dict[str, list[dict[str, Any]]], remat: dict[bool, dict[str, fl
             f"| {max(r['peak_mb'] for r in rows[mode]):.0f} | {rows[mode][0]['step_s']:.2f} |")
     fsdp_ratio = max(r["sizes"]["total"] for r in rows["fsdp"]) / plain_total if "fsdp" in rows else float("nan")
     target = 1 / args.replicas * 1.1
+    n = args.replicas
     lines += [
         "",
         f"Target: full sharding <= 1/N of plain + 10% = {target:.3f}. Measured: {fsdp_ratio:.3f} "
         f"({'met' if fsdp_ratio <= target else 'NOT met'}).",
+        "",
+        f"Expected with Adam (state = 2x parameters, plain = 4 parameter-sized copies): ZeRO-1 "
+        f"(1 + 1 + 2/N) / 4 = {(2 + 2 / n) / 4:.3f}, ZeRO-2 (1 + 1/N + 2/N) / 4 = {(1 + 3 / n) / 4:.3f}, "
+        f"full sharding 1/N = {1 / n:.3f}. ZeRO-2's peak RSS also falls: the gradients of parameters "
+        "another replica owns are freed as soon as their bucket is packed, and at most two full-size "
+        "buckets are on the wire at once.",
         "",
         "## Activation checkpointing (one process)",
         "",

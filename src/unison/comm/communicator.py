@@ -155,6 +155,18 @@ class Communicator:
         work = self._run(name, lambda: group.allreduce([tensor], options))
         return Pending(work, self._seq, name)
 
+    def reduce_scatter_async(self, output: torch.Tensor, tensor: torch.Tensor,
+                             name: str = "reduce_scatter") -> Pending:
+        """Start a SUM reduce-scatter: ``output`` gets this rank's 1/N slice of the summed ``tensor``.
+
+        ``tensor`` holds ``world_size * output.numel()`` elements. SUM only: gloo's CPU
+        reduce-scatter has no other operation (divide afterwards for a mean).
+        """
+        self.bytes_reduced += tensor.numel() * tensor.element_size()
+        scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
+        work = self._run(name, lambda: scatter(output, tensor, op=dist.ReduceOp.SUM, async_op=True))
+        return Pending(work, self._seq, name)
+
     def wait(self, pending: Pending) -> None:
         """Wait for an asynchronous collective, translating failures like the blocking calls."""
         try:

@@ -29,11 +29,13 @@ import torch
 from unison.comm.communicator import Communicator, LocalCommunicator, joined
 from unison.comm.reduce_op import ReduceOp
 from unison.errors import format_choices
+from unison.optim.amp import scaled_step
 from unison.optim.buckets import Bucket, plan_buckets
 from unison.optim.compression import Compression, Compressor
 from unison.optim.protocol import WrappingOptimizer
 from unison.optim.safety import check_consistency, first_nonfinite, nonfinite_error
 from unison.optim.zero import ShardedState
+from unison.optim.zero2 import GradientShards
 
 # Horovod's spellings (hvd.Average, hvd.Sum, hvd.Adasum)
 Average = ReduceOp.AVERAGE
@@ -91,17 +93,15 @@ class DistributedOptimizer(WrappingOptimizer):
     It is a ``torch.optim.Optimizer`` (as Horovod's is): ``param_groups``, ``state``,
     ``defaults``, ``state_dict``/``load_state_dict``, ``add_param_group`` and ``zero_grad`` are the
     wrapped optimizer's, so torch's LR schedulers and ``isinstance`` checks work. With
-    ``torch.amp.GradScaler``, use Horovod's order (the scaler must see reduced gradients)::
+    ``torch.amp.GradScaler``, write the usual three lines::
 
         scaler.scale(loss).backward()
-        opt.synchronize()
-        scaler.unscale_(opt)
-        with opt.skip_synchronize():
-            scaler.step(opt)
+        scaler.step(opt)
         scaler.update()
 
-    and ``nonfinite="keep"``, so an overflow reaches the scaler (identically on every replica)
-    instead of raising.
+    The scaler hands its step to this optimizer, which reduces the gradients first, so unscaling,
+    the overflow check, the skip and the next scale are the same on every replica (see
+    :mod:`unison.optim.amp`); ``clip_grad_norm`` then clips the unscaled gradients.
 
     Args:
         optimizer: the ``torch.optim.Optimizer`` to wrap (it keeps its own state).
@@ -119,6 +119,10 @@ class DistributedOptimizer(WrappingOptimizer):
             reduced non-finite values for a ``GradScaler`` to handle).
         clip_grad_norm: clip the global norm of the *reduced* gradients (same on every replica).
         shard_optimizer_state: ZeRO-1, each replica keeps the optimizer state of its shard only.
+        shard_gradients: ZeRO-2 (implies ``shard_optimizer_state``): gradients are
+            reduce-scattered per bucket, so each replica keeps only the reduced gradients of
+            the parameters it owns and steps only those; the updated values are then shared.
+            Op ``Average`` or ``Sum``, no compression.
         error_feedback: with compression, add what the cast lost back into the next step.
         gradient_transform: called with the parameters after synchronisation, before the step
             (the Keras front end clips here).
@@ -127,6 +131,10 @@ class DistributedOptimizer(WrappingOptimizer):
     Contract: every replica calls ``backward()`` ``backward_passes_per_step`` times and then
     ``step()``; all of them see identical reduced gradients and take the same decisions.
     """
+
+    # torch.amp.GradScaler hands its step to this optimizer (scaled_step): unscale, overflow
+    # check and skip then act on the reduced gradients, identically on every replica.
+    _step_supports_amp_scaling = True
 
     def __init__(
         self,
@@ -140,6 +148,7 @@ class DistributedOptimizer(WrappingOptimizer):
         nonfinite: str = "raise",
         clip_grad_norm: float | None = None,
         shard_optimizer_state: bool = False,
+        shard_gradients: bool = False,
         error_feedback: bool = False,
         gradient_transform: Callable[[list[torch.nn.Parameter]], None] | None = None,
         communicator: Communicator | None = None,
@@ -176,6 +185,13 @@ class DistributedOptimizer(WrappingOptimizer):
             raise ValueError(f"nonfinite must be one of {format_choices(_NONFINITE)}. Received: nonfinite={nonfinite!r}")
         if clip_grad_norm is not None and clip_grad_norm <= 0:
             raise ValueError(f"clip_grad_norm must be > 0. Received: clip_grad_norm={clip_grad_norm}")
+        if not isinstance(shard_gradients, bool):
+            raise ValueError(f"shard_gradients must be True or False. Received: shard_gradients={shard_gradients!r}")
+        if shard_gradients and (op is Adasum or _check_compression(compression).compresses or error_feedback):
+            raise ValueError(
+                "shard_gradients=True (ZeRO-2) reduce-scatters plain gradients: it supports op=unison.Average "
+                f"or unison.Sum without compression or error_feedback. Received: op={op}, "
+                f"compression={compression!r}, error_feedback={error_feedback}. Drop one of them.")
         self._wrap(optimizer)
         _WRAPPERS[id(optimizer)] = self
         self.op = op
@@ -196,11 +212,14 @@ class DistributedOptimizer(WrappingOptimizer):
         self._passes: dict[int, int] = {}
         self._next_launch = 0
         self._skip = False
+        self._scaler_active = False
         self._synchronized = False
         self._checked = False
         self.steps = 0
         self.skipped_steps = 0
-        self.sharded = ShardedState(optimizer, self.comm) if shard_optimizer_state and self.comm.is_distributed else None
+        self.zero2 = GradientShards(self._buckets, self.comm) if shard_gradients and self.comm.is_distributed else None
+        self.sharded = (ShardedState(optimizer, self.comm, owners=self.zero2.owner if self.zero2 else None)
+                        if (shard_optimizer_state or shard_gradients) and self.comm.is_distributed else None)
         # (torch leaves Tensor.register_post_accumulate_grad_hook unannotated)
         self._hooks = [p.register_post_accumulate_grad_hook(self._on_grad) for p in self._trainable]  # type: ignore[no-untyped-call]
 
@@ -231,6 +250,9 @@ class DistributedOptimizer(WrappingOptimizer):
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group to the wrapped optimizer; its parameters are synchronised from now on."""
+        if getattr(self, "zero2", None) is not None:
+            raise ValueError("add_param_group is not supported with shard_gradients=True (the shards are planned "
+                             "once). Put every parameter group in the torch optimizer before wrapping it.")
         self.optimizer.add_param_group(param_group)
         for bucket in self._buckets:
             if bucket.pending is not None:
@@ -256,6 +278,8 @@ class DistributedOptimizer(WrappingOptimizer):
             if bucket.pending is not None:
                 self.comm.wait(bucket.pending)  # keep every replica's collectives matched
             bucket.reset()
+        if self.zero2 is not None:
+            self.zero2.discard()
         self._next_launch = 0
         self._passes.clear()
         self.optimizer.zero_grad(set_to_none=set_to_none)
@@ -299,6 +323,9 @@ class DistributedOptimizer(WrappingOptimizer):
 
     def _launch(self, bucket: Bucket) -> None:
         self._check_once()
+        if self.zero2 is not None:
+            self.zero2.launch(bucket, self._prescale)
+            return
         buf = bucket.pack(self.compression, self._prescale, self.error_feedback)
         bucket.pending = self.comm.all_reduce_async(buf, name=f"gradients.bucket{bucket.index}")
 
@@ -324,14 +351,27 @@ class DistributedOptimizer(WrappingOptimizer):
         else:
             self._check_once()
             self._reduce_buckets()
-        if self.clip_grad_norm is not None:
-            grads = [p for p in self._trainable if p.grad is not None]
-            if grads:
-                torch.nn.utils.clip_grad_norm_(grads, self.clip_grad_norm)
+        if not self._scaler_active:  # with a GradScaler, clipping waits until it has unscaled
+            self._clip()
         self._passes.clear()
 
+    def _clip(self) -> None:
+        if self.clip_grad_norm is None:
+            return
+        if self.zero2 is not None:
+            self.zero2.clip_(self._trainable, self.clip_grad_norm)
+            return
+        grads = [p for p in self._trainable if p.grad is not None]
+        if grads:
+            torch.nn.utils.clip_grad_norm_(grads, self.clip_grad_norm)
+
+    @property
+    def _policy(self) -> str:
+        # under a GradScaler the scaler decides about non-finite (reduced) gradients
+        return "keep" if self._scaler_active else self.nonfinite
+
     def _synchronize_local(self) -> None:
-        bad = first_nonfinite(self._named) if self.nonfinite != "keep" else None
+        bad = first_nonfinite(self._named) if self._policy != "keep" else None
         if bad is not None:
             self._nonfinite_verdict(bad)
             return
@@ -351,13 +391,21 @@ class DistributedOptimizer(WrappingOptimizer):
                 self._launch(self._buckets[self._next_launch])
                 self._next_launch += 1
             for bucket in self._buckets:
-                self.comm.wait(bucket.pending)
+                if bucket.pending is not None:  # (ZeRO-2 may have waited for it already)
+                    self.comm.wait(bucket.pending)
         self._next_launch = 0
-        bad = any([bucket.read_flags()[1] for bucket in self._buckets])  # read every bucket's flags
-        if bad and self.nonfinite != "keep":
+        if self.zero2 is not None:
+            bad = self.zero2.collect(self._buckets)
+        else:
+            bad = any([bucket.read_flags()[1] for bucket in self._buckets])  # read every bucket's flags
+        if bad and self._policy != "keep":
             for bucket in self._buckets:
                 bucket.reset()
-            self._nonfinite_verdict(first_nonfinite(self._named))
+            local = first_nonfinite(self._named)
+            if self.zero2 is not None:
+                local = self.zero2.local_nonfinite(self._buckets, self._names)
+                self.zero2.discard()
+            self._nonfinite_verdict(local)
             return
         scale = 1.0
         if self.op is Average:
@@ -365,8 +413,11 @@ class DistributedOptimizer(WrappingOptimizer):
         elif self.op is Sum and self.compression.compresses:
             scale = float(self.comm.world_size)
         scale /= self._prescale if self.op is Average else 1.0
+        if self.zero2 is not None:
+            self.zero2.write_back(self._buckets, scale, poison=bad)
         for bucket in self._buckets:
-            bucket.write_back(scale)
+            if self.zero2 is None:
+                bucket.write_back(scale)
             bucket.reset()
 
     def _nonfinite_verdict(self, local: str | None) -> None:
@@ -386,8 +437,14 @@ class DistributedOptimizer(WrappingOptimizer):
         finally:
             self._skip = False
 
-    def step(self, closure: Any = None) -> Any:
-        """Synchronise gradients (unless inside ``skip_synchronize``) and step the optimizer."""
+    def step(self, closure: Any = None, grad_scaler: Any = None) -> Any:
+        """Synchronise gradients (unless inside ``skip_synchronize``) and step the optimizer.
+
+        ``grad_scaler`` is passed by ``torch.amp.GradScaler.step(opt)``, not by users: the scaler
+        then unscales and checks the reduced gradients, the same on every replica.
+        """
+        if grad_scaler is not None:
+            return scaled_step(self, grad_scaler, closure)
         if self._optimizer_step_pre_hooks:
             self._run_step_hooks(self._optimizer_step_pre_hooks, closure)
         if not self._skip:

@@ -14,7 +14,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import torch
 
@@ -35,11 +35,14 @@ def partition(params: Sequence[torch.Tensor], world_size: int) -> list[int]:
 class ShardedState:
     """Which parameters this replica steps, and how updated values reach the others."""
 
-    def __init__(self, optimizer: torch.optim.Optimizer, comm: Communicator) -> None:
+    def __init__(self, optimizer: torch.optim.Optimizer, comm: Communicator,
+                 owners: Mapping[int, int] | None = None) -> None:
         self.optimizer = optimizer
         self.comm = comm
         self.params = [p for g in optimizer.param_groups for p in g["params"]]
         self.owner = partition(self.params, comm.world_size)
+        if owners is not None:  # ZeRO-2 chose the owners (per gradient bucket); the rest keep theirs
+            self.owner = [owners.get(id(p), r) for p, r in zip(self.params, self.owner)]
         self._owned_ids = {id(p) for p, r in zip(self.params, self.owner) if r == comm.rank}
 
     @contextlib.contextmanager
