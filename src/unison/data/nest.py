@@ -141,11 +141,24 @@ def row(leaf: Leaf, i: int) -> Leaf:
     return leaf[i] if isinstance(leaf, torch.Tensor) else np.asarray(leaf[i])
 
 
-def gather(leaf: Leaf, index: torch.Tensor) -> Leaf:
-    """Rows ``index`` of a leaf with one index operation."""
+def gather(leaf: Leaf, index: np.ndarray) -> Leaf:
+    """Rows ``index`` (numpy int64) of a leaf with one index operation."""
     if isinstance(leaf, torch.Tensor):
-        return leaf.index_select(0, index)
-    return leaf[index.numpy()]
+        return leaf.index_select(0, torch.from_numpy(index))
+    return leaf[index]
+
+
+def packer(structure: Any) -> Callable[[list[Any]], Any]:
+    """A function ``leaves -> element`` shaped as ``structure`` (:func:`pack_as`, made once).
+
+    The common shapes (one leaf, a flat tuple of leaves) skip the recursive rebuild, which a
+    batch loop would otherwise pay on every step.
+    """
+    if is_leaf(structure):
+        return lambda leaves: leaves[0]
+    if type(structure) is tuple and all(is_leaf(v) for v in structure):
+        return tuple
+    return lambda leaves: pack_as(structure, leaves)
 
 
 def concat(parts: list[Leaf]) -> Leaf:
