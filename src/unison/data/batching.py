@@ -66,12 +66,13 @@ class Batch(Dataset):
 
     def _iter(self, ctx: IterContext) -> Iterator[Any]:
         source = self._inputs[0]
-        if isinstance(source, Map) and source.process_workers(ctx):
-            # map + batch in worker processes: each worker makes whole batches (as DataLoader does)
+        procs = source.process_workers(ctx, fused=True) if isinstance(source, Map) else 0
+        if procs:
+            # map + batch fused in worker processes: each worker makes whole batches (as DataLoader does)
             inner = source._inputs[0]
             tasks = (g.tolist() for g in group_indices(inner._index_chunks(ctx), self._size, self._drop))
-            yield from processes.process_map(inner._columns(), tasks, source.element_fn(),
-                                             source.process_workers(ctx), stack=True)
+            yield from processes.process_map(inner._columns(), tasks, source.element_fn(), procs, stack=True,
+                                             deterministic=source.deterministic(ctx))
             return
         columns = source._columns()
         if columns is not None:

@@ -31,6 +31,9 @@ from unison.data.options import (
 )
 
 _CHUNK = 4096
+# AUTOTUNE starts worker processes only for at least this many elements: starting two workers
+# (a fork of a large process each) costs tens of milliseconds, about 2000 small elements' work.
+AUTO_PROCESSES_MIN_ELEMENTS = 4096
 
 
 def call(fn: Callable[..., Any], element: Any) -> Any:
@@ -39,6 +42,8 @@ def call(fn: Callable[..., Any], element: Any) -> Any:
 
 
 def _as_result(value: Any) -> Any:
+    if type(value) is tuple and all(type(v) is torch.Tensor and not v.requires_grad for v in value):
+        return value  # the usual (x, y) result needs no conversion
     if isinstance(value, list):
         value = tuple(value)  # TF turns a returned list into a tuple of components
     return nest.as_element(value)
@@ -344,11 +349,34 @@ class Map(_Unary):
         """The function applied to one element, results normalised (what workers run)."""
         return lambda element: _as_result(call(self._fn, element))
 
-    def process_workers(self, ctx: IterContext) -> int:
-        """Worker processes for this map (0: threads or sequential), see unison.data.processes."""
-        procs = ctx.options.threading.worker_processes
-        ok = self._calls not in (None, 1) and self._input._columns() is not None and processes.available()
-        return procs if ok and not ctx.peek else 0
+    def process_workers(self, ctx: IterContext, fused: bool = False) -> int:
+        """Worker processes for this map (0: threads or sequential), see :mod:`unison.data.processes`.
+
+        ``options.threading.worker_processes`` = k asks for k processes (0: threads only). Unset,
+        ``num_parallel_calls=AUTOTUNE`` picks processes (one per usable core) for a map over
+        in-memory arrays that a ``batch`` follows (each worker makes whole batches), when at
+        least :data:`AUTO_PROCESSES_MIN_ELEMENTS` elements (or an infinite stream) pay for
+        starting the workers, two or more cores are usable and CUDA is not initialised in this
+        process (a forked child cannot use it).
+        """
+        if self._calls in (None, 1) or ctx.peek or self._input._columns() is None or not processes.available():
+            return 0
+        asked = ctx.options.threading.worker_processes
+        if asked is not None:
+            if isinstance(asked, bool) or not isinstance(asked, int) or asked < 0:
+                raise ValueError("options.threading.worker_processes must be None (AUTOTUNE decides), 0 (threads) "
+                                 f"or a positive number of processes. Received: {asked!r}")
+            return asked
+        if self._calls != AUTOTUNE or not fused or torch.cuda.is_initialized():
+            return 0
+        cores = processes.usable_cores()
+        n = self._input._cardinality()
+        if cores < 2 or 0 <= n < AUTO_PROCESSES_MIN_ELEMENTS:
+            return 0
+        return min(cores, ctx.options.threading.private_threadpool_size or cores)
+
+    def deterministic(self, ctx: IterContext) -> bool:
+        return ctx.options.is_deterministic if self._deterministic is None else self._deterministic
 
     def _iter(self, ctx: IterContext) -> Iterator[Any]:
         source = self._input._iter(ctx)
@@ -360,7 +388,7 @@ class Map(_Unary):
                     raise threads.annotate(exc, "map", index) from None
             return
         workers = ctx.options.threads if self._calls == AUTOTUNE else int(self._calls)
-        deterministic = ctx.options.is_deterministic if self._deterministic is None else self._deterministic
+        deterministic = self.deterministic(ctx)
         procs = self.process_workers(ctx)
         columns = self._input._columns()
         if procs:
@@ -368,7 +396,7 @@ class Map(_Unary):
             if close is not None:
                 close()  # the workers read the rows themselves: only indices leave this process
             yield from processes.process_map(columns, processes.element_tasks(self._input._index_chunks(ctx)),
-                                             self.element_fn(), procs)
+                                             self.element_fn(), procs, deterministic=deterministic)
             return
         yield from threads.parallel_map(source, lambda el: _as_result(call(self._fn, el)), workers,
                                         deterministic)
