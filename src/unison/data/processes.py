@@ -36,6 +36,7 @@ import pickle
 import random
 import secrets
 import signal
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection, wait
@@ -63,8 +64,11 @@ def usable_cores() -> int:
 
 
 # --- the wire: a list of elements as one small header and the raw buffers of its leaves ----------
-def _send(conn: Connection, task: int, elements: list[Any]) -> None:
-    skeletons, meta, buffers = [], [], []
+def _encode(elements: list[Any]) -> tuple[Any, list[np.ndarray]]:
+    """(header, buffers): the structures and dtypes, and the raw bytes of every leaf."""
+    skeletons: list[Any] = []
+    meta: list[Any] = []
+    buffers: list[np.ndarray] = []
     for element in elements:
         leaves = nest.flatten(element)
         skeletons.append(nest.pack_as(element, [None] * len(leaves)))
@@ -79,10 +83,8 @@ def _send(conn: Connection, task: int, elements: list[Any]) -> None:
                 continue
             meta.append((kind, arr.dtype.str, arr.shape))
             if arr.nbytes:
-                buffers.append(arr)
-    conn.send((task, "ok", (skeletons, meta)))
-    for arr in buffers:
-        conn.send_bytes(arr.reshape(-1).view(np.uint8))
+                buffers.append(arr.reshape(-1).view(np.uint8))
+    return (skeletons, meta), buffers
 
 
 def _receive(conn: Connection, payload: Any) -> list[Any]:
@@ -146,6 +148,7 @@ def _worker(conn: Connection, others: list[Connection], columns: Any, fn: Callab
         task, first, indices = message
         out: list[Any] = []
         at = first  # the element being made (named in an error)
+        buffers: list[np.ndarray] = []
         try:
             for i in indices:
                 out.append(fn(pack([leaf[i] for leaf in leaves])))
@@ -153,15 +156,15 @@ def _worker(conn: Connection, others: list[Connection], columns: Any, fn: Callab
             if stack:  # a whole batch made here: one transfer, no per-element work in the consumer
                 at = first
                 out = [nest.stack(out)]
-            reply: Any = None
+            header, buffers = _encode(out)
+            reply: Any = (task, "ok", header)
         except BaseException as exc:  # noqa: BLE001 - the user's function: re-raised in the consumer
             text = traceback.format_exc()
             reply = (task, "error", (at, _portable(exc, text), text))
         try:
-            if reply is None:
-                _send(conn, task, out)
-            else:
-                conn.send(reply)
+            conn.send(reply)
+            for buf in buffers:
+                conn.send_bytes(buf)
         except (EOFError, OSError):
             return  # the consumer is gone
 
@@ -205,17 +208,21 @@ class _Pool:
         return task, status, payload
 
     def close(self) -> None:
+        """Ask every worker to stop, and terminate those still busy after a second (they hold
+        nothing worth finishing: results not yet read are dropped)."""
         for conn in self.conns:
             try:
                 conn.send(None)
             except (OSError, ValueError):
                 pass
             conn.close()
+        deadline = time.monotonic() + 1.0
         for proc in self.procs:
-            proc.join(timeout=2.0)
+            proc.join(timeout=max(0.0, deadline - time.monotonic()))
+        for proc in self.procs:
             if proc.is_alive():
                 proc.terminate()
-                proc.join(timeout=2.0)
+                proc.join(timeout=5.0)
 
 
 def process_map(columns: Any, tasks: Iterator[list[int]], fn: Callable[[Any], Any], workers: int,
