@@ -123,9 +123,9 @@ def _portable(exc: BaseException, text: str) -> BaseException:
 
 
 # --- the worker process ------------------------------------------------------------------------
-def _worker(conn: Connection, others: list[Connection], columns: Any, fn: Callable[[Any], Any],
-            seed: int, stack: bool) -> None:
-    for other in others:  # the consumer's ends of the other workers' pipes: EOF must mean "gone"
+def _worker(conn: Connection, out: Connection, others: list[Connection], columns: Any,
+            fn: Callable[[Any], Any], seed: int, stack: bool) -> None:
+    for other in others:  # the consumer's ends of the pipes: EOF must mean "the consumer is gone"
         other.close()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the consumer's; it stops us
     torch.set_num_threads(1)  # k workers x all cores would oversubscribe (DataLoader does the same)
@@ -146,44 +146,63 @@ def _worker(conn: Connection, others: list[Connection], columns: Any, fn: Callab
         if message is None:
             return
         task, first, indices = message
-        out: list[Any] = []
+        results: list[Any] = []
         at = first  # the element being made (named in an error)
         buffers: list[np.ndarray] = []
         try:
             for i in indices:
-                out.append(fn(pack([leaf[i] for leaf in leaves])))
+                results.append(fn(pack([leaf[i] for leaf in leaves])))
                 at += 1
             if stack:  # a whole batch made here: one transfer, no per-element work in the consumer
                 at = first
-                out = [nest.stack(out)]
-            header, buffers = _encode(out)
+                results = [nest.stack(results)]
+            header, buffers = _encode(results)
             reply: Any = (task, "ok", header)
         except BaseException as exc:  # noqa: BLE001 - the user's function: re-raised in the consumer
             text = traceback.format_exc()
             reply = (task, "error", (at, _portable(exc, text), text))
         try:
-            conn.send(reply)
+            out.send(reply)
             for buf in buffers:
-                conn.send_bytes(buf)
+                out.send_bytes(buf)
         except (EOFError, OSError):
             return  # the consumer is gone
 
 
 # --- the consumer side -------------------------------------------------------------------------
+def _result_pipe() -> tuple[Connection, Connection]:
+    """(reader, writer) of a pipe enlarged to 1 MiB where Linux allows: a worker then writes a
+    batch of a few hundred KiB in one go and goes on with the next, instead of waiting for the
+    consumer to be scheduled once per 64 KiB (which, on a busy machine, stalls the workers)."""
+    reader, writer = os.pipe()
+    try:
+        import fcntl
+
+        fcntl.fcntl(writer, fcntl.F_SETPIPE_SZ, 1 << 20)
+    except (ImportError, AttributeError, OSError):
+        pass  # the default size works, only with more hand-offs
+    return Connection(reader, writable=False), Connection(writer, readable=False)
+
+
 class _Pool:
     def __init__(self, columns: Any, fn: Callable[[Any], Any], workers: int, stack: bool) -> None:
         ctx = mp.get_context("fork")
         base = secrets.randbits(62)
-        self.conns: list[Connection] = []
+        self.tasks: list[Connection] = []  # consumer -> worker
+        self.conns: list[Connection] = []  # worker -> consumer (results)
         self.procs: list[Any] = []
         try:
             for rank in range(workers):
-                mine, theirs = ctx.Pipe(duplex=True)
+                task_in, task_out = ctx.Pipe(duplex=False)
+                result_in, result_out = _result_pipe()
+                ours = [*self.tasks, *self.conns, task_out, result_in]
                 proc = ctx.Process(target=_worker, name=f"unison-data-worker-{rank}", daemon=True,
-                                   args=(theirs, list(self.conns), columns, fn, (base + 7919 * rank) % 2**62, stack))
+                                   args=(task_in, result_out, ours, columns, fn, (base + 7919 * rank) % 2**62, stack))
                 proc.start()
-                theirs.close()
-                self.conns.append(mine)
+                task_in.close()
+                result_out.close()
+                self.tasks.append(task_out)
+                self.conns.append(result_in)
                 self.procs.append(proc)
         except BaseException:
             self.close()
@@ -210,11 +229,13 @@ class _Pool:
     def close(self) -> None:
         """Ask every worker to stop, and terminate those still busy after a second (they hold
         nothing worth finishing: results not yet read are dropped)."""
-        for conn in self.conns:
+        for conn in self.tasks:
             try:
                 conn.send(None)
             except (OSError, ValueError):
                 pass
+            conn.close()
+        for conn in self.conns:
             conn.close()
         deadline = time.monotonic() + 1.0
         for proc in self.procs:
@@ -252,7 +273,7 @@ def process_map(columns: Any, tasks: Iterator[list[int]], fn: Callable[[Any], An
                 state["exhausted"] = True
                 return
             task = state["next"]
-            pool.conns[rank].send((task, state["first"], block))
+            pool.tasks[rank].send((task, state["first"], block))
             owner[task] = rank
             busy[rank] += 1
             state["next"] += 1
