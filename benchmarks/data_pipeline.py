@@ -106,10 +106,15 @@ def _cpu_seconds() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def _throughput(batches: Any) -> tuple[float, float]:
-    """(samples/s, CPU microseconds per sample over all processes) of one pass over ``batches``."""
+def _throughput(make: Any) -> tuple[float, float]:
+    """(samples/s, CPU microseconds per sample over all processes) of one pass over ``make()``.
+
+    The clock starts before the iterator is made, so starting worker processes (DataLoader's in
+    ``iter()``, unison's at the first batch) counts for both.
+    """
     gc.collect()
     cpu, start, n = _cpu_seconds(), time.perf_counter(), 0
+    batches = make()
     for xb, _ in batches:
         n += len(xb)
     wall = time.perf_counter() - start
@@ -130,13 +135,14 @@ def unison_map(x: np.ndarray, y: np.ndarray, batch: int, processes: int | None =
         ds = ds.batch(batch).map(augment_batch, num_parallel_calls=tf.data.AUTOTUNE)
     else:
         ds = ds.map(augment, num_parallel_calls=tf.data.AUTOTUNE).batch(batch)
-    return _throughput(iter(ds.prefetch(tf.data.AUTOTUNE).with_options(options)))
+    ds = ds.prefetch(tf.data.AUTOTUNE).with_options(options)
+    return _throughput(lambda: iter(ds))
 
 
 def torch_loader(x: np.ndarray, y: np.ndarray, batch: int, workers: int) -> tuple[float, float]:
     loader = torch.utils.data.DataLoader(AugmentedMNIST(x, y), batch_size=batch, shuffle=True,
                                          num_workers=workers, prefetch_factor=2 if workers else None)
-    return _throughput(iter(loader))
+    return _throughput(lambda: iter(loader))
 
 
 TF_PROGRAM = r'''
