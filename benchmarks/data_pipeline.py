@@ -5,12 +5,17 @@
    Target: tf.data / arrays <= 1.05.
 2. A per-element ``map`` doing a real transform (pad to 32x32, random 28x28 crop, random
    horizontal flip, on MNIST images) then ``batch(64)`` and ``prefetch``: samples/s of unison.data
-   with ``num_parallel_calls=AUTOTUNE`` vs ``torch.utils.data.DataLoader(num_workers=2)`` on the same
-   transform. Target: >= 1.0.
-3. Where a Python with TensorFlow is given (``--tf-python``), the same two pipelines on TF's tf.data.
+   with ``num_parallel_calls=AUTOTUNE`` (which fuses map and batch into worker processes here) vs
+   ``torch.utils.data.DataLoader(num_workers=2)`` on the same transform. Target: >= 1.0. Beside:
+   unison with threads only (``options.threading.worker_processes = 0``) and the vectorised
+   form (``batch`` then one ``map`` over the whole batch, as TF's docs recommend).
+3. Where a Python with TensorFlow is given (``--tf-python``), the same pipelines on TF's tf.data.
 
 Every figure is the median of ``--repeats`` runs; the systems alternate within each repeat (the
-two unison fits in ABBA order).
+two unison fits in ABBA order), and each ratio is also given as the median of the per-repeat
+ratios (runs of one repeat are seconds apart, so a shared machine's load hits both alike). The
+map rows also give the CPU time of all processes (consumer and workers) per sample, which load
+from other programs barely changes.
 
     UNISON_DATA_DIR=/work/shared/data PYTHONPATH=src python benchmarks/data_pipeline.py \\
         --repeats 3 --tf-python /path/to/python-with-tensorflow --out benchmarks/results/data_pipeline.md
@@ -19,14 +24,17 @@ two unison fits in ABBA order).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import platform
+import resource
 import shlex
 import statistics
 import subprocess
 import sys
 import time
+from typing import Any
 
 import numpy as np
 import torch
@@ -69,6 +77,18 @@ def augment(image: torch.Tensor, label: torch.Tensor) -> tuple[torch.Tensor, tor
     return crop.contiguous(), label
 
 
+def augment_batch(images: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`augment` on a whole batch at once: one random crop and flip per image, vectorised."""
+    n = images.shape[0]
+    padded = torch.nn.functional.pad(images.float().div_(255.0), (2, 2, 2, 2))
+    i, j = torch.randint(0, 5, (2, n))
+    flip = torch.rand(n) < 0.5
+    steps = torch.arange(28)
+    rows = (i[:, None] + steps)[:, :, None]
+    cols = j[:, None] + torch.where(flip[:, None], 27 - steps, steps)
+    return padded[torch.arange(n)[:, None, None], rows, cols[:, None, :]], labels
+
+
 class AugmentedMNIST(torch.utils.data.Dataset):
     def __init__(self, x: np.ndarray, y: np.ndarray) -> None:
         self.x, self.y = torch.from_numpy(x), torch.from_numpy(y.astype("int64"))
@@ -80,31 +100,53 @@ class AugmentedMNIST(torch.utils.data.Dataset):
         return augment(self.x[i], self.y[i])
 
 
-def unison_map(x: np.ndarray, y: np.ndarray, batch: int, processes: int = 0) -> float:
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its finished children (the workers, once joined)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _throughput(make: Any) -> tuple[float, float]:
+    """(samples/s, CPU microseconds per sample over all processes) of one pass over ``make()``.
+
+    The clock starts before the iterator is made, so starting worker processes (DataLoader's in
+    ``iter()``, unison's at the first batch) counts for both.
+    """
+    gc.collect()
+    cpu, start, n = _cpu_seconds(), time.perf_counter(), 0
+    batches = make()
+    for xb, _ in batches:
+        n += len(xb)
+    wall = time.perf_counter() - start
+    del batches
+    gc.collect()
+    time.sleep(0.05)  # the workers are joined when the iterator ends; let the accounting settle
+    return n / wall, (_cpu_seconds() - cpu) / n * 1e6
+
+
+def unison_map(x: np.ndarray, y: np.ndarray, batch: int, processes: int | None = None,
+               vectorised: bool = False) -> tuple[float, float]:
     import unison as tf
 
     options = tf.data.Options()
-    options.threading.worker_processes = processes  # 0: threads
-    ds = (tf.data.Dataset.from_tensor_slices((x, y.astype("int64"))).shuffle(len(x))
-          .map(augment, num_parallel_calls=tf.data.AUTOTUNE).batch(batch).prefetch(tf.data.AUTOTUNE)
-          .with_options(options))
-    start, n = time.perf_counter(), 0
-    for xb, _ in ds:
-        n += len(xb)
-    return n / (time.perf_counter() - start)
+    options.threading.worker_processes = processes  # None: AUTOTUNE decides, 0: threads
+    ds = tf.data.Dataset.from_tensor_slices((x, y.astype("int64"))).shuffle(len(x))
+    if vectorised:
+        ds = ds.batch(batch).map(augment_batch, num_parallel_calls=tf.data.AUTOTUNE)
+    else:
+        ds = ds.map(augment, num_parallel_calls=tf.data.AUTOTUNE).batch(batch)
+    ds = ds.prefetch(tf.data.AUTOTUNE).with_options(options)
+    return _throughput(lambda: iter(ds))
 
 
-def torch_loader(x: np.ndarray, y: np.ndarray, batch: int, workers: int) -> float:
+def torch_loader(x: np.ndarray, y: np.ndarray, batch: int, workers: int) -> tuple[float, float]:
     loader = torch.utils.data.DataLoader(AugmentedMNIST(x, y), batch_size=batch, shuffle=True,
                                          num_workers=workers, prefetch_factor=2 if workers else None)
-    start, n = time.perf_counter(), 0
-    for xb, _ in loader:
-        n += len(xb)
-    return n / (time.perf_counter() - start)
+    return _throughput(lambda: iter(loader))
 
 
 TF_PROGRAM = r'''
-import json, sys, time, numpy as np, tensorflow as tf
+import json, resource, sys, time, numpy as np, tensorflow as tf
 data = np.load(sys.argv[1]); x, y = data["x"], data["y"]; n_map = int(sys.argv[2]); which = sys.argv[3]
 if which == "fit":
     out = {}
@@ -129,10 +171,13 @@ else:
         return img, label
     ds = (tf.data.Dataset.from_tensor_slices((x[:n_map], y[:n_map])).shuffle(n_map)
           .map(aug, num_parallel_calls=tf.data.AUTOTUNE).batch(64).prefetch(tf.data.AUTOTUNE))
-    t, n = time.perf_counter(), 0
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    cpu, t, n = u.ru_utime + u.ru_stime, time.perf_counter(), 0
     for xb, _ in ds:
         n += len(xb)
-    print(json.dumps({"samples_per_s": n / (time.perf_counter() - t)}))
+    w = time.perf_counter() - t
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"samples_per_s": n / w, "cpu_us": (u.ru_utime + u.ru_stime - cpu) / n * 1e6}))
 '''
 
 
@@ -144,12 +189,25 @@ def run_tf(tf_python: str, npz: str, n_map: int, which: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+MAP_SYSTEMS = {  # key: (label, run)
+    "map_unison": ("unison AUTOTUNE (map+batch fused in worker processes)",
+                   lambda x, y: unison_map(x, y, 64)),
+    "map_loader2": ("DataLoader(num_workers=2)", lambda x, y: torch_loader(x, y, 64, 2)),
+    "map_unison_threads": ("unison AUTOTUNE, threads only (worker_processes=0)",
+                           lambda x, y: unison_map(x, y, 64, processes=0)),
+    "map_unison_vec": ("unison vectorised: batch(64).map(crop+flip of the whole batch)",
+                       lambda x, y: unison_map(x, y, 64, vectorised=True)),
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--map-samples", type=int, default=20000, help="images through the map pipeline per run")
     parser.add_argument("--tf-python", default=None, help="a Python with tensorflow (TF's tf.data beside)")
     parser.add_argument("--skip-fit", action="store_true")
+    parser.add_argument("--skip-map", action="store_true")
+    parser.add_argument("--note", default="", help="a line about the machine's state, printed with the table")
     parser.add_argument("--out", default=None, help="write the Markdown table here (rewritten after every repeat)")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch intra-op threads in this process (1: steady timings on a shared machine)")
@@ -164,6 +222,8 @@ def main() -> None:
         npz = "/tmp/unison_data_pipeline_mnist.npz"
         np.savez(npz, x=x_train, y=y_train.astype("int64"))
     res: dict[str, list[float]] = {}
+    if not args.skip_fit:
+        fit_epoch(xf, y_train, pipeline=True)  # warm-up: imports and first-call costs stay out of both
     for r in range(args.repeats):
         if not args.skip_fit:
             # ABBA: the order flips every repeat, so a machine whose load drifts favours neither
@@ -174,13 +234,24 @@ def main() -> None:
                 tf_fit = run_tf(args.tf_python, npz, args.map_samples, "fit")
                 res.setdefault("tf_fit_tfdata", []).append(tf_fit["tfdata"])
                 res.setdefault("tf_fit_arrays", []).append(tf_fit["arrays"])
-        res.setdefault("map_unison", []).append(unison_map(xm, ym, 64))
-        res.setdefault("map_unison_procs2", []).append(unison_map(xm, ym, 64, processes=2))
-        res.setdefault("map_loader2", []).append(torch_loader(xm, ym, 64, 2))
-        if npz:
-            res.setdefault("map_tf", []).append(run_tf(args.tf_python, npz, args.map_samples, "map")["samples_per_s"])
+        if not args.skip_map:
+            keys = list(MAP_SYSTEMS)
+            for key in keys[r % len(keys):] + keys[:r % len(keys)]:  # rotate who goes first
+                rate, cpu = MAP_SYSTEMS[key][1](xm, ym)
+                res.setdefault(key, []).append(rate)
+                res.setdefault(key + "_cpu", []).append(cpu)
+            if npz:
+                out = run_tf(args.tf_python, npz, args.map_samples, "map")
+                res.setdefault("map_tf", []).append(out["samples_per_s"])
+                res.setdefault("map_tf_cpu", []).append(out["cpu_us"])
         print(f"repeat {r + 1}/{args.repeats}: " + ", ".join(f"{k}={v[-1]:.2f}" for k, v in res.items()), flush=True)
         write_table(res, args, command, done=r + 1)
+
+
+def _ratio(res: dict[str, list[float]], a: str, b: str) -> tuple[float, float, float]:
+    """(ratio of the medians, median of the per-repeat ratios, lowest..highest per-repeat ratio)."""
+    per = [x / y for x, y in zip(res[a], res[b])]
+    return statistics.median(res[a]) / statistics.median(res[b]), statistics.median(per), min(per), max(per)
 
 
 def write_table(res: dict[str, list[float]], args: argparse.Namespace, command: str, done: int) -> None:
@@ -191,31 +262,42 @@ def write_table(res: dict[str, list[float]], args: argparse.Namespace, command: 
         f"Command: `{command}`", "",
         f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__} "
         f"({args.threads} intra-op thread(s) for unison); medians of {done} of {args.repeats} repeats (systems "
-        "alternate within each repeat).", "",
-        "| measurement | unison | baseline | ratio | target |", "| --- | --- | --- | --- | --- |",
+        "alternate within each repeat). " + args.note, "",
+        "| measurement | unison | baseline | ratio of medians | median of per-repeat ratios (range) | target |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     if "fit_arrays" in med:
+        r = _ratio(res, "fit_tfdata", "fit_arrays")
         lines.append(f"| seed fit, 1 epoch (s): tf.data pipeline vs arrays | {med['fit_tfdata']:.2f} | "
-                     f"{med['fit_arrays']:.2f} | {med['fit_tfdata'] / med['fit_arrays']:.3f}x | <= 1.05x |")
-    lines.append(f"| map(crop+flip) samples/s: unison AUTOTUNE vs DataLoader(num_workers=2) | {med['map_unison']:.0f} | "
-                 f"{med['map_loader2']:.0f} | {med['map_unison'] / med['map_loader2']:.2f}x | >= 1.0x |")
-    lines.append(f"| map(crop+flip) samples/s: unison AUTOTUNE + worker_processes=2 vs DataLoader(num_workers=2) | "
-                 f"{med['map_unison_procs2']:.0f} | {med['map_loader2']:.0f} | "
-                 f"{med['map_unison_procs2'] / med['map_loader2']:.2f}x | >= 1.0x |")
+                     f"{med['fit_arrays']:.2f} | {r[0]:.3f}x | {r[1]:.3f}x ({r[2]:.2f}..{r[3]:.2f}) | <= 1.05x |")
+    if "map_loader2" in med:
+        for key, (label, _) in MAP_SYSTEMS.items():
+            if key == "map_loader2":
+                continue
+            r = _ratio(res, key, "map_loader2")
+            target = ">= 1.0x" if key == "map_unison" else "(beside)"
+            lines.append(f"| map(crop+flip) samples/s: {label} vs DataLoader(num_workers=2) | {med[key]:.0f} | "
+                         f"{med['map_loader2']:.0f} | {r[0]:.2f}x | {r[1]:.2f}x ({r[2]:.2f}..{r[3]:.2f}) | {target} |")
     if "map_tf" in med:
-        lines.append(f"| map(crop+flip) samples/s: TF tf.data AUTOTUNE (beside) | {med['map_tf']:.0f} | | "
-                     f"unison {med['map_unison'] / med['map_tf']:.2f}x of TF | |")
+        r = _ratio(res, "map_unison", "map_tf")
+        lines.append(f"| map(crop+flip) samples/s: unison AUTOTUNE vs TF tf.data AUTOTUNE (beside) | "
+                     f"{med['map_unison']:.0f} | {med['map_tf']:.0f} | {r[0]:.2f}x | {r[1]:.2f}x ({r[2]:.2f}..{r[3]:.2f}) | |")
     if "tf_fit_tfdata" in med:
+        r = _ratio(res, "tf_fit_tfdata", "tf_fit_arrays")
         lines.append(f"| TF's own seed fit, 1 epoch (s): tf.data vs arrays (beside) | {med['tf_fit_tfdata']:.2f} | "
-                     f"{med['tf_fit_arrays']:.2f} | {med['tf_fit_tfdata'] / med['tf_fit_arrays']:.3f}x | |")
+                     f"{med['tf_fit_arrays']:.2f} | {r[0]:.3f}x | {r[1]:.3f}x ({r[2]:.2f}..{r[3]:.2f}) | |")
+    cpu = [(k[:-4], v) for k, v in med.items() if k.endswith("_cpu")]
+    if cpu:
+        names = {**{k: v[0] for k, v in MAP_SYSTEMS.items()}, "map_tf": "TF tf.data AUTOTUNE"}
+        lines += ["", "CPU time per sample of the map pipelines, all processes (consumer + workers), median:", "",
+                  "| pipeline | CPU us/sample |", "| --- | --- |"]
+        lines += [f"| {names.get(k, k)} | {v:.1f} |" for k, v in cpu]
     lines += ["", "Raw runs: `" + json.dumps({k: [round(v, 3) for v in vs] for k, vs in res.items()}) + "`", ""]
     table = "\n".join(lines)
     print(table)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:
             fh.write(table)
-
-
 
 
 if __name__ == "__main__":

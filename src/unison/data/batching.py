@@ -25,20 +25,31 @@ from unison.data.specs import TensorSpec
 from unison.data.transforms import Map
 
 
-def group_indices(chunks: Iterator[torch.Tensor], size: int, drop_remainder: bool) -> Iterator[torch.Tensor]:
-    """Cut a stream of index chunks into index tensors of ``size`` (the last may be short)."""
-    pending: list[torch.Tensor] = []
+def group_indices(chunks: Iterator[np.ndarray], size: int, drop_remainder: bool) -> Iterator[np.ndarray]:
+    """Cut a stream of index chunks into index arrays of ``size`` (the last may be short).
+
+    Whole batches inside a chunk are plain slices of it (no copy); only a batch that straddles
+    two chunks is concatenated.
+    """
+    pending: list[np.ndarray] = []
     have = 0
     for chunk in chunks:
-        while len(chunk):
-            take = min(size - have, len(chunk))
+        start, n = 0, len(chunk)
+        if have:  # complete the batch begun in the previous chunk
+            take = min(size - have, n)
             pending.append(chunk[:take])
-            chunk, have = chunk[take:], have + take
-            if have == size:
-                yield pending[0] if len(pending) == 1 else torch.cat(pending)
-                pending, have = [], 0
+            start, have = take, have + take
+            if have < size:
+                continue
+            yield np.concatenate(pending)
+            pending, have = [], 0
+        full = start + (n - start) // size * size
+        for i in range(start, full, size):
+            yield chunk[i:i + size]
+        if full < n:
+            pending, have = [chunk[full:]], n - full
     if have and not drop_remainder:
-        yield torch.cat(pending)
+        yield np.concatenate(pending)
 
 
 def _batch_cardinality(n: int, size: int, drop: bool) -> int:
@@ -55,18 +66,20 @@ class Batch(Dataset):
 
     def _iter(self, ctx: IterContext) -> Iterator[Any]:
         source = self._inputs[0]
-        if isinstance(source, Map) and source.process_workers(ctx):
-            # map + batch in worker processes: each worker makes whole batches (as DataLoader does)
+        procs = source.process_workers(ctx, fused=True) if isinstance(source, Map) else 0
+        if procs:
+            # map + batch fused in worker processes: each worker makes whole batches (as DataLoader does)
             inner = source._inputs[0]
             tasks = (g.tolist() for g in group_indices(inner._index_chunks(ctx), self._size, self._drop))
-            yield from processes.process_map(inner._columns(), tasks, source.element_fn(),
-                                             source.process_workers(ctx), stack=True)
+            yield from processes.process_map(inner._columns(), tasks, source.element_fn(), procs, stack=True,
+                                             deterministic=source.deterministic(ctx))
             return
         columns = source._columns()
         if columns is not None:
-            leaves = nest.flatten(columns)
+            # one index operation per component and batch; the structure is resolved once
+            leaves, pack = nest.flatten(columns), nest.packer(columns)
             for index in group_indices(source._index_chunks(ctx), self._size, self._drop):
-                yield nest.pack_as(columns, [nest.gather(leaf, index) for leaf in leaves])
+                yield pack([nest.gather(leaf, index) for leaf in leaves])
             return
         pending: list[Any] = []
         for element in source._iter(ctx):

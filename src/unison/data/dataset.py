@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from collections.abc import Iterator as PyIterator
 from typing import Any
 
+import numpy as np
 import torch
 
 from unison.data import nest
@@ -86,8 +87,8 @@ class Dataset(metaclass=_DatasetType):
         """The arrays this node's elements are rows of, or ``None`` (not index-backed)."""
         return None
 
-    def _index_chunks(self, ctx: IterContext) -> PyIterator[torch.Tensor]:
-        """Row indices of the elements, in order, as int64 chunks (index-backed nodes only)."""
+    def _index_chunks(self, ctx: IterContext) -> PyIterator[np.ndarray]:
+        """Row indices of the elements, in order, as numpy int64 chunks (index-backed nodes only)."""
         raise NotImplementedError(type(self).__name__)
 
     def _cardinality(self) -> int:

@@ -80,7 +80,7 @@ def pack_as(structure: Any, leaves: list[Any]) -> Any:
 def as_leaf(value: Any) -> Leaf:
     """A value as a leaf: numbers become torch tensors, strings stay numpy arrays."""
     if isinstance(value, torch.Tensor):
-        return value.detach()
+        return value.detach() if value.requires_grad else value  # no new alias per element
     if hasattr(value, "numpy") and not isinstance(value, np.ndarray):  # tensors of other libraries
         value = value.numpy()
     arr = np.asarray(value)
@@ -102,6 +102,8 @@ def as_element(value: Any) -> Any:
     """Any nest of arrays, lists and numbers -> the same nest with leaves from :func:`as_leaf`."""
     if value is None:
         raise TypeError("An element cannot contain None (TF cannot make a tensor of it). Received: None")
+    if type(value) is torch.Tensor and not value.requires_grad:
+        return value  # the common leaf, as is
     if isinstance(value, dict):
         return {k: as_element(v) for k, v in value.items()}
     if isinstance(value, tuple):
@@ -109,23 +111,38 @@ def as_element(value: Any) -> Any:
     return as_leaf(value)
 
 
+def _same(a: Any, b: Any) -> bool:
+    """``same_structure`` without building descriptions (called once per element of a batch)."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, tuple):
+        return isinstance(b, tuple) and len(a) == len(b) and all(map(_same, a, b))
+    return not isinstance(b, (dict, tuple))
+
+
 def stack(elements: list[Any]) -> Any:
     """Stack same-structured elements along a new first dimension (one batch)."""
     first = elements[0]
-    leaves = [flatten(e) for e in elements]
     for i, e in enumerate(elements):
-        if not same_structure(first, e):
+        if not _same(first, e) and not same_structure(first, e):
             raise ValueError(f"Cannot batch elements of different structures: element 0 is "
                              f"{structure_of(first)}, element {i} is {structure_of(e)}.")
+    if type(first) is tuple and all(type(v) is torch.Tensor for v in first):
+        columns: Any = zip(*elements)  # a flat tuple of tensors, the usual (x, y) element
+    else:
+        columns = zip(*(flatten(e) for e in elements))
     cols = []
-    for j in range(len(leaves[0])):
-        parts = [row[j] for row in leaves]
-        shapes = {tuple(p.shape) for p in parts}
-        if len(shapes) > 1:
-            raise ValueError(
-                f"Cannot batch tensors with different shapes in one component: {sorted(shapes)}. "
-                "Use padded_batch() to pad them to a common shape, or map() them to one shape first.")
-        cols.append(torch.stack(parts) if isinstance(parts[0], torch.Tensor) else np.stack(parts))
+    for parts in columns:
+        try:
+            cols.append(torch.stack(parts) if isinstance(parts[0], torch.Tensor) else np.stack(parts))
+        except (RuntimeError, ValueError) as exc:
+            shapes = {tuple(p.shape) for p in parts}
+            if len(shapes) > 1:
+                raise ValueError(
+                    f"Cannot batch tensors with different shapes in one component: {sorted(shapes)}. "
+                    "Use padded_batch() to pad them to a common shape, or map() them to one shape first."
+                ) from None
+            raise exc
     return pack_as(first, cols)
 
 
@@ -141,11 +158,24 @@ def row(leaf: Leaf, i: int) -> Leaf:
     return leaf[i] if isinstance(leaf, torch.Tensor) else np.asarray(leaf[i])
 
 
-def gather(leaf: Leaf, index: torch.Tensor) -> Leaf:
-    """Rows ``index`` of a leaf with one index operation."""
+def gather(leaf: Leaf, index: np.ndarray) -> Leaf:
+    """Rows ``index`` (numpy int64) of a leaf with one index operation."""
     if isinstance(leaf, torch.Tensor):
-        return leaf.index_select(0, index)
-    return leaf[index.numpy()]
+        return leaf.index_select(0, torch.from_numpy(index))
+    return leaf[index]
+
+
+def packer(structure: Any) -> Callable[[list[Any]], Any]:
+    """A function ``leaves -> element`` shaped as ``structure`` (:func:`pack_as`, made once).
+
+    The common shapes (one leaf, a flat tuple of leaves) skip the recursive rebuild, which a
+    batch loop would otherwise pay on every step.
+    """
+    if is_leaf(structure):
+        return lambda leaves: leaves[0]
+    if type(structure) is tuple and all(is_leaf(v) for v in structure):
+        return tuple
+    return lambda leaves: pack_as(structure, leaves)
 
 
 def concat(parts: list[Leaf]) -> Leaf:

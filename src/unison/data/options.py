@@ -43,13 +43,14 @@ class DistributeOptions:
 
 @dataclass
 class ThreadingOptions:
-    """``options.threading``: ``private_threadpool_size`` bounds the threads of parallel ``map``;
-    ``worker_processes`` (a unison extension) runs a parallel ``map`` over arrays in that many
-    forked processes instead, for functions that hold the GIL (see :mod:`unison.data.processes`)."""
+    """``options.threading``: ``private_threadpool_size`` bounds the threads (and AUTOTUNE's
+    processes) of a parallel ``map``; ``worker_processes`` (a unison extension) runs a parallel
+    ``map`` over arrays in that many forked processes: ``None`` lets ``AUTOTUNE`` decide, ``0``
+    keeps threads (see :mod:`unison.data.processes`)."""
 
     private_threadpool_size: int = 0  # 0: as many threads as cores
     max_intra_op_parallelism: int = 0
-    worker_processes: int = 0
+    worker_processes: int | None = None
 
 
 @dataclass
@@ -81,7 +82,7 @@ class Options:
                 merged.experimental_distribute.auto_shard_policy = opts.experimental_distribute.auto_shard_policy
             if opts.threading.private_threadpool_size:
                 merged.threading.private_threadpool_size = opts.threading.private_threadpool_size
-            if opts.threading.worker_processes:
+            if opts.threading.worker_processes is not None:
                 merged.threading.worker_processes = opts.threading.worker_processes
         return merged
 

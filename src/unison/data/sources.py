@@ -47,9 +47,9 @@ class TensorSlices(Dataset):
     def _columns(self) -> Any:
         return self._cols
 
-    def _index_chunks(self, ctx: IterContext) -> Iterator[torch.Tensor]:
+    def _index_chunks(self, ctx: IterContext) -> Iterator[np.ndarray]:
         if self._n:
-            rows = torch.arange(self._n)
+            rows = np.arange(self._n, dtype=np.int64)
             if self.file_names and ctx.file_shard is not None:  # list_files under FILE sharding
                 rows = rows[ctx.file_shard[1]::ctx.file_shard[0]]
             yield rows
@@ -88,9 +88,9 @@ class Range(Dataset):
         for v in self._range:
             yield torch.tensor(v, dtype=self._dtype)
 
-    def _index_chunks(self, ctx: IterContext) -> Iterator[torch.Tensor]:
+    def _index_chunks(self, ctx: IterContext) -> Iterator[np.ndarray]:
         if len(self._range):
-            yield torch.arange(len(self._range))
+            yield np.arange(len(self._range), dtype=np.int64)
 
     def _cardinality(self) -> int:
         return len(self._range)

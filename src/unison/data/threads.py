@@ -1,9 +1,9 @@
 """The background work of a pipeline: ``map`` in a thread pool and ``prefetch`` in a thread.
 
 torch and numpy release the GIL in their kernels, so threads overlap real work. A function
-that holds the GIL (pure Python per element) gains nothing from threads: move that work into a
-``torch.utils.data.DataLoader(num_workers=...)`` and wrap it with ``Dataset.from_generator``
-(see docs/data.md).
+that holds the GIL (pure Python, small arrays per element) gains nothing from threads: over
+in-memory arrays such a ``map`` runs in worker processes instead (:mod:`unison.data.processes`,
+chosen by ``AUTOTUNE`` when a ``batch`` follows; see docs/data.md).
 
 Both are generators: when the consumer drops its iterator (or it is garbage-collected, or a
 ``KeyboardInterrupt`` unwinds it) the generator's ``finally`` stops the threads. An exception

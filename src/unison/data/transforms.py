@@ -29,8 +29,12 @@ from unison.data.options import (
     UNKNOWN_CARDINALITY,
     Options,
 )
+from unison.data.shuffle_buffer import buffer_shuffle, shuffle_blocks
 
 _CHUNK = 4096
+# AUTOTUNE starts worker processes only for at least this many elements: starting two workers
+# (a fork of a large process each) costs tens of milliseconds, about 2000 small elements' work.
+AUTO_PROCESSES_MIN_ELEMENTS = 4096
 
 
 def call(fn: Callable[..., Any], element: Any) -> Any:
@@ -39,6 +43,8 @@ def call(fn: Callable[..., Any], element: Any) -> Any:
 
 
 def _as_result(value: Any) -> Any:
+    if type(value) is tuple and all(type(v) is torch.Tensor and not v.requires_grad for v in value):
+        return value  # the usual (x, y) result needs no conversion
     if isinstance(value, list):
         value = tuple(value)  # TF turns a returned list into a tuple of components
     return nest.as_element(value)
@@ -67,7 +73,7 @@ class _IndexOp(_Unary):
         else:
             yield from self._order(lambda: self._input._iter(ctx), ctx)
 
-    def _index_chunks(self, ctx: IterContext) -> Iterator[torch.Tensor]:
+    def _index_chunks(self, ctx: IterContext) -> Iterator[np.ndarray]:
         yield from _rechunk(self._order(lambda: _ints(self._input._index_chunks(ctx)), ctx))
 
     def _order(self, source: Callable[[], Iterator[Any]], ctx: IterContext) -> Iterator[Any]:
@@ -77,17 +83,17 @@ class _IndexOp(_Unary):
         return self._input._spec()
 
 
-def _ints(chunks: Iterable[torch.Tensor]) -> Iterator[int]:
+def _ints(chunks: Iterable[np.ndarray]) -> Iterator[int]:
     for chunk in chunks:
         yield from chunk.tolist()
 
 
-def _rechunk(ints: Iterator[int]) -> Iterator[torch.Tensor]:
+def _rechunk(ints: Iterator[int]) -> Iterator[np.ndarray]:
     while True:
         block = list(itertools.islice(ints, _CHUNK))
         if not block:
             return
-        yield torch.tensor(block, dtype=torch.int64)
+        yield np.asarray(block, dtype=np.int64)
 
 
 class Take(_IndexOp):
@@ -95,7 +101,7 @@ class Take(_IndexOp):
         super().__init__(input_dataset)
         self._count = check_count("count", count, -1, "-1 takes everything")
 
-    def _index_chunks(self, ctx: IterContext) -> Iterator[torch.Tensor]:
+    def _index_chunks(self, ctx: IterContext) -> Iterator[np.ndarray]:
         left = self._count
         for chunk in self._input._index_chunks(ctx):
             if left == 0:
@@ -121,7 +127,7 @@ class Skip(_IndexOp):
         super().__init__(input_dataset)
         self._count = check_count("count", count, -1, "-1 skips everything")
 
-    def _index_chunks(self, ctx: IterContext) -> Iterator[torch.Tensor]:
+    def _index_chunks(self, ctx: IterContext) -> Iterator[np.ndarray]:
         if self._count < 0:
             return
         left = self._count
@@ -152,7 +158,7 @@ class Shard(_IndexOp):
                              f"Received: index={index!r}, num_shards={self._num}")
         self._index = index
 
-    def _index_chunks(self, ctx: IterContext) -> Iterator[torch.Tensor]:
+    def _index_chunks(self, ctx: IterContext) -> Iterator[np.ndarray]:
         offset = 0
         for chunk in self._input._index_chunks(ctx):
             first = (self._index - offset) % self._num
@@ -179,7 +185,7 @@ class Repeat(_IndexOp):
     def _repeats(self) -> Iterable[int]:
         return itertools.count() if self._count < 0 else range(self._count)
 
-    def _index_chunks(self, ctx: IterContext) -> Iterator[torch.Tensor]:
+    def _index_chunks(self, ctx: IterContext) -> Iterator[np.ndarray]:
         for _ in self._repeats():
             empty = True
             for chunk in self._input._index_chunks(ctx):
@@ -206,40 +212,6 @@ class Repeat(_IndexOp):
         return n if n < 0 else n * self._count
 
 
-class _Draws:
-    """Uniform draws in [0, 1) from one PCG64 stream; any block sizes give the same sequence."""
-
-    def __init__(self, seed: int) -> None:
-        self._rng = np.random.Generator(np.random.PCG64(seed))
-
-    def indices(self, sizes: np.ndarray) -> list[int]:
-        """One index in ``[0, size)`` per entry of ``sizes``, from the next ``len(sizes)`` draws."""
-        u = self._rng.random(len(sizes))
-        return np.minimum((u * sizes).astype(np.int64), sizes - 1).tolist()
-
-
-def buffer_shuffle(items: Iterator[Any], buffer_size: int, seed: int) -> Iterator[Any]:
-    """TF's shuffle buffer: fill ``buffer_size`` items, emit a random one, refill its slot; at the
-    end, emit the rest in random order. Indices and elements go through this same code, so the
-    fast (index) path and the element path give the same order."""
-    draws = _Draws(seed)
-    buf: list[Any] = list(itertools.islice(items, buffer_size))
-    size = len(buf)
-    while True:  # steady state: the buffer stays full, one draw per incoming item
-        incoming = list(itertools.islice(items, _CHUNK))
-        if not incoming:
-            break
-        for j, item in zip(draws.indices(np.full(len(incoming), size)), incoming):
-            out, buf[j] = buf[j], item
-            yield out
-    # drain: each draw picks among the items left, the last one fills the hole
-    left = len(buf)
-    for j in draws.indices(np.arange(left, 0, -1)):
-        left -= 1
-        out, buf[j] = buf[j], buf[left]
-        yield out
-
-
 class Shuffle(_IndexOp):
     """Shuffle with a buffer. A fixed ``seed`` gives a fixed sequence of orders (one per
     iteration when ``reshuffle_each_iteration``); unison's random stream is its own, so the
@@ -263,6 +235,9 @@ class Shuffle(_IndexOp):
     def _order(self, source: Callable[[], Iterator[Any]], ctx: IterContext) -> Iterator[Any]:
         return buffer_shuffle(source(), self._buffer, self._seed_for(ctx))
 
+    def _index_chunks(self, ctx: IterContext) -> Iterator[np.ndarray]:
+        yield from shuffle_blocks(self._input._index_chunks(ctx), self._buffer, self._seed_for(ctx))
+
 
 class Map(_Unary):
     def __init__(self, input_dataset: Dataset, fn: Callable[..., Any], num_parallel_calls: int | None,
@@ -278,11 +253,34 @@ class Map(_Unary):
         """The function applied to one element, results normalised (what workers run)."""
         return lambda element: _as_result(call(self._fn, element))
 
-    def process_workers(self, ctx: IterContext) -> int:
-        """Worker processes for this map (0: threads or sequential), see unison.data.processes."""
-        procs = ctx.options.threading.worker_processes
-        ok = self._calls not in (None, 1) and self._input._columns() is not None and processes.available()
-        return procs if ok and not ctx.peek else 0
+    def process_workers(self, ctx: IterContext, fused: bool = False) -> int:
+        """Worker processes for this map (0: threads or sequential), see :mod:`unison.data.processes`.
+
+        ``options.threading.worker_processes`` = k asks for k processes (0: threads only). Unset,
+        ``num_parallel_calls=AUTOTUNE`` picks processes (one per usable core) for a map over
+        in-memory arrays that a ``batch`` follows (each worker makes whole batches), when at
+        least :data:`AUTO_PROCESSES_MIN_ELEMENTS` elements (or an infinite stream) pay for
+        starting the workers, two or more cores are usable and CUDA is not initialised in this
+        process (a forked child cannot use it).
+        """
+        if self._calls in (None, 1) or ctx.peek or self._input._columns() is None or not processes.available():
+            return 0
+        asked = ctx.options.threading.worker_processes
+        if asked is not None:
+            if isinstance(asked, bool) or not isinstance(asked, int) or asked < 0:
+                raise ValueError("options.threading.worker_processes must be None (AUTOTUNE decides), 0 (threads) "
+                                 f"or a positive number of processes. Received: {asked!r}")
+            return asked
+        if self._calls != AUTOTUNE or not fused or torch.cuda.is_initialized():
+            return 0
+        cores = processes.usable_cores()
+        n = self._input._cardinality()
+        if cores < 2 or 0 <= n < AUTO_PROCESSES_MIN_ELEMENTS:
+            return 0
+        return min(cores, ctx.options.threading.private_threadpool_size or cores)
+
+    def deterministic(self, ctx: IterContext) -> bool:
+        return ctx.options.is_deterministic if self._deterministic is None else self._deterministic
 
     def _iter(self, ctx: IterContext) -> Iterator[Any]:
         source = self._input._iter(ctx)
@@ -294,7 +292,7 @@ class Map(_Unary):
                     raise threads.annotate(exc, "map", index) from None
             return
         workers = ctx.options.threads if self._calls == AUTOTUNE else int(self._calls)
-        deterministic = ctx.options.is_deterministic if self._deterministic is None else self._deterministic
+        deterministic = self.deterministic(ctx)
         procs = self.process_workers(ctx)
         columns = self._input._columns()
         if procs:
@@ -302,7 +300,7 @@ class Map(_Unary):
             if close is not None:
                 close()  # the workers read the rows themselves: only indices leave this process
             yield from processes.process_map(columns, processes.element_tasks(self._input._index_chunks(ctx)),
-                                             self.element_fn(), procs)
+                                             self.element_fn(), procs, deterministic=deterministic)
             return
         yield from threads.parallel_map(source, lambda el: _as_result(call(self._fn, el)), workers,
                                         deterministic)
@@ -371,7 +369,7 @@ class WithOptions(_Unary):
     def _columns(self) -> Any:
         return self._input._columns()
 
-    def _index_chunks(self, ctx: IterContext) -> Iterator[torch.Tensor]:
+    def _index_chunks(self, ctx: IterContext) -> Iterator[np.ndarray]:
         return self._input._index_chunks(ctx)
 
     def _iter(self, ctx: IterContext) -> Iterator[Any]:
