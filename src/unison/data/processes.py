@@ -164,7 +164,7 @@ def _worker(conn: Connection, out: Connection, others: list[Connection], columns
         try:
             out.send(reply)
             for buf in buffers:
-                out.send_bytes(buf)
+                out.send_bytes(buf.data)  # the raw buffer (contiguous: _encode made it so)
         except (EOFError, OSError):
             return  # the consumer is gone
 
@@ -289,7 +289,7 @@ def process_map(columns: Any, tasks: Iterator[list[int]], fn: Callable[[Any], An
                     pool.receive(r)  # raises: the worker died
             return
         for conn in ready:
-            rank = pool.conns.index(conn)
+            rank = pool.conns.index(conn)  # type: ignore[arg-type]  # wait() returns the objects it was given
             task, status, payload = pool.receive(rank)
             del owner[task]
             busy[rank] -= 1

@@ -102,16 +102,18 @@ def shuffle_blocks(blocks: Iterator[Any], buffer_size: int, seed: int) -> Iterat
     if not parts:
         return
     vector = isinstance(parts[0], np.ndarray)
-    buf = np.concatenate(parts) if vector else [item for part in parts for item in part]
-    size = len(buf)
+    array_buf = np.concatenate(parts) if vector else np.empty(0)
+    list_buf: list[Any] = [] if vector else [item for part in parts for item in part]
+    size = len(array_buf) if vector else len(list_buf)
     for incoming in itertools.chain(() if carry is None else (carry,), blocks):  # one draw per item
         if len(incoming):
             slots = draws.indices(len(incoming), size)
-            yield _replace_array(buf, slots, incoming) if vector else _replace_list(buf, slots.tolist(), incoming)
+            yield (_replace_array(array_buf, slots, incoming) if vector
+                   else _replace_list(list_buf, slots.tolist(), incoming))
     order = draws.permutation(size)  # the input is exhausted: the rest of the buffer, in random order
     for start in range(0, size, CHUNK):
         part = order[start:start + CHUNK]
-        yield buf[part] if vector else [buf[i] for i in part.tolist()]
+        yield array_buf[part] if vector else [list_buf[i] for i in part.tolist()]
 
 
 def buffer_shuffle(items: Iterator[Any], buffer_size: int, seed: int) -> Iterator[Any]:
