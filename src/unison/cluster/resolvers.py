@@ -30,7 +30,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from unison.cluster.placement import ENV_RANK
+from unison.cluster.placement import ENV_PARENT_PID, ENV_RANK
 from unison.cluster.plan import JobPlan, plan_for_task, single_process_plan
 from unison.cluster.spec import EVALUATOR, PS, ClusterSpec, TaskSpec
 from unison.errors import format_choices
@@ -323,7 +323,10 @@ def default_cluster_resolver(environ: Mapping[str, str] | None = None) -> Cluste
     env = os.environ if environ is None else environ
     if env.get("TF_CONFIG", "").strip():
         return TFConfigClusterResolver(environ=env)
-    if ENV_RANK in env:
+    # A replica that a one-host MirroredStrategy re-ran carries that job's placement, which is not a
+    # cluster: there, as in replica 0, a MultiWorkerMirroredStrategy() without TF_CONFIG is one worker.
+    mirrored_replica = ENV_PARENT_PID in env and "RANK" not in env and "SLURM_PROCID" not in env
+    if ENV_RANK in env and not mirrored_replica:
         return UnisonLauncherClusterResolver(env)
     if "RANK" in env and "WORLD_SIZE" in env:
         return TorchElasticClusterResolver(env)

@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from unison.cluster.placement import UNISON_SOURCE, ProcessPlacement, resolve_placement
+from unison.cluster.placement import ENV_PARENT_PID, UNISON_SOURCE, ProcessPlacement, resolve_placement
 from unison.cluster.secret import job_secret
 from unison.comm.communicator import Communicator, LocalCommunicator, connect
 from unison.distribute.devices import DeviceSpec, parse_devices, substitute_missing_gpus
@@ -102,6 +102,10 @@ class MirroredStrategy(Strategy):
                 placement, store, job = start_local_job(len(parsed), timeout_seconds)
                 _JOINED["job"] = (placement, store, job)
             placement, store, _ = _JOINED["job"]
+        elif placement is not None and ENV_PARENT_PID in os.environ and len(parsed) == 1 < placement.world_size:
+            # A replica that replica 0 re-ran: a one-device strategy here is the one-device strategy
+            # replica 0 made on its own at this line (TF's guide makes several strategies in a row).
+            placement = None
         elif placement is not None:
             if devices is not None and placement.world_size != len(parsed):
                 raise ValueError(
