@@ -12,7 +12,7 @@
 #     (`hvd.keras.datasets.mnist.load_data()`, $UNISON_DATA_DIR) with the same scaling and
 #     normalisation; $TRAIN_SAMPLES / $TEST_SAMPLES cut it (CI)
 #   - the FileLock around the dataset download is kept (unison's loader downloads into its cache)
-#   - added: this header and `# ruff: noqa` (the example is kept as Horovod wrote it)
+#   - added: this header and the ruff directive below it (the example is kept as Horovod wrote it)
 # ruff: noqa
 
 import argparse
