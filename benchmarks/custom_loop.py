@@ -32,6 +32,10 @@ REPO = os.path.dirname(HERE)
 
 def run_child(system: str, args: argparse.Namespace) -> dict | str:
     env = {**os.environ, "BENCH_ROWS": str(args.rows), "BENCH_EPOCHS": str(args.epochs), "PYTHONUNBUFFERED": "1"}
+    if args.threads:
+        # torch's OpenMP threads and TF's intra-/inter-op pools, the same count for every system
+        env.update(OMP_NUM_THREADS=str(args.threads), TF_NUM_INTRAOP_THREADS=str(args.threads),
+                   TF_NUM_INTEROP_THREADS=str(args.threads))
     if system == "plain":
         cmd = [sys.executable, os.path.join(PROGRAMS, "plain_torch_loop.py")]
     elif system == "unison":
@@ -66,6 +70,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=6400, help="rows per epoch (batch 64)")
     parser.add_argument("--epochs", type=int, default=1, help="timed epochs per run (after one warm-up)")
     parser.add_argument("--tf-python", default=None, help="a Python with tensorflow installed")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="compute threads per system (0: each library's default, all cores)")
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--out", default=os.path.join(HERE, "results", "custom_loop.md"))
     args = parser.parse_args()
@@ -99,7 +105,8 @@ def main() -> None:
         "",
         f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.machine()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}; {args.repeats} repeats, "
-        f"{args.rows // 64} steps of batch 64 timed per run after a warm-up epoch, one CPU replica.",
+        f"{args.rows // 64} steps of batch 64 timed per run after a warm-up epoch, one CPU replica, "
+        f"{args.threads or 'default'} compute threads.",
         "",
         "| system | median ms/step | runs (ms/step) |",
         "| --- | --- | --- |",
