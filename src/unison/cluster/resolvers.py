@@ -35,7 +35,7 @@ from unison.cluster.base import (
     plan_from_spec,
 )
 from unison.cluster.elastic import TorchElasticClusterResolver, UnisonLauncherClusterResolver
-from unison.cluster.placement import ENV_RANK
+from unison.cluster.placement import ENV_PARENT_PID, ENV_RANK
 from unison.cluster.plan import JobPlan
 from unison.cluster.slurm import SlurmClusterResolver
 from unison.cluster.spec import ClusterSpec
@@ -215,7 +215,10 @@ def default_cluster_resolver(environ: Mapping[str, str] | None = None) -> Cluste
     env = os.environ if environ is None else environ
     if env.get("TF_CONFIG", "").strip():
         return TFConfigClusterResolver(environ=env)
-    if ENV_RANK in env:
+    # A replica that a one-host MirroredStrategy re-ran carries that job's placement, which is not a
+    # cluster: there, as in replica 0, a MultiWorkerMirroredStrategy() without TF_CONFIG is one worker.
+    mirrored_replica = ENV_PARENT_PID in env and "RANK" not in env and "SLURM_PROCID" not in env
+    if ENV_RANK in env and not mirrored_replica:
         return UnisonLauncherClusterResolver(env)
     if "RANK" in env and "WORLD_SIZE" in env:
         return TorchElasticClusterResolver(env)

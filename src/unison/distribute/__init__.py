@@ -9,6 +9,12 @@ Example:
 from typing import Any
 
 from unison.distribute import cluster_resolver, experimental
+from unison.distribute.cross_device_ops import (
+    CrossDeviceOps,
+    HierarchicalCopyAllReduce,
+    NcclAllReduce,
+    ReductionToOneDevice,
+)
 from unison.distribute.input import InputContext
 from unison.distribute.mirrored import MirroredStrategy
 from unison.distribute.multi_worker import MultiWorkerMirroredStrategy
@@ -25,12 +31,16 @@ from unison.distribute.strategy import (
 )
 
 __all__ = [
+    "CrossDeviceOps",
+    "HierarchicalCopyAllReduce",
     "InputContext",
     "MirroredStrategy",
     "MultiWorkerMirroredStrategy",
+    "NcclAllReduce",
     "OneDeviceStrategy",
     "ParameterServerStrategy",
     "ReduceOp",
+    "ReductionToOneDevice",
     "ReplicaContext",
     "Server",
     "Strategy",

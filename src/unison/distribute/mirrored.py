@@ -15,13 +15,14 @@ Example::
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import torch
 
-from unison.cluster.placement import UNISON_SOURCE, resolve_placement
+from unison.cluster.placement import ENV_PARENT_PID, UNISON_SOURCE, resolve_placement
 from unison.cluster.secret import job_secret
 from unison.comm.communicator import LocalCommunicator
 from unison.distribute.devices import parse_devices, substitute_missing_gpus
@@ -64,6 +65,10 @@ class MirroredStrategy(Strategy):
         store = None
         if placement is None and len(parsed) > 1:
             placement, store = launch_local_job(len(parsed), timeout_seconds)
+        elif placement is not None and ENV_PARENT_PID in os.environ and len(parsed) == 1 < placement.world_size:
+            # A replica that replica 0 re-ran: a one-device strategy here is the one-device strategy
+            # replica 0 made on its own at this line (TF's guide makes several strategies in a row).
+            placement = None
         elif placement is not None:
             if devices is not None and placement.world_size != len(parsed):
                 raise ValueError(

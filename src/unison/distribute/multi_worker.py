@@ -22,6 +22,7 @@ Example::
 from __future__ import annotations
 
 import enum
+import warnings
 from dataclasses import dataclass
 
 from unison.cluster.resolvers import ClusterResolver, default_cluster_resolver
@@ -93,8 +94,10 @@ def _local_devices(resolver: ClusterResolver, options: CommunicationOptions) -> 
     gpus, cpus = accelerators.get("GPU", 0), max(1, accelerators.get("CPU", 1))
     impl = options.implementation
     if impl is CommunicationImplementation.NCCL and not gpus:
-        raise ValueError("implementation=NCCL needs GPU replicas, but this worker has none. Use "
-                         "CommunicationImplementation.RING or AUTO on CPUs.")
+        # TF warns and runs (its distributed-training guide asks for NCCL on any host)
+        warnings.warn("implementation=NCCL needs GPU replicas, but this worker has none; its CPU replicas "
+                      "use gloo (RING) instead. Pass CommunicationImplementation.RING or AUTO on CPUs to "
+                      "silence this.", stacklevel=3)
     if impl is CommunicationImplementation.RING and gpus:
         raise ValueError("implementation=RING runs gloo on CPU replicas, but this worker's replicas "
                          "are GPUs. Use CommunicationImplementation.AUTO or NCCL on GPUs.")

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from unison.distribute.strategy import get_replica_context
+from unison.distribute.strategy import get_replica_context, get_strategy
 
 if TYPE_CHECKING:
     from unison.keras.optimizers import Optimizer
@@ -122,6 +122,10 @@ def apply_gradients(optimizer: Optimizer, grads_and_vars: Iterable[tuple[Any, to
             raise TypeError("apply_gradients() expects (gradient, variable) pairs, e.g. "
                             f"zip(grads, model.trainable_variables). Received at position {i}: {pair!r:.80}")
         variables.append(pair[1])
+    remote = getattr(get_strategy(), "apply_gradients_remotely", None)
+    if remote is not None:  # a ParameterServerStrategy worker: the servers hold the variables
+        iterations: torch.Tensor = remote(optimizer, pairs)
+        return iterations
     torch_opt = _torch_optimizer_for(optimizer, variables)
     with torch.no_grad():
         for i, (grad, var) in enumerate(pairs):

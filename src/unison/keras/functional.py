@@ -193,7 +193,12 @@ class Functional(Model):
                 value = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=object)
             elif not isinstance(value, torch.Tensor):
                 value = torch.as_tensor(value)
-            if value.ndim != kt.ndim:
+            # tf_keras runs a string-preprocessing model on one unbatched example too (TF's
+            # parameter-server tutorial maps its StringLookup models over single examples in
+            # tf.data); other rank mismatches are mistakes.
+            unbatched = (kt.dtype == "string" and value.ndim == kt.ndim - 1
+                         and tuple(value.shape) == tuple(kt.shape[1:]))
+            if value.ndim != kt.ndim and not unbatched:
                 raise ValueError(f"Input {kt.name!r} of model {self.name!r} expects shape {kt.shape}; "
                                  f"received an input of shape {tuple(value.shape)}.")
             values[id(kt)] = value

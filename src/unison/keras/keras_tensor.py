@@ -118,6 +118,12 @@ class KerasTensor:
                            kwargs: dict[str, Any] | None = None) -> Any:
         return symbolic_call(func, tuple(args), dict(kwargs or {}))
 
+    @staticmethod
+    def __unison_tf_op__(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        # tf.* functions on symbolic tensors (tf_keras programs: tf.reduce_mean(emb(inputs), axis=1))
+        # become nodes of the functional graph, run on real tensors when the model is called.
+        return symbolic_call(fn, tuple(args), dict(kwargs))
+
     def __neg__(self) -> KerasTensor:
         return symbolic_call(operator.neg, (self,), {})
 
@@ -173,12 +179,17 @@ def Input(shape: Any = None, batch_size: int | None = None, dtype: Any = None, n
         raise ValueError(f"Input shape entries must be non-negative ints (unison needs every size except the "
                          f"batch). Received: shape={tuple(shape)!r}")
     if is_string_dtype(dtype):  # string preprocessing models (StringLookup on a string Input)
-        return KerasTensor(np.full((EXAMPLE_ROWS, *shape), "", dtype=object), None, name or _input_name())
+        return KerasTensor(np.full((EXAMPLE_ROWS, *shape), SYMBOLIC_STRING, dtype=object), None,
+                           name or _input_name())
     example = torch.zeros((EXAMPLE_ROWS, *shape), dtype=torch_dtype(dtype), device=_device())
     return KerasTensor(example, None, name or _input_name())
 
 
 _INPUT_COUNT = [0]
+
+# What a string Input holds while a functional model is being built: not data, so lookups map it
+# to a valid id instead of refusing it as out-of-vocabulary (num_oov_indices=0 in TF's tutorial).
+SYMBOLIC_STRING = "\x00unison:symbolic-string"
 
 
 def _input_name() -> str:

@@ -101,10 +101,17 @@ def _align_ranks(y_true: torch.Tensor, y_pred: torch.Tensor) -> tuple[torch.Tens
     if y_pred.dim() <= 1:
         y_true, y_pred = y_true.reshape(-1, 1), y_pred.reshape(-1, 1)
     if y_true.shape != y_pred.shape:
-        raise ValueError(
-            "Arguments `y_true` and `y_pred` must have the same shape. Received: "
-            f"y_true.shape={tuple(y_true.shape)}, y_pred.shape={tuple(y_pred.shape)}"
-        )
+        # Keras broadcasts once the ranks agree: TF's parameter-server tutorial fits Dense(10)
+        # with loss="mse" to labels of shape (batch,), i.e. (batch, 1) against (batch, 10).
+        try:
+            shape = torch.broadcast_shapes(y_true.shape, y_pred.shape)  # type: ignore[no-untyped-call]  # unannotated in torch
+        except RuntimeError:
+            raise ValueError(
+                "Arguments `y_true` and `y_pred` must have the same shape, or shapes that "
+                f"broadcast. Received: y_true.shape={tuple(y_true.shape)}, "
+                f"y_pred.shape={tuple(y_pred.shape)}"
+            ) from None
+        y_true, y_pred = y_true.expand(shape), y_pred.expand(shape)
     return y_true, y_pred
 
 

@@ -9,6 +9,7 @@ Example:
 
 from typing import Any
 
+from unison.distribute.central_storage import CentralStorageStrategy
 from unison.distribute.experimental import partitioners
 from unison.distribute.multi_worker import (
     CollectiveCommunication,
@@ -16,7 +17,7 @@ from unison.distribute.multi_worker import (
     CommunicationOptions,
 )
 
-__all__ = ["CollectiveCommunication", "CommunicationImplementation", "CommunicationOptions",
+__all__ = ["CentralStorageStrategy", "CollectiveCommunication", "CommunicationImplementation", "CommunicationOptions",
            "ParameterServerStrategy", "ShardedCheckpoint", "checkpoint_activations", "coordinator",
            "partitioners", "shard_model"]
 

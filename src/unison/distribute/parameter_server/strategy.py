@@ -69,6 +69,21 @@ def _embedding_table(module: torch.nn.Module) -> tuple[str, int | None] | None:
 # hyper-parameter: a server with another torch build may not have the fused kernel.
 _IMPLEMENTATION_KEYS = ("params", "fused", "foreach")
 
+# id(param) -> the strategy whose scope created it, for Keras's layer.weights, which lists a
+# sharded variable's shards (TF's tutorial asserts and prints them outside the scope).
+_OWNERS: weakref.WeakValueDictionary[int, ParameterServerStrategy] = weakref.WeakValueDictionary()
+
+
+def variable_shards_of(param: torch.Tensor) -> list[dict[str, Any]] | None:
+    """The shard table of ``param`` if a ``ParameterServerStrategy``'s scope created it, else None."""
+    strategy = _OWNERS.get(id(param))
+    if strategy is None:
+        return None
+    entry = strategy._created.get(id(param))
+    if entry is None or entry() is not param:
+        return None
+    return strategy.variable_shards(param)
+
 
 def _hyper(group: dict) -> dict:
     out = {}
@@ -130,6 +145,7 @@ class ParameterServerStrategy(Strategy):
         self._placement = Placement(len(self._servers), variable_partitioner)
         self._vars: dict[int, tuple[torch.Tensor, VariableSpec, int]] = {}  # id(param) -> (param, spec, version)
         self._tables: dict[int, tuple[weakref.ref, str]] = {}  # id(param) -> (param, layer class): sparse
+        self._created: dict[int, weakref.ref] = {}  # id(param) -> param, every parameter made in scope()
         self._optimizers: dict[int, tuple[torch.optim.Optimizer, list[dict] | None]] = {}
         self._metrics: dict[str, Any] = {}
         self._lock = threading.RLock()
@@ -168,6 +184,9 @@ class ParameterServerStrategy(Strategy):
         """Make this the current strategy; parameters created inside go to the parameter servers."""
 
         def record(module: torch.nn.Module, name: str, param: Any) -> None:
+            if param is not None:
+                self._created[id(param)] = weakref.ref(param)
+                _OWNERS[id(param)] = self
             table = _embedding_table(module)
             if param is not None and table is not None and table[0] == name:
                 self._tables[id(param)] = (weakref.ref(param), type(module).__name__)

@@ -21,6 +21,7 @@ Example (what a scheduled function sees on a worker)::
 from __future__ import annotations
 
 import contextlib
+import copy
 import threading
 import uuid
 from collections.abc import Iterator
@@ -60,6 +61,15 @@ class WorkerStrategy(Strategy):
     def __init__(self, worker_index: int, num_workers: int) -> None:
         super().__init__(LocalCommunicator(), torch.device("cpu"))
         self.worker_index, self.num_workers = worker_index, num_workers
+        self.runtime: WorkerRuntime | None = None
+
+    def apply_gradients_remotely(self, optimizer: Any, pairs: list[tuple[Any, torch.Tensor]]) -> Any:
+        """Keras's ``optimizer.apply_gradients`` inside a scheduled function: the parameter servers
+        apply the update (TF's semantics: the variables live there), with the torch optimizer
+        class and hyper-parameters the Keras optimizer builds; its state stays on the servers."""
+        if self.runtime is None:
+            raise RuntimeError("apply_gradients ran on a worker strategy that belongs to no worker task.")
+        return self.runtime.apply_gradients(optimizer, pairs)
 
     def distribute_datasets_from_function(self, dataset_fn: Any, options: Any = None) -> Any:
         return dataset_fn(InputContext(num_input_pipelines=self.num_workers, input_pipeline_id=self.worker_index,
@@ -92,8 +102,11 @@ class RemoteEmbedding(torch.nn.Module):
         unique, inverse = torch.unique(ids.reshape(-1), return_inverse=True)
         rows = self._runtime.pull_rows(self.spec, unique)
         if torch.is_grad_enabled() and self.spec.trainable:
-            rows.requires_grad_(True)
+            rows = torch.nn.Parameter(rows)
             self._runtime.tape.append((self.spec, unique, rows))
+            # listed in model.trainable_variables (as TF lists the table), so that a GradientTape
+            # step can differentiate them and apply_gradients can push them as rows
+            self.rows = rows
         pad = None
         if self.padding_idx is not None:
             hit = (unique == self.padding_idx).nonzero()
@@ -159,6 +172,9 @@ class WorkerRuntime:
         self.task = f"worker:{task_index}"
         self.incarnation = uuid.uuid4().hex
         self.strategy = WorkerStrategy(task_index, num_workers)
+        self.strategy.runtime = self
+        self._specs: dict[str, VariableSpec] = {}
+        self._configured: dict[str, tuple[str, dict]] = {}  # shard -> optimizer sent to its server
         self.ps = ParameterServers(
             [RpcClient(a, f"ps:{i}", token, tls, timeout_s, sender=f"worker:{task_index}")
              for i, a in enumerate(ps_addresses)],
@@ -182,7 +198,50 @@ class WorkerRuntime:
         if param is None:
             param = torch.nn.Parameter(torch.zeros(spec.shape, dtype=spec.torch_dtype), requires_grad=spec.trainable)
             self._variables[spec.name] = param
+            self._specs[spec.name] = spec
         return param
+
+    def apply_gradients(self, optimizer: Any, pairs: list[tuple[Any, torch.Tensor]]) -> Any:
+        """See :meth:`WorkerStrategy.apply_gradients_remotely`: push ``pairs`` to the servers."""
+        cls, hyper = _update_rule(optimizer)
+        by_id = {id(p): name for name, p in self._variables.items()}
+        looked_up = {id(rows): (spec, ids) for spec, ids, rows in self.tape}
+        dense, sparse = [], []
+        for i, (grad, var) in enumerate(pairs):
+            if grad is None:
+                continue
+            grad = torch.as_tensor(grad).detach()
+            if tuple(grad.shape) != tuple(var.shape):
+                raise ValueError(f"apply_gradients(): the gradient #{i} has shape {tuple(grad.shape)}, its variable "
+                                 f"{tuple(var.shape)}. Zip the gradients and variables in the same order.")
+            if id(var) in by_id:
+                dense.append((self._specs[by_id[id(var)]], grad))
+            elif id(var) in looked_up:
+                spec, ids = looked_up[id(var)]
+                sparse.append((spec, ids, grad))
+            else:
+                raise ValueError(
+                    f"apply_gradients() on {self.task} received variable #{i} (shape {tuple(var.shape)}), which is "
+                    "not a variable of the parameter servers. Under ParameterServerStrategy create the model and "
+                    "optimizer inside strategy.scope() and pass model.trainable_variables.")
+        specs = [spec for spec, _ in dense] + [spec for spec, _, _ in sparse]
+        per_ps: dict[int, list[str]] = {}
+        for spec in specs:
+            for shard in spec.shards:
+                if self._configured.get(shard.name) != (cls, hyper):
+                    per_ps.setdefault(shard.ps, []).append(shard.name)
+        pending = [self.ps.submit(ps, protocol.PS_SET_OPTIMIZER, {"names": names, "cls": cls, "hyper": hyper})
+                   for ps, names in per_ps.items()]
+        for future in pending:
+            self.ps.result(future)
+        for names in per_ps.values():
+            for name in names:
+                self._configured[name] = (cls, hyper)
+        self.push(dense, sparse)
+        counter = getattr(optimizer, "_counter", None)
+        if counter is not None:
+            counter.after_step()
+        return getattr(optimizer, "iterations", None)
 
     def refresh(self, names: list[str], specs: dict[str, VariableSpec]) -> None:
         """Pull the current value of dense variables from their parameter servers (one call per PS)."""
@@ -230,6 +289,8 @@ class WorkerRuntime:
                 self._functions.clear()
                 self._resources.clear()
                 self._variables.clear()
+                self._specs.clear()
+                self._configured.clear()
         return {"incarnation": self.incarnation}, []
 
     def _check_incarnation(self, header: dict) -> None:
@@ -297,6 +358,28 @@ class WorkerRuntime:
 
     def _stats(self, header: dict, tensors: list[torch.Tensor]) -> tuple[dict, list[torch.Tensor]]:
         return {"bytes_sent": self.ps.bytes_sent, "bytes_received": self.ps.bytes_received}, []
+
+
+def _update_rule(optimizer: Any) -> tuple[str, dict]:
+    """The torch optimizer class and hyper-parameters a Keras optimizer builds (cached on it)."""
+    rule = getattr(optimizer, "_unison_ps_rule", None)
+    if rule is None:
+        from unison.distribute.parameter_server.store import OPTIMIZERS
+
+        if not hasattr(optimizer, "build"):
+            raise TypeError(f"apply_gradients() needs a Keras optimizer. Received: {type(optimizer).__name__}")
+        probe = copy.deepcopy(optimizer).build([torch.nn.Parameter(torch.zeros(1))])
+        name = type(probe).__name__
+        if OPTIMIZERS.get(name) is not type(probe) or probe._optimizer_step_pre_hooks:
+            raise ValueError(
+                f"The parameter servers apply updates with one of {sorted(OPTIMIZERS)}; this Keras optimizer "
+                f"builds {type(probe).__qualname__}{' with step hooks (weight_decay)' if probe._optimizer_step_pre_hooks else ''}. "
+                "Use SGD, Adam, AdamW, RMSprop or Adagrad without weight_decay under ParameterServerStrategy.")
+        group = {k: v for k, v in probe.param_groups[0].items() if k not in ("params", "fused", "foreach")}
+        rule = (name, {k: (v.item() if isinstance(v, torch.Tensor) else list(v) if isinstance(v, tuple) else v)
+                       for k, v in group.items()})
+        optimizer._unison_ps_rule = rule
+    return rule
 
 
 def _merge_rows(sparse: list[tuple[VariableSpec, torch.Tensor, torch.Tensor]]) -> list[tuple[VariableSpec, torch.Tensor, torch.Tensor]]:

@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +35,36 @@ def _default_name(cls: type) -> str:
     n = _COUNTERS.get(base, 0)
     _COUNTERS[base] = n + 1
     return base if n == 0 else f"{base}_{n}"
+
+
+class VariableShard:
+    """One shard of a variable partitioned across parameter servers (rows ``start:stop``)."""
+
+    def __init__(self, variable: torch.Tensor, task: str, start: int, stop: int, name: str) -> None:
+        job, index = task.split(":")
+        self.name = name
+        self.device = f"/job:{job}/replica:0/task:{index}/device:CPU:0"
+        self.shape = torch.Size((stop - start, *variable.shape[1:]))
+        self.dtype = variable.dtype
+        self._variable, self._rows = variable, (start, stop)
+
+    def numpy(self) -> Any:
+        """The coordinator's copy of this shard's rows (refreshed by ``coordinator.join()``)."""
+        start, stop = self._rows
+        return self._variable.detach()[start:stop].cpu().numpy()
+
+    def __repr__(self) -> str:
+        return f"<VariableShard '{self.name}' shape={tuple(self.shape)} device={self.device}>"
+
+
+def _listed_variables(param: torch.Tensor) -> list[Any]:
+    # Only a process that made a parameter-server strategy can hold partitioned variables; looking
+    # the module up (not importing it) keeps grpc out of programs that never use one.
+    ps = sys.modules.get("unison.distribute.parameter_server.strategy")
+    shards = ps.variable_shards_of(param) if ps is not None else None
+    if not shards or len(shards) == 1:
+        return [param]
+    return [VariableShard(param, s["task"], s["rows"][0], s["rows"][1], s["shard"]) for s in shards]
 
 
 class Layer(nn.Module):
@@ -98,6 +129,23 @@ class Layer(nn.Module):
         if reg is not None:
             self._regularized.append((reg, name))
         return param
+
+    @property
+    def weights(self) -> list[Any]:
+        """This layer's variables (Keras's ``layer.weights``).
+
+        A variable that a ``ParameterServerStrategy`` partitions is listed as its shards, as in
+        TF: each shard has ``shape``, ``device`` (its parameter server) and ``numpy()``.
+        """
+        return [w for p in self.parameters() for w in _listed_variables(p)]
+
+    @property
+    def trainable_weights(self) -> list[nn.Parameter]:
+        return [p for p in self.parameters() if p.requires_grad]
+
+    @property
+    def non_trainable_weights(self) -> list[torch.Tensor]:
+        return [p for p in self.parameters() if not p.requires_grad]
 
     @property
     def losses(self) -> list[torch.Tensor]:

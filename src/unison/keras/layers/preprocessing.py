@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from unison.keras.keras_tensor import SYMBOLIC_STRING
 from unison.keras.layers.base import Layer
 
 _EPSILON = 1e-7  # Keras's backend.epsilon()
@@ -161,6 +162,8 @@ class _Lookup(_Preprocessing):
             return index
         if self.mask_token is not None and token == self.mask_token:
             return 0
+        if token == SYMBOLIC_STRING:
+            return 0  # a functional model being built: any valid id gives the output's shape and dtype
         if not self.num_oov_indices:
             raise ValueError(f"Layer '{self.name}' received {token!r}, which is not in its vocabulary, and it has "
                              "num_oov_indices=0. Add the token, or set num_oov_indices >= 1.")
