@@ -12,6 +12,7 @@ import pytest
 from custom_step_fns import STYLES, fit_style
 
 import unison as tf
+from unison.distribute.parameter_server import protocol
 from unison.testing import run_distributed
 from unison.testing.ps_cluster import LocalParameterServerCluster
 
@@ -63,7 +64,8 @@ def test_custom_train_step_trains_under_parameter_server_strategy() -> None:
                 assert history.history["accuracy"][-1] > 0.35, style  # 4 classes: chance is 0.25
                 # every scheduled step was applied once, by the servers (the optimizer's counter
                 # is a worker-side object: the coordinator's stays at 0, as TF's does)
-                updates = sum(sum(strategy._ps_call(c, "ps.stats")[0]["updates"].values()) for c in strategy._ps)
+                updates = sum(sum(strategy._servers.call(ps, protocol.PS_STATS)[0]["updates"].values())
+                              for ps in range(len(strategy._servers)))
                 assert updates >= 4 * 10 * len(model.trainable_weights), (style, updates)
             finally:
                 if strategy._coordinator is not None:
