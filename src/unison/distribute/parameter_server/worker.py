@@ -21,7 +21,6 @@ Example (what a scheduled function sees on a worker)::
 from __future__ import annotations
 
 import contextlib
-import copy
 import threading
 import uuid
 from collections.abc import Iterator
@@ -366,9 +365,12 @@ def _update_rule(optimizer: Any) -> tuple[str, dict]:
     if rule is None:
         from unison.distribute.parameter_server.store import OPTIMIZERS
 
-        if not hasattr(optimizer, "build"):
+        if not (hasattr(optimizer, "build") and hasattr(optimizer, "get_config")):
             raise TypeError(f"apply_gradients() needs a Keras optimizer. Received: {type(optimizer).__name__}")
-        probe = copy.deepcopy(optimizer).build([torch.nn.Parameter(torch.zeros(1))])
+        # a fresh optimizer from the config: a deep copy would drag the built one's state along
+        # (on a worker running fit's step it holds the RPC clients and the process group)
+        fresh = type(optimizer).from_config(optimizer.get_config())
+        probe = fresh.build([torch.nn.Parameter(torch.zeros(1))])
         name = type(probe).__name__
         if OPTIMIZERS.get(name) is not type(probe) or probe._optimizer_step_pre_hooks:
             raise ValueError(
