@@ -153,6 +153,9 @@ def command(system: str, replicas: int, precision: str, args: argparse.Namespace
               "--heads", str(args.heads), "--threads", str(args.threads)]
     if system == "fit":
         return [sys.executable, me, *common]
+    if system == "fit-launch":  # the same fit program, its replicas started by `unison launch`
+        common[1] = "fit"
+        return [sys.executable, "-m", "unison.cli", "launch", "--nproc-per-node", str(replicas), me, *common]
     if system == "raw":
         return [sys.executable, "-m", "unison.cli", "launch", "--nproc-per-node", str(replicas), me, *common]
     return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(replicas),
@@ -184,7 +187,8 @@ def main() -> None:
     parser.add_argument("--precision", default="float32", help=argparse.SUPPRESS)
     parser.add_argument("--precisions", default="float32,mixed_bfloat16")
     parser.add_argument("--replica-counts", default="1,2")
-    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--systems", default=",".join(SYSTEMS),
+                        help=f"of {', '.join(SYSTEMS)} and fit-launch (fit with its replicas started by `unison launch`)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)
@@ -222,7 +226,8 @@ def report(runs: dict[tuple[str, int, str], list[tuple[float, float]]], args: ar
     med = {c: statistics.median(step for step, _ in v) for c, v in runs.items()}
     cpu = {c: statistics.median(c_s for _, c_s in v) for c, v in runs.items()}
     names = {"fit": "unison.keras fit (MirroredStrategy)", "raw": "raw loop + unison.DistributedOptimizer",
-             "ddp": "raw loop + torch DDP (torchrun)"}
+             "ddp": "raw loop + torch DDP (torchrun)",
+             "fit-launch": "unison.keras fit under unison launch"}
     lines = [
         "# GPT tokens/s: unison.keras fit, raw loop with DistributedOptimizer, torchrun + DDP",
         "",
