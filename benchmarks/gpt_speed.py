@@ -12,7 +12,7 @@ Every configuration is a fresh job started the way its users start it:
 
 All train the same model (the ``GPT`` Keras model of examples/gpt.py, which is a
 ``torch.nn.Module``) with AdamW on the same global batch of byte sequences, every replica on its
-share of the rows, with ``cores // N`` torch threads per process. Precision ``float32`` or
+share of the rows, with ``cores // N`` torch threads per process (``--threads`` sets it). Precision ``float32`` or
 ``mixed_bfloat16`` (autocast to bfloat16, variables float32). Each job times ``--steps`` steps
 after ``--warmup`` untimed ones on rank 0; the table gives the median over ``--repeats`` jobs
 (configurations take turns within each repeat, so machine noise hits them alike) of each job's
@@ -46,7 +46,7 @@ def _setup(args: argparse.Namespace, world: int) -> tuple[Any, Any, Any]:
     sys.path.insert(0, os.path.join(REPO, "examples"))
     from gpt import GPT, make_sequences, read_corpus
 
-    torch.set_num_threads(max(1, (os.cpu_count() or 1) // world))
+    torch.set_num_threads(_threads(args, world))
     x, y = make_sequences(read_corpus(400_000), args.seq_len)
     torch.manual_seed(0)
     model = GPT(256, args.seq_len, args.d_model, args.heads, args.layers)
@@ -54,15 +54,21 @@ def _setup(args: argparse.Namespace, world: int) -> tuple[Any, Any, Any]:
     return model, torch.from_numpy(x), torch.from_numpy(y)
 
 
-def _loop(args: argparse.Namespace, model: Any, opt: Any, x: Any, y: Any, rank: int, world: int) -> list[float]:
+def _threads(args: argparse.Namespace, replicas: int) -> int:
+    """torch threads per process: ``--threads``, else the cores split over the replicas."""
+    return args.threads or max(1, (os.cpu_count() or 1) // replicas)
+
+
+def _loop(args: argparse.Namespace, model: Any, opt: Any, x: Any, y: Any, rank: int,
+          world: int) -> tuple[list[float], list[float]]:
     import torch
     import torch.nn.functional as F
 
     autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.precision == "mixed_bfloat16")
     model.train()
-    times = []
+    times, cpu = [], []
     for step in range(args.warmup + args.steps):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         rows = slice(step * args.batch + rank * args.batch // world, step * args.batch + (rank + 1) * args.batch // world)
         with autocast:
             logits = model(x[rows])
@@ -71,7 +77,8 @@ def _loop(args: argparse.Namespace, model: Any, opt: Any, x: Any, y: Any, rank: 
         loss.backward()
         opt.step()
         times.append(time.perf_counter() - t0)
-    return times[args.warmup:]
+        cpu.append(time.process_time() - c0)
+    return times[args.warmup:], cpu[args.warmup:]
 
 
 def worker(args: argparse.Namespace) -> None:
@@ -90,18 +97,21 @@ def worker(args: argparse.Namespace) -> None:
             model.compile(optimizer=keras.optimizers.AdamW(1e-3, weight_decay=0.01),
                           loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         model.build((1, args.seq_len))
-        stamps: list[float] = []
+        stamps: list[tuple[float, float]] = []
 
         class Clock(keras.callbacks.Callback):
+            def needs_batch_logs(self) -> bool:
+                return False  # it reads the clock, not the metrics: no per-step metric reduction
+
             def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
-                stamps.append(time.perf_counter())
+                stamps.append((time.perf_counter(), time.process_time()))
 
         n = (args.warmup + args.steps + 1) * args.batch
         model.fit(x[:n].numpy(), y[:n].numpy(), batch_size=args.batch, epochs=1, shuffle=False, verbose=0,
                   steps_per_epoch=args.warmup + args.steps + 1, callbacks=[Clock()])
-        times = [b - a for a, b in zip(stamps[args.warmup:], stamps[args.warmup + 1:])]
+        pairs = list(zip(stamps[args.warmup:], stamps[args.warmup + 1:]))
         if strategy.extended.should_save_summary:
-            _write(args.out, times)
+            _write(args.out, [b[0] - a[0] for a, b in pairs], [b[1] - a[1] for a, b in pairs])
         return
     if args.worker == "raw":
         import unison
@@ -112,7 +122,7 @@ def worker(args: argparse.Namespace) -> None:
         unison.broadcast_parameters(model.state_dict(), root_rank=0)
         opt = unison.DistributedOptimizer(torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01),
                                           named_parameters=model.named_parameters())
-        times = _loop(args, model, opt, x, y, rank, world)
+        times, cpu = _loop(args, model, opt, x, y, rank, world)
     else:
         import torch.distributed as dist
         from torch.nn.parallel import DistributedDataParallel
@@ -122,14 +132,16 @@ def worker(args: argparse.Namespace) -> None:
         model, x, y = _setup(args, world)
         ddp = DistributedDataParallel(model)
         opt = torch.optim.AdamW(ddp.parameters(), lr=1e-3, weight_decay=0.01)
-        times = _loop(args, ddp, opt, x, y, rank, world)
+        times, cpu = _loop(args, ddp, opt, x, y, rank, world)
     if rank == 0:
-        _write(args.out, times)
+        _write(args.out, times, cpu)
 
 
-def _write(path: str, times: list[float]) -> None:
+def _write(path: str, times: list[float], cpu: list[float]) -> None:
+    # cpu_s: this process's CPU time per step (process_time), which time taken by other jobs on a
+    # shared machine does not inflate, unlike the wall-clock step time.
     with open(path, "w") as fh:
-        json.dump({"step_s": statistics.median(times), "steps": len(times)}, fh)
+        json.dump({"step_s": statistics.median(times), "cpu_s": statistics.median(cpu), "steps": len(times)}, fh)
 
 
 # --- the driver ---------------------------------------------------------------------------------
@@ -138,20 +150,23 @@ def command(system: str, replicas: int, precision: str, args: argparse.Namespace
     common = ["--worker", system, "--replicas", str(replicas), "--precision", precision, "--out", out,
               "--steps", str(args.steps), "--warmup", str(args.warmup), "--batch", str(args.batch),
               "--seq-len", str(args.seq_len), "--d-model", str(args.d_model), "--layers", str(args.layers),
-              "--heads", str(args.heads)]
+              "--heads", str(args.heads), "--threads", str(args.threads)]
     if system == "fit":
         return [sys.executable, me, *common]
+    if system == "fit-launch":  # the same fit program, its replicas started by `unison launch`
+        common[1] = "fit"
+        return [sys.executable, "-m", "unison.cli", "launch", "--nproc-per-node", str(replicas), me, *common]
     if system == "raw":
         return [sys.executable, "-m", "unison.cli", "launch", "--nproc-per-node", str(replicas), me, *common]
     return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(replicas),
             me, *common]
 
 
-def run_one(system: str, replicas: int, precision: str, args: argparse.Namespace) -> float:
+def run_one(system: str, replicas: int, precision: str, args: argparse.Namespace) -> tuple[float, float]:
     env = dict(os.environ)
     env.setdefault("GLOO_SOCKET_IFNAME", "lo")
     env["PYTHONPATH"] = os.path.join(REPO, "src") + os.pathsep + env.get("PYTHONPATH", "")
-    env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // replicas))
+    env["OMP_NUM_THREADS"] = str(_threads(args, replicas))
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "result.json")
         proc = subprocess.run(command(system, replicas, precision, args, out), env=env, capture_output=True,
@@ -160,7 +175,8 @@ def run_one(system: str, replicas: int, precision: str, args: argparse.Namespace
             raise RuntimeError(f"{system} x{replicas} {precision} failed (exit {proc.returncode}):\n"
                                f"{proc.stderr[-3000:]}")
         with open(out) as fh:
-            return float(json.load(fh)["step_s"])
+            result = json.load(fh)
+        return float(result["step_s"]), float(result["cpu_s"])
 
 
 def main() -> None:
@@ -171,7 +187,8 @@ def main() -> None:
     parser.add_argument("--precision", default="float32", help=argparse.SUPPRESS)
     parser.add_argument("--precisions", default="float32,mixed_bfloat16")
     parser.add_argument("--replica-counts", default="1,2")
-    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--systems", default=",".join(SYSTEMS),
+                        help=f"of {', '.join(SYSTEMS)} and fit-launch (fit with its replicas started by `unison launch`)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)
@@ -180,18 +197,22 @@ def main() -> None:
     parser.add_argument("--d-model", type=int, default=128)
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--heads", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=0,
+                        help="torch threads per process (default: the cores split over the replicas); 1 keeps "
+                             "the one-replica rows from collapsing on a shared machine")
     args = parser.parse_args()
     if args.worker:
         worker(args)
         return
     configs = [(s, int(n), p) for p in args.precisions.split(",") for n in args.replica_counts.split(",")
                for s in args.systems.split(",")]
-    runs: dict[tuple[str, int, str], list[float]] = {c: [] for c in configs}
+    runs: dict[tuple[str, int, str], list[tuple[float, float]]] = {c: [] for c in configs}
     for repeat in range(args.repeats):
         for config in configs:
             t0 = time.perf_counter()
             runs[config].append(run_one(*config, args))
-            print(f"repeat {repeat + 1} {config}: step {runs[config][-1] * 1e3:.1f} ms "
+            print(f"repeat {repeat + 1} {config}: step {runs[config][-1][0] * 1e3:.1f} ms, "
+                  f"CPU {runs[config][-1][1] * 1e3:.1f} ms "
                   f"({time.perf_counter() - t0:.0f}s)", file=sys.stderr)
     text = report(runs, args, "PYTHONPATH=src python " + " ".join(sys.argv))
     print(text)
@@ -200,11 +221,13 @@ def main() -> None:
     atomic_write_text(args.out, text)
 
 
-def report(runs: dict[tuple[str, int, str], list[float]], args: argparse.Namespace, cmd: str) -> str:
+def report(runs: dict[tuple[str, int, str], list[tuple[float, float]]], args: argparse.Namespace, cmd: str) -> str:
     tokens = args.batch * args.seq_len
-    med = {c: statistics.median(v) for c, v in runs.items()}
+    med = {c: statistics.median(step for step, _ in v) for c, v in runs.items()}
+    cpu = {c: statistics.median(c_s for _, c_s in v) for c, v in runs.items()}
     names = {"fit": "unison.keras fit (MirroredStrategy)", "raw": "raw loop + unison.DistributedOptimizer",
-             "ddp": "raw loop + torch DDP (torchrun)"}
+             "ddp": "raw loop + torch DDP (torchrun)",
+             "fit-launch": "unison.keras fit under unison launch"}
     lines = [
         "# GPT tokens/s: unison.keras fit, raw loop with DistributedOptimizer, torchrun + DDP",
         "",
@@ -212,19 +235,24 @@ def report(runs: dict[tuple[str, int, str], list[float]], args: argparse.Namespa
         "",
         f"Model: examples/gpt.py's GPT (byte vocabulary 256, d_model {args.d_model}, {args.layers} blocks, "
         f"{args.heads} heads, sequence {args.seq_len}), AdamW, global batch {args.batch} sequences = {tokens} "
-        f"tokens per step, CPU, gloo, {os.cpu_count()} cores split over the replicas. Step time: median of "
+        f"tokens per step, CPU, gloo, {os.cpu_count()} cores, "
+        f"{f'{args.threads} torch thread(s) per process' if args.threads else 'split over the replicas'}. Step time: median of "
         f"{args.steps} steps after {args.warmup} untimed, per job; the median over {args.repeats} jobs "
         "(configurations interleaved). Machine: shared with other jobs while measured (noisy); the "
         "ratios come from one run, side by side.",
         "",
-        "| precision | replicas | system | step ms | tokens/s | vs DDP | vs raw loop |",
-        "| --- | ---: | --- | ---: | ---: | ---: | ---: |",
+        "| precision | replicas | system | step ms | tokens/s | vs DDP | vs raw loop | CPU ms/step (rank 0) "
+        "| CPU vs raw loop |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for (system, n, precision), step in med.items():
         ddp = med.get(("ddp", n, precision))
         raw = med.get(("raw", n, precision))
+        raw_cpu = cpu.get(("raw", n, precision))
+        c_s = cpu[(system, n, precision)]
         lines.append(f"| {precision} | {n} | {names[system]} | {step * 1e3:.1f} | {tokens / step:,.0f} | "
-                     f"{step / ddp if ddp else float('nan'):.2f}x | {step / raw if raw else float('nan'):.2f}x |")
+                     f"{step / ddp if ddp else float('nan'):.2f}x | {step / raw if raw else float('nan'):.2f}x | "
+                     f"{c_s * 1e3:.1f} | {c_s / raw_cpu if raw_cpu else float('nan'):.2f}x |")
     lines += ["", "Targets: raw loop <= 1.0x DDP's step time at 2 replicas; fit <= 1.15x the raw loop."]
     for precision in args.precisions.split(","):
         raw2, ddp2, fit2 = (med.get((s, 2, precision)) for s in ("raw", "ddp", "fit"))
@@ -235,7 +263,8 @@ def report(runs: dict[tuple[str, int, str], list[float]], args: argparse.Namespa
             raw, fit = med.get(("raw", n, precision)), med.get(("fit", n, precision))
             if raw and fit:
                 lines.append(f"* {precision}, {n} replica(s): fit / raw loop = {fit / raw:.2f}x "
-                             f"({'met' if fit <= 1.15 * raw else 'NOT met'}).")
+                             f"({'met' if fit <= 1.15 * raw else 'NOT met'}); CPU time per step "
+                             f"{cpu[('fit', n, precision)] / cpu[('raw', n, precision)]:.2f}x.")
     if "float32" in args.precisions and "mixed_bfloat16" in args.precisions:
         lines += ["", "bf16 vs fp32 (tokens/s ratio, > 1: bf16 faster):", ""]
         for system in args.systems.split(","):
