@@ -32,5 +32,7 @@ def _dataset_examples_read_local_files(request: pytest.FixtureRequest, monkeypat
     monkeypatch.setenv(_fetch.ENV_MIRROR, "http://127.0.0.1:9/")  # a download fails at once, offline
     spec = fashion_mnist._SPEC if "fashion_mnist" in item.name else mnist._SPEC
     if _fetch.local_folder(spec) is None:
-        pytest.skip(f"this example reads {spec.name} from local files: set {_fetch.ENV_DATA_DIR} to a "
-                    f"folder holding {spec.name}/ (the four IDX .gz files)")
+        pytest.skip(
+            f"this example reads {spec.name} from local files: set {_fetch.ENV_DATA_DIR} to a "
+            f"folder holding {spec.name}/ (the four IDX .gz files)"
+        )

@@ -34,8 +34,11 @@ def run_child(system: str, args: argparse.Namespace) -> dict | str:
     env = {**os.environ, "BENCH_ROWS": str(args.rows), "BENCH_EPOCHS": str(args.epochs), "PYTHONUNBUFFERED": "1"}
     if args.threads:
         # torch's OpenMP threads and TF's intra-/inter-op pools, the same count for every system
-        env.update(OMP_NUM_THREADS=str(args.threads), TF_NUM_INTRAOP_THREADS=str(args.threads),
-                   TF_NUM_INTEROP_THREADS=str(args.threads))
+        env.update(
+            OMP_NUM_THREADS=str(args.threads),
+            TF_NUM_INTRAOP_THREADS=str(args.threads),
+            TF_NUM_INTEROP_THREADS=str(args.threads),
+        )
     if system == "plain":
         cmd = [sys.executable, os.path.join(PROGRAMS, "plain_torch_loop.py")]
     elif system == "unison":
@@ -57,8 +60,12 @@ def tf_available(python: str | None) -> str | None:
     if not python:
         return "no --tf-python given"
     try:
-        proc = subprocess.run([python, "-c", "import tensorflow as tf; print(tf.__version__)"],
-                              capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [python, "-c", "import tensorflow as tf; print(tf.__version__)"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"{python}: {exc}"
     return None if proc.returncode == 0 else f"tensorflow does not import with {python}"
@@ -70,8 +77,9 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=6400, help="rows per epoch (batch 64)")
     parser.add_argument("--epochs", type=int, default=1, help="timed epochs per run (after one warm-up)")
     parser.add_argument("--tf-python", default=None, help="a Python with tensorflow installed")
-    parser.add_argument("--threads", type=int, default=0,
-                        help="compute threads per system (0: each library's default, all cores)")
+    parser.add_argument(
+        "--threads", type=int, default=0, help="compute threads per system (0: each library's default, all cores)"
+    )
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--out", default=os.path.join(HERE, "results", "custom_loop.md"))
     args = parser.parse_args()
@@ -83,7 +91,7 @@ def main() -> None:
     times: dict[str, list[float]] = {s: [] for s in systems}
     ratios: dict[str, list[float]] = {"unison/plain": [], "unison/tf": []}
     for r in range(args.repeats):
-        order = systems[r % len(systems):] + systems[:r % len(systems)]
+        order = systems[r % len(systems) :] + systems[: r % len(systems)]
         got = {}
         for system in order:
             result = run_child(system, args)
@@ -91,8 +99,10 @@ def main() -> None:
                 raise SystemExit(f"{system} failed: {result}")
             got[system] = result["seconds"] / result["steps"] * 1e3
             times[system].append(got[system])
-            print(f"repeat {r + 1}/{args.repeats} {system}: {got[system]:.2f} ms/step (loss {result['loss']:.4f})",
-                  flush=True)
+            print(
+                f"repeat {r + 1}/{args.repeats} {system}: {got[system]:.2f} ms/step (loss {result['loss']:.4f})",
+                flush=True,
+            )
         ratios["unison/plain"].append(got["unison"] / got["plain"])
         if "tf" in got:
             ratios["unison/tf"].append(got["unison"] / got["tf"])
@@ -111,13 +121,19 @@ def main() -> None:
         "| system | median ms/step | runs (ms/step) |",
         "| --- | --- | --- |",
     ]
-    names = {"unison": "unison (tutorial loop, `import unison as tf`)", "plain": "plain PyTorch loop",
-             "tf": "TensorFlow (tutorial loop, MirroredStrategy)"}
+    names = {
+        "unison": "unison (tutorial loop, `import unison as tf`)",
+        "plain": "plain PyTorch loop",
+        "tf": "TensorFlow (tutorial loop, MirroredStrategy)",
+    }
     for s in systems:
-        lines.append(f"| {names[s]} | {statistics.median(times[s]):.2f} | "
-                     f"{', '.join(f'{t:.2f}' for t in times[s])} |")
-    lines += ["", "| ratio (median of per-repeat ratios) | value | target |", "| --- | --- | --- |",
-              f"| unison / plain PyTorch | {statistics.median(ratios['unison/plain']):.3f} | <= 1.15 |"]
+        lines.append(f"| {names[s]} | {statistics.median(times[s]):.2f} | {', '.join(f'{t:.2f}' for t in times[s])} |")
+    lines += [
+        "",
+        "| ratio (median of per-repeat ratios) | value | target |",
+        "| --- | --- | --- |",
+        f"| unison / plain PyTorch | {statistics.median(ratios['unison/plain']):.3f} | <= 1.15 |",
+    ]
     if ratios["unison/tf"]:
         lines.append(f"| unison / TensorFlow | {statistics.median(ratios['unison/tf']):.3f} | <= 0.5 |")
     else:

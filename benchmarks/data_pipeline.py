@@ -54,8 +54,12 @@ def fit_epoch(x: np.ndarray, y: np.ndarray, pipeline: bool) -> float:
     import unison as tf
 
     torch.manual_seed(0)
-    model = tf.keras.Sequential([tf.keras.layers.Dense(128, activation="relu", input_shape=(784,)),
-                                 tf.keras.layers.Dense(10, activation="softmax")])
+    model = tf.keras.Sequential(
+        [
+            tf.keras.layers.Dense(128, activation="relu", input_shape=(784,)),
+            tf.keras.layers.Dense(10, activation="softmax"),
+        ]
+    )
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     data = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(60000).batch(32) if pipeline else None
     start = time.perf_counter()
@@ -71,7 +75,7 @@ def augment(image: torch.Tensor, label: torch.Tensor) -> tuple[torch.Tensor, tor
     """Pad 28x28 to 32x32, take a random 28x28 crop, flip left-right with probability 1/2."""
     padded = torch.nn.functional.pad(image.float().div_(255.0), (2, 2, 2, 2))
     i, j = (int(v) for v in torch.randint(0, 5, (2,)))
-    crop = padded[i:i + 28, j:j + 28]
+    crop = padded[i : i + 28, j : j + 28]
     if torch.rand(()) < 0.5:
         crop = crop.flip(1)
     return crop.contiguous(), label
@@ -124,8 +128,9 @@ def _throughput(make: Any) -> tuple[float, float]:
     return n / wall, (_cpu_seconds() - cpu) / n * 1e6
 
 
-def unison_map(x: np.ndarray, y: np.ndarray, batch: int, processes: int | None = None,
-               vectorised: bool = False) -> tuple[float, float]:
+def unison_map(
+    x: np.ndarray, y: np.ndarray, batch: int, processes: int | None = None, vectorised: bool = False
+) -> tuple[float, float]:
     import unison as tf
 
     options = tf.data.Options()
@@ -140,12 +145,17 @@ def unison_map(x: np.ndarray, y: np.ndarray, batch: int, processes: int | None =
 
 
 def torch_loader(x: np.ndarray, y: np.ndarray, batch: int, workers: int) -> tuple[float, float]:
-    loader = torch.utils.data.DataLoader(AugmentedMNIST(x, y), batch_size=batch, shuffle=True,
-                                         num_workers=workers, prefetch_factor=2 if workers else None)
+    loader = torch.utils.data.DataLoader(
+        AugmentedMNIST(x, y),
+        batch_size=batch,
+        shuffle=True,
+        num_workers=workers,
+        prefetch_factor=2 if workers else None,
+    )
     return _throughput(lambda: iter(loader))
 
 
-TF_PROGRAM = r'''
+TF_PROGRAM = r"""
 import json, resource, sys, time, numpy as np, tensorflow as tf
 data = np.load(sys.argv[1]); x, y = data["x"], data["y"]; n_map = int(sys.argv[2]); which = sys.argv[3]
 if which == "fit":
@@ -178,25 +188,34 @@ else:
     w = time.perf_counter() - t
     u = resource.getrusage(resource.RUSAGE_SELF)
     print(json.dumps({"samples_per_s": n / w, "cpu_us": (u.ru_utime + u.ru_stime - cpu) / n * 1e6}))
-'''
+"""
 
 
 def run_tf(tf_python: str, npz: str, n_map: int, which: str) -> dict:
-    out = subprocess.run([tf_python, "-c", TF_PROGRAM, npz, str(n_map), which], capture_output=True, text=True,
-                         timeout=900, check=False, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    out = subprocess.run(
+        [tf_python, "-c", TF_PROGRAM, npz, str(n_map), which],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+    )
     if out.returncode:
         raise RuntimeError(f"TensorFlow run failed: {out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 MAP_SYSTEMS = {  # key: (label, run)
-    "map_unison": ("unison AUTOTUNE (map+batch fused in worker processes)",
-                   lambda x, y: unison_map(x, y, 64)),
+    "map_unison": ("unison AUTOTUNE (map+batch fused in worker processes)", lambda x, y: unison_map(x, y, 64)),
     "map_loader2": ("DataLoader(num_workers=2)", lambda x, y: torch_loader(x, y, 64, 2)),
-    "map_unison_threads": ("unison AUTOTUNE, threads only (worker_processes=0)",
-                           lambda x, y: unison_map(x, y, 64, processes=0)),
-    "map_unison_vec": ("unison vectorised: batch(64).map(crop+flip of the whole batch)",
-                       lambda x, y: unison_map(x, y, 64, vectorised=True)),
+    "map_unison_threads": (
+        "unison AUTOTUNE, threads only (worker_processes=0)",
+        lambda x, y: unison_map(x, y, 64, processes=0),
+    ),
+    "map_unison_vec": (
+        "unison vectorised: batch(64).map(crop+flip of the whole batch)",
+        lambda x, y: unison_map(x, y, 64, vectorised=True),
+    ),
 }
 
 
@@ -209,14 +228,18 @@ def main() -> None:
     parser.add_argument("--skip-map", action="store_true")
     parser.add_argument("--note", default="", help="a line about the machine's state, printed with the table")
     parser.add_argument("--out", default=None, help="write the Markdown table here (rewritten after every repeat)")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="torch intra-op threads in this process (1: steady timings on a shared machine)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch intra-op threads in this process (1: steady timings on a shared machine)",
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
     x_train, y_train, _, _ = load_mnist()
     xf = x_train.reshape(-1, 784).astype("float32") / 255
-    xm, ym = x_train[:args.map_samples], y_train[:args.map_samples]
+    xm, ym = x_train[: args.map_samples], y_train[: args.map_samples]
     npz = None
     if args.tf_python:
         npz = "/tmp/unison_data_pipeline_mnist.npz"
@@ -227,7 +250,7 @@ def main() -> None:
     for r in range(args.repeats):
         if not args.skip_fit:
             # ABBA: the order flips every repeat, so a machine whose load drifts favours neither
-            for pipeline in ((False, True) if r % 2 == 0 else (True, False)):
+            for pipeline in (False, True) if r % 2 == 0 else (True, False):
                 key = "fit_tfdata" if pipeline else "fit_arrays"
                 res.setdefault(key, []).append(fit_epoch(xf, y_train, pipeline=pipeline))
             if npz:
@@ -236,7 +259,7 @@ def main() -> None:
                 res.setdefault("tf_fit_arrays", []).append(tf_fit["arrays"])
         if not args.skip_map:
             keys = list(MAP_SYSTEMS)
-            for key in keys[r % len(keys):] + keys[:r % len(keys)]:  # rotate who goes first
+            for key in keys[r % len(keys) :] + keys[: r % len(keys)]:  # rotate who goes first
                 rate, cpu = MAP_SYSTEMS[key][1](xm, ym)
                 res.setdefault(key, []).append(rate)
                 res.setdefault(key + "_cpu", []).append(cpu)
@@ -258,39 +281,55 @@ def write_table(res: dict[str, list[float]], args: argparse.Namespace, command: 
     """Print the table of the medians so far (and write it to ``--out``)."""
     med = {k: statistics.median(v) for k, v in res.items()}
     lines = [
-        "# unison.data pipeline benchmark", "",
-        f"Command: `{command}`", "",
+        "# unison.data pipeline benchmark",
+        "",
+        f"Command: `{command}`",
+        "",
         f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__} "
         f"({args.threads} intra-op thread(s) for unison); medians of {done} of {args.repeats} repeats (systems "
-        "alternate within each repeat). " + args.note, "",
+        "alternate within each repeat). " + args.note,
+        "",
         "| measurement | unison | baseline | ratio of medians | median of per-repeat ratios (range) | target |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
     if "fit_arrays" in med:
         r = _ratio(res, "fit_tfdata", "fit_arrays")
-        lines.append(f"| seed fit, 1 epoch (s): tf.data pipeline vs arrays | {med['fit_tfdata']:.2f} | "
-                     f"{med['fit_arrays']:.2f} | {r[0]:.3f}x | {r[1]:.3f}x ({r[2]:.2f}..{r[3]:.2f}) | <= 1.05x |")
+        lines.append(
+            f"| seed fit, 1 epoch (s): tf.data pipeline vs arrays | {med['fit_tfdata']:.2f} | "
+            f"{med['fit_arrays']:.2f} | {r[0]:.3f}x | {r[1]:.3f}x ({r[2]:.2f}..{r[3]:.2f}) | <= 1.05x |"
+        )
     if "map_loader2" in med:
         for key, (label, _) in MAP_SYSTEMS.items():
             if key == "map_loader2":
                 continue
             r = _ratio(res, key, "map_loader2")
             target = ">= 1.0x" if key == "map_unison" else "(beside)"
-            lines.append(f"| map(crop+flip) samples/s: {label} vs DataLoader(num_workers=2) | {med[key]:.0f} | "
-                         f"{med['map_loader2']:.0f} | {r[0]:.2f}x | {r[1]:.2f}x ({r[2]:.2f}..{r[3]:.2f}) | {target} |")
+            lines.append(
+                f"| map(crop+flip) samples/s: {label} vs DataLoader(num_workers=2) | {med[key]:.0f} | "
+                f"{med['map_loader2']:.0f} | {r[0]:.2f}x | {r[1]:.2f}x ({r[2]:.2f}..{r[3]:.2f}) | {target} |"
+            )
     if "map_tf" in med:
         r = _ratio(res, "map_unison", "map_tf")
-        lines.append(f"| map(crop+flip) samples/s: unison AUTOTUNE vs TF tf.data AUTOTUNE (beside) | "
-                     f"{med['map_unison']:.0f} | {med['map_tf']:.0f} | {r[0]:.2f}x | {r[1]:.2f}x ({r[2]:.2f}..{r[3]:.2f}) | |")
+        lines.append(
+            f"| map(crop+flip) samples/s: unison AUTOTUNE vs TF tf.data AUTOTUNE (beside) | "
+            f"{med['map_unison']:.0f} | {med['map_tf']:.0f} | {r[0]:.2f}x | {r[1]:.2f}x ({r[2]:.2f}..{r[3]:.2f}) | |"
+        )
     if "tf_fit_tfdata" in med:
         r = _ratio(res, "tf_fit_tfdata", "tf_fit_arrays")
-        lines.append(f"| TF's own seed fit, 1 epoch (s): tf.data vs arrays (beside) | {med['tf_fit_tfdata']:.2f} | "
-                     f"{med['tf_fit_arrays']:.2f} | {r[0]:.3f}x | {r[1]:.3f}x ({r[2]:.2f}..{r[3]:.2f}) | |")
+        lines.append(
+            f"| TF's own seed fit, 1 epoch (s): tf.data vs arrays (beside) | {med['tf_fit_tfdata']:.2f} | "
+            f"{med['tf_fit_arrays']:.2f} | {r[0]:.3f}x | {r[1]:.3f}x ({r[2]:.2f}..{r[3]:.2f}) | |"
+        )
     cpu = [(k[:-4], v) for k, v in med.items() if k.endswith("_cpu")]
     if cpu:
         names = {**{k: v[0] for k, v in MAP_SYSTEMS.items()}, "map_tf": "TF tf.data AUTOTUNE"}
-        lines += ["", "CPU time per sample of the map pipelines, all processes (consumer + workers), median:", "",
-                  "| pipeline | CPU us/sample |", "| --- | --- |"]
+        lines += [
+            "",
+            "CPU time per sample of the map pipelines, all processes (consumer + workers), median:",
+            "",
+            "| pipeline | CPU us/sample |",
+            "| --- | --- |",
+        ]
         lines += [f"| {names.get(k, k)} | {v:.1f} |" for k, v in cpu]
     lines += ["", "Raw runs: `" + json.dumps({k: [round(v, 3) for v in vs] for k, vs in res.items()}) + "`", ""]
     table = "\n".join(lines)

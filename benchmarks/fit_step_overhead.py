@@ -65,8 +65,13 @@ def main() -> None:
         for src in args.src:
             for style in styles:
                 env = dict(os.environ, PYTHONPATH=src)
-                out = subprocess.run([sys.executable, "-c", _CHILD, style, str(args.steps)], env=env,
-                                     capture_output=True, text=True, check=True).stdout
+                out = subprocess.run(
+                    [sys.executable, "-c", _CHILD, style, str(args.steps)],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                ).stdout
                 times.setdefault(f"{src} {style}", []).append(json.loads(out.splitlines()[-1])["us_per_step"])
     for key, values in times.items():
         print(f"{key}: median {statistics.median(values):.1f} us/step over {len(values)} runs")

@@ -59,8 +59,9 @@ def _threads(args: argparse.Namespace, replicas: int) -> int:
     return args.threads or max(1, (os.cpu_count() or 1) // replicas)
 
 
-def _loop(args: argparse.Namespace, model: Any, opt: Any, x: Any, y: Any, rank: int,
-          world: int) -> tuple[list[float], list[float]]:
+def _loop(
+    args: argparse.Namespace, model: Any, opt: Any, x: Any, y: Any, rank: int, world: int
+) -> tuple[list[float], list[float]]:
     import torch
     import torch.nn.functional as F
 
@@ -69,7 +70,9 @@ def _loop(args: argparse.Namespace, model: Any, opt: Any, x: Any, y: Any, rank: 
     times, cpu = [], []
     for step in range(args.warmup + args.steps):
         t0, c0 = time.perf_counter(), time.process_time()
-        rows = slice(step * args.batch + rank * args.batch // world, step * args.batch + (rank + 1) * args.batch // world)
+        rows = slice(
+            step * args.batch + rank * args.batch // world, step * args.batch + (rank + 1) * args.batch // world
+        )
         with autocast:
             logits = model(x[rows])
         loss = F.cross_entropy(logits.float().reshape(-1, 256), y[rows].reshape(-1))
@@ -78,7 +81,7 @@ def _loop(args: argparse.Namespace, model: Any, opt: Any, x: Any, y: Any, rank: 
         opt.step()
         times.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
-    return times[args.warmup:], cpu[args.warmup:]
+    return times[args.warmup :], cpu[args.warmup :]
 
 
 def worker(args: argparse.Namespace) -> None:
@@ -94,8 +97,10 @@ def worker(args: argparse.Namespace) -> None:
         model, x, y = _setup(args, args.replicas)
         with strategy.scope():
             model = type(model)(256, args.seq_len, args.d_model, args.heads, args.layers)
-            model.compile(optimizer=keras.optimizers.AdamW(1e-3, weight_decay=0.01),
-                          loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+            model.compile(
+                optimizer=keras.optimizers.AdamW(1e-3, weight_decay=0.01),
+                loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            )
         model.build((1, args.seq_len))
         stamps: list[tuple[float, float]] = []
 
@@ -107,9 +112,17 @@ def worker(args: argparse.Namespace) -> None:
                 stamps.append((time.perf_counter(), time.process_time()))
 
         n = (args.warmup + args.steps + 1) * args.batch
-        model.fit(x[:n].numpy(), y[:n].numpy(), batch_size=args.batch, epochs=1, shuffle=False, verbose=0,
-                  steps_per_epoch=args.warmup + args.steps + 1, callbacks=[Clock()])
-        pairs = list(zip(stamps[args.warmup:], stamps[args.warmup + 1:]))
+        model.fit(
+            x[:n].numpy(),
+            y[:n].numpy(),
+            batch_size=args.batch,
+            epochs=1,
+            shuffle=False,
+            verbose=0,
+            steps_per_epoch=args.warmup + args.steps + 1,
+            callbacks=[Clock()],
+        )
+        pairs = list(zip(stamps[args.warmup :], stamps[args.warmup + 1 :]))
         if strategy.extended.should_save_summary:
             _write(args.out, [b[0] - a[0] for a, b in pairs], [b[1] - a[1] for a, b in pairs])
         return
@@ -120,8 +133,9 @@ def worker(args: argparse.Namespace) -> None:
         rank, world = unison.rank(), unison.size()
         model, x, y = _setup(args, world)
         unison.broadcast_parameters(model.state_dict(), root_rank=0)
-        opt = unison.DistributedOptimizer(torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01),
-                                          named_parameters=model.named_parameters())
+        opt = unison.DistributedOptimizer(
+            torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01), named_parameters=model.named_parameters()
+        )
         times, cpu = _loop(args, model, opt, x, y, rank, world)
     else:
         import torch.distributed as dist
@@ -147,10 +161,32 @@ def _write(path: str, times: list[float], cpu: list[float]) -> None:
 # --- the driver ---------------------------------------------------------------------------------
 def command(system: str, replicas: int, precision: str, args: argparse.Namespace, out: str) -> list[str]:
     me = os.path.abspath(__file__)
-    common = ["--worker", system, "--replicas", str(replicas), "--precision", precision, "--out", out,
-              "--steps", str(args.steps), "--warmup", str(args.warmup), "--batch", str(args.batch),
-              "--seq-len", str(args.seq_len), "--d-model", str(args.d_model), "--layers", str(args.layers),
-              "--heads", str(args.heads), "--threads", str(args.threads)]
+    common = [
+        "--worker",
+        system,
+        "--replicas",
+        str(replicas),
+        "--precision",
+        precision,
+        "--out",
+        out,
+        "--steps",
+        str(args.steps),
+        "--warmup",
+        str(args.warmup),
+        "--batch",
+        str(args.batch),
+        "--seq-len",
+        str(args.seq_len),
+        "--d-model",
+        str(args.d_model),
+        "--layers",
+        str(args.layers),
+        "--heads",
+        str(args.heads),
+        "--threads",
+        str(args.threads),
+    ]
     if system == "fit":
         return [sys.executable, me, *common]
     if system == "fit-launch":  # the same fit program, its replicas started by `unison launch`
@@ -158,8 +194,16 @@ def command(system: str, replicas: int, precision: str, args: argparse.Namespace
         return [sys.executable, "-m", "unison.cli", "launch", "--nproc-per-node", str(replicas), me, *common]
     if system == "raw":
         return [sys.executable, "-m", "unison.cli", "launch", "--nproc-per-node", str(replicas), me, *common]
-    return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(replicas),
-            me, *common]
+    return [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc-per-node",
+        str(replicas),
+        me,
+        *common,
+    ]
 
 
 def run_one(system: str, replicas: int, precision: str, args: argparse.Namespace) -> tuple[float, float]:
@@ -169,11 +213,18 @@ def run_one(system: str, replicas: int, precision: str, args: argparse.Namespace
     env["OMP_NUM_THREADS"] = str(_threads(args, replicas))
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "result.json")
-        proc = subprocess.run(command(system, replicas, precision, args, out), env=env, capture_output=True,
-                              text=True, timeout=900, cwd=REPO)
+        proc = subprocess.run(
+            command(system, replicas, precision, args, out),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            cwd=REPO,
+        )
         if proc.returncode != 0 or not os.path.exists(out):
-            raise RuntimeError(f"{system} x{replicas} {precision} failed (exit {proc.returncode}):\n"
-                               f"{proc.stderr[-3000:]}")
+            raise RuntimeError(
+                f"{system} x{replicas} {precision} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
+            )
         with open(out) as fh:
             result = json.load(fh)
         return float(result["step_s"]), float(result["cpu_s"])
@@ -187,8 +238,11 @@ def main() -> None:
     parser.add_argument("--precision", default="float32", help=argparse.SUPPRESS)
     parser.add_argument("--precisions", default="float32,mixed_bfloat16")
     parser.add_argument("--replica-counts", default="1,2")
-    parser.add_argument("--systems", default=",".join(SYSTEMS),
-                        help=f"of {', '.join(SYSTEMS)} and fit-launch (fit with its replicas started by `unison launch`)")
+    parser.add_argument(
+        "--systems",
+        default=",".join(SYSTEMS),
+        help=f"of {', '.join(SYSTEMS)} and fit-launch (fit with its replicas started by `unison launch`)",
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)
@@ -197,23 +251,34 @@ def main() -> None:
     parser.add_argument("--d-model", type=int, default=128)
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--heads", type=int, default=4)
-    parser.add_argument("--threads", type=int, default=0,
-                        help="torch threads per process (default: the cores split over the replicas); 1 keeps "
-                             "the one-replica rows from collapsing on a shared machine")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="torch threads per process (default: the cores split over the replicas); 1 keeps "
+        "the one-replica rows from collapsing on a shared machine",
+    )
     args = parser.parse_args()
     if args.worker:
         worker(args)
         return
-    configs = [(s, int(n), p) for p in args.precisions.split(",") for n in args.replica_counts.split(",")
-               for s in args.systems.split(",")]
+    configs = [
+        (s, int(n), p)
+        for p in args.precisions.split(",")
+        for n in args.replica_counts.split(",")
+        for s in args.systems.split(",")
+    ]
     runs: dict[tuple[str, int, str], list[tuple[float, float]]] = {c: [] for c in configs}
     for repeat in range(args.repeats):
         for config in configs:
             t0 = time.perf_counter()
             runs[config].append(run_one(*config, args))
-            print(f"repeat {repeat + 1} {config}: step {runs[config][-1][0] * 1e3:.1f} ms, "
-                  f"CPU {runs[config][-1][1] * 1e3:.1f} ms "
-                  f"({time.perf_counter() - t0:.0f}s)", file=sys.stderr)
+            print(
+                f"repeat {repeat + 1} {config}: step {runs[config][-1][0] * 1e3:.1f} ms, "
+                f"CPU {runs[config][-1][1] * 1e3:.1f} ms "
+                f"({time.perf_counter() - t0:.0f}s)",
+                file=sys.stderr,
+            )
     text = report(runs, args, "PYTHONPATH=src python " + " ".join(sys.argv))
     print(text)
     from unison._io import atomic_write_text
@@ -225,9 +290,12 @@ def report(runs: dict[tuple[str, int, str], list[tuple[float, float]]], args: ar
     tokens = args.batch * args.seq_len
     med = {c: statistics.median(step for step, _ in v) for c, v in runs.items()}
     cpu = {c: statistics.median(c_s for _, c_s in v) for c, v in runs.items()}
-    names = {"fit": "unison.keras fit (MirroredStrategy)", "raw": "raw loop + unison.DistributedOptimizer",
-             "ddp": "raw loop + torch DDP (torchrun)",
-             "fit-launch": "unison.keras fit under unison launch"}
+    names = {
+        "fit": "unison.keras fit (MirroredStrategy)",
+        "raw": "raw loop + unison.DistributedOptimizer",
+        "ddp": "raw loop + torch DDP (torchrun)",
+        "fit-launch": "unison.keras fit under unison launch",
+    }
     lines = [
         "# GPT tokens/s: unison.keras fit, raw loop with DistributedOptimizer, torchrun + DDP",
         "",
@@ -250,21 +318,27 @@ def report(runs: dict[tuple[str, int, str], list[tuple[float, float]]], args: ar
         raw = med.get(("raw", n, precision))
         raw_cpu = cpu.get(("raw", n, precision))
         c_s = cpu[(system, n, precision)]
-        lines.append(f"| {precision} | {n} | {names[system]} | {step * 1e3:.1f} | {tokens / step:,.0f} | "
-                     f"{step / ddp if ddp else float('nan'):.2f}x | {step / raw if raw else float('nan'):.2f}x | "
-                     f"{c_s * 1e3:.1f} | {c_s / raw_cpu if raw_cpu else float('nan'):.2f}x |")
+        lines.append(
+            f"| {precision} | {n} | {names[system]} | {step * 1e3:.1f} | {tokens / step:,.0f} | "
+            f"{step / ddp if ddp else float('nan'):.2f}x | {step / raw if raw else float('nan'):.2f}x | "
+            f"{c_s * 1e3:.1f} | {c_s / raw_cpu if raw_cpu else float('nan'):.2f}x |"
+        )
     lines += ["", "Targets: raw loop <= 1.0x DDP's step time at 2 replicas; fit <= 1.15x the raw loop."]
     for precision in args.precisions.split(","):
         raw2, ddp2, fit2 = (med.get((s, 2, precision)) for s in ("raw", "ddp", "fit"))
         if raw2 and ddp2:
-            lines.append(f"* {precision}, 2 replicas: raw loop / DDP = {raw2 / ddp2:.2f}x "
-                         f"({'met' if raw2 <= ddp2 else 'NOT met'}).")
+            lines.append(
+                f"* {precision}, 2 replicas: raw loop / DDP = {raw2 / ddp2:.2f}x "
+                f"({'met' if raw2 <= ddp2 else 'NOT met'})."
+            )
         for n in (1, 2):
             raw, fit = med.get(("raw", n, precision)), med.get(("fit", n, precision))
             if raw and fit:
-                lines.append(f"* {precision}, {n} replica(s): fit / raw loop = {fit / raw:.2f}x "
-                             f"({'met' if fit <= 1.15 * raw else 'NOT met'}); CPU time per step "
-                             f"{cpu[('fit', n, precision)] / cpu[('raw', n, precision)]:.2f}x.")
+                lines.append(
+                    f"* {precision}, {n} replica(s): fit / raw loop = {fit / raw:.2f}x "
+                    f"({'met' if fit <= 1.15 * raw else 'NOT met'}); CPU time per step "
+                    f"{cpu[('fit', n, precision)] / cpu[('raw', n, precision)]:.2f}x."
+                )
     if "float32" in args.precisions and "mixed_bfloat16" in args.precisions:
         lines += ["", "bf16 vs fp32 (tokens/s ratio, > 1: bf16 faster):", ""]
         for system in args.systems.split(","):

@@ -33,8 +33,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--before", help="src/ folder of another checkout to compare with")
     args = parser.parse_args()
-    rows = {"import torch": ("import torch", None),
-            "import unison (this tree)": ("import unison", str(HERE / "src"))}
+    rows = {"import torch": ("import torch", None), "import unison (this tree)": ("import unison", str(HERE / "src"))}
     if args.before:
         rows["import unison (--before)"] = ("import unison", args.before)
     grpc_loaded = {}
@@ -42,8 +41,9 @@ def main() -> None:
         if src:
             check = "import unison, sys; print('grpc' in sys.modules)"
             env = dict(os.environ, PYTHONPATH=src)
-            grpc_loaded[name] = subprocess.run([sys.executable, "-c", check], env=env, capture_output=True,
-                                               text=True, check=True).stdout.strip()
+            grpc_loaded[name] = subprocess.run(
+                [sys.executable, "-c", check], env=env, capture_output=True, text=True, check=True
+            ).stdout.strip()
     times: dict[str, list[float]] = {name: [] for name in rows}
     for _ in range(args.repeats):
         for name, (code, src) in rows.items():
@@ -55,8 +55,9 @@ def main() -> None:
     for name, values in times.items():
         median = statistics.median(values)
         extra = "" if name == "import torch" else f"{median - torch_median:+.3f}"
-        print(f"| {name} | {median:.3f} | {min(values):.3f}-{max(values):.3f} | {extra} | "
-              f"{grpc_loaded.get(name, '')} |")
+        print(
+            f"| {name} | {median:.3f} | {min(values):.3f}-{max(values):.3f} | {extra} | {grpc_loaded.get(name, '')} |"
+        )
 
 
 if __name__ == "__main__":

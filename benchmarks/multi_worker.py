@@ -60,30 +60,40 @@ def worker(model_name: str, epochs: int, out: str) -> None:
         def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
             EpochTimer.times.append(time.perf_counter() - self.start)
 
-    history = model.fit(x_train, y_train, batch_size=BATCH[model_name], epochs=epochs,
-                        validation_data=(x_test, y_test), verbose=2, callbacks=[EpochTimer()])
+    history = model.fit(
+        x_train,
+        y_train,
+        batch_size=BATCH[model_name],
+        epochs=epochs,
+        validation_data=(x_test, y_test),
+        verbose=2,
+        callbacks=[EpochTimer()],
+    )
     if strategy.extended.should_checkpoint:
         import torch
 
-        result = {"epoch_s": EpochTimer.times, "val_accuracy": history.history["val_accuracy"],
-                  "accuracy": history.history["accuracy"], "replicas": strategy.num_replicas_in_sync,
-                  "threads": torch.get_num_threads()}
+        result = {
+            "epoch_s": EpochTimer.times,
+            "val_accuracy": history.history["val_accuracy"],
+            "accuracy": history.history["accuracy"],
+            "replicas": strategy.num_replicas_in_sync,
+            "threads": torch.get_num_threads(),
+        }
         with open(out, "w") as fh:
             json.dump(result, fh)
 
 
 # --- the runner ----------------------------------------------------------------------------------------
 def command(model_name: str, workers: int, epochs: int, out: str) -> list[str]:
-    program = [os.path.abspath(__file__), "--worker", "--model", model_name, "--epochs", str(epochs),
-               "--result", out]
+    program = [os.path.abspath(__file__), "--worker", "--model", model_name, "--epochs", str(epochs), "--result", out]
     if workers == 1:
         return [sys.executable, *program]
-    return [sys.executable, "-m", "unison.cli", "launch", "--tf-config", "--nproc-per-node", str(workers),
-            *program]
+    return [sys.executable, "-m", "unison.cli", "launch", "--tf-config", "--nproc-per-node", str(workers), *program]
 
 
-def run_once(model_name: str, workers: int, epochs: int, log_dir: str, tag: str,
-             one_thread: bool = False) -> dict[str, Any]:
+def run_once(
+    model_name: str, workers: int, epochs: int, log_dir: str, tag: str, one_thread: bool = False
+) -> dict[str, Any]:
     out = os.path.join(log_dir, f"{tag}.json")
     env = dict(os.environ)
     if one_thread:
@@ -92,8 +102,14 @@ def run_once(model_name: str, workers: int, epochs: int, log_dir: str, tag: str,
     env["PYTHONUNBUFFERED"] = "1"
     start = time.time()
     with open(os.path.join(log_dir, f"{tag}.log"), "w") as log:
-        proc = subprocess.run(command(model_name, workers, epochs, out), env=env, stdout=log,
-                              stderr=subprocess.STDOUT, timeout=3600, check=False)
+        proc = subprocess.run(
+            command(model_name, workers, epochs, out),
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            timeout=3600,
+            check=False,
+        )
     if proc.returncode != 0:
         raise RuntimeError(f"{tag} failed (exit {proc.returncode}); see {log.name}")
     with open(out) as fh:
@@ -104,22 +120,31 @@ def run_once(model_name: str, workers: int, epochs: int, log_dir: str, tag: str,
 
 def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     epoch_s = statistics.median(statistics.median(r["epoch_s"]) for r in runs)
-    return {"epoch_s": epoch_s, "samples_per_s": TRAIN_SAMPLES / epoch_s,
-            "val_accuracy": statistics.median(r["val_accuracy"][-1] for r in runs),
-            "replicas": runs[0]["replicas"], "threads": runs[0]["threads"], "runs": runs}
+    return {
+        "epoch_s": epoch_s,
+        "samples_per_s": TRAIN_SAMPLES / epoch_s,
+        "val_accuracy": statistics.median(r["val_accuracy"][-1] for r in runs),
+        "replicas": runs[0]["replicas"],
+        "threads": runs[0]["threads"],
+        "runs": runs,
+    }
 
 
 def table(results: dict[str, dict[Any, dict[str, Any]]], epochs: dict[str, int]) -> str:
-    lines = ["| model | workers (replicas x threads) | epochs | time / epoch | samples/s | speed-up vs 1 worker "
-             "| final val_accuracy |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "| model | workers (replicas x threads) | epochs | time / epoch | samples/s | speed-up vs 1 worker "
+        "| final val_accuracy |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for model_name, by_config in results.items():
         base = by_config[1]["epoch_s"]
         for config, s in by_config.items():
             workers = "1" if config == "1t" else str(config)
             label = f"{workers} ({s['replicas']} x {s['threads']} thread{'s' if s['threads'] > 1 else ''})"
-            lines.append(f"| {TITLES[model_name]} | {label} | {epochs[model_name]} | {s['epoch_s']:.1f} s | "
-                         f"{s['samples_per_s']:,.0f} | {base / s['epoch_s']:.2f}x | {s['val_accuracy']:.4f} |")
+            lines.append(
+                f"| {TITLES[model_name]} | {label} | {epochs[model_name]} | {s['epoch_s']:.1f} s | "
+                f"{s['samples_per_s']:,.0f} | {base / s['epoch_s']:.2f}x | {s['val_accuracy']:.4f} |"
+            )
     return "\n".join(lines)
 
 
@@ -132,8 +157,11 @@ def main() -> None:
     parser.add_argument("--cnn-epochs", type=int, default=2, help="epochs of the CNN (default 2)")
     parser.add_argument("--models", default="mlp,cnn", help="comma-separated: mlp, cnn")
     parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--one-thread-control", action="store_true",
-                        help="also run 1 worker with OMP_NUM_THREADS=1 (isolates thread effects)")
+    parser.add_argument(
+        "--one-thread-control",
+        action="store_true",
+        help="also run 1 worker with OMP_NUM_THREADS=1 (isolates thread effects)",
+    )
     parser.add_argument("--out", default=None, help="write every measurement as JSON here")
     parser.add_argument("--md", default=None, help="write the Markdown table here")
     args = parser.parse_args()
@@ -154,14 +182,24 @@ def main() -> None:
             workers = 1 if config == "1t" else int(config)
             result = run_once(model_name, workers, epochs[model_name], log_dir, tag, one_thread=config == "1t")
             runs[model_name][config].append(result)
-            print(f"{tag}: median epoch {statistics.median(result['epoch_s']):.1f} s, "
-                  f"val_accuracy {result['val_accuracy'][-1]:.4f}", flush=True)
+            print(
+                f"{tag}: median epoch {statistics.median(result['epoch_s']):.1f} s, "
+                f"val_accuracy {result['val_accuracy'][-1]:.4f}",
+                flush=True,
+            )
     results = {m: {w: summarise(r) for w, r in by.items()} for m, by in runs.items()}
     md = table(results, epochs)
     cmd = "python benchmarks/multi_worker.py " + " ".join(a for a in sys.argv[1:])
-    meta = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "python": platform.python_version(),
-            "cores": len(os.sched_getaffinity(0)), "load_before": load_before, "load_after": os.getloadavg(),
-            "total_s": time.time() - started, "command": cmd, "logs": log_dir}
+    meta = {
+        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "python": platform.python_version(),
+        "cores": len(os.sched_getaffinity(0)),
+        "load_before": load_before,
+        "load_after": os.getloadavg(),
+        "total_s": time.time() - started,
+        "command": cmd,
+        "logs": log_dir,
+    }
     print(md)
     print(json.dumps({k: v for k, v in meta.items() if k != "logs"}))
     if args.out:

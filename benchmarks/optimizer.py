@@ -53,8 +53,21 @@ def env() -> dict[str, str]:
 
 
 def job_command(kind: str, repeat: int, out: str, args: argparse.Namespace) -> list[str]:
-    tail = [WORKER, "--models", args.models, "--repeat", str(repeat), "--steps-scale",
-            str(args.steps_scale), "--big-mb", str(args.big_mb), "--chunks", str(args.chunks), "--out", out]
+    tail = [
+        WORKER,
+        "--models",
+        args.models,
+        "--repeat",
+        str(repeat),
+        "--steps-scale",
+        str(args.steps_scale),
+        "--big-mb",
+        str(args.big_mb),
+        "--chunks",
+        str(args.chunks),
+        "--out",
+        out,
+    ]
     if kind == "dist2":
         return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", *tail]
     return [sys.executable, *tail]
@@ -66,8 +79,7 @@ def run_job(kind: str, repeat: int, args: argparse.Namespace, tmp: str) -> dict:
     log = os.path.join(tmp, f"{kind}-r{repeat}.log")
     t0 = time.time()
     with open(log, "w") as f:
-        proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env(), timeout=args.timeout,
-                              check=False)
+        proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env(), timeout=args.timeout, check=False)
     if proc.returncode != 0 or not os.path.exists(out):
         with open(log) as f:
             raise RuntimeError(f"{kind} repeat {repeat} failed (rc={proc.returncode}):\n{f.read()[-4000:]}")
@@ -120,31 +132,66 @@ def report(runs: list[dict], plain: list[dict], args: argparse.Namespace) -> str
             row.append(f"{med(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})")
         rows.append(row)
     out.append("### (a) Step time, world size 2 (ms per step: median over repeats ±spread)\n")
-    out.append(table(["model", "DDP", "unison", "unison fp16", "unison small buckets", "unison on gloo",
-                      "compute only (no comm)", "plain1 (1 process, global batch)", "unison/DDP (target <= 1.0)",
-                      "fp16/DDP", "small/DDP", "unison on gloo/DDP"], rows))
-    caps = ", ".join(f"{m}: {runs[0]['models'][m]['config']['small_cap_mb']} MB "
-                     f"({runs[0]['models'][m]['unison_small'].get('buckets')} buckets)" for m in models)
-    out.append(f"\nunison default = bucket_cap_mb=25 (one bucket for each of these models); small-bucket "
-               f"cap: {caps}. unison, fp16 and small buckets all-reduce through shared memory (both ranks "
-               "on this host); 'unison on gloo' is the default configuration with gloo instead, as DDP "
-               "uses. Ratios: median of per-repeat ratios (min-max).\n")
+    out.append(
+        table(
+            [
+                "model",
+                "DDP",
+                "unison",
+                "unison fp16",
+                "unison small buckets",
+                "unison on gloo",
+                "compute only (no comm)",
+                "plain1 (1 process, global batch)",
+                "unison/DDP (target <= 1.0)",
+                "fp16/DDP",
+                "small/DDP",
+                "unison on gloo/DDP",
+            ],
+            rows,
+        )
+    )
+    caps = ", ".join(
+        f"{m}: {runs[0]['models'][m]['config']['small_cap_mb']} MB "
+        f"({runs[0]['models'][m]['unison_small'].get('buckets')} buckets)"
+        for m in models
+    )
+    out.append(
+        f"\nunison default = bucket_cap_mb=25 (one bucket for each of these models); small-bucket "
+        f"cap: {caps}. unison, fp16 and small buckets all-reduce through shared memory (both ranks "
+        "on this host); 'unison on gloo' is the default configuration with gloo instead, as DDP "
+        "uses. Ratios: median of per-repeat ratios (min-max).\n"
+    )
     # bytes -----------------------------------------------------------------------------------
     rows = []
     for m in models:
         r0 = runs[0]["models"][m]
         b, b16 = r0["unison"]["bytes_per_step"], r0["unison_fp16"]["bytes_per_step"]
-        rows.append([MODEL_LABEL[m], f"{b:,.0f}", f"{b16:,.0f}", f"{b16 / b:.3f}",
-                     f"{r0['unison']['collectives_per_step']:.0f}", f"{r0['unison_small']['collectives_per_step']:.0f}"])
+        rows.append(
+            [
+                MODEL_LABEL[m],
+                f"{b:,.0f}",
+                f"{b16:,.0f}",
+                f"{b16 / b:.3f}",
+                f"{r0['unison']['collectives_per_step']:.0f}",
+                f"{r0['unison_small']['collectives_per_step']:.0f}",
+            ]
+        )
     out.append("### Bytes handed to all-reduce per step and rank (Communicator.bytes_reduced)\n")
-    out.append(table(["model", "none", "fp16", "fp16/none", "collectives/step (default)",
-                      "collectives/step (small buckets)"], rows))
+    out.append(
+        table(
+            ["model", "none", "fp16", "fp16/none", "collectives/step (default)", "collectives/step (small buckets)"],
+            rows,
+        )
+    )
     # (c) overlap -----------------------------------------------------------------------------
     rows = []
     for m in models:
-        for label, s, c in (("unison default (1 bucket, launched by the last hook)", "unison", "comm_1"),
-                            ("unison small buckets", "unison_small", "comm_small"),
-                            ("DDP (comm estimated by comm_1)", "ddp", "comm_1")):
+        for label, s, c in (
+            ("unison default (1 bucket, launched by the last hook)", "unison", "comm_1"),
+            ("unison small buckets", "unison_small", "comm_small"),
+            ("DDP (comm estimated by comm_1)", "ddp", "comm_1"),
+        ):
             hid, comp, comm, step = [], [], [], []
             for r in runs:
                 d = r["models"][m]
@@ -153,14 +200,36 @@ def report(runs: list[dict], plain: list[dict], args: argparse.Namespace) -> str
                 comp.append(cp)
                 comm.append(cm)
                 step.append(st)
-            rows.append([MODEL_LABEL[m], label, ms(med(comp)), ms(med(comm)), ms(med(step)),
-                         ms(med([s_ - c_ for s_, c_ in zip(step, comp)])),
-                         f"{med(hid) * 100:.0f}% ({min(hid) * 100:.0f}..{max(hid) * 100:.0f})"])
+            rows.append(
+                [
+                    MODEL_LABEL[m],
+                    label,
+                    ms(med(comp)),
+                    ms(med(comm)),
+                    ms(med(step)),
+                    ms(med([s_ - c_ for s_, c_ in zip(step, comp)])),
+                    f"{med(hid) * 100:.0f}% ({min(hid) * 100:.0f}..{max(hid) * 100:.0f})",
+                ]
+            )
     out.append("\n### (c) Overlap: how much communication is hidden\n")
-    out.append(table(["model", "system", "compute ms", "comm ms", "step ms", "step - compute ms",
-                      "hidden = (compute+comm-step)/comm (min..max)"], rows))
-    out.append("\nNegative hidden fraction: the step costs more than compute + comm (overheads of the "
-               "synchronisation path beyond the wire time).\n")
+    out.append(
+        table(
+            [
+                "model",
+                "system",
+                "compute ms",
+                "comm ms",
+                "step ms",
+                "step - compute ms",
+                "hidden = (compute+comm-step)/comm (min..max)",
+            ],
+            rows,
+        )
+    )
+    out.append(
+        "\nNegative hidden fraction: the step costs more than compute + comm (overheads of the "
+        "synchronisation path beyond the wire time).\n"
+    )
     # (b) throughput --------------------------------------------------------------------------
     if "throughput" in runs[0]:
         rows = []
@@ -170,14 +239,25 @@ def report(runs: list[dict], plain: list[dict], args: argparse.Namespace) -> str
                 raw = [r["throughput"][label]["raw"]["s_per_op"] for r in runs]
                 ratio = [rw / t for rw, t in zip(raw, ts)]
                 nbytes = res[s]["bytes"]
-                rows.append([f"{label} ({nbytes / 1e6:.2f} MB)", s, ms(med(ts)) + f" ±{spread(ts) * 100:.0f}%",
-                             f"{nbytes / med(ts) / 1e9:.3f}", f"{med(ratio):.2f}x ({min(ratio):.2f}-{max(ratio):.2f})"])
+                rows.append(
+                    [
+                        f"{label} ({nbytes / 1e6:.2f} MB)",
+                        s,
+                        ms(med(ts)) + f" ±{spread(ts) * 100:.0f}%",
+                        f"{nbytes / med(ts) / 1e9:.3f}",
+                        f"{med(ratio):.2f}x ({min(ratio):.2f}-{max(ratio):.2f})",
+                    ]
+                )
         out.append("### (b) All-reduce throughput, world size 2 (raw: gloo on loopback)\n")
-        out.append(table(["buffer", "path", "ms per op", "GB/s (bytes/time)", "throughput vs raw (target >= 0.9)"], rows))
-        out.append("\nraw = dist.all_reduce (blocking); raw_async = async_op=True + wait; comm = unison "
-                   "Communicator.all_reduce_async + wait (shared memory); comm_gloo = the same through gloo; bucket_path = DistributedOptimizer.synchronize() "
-                   "with 150 gradients present (pack + all-reduce + flags + write-back); per_tensor* = one "
-                   "all-reduce per gradient tensor (blocking / async then wait all / via Communicator).\n")
+        out.append(
+            table(["buffer", "path", "ms per op", "GB/s (bytes/time)", "throughput vs raw (target >= 0.9)"], rows)
+        )
+        out.append(
+            "\nraw = dist.all_reduce (blocking); raw_async = async_op=True + wait; comm = unison "
+            "Communicator.all_reduce_async + wait (shared memory); comm_gloo = the same through gloo; bucket_path = DistributedOptimizer.synchronize() "
+            "with 150 gradients present (pack + all-reduce + flags + write-back); per_tensor* = one "
+            "all-reduce per gradient tensor (blocking / async then wait all / via Communicator).\n"
+        )
     return "\n".join(out)
 
 
@@ -187,8 +267,12 @@ def main() -> None:
     ap.add_argument("--models", default="mlp,cnn,many")
     ap.add_argument("--steps-scale", type=float, default=1.0, help="multiply every model's timed steps")
     ap.add_argument("--big-mb", type=float, default=25.0, help="size of the large flat all-reduce in (b)")
-    ap.add_argument("--chunks", type=int, default=5,
-                    help="within a repeat, the systems take turns on this many slices of the timed steps")
+    ap.add_argument(
+        "--chunks",
+        type=int,
+        default=5,
+        help="within a repeat, the systems take turns on this many slices of the timed steps",
+    )
     ap.add_argument("--no-plain1", action="store_true")
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--json", help="write every raw measurement here")
@@ -211,8 +295,10 @@ def main() -> None:
     header = [
         f"command: `{command}`",
         f"date: {started:%Y-%m-%d %H:%M} (took {(datetime.datetime.now() - started).total_seconds() / 60:.1f} min)",
-        (f"machine: {platform.node()}, {os.cpu_count()} CPUs, {platform.platform()}, Python "
-         f"{platform.python_version()}, torch {torch.__version__}, gloo on lo, 1 thread per rank"),
+        (
+            f"machine: {platform.node()}, {os.cpu_count()} CPUs, {platform.platform()}, Python "
+            f"{platform.python_version()}, torch {torch.__version__}, gloo on lo, 1 thread per rank"
+        ),
         f"1-min load average at the start of each job: {', '.join(f'{x:.1f}' for x in loads if x is not None)}",
         f"repeats: {args.repeats}, each with the timed steps cut into {args.chunks} slices the systems take turns on",
     ]

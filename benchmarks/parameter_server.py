@@ -135,7 +135,7 @@ def serve() -> None:
         n = int(request)
         if request not in blobs:
             payload = os.urandom(n)
-            blobs[request] = [payload[i: i + CHUNK] for i in range(0, n, CHUNK)] if n > UNARY_MAX else [payload]
+            blobs[request] = [payload[i : i + CHUNK] for i in range(0, n, CHUNK)] if n > UNARY_MAX else [payload]
         return blobs[request]
 
     def drain(requests: Any) -> bytes:
@@ -160,23 +160,32 @@ def serve() -> None:
 
     def var_chunks(request: bytes) -> Any:
         view = memoryview(variables[int(request) // 4].numpy()).cast("B")
-        return (bytes(view[i: i + CHUNK]) for i in range(0, len(view), CHUNK))
+        return (bytes(view[i : i + CHUNK]) for i in range(0, len(view), CHUNK))
 
     raw = grpc.server(futures.ThreadPoolExecutor(max_workers=16), options=RAW_OPTIONS)
-    raw.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(RAW_SERVICE, {
-        "Echo": grpc.unary_unary_rpc_method_handler(lambda request, context: request),
-        "StreamEcho": grpc.stream_stream_rpc_method_handler(stream_echo),
-        "Up": grpc.unary_unary_rpc_method_handler(lambda request, context: b""),
-        "StreamUp": grpc.stream_unary_rpc_method_handler(lambda requests, context: drain(requests)),
-        "Down": grpc.unary_unary_rpc_method_handler(lambda request, context: blob(request)[0]),
-        "StreamDown": grpc.unary_stream_rpc_method_handler(lambda request, context: iter(blob(request))),
-        "Push": grpc.unary_unary_rpc_method_handler(lambda request, context: apply(tensor_of(request))),
-        "StreamPush": grpc.stream_unary_rpc_method_handler(
-            lambda requests, context: apply(tensor_of(b"".join(requests)))),
-        "Pull": grpc.unary_unary_rpc_method_handler(
-            lambda request, context: variables[int(request) // 4].numpy().tobytes()),
-        "StreamPull": grpc.unary_stream_rpc_method_handler(lambda request, context: var_chunks(request)),
-    })])
+    raw.add_generic_rpc_handlers(
+        [
+            grpc.method_handlers_generic_handler(
+                RAW_SERVICE,
+                {
+                    "Echo": grpc.unary_unary_rpc_method_handler(lambda request, context: request),
+                    "StreamEcho": grpc.stream_stream_rpc_method_handler(stream_echo),
+                    "Up": grpc.unary_unary_rpc_method_handler(lambda request, context: b""),
+                    "StreamUp": grpc.stream_unary_rpc_method_handler(lambda requests, context: drain(requests)),
+                    "Down": grpc.unary_unary_rpc_method_handler(lambda request, context: blob(request)[0]),
+                    "StreamDown": grpc.unary_stream_rpc_method_handler(lambda request, context: iter(blob(request))),
+                    "Push": grpc.unary_unary_rpc_method_handler(lambda request, context: apply(tensor_of(request))),
+                    "StreamPush": grpc.stream_unary_rpc_method_handler(
+                        lambda requests, context: apply(tensor_of(b"".join(requests)))
+                    ),
+                    "Pull": grpc.unary_unary_rpc_method_handler(
+                        lambda request, context: variables[int(request) // 4].numpy().tobytes()
+                    ),
+                    "StreamPull": grpc.unary_stream_rpc_method_handler(lambda request, context: var_chunks(request)),
+                },
+            )
+        ]
+    )
     raw_port = raw.add_insecure_port("127.0.0.1:0")
     raw.start()
     print(json.dumps({"ps": ps.port, "raw": raw_port}), flush=True)
@@ -199,8 +208,13 @@ class TransportServer:
         from unison.comm.rpc import TOKEN_ENV
 
         env = {**os.environ, TOKEN_ENV: self.token, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--serve"], env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--serve"],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             line = self.proc.stdout.readline()
             if not line:
@@ -236,11 +250,19 @@ class TransportBench:
         self.channel = grpc.insecure_channel(f"127.0.0.1:{server.ports['raw']}", options=RAW_OPTIONS)
         self.raw_unary = self.channel.unary_unary(f"/{RAW_SERVICE}/Echo")
         self.raw_stream = self.channel.stream_stream(f"/{RAW_SERVICE}/StreamEcho")
-        self.raw_calls = {name: make(f"/{RAW_SERVICE}/{name}") for name, make in (
-            ("Up", self.channel.unary_unary), ("StreamUp", self.channel.stream_unary),
-            ("Down", self.channel.unary_unary), ("StreamDown", self.channel.unary_stream),
-            ("Push", self.channel.unary_unary), ("StreamPush", self.channel.stream_unary),
-            ("Pull", self.channel.unary_unary), ("StreamPull", self.channel.unary_stream))}
+        self.raw_calls = {
+            name: make(f"/{RAW_SERVICE}/{name}")
+            for name, make in (
+                ("Up", self.channel.unary_unary),
+                ("StreamUp", self.channel.stream_unary),
+                ("Down", self.channel.unary_unary),
+                ("StreamDown", self.channel.unary_stream),
+                ("Push", self.channel.unary_unary),
+                ("StreamPush", self.channel.stream_unary),
+                ("Pull", self.channel.unary_unary),
+                ("StreamPull", self.channel.unary_stream),
+            )
+        }
         if not self.client.wait_ready(60):
             raise RuntimeError("the transport server does not answer")
         g = torch.Generator().manual_seed(0)
@@ -251,7 +273,7 @@ class TransportBench:
             self.tensors[mb] = t
             self.local[mb] = torch.empty_like(t)
             self.payloads[mb] = t.numpy().tobytes()
-            self.chunks[mb] = [self.payloads[mb][i: i + CHUNK_BYTES] for i in range(0, n, CHUNK_BYTES)]
+            self.chunks[mb] = [self.payloads[mb][i : i + CHUNK_BYTES] for i in range(0, n, CHUNK_BYTES)]
             self.round("raw PS push+pull", mb)  # the raw PS creates its variable on the first push
             name = f"w{mb}"
             self.client.call("ps.create", {"names": [name], "if_absent": False}, [torch.zeros_like(t)])
@@ -290,10 +312,10 @@ class TransportBench:
                     local.copy_(torch.frombuffer(c["Pull"](size), dtype=torch.float32))
                 else:
                     view = memoryview(t.numpy()).cast("B")
-                    c["StreamPush"](bytes(view[i: i + self.chunk]) for i in range(0, n, self.chunk))
+                    c["StreamPush"](bytes(view[i : i + self.chunk]) for i in range(0, n, self.chunk))
                     dest, pos = memoryview(local.numpy()).cast("B"), 0
                     for chunk in c["StreamPull"](size):  # each chunk straight into the local copy
-                        dest[pos: pos + len(chunk)] = chunk
+                        dest[pos : pos + len(chunk)] = chunk
                         pos += len(chunk)
                     if pos != n:
                         raise RuntimeError(f"{system}: {pos} bytes came back, expected {n}")
@@ -306,7 +328,7 @@ class TransportBench:
                 reply = self.raw_unary(t.numpy().tobytes())
             else:
                 view = memoryview(t.numpy()).cast("B")
-                reply = b"".join(self.raw_stream(bytes(view[i: i + self.chunk]) for i in range(0, n, self.chunk)))
+                reply = b"".join(self.raw_stream(bytes(view[i : i + self.chunk]) for i in range(0, n, self.chunk)))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
                 out = [torch.frombuffer(reply, dtype=torch.float32)]
@@ -324,8 +346,15 @@ class TransportBench:
         return (time.perf_counter() - t0) / rounds
 
 
-TRANSPORT_SYSTEMS = ["unison push+pull", "unison echo", "raw unary", "raw stream", "raw + tensor bytes",
-                     "raw up+down", "raw PS push+pull"]
+TRANSPORT_SYSTEMS = [
+    "unison push+pull",
+    "unison echo",
+    "raw unary",
+    "raw stream",
+    "raw + tensor bytes",
+    "raw up+down",
+    "raw PS push+pull",
+]
 UNARY_MAX = 8 << 20  # unison's UNARY_MAX_BYTES: the raw tensor variant makes the same unary/stream choice
 
 
@@ -345,9 +374,13 @@ def run_transport(args: argparse.Namespace, token: str, log: Callable[[str], Non
                     rounds = max(2, round(args.transport_mb / mb))
                     rep[mb] = {s: bench.time(s, mb, rounds) for s in rotate(TRANSPORT_SYSTEMS, r)}
                     rep[mb]["rounds"] = rounds
-                log(f"  transport repeat {r}: " + ", ".join(
-                    f"{mb} MB " + "/".join(f"{rep[mb][s] * 1e3:.0f}" for s in TRANSPORT_SYSTEMS) + " ms"
-                    for mb in args.sizes_mb))
+                log(
+                    f"  transport repeat {r}: "
+                    + ", ".join(
+                        f"{mb} MB " + "/".join(f"{rep[mb][s] * 1e3:.0f}" for s in TRANSPORT_SYSTEMS) + " ms"
+                        for mb in args.sizes_mb
+                    )
+                )
                 reps.append(rep)
         finally:
             bench.close()
@@ -364,41 +397,65 @@ def report_transport(reps: list[dict], args: argparse.Namespace) -> str:
             mbps = [2 * n / t / 1e6 for t in ts]
             if s.startswith("unison"):
                 vs = ratio_cell([b / t for b, t in zip(best_raw, ts)], 0.8 if s == "unison push+pull" else None)
-                others = [ratio_cell([r[mb][base] / t for r, t in zip(reps, ts)])
-                          for base in ("raw + tensor bytes", "raw up+down", "raw PS push+pull")]
+                others = [
+                    ratio_cell([r[mb][base] / t for r, t in zip(reps, ts)])
+                    for base in ("raw + tensor bytes", "raw up+down", "raw PS push+pull")
+                ]
             else:
                 vs, others = "-", ["-"] * 3
-            rows.append([f"{mb} MB ({reps[0][mb]['rounds']} rounds)", s, with_spread([t * 1e3 for t in ts]),
-                         with_spread(mbps, "{:.0f}"), vs, *others])
-    out = ["### (1) Transport: N bytes each way per round, one client, server in another process (loopback)\n",
-           table(["payload N", "system", "ms per round", "MB/s (2N / time)",
-                  "raw / unison vs faster raw echo (target >= 0.8)", "vs raw + tensor bytes",
-                  "vs raw up+down", "vs raw PS push+pull"], rows),
-           ("\nunison push+pull = `ps.push` (SGD lr 0, applied on the server) + `ps.pull` into the client's "
-           "copy of the variable, two `RpcClient.call`s as a worker makes them (one unary message up to 8 MiB, "
-           "2 MiB chunks above), N bytes each way in all; unison echo = one such call answered by a "
-           "handler returning its tensors; raw unary / raw stream = a gRPC echo of the same N bytes with "
-           "identity serialisers (unary: one message, max sizes raised to 1 GiB; stream: pre-sliced 2 MiB "
-           "chunks, the server collects them all and sends them back); raw + tensor bytes = the same echo when the "
-           "payload is a tensor: `tobytes()` (unary, up to 8 MiB) or 2 MiB `bytes` slices of it (stream) on the way "
-           "out, `torch.frombuffer` of the (joined) reply on the way back, the fewest copies gRPC's Python API "
-           "allows; raw up+down = the two calls a worker makes, on raw gRPC with pre-built bytes: N bytes up with an "
-           "empty reply, then an empty request answered with N bytes (unary up to 8 MiB, pre-sliced 2 MiB chunks "
-           "above), the fastest any push-then-pull can be on grpcio; raw PS push+pull = unison's two calls written "
-           "directly on grpcio with the fewest copies it allows: the gradient's bytes up (`tobytes()` / 2 MiB "
-           "slices), the server makes a tensor of them (`frombuffer`, joined first when streamed) and applies "
-           "`var.add_(grad, alpha=-lr)`, then the variable's bytes back, written into the client's copy (it takes no "
-           "lock, slices a streamed reply while sending it and joins a streamed push before using it, where unison "
-           "packs a pull under the shard's lock, for a consistent value, and copies a push chunk by chunk as it "
-           "arrives). "
-           "unison's calls are authenticated both ways with the "
-           "cluster token (`UNISON_CLUSTER_TOKEN`, never sent: an HMAC over the call's metadata checked by an "
-           "interceptor before the body is read, and a Poly1305 tag on every chunk of the request and the reply, "
-           "see docs/security.md); raw gRPC has no authentication. "
-           "Ratios: median of per-repeat ratios (min-max); >= 1 means unison is as fast as raw gRPC. "
-           "Time per round = mean over the rounds of a repeat (after one warm-up round). Both processes keep "
-           "freed memory (`unison.comm.rpc.keep_freed_memory`, as every `unison server` task does), for unison "
-           "and raw gRPC alike.\n")]
+            rows.append(
+                [
+                    f"{mb} MB ({reps[0][mb]['rounds']} rounds)",
+                    s,
+                    with_spread([t * 1e3 for t in ts]),
+                    with_spread(mbps, "{:.0f}"),
+                    vs,
+                    *others,
+                ]
+            )
+    out = [
+        "### (1) Transport: N bytes each way per round, one client, server in another process (loopback)\n",
+        table(
+            [
+                "payload N",
+                "system",
+                "ms per round",
+                "MB/s (2N / time)",
+                "raw / unison vs faster raw echo (target >= 0.8)",
+                "vs raw + tensor bytes",
+                "vs raw up+down",
+                "vs raw PS push+pull",
+            ],
+            rows,
+        ),
+        (
+            "\nunison push+pull = `ps.push` (SGD lr 0, applied on the server) + `ps.pull` into the client's "
+            "copy of the variable, two `RpcClient.call`s as a worker makes them (one unary message up to 8 MiB, "
+            "2 MiB chunks above), N bytes each way in all; unison echo = one such call answered by a "
+            "handler returning its tensors; raw unary / raw stream = a gRPC echo of the same N bytes with "
+            "identity serialisers (unary: one message, max sizes raised to 1 GiB; stream: pre-sliced 2 MiB "
+            "chunks, the server collects them all and sends them back); raw + tensor bytes = the same echo when the "
+            "payload is a tensor: `tobytes()` (unary, up to 8 MiB) or 2 MiB `bytes` slices of it (stream) on the way "
+            "out, `torch.frombuffer` of the (joined) reply on the way back, the fewest copies gRPC's Python API "
+            "allows; raw up+down = the two calls a worker makes, on raw gRPC with pre-built bytes: N bytes up with an "
+            "empty reply, then an empty request answered with N bytes (unary up to 8 MiB, pre-sliced 2 MiB chunks "
+            "above), the fastest any push-then-pull can be on grpcio; raw PS push+pull = unison's two calls written "
+            "directly on grpcio with the fewest copies it allows: the gradient's bytes up (`tobytes()` / 2 MiB "
+            "slices), the server makes a tensor of them (`frombuffer`, joined first when streamed) and applies "
+            "`var.add_(grad, alpha=-lr)`, then the variable's bytes back, written into the client's copy (it takes no "
+            "lock, slices a streamed reply while sending it and joins a streamed push before using it, where unison "
+            "packs a pull under the shard's lock, for a consistent value, and copies a push chunk by chunk as it "
+            "arrives). "
+            "unison's calls are authenticated both ways with the "
+            "cluster token (`UNISON_CLUSTER_TOKEN`, never sent: an HMAC over the call's metadata checked by an "
+            "interceptor before the body is read, and a Poly1305 tag on every chunk of the request and the reply, "
+            "see docs/security.md); raw gRPC has no authentication. "
+            "Ratios: median of per-repeat ratios (min-max); >= 1 means unison is as fast as raw gRPC. "
+            "Time per round = mean over the rounds of a repeat (after one warm-up round). Both processes keep "
+            "freed memory (`unison.comm.rpc.keep_freed_memory`, as every `unison server` task does), for unison "
+            "and raw gRPC alike.\n"
+        ),
+    ]
     return "\n".join(out)
 
 
@@ -429,13 +486,29 @@ class CTRModel(nn.Module):
 
 
 def build_mlp() -> nn.Module:
-    return nn.Sequential(nn.Linear(512, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
-                         nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 10))
+    return nn.Sequential(
+        nn.Linear(512, 1024),
+        nn.ReLU(),
+        nn.Linear(1024, 1024),
+        nn.ReLU(),
+        nn.Linear(1024, 1024),
+        nn.ReLU(),
+        nn.Linear(1024, 10),
+    )
 
 
 def build_cnn() -> nn.Module:  # Keras' mnist_convnet
-    return nn.Sequential(nn.Conv2d(1, 32, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(32, 64, 3), nn.ReLU(),
-                         nn.MaxPool2d(2), nn.Flatten(), nn.Dropout(0.5), nn.Linear(1600, 10))
+    return nn.Sequential(
+        nn.Conv2d(1, 32, 3),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Dropout(0.5),
+        nn.Linear(1600, 10),
+    )
 
 
 def fixed_batches_fn(shape: tuple[int, ...], batch: int, classes: int = 10, count: int = 4) -> Callable:
@@ -443,8 +516,10 @@ def fixed_batches_fn(shape: tuple[int, ...], batch: int, classes: int = 10, coun
 
     def dataset_fn(ctx: Any) -> Any:
         g = torch.Generator().manual_seed(ctx.input_pipeline_id)
-        batches = [(torch.randn(batch, *shape, generator=g), torch.randint(0, classes, (batch,), generator=g))
-                   for _ in range(count)]
+        batches = [
+            (torch.randn(batch, *shape, generator=g), torch.randint(0, classes, (batch,), generator=g))
+            for _ in range(count)
+        ]
 
         def gen() -> Any:
             while True:
@@ -464,8 +539,11 @@ def ctr_batches_fn(tables: list[tuple[int, int]], dense_features: int, batch: in
         def gen() -> Any:
             while True:
                 ids = [torch.randint(0, rows, (batch,), generator=g) for rows, _ in tables]
-                yield ids, torch.randn(batch, dense_features, generator=g), \
-                    torch.randint(0, 2, (batch,), generator=g).float()
+                yield (
+                    ids,
+                    torch.randn(batch, dense_features, generator=g),
+                    torch.randint(0, 2, (batch,), generator=g).float(),
+                )
 
         return gen()
 
@@ -527,8 +605,15 @@ def bytes_moved(coordinator: Any) -> int:
     return sum(s["bytes_sent"] + s["bytes_received"] for s in stats)
 
 
-def measure(cluster: Any, workers: int, build: Callable[[], nn.Module], dataset_fn: Callable,
-            make_step: Callable, warmup: int, steps: int) -> dict:
+def measure(
+    cluster: Any,
+    workers: int,
+    build: Callable[[], nn.Module],
+    dataset_fn: Callable,
+    make_step: Callable,
+    warmup: int,
+    steps: int,
+) -> dict:
     """steps/s and bytes/step of ``steps`` scheduled steps on the first ``workers`` workers."""
     import unison as tf
 
@@ -540,8 +625,9 @@ def measure(cluster: Any, workers: int, build: Callable[[], nn.Module], dataset_
             model = build()
             optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
         coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
-        iterator = iter(coordinator.create_per_worker_dataset(
-            lambda: strategy.distribute_datasets_from_function(dataset_fn)))
+        iterator = iter(
+            coordinator.create_per_worker_dataset(lambda: strategy.distribute_datasets_from_function(dataset_fn))
+        )
         step_fn = make_step(model, optimizer, strategy)
         for _ in range(warmup * workers):
             coordinator.schedule(step_fn, args=(iterator,))
@@ -553,8 +639,14 @@ def measure(cluster: Any, workers: int, build: Callable[[], nn.Module], dataset_
         elapsed = time.perf_counter() - t0
         b1 = bytes_moved(coordinator)
         coordinator.join()
-        return {"steps": steps, "s": elapsed, "steps_per_s": steps / elapsed, "bytes_per_step": (b1 - b0) / steps,
-                "final_loss": losses[-1], "params_bytes": sum(p.nbytes for p in model.parameters())}
+        return {
+            "steps": steps,
+            "s": elapsed,
+            "steps_per_s": steps / elapsed,
+            "bytes_per_step": (b1 - b0) / steps,
+            "final_loss": losses[-1],
+            "params_bytes": sum(p.nbytes for p in model.parameters()),
+        }
     finally:
         retire(coordinator, strategy)
 
@@ -568,12 +660,16 @@ def run_cluster_parts(args: argparse.Namespace, log: Callable[[str], None]) -> t
     from unison.testing.ps_cluster import LocalParameterServerCluster
 
     batch = args.batch
-    scaling = {"mlp": (build_mlp, fixed_batches_fn((512,), batch), args.mlp_steps),
-               "cnn": (build_cnn, fixed_batches_fn((1, 28, 28), batch), args.cnn_steps)}
+    scaling = {
+        "mlp": (build_mlp, fixed_batches_fn((512,), batch), args.mlp_steps),
+        "cnn": (build_cnn, fixed_batches_fn((1, 28, 28), batch), args.cnn_steps),
+    }
     tables = [(args.table_rows[0], 32), (args.table_rows[1], 16)]
     ctr_data = ctr_batches_fn(tables, 13, batch)
-    ctr = {"sparse": (lambda: CTRModel(tables, 13, sparse=True), args.sparse_steps),
-           "dense": (lambda: CTRModel(tables, 13, sparse=False), args.dense_steps)}
+    ctr = {
+        "sparse": (lambda: CTRModel(tables, 13, sparse=True), args.sparse_steps),
+        "dense": (lambda: CTRModel(tables, 13, sparse=False), args.dense_steps),
+    }
     systems = [f"{m}/{w}w" for m in args.models for w in (1, 2)] + [f"ctr/{s}" for s in args.ctr_systems]
     scale_reps, ctr_reps = [], []
     with LocalParameterServerCluster(num_workers=2, num_ps=1) as cluster:
@@ -592,8 +688,10 @@ def run_cluster_parts(args: argparse.Namespace, log: Callable[[str], None]) -> t
                     workers = int(which[0])
                     res = measure(cluster, workers, build, data, classifier_step, WARMUP, steps)
                     srep.setdefault(kind, {})[workers] = res
-                log(f"  repeat {r} {system}: {res['steps_per_s']:.2f} steps/s, "
-                    f"{res['bytes_per_step'] / 1e6:.3f} MB/step ({time.perf_counter() - t0:.1f}s)")
+                log(
+                    f"  repeat {r} {system}: {res['steps_per_s']:.2f} steps/s, "
+                    f"{res['bytes_per_step'] / 1e6:.3f} MB/step ({time.perf_counter() - t0:.1f}s)"
+                )
             scale_reps.append(srep)
             ctr_reps.append(crep)
     return scale_reps, ctr_reps
@@ -606,20 +704,41 @@ def report_scaling(reps: list[dict], args: argparse.Namespace) -> str:
         one = [r[m][1]["steps_per_s"] for r in reps]
         two = [r[m][2]["steps_per_s"] for r in reps]
         speedup = [r[m][2]["steps_per_s"] / r[m][1]["steps_per_s"] for r in reps]
-        rows.append([f"{SCALING_MODELS[m]} ({r0[1]['params_bytes'] / 1e6:.2f} MB params, {r0[1]['steps']} steps)",
-                     with_spread(one, "{:.2f}"), with_spread(two, "{:.2f}"), ratio_cell(speedup),
-                     f"{med([r[m][1]['bytes_per_step'] for r in reps]) / 1e6:.2f}",
-                     f"{med([r[m][1]['s'] / r[m][1]['steps'] for r in reps]) * 1e3:.0f}",
-                     f"{med([r[m][2]['s'] / r[m][2]['steps'] for r in reps]) * 1e3:.0f}"])
-    return "\n".join([
-        f"### (2) Worker scaling: steps/s, 1 PS, batch {args.batch} per step, SGD\n",
-        table(["model", "1 worker steps/s", "2 workers steps/s", "speedup 2w/1w", "MB/step (pull + push)",
-               "ms/step 1w", "ms/step 2w"], rows),
-        (f"\nOne cluster (1 PS + 2 workers, `unison server` processes, OMP_NUM_THREADS=1) for the whole run; "
-         f"each measurement is a fresh strategy + coordinator (a new session) using the first 1 or 2 workers. "
-         f"Timed: scheduling the steps until every result is fetched, after {WARMUP} warm-up steps per worker "
-         f"and a join. The PS, the workers and this coordinator share the machine's {os.cpu_count()} CPUs, "
-         "which bounds the speedup. Speedup: median of per-repeat ratios (min-max).\n")])
+        rows.append(
+            [
+                f"{SCALING_MODELS[m]} ({r0[1]['params_bytes'] / 1e6:.2f} MB params, {r0[1]['steps']} steps)",
+                with_spread(one, "{:.2f}"),
+                with_spread(two, "{:.2f}"),
+                ratio_cell(speedup),
+                f"{med([r[m][1]['bytes_per_step'] for r in reps]) / 1e6:.2f}",
+                f"{med([r[m][1]['s'] / r[m][1]['steps'] for r in reps]) * 1e3:.0f}",
+                f"{med([r[m][2]['s'] / r[m][2]['steps'] for r in reps]) * 1e3:.0f}",
+            ]
+        )
+    return "\n".join(
+        [
+            f"### (2) Worker scaling: steps/s, 1 PS, batch {args.batch} per step, SGD\n",
+            table(
+                [
+                    "model",
+                    "1 worker steps/s",
+                    "2 workers steps/s",
+                    "speedup 2w/1w",
+                    "MB/step (pull + push)",
+                    "ms/step 1w",
+                    "ms/step 2w",
+                ],
+                rows,
+            ),
+            (
+                f"\nOne cluster (1 PS + 2 workers, `unison server` processes, OMP_NUM_THREADS=1) for the whole run; "
+                f"each measurement is a fresh strategy + coordinator (a new session) using the first 1 or 2 workers. "
+                f"Timed: scheduling the steps until every result is fetched, after {WARMUP} warm-up steps per worker "
+                f"and a join. The PS, the workers and this coordinator share the machine's {os.cpu_count()} CPUs, "
+                "which bounds the speedup. Speedup: median of per-repeat ratios (min-max).\n"
+            ),
+        ]
+    )
 
 
 def report_ctr(reps: list[dict], args: argparse.Namespace) -> str:
@@ -627,22 +746,36 @@ def report_ctr(reps: list[dict], args: argparse.Namespace) -> str:
     for s in CTR_SYSTEMS:
         sps = [r[s]["steps_per_s"] for r in reps]
         bps = [r[s]["bytes_per_step"] for r in reps]
-        rows.append([s, f"{reps[0][s]['steps']}", with_spread(sps, "{:.2f}"), f"{med(bps) / 1e6:.3f}",
-                     f"{reps[0][s]['params_bytes'] / 1e6:.1f}"])
+        rows.append(
+            [
+                s,
+                f"{reps[0][s]['steps']}",
+                with_spread(sps, "{:.2f}"),
+                f"{med(bps) / 1e6:.3f}",
+                f"{reps[0][s]['params_bytes'] / 1e6:.1f}",
+            ]
+        )
     bytes_ratio = [r["dense"]["bytes_per_step"] / r["sparse"]["bytes_per_step"] for r in reps]
     speed_ratio = [r["sparse"]["steps_per_s"] / r["dense"]["steps_per_s"] for r in reps]
     (a, b) = args.table_rows
-    return "\n".join([
-        f"### (3) Sparse vs dense embedding tables: click-through model, {args.ctr_workers} worker(s), 1 PS\n",
-        table(["tables", "timed steps", "steps/s", "MB per step (sent + received)", "model MB"], rows),
-        (f"\ndense / sparse bytes per step: {ratio_cell(bytes_ratio)}; sparse / dense steps/s: "
-         f"{ratio_cell(speed_ratio)}.\n"),
-        (f"Model: tables {a:,} x 32 and {b:,} x 16 (one random id per example each) + 13 dense features -> "
-         f"MLP 61-256-64-1, batch {args.batch}, SGD lr 0.01. sparse = `torch.nn.Embedding` under "
-         "`strategy.scope()` (`ps.pull_rows` / `ps.push_rows` of the touched rows); dense = the same tables as "
-         "`nn.Parameter` read with `F.embedding` (a dense variable: `ps.pull` / `ps.push` of the whole table). "
-         "Bytes: tensor payloads the workers sent to and received from the PS (`coordinator.worker_stats()` "
-         "deltas over the timed steps, ids included; headers and gRPC framing not counted).\n")])
+    return "\n".join(
+        [
+            f"### (3) Sparse vs dense embedding tables: click-through model, {args.ctr_workers} worker(s), 1 PS\n",
+            table(["tables", "timed steps", "steps/s", "MB per step (sent + received)", "model MB"], rows),
+            (
+                f"\ndense / sparse bytes per step: {ratio_cell(bytes_ratio)}; sparse / dense steps/s: "
+                f"{ratio_cell(speed_ratio)}.\n"
+            ),
+            (
+                f"Model: tables {a:,} x 32 and {b:,} x 16 (one random id per example each) + 13 dense features -> "
+                f"MLP 61-256-64-1, batch {args.batch}, SGD lr 0.01. sparse = `torch.nn.Embedding` under "
+                "`strategy.scope()` (`ps.pull_rows` / `ps.push_rows` of the touched rows); dense = the same tables as "
+                "`nn.Parameter` read with `F.embedding` (a dense variable: `ps.pull` / `ps.push` of the whole table). "
+                "Bytes: tensor payloads the workers sent to and received from the PS (`coordinator.worker_stats()` "
+                "deltas over the timed steps, ids included; headers and gRPC framing not counted).\n"
+            ),
+        ]
+    )
 
 
 # --- main ---------------------------------------------------------------------------------------------
@@ -652,8 +785,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="smoke run: 2 repeats, 4/16 MB, fewer steps, smaller tables")
     ap.add_argument("--parts", default="transport,scaling,ctr", help="comma list of transport, scaling, ctr")
     ap.add_argument("--sizes-mb", default=None, help="transport payloads in MiB (default 4,64; --quick 4,16)")
-    ap.add_argument("--transport-mb", type=float, default=None,
-                    help="MiB moved per system, size and repeat (rounds = this / size, at least 2); default 640")
+    ap.add_argument(
+        "--transport-mb",
+        type=float,
+        default=None,
+        help="MiB moved per system, size and repeat (rounds = this / size, at least 2); default 640",
+    )
     ap.add_argument("--models", default="mlp,cnn", help="scaling models: mlp, cnn")
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--steps-scale", type=float, default=None, help="multiply every timed step count (--quick 0.4)")
@@ -703,8 +840,10 @@ def main(argv: list[str] | None = None) -> int:
     header = [
         f"command: `{command}`",
         f"date: {started:%Y-%m-%d %H:%M} (took {(datetime.datetime.now() - started).total_seconds() / 60:.1f} min)",
-        (f"machine: {platform.node()}, {os.cpu_count()} CPUs, {platform.platform()}, Python "
-         f"{platform.python_version()}, torch {torch.__version__}, grpcio {grpc.__version__}, loopback"),
+        (
+            f"machine: {platform.node()}, {os.cpu_count()} CPUs, {platform.platform()}, Python "
+            f"{platform.python_version()}, torch {torch.__version__}, grpcio {grpc.__version__}, loopback"
+        ),
         f"1-min load average at the start of each repeat: {', '.join(f'{x:.1f}' for x in loads)}",
         f"repeats: {args.repeats} (systems in an order rotated each repeat); cells: median ±spread",
     ]
@@ -721,11 +860,22 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.out, "w") as f:
             f.write(f"# ParameterServerStrategy benchmark\n\n{text}")
     if args.json:
+
         def plain(reps: Any) -> Any:
             return json.loads(json.dumps(reps, default=str))
+
         with open(args.json, "w") as f:
-            json.dump({"command": command, "header": header, "transport": plain(transport),
-                       "scaling": plain(scaling), "ctr": plain(ctr)}, f, indent=1)
+            json.dump(
+                {
+                    "command": command,
+                    "header": header,
+                    "transport": plain(transport),
+                    "scaling": plain(scaling),
+                    "ctr": plain(ctr),
+                },
+                f,
+                indent=1,
+            )
     return 0
 
 

@@ -35,8 +35,9 @@ def main() -> None:
     if args.mac == "hmac":
         auth._POLY1305 = None
     token = None if args.mac == "none" else secrets.token_hex(32)
-    server = RpcServer("127.0.0.1:0", {"echo": lambda h, ts: ({}, ts)}, token=token,
-                       allow_unauthenticated=token is None)  # the unauthenticated baseline row
+    server = RpcServer(
+        "127.0.0.1:0", {"echo": lambda h, ts: ({}, ts)}, token=token, allow_unauthenticated=token is None
+    )  # the unauthenticated baseline row
     client = RpcClient(f"127.0.0.1:{server.port}", "ps:0", token=token or "", tls=False, timeout_s=60)
     print(f"| N | CPU per echo ({args.mac}) |\n| --- | --- |")
     for mb in args.sizes_mb:

@@ -73,16 +73,23 @@ def command_for(system: str, epochs: int, tf_python: str) -> list[str]:
     system = {**ONE_THREAD, **GLOO_ONLY}.get(system, system)
     seed = os.path.join(PROGRAMS, "seed_program.py")
     if system in ("unison1", "unison2"):
-        return [sys.executable, seed, "--framework", "unison", "--replicas", system[-1],
-                "--epochs", str(epochs)]
+        return [sys.executable, seed, "--framework", "unison", "--replicas", system[-1], "--epochs", str(epochs)]
     if system in ("tf1", "tf2"):
-        return [tf_python, seed, "--framework", "tensorflow", "--replicas", system[-1],
-                "--epochs", str(epochs)]
+        return [tf_python, seed, "--framework", "tensorflow", "--replicas", system[-1], "--epochs", str(epochs)]
     if system == "plain":
         return [sys.executable, os.path.join(PROGRAMS, "plain_torch.py"), "--epochs", str(epochs)]
     if system == "ddp2":
-        return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-                os.path.join(PROGRAMS, "ddp_torch.py"), "--epochs", str(epochs)]
+        return [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc-per-node",
+            "2",
+            os.path.join(PROGRAMS, "ddp_torch.py"),
+            "--epochs",
+            str(epochs),
+        ]
     raise ValueError(f"Unknown system {system!r}; choose from {', '.join(ALL_SYSTEMS)}.")
 
 
@@ -98,10 +105,17 @@ def base_env() -> dict[str, str]:
 def tf_unavailable(tf_python: str) -> str | None:
     """None if TensorFlow imports with ``tf_python``; otherwise a one-line reason."""
     if not (os.path.exists(tf_python) or shutil.which(tf_python)):
-        return (f"no Python at {tf_python} (create one: python -m venv /tmp/tfvenv && "
-                "/tmp/tfvenv/bin/pip install tensorflow-cpu; or pass --tf-python)")
-    probe = subprocess.run([tf_python, "-c", "import tensorflow as tf; print(tf.__version__)"],
-                           capture_output=True, text=True, env=base_env(), timeout=300)
+        return (
+            f"no Python at {tf_python} (create one: python -m venv /tmp/tfvenv && "
+            "/tmp/tfvenv/bin/pip install tensorflow-cpu; or pass --tf-python)"
+        )
+    probe = subprocess.run(
+        [tf_python, "-c", "import tensorflow as tf; print(tf.__version__)"],
+        capture_output=True,
+        text=True,
+        env=base_env(),
+        timeout=300,
+    )
     if probe.returncode != 0:
         last = (probe.stderr.strip().splitlines() or ["?"])[-1]
         return f"`import tensorflow` fails with {tf_python}: {last}"
@@ -109,18 +123,25 @@ def tf_unavailable(tf_python: str) -> str | None:
 
 
 def tf_version(tf_python: str) -> str | None:
-    probe = subprocess.run([tf_python, "-c", "import tensorflow as tf; print(tf.__version__)"],
-                           capture_output=True, text=True, env=base_env(), timeout=300)
+    probe = subprocess.run(
+        [tf_python, "-c", "import tensorflow as tf; print(tf.__version__)"],
+        capture_output=True,
+        text=True,
+        env=base_env(),
+        timeout=300,
+    )
     return probe.stdout.strip().splitlines()[-1] if probe.returncode == 0 else None
 
 
 def source_state() -> str:
     """The commit the unison source is at, and whether src/ has uncommitted edits (read-only git)."""
     try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                              text=True, timeout=30).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "src"], cwd=REPO,
-                               capture_output=True, text=True, timeout=30).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=30
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "src"], cwd=REPO, capture_output=True, text=True, timeout=30
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return f"{head}{' + uncommitted edits in src/' if dirty else ''}"
@@ -171,8 +192,7 @@ def wait_for_quiet(threshold: float, max_wait_s: float) -> float:
             return waited
 
 
-def run_once(system: str, epochs: int, tf_python: str, log_dir: str, tag: str,
-             timeout_s: float) -> dict[str, Any]:
+def run_once(system: str, epochs: int, tf_python: str, log_dir: str, tag: str, timeout_s: float) -> dict[str, Any]:
     """One fresh run of ``system``; returns rank 0's result plus the other ranks' timings."""
     out_dir = tempfile.mkdtemp(prefix=f"seed-bench-{system}-")
     env = base_env()
@@ -187,8 +207,15 @@ def run_once(system: str, epochs: int, tf_python: str, log_dir: str, tag: str,
         env["SEED_BENCH_T0"] = repr(time.time())
         load = OtherLoad()
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=PROGRAMS, env=env, stdout=log, stderr=subprocess.STDOUT,
-                              stdin=subprocess.DEVNULL, timeout=timeout_s)
+        proc = subprocess.run(
+            cmd,
+            cwd=PROGRAMS,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            timeout=timeout_s,
+        )
         wall = time.perf_counter() - t0
         others, steal = load.share()
     ranks = {}
@@ -203,9 +230,13 @@ def run_once(system: str, epochs: int, tf_python: str, log_dir: str, tag: str,
     # called without an active exception"), after the program finished and reported. That says
     # nothing about the training measured, so a baseline that reported from every rank counts
     # (noted in the result); unison gets no such pass.
-    teardown_abort = (system not in UNISON_SYSTEMS and proc.returncode != 0 and len(ranks) >= 1
-                      and len(ranks) == max(r["world_size"] for r in ranks.values())
-                      and "terminate called without an active exception" in log_text)
+    teardown_abort = (
+        system not in UNISON_SYSTEMS
+        and proc.returncode != 0
+        and len(ranks) >= 1
+        and len(ranks) == max(r["world_size"] for r in ranks.values())
+        and "terminate called without an active exception" in log_text
+    )
     if (proc.returncode != 0 and not teardown_abort) or 0 not in ranks:
         tail = "".join(log_text.splitlines(keepends=True)[-15:])
         raise RuntimeError(f"{system} failed (exit {proc.returncode}); log {log_path}:\n{tail}")
@@ -238,8 +269,10 @@ def summarize(runs: dict[str, list[dict[str, Any]]], clean_below: float) -> dict
             continue
         times = [r["train_s"] for r in rs]
         systems[system] = {
-            "train_s_median": statistics.median(times), "train_s_min": min(times),
-            "train_s_max": max(times), "train_s_all": times,
+            "train_s_median": statistics.median(times),
+            "train_s_min": min(times),
+            "train_s_max": max(times),
+            "train_s_all": times,
             "train_cpu_s_median": statistics.median(r.get("train_cpu_s") or 0.0 for r in rs),
             "startup_s_median": statistics.median(r["startup_s"] for r in rs),
             "load_s_median": statistics.median(r["load_s"] for r in rs),
@@ -254,24 +287,32 @@ def summarize(runs: dict[str, list[dict[str, Any]]], clean_below: float) -> dict
     comparisons = []
     for system, baseline, target in COMPARISONS:
         a, b = runs.get(system) or [], runs.get(baseline) or []
-        pairs = [(x["train_s"] / y["train_s"], max(x["other_load"], y["other_load"]) < clean_below)
-                 for x, y in zip(a, b)]  # same repeat index
+        pairs = [
+            (x["train_s"] / y["train_s"], max(x["other_load"], y["other_load"]) < clean_below) for x, y in zip(a, b)
+        ]  # same repeat index
         if not pairs:
             continue
         ratios = [r for r, _ in pairs]
         clean = [r for r, ok in pairs if ok]
         med = statistics.median(ratios)
-        comparisons.append({
-            "system": system, "baseline": baseline, "target": target,
-            "ratio_median": med, "ratio_min": min(ratios), "ratio_max": max(ratios),
-            "ratio_all": ratios,
-            "ratio_of_medians": systems[system]["train_s_median"] / systems[baseline]["train_s_median"],
-            "cpu_ratio_median": statistics.median(
-                (x.get("train_cpu_s") or 0.0) / max(y.get("train_cpu_s") or 0.0, 1e-9) for x, y in zip(a, b)),
-            "clean_pairs": len(clean),
-            "ratio_clean_median": statistics.median(clean) if clean else None,
-            "met": None if target is None else med <= target,
-        })
+        comparisons.append(
+            {
+                "system": system,
+                "baseline": baseline,
+                "target": target,
+                "ratio_median": med,
+                "ratio_min": min(ratios),
+                "ratio_max": max(ratios),
+                "ratio_all": ratios,
+                "ratio_of_medians": systems[system]["train_s_median"] / systems[baseline]["train_s_median"],
+                "cpu_ratio_median": statistics.median(
+                    (x.get("train_cpu_s") or 0.0) / max(y.get("train_cpu_s") or 0.0, 1e-9) for x, y in zip(a, b)
+                ),
+                "clean_pairs": len(clean),
+                "ratio_clean_median": statistics.median(clean) if clean else None,
+                "met": None if target is None else med <= target,
+            }
+        )
     return {"systems": systems, "comparisons": comparisons, "clean_below": clean_below}
 
 
@@ -282,9 +323,11 @@ def render(summary: dict[str, Any], command: str, header: str) -> str:
             base_of.setdefault(system, (baseline, target))  # the first present baseline
     cmp_of = {(c["system"], c["baseline"]): c for c in summary["comparisons"]}
     lines = [header, "", f"Command: `{command}`", ""]
-    lines.append("| system | train s (median) | spread (min-max) | vs baseline (median of paired ratios) "
-                 "| train CPU s (rank 0) | start-up s | data load s | process wall s | threads | other load (max) | final loss "
-                 "| final acc | final val_acc |")
+    lines.append(
+        "| system | train s (median) | spread (min-max) | vs baseline (median of paired ratios) "
+        "| train CPU s (rank 0) | start-up s | data load s | process wall s | threads | other load (max) | final loss "
+        "| final acc | final val_acc |"
+    )
     lines.append("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for system in ALL_SYSTEMS:
         s = summary["systems"].get(system)
@@ -299,57 +342,103 @@ def render(summary: dict[str, Any], command: str, header: str) -> str:
             f"| {system} | {s['train_s_median']:.2f} | {s['train_s_min']:.2f}-{s['train_s_max']:.2f} | {vs} "
             f"| {s['train_cpu_s_median']:.2f} | {s['startup_s_median']:.2f} | {s['load_s_median']:.2f} | {s['wall_s_median']:.2f} | {s['threads']} "
             f"| {100 * max(s['other_load_all']):.0f}% | {s['loss_median']:.4f} | {s['accuracy_median']:.4f} "
-            f"| {s['val_accuracy_median']:.4f} |")
+            f"| {s['val_accuracy_median']:.4f} |"
+        )
     clean_pct = 100 * summary["clean_below"]
-    lines += ["", f"| comparison | ratio (median of paired) | paired min-max | ratio of medians "
-              f"| clean pairs (other load < {clean_pct:.0f}%): n, median | CPU-time ratio (median) | target |",
-              "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    lines += [
+        "",
+        f"| comparison | ratio (median of paired) | paired min-max | ratio of medians "
+        f"| clean pairs (other load < {clean_pct:.0f}%): n, median | CPU-time ratio (median) | target |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
     for c in summary["comparisons"]:
         target = "-" if c["target"] is None else f"<= {c['target']:.1f}: {'met' if c['met'] else 'MISSED'}"
         clean = f"{c['clean_pairs']}, {c['ratio_clean_median']:.3f}" if c["clean_pairs"] else "0, -"
-        lines.append(f"| {c['system']} / {c['baseline']} | {c['ratio_median']:.3f} | "
-                     f"{c['ratio_min']:.3f}-{c['ratio_max']:.3f} | {c['ratio_of_medians']:.3f} | {clean} "
-                     f"| {c['cpu_ratio_median']:.3f} | {target} |")
-    lines += ["", "Other load: the share of all cores that processes other than the benchmark's used "
-              "while a run was going (from /proc/stat minus the benchmark's own CPU time). Train CPU s: "
-              "CPU time of rank 0's process (all its threads) during training; for one-thread "
-              "processes (unison2, ddp2, *t1) it is what the work costs, nearly independent of "
-              "other load; with 2 intra-op threads it also counts their spinning."]
+        lines.append(
+            f"| {c['system']} / {c['baseline']} | {c['ratio_median']:.3f} | "
+            f"{c['ratio_min']:.3f}-{c['ratio_max']:.3f} | {c['ratio_of_medians']:.3f} | {clean} "
+            f"| {c['cpu_ratio_median']:.3f} | {target} |"
+        )
+    lines += [
+        "",
+        "Other load: the share of all cores that processes other than the benchmark's used "
+        "while a run was going (from /proc/stat minus the benchmark's own CPU time). Train CPU s: "
+        "CPU time of rank 0's process (all its threads) during training; for one-thread "
+        "processes (unison2, ddp2, *t1) it is what the work costs, nearly independent of "
+        "other load; with 2 intra-op threads it also counts their spinning.",
+    ]
     return "\n".join(lines)
 
 
-def write_json(path: str, command: str, date: str, machine: dict[str, Any], args: Any,
-               skipped: dict[str, str], runs: dict[str, list[dict[str, Any]]],
-               summary: dict[str, Any] | None) -> None:
+def write_json(
+    path: str,
+    command: str,
+    date: str,
+    machine: dict[str, Any],
+    args: Any,
+    skipped: dict[str, str],
+    runs: dict[str, list[dict[str, Any]]],
+    summary: dict[str, Any] | None,
+) -> None:
     with open(path, "w", encoding="utf-8") as fh:
-        json.dump({"command": command, "date": date, "machine": machine, "epochs": args.epochs,
-                   "repeats": args.repeats, "skipped": skipped, "runs": runs, "summary": summary},
-                  fh, indent=1)
+        json.dump(
+            {
+                "command": command,
+                "date": date,
+                "machine": machine,
+                "epochs": args.epochs,
+                "repeats": args.repeats,
+                "skipped": skipped,
+                "runs": runs,
+                "summary": summary,
+            },
+            fh,
+            indent=1,
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--warmup", type=int, default=1,
-                   help="untimed 1-epoch runs of each system first (warm file caches); default 1")
+    p.add_argument(
+        "--warmup", type=int, default=1, help="untimed 1-epoch runs of each system first (warm file caches); default 1"
+    )
     p.add_argument("--systems", default=",".join(ALL_SYSTEMS))
-    p.add_argument("--tf-python", default=os.environ.get("SEED_BENCH_TF_PYTHON", DEFAULT_TF_PYTHON),
-                   help="the Python of a venv with tensorflow-cpu (default %(default)s)")
+    p.add_argument(
+        "--tf-python",
+        default=os.environ.get("SEED_BENCH_TF_PYTHON", DEFAULT_TF_PYTHON),
+        help="the Python of a venv with tensorflow-cpu (default %(default)s)",
+    )
     p.add_argument("--out", help="write all runs and the summary as JSON here")
     p.add_argument("--log-dir", help="children's output (default: a fresh temporary folder)")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per run")
-    p.add_argument("--quiet-below", type=float, default=0.10,
-                   help="before each run, wait until other processes use less than this share of "
-                        "the cores (shared machines); default %(default)s")
-    p.add_argument("--max-wait", type=float, default=600.0,
-                   help="longest wait for a quiet machine before a run, seconds; default %(default)s")
-    p.add_argument("--clean-below", type=float, default=0.10,
-                   help="a run is 'clean' if other processes used less than this share of the cores "
-                        "during it; default %(default)s")
-    p.add_argument("--from-json", help="only print the tables for the runs saved in this JSON "
-                   "(e.g. a partial --out of an interrupted run)")
+    p.add_argument(
+        "--quiet-below",
+        type=float,
+        default=0.10,
+        help="before each run, wait until other processes use less than this share of "
+        "the cores (shared machines); default %(default)s",
+    )
+    p.add_argument(
+        "--max-wait",
+        type=float,
+        default=600.0,
+        help="longest wait for a quiet machine before a run, seconds; default %(default)s",
+    )
+    p.add_argument(
+        "--clean-below",
+        type=float,
+        default=0.10,
+        help="a run is 'clean' if other processes used less than this share of the cores "
+        "during it; default %(default)s",
+    )
+    p.add_argument(
+        "--from-json",
+        help="only print the tables for the runs saved in this JSON (e.g. a partial --out of an interrupted run)",
+    )
     args = p.parse_args(argv)
     if args.from_json:
         with open(args.from_json, encoding="utf-8") as fh:
@@ -357,14 +446,17 @@ def main(argv: list[str] | None = None) -> int:
         m = saved["machine"]
         done = min((len(v) for v in saved["runs"].values() if v), default=0)
         runs = {k: v[:done] for k, v in saved["runs"].items() if v}
-        header = (f"Seed MLP, {saved['epochs']} epochs, batch 32, {done} complete repeats; "
-                  f"{saved['date']}; {m['cores']} cores, torch {m['torch']}, Python {m['python']}, "
-                  f"unison at {m['unison_source']}"
-                  + (f", tensorflow-cpu {m['tensorflow']}" if m.get("tensorflow") else ""))
+        header = (
+            f"Seed MLP, {saved['epochs']} epochs, batch 32, {done} complete repeats; "
+            f"{saved['date']}; {m['cores']} cores, torch {m['torch']}, Python {m['python']}, "
+            f"unison at {m['unison_source']}" + (f", tensorflow-cpu {m['tensorflow']}" if m.get("tensorflow") else "")
+        )
         print(render(summarize(runs, args.clean_below), saved["command"], header))
         return 0
 
-    command = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(__file__, os.getcwd()), *(argv if argv is not None else sys.argv[1:])])
+    command = "python " + " ".join(
+        shlex.quote(a) for a in [os.path.relpath(__file__, os.getcwd()), *(argv if argv is not None else sys.argv[1:])]
+    )
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     for s in systems:
         if s not in ALL_SYSTEMS:
@@ -386,13 +478,18 @@ def main(argv: list[str] | None = None) -> int:
 
     machine = {
         "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-        "cpu": platform.processor() or platform.machine(), "python": platform.python_version(),
-        "torch": torch.__version__, "tensorflow": tf_ver, "platform": platform.platform(),
+        "cpu": platform.processor() or platform.machine(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "tensorflow": tf_ver,
+        "platform": platform.platform(),
         "unison_source": source_state(),
     }
     date = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
-    print(f"{date}  {machine}\nsystems: {systems}  epochs={args.epochs} repeats={args.repeats}  "
-          f"logs: {log_dir}", flush=True)
+    print(
+        f"{date}  {machine}\nsystems: {systems}  epochs={args.epochs} repeats={args.repeats}  logs: {log_dir}",
+        flush=True,
+    )
 
     for w in range(args.warmup):
         for s in systems:
@@ -408,19 +505,26 @@ def main(argv: list[str] | None = None) -> int:
             r["repeat"] = rep
             r["waited_for_quiet_s"] = waited
             runs[s].append(r)
-            extra = f"  ranks {[f'{t:.2f}' for t in r['ranks_train_s']]} skew {r['fit_start_skew_s']:.2f}s" \
-                if "ranks_train_s" in r else ""
+            extra = (
+                f"  ranks {[f'{t:.2f}' for t in r['ranks_train_s']]} skew {r['fit_start_skew_s']:.2f}s"
+                if "ranks_train_s" in r
+                else ""
+            )
             if args.out:  # partial results survive an interrupted run
                 write_json(args.out, command, date, machine, args, skipped, runs, None)
-            print(f"  repeat {rep} {s}: train {r['train_s']:.2f}s  start-up {r['startup_s']:.2f}s  "
-                  f"load {r['load_s']:.2f}s  val_acc {final(r, 'val_accuracy'):.4f}  other load "
-                  f"{100 * r['other_load']:.0f}% (waited {waited:.0f}s){extra}", flush=True)
+            print(
+                f"  repeat {rep} {s}: train {r['train_s']:.2f}s  start-up {r['startup_s']:.2f}s  "
+                f"load {r['load_s']:.2f}s  val_acc {final(r, 'val_accuracy'):.4f}  other load "
+                f"{100 * r['other_load']:.0f}% (waited {waited:.0f}s){extra}",
+                flush=True,
+            )
 
     summary = summarize(runs, args.clean_below)
-    header = (f"Seed MLP, {args.epochs} epochs, batch 32, {args.repeats} repeats; {date}; "
-              f"{machine['cores']} cores, torch {machine['torch']}, Python {machine['python']}, "
-              f"unison at {machine['unison_source']}"
-              + (f", tensorflow-cpu {tf_ver}" if tf_ver else ""))
+    header = (
+        f"Seed MLP, {args.epochs} epochs, batch 32, {args.repeats} repeats; {date}; "
+        f"{machine['cores']} cores, torch {machine['torch']}, Python {machine['python']}, "
+        f"unison at {machine['unison_source']}" + (f", tensorflow-cpu {tf_ver}" if tf_ver else "")
+    )
     print()
     print(render(summary, command, header))
     for s, reason in skipped.items():

@@ -84,10 +84,12 @@ def install_optimizer_step_timer() -> None:
 def report(system: str, steps: int, fit_s: float, rank: int) -> None:
     if rank != 0:
         return
-    print(f"\n{system}: {fit_s:.2f}s for the whole fit, {steps} training steps, threads "
-          f"{torch.get_num_threads()}; per training step (mean over steps, rank 0).\n"
-          "  wall us = elapsed; CPU us = this thread's CPU time (with one thread it is the work "
-          "itself, unaffected by other programs; wall - CPU = waiting or preempted)")
+    print(
+        f"\n{system}: {fit_s:.2f}s for the whole fit, {steps} training steps, threads "
+        f"{torch.get_num_threads()}; per training step (mean over steps, rank 0).\n"
+        "  wall us = elapsed; CPU us = this thread's CPU time (with one thread it is the work "
+        "itself, unaffected by other programs; wall - CPU = waiting or preempted)"
+    )
     step = TOTALS.get("train step (total)", 0.0)
     print(f"  {'wall us':>9}  {'share':>6}  {'CPU us':>8}  phase")
     for name in sorted(TOTALS, key=lambda k: (not k.startswith("train step"), k)):
@@ -95,8 +97,10 @@ def report(system: str, steps: int, fit_s: float, rank: int) -> None:
         cpu = CPU[name] / max(steps, 1) * 1e6
         share = f"{100 * TOTALS[name] / step:5.1f}%" if step and not name.startswith("evaluation") else "      "
         print(f"  {per:9.1f}  {share}  {cpu:8.1f}  {name}  (calls {COUNTS[name]})")
-    print(f"  training steps: {step:.2f}s of {fit_s:.2f}s fit; evaluation + epoch ends: "
-          f"{TOTALS.get('evaluation (total)', 0.0):.2f}s")
+    print(
+        f"  training steps: {step:.2f}s of {fit_s:.2f}s fit; evaluation + epoch ends: "
+        f"{TOTALS.get('evaluation (total)', 0.0):.2f}s"
+    )
 
 
 # --- unison (1 or 2 replicas), instrumented from outside ----------------------------------------
@@ -142,17 +146,20 @@ def run_unison(replicas: int, epochs: int) -> None:
     trainer._run_evaluation = run_eval
     install_optimizer_step_timer()
 
-    strategy = (tf.distribute.MirroredStrategy() if replicas == 1
-                else tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]))
+    strategy = (
+        tf.distribute.MirroredStrategy() if replicas == 1 else tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    )
     with strategy.scope():
-        model = tf.keras.Sequential([
-            tf.keras.layers.Dense(128, activation='relu', input_shape=(784,)),
-            tf.keras.layers.Dense(10, activation='softmax')
-        ])
-        model.compile(optimizer='adam', loss='sparse_categorical_crossentropy', metrics=['accuracy'])
+        model = tf.keras.Sequential(
+            [
+                tf.keras.layers.Dense(128, activation="relu", input_shape=(784,)),
+                tf.keras.layers.Dense(10, activation="softmax"),
+            ]
+        )
+        model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
-    x_train = x_train.reshape(-1, 784).astype('float32') / 255
-    x_test = x_test.reshape(-1, 784).astype('float32') / 255
+    x_train = x_train.reshape(-1, 784).astype("float32") / 255
+    x_test = x_test.reshape(-1, 784).astype("float32") / 255
     # The first fit builds the torch optimizer (importing torch._dynamo, once per process);
     # build it before the timed fit so that one-time cost is not mixed into the step times.
     t = time.perf_counter()
@@ -170,10 +177,12 @@ def load() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     from unison.keras.datasets import mnist
 
     (x_train, y_train), (x_test, y_test) = mnist.load_data()
-    return (torch.from_numpy(x_train.reshape(-1, 784).astype("float32") / 255),
-            torch.from_numpy(y_train.astype(np.int64)),
-            torch.from_numpy(x_test.reshape(-1, 784).astype("float32") / 255),
-            torch.from_numpy(y_test.astype(np.int64)))
+    return (
+        torch.from_numpy(x_train.reshape(-1, 784).astype("float32") / 255),
+        torch.from_numpy(y_train.astype(np.int64)),
+        torch.from_numpy(x_test.reshape(-1, 784).astype("float32") / 255),
+        torch.from_numpy(y_test.astype(np.int64)),
+    )
 
 
 def run_torch(ddp: bool, epochs: int) -> None:
@@ -203,7 +212,7 @@ def run_torch(ddp: bool, epochs: int) -> None:
         for step in range(n // batch):
             ts, cs = time.perf_counter(), time.thread_time()
             with timed("data: take rows"):
-                idx = perm[step * batch + rank * local: step * batch + (rank + 1) * local]
+                idx = perm[step * batch + rank * local : step * batch + (rank + 1) * local]
                 xb, yb = x_train[idx], y_train[idx]
             with timed("forward" + (" (DDP)" if ddp else "")):
                 logits = model(xb)
@@ -230,7 +239,7 @@ def run_torch(ddp: bool, epochs: int) -> None:
                 a = rank * len(x_test) // world
                 b = (rank + 1) * len(x_test) // world
                 for i in range(a, b, local):
-                    net(x_test[i:min(i + local, b)])
+                    net(x_test[i : min(i + local, b)])
     fit_s = time.perf_counter() - t0
     report("ddp2" if ddp else "plain", COUNTS["train step (total)"], fit_s, rank)
     if ddp:

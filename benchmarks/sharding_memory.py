@@ -27,11 +27,13 @@ from typing import Any
 import torch
 
 MODES = ("plain", "zero1", "zero2", "fsdp", "fsdp_keep")
-LABELS = {"plain": "plain data parallel (DistributedOptimizer)",
-          "zero1": "ZeRO-1 (shard_optimizer_state=True)",
-          "zero2": "ZeRO-2 (shard_gradients=True)",
-          "fsdp": "full sharding (shard_model on a meta-device model, FSDP2)",
-          "fsdp_keep": "full sharding, reshard_after_forward=False"}
+LABELS = {
+    "plain": "plain data parallel (DistributedOptimizer)",
+    "zero1": "ZeRO-1 (shard_optimizer_state=True)",
+    "zero2": "ZeRO-2 (shard_gradients=True)",
+    "fsdp": "full sharding (shard_model on a meta-device model, FSDP2)",
+    "fsdp_keep": "full sharding, reshard_after_forward=False",
+}
 
 
 def _rss_mb() -> tuple[float, float]:
@@ -64,10 +66,12 @@ def replica(mode: str, layers: int, width: int, batch: int, steps: int) -> dict[
         opt: Any = torch.optim.Adam(model.parameters(), lr=1e-4)
     else:
         model = build(layers, width)
-        opt = unison.DistributedOptimizer(torch.optim.Adam(model.parameters(), lr=1e-4),
-                                          named_parameters=model.named_parameters(),
-                                          shard_optimizer_state=(mode == "zero1"),
-                                          shard_gradients=(mode == "zero2"))
+        opt = unison.DistributedOptimizer(
+            torch.optim.Adam(model.parameters(), lr=1e-4),
+            named_parameters=model.named_parameters(),
+            shard_optimizer_state=(mode == "zero1"),
+            shard_gradients=(mode == "zero2"),
+        )
     gen = torch.Generator().manual_seed(unison.rank())
     x = torch.randn(batch, width, generator=gen)
     times = []
@@ -80,8 +84,13 @@ def replica(mode: str, layers: int, width: int, batch: int, steps: int) -> dict[
     unison.barrier()
     sizes = replica_state_bytes(model, opt)
     rss, peak = _rss_mb()
-    return {"sizes": sizes, "rss_mb": rss, "peak_mb": peak, "step_s": statistics.median(times[1:]),
-            "params": sum(p.numel() for p in model.parameters())}
+    return {
+        "sizes": sizes,
+        "rss_mb": rss,
+        "peak_mb": peak,
+        "step_s": statistics.median(times[1:]),
+        "params": sum(p.numel() for p in model.parameters()),
+    }
 
 
 def remat_step(remat: bool, depth: int, width: int, batch: int) -> dict[str, float]:
@@ -91,8 +100,10 @@ def remat_step(remat: bool, depth: int, width: int, batch: int) -> dict[str, flo
     torch.manual_seed(0)
     # Transformer-style MLP blocks: a block keeps its input, the 4x-wide hidden layer and its
     # activation for backward; rematerialised, only the input.
-    blocks = [torch.nn.Sequential(torch.nn.Linear(width, 4 * width), torch.nn.GELU(),
-                                  torch.nn.Linear(4 * width, width)) for _ in range(depth)]
+    blocks = [
+        torch.nn.Sequential(torch.nn.Linear(width, 4 * width), torch.nn.GELU(), torch.nn.Linear(4 * width, width))
+        for _ in range(depth)
+    ]
     if remat:
         for b in blocks:
             checkpoint_activations(b)
@@ -135,16 +146,21 @@ def main() -> None:
     for round_ in range(args.rounds):
         for mode in args.modes.split(","):
             t0 = time.perf_counter()
-            results = run_distributed(replica, args.replicas,
-                                      args=(mode, args.layers, args.width, args.batch, args.steps), timeout=900)
+            results = run_distributed(
+                replica, args.replicas, args=(mode, args.layers, args.width, args.batch, args.steps), timeout=900
+            )
             if mode in rows:
                 results[0]["step_s"] = min(results[0]["step_s"], rows[mode][0]["step_s"])
             rows[mode] = results
-            print(f"round {round_ + 1} {mode}: {time.perf_counter() - t0:.0f}s, step {results[0]['step_s']:.2f}s",
-                  file=sys.stderr)
+            print(
+                f"round {round_ + 1} {mode}: {time.perf_counter() - t0:.0f}s, step {results[0]['step_s']:.2f}s",
+                file=sys.stderr,
+            )
     depth, rwidth, rbatch = (4, 128, 256) if args.quick else (16, 512, 1024)
-    remat = {flag: run_distributed(remat_step, 1, args=(flag, depth, rwidth, rbatch), timeout=300)[0]
-             for flag in (False, True)}
+    remat = {
+        flag: run_distributed(remat_step, 1, args=(flag, depth, rwidth, rbatch), timeout=300)[0]
+        for flag in (False, True)
+    }
     text = report(rows, remat, args, command, (depth, rwidth, rbatch))
     print(text)
     if args.out:
@@ -153,8 +169,13 @@ def main() -> None:
         atomic_write_text(args.out, text)
 
 
-def report(rows: dict[str, list[dict[str, Any]]], remat: dict[bool, dict[str, float]], args: Any,
-           command: str, remat_shape: tuple[int, int, int]) -> str:
+def report(
+    rows: dict[str, list[dict[str, Any]]],
+    remat: dict[bool, dict[str, float]],
+    args: Any,
+    command: str,
+    remat_shape: tuple[int, int, int],
+) -> str:
     mib = 2**20
     first = next(iter(rows.values()))
     params = first[0]["params"]
@@ -181,7 +202,8 @@ def report(rows: dict[str, list[dict[str, Any]]], remat: dict[bool, dict[str, fl
         lines.append(
             f"| {LABELS[mode]} | {s['parameters'] / mib:.0f} | {s['gradients'] / mib:.0f} | {s['optimizer'] / mib:.0f} "
             f"| {s['total'] / mib:.0f} | {s['total'] / plain_total:.3f} | {max(r['rss_mb'] for r in rows[mode]):.0f} "
-            f"| {max(r['peak_mb'] for r in rows[mode]):.0f} | {rows[mode][0]['step_s']:.2f} |")
+            f"| {max(r['peak_mb'] for r in rows[mode]):.0f} | {rows[mode][0]['step_s']:.2f} |"
+        )
     fsdp_ratio = max(r["sizes"]["total"] for r in rows["fsdp"]) / plain_total if "fsdp" in rows else float("nan")
     target = 1 / args.replicas * 1.1
     n = args.replicas

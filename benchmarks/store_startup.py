@@ -55,8 +55,10 @@ def main() -> None:
     print("| --- | --- | --- |")
     for name, values in runs.items():
         walls, joins = [v[0] for v in values], [v[1] for v in values]
-        print(f"| {name} | {statistics.median(walls):.2f} ({min(walls):.2f}-{max(walls):.2f}) | "
-              f"{statistics.median(joins):.3f} ({min(joins):.3f}-{max(joins):.3f}) |")
+        print(
+            f"| {name} | {statistics.median(walls):.2f} ({min(walls):.2f}-{max(walls):.2f}) | "
+            f"{statistics.median(joins):.3f} ({min(joins):.3f}-{max(joins):.3f}) |"
+        )
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ y_test = torch.from_numpy(y_test.astype("int64"))
 def global_batches(x, y, batch_size, seed):
     """Every replica builds the same list of global batches; each takes its rows of each one."""
     order = torch.randperm(len(x), generator=torch.Generator().manual_seed(seed))
-    return [(x[order[i:i + batch_size]], y[order[i:i + batch_size]]) for i in range(0, len(x), batch_size)]
+    return [(x[order[i : i + batch_size]], y[order[i : i + batch_size]]) for i in range(0, len(x), batch_size)]
 
 
 def train_step(x, y, global_batch_size):
@@ -65,7 +65,7 @@ for epoch in range(args.epochs):
     with torch.no_grad():
         # Evaluation: each replica scores its shard; the sums are reduced.
         test = strategy.experimental_distribute_dataset([(x_test, y_test)])
-        (xt, yt), = list(test)
+        ((xt, yt),) = list(test)
         correct = (model(xt).argmax(1) == yt).sum()
         val_acc = strategy.reduce(tf.distribute.ReduceOp.SUM, correct).item() / len(x_test)
     print_(f"epoch {epoch + 1}: loss {loss:.4f} - accuracy {acc:.4f} - val_accuracy {val_acc:.4f}")

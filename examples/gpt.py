@@ -49,7 +49,7 @@ def make_sequences(corpus: np.ndarray, seq_len: int) -> tuple[np.ndarray, np.nda
     """Non-overlapping windows: inputs are bytes 0..T-1, targets bytes 1..T (the next byte)."""
     n = (len(corpus) - 1) // seq_len
     x = corpus[: n * seq_len].reshape(n, seq_len).astype("int64")
-    y = corpus[1: n * seq_len + 1].reshape(n, seq_len).astype("int64")
+    y = corpus[1 : n * seq_len + 1].reshape(n, seq_len).astype("int64")
     return x, y
 
 
@@ -97,8 +97,10 @@ class EpochReport(keras.callbacks.Callback):
 
     def on_epoch_end(self, epoch, logs=None):
         loss = logs["loss"]
-        self.show(f"epoch {epoch + 1}: loss {loss:.4f} - perplexity {math.exp(loss):.2f} - "
-                  f"{time.perf_counter() - self.start:.1f}s")
+        self.show(
+            f"epoch {epoch + 1}: loss {loss:.4f} - perplexity {math.exp(loss):.2f} - "
+            f"{time.perf_counter() - self.start:.1f}s"
+        )
 
 
 @torch.no_grad()
@@ -136,18 +138,29 @@ def main() -> None:
     strategy = tf.distribute.MirroredStrategy(args.devices.split(",") if args.devices else None)
     show = print if strategy.extended.should_save_summary else (lambda *a, **k: None)
     x, y = make_sequences(read_corpus(args.max_bytes), args.seq_len)
-    show(f"{len(x)} sequences of {args.seq_len} bytes; {strategy.num_replicas_in_sync} replica(s); "
-         f"policy {args.precision}")
+    show(
+        f"{len(x)} sequences of {args.seq_len} bytes; {strategy.num_replicas_in_sync} replica(s); "
+        f"policy {args.precision}"
+    )
 
     torch.manual_seed(args.seed)
     with strategy.scope():
         model = GPT(256, args.seq_len, args.d_model, args.heads, args.layers)
-        model.compile(optimizer=keras.optimizers.AdamW(args.learning_rate, weight_decay=0.01, global_clipnorm=1.0),
-                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        model.compile(
+            optimizer=keras.optimizers.AdamW(args.learning_rate, weight_decay=0.01, global_clipnorm=1.0),
+            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        )
     model.build((1, args.seq_len))
     show(f"{model.count_params():,} parameters")
-    history = model.fit(x, y, batch_size=args.batch_size, epochs=args.epochs, steps_per_epoch=args.steps_per_epoch,
-                        verbose=0, callbacks=[EpochReport(show)])
+    history = model.fit(
+        x,
+        y,
+        batch_size=args.batch_size,
+        epochs=args.epochs,
+        steps_per_epoch=args.steps_per_epoch,
+        verbose=0,
+        callbacks=[EpochReport(show)],
+    )
     final = history.history["loss"][-1]
     show(f"final loss {final:.4f} - perplexity {math.exp(final):.2f}")
     for i in range(args.samples):

@@ -55,7 +55,9 @@ def main() -> None:
     unison.broadcast_parameters(model.state_dict(), root_rank=0)
     optimizer = unison.DistributedOptimizer(
         torch.optim.AdamW(model.parameters(), lr=args.learning_rate, weight_decay=0.01),
-        named_parameters=model.named_parameters(), clip_grad_norm=1.0)
+        named_parameters=model.named_parameters(),
+        clip_grad_norm=1.0,
+    )
     autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.precision == "mixed_bfloat16")
     show(f"{len(x)} sequences; {size} process(es); {args.precision}; {model.count_params():,} parameters")
 
@@ -73,8 +75,10 @@ def main() -> None:
         running += float(unison.allreduce(loss.detach(), op=unison.Average))
         if (step + 1) % args.log_every == 0:
             mean = running / args.log_every
-            show(f"step {step + 1}: loss {mean:.4f} - perplexity {math.exp(mean):.2f} - "
-                 f"{time.perf_counter() - start:.1f}s")
+            show(
+                f"step {step + 1}: loss {mean:.4f} - perplexity {math.exp(mean):.2f} - "
+                f"{time.perf_counter() - start:.1f}s"
+            )
             running = 0.0
 
 

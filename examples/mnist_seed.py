@@ -23,20 +23,20 @@ strategy = tf.distribute.MirroredStrategy(args.devices.split(",") if args.device
 
 # define the model inside the strategy's scope
 with strategy.scope():
-    model = tf.keras.Sequential([
-        tf.keras.layers.Dense(128, activation='relu', input_shape=(784,)),
-        tf.keras.layers.Dense(10, activation='softmax')
-    ])
+    model = tf.keras.Sequential(
+        [
+            tf.keras.layers.Dense(128, activation="relu", input_shape=(784,)),
+            tf.keras.layers.Dense(10, activation="softmax"),
+        ]
+    )
 
     # compile it with the distributed optimizer
-    model.compile(optimizer='adam',
-                  loss='sparse_categorical_crossentropy',
-                  metrics=['accuracy'])
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
 
 # load the data set
 (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
-x_train = x_train.reshape(-1, 784).astype('float32') / 255
-x_test = x_test.reshape(-1, 784).astype('float32') / 255
+x_train = x_train.reshape(-1, 784).astype("float32") / 255
+x_test = x_test.reshape(-1, 784).astype("float32") / 255
 
 # train
 verbose = args.verbose if args.verbose == "auto" else int(args.verbose)

@@ -19,17 +19,17 @@ args = parser.parse_args()
 strategy = tf.distribute.MirroredStrategy(args.devices.split(",") if args.devices else None)
 
 with strategy.scope():
-    model = tf.keras.Sequential([
-        tf.keras.layers.Dense(128, activation='relu', input_shape=(784,)),
-        tf.keras.layers.Dense(10, activation='softmax')
-    ])
-    model.compile(optimizer='adam',
-                  loss='sparse_categorical_crossentropy',
-                  metrics=['accuracy'])
+    model = tf.keras.Sequential(
+        [
+            tf.keras.layers.Dense(128, activation="relu", input_shape=(784,)),
+            tf.keras.layers.Dense(10, activation="softmax"),
+        ]
+    )
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
 
 (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
-x_train = x_train.reshape(-1, 784).astype('float32') / 255
-x_test = x_test.reshape(-1, 784).astype('float32') / 255
+x_train = x_train.reshape(-1, 784).astype("float32") / 255
+x_test = x_test.reshape(-1, 784).astype("float32") / 255
 
 train = tf.data.Dataset.from_tensor_slices((x_train, y_train)).shuffle(60000).batch(32)
 test = tf.data.Dataset.from_tensor_slices((x_test, y_test)).batch(32)

@@ -34,20 +34,26 @@ def dataset_fn(input_context):
 
 def main(cluster_resolver):
     variable_partitioner = tf.distribute.experimental.partitioners.MinSizePartitioner(
-        min_shard_bytes=(256 << 10), max_shards=2)
+        min_shard_bytes=(256 << 10), max_shards=2
+    )
     strategy = tf.distribute.ParameterServerStrategy(cluster_resolver, variable_partitioner=variable_partitioner)
 
     # --- Training with Model.fit ---------------------------------------------------------------
     with strategy.scope():
-        model = tf.keras.Sequential([tf.keras.layers.Dense(32, activation="relu", input_shape=(NUM_FEATURES,)),
-                                     tf.keras.layers.Dense(2, activation="softmax")])
+        model = tf.keras.Sequential(
+            [
+                tf.keras.layers.Dense(32, activation="relu", input_shape=(NUM_FEATURES,)),
+                tf.keras.layers.Dense(2, activation="softmax"),
+            ]
+        )
         model.compile(tf.keras.optimizers.SGD(0.1), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     model.fit(tf.keras.utils.experimental.DatasetCreator(dataset_fn), epochs=3, steps_per_epoch=50, verbose=2)
 
     # --- Training with a custom training loop ---------------------------------------------------
     with strategy.scope():
-        model = tf.keras.Sequential([tf.keras.layers.Dense(32, activation="relu", input_shape=(NUM_FEATURES,)),
-                                     tf.keras.layers.Dense(2)])
+        model = tf.keras.Sequential(
+            [tf.keras.layers.Dense(32, activation="relu", input_shape=(NUM_FEATURES,)), tf.keras.layers.Dense(2)]
+        )
         optimizer = torch.optim.RMSprop(model.parameters(), lr=0.01)
         accuracy = tf.keras.metrics.SparseCategoricalAccuracy()
 
@@ -86,8 +92,13 @@ def main(cluster_resolver):
 if os.environ.get("TF_CONFIG"):
     resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
     if resolver.task_type in ("worker", "ps"):
-        server = tf.distribute.Server(resolver.cluster_spec(), job_name=resolver.task_type,
-                                      task_index=resolver.task_id, protocol=resolver.rpc_layer or "grpc", start=True)
+        server = tf.distribute.Server(
+            resolver.cluster_spec(),
+            job_name=resolver.task_type,
+            task_index=resolver.task_id,
+            protocol=resolver.rpc_layer or "grpc",
+            start=True,
+        )
         server.join()
     else:
         main(resolver)

@@ -64,8 +64,11 @@ class ClickModel(torch.nn.Module):
 
 def train(resolver):
     strategy = tf.distribute.ParameterServerStrategy(
-        resolver, variable_partitioner=tf.distribute.experimental.partitioners.MinSizePartitioner(
-            min_shard_bytes=8 << 20, max_shards=4))
+        resolver,
+        variable_partitioner=tf.distribute.experimental.partitioners.MinSizePartitioner(
+            min_shard_bytes=8 << 20, max_shards=4
+        ),
+    )
     with strategy.scope():
         model = ClickModel()
         optimizer = torch.optim.Adagrad(model.parameters(), lr=0.1)
@@ -97,16 +100,23 @@ def train(resolver):
     moved = sum(s["bytes_sent"] + s["bytes_received"] for s in coordinator.worker_stats()) - bytes_before
     steps = args.epochs * args.steps_per_epoch
     dense = 2 * sum(p.nbytes for p in model.parameters())
-    print(f"bytes per step: {moved / steps / 1e3:.1f} kB sparse vs {dense / 1e6:.1f} MB dense "
-          f"({dense / (moved / steps):.0f}x less); tables: "
-          f"{', '.join(str(len(strategy.variable_shards(t))) for t in (model.users.embeddings, model.items.embeddings))} shards")
+    print(
+        f"bytes per step: {moved / steps / 1e3:.1f} kB sparse vs {dense / 1e6:.1f} MB dense "
+        f"({dense / (moved / steps):.0f}x less); tables: "
+        f"{', '.join(str(len(strategy.variable_shards(t))) for t in (model.users.embeddings, model.items.embeddings))} shards"
+    )
 
 
 if os.environ.get("TF_CONFIG"):
     cluster_resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
     if cluster_resolver.task_type in ("worker", "ps"):
-        server = tf.distribute.Server(cluster_resolver.cluster_spec(), job_name=cluster_resolver.task_type,
-                                      task_index=cluster_resolver.task_id, protocol="grpc", start=True)
+        server = tf.distribute.Server(
+            cluster_resolver.cluster_spec(),
+            job_name=cluster_resolver.task_type,
+            task_index=cluster_resolver.task_id,
+            protocol="grpc",
+            start=True,
+        )
         server.join()
     else:
         train(cluster_resolver)

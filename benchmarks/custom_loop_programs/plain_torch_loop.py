@@ -22,9 +22,17 @@ images = torch.from_numpy(rng.random((ROWS, 1, 28, 28), dtype=np.float32))
 labels = torch.from_numpy(rng.integers(0, 10, ROWS).astype(np.int64))
 
 model = nn.Sequential(
-    nn.Conv2d(1, 32, 3), nn.ReLU(), nn.MaxPool2d(2),
-    nn.Conv2d(32, 64, 3), nn.ReLU(), nn.MaxPool2d(2),
-    nn.Flatten(), nn.Linear(64 * 5 * 5, 64), nn.ReLU(), nn.Linear(64, 10))
+    nn.Conv2d(1, 32, 3),
+    nn.ReLU(),
+    nn.MaxPool2d(2),
+    nn.Conv2d(32, 64, 3),
+    nn.ReLU(),
+    nn.MaxPool2d(2),
+    nn.Flatten(),
+    nn.Linear(64 * 5 * 5, 64),
+    nn.ReLU(),
+    nn.Linear(64, 10),
+)
 kernels = [m.weight for m in model if isinstance(m, (nn.Conv2d, nn.Linear))]
 optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-7)
 correct = torch.zeros((), dtype=torch.int64)
@@ -36,7 +44,7 @@ def epoch():
     total_loss, steps = 0.0, 0
     order = torch.randperm(ROWS)
     for start in range(0, ROWS, BATCH):
-        idx = order[start:start + BATCH]
+        idx = order[start : start + BATCH]
         x, y = images[idx], labels[idx]
         logits = model(x)
         loss = F.cross_entropy(logits, y) + 1e-5 * sum(k.square().sum() for k in kernels)

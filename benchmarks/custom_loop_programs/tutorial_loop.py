@@ -32,15 +32,17 @@ train_dist_dataset = strategy.experimental_distribute_dataset(train_dataset)
 
 def create_model():
     regularizer = tf.keras.regularizers.L2(1e-5)
-    return tf.keras.Sequential([
-        tf.keras.layers.Conv2D(32, 3, activation="relu", kernel_regularizer=regularizer),
-        tf.keras.layers.MaxPooling2D(),
-        tf.keras.layers.Conv2D(64, 3, activation="relu", kernel_regularizer=regularizer),
-        tf.keras.layers.MaxPooling2D(),
-        tf.keras.layers.Flatten(),
-        tf.keras.layers.Dense(64, activation="relu", kernel_regularizer=regularizer),
-        tf.keras.layers.Dense(10, kernel_regularizer=regularizer),
-    ])
+    return tf.keras.Sequential(
+        [
+            tf.keras.layers.Conv2D(32, 3, activation="relu", kernel_regularizer=regularizer),
+            tf.keras.layers.MaxPooling2D(),
+            tf.keras.layers.Conv2D(64, 3, activation="relu", kernel_regularizer=regularizer),
+            tf.keras.layers.MaxPooling2D(),
+            tf.keras.layers.Flatten(),
+            tf.keras.layers.Dense(64, activation="relu", kernel_regularizer=regularizer),
+            tf.keras.layers.Dense(10, kernel_regularizer=regularizer),
+        ]
+    )
 
 
 with strategy.scope():
@@ -88,5 +90,6 @@ start = time.perf_counter()
 for _ in range(EPOCHS):
     loss, steps = epoch()
 seconds = time.perf_counter() - start
-print(json.dumps({"seconds": seconds, "steps": steps * EPOCHS, "loss": loss,
-                  "accuracy": float(train_accuracy.result())}))
+print(
+    json.dumps({"seconds": seconds, "steps": steps * EPOCHS, "loss": loss, "accuracy": float(train_accuracy.result())})
+)

@@ -47,7 +47,7 @@ def main() -> None:
     n = bucket.numel
     bp = bucket.params
     bgrads = [p.grad for p in bp]
-    views = [buf[off: off + p.numel()].view(p.shape) for p, off in zip(bp, bucket.offsets)]
+    views = [buf[off : off + p.numel()].view(p.shape) for p, off in zip(bp, bucket.offsets)]
     ones = torch.ones(len(bp))
     rows = []
 
@@ -72,10 +72,12 @@ def main() -> None:
         buf[-1:].copy_(torch.isfinite(buf[:n].sum()).logical_not().reshape(1))
 
     ref = buf.clone()
-    for fn, label in ((current_pack, "pack: current (per-param slice + copy_ + flags[i]=1)"),
-                      (proposed_pack, "pack: proposed (torch.cat(out=) + fill_ + isfinite(sum))"),
-                      (foreach_pack, "pack: torch._foreach_copy_ into cached views + one flags copy"),
-                      (cat_pack, "pack: torch.cat(out=bucket slice) + one flags copy")):
+    for fn, label in (
+        (current_pack, "pack: current (per-param slice + copy_ + flags[i]=1)"),
+        (proposed_pack, "pack: proposed (torch.cat(out=) + fill_ + isfinite(sum))"),
+        (foreach_pack, "pack: torch._foreach_copy_ into cached views + one flags copy"),
+        (cat_pack, "pack: torch.cat(out=bucket slice) + one flags copy"),
+    ):
         buf.zero_()
         fn()
         assert torch.equal(buf, ref), label
@@ -83,14 +85,31 @@ def main() -> None:
 
     # pieces of the current pack
     stage = buf[:n]
-    rows.append(("  piece: 150 x (slice + copy_) only",
-                 *bench(lambda: [stage[o: o + p.numel()].copy_(p.grad.reshape(-1)) for p, o in zip(bp, bucket.offsets)])))
+    rows.append(
+        (
+            "  piece: 150 x (slice + copy_) only",
+            *bench(lambda: [stage[o : o + p.numel()].copy_(p.grad.reshape(-1)) for p, o in zip(bp, bucket.offsets)]),
+        )
+    )
     flags = buf[n:]
-    rows.append(("  piece: 150 x flags[i] = 1 (python scalar setitem)",
-                 *bench(lambda: [flags.__setitem__(i, 1) for i in range(len(bp))])))
-    rows.append(("  piece: isfinite(stage.sum()) into the flag slot",
-                 *bench(lambda: buf[-1:].copy_(torch.isfinite(stage.sum()).logical_not().reshape(1)))))
-    rows.append(("  piece: (~isfinite(stage)).any() + setitem", *bench(lambda: flags.__setitem__(-1, (~torch.isfinite(stage)).any().to(buf.dtype)))))
+    rows.append(
+        (
+            "  piece: 150 x flags[i] = 1 (python scalar setitem)",
+            *bench(lambda: [flags.__setitem__(i, 1) for i in range(len(bp))]),
+        )
+    )
+    rows.append(
+        (
+            "  piece: isfinite(stage.sum()) into the flag slot",
+            *bench(lambda: buf[-1:].copy_(torch.isfinite(stage.sum()).logical_not().reshape(1))),
+        )
+    )
+    rows.append(
+        (
+            "  piece: (~isfinite(stage)).any() + setitem",
+            *bench(lambda: flags.__setitem__(-1, (~torch.isfinite(stage)).any().to(buf.dtype))),
+        )
+    )
 
     bucket.tail = buf[n:].float().tolist()
 
@@ -112,10 +131,12 @@ def main() -> None:
             p.grad = v
         buf[:n].mul_(2.0)  # undo (not part of the proposal)
 
-    for fn, label in ((current_wb, "write_back: current (per-param view + copy_ + mul_)"),
-                      (foreach_wb, "write_back: _foreach_copy_ + _foreach_mul_"),
-                      (scale_then_copy, "write_back: buf.mul_ once + _foreach_copy_ (+undo mul)"),
-                      (as_view, "write_back: grads as views of the bucket (+undo mul)")):
+    for fn, label in (
+        (current_wb, "write_back: current (per-param view + copy_ + mul_)"),
+        (foreach_wb, "write_back: _foreach_copy_ + _foreach_mul_"),
+        (scale_then_copy, "write_back: buf.mul_ once + _foreach_copy_ (+undo mul)"),
+        (as_view, "write_back: grads as views of the bucket (+undo mul)"),
+    ):
         rows.append((label, *bench(fn)))
     for p, g0 in zip(bp, bgrads):
         p.grad = g0

@@ -19,9 +19,15 @@ def mlp() -> nn.Module:
 
 def cnn() -> nn.Module:
     return nn.Sequential(
-        nn.Conv2d(1, 32, 3), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(32, 64, 3), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Dropout(0.5), nn.Linear(1600, 10),
+        nn.Conv2d(1, 32, 3),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Dropout(0.5),
+        nn.Linear(1600, 10),
     )
 
 

@@ -59,7 +59,7 @@ def _views(bucket: Any, stage: torch.Tensor) -> list[torch.Tensor]:
     key = (stage.data_ptr(), stage.dtype)
     cache = bucket.__dict__.setdefault("_bench_views", {})
     if key not in cache:
-        cache[key] = [stage[o: o + p.numel()].view(p.shape) for p, o in zip(bucket.params, bucket.offsets)]
+        cache[key] = [stage[o : o + p.numel()].view(p.shape) for p, o in zip(bucket.params, bucket.offsets)]
     return cache[key]
 
 
@@ -73,12 +73,12 @@ def pack_vectorised(self: Any, compression: Any, prescale: float, error_feedback
     present = [p.grad is not None for p in self.params]
     if all(present):
         torch.cat([p.grad.reshape(-1) for p in self.params], out=stage)
-        buf[self.numel:-1].fill_(1)
+        buf[self.numel : -1].fill_(1)
     else:
         views = _views(self, stage)
         for v, p, ok in zip(views, self.params, present):
             v.copy_(p.grad) if ok else v.zero_()
-        buf[self.numel:-1].copy_(torch.tensor(present, dtype=buf.dtype))
+        buf[self.numel : -1].copy_(torch.tensor(present, dtype=buf.dtype))
     buf[-1:].copy_(torch.isfinite(stage.sum()).logical_not().reshape(1))
     if prescale != 1.0:
         stage.mul_(prescale)
@@ -124,8 +124,7 @@ def max_over_ranks(values: list[float]) -> list[float]:
     return t.tolist()
 
 
-def phases(model: torch.nn.Module, opt: Any, data: list, warmup: int, steps: int,
-           instrument: bool) -> dict[str, float]:
+def phases(model: torch.nn.Module, opt: Any, data: list, warmup: int, steps: int, instrument: bool) -> dict[str, float]:
     loss_fn = torch.nn.CrossEntropyLoss()
     acc = collections.defaultdict(float)
     for i in range(warmup + steps):
@@ -169,9 +168,12 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--vectorised", action="store_true",
-                    help="also run 'unison_vec': Bucket.pack/write_back replaced (in this process only) "
-                         "by the vectorised versions above")
+    ap.add_argument(
+        "--vectorised",
+        action="store_true",
+        help="also run 'unison_vec': Bucket.pack/write_back replaced (in this process only) "
+        "by the vectorised versions above",
+    )
     args = ap.parse_args()
     torch.set_num_threads(1)
     unison.init()
@@ -199,18 +201,26 @@ def main() -> None:
     ddp = torch.nn.parallel.DistributedDataParallel(m)
     systems["ddp"] = (ddp, torch.optim.Adam(ddp.parameters(), lr=1e-3), False)
     m = models.build(args.model)
-    systems["unison"] = (m, unison.DistributedOptimizer(torch.optim.Adam(m.parameters(), lr=1e-3),
-                                                        named_parameters=m.named_parameters()), True)
+    systems["unison"] = (
+        m,
+        unison.DistributedOptimizer(torch.optim.Adam(m.parameters(), lr=1e-3), named_parameters=m.named_parameters()),
+        True,
+    )
     if args.vectorised:
         m = models.build(args.model)
-        systems["unison_vec"] = (m, unison.DistributedOptimizer(torch.optim.Adam(m.parameters(), lr=1e-3),
-                                                                named_parameters=m.named_parameters()), True)
+        systems["unison_vec"] = (
+            m,
+            unison.DistributedOptimizer(
+                torch.optim.Adam(m.parameters(), lr=1e-3), named_parameters=m.named_parameters()
+            ),
+            True,
+        )
     m = models.build(args.model)
     systems["compute"] = (m, torch.optim.Adam(m.parameters(), lr=1e-3), False)
     rows: dict[str, list[dict[str, float]]] = {k: [] for k in systems}
     for r in range(args.rounds):
         names = list(systems)
-        names = names[r % len(names):] + names[:r % len(names)]
+        names = names[r % len(names) :] + names[: r % len(names)]
         for name in names:
             model, opt, instrument = systems[name]
             vec = name == "unison_vec"
@@ -227,8 +237,13 @@ def main() -> None:
         with open(args.out, "w") as f:
             json.dump({"model": args.model, "config": cfg, "rounds": rows, "median": med}, f, indent=1)
         for name, vals in med.items():
-            print(name, " ".join(f"{k}={v * 1e3:.3f}ms" if not (k.startswith("calls") or "/" in k) else f"{k}={v:.2f}"
-                                 for k, v in vals.items()))
+            print(
+                name,
+                " ".join(
+                    f"{k}={v * 1e3:.3f}ms" if not (k.startswith("calls") or "/" in k) else f"{k}={v:.2f}"
+                    for k, v in vals.items()
+                ),
+            )
     dist.barrier()
     dist.destroy_process_group()
 

@@ -46,8 +46,7 @@ import unison
 from unison.comm.communicator import Communicator, joined
 from unison.optim.buckets import plan_buckets
 
-STEP_SYSTEMS = ("ddp", "unison", "unison_fp16", "unison_small", "unison_gloo", "compute", "comm_1",
-                "comm_small")
+STEP_SYSTEMS = ("ddp", "unison", "unison_fp16", "unison_small", "unison_gloo", "compute", "comm_1", "comm_small")
 
 
 def gloo_communicator() -> Communicator:
@@ -137,8 +136,9 @@ def step_systems(name: str, cfg: dict, repeat: int, world: int, rank: int, chunk
                 kw["bucket_cap_mb"] = cfg["small_cap_mb"]
             if system == "unison_gloo":
                 kw["communicator"] = gloo_communicator()
-            opt = unison.DistributedOptimizer(torch.optim.Adam(model.parameters(), lr=1e-3),
-                                              named_parameters=model.named_parameters(), **kw)
+            opt = unison.DistributedOptimizer(
+                torch.optim.Adam(model.parameters(), lr=1e-3), named_parameters=model.named_parameters(), **kw
+            )
             unison.broadcast_parameters(model.state_dict(), root_rank=0)
             made[system] = (train_step(model, opt, data), opt)
         elif system == "compute":
@@ -175,8 +175,9 @@ def throughput(repeat: int, iters_small: int, iters_big: int, big_mb: float) -> 
     """Flat all-reduce: raw torch.distributed vs unison's Communicator vs the bucket path."""
     comm, gloo = joined(), gloo_communicator()
     model = models.build("many")
-    opt = unison.DistributedOptimizer(torch.optim.Adam(model.parameters(), lr=1e-3),
-                                      named_parameters=model.named_parameters())
+    opt = unison.DistributedOptimizer(
+        torch.optim.Adam(model.parameters(), lr=1e-3), named_parameters=model.named_parameters()
+    )
     g = torch.Generator().manual_seed(7)
     params = list(model.parameters())
     for p in params:
@@ -184,8 +185,10 @@ def throughput(repeat: int, iters_small: int, iters_big: int, big_mb: float) -> 
     grads = [p.grad.detach().clone() for p in params]
     many_elems = sum(p.numel() for p in params) + len(params) + 1  # unison's wire buffer
     results: dict[str, dict] = {}
-    for label, elems, iters in (("many_bucket", many_elems, iters_small),
-                                ("big", int(big_mb * 1024 * 1024 / 4), iters_big)):
+    for label, elems, iters in (
+        ("many_bucket", many_elems, iters_small),
+        ("big", int(big_mb * 1024 * 1024 / 4), iters_big),
+    ):
         buf = torch.randn(elems)
 
         def raw(i: int, buf: torch.Tensor = buf) -> None:
@@ -200,9 +203,14 @@ def throughput(repeat: int, iters_small: int, iters_big: int, big_mb: float) -> 
         def via_gloo_comm(i: int, buf: torch.Tensor = buf) -> None:
             gloo.wait(gloo.all_reduce_async(buf, name="bench.flat"))
 
-        systems: dict[str, Callable[[int], None]] = {"raw": raw, "raw_async": raw_async, "comm": via_comm,
-                                                     "comm_gloo": via_gloo_comm}
+        systems: dict[str, Callable[[int], None]] = {
+            "raw": raw,
+            "raw_async": raw_async,
+            "comm": via_comm,
+            "comm_gloo": via_gloo_comm,
+        }
         if label == "many_bucket":
+
             def bucket_path(i: int) -> None:
                 opt.synchronize()  # pack 150 grads + flags, all-reduce, check flags, write back
                 opt.mark_stepped()
@@ -221,8 +229,12 @@ def throughput(repeat: int, iters_small: int, iters_big: int, big_mb: float) -> 
                 for p in pend:
                     comm.wait(p)
 
-            systems.update(bucket_path=bucket_path, per_tensor=per_tensor,
-                           per_tensor_async=per_tensor_async, per_tensor_comm=per_tensor_comm)
+            systems.update(
+                bucket_path=bucket_path,
+                per_tensor=per_tensor,
+                per_tensor_async=per_tensor_async,
+                per_tensor_comm=per_tensor_comm,
+            )
         res = {}
         for name in rotate(list(systems), repeat):
             n = max(3, iters // 5) if name.startswith("per_tensor") else iters  # 150 ops each
@@ -245,24 +257,30 @@ def main() -> None:
     torch.set_num_threads(1)
     unison.init()
     world, rank = unison.size(), unison.rank()
-    result: dict[str, Any] = {"world": world, "threads": torch.get_num_threads(),
-                              "master_addr": os.environ.get("MASTER_ADDR"),
-                              "gloo_ifname": os.environ.get("GLOO_SOCKET_IFNAME"),
-                              "host": socket.gethostname(), "models": {}}
+    result: dict[str, Any] = {
+        "world": world,
+        "threads": torch.get_num_threads(),
+        "master_addr": os.environ.get("MASTER_ADDR"),
+        "gloo_ifname": os.environ.get("GLOO_SOCKET_IFNAME"),
+        "host": socket.gethostname(),
+        "models": {},
+    }
     for name in args.models.split(","):
         cfg = dict(models.DEFAULTS[name])
         cfg["steps"] = max(5, int(cfg["steps"] * args.steps_scale))
         if world == 1:
             model = models.build(name)
-            step = train_step(model, torch.optim.Adam(model.parameters(), lr=1e-3),
-                              models.batches(name, cfg["batch"], 0))
+            step = train_step(
+                model, torch.optim.Adam(model.parameters(), lr=1e-3), models.batches(name, cfg["batch"], 0)
+            )
             result["models"][name] = {"plain1": {"s_per_step": timed(step, cfg["warmup"], cfg["steps"])}}
         else:
             result["models"][name] = step_systems(name, cfg, args.repeat, world, rank, args.chunks)
         result["models"][name]["config"] = cfg
     if world > 1 and not args.no_throughput:
-        result["throughput"] = throughput(args.repeat, max(5, int(50 * args.steps_scale)),
-                                          max(3, int(10 * args.steps_scale)), args.big_mb)
+        result["throughput"] = throughput(
+            args.repeat, max(5, int(50 * args.steps_scale)), max(3, int(10 * args.steps_scale)), args.big_mb
+        )
     if rank == 0:
         with open(args.out, "w") as f:
             json.dump(result, f, indent=1)

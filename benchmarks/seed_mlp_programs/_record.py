@@ -29,10 +29,21 @@ def floats(values: Any) -> list[float]:
     return [float(v) for v in values]
 
 
-def emit(system: str, rank: int, world_size: int, *, t_ready: float, t_loaded: float,
-         t_fit0: float, t_fit1: float, history: dict[str, list[float]], threads: int,
-         cpu_fit0: float | None = None, cpu_fit1: float | None = None,
-         extra: dict[str, Any] | None = None) -> None:
+def emit(
+    system: str,
+    rank: int,
+    world_size: int,
+    *,
+    t_ready: float,
+    t_loaded: float,
+    t_fit0: float,
+    t_fit1: float,
+    history: dict[str, list[float]],
+    threads: int,
+    cpu_fit0: float | None = None,
+    cpu_fit1: float | None = None,
+    extra: dict[str, Any] | None = None,
+) -> None:
     """Write this process's result (and print it on rank 0)."""
     result = {
         "system": system,

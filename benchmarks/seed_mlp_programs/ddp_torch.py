@@ -10,6 +10,7 @@ the ranks see each sample once per epoch; validation on contiguous blocks of the
 (16 rows per rank per step); loss sums, correct counts and sample counts all-reduced once at the end
 of each epoch. Each rank gets ``cores // ranks`` threads (1 on a 2-core machine), like unison.
 """
+
 import argparse
 import os
 import time
@@ -38,7 +39,7 @@ def evaluate(module, loss_fn, x, y, batch_size, world, rank):
     stats = torch.zeros(3, dtype=torch.float64)  # loss sum, correct, count
     with torch.no_grad():
         for i in range(a, b, local):
-            xb, yb = x[i:min(i + local, b)], y[i:min(i + local, b)]
+            xb, yb = x[i : min(i + local, b)], y[i : min(i + local, b)]
             logits = module(xb)
             stats[0] += loss_fn(logits, yb).double() * len(yb)
             stats[1] += (logits.argmax(1) == yb).sum()
@@ -47,8 +48,7 @@ def evaluate(module, loss_fn, x, y, batch_size, world, rank):
     return float(stats[0] / stats[2]), float(stats[1] / stats[2])
 
 
-def train(model, opt, loss_fn, x_train, y_train, x_test, y_test, epochs, batch_size, verbose,
-          world, rank):
+def train(model, opt, loss_fn, x_train, y_train, x_test, y_test, epochs, batch_size, verbose, world, rank):
     history = {"loss": [], "accuracy": [], "val_loss": [], "val_accuracy": []}
     n = len(x_train)
     steps = (n + batch_size - 1) // batch_size
@@ -62,7 +62,7 @@ def train(model, opt, loss_fn, x_train, y_train, x_test, y_test, epochs, batch_s
         for step in range(steps):
             g0 = step * batch_size
             a, b = bounds(min(g0 + batch_size, n) - g0, world, rank)
-            idx = perm[g0 + a:g0 + b]
+            idx = perm[g0 + a : g0 + b]
             xb, yb = x_train[idx], y_train[idx]
             logits = model(xb)
             loss = loss_fn(logits, yb)
@@ -76,13 +76,20 @@ def train(model, opt, loss_fn, x_train, y_train, x_test, y_test, epochs, batch_s
         stats = torch.stack([loss_sum, correct.double(), torch.tensor(float(count), dtype=torch.float64)])
         dist.all_reduce(stats)
         val_loss, val_acc = evaluate(model.module, loss_fn, x_test, y_test, batch_size, world, rank)
-        logs = {"loss": float(stats[0] / stats[2]), "accuracy": float(stats[1] / stats[2]),
-                "val_loss": val_loss, "val_accuracy": val_acc}
+        logs = {
+            "loss": float(stats[0] / stats[2]),
+            "accuracy": float(stats[1] / stats[2]),
+            "val_loss": val_loss,
+            "val_accuracy": val_acc,
+        }
         for k, v in logs.items():
             history[k].append(v)
         if verbose and rank == 0:
-            print(f"Epoch {epoch + 1}/{epochs}: {steps}/{steps} - {time.time() - t0:.0f}s - "
-                  + " - ".join(f"{k}: {v:.4f}" for k, v in sorted(logs.items())), flush=True)
+            print(
+                f"Epoch {epoch + 1}/{epochs}: {steps}/{steps} - {time.time() - t0:.0f}s - "
+                + " - ".join(f"{k}: {v:.4f}" for k, v in sorted(logs.items())),
+                flush=True,
+            )
     return history
 
 
@@ -111,12 +118,23 @@ def main():
     t_loaded = time.time()
 
     t_fit0, cpu_fit0 = time.time(), time.process_time()
-    history = train(model, opt, loss_fn, x_train, y_train, x_test, y_test, args.epochs,
-                    args.batch_size, args.verbose, world, rank)
+    history = train(
+        model, opt, loss_fn, x_train, y_train, x_test, y_test, args.epochs, args.batch_size, args.verbose, world, rank
+    )
     t_fit1, cpu_fit1 = time.time(), time.process_time()
-    _record.emit("ddp2", rank, world, t_ready=t_ready, t_loaded=t_loaded, t_fit0=t_fit0,
-                 t_fit1=t_fit1, cpu_fit0=cpu_fit0, cpu_fit1=cpu_fit1, history=history,
-                 threads=torch.get_num_threads())
+    _record.emit(
+        "ddp2",
+        rank,
+        world,
+        t_ready=t_ready,
+        t_loaded=t_loaded,
+        t_fit0=t_fit0,
+        t_fit1=t_fit1,
+        cpu_fit0=cpu_fit0,
+        cpu_fit1=cpu_fit1,
+        history=history,
+        threads=torch.get_num_threads(),
+    )
     dist.destroy_process_group()
 
 

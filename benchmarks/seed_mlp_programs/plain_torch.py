@@ -9,6 +9,7 @@ tensors (no ``.item()`` per step). Threads: torch's default (all cores), as unis
 
     python plain_torch.py --epochs 5
 """
+
 import argparse
 import time
 
@@ -26,7 +27,7 @@ def evaluate(model, loss_fn, x, y, batch_size):
     correct = torch.zeros((), dtype=torch.int64)
     with torch.no_grad():
         for i in range(0, len(x), batch_size):
-            xb, yb = x[i:i + batch_size], y[i:i + batch_size]
+            xb, yb = x[i : i + batch_size], y[i : i + batch_size]
             logits = model(xb)
             loss_sum += loss_fn(logits, yb).double() * len(yb)
             correct += (logits.argmax(1) == yb).sum()
@@ -44,7 +45,7 @@ def train(model, opt, loss_fn, x_train, y_train, x_test, y_test, epochs, batch_s
         loss_sum = torch.zeros((), dtype=torch.float64)
         correct = torch.zeros((), dtype=torch.int64)
         for step in range(steps):
-            idx = perm[step * batch_size:(step + 1) * batch_size]
+            idx = perm[step * batch_size : (step + 1) * batch_size]
             xb, yb = x_train[idx], y_train[idx]
             logits = model(xb)
             loss = loss_fn(logits, yb)
@@ -55,13 +56,20 @@ def train(model, opt, loss_fn, x_train, y_train, x_test, y_test, epochs, batch_s
                 loss_sum += loss.detach().double() * len(yb)
                 correct += (logits.argmax(1) == yb).sum()
         val_loss, val_acc = evaluate(model, loss_fn, x_test, y_test, batch_size)
-        logs = {"loss": float(loss_sum) / n, "accuracy": float(correct) / n,
-                "val_loss": val_loss, "val_accuracy": val_acc}
+        logs = {
+            "loss": float(loss_sum) / n,
+            "accuracy": float(correct) / n,
+            "val_loss": val_loss,
+            "val_accuracy": val_acc,
+        }
         for k, v in logs.items():
             history[k].append(v)
         if verbose:
-            print(f"Epoch {epoch + 1}/{epochs}: {steps}/{steps} - {time.time() - t0:.0f}s - "
-                  + " - ".join(f"{k}: {v:.4f}" for k, v in sorted(logs.items())), flush=True)
+            print(
+                f"Epoch {epoch + 1}/{epochs}: {steps}/{steps} - {time.time() - t0:.0f}s - "
+                + " - ".join(f"{k}: {v:.4f}" for k, v in sorted(logs.items())),
+                flush=True,
+            )
     return history
 
 
@@ -86,12 +94,21 @@ def main():
     t_loaded = time.time()
 
     t_fit0, cpu_fit0 = time.time(), time.process_time()
-    history = train(model, opt, loss_fn, x_train, y_train, x_test, y_test,
-                    args.epochs, args.batch_size, args.verbose)
+    history = train(model, opt, loss_fn, x_train, y_train, x_test, y_test, args.epochs, args.batch_size, args.verbose)
     t_fit1, cpu_fit1 = time.time(), time.process_time()
-    _record.emit("plain", 0, 1, t_ready=t_ready, t_loaded=t_loaded, t_fit0=t_fit0, t_fit1=t_fit1,
-                 cpu_fit0=cpu_fit0, cpu_fit1=cpu_fit1, history=history,
-                 threads=torch.get_num_threads())
+    _record.emit(
+        "plain",
+        0,
+        1,
+        t_ready=t_ready,
+        t_loaded=t_loaded,
+        t_fit0=t_fit0,
+        t_fit1=t_fit1,
+        cpu_fit0=cpu_fit0,
+        cpu_fit1=cpu_fit1,
+        history=history,
+        threads=torch.get_num_threads(),
+    )
 
 
 if __name__ == "__main__":

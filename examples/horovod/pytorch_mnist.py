@@ -35,43 +35,48 @@ def mnist_dataset(train):
     images, labels = (x_train, y_train) if train else (x_test, y_test)
     limit = os.environ.get("TRAIN_SAMPLES" if train else "TEST_SAMPLES")
     if limit:
-        images, labels = images[:int(limit)], labels[:int(limit)]
+        images, labels = images[: int(limit)], labels[: int(limit)]
     images = (torch.from_numpy(images).float().div(255).unsqueeze(1) - 0.1307) / 0.3081
     return torch.utils.data.TensorDataset(images, torch.from_numpy(labels).long())
 
+
 # Training settings
-parser = argparse.ArgumentParser(description='PyTorch MNIST Example')
-parser.add_argument('--batch-size', type=int, default=64, metavar='N',
-                    help='input batch size for training (default: 64)')
-parser.add_argument('--test-batch-size', type=int, default=1000, metavar='N',
-                    help='input batch size for testing (default: 1000)')
-parser.add_argument('--epochs', type=int, default=10, metavar='N',
-                    help='number of epochs to train (default: 10)')
-parser.add_argument('--lr', type=float, default=0.01, metavar='LR',
-                    help='learning rate (default: 0.01)')
-parser.add_argument('--momentum', type=float, default=0.5, metavar='M',
-                    help='SGD momentum (default: 0.5)')
-parser.add_argument('--no-cuda', action='store_true', default=False,
-                    help='disables CUDA training')
-parser.add_argument('--seed', type=int, default=42, metavar='S',
-                    help='random seed (default: 42)')
-parser.add_argument('--log-interval', type=int, default=10, metavar='N',
-                    help='how many batches to wait before logging training status')
-parser.add_argument('--fp16-allreduce', action='store_true', default=False,
-                    help='use fp16 compression during allreduce')
-parser.add_argument('--use-mixed-precision', action='store_true', default=False,
-                    help='use mixed precision for training')
-parser.add_argument('--use-adasum', action='store_true', default=False,
-                    help='use adasum algorithm to do reduction')
-parser.add_argument('--gradient-predivide-factor', type=float, default=1.0,
-                    help='apply gradient predivide factor in optimizer (default: 1.0)')
-parser.add_argument('--data-dir',
-                    help='location of the training dataset in the local filesystem (will be downloaded if needed)')
+parser = argparse.ArgumentParser(description="PyTorch MNIST Example")
+parser.add_argument(
+    "--batch-size", type=int, default=64, metavar="N", help="input batch size for training (default: 64)"
+)
+parser.add_argument(
+    "--test-batch-size", type=int, default=1000, metavar="N", help="input batch size for testing (default: 1000)"
+)
+parser.add_argument("--epochs", type=int, default=10, metavar="N", help="number of epochs to train (default: 10)")
+parser.add_argument("--lr", type=float, default=0.01, metavar="LR", help="learning rate (default: 0.01)")
+parser.add_argument("--momentum", type=float, default=0.5, metavar="M", help="SGD momentum (default: 0.5)")
+parser.add_argument("--no-cuda", action="store_true", default=False, help="disables CUDA training")
+parser.add_argument("--seed", type=int, default=42, metavar="S", help="random seed (default: 42)")
+parser.add_argument(
+    "--log-interval", type=int, default=10, metavar="N", help="how many batches to wait before logging training status"
+)
+parser.add_argument(
+    "--fp16-allreduce", action="store_true", default=False, help="use fp16 compression during allreduce"
+)
+parser.add_argument(
+    "--use-mixed-precision", action="store_true", default=False, help="use mixed precision for training"
+)
+parser.add_argument("--use-adasum", action="store_true", default=False, help="use adasum algorithm to do reduction")
+parser.add_argument(
+    "--gradient-predivide-factor",
+    type=float,
+    default=1.0,
+    help="apply gradient predivide factor in optimizer (default: 1.0)",
+)
+parser.add_argument(
+    "--data-dir", help="location of the training dataset in the local filesystem (will be downloaded if needed)"
+)
 
 # Arguments when not run through horovodrun
-parser.add_argument('--num-proc', type=int)
-parser.add_argument('--hosts', help='hosts to run on in notation: hostname:slots[,host2:slots[,...]]')
-parser.add_argument('--communication', help='collaborative communication to use: gloo, mpi')
+parser.add_argument("--num-proc", type=int)
+parser.add_argument("--hosts", help="hosts to run on in notation: hostname:slots[,host2:slots[,...]]")
+parser.add_argument("--communication", help="collaborative communication to use: gloo, mpi")
 
 
 class Net(nn.Module):
@@ -119,9 +124,16 @@ def train(args):
             if batch_idx % args.log_interval == 0:
                 # Horovod: use train_sampler to determine the number of examples in
                 # this worker's partition.
-                print('Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}\tLoss Scale: {}'.format(
-                    epoch, batch_idx * len(data), len(train_sampler),
-                           100. * batch_idx / len(train_loader), loss.item(), scaler.get_scale()))
+                print(
+                    "Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}\tLoss Scale: {}".format(
+                        epoch,
+                        batch_idx * len(data),
+                        len(train_sampler),
+                        100.0 * batch_idx / len(train_loader),
+                        loss.item(),
+                        scaler.get_scale(),
+                    )
+                )
 
     def train_epoch(epoch):
         model.train()
@@ -138,9 +150,15 @@ def train(args):
             if batch_idx % args.log_interval == 0:
                 # Horovod: use train_sampler to determine the number of examples in
                 # this worker's partition.
-                print('Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}'.format(
-                    epoch, batch_idx * len(data), len(train_sampler),
-                           100. * batch_idx / len(train_loader), loss.item()))
+                print(
+                    "Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}".format(
+                        epoch,
+                        batch_idx * len(data),
+                        len(train_sampler),
+                        100.0 * batch_idx / len(train_loader),
+                        loss.item(),
+                    )
+                )
 
     def metric_average(val, name):
         tensor = torch.tensor(val)
@@ -149,8 +167,8 @@ def train(args):
 
     def test():
         model.eval()
-        test_loss = 0.
-        test_accuracy = 0.
+        test_loss = 0.0
+        test_accuracy = 0.0
         for data, target in test_loader:
             if args.cuda:
                 data, target = data.cuda(), target.cuda()
@@ -167,13 +185,13 @@ def train(args):
         test_accuracy /= len(test_sampler)
 
         # Horovod: average metric values across workers.
-        test_loss = metric_average(test_loss, 'avg_loss')
-        test_accuracy = metric_average(test_accuracy, 'avg_accuracy')
+        test_loss = metric_average(test_loss, "avg_loss")
+        test_accuracy = metric_average(test_accuracy, "avg_accuracy")
 
         # Horovod: print output only on first rank.
         if hvd.rank() == 0:
-            print('\nTest set: Average loss: {:.4f}, Accuracy: {:.2f}%\n'.format(
-                test_loss, 100. * test_accuracy))
+            print("\nTest set: Average loss: {:.4f}, Accuracy: {:.2f}%\n".format(test_loss, 100.0 * test_accuracy))
+
     # Horovod: initialize library.
     hvd.init()
     torch.manual_seed(args.seed)
@@ -186,37 +204,44 @@ def train(args):
         if args.use_mixed_precision:
             raise ValueError("Mixed precision is only supported with cuda enabled.")
 
-    if (args.use_mixed_precision and LooseVersion(torch.__version__)
-            < LooseVersion('1.6.0')):
+    if args.use_mixed_precision and LooseVersion(torch.__version__) < LooseVersion("1.6.0"):
         raise ValueError("""Mixed precision is using torch.cuda.amp.autocast(),
                             which requires torch >= 1.6.0""")
 
     # Horovod: limit # of CPU threads to be used per worker.
     torch.set_num_threads(1)
 
-    kwargs = {'num_workers': 1, 'pin_memory': True} if args.cuda else {}
+    kwargs = {"num_workers": 1, "pin_memory": True} if args.cuda else {}
     # When supported, use 'forkserver' to spawn dataloader workers instead of 'fork' to prevent
     # issues with Infiniband implementations that are not fork-safe
-    if (kwargs.get('num_workers', 0) > 0 and hasattr(mp, '_supports_context') and
-            mp._supports_context and 'forkserver' in mp.get_all_start_methods()):
-        kwargs['multiprocessing_context'] = 'forkserver'
+    if (
+        kwargs.get("num_workers", 0) > 0
+        and hasattr(mp, "_supports_context")
+        and mp._supports_context
+        and "forkserver" in mp.get_all_start_methods()
+    ):
+        kwargs["multiprocessing_context"] = "forkserver"
 
-    data_dir = args.data_dir or './data'
+    data_dir = args.data_dir or "./data"
     with FileLock(os.path.expanduser("~/.horovod_lock")):
         train_dataset = mnist_dataset(train=True)
 
     # Horovod: use DistributedSampler to partition the training data.
     train_sampler = torch.utils.data.distributed.DistributedSampler(
-        train_dataset, num_replicas=hvd.size(), rank=hvd.rank())
+        train_dataset, num_replicas=hvd.size(), rank=hvd.rank()
+    )
     train_loader = torch.utils.data.DataLoader(
-        train_dataset, batch_size=args.batch_size, sampler=train_sampler, **kwargs)
+        train_dataset, batch_size=args.batch_size, sampler=train_sampler, **kwargs
+    )
 
     test_dataset = mnist_dataset(train=False)
     # Horovod: use DistributedSampler to partition the test data.
     test_sampler = torch.utils.data.distributed.DistributedSampler(
-        test_dataset, num_replicas=hvd.size(), rank=hvd.rank())
-    test_loader = torch.utils.data.DataLoader(test_dataset, batch_size=args.test_batch_size,
-                                              sampler=test_sampler, **kwargs)
+        test_dataset, num_replicas=hvd.size(), rank=hvd.rank()
+    )
+    test_loader = torch.utils.data.DataLoader(
+        test_dataset, batch_size=args.test_batch_size, sampler=test_sampler, **kwargs
+    )
 
     model = Net()
 
@@ -231,8 +256,7 @@ def train(args):
             lr_scaler = hvd.local_size()
 
     # Horovod: scale learning rate by lr_scaler.
-    optimizer = optim.SGD(model.parameters(), lr=args.lr * lr_scaler,
-                          momentum=args.momentum)
+    optimizer = optim.SGD(model.parameters(), lr=args.lr * lr_scaler, momentum=args.momentum)
 
     # Horovod: broadcast parameters & optimizer state.
     hvd.broadcast_parameters(model.state_dict(), root_rank=0)
@@ -242,11 +266,13 @@ def train(args):
     compression = hvd.Compression.fp16 if args.fp16_allreduce else hvd.Compression.none
 
     # Horovod: wrap optimizer with DistributedOptimizer.
-    optimizer = hvd.DistributedOptimizer(optimizer,
-                                         named_parameters=model.named_parameters(),
-                                         compression=compression,
-                                         op=hvd.Adasum if args.use_adasum else hvd.Average,
-                                         gradient_predivide_factor=args.gradient_predivide_factor)
+    optimizer = hvd.DistributedOptimizer(
+        optimizer,
+        named_parameters=model.named_parameters(),
+        compression=compression,
+        op=hvd.Adasum if args.use_adasum else hvd.Average,
+        gradient_predivide_factor=args.gradient_predivide_factor,
+    )
 
     if args.use_mixed_precision:
         # Initialize scaler in global scale
@@ -261,14 +287,16 @@ def train(args):
         test()
 
 
-if __name__ == '__main__':
+if __name__ == "__main__":
     args = parser.parse_args()
     args.cuda = not args.no_cuda and torch.cuda.is_available()
 
     if args.num_proc:
         # horovod.run (Horovod's in-process launcher) has no unison counterpart
-        raise SystemExit('--num-proc: start the processes with unison launch instead, e.g. '
-                         'unison launch --nproc-per-node {} {}'.format(args.num_proc, __file__))
+        raise SystemExit(
+            "--num-proc: start the processes with unison launch instead, e.g. "
+            "unison launch --nproc-per-node {} {}".format(args.num_proc, __file__)
+        )
     else:
         # this is running via horovodrun
         train(args)

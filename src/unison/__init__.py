@@ -154,6 +154,8 @@ def __getattr__(name: str) -> object:
     from unison._unsupported import unsupported
 
     raise unsupported("tf", name)
+
+
 # --- end of TF core names ----------------------------------------------------------------------------
 
 __all__ = [

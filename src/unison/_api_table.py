@@ -18,8 +18,15 @@ from typing import Any
 
 import torch
 
-_CORE_MODULES = ("unison.ops", "unison.autodiff", "unison.function", "unison.variables", "unison.train",
-                 "unison._dual", "unison.nn")
+_CORE_MODULES = (
+    "unison.ops",
+    "unison.autodiff",
+    "unison.function",
+    "unison.variables",
+    "unison.train",
+    "unison._dual",
+    "unison.nn",
+)
 _SEE_ELSEWHERE = {"keras": "tf.keras", "distribute": "tf.distribute", "data": "tf.data"}
 
 
@@ -54,8 +61,12 @@ def _top_level_rows() -> list[tuple[str, Any, str]]:
     for name in sorted(unison.__all__, key=str.lower):
         obj = getattr(unison, name)
         module = obj.__name__ if isinstance(obj, types.ModuleType) else getattr(obj, "__module__", None)
-        core = isinstance(obj, torch.dtype) or obj is None or name == "__version__" or (
-            isinstance(module, str) and module.startswith(_CORE_MODULES))
+        core = (
+            isinstance(obj, torch.dtype)
+            or obj is None
+            or name == "__version__"
+            or (isinstance(module, str) and module.startswith(_CORE_MODULES))
+        )
         if name in _SEE_ELSEWHERE or not core:
             continue
         if name == "__version__":
@@ -88,8 +99,11 @@ def render() -> str:
         ("tf.nn", _namespace_rows(unison.nn, list(unison.nn.__all__)), "unison.nn"),
         ("tf.random", _namespace_rows(unison.random, list(unison.random.__all__)), "unison.ops.random"),
         ("tf.config", _namespace_rows(unison.config, list(unison.config.__all__)), "unison.ops.config"),
-        ("tf.config.experimental", _namespace_rows(config.experimental, experimental),
-         "unison.ops.config.experimental"),
+        (
+            "tf.config.experimental",
+            _namespace_rows(config.experimental, experimental),
+            "unison.ops.config.experimental",
+        ),
         ("tf.train", _namespace_rows(unison.train, list(unison.train.__all__)), "unison.train"),
     ]
     out = [

@@ -93,8 +93,9 @@ def barrier() -> None:
     _comm().barrier()
 
 
-def broadcast_parameters(params: Mapping[str, torch.Tensor] | Iterable[tuple[str, torch.Tensor]],
-                         root_rank: int = 0) -> None:
+def broadcast_parameters(
+    params: Mapping[str, torch.Tensor] | Iterable[tuple[str, torch.Tensor]], root_rank: int = 0
+) -> None:
     """Overwrite parameters/buffers in place with ``root_rank``'s (a ``state_dict`` or named pairs)."""
     items = sorted(params.items() if isinstance(params, Mapping) else list(params), key=lambda kv: kv[0])
     comm = _comm()
@@ -114,8 +115,9 @@ def broadcast_optimizer_state(optimizer: Any, root_rank: int = 0) -> None:
     inner = optimizer.optimizer if isinstance(optimizer, DistributedOptimizer) else optimizer
     if not isinstance(inner, torch.optim.Optimizer):
         raise TypeError(f"broadcast_optimizer_state expects an optimizer. Received: {type(optimizer).__name__}")
-    state = comm.broadcast_object(inner.state_dict() if comm.rank == root_rank else None, src=root_rank,
-                                  name="broadcast_optimizer_state")
+    state = comm.broadcast_object(
+        inner.state_dict() if comm.rank == root_rank else None, src=root_rank, name="broadcast_optimizer_state"
+    )
     inner.load_state_dict(state)
 
 
@@ -134,6 +136,22 @@ def mpi_built() -> bool:
     return False
 
 
-__all__ = ["Adasum", "Average", "Sum", "allgather", "allreduce", "barrier", "broadcast",
-           "broadcast_optimizer_state", "broadcast_parameters", "gloo_built", "init", "local_rank",
-           "local_size", "mpi_built", "nccl_built", "rank", "size"]
+__all__ = [
+    "Adasum",
+    "Average",
+    "Sum",
+    "allgather",
+    "allreduce",
+    "barrier",
+    "broadcast",
+    "broadcast_optimizer_state",
+    "broadcast_parameters",
+    "gloo_built",
+    "init",
+    "local_rank",
+    "local_size",
+    "mpi_built",
+    "nccl_built",
+    "rank",
+    "size",
+]

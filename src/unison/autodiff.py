@@ -52,8 +52,7 @@ class _Recording(threading.local):
 
 _RECORDING = _Recording()
 
-_ONCE = ("A non-persistent GradientTape can only be used to compute one set of gradients "
-         "(or jacobians).")
+_ONCE = "A non-persistent GradientTape can only be used to compute one set of gradients (or jacobians)."
 
 
 def _flatten(structure: Any) -> list[Any]:
@@ -98,8 +97,7 @@ class GradientTape:
     # --- recording ------------------------------------------------------------------------------
     def __enter__(self) -> GradientTape:
         if self._recording:
-            raise ValueError("Tape is still recording, This can happen if you try to re-enter an "
-                             "already-active tape.")
+            raise ValueError("Tape is still recording, This can happen if you try to re-enter an already-active tape.")
         self._entered = True
         self._start()
         return self
@@ -144,8 +142,10 @@ class GradientTape:
         A tensor without ``requires_grad`` gets it, in place (see the module notes).
         """
         if not self._recording:
-            raise ValueError("GradientTape.watch() was called on a tape that is not recording. "
-                             "Call it inside `with tf.GradientTape() as tape:`.")
+            raise ValueError(
+                "GradientTape.watch() was called on a tape that is not recording. "
+                "Call it inside `with tf.GradientTape() as tape:`."
+            )
         for t in _flatten(tensor):
             if not isinstance(t, torch.Tensor):
                 raise ValueError(f"GradientTape.watch() takes tensors or variables. Received: {t!r:.80}")
@@ -169,8 +169,13 @@ class GradientTape:
             return True
         return self._watch_accessed and source.is_leaf
 
-    def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
-                 unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE) -> Any:
+    def gradient(
+        self,
+        target: Any,
+        sources: Any,
+        output_gradients: Any = None,
+        unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
+    ) -> Any:
         """d(sum of ``target``)/d(each source), in the structure of ``sources``.
 
         Args:
@@ -185,17 +190,24 @@ class GradientTape:
         """
         mode = _unconnected(unconnected_gradients)
         if not self._entered or (self._used and not self._persistent):
-            raise RuntimeError(_ONCE + (" This tape was never entered: compute the target inside "
-                                        "`with tf.GradientTape() as tape:`." if not self._entered else
-                                        " Pass persistent=True to call gradient() several times."))
+            raise RuntimeError(
+                _ONCE
+                + (
+                    " This tape was never entered: compute the target inside `with tf.GradientTape() as tape:`."
+                    if not self._entered
+                    else " Pass persistent=True to call gradient() several times."
+                )
+            )
         self._used = True
         if not self._persistent and self._recording:
             self._stop()  # TF stops a non-persistent tape at its first gradient() call
         flat_sources = _flatten(sources)
         for s in flat_sources:
             if not isinstance(s, torch.Tensor):
-                raise ValueError(f"GradientTape.gradient: sources must be tensors or variables. "
-                                 f"Received a source of type {type(s).__name__}: {s!r:.80}")
+                raise ValueError(
+                    f"GradientTape.gradient: sources must be tensors or variables. "
+                    f"Received a source of type {type(s).__name__}: {s!r:.80}"
+                )
         targets = [to_tensor(t) for t in _flatten(target)]
         grads_out = None if output_gradients is None else [to_tensor(g) for g in _flatten(output_gradients)]
         results = self._grads(targets, grads_out, flat_sources)
@@ -203,18 +215,34 @@ class GradientTape:
             results = [torch.zeros_like(s) if g is None else g for g, s in zip(results, flat_sources)]
         return _pack(sources, iter(results))
 
-    def jacobian(self, target: Any, sources: Any,
-                 unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
-                 parallel_iterations: int | None = None, experimental_use_pfor: bool = True) -> Any:
+    def jacobian(
+        self,
+        target: Any,
+        sources: Any,
+        unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
+        parallel_iterations: int | None = None,
+        experimental_use_pfor: bool = True,
+    ) -> Any:
         """d(each element of ``target``)/d(each source): shape ``target.shape + source.shape``."""
         t = to_tensor(target)
         rows = [(i,) for i in range(t.numel())]
-        return self._stacked(t.reshape(-1), sources, unconnected_gradients, rows, t.shape, lambda g, s: g.reshape(
-            tuple(t.shape) + tuple(s.shape)))
+        return self._stacked(
+            t.reshape(-1),
+            sources,
+            unconnected_gradients,
+            rows,
+            t.shape,
+            lambda g, s: g.reshape(tuple(t.shape) + tuple(s.shape)),
+        )
 
-    def batch_jacobian(self, target: Any, source: Any,
-                       unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
-                       parallel_iterations: int | None = None, experimental_use_pfor: bool = True) -> Any:
+    def batch_jacobian(
+        self,
+        target: Any,
+        source: Any,
+        unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
+        parallel_iterations: int | None = None,
+        experimental_use_pfor: bool = True,
+    ) -> Any:
         """Per-example jacobian: ``target[b]`` depends on ``source[b]`` only; shape
         ``(batch,) + target.shape[1:] + source.shape[1:]``."""
         t = to_tensor(target)
@@ -230,8 +258,15 @@ class GradientTape:
 
         return self._stacked(t.reshape(t.shape[0], -1), source, unconnected_gradients, rows, t.shape, arrange)
 
-    def _stacked(self, target: torch.Tensor, sources: Any, unconnected: UnconnectedGradients | str,
-                 rows: list[tuple[Any, ...]], shape: Any, arrange: Any) -> Any:
+    def _stacked(
+        self,
+        target: torch.Tensor,
+        sources: Any,
+        unconnected: UnconnectedGradients | str,
+        rows: list[tuple[Any, ...]],
+        shape: Any,
+        arrange: Any,
+    ) -> Any:
         # One backward pass per row of the jacobian (TF's pfor has no torch counterpart that
         # works on a recorded graph for every op).
         mode = _unconnected(unconnected)
@@ -256,8 +291,13 @@ class GradientTape:
             self._stop()
         return _pack(sources, iter(results))
 
-    def _grads(self, targets: list[torch.Tensor], grads_out: list[torch.Tensor] | None,
-               sources: list[torch.Tensor], keep: bool = False) -> list[torch.Tensor | None]:
+    def _grads(
+        self,
+        targets: list[torch.Tensor],
+        grads_out: list[torch.Tensor] | None,
+        sources: list[torch.Tensor],
+        keep: bool = False,
+    ) -> list[torch.Tensor | None]:
         wanted = [i for i, s in enumerate(sources) if self._differentiable(s)]
         live = [i for i, t in enumerate(targets) if t.requires_grad]
         results: list[torch.Tensor | None] = [None] * len(sources)
@@ -274,13 +314,19 @@ class GradientTape:
             seeds = [torch.ones_like(t) for t in outputs]
         else:
             if len(grads_out) != len(targets):
-                raise ValueError(f"output_gradients must match target: {len(targets)} tensors expected, "
-                                 f"received {len(grads_out)}.")
+                raise ValueError(
+                    f"output_gradients must match target: {len(targets)} tensors expected, received {len(grads_out)}."
+                )
             seeds = [grads_out[i].to(targets[i].dtype).expand_as(targets[i]) for i in live]
         with torch.enable_grad() if create_graph else contextlib.nullcontext():
-            grads = torch.autograd.grad(outputs, inputs, grad_outputs=seeds, allow_unused=True,
-                                        retain_graph=self._persistent or create_graph or keep,
-                                        create_graph=create_graph)
+            grads = torch.autograd.grad(
+                outputs,
+                inputs,
+                grad_outputs=seeds,
+                allow_unused=True,
+                retain_graph=self._persistent or create_graph or keep,
+                create_graph=create_graph,
+            )
         by_id = {id(s): g for s, g in zip(inputs, grads)}
         for i in wanted:
             results[i] = by_id[id(sources[i])]
@@ -292,5 +338,7 @@ def _unconnected(value: UnconnectedGradients | str) -> UnconnectedGradients:
         return value
     if isinstance(value, str) and value.lower() in ("none", "zero"):
         return UnconnectedGradients(value.lower())
-    raise ValueError(f"Unknown unconnected_gradients {value!r}. Expected tf.UnconnectedGradients.NONE "
-                     "or tf.UnconnectedGradients.ZERO.")
+    raise ValueError(
+        f"Unknown unconnected_gradients {value!r}. Expected tf.UnconnectedGradients.NONE "
+        "or tf.UnconnectedGradients.ZERO."
+    )

@@ -55,7 +55,7 @@ def loads(data: bytes, where: str = "checkpoint") -> Any:
     head = len(MAGIC) + _DIGEST
     if len(data) < head or not data.startswith(MAGIC):
         raise CorruptCheckpointError(f"{where} is not a complete unison checkpoint ({len(data)} bytes).")
-    digest, body = data[len(MAGIC):head], data[head:]
+    digest, body = data[len(MAGIC) : head], data[head:]
     if hashlib.sha256(body).digest() != digest:
         raise CorruptCheckpointError(f"{where} is damaged: its checksum does not match its contents.")
     try:
@@ -108,7 +108,7 @@ class CheckpointManager:
         path = os.path.join(self.directory, f"{self.prefix}-{number:06d}.unison")
         self._remove_stale_temporaries()
         write_atomically(path, dumps(payload))
-        for old in self.checkpoints()[:-self.max_to_keep]:
+        for old in self.checkpoints()[: -self.max_to_keep]:
             os.remove(old)
         return path
 
@@ -141,8 +141,11 @@ class CheckpointManager:
             except (CorruptCheckpointError, OSError) as exc:
                 self.damaged.append((path, str(exc)))
                 if i + 1 < len(candidates):
-                    warnings.warn(f"Skipping checkpoint {path}: {exc} Falling back to the previous one.",
-                                  RuntimeWarning, stacklevel=2)
+                    warnings.warn(
+                        f"Skipping checkpoint {path}: {exc} Falling back to the previous one.",
+                        RuntimeWarning,
+                        stacklevel=2,
+                    )
         if self.damaged:
             raise UnreadableCheckpointsError(self.directory, self.damaged)
         return None

@@ -135,8 +135,17 @@ class RemoteError(UnisonError):
         remote_code: the remote exception's ``wire_code`` (what programs match on), or ``None``.
     """
 
-    def __init__(self, message: str, task: str, op: str, remote_type: str, remote_traceback: str,
-                 remote_message: str = "", remote_task: str | None = None, remote_code: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        task: str,
+        op: str,
+        remote_type: str,
+        remote_traceback: str,
+        remote_message: str = "",
+        remote_task: str | None = None,
+        remote_code: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.task, self.op = task, op
         self.remote_type, self.remote_traceback = remote_type, remote_traceback
@@ -219,7 +228,8 @@ class UnreadableCheckpointsError(CorruptCheckpointError):
         listed = "\n".join(f"  {path}: {reason}" for path, reason in self.failures)
         super().__init__(
             f"No checkpoint in {directory!r} can be read; every file failed:\n{listed}\n"
-            f"The files were left untouched. {fix or 'Restore them from a copy.'}")
+            f"The files were left untouched. {fix or 'Restore them from a copy.'}"
+        )
 
 
 class IncompatibleCheckpointError(ValueError):

@@ -31,8 +31,13 @@ import torch
 class Function:
     """A function decorated with ``tf.function`` (callable like the original)."""
 
-    def __init__(self, python_function: Callable[..., Any], input_signature: Sequence[Any] | None = None,
-                 jit_compile: bool | None = None, reduce_retracing: bool = False) -> None:
+    def __init__(
+        self,
+        python_function: Callable[..., Any],
+        input_signature: Sequence[Any] | None = None,
+        jit_compile: bool | None = None,
+        reduce_retracing: bool = False,
+    ) -> None:
         if not callable(python_function):
             raise TypeError(f"tf.function decorates a callable. Received: {python_function!r:.80}")
         self.python_function = python_function
@@ -70,8 +75,9 @@ class Function:
         return f"<tf.function {getattr(self.python_function, '__qualname__', self.python_function)!r} (eager)>"
 
 
-def _check_signature(fn: Callable[..., Any], signature: tuple[Any, ...], args: tuple[Any, ...],
-                     kwargs: dict[str, Any]) -> None:
+def _check_signature(
+    fn: Callable[..., Any], signature: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> None:
     given = list(args) + list(kwargs.values())
     problem = None
     if len(given) != len(signature):
@@ -84,8 +90,9 @@ def _check_signature(fn: Callable[..., Any], signature: tuple[Any, ...], args: t
                 break
     if problem:
         name = getattr(fn, "__qualname__", repr(fn))
-        raise TypeError(f"Python inputs incompatible with input_signature of {name}: {problem}. "
-                        f"input_signature: {signature!r:.300}")
+        raise TypeError(
+            f"Python inputs incompatible with input_signature of {name}: {problem}. input_signature: {signature!r:.300}"
+        )
 
 
 def _spec_mismatch(value: Any, spec: Any) -> str | None:
@@ -116,15 +123,27 @@ def _spec_mismatch(value: Any, spec: Any) -> str | None:
     return None
 
 
-def function(func: Callable[..., Any] | None = None, input_signature: Sequence[Any] | None = None,
-             autograph: bool = True, jit_compile: bool | None = None, reduce_retracing: bool = False,
-             experimental_implements: Any = None, experimental_autograph_options: Any = None,
-             experimental_attributes: Any = None, experimental_relax_shapes: bool | None = None,
-             experimental_compile: bool | None = None, experimental_follow_type_hints: Any = None) -> Any:
+def function(
+    func: Callable[..., Any] | None = None,
+    input_signature: Sequence[Any] | None = None,
+    autograph: bool = True,
+    jit_compile: bool | None = None,
+    reduce_retracing: bool = False,
+    experimental_implements: Any = None,
+    experimental_autograph_options: Any = None,
+    experimental_attributes: Any = None,
+    experimental_relax_shapes: bool | None = None,
+    experimental_compile: bool | None = None,
+    experimental_follow_type_hints: Any = None,
+) -> Any:
     """``tf.function``, as ``@tf.function`` or ``@tf.function(input_signature=...)``."""
+
     def decorate(f: Callable[..., Any]) -> Function:
-        return Function(f, input_signature=input_signature,
-                        jit_compile=jit_compile if jit_compile is not None else experimental_compile,
-                        reduce_retracing=bool(reduce_retracing or experimental_relax_shapes))
+        return Function(
+            f,
+            input_signature=input_signature,
+            jit_compile=jit_compile if jit_compile is not None else experimental_compile,
+            reduce_retracing=bool(reduce_retracing or experimental_relax_shapes),
+        )
 
     return decorate if func is None else decorate(func)

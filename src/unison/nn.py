@@ -43,8 +43,9 @@ def _replicas_in_sync() -> int:
     return context.num_replicas_in_sync
 
 
-def compute_average_loss(per_example_loss: torch.Tensor, sample_weight: torch.Tensor | None = None,
-                         global_batch_size: int | None = None) -> torch.Tensor:
+def compute_average_loss(
+    per_example_loss: torch.Tensor, sample_weight: torch.Tensor | None = None, global_batch_size: int | None = None
+) -> torch.Tensor:
     """Sum of per-example losses divided by the *global* batch size (TF's contract).
 
     With gradients SUM-reduced across replicas (what ``strategy.run`` does), this makes N
@@ -76,10 +77,25 @@ def scale_regularization_loss(regularization_loss: torch.Tensor) -> torch.Tensor
 
 
 __all__ = [
-    "bias_add", "compute_average_loss", "dropout", "elu", "gelu", "l2_loss", "leaky_relu", "log_softmax",
-    "moments", "relu", "relu6", "scale_regularization_loss", "selu", "sigmoid",
-    "sigmoid_cross_entropy_with_logits", "softmax", "softmax_cross_entropy_with_logits",
-    "sparse_softmax_cross_entropy_with_logits", "tanh",
+    "bias_add",
+    "compute_average_loss",
+    "dropout",
+    "elu",
+    "gelu",
+    "l2_loss",
+    "leaky_relu",
+    "log_softmax",
+    "moments",
+    "relu",
+    "relu6",
+    "scale_regularization_loss",
+    "selu",
+    "sigmoid",
+    "sigmoid_cross_entropy_with_logits",
+    "softmax",
+    "softmax_cross_entropy_with_logits",
+    "sparse_softmax_cross_entropy_with_logits",
+    "tanh",
 ]
 
 

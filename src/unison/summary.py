@@ -39,7 +39,8 @@ def summary_writer_class() -> Any:
     except ImportError as exc:  # torch imports the tensorboard package lazily here
         raise ImportError(
             "Writing TensorBoard summaries needs the 'tensorboard' package, which is not installed "
-            f"({exc}). Install it with `pip install unison[tensorboard]` (or `pip install tensorboard`).") from None
+            f"({exc}). Install it with `pip install unison[tensorboard]` (or `pip install tensorboard`)."
+        ) from None
     return SummaryWriter
 
 
@@ -53,15 +54,21 @@ def _stack() -> list[SummaryWriter]:
 class SummaryWriter:
     """A TensorBoard event-file writer for one ``logdir`` (``tf.summary.SummaryWriter``)."""
 
-    def __init__(self, logdir: str | os.PathLike[str], max_queue: int | None = None,
-                 flush_millis: int | None = None, filename_suffix: str | None = None) -> None:
+    def __init__(
+        self,
+        logdir: str | os.PathLike[str],
+        max_queue: int | None = None,
+        flush_millis: int | None = None,
+        filename_suffix: str | None = None,
+    ) -> None:
         if not isinstance(logdir, (str, os.PathLike)) or not os.fspath(logdir):
             raise ValueError(f"create_file_writer needs a directory path. Received: logdir={logdir!r}")
         writer_cls = summary_writer_class()
         self.logdir = os.fspath(logdir)
         secs = 120 if flush_millis is None else max(flush_millis / 1000.0, 0.001)
-        self._writer = writer_cls(self.logdir, max_queue=max_queue or 10, flush_secs=secs,
-                                  filename_suffix=filename_suffix or "")
+        self._writer = writer_cls(
+            self.logdir, max_queue=max_queue or 10, flush_secs=secs, filename_suffix=filename_suffix or ""
+        )
         self._closed = False
 
     @contextlib.contextmanager
@@ -108,9 +115,15 @@ class SummaryWriter:
         """Nothing to do: the event file opens when the writer is created (TF 1 compatibility)."""
 
 
-def create_file_writer(logdir: str | os.PathLike[str], max_queue: int | None = None, flush_millis: int | None = None,
-                       filename_suffix: str | None = None, name: str | None = None,
-                       experimental_trackable: bool = False, experimental_mesh: Any = None) -> SummaryWriter:
+def create_file_writer(
+    logdir: str | os.PathLike[str],
+    max_queue: int | None = None,
+    flush_millis: int | None = None,
+    filename_suffix: str | None = None,
+    name: str | None = None,
+    experimental_trackable: bool = False,
+    experimental_mesh: Any = None,
+) -> SummaryWriter:
     """A writer of TensorBoard event files under ``logdir`` (created if needed)."""
     return SummaryWriter(logdir, max_queue, flush_millis, filename_suffix)
 
@@ -147,8 +160,10 @@ def _resolve(step: Any) -> tuple[Any, int] | None:
     if step is None:
         step = _state.step
     if step is None:
-        raise ValueError("No step set. Pass step= to the summary call, or set one with "
-                         "tf.summary.experimental.set_step(step) or writer.as_default(step=...).")
+        raise ValueError(
+            "No step set. Pass step= to the summary call, or set one with "
+            "tf.summary.experimental.set_step(step) or writer.as_default(step=...)."
+        )
     return stack[-1]._live(), int(step.item() if isinstance(step, (torch.Tensor, np.ndarray)) else step)
 
 
@@ -172,8 +187,9 @@ def scalar(name: str, data: Any, step: Any = None, description: str | None = Non
     return True
 
 
-def histogram(name: str, data: Any, step: Any = None, buckets: int | None = None,
-              description: str | None = None) -> bool:
+def histogram(
+    name: str, data: Any, step: Any = None, buckets: int | None = None, description: str | None = None
+) -> bool:
     """Record the distribution of ``data``'s values at ``step`` (``buckets`` bins, default 30 as TF)."""
     values = np.asarray(data.detach().cpu() if isinstance(data, torch.Tensor) else data, dtype=np.float64)
     target = _resolve(step)
@@ -208,5 +224,13 @@ class experimental:  # noqa: N801 - TF's namespace tf.summary.experimental
         return _state.step
 
 
-__all__ = ["SummaryWriter", "create_file_writer", "create_noop_writer", "experimental", "histogram", "scalar",
-           "summary_writer_class", "text"]
+__all__ = [
+    "SummaryWriter",
+    "create_file_writer",
+    "create_noop_writer",
+    "experimental",
+    "histogram",
+    "scalar",
+    "summary_writer_class",
+    "text",
+]

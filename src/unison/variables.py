@@ -45,17 +45,27 @@ class Variable(torch.nn.Parameter):
     _tf_name: str
     _tf_trainable: bool
 
-    def __new__(cls, initial_value: Any = None, trainable: bool = True, name: str | None = None,
-                dtype: Any = None, shape: Any = None, **kwargs: Any) -> Variable:
+    def __new__(
+        cls,
+        initial_value: Any = None,
+        trainable: bool = True,
+        name: str | None = None,
+        dtype: Any = None,
+        shape: Any = None,
+        **kwargs: Any,
+    ) -> Variable:
         if initial_value is None:
-            raise ValueError("tf.Variable needs an initial_value. Received: initial_value=None. "
-                             "Example: tf.Variable(tf.zeros([3]))")
+            raise ValueError(
+                "tf.Variable needs an initial_value. Received: initial_value=None. Example: tf.Variable(tf.zeros([3]))"
+            )
         if callable(initial_value):
             initial_value = initial_value()
         data = to_tensor(initial_value, dtype).detach().clone()
         if shape is not None and tuple(shape) != tuple(data.shape) and None not in tuple(shape):
-            raise ValueError(f"tf.Variable's initial_value has shape {tuple(data.shape)}, which does "
-                             f"not match shape={tuple(shape)}. Pass a value of that shape or drop shape=.")
+            raise ValueError(
+                f"tf.Variable's initial_value has shape {tuple(data.shape)}, which does "
+                f"not match shape={tuple(shape)}. Pass a value of that shape or drop shape=."
+            )
         requires_grad = bool(trainable) and (data.is_floating_point() or data.is_complex())
         self = super().__new__(cls, data, requires_grad)
         self._tf_name = f"{name or 'Variable'}:0"
@@ -86,26 +96,31 @@ class Variable(torch.nn.Parameter):
         return self.clone()
 
     # --- assignment (in place, never recorded by autograd, as TF's assign is not differentiable)
-    def assign(self, value: Any, use_locking: bool = False, name: str | None = None,
-               read_value: bool = True) -> Variable:
+    def assign(
+        self, value: Any, use_locking: bool = False, name: str | None = None, read_value: bool = True
+    ) -> Variable:
         """Overwrite the value; the shape must match (TF raises too)."""
         new = to_tensor(value, self.dtype)
         if new.shape != self.shape and new.numel() != 1:
-            raise ValueError(f"Cannot assign a value of shape {tuple(new.shape)} to variable "
-                             f"{self.name!r} of shape {tuple(self.shape)}.")
+            raise ValueError(
+                f"Cannot assign a value of shape {tuple(new.shape)} to variable "
+                f"{self.name!r} of shape {tuple(self.shape)}."
+            )
         with torch.no_grad():
             self.copy_(new)
         return self
 
-    def assign_add(self, delta: Any, use_locking: bool = False, name: str | None = None,
-                   read_value: bool = True) -> Variable:
+    def assign_add(
+        self, delta: Any, use_locking: bool = False, name: str | None = None, read_value: bool = True
+    ) -> Variable:
         """Add ``delta`` in place."""
         with torch.no_grad():
             self.add_(to_tensor(delta, self.dtype).to(self.device))
         return self
 
-    def assign_sub(self, delta: Any, use_locking: bool = False, name: str | None = None,
-                   read_value: bool = True) -> Variable:
+    def assign_sub(
+        self, delta: Any, use_locking: bool = False, name: str | None = None, read_value: bool = True
+    ) -> Variable:
         """Subtract ``delta`` in place."""
         with torch.no_grad():
             self.sub_(to_tensor(delta, self.dtype).to(self.device))
@@ -138,5 +153,4 @@ class Variable(torch.nn.Parameter):
         return (_rebuild_variable, (self.data, self._tf_trainable, self._tf_name))
 
     def __repr__(self, **kwargs: Any) -> str:  # type: ignore[override]
-        return (f"<tf.Variable '{self._tf_name}' shape={tuple(self.shape)} dtype={self.dtype} "
-                f"numpy={self.numpy()!r}>")
+        return f"<tf.Variable '{self._tf_name}' shape={tuple(self.shape)} dtype={self.dtype} numpy={self.numpy()!r}>"

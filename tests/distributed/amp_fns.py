@@ -33,8 +33,12 @@ def train(options: dict[str, Any] | None = None, manual: bool = False) -> dict[s
     unison.init(timeout_seconds=60)
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(10, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
-    opt = unison.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), bucket_cap_mb=1e-4,
-                                      named_parameters=model.named_parameters(), **(options or {}))
+    opt = unison.DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.1),
+        bucket_cap_mb=1e-4,
+        named_parameters=model.named_parameters(),
+        **(options or {}),
+    )
     scaler = torch.amp.GradScaler("cpu", init_scale=2.0**17, growth_interval=3)
     scales, local_nonfinite = [], []
     with warnings.catch_warnings(record=True) as caught:
@@ -52,9 +56,13 @@ def train(options: dict[str, Any] | None = None, manual: bool = False) -> dict[s
             scaler.step(opt)
             scaler.update()
             scales.append(scaler.get_scale())
-    return {"params": [p.detach().numpy().copy() for p in model.parameters()], "scales": scales,
-            "skipped": opt.skipped_steps, "local_nonfinite": local_nonfinite,
-            "future_warnings": [str(w.message) for w in caught if issubclass(w.category, FutureWarning)]}
+    return {
+        "params": [p.detach().numpy().copy() for p in model.parameters()],
+        "scales": scales,
+        "skipped": opt.skipped_steps,
+        "local_nonfinite": local_nonfinite,
+        "future_warnings": [str(w.message) for w in caught if issubclass(w.category, FutureWarning)],
+    }
 
 
 def unscale_before_reduction() -> str:
@@ -62,8 +70,9 @@ def unscale_before_reduction() -> str:
     unison.init(timeout_seconds=60)
     torch.manual_seed(0)
     model = torch.nn.Linear(4, 2)
-    opt = unison.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
-                                      named_parameters=model.named_parameters())
+    opt = unison.DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.1), named_parameters=model.named_parameters()
+    )
     scaler = torch.amp.GradScaler("cpu")
     scaler.scale(model(torch.ones(2, 4)).sum()).backward()
     scaler.unscale_(opt)

@@ -93,8 +93,12 @@ def fit_style(devices: list[str] | None, style: str, n: int, batch_size: int) ->
         model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     x, y = make_data(n)
     history = model.fit(x, y, batch_size=batch_size, epochs=1, verbose=0)
-    return {"weights": [w.copy() for w in model.get_weights()], "history": history.history,
-            "iterations": int(model.optimizer.iterations), "replicas": strategy.num_replicas_in_sync}
+    return {
+        "weights": [w.copy() for w in model.get_weights()],
+        "history": history.history,
+        "iterations": int(model.optimizer.iterations),
+        "replicas": strategy.num_replicas_in_sync,
+    }
 
 
 def ps_custom_step(cluster: dict, style: str) -> dict:
@@ -104,8 +108,7 @@ def ps_custom_step(cluster: dict, style: str) -> dict:
     torch.manual_seed(0)
     with strategy.scope():
         model = _mlp(STYLES[style], batchnorm=False)
-        model.compile(optimizer=keras.optimizers.SGD(0.1), loss="sparse_categorical_crossentropy",
-                      metrics=["accuracy"])
+        model.compile(optimizer=keras.optimizers.SGD(0.1), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     x, y = make_data(256)
     history = model.fit(x, y, batch_size=16, epochs=3, steps_per_epoch=8, verbose=0)
     return {"history": history.history, "iterations": int(model.optimizer.iterations)}

@@ -59,13 +59,18 @@ def pipelines(kind: str, devices: list[str] | None = None) -> dict:
         per_replica = ctx.get_per_replica_batch_size(BATCH)
         ds = D.from_tensor_slices((x, ids)).shard(ctx.num_input_pipelines, ctx.input_pipeline_id)
         return ds.shuffle(N_ROWS, seed=1).batch(per_replica).prefetch(2)
+
     out["from_function"] = [i for b in strategy.distribute_datasets_from_function(dataset_fn) for i in _ids(b)]
 
     # Keras: 20 steps on a repeat()ed, unseeded-shuffled pipeline, validation on a dataset
     torch.manual_seed(0)
     with strategy.scope():
-        model = tf.keras.Sequential([tf.keras.layers.Dense(32, activation="relu", input_shape=(12,)),
-                                     tf.keras.layers.Dense(4, activation="softmax")])
+        model = tf.keras.Sequential(
+            [
+                tf.keras.layers.Dense(32, activation="relu", input_shape=(12,)),
+                tf.keras.layers.Dense(4, activation="softmax"),
+            ]
+        )
         model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     train = D.from_tensor_slices((x, y)).shuffle(N_ROWS).batch(BATCH).repeat()
     xv, yv = make_data(101, seed=1)

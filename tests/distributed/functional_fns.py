@@ -24,13 +24,16 @@ def functional_fit(devices: list[str] | None, n: int, batch_size: int, out_dir: 
     x, y = make_data(n)
     xv, yv = make_data(101, seed=1)
     callbacks = [] if out_dir is None else [tf.keras.callbacks.TensorBoard(os.path.join(out_dir, "logs"))]
-    history = model.fit(x, y, batch_size=batch_size, epochs=1, validation_data=(xv, yv), verbose=0,
-                        callbacks=callbacks)
+    history = model.fit(x, y, batch_size=batch_size, epochs=1, validation_data=(xv, yv), verbose=0, callbacks=callbacks)
     if out_dir is not None:
         model.save(os.path.join(out_dir, "model.keras"))  # the chief writes, the others return at once
-    return {"weights": [w.copy() for w in model.get_weights()], "history": history.history,
-            "predict": model.predict(xv, verbose=0), "replicas": strategy.num_replicas_in_sync,
-            "rank": int(os.environ.get("RANK", "0"))}
+    return {
+        "weights": [w.copy() for w in model.get_weights()],
+        "history": history.history,
+        "predict": model.predict(xv, verbose=0),
+        "replicas": strategy.num_replicas_in_sync,
+        "rank": int(os.environ.get("RANK", "0")),
+    }
 
 
 __all__ = ["functional_fit"]

@@ -28,22 +28,27 @@ def _mixed_bfloat16_fit(devices: list[str] | None, steps: int) -> dict:
     strategy = tf.distribute.MirroredStrategy(devices)
     torch.manual_seed(0)
     with strategy.scope():
-        model = tf.keras.Sequential([
-            layers.Embedding(16, 16, input_shape=(8,)),
-            layers.MultiHeadAttention(num_heads=2, key_dim=8),
-            layers.LayerNormalization(),
-            layers.GlobalAveragePooling1D(),
-            layers.Dense(2, activation="softmax", dtype="float32"),
-        ])
+        model = tf.keras.Sequential(
+            [
+                layers.Embedding(16, 16, input_shape=(8,)),
+                layers.MultiHeadAttention(num_heads=2, key_dim=8),
+                layers.LayerNormalization(),
+                layers.GlobalAveragePooling1D(),
+                layers.Dense(2, activation="softmax", dtype="float32"),
+            ]
+        )
         model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="sparse_categorical_crossentropy")
     dtypes: list[torch.dtype] = []
     model.layers[1].register_forward_hook(lambda mod, inp, out: dtypes.append(out.dtype))
     x, y = _sequence_data(n=16 * steps)
     history = model.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0)
-    return {"weights": model.get_weights(), "loss": history.history["loss"],
-            "attention_dtypes": sorted({str(d) for d in dtypes}),
-            "variable_dtypes": sorted({str(p.dtype) for p in model.parameters()}),
-            "replicas": strategy.num_replicas_in_sync}
+    return {
+        "weights": model.get_weights(),
+        "loss": history.history["loss"],
+        "attention_dtypes": sorted({str(d) for d in dtypes}),
+        "variable_dtypes": sorted({str(p.dtype) for p in model.parameters()}),
+        "replicas": strategy.num_replicas_in_sync,
+    }
 
 
 def loss_scale_overflow(devices: list[str] | None) -> dict:
@@ -56,17 +61,22 @@ def loss_scale_overflow(devices: list[str] | None) -> dict:
     x[3] = 1e30  # row 3 of the first batch of 4: replica 1's share with 2 replicas -> inf loss
     with strategy.scope():
         model = tf.keras.Sequential([layers.Dense(1, input_shape=(4,))])
-        opt = mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.01), initial_scale=1024.0,
-                                                 dynamic_growth_steps=10)
+        opt = mixed_precision.LossScaleOptimizer(
+            tf.keras.optimizers.SGD(0.01), initial_scale=1024.0, dynamic_growth_steps=10
+        )
         model.compile(optimizer=opt, loss="mse")
     before = [w.copy() for w in model.get_weights()]
     model.fit(x[:4], y[:4], batch_size=4, epochs=1, shuffle=False, verbose=0)
     after_overflow = [w.copy() for w in model.get_weights()]
     scale_after_overflow = opt.dynamic_scale
     model.fit(x[4:], y[4:], batch_size=4, epochs=1, shuffle=False, verbose=0)
-    return {"unchanged": all(np.array_equal(a, b) for a, b in zip(before, after_overflow)),
-            "scale_after_overflow": scale_after_overflow, "skipped": opt.skipped_steps,
-            "scale": opt.dynamic_scale, "weights": model.get_weights()}
+    return {
+        "unchanged": all(np.array_equal(a, b) for a, b in zip(before, after_overflow)),
+        "scale_after_overflow": scale_after_overflow,
+        "skipped": opt.skipped_steps,
+        "scale": opt.dynamic_scale,
+        "weights": model.get_weights(),
+    }
 
 
 def _gpt_module():
@@ -101,12 +111,19 @@ def gpt_fit(devices: list[str] | None, policy: str, steps: int = 20) -> dict:
             model = gpt.GPT(256, 16, 32, 4, 2)
             inner = tf.keras.optimizers.SGD(0.05, momentum=0.9)
             # 2**26 overflows float16 at first: the first steps are skipped while the scale halves
-            opt = mixed_precision.LossScaleOptimizer(inner, initial_scale=2.0 ** 26, dynamic_growth_steps=5) \
-                if policy == "mixed_float16" else inner
+            opt = (
+                mixed_precision.LossScaleOptimizer(inner, initial_scale=2.0**26, dynamic_growth_steps=5)
+                if policy == "mixed_float16"
+                else inner
+            )
             model.compile(optimizer=opt, loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         history = model.fit(x, y, batch_size=8, epochs=1, shuffle=False, verbose=0)
-        return {"weights": model.get_weights(), "loss": history.history["loss"][0],
-                "skipped": getattr(opt, "skipped_steps", 0), "replicas": strategy.num_replicas_in_sync}
+        return {
+            "weights": model.get_weights(),
+            "loss": history.history["loss"][0],
+            "skipped": getattr(opt, "skipped_steps", 0),
+            "replicas": strategy.num_replicas_in_sync,
+        }
     finally:
         mixed_precision.set_global_policy("float32")
 
@@ -120,9 +137,16 @@ def ignore_class_fit(devices: list[str] | None) -> dict:
     y[:24, 2:] = -1  # the first rows count 2 positions, the others 6
     torch.manual_seed(0)
     with strategy.scope():
-        model = tf.keras.Sequential([layers.Embedding(10, 8, input_shape=(6,)),
-                                     layers.MultiHeadAttention(num_heads=2, key_dim=4), layers.Dense(10)])
-        model.compile(optimizer=tf.keras.optimizers.SGD(0.1),
-                      loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=-1))
+        model = tf.keras.Sequential(
+            [
+                layers.Embedding(10, 8, input_shape=(6,)),
+                layers.MultiHeadAttention(num_heads=2, key_dim=4),
+                layers.Dense(10),
+            ]
+        )
+        model.compile(
+            optimizer=tf.keras.optimizers.SGD(0.1),
+            loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=-1),
+        )
     history = model.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0)
     return {"weights": model.get_weights(), "loss": history.history["loss"]}

@@ -36,15 +36,22 @@ def multi_io_fit(devices: list[str] | None, n: int, batch_size: int, source: str
     torch.manual_seed(0)
     with strategy.scope():
         model = multi_io_model(as_dict=False)
-        model.compile(optimizer="adam", loss=["sparse_categorical_crossentropy", "mse"], loss_weights=[1.0, 0.5],
-                      metrics=[["accuracy"], ["mae"]])
+        model.compile(
+            optimizer="adam",
+            loss=["sparse_categorical_crossentropy", "mse"],
+            loss_weights=[1.0, 0.5],
+            metrics=[["accuracy"], ["mae"]],
+        )
     xa, xb, yc, yr = multi_io_data(n)
     if source == "arrays":
         history = model.fit([xa, xb], [yc, yr], batch_size=batch_size, epochs=1, shuffle=False, verbose=0)
     else:
         ds = tf.data.Dataset.from_tensor_slices(((xa, xb), (yc, yr))).batch(batch_size)
         history = model.fit(ds, epochs=1, verbose=0)
-    return {"weights": [w.copy() for w in model.get_weights()], "history": history.history,
-            "evaluate": model.evaluate([xa, xb], [yc, yr], batch_size=7, verbose=0, return_dict=True),
-            "predict": model.predict([xa, xb], batch_size=9, verbose=0),
-            "replicas": strategy.num_replicas_in_sync}
+    return {
+        "weights": [w.copy() for w in model.get_weights()],
+        "history": history.history,
+        "evaluate": model.evaluate([xa, xb], [yc, yr], batch_size=7, verbose=0, return_dict=True),
+        "predict": model.predict([xa, xb], batch_size=9, verbose=0),
+        "replicas": strategy.num_replicas_in_sync,
+    }

@@ -35,22 +35,24 @@ def make_data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 def strategy_from_env(replicas_per_worker: int = 1, timeout: float = 60.0) -> Any:
     import unison as tf
 
-    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver(
-        num_accelerators={"CPU": replicas_per_worker})
+    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver(num_accelerators={"CPU": replicas_per_worker})
     options = tf.distribute.experimental.CommunicationOptions(timeout_seconds=timeout)
     return tf.distribute.MultiWorkerMirroredStrategy(resolver, options)
 
 
 def _mlp(tf: Any) -> Any:
-    return tf.keras.Sequential([
-        tf.keras.layers.Dense(32, activation="relu", input_shape=(12,)),
-        tf.keras.layers.BatchNormalization(),
-        tf.keras.layers.Dense(4, activation="softmax"),
-    ])
+    return tf.keras.Sequential(
+        [
+            tf.keras.layers.Dense(32, activation="relu", input_shape=(12,)),
+            tf.keras.layers.BatchNormalization(),
+            tf.keras.layers.Dense(4, activation="softmax"),
+        ]
+    )
 
 
-def keras_and_custom_loops(replicas_per_worker: int = 1, single: bool = False, keras_only: bool = False,
-                           default: bool = False) -> dict:
+def keras_and_custom_loops(
+    replicas_per_worker: int = 1, single: bool = False, keras_only: bool = False, default: bool = False
+) -> dict:
     """Keras fit, a custom loop (strategy.run) and distribute_datasets_from_function, all in one run.
 
     ``default``: ``MultiWorkerMirroredStrategy()`` exactly as a user writes it (the launcher's
@@ -71,9 +73,12 @@ def keras_and_custom_loops(replicas_per_worker: int = 1, single: bool = False, k
     x, y = make_data(N_ROWS)
     xv, yv = make_data(101, seed=1)
     history = model.fit(x, y, batch_size=BATCH, epochs=1, validation_data=(xv, yv), verbose=0)
-    out = {"keras": [w.copy() for w in model.get_weights()], "history": history.history,
-           "replicas": strategy.num_replicas_in_sync,
-           "chief": bool(strategy.extended.should_checkpoint)}
+    out = {
+        "keras": [w.copy() for w in model.get_weights()],
+        "history": history.history,
+        "replicas": strategy.num_replicas_in_sync,
+        "chief": bool(strategy.extended.should_checkpoint),
+    }
     if keras_only:
         return out
 
@@ -82,8 +87,9 @@ def keras_and_custom_loops(replicas_per_worker: int = 1, single: bool = False, k
     with strategy.scope():
         net = torch.nn.Sequential(torch.nn.Linear(12, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
         opt = torch.optim.Adam(net.parameters(), lr=1e-2)
-    batches = [(torch.from_numpy(x[i:i + BATCH]), torch.from_numpy(y[i:i + BATCH]))
-               for i in range(0, N_ROWS, BATCH)]
+    batches = [
+        (torch.from_numpy(x[i : i + BATCH]), torch.from_numpy(y[i : i + BATCH])) for i in range(0, N_ROWS, BATCH)
+    ]
 
     def step(xb: torch.Tensor, yb: torch.Tensor, global_n: int) -> torch.Tensor:
         per_example = F.cross_entropy(net(xb), yb, reduction="none")
@@ -103,8 +109,8 @@ def keras_and_custom_loops(replicas_per_worker: int = 1, single: bool = False, k
 
         rows = []
         for i in range(0, N_ROWS, BATCH):
-            a, b = shard_bounds(len(x[i:i + BATCH]), ctx.num_input_pipelines, ctx.input_pipeline_id)
-            rows.append((x[i:i + BATCH][a:b], y[i:i + BATCH][a:b]))
+            a, b = shard_bounds(len(x[i : i + BATCH]), ctx.num_input_pipelines, ctx.input_pipeline_id)
+            rows.append((x[i : i + BATCH][a:b], y[i : i + BATCH][a:b]))
         return rows
 
     torch.manual_seed(2)
@@ -116,8 +122,9 @@ def keras_and_custom_loops(replicas_per_worker: int = 1, single: bool = False, k
     return out
 
 
-def train_with_backup(backup_dir: str, stop_after: int = 0, epochs: int = 2, save_freq: int = 5,
-                      single: bool = False) -> dict:
+def train_with_backup(
+    backup_dir: str, stop_after: int = 0, epochs: int = 2, save_freq: int = 5, single: bool = False
+) -> dict:
     """Keras fit with BackupAndRestore; ``stop_after`` > 0 interrupts every replica at that step."""
     import unison as tf
 
@@ -142,8 +149,11 @@ def train_with_backup(backup_dir: str, stop_after: int = 0, epochs: int = 2, sav
         model.fit(x, y, batch_size=BATCH, epochs=epochs, verbose=0, callbacks=callbacks)
     except KeyboardInterrupt:
         return {"interrupted": True}
-    return {"weights": [w.copy() for w in model.get_weights()], "restored_from": backup.restored_from,
-            "replicas": strategy.num_replicas_in_sync}
+    return {
+        "weights": [w.copy() for w in model.get_weights()],
+        "restored_from": backup.restored_from,
+        "replicas": strategy.num_replicas_in_sync,
+    }
 
 
 def collective_loop(marker_dir: str, timeout: float) -> dict:
@@ -177,14 +187,19 @@ def fault_program(backup_dir: str, work_dir: str, single: bool = False) -> dict 
         strategy = tf.distribute.get_strategy()
     else:
         strategy = tf.distribute.MultiWorkerMirroredStrategy(
-            communication_options=tf.distribute.experimental.CommunicationOptions(timeout_seconds=30))
+            communication_options=tf.distribute.experimental.CommunicationOptions(timeout_seconds=30)
+        )
     rank = strategy.extended.replica_id
     with open(os.path.join(work_dir, f"pid.{attempt}.{rank}"), "w") as fh:
         fh.write(str(os.getpid()))
     torch.manual_seed(0)
     with strategy.scope():
-        model = tf.keras.Sequential([tf.keras.layers.Dense(32, activation="relu", input_shape=(12,)),
-                                     tf.keras.layers.Dense(4, activation="softmax")])
+        model = tf.keras.Sequential(
+            [
+                tf.keras.layers.Dense(32, activation="relu", input_shape=(12,)),
+                tf.keras.layers.Dense(4, activation="softmax"),
+            ]
+        )
         model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
     x, y = make_data(FAULT_ROWS)
     progress = open(os.path.join(work_dir, "progress"), "a") if rank == 0 else None
@@ -204,8 +219,12 @@ def fault_program(backup_dir: str, work_dir: str, single: bool = False) -> dict 
     model.fit(x, y, batch_size=16, epochs=2, verbose=0, callbacks=[backup, Progress()])
     if rank != 0:
         return None
-    return {"weights": [w.copy() for w in model.get_weights()], "restored_from": backup.restored_from,
-            "attempt": attempt, "replicas": strategy.num_replicas_in_sync}
+    return {
+        "weights": [w.copy() for w in model.get_weights()],
+        "restored_from": backup.restored_from,
+        "attempt": attempt,
+        "replicas": strategy.num_replicas_in_sync,
+    }
 
 
 FAULT_STEPS = 70
@@ -234,9 +253,13 @@ def atomic_kill_trials(backup_dir: str, trials: int, seed: int) -> dict:
 
     def build() -> Any:
         torch.manual_seed(0)
-        model = tf.keras.Sequential([tf.keras.layers.Dense(1024, activation="relu", input_shape=(256,)),
-                                     tf.keras.layers.Dense(256, activation="relu"),
-                                     tf.keras.layers.Dense(4, activation="softmax")])
+        model = tf.keras.Sequential(
+            [
+                tf.keras.layers.Dense(1024, activation="relu", input_shape=(256,)),
+                tf.keras.layers.Dense(256, activation="relu"),
+                tf.keras.layers.Dense(4, activation="softmax"),
+            ]
+        )
         model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
         return model
 
@@ -286,16 +309,22 @@ def atomic_kill_trials(backup_dir: str, trials: int, seed: int) -> dict:
         os.waitpid(pid, 0)
         mid_write += any(name.startswith(".tmp-") for name in os.listdir(backup_dir))
     final = CheckpointManager(backup_dir, prefix="backup").restore_latest()
-    return {"resumed": resumed, "errors": errors, "mid_write": mid_write,
-            "final_step": None if final is None else final["epoch"] * 32 + final["step"]}
+    return {
+        "resumed": resumed,
+        "errors": errors,
+        "mid_write": mid_write,
+        "final_step": None if final is None else final["epoch"] * 32 + final["step"],
+    }
 
 
 # --- starting workers ---------------------------------------------------------------------------
-def start_worker(fn: str, tmp: str, index: int, config: str, kwargs: dict, prefix: list[str] | None = None,
-                 **extra_env: str) -> Worker:
+def start_worker(
+    fn: str, tmp: str, index: int, config: str, kwargs: dict, prefix: list[str] | None = None, **extra_env: str
+) -> Worker:
     """Start one worker as a fresh ``python`` process running this module's ``fn(**kwargs)``."""
-    return harness.start_worker(f"multi_worker_fns:{fn}", tmp, index, config, kwargs, prefix=prefix,
-                                sys_path=[HERE], **extra_env)
+    return harness.start_worker(
+        f"multi_worker_fns:{fn}", tmp, index, config, kwargs, prefix=prefix, sys_path=[HERE], **extra_env
+    )
 
 
 class Zygote:

@@ -22,8 +22,9 @@ def make_model(seed: int = 0) -> torch.nn.Module:
 
 def make_batches(steps: int, batch: int, seed: int = 1) -> list[tuple[torch.Tensor, torch.Tensor]]:
     gen = torch.Generator().manual_seed(seed)
-    return [(torch.randn(batch, IN, generator=gen), torch.randint(0, OUT, (batch,), generator=gen))
-            for _ in range(steps)]
+    return [
+        (torch.randn(batch, IN, generator=gen), torch.randint(0, OUT, (batch,), generator=gen)) for _ in range(steps)
+    ]
 
 
 def make_optimizer(kind: str, model: torch.nn.Module) -> torch.optim.Optimizer:
@@ -50,13 +51,15 @@ def _local(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor
     return x[a:b], y[a:b]
 
 
-def train(kind: str, steps: int, batch: int, options: dict[str, Any] | None = None,
-          set_to_none: bool = True) -> dict[str, Any]:
+def train(
+    kind: str, steps: int, batch: int, options: dict[str, Any] | None = None, set_to_none: bool = True
+) -> dict[str, Any]:
     """Horovod-style raw loop: each replica its shard, op=Average over equal shards."""
     unison.init(timeout_seconds=60)
     model = make_model(seed=unison.rank())  # different on purpose: the broadcast must fix it
-    opt = unison.DistributedOptimizer(make_optimizer(kind, model), named_parameters=model.named_parameters(),
-                                      **(options or {}))
+    opt = unison.DistributedOptimizer(
+        make_optimizer(kind, model), named_parameters=model.named_parameters(), **(options or {})
+    )
     unison.broadcast_parameters(model.state_dict(), root_rank=0)
     unison.broadcast_optimizer_state(opt, root_rank=0)
     bytes_before = opt.comm.bytes_reduced
@@ -65,17 +68,21 @@ def train(kind: str, steps: int, batch: int, options: dict[str, Any] | None = No
         opt.zero_grad(set_to_none=set_to_none)
         F.cross_entropy(model(xl), yl).backward()
         opt.step()
-    return {"params": [p.detach().numpy().copy() for p in model.parameters()],
-            "bytes": opt.comm.bytes_reduced - bytes_before, "state_bytes": opt.optimizer_state_bytes(),
-            "buckets": len(opt._buckets)}
+    return {
+        "params": [p.detach().numpy().copy() for p in model.parameters()],
+        "bytes": opt.comm.bytes_reduced - bytes_before,
+        "state_bytes": opt.optimizer_state_bytes(),
+        "buckets": len(opt._buckets),
+    }
 
 
 def accumulate(k: int, batch: int) -> dict[str, Any]:
     """k micro-batches per step: no collective on the first k-1 backward passes."""
     unison.init(timeout_seconds=60)
     model = make_model()
-    opt = unison.DistributedOptimizer(make_optimizer("sgd", model),
-                                      named_parameters=model.named_parameters(), backward_passes_per_step=k)
+    opt = unison.DistributedOptimizer(
+        make_optimizer("sgd", model), named_parameters=model.named_parameters(), backward_passes_per_step=k
+    )
     counts = []
     for x, y in make_batches(3, batch):
         xl, yl = _local(x, y)
@@ -96,8 +103,9 @@ def inconsistent(what: str) -> str:
     if what == "value" and unison.rank() == 1:
         with torch.no_grad():
             model[1].bias.add_(1.0)
-    opt = unison.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
-                                      named_parameters=model.named_parameters())
+    opt = unison.DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.1), named_parameters=model.named_parameters()
+    )
     try:
         model(torch.randn(4, IN)).sum().backward()  # the first bucket's launch runs the check
         opt.step()
@@ -109,8 +117,9 @@ def inconsistent(what: str) -> str:
 def nonfinite(policy: str) -> dict[str, Any]:
     unison.init(timeout_seconds=60)
     model = make_model()
-    opt = unison.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
-                                      named_parameters=model.named_parameters(), nonfinite=policy)
+    opt = unison.DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.1), named_parameters=model.named_parameters(), nonfinite=policy
+    )
     before = [p.detach().clone() for p in model.parameters()]
     x, y = make_batches(1, 8)[0]
     if unison.rank() == 1:
@@ -138,15 +147,20 @@ def partly_unused() -> dict[str, Any]:
         out = b(out)
     out.sum().backward()
     opt.synchronize()
-    return {"a": a.weight.grad.clone().numpy(), "b": None if b.weight.grad is None else b.weight.grad.numpy(),
-            "c": c.weight.grad is None, "buckets": len(opt._buckets)}
+    return {
+        "a": a.weight.grad.clone().numpy(),
+        "b": None if b.weight.grad is None else b.weight.grad.numpy(),
+        "c": c.weight.grad is None,
+        "buckets": len(opt._buckets),
+    }
 
 
 def sleeper(sleep_rank: int) -> str:
     unison.init(timeout_seconds=3)
     model = make_model()
-    opt = unison.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
-                                      named_parameters=model.named_parameters())
+    opt = unison.DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.1), named_parameters=model.named_parameters()
+    )
     x, y = make_batches(1, 8)[0]
     opt._checked = True  # start straight with the gradient collectives
     if unison.rank() == sleep_rank:
@@ -178,12 +192,15 @@ def mnist_compressed(compression: str, error_feedback: bool) -> float:
     y = torch.from_numpy(y[:12000].astype("int64"))
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(784, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
-    opt = unison.DistributedOptimizer(torch.optim.Adam(model.parameters(), lr=1e-3),
-                                      named_parameters=model.named_parameters(),
-                                      compression=compression, error_feedback=error_feedback)
+    opt = unison.DistributedOptimizer(
+        torch.optim.Adam(model.parameters(), lr=1e-3),
+        named_parameters=model.named_parameters(),
+        compression=compression,
+        error_feedback=error_feedback,
+    )
     unison.broadcast_parameters(model.state_dict())
     for i in range(0, len(x), 32):
-        xl, yl = _local(x[i:i + 32], y[i:i + 32])
+        xl, yl = _local(x[i : i + 32], y[i : i + 32])
         opt.zero_grad()
         F.cross_entropy(model(xl), yl).backward()
         opt.step()

@@ -23,9 +23,13 @@ def scheduled(steps: int, predivide: float) -> dict:
     """Horovod loop with StepLR on the DistributedOptimizer; returns lrs and parameters."""
     hvd.init()
     model = _model()
-    opt = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1 * hvd.size()),
-                                   named_parameters=model.named_parameters(), op=hvd.Average,
-                                   compression=hvd.Compression.none, gradient_predivide_factor=predivide)
+    opt = hvd.DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.1 * hvd.size()),
+        named_parameters=model.named_parameters(),
+        op=hvd.Average,
+        compression=hvd.Compression.none,
+        gradient_predivide_factor=predivide,
+    )
     hvd.broadcast_parameters(model.state_dict(), root_rank=0)
     hvd.broadcast_optimizer_state(opt, root_rank=0)
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
@@ -37,8 +41,11 @@ def scheduled(steps: int, predivide: float) -> dict:
         opt.step()
         sched.step()
         lrs.append(opt.param_groups[0]["lr"])
-    return {"lrs": lrs, "params": [p.detach().numpy().copy() for p in model.parameters()],
-            "is_optimizer": isinstance(opt, torch.optim.Optimizer)}
+    return {
+        "lrs": lrs,
+        "params": [p.detach().numpy().copy() for p in model.parameters()],
+        "is_optimizer": isinstance(opt, torch.optim.Optimizer),
+    }
 
 
 def scheduled_both(steps: int) -> dict:
@@ -65,9 +72,10 @@ def scaled(steps: int, overflow_step: int) -> dict:
     """GradScaler in Horovod's order; rank 1 overflows at ``overflow_step``: every replica skips it."""
     hvd.init()
     model = _model()
-    opt = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.05),
-                                   named_parameters=model.named_parameters(), nonfinite="keep")
-    scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 10)
+    opt = hvd.DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.05), named_parameters=model.named_parameters(), nonfinite="keep"
+    )
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**10)
     scales, params_after = [], []
     for step in range(steps):
         x, y = _batch(step, hvd.rank())

@@ -39,8 +39,11 @@ class Observe(tf.keras.callbacks.Callback):
         if self.seen is None:
             st = self.model._unison_training_state
             kernel = self.model.layers[0].kernel
-            self.seen = {"epoch": epoch, "kernel": self.strategy.read_variable(kernel).numpy(),
-                         "adam_step": float(self.strategy.optimizer_state(st.torch_opt)[0].get("step", 0))}
+            self.seen = {
+                "epoch": epoch,
+                "kernel": self.strategy.read_variable(kernel).numpy(),
+                "adam_step": float(self.strategy.optimizer_state(st.torch_opt)[0].get("step", 0)),
+            }
 
     def on_epoch_end(self, epoch, logs=None):
         if epoch + 1 == self.crash_after:
@@ -52,16 +55,26 @@ def main() -> None:
     cluster = json.loads(os.environ["PS_TEST_CLUSTER"])
     out, backup_dir, crash_after = sys.argv[1], sys.argv[2], int(sys.argv[3])
     strategy = tf.distribute.ParameterServerStrategy(
-        SimpleClusterResolver(ClusterSpec(cluster), task_type="chief", task_id=0), timeout_seconds=30)
+        SimpleClusterResolver(ClusterSpec(cluster), task_type="chief", task_id=0), timeout_seconds=30
+    )
     torch.manual_seed(0)
     with strategy.scope():
-        model = tf.keras.Sequential([tf.keras.layers.Dense(16, activation="relu", input_shape=(10,)),
-                                     tf.keras.layers.Dense(2, activation="softmax")])
+        model = tf.keras.Sequential(
+            [
+                tf.keras.layers.Dense(16, activation="relu", input_shape=(10,)),
+                tf.keras.layers.Dense(2, activation="softmax"),
+            ]
+        )
         model.compile(tf.keras.optimizers.Adam(0.01), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     backup = tf.keras.callbacks.BackupAndRestore(backup_dir, delete_checkpoint=False)
     observe = Observe(strategy, crash_after)
-    history = model.fit(tf.keras.utils.experimental.DatasetCreator(dataset_fn), epochs=4, steps_per_epoch=30,
-                        callbacks=[backup, observe], verbose=0)
+    history = model.fit(
+        tf.keras.utils.experimental.DatasetCreator(dataset_fn),
+        epochs=4,
+        steps_per_epoch=30,
+        callbacks=[backup, observe],
+        verbose=0,
+    )
     with open(out, "wb") as f:
         pickle.dump({"history": history.history, "restored_from": backup.restored_from, "seen": observe.seen}, f)
 

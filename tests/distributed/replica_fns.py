@@ -21,11 +21,13 @@ def keras_fit(devices: list[str] | None, n: int, batch_size: int, epochs: int = 
     strategy = tf.distribute.MirroredStrategy(devices)
     torch.manual_seed(0)
     with strategy.scope():
-        model = tf.keras.Sequential([
-            tf.keras.layers.Dense(32, activation="relu", input_shape=(12,)),
-            tf.keras.layers.BatchNormalization(),
-            tf.keras.layers.Dense(4, activation="softmax"),
-        ])
+        model = tf.keras.Sequential(
+            [
+                tf.keras.layers.Dense(32, activation="relu", input_shape=(12,)),
+                tf.keras.layers.BatchNormalization(),
+                tf.keras.layers.Dense(4, activation="softmax"),
+            ]
+        )
         model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     x, y = make_data(n)
     xv, yv = make_data(101, seed=1)
@@ -47,8 +49,10 @@ def custom_loop(devices: list[str] | None, n: int, batch_size: int) -> list[np.n
         model = torch.nn.Sequential(torch.nn.Linear(12, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
         optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
     x, y = make_data(n)
-    batches = [(torch.from_numpy(x[i:i + batch_size]), torch.from_numpy(y[i:i + batch_size]))
-               for i in range(0, n, batch_size)]
+    batches = [
+        (torch.from_numpy(x[i : i + batch_size]), torch.from_numpy(y[i : i + batch_size]))
+        for i in range(0, n, batch_size)
+    ]
 
     def step(xb: torch.Tensor, yb: torch.Tensor, global_n: int) -> torch.Tensor:
         per_example = F.cross_entropy(model(xb), yb, reduction="none")
@@ -77,7 +81,8 @@ def reduce_and_gather(_: int) -> dict:
         in_cross = tf.distribute.in_cross_replica_context()
         no_replica_ctx = tf.distribute.get_replica_context() is None
     replica_all_reduce = strategy.run(
-        lambda: tf.distribute.get_replica_context().all_reduce("SUM", torch.tensor(1.0))).item()
+        lambda: tf.distribute.get_replica_context().all_reduce("SUM", torch.tensor(1.0))
+    ).item()
     return {
         "sum": strategy.reduce("SUM", torch.tensor(float(rank))).item(),
         "mean": strategy.reduce("MEAN", torch.tensor(float(rank))).item(),
@@ -144,15 +149,19 @@ def keras_custom_loop(devices: list[str] | None, n: int, batch_size: int) -> dic
     strategy = tf.distribute.MirroredStrategy(devices)
     torch.manual_seed(0)
     with strategy.scope():
-        model = tf.keras.Sequential([tf.keras.layers.Dense(16, activation="tanh", input_shape=(12,)),
-                                     tf.keras.layers.Dense(4)])
+        model = tf.keras.Sequential(
+            [tf.keras.layers.Dense(16, activation="tanh", input_shape=(12,)), tf.keras.layers.Dense(4)]
+        )
         optimizer = tf.keras.optimizers.Adam(learning_rate=1e-2)
         loss_object = tf.keras.losses.SparseCategoricalCrossentropy(
-            from_logits=True, reduction=tf.keras.losses.Reduction.NONE)
+            from_logits=True, reduction=tf.keras.losses.Reduction.NONE
+        )
         train_accuracy = tf.keras.metrics.SparseCategoricalAccuracy(name="train_accuracy")
     x, y = make_data(n)
-    batches = [(torch.from_numpy(x[i:i + batch_size]), torch.from_numpy(y[i:i + batch_size]))
-               for i in range(0, n, batch_size)]
+    batches = [
+        (torch.from_numpy(x[i : i + batch_size]), torch.from_numpy(y[i : i + batch_size]))
+        for i in range(0, n, batch_size)
+    ]
 
     def train_step(xb: torch.Tensor, yb: torch.Tensor, global_n: int) -> torch.Tensor:
         predictions = model(xb, training=True)
@@ -165,9 +174,12 @@ def keras_custom_loop(devices: list[str] | None, n: int, batch_size: int) -> dic
     total = torch.zeros(())
     for (xb, yb), (gx, _) in zip(strategy.experimental_distribute_dataset(batches), batches):
         total += strategy.reduce(tf.distribute.ReduceOp.SUM, strategy.run(train_step, args=(xb, yb, len(gx))))
-    return {"weights": [p.detach().numpy().copy() for p in model.trainable_variables],
-            "accuracy": float(train_accuracy.result()), "iterations": int(optimizer.iterations),
-            "mean_loss": float(total) / len(batches)}
+    return {
+        "weights": [p.detach().numpy().copy() for p in model.trainable_variables],
+        "accuracy": float(train_accuracy.result()),
+        "iterations": int(optimizer.iterations),
+        "mean_loss": float(total) / len(batches),
+    }
 
 
 def missing_gpus_strategy() -> dict:
@@ -196,8 +208,11 @@ def synchronised_once(_: int) -> dict:
         with strategy.scope():
             weight = torch.nn.Parameter(torch.zeros(1))
         torch_opt = torch.optim.SGD([weight], lr=1.0)
-        opt = tf.DistributedOptimizer(torch_opt, op=tf.Sum, communicator=strategy.extended.communicator) \
-            if wrapped else torch_opt
+        opt = (
+            tf.DistributedOptimizer(torch_opt, op=tf.Sum, communicator=strategy.extended.communicator)
+            if wrapped
+            else torch_opt
+        )
 
         def step(opt: torch.optim.Optimizer, weight: torch.Tensor) -> None:
             opt.zero_grad()
@@ -207,6 +222,7 @@ def synchronised_once(_: int) -> dict:
         strategy.run(step, args=(opt, weight))
         results["wrapped" if wrapped else "plain"] = weight.item()
         results[f"same_synchronizer_{wrapped}"] = strategy.gradient_synchronizer(torch_opt) is (
-            opt if wrapped else tf.DistributedOptimizer.of(torch_opt))
+            opt if wrapped else tf.DistributedOptimizer.of(torch_opt)
+        )
         results[f"attributes_{wrapped}"] = sorted(k for k in vars(torch_opt) if "unison" in k)
     return results

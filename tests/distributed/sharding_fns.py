@@ -25,8 +25,9 @@ class Block(torch.nn.Module):
         # no attention biases: the key bias has a zero gradient that Adam would turn rounding noise into steps
         self.attn = torch.nn.MultiheadAttention(width, 2, bias=False, batch_first=True)
         self.ln2 = torch.nn.LayerNorm(width)
-        self.mlp = torch.nn.Sequential(torch.nn.Linear(width, 2 * width), torch.nn.GELU(),
-                                       torch.nn.Linear(2 * width, width))
+        self.mlp = torch.nn.Sequential(
+            torch.nn.Linear(width, 2 * width), torch.nn.GELU(), torch.nn.Linear(2 * width, width)
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.ln1(x)
@@ -91,8 +92,11 @@ def full_optimizer_moments(model: torch.nn.Module, opt: torch.optim.Optimizer) -
     from torch.distributed.checkpoint.state_dict import StateDictOptions, get_optimizer_state_dict
 
     sd = get_optimizer_state_dict(model, opt, options=StateDictOptions(full_state_dict=True))
-    return {f"{k}.{m}": v[m].detach().cpu().numpy().copy() for k, v in sd["state"].items()
-            for m in ("exp_avg", "exp_avg_sq")}
+    return {
+        f"{k}.{m}": v[m].detach().cpu().numpy().copy()
+        for k, v in sd["state"].items()
+        for m in ("exp_avg", "exp_avg_sq")
+    }
 
 
 def _local(ids: torch.Tensor) -> torch.Tensor:
@@ -120,8 +124,9 @@ def train_three_ways(steps: int = STEPS) -> dict[str, Any]:
     """Plain data parallelism (DistributedOptimizer), full sharding (Average and Sum)."""
     unison.init(timeout_seconds=60)
     model = make_model(seed=unison.rank())
-    opt = unison.DistributedOptimizer(torch.optim.Adam(model.parameters(), lr=1e-2),
-                                      named_parameters=model.named_parameters())
+    opt = unison.DistributedOptimizer(
+        torch.optim.Adam(model.parameters(), lr=1e-2), named_parameters=model.named_parameters()
+    )
     unison.broadcast_parameters(model.state_dict(), root_rank=0)
     for ids in make_batches(steps):
         opt.zero_grad()
@@ -131,14 +136,25 @@ def train_three_ways(steps: int = STEPS) -> dict[str, Any]:
 
     sharded_avg, opt_avg = _train_sharded(unison.Average, steps)
     sizes = replica_state_bytes(sharded_avg, opt_avg)
-    moments = sum(v.to_local().numel() * v.to_local().element_size()
-                  for s in opt_avg.state.values() for k, v in s.items() if k in ("exp_avg", "exp_avg_sq"))
+    moments = sum(
+        v.to_local().numel() * v.to_local().element_size()
+        for s in opt_avg.state.values()
+        for k, v in s.items()
+        if k in ("exp_avg", "exp_avg_sq")
+    )
     numel_local = sum(p.to_local().numel() for p in sharded_avg.parameters())
     numel_full = sum(p.numel() for p in sharded_avg.parameters())  # a DTensor's numel is global
     sharded_sum, _ = _train_sharded(unison.Sum, steps)
-    return {"plain": plain, "sharded_avg": full_params(sharded_avg), "sharded_sum": full_params(sharded_sum),
-            "sizes": sizes, "moments": moments, "numel_local": numel_local, "numel_full": numel_full,
-            "param_types": sorted({type(p).__name__ for p in sharded_avg.parameters()})}
+    return {
+        "plain": plain,
+        "sharded_avg": full_params(sharded_avg),
+        "sharded_sum": full_params(sharded_sum),
+        "sizes": sizes,
+        "moments": moments,
+        "numel_local": numel_local,
+        "numel_full": numel_full,
+        "param_types": sorted({type(p).__name__ for p in sharded_avg.parameters()}),
+    }
 
 
 def train_and_save(path: str, steps: int = 5) -> dict[str, Any]:

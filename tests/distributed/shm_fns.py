@@ -87,8 +87,7 @@ def die_or_survive(rank: int, port: int, conn: Any) -> None:
 
     store = dist.TCPStore("127.0.0.1", port, 2, is_master=False, timeout=datetime.timedelta(seconds=60))
     cpu = torch.device("cpu")
-    comm = Communicator(rank, 2, cpu, 120.0, store=store,
-                        shared_memory=attach(store, rank, 2, cpu, "gloo", 120.0))
+    comm = Communicator(rank, 2, cpu, 120.0, store=store, shared_memory=attach(store, rank, 2, cpu, "gloo", 120.0))
     comm.all_reduce(torch.ones(4), name="warm-up")
     if rank == 1:
         os._exit(3)

@@ -33,6 +33,7 @@ def _argparse_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
 
 # --- bad input: every one a clear message naming the value and the fix ----------------------------
 
+
 @pytest.mark.parametrize("value", ["0", "1,0", "-1", "1,x", ""])
 def test_replicas_must_be_integers_at_least_one(capsys, value) -> None:
     err = _argparse_error(capsys, ["--replicas", value])
@@ -56,13 +57,16 @@ def test_unknown_dataset_lists_the_choices(capsys) -> None:
     assert "synthetic" in err and "fashion_mnist" in err
 
 
-@pytest.mark.parametrize("argv, fragment", [
-    (["--baseline", "horovod"], "Unknown baseline 'horovod'"),
-    (["--epochs", "0"], "--epochs must be an integer >= 1"),
-    (["--batch-size", "x"], "--batch-size must be an integer >= 1"),
-    (["--repeats", "0"], "--repeats must be an integer >= 1"),
-    (["--strategy", "parameter_server"], "invalid choice: 'parameter_server'"),
-])
+@pytest.mark.parametrize(
+    "argv, fragment",
+    [
+        (["--baseline", "horovod"], "Unknown baseline 'horovod'"),
+        (["--epochs", "0"], "--epochs must be an integer >= 1"),
+        (["--batch-size", "x"], "--batch-size must be an integer >= 1"),
+        (["--repeats", "0"], "--repeats must be an integer >= 1"),
+        (["--strategy", "parameter_server"], "invalid choice: 'parameter_server'"),
+    ],
+)
 def test_other_bad_options(capsys, argv, fragment) -> None:
     assert fragment in _argparse_error(capsys, argv)
 
@@ -86,7 +90,8 @@ def test_module_that_fails_while_importing(capsys, tmp_path, monkeypatch) -> Non
 
 def test_factory_missing_or_not_a_model(tmp_path, monkeypatch) -> None:
     (tmp_path / "my_bench_models.py").write_text(
-        "import torch\nVALUE = 3\ndef make_module():\n    return torch.nn.Linear(784, 10)\n")
+        "import torch\nVALUE = 3\ndef make_module():\n    return torch.nn.Linear(784, 10)\n"
+    )
     monkeypatch.chdir(tmp_path)
     monkeypatch.delitem(sys.modules, "my_bench_models", raising=False)
     with pytest.raises(ValueError, match="has no attribute 'make'. Its callables: make_module"):
@@ -142,6 +147,7 @@ def test_missing_dataset_is_reported_before_anything_runs(capsys, tmp_path, monk
 
 # --- models -----------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name, params", [("cnn", 34826), ("mlp", 101770)])
 def test_keras_and_torch_models_are_the_same_architecture(name, params) -> None:
     keras_model = models.build_keras_model(name)
@@ -158,7 +164,8 @@ def test_factory_model(tmp_path, monkeypatch) -> None:
     (tmp_path / "flat_bench_model.py").write_text(
         "from unison import keras\n"
         "def make():\n"
-        "    return keras.Sequential([keras.layers.Dense(10, activation='softmax', input_shape=(784,))])\n")
+        "    return keras.Sequential([keras.layers.Dense(10, activation='softmax', input_shape=(784,))])\n"
+    )
     monkeypatch.chdir(tmp_path)
     monkeypatch.delitem(sys.modules, "flat_bench_model", raising=False)
     assert models.input_shape("flat_bench_model:make") == (784,)
@@ -172,7 +179,8 @@ def test_factory_with_a_non_image_input_shape(tmp_path, monkeypatch) -> None:
     (tmp_path / "wide_bench_model.py").write_text(
         "from unison import keras\n"
         "def make():\n"
-        "    return keras.Sequential([keras.layers.Dense(10, input_shape=(100,))])\n")
+        "    return keras.Sequential([keras.layers.Dense(10, input_shape=(100,))])\n"
+    )
     monkeypatch.chdir(tmp_path)
     monkeypatch.delitem(sys.modules, "wide_bench_model", raising=False)
     with pytest.raises(ValueError, match=r"takes inputs of shape \(100,\).*784 values"):
@@ -180,6 +188,7 @@ def test_factory_with_a_non_image_input_shape(tmp_path, monkeypatch) -> None:
 
 
 # --- data -------------------------------------------------------------------------------------------
+
 
 def test_synthetic_is_fixed_and_learnable() -> None:
     (x, y), (xt, yt) = data.synthetic(3000, 500)
@@ -206,19 +215,36 @@ def test_samples_cut_train_and_validation(tmp_path) -> None:
 
 # --- what is measured and how it is summarised -----------------------------------------------------
 
+
 def _rec(system: str, n: int, t: float, repeat: int = 1, ok: bool = True) -> dict:
-    return {"system": system, "replicas": n, "repeat": repeat, "ok": ok, "time_per_epoch_s": t,
-            "startup_s": 1.0, "val_accuracy": 0.9, "peak_rss_mb_per_process": [100.0] * n,
-            "threads_per_replica": 2 // n}
+    return {
+        "system": system,
+        "replicas": n,
+        "repeat": repeat,
+        "ok": ok,
+        "time_per_epoch_s": t,
+        "startup_s": 1.0,
+        "val_accuracy": 0.9,
+        "peak_rss_mb_per_process": [100.0] * n,
+        "threads_per_replica": 2 // n,
+    }
 
 
 def test_summary_speedup_and_efficiency_come_from_the_median_times() -> None:
-    records = [_rec("unison", 1, 10.0, 1), _rec("unison", 1, 12.0, 2), _rec("unison", 1, 30.0, 3),
-               _rec("unison", 2, 8.0, 1), _rec("unison", 2, 6.0, 2),
-               {"system": "unison", "replicas": 2, "repeat": 3, "ok": False, "error": "x"}]
+    records = [
+        _rec("unison", 1, 10.0, 1),
+        _rec("unison", 1, 12.0, 2),
+        _rec("unison", 1, 30.0, 3),
+        _rec("unison", 2, 8.0, 1),
+        _rec("unison", 2, 6.0, 2),
+        {"system": "unison", "replicas": 2, "repeat": 3, "ok": False, "error": "x"},
+    ]
     rows = {(r["system"], r["replicas"]): r for r in report.summarize(records, train_samples=6000)}
     one, two = rows[("unison", 1)], rows[("unison", 2)]
-    assert one["time_per_epoch_s_median"] == 12.0 and (one["time_per_epoch_s_min"], one["time_per_epoch_s_max"]) == (10.0, 30.0)
+    assert one["time_per_epoch_s_median"] == 12.0 and (one["time_per_epoch_s_min"], one["time_per_epoch_s_max"]) == (
+        10.0,
+        30.0,
+    )
     assert two["time_per_epoch_s_median"] == 7.0 and two["failed_runs"] == 1 and two["runs"] == 2
     assert two["samples_per_s"] == pytest.approx(6000 / 7.0)
     assert two["speedup"] == pytest.approx(12.0 / 7.0)
@@ -233,8 +259,13 @@ def test_without_one_replica_there_is_no_speedup() -> None:
 
 
 def test_comparisons_and_targets() -> None:
-    records = [_rec("unison", 1, 2.0), _rec("ddp", 1, 2.5), _rec("tensorflow", 1, 10.0),
-               _rec("unison", 2, 3.0), _rec("ddp", 2, 2.0)]
+    records = [
+        _rec("unison", 1, 2.0),
+        _rec("ddp", 1, 2.5),
+        _rec("tensorflow", 1, 10.0),
+        _rec("unison", 2, 3.0),
+        _rec("ddp", 2, 2.0),
+    ]
     rows = report.summarize(records, train_samples=100)
     mlp = {(c["baseline"], c["replicas"]): c for c in report.compare(records, rows, "mlp")}
     assert mlp[("ddp", 1)]["ratio"] == pytest.approx(0.8) and mlp[("ddp", 1)]["met"] is True
@@ -265,8 +296,16 @@ def test_plot_with_matplotlib(tmp_path) -> None:
 def test_runs_interleave_systems_and_rotate_their_order() -> None:
     cfg = config.BenchConfig(model="mlp", dataset="synthetic", replicas=[1, 2], repeats=2)
     order = [(s.repeat, s.replicas, s.system) for s in runner.plan(cfg, ["unison", "ddp"])]
-    assert order == [(0, 1, "unison"), (0, 1, "ddp"), (0, 2, "unison"), (0, 2, "ddp"),
-                     (1, 1, "ddp"), (1, 1, "unison"), (1, 2, "ddp"), (1, 2, "unison")]
+    assert order == [
+        (0, 1, "unison"),
+        (0, 1, "ddp"),
+        (0, 2, "unison"),
+        (0, 2, "ddp"),
+        (1, 1, "ddp"),
+        (1, 1, "unison"),
+        (1, 2, "ddp"),
+        (1, 2, "unison"),
+    ]
 
 
 def test_children_start_fresh(monkeypatch) -> None:
@@ -317,14 +356,43 @@ def test_tensorflow_baseline_skipped_with_a_reason(monkeypatch, tmp_path) -> Non
 # --- end to end: the command in its own processes ---------------------------------------------
 
 RUN_FIELDS = {
-    "system", "replicas", "repeat", "ok", "time_per_epoch_s", "epoch_times_s", "startup_s",
-    "data_s", "eval_s", "wall_s", "val_accuracy", "val_loss", "train_loss", "train_accuracy",
-    "threads_per_replica", "processes", "peak_rss_mb_per_process", "strategy", "device", "log",
+    "system",
+    "replicas",
+    "repeat",
+    "ok",
+    "time_per_epoch_s",
+    "epoch_times_s",
+    "startup_s",
+    "data_s",
+    "eval_s",
+    "wall_s",
+    "val_accuracy",
+    "val_loss",
+    "train_loss",
+    "train_accuracy",
+    "threads_per_replica",
+    "processes",
+    "peak_rss_mb_per_process",
+    "strategy",
+    "device",
+    "log",
 }
 SUMMARY_FIELDS = {
-    "system", "replicas", "runs", "failed_runs", "threads_per_replica", "time_per_epoch_s_median",
-    "time_per_epoch_s_min", "time_per_epoch_s_max", "time_per_epoch_s_all", "samples_per_s",
-    "speedup", "efficiency", "startup_s_median", "peak_rss_mb_max_process", "val_accuracy_median",
+    "system",
+    "replicas",
+    "runs",
+    "failed_runs",
+    "threads_per_replica",
+    "time_per_epoch_s_median",
+    "time_per_epoch_s_min",
+    "time_per_epoch_s_max",
+    "time_per_epoch_s_all",
+    "samples_per_s",
+    "speedup",
+    "efficiency",
+    "startup_s_median",
+    "peak_rss_mb_max_process",
+    "val_accuracy_median",
 }
 
 
@@ -352,8 +420,21 @@ def _check_run(run: dict) -> None:
 
 @pytest.mark.timeout(180)
 def test_bench_mlp_synthetic_one_and_two_replicas(tmp_path) -> None:
-    proc, result = _bench(tmp_path, "--model", "mlp", "--dataset", "synthetic", "--replicas", "1,2",
-                          "--epochs", "1", "--samples", "2400", "--repeats", "1")
+    proc, result = _bench(
+        tmp_path,
+        "--model",
+        "mlp",
+        "--dataset",
+        "synthetic",
+        "--replicas",
+        "1,2",
+        "--epochs",
+        "1",
+        "--samples",
+        "2400",
+        "--repeats",
+        "1",
+    )
     out = tmp_path / "results"
     # progress, the core split and the table on the terminal
     assert "[1/2] repeat 1/1  unison     x1:" in proc.stdout and "[2/2] repeat 1/1  unison     x2:" in proc.stdout
@@ -391,8 +472,21 @@ def test_bench_mlp_synthetic_one_and_two_replicas(tmp_path) -> None:
 
 @pytest.mark.timeout(180)
 def test_bench_ddp_baseline(tmp_path) -> None:
-    proc, result = _bench(tmp_path, "--model", "mlp", "--dataset", "synthetic", "--replicas", "2",
-                          "--samples", "1200", "--repeats", "1", "--baseline", "ddp")
+    proc, result = _bench(
+        tmp_path,
+        "--model",
+        "mlp",
+        "--dataset",
+        "synthetic",
+        "--replicas",
+        "2",
+        "--samples",
+        "1200",
+        "--repeats",
+        "1",
+        "--baseline",
+        "ddp",
+    )
     assert result["systems"] == ["unison", "ddp"]
     ddp = [r for r in result["runs"] if r["system"] == "ddp"]
     assert len(ddp) == 1
@@ -410,9 +504,24 @@ def test_bench_multi_worker_strategy(tmp_path) -> None:
     import unison.distribute
 
     if not hasattr(unison.distribute, "MultiWorkerMirroredStrategy"):
-        pytest.skip("this unison has no MultiWorkerMirroredStrategy (test_multi_worker_not_available_yet checks the error)")
-    _, result = _bench(tmp_path, "--model", "mlp", "--dataset", "synthetic", "--replicas", "2",
-                       "--strategy", "multi_worker", "--samples", "1200", "--repeats", "1")
+        pytest.skip(
+            "this unison has no MultiWorkerMirroredStrategy (test_multi_worker_not_available_yet checks the error)"
+        )
+    _, result = _bench(
+        tmp_path,
+        "--model",
+        "mlp",
+        "--dataset",
+        "synthetic",
+        "--replicas",
+        "2",
+        "--strategy",
+        "multi_worker",
+        "--samples",
+        "1200",
+        "--repeats",
+        "1",
+    )
     [run] = result["runs"]
     assert run["ok"] and run["strategy"] == "MultiWorkerMirroredStrategy"
     assert run["processes"] == 2 and run["time_per_epoch_s"] > 0 and 0.0 <= run["val_accuracy"] <= 1.0

@@ -32,8 +32,7 @@ def one_replica() -> dict:
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("style", ["torch", "tf"])
 def test_custom_train_step_on_two_replicas_matches_one_device(one_replica: dict, style: str) -> None:
-    results = run_distributed(fit_style, world_size=2, args=(["/cpu:0", "/cpu:1"], style, N_ROWS, BATCH),
-                              timeout=240)
+    results = run_distributed(fit_style, world_size=2, args=(["/cpu:0", "/cpu:1"], style, N_ROWS, BATCH), timeout=240)
     for res in results:
         assert res["replicas"] == 2 and res["iterations"] == 20
         for got, want in zip(res["weights"], one_replica["weights"]):
@@ -54,8 +53,11 @@ def test_custom_train_step_trains_under_parameter_server_strategy() -> None:
             try:
                 with strategy.scope():
                     model = custom_step_fns._mlp(STYLES[style], batchnorm=False)
-                    model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="sparse_categorical_crossentropy",
-                                  metrics=["accuracy"])
+                    model.compile(
+                        optimizer=tf.keras.optimizers.SGD(0.1),
+                        loss="sparse_categorical_crossentropy",
+                        metrics=["accuracy"],
+                    )
                 x, y = custom_step_fns.make_data(256)
                 history = model.fit(x, y, batch_size=16, epochs=4, steps_per_epoch=10, verbose=0)
                 losses = history.history["loss"]
@@ -64,8 +66,10 @@ def test_custom_train_step_trains_under_parameter_server_strategy() -> None:
                 assert history.history["accuracy"][-1] > 0.35, style  # 4 classes: chance is 0.25
                 # every scheduled step was applied once, by the servers (the optimizer's counter
                 # is a worker-side object: the coordinator's stays at 0, as TF's does)
-                updates = sum(sum(strategy._servers.call(ps, protocol.PS_STATS)[0]["updates"].values())
-                              for ps in range(len(strategy._servers)))
+                updates = sum(
+                    sum(strategy._servers.call(ps, protocol.PS_STATS)[0]["updates"].values())
+                    for ps in range(len(strategy._servers))
+                )
                 assert updates >= 4 * 10 * len(model.trainable_weights), (style, updates)
             finally:
                 if strategy._coordinator is not None:

@@ -23,8 +23,9 @@ def _data(n: int = 512, seed: int = 0):
 
 def dataset_fn(input_context):
     x, y = _data()
-    ds = tf.data.Dataset.from_tensor_slices((x, y)).shard(input_context.num_input_pipelines,
-                                                          input_context.input_pipeline_id)
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).shard(
+        input_context.num_input_pipelines, input_context.input_pipeline_id
+    )
     return ds.shuffle(512).batch(input_context.get_per_replica_batch_size(32)).repeat().prefetch(2)
 
 
@@ -39,8 +40,12 @@ def strategy():
 
 def _model(strategy):
     with strategy.scope():
-        model = tf.keras.Sequential([tf.keras.layers.Dense(16, activation="relu", input_shape=(10,)),
-                                     tf.keras.layers.Dense(2, activation="softmax")])
+        model = tf.keras.Sequential(
+            [
+                tf.keras.layers.Dense(16, activation="relu", input_shape=(10,)),
+                tf.keras.layers.Dense(2, activation="softmax"),
+            ]
+        )
         model.compile(tf.keras.optimizers.SGD(0.1), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     return model
 

@@ -36,8 +36,10 @@ def test_zeroing_in_place_accumulates_into_the_lent_bucket_views_and_stays_exact
 
 
 def test_many_buckets_equal_one_bucket_and_fp16_halves_the_bytes() -> None:
-    one, many, fp16 = (run_distributed(fns.train, 2, args=("adam", STEPS, BATCH, opts), timeout=120)[0]
-                       for opts in ({}, {"bucket_cap_mb": 1e-4}, {"compression": "fp16"}))
+    one, many, fp16 = (
+        run_distributed(fns.train, 2, args=("adam", STEPS, BATCH, opts), timeout=120)[0]
+        for opts in ({}, {"bucket_cap_mb": 1e-4}, {"compression": "fp16"})
+    )
     assert one["buckets"] == 1 and many["buckets"] == 4
     _assert_close(many["params"], one["params"], 1e-6)
     assert one["bytes"] > 0
@@ -59,18 +61,20 @@ def test_accumulation_equals_big_batch_and_talks_only_on_the_last_pass() -> None
 
 def test_zero1_equals_plain_and_holds_less_state() -> None:
     plain = run_distributed(fns.train, 2, args=("adam", STEPS, BATCH), timeout=120)
-    sharded = run_distributed(fns.train, 2, args=("adam", STEPS, BATCH, {"shard_optimizer_state": True}),
-                              timeout=120)
+    sharded = run_distributed(fns.train, 2, args=("adam", STEPS, BATCH, {"shard_optimizer_state": True}), timeout=120)
     for res in sharded:
         _assert_close(res["params"], plain[0]["params"], 1e-6)
         assert 0 < res["state_bytes"] < plain[0]["state_bytes"]
     assert sum(r["state_bytes"] for r in sharded) == pytest.approx(plain[0]["state_bytes"], rel=0.05)
 
 
-@pytest.mark.parametrize("what,expected", [
-    ("value", "different values for parameter '1.bias': ranks [1]"),
-    ("shape", "parameter #0 is 0.weight (16, 10) float32 on rank 0 but 0.weight (17, 10)"),
-])
+@pytest.mark.parametrize(
+    "what,expected",
+    [
+        ("value", "different values for parameter '1.bias': ranks [1]"),
+        ("shape", "parameter #0 is 0.weight (16, 10) float32 on rank 0 but 0.weight (17, 10)"),
+    ],
+)
 def test_inconsistent_replicas_raise_everywhere_naming_the_parameter(what: str, expected: str) -> None:
     for message in run_distributed(fns.inconsistent, 2, args=(what,), timeout=120):
         assert expected in message
@@ -114,8 +118,10 @@ def test_adasum_combines_like_the_formula() -> None:
 @pytest.mark.timeout(1000)
 def test_compressed_gradients_still_learn_mnist(mnist_dir) -> None:
     env = {"UNISON_DATA_DIR": str(mnist_dir)}
-    acc = {c: run_distributed(fns.mnist_compressed, 2, args=(c, c == "bf16"), timeout=300, env=env)
-           for c in ("none", "fp16", "bf16")}
+    acc = {
+        c: run_distributed(fns.mnist_compressed, 2, args=(c, c == "bf16"), timeout=300, env=env)
+        for c in ("none", "fp16", "bf16")
+    }
     for c, (a0, a1) in acc.items():
         assert a0 == a1, c  # replicas hold the same model
     assert acc["none"][0] > 0.85  # 375 steps on 12,000 images

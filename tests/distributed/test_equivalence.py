@@ -58,8 +58,7 @@ def test_keras_custom_loop_with_apply_gradients_matches_one_device() -> None:
 
     ref = keras_custom_loop(None, N_ROWS, BATCH)
     assert ref["iterations"] == 20
-    results = run_distributed(keras_custom_loop, world_size=2, args=(["/cpu:0", "/cpu:1"], N_ROWS, BATCH),
-                              timeout=180)
+    results = run_distributed(keras_custom_loop, world_size=2, args=(["/cpu:0", "/cpu:1"], N_ROWS, BATCH), timeout=180)
     for res in results:
         assert res["iterations"] == 20
         for got, want in zip(res["weights"], ref["weights"]):

@@ -21,8 +21,9 @@ pytestmark = pytest.mark.timeout(300)
 def test_functional_fit_on_two_replicas_matches_one_device(tmp_path: Any) -> None:
     ref = functional_fit(None, N_ROWS, BATCH)
     out = str(tmp_path / "run")
-    results = run_distributed(functional_fit, world_size=2, args=(["/cpu:0", "/cpu:1"], N_ROWS, BATCH, out),
-                              timeout=240)
+    results = run_distributed(
+        functional_fit, world_size=2, args=(["/cpu:0", "/cpu:1"], N_ROWS, BATCH, out), timeout=240
+    )
     for res in results:
         assert res["replicas"] == 2
         for got, want in zip(res["weights"], ref["weights"]):

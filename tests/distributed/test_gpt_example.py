@@ -11,8 +11,24 @@ import pytest
 
 # 60 steps (2 epochs of 30) of global batch 32, sequences of 32 bytes, d_model 64, 2 blocks,
 # mixed_bfloat16: the byte-level loss starts at ln(256) = 5.55 and ends near 2.75.
-STEPS_ARGS = ["--epochs", "2", "--steps-per-epoch", "30", "--batch-size", "32", "--seq-len", "32",
-              "--d-model", "64", "--layers", "2", "--max-bytes", "200000", "--samples", "2"]
+STEPS_ARGS = [
+    "--epochs",
+    "2",
+    "--steps-per-epoch",
+    "30",
+    "--batch-size",
+    "32",
+    "--seq-len",
+    "32",
+    "--d-model",
+    "64",
+    "--layers",
+    "2",
+    "--max-bytes",
+    "200000",
+    "--samples",
+    "2",
+]
 THRESHOLD = 3.2
 
 
@@ -40,9 +56,29 @@ def test_gpt_example_loss_falls_below_threshold(repo, devices) -> None:
 @pytest.mark.timeout(600)
 def test_gpt_raw_loop_under_unison_launch_loss_falls_below_threshold(repo) -> None:
     # The same model and sizes in a raw loop with DistributedOptimizer, 2 processes.
-    cmd = [sys.executable, "-m", "unison.cli", "launch", "--nproc-per-node", "2",
-           str(repo / "examples" / "gpt_raw_loop.py"), "--steps", "60", "--log-every", "30", "--batch-size", "32",
-           "--seq-len", "32", "--d-model", "64", "--layers", "2", "--max-bytes", "200000"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "unison.cli",
+        "launch",
+        "--nproc-per-node",
+        "2",
+        str(repo / "examples" / "gpt_raw_loop.py"),
+        "--steps",
+        "60",
+        "--log-every",
+        "30",
+        "--batch-size",
+        "32",
+        "--seq-len",
+        "32",
+        "--d-model",
+        "64",
+        "--layers",
+        "2",
+        "--max-bytes",
+        "200000",
+    ]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=500, env=env, check=False)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]

@@ -13,9 +13,11 @@ pytestmark = pytest.mark.timeout(300)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("options,manual", [({}, False), ({"clip_grad_norm": 0.5}, False),
-                                            ({"shard_gradients": True}, False), ({"nonfinite": "keep"}, True)],
-                         ids=["plain", "clip", "zero2", "synchronize_unscale_clip"])
+@pytest.mark.parametrize(
+    "options,manual",
+    [({}, False), ({"clip_grad_norm": 0.5}, False), ({"shard_gradients": True}, False), ({"nonfinite": "keep"}, True)],
+    ids=["plain", "clip", "zero2", "synchronize_unscale_clip"],
+)
 def test_one_replica_overflow_skips_everywhere_and_matches_one_process(options: dict, manual: bool) -> None:
     one = run_distributed(fns.train, 1, args=(options, manual), timeout=120)[0]
     two = run_distributed(fns.train, 2, args=(options, manual), timeout=240)

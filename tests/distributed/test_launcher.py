@@ -23,28 +23,41 @@ def _run(tmp_path, body: str, timeout: float = 120, stdin: str | None = None, ar
     script.write_text(SCRIPT_HEAD + textwrap.dedent(body))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "UNISON_RANK"))}
     start = time.monotonic()
-    proc = subprocess.run(args or [sys.executable, str(script)], capture_output=True, text=True,
-                          timeout=timeout, env=env, input=stdin, cwd=tmp_path)
+    proc = subprocess.run(
+        args or [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        input=stdin,
+        cwd=tmp_path,
+    )
     return proc, time.monotonic() - start
 
 
 def test_two_replicas_from_a_plain_python_command(tmp_path) -> None:
-    proc, _ = _run(tmp_path, """
+    proc, _ = _run(
+        tmp_path,
+        """
         total = strategy.reduce("SUM", torch.tensor(float(rank + 1))).item()
         print(f"rank={rank} replicas={strategy.num_replicas_in_sync} total={total}")
-    """)
+    """,
+    )
     assert proc.returncode == 0, proc.stderr
     # only the chief's stdout reaches the terminal
     assert proc.stdout.strip() == "rank=0 replicas=2 total=3.0"
 
 
 def test_failing_replica_stops_the_job_and_is_named(tmp_path) -> None:
-    proc, elapsed = _run(tmp_path, """
+    proc, elapsed = _run(
+        tmp_path,
+        """
         if rank == 1:
             raise RuntimeError("replica one broke")
         for _ in range(1000):
             strategy.reduce("SUM", torch.ones(1))
-    """)
+    """,
+    )
     assert proc.returncode != 0
     assert "replica 1 of 2" in proc.stderr
     assert "RuntimeError: replica one broke" in proc.stderr
@@ -53,7 +66,9 @@ def test_failing_replica_stops_the_job_and_is_named(tmp_path) -> None:
 
 def test_failing_chief_takes_the_other_replicas_down(tmp_path) -> None:
     marker = tmp_path / "child.pid"
-    proc, elapsed = _run(tmp_path, f"""
+    proc, elapsed = _run(
+        tmp_path,
+        f"""
         if rank == 1:
             open({str(marker)!r}, "w").write(str(os.getpid()))
             strategy.reduce("SUM", torch.ones(1))   # waits for the chief, which never comes
@@ -61,7 +76,8 @@ def test_failing_chief_takes_the_other_replicas_down(tmp_path) -> None:
             while not os.path.exists({str(marker)!r}):
                 time.sleep(0.05)
             raise KeyError("chief broke")
-    """)
+    """,
+    )
     assert proc.returncode != 0
     assert "KeyError: 'chief broke'" in proc.stderr
     pid = int(marker.read_text())

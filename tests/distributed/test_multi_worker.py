@@ -60,12 +60,24 @@ def check_equal(results: list[dict], ref: dict, replicas: int) -> None:
 def test_two_workers_with_two_replicas_each_match_one_process(tmp_path, one_process) -> None:
     # TF_CONFIG set by hand; each worker starts its second local replica by re-running itself
     addresses = [f"127.0.0.1:{p}" for p in free_ports(2)]
-    workers = [start_worker("keras_and_custom_loops", str(tmp_path), i, tf_config(addresses, i),
-                            {"replicas_per_worker": 2, "keras_only": True}) for i in range(2)]
+    workers = [
+        start_worker(
+            "keras_and_custom_loops",
+            str(tmp_path),
+            i,
+            tf_config(addresses, i),
+            {"replicas_per_worker": 2, "keras_only": True},
+        )
+        for i in range(2)
+    ]
     wait_all(workers, str(tmp_path), timeout=240)
     # worker 0 holds ranks 0-1, worker 1 ranks 2-3; the extra local replicas wrote "<file>.replica1"
-    results = [workers[0].result(), _replica(workers[0].result_file), workers[1].result(),
-               _replica(workers[1].result_file)]
+    results = [
+        workers[0].result(),
+        _replica(workers[0].result_file),
+        workers[1].result(),
+        _replica(workers[1].result_file),
+    ]
     check_equal(results, one_process, replicas=4)
 
 
@@ -76,17 +88,27 @@ def _replica(result_file: str) -> dict:
         return pickle.load(fh)
 
 
-@pytest.mark.parametrize("launcher,keras_only", [
-    (["-m", "unison.cli", "launch", "--tf-config", "--nproc-per-node", "2"], False),
-    (["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"], True),
-], ids=["2-workers-tf-config", "plain-torchrun"])
+@pytest.mark.parametrize(
+    "launcher,keras_only",
+    [
+        (["-m", "unison.cli", "launch", "--tf-config", "--nproc-per-node", "2"], False),
+        (["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"], True),
+    ],
+    ids=["2-workers-tf-config", "plain-torchrun"],
+)
 def test_two_workers_match_one_process(tmp_path, one_process, launcher, keras_only) -> None:
     # `MultiWorkerMirroredStrategy()` as users write it: each process gets its own TF_CONFIG from
     # `unison launch --tf-config` (or torchrun's variables); Keras fit, a custom loop and
     # distribute_datasets_from_function all end where one process ends on the global batch.
     result = tmp_path / "result"
-    cmd = [sys.executable, *launcher, os.path.join(HERE, "multi_worker_fns.py"), "keras_and_custom_loops",
-           str(result), json.dumps({"default": True, "keras_only": keras_only})]
+    cmd = [
+        sys.executable,
+        *launcher,
+        os.path.join(HERE, "multi_worker_fns.py"),
+        "keras_and_custom_loops",
+        str(result),
+        json.dumps({"default": True, "keras_only": keras_only}),
+    ]
     proc = subprocess.run(cmd, env=clean_env(), capture_output=True, text=True, timeout=240, check=False)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     results = []
@@ -161,8 +183,7 @@ def test_killed_worker_is_named_by_the_survivor(tmp_path, zygote) -> None:
     marker = tmp_path / "markers"
     marker.mkdir()
     kwargs = {"marker_dir": str(marker), "timeout": 20}
-    workers = [zygote.start("collective_loop", str(tmp_path), i, tf_config(addresses, i), kwargs)
-               for i in range(2)]
+    workers = [zygote.start("collective_loop", str(tmp_path), i, tf_config(addresses, i), kwargs) for i in range(2)]
     try:
         deadline = time.monotonic() + 120
         while not (marker / "running.1").exists() and time.monotonic() < deadline:
@@ -178,14 +199,18 @@ def test_killed_worker_is_named_by_the_survivor(tmp_path, zygote) -> None:
                 w.proc.kill()
     log = log_of(str(tmp_path), 0)
     assert workers[0].proc.returncode != 0
-    m = re.search(r"Collective '([\w.]+)' \(#\d+\) failed on worker:0 .*Unreachable: worker:1 \(" +
-                  re.escape(addresses[1]) + r"\)", log)
+    m = re.search(
+        r"Collective '([\w.]+)' \(#\d+\) failed on worker:0 .*Unreachable: worker:1 \("
+        + re.escape(addresses[1])
+        + r"\)",
+        log,
+    )
     assert m, log[-3000:]
     assert m.group(1).startswith("strategy.reduce")  # the operation is named
     assert elapsed < 20  # within the collective timeout
 
 
-SEED_PROGRAM = '''
+SEED_PROGRAM = """
 import unison as tf
 
 strategy = tf.distribute.MultiWorkerMirroredStrategy()
@@ -204,7 +229,7 @@ x_train = x_train.reshape(-1, 784).astype('float32') / 255
 x_test = x_test.reshape(-1, 784).astype('float32') / 255
 
 model.fit(x_train, y_train, epochs=5, validation_data=(x_test, y_test), verbose=2)
-'''
+"""
 
 
 @pytest.mark.slow  # 5 epochs of MNIST on 2 workers: about 2 minutes on 2 cores
@@ -212,8 +237,9 @@ def test_seed_program_on_two_workers_reaches_97_percent(tmp_path, mnist_dir) -> 
     script = tmp_path / "seed.py"
     script.write_text(SEED_PROGRAM)
     cmd = [sys.executable, "-m", "unison.cli", "launch", "--tf-config", "--nproc-per-node", "2", str(script)]
-    proc = subprocess.run(cmd, env=clean_env(UNISON_DATA_DIR=str(mnist_dir)), capture_output=True, text=True,
-                          timeout=900, check=False)
+    proc = subprocess.run(
+        cmd, env=clean_env(UNISON_DATA_DIR=str(mnist_dir)), capture_output=True, text=True, timeout=900, check=False
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = re.findall(r"^1875/1875 - .* - val_accuracy: ([\d.]+) - val_loss: [\d.]+$", proc.stdout, re.MULTILINE)
     assert len(lines) == 5, proc.stdout  # one line per epoch, printed by the chief only
@@ -224,8 +250,9 @@ def test_run_multi_worker_returns_each_workers_result() -> None:
     # the public harness: three workers of a TF_CONFIG cluster each reduce once and report
     from unison.testing import run_multi_worker
 
-    results = run_multi_worker("multi_worker_fns:just_join", num_workers=3, kwargs={"timeout": 60.0},
-                               timeout=180, sys_path=[HERE])
+    results = run_multi_worker(
+        "multi_worker_fns:just_join", num_workers=3, kwargs={"timeout": 60.0}, timeout=180, sys_path=[HERE]
+    )
     assert results == [{"sum": 3.0}] * 3
 
 

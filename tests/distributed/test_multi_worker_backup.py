@@ -51,9 +51,20 @@ def test_killed_worker_restarts_under_unison_launch_and_resumes(tmp_path) -> Non
     work, backup = tmp_path / "work", tmp_path / "backup"
     work.mkdir()
     result = tmp_path / "result"
-    cmd = [sys.executable, "-m", "unison.cli", "launch", "--nproc-per-node", "2", "--max-restarts", "1",
-           os.path.join(HERE, "multi_worker_fns.py"), "fault_program", str(result),
-           json.dumps({"backup_dir": str(backup), "work_dir": str(work)})]
+    cmd = [
+        sys.executable,
+        "-m",
+        "unison.cli",
+        "launch",
+        "--nproc-per-node",
+        "2",
+        "--max-restarts",
+        "1",
+        os.path.join(HERE, "multi_worker_fns.py"),
+        "fault_program",
+        str(result),
+        json.dumps({"backup_dir": str(backup), "work_dir": str(work)}),
+    ]
     log_path = tmp_path / "launch.log"
     with open(log_path, "wb") as log:
         launcher = subprocess.Popen(cmd, env=clean_env(), stdout=log, stderr=subprocess.STDOUT)
@@ -102,8 +113,16 @@ def test_backup_from_two_workers_restores_on_one_and_on_three(tmp_path, zygote) 
     saved = tmp_path / "saved"
     (tmp_path / "two").mkdir()
     addresses = [f"127.0.0.1:{p}" for p in free_ports(2)]
-    workers = [zygote.start("train_with_backup", str(tmp_path / "two"), i, tf_config(addresses, i),
-                            {"backup_dir": str(saved), "stop_after": 13}) for i in range(2)]
+    workers = [
+        zygote.start(
+            "train_with_backup",
+            str(tmp_path / "two"),
+            i,
+            tf_config(addresses, i),
+            {"backup_dir": str(saved), "stop_after": 13},
+        )
+        for i in range(2)
+    ]
     wait_all(workers, str(tmp_path / "two"), timeout=240)
     assert [w.result() for w in workers] == [{"interrupted": True}] * 2
     # backups every 5 steps: the newest holds epoch 0, step 10 (and the one before it, step 5)
@@ -116,8 +135,16 @@ def test_backup_from_two_workers_restores_on_one_and_on_three(tmp_path, zygote) 
     shutil.copytree(saved, tmp_path / "for-three")
     (tmp_path / "three").mkdir()
     addresses = [f"127.0.0.1:{p}" for p in free_ports(3)]
-    workers = [zygote.start("train_with_backup", str(tmp_path / "three"), i, tf_config(addresses, i),
-                            {"backup_dir": str(tmp_path / "for-three")}) for i in range(3)]
+    workers = [
+        zygote.start(
+            "train_with_backup",
+            str(tmp_path / "three"),
+            i,
+            tf_config(addresses, i),
+            {"backup_dir": str(tmp_path / "for-three")},
+        )
+        for i in range(3)
+    ]
     wait_all(workers, str(tmp_path / "three"), timeout=240)
     three = [w.result() for w in workers]
 
@@ -131,8 +158,13 @@ def test_backup_from_two_workers_restores_on_one_and_on_three(tmp_path, zygote) 
 def test_killing_the_writer_at_random_moments_never_breaks_a_restore(tmp_path) -> None:
     trials = 20
     result = tmp_path / "trials"
-    cmd = [sys.executable, os.path.join(HERE, "multi_worker_fns.py"), "atomic_kill_trials", str(result),
-           json.dumps({"backup_dir": str(tmp_path / "backup"), "trials": trials, "seed": 7})]
+    cmd = [
+        sys.executable,
+        os.path.join(HERE, "multi_worker_fns.py"),
+        "atomic_kill_trials",
+        str(result),
+        json.dumps({"backup_dir": str(tmp_path / "backup"), "trials": trials, "seed": 7}),
+    ]
     proc = subprocess.run(cmd, env=clean_env(), capture_output=True, text=True, timeout=400, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = _load(result)

@@ -82,12 +82,27 @@ def two_hosts():
             with open(f"{etc}/resolv.conf", "w") as fh:
                 fh.write("options timeout:1 attempts:1\n")
         # Both ends are created directly inside the namespaces: the link never exists outside them.
-        made = _ip("link", "add", links[0], "netns", namespaces[0], "type", "veth",
-                   "peer", "name", links[1], "netns", namespaces[1])
+        made = _ip(
+            "link",
+            "add",
+            links[0],
+            "netns",
+            namespaces[0],
+            "type",
+            "veth",
+            "peer",
+            "name",
+            links[1],
+            "netns",
+            namespaces[1],
+        )
         assert made.returncode == 0, made.stderr
         for ns, link, ip_address in zip(namespaces, links, ADDRESSES):
-            for args in (("addr", "add", f"{ip_address}/24", "dev", link), ("link", "set", "lo", "up"),
-                         ("link", "set", link, "up")):
+            for args in (
+                ("addr", "add", f"{ip_address}/24", "dev", link),
+                ("link", "set", "lo", "up"),
+                ("link", "set", link, "up"),
+            ):
                 done = _ip("-n", ns, *args)
                 assert done.returncode == 0, done.stderr
         yield Hosts(namespaces, links)
@@ -104,16 +119,21 @@ def _config(i: int) -> str:
 
 
 def test_two_hosts_train_like_one_process(tmp_path, zygote, two_hosts) -> None:
-    workers = [zygote.start("keras_and_custom_loops", str(tmp_path), i, _config(i), {"keras_only": True},
-                            netns=two_hosts.namespaces[i]) for i in range(2)]
+    workers = [
+        zygote.start(
+            "keras_and_custom_loops", str(tmp_path), i, _config(i), {"keras_only": True}, netns=two_hosts.namespaces[i]
+        )
+        for i in range(2)
+    ]
     wait_all(workers, str(tmp_path), timeout=240)
     ref = keras_and_custom_loops(single=True, keras_only=True)
     for w in workers:
         res = w.result()
         assert res["replicas"] == 2
         for got, want in zip(res["keras"], ref["keras"]):
-            assert np.allclose(got, want, rtol=1e-5, atol=1e-5 * max(1.0, float(np.abs(want).max()))), \
-                float(np.abs(got - want).max())
+            assert np.allclose(got, want, rtol=1e-5, atol=1e-5 * max(1.0, float(np.abs(want).max()))), float(
+                np.abs(got - want).max()
+            )
     # the gradients really crossed the link between the two namespaces
     assert two_hosts.rx_bytes(0) > 20_000 and two_hosts.rx_bytes(1) > 20_000
 
@@ -123,8 +143,10 @@ def test_cut_link_names_the_unreachable_task_within_the_timeout(tmp_path, zygote
     markers = tmp_path / "markers"
     markers.mkdir()
     kwargs = {"marker_dir": str(markers), "timeout": timeout}
-    workers = [zygote.start("collective_loop", str(tmp_path), i, _config(i), kwargs,
-                            netns=two_hosts.namespaces[i]) for i in range(2)]
+    workers = [
+        zygote.start("collective_loop", str(tmp_path), i, _config(i), kwargs, netns=two_hosts.namespaces[i])
+        for i in range(2)
+    ]
     try:
         deadline = time.monotonic() + 180
         while not all((markers / f"running.{i}").exists() for i in range(2)):

@@ -16,8 +16,11 @@ STEPS = 4
 @pytest.mark.timeout(150)
 def test_step_lr_on_distributed_optimizer_and_predivide_factor_keep_the_average() -> None:
     want = fns.reference(STEPS, 2)
-    results = [by_factor[f] for by_factor in run_distributed(fns.scheduled_both, 2, args=(STEPS,), timeout=120)
-               for f in (1.0, 2.0)]
+    results = [
+        by_factor[f]
+        for by_factor in run_distributed(fns.scheduled_both, 2, args=(STEPS,), timeout=120)
+        for f in (1.0, 2.0)
+    ]
     for res in results:
         assert res["is_optimizer"]
         assert res["lrs"] == pytest.approx([0.1, 0.05, 0.025, 0.0125])

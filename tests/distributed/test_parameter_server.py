@@ -107,8 +107,12 @@ def test_tf_tutorial_custom_loop_trains_and_every_scheduled_step_is_applied(stra
 
 def test_fit_with_dataset_creator_trains_and_evaluates_on_workers_and_here(strategy):
     with strategy.scope():
-        model = tf.keras.Sequential([tf.keras.layers.Dense(16, activation="relu", input_shape=(10,)),
-                                     tf.keras.layers.Dense(2, activation="softmax")])
+        model = tf.keras.Sequential(
+            [
+                tf.keras.layers.Dense(16, activation="relu", input_shape=(10,)),
+                tf.keras.layers.Dense(2, activation="softmax"),
+            ]
+        )
         model.compile(tf.keras.optimizers.SGD(0.1), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     x = np.random.default_rng(7).standard_normal((400, 10)).astype("float32")
     y = (x @ W > 0).astype("int64")
@@ -129,8 +133,13 @@ def test_fit_with_dataset_creator_trains_and_evaluates_on_workers_and_here(strat
 
     # evaluation on the workers runs in inference mode: with dropout, one fixed batch scores the same twice
     with strategy.scope():
-        dropped = tf.keras.Sequential([tf.keras.layers.Dense(16, input_shape=(10,)), tf.keras.layers.Dropout(0.5),
-                                       tf.keras.layers.Dense(2, activation="softmax")])
+        dropped = tf.keras.Sequential(
+            [
+                tf.keras.layers.Dense(16, input_shape=(10,)),
+                tf.keras.layers.Dropout(0.5),
+                tf.keras.layers.Dense(2, activation="softmax"),
+            ]
+        )
         dropped.compile("sgd", loss="sparse_categorical_crossentropy")
     fixed = tf.keras.utils.experimental.DatasetCreator(_same_batch)
     first, second = (dropped.evaluate(fixed, steps=2, verbose=0) for _ in range(2))
@@ -147,8 +156,9 @@ def _same_batch(input_context):
 
 def test_sharded_variables_follow_the_partitioner_and_gather_back_equal(cluster):
     partitioners = tf.distribute.experimental.partitioners
-    strategy = tf.distribute.ParameterServerStrategy(cluster.resolver(),
-                                                     variable_partitioner=partitioners.FixedShardsPartitioner(3))
+    strategy = tf.distribute.ParameterServerStrategy(
+        cluster.resolver(), variable_partitioner=partitioners.FixedShardsPartitioner(3)
+    )
     with strategy.scope():
         table = torch.nn.Linear(4, 10)  # weight (10, 4): shards of 4, 3, 3 rows
     shards = strategy.variable_shards(table.weight)
@@ -160,7 +170,8 @@ def test_sharded_variables_follow_the_partitioner_and_gather_back_equal(cluster)
     assert torch.equal(part[0], table.weight.detach()[4:7])
 
     strategy = tf.distribute.ParameterServerStrategy(
-        cluster.resolver(), variable_partitioner=partitioners.MaxSizePartitioner(max_shard_bytes=4 * 4 * 4))
+        cluster.resolver(), variable_partitioner=partitioners.MaxSizePartitioner(max_shard_bytes=4 * 4 * 4)
+    )
     with strategy.scope():
         table = torch.nn.Linear(4, 10)  # 16 bytes per row, at most 64 per shard: 3 shards
     assert [s["rows"] for s in strategy.variable_shards(table.weight)] == [(0, 4), (4, 7), (7, 10)]
@@ -218,8 +229,9 @@ def test_sparse_embedding_steps_pull_and_push_only_the_touched_rows(strategy):
     for ids in all_ids:
         coordinator.schedule(step_fn, args=(ids, torch.rand(batch, generator=generator)))
     coordinator.join()
-    moved = sum(s["bytes_sent"] + s["bytes_received"] for s in coordinator.worker_stats()) - \
-        sum(s["bytes_sent"] + s["bytes_received"] for s in start)
+    moved = sum(s["bytes_sent"] + s["bytes_received"] for s in coordinator.worker_stats()) - sum(
+        s["bytes_sent"] + s["bytes_received"] for s in start
+    )
     touched = torch.unique(torch.cat([i.reshape(-1) for i in all_ids]))
     # per step at most: the ids (8 bytes) and rows (64 bytes) pulled, ids and gradient rows pushed,
     # and the dense head pulled and pushed; the table itself is 12.8 MB
@@ -233,7 +245,8 @@ def test_sparse_embedding_steps_pull_and_push_only_the_touched_rows(strategy):
 
 def test_sharded_sparse_table_with_padding_and_momentum(cluster):
     strategy = tf.distribute.ParameterServerStrategy(
-        cluster.resolver(), variable_partitioner=tf.distribute.experimental.partitioners.FixedShardsPartitioner(2))
+        cluster.resolver(), variable_partitioner=tf.distribute.experimental.partitioners.FixedShardsPartitioner(2)
+    )
     with strategy.scope():
         table = torch.nn.Embedding(1000, 4, padding_idx=0)
         optimizer = torch.optim.SGD(table.parameters(), lr=0.1, momentum=0.9)
@@ -363,8 +376,10 @@ def test_a_worker_killed_mid_training_loses_no_step_and_rejoins_after_restart():
 def test_a_killed_parameter_server_is_named_within_the_timeout_and_stops_scheduling():
     with LocalParameterServerCluster(num_workers=1, num_ps=2) as cluster:
         strategy = tf.distribute.ParameterServerStrategy(
-            cluster.resolver(), timeout_seconds=10,
-            variable_partitioner=tf.distribute.experimental.partitioners.FixedShardsPartitioner(2))
+            cluster.resolver(),
+            timeout_seconds=10,
+            variable_partitioner=tf.distribute.experimental.partitioners.FixedShardsPartitioner(2),
+        )
         with strategy.scope():
             model = torch.nn.Linear(10, 4)
             optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -405,13 +420,23 @@ def test_a_restarted_coordinator_resumes_from_its_backup_with_the_servers_restor
     backup_dir = str(tmp_path / "backup")
     with LocalParameterServerCluster(num_workers=2, num_ps=2) as cluster:
         env = {**os.environ, "PS_TEST_CLUSTER": json.dumps(cluster.cluster)}
-        first = subprocess.run([sys.executable, program, str(tmp_path / "first.pkl"), backup_dir, "2"], env=env,
-                               capture_output=True, text=True, timeout=180)
+        first = subprocess.run(
+            [sys.executable, program, str(tmp_path / "first.pkl"), backup_dir, "2"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
         assert first.returncode == 3, first.stderr[-3000:]
         saved = CheckpointManager(backup_dir, prefix="backup").restore_latest()
         assert saved["epoch"] == 2
-        second = subprocess.run([sys.executable, program, str(tmp_path / "second.pkl"), backup_dir, "0"], env=env,
-                                capture_output=True, text=True, timeout=180)
+        second = subprocess.run(
+            [sys.executable, program, str(tmp_path / "second.pkl"), backup_dir, "0"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
         assert second.returncode == 0, second.stderr[-3000:]
     with open(tmp_path / "second.pkl", "rb") as f:
         result = pickle.load(f)
@@ -432,8 +457,26 @@ def test_the_recommender_example_trains_and_moves_only_touched_rows():
 
     example = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "recommender_ps.py")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_") and k != "TF_CONFIG"}
-    proc = subprocess.run([sys.executable, example, "--users", "50000", "--items", "20000", "--epochs", "2",
-                           "--steps-per-epoch", "25", "--batch-size", "256"], capture_output=True, text=True, timeout=200, env=env)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            example,
+            "--users",
+            "50000",
+            "--items",
+            "20000",
+            "--epochs",
+            "2",
+            "--steps-per-epoch",
+            "25",
+            "--batch-size",
+            "256",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=200,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     accuracies = [float(a) for a in re.findall(r"^epoch \d/2 - loss: [\d.]+ - accuracy: ([\d.]+)$", proc.stdout, re.M)]
     assert len(accuracies) == 2 and accuracies[-1] > 0.8, proc.stdout

@@ -21,8 +21,12 @@ pytestmark = pytest.mark.timeout(180)
 
 def _start_ps() -> tuple[subprocess.Popen, str]:
     address = f"127.0.0.1:{free_ports(1)[0]}"
-    env = {**os.environ, "TF_CONFIG": json.dumps({"cluster": {"ps": [address]}, "task": {"type": "ps", "index": 0}}),
-           TOKEN_ENV: generate_token(), "OMP_NUM_THREADS": "1"}
+    env = {
+        **os.environ,
+        "TF_CONFIG": json.dumps({"cluster": {"ps": [address]}, "task": {"type": "ps", "index": 0}}),
+        TOKEN_ENV: generate_token(),
+        "OMP_NUM_THREADS": "1",
+    }
     proc = subprocess.Popen([sys.executable, "-m", "unison.cli", "server"], env=env, stderr=subprocess.PIPE, text=True)
     line = proc.stderr.readline()
     assert "serving on" in line, line + proc.stderr.read()
@@ -57,7 +61,7 @@ def test_unauthenticated_64mb_requests_are_refused_without_the_server_taking_the
         with futures.ThreadPoolExecutor(4) as pool:  # four at once: 256 MB offered
             codes = list(pool.map(unary, range(4)))
         with pytest.raises(grpc.RpcError) as info:
-            list(stream(iter([body[i << 21:(i + 1) << 21] for i in range(32)]), timeout=60))
+            list(stream(iter([body[i << 21 : (i + 1) << 21] for i in range(32)]), timeout=60))
         channel.close()
         after = _rss_mb(proc.pid)
         assert codes == [grpc.StatusCode.UNAUTHENTICATED] * 4

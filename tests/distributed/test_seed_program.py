@@ -11,7 +11,9 @@ import pytest
 
 LINE = re.compile(
     r"^1875/1875 - \d+s - \d+(ms|us)/step - accuracy: (?P<acc>[\d.]+) - loss: (?P<loss>[\d.]+) - "
-    r"val_accuracy: (?P<val_acc>[\d.]+) - val_loss: (?P<val_loss>[\d.]+)$", re.M)
+    r"val_accuracy: (?P<val_acc>[\d.]+) - val_loss: (?P<val_loss>[\d.]+)$",
+    re.M,
+)
 
 
 @pytest.mark.slow

@@ -55,12 +55,12 @@ def test_switched_off_by_the_environment_gloo_gives_the_same_results() -> None:
 def test_a_replica_that_exits_is_named_within_seconds_not_the_timeout() -> None:
     # Processes of our own (not run_distributed, which stops at the first death) so the
     # survivor's error can be read; the collective's timeout is 120 s.
-    store = dist.TCPStore("127.0.0.1", 0, 2, is_master=True, wait_for_workers=False,
-                          timeout=datetime.timedelta(seconds=60))
+    store = dist.TCPStore(
+        "127.0.0.1", 0, 2, is_master=True, wait_for_workers=False, timeout=datetime.timedelta(seconds=60)
+    )
     ctx = mp.get_context("spawn")
     receive, send = ctx.Pipe(duplex=False)
-    procs = [ctx.Process(target=fns.die_or_survive, args=(rank, store.port, send), daemon=True)
-             for rank in range(2)]
+    procs = [ctx.Process(target=fns.die_or_survive, args=(rank, store.port, send), daemon=True) for rank in range(2)]
     for p in procs:
         p.start()
     try:

@@ -78,16 +78,25 @@ print(f"total={total}")
 """
 
 
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() != 0 or not os.path.exists("/usr/bin/python3"),
-                    reason="needs root (to run the attacker as another user) and /usr/bin/python3")
+@pytest.mark.skipif(
+    os.name != "posix" or os.geteuid() != 0 or not os.path.exists("/usr/bin/python3"),
+    reason="needs root (to run the attacker as another user) and /usr/bin/python3",
+)
 def test_another_user_can_neither_read_nor_write_the_one_host_store(tmp_path) -> None:
     script = tmp_path / "job.py"
     script.write_text(textwrap.dedent(SCRIPT))
     report = tmp_path / "report.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "UNISON_"))}
     env["PYTHONPATH"] = os.environ.get("PYTHONPATH", "")
-    proc = subprocess.run([sys.executable, str(script), str(report), ATTACK], capture_output=True,
-                          text=True, timeout=180, env=env, cwd=tmp_path, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(script), str(report), ATTACK],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+        cwd=tmp_path,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "total=3.0"
     seen = json.loads(report.read_text())
@@ -100,7 +109,8 @@ def test_another_user_can_neither_read_nor_write_the_one_host_store(tmp_path) ->
 
 def test_store_is_a_file_and_a_failed_job_keeps_its_folder_and_says_where(tmp_path) -> None:
     script = tmp_path / "job.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import json, sys, torch
         import unison as tf
         strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
@@ -112,11 +122,19 @@ def test_store_is_a_file_and_a_failed_job_keeps_its_folder_and_says_where(tmp_pa
         if strategy.extended.replica_id == 1:
             raise RuntimeError("replica 1 fails on purpose")
         strategy.reduce("SUM", torch.ones(1))
-    """))
+    """)
+    )
     report = tmp_path / "r.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "UNISON_"))}
-    proc = subprocess.run([sys.executable, str(script), str(report)], capture_output=True, text=True,
-                          timeout=180, env=env, cwd=tmp_path, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(script), str(report)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+        cwd=tmp_path,
+        check=False,
+    )
     assert proc.returncode != 0 and "replica 1 fails on purpose" in proc.stderr
     assert json.loads(report.read_text()) == "FileStore"
     match = re.search(r"logs and tracebacks are kept in (\S+)", proc.stderr)
@@ -159,10 +177,20 @@ def _two_workers(tmp_path, tokens: tuple[str, str]) -> list[subprocess.Completed
     procs = []
     for index, token in enumerate(tokens):
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "UNISON_", "TF_CONFIG"))}
-        env.update(UNISON_CLUSTER_TOKEN=token,
-                   TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}}))
-        procs.append(subprocess.Popen([sys.executable, str(script), str(ports[0])], env=env, cwd=tmp_path,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        env.update(
+            UNISON_CLUSTER_TOKEN=token,
+            TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}}),
+        )
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, str(script), str(ports[0])],
+                env=env,
+                cwd=tmp_path,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
     done = []
     for p in procs:
         out, err = p.communicate(timeout=180)

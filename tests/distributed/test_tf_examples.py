@@ -35,12 +35,23 @@ def _run(cmd: list[str], env: dict[str, str], cwd) -> str:
 @pytest.mark.timeout(TIMEOUT + 60)
 @pytest.mark.parametrize("devices", ["", "/cpu:0,/cpu:1"], ids=["one-replica", "two-replicas"])
 def test_custom_training_tutorial(repo, mnist_dir, tmp_path, devices):
-    env = _env(mnist_dir, tmp_path, EPOCHS="2", TRAIN_SAMPLES="4096", TEST_SAMPLES="1024",
-               CHECKPOINT_DIR=str(tmp_path / "ckpt"), UNISON_EXAMPLE_DEVICES=devices)
+    env = _env(
+        mnist_dir,
+        tmp_path,
+        EPOCHS="2",
+        TRAIN_SAMPLES="4096",
+        TEST_SAMPLES="1024",
+        CHECKPOINT_DIR=str(tmp_path / "ckpt"),
+        UNISON_EXAMPLE_DEVICES=devices,
+    )
     out = _run([sys.executable, str(repo / "examples" / "tf" / "custom_training.py")], env, tmp_path)
     assert f"Number of devices: {2 if devices else 1}" in out
-    epochs = re.findall(r"^Epoch (\d+), Loss: ([\d.]+), Accuracy: ([\d.]+), Test Loss: ([\d.]+), "
-                        r"Test Accuracy: ([\d.]+)$", out, re.M)
+    epochs = re.findall(
+        r"^Epoch (\d+), Loss: ([\d.]+), Accuracy: ([\d.]+), Test Loss: ([\d.]+), "
+        r"Test Accuracy: ([\d.]+)$",
+        out,
+        re.M,
+    )
     assert [e[0] for e in epochs] == ["1", "2"], out
     assert float(epochs[1][1]) < float(epochs[0][1]), out  # the loss falls
     assert float(epochs[1][4]) > 60.0, out  # Fashion-MNIST test accuracy in percent after 2 short epochs
@@ -53,8 +64,14 @@ def test_custom_training_tutorial(repo, mnist_dir, tmp_path, devices):
 @pytest.mark.slow
 @pytest.mark.timeout(TIMEOUT + 60)
 def test_keras_tutorial(repo, mnist_dir, tmp_path):
-    env = _env(mnist_dir, tmp_path, EPOCHS="2", TRAIN_SAMPLES="4096", WORK_DIR=str(tmp_path),
-               UNISON_EXAMPLE_DEVICES="/cpu:0,/cpu:1")
+    env = _env(
+        mnist_dir,
+        tmp_path,
+        EPOCHS="2",
+        TRAIN_SAMPLES="4096",
+        WORK_DIR=str(tmp_path),
+        UNISON_EXAMPLE_DEVICES="/cpu:0,/cpu:1",
+    )
     out = _run([sys.executable, str(repo / "examples" / "tf" / "keras_distributed.py")], env, tmp_path)
     assert "Number of devices: 2" in out
     rates = re.findall(r"Learning rate for epoch (\d) is ([\d.e-]+)", out)
@@ -83,10 +100,24 @@ def test_multi_worker_tutorial(repo, mnist_dir, tmp_path):
     procs = []
     for index in range(2):
         tf_config = {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
-        env = _env(mnist_dir, tmp_path, TF_CONFIG=json.dumps(tf_config), EPOCHS="2", STEPS_PER_EPOCH="10",
-                   BACKUP_DIR=str(tmp_path / "backup"))
-        procs.append(subprocess.Popen([sys.executable, "main.py"], cwd=folder, env=env, text=True,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+        env = _env(
+            mnist_dir,
+            tmp_path,
+            TF_CONFIG=json.dumps(tf_config),
+            EPOCHS="2",
+            STEPS_PER_EPOCH="10",
+            BACKUP_DIR=str(tmp_path / "backup"),
+        )
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "main.py"],
+                cwd=folder,
+                env=env,
+                text=True,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        )
     outs = []
     try:
         for proc in procs:

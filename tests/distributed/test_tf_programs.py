@@ -54,8 +54,9 @@ def test_parameter_server_tutorial(repo, tmp_path):
 @pytest.mark.slow
 @pytest.mark.timeout(TIMEOUT + 60)
 def test_distributed_training_guide(repo, tmp_path):
-    out = _run([sys.executable, str(repo / "examples" / "tf" / "distributed_training_guide.py")],
-               _env(tmp_path), tmp_path)
+    out = _run(
+        [sys.executable, str(repo / "examples" / "tf" / "distributed_training_guide.py")], _env(tmp_path), tmp_path
+    )
     # MirroredStrategy(["/gpu:0", "/gpu:1"]) on a host without them: one warning naming them, runs
     if "0 visible GPU" in out:
         assert out.count("devices ['/gpu:0', '/gpu:1'] are not available") == 1, out
@@ -89,8 +90,19 @@ def test_horovod_pytorch_mnist(repo, mnist_dir, tmp_path, processes):
     if processes == 1:
         cmd = [sys.executable, script, *flags]
     else:  # unison launch, with Horovod's fp16 compression and predivide factor
-        cmd = [sys.executable, "-m", "unison.cli", "launch", "--nproc-per-node", "2", script, *flags,
-               "--fp16-allreduce", "--gradient-predivide-factor", "2.0"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "unison.cli",
+            "launch",
+            "--nproc-per-node",
+            "2",
+            script,
+            *flags,
+            "--fp16-allreduce",
+            "--gradient-predivide-factor",
+            "2.0",
+        ]
     env = _env(mnist_dir, TRAIN_SAMPLES="2048", TEST_SAMPLES="1000", HOME=str(tmp_path))
     out = _run(cmd, env, tmp_path)
     per_rank = 2048 // processes
@@ -102,6 +114,12 @@ def test_horovod_pytorch_mnist(repo, mnist_dir, tmp_path, processes):
 
 
 def test_horovod_mnist_num_proc_points_to_the_launcher(repo, tmp_path):
-    proc = subprocess.run([sys.executable, str(repo / "examples" / "horovod" / "pytorch_mnist.py"), "--num-proc", "2"],
-                          capture_output=True, text=True, timeout=120, env=_env(tmp_path), cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, str(repo / "examples" / "horovod" / "pytorch_mnist.py"), "--num-proc", "2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(tmp_path),
+        cwd=tmp_path,
+    )
     assert proc.returncode != 0 and "unison launch --nproc-per-node 2" in proc.stderr, proc.stderr

@@ -27,7 +27,7 @@ def train_with_tape_and_checkpoint(directory: str, steps: int) -> dict:
     rng = np.random.default_rng(0)
     x = torch.from_numpy(rng.normal(size=(8 * steps, 6)).astype("float32"))
     y = torch.from_numpy(rng.integers(0, 3, size=8 * steps))
-    batches = [(x[i:i + 8], y[i:i + 8]) for i in range(0, len(x), 8)]
+    batches = [(x[i : i + 8], y[i : i + 8]) for i in range(0, len(x), 8)]
 
     def step(xb: torch.Tensor, yb: torch.Tensor) -> None:
         with tf.GradientTape() as tape:
@@ -65,7 +65,7 @@ def reference_loop(steps: int) -> list[np.ndarray]:
     y = torch.from_numpy(rng.integers(0, 3, size=8 * steps))
     for i in range(0, len(x), 8):
         with tf.GradientTape() as tape:
-            loss = tf.nn.compute_average_loss(F.cross_entropy(model(x[i:i + 8]), y[i:i + 8], reduction="none"))
+            loss = tf.nn.compute_average_loss(F.cross_entropy(model(x[i : i + 8]), y[i : i + 8], reduction="none"))
         for p, g in zip(model.parameters(), tape.gradient(loss, list(model.parameters()))):
             p.grad = g
         optimizer.step()
@@ -77,8 +77,11 @@ def sharded_optimizer_checkpoint(directory: str) -> dict:
     hvd = tf
     hvd.init()
     model = make_model()
-    opt = hvd.DistributedOptimizer(torch.optim.Adam(model.parameters(), lr=0.05),
-                                   named_parameters=model.named_parameters(), shard_optimizer_state=True)
+    opt = hvd.DistributedOptimizer(
+        torch.optim.Adam(model.parameters(), lr=0.05),
+        named_parameters=model.named_parameters(),
+        shard_optimizer_state=True,
+    )
     for step in range(2):
         g = torch.Generator().manual_seed(10 * step + hvd.rank())
         opt.zero_grad()
@@ -86,5 +89,8 @@ def sharded_optimizer_checkpoint(directory: str) -> dict:
         opt.step()
     local_entries = len(opt.optimizer.state)
     path = tf.train.Checkpoint(model=model, optimizer=opt).save(os.path.join(directory, "ckpt"))
-    return {"path": path, "local_entries": local_entries,
-            "params": [p.detach().numpy().copy() for p in model.parameters()]}
+    return {
+        "path": path,
+        "local_entries": local_entries,
+        "params": [p.detach().numpy().copy() for p in model.parameters()],
+    }

@@ -24,9 +24,14 @@ def lm_plain_vs_zero2(steps: int = 20, op: str = "average", accumulate: int = 1)
     for mode in ("plain", "zero2"):
         model = lm.make_model(seed=unison.rank())  # different seeds: the broadcast fixes it
         extra = {"shard_gradients": True} if mode == "zero2" else {}
-        opt = unison.DistributedOptimizer(torch.optim.Adam(model.parameters(), lr=1e-2),
-                                          named_parameters=model.named_parameters(), op=reduce_op,
-                                          bucket_cap_mb=0.004, backward_passes_per_step=accumulate, **extra)
+        opt = unison.DistributedOptimizer(
+            torch.optim.Adam(model.parameters(), lr=1e-2),
+            named_parameters=model.named_parameters(),
+            op=reduce_op,
+            bucket_cap_mb=0.004,
+            backward_passes_per_step=accumulate,
+            **extra,
+        )
         unison.broadcast_parameters(model.state_dict(), root_rank=0)
         for ids in lm.make_batches(steps):
             opt.zero_grad()
@@ -52,9 +57,13 @@ def nonfinite(policy: str) -> dict[str, Any]:
     unison.init(timeout_seconds=60)
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(10, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
-    opt = unison.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), bucket_cap_mb=1e-4,
-                                      named_parameters=model.named_parameters(), nonfinite=policy,
-                                      shard_gradients=True)
+    opt = unison.DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.1),
+        bucket_cap_mb=1e-4,
+        named_parameters=model.named_parameters(),
+        nonfinite=policy,
+        shard_gradients=True,
+    )
     before = [p.detach().clone() for p in model.parameters()]
     x, y = torch.randn(8, 10), torch.randint(0, 3, (8,))
     if unison.rank() == 1:

@@ -21,9 +21,7 @@ X = torch.tensor([-4.0, -1.0, 0.0, 0.5, 2.0, 7.0])
         ("elu", lambda x: torch.where(x > 0, x, torch.expm1(x))),
         (
             "selu",
-            lambda x: (
-                1.0507009873554805 * torch.where(x > 0, x, 1.6732632423543772 * torch.expm1(x))
-            ),
+            lambda x: 1.0507009873554805 * torch.where(x > 0, x, 1.6732632423543772 * torch.expm1(x)),
         ),
         ("gelu", lambda x: 0.5 * x * (1 + torch.erf(x / math.sqrt(2)))),
         ("swish", lambda x: x * torch.sigmoid(x)),

@@ -52,8 +52,7 @@ class FakeOptimizer:
 class FakeModel:
     """The model interface callbacks rely on."""
 
-    def __init__(self, chief: bool = True, learning_rate: float = 0.1,
-                 strategy: bool = True) -> None:
+    def __init__(self, chief: bool = True, learning_rate: float = 0.1, strategy: bool = True) -> None:
         self.stop_training = False
         self.optimizer = FakeOptimizer(learning_rate)
         self.weights = [np.zeros(2)]
@@ -79,11 +78,24 @@ class FakeModel:
         self.saved.append((kind, filepath))
 
 
-def fit(callbacks: list[Callback], model: FakeModel, epoch_logs: list[dict[str, float]],
-        steps: int = 2, batch_logs: dict[str, float] | None = None, verbose: int = 0) -> History:
+def fit(
+    callbacks: list[Callback],
+    model: FakeModel,
+    epoch_logs: list[dict[str, float]],
+    steps: int = 2,
+    batch_logs: dict[str, float] | None = None,
+    verbose: int = 0,
+) -> History:
     """Drive the callbacks the way the trainer's fit() does; weights[0] == epoch index."""
-    cbs = CallbackList(callbacks, add_history=True, add_progbar=verbose != 0, model=model,
-                       verbose=verbose, epochs=len(epoch_logs), steps=steps)
+    cbs = CallbackList(
+        callbacks,
+        add_history=True,
+        add_progbar=verbose != 0,
+        model=model,
+        verbose=verbose,
+        epochs=len(epoch_logs),
+        steps=steps,
+    )
     cbs.on_train_begin()
     logs: dict[str, float] = {}
     for epoch, logs in enumerate(epoch_logs):
@@ -216,16 +228,18 @@ def test_early_stopping_baseline_and_start_from_epoch() -> None:
     assert history.epoch == [0, 1, 2]
 
     model = FakeModel()
-    history = fit([EarlyStopping(monitor="loss", patience=0, start_from_epoch=2)], model,
-                  [{"loss": v} for v in [1.0, 2.0, 3.0, 4.0, 5.0]])
+    history = fit(
+        [EarlyStopping(monitor="loss", patience=0, start_from_epoch=2)],
+        model,
+        [{"loss": v} for v in [1.0, 2.0, 3.0, 4.0, 5.0]],
+    )
     assert history.epoch == [0, 1, 2, 3]
 
 
 def test_early_stopping_prints_only_on_chief(capsys: pytest.CaptureFixture[str]) -> None:
     for chief in (False, True):
         model = FakeModel(chief=chief)
-        fit([EarlyStopping(monitor="loss", verbose=1)], model,
-            [{"loss": v} for v in [1.0, 2.0]])
+        fit([EarlyStopping(monitor="loss", verbose=1)], model, [{"loss": v} for v in [1.0, 2.0]])
         assert model.stop_training  # the decision is taken on every replica
         out = capsys.readouterr().out
         assert ("Epoch 2: early stopping" in out) == chief
@@ -250,8 +264,7 @@ def test_early_stopping_unknown_direction_needs_mode_or_metric_direction() -> No
 
     model = FakeModel()
     model.metrics = [Metric()]  # type: ignore[attr-defined]
-    history = fit([EarlyStopping(monitor="val_zebra", patience=0)], model,
-                  [{"val_zebra": v} for v in [1.0, 2.0, 1.5]])
+    history = fit([EarlyStopping(monitor="val_zebra", patience=0)], model, [{"val_zebra": v} for v in [1.0, 2.0, 1.5]])
     assert history.epoch == [0, 1, 2]
 
 
@@ -261,8 +274,7 @@ def test_early_stopping_unknown_direction_needs_mode_or_metric_direction() -> No
 def test_model_checkpoint_formats_file_names(tmp_path: Any) -> None:
     model = FakeModel()
     path = str(tmp_path / "ckpt" / "w-{epoch:02d}-{val_loss:.2f}.pt")
-    fit([ModelCheckpoint(path, save_weights_only=True)], model,
-        [{"val_loss": 0.5}, {"val_loss": 0.4321}])
+    fit([ModelCheckpoint(path, save_weights_only=True)], model, [{"val_loss": 0.5}, {"val_loss": 0.4321}])
     assert sorted(os.listdir(tmp_path / "ckpt")) == ["w-01-0.50.pt", "w-02-0.43.pt"]
     assert (tmp_path / "ckpt" / "w-02-0.43.pt").read_text() == "weights 1.0"
 
@@ -280,16 +292,25 @@ def test_model_checkpoint_save_best_only(tmp_path: Any) -> None:
 def test_model_checkpoint_best_only_overwrites_one_file_and_threshold(tmp_path: Any) -> None:
     model = FakeModel()
     path = tmp_path / "best.pt"
-    fit([ModelCheckpoint(str(path), monitor="val_accuracy", save_best_only=True,
-                         save_weights_only=True, initial_value_threshold=0.6)],
-        model, [{"val_accuracy": v} for v in [0.5, 0.7, 0.65, 0.8, 0.1]])
+    fit(
+        [
+            ModelCheckpoint(
+                str(path),
+                monitor="val_accuracy",
+                save_best_only=True,
+                save_weights_only=True,
+                initial_value_threshold=0.6,
+            )
+        ],
+        model,
+        [{"val_accuracy": v} for v in [0.5, 0.7, 0.65, 0.8, 0.1]],
+    )
     assert path.read_text() == "weights 3.0"
     assert len(model.saved) == 2  # epochs 2 and 4 beat 0.6 and the best so far
     assert os.listdir(tmp_path) == ["best.pt"]  # no temporary files left behind
 
 
-def test_model_checkpoint_writes_only_on_chief(
-        tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+def test_model_checkpoint_writes_only_on_chief(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
     worker = FakeModel(chief=False)
     ckpt = ModelCheckpoint(str(tmp_path / "sub" / "{epoch}.pt"), save_best_only=True, verbose=1)
     fit([ckpt], worker, [{"val_loss": v} for v in [0.5, 0.4]])
@@ -298,8 +319,7 @@ def test_model_checkpoint_writes_only_on_chief(
     assert capsys.readouterr().out == ""
 
     chief = FakeModel(chief=True)
-    fit([ModelCheckpoint(str(tmp_path / "sub" / "{epoch}.pt"), verbose=1)], chief,
-        [{"val_loss": 0.5}])
+    fit([ModelCheckpoint(str(tmp_path / "sub" / "{epoch}.pt"), verbose=1)], chief, [{"val_loss": 0.5}])
     assert os.listdir(tmp_path / "sub") == ["1.pt"]
     assert "Epoch 1: saving model to" in capsys.readouterr().out
 
@@ -313,8 +333,7 @@ def test_model_checkpoint_without_strategy_is_chief(tmp_path: Any) -> None:
 def test_model_checkpoint_every_n_batches(tmp_path: Any) -> None:
     model = FakeModel()
     ckpt = ModelCheckpoint(str(tmp_path / "e{epoch}-b{batch}.pt"), save_freq=3)
-    fit([ckpt], model, [{"val_loss": 1.0}, {"val_loss": 0.9}], steps=4,
-        batch_logs={"loss": 1.0})
+    fit([ckpt], model, [{"val_loss": 1.0}, {"val_loss": 0.9}], steps=4, batch_logs={"loss": 1.0})
     # 8 batches in all: saves after the 3rd (epoch 1, batch 3) and 6th (epoch 2, batch 2).
     assert sorted(os.listdir(tmp_path)) == ["e1-b3.pt", "e2-b2.pt"]
 
@@ -362,10 +381,11 @@ def test_model_checkpoint_invalid_mode() -> None:
 
 def test_csv_logger_writes_header_and_rows(tmp_path: Any) -> None:
     path = tmp_path / "log.csv"
-    fit([CSVLogger(str(path))], FakeModel(),
-        [{"loss": 0.5, "accuracy": 0.75}, {"loss": 0.25, "accuracy": 0.875}])
+    fit([CSVLogger(str(path))], FakeModel(), [{"loss": 0.5, "accuracy": 0.75}, {"loss": 0.25, "accuracy": 0.875}])
     assert path.read_text().splitlines() == [
-        "epoch,accuracy,loss", "0,0.75,0.5", "1,0.875,0.25",
+        "epoch,accuracy,loss",
+        "0,0.75,0.5",
+        "1,0.875,0.25",
     ]
 
 
@@ -374,7 +394,9 @@ def test_csv_logger_append_separator_and_missing_values(tmp_path: Any) -> None:
     fit([CSVLogger(str(path), separator="\t")], FakeModel(), [{"loss": 1.0, "val_loss": 2.0}])
     fit([CSVLogger(str(path), separator="\t", append=True)], FakeModel(), [{"loss": 0.5}])
     assert path.read_text().splitlines() == [
-        "epoch\tloss\tval_loss", "0\t1.0\t2.0", "0\t0.5",
+        "epoch\tloss\tval_loss",
+        "0\t1.0\t2.0",
+        "0\t0.5",
     ]
     fit([CSVLogger(str(path), separator="\t")], FakeModel(), [{"loss": 0.5}, {"acc": 1.0}])
     assert path.read_text().splitlines() == ["epoch\tloss", "0\t0.5", "1\tNA"]
@@ -434,16 +456,17 @@ def test_reduce_lr_on_plateau_reduces_after_patience_with_cooldown_and_floor() -
     history = fit([cb], model, [{"loss": 1.0}] * 9)
     # Epoch 0 sets the best; reductions at the end of epochs 2, 5 and 8 (the last one
     # clipped to min_lr). Logged is the rate each epoch trained with.
-    assert history.history["learning_rate"] == pytest.approx(
-        [1.0, 1.0, 1.0, 0.5, 0.5, 0.5, 0.25, 0.25, 0.25]
-    )
+    assert history.history["learning_rate"] == pytest.approx([1.0, 1.0, 1.0, 0.5, 0.5, 0.5, 0.25, 0.25, 0.25])
     assert model.optimizer.learning_rate == pytest.approx(0.2)
 
 
 def test_reduce_lr_on_plateau_improvement_resets_wait() -> None:
     model = FakeModel(learning_rate=1.0)
-    fit([ReduceLROnPlateau(monitor="val_accuracy", patience=2)], model,
-        [{"val_accuracy": v} for v in [0.5, 0.5, 0.6, 0.6]])
+    fit(
+        [ReduceLROnPlateau(monitor="val_accuracy", patience=2)],
+        model,
+        [{"val_accuracy": v} for v in [0.5, 0.5, 0.6, 0.6]],
+    )
     assert model.optimizer.learning_rate == 1.0
 
 
@@ -481,8 +504,7 @@ def test_terminate_on_nan_non_chief_stops_silently(capsys: pytest.CaptureFixture
 
 def test_terminate_on_nan_raise_error() -> None:
     with pytest.raises(RuntimeError, match="NaN or Inf loss encountered at batch 0"):
-        fit([TerminateOnNaN(raise_error=True)], FakeModel(), [{"loss": 1.0}],
-            batch_logs={"loss": math.nan})
+        fit([TerminateOnNaN(raise_error=True)], FakeModel(), [{"loss": 1.0}], batch_logs={"loss": math.nan})
 
 
 # --- ProgbarLogger ----------------------------------------------------------------------
@@ -494,21 +516,22 @@ LINE = re.compile(
 EPOCH = {"loss": 0.2653, "accuracy": 0.9242, "val_loss": 0.1445, "val_accuracy": 0.9579}
 
 
-def test_progbar_logger_verbose2_prints_epoch_headers_and_lines(
-        capsys: pytest.CaptureFixture[str]) -> None:
+def test_progbar_logger_verbose2_prints_epoch_headers_and_lines(capsys: pytest.CaptureFixture[str]) -> None:
     fit([], FakeModel(), [EPOCH, EPOCH], steps=3, verbose=2)
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "Epoch 1/2" and lines[2] == "Epoch 2/2" and len(lines) == 4
     assert LINE.match(lines[1]) and LINE.match(lines[3])
 
 
-def test_progbar_logger_verbose1_not_a_tty_without_batch_logs(
-        capsys: pytest.CaptureFixture[str]) -> None:
+def test_progbar_logger_verbose1_not_a_tty_without_batch_logs(capsys: pytest.CaptureFixture[str]) -> None:
     fit([], FakeModel(), [EPOCH], steps=3, verbose=1)
     out = capsys.readouterr().out
     assert "Epoch" not in out  # one epoch: no header, as in Keras 3
-    assert re.match(r"^3/3 ━{20} \d+s \d+(us|ms|s)/step - accuracy: 0\.9242 - loss: 0\.2653 "
-                    r"- val_accuracy: 0\.9579 - val_loss: 0\.1445\n$", out)
+    assert re.match(
+        r"^3/3 ━{20} \d+s \d+(us|ms|s)/step - accuracy: 0\.9242 - loss: 0\.2653 "
+        r"- val_accuracy: 0\.9579 - val_loss: 0\.1445\n$",
+        out,
+    )
 
 
 def test_progbar_logger_silent_on_non_chief(capsys: pytest.CaptureFixture[str]) -> None:
@@ -538,14 +561,12 @@ def test_progbar_logger_validation_in_fit_is_silent_but_evaluate_prints() -> Non
     cbs.on_test_batch_end(0)
     cbs.on_test_batch_end(1)
     cbs.on_test_end({"accuracy": 0.5, "loss": 0.25})
-    assert re.match(r"^2/2 - \d+s - \d+(us|ms|s)/step - accuracy: 0\.5000 - loss: 0\.2500\n$",
-                    out.getvalue())
+    assert re.match(r"^2/2 - \d+s - \d+(us|ms|s)/step - accuracy: 0\.5000 - loss: 0\.2500\n$", out.getvalue())
 
 
 def test_progbar_logger_unknown_steps_learns_the_target() -> None:
     out = io.StringIO()
-    cbs = CallbackList([ProgbarLogger(stream=out)], model=FakeModel(), verbose=2, epochs=1,
-                       steps=None)
+    cbs = CallbackList([ProgbarLogger(stream=out)], model=FakeModel(), verbose=2, epochs=1, steps=None)
     cbs.on_train_begin()
     cbs.on_epoch_begin(0)
     for batch in range(5):

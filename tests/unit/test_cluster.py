@@ -52,16 +52,22 @@ def test_cluster_spec_accessors_and_tf_rules() -> None:
         ClusterSpec(TWO_WORKERS).num_tasks("ps")
 
 
-@pytest.mark.parametrize("address,expected", [
-    ("host:2222", ("host", 2222)), ("10.0.0.1:1", ("10.0.0.1", 1)), ("[::1]:8888", ("::1", 8888)),
-    ("worker-1.svc.cluster.local:2222", ("worker-1.svc.cluster.local", 2222)),
-])
+@pytest.mark.parametrize(
+    "address,expected",
+    [
+        ("host:2222", ("host", 2222)),
+        ("10.0.0.1:1", ("10.0.0.1", 1)),
+        ("[::1]:8888", ("::1", 8888)),
+        ("worker-1.svc.cluster.local:2222", ("worker-1.svc.cluster.local", 2222)),
+    ],
+)
 def test_addresses_parse(address: str, expected: tuple) -> None:
     assert parse_address(address) == expected
 
 
-@pytest.mark.parametrize("bad", ["host", "host:", ":2222", "host:0", "host:65536", "host:22x", "a b:1",
-                                 "[::1]2222", 2222])
+@pytest.mark.parametrize(
+    "bad", ["host", "host:", ":2222", "host:0", "host:65536", "host:22x", "a b:1", "[::1]2222", 2222]
+)
 def test_malformed_addresses_name_the_value_and_the_form(bad: object) -> None:
     with pytest.raises(ValueError) as info:
         parse_address(bad, "cluster.worker[0]")
@@ -136,15 +142,18 @@ def test_tf_config_malformed_host_port() -> None:
     assert 'Expected "host:port"' in text
 
 
-@pytest.mark.parametrize("config,fragment", [
-    ([1, 2], "must be a JSON object, not list"),
-    ({"task": {"type": "worker", "index": 0}}, "no 'cluster' field"),
-    ({"cluster": {"worker": "a:1"}, "task": {"type": "worker", "index": 0}}, "'cluster' must map job names"),
-    ({"cluster": TWO_WORKERS, "task": "worker:0"}, "'task' must be an object"),
-    ({"cluster": TWO_WORKERS, "task": {"type": "worker"}}, "task has a 'type' but no 'index'"),
-    ({"cluster": TWO_WORKERS, "task": {"type": "worker", "index": "0"}}, "task.index must be an integer"),
-    ({"cluster": {"chief": ["a:1", "b:1"]}, "task": {"type": "chief", "index": 0}}, "at most one chief"),
-])
+@pytest.mark.parametrize(
+    "config,fragment",
+    [
+        ([1, 2], "must be a JSON object, not list"),
+        ({"task": {"type": "worker", "index": 0}}, "no 'cluster' field"),
+        ({"cluster": {"worker": "a:1"}, "task": {"type": "worker", "index": 0}}, "'cluster' must map job names"),
+        ({"cluster": TWO_WORKERS, "task": "worker:0"}, "'task' must be an object"),
+        ({"cluster": TWO_WORKERS, "task": {"type": "worker"}}, "task has a 'type' but no 'index'"),
+        ({"cluster": TWO_WORKERS, "task": {"type": "worker", "index": "0"}}, "task.index must be an integer"),
+        ({"cluster": {"chief": ["a:1", "b:1"]}, "task": {"type": "chief", "index": 0}}, "at most one chief"),
+    ],
+)
 def test_tf_config_other_mistakes(config: object, fragment: str) -> None:
     with pytest.raises(ValueError, match="TF_CONFIG") as info:
         _tf(config)
@@ -153,10 +162,15 @@ def test_tf_config_other_mistakes(config: object, fragment: str) -> None:
 
 def test_tf_config_plans_follow_tfs_rank_order() -> None:
     cluster = {"chief": ["c:1"], "worker": ["w0:1", "w1:1"], "ps": ["p:1"], "evaluator": ["e:1"]}
-    plans = {t: _tf({"cluster": cluster, "task": {"type": t.split(":")[0], "index": int(t.split(":")[1])}}).job_plan(2)
-             for t in ("chief:0", "worker:0", "worker:1")}
+    plans = {
+        t: _tf({"cluster": cluster, "task": {"type": t.split(":")[0], "index": int(t.split(":")[1])}}).job_plan(2)
+        for t in ("chief:0", "worker:0", "worker:1")
+    }
     assert {t: (p.rank, p.world_size, p.store_mode) for t, p in plans.items()} == {
-        "chief:0": (0, 6, "serve"), "worker:0": (2, 6, "join"), "worker:1": (4, 6, "join")}
+        "chief:0": (0, 6, "serve"),
+        "worker:0": (2, 6, "join"),
+        "worker:1": (4, 6, "join"),
+    }
     for p in plans.values():
         assert p.store_address == "c:1" and p.chief_field == "cluster.chief[0]"
         assert p.task_of_rank(3) == "worker:0 (w0:1) replica 1"
@@ -171,8 +185,12 @@ def test_tf_config_resolver_answers_tfs_questions() -> None:
     assert (r.task_type, r.task_id, r.rpc_layer) == ("worker", 1, "grpc")
     assert r.master() == "grpc://10.0.0.2:2222" and r.master("worker", 0, rpc_layer="") == "grpc://10.0.0.1:2222"
     assert r.cluster_spec() == ClusterSpec(TWO_WORKERS)
-    assert TFConfigClusterResolver(task_type="worker", task_id=0,
-                                   environ={"TF_CONFIG": json.dumps({"cluster": TWO_WORKERS})}).task_id == 0
+    assert (
+        TFConfigClusterResolver(
+            task_type="worker", task_id=0, environ={"TF_CONFIG": json.dumps({"cluster": TWO_WORKERS})}
+        ).task_id
+        == 0
+    )
     assert TFConfigClusterResolver(environ={}).cluster_spec() == ClusterSpec({})
     assert TFConfigClusterResolver(environ={}, num_accelerators={"CPU": 2}).num_accelerators() == {"CPU": 2}
     with pytest.raises(ValueError, match="num_accelerators"):
@@ -187,8 +205,11 @@ def test_colocated_workers_share_the_cores() -> None:
 
 
 def test_launched_replica_must_agree_on_replicas_per_worker() -> None:
-    env = {"TF_CONFIG": json.dumps({"cluster": TWO_WORKERS, "task": {"type": "worker", "index": 1}}),
-           "UNISON_WORKER_REPLICA": "1", "UNISON_WORKER_REPLICAS": "2"}
+    env = {
+        "TF_CONFIG": json.dumps({"cluster": TWO_WORKERS, "task": {"type": "worker", "index": 1}}),
+        "UNISON_WORKER_REPLICA": "1",
+        "UNISON_WORKER_REPLICAS": "2",
+    }
     plan = TFConfigClusterResolver(environ=env).job_plan(2)
     assert (plan.rank, plan.local_rank, plan.launched) == (3, 1, True)
     with pytest.raises(ValueError, match="one of 2 replicas of worker:1"):
@@ -196,8 +217,17 @@ def test_launched_replica_must_agree_on_replicas_per_worker() -> None:
 
 
 # --- torchrun, SLURM, explicit, default ----------------------------------------------------------------
-TORCHRUN = {"RANK": "3", "WORLD_SIZE": "4", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2", "GROUP_WORLD_SIZE": "2",
-            "MASTER_ADDR": "node0", "MASTER_PORT": "29500", "TORCHELASTIC_RUN_ID": "job", "TORCHELASTIC_RESTART_COUNT": "2"}
+TORCHRUN = {
+    "RANK": "3",
+    "WORLD_SIZE": "4",
+    "LOCAL_RANK": "1",
+    "LOCAL_WORLD_SIZE": "2",
+    "GROUP_WORLD_SIZE": "2",
+    "MASTER_ADDR": "node0",
+    "MASTER_PORT": "29500",
+    "TORCHELASTIC_RUN_ID": "job",
+    "TORCHELASTIC_RESTART_COUNT": "2",
+}
 
 
 def test_torchrun_resolver() -> None:
@@ -219,8 +249,13 @@ def test_torchrun_resolver() -> None:
 def test_slurm_resolver() -> None:
     assert expand_hostlist("n[01-02],gpu[7,9-10]x,solo") == ["n01", "n02", "gpu7x", "gpu9x", "gpu10x", "solo"]
     assert expand_tasks_per_node("2(x3),1") == [2, 2, 2, 1]
-    env = {"SLURM_PROCID": "2", "SLURM_STEP_NODELIST": "n[1-2]", "SLURM_STEP_TASKS_PER_NODE": "2(x2)",
-           "SLURM_JOB_ID": "7", "SLURM_STEP_ID": "0"}
+    env = {
+        "SLURM_PROCID": "2",
+        "SLURM_STEP_NODELIST": "n[1-2]",
+        "SLURM_STEP_TASKS_PER_NODE": "2(x2)",
+        "SLURM_JOB_ID": "7",
+        "SLURM_STEP_ID": "0",
+    }
     r = SlurmClusterResolver(environ=env, port_base=9000)
     assert r.cluster_spec().as_dict() == {"worker": ["n1:9000", "n1:9001", "n2:9000", "n2:9001"]}
     plan = r.job_plan(1)
@@ -260,7 +295,10 @@ def test_single_worker_strategy_and_options() -> None:
     assert strategy.extended.should_checkpoint and strategy.extended.task_type == "worker"
     assert isinstance(strategy.cluster_resolver, TFConfigClusterResolver)
     options = tf.distribute.experimental.CommunicationOptions(
-        bytes_per_pack=1 << 20, timeout_seconds=30, implementation=tf.distribute.experimental.CommunicationImplementation.RING)
+        bytes_per_pack=1 << 20,
+        timeout_seconds=30,
+        implementation=tf.distribute.experimental.CommunicationImplementation.RING,
+    )
     assert options.implementation.value == "RING"
     assert tf.distribute.experimental.CollectiveCommunication is tf.distribute.experimental.CommunicationImplementation
     with pytest.raises(ValueError, match="timeout_seconds must be a number > 0"):
@@ -277,15 +315,25 @@ def test_single_worker_strategy_and_options() -> None:
         with pytest.warns(UserWarning, match="NCCL needs GPU replicas"):
             tf.distribute.MultiWorkerMirroredStrategy(
                 TFConfigClusterResolver(environ={}),
-                tf.distribute.experimental.CommunicationOptions(implementation="NCCL"))
+                tf.distribute.experimental.CommunicationOptions(implementation="NCCL"),
+            )
     with pytest.raises(ValueError, match="use tf.distribute.MirroredStrategy for one host"):
         tf.distribute.MultiWorkerMirroredStrategy(TFConfigClusterResolver(environ={}, num_accelerators={"CPU": 2}))
 
 
 # --- unison launch ------------------------------------------------------------------------------------------
 def _launch_args(**overrides: object) -> types.SimpleNamespace:
-    args = dict(nproc_per_node=2, nnodes=1, node_rank=0, master=None, max_restarts=0, tf_config=False,
-                module=False, script=__file__, script_args=["--epochs", "1"])
+    args = dict(
+        nproc_per_node=2,
+        nnodes=1,
+        node_rank=0,
+        master=None,
+        max_restarts=0,
+        tf_config=False,
+        module=False,
+        script=__file__,
+        script_args=["--epochs", "1"],
+    )
     args.update(overrides)
     return types.SimpleNamespace(**args)
 
@@ -304,14 +352,17 @@ def test_launch_builds_torchrun_arguments() -> None:
     assert json.loads(env["UNISON_TF_CONFIG_CLUSTER"]) == {"worker": ["127.0.0.1:4001", "127.0.0.1:4002"]}
 
 
-@pytest.mark.parametrize("overrides,fragment", [
-    ({"nproc_per_node": 0}, "--nproc-per-node must be >= 1"),
-    ({"nnodes": 2}, "--nnodes > 1 needs --master"),
-    ({"nnodes": 2, "node_rank": 2, "master": "a:1"}, "--node-rank must be in [0, --nnodes)"),
-    ({"master": "nohost"}, "Malformed address at --master"),
-    ({"tf_config": True, "nnodes": 2, "master": "a:1"}, "--tf-config starts workers on this machine only"),
-    ({"script": "missing.py"}, "No such script: 'missing.py'"),
-])
+@pytest.mark.parametrize(
+    "overrides,fragment",
+    [
+        ({"nproc_per_node": 0}, "--nproc-per-node must be >= 1"),
+        ({"nnodes": 2}, "--nnodes > 1 needs --master"),
+        ({"nnodes": 2, "node_rank": 2, "master": "a:1"}, "--node-rank must be in [0, --nnodes)"),
+        ({"master": "nohost"}, "Malformed address at --master"),
+        ({"tf_config": True, "nnodes": 2, "master": "a:1"}, "--tf-config starts workers on this machine only"),
+        ({"script": "missing.py"}, "No such script: 'missing.py'"),
+    ],
+)
 def test_launch_rejects_bad_arguments(capsys, overrides: dict, fragment: str) -> None:
     from unison.launch.cli import run
 

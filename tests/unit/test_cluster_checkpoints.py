@@ -83,47 +83,64 @@ class Interrupt(tf.keras.callbacks.Callback):
             raise KeyboardInterrupt
 
 
-def _fit(backup_dir: str, interrupt_at: int = 0, steps_per_epoch: int | None = None, epochs: int = 3,
-         save_freq: object = 7, on_unreadable_backup: str = "raise",
-         ) -> tuple[list[np.ndarray], dict, tf.keras.callbacks.BackupAndRestore]:
+def _fit(
+    backup_dir: str,
+    interrupt_at: int = 0,
+    steps_per_epoch: int | None = None,
+    epochs: int = 3,
+    save_freq: object = 7,
+    on_unreadable_backup: str = "raise",
+) -> tuple[list[np.ndarray], dict, tf.keras.callbacks.BackupAndRestore]:
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     x = rng.normal(size=(203, 6)).astype("float32")
     y = (x[:, 0] > 0).astype("int64")
-    model = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu", input_shape=(6,)),
-                                 tf.keras.layers.Dropout(0.2), tf.keras.layers.Dense(2, activation="softmax")])
+    model = tf.keras.Sequential(
+        [
+            tf.keras.layers.Dense(8, activation="relu", input_shape=(6,)),
+            tf.keras.layers.Dropout(0.2),
+            tf.keras.layers.Dense(2, activation="softmax"),
+        ]
+    )
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
-    backup = tf.keras.callbacks.BackupAndRestore(backup_dir, save_freq=save_freq,
-                                                 on_unreadable_backup=on_unreadable_backup)
+    backup = tf.keras.callbacks.BackupAndRestore(
+        backup_dir, save_freq=save_freq, on_unreadable_backup=on_unreadable_backup
+    )
     callbacks = [backup] + ([Interrupt(interrupt_at)] if interrupt_at else [])
     try:
-        history = model.fit(x, y, batch_size=16, epochs=epochs, verbose=0, callbacks=callbacks,
-                            steps_per_epoch=steps_per_epoch).history
+        history = model.fit(
+            x, y, batch_size=16, epochs=epochs, verbose=0, callbacks=callbacks, steps_per_epoch=steps_per_epoch
+        ).history
     except KeyboardInterrupt:
         history = {}
     return model.get_weights(), history, backup
 
 
-@pytest.mark.parametrize("steps_per_epoch,save_freq,interrupt_at,resumed", [
-    (None, 7, 20, (1, 1)),    # 13 steps per epoch: backups after steps 7 and 14 -> epoch 1, step 1
-    (None, 13, 20, (0, 13)),  # backed up after the epoch's last step: only the epoch's end remains
-    (9, 7, 17, (1, 5)),       # steps_per_epoch: epochs start mid-data; the position is restored
-], ids=["mid-epoch", "end-of-epoch", "steps-per-epoch"])
-def test_resumed_fit_ends_exactly_where_an_uninterrupted_one_ends(tmp_path, steps_per_epoch, save_freq,
-                                                                   interrupt_at, resumed) -> None:
+@pytest.mark.parametrize(
+    "steps_per_epoch,save_freq,interrupt_at,resumed",
+    [
+        (None, 7, 20, (1, 1)),  # 13 steps per epoch: backups after steps 7 and 14 -> epoch 1, step 1
+        (None, 13, 20, (0, 13)),  # backed up after the epoch's last step: only the epoch's end remains
+        (9, 7, 17, (1, 5)),  # steps_per_epoch: epochs start mid-data; the position is restored
+    ],
+    ids=["mid-epoch", "end-of-epoch", "steps-per-epoch"],
+)
+def test_resumed_fit_ends_exactly_where_an_uninterrupted_one_ends(
+    tmp_path, steps_per_epoch, save_freq, interrupt_at, resumed
+) -> None:
     want, full_history, _ = _fit(str(tmp_path / "ref"), steps_per_epoch=steps_per_epoch)
     assert not (tmp_path / "ref").exists()  # delete_checkpoint: gone after a completed fit
-    _, history, _ = _fit(str(tmp_path / "b"), interrupt_at=interrupt_at, steps_per_epoch=steps_per_epoch,
-                         save_freq=save_freq)
+    _, history, _ = _fit(
+        str(tmp_path / "b"), interrupt_at=interrupt_at, steps_per_epoch=steps_per_epoch, save_freq=save_freq
+    )
     assert history == {} and 1 <= len(os.listdir(tmp_path / "b")) <= 2  # the newest (and the previous)
-    got, resumed_history, backup = _fit(str(tmp_path / "b"), steps_per_epoch=steps_per_epoch,
-                                        save_freq=save_freq)
+    got, resumed_history, backup = _fit(str(tmp_path / "b"), steps_per_epoch=steps_per_epoch, save_freq=save_freq)
     assert backup.restored_from == resumed
     for g, w in zip(got, want):
         assert np.array_equal(g, w)  # same data order, same dropout masks: bit for bit
     # the resumed epoch reports the metrics of the whole epoch, as if never interrupted
     for key, values in resumed_history.items():
-        assert values == full_history[key][resumed[0]:], key
+        assert values == full_history[key][resumed[0] :], key
 
 
 def test_epoch_backups_resume_at_the_next_epoch(tmp_path) -> None:
@@ -140,8 +157,12 @@ def test_backup_of_another_model_is_refused_with_the_fix(tmp_path) -> None:
     model = tf.keras.Sequential([tf.keras.layers.Dense(3, input_shape=(6,))])
     model.compile(optimizer="adam", loss="mse")
     with pytest.raises(ValueError, match="does not fit this model.*delete the directory"):
-        model.fit(np.zeros((8, 6), "float32"), np.zeros((8, 3), "float32"), verbose=0,
-                  callbacks=[tf.keras.callbacks.BackupAndRestore(str(tmp_path / "b"))])
+        model.fit(
+            np.zeros((8, 6), "float32"),
+            np.zeros((8, 3), "float32"),
+            verbose=0,
+            callbacks=[tf.keras.callbacks.BackupAndRestore(str(tmp_path / "b"))],
+        )
 
 
 def test_corrupt_newest_backup_resumes_from_the_previous_one(tmp_path) -> None:
@@ -156,12 +177,15 @@ def test_corrupt_newest_backup_resumes_from_the_previous_one(tmp_path) -> None:
     assert any("Skipping checkpoint" in str(w.message) and newest in str(w.message) for w in caught)
 
 
-@pytest.mark.parametrize("kwargs,fragment", [
-    ({"backup_dir": ""}, "backup_dir must be a directory path"),
-    ({"backup_dir": "b", "save_freq": 0}, "save_freq must be 'epoch'"),
-    ({"backup_dir": "b", "save_freq": "batch"}, "save_freq must be 'epoch'"),
-    ({"backup_dir": "b", "save_before_preemption": True}, "not supported"),
-])
+@pytest.mark.parametrize(
+    "kwargs,fragment",
+    [
+        ({"backup_dir": ""}, "backup_dir must be a directory path"),
+        ({"backup_dir": "b", "save_freq": 0}, "save_freq must be 'epoch'"),
+        ({"backup_dir": "b", "save_freq": "batch"}, "save_freq must be 'epoch'"),
+        ({"backup_dir": "b", "save_before_preemption": True}, "not supported"),
+    ],
+)
 def test_backup_and_restore_arguments(kwargs: dict, fragment: str) -> None:
     with pytest.raises(ValueError, match="BackupAndRestore") as info:
         tf.keras.callbacks.BackupAndRestore(**kwargs)
@@ -215,5 +239,7 @@ def test_restart_option_trains_from_scratch_and_keeps_the_damaged_files(tmp_path
 
 
 def test_on_unreadable_backup_must_be_raise_or_restart() -> None:
-    with pytest.raises(ValueError, match=r"on_unreadable_backup must be 'raise'.*Received: on_unreadable_backup='skip'"):
+    with pytest.raises(
+        ValueError, match=r"on_unreadable_backup must be 'raise'.*Received: on_unreadable_backup='skip'"
+    ):
         tf.keras.callbacks.BackupAndRestore("b", on_unreadable_backup="skip")

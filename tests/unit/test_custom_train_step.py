@@ -67,8 +67,10 @@ def test_test_step_and_predict_step_overrides() -> None:
     model.compile(optimizer="sgd", loss="mse", metrics=["mae"])
     x, y = regression_data(40)
     logs = model.evaluate(x, y, batch_size=8, verbose=0, return_dict=True)
-    assert logs == {"twice": 2.0, "mae": pytest.approx(np.abs(model.predict(x, verbose=0)["out"] / 2 - y).mean(),
-                                                       rel=1e-5)}
+    assert logs == {
+        "twice": 2.0,
+        "mae": pytest.approx(np.abs(model.predict(x, verbose=0)["out"] / 2 - y).mean(), rel=1e-5),
+    }
     out = model.predict(x, batch_size=7, verbose=0)
     assert set(out) == {"out"} and out["out"].shape == (40, 1)
     plain = keras.Sequential([keras.layers.Dense(1, input_shape=(3,))])

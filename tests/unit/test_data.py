@@ -82,17 +82,47 @@ def test_repeat_take_skip_shard_counts():
 def test_cardinality_of_each_transformation():
     ds = D.range(10)
     card = {
-        "range": ds, "batch": ds.batch(3), "batch_drop": ds.batch(3, drop_remainder=True),
-        "repeat": ds.repeat(2), "repeat_inf": ds.repeat(), "take": ds.take(4), "take_inf": ds.repeat().take(5),
-        "skip": ds.skip(4), "shard": ds.shard(3, 0), "shuffle": ds.shuffle(4), "map": ds.map(lambda x: x),
-        "filter": ds.filter(lambda x: x > 2), "prefetch": ds.prefetch(2), "cache": ds.cache(),
-        "enumerate": ds.enumerate(), "concat": ds.concatenate(ds), "zip": D.zip((ds, ds.take(3))),
-        "unbatch": ds.batch(2).unbatch(), "gen": D.from_generator(lambda: iter([1]), output_types=torch.int64),
+        "range": ds,
+        "batch": ds.batch(3),
+        "batch_drop": ds.batch(3, drop_remainder=True),
+        "repeat": ds.repeat(2),
+        "repeat_inf": ds.repeat(),
+        "take": ds.take(4),
+        "take_inf": ds.repeat().take(5),
+        "skip": ds.skip(4),
+        "shard": ds.shard(3, 0),
+        "shuffle": ds.shuffle(4),
+        "map": ds.map(lambda x: x),
+        "filter": ds.filter(lambda x: x > 2),
+        "prefetch": ds.prefetch(2),
+        "cache": ds.cache(),
+        "enumerate": ds.enumerate(),
+        "concat": ds.concatenate(ds),
+        "zip": D.zip((ds, ds.take(3))),
+        "unbatch": ds.batch(2).unbatch(),
+        "gen": D.from_generator(lambda: iter([1]), output_types=torch.int64),
     }
-    expected = {"range": 10, "batch": 4, "batch_drop": 3, "repeat": 20, "repeat_inf": INFINITE_CARDINALITY,
-                "take": 4, "take_inf": 5, "skip": 6, "shard": 4, "shuffle": 10, "map": 10,
-                "filter": UNKNOWN_CARDINALITY, "prefetch": 10, "cache": 10, "enumerate": 10, "concat": 20,
-                "zip": 3, "unbatch": UNKNOWN_CARDINALITY, "gen": UNKNOWN_CARDINALITY}
+    expected = {
+        "range": 10,
+        "batch": 4,
+        "batch_drop": 3,
+        "repeat": 20,
+        "repeat_inf": INFINITE_CARDINALITY,
+        "take": 4,
+        "take_inf": 5,
+        "skip": 6,
+        "shard": 4,
+        "shuffle": 10,
+        "map": 10,
+        "filter": UNKNOWN_CARDINALITY,
+        "prefetch": 10,
+        "cache": 10,
+        "enumerate": 10,
+        "concat": 20,
+        "zip": 3,
+        "unbatch": UNKNOWN_CARDINALITY,
+        "gen": UNKNOWN_CARDINALITY,
+    }
     assert {k: int(v.cardinality()) for k, v in card.items()} == expected
     assert len(ds.batch(3)) == 4
     with pytest.raises(TypeError, match="infinite"):
@@ -104,17 +134,27 @@ def test_cardinality_of_each_transformation():
 def test_interleave_order_with_cycle_length():
     # TF's documented example
     ds = D.range(1, 6).interleave(lambda x: D.from_tensors(x).repeat(6), cycle_length=2, block_length=4)
-    assert ints(ds) == [1, 1, 1, 1, 2, 2, 2, 2, 1, 1, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 3, 3, 4, 4,
-                        5, 5, 5, 5, 5, 5]
+    assert ints(ds) == [1, 1, 1, 1, 2, 2, 2, 2, 1, 1, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 3, 3, 4, 4, 5, 5, 5, 5, 5, 5]
     assert ints(D.range(3).flat_map(lambda x: D.range(x))) == [0, 0, 1]
 
 
 def test_nesting_preserved_through_transformations():
     x = {"img": np.arange(12, dtype=np.float32).reshape(6, 2), "id": np.arange(6)}
     ds = D.from_tensor_slices((x, np.arange(6) % 2))
-    pipelines = [ds, ds.shuffle(6, seed=1), ds.repeat(2), ds.take(3), ds.skip(1), ds.shard(2, 0), ds.cache(),
-                 ds.prefetch(2), ds.map(lambda a, b: (a, b)), ds.filter(lambda a, b: b == 0),
-                 ds.map(lambda a, b: (a, b), num_parallel_calls=tf.data.AUTOTUNE), ds.concatenate(ds)]
+    pipelines = [
+        ds,
+        ds.shuffle(6, seed=1),
+        ds.repeat(2),
+        ds.take(3),
+        ds.skip(1),
+        ds.shard(2, 0),
+        ds.cache(),
+        ds.prefetch(2),
+        ds.map(lambda a, b: (a, b)),
+        ds.filter(lambda a, b: b == 0),
+        ds.map(lambda a, b: (a, b), num_parallel_calls=tf.data.AUTOTUNE),
+        ds.concatenate(ds),
+    ]
     for p in pipelines:
         el = next(iter(p))
         assert isinstance(el, tuple) and set(el[0]) == {"img", "id"} and el[0]["img"].shape == (2,)
@@ -172,6 +212,7 @@ def test_from_generator_signatures_and_mismatch():
     def gen():
         yield 1, [1.0, 2.0]
         yield 2, [3.0, 4.0]
+
     sig = (tf.TensorSpec((), torch.int64), tf.TensorSpec((2,), torch.float32))
     got = list(D.from_generator(gen, output_signature=sig))
     assert got[1][1].dtype == torch.float32 and got[1][1].tolist() == [3.0, 4.0]
@@ -181,6 +222,7 @@ def test_from_generator_signatures_and_mismatch():
     def bad():
         yield 1, [1.0, 2.0]
         yield 1
+
     with pytest.raises(TypeError, match="element 1 does not match output_signature"):
         list(D.from_generator(bad, output_signature=sig))
     with pytest.raises(TypeError, match="does not match"):
@@ -192,6 +234,7 @@ def test_map_error_names_element_and_keeps_traceback():
         if int(x) == 3:
             raise ValueError("bad element")
         return x
+
     for calls in (None, 2):
         with pytest.raises(ValueError, match="bad element") as info:
             list(D.range(6).map(fn, num_parallel_calls=calls))
@@ -215,8 +258,10 @@ def test_bad_arguments_raise_clear_errors():
 def test_parallel_map_order_and_prefetch_threads_stop():
     ds = D.range(200).map(lambda x: x * 2, num_parallel_calls=tf.data.AUTOTUNE).prefetch(4)
     assert ints(ds) == [2 * i for i in range(200)]
+
     def prefetchers():
         return [t for t in threading.enumerate() if t.name == "unison-data-prefetch"]
+
     it = iter(D.range(10**6).prefetch(8))
     next(it)
     assert len(prefetchers()) == 1
@@ -249,8 +294,7 @@ def test_text_line_dataset(tmp_path):
     ds = tf.data.TextLineDataset([str(tmp_path / "a.txt"), str(tmp_path / "b.txt")])
     assert [x.item() for x in ds] == [b"one", b"two", b"three"]
     files = D.list_files(str(tmp_path / "*.txt"), shuffle=False)
-    assert [x.item() for x in files.interleave(tf.data.TextLineDataset, cycle_length=2)] == [
-        b"one", b"three", b"two"]
+    assert [x.item() for x in files.interleave(tf.data.TextLineDataset, cycle_length=2)] == [b"one", b"three", b"two"]
 
 
 def _model():
@@ -307,9 +351,14 @@ def test_map_in_worker_processes_keeps_order_and_names_errors():
         if int(a) == 7:
             raise KeyError("seven")
         return a
+
     with pytest.raises(KeyError, match="seven") as info:
-        list(D.from_tensor_slices((np.arange(20), np.arange(20))).map(bad, num_parallel_calls=2)
-             .with_options(opts).batch(4))
+        list(
+            D.from_tensor_slices((np.arange(20), np.arange(20)))
+            .map(bad, num_parallel_calls=2)
+            .with_options(opts)
+            .batch(4)
+        )
     notes = " ".join(info.value.__notes__)
     assert "on element 7" in notes and "in bad" in notes
 
@@ -319,6 +368,7 @@ def test_keyboard_interrupt_in_the_pipeline_reaches_the_consumer_and_stops_threa
         if int(x) == 5:
             raise KeyboardInterrupt
         return x
+
     for calls in (None, 2):
         with pytest.raises(KeyboardInterrupt):
             list(D.range(10**6).map(interrupt, num_parallel_calls=calls).prefetch(2))
@@ -331,8 +381,9 @@ def test_keyboard_interrupt_in_the_pipeline_reaches_the_consumer_and_stops_threa
 
 def test_distributed_dataset_element_spec_and_iterator_protocol():
     strategy = tf.distribute.get_strategy()
-    dist = strategy.experimental_distribute_dataset(D.from_tensor_slices((np.zeros((6, 3), "float32"),
-                                                                          np.arange(6))).batch(4))
+    dist = strategy.experimental_distribute_dataset(
+        D.from_tensor_slices((np.zeros((6, 3), "float32"), np.arange(6))).batch(4)
+    )
     assert dist.element_spec[0] == tf.TensorSpec((None, 3), torch.float32)
     it = iter(dist)
     x, y = next(it)
@@ -342,7 +393,7 @@ def test_distributed_dataset_element_spec_and_iterator_protocol():
 def test_tf_input_tutorial_snippets():
     # the distributed input tutorial's pipelines (site/en/tutorials/distribute/input.ipynb)
     strategy = tf.distribute.MirroredStrategy()
-    dataset = D.from_tensors(([1.], [1.])).repeat(100).batch(16)
+    dataset = D.from_tensors(([1.0], [1.0])).repeat(100).batch(16)
     features, labels = next(iter(dataset))
     assert features.dtype == torch.float32 and features.shape == (16, 1)  # a Python float is float32
     dist_iterator = iter(strategy.experimental_distribute_dataset(dataset))
@@ -355,9 +406,10 @@ def test_tf_input_tutorial_snippets():
 
     def dataset_fn(input_context):
         batch_size = input_context.get_per_replica_batch_size(16)
-        ds = D.from_tensors(([1.], [1.])).repeat(64).batch(16)
+        ds = D.from_tensors(([1.0], [1.0])).repeat(64).batch(16)
         ds = ds.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
         return ds.batch(batch_size).prefetch(2)
+
     batches = list(strategy.distribute_datasets_from_function(dataset_fn))
     assert [tuple(b[0].shape) for b in batches] == [(4, 16, 1)]
     assert iter(dataset).get_next_as_optional().has_value()

@@ -18,14 +18,15 @@ def test_vectorised_replacement_equals_the_item_by_item_loop():
         size, m = int(rng.integers(1, 20)), int(rng.integers(1, 50))
         buf, incoming, slots = rng.integers(0, 1000, size), rng.integers(1000, 2000, m), rng.integers(0, size, m)
         vec_buf, loop_buf = buf.copy(), buf.tolist()
-        assert _replace_array(vec_buf, slots, incoming).tolist() == _replace_list(loop_buf, slots.tolist(),
-                                                                                  incoming.tolist())
+        assert _replace_array(vec_buf, slots, incoming).tolist() == _replace_list(
+            loop_buf, slots.tolist(), incoming.tolist()
+        )
         assert vec_buf.tolist() == loop_buf
 
 
 @pytest.mark.parametrize("n,buffer", [(0, 4), (1, 4), (50, 7), (300, 64), (300, 300), (5000, 100)])
 def test_index_blocks_and_element_blocks_shuffle_alike_with_tf_buffer_bounds(n, buffer):
-    chunks = [np.arange(n)[i:i + 7] for i in range(0, n, 7)]
+    chunks = [np.arange(n)[i : i + 7] for i in range(0, n, 7)]
     by_index = [v for block in shuffle_blocks(iter(chunks), buffer, 11) for v in block.tolist()]
     by_element = [v for block in shuffle_blocks(_blocks(iter(range(n))), buffer, 11) for v in block]
     assert by_index == by_element and sorted(by_index) == list(range(n))

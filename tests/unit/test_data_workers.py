@@ -17,8 +17,10 @@ from unison.data import processes
 from unison.data.transforms import AUTO_PROCESSES_MIN_ELEMENTS
 
 D = tf.data.Dataset
-pytestmark = [pytest.mark.timeout(120),
-              pytest.mark.skipif(not processes.available(), reason="worker processes need fork")]
+pytestmark = [
+    pytest.mark.timeout(120),
+    pytest.mark.skipif(not processes.available(), reason="worker processes need fork"),
+]
 
 
 def _options(k):
@@ -44,8 +46,10 @@ def _with_pid(x, y):
 
 def test_autotune_fuses_map_and_batch_into_processes_in_order():
     n = AUTO_PROCESSES_MIN_ELEMENTS
+
     def base():
         return D.from_tensor_slices((np.arange(n), np.arange(n) % 7)).shuffle(n, seed=3)
+
     fused = base().map(_with_pid, num_parallel_calls=tf.data.AUTOTUNE).batch(64)
     reference = base().map(_with_pid).batch(64)
     got, want = list(fused), list(reference)
@@ -76,11 +80,14 @@ def test_autotune_keeps_threads_for_small_inputs_unfused_maps_and_when_told():
 def test_processes_give_the_sequential_results_every_epoch_and_deterministic_false_the_same_set():
     def source():
         return D.from_tensor_slices({"a": np.arange(300), "s": np.array([f"r{i}" for i in range(300)])}).shuffle(
-            300, seed=5)
+            300, seed=5
+        )
+
     ds = source()
 
     def fn(el):
         return {"a": el["a"] * 3, "s": el["s"], "h": torch.full((2,), float(el["a"]), dtype=torch.bfloat16)}
+
     opts = _options(2)
     fused = ds.map(fn, num_parallel_calls=tf.data.AUTOTUNE).batch(32).with_options(opts)
     reference = source().map(fn).batch(32)  # its own shuffle node, reshuffled in step with ds's
@@ -134,8 +141,12 @@ def test_an_error_in_a_worker_names_the_element_and_shows_the_traceback():
         list(D.range(20).map(_bad_unpicklable, num_parallel_calls=2).batch(4).with_options(_options(2)))
     assert "on element 5" in " ".join(info.value.__notes__)
     with pytest.raises(ValueError, match="different shapes"):
-        list(D.range(10).map(lambda x: torch.zeros(int(x) % 2 + 1), num_parallel_calls=2).batch(4)
-             .with_options(_options(2)))
+        list(
+            D.range(10)
+            .map(lambda x: torch.zeros(int(x) % 2 + 1), num_parallel_calls=2)
+            .batch(4)
+            .with_options(_options(2))
+        )
     assert not _wait_no_workers()
 
 

@@ -152,9 +152,7 @@ def test_mnist_loads_from_data_dir_like_keras(monkeypatch: pytest.MonkeyPatch) -
     assert x_train.flags.writeable
 
 
-def test_own_copy_is_accepted_by_structure_not_hash(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_own_copy_is_accepted_by_structure_not_hash(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     arrays = _write_fake_set(tmp_path / "data" / "fashion_mnist")
     monkeypatch.setenv(_fetch.ENV_DATA_DIR, str(tmp_path / "data"))
 
@@ -215,9 +213,7 @@ def test_corrupt_file_names_the_file_and_the_problem(
     assert str(_fetch.cache_dir("mnist")) in message and _fetch.ENV_DATA_DIR in message
 
 
-def test_label_count_must_match_image_count(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_label_count_must_match_image_count(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     folder = tmp_path / "data" / "mnist"
     _write_fake_set(folder)
     (folder / _fetch.TEST_LABELS).write_bytes(gzip.compress(_idx(2049, (2,), bytes([1, 2]))))
@@ -247,9 +243,7 @@ def test_missing_file_lists_every_place_and_the_fix(
     assert f"set {_fetch.ENV_DATA_DIR} to a folder that contains 'mnist/'" in message
 
 
-def test_corrupt_cached_file_is_reported_not_redownloaded(
-    tmp_path: Path, isolated_env: Path
-) -> None:
+def test_corrupt_cached_file_is_reported_not_redownloaded(tmp_path: Path, isolated_env: Path) -> None:
     _write_fake_set(isolated_env / "mnist")
     _truncate_gzip(isolated_env / "mnist" / _fetch.TEST_LABELS)
 
@@ -316,9 +310,7 @@ def test_only_the_files_the_cache_lacks_are_downloaded(
 
 
 @needs_mnist
-def test_tampered_download_is_rejected_and_not_kept(
-    monkeypatch: pytest.MonkeyPatch, isolated_env: Path, serve
-) -> None:
+def test_tampered_download_is_rejected_and_not_kept(monkeypatch: pytest.MonkeyPatch, isolated_env: Path, serve) -> None:
     files = _shared_mnist_files()
     _pin_hashes(monkeypatch, files)
     tampered = dict(files)
@@ -357,9 +349,7 @@ def test_unreachable_mirror_lists_places_url_and_reason(
     assert list((isolated_env / "fashion_mnist").iterdir()) == []
 
 
-def test_http_error_status_is_the_reason(
-    monkeypatch: pytest.MonkeyPatch, isolated_env: Path, serve
-) -> None:
+def test_http_error_status_is_the_reason(monkeypatch: pytest.MonkeyPatch, isolated_env: Path, serve) -> None:
     server = serve({})
     monkeypatch.setenv(_fetch.ENV_MIRROR, server.url)
 
@@ -382,10 +372,7 @@ def test_canonical_mirrors_and_hashes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(_fetch.ENV_MIRROR)
 
     assert _fetch.mirror_base(mnist._SPEC) == "https://storage.googleapis.com/cvdf-datasets/mnist/"
-    assert (
-        _fetch.mirror_base(fashion_mnist._SPEC)
-        == "https://storage.googleapis.com/tensorflow/tf-keras-datasets/"
-    )
+    assert _fetch.mirror_base(fashion_mnist._SPEC) == "https://storage.googleapis.com/tensorflow/tf-keras-datasets/"
     for spec in (mnist._SPEC, fashion_mnist._SPEC):
         assert set(spec.sha256) == set(_fetch.FILE_NAMES)
         assert all(len(h) == 64 and int(h, 16) >= 0 for h in spec.sha256.values())

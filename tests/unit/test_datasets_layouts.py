@@ -14,8 +14,12 @@ from unison.keras.datasets import _fetch, fashion_mnist, mnist
 
 def _npz(path: Path, n: int = 4) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(1)
-    arrays = {"x_train": rng.integers(0, 256, (n, 28, 28), dtype=np.uint8), "y_train": np.arange(n, dtype=np.uint8),
-              "x_test": rng.integers(0, 256, (2, 28, 28), dtype=np.uint8), "y_test": np.arange(2, dtype=np.uint8)}
+    arrays = {
+        "x_train": rng.integers(0, 256, (n, 28, 28), dtype=np.uint8),
+        "y_train": np.arange(n, dtype=np.uint8),
+        "x_test": rng.integers(0, 256, (2, 28, 28), dtype=np.uint8),
+        "y_test": np.arange(2, dtype=np.uint8),
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez(path, **arrays)
     return arrays

@@ -10,10 +10,17 @@ from unison.cluster import resolve_placement
 from unison.distribute.devices import parse_device, parse_devices
 
 
-@pytest.mark.parametrize("text,kind,index", [
-    ("/cpu:0", "cpu", 0), ("/CPU:3", "cpu", 3), ("GPU:1", "gpu", 1), ("/device:GPU:2", "gpu", 2),
-    ("/job:worker/replica:0/task:1/device:CPU:0", "cpu", 0), ("cuda:0", "gpu", 0),
-])
+@pytest.mark.parametrize(
+    "text,kind,index",
+    [
+        ("/cpu:0", "cpu", 0),
+        ("/CPU:3", "cpu", 3),
+        ("GPU:1", "gpu", 1),
+        ("/device:GPU:2", "gpu", 2),
+        ("/job:worker/replica:0/task:1/device:CPU:0", "cpu", 0),
+        ("cuda:0", "gpu", 0),
+    ],
+)
 def test_tf_device_strings_parse(text: str, kind: str, index: int) -> None:
     spec = parse_device(text)
     assert (spec.kind, spec.index) == (kind, index)

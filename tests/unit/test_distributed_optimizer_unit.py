@@ -17,9 +17,12 @@ def _model() -> torch.nn.Module:
 
 
 def _wrap(model: torch.nn.Module, **kw) -> unison.DistributedOptimizer:
-    return unison.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
-                                       named_parameters=model.named_parameters(),
-                                       communicator=LocalCommunicator(), **kw)
+    return unison.DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.1),
+        named_parameters=model.named_parameters(),
+        communicator=LocalCommunicator(),
+        **kw,
+    )
 
 
 @pytest.mark.parametrize("k", [0, -1, 1.5, True])
@@ -46,7 +49,9 @@ def test_named_parameters_mistakes() -> None:
     with pytest.raises(ValueError, match=r"duplicate names: \['0.weight'\]"):
         unison.DistributedOptimizer(opt, named_parameters=[pairs[0], ("0.weight", pairs[1][1])])
     stranger = torch.nn.Linear(2, 2)
-    with pytest.raises(ValueError, match=r"\['extra.weight'\] are in named_parameters but not in the wrapped optimizer"):
+    with pytest.raises(
+        ValueError, match=r"\['extra.weight'\] are in named_parameters but not in the wrapped optimizer"
+    ):
         unison.DistributedOptimizer(opt, named_parameters=pairs + [("extra.weight", stranger.weight)])
 
 

@@ -26,9 +26,14 @@ def test_every_public_exception_class_is_defined_in_errors_py() -> None:
         if path.name == "errors.py":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ClassDef) and not node.name.startswith("_") and any(
+            if (
+                isinstance(node, ast.ClassDef)
+                and not node.name.startswith("_")
+                and any(
                     isinstance(b, ast.Name) and (b.id.endswith(("Error", "Exception")) or b.id == "UnisonError")
-                    for b in node.bases):
+                    for b in node.bases
+                )
+            ):
                 elsewhere.append(f"{path.relative_to(SRC)}:{node.name}")
     # RunFailed is the bench runner's internal signal; IdxFormatError is private to the IDX reader
     assert sorted(elsewhere) == ["bench/runner.py:RunFailed", "keras/datasets/_idx.py:IdxFormatError"], elsewhere

@@ -43,8 +43,7 @@ def test_fit_evaluate_predict_learn() -> None:
     x = rng.normal(size=(256, 4)).astype("float32")
     y = (x[:, 0] > 0).astype("int64") + (x[:, 1] > 0).astype("int64")
     model = _two_layer()
-    model.compile(optimizer=keras.optimizers.Adam(0.05), loss="sparse_categorical_crossentropy",
-                  metrics=["accuracy"])
+    model.compile(optimizer=keras.optimizers.Adam(0.05), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     hist = model.fit(x, y, batch_size=32, epochs=8, verbose=0)
     assert hist.history["loss"][-1] < 0.6 * hist.history["loss"][0]
     loss, acc = model.evaluate(x, y, verbose=0)
@@ -129,9 +128,14 @@ def test_bad_arguments_raise_clear_errors() -> None:
 
 
 def test_input_layer_in_sequential_keras2_and_keras3_spellings() -> None:
-    model = keras.Sequential([keras.layers.InputLayer(input_shape=(28, 28)),
-                              keras.layers.Reshape(target_shape=(28, 28, 1)),
-                              keras.layers.Flatten(), keras.layers.Dense(10)])
+    model = keras.Sequential(
+        [
+            keras.layers.InputLayer(input_shape=(28, 28)),
+            keras.layers.Reshape(target_shape=(28, 28, 1)),
+            keras.layers.Flatten(),
+            keras.layers.Dense(10),
+        ]
+    )
     assert model.built and model.count_params() == 28 * 28 * 10 + 10
     assert model(torch.zeros(2, 28, 28)).shape == (2, 10)
     model3 = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(2)])

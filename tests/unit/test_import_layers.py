@@ -137,13 +137,18 @@ def report(modules_too: bool = False) -> str:
     upward = []
     for pkg in packages:
         cells = []
-        for target, modules in sorted(table.get(pkg, {}).items(),
-                                      key=lambda kv: (LAYERS.index(kv[0]) if kv[0] in LAYERS else len(LAYERS), kv[0])):
+        for target, modules in sorted(
+            table.get(pkg, {}).items(), key=lambda kv: (LAYERS.index(kv[0]) if kv[0] in LAYERS else len(LAYERS), kv[0])
+        ):
             kinds = set(modules.values())
             kind = "" if "top" in kinds else (" lazy" if "lazy" in kinds else " typing")
             cells.append(f"{target}({len(modules)}{kind})")
-            if (pkg in LAYERS and target in LAYERS and target not in ANYWHERE
-                    and LAYERS.index(target) < LAYERS.index(pkg)):
+            if (
+                pkg in LAYERS
+                and target in LAYERS
+                and target not in ANYWHERE
+                and LAYERS.index(target) < LAYERS.index(pkg)
+            ):
                 upward.extend(f"  {m} -> {target} ({k})" for m, k in sorted(modules.items()))
         lines.append(f"{pkg:<14}{counts[pkg]:>8}  {', '.join(cells) if cells else '-'}")
     lines += ["", "imports up the layers: " + ("none" if not upward else f"{len(upward)}")] + upward
@@ -151,8 +156,10 @@ def report(modules_too: bool = False) -> str:
         lines += ["", "the modules behind each edge (package -> package: module [lazy|typing])"]
         for pkg in packages:
             for target, modules in sorted(table.get(pkg, {}).items()):
-                lines.append(f"{pkg} -> {target}: " + ", ".join(
-                    m + ("" if k == "top" else f" [{k}]") for m, k in sorted(modules.items())))
+                lines.append(
+                    f"{pkg} -> {target}: "
+                    + ", ".join(m + ("" if k == "top" else f" [{k}]") for m, k in sorted(modules.items()))
+                )
     return "\n".join(lines) + "\n"
 
 

@@ -39,8 +39,9 @@ def test_array_adapter_same_order_for_every_replica_count() -> None:
     seen = {}
     for replicas in (1, 2, 3):
         rows = []
-        for step_parts in zip(*[ArrayAdapter(x, y, None, 8, True, 7, replicas, r, None).epoch(1)
-                                for r in range(replicas)]):
+        for step_parts in zip(
+            *[ArrayAdapter(x, y, None, 8, True, 7, replicas, r, None).epoch(1) for r in range(replicas)]
+        ):
             rows.append([int(v) for part in step_parts for v in part.y.tolist()])
             assert {p.global_size for p in step_parts} == {len(rows[-1])}
         seen[replicas] = rows
@@ -54,6 +55,5 @@ def test_array_adapter_same_order_for_every_replica_count() -> None:
 def test_evaluation_blocks_count_every_sample_once() -> None:
     x = np.zeros((10, 1), "float32")
     y = np.arange(10)
-    got = [int(v) for r in range(3) for b in ArrayAdapter(x, y, None, 4, False, 0, 3, r, None).blocks(4)
-           for v in b.y]
+    got = [int(v) for r in range(3) for b in ArrayAdapter(x, y, None, 4, False, 0, 3, r, None).blocks(4) for v in b.y]
     assert got == list(range(10))

@@ -63,11 +63,11 @@ def test_custom_loop_with_apply_gradients_equals_torch_adam():
 def test_minimize_with_autograd_and_with_a_callable_loss():
     w = torch.nn.Parameter(torch.tensor([3.0]))
     opt = keras.optimizers.SGD(learning_rate=0.5)
-    opt.minimize((w ** 2).sum(), [w])  # grad 6 -> 3 - 3 = 0
+    opt.minimize((w**2).sum(), [w])  # grad 6 -> 3 - 3 = 0
     assert w.item() == pytest.approx(0.0)
     w2 = torch.nn.Parameter(torch.tensor([1.0]))
     opt2 = keras.optimizers.SGD(learning_rate=0.25)
-    opt2.minimize(lambda: (w2 ** 2).sum(), lambda: [w2])
+    opt2.minimize(lambda: (w2**2).sum(), lambda: [w2])
     assert w2.item() == pytest.approx(0.5)
     with pytest.raises(ValueError, match="minimize\\(\\) needs a loss"):
         keras.optimizers.SGD().minimize(torch.tensor(1.0), [w])
@@ -98,7 +98,7 @@ def test_schedule_sets_the_rate_before_each_step():
 
 def test_schedules_match_keras_formulas():
     s = keras.optimizers.schedules
-    assert s.ExponentialDecay(1.0, 10, 0.5)(5) == pytest.approx(0.5 ** 0.5)
+    assert s.ExponentialDecay(1.0, 10, 0.5)(5) == pytest.approx(0.5**0.5)
     assert s.InverseTimeDecay(1.0, 10, 1.0, staircase=True)(15) == pytest.approx(0.5)
     assert s.CosineDecay(1.0, 100)(50) == pytest.approx(0.5)
     assert s.CosineDecay(0.0, 10, warmup_target=1.0, warmup_steps=10)(5) == pytest.approx(0.5)
@@ -118,8 +118,7 @@ def test_schedules_match_keras_formulas():
 
 def test_schedule_drives_fit_too():
     model = keras.Sequential([keras.layers.Dense(1, input_shape=(2,))])
-    model.compile(optimizer=keras.optimizers.SGD(keras.optimizers.schedules.ExponentialDecay(0.1, 1, 0.5)),
-                  loss="mse")
+    model.compile(optimizer=keras.optimizers.SGD(keras.optimizers.schedules.ExponentialDecay(0.1, 1, 0.5)), loss="mse")
     model.fit(np.ones((8, 2), "float32"), np.ones((8, 1), "float32"), batch_size=4, epochs=1, verbose=0)
     assert int(model.optimizer.iterations) == 2
     assert float(model.optimizer.learning_rate) == pytest.approx(0.1 * 0.5)  # rate of the last step
@@ -130,9 +129,17 @@ def test_legacy_optimizers_are_the_same_classes():
     assert isinstance(tf.keras.optimizers.legacy.RMSprop(learning_rate=0.1), keras.optimizers.Optimizer)
 
 
-@pytest.mark.parametrize("reduction, expected", [
-    (keras.losses.Reduction.NONE, [1.0, 3.0]), (None, [1.0, 3.0]), ("sum", 4.0),
-    (keras.losses.Reduction.SUM_OVER_BATCH_SIZE, 2.0), ("auto", 2.0), ("sum_over_batch_size", 2.0)])
+@pytest.mark.parametrize(
+    "reduction, expected",
+    [
+        (keras.losses.Reduction.NONE, [1.0, 3.0]),
+        (None, [1.0, 3.0]),
+        ("sum", 4.0),
+        (keras.losses.Reduction.SUM_OVER_BATCH_SIZE, 2.0),
+        ("auto", 2.0),
+        ("sum_over_batch_size", 2.0),
+    ],
+)
 def test_loss_reductions_of_both_keras_dialects(reduction, expected):
     loss = keras.losses.MeanAbsoluteError(reduction=reduction)
     out = loss(torch.zeros(2, 1), torch.tensor([[1.0], [3.0]]))
@@ -175,8 +182,14 @@ def test_accuracy_precision_recall_auc():
 
 
 def test_model_call_training_flag_and_variable_lists():
-    model = keras.Sequential([keras.layers.Dense(8, input_shape=(4,)), keras.layers.Dropout(0.5),
-                              keras.layers.BatchNormalization(), keras.layers.Dense(2)])
+    model = keras.Sequential(
+        [
+            keras.layers.Dense(8, input_shape=(4,)),
+            keras.layers.Dropout(0.5),
+            keras.layers.BatchNormalization(),
+            keras.layers.Dense(2),
+        ]
+    )
     x = torch.ones(16, 4)
     model.train()
     out_eval = model(x, training=False)

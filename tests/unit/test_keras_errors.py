@@ -10,10 +10,12 @@ from unison.errors import NotCompiledError
 
 
 def _model(compiled: bool = True) -> tf.keras.Sequential:
-    model = tf.keras.Sequential([
-        tf.keras.layers.Dense(8, activation="relu", input_shape=(4,)),
-        tf.keras.layers.Dense(3, activation="softmax"),
-    ])
+    model = tf.keras.Sequential(
+        [
+            tf.keras.layers.Dense(8, activation="relu", input_shape=(4,)),
+            tf.keras.layers.Dense(3, activation="softmax"),
+        ]
+    )
     if compiled:
         model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     return model

@@ -17,19 +17,22 @@ def _data(n: int = 256, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 def _model(out: int = 2, act: str = "softmax") -> tf.keras.Sequential:
     torch.manual_seed(0)
-    model = tf.keras.Sequential([
-        tf.keras.Input(shape=(6,)),
-        tf.keras.layers.Dense(16, activation="relu"),
-        tf.keras.layers.Dense(out, activation=act),
-    ])
+    model = tf.keras.Sequential(
+        [
+            tf.keras.Input(shape=(6,)),
+            tf.keras.layers.Dense(16, activation="relu"),
+            tf.keras.layers.Dense(out, activation=act),
+        ]
+    )
     return model
 
 
 def test_fit_learns_and_history_has_keras_keys() -> None:
     x, y = _data()
     model = _model()
-    model.compile(optimizer=tf.keras.optimizers.Adam(0.01), loss="sparse_categorical_crossentropy",
-                  metrics=["accuracy"])
+    model.compile(
+        optimizer=tf.keras.optimizers.Adam(0.01), loss="sparse_categorical_crossentropy", metrics=["accuracy"]
+    )
     history = model.fit(x, y, epochs=5, batch_size=32, validation_split=0.25, verbose=0)
     assert set(history.history) == {"loss", "accuracy", "val_loss", "val_accuracy"}
     assert len(history.history["loss"]) == 5
@@ -67,8 +70,11 @@ def test_predict_returns_numpy_in_order() -> None:
 def test_fit_accepts_dataset_dataloader_and_batch_list() -> None:
     x, y = _data(64)
     tensors = torch.utils.data.TensorDataset(torch.from_numpy(x), torch.from_numpy(y))
-    sources = [tensors, torch.utils.data.DataLoader(tensors, batch_size=16),
-               [(x[i:i + 16], y[i:i + 16]) for i in range(0, 64, 16)]]
+    sources = [
+        tensors,
+        torch.utils.data.DataLoader(tensors, batch_size=16),
+        [(x[i : i + 16], y[i : i + 16]) for i in range(0, 64, 16)],
+    ]
     for source in sources:
         model = _model()
         model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
@@ -80,8 +86,17 @@ def test_steps_per_epoch_initial_epoch_and_validation_freq() -> None:
     x, y = _data(64)
     model = _model()
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
-    history = model.fit(x, y, batch_size=16, epochs=4, initial_epoch=1, steps_per_epoch=3,
-                        validation_data=(x, y), validation_freq=2, verbose=0)
+    history = model.fit(
+        x,
+        y,
+        batch_size=16,
+        epochs=4,
+        initial_epoch=1,
+        steps_per_epoch=3,
+        validation_data=(x, y),
+        validation_freq=2,
+        verbose=0,
+    )
     assert history.epoch == [1, 2, 3]
     assert len(history.history["val_loss"]) == 2  # epochs 2 and 4 (1-based) validate
 
@@ -128,15 +143,17 @@ def test_cnn_layers_train_on_channels_last_images() -> None:
     x = rng.normal(size=(64, 8, 8, 1)).astype("float32")
     y = (x.mean(axis=(1, 2, 3)) > 0).astype("int64")
     torch.manual_seed(0)
-    model = tf.keras.Sequential([
-        tf.keras.layers.Conv2D(4, 3, padding="same", activation="relu", input_shape=(8, 8, 1)),
-        tf.keras.layers.BatchNormalization(),
-        tf.keras.layers.MaxPooling2D(),
-        tf.keras.layers.AveragePooling2D(padding="same"),
-        tf.keras.layers.Flatten(),
-        tf.keras.layers.Dropout(0.1),
-        tf.keras.layers.Dense(2, activation="softmax"),
-    ])
+    model = tf.keras.Sequential(
+        [
+            tf.keras.layers.Conv2D(4, 3, padding="same", activation="relu", input_shape=(8, 8, 1)),
+            tf.keras.layers.BatchNormalization(),
+            tf.keras.layers.MaxPooling2D(),
+            tf.keras.layers.AveragePooling2D(padding="same"),
+            tf.keras.layers.Flatten(),
+            tf.keras.layers.Dropout(0.1),
+            tf.keras.layers.Dense(2, activation="softmax"),
+        ]
+    )
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     history = model.fit(x, y, epochs=20, batch_size=16, verbose=0)
     assert min(history.history["loss"][-3:]) < 0.8 * history.history["loss"][0]
@@ -168,10 +185,13 @@ def test_callbacks_run_inside_fit(tmp_path) -> None:
     model = _model()
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     csv = tmp_path / "log.csv"
-    cbs = [tf.keras.callbacks.CSVLogger(str(csv)),
-           tf.keras.callbacks.ModelCheckpoint(str(tmp_path / "ckpt-{epoch:02d}.pt"), save_weights_only=True,
-                                              monitor="loss"),
-           tf.keras.callbacks.EarlyStopping(monitor="loss", patience=0, min_delta=10.0)]
+    cbs = [
+        tf.keras.callbacks.CSVLogger(str(csv)),
+        tf.keras.callbacks.ModelCheckpoint(
+            str(tmp_path / "ckpt-{epoch:02d}.pt"), save_weights_only=True, monitor="loss"
+        ),
+        tf.keras.callbacks.EarlyStopping(monitor="loss", patience=0, min_delta=10.0),
+    ]
     history = model.fit(x, y, epochs=5, verbose=0, callbacks=cbs)
     assert len(history.epoch) == 2  # stopped by EarlyStopping after patience 0
     assert len(csv.read_text().strip().splitlines()) == 3

@@ -23,9 +23,7 @@ def _np_sparse_ce(labels: np.ndarray, probs: np.ndarray) -> np.ndarray:
 def test_sparse_ce_matches_numpy_reference_per_example() -> None:
     probs = np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8], [0.3, 0.4, 0.3]], dtype=np.float64)
     labels = np.array([0, 2, 0])
-    got = losses.get("sparse_categorical_crossentropy").per_example(
-        torch.tensor(labels), torch.tensor(probs)
-    )
+    got = losses.get("sparse_categorical_crossentropy").per_example(torch.tensor(labels), torch.tensor(probs))
     assert got.shape == (3,)
     np.testing.assert_allclose(got.numpy(), _np_sparse_ce(labels, probs), rtol=1e-6)
 
@@ -104,9 +102,7 @@ def test_binary_ce_on_sigmoid_output_uses_logits() -> None:
 def test_binary_ce_label_smoothing_and_mean_over_last_axis() -> None:
     y_true = torch.tensor([[1.0, 0.0]])
     logits = torch.tensor([[0.3, -0.2]])
-    got = losses.BinaryCrossentropy(from_logits=True, label_smoothing=0.2).per_example(
-        y_true, logits
-    )
+    got = losses.BinaryCrossentropy(from_logits=True, label_smoothing=0.2).per_example(y_true, logits)
     smoothed = torch.tensor([[0.9, 0.1]])
     expected = F.binary_cross_entropy_with_logits(logits, smoothed, reduction="none").mean(-1)
     torch.testing.assert_close(got, expected)
@@ -115,15 +111,11 @@ def test_binary_ce_label_smoothing_and_mean_over_last_axis() -> None:
 def test_from_logits_true_on_softmax_output_warns_and_uses_logits() -> None:
     logits = torch.tensor([[1.0, 2.0]])
     with pytest.warns(UserWarning, match="does not represent logits"):
-        got = losses.sparse_categorical_crossentropy(
-            torch.tensor([0]), activations.Softmax()(logits), from_logits=True
-        )
+        got = losses.sparse_categorical_crossentropy(torch.tensor([0]), activations.Softmax()(logits), from_logits=True)
     torch.testing.assert_close(got, F.cross_entropy(logits, torch.tensor([0]), reduction="none"))
 
 
-@pytest.mark.parametrize(
-    "name, fn", [("mse", lambda d: (d**2).mean(-1)), ("mae", lambda d: d.abs().mean(-1))]
-)
+@pytest.mark.parametrize("name, fn", [("mse", lambda d: (d**2).mean(-1)), ("mae", lambda d: d.abs().mean(-1))])
 def test_regression_losses_average_the_last_axis_per_example(name, fn) -> None:
     y_true = torch.tensor([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
     y_pred = torch.tensor([[1.5, 1.0, 3.0], [2.0, -2.0, 1.0]])
@@ -131,9 +123,7 @@ def test_regression_losses_average_the_last_axis_per_example(name, fn) -> None:
 
 
 def test_mse_with_one_dimensional_targets_gives_one_value_per_example() -> None:
-    got = losses.MeanSquaredError().per_example(
-        torch.tensor([1.0, 2.0]), torch.tensor([[0.0], [4.0]])
-    )
+    got = losses.MeanSquaredError().per_example(torch.tensor([1.0, 2.0]), torch.tensor([[0.0], [4.0]]))
     torch.testing.assert_close(got, torch.tensor([1.0, 4.0]))
 
 
@@ -224,9 +214,7 @@ def test_get_returns_instances_and_wraps_callables() -> None:
 
     wrapped = losses.get(squared)
     assert wrapped.name == "squared"
-    torch.testing.assert_close(
-        wrapped.per_example(torch.zeros(2, 2), torch.ones(2, 2)), torch.ones(2)
-    )
+    torch.testing.assert_close(wrapped.per_example(torch.zeros(2, 2), torch.ones(2, 2)), torch.ones(2))
 
 
 def test_wrapped_callable_that_averages_the_batch_is_rejected() -> None:

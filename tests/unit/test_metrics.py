@@ -68,10 +68,7 @@ def test_concatenated_states_of_several_metrics_reduce_together() -> None:
         m.update_state(y_true, y_pred)
     state = torch.cat([m.state() for m in ms]) * 2  # SUM over two identical replicas
     offsets = np.cumsum([0] + [m.num_state for m in ms])
-    results = [
-        m.result_from_state(state[a:b])
-        for m, a, b in zip(ms, offsets[:-1], offsets[1:], strict=True)
-    ]
+    results = [m.result_from_state(state[a:b]) for m, a, b in zip(ms, offsets[:-1], offsets[1:], strict=True)]
     assert results == pytest.approx([1.5, ((0.1**2) + 0.36 + 0.64) / 3, 1 / 3])
 
 

@@ -29,8 +29,12 @@ def _data(n=256, seed=0):
 
 def test_policies_and_the_global_policy():
     assert mixed_precision.global_policy().name == "float32"
-    for name, compute, variable in [("mixed_bfloat16", "bfloat16", "float32"), ("mixed_float16", "float16", "float32"),
-                                    ("bfloat16", "bfloat16", "bfloat16"), ("float16", "float16", "float16")]:
+    for name, compute, variable in [
+        ("mixed_bfloat16", "bfloat16", "float32"),
+        ("mixed_float16", "float16", "float32"),
+        ("bfloat16", "bfloat16", "bfloat16"),
+        ("float16", "float16", "float16"),
+    ]:
         p = mixed_precision.Policy(name)
         assert (p.compute_dtype, p.variable_dtype) == (compute, variable)
     mixed_precision.set_global_policy("mixed_bfloat16")
@@ -78,11 +82,18 @@ def test_fit_under_mixed_bfloat16_trains_with_float32_variables():
     mixed_precision.set_global_policy("mixed_bfloat16")
     torch.manual_seed(0)
     x, y = _data()
-    model = tf.keras.Sequential([layers.Dense(32, activation="relu", input_shape=(10,)),
-                                 layers.LayerNormalization(), layers.Dense(2, activation="softmax", dtype="float32")])
+    model = tf.keras.Sequential(
+        [
+            layers.Dense(32, activation="relu", input_shape=(10,)),
+            layers.LayerNormalization(),
+            layers.Dense(2, activation="softmax", dtype="float32"),
+        ]
+    )
     seen = []
     model.layers[0].register_forward_hook(lambda mod, inp, out: seen.append(out.dtype))
-    model.compile(optimizer=tf.keras.optimizers.Adam(0.01), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    model.compile(
+        optimizer=tf.keras.optimizers.Adam(0.01), loss="sparse_categorical_crossentropy", metrics=["accuracy"]
+    )
     losses = model.fit(x, y, batch_size=32, epochs=4, verbose=0).history["loss"]
     assert losses[-1] < 0.6 * losses[0], losses
     assert torch.bfloat16 in seen  # the hidden layer computed in bfloat16 inside fit
@@ -97,8 +108,9 @@ def test_fit_under_pure_bfloat16_policy():
     torch.manual_seed(0)
     x, y = _data()
     model = tf.keras.Sequential([layers.Dense(16, activation="relu", input_shape=(10,)), layers.Dense(2)])
-    model.compile(optimizer=tf.keras.optimizers.Adam(0.01),
-                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(
+        optimizer=tf.keras.optimizers.Adam(0.01), loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    )
     losses = model.fit(x, y, batch_size=32, epochs=3, verbose=0).history["loss"]
     assert all(p.dtype == torch.bfloat16 for p in model.parameters())
     assert losses[-1] < losses[0], losses
@@ -116,7 +128,9 @@ def test_loss_scale_optimizer_skips_an_overflowing_step_and_halves_the_scale():
     torch.manual_seed(0)
     x, y = _overflow_data()
     model = tf.keras.Sequential([layers.Dense(1, input_shape=(4,))])
-    opt = mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.01), initial_scale=1024.0, dynamic_growth_steps=1)
+    opt = mixed_precision.LossScaleOptimizer(
+        tf.keras.optimizers.SGD(0.01), initial_scale=1024.0, dynamic_growth_steps=1
+    )
     model.compile(optimizer=opt, loss="mse")
     before = [w.copy() for w in model.get_weights()]
     model.fit(x[:4], y[:4], batch_size=4, epochs=1, shuffle=False, verbose=0)
@@ -131,8 +145,10 @@ def test_loss_scale_optimizer_unscales_exactly():
     torch.manual_seed(0)
     x, y = _data(n=32)
     weights = []
-    for optimizer in (tf.keras.optimizers.SGD(0.1),
-                      mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1), initial_scale=2.0 ** 10)):
+    for optimizer in (
+        tf.keras.optimizers.SGD(0.1),
+        mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1), initial_scale=2.0**10),
+    ):
         torch.manual_seed(0)
         model = tf.keras.Sequential([layers.Dense(3, input_shape=(10,)), layers.Dense(2, activation="softmax")])
         model.compile(optimizer=optimizer, loss="sparse_categorical_crossentropy")
@@ -144,7 +160,7 @@ def test_loss_scale_optimizer_unscales_exactly():
 
 def test_loss_scale_optimizer_arguments():
     opt = mixed_precision.LossScaleOptimizer("adam")
-    assert opt.dynamic_scale == 2.0 ** 15 and opt.dynamic_growth_steps == 2000
+    assert opt.dynamic_scale == 2.0**15 and opt.dynamic_growth_steps == 2000
     opt.learning_rate = 0.5
     assert opt.inner_optimizer.learning_rate == 0.5
     with pytest.raises(ValueError, match="initial_scale"):
@@ -169,7 +185,7 @@ def test_float16_without_loss_scaling_warns_when_gradients_underflow():
     # with loss scaling the same gradients survive, and nothing is said
     torch.manual_seed(0)
     model = tf.keras.Sequential([layers.Dense(4, input_shape=(10,)), layers.Dense(1)])
-    model.compile(optimizer=mixed_precision.LossScaleOptimizer("sgd", initial_scale=2.0 ** 24), loss=_tiny_loss)
+    model.compile(optimizer=mixed_precision.LossScaleOptimizer("sgd", initial_scale=2.0**24), loss=_tiny_loss)
     before = [w.copy() for w in model.get_weights()]
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
@@ -187,8 +203,11 @@ def test_raw_loop_autocast_with_distributed_optimizer_and_grad_scaler_finite_ste
     x, y = _data(n=64)
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
     model = torch.nn.Sequential(torch.nn.Linear(10, 16), torch.nn.ReLU(), torch.nn.Linear(16, 2))
-    opt = tf.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.5), named_parameters=model.named_parameters(),
-                                  communicator=LocalCommunicator())
+    opt = tf.DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.5),
+        named_parameters=model.named_parameters(),
+        communicator=LocalCommunicator(),
+    )
     scaler = torch.amp.GradScaler("cpu", init_scale=256.0)
     losses = []
     for _ in range(20):

@@ -41,13 +41,25 @@ def test_the_dataset_of_tuples_trains_as_the_arrays_do() -> None:
 def test_dict_inputs_and_outputs_from_arrays_and_datasets() -> None:
     torch.manual_seed(0)
     model = multi_io_model(as_dict=True)
-    model.compile(optimizer="adam", loss={"cls": "sparse_categorical_crossentropy", "reg": "mse"},
-                  loss_weights={"reg": 2.0}, metrics={"cls": "accuracy"})
+    model.compile(
+        optimizer="adam",
+        loss={"cls": "sparse_categorical_crossentropy", "reg": "mse"},
+        loss_weights={"reg": 2.0},
+        metrics={"cls": "accuracy"},
+    )
     xa, xb, yc, yr = multi_io_data(64)
     x, y = {"a": xa, "b": xb}, {"cls": yc, "reg": yr}
     history = model.fit(x, y, batch_size=16, epochs=3, verbose=0, validation_data=(x, y))
-    assert sorted(history.history) == ["cls_accuracy", "cls_loss", "loss", "reg_loss",
-                                       "val_cls_accuracy", "val_cls_loss", "val_loss", "val_reg_loss"]
+    assert sorted(history.history) == [
+        "cls_accuracy",
+        "cls_loss",
+        "loss",
+        "reg_loss",
+        "val_cls_accuracy",
+        "val_cls_loss",
+        "val_loss",
+        "val_reg_loss",
+    ]
     assert history.history["loss"][-1] < history.history["loss"][0]
     ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
     from_ds = model.evaluate(ds, verbose=0, return_dict=True)

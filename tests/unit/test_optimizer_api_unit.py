@@ -14,8 +14,13 @@ pytestmark = pytest.mark.timeout(60)
 def _opt(**kwargs):
     model = torch.nn.Linear(3, 1)
     inner = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    return model, inner, hvd.DistributedOptimizer(inner, named_parameters=model.named_parameters(),
-                                                  communicator=LocalCommunicator(), **kwargs)
+    return (
+        model,
+        inner,
+        hvd.DistributedOptimizer(
+            inner, named_parameters=model.named_parameters(), communicator=LocalCommunicator(), **kwargs
+        ),
+    )
 
 
 def test_is_a_torch_optimizer_delegating_its_state():

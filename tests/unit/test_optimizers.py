@@ -219,9 +219,7 @@ def test_get_returns_instances_and_rejects_unknown_names() -> None:
     with pytest.raises(ValueError) as err:
         optimizers.get("adamm")
     message = str(err.value)
-    assert (
-        "'adam'" in message and "'rmsprop'" in message and "Received: optimizer='adamm'" in message
-    )
+    assert "'adam'" in message and "'rmsprop'" in message and "Received: optimizer='adamm'" in message
     with pytest.raises(ValueError, match="Received: optimizer=None"):
         optimizers.get(None)
 
@@ -237,8 +235,7 @@ def test_compile_builds_the_optimizer_of_a_built_model_and_a_later_freeze_rebuil
 
     from unison import keras
 
-    model = keras.Sequential([keras.layers.Dense(4, activation="relu", input_shape=(3,)),
-                              keras.layers.Dense(2)])
+    model = keras.Sequential([keras.layers.Dense(4, activation="relu", input_shape=(3,)), keras.layers.Dense(2)])
     model.compile(optimizer="adam", loss="mse")
     early = model.optimizer.torch_optimizer
     assert early is not None  # the one-time torch set-up happens in compile(), not in fit()

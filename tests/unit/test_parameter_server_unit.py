@@ -43,8 +43,14 @@ TOKEN, WRONG_TOKEN = secrets.token_hex(32), secrets.token_hex(32)
 
 # --- wire format ---------------------------------------------------------------------------------
 def test_pack_unpack_round_trips_every_dtype_shape_and_chunks_large_messages():
-    tensors = [torch.randn(3, 4), torch.tensor(7, dtype=torch.int64), torch.zeros(0, 5),
-               torch.tensor([True, False]), torch.randn(5).to(torch.bfloat16), torch.arange(6).reshape(2, 3).t()]
+    tensors = [
+        torch.randn(3, 4),
+        torch.tensor(7, dtype=torch.int64),
+        torch.zeros(0, 5),
+        torch.tensor([True, False]),
+        torch.randn(5).to(torch.bfloat16),
+        torch.arange(6).reshape(2, 3).t(),
+    ]
     chunks = pack({"op": "x", "k": [1, 2]}, tensors)
     assert len(chunks) == 1
     header, out = unpack(chunks)
@@ -94,13 +100,16 @@ def test_partitioners_follow_tf_arithmetic():
     assert shard_rows(10, 3) == [4, 3, 3] and shard_rows(2, 2) == [1, 1]
 
 
-@pytest.mark.parametrize("make, match", [
-    (lambda: partitioners.FixedShardsPartitioner(0), "num_shards"),
-    (lambda: partitioners.MinSizePartitioner(max_shards=0), "max_shards"),
-    (lambda: partitioners.MinSizePartitioner(min_shard_bytes=0), "min_shard_bytes"),
-    (lambda: partitioners.MaxSizePartitioner(max_shard_bytes=100, max_shards=0), "max_shards"),
-    (lambda: partitioners.MaxSizePartitioner(max_shard_bytes=0), "max_shard_bytes"),
-])
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: partitioners.FixedShardsPartitioner(0), "num_shards"),
+        (lambda: partitioners.MinSizePartitioner(max_shards=0), "max_shards"),
+        (lambda: partitioners.MinSizePartitioner(min_shard_bytes=0), "min_shard_bytes"),
+        (lambda: partitioners.MaxSizePartitioner(max_shard_bytes=100, max_shards=0), "max_shards"),
+        (lambda: partitioners.MaxSizePartitioner(max_shard_bytes=0), "max_shard_bytes"),
+    ],
+)
 def test_partitioner_arguments_below_one_are_refused(make, match):
     with pytest.raises(ValueError, match=f"`{match}` must be an integer >= 1"):
         make()
@@ -115,7 +124,10 @@ def test_placement_balances_bytes_and_routes_ids_to_their_shards():
     sharded = Placement(2, partitioners.FixedShardsPartitioner(3)).place("t", (10, 2), torch.float32, sparse=True)
     routes = sharded.route(torch.tensor([9, 0, 4, 5, 3]))
     assert [(shard.offset, pos.tolist(), local.tolist()) for shard, pos, local in routes] == [
-        (0, [1, 4], [0, 3]), (4, [2, 3], [0, 1]), (7, [0], [2])]
+        (0, [1, 4], [0, 3]),
+        (4, [2, 3], [0, 1]),
+        (7, [0], [2]),
+    ]
 
 
 # --- the parameter store's updates -------------------------------------------------------------
@@ -206,7 +218,8 @@ def test_a_coordinator_with_the_wrong_token_gets_a_clear_error(monkeypatch):
     try:
         monkeypatch.setenv("UNISON_CLUSTER_TOKEN", WRONG_TOKEN)
         strategy = tf.distribute.ParameterServerStrategy(
-            SimpleClusterResolver(ClusterSpec(cluster), task_type="chief", task_id=0), timeout_seconds=10)
+            SimpleClusterResolver(ClusterSpec(cluster), task_type="chief", task_id=0), timeout_seconds=10
+        )
         with strategy.scope():
             layer = torch.nn.Linear(2, 2)
         with pytest.raises(UnauthenticatedError, match="ps:0 .* refused 'ps.reset'"):
@@ -228,16 +241,23 @@ def _self_signed(tmp_path) -> tuple[str, str]:
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "unison-test")])
     now = datetime.datetime.now(datetime.timezone.utc)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
-            .not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
-            .sign(key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+        .sign(key, hashes.SHA256())
+    )
     cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
     cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+    key_file.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
     return str(cert_file), str(key_file)
 
 
@@ -247,7 +267,8 @@ def test_tls_serves_encrypted_calls_and_refuses_plaintext(tmp_path):
     server = RpcServer("127.0.0.1:0", {"echo": lambda h, ts: (h, ts)}, token=TOKEN, tls=tls)
     try:
         header, out = RpcClient(f"127.0.0.1:{server.port}", "ps:0", token=TOKEN, tls=tls, timeout_s=10).call(
-            "echo", {"a": 1}, [torch.arange(3)])
+            "echo", {"a": 1}, [torch.arange(3)]
+        )
         assert header == {"a": 1} and out[0].tolist() == [0, 1, 2]
         with pytest.raises(TaskUnavailableError, match="ps:0"):
             RpcClient(f"127.0.0.1:{server.port}", "ps:0", token=TOKEN, tls=False, timeout_s=5).call("echo")
@@ -286,15 +307,20 @@ def test_a_reply_stream_cut_midway_names_the_task_and_the_operation():
         context.abort(grpc.StatusCode.UNAVAILABLE, "the task is shutting down")
 
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
-    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(
-        "unison.Task", {"Stream": grpc.stream_stream_rpc_method_handler(cut)})])
+    server.add_generic_rpc_handlers(
+        [grpc.method_handlers_generic_handler("unison.Task", {"Stream": grpc.stream_stream_rpc_method_handler(cut)})]
+    )
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     try:
         client = RpcClient(f"127.0.0.1:{port}", "ps:1", tls=False, timeout_s=30)
         with pytest.raises(TaskUnavailableError, match=r"ps:1 .* is unavailable for 'ps.pull'.*shutting down") as info:
-            client.call("ps.pull", {"names": ["w"]}, reply_bytes=UNARY_MAX_BYTES * 2,
-                        into=[torch.empty(UNARY_MAX_BYTES // 4 * 2)])
+            client.call(
+                "ps.pull",
+                {"names": ["w"]},
+                reply_bytes=UNARY_MAX_BYTES * 2,
+                into=[torch.empty(UNARY_MAX_BYTES // 4 * 2)],
+            )
         assert info.value.task == "ps:1" and info.value.op == "ps.pull"
     finally:
         server.stop(0).wait()
@@ -302,8 +328,11 @@ def test_a_reply_stream_cut_midway_names_the_task_and_the_operation():
 
 def test_join_names_the_workers_when_none_answers_within_the_timeout():
     ports = free_ports(3)
-    cluster = {"chief": ["127.0.0.1:1"], "worker": [f"127.0.0.1:{ports[0]}", f"127.0.0.1:{ports[1]}"],
-               "ps": [f"127.0.0.1:{ports[2]}"]}
+    cluster = {
+        "chief": ["127.0.0.1:1"],
+        "worker": [f"127.0.0.1:{ports[0]}", f"127.0.0.1:{ports[1]}"],
+        "ps": [f"127.0.0.1:{ports[2]}"],
+    }
     server = Server(cluster, job_name="ps", task_index=0, token=TOKEN)
     try:
         os.environ["UNISON_CLUSTER_TOKEN"] = TOKEN
@@ -352,8 +381,9 @@ def test_servers_refuse_bad_roles_and_unauthenticated_non_loopback_addresses(mon
 
 
 def test_fit_under_ps_needs_steps_per_epoch_and_worker_buildable_data():
-    strategy = tf.distribute.ParameterServerStrategy(_resolver({"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"],
-                                                                 "ps": ["127.0.0.1:3"]}))
+    strategy = tf.distribute.ParameterServerStrategy(
+        _resolver({"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"], "ps": ["127.0.0.1:3"]})
+    )
     with strategy.scope():
         model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(2,))])
         model.compile("sgd", loss="mse")

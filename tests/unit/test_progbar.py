@@ -10,7 +10,10 @@ import pytest
 from unison.keras.progbar import Progbar, format_step_time, format_value
 
 EPOCH_LOGS = [
-    ("accuracy", 0.9242), ("loss", 0.2653), ("val_accuracy", 0.9579), ("val_loss", 0.1445),
+    ("accuracy", 0.9242),
+    ("loss", 0.2653),
+    ("val_accuracy", 0.9579),
+    ("val_loss", 0.1445),
 ]
 
 
@@ -27,8 +30,9 @@ class TTYStream(io.StringIO):
         return True
 
 
-def run_epoch(bar: Progbar, clock: FakeClock, steps: int, step_seconds: float,
-              batch_logs: list[tuple[str, float]] | None = None) -> None:
+def run_epoch(
+    bar: Progbar, clock: FakeClock, steps: int, step_seconds: float, batch_logs: list[tuple[str, float]] | None = None
+) -> None:
     for step in range(1, steps):
         clock.now += step_seconds
         bar.update(step, batch_logs, finalize=False)
@@ -41,8 +45,7 @@ def test_verbose2_line_matches_keras_example() -> None:
     bar = Progbar(1875, verbose=2, stream=out, clock=clock)
     run_epoch(bar, clock, 1875, 0.0016, [("accuracy", 0.5), ("loss", 1.0)])
     assert out.getvalue() == (
-        "1875/1875 - 3s - 2ms/step - accuracy: 0.9242 - loss: 0.2653 "
-        "- val_accuracy: 0.9579 - val_loss: 0.1445\n"
+        "1875/1875 - 3s - 2ms/step - accuracy: 0.9242 - loss: 0.2653 - val_accuracy: 0.9579 - val_loss: 0.1445\n"
     )
 
 
@@ -60,8 +63,10 @@ def test_verbose2_real_clock_line_shape() -> None:
     bar = Progbar(3, verbose=2, stream=out)
     for step in (1, 2, 3):
         bar.update(step, [("accuracy", 0.5), ("loss", 0.5)] if step < 3 else EPOCH_LOGS)
-    pattern = (r"^3/3 - \d+s - \d+(us|ms|s)/step - accuracy: 0\.9242 - loss: 0\.2653 "
-               r"- val_accuracy: 0\.9579 - val_loss: 0\.1445\n$")
+    pattern = (
+        r"^3/3 - \d+s - \d+(us|ms|s)/step - accuracy: 0\.9242 - loss: 0\.2653 "
+        r"- val_accuracy: 0\.9579 - val_loss: 0\.1445\n$"
+    )
     assert re.match(pattern, out.getvalue())
 
 

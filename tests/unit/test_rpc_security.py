@@ -59,8 +59,15 @@ def _boom_tensor(path) -> torch.Tensor:
 def _encodings(secret: str) -> list[bytes]:
     raw = secret.encode()
     key = auth.derive_key(secret)
-    return [raw, raw.hex().encode(), base64.b64encode(raw), base64.urlsafe_b64encode(raw), key, key.hex().encode(),
-            base64.b64encode(key)]
+    return [
+        raw,
+        raw.hex().encode(),
+        base64.b64encode(raw),
+        base64.urlsafe_b64encode(raw),
+        key,
+        key.hex().encode(),
+        base64.b64encode(key),
+    ]
 
 
 class _Rogue:
@@ -85,9 +92,17 @@ class _Rogue:
             yield self._reply
 
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-        self.server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("unison.Task", {
-            "Call": grpc.unary_unary_rpc_method_handler(unary),
-            "Stream": grpc.stream_stream_rpc_method_handler(stream)})])
+        self.server.add_generic_rpc_handlers(
+            [
+                grpc.method_handlers_generic_handler(
+                    "unison.Task",
+                    {
+                        "Call": grpc.unary_unary_rpc_method_handler(unary),
+                        "Stream": grpc.stream_stream_rpc_method_handler(stream),
+                    },
+                )
+            ]
+        )
         assert self.server.add_insecure_port(address)
         self.server.start()
 
@@ -108,11 +123,15 @@ def test_a_rogue_worker_gets_neither_the_token_nor_the_code_and_its_pickle_is_ne
     rogue = _Rogue(cluster["worker"][0], marker)
     try:
         strategy = tf.distribute.ParameterServerStrategy(
-            SimpleClusterResolver(ClusterSpec(cluster), task_type="chief", task_id=0), timeout_seconds=10)
+            SimpleClusterResolver(ClusterSpec(cluster), task_type="chief", task_id=0), timeout_seconds=10
+        )
         coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
         secret_code_marker = "user-function-body-7f3a"
-        with pytest.raises(UnauthenticatedError, match=rf"worker:0 at 127.0.0.1:{ports[0]} could not prove it "
-                                                       r"holds the cluster token: its reply to 'worker.reset'") as info:
+        with pytest.raises(
+            UnauthenticatedError,
+            match=rf"worker:0 at 127.0.0.1:{ports[0]} could not prove it "
+            r"holds the cluster token: its reply to 'worker.reset'",
+        ) as info:
             coordinator.schedule(lambda: secret_code_marker).fetch()  # schedule raises if the worker failed first
         assert info.value.task == "worker:0" and info.value.op == "worker.reset"
         with pytest.raises(UnauthenticatedError):
@@ -134,7 +153,9 @@ def test_a_rogue_reply_to_a_streamed_call_is_refused_before_a_chunk_is_written(t
     try:
         client = RpcClient(address, "ps:1", token=TOKEN, tls=False, timeout_s=20)
         dest = [torch.full((UNARY_MAX_BYTES // 4 * 2,), 7.0)]
-        with pytest.raises(UnauthenticatedError, match="ps:1 at .* could not prove it holds the cluster token.*'ps.pull'"):
+        with pytest.raises(
+            UnauthenticatedError, match="ps:1 at .* could not prove it holds the cluster token.*'ps.pull'"
+        ):
             client.call("ps.pull", {"names": ["w"]}, reply_bytes=dest[0].nbytes, into=dest)
         assert bool((dest[0] == 7.0).all())  # nothing was written into the caller's tensors
         client.close()
@@ -286,8 +307,9 @@ def test_a_weak_token_is_refused_with_a_command_that_makes_a_good_one(weak, monk
         RpcServer("127.0.0.1:0", {}, token=weak)
     monkeypatch.setenv(auth.TOKEN_ENV, weak)
     with pytest.raises(auth.WeakTokenError):
-        tf.distribute.ParameterServerStrategy(SimpleClusterResolver(ClusterSpec(
-            {"chief": ["127.0.0.1:1"], **cluster}), task_type="chief", task_id=0))
+        tf.distribute.ParameterServerStrategy(
+            SimpleClusterResolver(ClusterSpec({"chief": ["127.0.0.1:1"], **cluster}), task_type="chief", task_id=0)
+        )
 
 
 def test_good_tokens_pass_and_unison_token_prints_one(capsys):
@@ -302,8 +324,13 @@ def test_good_tokens_pass_and_unison_token_prints_one(capsys):
 
 def test_the_coordinator_refuses_to_connect_without_a_token(monkeypatch):
     monkeypatch.delenv(auth.TOKEN_ENV, raising=False)
-    strategy = tf.distribute.ParameterServerStrategy(SimpleClusterResolver(ClusterSpec(
-        {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"], "ps": ["127.0.0.1:3"]}), task_type="chief", task_id=0))
+    strategy = tf.distribute.ParameterServerStrategy(
+        SimpleClusterResolver(
+            ClusterSpec({"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"], "ps": ["127.0.0.1:3"]}),
+            task_type="chief",
+            task_id=0,
+        )
+    )
     with pytest.raises(ValueError, match="needs the cluster token.*UNISON_CLUSTER_TOKEN.*unison token"):
         tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
 
@@ -327,11 +354,13 @@ def test_unison_certs_makes_files_the_tls_path_accepts_with_mutual_tls(tmp_path,
     try:
         chief = TlsConfig(files["chief-0.pem"], files["chief-0-key.pem"], ca)
         header, _ = RpcClient(f"127.0.0.1:{server.port}", "ps:0", token=TOKEN, tls=chief, timeout_s=10).call(
-            "echo", {"a": 1})
+            "echo", {"a": 1}
+        )
         assert header == {"a": 1}
         with pytest.raises(TaskUnavailableError):  # mutual TLS: a caller without a certificate is refused
-            RpcClient(f"127.0.0.1:{server.port}", "ps:0", token=TOKEN, tls=TlsConfig(ca_file=ca),
-                      timeout_s=3).call("echo")
+            RpcClient(f"127.0.0.1:{server.port}", "ps:0", token=TOKEN, tls=TlsConfig(ca_file=ca), timeout_s=3).call(
+                "echo"
+            )
     finally:
         server.stop()
 
@@ -346,7 +375,8 @@ def test_unison_certs_without_cryptography_says_how_to_install_it(tmp_path, monk
 
 def _ps_strategy(cluster: dict, timeout: float):
     return tf.distribute.ParameterServerStrategy(
-        SimpleClusterResolver(ClusterSpec(cluster), task_type="chief", task_id=0), timeout_seconds=timeout)
+        SimpleClusterResolver(ClusterSpec(cluster), task_type="chief", task_id=0), timeout_seconds=timeout
+    )
 
 
 @pytest.mark.parametrize("server_tls", [True, False])
@@ -358,8 +388,11 @@ def test_a_tls_mismatch_is_reported_as_such_naming_the_task(server_tls, tmp_path
     ports = free_ports(2)
     cluster = {"chief": ["127.0.0.1:1"], "worker": [f"127.0.0.1:{ports[0]}"], "ps": [f"127.0.0.1:{ports[1]}"]}
     monkeypatch.setenv(auth.TOKEN_ENV, TOKEN)
-    tls_env = {"UNISON_TLS_CERT": files["ps-0.pem"], "UNISON_TLS_KEY": files["ps-0-key.pem"],
-               "UNISON_TLS_CA": files["ca.pem"]}
+    tls_env = {
+        "UNISON_TLS_CERT": files["ps-0.pem"],
+        "UNISON_TLS_KEY": files["ps-0-key.pem"],
+        "UNISON_TLS_CA": files["ca.pem"],
+    }
     for k, v in tls_env.items():
         monkeypatch.setenv(k, v) if server_tls else monkeypatch.delenv(k, raising=False)
     server = Server(cluster, job_name="ps", task_index=0)
@@ -368,8 +401,10 @@ def test_a_tls_mismatch_is_reported_as_such_naming_the_task(server_tls, tmp_path
             monkeypatch.delenv(k, raising=False) if server_tls else monkeypatch.setenv(k, v)
         strategy = _ps_strategy(cluster, 2)
         expected = "closes them: it most likely serves TLS" if server_tls else "TLS handshake with it failed"
-        with pytest.raises(ParameterServerUnavailableError,
-                           match=rf"ps:0 \(127.0.0.1:{ports[1]}\) TLS is set up differently.*{expected}"):
+        with pytest.raises(
+            ParameterServerUnavailableError,
+            match=rf"ps:0 \(127.0.0.1:{ports[1]}\) TLS is set up differently.*{expected}",
+        ):
             strategy._connect()
     finally:
         server.stop()
@@ -378,8 +413,11 @@ def test_a_tls_mismatch_is_reported_as_such_naming_the_task(server_tls, tmp_path
 def test_did_not_come_up_arrives_within_the_timeout_and_names_every_missing_task(monkeypatch):
     monkeypatch.setenv(auth.TOKEN_ENV, TOKEN)
     ports = free_ports(4)
-    cluster = {"chief": ["127.0.0.1:1"], "worker": [f"127.0.0.1:{ports[0]}"],
-               "ps": [f"127.0.0.1:{p}" for p in ports[1:]]}
+    cluster = {
+        "chief": ["127.0.0.1:1"],
+        "worker": [f"127.0.0.1:{ports[0]}"],
+        "ps": [f"127.0.0.1:{p}" for p in ports[1:]],
+    }
     strategy = _ps_strategy(cluster, 2)
     start = time.monotonic()
     with pytest.raises(ParameterServerUnavailableError, match=r"ps:0 .* did not come up within 2 s") as info:
@@ -427,8 +465,11 @@ def test_a_worker_behind_a_tls_mismatch_is_named_with_the_reason(tmp_path, monke
     cluster = {"chief": ["127.0.0.1:1"], "worker": [f"127.0.0.1:{ports[0]}"], "ps": [f"127.0.0.1:{ports[1]}"]}
     monkeypatch.setenv(auth.TOKEN_ENV, TOKEN)
     ps = Server(cluster, job_name="ps", task_index=0)
-    tls_env = {"UNISON_TLS_CERT": files["worker-0.pem"], "UNISON_TLS_KEY": files["worker-0-key.pem"],
-               "UNISON_TLS_CA": files["ca.pem"]}
+    tls_env = {
+        "UNISON_TLS_CERT": files["worker-0.pem"],
+        "UNISON_TLS_KEY": files["worker-0-key.pem"],
+        "UNISON_TLS_CA": files["ca.pem"],
+    }
     for k, v in tls_env.items():
         monkeypatch.setenv(k, v)
     worker = Server(cluster, job_name="worker", task_index=0)
@@ -436,8 +477,11 @@ def test_a_worker_behind_a_tls_mismatch_is_named_with_the_reason(tmp_path, monke
         monkeypatch.delenv(k)
     try:
         coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(_ps_strategy(cluster, 2))
-        with pytest.raises(NoWorkerAvailableError, match=rf"worker:0 \(127.0.0.1:{ports[0]}: it accepts connections "
-                                                         "but closes them: it most likely serves TLS"):
+        with pytest.raises(
+            NoWorkerAvailableError,
+            match=rf"worker:0 \(127.0.0.1:{ports[0]}: it accepts connections "
+            "but closes them: it most likely serves TLS",
+        ):
             coordinator.schedule(lambda: 1).fetch()
         coordinator.shutdown()
     finally:

@@ -28,8 +28,7 @@ def _functional() -> keras.Model:
 
 def test_functional_round_trip_same_outputs_and_compile(tmp_path: Any) -> None:
     model = _functional()
-    model.compile(optimizer=keras.optimizers.Adam(0.01), loss="sparse_categorical_crossentropy",
-                  metrics=["accuracy"])
+    model.compile(optimizer=keras.optimizers.Adam(0.01), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     path = str(tmp_path / "m.keras")
     model.save(path)
     loaded = keras.models.load_model(path)
@@ -45,8 +44,14 @@ def test_functional_round_trip_same_outputs_and_compile(tmp_path: Any) -> None:
 
 
 def test_sequential_round_trip_and_multi_input_graph(tmp_path: Any) -> None:
-    seq = keras.Sequential([keras.layers.InputLayer(input_shape=(4, 4)), keras.layers.Reshape((16,)),
-                            keras.layers.Dense(5, activation="tanh"), keras.layers.Dense(2)])
+    seq = keras.Sequential(
+        [
+            keras.layers.InputLayer(input_shape=(4, 4)),
+            keras.layers.Reshape((16,)),
+            keras.layers.Dense(5, activation="tanh"),
+            keras.layers.Dense(2),
+        ]
+    )
     seq.save(tmp_path / "s.keras")
     again = keras.models.load_model(tmp_path / "s.keras")
     x = torch.randn(3, 4, 4)
@@ -192,8 +197,12 @@ def test_to_json_model_from_json_and_keras_saving_names() -> None:
 
 
 def test_initializer_and_regularizer_arguments_save(tmp_path: Any) -> None:
-    layer = keras.layers.Dense(3, input_shape=(2,), kernel_initializer=keras.initializers.GlorotUniform(seed=3),
-                               kernel_regularizer=keras.regularizers.l2(1e-4))
+    layer = keras.layers.Dense(
+        3,
+        input_shape=(2,),
+        kernel_initializer=keras.initializers.GlorotUniform(seed=3),
+        kernel_regularizer=keras.regularizers.l2(1e-4),
+    )
     model = keras.Sequential([layer])
     model.save(str(tmp_path / "r.keras"))
     again = keras.models.load_model(str(tmp_path / "r.keras"))
@@ -204,5 +213,9 @@ def test_initializer_and_regularizer_arguments_save(tmp_path: Any) -> None:
     from unison.keras.saving import from_config
 
     with pytest.raises(SavingError, match="refusing"):
-        from_config({"class_name": "Dense", "config": {"units": 1, "kernel_initializer": {
-            "__object__": "os.system", "config": {}}}})
+        from_config(
+            {
+                "class_name": "Dense",
+                "config": {"units": 1, "kernel_initializer": {"__object__": "os.system", "config": {}}},
+            }
+        )

@@ -125,9 +125,12 @@ def test_checkpoint_errors_name_the_received_values(tmp_path):
     with pytest.raises(TypeError, match="Received: list"):
         ShardedCheckpoint(torch.nn.Linear(2, 2), optimizer=[])
     ShardedCheckpoint(deep_mlp(depth=1, width=4)).save(tmp_path / "c")
-    with pytest.raises(IncompatibleCheckpointError, match=r"In the checkpoint, not in the model: \['1.bias', '1.weight'\]"):
-        ShardedCheckpoint(torch.nn.Sequential(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Tanh()))
-                          ).restore(tmp_path / "c")
+    with pytest.raises(
+        IncompatibleCheckpointError, match=r"In the checkpoint, not in the model: \['1.bias', '1.weight'\]"
+    ):
+        ShardedCheckpoint(torch.nn.Sequential(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Tanh()))).restore(
+            tmp_path / "c"
+        )
 
 
 def test_keras_distribution_names_and_their_errors():
@@ -141,7 +144,9 @@ def test_keras_distribution_names_and_their_errors():
         layout_map["special"] = ("batch",)
     with pytest.raises(ValueError, match="several LayoutMap keys"):
         layout_map["special.weight"]
-    with pytest.raises(ValueError, match=r"tensor parallelism over a second axis is not supported. Received: shape=\(2, 4\)"):
+    with pytest.raises(
+        ValueError, match=r"tensor parallelism over a second axis is not supported. Received: shape=\(2, 4\)"
+    ):
         distribution.DeviceMesh(shape=(2, 4), axis_names=("batch", "model"))
     bad = distribution.LayoutMap(mesh)
     bad["kernel"] = (None, "model")
@@ -151,14 +156,16 @@ def test_keras_distribution_names_and_their_errors():
     replicated["kernel"] = (None, None)
     with pytest.raises(ValueError, match="replicated"):
         distribution.ModelParallel(layout_map=replicated)
-    with pytest.raises(ValueError, match="batch_dim_name=\'data\'"):
+    with pytest.raises(ValueError, match="batch_dim_name='data'"):
         distribution.ModelParallel(layout_map=layout_map, batch_dim_name="data")
     two = distribution.ModelParallel(device_mesh=distribution.DeviceMesh((2,), ("batch",)))
     with pytest.raises(ValueError, match=r"job has 1 replicas. Received: shape=\(2,\)"):
         two.distribute_model(torch.nn.Linear(2, 2))
     wrong_rank = distribution.LayoutMap(mesh)
     wrong_rank["bias"] = ("batch", None)
-    with pytest.raises(ValueError, match=r"'bias' the layout \('batch', None\) \(2 dimensions\) but its shape is \[2\]"):
+    with pytest.raises(
+        ValueError, match=r"'bias' the layout \('batch', None\) \(2 dimensions\) but its shape is \[2\]"
+    ):
         distribution.ModelParallel(layout_map=wrong_rank).distribute_model(torch.nn.Linear(2, 2))
     model = torch.nn.Linear(2, 2)
     assert distribution.DataParallel().distribute_model(model) is model

@@ -63,8 +63,9 @@ def test_a_rank_that_never_comes_to_the_vote_is_named_not_a_raw_store_error() ->
 
     from unison.errors import UnisonError
 
-    store = dist.TCPStore("127.0.0.1", 0, 1, is_master=True, wait_for_workers=False,
-                          timeout=datetime.timedelta(seconds=5))
+    store = dist.TCPStore(
+        "127.0.0.1", 0, 1, is_master=True, wait_for_workers=False, timeout=datetime.timedelta(seconds=5)
+    )
     # rank 1 of 2 alone: rank 0 never publishes the segment
     with pytest.raises(UnisonError, match=r"waited 1s for ranks \[0\].*UNISON_SHM_ALLREDUCE=0"):
         shm.attach(store, 1, 2, torch.device("cpu"), "gloo", 1.0)

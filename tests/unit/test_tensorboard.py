@@ -32,8 +32,15 @@ def _fit(tmp_path: Any, **kwargs: Any) -> tuple[Any, str]:
     model = keras.Sequential([keras.layers.Dense(2, activation="softmax", input_shape=(4,))])
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     log_dir = str(tmp_path / "logs")
-    hist = model.fit(x, y, batch_size=16, epochs=3, verbose=0, validation_split=0.25,
-                     callbacks=[keras.callbacks.TensorBoard(log_dir=log_dir, **kwargs)])
+    hist = model.fit(
+        x,
+        y,
+        batch_size=16,
+        epochs=3,
+        verbose=0,
+        validation_split=0.25,
+        callbacks=[keras.callbacks.TensorBoard(log_dir=log_dir, **kwargs)],
+    )
     return hist, log_dir
 
 

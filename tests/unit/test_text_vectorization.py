@@ -22,8 +22,9 @@ def test_keras_docstring_example_adapt():
 
 
 def test_keras_docstring_example_vocabulary():
-    layer = layers.TextVectorization(max_tokens=5000, output_sequence_length=4,
-                                     vocabulary=["earth", "wind", "and", "fire"])
+    layer = layers.TextVectorization(
+        max_tokens=5000, output_sequence_length=4, vocabulary=["earth", "wind", "and", "fire"]
+    )
     assert layer.get_vocabulary() == ["", "[UNK]", "earth", "wind", "and", "fire"]
     assert layer.get_vocabulary(include_special_tokens=False) == ["earth", "wind", "and", "fire"]
     assert layer.vocabulary_size() == 6
@@ -41,8 +42,9 @@ def test_standardize_and_split_options():
     assert none.tokenize(text) == [["Hello, World! Hello."]]
     chars = layers.TextVectorization(split="character", vocabulary=["x"])
     assert chars.tokenize(["ab c"]) == [["a", "b", " ", "c"]]
-    custom = layers.TextVectorization(standardize=lambda a: np.char.upper(a), split=lambda xs: [x.split("-") for x in xs],
-                                      vocabulary=["x"])
+    custom = layers.TextVectorization(
+        standardize=lambda a: np.char.upper(a), split=lambda xs: [x.split("-") for x in xs], vocabulary=["x"]
+    )
     assert custom.tokenize(["a-b"]) == [["A", "B"]]
     bigrams = layers.TextVectorization(ngrams=2, vocabulary=["x"])
     assert bigrams.tokenize(["a b c"]) == [["a", "b", "c", "a b", "b c"]]

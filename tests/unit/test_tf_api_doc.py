@@ -27,8 +27,22 @@ def test_every_listed_name_resolves_and_core_names_are_listed():
         obj = tf
         for part in full.split(".")[1:]:
             obj = getattr(obj, part)  # raises if the table lists something unison lacks
-    for required in ("tf.GradientTape", "tf.Variable", "tf.function", "tf.reduce_mean", "tf.math.reduce_sum",
-                     "tf.nn.compute_average_loss", "tf.random.uniform", "tf.config.list_physical_devices",
-                     "tf.train.Checkpoint", "tf.train.CheckpointManager", "tf.UnconnectedGradients",
-                     "tf.__version__", "tf.string", "tf.print", "tf.rank", "tf.size"):
+    for required in (
+        "tf.GradientTape",
+        "tf.Variable",
+        "tf.function",
+        "tf.reduce_mean",
+        "tf.math.reduce_sum",
+        "tf.nn.compute_average_loss",
+        "tf.random.uniform",
+        "tf.config.list_physical_devices",
+        "tf.train.Checkpoint",
+        "tf.train.CheckpointManager",
+        "tf.UnconnectedGradients",
+        "tf.__version__",
+        "tf.string",
+        "tf.print",
+        "tf.rank",
+        "tf.size",
+    ):
         assert required in names

@@ -100,8 +100,9 @@ def test_manager_interval_and_restore_or_initialize(tmp_path):
     step = tf.Variable(0)
     inits = []
     ckpt = tf.train.Checkpoint(step=step)
-    manager = tf.train.CheckpointManager(ckpt, str(tmp_path), max_to_keep=None, step_counter=step,
-                                         checkpoint_interval=5, init_fn=lambda: inits.append(1))
+    manager = tf.train.CheckpointManager(
+        ckpt, str(tmp_path), max_to_keep=None, step_counter=step, checkpoint_interval=5, init_fn=lambda: inits.append(1)
+    )
     assert manager.restore_or_initialize() is None and inits == [1]
     saved = []
     for _ in range(11):

@@ -176,7 +176,9 @@ def test_print_writes_tf_format():
 def test_config_devices():
     cpus = tf.config.list_physical_devices("CPU")
     assert cpus[0].device_type == "CPU" and cpus[0].name == "/physical_device:CPU:0"
-    assert len(tf.config.list_physical_devices("GPU")) == (torch.cuda.device_count() if torch.cuda.is_available() else 0)
+    assert len(tf.config.list_physical_devices("GPU")) == (
+        torch.cuda.device_count() if torch.cuda.is_available() else 0
+    )
     tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)
     try:
         assert [d.name for d in tf.config.list_logical_devices("CPU")] == ["/device:CPU:0", "/device:CPU:1"]
@@ -204,10 +206,17 @@ def test_unsupported_attribute_names_the_torch_equivalent():
 
 
 def test_submodule_imports_still_work():
-    code = ("import unison as tf; import unison.testing; from unison import checkpoint; "
-            "from unison.keras import layers; print(tf.testing.__name__, tf.rank(), tf.size())")
-    out = subprocess.run([sys.executable, "-c", "import unison; unison.init(); " + code],
-                         capture_output=True, text=True, timeout=60, check=False)
+    code = (
+        "import unison as tf; import unison.testing; from unison import checkpoint; "
+        "from unison.keras import layers; print(tf.testing.__name__, tf.rank(), tf.size())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", "import unison; unison.init(); " + code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["unison.testing", "0", "1"]
 

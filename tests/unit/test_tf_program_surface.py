@@ -36,8 +36,11 @@ def test_losses_broadcast_once_ranks_agree_as_keras_does() -> None:
     # TF's parameter-server tutorial: Dense(10) fitted with "mse" to labels of shape (batch,)
     y_true, y_pred = torch.tensor([1.0, 0.0]), torch.zeros(2, 10)
     assert keras.losses.mean_squared_error(y_true, y_pred).tolist() == [1.0, 0.0]
-    with pytest.raises(ValueError, match=r"shapes that broadcast. Received: y_true.shape=\(2, 3\), "
-                                         r"y_pred.shape=\(2, 10\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"shapes that broadcast. Received: y_true.shape=\(2, 3\), "
+        r"y_pred.shape=\(2, 10\)",
+    ):
         keras.losses.mean_squared_error(torch.zeros(2, 3), y_pred)
 
 

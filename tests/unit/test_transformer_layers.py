@@ -253,7 +253,7 @@ def _sequence_data(n=256, t=8, vocab=20, seed=0):
     for i in range(n):
         if y[i]:
             x[i, rng.integers(0, lengths[i])] = 1
-        x[i, lengths[i]:] = 0
+        x[i, lengths[i] :] = 0
     return x.astype("int64"), y.astype("int64")
 
 
@@ -276,18 +276,23 @@ def test_sequence_classifier_trains_in_a_model_subclass_and_in_sequential():
     torch.manual_seed(0)
     x, y = _sequence_data(n=160)
     model = _Block()
-    model.compile(optimizer=tf.keras.optimizers.Adam(0.01),
-                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    model.compile(
+        optimizer=tf.keras.optimizers.Adam(0.01),
+        loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
     history = model.fit(x, y, batch_size=32, epochs=6, verbose=0)
     losses = history.history["loss"]
     assert losses[-1] < 0.6 * losses[0], losses
-    seq = tf.keras.Sequential([
-        layers.Embedding(20, 16, mask_zero=True, input_shape=(8,)),
-        layers.MultiHeadAttention(num_heads=2, key_dim=8),
-        layers.LayerNormalization(),
-        layers.GlobalAveragePooling1D(),
-        layers.Dense(2, activation="softmax"),
-    ])
+    seq = tf.keras.Sequential(
+        [
+            layers.Embedding(20, 16, mask_zero=True, input_shape=(8,)),
+            layers.MultiHeadAttention(num_heads=2, key_dim=8),
+            layers.LayerNormalization(),
+            layers.GlobalAveragePooling1D(),
+            layers.Dense(2, activation="softmax"),
+        ]
+    )
     seq.compile(optimizer=tf.keras.optimizers.Adam(0.01), loss="sparse_categorical_crossentropy")
     losses = seq.fit(x, y, batch_size=32, epochs=6, verbose=0).history["loss"]
     assert losses[-1] < 0.75 * losses[0], losses
@@ -300,13 +305,17 @@ def test_token_level_model_with_ignore_class_trains():
     x = rng.integers(1, 10, size=(128, 6)).astype("int64")
     y = (x + 1) % 10  # predict the next id of each token
     y[:, 4:] = -1  # the last steps do not count
-    model = tf.keras.Sequential([
-        layers.Embedding(10, 16, input_shape=(6,)),
-        layers.MultiHeadAttention(num_heads=2, key_dim=8),
-        layers.Dense(10),
-    ])
-    model.compile(optimizer=tf.keras.optimizers.Adam(0.02),
-                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=-1))
+    model = tf.keras.Sequential(
+        [
+            layers.Embedding(10, 16, input_shape=(6,)),
+            layers.MultiHeadAttention(num_heads=2, key_dim=8),
+            layers.Dense(10),
+        ]
+    )
+    model.compile(
+        optimizer=tf.keras.optimizers.Adam(0.02),
+        loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=-1),
+    )
     losses = model.fit(x, y, batch_size=32, epochs=5, verbose=0).history["loss"]
     assert losses[-1] < 0.5 * losses[0], losses
 

@@ -15,8 +15,9 @@ from unison.keras.weights_file import WeightsFileError
 
 def _model(width: int = 16) -> tf.keras.Sequential:
     torch.manual_seed(0)
-    model = tf.keras.Sequential([tf.keras.Input(shape=(6,)), tf.keras.layers.Dense(width, activation="relu"),
-                                 tf.keras.layers.Dense(2)])
+    model = tf.keras.Sequential(
+        [tf.keras.Input(shape=(6,)), tf.keras.layers.Dense(width, activation="relu"), tf.keras.layers.Dense(2)]
+    )
     return model
 
 

@@ -15,9 +15,12 @@ pytestmark = pytest.mark.timeout(60)
 
 def _opt(**kwargs):
     model = torch.nn.Linear(3, 2)
-    return unison.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
-                                       named_parameters=model.named_parameters(),
-                                       communicator=LocalCommunicator(), **kwargs)
+    return unison.DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.1),
+        named_parameters=model.named_parameters(),
+        communicator=LocalCommunicator(),
+        **kwargs,
+    )
 
 
 def test_plan_gives_every_parameter_one_owner_and_balances_each_bucket():
@@ -34,11 +37,14 @@ def test_plan_gives_every_parameter_one_owner_and_balances_each_bucket():
     assert plans == plan_owners(buckets, world_size=3)  # deterministic: every replica agrees
 
 
-@pytest.mark.parametrize("kwargs,expected", [
-    ({"shard_gradients": "yes"}, "shard_gradients must be True or False. Received: shard_gradients='yes'"),
-    ({"shard_gradients": True, "compression": "fp16"}, "without compression or error_feedback. Received:"),
-    ({"shard_gradients": True, "op": unison.Adasum}, "it supports op=unison.Average or unison.Sum"),
-])
+@pytest.mark.parametrize(
+    "kwargs,expected",
+    [
+        ({"shard_gradients": "yes"}, "shard_gradients must be True or False. Received: shard_gradients='yes'"),
+        ({"shard_gradients": True, "compression": "fp16"}, "without compression or error_feedback. Received:"),
+        ({"shard_gradients": True, "op": unison.Adasum}, "it supports op=unison.Average or unison.Sum"),
+    ],
+)
 def test_settings_zero2_cannot_honour_are_errors_naming_the_value(kwargs, expected):
     with pytest.raises(ValueError, match="shard_gradients") as info:
         _opt(**kwargs)

@@ -98,15 +98,28 @@ def run_unison(args: argparse.Namespace) -> None:
     t_eval = time.perf_counter()
     val = model.evaluate(x_val, y_val, batch_size=args.batch_size, verbose=0, return_dict=True)
     eval_s = time.perf_counter() - t_eval
-    write_result(args.result_dir, rank, {
-        "system": "unison", "rank": rank, "world_size": strategy.num_replicas_in_sync,
-        "strategy": type(strategy).__name__, "device": str(strategy.extended.device),
-        "threads": torch.get_num_threads(), "startup_s": t_train - launch_time(), "data_s": data_s,
-        "epoch_times_s": timer.times, "eval_s": eval_s,
-        "train_loss": timer.logs.get("loss"), "train_accuracy": timer.logs.get("accuracy"),
-        "val_loss": val.get("loss"), "val_accuracy": val.get("accuracy"),
-        "peak_rss_mb": peak_rss_mb(), "pid": os.getpid(),
-    })
+    write_result(
+        args.result_dir,
+        rank,
+        {
+            "system": "unison",
+            "rank": rank,
+            "world_size": strategy.num_replicas_in_sync,
+            "strategy": type(strategy).__name__,
+            "device": str(strategy.extended.device),
+            "threads": torch.get_num_threads(),
+            "startup_s": t_train - launch_time(),
+            "data_s": data_s,
+            "epoch_times_s": timer.times,
+            "eval_s": eval_s,
+            "train_loss": timer.logs.get("loss"),
+            "train_accuracy": timer.logs.get("accuracy"),
+            "val_loss": val.get("loss"),
+            "val_accuracy": val.get("accuracy"),
+            "peak_rss_mb": peak_rss_mb(),
+            "pid": os.getpid(),
+        },
+    )
 
 
 def _bounds(n: int, world: int, rank: int) -> tuple[int, int]:
@@ -136,6 +149,7 @@ def run_ddp(args: argparse.Namespace) -> None:
     # ("terminate called without an active exception", about 1 run in 12 here). unison's
     # communicator does the same before joining; the baseline must not fail for it either.
     import torch._dynamo
+
     dist.init_process_group("nccl" if cuda else "gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(0)
@@ -163,7 +177,7 @@ def run_ddp(args: argparse.Namespace) -> None:
         stats = torch.zeros(3, dtype=torch.float64, device=device)  # loss sum, correct, count
         for g0 in range(0, n, gb):
             a, b = _bounds(min(g0 + gb, n) - g0, world, rank)
-            idx = perm[g0 + a:g0 + b]
+            idx = perm[g0 + a : g0 + b]
             xb, yb = x[idx], y[idx]
             out = model(xb)
             losses = loss_fn(out, yb)
@@ -184,21 +198,35 @@ def run_ddp(args: argparse.Namespace) -> None:
     val = torch.zeros(3, dtype=torch.float64, device=device)
     with torch.no_grad():
         for i in range(a, b, gb):
-            xb, yb = x_val[i:min(i + gb, b)], y_val[i:min(i + gb, b)]
+            xb, yb = x_val[i : min(i + gb, b)], y_val[i : min(i + gb, b)]
             out = module(xb)
             val[0] += loss_fn(out, yb).sum().double()
             val[1] += (out.argmax(1) == yb).sum()
             val[2] += len(yb)
     dist.all_reduce(val)
     eval_s = time.perf_counter() - t_eval
-    write_result(args.result_dir, rank, {
-        "system": "ddp", "rank": rank, "world_size": world, "strategy": "DistributedDataParallel",
-        "device": str(device), "threads": torch.get_num_threads(),
-        "startup_s": t_train - launch_time(), "data_s": data_s, "epoch_times_s": times,
-        "eval_s": eval_s, "train_loss": float(stats[0] / stats[2]),
-        "train_accuracy": float(stats[1] / stats[2]), "val_loss": float(val[0] / val[2]),
-        "val_accuracy": float(val[1] / val[2]), "peak_rss_mb": peak_rss_mb(), "pid": os.getpid(),
-    })
+    write_result(
+        args.result_dir,
+        rank,
+        {
+            "system": "ddp",
+            "rank": rank,
+            "world_size": world,
+            "strategy": "DistributedDataParallel",
+            "device": str(device),
+            "threads": torch.get_num_threads(),
+            "startup_s": t_train - launch_time(),
+            "data_s": data_s,
+            "epoch_times_s": times,
+            "eval_s": eval_s,
+            "train_loss": float(stats[0] / stats[2]),
+            "train_accuracy": float(stats[1] / stats[2]),
+            "val_loss": float(val[0] / val[2]),
+            "val_accuracy": float(val[1] / val[2]),
+            "peak_rss_mb": peak_rss_mb(),
+            "pid": os.getpid(),
+        },
+    )
     # Tear down in an order torch's gloo survives. Left to the end of this function, DDP's
     # reducer is the group's last owner and destroys it while holding the GIL, whose thread may
     # be releasing a finished collective (which needs the GIL): a deadlock at exit, or an abort
@@ -211,13 +239,18 @@ def run_ddp(args: argparse.Namespace) -> None:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m unison.bench._worker",
-                                description="One timed run of `unison bench` (started by it).")
+    p = argparse.ArgumentParser(
+        prog="python -m unison.bench._worker", description="One timed run of `unison bench` (started by it)."
+    )
     p.add_argument("--system", choices=["unison", "ddp"], required=True)
     p.add_argument("--model", required=True)
     p.add_argument("--data", required=True, help="the .npz the bench command wrote")
-    p.add_argument("--input-shape", required=True, type=lambda s: tuple(int(d) for d in s.split(",")),
-                   help="one example's shape as the Keras model takes it, e.g. 28,28,1")
+    p.add_argument(
+        "--input-shape",
+        required=True,
+        type=lambda s: tuple(int(d) for d in s.split(",")),
+        help="one example's shape as the Keras model takes it, e.g. 28,28,1",
+    )
     p.add_argument("--replicas", type=int, required=True)
     p.add_argument("--strategy", choices=["mirrored", "multi_worker"], default="mirrored")
     p.add_argument("--device", choices=["cpu", "gpu"], default="cpu")

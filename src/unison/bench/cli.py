@@ -30,11 +30,13 @@ EPILOG = (
 
 def _arg_type(parse: Callable[[str], object]) -> Callable[[str], object]:
     """Turn a ValueError of ``parse`` into argparse's 'unison bench: error: ...' line."""
+
     def convert(text: str) -> object:
         try:
             return parse(text)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
+
     convert.__name__ = parse.__name__
     return convert
 
@@ -48,6 +50,7 @@ def _int_at_least(low: int, name: str) -> Callable[[str], int]:
         if value is None or value < low:
             raise ValueError(f"{name} must be an integer >= {low}. Received: {name} {text!r}")
         return value
+
     parse.__name__ = name
     return parse
 
@@ -62,28 +65,61 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare ``unison bench``'s options on ``parser``."""
     parser.description = DESCRIPTION
     parser.epilog = EPILOG
-    parser.add_argument("--model", type=_arg_type(_model), default="cnn",
-                        help="cnn (Keras MNIST convnet), mlp (the seed program's model), or "
-                             "package.module:factory returning a unison.keras model (default: cnn)")
-    parser.add_argument("--dataset", choices=DATASETS, default="mnist",
-                        help="mnist / fashion_mnist ($UNISON_DATA_DIR, cache or download) or "
-                             "synthetic (MNIST-shaped, generated; default: mnist)")
-    parser.add_argument("--replicas", type=_arg_type(cfg.parse_replicas), default=[1, 2],
-                        help="replica counts, comma-separated (default: 1,2)")
-    parser.add_argument("--strategy", choices=cfg.STRATEGIES, default="mirrored",
-                        help="unison's strategy (default: mirrored)")
+    parser.add_argument(
+        "--model",
+        type=_arg_type(_model),
+        default="cnn",
+        help="cnn (Keras MNIST convnet), mlp (the seed program's model), or "
+        "package.module:factory returning a unison.keras model (default: cnn)",
+    )
+    parser.add_argument(
+        "--dataset",
+        choices=DATASETS,
+        default="mnist",
+        help="mnist / fashion_mnist ($UNISON_DATA_DIR, cache or download) or "
+        "synthetic (MNIST-shaped, generated; default: mnist)",
+    )
+    parser.add_argument(
+        "--replicas",
+        type=_arg_type(cfg.parse_replicas),
+        default=[1, 2],
+        help="replica counts, comma-separated (default: 1,2)",
+    )
+    parser.add_argument(
+        "--strategy", choices=cfg.STRATEGIES, default="mirrored", help="unison's strategy (default: mirrored)"
+    )
     parser.add_argument("--epochs", type=_arg_type(_int_at_least(1, "--epochs")), default=1)
-    parser.add_argument("--batch-size", type=_arg_type(_int_at_least(1, "--batch-size")), default=128,
-                        help="global batch, split across replicas (default: 128)")
-    parser.add_argument("--repeats", type=_arg_type(_int_at_least(1, "--repeats")), default=3,
-                        help="runs of each system and replica count; medians are reported (default: 3)")
-    parser.add_argument("--samples", type=_arg_type(_int_at_least(1, "--samples")), default=None,
-                        help="keep only this many training samples (validation: 1/6 as many)")
-    parser.add_argument("--baseline", type=_arg_type(cfg.parse_baselines), default=[],
-                        help="also measure ddp and/or tensorflow, comma-separated (default: none)")
+    parser.add_argument(
+        "--batch-size",
+        type=_arg_type(_int_at_least(1, "--batch-size")),
+        default=128,
+        help="global batch, split across replicas (default: 128)",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=_arg_type(_int_at_least(1, "--repeats")),
+        default=3,
+        help="runs of each system and replica count; medians are reported (default: 3)",
+    )
+    parser.add_argument(
+        "--samples",
+        type=_arg_type(_int_at_least(1, "--samples")),
+        default=None,
+        help="keep only this many training samples (validation: 1/6 as many)",
+    )
+    parser.add_argument(
+        "--baseline",
+        type=_arg_type(cfg.parse_baselines),
+        default=[],
+        help="also measure ddp and/or tensorflow, comma-separated (default: none)",
+    )
     parser.add_argument("--out", default="results", help="folder for the results (default: results/)")
-    parser.add_argument("--timeout", type=_arg_type(_int_at_least(1, "--timeout")), default=1800,
-                        help="seconds one run may take before it is stopped (default: 1800)")
+    parser.add_argument(
+        "--timeout",
+        type=_arg_type(_int_at_least(1, "--timeout")),
+        default=1800,
+        help="seconds one run may take before it is stopped (default: 1800)",
+    )
 
 
 def config_from_args(args: argparse.Namespace) -> cfg.BenchConfig:
@@ -91,9 +127,17 @@ def config_from_args(args: argparse.Namespace) -> cfg.BenchConfig:
     from unison.bench.config import resolve_device
 
     return cfg.BenchConfig(
-        model=args.model, dataset=args.dataset, replicas=list(args.replicas), strategy=args.strategy,
-        epochs=args.epochs, batch_size=args.batch_size, repeats=args.repeats, samples=args.samples,
-        baselines=list(args.baseline), out=args.out, device=resolve_device(list(args.replicas)),
+        model=args.model,
+        dataset=args.dataset,
+        replicas=list(args.replicas),
+        strategy=args.strategy,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        repeats=args.repeats,
+        samples=args.samples,
+        baselines=list(args.baseline),
+        out=args.out,
+        device=resolve_device(list(args.replicas)),
         timeout_s=float(args.timeout),
     )
 

@@ -63,10 +63,24 @@ class BenchConfig:
 
     def command(self) -> str:
         """The command line that repeats this run, every option spelled out."""
-        parts = ["unison", "bench", "--model", self.model, "--dataset", self.dataset,
-                 "--replicas", ",".join(map(str, self.replicas)), "--strategy", self.strategy,
-                 "--epochs", str(self.epochs), "--batch-size", str(self.batch_size),
-                 "--repeats", str(self.repeats)]
+        parts = [
+            "unison",
+            "bench",
+            "--model",
+            self.model,
+            "--dataset",
+            self.dataset,
+            "--replicas",
+            ",".join(map(str, self.replicas)),
+            "--strategy",
+            self.strategy,
+            "--epochs",
+            str(self.epochs),
+            "--batch-size",
+            str(self.batch_size),
+            "--repeats",
+            str(self.repeats),
+        ]
         if self.samples is not None:
             parts += ["--samples", str(self.samples)]
         if self.baselines:
@@ -173,14 +187,22 @@ def find_tf_python() -> tuple[str | None, str]:
         return sys.executable, "tensorflow in this Python"
     other = os.environ.get(ENV_TF_PYTHON)
     if not other:
-        return None, (f"tensorflow is not importable in this Python and ${ENV_TF_PYTHON} is not set "
-                      "(point it at a Python that has tensorflow, e.g. a venv with tensorflow-cpu)")
+        return None, (
+            f"tensorflow is not importable in this Python and ${ENV_TF_PYTHON} is not set "
+            "(point it at a Python that has tensorflow, e.g. a venv with tensorflow-cpu)"
+        )
     if not (os.path.exists(other) or shutil.which(other)):
         return None, f"${ENV_TF_PYTHON}={other} does not exist"
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     try:
-        probe = subprocess.run([other, "-c", "import tensorflow as tf; print(tf.__version__)"],
-                               capture_output=True, text=True, timeout=300, env=env, check=False)
+        probe = subprocess.run(
+            [other, "-c", "import tensorflow as tf; print(tf.__version__)"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, f"${ENV_TF_PYTHON}={other} cannot be run: {exc}"
     if probe.returncode != 0:

@@ -32,10 +32,18 @@ def machine() -> dict[str, Any]:
         cpu = names[0] if names else cpu
     except OSError:
         pass
-    gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
-    return {"cpu": cpu, "cores": cfg.cores(), "gpus": gpus, "python": platform.python_version(),
-            "torch": torch.__version__, "platform": platform.platform(),
-            "load_average_at_start": _load()}
+    gpus = (
+        [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
+    )
+    return {
+        "cpu": cpu,
+        "cores": cfg.cores(),
+        "gpus": gpus,
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "platform": platform.platform(),
+        "load_average_at_start": _load(),
+    }
 
 
 def _load() -> list[float] | None:
@@ -45,19 +53,30 @@ def _load() -> list[float] | None:
 def core_division(config: cfg.BenchConfig, gpus: list[str]) -> str:
     """How the host's cores (or GPUs) are shared among replicas, in one paragraph."""
     if config.device == "gpu":
-        return (f"GPU host: one replica per GPU, /gpu:0../gpu:{max(config.replicas) - 1} "
-                f"({', '.join(gpus[:max(config.replicas)])}); one process per replica (unison, DDP).")
+        return (
+            f"GPU host: one replica per GPU, /gpu:0../gpu:{max(config.replicas) - 1} "
+            f"({', '.join(gpus[: max(config.replicas)])}); one process per replica (unison, DDP)."
+        )
     n = cfg.cores()
-    parts = ", ".join(f"{r} replica{'s' if r > 1 else ''} -> {r} process{'es' if r > 1 else ''} x "
-                      f"{max(1, n // r)} thread{'s' if max(1, n // r) > 1 else ''}" for r in config.replicas)
-    text = (f"CPU-only host with {n} cores: unison and DDP run one process per replica, each with "
-            f"cores // replicas intra-op threads ({parts}).")
+    parts = ", ".join(
+        f"{r} replica{'s' if r > 1 else ''} -> {r} process{'es' if r > 1 else ''} x "
+        f"{max(1, n // r)} thread{'s' if max(1, n // r) > 1 else ''}"
+        for r in config.replicas
+    )
+    text = (
+        f"CPU-only host with {n} cores: unison and DDP run one process per replica, each with "
+        f"cores // replicas intra-op threads ({parts})."
+    )
     if "tensorflow" in config.baselines:
-        text += (" TensorFlow runs all replicas in one process, on that many logical CPU devices "
-                 "sharing TF's own thread pools.")
+        text += (
+            " TensorFlow runs all replicas in one process, on that many logical CPU devices "
+            "sharing TF's own thread pools."
+        )
     if max(config.replicas) > n:
-        text += (f" More replicas than cores ({max(config.replicas)} > {n}): replicas share cores, "
-                 "expect slow-downs, not speed-ups.")
+        text += (
+            f" More replicas than cores ({max(config.replicas)} > {n}): replicas share cores, "
+            "expect slow-downs, not speed-ups."
+        )
     return text
 
 
@@ -85,10 +104,14 @@ def run_bench(config: cfg.BenchConfig, say: Callable[[str], None] = print) -> in
     division = core_division(config, host["gpus"])
     date = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
     say(f"unison bench  {date}\n$ {config.command()}")
-    say(f"host: {host['cpu']}, {host['cores']} cores, load average {host['load_average_at_start']}"
-        f" (other processes add noise: compare runs of the same repeat)")
-    say(f"data: {info['dataset']}, {info['train_samples']} training + {info['val_samples']} validation "
-        f"samples; model {config.model}, input {shape}; global batch {config.batch_size}")
+    say(
+        f"host: {host['cpu']}, {host['cores']} cores, load average {host['load_average_at_start']}"
+        f" (other processes add noise: compare runs of the same repeat)"
+    )
+    say(
+        f"data: {info['dataset']}, {info['train_samples']} training + {info['val_samples']} validation "
+        f"samples; model {config.model}, input {shape}; global batch {config.batch_size}"
+    )
     say(division)
     for system, why in skipped.items():
         say(f"skipping {system}: {why}")
@@ -100,8 +123,10 @@ def run_bench(config: cfg.BenchConfig, say: Callable[[str], None] = print) -> in
         data.save(data_path, arrays)
         del arrays
         plan = runner.plan(config, systems)
-        say(f"{len(plan)} runs: systems {', '.join(systems)} x replicas {config.replicas} x "
-            f"{config.repeats} repeats (systems interleaved within each repeat); logs in {log_dir}")
+        say(
+            f"{len(plan)} runs: systems {', '.join(systems)} x replicas {config.replicas} x "
+            f"{config.repeats} repeats (systems interleaved within each repeat); logs in {log_dir}"
+        )
         records = runner.run_all(config, plan, data_path, shape, tf_python, log_dir, say)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -110,15 +135,30 @@ def run_bench(config: cfg.BenchConfig, say: Callable[[str], None] = print) -> in
     comparisons = report.compare(records, rows, config.model)
     table = report.render(rows, comparisons)
     payload: dict[str, Any] = {
-        "command": config.command(), "date": date, "machine": host, "core_division": division,
-        "config": {**{k: getattr(config, k) for k in config.__dataclass_fields__}, "out": out,
-                   "input_shape": list(shape), **info},
-        "systems": systems, "skipped": skipped, "summary": rows, "comparisons": comparisons,
+        "command": config.command(),
+        "date": date,
+        "machine": host,
+        "core_division": division,
+        "config": {
+            **{k: getattr(config, k) for k in config.__dataclass_fields__},
+            "out": out,
+            "input_shape": list(shape),
+            **info,
+        },
+        "systems": systems,
+        "skipped": skipped,
+        "summary": rows,
+        "comparisons": comparisons,
         "runs": records,
     }
     plot_path = os.path.join(out, report.PLOT_FILE)
-    why_no_plot = report.plot(plot_path, rows, f"unison bench: {config.model} on {config.dataset}, "
-                                                 f"global batch {config.batch_size}") if rows else "no plot: no run succeeded"
+    why_no_plot = (
+        report.plot(
+            plot_path, rows, f"unison bench: {config.model} on {config.dataset}, global batch {config.batch_size}"
+        )
+        if rows
+        else "no plot: no run succeeded"
+    )
     payload["plot"] = None if why_no_plot else plot_path
     report.write_json(os.path.join(out, "results.json"), payload)
     report.write_csv(os.path.join(out, "results.csv"), rows)
@@ -126,8 +166,10 @@ def run_bench(config: cfg.BenchConfig, say: Callable[[str], None] = print) -> in
     say(table)
     say("")
     say(f"load average at the end: {host['load_average_at_end']}")
-    say(f"wrote {os.path.join(out, 'results.json')}, {os.path.join(out, 'results.csv')}"
-        + ("" if why_no_plot else f", {plot_path}"))
+    say(
+        f"wrote {os.path.join(out, 'results.json')}, {os.path.join(out, 'results.csv')}"
+        + ("" if why_no_plot else f", {plot_path}")
+    )
     if why_no_plot:
         say(why_no_plot)
     failed = [r for r in records if not r["ok"]]

@@ -36,7 +36,7 @@ def _class_means(rng: np.random.Generator, num_classes: int = 10) -> np.ndarray:
         for _ in range(3):
             cy, cx = rng.uniform(6, 22, size=2)
             sigma = rng.uniform(2.0, 4.5)
-            means[c] += np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / (2 * sigma ** 2))
+            means[c] += np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / (2 * sigma**2))
     return 255.0 * means / means.max(axis=(1, 2), keepdims=True)
 
 
@@ -86,9 +86,14 @@ def load(name: str, samples: int | None = None) -> tuple[tuple[Split, Split], di
         (x, y), (xt, yt) = (mnist if name == "mnist" else fashion_mnist).load_data()
         if samples is not None:
             x, y = x[:samples], y[:samples]
-            xt, yt = xt[:_val_rows(len(x), len(xt))], yt[:_val_rows(len(x), len(yt))]
-    info = {"dataset": name, "train_samples": len(x), "val_samples": len(xt),
-            "image_shape": list(x.shape[1:]), "classes": int(max(y.max(), yt.max())) + 1}
+            xt, yt = xt[: _val_rows(len(x), len(xt))], yt[: _val_rows(len(x), len(yt))]
+    info = {
+        "dataset": name,
+        "train_samples": len(x),
+        "val_samples": len(xt),
+        "image_shape": list(x.shape[1:]),
+        "classes": int(max(y.max(), yt.max())) + 1,
+    }
     return ((x, y), (xt, yt)), info
 
 
@@ -105,7 +110,11 @@ def save(path: str, data: tuple[Split, Split]) -> None:
 def read(path: str, shape: tuple[int, ...]) -> tuple[Split, Split]:
     """Read what :func:`save` wrote: float32 images in [0, 1] of ``shape`` per example, int64 labels."""
     with np.load(path) as f:
+
         def images(a: np.ndarray) -> np.ndarray:
-            return (a.reshape(len(a), *shape).astype(np.float32) / 255.0)
-        return ((images(f["x_train"]), f["y_train"].astype(np.int64)),
-                (images(f["x_test"]), f["y_test"].astype(np.int64)))
+            return a.reshape(len(a), *shape).astype(np.float32) / 255.0
+
+        return (
+            (images(f["x_train"]), f["y_train"].astype(np.int64)),
+            (images(f["x_test"]), f["y_test"].astype(np.int64)),
+        )

@@ -79,7 +79,7 @@ def load_factory(name: str) -> Callable[[], Any]:
         raise ValueError(
             f"Model {name!r}: the module {module_name!r} does not import "
             f"({type(exc).__name__}: {exc}). Put it on PYTHONPATH (or run from the folder that "
-            f"holds it) and check that `python -c \"import {module_name}\"` works. "
+            f'holds it) and check that `python -c "import {module_name}"` works. '
             f"Received: model={name!r}"
         ) from exc
     factory = getattr(module, attr, None)
@@ -110,21 +110,27 @@ def build_keras_model(name: str) -> Any:
 
     check_name(name)
     if name == "cnn":
-        return keras.Sequential([
-            keras.Input(shape=_SHAPES["cnn"]),
-            keras.layers.Conv2D(32, kernel_size=(3, 3), activation="relu"),
-            keras.layers.MaxPooling2D(pool_size=(2, 2)),
-            keras.layers.Conv2D(64, kernel_size=(3, 3), activation="relu"),
-            keras.layers.MaxPooling2D(pool_size=(2, 2)),
-            keras.layers.Flatten(),
-            keras.layers.Dropout(0.5),
-            keras.layers.Dense(NUM_CLASSES, activation="softmax"),
-        ], name="mnist_convnet")
+        return keras.Sequential(
+            [
+                keras.Input(shape=_SHAPES["cnn"]),
+                keras.layers.Conv2D(32, kernel_size=(3, 3), activation="relu"),
+                keras.layers.MaxPooling2D(pool_size=(2, 2)),
+                keras.layers.Conv2D(64, kernel_size=(3, 3), activation="relu"),
+                keras.layers.MaxPooling2D(pool_size=(2, 2)),
+                keras.layers.Flatten(),
+                keras.layers.Dropout(0.5),
+                keras.layers.Dense(NUM_CLASSES, activation="softmax"),
+            ],
+            name="mnist_convnet",
+        )
     if name == "mlp":
-        return keras.Sequential([
-            keras.layers.Dense(128, activation="relu", input_shape=_SHAPES["mlp"]),
-            keras.layers.Dense(NUM_CLASSES, activation="softmax"),
-        ], name="seed_mlp")
+        return keras.Sequential(
+            [
+                keras.layers.Dense(128, activation="relu", input_shape=_SHAPES["mlp"]),
+                keras.layers.Dense(NUM_CLASSES, activation="softmax"),
+            ],
+            name="seed_mlp",
+        )
     model = load_factory(name)()
     if not isinstance(model, keras.Model):
         raise TypeError(
@@ -141,8 +147,12 @@ class _TorchCNN(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.features = nn.Sequential(
-            nn.Conv2d(1, 32, 3), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(32, 64, 3), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(1, 32, 3),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(32, 64, 3),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
         )
         self.head = nn.Sequential(nn.Flatten(), nn.Dropout(0.5), nn.Linear(64 * 5 * 5, NUM_CLASSES))
 
@@ -210,6 +220,13 @@ def torch_loss(name: str, model: nn.Module) -> Callable[[torch.Tensor, torch.Ten
 
 
 __all__ = [
-    "BUILTIN_MODELS", "build_keras_model", "build_torch_model", "check_name", "input_shape",
-    "is_custom", "load_factory", "torch_input_shape", "torch_loss",
+    "BUILTIN_MODELS",
+    "build_keras_model",
+    "build_torch_model",
+    "check_name",
+    "input_shape",
+    "is_custom",
+    "load_factory",
+    "torch_input_shape",
+    "torch_loss",
 ]

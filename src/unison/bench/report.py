@@ -26,9 +26,20 @@ from unison._io import atomic_write_text
 from unison.bench.config import SYSTEMS
 
 CSV_FIELDS = (
-    "system", "replicas", "runs", "failed_runs", "threads_per_replica", "time_per_epoch_s_median",
-    "time_per_epoch_s_min", "time_per_epoch_s_max", "samples_per_s", "speedup", "efficiency",
-    "startup_s_median", "peak_rss_mb_max_process", "val_accuracy_median",
+    "system",
+    "replicas",
+    "runs",
+    "failed_runs",
+    "threads_per_replica",
+    "time_per_epoch_s_median",
+    "time_per_epoch_s_min",
+    "time_per_epoch_s_max",
+    "samples_per_s",
+    "speedup",
+    "efficiency",
+    "startup_s_median",
+    "peak_rss_mb_max_process",
+    "val_accuracy_median",
 )
 PLOT_FILE = "results.png"
 
@@ -45,16 +56,23 @@ def summarize(records: list[dict[str, Any]], train_samples: int) -> list[dict[st
                 continue
             times = [r["time_per_epoch_s"] for r in ok]
             median = statistics.median(times)
-            rows.append({
-                "system": system, "replicas": n, "runs": len(ok), "failed_runs": len(runs) - len(ok),
-                "threads_per_replica": ok[0]["threads_per_replica"],
-                "time_per_epoch_s_median": median, "time_per_epoch_s_min": min(times),
-                "time_per_epoch_s_max": max(times), "time_per_epoch_s_all": times,
-                "samples_per_s": train_samples / median,
-                "startup_s_median": statistics.median(r["startup_s"] for r in ok),
-                "peak_rss_mb_max_process": statistics.median(max(r["peak_rss_mb_per_process"]) for r in ok),
-                "val_accuracy_median": statistics.median(r["val_accuracy"] for r in ok),
-            })
+            rows.append(
+                {
+                    "system": system,
+                    "replicas": n,
+                    "runs": len(ok),
+                    "failed_runs": len(runs) - len(ok),
+                    "threads_per_replica": ok[0]["threads_per_replica"],
+                    "time_per_epoch_s_median": median,
+                    "time_per_epoch_s_min": min(times),
+                    "time_per_epoch_s_max": max(times),
+                    "time_per_epoch_s_all": times,
+                    "samples_per_s": train_samples / median,
+                    "startup_s_median": statistics.median(r["startup_s"] for r in ok),
+                    "peak_rss_mb_max_process": statistics.median(max(r["peak_rss_mb_per_process"]) for r in ok),
+                    "val_accuracy_median": statistics.median(r["val_accuracy"] for r in ok),
+                }
+            )
     for row in rows:
         one = next((r for r in rows if r["system"] == row["system"] and r["replicas"] == 1), None)
         if one is None:
@@ -86,10 +104,18 @@ def compare(records: list[dict[str, Any]], rows: list[dict[str, Any]], model: st
                 if u and v:
                     paired.append(u[0] / v[0])
             ratio = a["time_per_epoch_s_median"] / b["time_per_epoch_s_median"]
-            out.append({"system": "unison", "baseline": baseline, "replicas": n, "ratio": ratio,
-                        "paired_min": min(paired) if paired else None,
-                        "paired_max": max(paired) if paired else None,
-                        "target": target, "met": None if target is None else ratio <= target})
+            out.append(
+                {
+                    "system": "unison",
+                    "baseline": baseline,
+                    "replicas": n,
+                    "ratio": ratio,
+                    "paired_min": min(paired) if paired else None,
+                    "paired_max": max(paired) if paired else None,
+                    "target": target,
+                    "met": None if target is None else ratio <= target,
+                }
+            )
     return out
 
 
@@ -100,8 +126,10 @@ def _f(value: Any, fmt: str) -> str:
 def render(rows: list[dict[str, Any]], comparisons: list[dict[str, Any]]) -> str:
     """The results as a Markdown table (readable on a terminal, pastable into a document)."""
     lines = [
-        ("| system | replicas | threads/replica | time/epoch s (median) | spread min-max | samples/s "
-         "| speedup | efficiency | start-up s | peak MB/process | val acc |"),
+        (
+            "| system | replicas | threads/replica | time/epoch s (median) | spread min-max | samples/s "
+            "| speedup | efficiency | start-up s | peak MB/process | val acc |"
+        ),
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
@@ -111,10 +139,14 @@ def render(rows: list[dict[str, Any]], comparisons: list[dict[str, Any]]) -> str
             f"| {r['system']}{runs} | {r['replicas']} | {r['threads_per_replica']} "
             f"| {r['time_per_epoch_s_median']:.2f} | {spread} | {r['samples_per_s']:,.0f} "
             f"| {_f(r['speedup'], '.2f')} | {_f(r['efficiency'], '.0%')} | {r['startup_s_median']:.1f} "
-            f"| {r['peak_rss_mb_max_process']:.0f} | {r['val_accuracy_median']:.4f} |")
+            f"| {r['peak_rss_mb_max_process']:.0f} | {r['val_accuracy_median']:.4f} |"
+        )
     if comparisons:
-        lines += ["", "| comparison (time/epoch) | replicas | ratio of medians | per-repeat ratios | target |",
-                  "| --- | ---: | ---: | ---: | --- |"]
+        lines += [
+            "",
+            "| comparison (time/epoch) | replicas | ratio of medians | per-repeat ratios | target |",
+            "| --- | ---: | ---: | ---: | --- |",
+        ]
         for c in comparisons:
             target = "-" if c["target"] is None else f"<= {c['target']:.2f}: {'met' if c['met'] else 'MISSED'}"
             paired = "-" if c["paired_min"] is None else f"{c['paired_min']:.2f}-{c['paired_max']:.2f}"

@@ -31,10 +31,23 @@ from unison.cluster import placement
 TF_WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tf_worker.py")
 # Variables that place a process in a job: a child must start fresh, never join our job.
 _PLACEMENT_VARS = (
-    "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-    "GROUP_RANK", "TORCHELASTIC_RUN_ID", "TF_CONFIG", placement.ENV_RANK, placement.ENV_WORLD_SIZE,
-    placement.ENV_LOCAL_RANK, placement.ENV_LOCAL_WORLD_SIZE, placement.ENV_MASTER_ADDR,
-    placement.ENV_MASTER_PORT, placement.ENV_ERROR_FILE, placement.ENV_PARENT_PID,
+    "RANK",
+    "WORLD_SIZE",
+    "LOCAL_RANK",
+    "LOCAL_WORLD_SIZE",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "GROUP_RANK",
+    "TORCHELASTIC_RUN_ID",
+    "TF_CONFIG",
+    placement.ENV_RANK,
+    placement.ENV_WORLD_SIZE,
+    placement.ENV_LOCAL_RANK,
+    placement.ENV_LOCAL_WORLD_SIZE,
+    placement.ENV_MASTER_ADDR,
+    placement.ENV_MASTER_PORT,
+    placement.ENV_ERROR_FILE,
+    placement.ENV_PARENT_PID,
 )
 
 
@@ -78,15 +91,32 @@ def child_env(t0: float) -> dict[str, str]:
     return env
 
 
-def _worker_args(config: BenchConfig, spec: RunSpec, data_path: str, shape: tuple[int, ...],
-                 result_dir: str) -> list[str]:
-    return ["--model", config.model, "--data", data_path, "--input-shape", ",".join(map(str, shape)),
-            "--replicas", str(spec.replicas), "--device", config.device, "--epochs", str(config.epochs),
-            "--batch-size", str(config.batch_size), "--result-dir", result_dir]
+def _worker_args(
+    config: BenchConfig, spec: RunSpec, data_path: str, shape: tuple[int, ...], result_dir: str
+) -> list[str]:
+    return [
+        "--model",
+        config.model,
+        "--data",
+        data_path,
+        "--input-shape",
+        ",".join(map(str, shape)),
+        "--replicas",
+        str(spec.replicas),
+        "--device",
+        config.device,
+        "--epochs",
+        str(config.epochs),
+        "--batch-size",
+        str(config.batch_size),
+        "--result-dir",
+        result_dir,
+    ]
 
 
-def commands(config: BenchConfig, spec: RunSpec, data_path: str, shape: tuple[int, ...],
-             result_dir: str, tf_python: str | None) -> list[tuple[list[str], dict[str, str]]]:
+def commands(
+    config: BenchConfig, spec: RunSpec, data_path: str, shape: tuple[int, ...], result_dir: str, tf_python: str | None
+) -> list[tuple[list[str], dict[str, str]]]:
     """The command line(s) of one run, each with its extra environment (usually one command)."""
     args = _worker_args(config, spec, data_path, shape, result_dir)
     worker = [sys.executable, "-m", "unison.bench._worker"]
@@ -97,14 +127,34 @@ def commands(config: BenchConfig, spec: RunSpec, data_path: str, shape: tuple[in
         # MultiWorkerMirroredStrategy: one process per worker, each told its place by TF_CONFIG
         # (the strategy shares the cores among workers that sit on one host).
         hosts = [f"127.0.0.1:{port}" for port in _free_ports(spec.replicas)]
-        return [([*worker, "--system", "unison", "--strategy", "multi_worker", *args],
-                 {"TF_CONFIG": json.dumps({"cluster": {"worker": hosts},
-                                           "task": {"type": "worker", "index": i}})})
-                for i in range(spec.replicas)]
+        return [
+            (
+                [*worker, "--system", "unison", "--strategy", "multi_worker", *args],
+                {"TF_CONFIG": json.dumps({"cluster": {"worker": hosts}, "task": {"type": "worker", "index": i}})},
+            )
+            for i in range(spec.replicas)
+        ]
     if spec.system == "ddp":
-        return [([sys.executable, "-m", "torch.distributed.run", "--standalone",
-                  "--nproc-per-node", str(spec.replicas), "--local-addr", "127.0.0.1",
-                  "-m", "unison.bench._worker", "--system", "ddp", *args], {})]
+        return [
+            (
+                [
+                    sys.executable,
+                    "-m",
+                    "torch.distributed.run",
+                    "--standalone",
+                    "--nproc-per-node",
+                    str(spec.replicas),
+                    "--local-addr",
+                    "127.0.0.1",
+                    "-m",
+                    "unison.bench._worker",
+                    "--system",
+                    "ddp",
+                    *args,
+                ],
+                {},
+            )
+        ]
     if spec.system == "tensorflow":
         if tf_python is None:
             raise ValueError("the TensorFlow baseline needs a Python with tensorflow")
@@ -135,8 +185,9 @@ def _tail(path: str, lines: int = 20) -> str:
         return "(no log)"
 
 
-def run_one(config: BenchConfig, spec: RunSpec, data_path: str, shape: tuple[int, ...],
-            tf_python: str | None, log_dir: str) -> dict[str, Any]:
+def run_one(
+    config: BenchConfig, spec: RunSpec, data_path: str, shape: tuple[int, ...], tf_python: str | None, log_dir: str
+) -> dict[str, Any]:
     """Start one run, wait for it (up to ``config.timeout_s``), return its record."""
     result_dir = tempfile.mkdtemp(prefix=f"unison-bench-{spec.tag}-")
     log_path = os.path.join(log_dir, f"{spec.tag}.log")
@@ -149,8 +200,11 @@ def run_one(config: BenchConfig, spec: RunSpec, data_path: str, shape: tuple[int
             env.update(extra)
             log.write(("$ " + " ".join(cmd) + "\n").encode())
             log.flush()
-            procs.append(subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                          stderr=subprocess.STDOUT, start_new_session=True))
+            procs.append(
+                subprocess.Popen(
+                    cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                )
+            )
         codes = _wait_all(procs, t0 + config.timeout_s)
         wall = time.time() - t0
     ranks = {}
@@ -162,11 +216,15 @@ def run_one(config: BenchConfig, spec: RunSpec, data_path: str, shape: tuple[int
             os.unlink(os.path.join(result_dir, name))
     os.rmdir(result_dir)
     if None in codes:
-        raise RunFailed(f"{spec.system} x{spec.replicas} took longer than {config.timeout_s:.0f} s "
-                        f"(--timeout) and was stopped. Log: {log_path}\n{_tail(log_path)}")
+        raise RunFailed(
+            f"{spec.system} x{spec.replicas} took longer than {config.timeout_s:.0f} s "
+            f"(--timeout) and was stopped. Log: {log_path}\n{_tail(log_path)}"
+        )
     if any(codes) or 0 not in ranks:
-        raise RunFailed(f"{spec.system} x{spec.replicas} failed (exit code {max((c for c in codes if c is not None), key=abs)}). "
-                        f"Log: {log_path}\n{_tail(log_path)}")
+        raise RunFailed(
+            f"{spec.system} x{spec.replicas} failed (exit code {max((c for c in codes if c is not None), key=abs)}). "
+            f"Log: {log_path}\n{_tail(log_path)}"
+        )
     return _record(spec, ranks, wall, log_path)
 
 
@@ -190,34 +248,63 @@ def _record(spec: RunSpec, ranks: dict[int, dict[str, Any]], wall: float, log: s
     chief = ranks[0]
     times = chief["epoch_times_s"]
     return {
-        "system": spec.system, "replicas": spec.replicas, "repeat": spec.repeat + 1, "ok": True,
-        "time_per_epoch_s": sum(times) / len(times), "epoch_times_s": times,
-        "startup_s": chief["startup_s"], "data_s": chief["data_s"], "eval_s": chief["eval_s"],
-        "wall_s": wall, "val_accuracy": chief["val_accuracy"], "val_loss": chief["val_loss"],
-        "train_loss": chief["train_loss"], "train_accuracy": chief["train_accuracy"],
-        "threads_per_replica": chief["threads"], "processes": len(ranks),
+        "system": spec.system,
+        "replicas": spec.replicas,
+        "repeat": spec.repeat + 1,
+        "ok": True,
+        "time_per_epoch_s": sum(times) / len(times),
+        "epoch_times_s": times,
+        "startup_s": chief["startup_s"],
+        "data_s": chief["data_s"],
+        "eval_s": chief["eval_s"],
+        "wall_s": wall,
+        "val_accuracy": chief["val_accuracy"],
+        "val_loss": chief["val_loss"],
+        "train_loss": chief["train_loss"],
+        "train_accuracy": chief["train_accuracy"],
+        "threads_per_replica": chief["threads"],
+        "processes": len(ranks),
         "peak_rss_mb_per_process": [ranks[k]["peak_rss_mb"] for k in sorted(ranks)],
-        "strategy": chief["strategy"], "device": chief["device"],
-        "framework_version": chief.get("tensorflow"), "log": log,
+        "strategy": chief["strategy"],
+        "device": chief["device"],
+        "framework_version": chief.get("tensorflow"),
+        "log": log,
     }
 
 
-def run_all(config: BenchConfig, runs: list[RunSpec], data_path: str, shape: tuple[int, ...],
-            tf_python: str | None, log_dir: str, say: Callable[[str], None]) -> list[dict[str, Any]]:
+def run_all(
+    config: BenchConfig,
+    runs: list[RunSpec],
+    data_path: str,
+    shape: tuple[int, ...],
+    tf_python: str | None,
+    log_dir: str,
+    say: Callable[[str], None],
+) -> list[dict[str, Any]]:
     """Every run of ``runs`` in order, one progress line each; failures are recorded, not fatal."""
     records = []
     width = len(str(len(runs)))
     for i, spec in enumerate(runs, 1):
-        head = (f"[{i:>{width}}/{len(runs)}] repeat {spec.repeat + 1}/{config.repeats}  "
-                f"{spec.system:<10} x{spec.replicas}:")
+        head = (
+            f"[{i:>{width}}/{len(runs)}] repeat {spec.repeat + 1}/{config.repeats}  {spec.system:<10} x{spec.replicas}:"
+        )
         try:
             rec = run_one(config, spec, data_path, shape, tf_python, log_dir)
         except RunFailed as exc:
-            records.append({"system": spec.system, "replicas": spec.replicas,
-                            "repeat": spec.repeat + 1, "ok": False, "error": str(exc)})
+            records.append(
+                {
+                    "system": spec.system,
+                    "replicas": spec.replicas,
+                    "repeat": spec.repeat + 1,
+                    "ok": False,
+                    "error": str(exc),
+                }
+            )
             say(f"{head} FAILED: {exc}")
             continue
         records.append(rec)
-        say(f"{head} {rec['time_per_epoch_s']:7.2f} s/epoch  start-up {rec['startup_s']:5.1f} s  "
-            f"val_acc {rec['val_accuracy']:.4f}  peak {max(rec['peak_rss_mb_per_process']):.0f} MB")
+        say(
+            f"{head} {rec['time_per_epoch_s']:7.2f} s/epoch  start-up {rec['startup_s']:5.1f} s  "
+            f"val_acc {rec['val_accuracy']:.4f}  peak {max(rec['peak_rss_mb_per_process']):.0f} MB"
+        )
     return records

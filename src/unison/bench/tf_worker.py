@@ -38,21 +38,25 @@ def _args() -> argparse.Namespace:
 def _model(tf: Any, name: str) -> Any:  # real TensorFlow, which ships no type information
     layers = tf.keras.layers
     if name == "cnn":
-        return tf.keras.Sequential([
-            tf.keras.Input(shape=(28, 28, 1)),
-            layers.Conv2D(32, kernel_size=(3, 3), activation="relu"),
-            layers.MaxPooling2D(pool_size=(2, 2)),
-            layers.Conv2D(64, kernel_size=(3, 3), activation="relu"),
-            layers.MaxPooling2D(pool_size=(2, 2)),
-            layers.Flatten(),
-            layers.Dropout(0.5),
+        return tf.keras.Sequential(
+            [
+                tf.keras.Input(shape=(28, 28, 1)),
+                layers.Conv2D(32, kernel_size=(3, 3), activation="relu"),
+                layers.MaxPooling2D(pool_size=(2, 2)),
+                layers.Conv2D(64, kernel_size=(3, 3), activation="relu"),
+                layers.MaxPooling2D(pool_size=(2, 2)),
+                layers.Flatten(),
+                layers.Dropout(0.5),
+                layers.Dense(10, activation="softmax"),
+            ]
+        )
+    return tf.keras.Sequential(
+        [
+            tf.keras.Input(shape=(784,)),
+            layers.Dense(128, activation="relu"),
             layers.Dense(10, activation="softmax"),
-        ])
-    return tf.keras.Sequential([
-        tf.keras.Input(shape=(784,)),
-        layers.Dense(128, activation="relu"),
-        layers.Dense(10, activation="softmax"),
-    ])
+        ]
+    )
 
 
 def main() -> None:
@@ -65,7 +69,8 @@ def main() -> None:
         cpu = tf.config.list_physical_devices("CPU")[0]
         if args.replicas > 1:
             tf.config.set_logical_device_configuration(
-                cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(args.replicas)])
+                cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(args.replicas)]
+            )
         tf.config.set_visible_devices([], "GPU")
     devices = [f"/{args.device}:{i}" for i in range(args.replicas)]
     strategy = tf.distribute.MirroredStrategy(devices)
@@ -100,15 +105,23 @@ def main() -> None:
     eval_s = time.perf_counter() - t_eval
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     result = {
-        "system": "tensorflow", "rank": 0, "world_size": strategy.num_replicas_in_sync,
-        "strategy": "MirroredStrategy", "device": ",".join(devices),
+        "system": "tensorflow",
+        "rank": 0,
+        "world_size": strategy.num_replicas_in_sync,
+        "strategy": "MirroredStrategy",
+        "device": ",".join(devices),
         "threads": tf.config.threading.get_intra_op_parallelism_threads() or "tf-default",
         "startup_s": t_train - float(os.environ.get("UNISON_BENCH_T0", T_PROCESS)),
-        "data_s": data_s, "epoch_times_s": timer.times, "eval_s": eval_s,
-        "train_loss": timer.logs.get("loss"), "train_accuracy": timer.logs.get("accuracy"),
-        "val_loss": float(val["loss"]), "val_accuracy": float(val["accuracy"]),
+        "data_s": data_s,
+        "epoch_times_s": timer.times,
+        "eval_s": eval_s,
+        "train_loss": timer.logs.get("loss"),
+        "train_accuracy": timer.logs.get("accuracy"),
+        "val_loss": float(val["loss"]),
+        "val_accuracy": float(val["accuracy"]),
         "peak_rss_mb": rss / (1024.0 * 1024.0) if sys.platform == "darwin" else rss / 1024.0,
-        "pid": os.getpid(), "tensorflow": tf.__version__,
+        "pid": os.getpid(),
+        "tensorflow": tf.__version__,
     }
     path = os.path.join(args.result_dir, "rank0.json")
     with open(path + ".tmp", "w", encoding="utf-8") as fh:

@@ -41,16 +41,16 @@ class TorchElasticClusterResolver(ClusterResolver):
         self._local_world = env_int(env, "LOCAL_WORLD_SIZE", origin, self._world)
         self._nodes = env_int(env, "GROUP_WORLD_SIZE", origin, 0)
         self._master = (env.get("MASTER_ADDR") or "127.0.0.1", env_int(env, "MASTER_PORT", origin))
-        self._run_key = (f"unison/{env.get('TORCHELASTIC_RUN_ID', 'run')}/"
-                         f"{env.get('TORCHELASTIC_RESTART_COUNT', '0')}")
+        self._run_key = f"unison/{env.get('TORCHELASTIC_RUN_ID', 'run')}/{env.get('TORCHELASTIC_RESTART_COUNT', '0')}"
         self._error_file = env.get("TORCHELASTIC_ERROR_FILE")
         super().__init__("worker", self._rank, None, "")
 
     def cluster_spec(self) -> ClusterSpec:
         return ClusterSpec({"worker": {0: format_address(*self._master)}})
 
-    def num_accelerators(self, task_type: str | None = None, task_id: int | None = None,
-                         config_proto: Any = None) -> dict[str, int]:
+    def num_accelerators(
+        self, task_type: str | None = None, task_id: int | None = None, config_proto: Any = None
+    ) -> dict[str, int]:
         return {"GPU": 1} if gpu_count() else {}
 
     def job_plan(self, replicas_per_worker: int) -> JobPlan:
@@ -58,18 +58,28 @@ class TorchElasticClusterResolver(ClusterResolver):
             raise ValueError(
                 f"Under torchrun / `unison launch` every process is one replica, but "
                 f"{replicas_per_worker} replicas per worker were asked for. Start more processes "
-                "instead (--nproc-per-node).")
+                "instead (--nproc-per-node)."
+            )
         if self._world == 1:
             return single_process_plan("torchrun")
         single_node = self._nodes == 1 or self._local_world == self._world
         return JobPlan(
-            task=TaskSpec("worker", self._rank), rank=self._rank, world_size=self._world,
-            local_rank=self._local_rank, local_world_size=1, store_host=self._master[0],
-            store_port=self._master[1], store_mode=ENV, origin="torchrun",
+            task=TaskSpec("worker", self._rank),
+            rank=self._rank,
+            world_size=self._world,
+            local_rank=self._local_rank,
+            local_world_size=1,
+            store_host=self._master[0],
+            store_port=self._master[1],
+            store_mode=ENV,
+            origin="torchrun",
             chief_field="MASTER_ADDR:MASTER_PORT",
             replica_tasks=tuple(f"worker:{r}" for r in range(self._world)),
-            local_host="127.0.0.1" if single_node else None, colocated_workers=self._local_world,
-            run_key=self._run_key, error_file=self._error_file)
+            local_host="127.0.0.1" if single_node else None,
+            colocated_workers=self._local_world,
+            run_key=self._run_key,
+            error_file=self._error_file,
+        )
 
 
 class UnisonLauncherClusterResolver(ClusterResolver):
@@ -78,8 +88,7 @@ class UnisonLauncherClusterResolver(ClusterResolver):
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
         placement = resolve_placement(os.environ if environ is None else environ)
         if placement is None:
-            raise ValueError("UnisonLauncherClusterResolver needs the UNISON_* variables that "
-                             "unison's launcher sets.")
+            raise ValueError("UnisonLauncherClusterResolver needs the UNISON_* variables that unison's launcher sets.")
         self._placement = placement
         super().__init__("worker", placement.rank, None, "")
 
@@ -87,8 +96,9 @@ class UnisonLauncherClusterResolver(ClusterResolver):
         p = self._placement
         return ClusterSpec({"worker": {0: format_address(p.master_addr, p.master_port)}})
 
-    def num_accelerators(self, task_type: str | None = None, task_id: int | None = None,
-                         config_proto: Any = None) -> dict[str, int]:
+    def num_accelerators(
+        self, task_type: str | None = None, task_id: int | None = None, config_proto: Any = None
+    ) -> dict[str, int]:
         return {"GPU": 1} if gpu_count() else {}
 
     def job_plan(self, replicas_per_worker: int) -> JobPlan:
@@ -96,10 +106,19 @@ class UnisonLauncherClusterResolver(ClusterResolver):
         if p.world_size == 1:
             return single_process_plan("unison")
         return JobPlan(
-            task=TaskSpec("worker", p.rank), rank=p.rank, world_size=p.world_size,
-            local_rank=p.local_rank, local_world_size=1, store_host=p.master_addr,
-            store_port=p.master_port, store_mode=ENV, origin="unison",
+            task=TaskSpec("worker", p.rank),
+            rank=p.rank,
+            world_size=p.world_size,
+            local_rank=p.local_rank,
+            local_world_size=1,
+            store_host=p.master_addr,
+            store_port=p.master_port,
+            store_mode=ENV,
+            origin="unison",
             chief_field="UNISON_MASTER_ADDR:UNISON_MASTER_PORT",
             replica_tasks=tuple(f"worker:{r}" for r in range(p.world_size)),
-            local_host="127.0.0.1", colocated_workers=p.local_world_size,
-            run_key="unison/launcher", error_file=p.error_file)
+            local_host="127.0.0.1",
+            colocated_workers=p.local_world_size,
+            run_key="unison/launcher",
+            error_file=p.error_file,
+        )

@@ -76,8 +76,7 @@ class ProcessPlacement:
             raise ValueError(f"world_size must be >= 1. Received: world_size={self.world_size}")
         if not 0 <= self.rank < self.world_size:
             raise ValueError(
-                f"rank must be in [0, world_size). Received: rank={self.rank}, "
-                f"world_size={self.world_size}"
+                f"rank must be in [0, world_size). Received: rank={self.rank}, world_size={self.world_size}"
             )
         if self.store_dir is None and not 0 < self.master_port < 65536:
             raise ValueError(f"master_port must be in 1..65535. Received: {self.master_port}")
@@ -101,9 +100,7 @@ def _int_var(env: Mapping[str, str], name: str, default: int | None = None) -> i
     try:
         return int(raw)
     except ValueError:
-        raise ValueError(
-            f"Environment variable {name} must be an integer. Received: {name}={raw!r}"
-        ) from None
+        raise ValueError(f"Environment variable {name} must be an integer. Received: {name}={raw!r}") from None
 
 
 def resolve_placement(environ: Mapping[str, str] | None = None) -> ProcessPlacement | None:

@@ -26,8 +26,8 @@ from unison.cluster.spec import ClusterSpec, TaskSpec, format_address, parse_add
 
 # How a process reaches the rendezvous store.
 SERVE = "serve"  # this process is the chief's first replica: it creates the store on the chief's port
-JOIN = "join"    # connect to the store at store_host:store_port as a client
-ENV = "env"      # torchrun / unison's launcher already serves a store (init via their variables)
+JOIN = "join"  # connect to the store at store_host:store_port as a client
+ENV = "env"  # torchrun / unison's launcher already serves a store (init via their variables)
 
 
 @dataclass(frozen=True)
@@ -73,8 +73,9 @@ class JobPlan:
 
     def __post_init__(self) -> None:
         if not 0 <= self.rank < self.world_size:
-            raise ValueError(f"rank must be in [0, world_size). Received: rank={self.rank}, "
-                             f"world_size={self.world_size}")
+            raise ValueError(
+                f"rank must be in [0, world_size). Received: rank={self.rank}, world_size={self.world_size}"
+            )
         if self.store_mode not in (SERVE, JOIN, ENV):
             raise ValueError(f"store_mode must be 'serve', 'join' or 'env'. Received: {self.store_mode!r}")
 
@@ -103,9 +104,12 @@ class JobPlan:
     def placement(self) -> ProcessPlacement:
         """The :class:`ProcessPlacement` that :func:`unison.comm.connect` understands."""
         return ProcessPlacement(
-            rank=self.rank, world_size=self.world_size, local_rank=self.local_rank,
+            rank=self.rank,
+            world_size=self.world_size,
+            local_rank=self.local_rank,
             local_world_size=self.local_world_size * self.colocated_workers,
-            master_addr=self.store_host, master_port=self.store_port,
+            master_addr=self.store_host,
+            master_port=self.store_port,
             source=TORCHRUN_SOURCE if self.store_mode == ENV and self.origin == "torchrun" else UNISON_SOURCE,
             error_file=self.error_file,
         )
@@ -113,14 +117,30 @@ class JobPlan:
 
 def single_process_plan(origin: str = "local") -> JobPlan:
     """The plan of a job of one replica (no rendezvous happens)."""
-    return JobPlan(task=TaskSpec("worker", 0), rank=0, world_size=1, local_rank=0, local_world_size=1,
-                   store_host="127.0.0.1", store_port=1, store_mode=ENV, origin=origin,
-                   replica_tasks=("worker:0",))
+    return JobPlan(
+        task=TaskSpec("worker", 0),
+        rank=0,
+        world_size=1,
+        local_rank=0,
+        local_world_size=1,
+        store_host="127.0.0.1",
+        store_port=1,
+        store_mode=ENV,
+        origin=origin,
+        replica_tasks=("worker:0",),
+    )
 
 
-def plan_for_task(spec: ClusterSpec, task: TaskSpec, replicas_per_worker: int, local_replica: int,
-                  origin: str, field_prefix: str = "cluster", run_key: str = "unison",
-                  error_file: str | None = None) -> JobPlan:
+def plan_for_task(
+    spec: ClusterSpec,
+    task: TaskSpec,
+    replicas_per_worker: int,
+    local_replica: int,
+    origin: str,
+    field_prefix: str = "cluster",
+    run_key: str = "unison",
+    error_file: str | None = None,
+) -> JobPlan:
     """The plan of ``task``'s replica ``local_replica`` in the cluster ``spec`` (TF's rank order).
 
     Args:
@@ -137,22 +157,33 @@ def plan_for_task(spec: ClusterSpec, task: TaskSpec, replicas_per_worker: int, l
     if task not in tasks:
         raise ValueError(
             f"{origin}: task {task} does not train under MultiWorkerMirroredStrategy; the training "
-            f"tasks are {', '.join(map(str, tasks)) or 'none'}.")
+            f"tasks are {', '.join(map(str, tasks)) or 'none'}."
+        )
     if not 0 <= local_replica < replicas_per_worker:
-        raise ValueError(f"local replica {local_replica} is out of range for {replicas_per_worker} "
-                         "replicas per worker.")
+        raise ValueError(
+            f"local replica {local_replica} is out of range for {replicas_per_worker} replicas per worker."
+        )
     chief = tasks[0]
     chief_host, chief_port = parse_address(spec.task_address(chief.type, chief.index))
     own_host, _ = parse_address(spec.task_address(task.type, task.index))
     hosts = [parse_address(spec.task_address(t.type, t.index))[0].lower() for t in tasks]
-    labels = tuple(f"{t} ({spec.task_address(t.type, t.index)})" for t in tasks
-                   for _ in range(replicas_per_worker))
+    labels = tuple(f"{t} ({spec.task_address(t.type, t.index)})" for t in tasks for _ in range(replicas_per_worker))
     rank = tasks.index(task) * replicas_per_worker + local_replica
     return JobPlan(
-        task=task, rank=rank, world_size=len(tasks) * replicas_per_worker, local_rank=local_replica,
-        local_world_size=replicas_per_worker, store_host=chief_host, store_port=chief_port,
-        store_mode=SERVE if rank == 0 else JOIN, origin=origin,
-        chief_field=f"{field_prefix}.{chief.type}[{chief.index}]", replica_tasks=labels,
-        local_host=own_host, colocated_workers=hosts.count(own_host.lower()), run_key=run_key,
-        error_file=error_file, launched=local_replica > 0,
+        task=task,
+        rank=rank,
+        world_size=len(tasks) * replicas_per_worker,
+        local_rank=local_replica,
+        local_world_size=replicas_per_worker,
+        store_host=chief_host,
+        store_port=chief_port,
+        store_mode=SERVE if rank == 0 else JOIN,
+        origin=origin,
+        chief_field=f"{field_prefix}.{chief.type}[{chief.index}]",
+        replica_tasks=labels,
+        local_host=own_host,
+        colocated_workers=hosts.count(own_host.lower()),
+        run_key=run_key,
+        error_file=error_file,
+        launched=local_replica > 0,
     )

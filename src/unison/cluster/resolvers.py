@@ -41,8 +41,7 @@ from unison.cluster.slurm import SlurmClusterResolver
 from unison.cluster.spec import ClusterSpec
 from unison.errors import format_choices
 
-_TF_CONFIG_EXAMPLE = ('{"cluster": {"worker": ["host1:2222", "host2:2222"]}, '
-                      '"task": {"type": "worker", "index": 0}}')
+_TF_CONFIG_EXAMPLE = '{"cluster": {"worker": ["host1:2222", "host2:2222"]}, "task": {"type": "worker", "index": 0}}'
 
 
 class SimpleClusterResolver(ClusterResolver):
@@ -55,32 +54,41 @@ class SimpleClusterResolver(ClusterResolver):
         '127.0.0.1:2222'
     """
 
-    def __init__(self, cluster_spec: ClusterSpec | Mapping[str, Any], master: str = "",
-                 task_type: str | None = None, task_id: int | None = None, environment: str = "",
-                 num_accelerators: Mapping[str, int] | None = None, rpc_layer: str | None = None) -> None:
+    def __init__(
+        self,
+        cluster_spec: ClusterSpec | Mapping[str, Any],
+        master: str = "",
+        task_type: str | None = None,
+        task_id: int | None = None,
+        environment: str = "",
+        num_accelerators: Mapping[str, int] | None = None,
+        rpc_layer: str | None = None,
+    ) -> None:
         super().__init__(task_type, task_id, rpc_layer, environment, num_accelerators)
         self._spec = ClusterSpec(cluster_spec)
         self._master = master
         if task_type is not None:
             if task_type not in self._spec:
-                raise ValueError(f"task_type={task_type!r} is not a job of the cluster (jobs: "
-                                 f"{format_choices(self._spec.jobs) or 'none'}).")
+                raise ValueError(
+                    f"task_type={task_type!r} is not a job of the cluster (jobs: "
+                    f"{format_choices(self._spec.jobs) or 'none'})."
+                )
             if task_id not in self._spec.task_indices(task_type):
-                raise ValueError(f"task_id={task_id!r} is not a task of job {task_type!r} (indices: "
-                                 f"{self._spec.task_indices(task_type)}).")
+                raise ValueError(
+                    f"task_id={task_id!r} is not a task of job {task_type!r} (indices: "
+                    f"{self._spec.task_indices(task_type)})."
+                )
 
     def cluster_spec(self) -> ClusterSpec:
         return self._spec
 
-    def master(self, task_type: str | None = None, task_id: int | None = None,
-               rpc_layer: str | None = None) -> str:
+    def master(self, task_type: str | None = None, task_id: int | None = None, rpc_layer: str | None = None) -> str:
         if task_type is None and task_id is None and self._master:
             return self._master
         return super().master(task_type, task_id, rpc_layer)
 
     def job_plan(self, replicas_per_worker: int) -> JobPlan:
-        return plan_from_spec(self, self._spec, "cluster spec", "cluster", replicas_per_worker,
-                               os.environ, "unison")
+        return plan_from_spec(self, self._spec, "cluster spec", "cluster", replicas_per_worker, os.environ, "unison")
 
 
 def _tf_config_error(problem: str, fix: str, raw: str) -> ValueError:
@@ -107,33 +115,52 @@ class TFConfigClusterResolver(ClusterResolver):
         environ: the environment to read (default ``os.environ``).
     """
 
-    def __init__(self, task_type: str | None = None, task_id: int | None = None,
-                 rpc_layer: str | None = None, environment: str | None = None,
-                 num_accelerators: Mapping[str, int] | None = None,
-                 environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        task_type: str | None = None,
+        task_id: int | None = None,
+        rpc_layer: str | None = None,
+        environment: str | None = None,
+        num_accelerators: Mapping[str, int] | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
         self._env = os.environ if environ is None else environ
         raw = self._env.get("TF_CONFIG", "")
         config = self._parse(raw)
         task = config.get("task")
         if task is not None and not isinstance(task, dict):
-            raise _tf_config_error("'task' must be an object with 'type' and 'index'.",
-                                   'write "task": {"type": "worker", "index": 0}.', raw)
+            raise _tf_config_error(
+                "'task' must be an object with 'type' and 'index'.",
+                'write "task": {"type": "worker", "index": 0}.',
+                raw,
+            )
         task = task or {}
         cfg_type, cfg_index = task.get("type"), task.get("index")
         if "type" in task and cfg_index is None:
-            raise _tf_config_error("task has a 'type' but no 'index'.",
-                                   'add "index": i, this process\'s index within its job (0 for the first).', raw)
+            raise _tf_config_error(
+                "task has a 'type' but no 'index'.",
+                'add "index": i, this process\'s index within its job (0 for the first).',
+                raw,
+            )
         if "type" in task and not isinstance(cfg_type, str):
-            raise _tf_config_error(f"task.type must be a job name string. Received task.type={cfg_type!r}.",
-                                   'write "type": "worker" (or "chief", "ps", "evaluator").', raw)
+            raise _tf_config_error(
+                f"task.type must be a job name string. Received task.type={cfg_type!r}.",
+                'write "type": "worker" (or "chief", "ps", "evaluator").',
+                raw,
+            )
         if cfg_index is not None and (isinstance(cfg_index, bool) or not isinstance(cfg_index, int)):
-            raise _tf_config_error(f"task.index must be an integer. Received task.index={cfg_index!r}.",
-                                   'write "index": 0 for the first task of the job, 1 for the second...', raw)
-        super().__init__(task_type if task_type is not None else cfg_type,
-                         task_id if task_id is not None else cfg_index,
-                         rpc_layer if rpc_layer is not None else config.get("rpc_layer"),
-                         environment if environment is not None else config.get("environment", ""),
-                         num_accelerators)
+            raise _tf_config_error(
+                f"task.index must be an integer. Received task.index={cfg_index!r}.",
+                'write "index": 0 for the first task of the job, 1 for the second...',
+                raw,
+            )
+        super().__init__(
+            task_type if task_type is not None else cfg_type,
+            task_id if task_id is not None else cfg_index,
+            rpc_layer if rpc_layer is not None else config.get("rpc_layer"),
+            environment if environment is not None else config.get("environment", ""),
+            num_accelerators,
+        )
         self._raw = raw
         self._spec = self._cluster(config, raw)
         self._check_task(raw)
@@ -147,11 +174,15 @@ class TFConfigClusterResolver(ClusterResolver):
         except json.JSONDecodeError as exc:
             raise _tf_config_error(
                 f"it is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}).",
-                f"set it to a JSON object such as '{_TF_CONFIG_EXAMPLE}' (in a shell, wrap it in "
-                "single quotes).", raw) from None
+                f"set it to a JSON object such as '{_TF_CONFIG_EXAMPLE}' (in a shell, wrap it in single quotes).",
+                raw,
+            ) from None
         if not isinstance(config, dict):
-            raise _tf_config_error(f"it must be a JSON object, not {type(config).__name__}.",
-                                   f"set it to an object such as '{_TF_CONFIG_EXAMPLE}'.", raw)
+            raise _tf_config_error(
+                f"it must be a JSON object, not {type(config).__name__}.",
+                f"set it to an object such as '{_TF_CONFIG_EXAMPLE}'.",
+                raw,
+            )
         return config
 
     @staticmethod
@@ -160,12 +191,17 @@ class TFConfigClusterResolver(ClusterResolver):
             return ClusterSpec({})
         cluster = config.get("cluster")
         if cluster is None:
-            raise _tf_config_error("it has no 'cluster' field, so the workers cannot find each other.",
-                                   'add "cluster": {"worker": ["host1:2222", "host2:2222"]} (the same '
-                                   "in every process).", raw)
+            raise _tf_config_error(
+                "it has no 'cluster' field, so the workers cannot find each other.",
+                'add "cluster": {"worker": ["host1:2222", "host2:2222"]} (the same in every process).',
+                raw,
+            )
         if not isinstance(cluster, dict) or any(not isinstance(v, list) for v in cluster.values()):
-            raise _tf_config_error("'cluster' must map job names to lists of \"host:port\" addresses.",
-                                   'write "cluster": {"worker": ["host1:2222", "host2:2222"]}.', raw)
+            raise _tf_config_error(
+                "'cluster' must map job names to lists of \"host:port\" addresses.",
+                'write "cluster": {"worker": ["host1:2222", "host2:2222"]}.',
+                raw,
+            )
         try:
             return ClusterSpec(cluster)
         except ValueError as exc:
@@ -178,19 +214,25 @@ class TFConfigClusterResolver(ClusterResolver):
         if task_type not in spec:
             raise _tf_config_error(
                 f"task.type={task_type!r} is not a job of 'cluster' (jobs: {format_choices(spec.jobs)}).",
-                f"use one of those job names in task.type, or add a {task_type!r} job to cluster.", raw)
+                f"use one of those job names in task.type, or add a {task_type!r} job to cluster.",
+                raw,
+            )
         indices = spec.task_indices(task_type)
         if not indices:
             raise _tf_config_error(
                 f"cluster.{task_type} is an empty list, but this process is task {task_type}:{task_id}.",
                 f'list every {task_type} task\'s "host:port" in cluster.{task_type} (the same list in every '
-                f'process), e.g. "{task_type}": ["host1:2222", "host2:2222"].', raw)
+                f'process), e.g. "{task_type}": ["host1:2222", "host2:2222"].',
+                raw,
+            )
         if task_id not in indices:
             raise _tf_config_error(
                 f"task.index={task_id} is out of range: cluster.{task_type} has {len(indices)} "
                 f"task(s) (indices {indices[0]}..{indices[-1]}).",
                 f"give each {task_type} process its own index from {indices[0]} to {indices[-1]}, or "
-                f"add its address to cluster.{task_type}.", raw)
+                f"add its address to cluster.{task_type}.",
+                raw,
+            )
 
     def cluster_spec(self) -> ClusterSpec:
         return self._spec
@@ -201,9 +243,9 @@ class TFConfigClusterResolver(ClusterResolver):
                 "it has no 'task' field, so this process cannot tell which task of the cluster it is.",
                 'add "task": {"type": "worker", "index": i} with this process\'s own index i '
                 '(0 for the first worker); every process gets the same "cluster" and its own "task".',
-                self._raw)
-        return plan_from_spec(self, self._spec, "TF_CONFIG", "cluster", replicas_per_worker,
-                               self._env, "unison")
+                self._raw,
+            )
+        return plan_from_spec(self, self._spec, "TF_CONFIG", "cluster", replicas_per_worker, self._env, "unison")
 
 
 def default_cluster_resolver(environ: Mapping[str, str] | None = None) -> ClusterResolver:

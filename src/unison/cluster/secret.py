@@ -59,7 +59,8 @@ def job_secret(environ: Mapping[str, str] | None = None) -> bytes | None:
         raise ValueError(
             f"{ENV_JOB_SECRET} must be 64 hexadecimal digits (unison's launcher sets it for the "
             f"replicas it starts). Received a value of {len(raw)} characters. Unset it, or set "
-            f"{ENV_CLUSTER_TOKEN} instead.")
+            f"{ENV_CLUSTER_TOKEN} instead."
+        )
     return secret
 
 

@@ -56,7 +56,7 @@ def expand_hostlist(hostlist: str) -> list[str]:
         end = item.find("]", start)
         if end < 0:
             raise ValueError(f"Malformed SLURM host list {hostlist!r}: unclosed '[' in {item!r}.")
-        prefix, body, suffix = item[:start], item[start + 1:end], item[end + 1:]
+        prefix, body, suffix = item[:start], item[start + 1 : end], item[end + 1 :]
         for spec in body.split(","):
             m = _RANGE.match(spec)
             if m is None:
@@ -93,18 +93,26 @@ class SlurmClusterResolver(ClusterResolver):
         environ: the environment to read (default ``os.environ``).
     """
 
-    def __init__(self, jobs: Mapping[str, int] | None = None, port_base: int = 8888,
-                 gpus_per_node: int | None = None, gpus_per_task: int | None = None,
-                 tasks_per_node: int | None = None, auto_set_gpu: bool = True,
-                 rpc_layer: str = "grpc", environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        jobs: Mapping[str, int] | None = None,
+        port_base: int = 8888,
+        gpus_per_node: int | None = None,
+        gpus_per_task: int | None = None,
+        tasks_per_node: int | None = None,
+        auto_set_gpu: bool = True,
+        rpc_layer: str = "grpc",
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
         env = os.environ if environ is None else environ
         origin = "SLURM"
         if not 0 < port_base < 65536:
             raise ValueError(f"port_base must be in 1..65535. Received: port_base={port_base!r}")
         nodelist = env.get("SLURM_STEP_NODELIST") or env.get("SLURM_JOB_NODELIST")
         if not nodelist:
-            raise ValueError("SLURM: neither SLURM_STEP_NODELIST nor SLURM_JOB_NODELIST is set; "
-                             "run the program with srun.")
+            raise ValueError(
+                "SLURM: neither SLURM_STEP_NODELIST nor SLURM_JOB_NODELIST is set; run the program with srun."
+            )
         nodes = expand_hostlist(nodelist)
         if tasks_per_node is not None:
             per_node = [tasks_per_node] * len(nodes)
@@ -112,20 +120,24 @@ class SlurmClusterResolver(ClusterResolver):
             raw = env.get("SLURM_STEP_TASKS_PER_NODE") or env.get("SLURM_TASKS_PER_NODE") or "1"
             per_node = expand_tasks_per_node(raw)
         if len(per_node) != len(nodes):
-            raise ValueError(f"SLURM: {len(nodes)} nodes ({nodelist!r}) but tasks-per-node lists "
-                             f"{len(per_node)} counts ({per_node}).")
+            raise ValueError(
+                f"SLURM: {len(nodes)} nodes ({nodelist!r}) but tasks-per-node lists "
+                f"{len(per_node)} counts ({per_node})."
+            )
         addresses = [f"{node}:{port_base + k}" for node, n in zip(nodes, per_node) for k in range(n)]
         proc_id = env_int(env, "SLURM_PROCID", origin)
         jobs = dict(jobs) if jobs is not None else {"worker": len(addresses)}
         if sum(jobs.values()) != len(addresses):
-            raise ValueError(f"SLURM: jobs={jobs!r} ask for {sum(jobs.values())} tasks, but the job "
-                             f"step has {len(addresses)}. Make the counts add up to {len(addresses)}.")
+            raise ValueError(
+                f"SLURM: jobs={jobs!r} ask for {sum(jobs.values())} tasks, but the job "
+                f"step has {len(addresses)}. Make the counts add up to {len(addresses)}."
+            )
         if not 0 <= proc_id < len(addresses):
             raise ValueError(f"SLURM: SLURM_PROCID={proc_id} is out of range for {len(addresses)} tasks.")
         cluster: dict[str, list[str]] = {}
         offset, task_type, task_id = 0, None, None
         for job, count in jobs.items():
-            cluster[job] = addresses[offset: offset + count]
+            cluster[job] = addresses[offset : offset + count]
             if offset <= proc_id < offset + count:
                 task_type, task_id = job, proc_id - offset
             offset += count
@@ -140,8 +152,9 @@ class SlurmClusterResolver(ClusterResolver):
     def cluster_spec(self) -> ClusterSpec:
         return self._spec
 
-    def num_accelerators(self, task_type: str | None = None, task_id: int | None = None,
-                         config_proto: Any = None) -> dict[str, int]:
+    def num_accelerators(
+        self, task_type: str | None = None, task_id: int | None = None, config_proto: Any = None
+    ) -> dict[str, int]:
         if self._gpus_per_task is not None:
             return {"GPU": self._gpus_per_task} if self._gpus_per_task else {}
         per_node = self._gpus_per_node if self._gpus_per_node is not None else super().num_accelerators().get("GPU", 0)
@@ -149,5 +162,4 @@ class SlurmClusterResolver(ClusterResolver):
         return {"GPU": n} if n else {}
 
     def job_plan(self, replicas_per_worker: int) -> JobPlan:
-        return plan_from_spec(self, self._spec, "SLURM", "SLURM cluster", replicas_per_worker,
-                               self._env, self._run_key)
+        return plan_from_spec(self, self._spec, "SLURM", "SLURM cluster", replicas_per_worker, self._env, self._run_key)

@@ -40,10 +40,12 @@ def parse_address(address: Any, where: str = "address") -> tuple[str, int]:
         address: the text to parse.
         where: how to name the value in the error (``"TF_CONFIG cluster.worker[1]"``).
     """
-    hint = ('Expected "host:port" with a port in 1..65535, e.g. "10.0.0.2:2222", '
-            '"worker-1.example.com:2222" or "[::1]:2222".')
+    hint = (
+        'Expected "host:port" with a port in 1..65535, e.g. "10.0.0.2:2222", '
+        '"worker-1.example.com:2222" or "[::1]:2222".'
+    )
     if not isinstance(address, str):
-        raise ValueError(f"{where} must be a string \"host:port\". {hint} Received: {where}={address!r}")
+        raise ValueError(f'{where} must be a string "host:port". {hint} Received: {where}={address!r}')
     text = address.strip()
     if text.startswith("["):
         host, sep, rest = text[1:].partition("]")
@@ -78,7 +80,8 @@ class TaskSpec:
         if not isinstance(self.type, str) or not _JOB_NAME.match(self.type):
             raise ValueError(
                 f"A task type is a job name such as 'chief', 'worker', 'ps' or 'evaluator'. "
-                f"Received: type={self.type!r}")
+                f"Received: type={self.type!r}"
+            )
         if isinstance(self.index, bool) or not isinstance(self.index, int) or self.index < 0:
             raise ValueError(f"A task index is an integer >= 0. Received: index={self.index!r}")
 
@@ -105,8 +108,11 @@ class ClusterSpec:
 
     jobs_items: tuple[tuple[str, tuple[tuple[int, str], ...]], ...]
 
-    def __init__(self, cluster: Mapping[str, Sequence[str] | Mapping[int, str]] | ClusterSpec | None = None,
-                 where: str = "cluster") -> None:
+    def __init__(
+        self,
+        cluster: Mapping[str, Sequence[str] | Mapping[int, str]] | ClusterSpec | None = None,
+        where: str = "cluster",
+    ) -> None:
         if isinstance(cluster, ClusterSpec):
             object.__setattr__(self, "jobs_items", cluster.jobs_items)
             return
@@ -115,22 +121,24 @@ class ClusterSpec:
         if not isinstance(cluster, Mapping):
             raise ValueError(
                 f"{where} must map job names to address lists, e.g. "
-                f'{{"worker": ["host1:2222", "host2:2222"]}}. Received: {where}={cluster!r}')
+                f'{{"worker": ["host1:2222", "host2:2222"]}}. Received: {where}={cluster!r}'
+            )
         items: list[tuple[str, tuple[tuple[int, str], ...]]] = []
         seen: dict[tuple[str, int], str] = {}
         for job, tasks in cluster.items():
             if not isinstance(job, str) or not _JOB_NAME.match(job):
                 raise ValueError(
                     f"{where} has an invalid job name {job!r}; job names are words such as "
-                    f"'chief', 'worker', 'ps' or 'evaluator'.")
+                    f"'chief', 'worker', 'ps' or 'evaluator'."
+                )
             if isinstance(tasks, Mapping):
                 indexed = list(tasks.items())
             elif isinstance(tasks, (list, tuple)):
                 indexed = list(enumerate(tasks))
             else:
                 raise ValueError(
-                    f"{where}.{job} must be a list of \"host:port\" addresses. Received: "
-                    f"{where}.{job}={tasks!r}")
+                    f'{where}.{job} must be a list of "host:port" addresses. Received: {where}.{job}={tasks!r}'
+                )
             entries = []
             for index, address in indexed:
                 if isinstance(index, bool) or not isinstance(index, int) or index < 0:
@@ -142,13 +150,15 @@ class ClusterSpec:
                     raise ValueError(
                         f"Duplicate address {address!r}: {seen[key]} and {field} both use it, but "
                         f"each task needs its own host:port. Fix: give {field} another port (or "
-                        f"host).")
+                        f"host)."
+                    )
                 seen[key] = field
                 entries.append((index, address.strip()))
             if job in _SINGLETON_JOBS and len(entries) > 1:
                 raise ValueError(
                     f"{where}.{job} has {len(entries)} tasks, but a cluster has at most one "
-                    f"{job}. Fix: keep one address in {where}.{job} (make the others workers).")
+                    f"{job}. Fix: keep one address in {where}.{job} (make the others workers)."
+                )
             items.append((job, tuple(sorted(entries))))
         object.__setattr__(self, "jobs_items", tuple(items))
 
@@ -162,8 +172,7 @@ class ClusterSpec:
         for job, tasks in self.jobs_items:
             if job == job_name:
                 return tasks
-        raise ValueError(
-            f"No such job in the cluster: {job_name!r}. Jobs: {format_choices(self.jobs) or 'none'}.")
+        raise ValueError(f"No such job in the cluster: {job_name!r}. Jobs: {format_choices(self.jobs) or 'none'}.")
 
     def num_tasks(self, job_name: str) -> int:
         """How many tasks ``job_name`` has."""
@@ -179,8 +188,8 @@ class ClusterSpec:
             if i == task_index:
                 return address
         raise ValueError(
-            f"Task index {task_index} is not in job {job_name!r} (indices: "
-            f"{self.task_indices(job_name)}).")
+            f"Task index {task_index} is not in job {job_name!r} (indices: {self.task_indices(job_name)})."
+        )
 
     def job_tasks(self, job_name: str) -> list[str | None]:
         """Addresses of ``job_name`` by index (``None`` where a sparse job has no task)."""

@@ -47,8 +47,10 @@ TAG_BYTES = 32
 MAX_CLOCK_SKEW_S = 60.0
 # A call may arrive this far behind a later one of the same client (concurrent calls).
 _REORDER_WINDOW = 4096
-GOOD_TOKEN_HINT = ("Make one with `unison token` (or `python -c \"import secrets; print(secrets.token_hex(32))\"`) "
-                   "and set UNISON_CLUSTER_TOKEN to it on every task of the cluster.")
+GOOD_TOKEN_HINT = (
+    'Make one with `unison token` (or `python -c "import secrets; print(secrets.token_hex(32))"`) '
+    "and set UNISON_CLUSTER_TOKEN to it on every task of the cluster."
+)
 
 # metadata keys of a call (gRPC metadata keys are lower-case ASCII)
 MD_FROM, MD_TO, MD_NONCE, MD_TIME, MD_MAC = "unison-from", "unison-to", "unison-nonce", "unison-time", "unison-mac"
@@ -95,7 +97,8 @@ def check_token(token: str) -> str:
         raise WeakTokenError(
             f"The cluster token is too weak: {len(token)} characters, about {bits:.0f} bits of entropy; at least "
             f"{TOKEN_MIN_BITS} bits (16 random bytes, e.g. 32 hex digits) are needed, because whoever holds it can "
-            f"run code on every worker. {GOOD_TOKEN_HINT}")
+            f"run code on every worker. {GOOD_TOKEN_HINT}"
+        )
     return token
 
 
@@ -115,8 +118,9 @@ def _mac(key: bytes, fields: tuple[bytes, ...], body: bytes | memoryview = b"") 
 
 def call_mac(key: bytes, method: str, sender: str, receiver: str, nonce: str, ts_ms: str) -> str:
     """The tag of a call's metadata (hex)."""
-    return _mac(key, (b"call", method.encode(), sender.encode(), receiver.encode(), nonce.encode(),
-                      ts_ms.encode())).hex()
+    return _mac(
+        key, (b"call", method.encode(), sender.encode(), receiver.encode(), nonce.encode(), ts_ms.encode())
+    ).hex()
 
 
 def _poly1305() -> Any:
@@ -135,8 +139,9 @@ _POLY1305 = _poly1305()
 FAST_PREFIX = "p:"
 
 
-def chunk_tag(key: bytes, kind: bytes, nonce: bytes, index: int, payload: bytes | memoryview,
-              server: bytes = b"") -> bytes:
+def chunk_tag(
+    key: bytes, kind: bytes, nonce: bytes, index: int, payload: bytes | memoryview, server: bytes = b""
+) -> bytes:
     """The tag that prefixes chunk ``index`` of a request (``kind=b"req"``) or a reply (``b"rep"``).
 
     A nonce starting with ``p:`` asks for Poly1305 under a one-time key, HMAC-derived from the
@@ -147,15 +152,18 @@ def chunk_tag(key: bytes, kind: bytes, nonce: bytes, index: int, payload: bytes 
     if not nonce.startswith(FAST_PREFIX.encode()):
         return _mac(key, fields, payload)
     if _POLY1305 is None:
-        raise ValueError("the peer tags with Poly1305, which this process cannot check: install "
-                         "cryptography (pip install 'unison[tls]') here too")
+        raise ValueError(
+            "the peer tags with Poly1305, which this process cannot check: install "
+            "cryptography (pip install 'unison[tls]') here too"
+        )
     poly = _POLY1305(_mac(key, (b"one-time key", *fields)))
     poly.update(payload)
     return poly.finalize() + bytes(TAG_BYTES - 16)
 
 
-def verify_chunk(key: bytes, kind: bytes, nonce: bytes, index: int, chunk: bytes | memoryview,
-                 server: bytes = b"") -> memoryview:
+def verify_chunk(
+    key: bytes, kind: bytes, nonce: bytes, index: int, chunk: bytes | memoryview, server: bytes = b""
+) -> memoryview:
     """The payload of a tagged chunk, or ``ValueError`` if its tag is wrong (nothing is decoded)."""
     view = memoryview(chunk)
     if len(view) < TAG_BYTES:
@@ -182,8 +190,7 @@ class CallSigner:
             nonce = f"{FAST_PREFIX if _POLY1305 is not None else ''}{self._session}.{self._counter}"
         ts = str(int(time.time() * 1000))
         mac = call_mac(self._key, method, self.sender, self.receiver, nonce, ts)
-        return nonce, ((MD_FROM, self.sender), (MD_TO, self.receiver), (MD_NONCE, nonce), (MD_TIME, ts),
-                       (MD_MAC, mac))
+        return nonce, ((MD_FROM, self.sender), (MD_TO, self.receiver), (MD_NONCE, nonce), (MD_TIME, ts), (MD_MAC, mac))
 
 
 class CallVerifier:
@@ -206,8 +213,9 @@ class CallVerifier:
         try:
             sender, receiver, nonce, ts, mac = (metadata[k] for k in (MD_FROM, MD_TO, MD_NONCE, MD_TIME, MD_MAC))
         except KeyError:
-            raise ValueError("the call carries no authentication (was it sent by a unison task of this "
-                             "cluster?)") from None
+            raise ValueError(
+                "the call carries no authentication (was it sent by a unison task of this cluster?)"
+            ) from None
         expected = call_mac(self._key, method, sender, receiver, nonce, ts)
         if not hmac.compare_digest(expected.encode(), mac.encode() if isinstance(mac, str) else mac):
             raise ValueError("the call's authentication tag is wrong: the sender does not hold this cluster's token")
@@ -221,8 +229,10 @@ class CallVerifier:
         except ValueError:
             raise ValueError("the call's nonce or time is malformed") from None
         if abs(age) > MAX_CLOCK_SKEW_S:
-            raise ValueError(f"the call is {age:+.0f} s away from this task's clock (at most {MAX_CLOCK_SKEW_S:g} s "
-                             "are accepted): a replayed call, or clocks that need syncing (NTP)")
+            raise ValueError(
+                f"the call is {age:+.0f} s away from this task's clock (at most {MAX_CLOCK_SKEW_S:g} s "
+                "are accepted): a replayed call, or clocks that need syncing (NTP)"
+            )
         self._check_replay(session, count, now)
         return sender, receiver, nonce
 

@@ -46,9 +46,17 @@ class Communicator:
     number in error messages is that order), so a mismatch shows up as a named failure.
     """
 
-    def __init__(self, rank: int, world_size: int, device: torch.device, timeout_s: float,
-                 store: Any = None, local_rank: int | None = None, local_size: int | None = None,
-                 shared_memory: _shm.SharedMemoryReducer | None = None) -> None:
+    def __init__(
+        self,
+        rank: int,
+        world_size: int,
+        device: torch.device,
+        timeout_s: float,
+        store: Any = None,
+        local_rank: int | None = None,
+        local_size: int | None = None,
+        shared_memory: _shm.SharedMemoryReducer | None = None,
+    ) -> None:
         self.rank = rank
         self.world_size = world_size
         self.device = device
@@ -97,8 +105,10 @@ class Communicator:
             missing = f"Ranks {exc.missing} did not arrive at this collective."
         else:
             missing = self._ranks_not_arrived(op_name, seq)
-        return (f"{missing} A replica that crashed, was killed, hangs, or took a different code path (issuing "
-                "other collectives) causes this; its own error says why.")
+        return (
+            f"{missing} A replica that crashed, was killed, hangs, or took a different code path (issuing "
+            "other collectives) causes this; its own error says why."
+        )
 
     def _ranks_not_arrived(self, op_name: str, seq: int) -> str:
         """Ask the rendezvous store which replicas also reached (and failed in) this collective."""
@@ -155,8 +165,7 @@ class Communicator:
         work = self._run(name, lambda: group.allreduce([tensor], options))
         return Pending(work, self._seq, name)
 
-    def reduce_scatter_async(self, output: torch.Tensor, tensor: torch.Tensor,
-                             name: str = "reduce_scatter") -> Pending:
+    def reduce_scatter_async(self, output: torch.Tensor, tensor: torch.Tensor, name: str = "reduce_scatter") -> Pending:
         """Start a SUM reduce-scatter: ``output`` gets this rank's 1/N slice of the summed ``tensor``.
 
         ``tensor`` holds ``world_size * output.numel()`` elements. SUM only: gloo's CPU
@@ -203,7 +212,7 @@ class Communicator:
                 self.broadcast(flat, src=src, name=f"{name}.{dtype}")
                 offset = 0
                 for t in group:
-                    t.copy_(flat[offset: offset + t.numel()].view_as(t))
+                    t.copy_(flat[offset : offset + t.numel()].view_as(t))
                     offset += t.numel()
 
     def all_gather(self, tensor: torch.Tensor, name: str = "all_gather") -> list[torch.Tensor]:
@@ -336,8 +345,11 @@ def connect(
             # torchrun's agent owns this store (every interface, no authentication): only
             # unison's own values in it (the shared-memory vote) can carry the job's MAC.
             dist.init_process_group(
-                backend, init_method="env://", rank=placement.rank,
-                world_size=placement.world_size, timeout=timeout,
+                backend,
+                init_method="env://",
+                rank=placement.rank,
+                world_size=placement.world_size,
+                timeout=timeout,
             )
             store = _default_store()
             if secret is not None:
@@ -348,16 +360,26 @@ def connect(
                 if secret is not None:
                     store = AuthenticatedStore(store, secret)
             dist.init_process_group(
-                backend, store=store, rank=placement.rank,
-                world_size=placement.world_size, timeout=timeout,
+                backend,
+                store=store,
+                rank=placement.rank,
+                world_size=placement.world_size,
+                timeout=timeout,
             )
     shared_memory = None
     if store is not None and placement.world_size > 1 and placement.local_world_size == placement.world_size:
         # Every replica on this host: they vote on a shared-memory all-reduce (all or none).
         shared_memory = _shm.attach(store, placement.rank, placement.world_size, device, backend, timeout_s)
-    comm = Communicator(placement.rank, placement.world_size, device, timeout_s, store=store,
-                        local_rank=placement.local_rank, local_size=placement.local_world_size,
-                        shared_memory=shared_memory)
+    comm = Communicator(
+        placement.rank,
+        placement.world_size,
+        device,
+        timeout_s,
+        store=store,
+        local_rank=placement.local_rank,
+        local_size=placement.local_world_size,
+        shared_memory=shared_memory,
+    )
     if not _JOINED:
         # Leave the process group before the interpreter tears down: gloo's threads destroyed
         # during static destruction abort the process ("terminate called without an active
@@ -373,8 +395,11 @@ def _open_store(placement: ProcessPlacement, timeout_s: float) -> dist.Store:
         return private_file_store(placement.store_dir, placement.world_size, timeout_s)
     try:
         return dist.TCPStore(
-            placement.master_addr, placement.master_port, placement.world_size,
-            is_master=False, timeout=datetime.timedelta(seconds=timeout_s),
+            placement.master_addr,
+            placement.master_port,
+            placement.world_size,
+            is_master=False,
+            timeout=datetime.timedelta(seconds=timeout_s),
         )
     except RuntimeError as exc:
         raise UnisonError(
@@ -416,4 +441,3 @@ def _default_store() -> Any:
         return _get_default_store()
     except Exception:  # private API: diagnostics only, never required
         return None
-

@@ -44,8 +44,9 @@ class _AllReduceSum(torch.autograd.Function):
         return ctx.comm.all_reduce(out, name=f"{ctx.name}.grad"), None, None
 
 
-def differentiable_all_reduce(tensor: torch.Tensor, comm: Communicator,
-                              name: str = "differentiable_all_reduce") -> torch.Tensor:
+def differentiable_all_reduce(
+    tensor: torch.Tensor, comm: Communicator, name: str = "differentiable_all_reduce"
+) -> torch.Tensor:
     """SUM-reduce ``tensor`` across replicas, with gradients SUM-reduced on the way back.
 
     Every replica must call it (it is a collective), with tensors of one shape and dtype.

@@ -64,8 +64,9 @@ class PeerMonitor:
         host = self.plan.store_host
         if self.plan.store_mode == SERVE and bind_address(host) is None:
             host = "127.0.0.1"
-        return dist.TCPStore(host, self.plan.store_port, None, is_master=False,
-                             timeout=datetime.timedelta(seconds=timeout_s))
+        return dist.TCPStore(
+            host, self.plan.store_port, None, is_master=False, timeout=datetime.timedelta(seconds=timeout_s)
+        )
 
     def start(self) -> None:
         self._thread.start()
@@ -100,25 +101,37 @@ class PeerMonitor:
             threading.Event().wait(window)  # observe the counters over a window; not a sync
             after = self._counters(store)
         except RuntimeError:
-            return (f"The chief {plan.task_of_rank(0)} is unreachable: its rendezvous store at "
-                    f"{plan.store_address} did not answer, so it stopped or the network to it is cut.")
+            return (
+                f"The chief {plan.task_of_rank(0)} is unreachable: its rendezvous store at "
+                f"{plan.store_address} did not answer, so it stopped or the network to it is cut."
+            )
         silent = [r for r in range(plan.world_size) if r != plan.rank and before[r] == after[r]]
         if not silent:
-            return ("Every task still sends heartbeats, so the failing task is probably stuck "
-                    "or took a different code path (different collectives).")
-        names = sorted({plan.replica_tasks[r] if r < len(plan.replica_tasks) else f"rank {r}"
-                        for r in silent})
-        return (f"Unreachable: {', '.join(names)} sent no heartbeat for {window:.1f}s (it died, "
-                "was killed, or the network to it is cut).")
+            return (
+                "Every task still sends heartbeats, so the failing task is probably stuck "
+                "or took a different code path (different collectives)."
+            )
+        names = sorted({plan.replica_tasks[r] if r < len(plan.replica_tasks) else f"rank {r}" for r in silent})
+        return (
+            f"Unreachable: {', '.join(names)} sent no heartbeat for {window:.1f}s (it died, "
+            "was killed, or the network to it is cut)."
+        )
 
 
 class TaskAwareCommunicator(Communicator):
     """A :class:`Communicator` whose failures name the tasks that stopped answering."""
 
     def __init__(self, base: Communicator, plan: JobPlan, monitor: PeerMonitor | None) -> None:
-        super().__init__(base.rank, base.world_size, base.device, base.timeout_s, store=base.store,
-                         local_rank=base.local_rank, local_size=base.local_size,
-                         shared_memory=base.shared_memory)
+        super().__init__(
+            base.rank,
+            base.world_size,
+            base.device,
+            base.timeout_s,
+            store=base.store,
+            local_rank=base.local_rank,
+            local_size=base.local_size,
+            shared_memory=base.shared_memory,
+        )
         self.plan = plan
         self.monitor = monitor
 

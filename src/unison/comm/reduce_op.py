@@ -44,8 +44,9 @@ class ReduceOp(enum.Enum):
         if isinstance(op, str) and op.upper() in names:
             return cls[op.upper()]
         choices = expected or " or ".join(f"ReduceOp.{n}" for n in names)
-        raise ValueError(f"Unknown op {op!r}. Expected {choices} (or the strings "
-                         f"{', '.join(repr(n.lower()) for n in names)}).")
+        raise ValueError(
+            f"Unknown op {op!r}. Expected {choices} (or the strings {', '.join(repr(n.lower()) for n in names)})."
+        )
 
 
 __all__ = ["ReduceOp"]

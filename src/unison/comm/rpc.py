@@ -58,8 +58,7 @@ _MAX_MESSAGE = 1 << 30  # a unary reply (e.g. a scheduled function's result) may
 _PREFIX = struct.Struct("<I")
 # Unary messages are decoded as views of their received bytes (see unpack): torch warns that
 # bytes are read-only; the views belong to that one message, so the warning says nothing here.
-warnings.filterwarnings("ignore", message="The given buffer is not writable", category=UserWarning,
-                        module=__name__)
+warnings.filterwarnings("ignore", message="The given buffer is not writable", category=UserWarning, module=__name__)
 _SERVICE = "unison.Task"
 
 # handler(header, tensors) -> (header, tensors) or (header, tensors, release): ``release()`` runs
@@ -122,8 +121,15 @@ def keep_freed_memory() -> bool:
     if mallopt is None:
         return False
     m_trim_threshold, m_top_pad, m_mmap_threshold, m_arena_max = -1, -2, -3, -8
-    return all(mallopt(opt, value) == 1 for opt, value in
-               ((m_arena_max, 1), (m_mmap_threshold, 1 << 30), (m_trim_threshold, 1 << 30), (m_top_pad, 256 << 20)))
+    return all(
+        mallopt(opt, value) == 1
+        for opt, value in (
+            (m_arena_max, 1),
+            (m_mmap_threshold, 1 << 30),
+            (m_trim_threshold, 1 << 30),
+            (m_top_pad, 256 << 20),
+        )
+    )
 
 
 def cluster_token(token: str | None = None) -> str | None:
@@ -181,15 +187,17 @@ def pack(header: dict, tensors: Sequence[torch.Tensor] = (), chunk_bytes: int | 
     return list(iter_pack(header, tensors, chunk_bytes))
 
 
-def iter_pack(header: dict, tensors: Sequence[torch.Tensor] = (),
-              chunk_bytes: int | None = CHUNK_BYTES) -> Iterator[bytes]:
+def iter_pack(
+    header: dict, tensors: Sequence[torch.Tensor] = (), chunk_bytes: int | None = CHUNK_BYTES
+) -> Iterator[bytes]:
     """:func:`pack`, one chunk at a time: gRPC sends a chunk while the next one is cut.
 
     The header and the tensors' byte views are made before the first chunk is asked for, so a
     message that cannot be encoded fails here, in the caller, not later inside gRPC.
     """
-    head = json.dumps({**header, "_t": [[_dtype_name(t.dtype), list(t.shape)] for t in tensors]},
-                      separators=(",", ":")).encode()
+    head = json.dumps(
+        {**header, "_t": [[_dtype_name(t.dtype), list(t.shape)] for t in tensors]}, separators=(",", ":")
+    ).encode()
     raws = [_raw_bytes(t) for t in tensors]
     return _chunks([_PREFIX.pack(len(head)), head], raws, chunk_bytes)
 
@@ -226,11 +234,11 @@ def unpack(chunks: Iterable[bytes], into: Sequence[torch.Tensor] | None = None) 
     it = iter(chunks)
     first = next(it)
     (n,) = _PREFIX.unpack_from(first)
-    header = json.loads(bytes(first[_PREFIX.size: _PREFIX.size + n]))
+    header = json.loads(bytes(first[_PREFIX.size : _PREFIX.size + n]))
     metas = header.pop("_t", [])
     specs = [(_dtype(d), tuple(shape)) for d, shape in metas]
     if into is not None and "_error" not in header:
-        return header, _unpack_into(specs, memoryview(first)[_PREFIX.size + n:], it, into)
+        return header, _unpack_into(specs, memoryview(first)[_PREFIX.size + n :], it, into)
     sizes = [math.prod(shape) * dt.itemsize for dt, shape in specs]
     start = _PREFIX.size + n
     rest = next(it, None)
@@ -249,14 +257,16 @@ def unpack(chunks: Iterable[bytes], into: Sequence[torch.Tensor] | None = None) 
     for chunk in itertools.chain([] if rest is None else [rest], it):
         if offset + len(chunk) > len(buf):
             raise ValueError(f"The message holds more than the {len(buf)} tensor bytes its header announces.")
-        buf[offset: offset + len(chunk)] = chunk
+        buf[offset : offset + len(chunk)] = chunk
         offset += len(chunk)
     if offset != len(buf):
         raise ValueError(f"Truncated message: expected {len(buf)} tensor bytes, received {offset}.")
     return header, _views(buf, 0, specs, sizes)
 
 
-def _views(buf: Any, offset: int, specs: list[tuple[torch.dtype, tuple[int, ...]]], sizes: list[int]) -> list[torch.Tensor]:
+def _views(
+    buf: Any, offset: int, specs: list[tuple[torch.dtype, tuple[int, ...]]], sizes: list[int]
+) -> list[torch.Tensor]:
     tensors = []
     for (dt, shape), size in zip(specs, sizes):
         if size == 0:
@@ -268,12 +278,19 @@ def _views(buf: Any, offset: int, specs: list[tuple[torch.dtype, tuple[int, ...]
     return tensors
 
 
-def _unpack_into(specs: list[tuple[torch.dtype, tuple[int, ...]]], rest: memoryview, it: Iterator[bytes],
-                 into: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-    if len(into) != len(specs) or any(t.dtype != dt or tuple(t.shape) != shape or not t.is_contiguous()
-                                      for t, (dt, shape) in zip(into, specs)):
-        raise ValueError(f"The reply holds {[(str(d), s) for d, s in specs]}, which does not match the "
-                         f"destination tensors {[(str(t.dtype), tuple(t.shape)) for t in into]}.")
+def _unpack_into(
+    specs: list[tuple[torch.dtype, tuple[int, ...]]],
+    rest: memoryview,
+    it: Iterator[bytes],
+    into: Sequence[torch.Tensor],
+) -> list[torch.Tensor]:
+    if len(into) != len(specs) or any(
+        t.dtype != dt or tuple(t.shape) != shape or not t.is_contiguous() for t, (dt, shape) in zip(into, specs)
+    ):
+        raise ValueError(
+            f"The reply holds {[(str(d), s) for d, s in specs]}, which does not match the "
+            f"destination tensors {[(str(t.dtype), tuple(t.shape)) for t in into]}."
+        )
     targets = [_raw_bytes(t) for t in into]
     i, pos = 0, 0
     pieces: Iterator[memoryview | bytes] = itertools.chain([rest], it)
@@ -285,7 +302,7 @@ def _unpack_into(specs: list[tuple[torch.dtype, tuple[int, ...]]], rest: memoryv
             if i == len(targets):
                 raise ValueError("The reply holds more bytes than its header announces.")
             take = min(len(targets[i]) - pos, len(data))
-            targets[i][pos: pos + take] = data[:take]
+            targets[i][pos : pos + take] = data[:take]
             pos += take
             data = data[take:]
     while i < len(targets) and pos == len(targets[i]):
@@ -319,15 +336,18 @@ class _CallCheck(grpc.ServerInterceptor):
         if self.verifier is None:
             return continuation(details)
         try:
-            self.verifier.verify(details.method, {k: v for k, v in details.invocation_metadata or ()
-                                                  if isinstance(v, str)})
+            self.verifier.verify(
+                details.method, {k: v for k, v in details.invocation_metadata or () if isinstance(v, str)}
+            )
             return continuation(details)
         except ValueError as exc:
             reason = str(exc)
         self.refused += 1
 
         def refuse(requests: Any, context: grpc.ServicerContext) -> Any:
-            context.abort(grpc.StatusCode.UNAUTHENTICATED, f"missing or wrong cluster token ({reason}): {_REFUSAL_HINT}")
+            context.abort(
+                grpc.StatusCode.UNAUTHENTICATED, f"missing or wrong cluster token ({reason}): {_REFUSAL_HINT}"
+            )
 
         return grpc.stream_stream_rpc_method_handler(refuse)
 
@@ -351,9 +371,16 @@ class RpcServer:
             refused, and replies are bound to it. ``None``: any name the caller uses.
     """
 
-    def __init__(self, address: str, handlers: dict[str, Handler], token: str | None = None,
-                 tls: TlsConfig | None = None, max_workers: int = 16, task: str | None = None,
-                 allow_unauthenticated: bool = False) -> None:
+    def __init__(
+        self,
+        address: str,
+        handlers: dict[str, Handler],
+        token: str | None = None,
+        tls: TlsConfig | None = None,
+        max_workers: int = 16,
+        task: str | None = None,
+        allow_unauthenticated: bool = False,
+    ) -> None:
         self._handlers = dict(handlers)
         self.decoded = 0  # messages decoded (tests check that refused calls add nothing)
         token = auth.check_token(token) if token else None
@@ -363,15 +390,26 @@ class RpcServer:
             raise ValueError(
                 f"RpcServer at {address!r} needs the cluster token: every call is authenticated with it "
                 f"before its body is decoded. {auth.GOOD_TOKEN_HINT} (allow_unauthenticated=True exists "
-                "for benchmarks of the transport alone; never use it for a server that runs handlers.)")
+                "for benchmarks of the transport alone; never use it for a server that runs handlers.)"
+            )
         self._key = auth.derive_key(token) if token else None
         self._check = _CallCheck(self._key, task)
-        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="unison-rpc"),
-                                   interceptors=[self._check], options=_SERVER_OPTIONS)
-        self._server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(_SERVICE, {
-            "Call": grpc.unary_unary_rpc_method_handler(self._unary),
-            "Stream": grpc.stream_stream_rpc_method_handler(self._stream),
-        })])
+        self._server = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="unison-rpc"),
+            interceptors=[self._check],
+            options=_SERVER_OPTIONS,
+        )
+        self._server.add_generic_rpc_handlers(
+            [
+                grpc.method_handlers_generic_handler(
+                    _SERVICE,
+                    {
+                        "Call": grpc.unary_unary_rpc_method_handler(self._unary),
+                        "Stream": grpc.stream_stream_rpc_method_handler(self._stream),
+                    },
+                )
+            ]
+        )
         try:
             if tls is not None:
                 port = self._server.add_secure_port(address, tls.server_credentials())
@@ -380,13 +418,19 @@ class RpcServer:
         except RuntimeError:
             port = 0
         if not port:
-            raise OSError(f"Could not bind {address!r}: the address is in use or not an address of this host. "
-                          "Check the cluster spec's entry for this task, or stop the process that holds the port.")
+            raise OSError(
+                f"Could not bind {address!r}: the address is in use or not an address of this host. "
+                "Check the cluster spec's entry for this task, or stop the process that holds the port."
+            )
         if tls is None and not _is_loopback(address):
-            warnings.warn(f"unison serves {task or 'a task'} on {address} without TLS: other hosts can reach it, and "
-                          "anyone on the network path can read (though not forge) its traffic. On a network you do "
-                          "not trust, make certificates with `unison certs` and set UNISON_TLS_CERT, UNISON_TLS_KEY "
-                          "and UNISON_TLS_CA (see docs/security.md).", InsecureTransportWarning, stacklevel=2)  # once per address
+            warnings.warn(
+                f"unison serves {task or 'a task'} on {address} without TLS: other hosts can reach it, and "
+                "anyone on the network path can read (though not forge) its traffic. On a network you do "
+                "not trust, make certificates with `unison certs` and set UNISON_TLS_CERT, UNISON_TLS_KEY "
+                "and UNISON_TLS_CA (see docs/security.md).",
+                InsecureTransportWarning,
+                stacklevel=2,
+            )  # once per address
         self.port = port
         self._server.start()
 
@@ -413,8 +457,10 @@ class RpcServer:
             op = header.pop("op", None)
             handler = self._handlers.get(op)
             if handler is None:
-                raise ValueError(f"This task does not serve the operation {op!r} (it serves "
-                                 f"{sorted(self._handlers)}); is the cluster spec pointing at the right task?")
+                raise ValueError(
+                    f"This task does not serve the operation {op!r} (it serves "
+                    f"{sorted(self._handlers)}); is the cluster spec pointing at the right task?"
+                )
             reply, out, *release = handler(header, tensors)
             if not release:
                 return iter_pack(reply, out, chunk_bytes)  # sent while being cut
@@ -429,12 +475,23 @@ class RpcServer:
             task = getattr(exc, "task", None)
             # the code is what callers match on; the class name is for people to read
             code = exc.wire_code if isinstance(exc, UnisonError) else None
-            return pack({"_error": {"code": code, "type": type(exc).__name__, "message": str(exc),
-                                    "task": task if isinstance(task, str) else None,
-                                    "traceback": traceback.format_exc()}}, (), chunk_bytes)
+            return pack(
+                {
+                    "_error": {
+                        "code": code,
+                        "type": type(exc).__name__,
+                        "message": str(exc),
+                        "task": task if isinstance(task, str) else None,
+                        "traceback": traceback.format_exc(),
+                    }
+                },
+                (),
+                chunk_bytes,
+            )
 
-    def _serve(self, requests: Iterable[bytes], context: grpc.ServicerContext,
-               chunk_bytes: int | None) -> Iterator[bytes]:
+    def _serve(
+        self, requests: Iterable[bytes], context: grpc.ServicerContext, chunk_bytes: int | None
+    ) -> Iterator[bytes]:
         if self._key is None:
             yield from self._dispatch(requests, chunk_bytes)
             return
@@ -444,8 +501,10 @@ class RpcServer:
             replies = self._dispatch(self._verified(requests, nonce), chunk_bytes)
         except _ChunkRefused as exc:
             self._check.refused += 1
-            context.abort(grpc.StatusCode.UNAUTHENTICATED, f"a request chunk failed authentication ({exc}); nothing "
-                          f"in it was decoded: {_REFUSAL_HINT}")
+            context.abort(
+                grpc.StatusCode.UNAUTHENTICATED,
+                f"a request chunk failed authentication ({exc}); nothing in it was decoded: {_REFUSAL_HINT}",
+            )
         yield from self._signed(replies, nonce, me)
 
     def _unary(self, request: bytes, context: grpc.ServicerContext) -> bytes:
@@ -480,8 +539,15 @@ class RpcClient:
         sender: this process's task name, bound into every call (e.g. ``"chief:0"``).
     """
 
-    def __init__(self, address: str, task: str, token: str | None = None, tls: TlsConfig | bool | None = None,
-                 timeout_s: float | None = None, sender: str = "client") -> None:
+    def __init__(
+        self,
+        address: str,
+        task: str,
+        token: str | None = None,
+        tls: TlsConfig | bool | None = None,
+        timeout_s: float | None = None,
+        sender: str = "client",
+    ) -> None:
         self.address, self.task, self.timeout_s = address, task, timeout_s
         token = cluster_token(token)
         tls = TlsConfig.from_env() if tls is None else (tls or None)
@@ -523,11 +589,20 @@ class RpcClient:
                     f"{self.task} at {self.address} could not prove it holds the cluster token: its reply to {op!r} "
                     f"failed authentication ({exc}), so nothing in it was decoded. Another process may be listening "
                     f"at {self.address}, or {self.task} runs with a different UNISON_CLUSTER_TOKEN; check the "
-                    "cluster spec's address for it and the token on both sides.", self.task, op) from None
+                    "cluster spec's address for it and the token on both sides.",
+                    self.task,
+                    op,
+                ) from None
 
-    def call(self, op: str, header: dict | None = None, tensors: Sequence[torch.Tensor] = (),
-             timeout_s: float | None = None, reply_bytes: int = 0,
-             into: Sequence[torch.Tensor] | None = None) -> tuple[dict, list[torch.Tensor]]:
+    def call(
+        self,
+        op: str,
+        header: dict | None = None,
+        tensors: Sequence[torch.Tensor] = (),
+        timeout_s: float | None = None,
+        reply_bytes: int = 0,
+        into: Sequence[torch.Tensor] | None = None,
+    ) -> tuple[dict, list[torch.Tensor]]:
         """Send one message and return the reply.
 
         Args:
@@ -577,41 +652,59 @@ class RpcClient:
         finally:
             responses.cancel()  # nothing once the call completed; stops a reply nobody reads any more
 
-    def submit(self, op: str, header: dict | None = None, tensors: Sequence[torch.Tensor] = (),
-               timeout_s: float | None = None, reply_bytes: int = 0,
-               into: Sequence[torch.Tensor] | None = None) -> futures.Future[tuple[dict, list[torch.Tensor]]]:
+    def submit(
+        self,
+        op: str,
+        header: dict | None = None,
+        tensors: Sequence[torch.Tensor] = (),
+        timeout_s: float | None = None,
+        reply_bytes: int = 0,
+        into: Sequence[torch.Tensor] | None = None,
+    ) -> futures.Future[tuple[dict, list[torch.Tensor]]]:
         """:meth:`call` in the background; ``result()`` returns or raises as ``call`` would."""
         if self._pool is None:
             self._pool = futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"unison-rpc-{self.task}")
         return self._pool.submit(self.call, op, header, tensors, timeout_s, reply_bytes, into)
 
-    def _result(self, reply: Iterable[bytes], op: str,
-                into: Sequence[torch.Tensor] | None) -> tuple[dict, list[torch.Tensor]]:
+    def _result(
+        self, reply: Iterable[bytes], op: str, into: Sequence[torch.Tensor] | None
+    ) -> tuple[dict, list[torch.Tensor]]:
         header, tensors = unpack(reply, into)
         error = header.get("_error")
         if error is not None:
-            raise RemoteError(f"{self.task} failed in {op!r}: {error['type']}: {error['message']}\n"
-                              f"--- traceback on {self.task} ---\n{error['traceback']}",
-                              self.task, op, error["type"], error["traceback"], error["message"], error.get("task"),
-                              error.get("code"))
+            raise RemoteError(
+                f"{self.task} failed in {op!r}: {error['type']}: {error['message']}\n"
+                f"--- traceback on {self.task} ---\n{error['traceback']}",
+                self.task,
+                op,
+                error["type"],
+                error["traceback"],
+                error["message"],
+                error.get("task"),
+                error.get("code"),
+            )
         return header, tensors
 
     def _translate(self, exc: grpc.RpcError, op: str, timeout: float | None) -> Exception:
         code = exc.code() if hasattr(exc, "code") else None
         details = exc.details() if hasattr(exc, "details") else str(exc)
         if code == grpc.StatusCode.UNAUTHENTICATED:
-            return UnauthenticatedError(
-                f"{self.task} ({self.address}) refused {op!r}: {details}.", self.task, op)
+            return UnauthenticatedError(f"{self.task} ({self.address}) refused {op!r}: {details}.", self.task, op)
         if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-            return TaskUnavailableError(f"{self.task} ({self.address}) did not answer {op!r} within "
-                                        f"{timeout:g} s.", self.task, op)
+            return TaskUnavailableError(
+                f"{self.task} ({self.address}) did not answer {op!r} within {timeout:g} s.", self.task, op
+            )
         if code in _LOST or any(s in (details or "") for s in _LOST_DETAILS):
-            return TaskUnavailableError(f"{self.task} ({self.address}) is unavailable for {op!r}: "
-                                        f"{code.name if code else 'error'}: {details}", self.task, op)
+            return TaskUnavailableError(
+                f"{self.task} ({self.address}) is unavailable for {op!r}: {code.name if code else 'error'}: {details}",
+                self.task,
+                op,
+            )
         # the task answered, with an error of gRPC's own (a message it could not take, ...)
         name = f"grpc.{code.name}" if code else "grpc.error"
-        return RemoteError(f"{self.task} ({self.address}) failed in {op!r}: {name}: {details}", self.task, op,
-                           name, "", str(details))
+        return RemoteError(
+            f"{self.task} ({self.address}) failed in {op!r}: {name}: {details}", self.task, op, name, "", str(details)
+        )
 
     def wait_ready(self, timeout_s: float) -> bool:
         """Wait until the task accepts connections (it may still be starting); False on timeout."""
@@ -637,11 +730,15 @@ class RpcClient:
         last = details.rsplit(f"{self.address.rsplit(':', 1)[-1]}: ", 1)[-1]
         ours = "uses TLS (UNISON_TLS_CA is set)" if self.tls else "uses plaintext (no UNISON_TLS_CA)"
         if "handshake" in details.lower() or "ssl" in details.lower():
-            return (f"the TLS handshake with it failed ({last}); this process {ours}. Set UNISON_TLS_CERT/KEY on "
-                    "every server and UNISON_TLS_CA on every task, all from the same CA (`unison certs`)")
+            return (
+                f"the TLS handshake with it failed ({last}); this process {ours}. Set UNISON_TLS_CERT/KEY on "
+                "every server and UNISON_TLS_CA on every task, all from the same CA (`unison certs`)"
+            )
         if "Socket closed" in details and not self.tls:
-            return (f"it accepts connections but closes them: it most likely serves TLS while this process {ours}. "
-                    "Set UNISON_TLS_CA on this process to the cluster's CA (`unison certs`)")
+            return (
+                f"it accepts connections but closes them: it most likely serves TLS while this process {ours}. "
+                "Set UNISON_TLS_CA on this process to the cluster's CA (`unison certs`)"
+            )
         if "refused" in details.lower():
             return f"nothing accepts connections at {self.address} ({last})"
         return last or "no answer"
@@ -656,6 +753,21 @@ class RpcClient:
             self._pool.shutdown(wait=False)
 
 
-__all__ = ["CHUNK_BYTES", "TOKEN_ENV", "UNARY_MAX_BYTES", "InsecureTransportWarning", "RemoteError", "RpcClient",
-           "RpcServer", "TaskUnavailableError", "TlsConfig", "UnauthenticatedError", "cluster_token", "generate_token",
-           "iter_pack", "keep_freed_memory", "pack", "unpack"]
+__all__ = [
+    "CHUNK_BYTES",
+    "TOKEN_ENV",
+    "UNARY_MAX_BYTES",
+    "InsecureTransportWarning",
+    "RemoteError",
+    "RpcClient",
+    "RpcServer",
+    "TaskUnavailableError",
+    "TlsConfig",
+    "UnauthenticatedError",
+    "cluster_token",
+    "generate_token",
+    "iter_pack",
+    "keep_freed_memory",
+    "pack",
+    "unpack",
+]

@@ -65,8 +65,9 @@ class SharedMemoryReducer:
         timeout_s: seconds a collective may wait for the others.
     """
 
-    def __init__(self, buffer: mmap.mmap, rank: int, world_size: int, slot_bytes: int,
-                 pids: list[int], timeout_s: float) -> None:
+    def __init__(
+        self, buffer: mmap.mmap, rank: int, world_size: int, slot_bytes: int, pids: list[int], timeout_s: float
+    ) -> None:
         self.rank = rank
         self.world_size = world_size
         self.slot_bytes = slot_bytes
@@ -76,8 +77,9 @@ class SharedMemoryReducer:
         # counters live in cache lines 1..world_size (line 0 holds the nonce)
         self._flags = np.ndarray((world_size,), np.int64, buffer=buffer, offset=_LINE, strides=(_LINE,))
         data_offset = _header_bytes(world_size)
-        self._data = torch.frombuffer(buffer, dtype=torch.uint8, offset=data_offset,
-                                      count=(world_size + 1) * slot_bytes)
+        self._data = torch.frombuffer(
+            buffer, dtype=torch.uint8, offset=data_offset, count=(world_size + 1) * slot_bytes
+        )
         self._generation = 0
         self._views: dict[tuple[torch.dtype, int], tuple[list[torch.Tensor], torch.Tensor, int, int]] = {}
         self._broken: BaseException | None = None
@@ -113,14 +115,20 @@ class SharedMemoryReducer:
             per_piece = self.slot_bytes // tensor.element_size()
             try:
                 for start in range(0, flat.numel(), per_piece):
-                    self._reduce_piece(flat[start: start + per_piece], op)
+                    self._reduce_piece(flat[start : start + per_piece], op)
             except BaseException as exc:
                 # Interrupted between two barriers (Ctrl-C, a dead peer): this rank no longer
                 # agrees with the others on the generation, so later calls must not proceed.
                 if self._broken is None:
-                    self._broken = exc if isinstance(exc, SharedMemoryError) else SharedMemoryError(
-                        f"an earlier shared-memory all-reduce on this rank was interrupted "
-                        f"({type(exc).__name__}); the replicas are out of step", [])
+                    self._broken = (
+                        exc
+                        if isinstance(exc, SharedMemoryError)
+                        else SharedMemoryError(
+                            f"an earlier shared-memory all-reduce on this rank was interrupted "
+                            f"({type(exc).__name__}); the replicas are out of step",
+                            [],
+                        )
+                    )
                 raise
             if work is not tensor:
                 tensor.copy_(work)
@@ -131,8 +139,10 @@ class SharedMemoryReducer:
         views = self._views.get(key)
         if views is None:
             nbytes = n * torch.empty((), dtype=dtype).element_size()
-            slots = [self._data[r * self.slot_bytes: r * self.slot_bytes + nbytes].view(dtype)
-                     for r in range(self.world_size + 1)]
+            slots = [
+                self._data[r * self.slot_bytes : r * self.slot_bytes + nbytes].view(dtype)
+                for r in range(self.world_size + 1)
+            ]
             lo, hi = n * self.rank // self.world_size, n * (self.rank + 1) // self.world_size
             if len(self._views) > 256:
                 self._views.clear()
@@ -173,11 +183,15 @@ class SharedMemoryReducer:
         if dead:
             self._broken = SharedMemoryError(
                 f"rank(s) {dead} (pid {[self.pids[r] for r in dead]}) exited without arriving "
-                "(shared-memory all-reduce on this host)", missing)
+                "(shared-memory all-reduce on this host)",
+                missing,
+            )
         elif waited > self.timeout_s:
             self._broken = SharedMemoryError(
                 f"timed out after {self.timeout_s:.0f}s waiting for ranks {missing} "
-                "(shared-memory all-reduce on this host)", missing)
+                "(shared-memory all-reduce on this host)",
+                missing,
+            )
         if self._broken is not None:
             raise self._broken
 
@@ -274,8 +288,9 @@ def _map(path: str, nonce: bytes, world_size: int, slot_bytes: int) -> mmap.mmap
     try:
         info = os.fstat(fd)
         if info.st_uid != os.getuid() or info.st_mode & 0o077:
-            raise OSError(f"{path} belongs to uid {info.st_uid} with mode {info.st_mode & 0o777:o}, "
-                          "not privately to this user")
+            raise OSError(
+                f"{path} belongs to uid {info.st_uid} with mode {info.st_mode & 0o777:o}, not privately to this user"
+            )
         if info.st_size != size:
             raise OSError(f"{path} has {info.st_size} bytes, expected {size}")
         buffer = mmap.mmap(fd, size)
@@ -286,8 +301,9 @@ def _map(path: str, nonce: bytes, world_size: int, slot_bytes: int) -> mmap.mmap
     return buffer
 
 
-def _wait(store: Any, keys: list[str], timeout: datetime.timedelta, rank: int, world_size: int,
-          owners: list[int]) -> None:
+def _wait(
+    store: Any, keys: list[str], timeout: datetime.timedelta, rank: int, world_size: int, owners: list[int]
+) -> None:
     """``store.wait`` whose timeout names the ranks (``owners[i]`` sets ``keys[i]``) that never came."""
     try:
         store.wait(keys, timeout)
@@ -297,11 +313,19 @@ def _wait(store: Any, keys: list[str], timeout: datetime.timedelta, rank: int, w
             f"Rank {rank} of {world_size} waited {timeout.total_seconds():.0f}s for ranks {missing} "
             "to set up the shared-memory all-reduce after joining the process group; they never "
             "did (crashed or stuck right after start-up; their own errors say why). "
-            "UNISON_SHM_ALLREDUCE=0 skips this step.") from exc
+            "UNISON_SHM_ALLREDUCE=0 skips this step."
+        ) from exc
 
 
-def attach(store: Any, rank: int, world_size: int, device: torch.device, backend: str,
-           timeout_s: float, slot_bytes: int = _SLOT_BYTES) -> SharedMemoryReducer | None:
+def attach(
+    store: Any,
+    rank: int,
+    world_size: int,
+    device: torch.device,
+    backend: str,
+    timeout_s: float,
+    slot_bytes: int = _SLOT_BYTES,
+) -> SharedMemoryReducer | None:
     """Set up the shared-memory all-reduce of one host's replicas; every rank must call it.
 
     Returns the reducer if every rank could map the segment, else ``None`` on every rank (they

@@ -57,7 +57,8 @@ def private_file_store(directory: str, world_size: int, timeout_s: float) -> dis
             f"The rendezvous folder {directory!r} must belong to this user and be private (mode "
             f"0700); it has owner uid {info.st_uid} and mode {stat.S_IMODE(info.st_mode):04o}. Another "
             "user could read or write the job's store. Let unison create the folder (it uses "
-            "tempfile.mkdtemp), or `chmod 700` it.")
+            "tempfile.mkdtemp), or `chmod 700` it."
+        )
     store = dist.FileStore(os.path.join(directory, STORE_FILE), world_size)
     store.set_timeout(datetime.timedelta(seconds=timeout_s))
     return store
@@ -96,9 +97,11 @@ def serve_tcp_store(host: str, port: int, world_size: int, timeout_s: float) -> 
         warnings.warn(
             f"The chief's address {host!r} is not an address of this machine, so its rendezvous "
             "store listens on every interface. Put the chief's own address in the cluster spec "
-            "to bind only that interface.", RuntimeWarning, stacklevel=2)
-        return dist.TCPStore(host, port, world_size, is_master=True, wait_for_workers=False,
-                             timeout=timeout)
+            "to bind only that interface.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return dist.TCPStore(host, port, world_size, is_master=True, wait_for_workers=False, timeout=timeout)
     family, (address, _) = found
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
@@ -109,8 +112,15 @@ def serve_tcp_store(host: str, port: int, world_size: int, timeout_s: float) -> 
         sock.close()
         raise
     # The store's server owns the listening descriptor from here on.
-    return dist.TCPStore(address, sock.getsockname()[1], world_size, is_master=True,
-                         wait_for_workers=False, timeout=timeout, master_listen_fd=sock.detach())
+    return dist.TCPStore(
+        address,
+        sock.getsockname()[1],
+        world_size,
+        is_master=True,
+        wait_for_workers=False,
+        timeout=timeout,
+        master_listen_fd=sock.detach(),
+    )
 
 
 class AuthenticatedStore(dist.Store):
@@ -149,7 +159,8 @@ class AuthenticatedStore(dist.Store):
                 "HMAC does not match the job's secret. Another process wrote into the store (or a "
                 "task of the job has another UNISON_CLUSTER_TOKEN); unison refuses to act on it. "
                 "Fix: give every task the same UNISON_CLUSTER_TOKEN, and keep the store's port "
-                "unreachable from outside the cluster.")
+                "unreachable from outside the cluster."
+            )
         return data
 
     def add(self, key: str, amount: int) -> int:

@@ -48,27 +48,35 @@ class TlsConfig:
 
     def _read(self, path: str | None, what: str) -> bytes:
         if not path:
-            raise ValueError(f"TLS needs {what}; set UNISON_TLS_{what.split()[0].upper()} to a PEM file "
-                             "(`unison certs` makes them for a cluster).")
+            raise ValueError(
+                f"TLS needs {what}; set UNISON_TLS_{what.split()[0].upper()} to a PEM file "
+                "(`unison certs` makes them for a cluster)."
+            )
         try:
             with open(path, "rb") as f:
                 return f.read()
         except OSError as exc:
-            raise ValueError(f"Could not read the TLS {what} {path!r}: {exc.strerror}. Set "
-                             f"UNISON_TLS_{what.split()[0].upper()} to a readable PEM file.") from None
+            raise ValueError(
+                f"Could not read the TLS {what} {path!r}: {exc.strerror}. Set "
+                f"UNISON_TLS_{what.split()[0].upper()} to a readable PEM file."
+            ) from None
 
     def server_credentials(self) -> grpc.ServerCredentials:
         pair = [(self._read(self.key_file, "key file"), self._read(self.cert_file, "cert file"))]
         if self.client_auth:
-            return grpc.ssl_server_credentials(pair, root_certificates=self._read(self.ca_file, "ca file"),
-                                               require_client_auth=True)
+            return grpc.ssl_server_credentials(
+                pair, root_certificates=self._read(self.ca_file, "ca file"), require_client_auth=True
+            )
         return grpc.ssl_server_credentials(pair)
 
     def channel_credentials(self) -> grpc.ChannelCredentials:
         ca = self._read(self.ca_file, "ca file")
         if self.cert_file and self.key_file:  # present our certificate: mutual TLS when the server asks
-            return grpc.ssl_channel_credentials(root_certificates=ca, private_key=self._read(self.key_file, "key file"),
-                                                certificate_chain=self._read(self.cert_file, "cert file"))
+            return grpc.ssl_channel_credentials(
+                root_certificates=ca,
+                private_key=self._read(self.key_file, "key file"),
+                certificate_chain=self._read(self.cert_file, "cert file"),
+            )
         return grpc.ssl_channel_credentials(root_certificates=ca)
 
 

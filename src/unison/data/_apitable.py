@@ -34,8 +34,14 @@ def _signature(obj: object) -> str:
         text = repr(p.default)
         return "<unset>" if " at 0x" in text else text  # a sentinel: no address in the docs
 
-    return "(" + ", ".join(str(p).split(":")[0].split("=")[0].strip() + (
-        f"={default(p)}" if p.default is not p.empty else "") for p in params) + ")"
+    return (
+        "("
+        + ", ".join(
+            str(p).split(":")[0].split("=")[0].strip() + (f"={default(p)}" if p.default is not p.empty else "")
+            for p in params
+        )
+        + ")"
+    )
 
 
 def api_table() -> str:

@@ -45,7 +45,7 @@ def group_indices(chunks: Iterator[np.ndarray], size: int, drop_remainder: bool)
             pending, have = [], 0
         full = start + (n - start) // size * size
         for i in range(start, full, size):
-            yield chunk[i:i + size]
+            yield chunk[i : i + size]
         if full < n:
             pending, have = [chunk[full:]], n - full
     if have and not drop_remainder:
@@ -71,8 +71,9 @@ class Batch(Dataset):
             # map + batch fused in worker processes: each worker makes whole batches (as DataLoader does)
             inner = source._inputs[0]
             tasks = (g.tolist() for g in group_indices(inner._index_chunks(ctx), self._size, self._drop))
-            yield from processes.process_map(inner._columns(), tasks, source.element_fn(), procs, stack=True,
-                                             deterministic=source.deterministic(ctx))
+            yield from processes.process_map(
+                inner._columns(), tasks, source.element_fn(), procs, stack=True, deterministic=source.deterministic(ctx)
+            )
             return
         columns = source._columns()
         if columns is not None:
@@ -99,8 +100,9 @@ class Batch(Dataset):
 
 
 class PaddedBatch(Batch):
-    def __init__(self, input_dataset: Dataset, batch_size: int, padded_shapes: Any, padding_values: Any,
-                 drop_remainder: bool) -> None:
+    def __init__(
+        self, input_dataset: Dataset, batch_size: int, padded_shapes: Any, padding_values: Any, drop_remainder: bool
+    ) -> None:
         super().__init__(input_dataset, batch_size, drop_remainder)
         self._shapes, self._values = padded_shapes, padding_values
 
@@ -110,9 +112,11 @@ class PaddedBatch(Batch):
         shapes = nest.flatten(self._shapes) if self._shapes is not None else [None] * len(columns)
         values = nest.flatten(self._values) if self._values is not None else [None] * len(columns)
         if len(shapes) != len(columns) or len(values) != len(columns):
-            raise ValueError(f"padded_shapes/padding_values must match the element's structure "
-                             f"{nest.structure_of(first)}. Received: padded_shapes={self._shapes!r}, "
-                             f"padding_values={self._values!r}")
+            raise ValueError(
+                f"padded_shapes/padding_values must match the element's structure "
+                f"{nest.structure_of(first)}. Received: padded_shapes={self._shapes!r}, "
+                f"padding_values={self._values!r}"
+            )
         out = []
         for col, shape, value in zip(columns, shapes, values):
             rank = col[0].ndim
@@ -122,13 +126,17 @@ class PaddedBatch(Batch):
             if shape is not None:
                 want = list(shape)
                 if len(want) != rank:
-                    raise ValueError(f"padded_shapes {tuple(want)} has rank {len(want)}, the component has rank "
-                                     f"{rank}. Received: padded_shapes={self._shapes!r}")
+                    raise ValueError(
+                        f"padded_shapes {tuple(want)} has rank {len(want)}, the component has rank "
+                        f"{rank}. Received: padded_shapes={self._shapes!r}"
+                    )
                 for d, w in enumerate(want):
                     if w is not None and w != -1:
                         if int(w) < top[d]:
-                            raise ValueError(f"A component of size {top[d]} in dimension {d} does not fit "
-                                             f"padded_shapes {tuple(want)}. Enlarge padded_shapes.")
+                            raise ValueError(
+                                f"A component of size {top[d]} in dimension {d} does not fit "
+                                f"padded_shapes {tuple(want)}. Enlarge padded_shapes."
+                            )
                         top[d] = int(w)
             out.append(_pad_stack(list(col), top, value))
         return nest.pack_as(first, out)
@@ -179,8 +187,9 @@ class Unbatch(Dataset):
         return INFINITE_CARDINALITY if n == INFINITE_CARDINALITY else (0 if n == 0 else UNKNOWN_CARDINALITY)
 
     def _spec(self) -> Any:
-        return nest.map_structure(lambda s: TensorSpec(None if s.shape is None else s.shape[1:], s.dtype),
-                                  self._inputs[0]._spec())
+        return nest.map_structure(
+            lambda s: TensorSpec(None if s.shape is None else s.shape[1:], s.dtype), self._inputs[0]._spec()
+        )
 
 
 class Rebatch(Dataset):
@@ -207,7 +216,7 @@ class Rebatch(Dataset):
                 want = self._sizes[turn % len(self._sizes)]
                 take = min(want - have, n - start)
                 if take:
-                    pieces.append([leaf[start:start + take] for leaf in leaves])
+                    pieces.append([leaf[start : start + take] for leaf in leaves])
                     start, have = start + take, have + take
                 if have == want:
                     yield _join(batch, pieces, leaves)

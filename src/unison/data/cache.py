@@ -41,8 +41,9 @@ def _encode(element: Any) -> tuple[str, list[torch.Tensor]]:
             tensors.append(leaf.contiguous())
         else:
             kinds.append({"np": leaf.dtype.str, "shape": list(leaf.shape)})
-            tensors.append(torch.frombuffer(bytearray(np.ascontiguousarray(leaf).tobytes()) or bytearray(1),
-                                            dtype=torch.uint8))
+            tensors.append(
+                torch.frombuffer(bytearray(np.ascontiguousarray(leaf).tobytes()) or bytearray(1), dtype=torch.uint8)
+            )
     return json.dumps({"structure": nest.structure_of(element), "kinds": kinds}), tensors
 
 
@@ -63,8 +64,9 @@ def _decode(meta: str, tensors: list[torch.Tensor]) -> Any:
         else:
             dtype = np.dtype(kind["np"])
             count = int(np.prod(kind["shape"])) if kind["shape"] else 1
-            leaves.append(np.frombuffer(t.numpy().tobytes()[: count * dtype.itemsize], dtype=dtype)
-                          .reshape(kind["shape"]).copy())
+            leaves.append(
+                np.frombuffer(t.numpy().tobytes()[: count * dtype.itemsize], dtype=dtype).reshape(kind["shape"]).copy()
+            )
     return nest.pack_as(_skeleton(info["structure"]), leaves)
 
 
@@ -84,8 +86,10 @@ class Cache(Dataset):
                 self._memory = [_decode(meta, tensors) for meta, tensors in saved["elements"]]
             except (OSError, RuntimeError, ValueError, KeyError, EOFError, pickle.UnpicklingError) as exc:
                 first = (str(exc).splitlines() or [""])[0]
-                raise ValueError(f"The dataset cache file {self._path} cannot be read ({type(exc).__name__}: "
-                                 f"{first}). Delete it to rebuild the cache.") from None
+                raise ValueError(
+                    f"The dataset cache file {self._path} cannot be read ({type(exc).__name__}: "
+                    f"{first}). Delete it to rebuild the cache."
+                ) from None
         return self._memory
 
     def _iter(self, ctx: IterContext) -> Iterator[Any]:

@@ -44,8 +44,10 @@ class Zip(Dataset):
         leaves = nest.flatten(datasets)
         bad = [d for d in leaves if not isinstance(d, Dataset)]
         if bad or not leaves:
-            raise TypeError("Dataset.zip takes a (nested) tuple or dict of datasets. Received: "
-                            f"{type(bad[0]).__name__ if bad else 'nothing'}")
+            raise TypeError(
+                "Dataset.zip takes a (nested) tuple or dict of datasets. Received: "
+                f"{type(bad[0]).__name__ if bad else 'nothing'}"
+            )
         self._structure, self._inputs = datasets, tuple(leaves)
 
     def _iter(self, ctx: IterContext) -> Iterator[Any]:
@@ -64,12 +66,16 @@ class Interleave(_Unary):
     """TF's interleave order: ``cycle_length`` open datasets, ``block_length`` elements from each
     in turn; an exhausted slot is refilled from the next input element when the cycle reaches it."""
 
-    def __init__(self, input_dataset: Dataset, fn: Callable[..., Dataset], cycle_length: int | None,
-                 block_length: int | None) -> None:
+    def __init__(
+        self, input_dataset: Dataset, fn: Callable[..., Dataset], cycle_length: int | None, block_length: int | None
+    ) -> None:
         super().__init__(input_dataset)
         self._fn = fn
-        self._cycle = os.cpu_count() or 1 if cycle_length in (None, AUTOTUNE) else check_count(
-            "cycle_length", cycle_length, 1, "datasets open at once")
+        self._cycle = (
+            os.cpu_count() or 1
+            if cycle_length in (None, AUTOTUNE)
+            else check_count("cycle_length", cycle_length, 1, "datasets open at once")
+        )
         self._block = 1 if block_length is None else check_count("block_length", block_length, 1, "elements per turn")
 
     def _open(self, element: Any, index: int, ctx: IterContext) -> Iterator[Any]:
@@ -78,11 +84,14 @@ class Interleave(_Unary):
         except Exception as exc:  # noqa: BLE001 - the user's function: re-raised, annotated with the element
             raise threads.annotate(exc, "interleave", index) from None
         if not isinstance(ds, Dataset):
-            raise TypeError(f"interleave()/flat_map()'s function must return a Dataset. Received: "
-                            f"{type(ds).__name__} for element {index}")
+            raise TypeError(
+                f"interleave()/flat_map()'s function must return a Dataset. Received: "
+                f"{type(ds).__name__} for element {index}"
+            )
         # a fresh context per opened dataset: no file sharding inside, seeds derived from the parent's
-        return ds._iter(IterContext(seed_base=ctx.derive_seed("interleave", index), options=ds.options(),
-                                    peek=ctx.peek))
+        return ds._iter(
+            IterContext(seed_base=ctx.derive_seed("interleave", index), options=ds.options(), peek=ctx.peek)
+        )
 
     def _iter(self, ctx: IterContext) -> Iterator[Any]:
         inputs = enumerate(self._input._iter(ctx))
@@ -117,21 +126,26 @@ _END = object()
 
 
 class SampleFrom(Dataset):
-    def __init__(self, datasets: Sequence[Dataset], weights: Sequence[float] | None, seed: int | None,
-                 stop_on_empty: bool) -> None:
+    def __init__(
+        self, datasets: Sequence[Dataset], weights: Sequence[float] | None, seed: int | None, stop_on_empty: bool
+    ) -> None:
         self._inputs = tuple(datasets)
         if not self._inputs:
             raise ValueError("sample_from_datasets needs at least one dataset. Received: []")
         w = np.ones(len(self._inputs)) if weights is None else np.asarray(weights, dtype=np.float64)
         if w.shape != (len(self._inputs),) or (w < 0).any() or w.sum() <= 0:
-            raise ValueError(f"weights must be {len(self._inputs)} non-negative numbers, not all 0. "
-                             f"Received: weights={weights!r}")
+            raise ValueError(
+                f"weights must be {len(self._inputs)} non-negative numbers, not all 0. Received: weights={weights!r}"
+            )
         self._weights, self._seed, self._stop = w / w.sum(), seed, stop_on_empty
         self._iterations = 0
 
     def _iter(self, ctx: IterContext) -> Iterator[Any]:
-        seed = ctx.derive_seed("sample", ctx.node_index(self), self._iterations) if self._seed is None else \
-            int(np.random.SeedSequence([int(self._seed), self._iterations]).generate_state(1)[0])
+        seed = (
+            ctx.derive_seed("sample", ctx.node_index(self), self._iterations)
+            if self._seed is None
+            else int(np.random.SeedSequence([int(self._seed), self._iterations]).generate_state(1)[0])
+        )
         self._iterations += 0 if ctx.peek else 1
         rng = np.random.Generator(np.random.PCG64(seed))
         its = [d._iter(ctx) for d in self._inputs]

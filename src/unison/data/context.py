@@ -29,8 +29,13 @@ class IterContext:
         options: the pipeline's merged ``tf.data.Options``.
     """
 
-    def __init__(self, seed_base: int | None = None, file_shard: tuple[int, int] | None = None,
-                 options: Options | None = None, peek: bool = False) -> None:
+    def __init__(
+        self,
+        seed_base: int | None = None,
+        file_shard: tuple[int, int] | None = None,
+        options: Options | None = None,
+        peek: bool = False,
+    ) -> None:
         self.seed_base = secrets.randbits(63) if seed_base is None else int(seed_base)
         self.file_shard = file_shard
         self.options = options or Options()

@@ -55,8 +55,9 @@ _UNSUPPORTED = {
 
 def _unsupported(owner: str, name: str) -> AttributeError:
     if name in _UNSUPPORTED:
-        return AttributeError(f"Dataset.{name} is not supported by unison.data. Use {_UNSUPPORTED[name]} "
-                              "instead (see docs/data.md).")
+        return AttributeError(
+            f"Dataset.{name} is not supported by unison.data. Use {_UNSUPPORTED[name]} instead (see docs/data.md)."
+        )
     return AttributeError(f"'{owner}' object has no attribute '{name}'")
 
 
@@ -120,8 +121,10 @@ class Dataset(metaclass=_DatasetType):
         it = iter(self)
         first = next(it, None)
         if first is None or next(it, None) is not None:
-            raise ValueError("get_single_element() needs a dataset of exactly one element. Received a dataset "
-                             f"with {'no' if first is None else 'more than one'} element. Use take(1) or batch().")
+            raise ValueError(
+                "get_single_element() needs a dataset of exactly one element. Received a dataset "
+                f"with {'no' if first is None else 'more than one'} element. Use take(1) or batch()."
+            )
         return first
 
     def reduce(self, initial_state: Any, reduce_func: Callable[[Any, Any], Any]) -> Any:
@@ -168,147 +171,212 @@ class Dataset(metaclass=_DatasetType):
     def from_tensor_slices(tensors: Any, name: str | None = None) -> Dataset:
         """One element per row of ``tensors`` (a nest of arrays sharing their first dimension)."""
         from unison.data.sources import TensorSlices
+
         return TensorSlices(tensors)
 
     @staticmethod
     def from_tensors(tensors: Any, name: str | None = None) -> Dataset:
         """A dataset of exactly one element, ``tensors``."""
         from unison.data.sources import FromTensors
+
         return FromTensors(tensors)
 
     @staticmethod
-    def from_generator(generator: Callable[..., Any], output_types: Any = None, output_shapes: Any = None,
-                       args: Sequence[Any] | None = None, output_signature: Any = None,
-                       name: str | None = None) -> Dataset:
+    def from_generator(
+        generator: Callable[..., Any],
+        output_types: Any = None,
+        output_shapes: Any = None,
+        args: Sequence[Any] | None = None,
+        output_signature: Any = None,
+        name: str | None = None,
+    ) -> Dataset:
         """Elements yielded by ``generator(*args)``, checked against ``output_signature``."""
         from unison.data.sources import FromGenerator
+
         return FromGenerator(generator, output_types, output_shapes, args, output_signature)
 
     @staticmethod
     def range(*args: int, dtype: Any = torch.int64, name: str | None = None) -> Dataset:
         """``range(stop)``, ``range(start, stop[, step])`` as int64 scalars."""
         from unison.data.sources import Range
+
         return Range(*args, dtype=dtype)
 
     @staticmethod
     def zip(*datasets: Any, name: str | None = None) -> Dataset:
         """Elements of several datasets side by side (a nest of datasets -> a nest of elements)."""
         from unison.data.combine import Zip
+
         return Zip(datasets[0] if len(datasets) == 1 else datasets)
 
     @staticmethod
-    def sample_from_datasets(datasets: Sequence[Dataset], weights: Sequence[float] | None = None,
-                             seed: int | None = None, stop_on_empty_dataset: bool = False,
-                             rerandomize_each_iteration: bool | None = None) -> Dataset:
+    def sample_from_datasets(
+        datasets: Sequence[Dataset],
+        weights: Sequence[float] | None = None,
+        seed: int | None = None,
+        stop_on_empty_dataset: bool = False,
+        rerandomize_each_iteration: bool | None = None,
+    ) -> Dataset:
         """Elements drawn at random from ``datasets`` with probabilities ``weights``."""
         from unison.data.combine import SampleFrom
+
         return SampleFrom(datasets, weights, seed, stop_on_empty_dataset)
 
     @staticmethod
-    def choose_from_datasets(datasets: Sequence[Dataset], choice_dataset: Dataset,
-                             stop_on_empty_dataset: bool = True) -> Dataset:
+    def choose_from_datasets(
+        datasets: Sequence[Dataset], choice_dataset: Dataset, stop_on_empty_dataset: bool = True
+    ) -> Dataset:
         """Element ``i`` comes from ``datasets[choice_dataset[i]]``."""
         from unison.data.combine import ChooseFrom
+
         return ChooseFrom(datasets, choice_dataset, stop_on_empty_dataset)
 
     @staticmethod
-    def list_files(file_pattern: str | Sequence[str], shuffle: bool | None = None,
-                   seed: int | None = None, name: str | None = None) -> Dataset:
+    def list_files(
+        file_pattern: str | Sequence[str], shuffle: bool | None = None, seed: int | None = None, name: str | None = None
+    ) -> Dataset:
         """File names matching the glob ``file_pattern`` (shuffled unless ``shuffle=False``)."""
         from unison.data.sources import list_files
+
         return list_files(file_pattern, shuffle, seed)
 
     # --- transformations ------------------------------------------------------------------------
-    def map(self, map_func: Callable[..., Any], num_parallel_calls: int | None = None,
-            deterministic: bool | None = None, name: str | None = None) -> Dataset:
+    def map(
+        self,
+        map_func: Callable[..., Any],
+        num_parallel_calls: int | None = None,
+        deterministic: bool | None = None,
+        name: str | None = None,
+    ) -> Dataset:
         """``map_func`` on every element (a tuple element is unpacked into arguments)."""
         from unison.data.transforms import Map
+
         return Map(self, map_func, num_parallel_calls, deterministic)
 
     def filter(self, predicate: Callable[..., Any], name: str | None = None) -> Dataset:
         """Keep the elements for which ``predicate`` is true."""
         from unison.data.transforms import Filter
+
         return Filter(self, predicate)
 
-    def batch(self, batch_size: int, drop_remainder: bool = False, num_parallel_calls: int | None = None,
-              deterministic: bool | None = None, name: str | None = None) -> Dataset:
+    def batch(
+        self,
+        batch_size: int,
+        drop_remainder: bool = False,
+        num_parallel_calls: int | None = None,
+        deterministic: bool | None = None,
+        name: str | None = None,
+    ) -> Dataset:
         """Consecutive elements stacked into batches of ``batch_size``."""
         from unison.data.batching import Batch
+
         return Batch(self, batch_size, drop_remainder)
 
-    def padded_batch(self, batch_size: int, padded_shapes: Any = None, padding_values: Any = None,
-                     drop_remainder: bool = False, name: str | None = None) -> Dataset:
+    def padded_batch(
+        self,
+        batch_size: int,
+        padded_shapes: Any = None,
+        padding_values: Any = None,
+        drop_remainder: bool = False,
+        name: str | None = None,
+    ) -> Dataset:
         """Batches whose components are padded to a common shape."""
         from unison.data.batching import PaddedBatch
+
         return PaddedBatch(self, batch_size, padded_shapes, padding_values, drop_remainder)
 
     def unbatch(self, name: str | None = None) -> Dataset:
         """Split every batch back into its rows."""
         from unison.data.batching import Unbatch
+
         return Unbatch(self)
 
-    def rebatch(self, batch_size: int | Sequence[int], drop_remainder: bool = False,
-                name: str | None = None) -> Dataset:
+    def rebatch(
+        self, batch_size: int | Sequence[int], drop_remainder: bool = False, name: str | None = None
+    ) -> Dataset:
         """Re-cut a batched dataset into batches of ``batch_size`` (or the cycle of a list of sizes)."""
         from unison.data.batching import Rebatch
+
         return Rebatch(self, batch_size, drop_remainder)
 
-    def shuffle(self, buffer_size: int, seed: int | None = None, reshuffle_each_iteration: bool | None = None,
-                name: str | None = None) -> Dataset:
+    def shuffle(
+        self,
+        buffer_size: int,
+        seed: int | None = None,
+        reshuffle_each_iteration: bool | None = None,
+        name: str | None = None,
+    ) -> Dataset:
         """Randomly shuffle with a buffer of ``buffer_size`` elements (TF's buffer semantics)."""
         from unison.data.transforms import Shuffle
+
         return Shuffle(self, buffer_size, seed, True if reshuffle_each_iteration is None else reshuffle_each_iteration)
 
     def repeat(self, count: int | None = None, name: str | None = None) -> Dataset:
         """Repeat ``count`` times (``None`` or -1: forever)."""
         from unison.data.transforms import Repeat
+
         return Repeat(self, count)
 
     def take(self, count: int, name: str | None = None) -> Dataset:
         """The first ``count`` elements (-1: all)."""
         from unison.data.transforms import Take
+
         return Take(self, count)
 
     def skip(self, count: int, name: str | None = None) -> Dataset:
         """All but the first ``count`` elements (-1: skip everything)."""
         from unison.data.transforms import Skip
+
         return Skip(self, count)
 
     def shard(self, num_shards: int, index: int, name: str | None = None) -> Dataset:
         """Every ``num_shards``-th element, starting at ``index``."""
         from unison.data.transforms import Shard
+
         return Shard(self, num_shards, index)
 
     def cache(self, filename: str = "", name: str | None = None) -> Dataset:
         """Keep the elements of the first full iteration (in memory, or in ``filename``)."""
         from unison.data.cache import Cache
+
         return Cache(self, filename)
 
     def prefetch(self, buffer_size: int, name: str | None = None) -> Dataset:
         """Prepare up to ``buffer_size`` elements ahead in a background thread."""
         from unison.data.transforms import Prefetch
+
         return Prefetch(self, buffer_size)
 
     def enumerate(self, start: int = 0, name: str | None = None) -> Dataset:
         """``(index, element)`` pairs, the index an int64 scalar."""
         from unison.data.transforms import Enumerate
+
         return Enumerate(self, start)
 
     def concatenate(self, dataset: Dataset, name: str | None = None) -> Dataset:
         """This dataset's elements, then ``dataset``'s (same structure)."""
         from unison.data.combine import Concatenate
+
         return Concatenate(self, dataset)
 
-    def interleave(self, map_func: Callable[..., Dataset], cycle_length: int | None = None,
-                   block_length: int | None = None, num_parallel_calls: int | None = None,
-                   deterministic: bool | None = None, name: str | None = None) -> Dataset:
+    def interleave(
+        self,
+        map_func: Callable[..., Dataset],
+        cycle_length: int | None = None,
+        block_length: int | None = None,
+        num_parallel_calls: int | None = None,
+        deterministic: bool | None = None,
+        name: str | None = None,
+    ) -> Dataset:
         """Elements of ``map_func(element)`` datasets, ``block_length`` at a time from ``cycle_length`` of them."""
         from unison.data.combine import Interleave
+
         return Interleave(self, map_func, cycle_length, block_length)
 
     def flat_map(self, map_func: Callable[..., Dataset], name: str | None = None) -> Dataset:
         """The elements of ``map_func(element)`` for each element, in order."""
         from unison.data.combine import Interleave
+
         return Interleave(self, map_func, 1, 1)
 
     def apply(self, transformation_func: Callable[[Dataset], Dataset]) -> Dataset:
@@ -321,6 +389,7 @@ class Dataset(metaclass=_DatasetType):
     def with_options(self, options: Options, name: str | None = None) -> Dataset:
         """This dataset with ``options`` (merged with upstream options; later wins)."""
         from unison.data.transforms import WithOptions
+
         if not isinstance(options, Options):
             raise TypeError(f"with_options expects a tf.data.Options. Received: {type(options).__name__}")
         return WithOptions(self, options)

@@ -23,12 +23,15 @@ def cardinality(dataset: Any) -> Any:
 
 def assert_cardinality(expected_cardinality: int) -> Any:
     """A transformation (for ``ds.apply``) that checks the dataset has ``expected_cardinality`` elements."""
+
     def apply(dataset: Any) -> Any:
         found = int(dataset.cardinality())
         if found >= 0 and found != expected_cardinality:
-            raise ValueError(f"Input dataset was expected to contain {expected_cardinality} elements but "
-                             f"contained {found}.")
+            raise ValueError(
+                f"Input dataset was expected to contain {expected_cardinality} elements but contained {found}."
+            )
         return dataset
+
     return apply
 
 

@@ -74,6 +74,7 @@ def pack_as(structure: Any, leaves: list[Any]) -> Any:
         if isinstance(s, tuple):
             return _rebuild(s, [build(v) for v in s])
         return next(it)
+
     return build(structure)
 
 
@@ -90,7 +91,8 @@ def as_leaf(value: Any) -> Leaf:
         if arr.dtype.kind == "O" and not all(isinstance(v, (str, bytes)) for v in arr.reshape(-1)):
             raise TypeError(
                 "An element must be made of numbers, booleans or strings (nested in tuples and dicts). "
-                f"Received a value of type {type(value).__name__}: {value!r:.200}")
+                f"Received a value of type {type(value).__name__}: {value!r:.200}"
+            )
         return arr
     if arr.dtype == np.float16 or arr.dtype.kind in "biuf" or arr.dtype == np.bool_:
         # ascontiguousarray would make a 0-d array 1-d
@@ -125,8 +127,10 @@ def stack(elements: list[Any]) -> Any:
     first = elements[0]
     for i, e in enumerate(elements):
         if not _same(first, e) and not same_structure(first, e):
-            raise ValueError(f"Cannot batch elements of different structures: element 0 is "
-                             f"{structure_of(first)}, element {i} is {structure_of(e)}.")
+            raise ValueError(
+                f"Cannot batch elements of different structures: element 0 is "
+                f"{structure_of(first)}, element {i} is {structure_of(e)}."
+            )
     if type(first) is tuple and all(type(v) is torch.Tensor for v in first):
         columns: Any = zip(*elements)  # a flat tuple of tensors, the usual (x, y) element
     else:
@@ -148,8 +152,10 @@ def stack(elements: list[Any]) -> Any:
 
 def leaf_rows(leaf: Leaf) -> int:
     if leaf.ndim == 0:
-        raise ValueError("Cannot slice a scalar: every component must have a first dimension. "
-                         f"Received a scalar of dtype {leaf.dtype}.")
+        raise ValueError(
+            "Cannot slice a scalar: every component must have a first dimension. "
+            f"Received a scalar of dtype {leaf.dtype}."
+        )
     return int(leaf.shape[0])
 
 

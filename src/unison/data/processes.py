@@ -123,8 +123,15 @@ def _portable(exc: BaseException, text: str) -> BaseException:
 
 
 # --- the worker process ------------------------------------------------------------------------
-def _worker(conn: Connection, out: Connection, others: list[Connection], columns: Any,
-            fn: Callable[[Any], Any], seed: int, stack: bool) -> None:
+def _worker(
+    conn: Connection,
+    out: Connection,
+    others: list[Connection],
+    columns: Any,
+    fn: Callable[[Any], Any],
+    seed: int,
+    stack: bool,
+) -> None:
     for other in others:  # the consumer's ends of the pipes: EOF must mean "the consumer is gone"
         other.close()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the consumer's; it stops us
@@ -196,8 +203,12 @@ class _Pool:
                 task_in, task_out = ctx.Pipe(duplex=False)
                 result_in, result_out = _result_pipe()
                 ours = [*self.tasks, *self.conns, task_out, result_in]
-                proc = ctx.Process(target=_worker, name=f"unison-data-worker-{rank}", daemon=True,
-                                   args=(task_in, result_out, ours, columns, fn, (base + 7919 * rank) % 2**62, stack))
+                proc = ctx.Process(
+                    target=_worker,
+                    name=f"unison-data-worker-{rank}",
+                    daemon=True,
+                    args=(task_in, result_out, ours, columns, fn, (base + 7919 * rank) % 2**62, stack),
+                )
                 proc.start()
                 task_in.close()
                 result_out.close()
@@ -221,7 +232,8 @@ class _Pool:
             raise RuntimeError(
                 f"A unison.data worker process (worker {rank}, pid {proc.pid}) exited unexpectedly with exit "
                 f"code {proc.exitcode} (killed by the system, out of memory, or a crash in native code). "
-                "Set options.threading.worker_processes = 0 to run the map in threads instead.") from None
+                "Set options.threading.worker_processes = 0 to run the map in threads instead."
+            ) from None
         if status == "ok":
             return task, status, _receive(conn, payload)
         return task, status, payload
@@ -246,8 +258,14 @@ class _Pool:
                 proc.join(timeout=5.0)
 
 
-def process_map(columns: Any, tasks: Iterator[list[int]], fn: Callable[[Any], Any], workers: int,
-                stack: bool = False, deterministic: bool = True) -> Iterator[Any]:
+def process_map(
+    columns: Any,
+    tasks: Iterator[list[int]],
+    fn: Callable[[Any], Any],
+    workers: int,
+    stack: bool = False,
+    deterministic: bool = True,
+) -> Iterator[Any]:
     """``fn`` on the rows each task names, in ``workers`` forked processes.
 
     With ``stack`` each task is one batch: the worker stacks its results and sends one element.

@@ -108,11 +108,14 @@ def shuffle_blocks(blocks: Iterator[Any], buffer_size: int, seed: int) -> Iterat
     for incoming in itertools.chain(() if carry is None else (carry,), blocks):  # one draw per item
         if len(incoming):
             slots = draws.indices(len(incoming), size)
-            yield (_replace_array(array_buf, slots, incoming) if vector
-                   else _replace_list(list_buf, slots.tolist(), incoming))
+            yield (
+                _replace_array(array_buf, slots, incoming)
+                if vector
+                else _replace_list(list_buf, slots.tolist(), incoming)
+            )
     order = draws.permutation(size)  # the input is exhausted: the rest of the buffer, in random order
     for start in range(0, size, CHUNK):
-        part = order[start:start + CHUNK]
+        part = order[start : start + CHUNK]
         yield array_buf[part] if vector else [list_buf[i] for i in part.tolist()]
 
 
@@ -120,8 +123,6 @@ def buffer_shuffle(items: Iterator[Any], buffer_size: int, seed: int) -> Iterato
     """:func:`shuffle_blocks` on a stream of single items."""
     for block in shuffle_blocks(_blocks(items), buffer_size, seed):
         yield from block
-
-
 
 
 __all__ = ["CHUNK", "buffer_shuffle", "shuffle_blocks"]

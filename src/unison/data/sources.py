@@ -24,8 +24,10 @@ from unison.data.specs import TensorSpec
 
 def _columns_of(tensors: Any) -> Any:
     if isinstance(tensors, Dataset):
-        raise TypeError("from_tensor_slices takes arrays or tensors, not a Dataset. Received: a Dataset; "
-                        "use it directly (or .unbatch() it).")
+        raise TypeError(
+            "from_tensor_slices takes arrays or tensors, not a Dataset. Received: a Dataset; "
+            "use it directly (or .unbatch() it)."
+        )
     return nest.as_element(tensors)
 
 
@@ -40,7 +42,8 @@ class TensorSlices(Dataset):
             shapes = [tuple(leaf.shape) for leaf in leaves]
             raise ValueError(
                 "from_tensor_slices needs every component to have the same first dimension (the number "
-                f"of elements). Received components of shapes {shapes}. Slice or pad them to one length.")
+                f"of elements). Received components of shapes {shapes}. Slice or pad them to one length."
+            )
         self._n = sizes[0]
         self.file_names = False  # True for list_files: FILE sharding splits these names
 
@@ -51,15 +54,14 @@ class TensorSlices(Dataset):
         if self._n:
             rows = np.arange(self._n, dtype=np.int64)
             if self.file_names and ctx.file_shard is not None:  # list_files under FILE sharding
-                rows = rows[ctx.file_shard[1]::ctx.file_shard[0]]
+                rows = rows[ctx.file_shard[1] :: ctx.file_shard[0]]
             yield rows
 
     def _cardinality(self) -> int:
         return self._n
 
     def _spec(self) -> Any:
-        return nest.map_structure(lambda c: TensorSpec(tuple(c.shape[1:]), TensorSpec.from_tensor(c).dtype),
-                                  self._cols)
+        return nest.map_structure(lambda c: TensorSpec(tuple(c.shape[1:]), TensorSpec.from_tensor(c).dtype), self._cols)
 
 
 class Range(Dataset):
@@ -121,8 +123,10 @@ def _signature(output_types: Any, output_shapes: Any, output_signature: Any) -> 
             raise TypeError(f"output_signature must be a nest of tf.TensorSpec. Received: {bad[0]!r}")
         return output_signature
     if output_types is None:
-        raise TypeError("from_generator needs output_signature (a nest of tf.TensorSpec), or the older "
-                        "output_types (and output_shapes).")
+        raise TypeError(
+            "from_generator needs output_signature (a nest of tf.TensorSpec), or the older "
+            "output_types (and output_shapes)."
+        )
     if output_shapes is None:
         return nest.map_structure(lambda t: TensorSpec(None, t), output_types)
     return nest.map_structure(lambda t, s: TensorSpec(s, t), output_types, output_shapes)
@@ -131,11 +135,19 @@ def _signature(output_types: Any, output_shapes: Any, output_signature: Any) -> 
 class FromGenerator(Dataset):
     """``from_generator``: each element the generator yields, checked against the signature."""
 
-    def __init__(self, generator: Callable[..., Any], output_types: Any, output_shapes: Any,
-                 args: Sequence[Any] | None, output_signature: Any) -> None:
+    def __init__(
+        self,
+        generator: Callable[..., Any],
+        output_types: Any,
+        output_shapes: Any,
+        args: Sequence[Any] | None,
+        output_signature: Any,
+    ) -> None:
         if not callable(generator):
-            raise TypeError("from_generator needs a callable that returns an iterator (pass the generator "
-                            f"function, not the generator). Received: {type(generator).__name__}")
+            raise TypeError(
+                "from_generator needs a callable that returns an iterator (pass the generator "
+                f"function, not the generator). Received: {type(generator).__name__}"
+            )
         self._gen, self._args = generator, tuple(args or ())
         self._signature = _signature(output_types, output_shapes, output_signature)
 
@@ -143,12 +155,14 @@ class FromGenerator(Dataset):
         sig = self._signature
         if isinstance(sig, tuple) and not isinstance(value, tuple) and isinstance(value, list):
             value = tuple(value)
-        if not nest.same_structure(sig, value) and not (isinstance(sig, TensorSpec) and not isinstance(
-                value, (tuple, dict))):
+        if not nest.same_structure(sig, value) and not (
+            isinstance(sig, TensorSpec) and not isinstance(value, (tuple, dict))
+        ):
             raise TypeError(
                 f"The generator's element {index} does not match output_signature: expected the structure "
                 f"{nest.structure_of(sig)}, received {nest.structure_of(value)} ({value!r:.200}). Yield "
-                "elements shaped like output_signature.")
+                "elements shaped like output_signature."
+            )
         element = nest.map_structure(lambda spec, v: _cast(spec, v, index), sig, value)
         return element
 
@@ -175,17 +189,23 @@ def _cast(spec: TensorSpec, value: Any, index: int) -> Any:
     if not ok or not spec.is_compatible_with(leaf):
         raise TypeError(
             f"The generator's element {index} does not match output_signature: expected {spec}, received "
-            f"{TensorSpec.from_tensor(leaf)}. Yield values of that dtype and shape, or fix output_signature.")
+            f"{TensorSpec.from_tensor(leaf)}. Yield values of that dtype and shape, or fix output_signature."
+        )
     return leaf
 
 
 def _files(filenames: Any) -> list[str]:
     if isinstance(filenames, Dataset):
-        return [nest.to_numpy(f).decode() if isinstance(nest.to_numpy(f), bytes) else str(nest.to_numpy(f))
-                for f in filenames]
+        return [
+            nest.to_numpy(f).decode() if isinstance(nest.to_numpy(f), bytes) else str(nest.to_numpy(f))
+            for f in filenames
+        ]
     if isinstance(filenames, (str, bytes, os.PathLike)):
         filenames = [filenames]
-    out = [os.fsdecode(f) if not isinstance(f, np.ndarray) else str(f) for f in np.asarray(filenames, dtype=object).reshape(-1)]
+    out = [
+        os.fsdecode(f) if not isinstance(f, np.ndarray) else str(f)
+        for f in np.asarray(filenames, dtype=object).reshape(-1)
+    ]
     if not out:
         raise ValueError("A file dataset needs at least one file name. Received: []")
     return out
@@ -198,8 +218,14 @@ class TextLineDataset(Dataset):
     of ``filenames``.
     """
 
-    def __init__(self, filenames: Any, compression_type: str | None = None, buffer_size: int | None = None,
-                 num_parallel_reads: int | None = None, name: str | None = None) -> None:
+    def __init__(
+        self,
+        filenames: Any,
+        compression_type: str | None = None,
+        buffer_size: int | None = None,
+        num_parallel_reads: int | None = None,
+        name: str | None = None,
+    ) -> None:
         if compression_type not in (None, "", "GZIP"):
             raise ValueError(f"compression_type must be None, '' or 'GZIP'. Received: {compression_type!r}")
         self.filenames = _files(filenames)
@@ -207,11 +233,12 @@ class TextLineDataset(Dataset):
 
     def _iter(self, ctx: IterContext) -> Iterator[Any]:
         import gzip
+
         files = self.filenames
         if ctx.file_shard is not None:
-            files = files[ctx.file_shard[1]::ctx.file_shard[0]]
+            files = files[ctx.file_shard[1] :: ctx.file_shard[0]]
         for path in files:
-            with (gzip.open(path, "rb") if self._gzip else open(path, "rb")) as fh:
+            with gzip.open(path, "rb") if self._gzip else open(path, "rb") as fh:
                 for line in fh:
                     yield np.asarray(line.rstrip(b"\r\n") if line.endswith(b"\n") else line)
 
@@ -236,7 +263,8 @@ class TFRecordDataset(Dataset):
         raise NotImplementedError(
             "tf.data.TFRecordDataset is not supported by unison.data (reading TFRecord files needs "
             "TensorFlow's record format). Convert the records once to numpy arrays and use "
-            "tf.data.Dataset.from_tensor_slices, or read them with tf.data.Dataset.from_generator.")
+            "tf.data.Dataset.from_tensor_slices, or read them with tf.data.Dataset.from_generator."
+        )
 
 
 __all__ = [

@@ -37,15 +37,18 @@ def _dtype(dtype: Any) -> torch.dtype | str:
     try:
         return torch.from_numpy(np.zeros(0, dtype=np.dtype(dtype))).dtype
     except (TypeError, ValueError):
-        raise TypeError(f"Unknown dtype {dtype!r}. Expected a torch dtype (torch.float32), a numpy "
-                        "dtype, a TF dtype name ('float32', 'int64') or 'string'.") from None
+        raise TypeError(
+            f"Unknown dtype {dtype!r}. Expected a torch dtype (torch.float32), a numpy "
+            "dtype, a TF dtype name ('float32', 'int64') or 'string'."
+        ) from None
 
 
 class TensorSpec:
     """Describes a tensor: ``shape`` (``None`` = unknown dimension), ``dtype`` and ``name``."""
 
-    def __init__(self, shape: Iterable[int | None] | None = None, dtype: Any = torch.float32,
-                 name: str | None = None) -> None:
+    def __init__(
+        self, shape: Iterable[int | None] | None = None, dtype: Any = torch.float32, name: str | None = None
+    ) -> None:
         self.shape = None if shape is None else tuple(None if d is None else int(d) for d in shape)
         self.dtype = _dtype(dtype)
         self.name = name
@@ -66,14 +69,18 @@ class TensorSpec:
         if self.shape is None or other.shape is None:
             return True
         return len(self.shape) == len(other.shape) and all(
-            a is None or b is None or a == b for a, b in zip(self.shape, other.shape))
+            a is None or b is None or a == b for a, b in zip(self.shape, other.shape)
+        )
 
     def with_leading(self, size: int | None) -> TensorSpec:
         return TensorSpec(None if self.shape is None else (size, *self.shape), self.dtype, self.name)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, TensorSpec) and (self.shape, self.dtype, self.name) == (
-            other.shape, other.dtype, other.name)
+            other.shape,
+            other.dtype,
+            other.name,
+        )
 
     def __hash__(self) -> int:
         return hash((self.shape, str(self.dtype), self.name))

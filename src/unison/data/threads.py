@@ -40,8 +40,14 @@ def annotate(exc: BaseException, what: str, index: int) -> BaseException:
     return exc
 
 
-def parallel_map(source: Iterator[Any], fn: Callable[[Any], Any], workers: int,
-                 deterministic: bool, what: str = "map", chunk: int = 8) -> Iterator[Any]:
+def parallel_map(
+    source: Iterator[Any],
+    fn: Callable[[Any], Any],
+    workers: int,
+    deterministic: bool,
+    what: str = "map",
+    chunk: int = 8,
+) -> Iterator[Any]:
     """``fn`` on every item of ``source`` with ``workers`` threads, in order unless not ``deterministic``.
 
     Items go to the pool ``chunk`` at a time, so that the pool's per-task cost (a future, a lock,
@@ -124,8 +130,10 @@ def prefetch(source: Iterator[Any], size: int) -> Iterator[Any]:
                 kind, value = q.get(timeout=0.1)
             except queue.Empty:
                 if not thread.is_alive() and q.empty():
-                    raise RuntimeError("The prefetch thread of a unison.data pipeline stopped without "
-                                       "a result. This is a bug; please report it.") from None
+                    raise RuntimeError(
+                        "The prefetch thread of a unison.data pipeline stopped without "
+                        "a result. This is a bug; please report it."
+                    ) from None
                 continue
             if kind == "item":
                 yield value

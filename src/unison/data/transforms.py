@@ -154,8 +154,10 @@ class Shard(_IndexOp):
         self._num = check_count("num_shards", num_shards, 1, "how many shards")
         index = index.item() if isinstance(index, torch.Tensor) else index
         if not isinstance(index, int) or not 0 <= index < self._num:
-            raise ValueError(f"shard index must be in [0, num_shards) = [0, {self._num}). "
-                             f"Received: index={index!r}, num_shards={self._num}")
+            raise ValueError(
+                f"shard index must be in [0, num_shards) = [0, {self._num}). "
+                f"Received: index={index!r}, num_shards={self._num}"
+            )
         self._index = index
 
     def _index_chunks(self, ctx: IterContext) -> Iterator[np.ndarray]:
@@ -163,7 +165,7 @@ class Shard(_IndexOp):
         for chunk in self._input._index_chunks(ctx):
             first = (self._index - offset) % self._num
             offset += len(chunk)
-            part = chunk[first::self._num]
+            part = chunk[first :: self._num]
             if len(part):
                 yield part
 
@@ -219,8 +221,11 @@ class Shuffle(_IndexOp):
 
     def __init__(self, input_dataset: Dataset, buffer_size: int, seed: int | None, reshuffle: bool) -> None:
         super().__init__(input_dataset)
-        self._buffer = check_count("buffer_size", buffer_size, 1, "elements held in the shuffle buffer") \
-            if buffer_size != AUTOTUNE else 1 << 20
+        self._buffer = (
+            check_count("buffer_size", buffer_size, 1, "elements held in the shuffle buffer")
+            if buffer_size != AUTOTUNE
+            else 1 << 20
+        )
         self._seed, self._reshuffle = seed, bool(reshuffle)
         self._iterations = 0
 
@@ -240,8 +245,9 @@ class Shuffle(_IndexOp):
 
 
 class Map(_Unary):
-    def __init__(self, input_dataset: Dataset, fn: Callable[..., Any], num_parallel_calls: int | None,
-                 deterministic: bool | None) -> None:
+    def __init__(
+        self, input_dataset: Dataset, fn: Callable[..., Any], num_parallel_calls: int | None, deterministic: bool | None
+    ) -> None:
         super().__init__(input_dataset)
         if not callable(fn):
             raise TypeError(f"map() needs a function. Received: {type(fn).__name__}")
@@ -268,8 +274,10 @@ class Map(_Unary):
         asked = ctx.options.threading.worker_processes
         if asked is not None:
             if isinstance(asked, bool) or not isinstance(asked, int) or asked < 0:
-                raise ValueError("options.threading.worker_processes must be None (AUTOTUNE decides), 0 (threads) "
-                                 f"or a positive number of processes. Received: {asked!r}")
+                raise ValueError(
+                    "options.threading.worker_processes must be None (AUTOTUNE decides), 0 (threads) "
+                    f"or a positive number of processes. Received: {asked!r}"
+                )
             return asked
         if self._calls != AUTOTUNE or not fused or torch.cuda.is_initialized():
             return 0
@@ -299,11 +307,15 @@ class Map(_Unary):
             close = getattr(source, "close", None)
             if close is not None:
                 close()  # the workers read the rows themselves: only indices leave this process
-            yield from processes.process_map(columns, processes.element_tasks(self._input._index_chunks(ctx)),
-                                             self.element_fn(), procs, deterministic=deterministic)
+            yield from processes.process_map(
+                columns,
+                processes.element_tasks(self._input._index_chunks(ctx)),
+                self.element_fn(),
+                procs,
+                deterministic=deterministic,
+            )
             return
-        yield from threads.parallel_map(source, lambda el: _as_result(call(self._fn, el)), workers,
-                                        deterministic)
+        yield from threads.parallel_map(source, lambda el: _as_result(call(self._fn, el)), workers, deterministic)
 
 
 class Filter(_Unary):
@@ -321,8 +333,10 @@ class Filter(_Unary):
                 raise threads.annotate(exc, "filter", index) from None
             if isinstance(keep, torch.Tensor):
                 if keep.numel() != 1 or keep.dtype != torch.bool:
-                    raise TypeError(f"filter()'s predicate must return a scalar boolean. Received a tensor of "
-                                    f"shape {tuple(keep.shape)} and dtype {keep.dtype} on element {index}.")
+                    raise TypeError(
+                        f"filter()'s predicate must return a scalar boolean. Received a tensor of "
+                        f"shape {tuple(keep.shape)} and dtype {keep.dtype} on element {index}."
+                    )
                 keep = bool(keep)
             if keep:
                 yield element
@@ -347,8 +361,11 @@ class Enumerate(_Unary):
 class Prefetch(_Unary):
     def __init__(self, input_dataset: Dataset, buffer_size: int) -> None:
         super().__init__(input_dataset)
-        self._size = 4 if buffer_size == AUTOTUNE else check_count(
-            "buffer_size", buffer_size, 0, "elements prepared ahead, or tf.data.AUTOTUNE")
+        self._size = (
+            4
+            if buffer_size == AUTOTUNE
+            else check_count("buffer_size", buffer_size, 0, "elements prepared ahead, or tf.data.AUTOTUNE")
+        )
 
     def _columns(self) -> Any:
         return None  # iterated through the thread, never as indices

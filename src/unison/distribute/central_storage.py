@@ -30,8 +30,10 @@ class CentralStorageStrategy(MirroredStrategy):
 
     def __init__(self, compute_devices: Sequence[str] | None = None, parameter_device: str | None = None) -> None:
         if parameter_device is not None and not isinstance(parameter_device, str):
-            raise TypeError(f"parameter_device must be a device string such as '/cpu:0'. "
-                            f"Received: parameter_device={parameter_device!r}")
+            raise TypeError(
+                f"parameter_device must be a device string such as '/cpu:0'. "
+                f"Received: parameter_device={parameter_device!r}"
+            )
         super().__init__(devices=compute_devices)
         self.parameter_device = parameter_device
 

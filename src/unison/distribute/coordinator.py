@@ -13,5 +13,13 @@ from unison.errors import (
     ParameterServerUnavailableError,
 )
 
-__all__ = ["CancelledError", "ClusterCoordinator", "DatasetExhaustedError", "FunctionError", "NoWorkerAvailableError",
-           "ParameterServerUnavailableError", "PerWorkerValues", "RemoteValue"]
+__all__ = [
+    "CancelledError",
+    "ClusterCoordinator",
+    "DatasetExhaustedError",
+    "FunctionError",
+    "NoWorkerAvailableError",
+    "ParameterServerUnavailableError",
+    "PerWorkerValues",
+    "RemoteValue",
+]

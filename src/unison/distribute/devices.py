@@ -29,8 +29,10 @@ _DEVICE_RE = re.compile(
     r"(?:/?(?:device:)?(?P<kind>cpu|gpu|cuda):(?P<index>\d+))$",
     re.IGNORECASE,
 )
-_FORMAT_HELP = ('Expected TensorFlow device strings such as "/cpu:0", "/gpu:1", "GPU:0" or '
-                '"/job:worker/replica:0/task:0/device:GPU:0".')
+_FORMAT_HELP = (
+    'Expected TensorFlow device strings such as "/cpu:0", "/gpu:1", "GPU:0" or '
+    '"/job:worker/replica:0/task:0/device:GPU:0".'
+)
 
 
 @dataclass(frozen=True)
@@ -67,9 +69,8 @@ def _check_cpu_replicas(parsed: list[DeviceSpec], devices: Sequence[str]) -> Non
             f"(os.cpu_count()={os.cpu_count()}), and each CPU replica is a process that needs a core of "
             f"its own, '/cpu:0' to '/cpu:{cores - 1}'. Use at most {cores} CPU replicas, or set "
             f"{ENV_CPU_OVERSUBSCRIBE}=1 to run more replicas than cores (they share the cores, "
-            f"slower). Received: devices={list(devices)!r}")
-
-
+            f"slower). Received: devices={list(devices)!r}"
+        )
 
 
 def substitute_missing_gpus(parsed: list[DeviceSpec]) -> tuple[list[DeviceSpec], list[str]]:
@@ -108,7 +109,9 @@ def parse_devices(devices: Sequence[str] | None, missing_gpus: str = "raise") ->
     for d in parsed:
         key = f"{d.kind}:{d.index}"
         if key in seen:
-            raise ValueError(f"Device {d.text!r} appears twice. Each device holds one replica. Received: devices={list(devices)!r}")
+            raise ValueError(
+                f"Device {d.text!r} appears twice. Each device holds one replica. Received: devices={list(devices)!r}"
+            )
         seen.add(key)
     if "cpu" in kinds and not cpu_oversubscription_allowed():
         _check_cpu_replicas(parsed, devices)

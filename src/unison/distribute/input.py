@@ -57,11 +57,13 @@ def first_leaf(obj: Any) -> Any:
 
 def to_tensor(x: Any, device: torch.device) -> Any:
     """numpy arrays and tensors in a structure -> tensors on ``device`` (no copy on CPU); strings stay numpy."""
+
     def convert(leaf: Any) -> Any:
         if isinstance(leaf, np.ndarray) and leaf.dtype.kind in "USO":
             return leaf  # strings stay numpy arrays (torch has no string tensors)
         t = torch.from_numpy(np.ascontiguousarray(leaf)) if isinstance(leaf, np.ndarray) else leaf
         return t.to(device, non_blocking=True) if t.device != device else t
+
     return map_structure(convert, x)
 
 
@@ -74,8 +76,7 @@ class InputContext:
         num_replicas_in_sync: replicas that train in lockstep.
     """
 
-    def __init__(self, num_input_pipelines: int = 1, input_pipeline_id: int = 0,
-                 num_replicas_in_sync: int = 1) -> None:
+    def __init__(self, num_input_pipelines: int = 1, input_pipeline_id: int = 0, num_replicas_in_sync: int = 1) -> None:
         self.num_input_pipelines = num_input_pipelines
         self.input_pipeline_id = input_pipeline_id
         self.num_replicas_in_sync = num_replicas_in_sync
@@ -91,8 +92,10 @@ class InputContext:
         return global_batch_size // self.num_replicas_in_sync
 
     def __repr__(self) -> str:
-        return (f"InputContext(num_input_pipelines={self.num_input_pipelines}, input_pipeline_id="
-                f"{self.input_pipeline_id}, num_replicas_in_sync={self.num_replicas_in_sync})")
+        return (
+            f"InputContext(num_input_pipelines={self.num_input_pipelines}, input_pipeline_id="
+            f"{self.input_pipeline_id}, num_replicas_in_sync={self.num_replicas_in_sync})"
+        )
 
 
 @dataclass(frozen=True)
@@ -166,16 +169,22 @@ def resolve_shard_policy(dataset: Any, placement: InputPlacement) -> Any:
                 f"AutoShardPolicy.FILE needs a file-based source with at least one file per worker "
                 f"({placement.num_workers} workers); the dataset has "
                 f"{'no file source' if not sources else f'{min(counts)} file(s)'}. Use AutoShardPolicy.DATA, "
-                "or split the data into more files.")
+                "or split the data into more files."
+            )
         return policy
     if not enough:  # AUTO (or HINT) falls back to DATA, with the warning TF logs
-        reason = "no file-based source was found" if not sources else \
-            f"it has {min(counts)} file(s) for {placement.num_workers} workers"
+        reason = (
+            "no file-based source was found"
+            if not sources
+            else f"it has {min(counts)} file(s) for {placement.num_workers} workers"
+        )
         warnings.warn(
             f"AUTO sharding policy will apply DATA sharding policy as it failed to apply FILE sharding "
             f"policy because {reason}. Every worker reads the whole dataset and keeps its share of each "
             "batch. Set options.experimental_distribute.auto_shard_policy = AutoShardPolicy.DATA to "
-            "silence this.", stacklevel=3)
+            "silence this.",
+            stacklevel=3,
+        )
         return AutoShardPolicy.DATA
     return AutoShardPolicy.FILE
 
@@ -193,9 +202,15 @@ class DistributedDataset:
     turns over its per-replica pieces (each worker sees every element).
     """
 
-    def __init__(self, dataset: Iterable[Any], num_replicas: int, replica_id: int,
-                 device: torch.device, placement: InputPlacement | None = None,
-                 seed_base: int | None = None) -> None:
+    def __init__(
+        self,
+        dataset: Iterable[Any],
+        num_replicas: int,
+        replica_id: int,
+        device: torch.device,
+        placement: InputPlacement | None = None,
+        seed_base: int | None = None,
+    ) -> None:
         self.dataset = dataset
         self.num_replicas = num_replicas
         self.replica_id = replica_id
@@ -259,14 +274,16 @@ class DistributedDataset:
     def element_spec(self) -> Any:
         """The per-replica element spec of a ``tf.data`` pipeline (batch dimension unknown)."""
         if not _is_tf_data(self.dataset):
-            raise AttributeError("element_spec is only known for a tf.data Dataset. Received: "
-                                 f"{type(self.dataset).__name__}")
+            raise AttributeError(
+                f"element_spec is only known for a tf.data Dataset. Received: {type(self.dataset).__name__}"
+            )
         from unison.data import nest
         from unison.data.specs import TensorSpec
 
         return nest.map_structure(
             lambda s: TensorSpec(None if s.shape is None else (None, *s.shape[1:]), s.dtype, s.name),
-            self.dataset.element_spec)
+            self.dataset.element_spec,
+        )
 
     def __iter__(self) -> DistributedIterator:
         return DistributedIterator(to_tensor(local, self.device) for local, _ in self.local_batches())

@@ -75,8 +75,13 @@ def keep_gloo_on_loopback() -> None:
         os.environ["GLOO_SOCKET_IFNAME"] = "lo"
 
 
-def join_replica(placement: ProcessPlacement, devices: list[DeviceSpec], timeout_s: float,
-                 store: Any = None, secret: bytes | None = None) -> tuple[Communicator, torch.device]:
+def join_replica(
+    placement: ProcessPlacement,
+    devices: list[DeviceSpec],
+    timeout_s: float,
+    store: Any = None,
+    secret: bytes | None = None,
+) -> tuple[Communicator, torch.device]:
     """Pick this replica's device, share the cores, and join the process group (every strategy).
 
     ``secret`` (the job's, see :mod:`unison.cluster.secret`) signs every value in the store.
@@ -88,8 +93,9 @@ def join_replica(placement: ProcessPlacement, devices: list[DeviceSpec], timeout
     return connect_on(placement, device, timeout_s, store, secret), device
 
 
-def connect_on(placement: ProcessPlacement, device: torch.device, timeout_s: float, store: Any = None,
-               secret: bytes | None = None) -> Communicator:
+def connect_on(
+    placement: ProcessPlacement, device: torch.device, timeout_s: float, store: Any = None, secret: bytes | None = None
+) -> Communicator:
     """Join the process group from ``device`` (NCCL on CUDA, gloo with a share of the cores on CPU)."""
     if device.type == "cuda":
         torch.cuda.set_device(device)
@@ -162,5 +168,13 @@ def join_environment(timeout_s: float) -> Communicator | None:
     return connect_on(placement, device, timeout_s, secret=job_secret())
 
 
-__all__ = ["LOCAL_JOB", "Joined", "connect_on", "join_environment", "join_job", "join_replica", "keep_gloo_on_loopback",
-           "launch_local_job"]
+__all__ = [
+    "LOCAL_JOB",
+    "Joined",
+    "connect_on",
+    "join_environment",
+    "join_job",
+    "join_replica",
+    "keep_gloo_on_loopback",
+    "launch_local_job",
+]

@@ -48,8 +48,12 @@ class MirroredStrategy(Strategy):
     and the user sees which replica failed and its traceback.
     """
 
-    def __init__(self, devices: Sequence[str] | None = None, cross_device_ops: Any = None,
-                 timeout_seconds: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        devices: Sequence[str] | None = None,
+        cross_device_ops: Any = None,
+        timeout_seconds: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
         if timeout_seconds <= 0:
             raise ValueError(f"timeout_seconds must be > 0. Received: timeout_seconds={timeout_seconds}")
         parsed, missing = substitute_missing_gpus(parse_devices(devices, missing_gpus="keep"))
@@ -93,5 +97,7 @@ class MirroredStrategy(Strategy):
         return tuple(self._devices)
 
     def __repr__(self) -> str:
-        return (f"MirroredStrategy(devices={self._devices!r}, replica={self.extended.replica_id}/"
-                f"{self.num_replicas_in_sync})")
+        return (
+            f"MirroredStrategy(devices={self._devices!r}, replica={self.extended.replica_id}/"
+            f"{self.num_replicas_in_sync})"
+        )

@@ -72,19 +72,25 @@ class CommunicationOptions:
 
     def __post_init__(self) -> None:
         if isinstance(self.bytes_per_pack, bool) or not isinstance(self.bytes_per_pack, int) or self.bytes_per_pack < 0:
-            raise ValueError(f"bytes_per_pack must be an integer >= 0. Received: bytes_per_pack={self.bytes_per_pack!r}")
+            raise ValueError(
+                f"bytes_per_pack must be an integer >= 0. Received: bytes_per_pack={self.bytes_per_pack!r}"
+            )
         if self.timeout_seconds is not None and (
-                isinstance(self.timeout_seconds, bool) or not isinstance(self.timeout_seconds, (int, float))
-                or self.timeout_seconds <= 0):
-            raise ValueError(f"timeout_seconds must be a number > 0 or None. Received: "
-                             f"timeout_seconds={self.timeout_seconds!r}")
+            isinstance(self.timeout_seconds, bool)
+            or not isinstance(self.timeout_seconds, (int, float))
+            or self.timeout_seconds <= 0
+        ):
+            raise ValueError(
+                f"timeout_seconds must be a number > 0 or None. Received: timeout_seconds={self.timeout_seconds!r}"
+            )
         impl = self.implementation
         if isinstance(impl, str) and impl.upper() in CommunicationImplementation.__members__:
             impl = CommunicationImplementation[impl.upper()]
         if not isinstance(impl, CommunicationImplementation):
             raise ValueError(
                 f"implementation must be a CommunicationImplementation "
-                f"({format_choices(list(CommunicationImplementation.__members__))}). Received: implementation={impl!r}")
+                f"({format_choices(list(CommunicationImplementation.__members__))}). Received: implementation={impl!r}"
+            )
         object.__setattr__(self, "implementation", impl)
 
 
@@ -95,12 +101,17 @@ def _local_devices(resolver: ClusterResolver, options: CommunicationOptions) -> 
     impl = options.implementation
     if impl is CommunicationImplementation.NCCL and not gpus:
         # TF warns and runs (its distributed-training guide asks for NCCL on any host)
-        warnings.warn("implementation=NCCL needs GPU replicas, but this worker has none; its CPU replicas "
-                      "use gloo (RING) instead. Pass CommunicationImplementation.RING or AUTO on CPUs to "
-                      "silence this.", stacklevel=3)
+        warnings.warn(
+            "implementation=NCCL needs GPU replicas, but this worker has none; its CPU replicas "
+            "use gloo (RING) instead. Pass CommunicationImplementation.RING or AUTO on CPUs to "
+            "silence this.",
+            stacklevel=3,
+        )
     if impl is CommunicationImplementation.RING and gpus:
-        raise ValueError("implementation=RING runs gloo on CPU replicas, but this worker's replicas "
-                         "are GPUs. Use CommunicationImplementation.AUTO or NCCL on GPUs.")
+        raise ValueError(
+            "implementation=RING runs gloo on CPU replicas, but this worker's replicas "
+            "are GPUs. Use CommunicationImplementation.AUTO or NCCL on GPUs."
+        )
     names = [f"/gpu:{i}" for i in range(gpus)] if gpus else [f"/cpu:{i}" for i in range(cpus)]
     return parse_devices(names)
 
@@ -120,19 +131,22 @@ class MultiWorkerMirroredStrategy(Strategy):
     the missing task and the operation.
     """
 
-    def __init__(self, cluster_resolver: ClusterResolver | None = None,
-                 communication_options: CommunicationOptions | None = None) -> None:
+    def __init__(
+        self, cluster_resolver: ClusterResolver | None = None, communication_options: CommunicationOptions | None = None
+    ) -> None:
         if communication_options is None:
             communication_options = CommunicationOptions()
         if not isinstance(communication_options, CommunicationOptions):
             raise TypeError(
                 "communication_options must be a tf.distribute.experimental.CommunicationOptions. "
-                f"Received: {type(communication_options).__name__}")
+                f"Received: {type(communication_options).__name__}"
+            )
         resolver = default_cluster_resolver() if cluster_resolver is None else cluster_resolver
         if not isinstance(resolver, ClusterResolver):
             raise TypeError(
                 "cluster_resolver must be a tf.distribute.cluster_resolver.ClusterResolver (e.g. "
-                f"TFConfigClusterResolver()). Received: {type(resolver).__name__}")
+                f"TFConfigClusterResolver()). Received: {type(resolver).__name__}"
+            )
         devices = _local_devices(resolver, communication_options)
         plan = resolver.job_plan(len(devices))
         timeout_s = float(communication_options.timeout_seconds or DEFAULT_TIMEOUT_S)
@@ -154,9 +168,15 @@ class MultiWorkerMirroredStrategy(Strategy):
 
     def _input_placement(self) -> InputPlacement:
         plan = self._plan
-        return InputPlacement(self.num_replicas_in_sync, self.extended.replica_id, plan.num_workers,
-                              self.extended.replica_id // max(1, plan.local_world_size))
+        return InputPlacement(
+            self.num_replicas_in_sync,
+            self.extended.replica_id,
+            plan.num_workers,
+            self.extended.replica_id // max(1, plan.local_world_size),
+        )
 
     def __repr__(self) -> str:
-        return (f"MultiWorkerMirroredStrategy(task={self._plan.task}, replica={self.extended.replica_id}/"
-                f"{self.num_replicas_in_sync}, workers={self.num_workers})")
+        return (
+            f"MultiWorkerMirroredStrategy(task={self._plan.task}, replica={self.extended.replica_id}/"
+            f"{self.num_replicas_in_sync}, workers={self.num_workers})"
+        )

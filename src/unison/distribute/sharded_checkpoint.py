@@ -59,8 +59,7 @@ class ShardedCheckpoint:
         communicator: the job; by default the strategy's or ``unison.init()``'s.
     """
 
-    def __init__(self, model: torch.nn.Module, optimizer: Any = None,
-                 communicator: Communicator | None = None) -> None:
+    def __init__(self, model: torch.nn.Module, optimizer: Any = None, communicator: Communicator | None = None) -> None:
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"ShardedCheckpoint needs a torch.nn.Module as model. Received: {type(model).__name__}")
         self.model = model
@@ -186,8 +185,9 @@ def _saved_shapes(path: str) -> dict[str, tuple[int, ...] | None]:
             "written by ShardedCheckpoint.save). Check the path."
         )
     meta = FileSystemReader(path).read_metadata()
-    return {k: tuple(v.size) if isinstance(v, TensorStorageMetadata) else None
-            for k, v in meta.state_dict_metadata.items()}
+    return {
+        k: tuple(v.size) if isinstance(v, TensorStorageMetadata) else None for k, v in meta.state_dict_metadata.items()
+    }
 
 
 def _global_shapes(model_state: dict[str, Any]) -> dict[str, tuple[int, ...]]:
@@ -195,27 +195,33 @@ def _global_shapes(model_state: dict[str, Any]) -> dict[str, tuple[int, ...]]:
     return {f"{_MODEL}.{k}": tuple(v.shape) for k, v in model_state.items() if isinstance(v, torch.Tensor)}
 
 
-def _check_compatible(path: str, saved: dict[str, tuple[int, ...] | None], expected: dict[str, tuple[int, ...]],
-                      with_optimizer: bool) -> None:
+def _check_compatible(
+    path: str, saved: dict[str, tuple[int, ...] | None], expected: dict[str, tuple[int, ...]], with_optimizer: bool
+) -> None:
     saved_model = {k: v for k, v in saved.items() if k.startswith(_MODEL + ".")}
     missing = sorted(set(expected) - set(saved_model))
     unexpected = sorted(set(saved_model) - set(expected))
     wrong = sorted(k for k in set(expected) & set(saved_model) if saved_model[k] != expected[k])
     if missing or unexpected or wrong:
+
         def strip(k: str) -> str:
-            return k[len(_MODEL) + 1:]
+            return k[len(_MODEL) + 1 :]
 
         lines = [f"The sharded checkpoint at {path!r} does not fit this model."]
         if wrong:
-            lines.append("Shapes differ (checkpoint vs model): " + ", ".join(
-                f"{strip(k)}: {list(saved_model[k] or ())} vs {list(expected[k])}" for k in wrong))
+            lines.append(
+                "Shapes differ (checkpoint vs model): "
+                + ", ".join(f"{strip(k)}: {list(saved_model[k] or ())} vs {list(expected[k])}" for k in wrong)
+            )
         if missing:
             lines.append(f"In the model, not in the checkpoint: {[strip(k) for k in missing]}.")
         if unexpected:
             lines.append(f"In the checkpoint, not in the model: {[strip(k) for k in unexpected]}.")
         lines.append(
-            "Checkpoint parameters: " + ", ".join(f"{strip(k)} {list(v or ())}" for k, v in sorted(saved_model.items()))
-            + ". Model parameters: " + ", ".join(f"{strip(k)} {list(v)}" for k, v in sorted(expected.items()))
+            "Checkpoint parameters: "
+            + ", ".join(f"{strip(k)} {list(v or ())}" for k, v in sorted(saved_model.items()))
+            + ". Model parameters: "
+            + ", ".join(f"{strip(k)} {list(v)}" for k, v in sorted(expected.items()))
             + ". Build the model with the architecture the checkpoint was saved from."
         )
         raise IncompatibleCheckpointError(" ".join(lines))

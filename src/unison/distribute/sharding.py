@@ -168,8 +168,9 @@ def shard_model(
 
     units = _without_shared_parameters(_block_candidates(module, types or None))
     for unit in [*units, module]:
-        fully_shard(unit, mesh=mesh, reshard_after_forward=reshard_after_forward,
-                    shard_placement_fn=placement if dims else None)
+        fully_shard(
+            unit, mesh=mesh, reshard_after_forward=reshard_after_forward, shard_placement_fn=placement if dims else None
+        )
     import torch.distributed as dist
 
     gloo = dist.get_backend() == "gloo"
@@ -201,12 +202,14 @@ def _shard_dims(module: torch.nn.Module, shard_dims: Mapping[str, int] | None) -
     shapes = {name: tuple(p.shape) for name, p in module.named_parameters()}
     unknown = sorted(set(shard_dims) - set(shapes))
     if unknown:
-        raise ValueError(f"shard_dims names parameters the module does not have: {unknown}. "
-                         f"Its parameters: {sorted(shapes)}")
+        raise ValueError(
+            f"shard_dims names parameters the module does not have: {unknown}. Its parameters: {sorted(shapes)}"
+        )
     for name, dim in shard_dims.items():
         if isinstance(dim, bool) or not isinstance(dim, int) or not 0 <= dim < max(1, len(shapes[name])):
-            raise ValueError(f"shard_dims[{name!r}] must be a dimension of its shape {list(shapes[name])}. "
-                             f"Received: {dim!r}")
+            raise ValueError(
+                f"shard_dims[{name!r}] must be a dimension of its shape {list(shapes[name])}. Received: {dim!r}"
+            )
     return dict(shard_dims)
 
 
@@ -247,7 +250,8 @@ def replica_state_bytes(module: torch.nn.Module, optimizer: Any = None) -> dict[
         if callable(counter):
             out["optimizer"] = int(counter())
         else:
-            out["optimizer"] = sum(_local_bytes(v) for s in optimizer.state.values() for v in s.values()
-                                   if isinstance(v, torch.Tensor))
+            out["optimizer"] = sum(
+                _local_bytes(v) for s in optimizer.state.values() for v in s.values() if isinstance(v, torch.Tensor)
+            )
     out["total"] = out["parameters"] + out["gradients"] + out["optimizer"]
     return out

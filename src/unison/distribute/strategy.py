@@ -98,8 +98,9 @@ class ReplicaContext:
         op = _reduce_op(reduce_op)
         if not (isinstance(value, torch.Tensor) and value.is_floating_point()):
             return self.strategy.reduce(op, value, axis=None)
-        total = differentiable_all_reduce(value.to(self.strategy.extended.device), self.strategy._comm,
-                                          name=f"replica_context.all_reduce.{op.value}")
+        total = differentiable_all_reduce(
+            value.to(self.strategy.extended.device), self.strategy._comm, name=f"replica_context.all_reduce.{op.value}"
+        )
         return total / self.num_replicas_in_sync if op is ReduceOp.MEAN else total
 
 
@@ -303,15 +304,24 @@ class Strategy:
                 f"{type(dataset).__name__}"
             )
         seed = self._comm.broadcast_object(secrets.randbits(63), name="distribute_dataset.seed")
-        return DistributedDataset(dataset, self.num_replicas_in_sync, self.extended.replica_id,
-                                  self.extended.device, self._input_placement(), seed)
+        return DistributedDataset(
+            dataset,
+            self.num_replicas_in_sync,
+            self.extended.replica_id,
+            self.extended.device,
+            self._input_placement(),
+            seed,
+        )
 
-    def distribute_datasets_from_function(self, dataset_fn: Callable[[InputContext], Iterable[Any]],
-                                          options: Any = None) -> PerReplicaDataset:
+    def distribute_datasets_from_function(
+        self, dataset_fn: Callable[[InputContext], Iterable[Any]], options: Any = None
+    ) -> PerReplicaDataset:
         """Call ``dataset_fn(InputContext)`` in each input pipeline; it returns per-replica batches."""
-        ctx = InputContext(num_input_pipelines=self.num_replicas_in_sync,
-                           input_pipeline_id=self.extended.replica_id,
-                           num_replicas_in_sync=self.num_replicas_in_sync)
+        ctx = InputContext(
+            num_input_pipelines=self.num_replicas_in_sync,
+            input_pipeline_id=self.extended.replica_id,
+            num_replicas_in_sync=self.num_replicas_in_sync,
+        )
         return PerReplicaDataset(dataset_fn(ctx), self.extended.device)
 
 

@@ -73,8 +73,9 @@ class CompiledLoss:
     def __init__(self, model: Any) -> None:
         self._model = model
 
-    def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None,
-                 regularization_losses: Any = None) -> torch.Tensor:
+    def __call__(
+        self, y_true: Any, y_pred: Any, sample_weight: Any = None, regularization_losses: Any = None
+    ) -> torch.Tensor:
         st = self._model._step_state("compiled_loss")
         loss = st.compute_loss(y_true, y_pred, sample_weight, regularization=regularization_losses is not None)
         st.loss_tracker.update_state(loss)
@@ -90,8 +91,10 @@ def leaf_metrics(metrics: Iterable[Any]) -> list[Metric]:
         elif isinstance(m, Metric):
             leaves.append(m)
         else:
-            raise TypeError(f"model.metrics must hold keras.metrics.Metric objects. Received: {m!r} of type "
-                            f"{type(m).__name__}. Return only metrics from your `metrics` property.")
+            raise TypeError(
+                f"model.metrics must hold keras.metrics.Metric objects. Received: {m!r} of type "
+                f"{type(m).__name__}. Return only metrics from your `metrics` property."
+            )
     return leaves
 
 
@@ -124,8 +127,10 @@ def _select(value: Any, index: int, name: str) -> Any:
     """Output ``index`` (named ``name``) of ``y_true``/``y_pred``/``sample_weight`` (lists or dicts)."""
     if isinstance(value, dict):
         if name not in value:
-            raise ValueError(f"The data has no entry for output {name!r}: the dict passed has keys "
-                             f"{sorted(value)}. Key targets by the model's output names.")
+            raise ValueError(
+                f"The data has no entry for output {name!r}: the dict passed has keys "
+                f"{sorted(value)}. Key targets by the model's output names."
+            )
         return value[name]
     if isinstance(value, (list, tuple)):
         return value[index]
@@ -137,14 +142,18 @@ def _per_output(spec: Any, names: list[str], what: str) -> list[Any]:
     if isinstance(spec, dict):
         unknown = sorted(set(spec) - set(names))
         if unknown:
-            raise ValueError(f"compile({what}=...) names outputs {unknown} that the model does not have. The "
-                             f"model's outputs are {names}. Received: {what}={spec!r:.200}")
+            raise ValueError(
+                f"compile({what}=...) names outputs {unknown} that the model does not have. The "
+                f"model's outputs are {names}. Received: {what}={spec!r:.200}"
+            )
         return [spec.get(n) for n in names]
     if isinstance(spec, (list, tuple)):
         if len(spec) != len(names):
-            raise ValueError(f"compile({what}=...) got a list of {len(spec)} entries for a model with "
-                             f"{len(names)} outputs {names}: give one per output, or a dict keyed by output "
-                             f"name. Received: {what}={spec!r:.200}")
+            raise ValueError(
+                f"compile({what}=...) got a list of {len(spec)} entries for a model with "
+                f"{len(names)} outputs {names}: give one per output, or a dict keyed by output "
+                f"name. Received: {what}={spec!r:.200}"
+            )
         return list(spec)
     return [spec] * len(names)  # one loss (or weight) for every output
 
@@ -168,12 +177,16 @@ class OutputLosses:
             if isinstance(loss, (list, tuple)) and len(loss) == 1:
                 return losses_mod.get(loss[0])
             if isinstance(loss, (list, tuple, dict)):
-                raise ValueError(f"compile(loss=...) got a {type(loss).__name__} of losses, but the model has one "
-                                 f"output. Pass one loss. Received: loss={loss!r:.200}")
+                raise ValueError(
+                    f"compile(loss=...) got a {type(loss).__name__} of losses, but the model has one "
+                    f"output. Pass one loss. Received: loss={loss!r:.200}"
+                )
             return losses_mod.get(loss)
         resolved = [losses_mod.get(item) for item in _per_output(loss, names, "loss")]
         if all(item is None for item in resolved):
-            raise ValueError(f"compile(loss=...) gives none of the outputs {names} a loss. Received: loss={loss!r:.200}")
+            raise ValueError(
+                f"compile(loss=...) gives none of the outputs {names} a loss. Received: loss={loss!r:.200}"
+            )
         weights = [1.0 if w is None else float(w) for w in _per_output(loss_weights, names, "loss_weights")]
         return cls(names, resolved, weights)
 
@@ -204,8 +217,11 @@ class OutputMetric(Metric):
         self._strategy = inner._strategy
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        self.inner.update_state(_select(y_true, self.index, self.output), _select(y_pred, self.index, self.output),
-                                _select(sample_weight, self.index, self.output))
+        self.inner.update_state(
+            _select(y_true, self.index, self.output),
+            _select(y_pred, self.index, self.output),
+            _select(sample_weight, self.index, self.output),
+        )
 
     def result_from_state(self, state: torch.Tensor) -> float:
         return self.inner.result_from_state(state)
@@ -224,8 +240,10 @@ def resolve_metrics(specs: list[Any], loss: Any, y_shape: Any, out_shapes: Any) 
     """The compiled metrics, resolved against the labels' and outputs' shapes (Keras's ``"accuracy"``)."""
     if not isinstance(loss, OutputLosses):
         if isinstance(specs, dict):
-            raise ValueError(f"compile(metrics=dict) needs a model with several outputs; this one has one. Pass a "
-                             f"list. Received: metrics={specs!r:.200}")
+            raise ValueError(
+                f"compile(metrics=dict) needs a model with several outputs; this one has one. Pass a "
+                f"list. Received: metrics={specs!r:.200}"
+            )
         return [metrics_mod.get(m, (None, *y_shape), (None, *out_shapes), loss) for m in specs]
     names = loss.names
     if isinstance(specs, dict) or (specs and all(isinstance(m, (list, tuple)) or m is None for m in specs)):
@@ -239,11 +257,20 @@ def resolve_metrics(specs: list[Any], loss: Any, y_shape: Any, out_shapes: Any) 
         for m in items:
             if isinstance(m, Metric) and per[i] is specs:
                 m = copy.deepcopy(m)  # one instance given for every output: each output gets its own
-            metric = metrics_mod.get(m, (None, *y_i) if isinstance(y_i, tuple) else None, (None, *out_i),
-                                     loss.losses[i])
+            metric = metrics_mod.get(
+                m, (None, *y_i) if isinstance(y_i, tuple) else None, (None, *out_i), loss.losses[i]
+            )
             resolved.append(OutputMetric(metric, i, name))
     return resolved
 
 
-__all__ = ["CompileMetrics", "CompiledLoss", "OutputLosses", "OutputMetric", "flat_logs", "leaf_metrics",
-           "output_names", "resolve_metrics"]
+__all__ = [
+    "CompileMetrics",
+    "CompiledLoss",
+    "OutputLosses",
+    "OutputMetric",
+    "flat_logs",
+    "leaf_metrics",
+    "output_names",
+    "resolve_metrics",
+]

@@ -46,8 +46,10 @@ def _flat(y_true: TensorLike, y_pred: TensorLike, sample_weight: TensorLike | No
     labels = y_true.reshape(-1).to(torch.float64)
     scores = y_pred.reshape(-1).to(torch.float64)
     if labels.shape != scores.shape:
-        raise ValueError(f"labels and predictions must have the same number of values. Received: "
-                         f"y_true.shape={tuple(y_true.shape)}, y_pred.shape={tuple(y_pred.shape)}")
+        raise ValueError(
+            f"labels and predictions must have the same number of values. Received: "
+            f"y_true.shape={tuple(y_true.shape)}, y_pred.shape={tuple(y_pred.shape)}"
+        )
     if sample_weight is None:
         weight = torch.ones_like(scores)
     else:
@@ -71,8 +73,11 @@ class _Thresholded(Metric):
         with torch.no_grad():
             labels, scores, weight = _flat(y_true, y_pred, sample_weight)
             positive, predicted = labels > 0.5, scores > self.threshold
-            self._accumulate((weight * (positive & predicted)).sum(), (weight * (~positive & predicted)).sum(),
-                             (weight * (positive & ~predicted)).sum())
+            self._accumulate(
+                (weight * (positive & predicted)).sum(),
+                (weight * (~positive & predicted)).sum(),
+                (weight * (positive & ~predicted)).sum(),
+            )
 
     def get_config(self) -> dict[str, Any]:
         return {"name": self.name, "thresholds": self.threshold}
@@ -101,8 +106,9 @@ class AUC(Metric):
     area by the trapezoidal rule (``summation_method="interpolation"``).
     """
 
-    def __init__(self, num_thresholds: int = 200, curve: str = "ROC", name: str = "auc",
-                 from_logits: bool = False) -> None:
+    def __init__(
+        self, num_thresholds: int = 200, curve: str = "ROC", name: str = "auc", from_logits: bool = False
+    ) -> None:
         if num_thresholds < 2:
             raise ValueError(f"num_thresholds must be > 1. Received: num_thresholds={num_thresholds}")
         if curve.upper() not in ("ROC", "PR"):
@@ -122,8 +128,14 @@ class AUC(Metric):
             predicted = scores.unsqueeze(0) > self.thresholds.to(scores.device).unsqueeze(1)  # (T, n)
             positive = (labels > 0.5).unsqueeze(0)
             w = weight.unsqueeze(0)
-            counts = torch.cat([(w * (predicted & positive)).sum(1), (w * (predicted & ~positive)).sum(1),
-                                (w * (~predicted & ~positive)).sum(1), (w * (~predicted & positive)).sum(1)])
+            counts = torch.cat(
+                [
+                    (w * (predicted & positive)).sum(1),
+                    (w * (predicted & ~positive)).sum(1),
+                    (w * (~predicted & ~positive)).sum(1),
+                    (w * (~predicted & positive)).sum(1),
+                ]
+            )
             self._accumulate_vector(counts)
 
     def _accumulate_vector(self, counts: torch.Tensor) -> None:
@@ -142,5 +154,9 @@ class AUC(Metric):
         return float(((recall[:-1] - recall[1:]) * (precision[:-1] + precision[1:]) / 2).sum())
 
     def get_config(self) -> dict[str, Any]:
-        return {"name": self.name, "num_thresholds": self.num_thresholds, "curve": self.curve,
-                "from_logits": self.from_logits}
+        return {
+            "name": self.name,
+            "num_thresholds": self.num_thresholds,
+            "curve": self.curve,
+            "from_logits": self.from_logits,
+        }

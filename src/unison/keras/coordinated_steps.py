@@ -49,25 +49,31 @@ class ArrayShards:
     """A dataset function over arrays: worker ``i`` of ``n`` reads its contiguous block, in endless passes."""
 
     def __init__(self, x: Any, y: Any, sample_weight: Any, batch_size: int, shuffle: bool) -> None:
-        self.arrays = [np.asarray(a) if not isinstance(a, torch.Tensor) else a.numpy()
-                       for a in (x, y, sample_weight) if a is not None]
+        self.arrays = [
+            np.asarray(a) if not isinstance(a, torch.Tensor) else a.numpy()
+            for a in (x, y, sample_weight)
+            if a is not None
+        ]
         n = len(self.arrays[0])
         if any(len(a) != n for a in self.arrays):
-            raise ValueError(f"x, y and sample_weight must have the same number of rows. Received: "
-                             f"{[len(a) for a in self.arrays]}")
+            raise ValueError(
+                f"x, y and sample_weight must have the same number of rows. Received: {[len(a) for a in self.arrays]}"
+            )
         self.batch_size, self.shuffle = batch_size, shuffle
 
     def __call__(self, ctx: InputContext) -> Iterator[tuple[np.ndarray, ...]]:
         start, stop = shard_bounds(len(self.arrays[0]), ctx.num_input_pipelines, ctx.input_pipeline_id)
         rows = np.arange(start, stop)
         if len(rows) == 0:
-            raise ValueError(f"Worker {ctx.input_pipeline_id} has no rows: the data has fewer rows "
-                             f"({len(self.arrays[0])}) than there are workers ({ctx.num_input_pipelines}).")
+            raise ValueError(
+                f"Worker {ctx.input_pipeline_id} has no rows: the data has fewer rows "
+                f"({len(self.arrays[0])}) than there are workers ({ctx.num_input_pipelines})."
+            )
         rng = np.random.default_rng(ctx.input_pipeline_id)
         while True:
             order = rng.permutation(rows) if self.shuffle else rows
             for i in range(0, len(order), self.batch_size):
-                take = order[i: i + self.batch_size]
+                take = order[i : i + self.batch_size]
                 yield tuple(a[take] for a in self.arrays)
 
 
@@ -75,8 +81,9 @@ def is_dataset_function(x: Any) -> bool:
     """Data the workers build themselves (as opposed to arrays the coordinator evaluates)."""
     if isinstance(x, (DatasetCreator, DatasetFromFunction)):
         return True
-    return callable(x) and not isinstance(x, (torch.utils.data.Dataset, np.ndarray, torch.Tensor, tuple, list,
-                                               TfDataset))
+    return callable(x) and not isinstance(
+        x, (torch.utils.data.Dataset, np.ndarray, torch.Tensor, tuple, list, TfDataset)
+    )
 
 
 def dataset_function(x: Any, y: Any, sample_weight: Any, batch_size: int, shuffle: bool, what: str) -> Any:
@@ -85,8 +92,10 @@ def dataset_function(x: Any, y: Any, sample_weight: Any, batch_size: int, shuffl
         return x.dataset_fn
     if isinstance(x, TfDataset):
         if y is not None:
-            raise ValueError(f"`y` must not be given when `x` is a tf.data Dataset (its elements carry the "
-                             f"labels). Received: y of type {type(y).__name__}.")
+            raise ValueError(
+                f"`y` must not be given when `x` is a tf.data Dataset (its elements carry the "
+                f"labels). Received: y of type {type(y).__name__}."
+            )
         return DatasetCopy(x)  # every worker iterates its own copy: repeat() it, bound steps_per_epoch
     if isinstance(x, (np.ndarray, torch.Tensor)):
         return ArrayShards(x, y, sample_weight, batch_size, shuffle)
@@ -96,7 +105,8 @@ def dataset_function(x: Any, y: Any, sample_weight: Any, batch_size: int, shuffl
         f"Under ParameterServerStrategy, {what} takes data every worker can build on its own: "
         "keras.utils.experimental.DatasetCreator(dataset_fn), a dataset_fn(input_context), a tf.data "
         "Dataset (each worker iterates a copy) or numpy arrays. "
-        f"Received: {type(x).__name__}. Wrap the code that makes your dataset in a dataset_fn.")
+        f"Received: {type(x).__name__}. Wrap the code that makes your dataset in a dataset_fn."
+    )
 
 
 def _scheduled_train_step(model: Any, st: TrainingState, iterator: Any) -> None:
@@ -138,20 +148,33 @@ class CoordinatedSteps:
         sample = dataset_fn(InputContext(num_input_pipelines=1, input_pipeline_id=0, num_replicas_in_sync=1))
         st.setup_model(IterableAdapter(sample, 1, 0, torch.device("cpu"), per_replica=True))
         per_worker = self.coordinator.create_per_worker_dataset(
-            self.strategy.distribute_datasets_from_function(dataset_fn))
+            self.strategy.distribute_datasets_from_function(dataset_fn)
+        )
         return st, iter(per_worker)
 
     # --- training ------------------------------------------------------------------------------
-    def open_train(self, x: Any, y: Any, sample_weight: Any, batch_size: int, shuffle: bool,
-                   steps_per_epoch: int | None, callbacks: Any = None) -> tuple[TrainingState, Any]:
+    def open_train(
+        self,
+        x: Any,
+        y: Any,
+        sample_weight: Any,
+        batch_size: int,
+        shuffle: bool,
+        steps_per_epoch: int | None,
+        callbacks: Any = None,
+    ) -> tuple[TrainingState, Any]:
         if steps_per_epoch is None:
-            raise ValueError("Under ParameterServerStrategy, fit() needs steps_per_epoch: each worker reads an "
-                             "endless dataset, so an epoch is a number of scheduled steps. Pass e.g. "
-                             "steps_per_epoch=100.")
+            raise ValueError(
+                "Under ParameterServerStrategy, fit() needs steps_per_epoch: each worker reads an "
+                "endless dataset, so an epoch is a number of scheduled steps. Pass e.g. "
+                "steps_per_epoch=100."
+            )
         for cb in callbacks or []:
             if isinstance(cb, BackupAndRestore) and cb.save_freq != "epoch":
-                raise ValueError("Under ParameterServerStrategy, BackupAndRestore backs up at the end of each "
-                                 f"epoch: use save_freq='epoch'. Received: save_freq={cb.save_freq!r}")
+                raise ValueError(
+                    "Under ParameterServerStrategy, BackupAndRestore backs up at the end of each "
+                    f"epoch: use save_freq='epoch'. Received: save_freq={cb.save_freq!r}"
+                )
         st, iterator = self._open(dataset_function(x, y, sample_weight, batch_size, shuffle, "fit"), shuffle=False)
         # One function for the whole fit: the model and its state travel to each worker once.
         self._train_fn = functools.partial(_scheduled_train_step, self.model, st)
@@ -166,8 +189,9 @@ class CoordinatedSteps:
         self._push_optimizer_state(st.torch_opt)  # a restored backup's moments go to the servers
         return (resume.epoch, resume.step) if resume is not None else (initial_epoch, 0)
 
-    def train_steps(self, st: TrainingState, iterator: Any, epoch: int, steps: int | None,
-                    skip: int, callbacks_between: bool = True) -> Iterator[Step]:
+    def train_steps(
+        self, st: TrainingState, iterator: Any, epoch: int, steps: int | None, skip: int, callbacks_between: bool = True
+    ) -> Iterator[Step]:
         for _ in range((steps or 0) - skip):
             yield functools.partial(self.coordinator.schedule, self._train_fn, args=(iterator,))
 
@@ -196,11 +220,20 @@ class CoordinatedSteps:
         """Workers evaluate a dataset function; arrays and datasets are evaluated here, on the coordinator."""
         return self if is_dataset_function(x) else LocalSteps(self.model)
 
-    def open_eval(self, x: Any, y: Any, sample_weight: Any, batch_size: int, steps: int | None,
-                  where: str = "labels (y) given to evaluate") -> tuple[TrainingState, Any, int | None]:
+    def open_eval(
+        self,
+        x: Any,
+        y: Any,
+        sample_weight: Any,
+        batch_size: int,
+        steps: int | None,
+        where: str = "labels (y) given to evaluate",
+    ) -> tuple[TrainingState, Any, int | None]:
         if steps is None:
-            raise ValueError("Under ParameterServerStrategy, evaluating a dataset function needs steps= (or "
-                             "validation_steps= in fit): the number of batches to schedule onto the workers.")
+            raise ValueError(
+                "Under ParameterServerStrategy, evaluating a dataset function needs steps= (or "
+                "validation_steps= in fit): the number of batches to schedule onto the workers."
+            )
         st, iterator = self._open(dataset_function(x, y, None, batch_size, False, "evaluate"), shuffle=False)
         return st, iterator, steps
 

@@ -51,8 +51,9 @@ class LearningRate(float):
     def assign(self, value: float) -> LearningRate:
         """``optimizer.learning_rate.assign(v)``: the same as ``optimizer.learning_rate = v``."""
         if self._optimizer is None:
-            raise ValueError("This learning rate is not attached to an optimizer; set "
-                             "optimizer.learning_rate = value instead.")
+            raise ValueError(
+                "This learning rate is not attached to an optimizer; set optimizer.learning_rate = value instead."
+            )
         self._optimizer.learning_rate = value
         return self._optimizer.learning_rate
 
@@ -99,28 +100,34 @@ def _torch_optimizer_for(optimizer: Optimizer, variables: list[torch.Tensor]) ->
             f"Optimizer {optimizer.name!r} was built for other variables than variable "
             f"{_variable_name(variables[unknown[0]], unknown[0])} given to apply_gradients. An optimizer "
             "updates the variables of its first apply_gradients (or of the model it was compiled with); "
-            "create one optimizer per set of variables.")
+            "create one optimizer per set of variables."
+        )
     optimizer._prebuilt = False
     return built
 
 
-def apply_gradients(optimizer: Optimizer, grads_and_vars: Iterable[tuple[Any, torch.Tensor]],
-                    skip_aggregation: bool = False) -> torch.Tensor:
+def apply_gradients(
+    optimizer: Optimizer, grads_and_vars: Iterable[tuple[Any, torch.Tensor]], skip_aggregation: bool = False
+) -> torch.Tensor:
     """See :meth:`unison.keras.optimizers.Optimizer.apply_gradients`."""
     if (getattr(optimizer, "gradient_accumulation_steps", None) or 1) > 1:
         raise NotImplementedError(
             f"Optimizer {optimizer.name!r} has gradient_accumulation_steps={optimizer.gradient_accumulation_steps}, "
             "which unison applies in fit()'s built-in step only. In a custom train_step or loop, add the gradients "
-            "up yourself and call apply_gradients every k-th step, or use fit() without overriding train_step.")
+            "up yourself and call apply_gradients every k-th step, or use fit() without overriding train_step."
+        )
     pairs = list(grads_and_vars)
     if not pairs:
-        raise ValueError("apply_gradients() received no (gradient, variable) pairs. Pass e.g. "
-                         "zip(grads, model.trainable_variables).")
+        raise ValueError(
+            "apply_gradients() received no (gradient, variable) pairs. Pass e.g. zip(grads, model.trainable_variables)."
+        )
     variables = []
     for i, pair in enumerate(pairs):
         if not (isinstance(pair, tuple | list) and len(pair) == 2 and isinstance(pair[1], torch.Tensor)):
-            raise TypeError("apply_gradients() expects (gradient, variable) pairs, e.g. "
-                            f"zip(grads, model.trainable_variables). Received at position {i}: {pair!r:.80}")
+            raise TypeError(
+                "apply_gradients() expects (gradient, variable) pairs, e.g. "
+                f"zip(grads, model.trainable_variables). Received at position {i}: {pair!r:.80}"
+            )
         variables.append(pair[1])
     remote = getattr(get_strategy(), "apply_gradients_remotely", None)
     if remote is not None:  # a ParameterServerStrategy worker: the servers hold the variables
@@ -137,7 +144,8 @@ def apply_gradients(optimizer: Optimizer, grads_and_vars: Iterable[tuple[Any, to
                 raise ValueError(
                     f"apply_gradients(): the gradient for variable {_variable_name(var, i)} has shape "
                     f"{tuple(grad.shape)}; a gradient must have its variable's shape. Check that the "
-                    "gradients and variables are zipped in the same order.")
+                    "gradients and variables are zipped in the same order."
+                )
             var.grad = grad.detach().to(device=var.device, dtype=var.dtype)
     context = get_replica_context()
     strategy = context.strategy if context is not None else None
@@ -167,8 +175,10 @@ def minimize(optimizer: Optimizer, loss: Any, var_list: Any, tape: Any = None) -
         grads = tape.gradient(loss, variables)
     else:
         if not isinstance(loss, torch.Tensor) or not loss.requires_grad:
-            raise ValueError("minimize() needs a loss computed from the variables (a tensor that requires "
-                             "grad), a zero-argument callable returning one, or tape= a GradientTape that "
-                             f"recorded it. Received: loss={loss!r:.80}")
+            raise ValueError(
+                "minimize() needs a loss computed from the variables (a tensor that requires "
+                "grad), a zero-argument callable returning one, or tape= a GradientTape that "
+                f"recorded it. Received: loss={loss!r:.80}"
+            )
         grads = torch.autograd.grad(loss, variables, allow_unused=True)
     return apply_gradients(optimizer, zip(grads, variables))

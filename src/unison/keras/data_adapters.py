@@ -87,12 +87,25 @@ def _as_tensors(a: Any, name: str) -> Any:
 class ArrayAdapter:
     """Arrays or tensors held in memory by every replica (or lists/dicts of them)."""
 
-    def __init__(self, x: Any, y: Any, sample_weight: Any, batch_size: int, shuffle: bool,
-                 seed: int, num_replicas: int, replica_id: int, device: torch.device | None) -> None:
+    def __init__(
+        self,
+        x: Any,
+        y: Any,
+        sample_weight: Any,
+        batch_size: int,
+        shuffle: bool,
+        seed: int,
+        num_replicas: int,
+        replica_id: int,
+        device: torch.device | None,
+    ) -> None:
         self.x = _as_tensors(x, "x")
         self.y = None if y is None else _as_tensors(y, "y")
-        self.sw = None if sample_weight is None else map_structure(
-            lambda t: t.float(), _as_tensors(sample_weight, "sample_weight"))
+        self.sw = (
+            None
+            if sample_weight is None
+            else map_structure(lambda t: t.float(), _as_tensors(sample_weight, "sample_weight"))
+        )
         sizes = {"x": len(first_leaf(self.x))}
         if self.y is not None:
             sizes["y"] = len(first_leaf(self.y))
@@ -101,13 +114,14 @@ class ArrayAdapter:
         for what, value in (("x", self.x), ("y", self.y)):
             lengths = {len(leaf) for leaf in _leaves(value)}
             if len(lengths) > 1:
-                raise ValueError(f"Data cardinality is ambiguous: the arrays of {what} have {sorted(lengths)} "
-                                 "samples. Make sure all arrays contain the same number of samples.")
+                raise ValueError(
+                    f"Data cardinality is ambiguous: the arrays of {what} have {sorted(lengths)} "
+                    "samples. Make sure all arrays contain the same number of samples."
+                )
         if len(set(sizes.values())) > 1:
             detail = ", ".join(f"{k} sizes: {v}" for k, v in sizes.items())
             raise ValueError(
-                f"Data cardinality is ambiguous: {detail}. Make sure all arrays contain the same "
-                "number of samples."
+                f"Data cardinality is ambiguous: {detail}. Make sure all arrays contain the same number of samples."
             )
         self.n = sizes["x"]
         self.batch_size = batch_size
@@ -143,6 +157,7 @@ class ArrayAdapter:
             if t is None:
                 return None
             return leaf(t) if isinstance(t, torch.Tensor) else map_structure(leaf, t)
+
         return Batch(take(self.x), take(self.y), take(self.sw), None)
 
     def _order(self, pass_index: int) -> torch.Tensor | None:
@@ -176,7 +191,7 @@ class ArrayAdapter:
             g0 = step * self.batch_size
             g1 = min(g0 + self.batch_size, self.n)
             a, b = shard_bounds(g1 - g0, self.num_replicas, self.replica_id)
-            rows: slice | torch.Tensor = slice(g0 + a, g0 + b) if order is None else order[g0 + a: g0 + b]
+            rows: slice | torch.Tensor = slice(g0 + a, g0 + b) if order is None else order[g0 + a : g0 + b]
             batch = self._take(rows)
             batch.global_size = g1 - g0
             step += 1
@@ -210,13 +225,20 @@ class ArrayAdapter:
 class MapDatasetAdapter(ArrayAdapter):
     """A map-style ``torch.utils.data.Dataset`` yielding ``(x, y)`` items."""
 
-    def __init__(self, dataset: Dataset[Any], batch_size: int, shuffle: bool, seed: int,
-                 num_replicas: int, replica_id: int, device: torch.device | None) -> None:
+    def __init__(
+        self,
+        dataset: Dataset[Any],
+        batch_size: int,
+        shuffle: bool,
+        seed: int,
+        num_replicas: int,
+        replica_id: int,
+        device: torch.device | None,
+    ) -> None:
         self.dataset = dataset
         n = len(dataset)  # type: ignore[arg-type]
         first = dataset[0] if n else (torch.zeros(0), torch.zeros(0))
-        super().__init__(torch.empty((n, 0)), None, None, batch_size, shuffle, seed,
-                         num_replicas, replica_id, device)
+        super().__init__(torch.empty((n, 0)), None, None, batch_size, shuffle, seed, num_replicas, replica_id, device)
         self._first = default_collate([first])
 
     @property
@@ -265,8 +287,14 @@ class IterableAdapter:
     global batches (or, on several workers, applies its ``AutoShardPolicy``).
     """
 
-    def __init__(self, source: Iterable[Any], num_replicas: int, replica_id: int,
-                 device: torch.device | None, per_replica: bool = False) -> None:
+    def __init__(
+        self,
+        source: Iterable[Any],
+        num_replicas: int,
+        replica_id: int,
+        device: torch.device | None,
+        per_replica: bool = False,
+    ) -> None:
         self.source = source
         self.num_replicas, self.replica_id = num_replicas, replica_id
         self.device = device or torch.device("cpu")
@@ -280,8 +308,10 @@ class IterableAdapter:
             self.steps_per_epoch = _length(source)
             self.infinite = isinstance(source, TfDataset) and int(source.cardinality()) == INFINITE_CARDINALITY
         if self.steps_per_epoch == 0:
-            raise ValueError("The dataset is empty: it has no batch. Check the data source (a filter, "
-                             "take(0) or drop_remainder=True on fewer rows than one batch).")
+            raise ValueError(
+                "The dataset is empty: it has no batch. Check the data source (a filter, "
+                "take(0) or drop_remainder=True on fewer rows than one batch)."
+            )
         self._iterator: Iterator[tuple[Any, int | None]] | None = None
         self.epoch_origin: int | None = None
         self._peek = self._first()
@@ -342,7 +372,8 @@ class IterableAdapter:
                 raise ValueError(
                     "The dataset is infinite (it repeats forever), so an epoch never ends. Pass "
                     "steps_per_epoch= to fit() (and steps=/validation_steps= to evaluate()/validation), or "
-                    "repeat() it a finite number of times.")
+                    "repeat() it a finite number of times."
+                )
             for part in itertools.islice(self._stream(), skip, None):
                 yield self._local(part)
             return
@@ -356,8 +387,10 @@ class IterableAdapter:
                 self._iterator = self._stream()
                 again = next(self._iterator, None)
                 if again is None:
-                    raise ValueError("The dataset yielded no batch in a whole pass; it cannot fill "
-                                     f"steps_per_epoch={steps}. Check the data source.") from None
+                    raise ValueError(
+                        "The dataset yielded no batch in a whole pass; it cannot fill "
+                        f"steps_per_epoch={steps}. Check the data source."
+                    ) from None
                 batch = again
             if i >= skip:
                 yield self._local(batch)
@@ -395,20 +428,38 @@ def _floatx(t: Any) -> Any:
     return t.float() if isinstance(t, torch.Tensor) and t.dtype == torch.float64 else t
 
 
-def make_adapter(x: Any, y: Any, sample_weight: Any, batch_size: int, shuffle: bool, seed: int,
-                 num_replicas: int, replica_id: int, device: torch.device,
-                 placement: InputPlacement | None = None) -> ArrayAdapter | IterableAdapter:
+def make_adapter(
+    x: Any,
+    y: Any,
+    sample_weight: Any,
+    batch_size: int,
+    shuffle: bool,
+    seed: int,
+    num_replicas: int,
+    replica_id: int,
+    device: torch.device,
+    placement: InputPlacement | None = None,
+) -> ArrayAdapter | IterableAdapter:
     """Pick the adapter for what the user passed to ``fit``/``evaluate``/``predict``."""
     if x is None:
-        raise ValueError("No input data: x is None. Pass numpy arrays or tensors (x, y), a tf.data "
-                         "Dataset, a torch Dataset/DataLoader, or an iterable of (x, y) batches.")
+        raise ValueError(
+            "No input data: x is None. Pass numpy arrays or tensors (x, y), a tf.data "
+            "Dataset, a torch Dataset/DataLoader, or an iterable of (x, y) batches."
+        )
     if isinstance(x, TfDataset):
         if y is not None:
             raise ValueError(
                 "`y` must not be given when `x` is a tf.data Dataset (its elements carry the labels: "
-                f"(x, y) or (x, y, sample_weight)). Received: y of type {type(y).__name__}.")
-        x = DistributedDataset(x, num_replicas, replica_id, device or torch.device("cpu"),
-                               placement or InputPlacement(num_replicas, replica_id), seed_base=seed)
+                f"(x, y) or (x, y, sample_weight)). Received: y of type {type(y).__name__}."
+            )
+        x = DistributedDataset(
+            x,
+            num_replicas,
+            replica_id,
+            device or torch.device("cpu"),
+            placement or InputPlacement(num_replicas, replica_id),
+            seed_base=seed,
+        )
     if isinstance(x, DistributedDataset):
         return IterableAdapter(x, num_replicas, replica_id, device)
     if isinstance(x, PerReplicaDataset):

@@ -63,8 +63,9 @@ class DeviceMesh:
     def __init__(self, shape: Sequence[int], axis_names: Sequence[str], devices: Sequence[str] | None = None) -> None:
         shape, axis_names = tuple(shape), tuple(axis_names)
         if len(shape) != len(axis_names):
-            raise ValueError(f"shape and axis_names must have the same length. Received: shape={shape}, "
-                             f"axis_names={axis_names}")
+            raise ValueError(
+                f"shape and axis_names must have the same length. Received: shape={shape}, axis_names={axis_names}"
+            )
         if len(shape) != 1:
             raise ValueError(
                 f"unison's DeviceMesh has one axis (the data axis that ModelParallel shards parameters "
@@ -160,14 +161,20 @@ class ModelParallel:
         device_mesh: the mesh; taken from ``layout_map`` when it has one.
     """
 
-    def __init__(self, *, layout_map: LayoutMap | None = None, batch_dim_name: str | None = None,
-                 device_mesh: DeviceMesh | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        layout_map: LayoutMap | None = None,
+        batch_dim_name: str | None = None,
+        device_mesh: DeviceMesh | None = None,
+    ) -> None:
         # None: one axis over every replica of the job (known once the job exists)
         self.device_mesh = device_mesh or (layout_map.device_mesh if layout_map is not None else None)
         axis = self.device_mesh.axis_names[0] if self.device_mesh is not None else (batch_dim_name or "batch")
         if batch_dim_name is not None and batch_dim_name != axis:
-            raise ValueError(f"batch_dim_name must be the mesh's axis {axis!r}. Received: batch_dim_name="
-                             f"{batch_dim_name!r}")
+            raise ValueError(
+                f"batch_dim_name must be the mesh's axis {axis!r}. Received: batch_dim_name={batch_dim_name!r}"
+            )
         self.batch_dim_name = axis
         self.layout_map = layout_map or LayoutMap(self.device_mesh)
         for key, layout in self.layout_map.items():
@@ -185,8 +192,9 @@ class ModelParallel:
             )
         return named[0]
 
-    def distribute_model(self, model: torch.nn.Module, op: ReduceOp = Average,
-                         block_types: Sequence[type] | None = None) -> torch.nn.Module:
+    def distribute_model(
+        self, model: torch.nn.Module, op: ReduceOp = Average, block_types: Sequence[type] | None = None
+    ) -> torch.nn.Module:
         """Shard ``model`` over the replicas; build the optimizer on the returned model afterwards.
 
         ``op``: ``unison.Average`` for per-replica mean losses, ``unison.Sum`` for losses divided
@@ -204,11 +212,12 @@ class ModelParallel:
             if layout is not None:
                 dim = self._split_dim(name, layout)
                 if len(layout.axes) != param.dim():
-                    raise ValueError(f"LayoutMap gives {name!r} the layout {layout.axes} ({len(layout.axes)} "
-                                     f"dimensions) but its shape is {list(param.shape)}.")
+                    raise ValueError(
+                        f"LayoutMap gives {name!r} the layout {layout.axes} ({len(layout.axes)} "
+                        f"dimensions) but its shape is {list(param.shape)}."
+                    )
                 dims[name] = dim
         return shard_model(model, op=op, block_types=block_types, shard_dims=dims)
 
     def __repr__(self) -> str:
         return f"ModelParallel(device_mesh={self.device_mesh}, layout_map={dict(self.layout_map)})"
-

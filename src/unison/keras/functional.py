@@ -43,7 +43,8 @@ def _check_structure(value: Any, what: str) -> list[KerasTensor]:
     if not is_symbolic_structure(value):
         raise ValueError(
             f"keras.Model({what}=...) takes a KerasTensor (from keras.Input or a layer called on one) or a "
-            f"list/tuple/dict of them. Received: {what}={value!r:.200}")
+            f"list/tuple/dict of them. Received: {what}={value!r:.200}"
+        )
     return flatten(value)
 
 
@@ -78,12 +79,14 @@ def _trace(inputs: list[KerasTensor], outputs: list[KerasTensor]) -> list[Node]:
             raise ValueError(
                 f"Graph disconnected: output {out.name!r} {out.shape} needs the input(s) "
                 f"{sorted(set(missing))}, which are not in this model's inputs "
-                f"{[kt.name for kt in inputs]}. Pass every keras.Input the outputs are computed from.")
+                f"{[kt.name for kt in inputs]}. Pass every keras.Input the outputs are computed from."
+            )
     unused = [kt.name for kt in inputs if id(kt) not in reached]
     if unused:
         raise ValueError(
             f"The input(s) {unused} do not reach any output of the model (outputs: "
-            f"{[kt.name for kt in outputs]}). Remove them from inputs, or use them to compute an output.")
+            f"{[kt.name for kt in outputs]}). Remove them from inputs, or use them to compute an output."
+        )
     return order
 
 
@@ -96,15 +99,18 @@ class Functional(Model):
         name: the model's name.
     """
 
-    def __init__(self, inputs: Any = None, outputs: Any = None, name: str | None = None,
-                 trainable: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self, inputs: Any = None, outputs: Any = None, name: str | None = None, trainable: bool = True, **kwargs: Any
+    ) -> None:
         super().__init__(name=name, **kwargs)
         flat_in = _check_structure(inputs, "inputs")
         flat_out = _check_structure(outputs, "outputs")
         not_inputs = [kt.name for kt in flat_in if not kt.is_input]
         if not_inputs:
-            raise ValueError(f"keras.Model inputs must be keras.Input tensors; {not_inputs} are outputs of "
-                             "layers. Pass the keras.Input they come from instead.")
+            raise ValueError(
+                f"keras.Model inputs must be keras.Input tensors; {not_inputs} are outputs of "
+                "layers. Pass the keras.Input they come from instead."
+            )
         names = [kt.name for kt in flat_in]
         if len(set(names)) != len(names):
             raise ValueError(f"keras.Model inputs need distinct names. Received: {names}")
@@ -120,8 +126,10 @@ class Functional(Model):
             if isinstance(node.op, nn.Module) and not any(m is node.op for m in self.graph_layers):
                 key = getattr(node.op, "name", None) or f"module_{len(self.graph_layers)}"
                 if key in seen:
-                    raise ValueError(f"All layers of a functional model need unique names; {key!r} is used "
-                                     "by two different layers. Give one of them another name=.")
+                    raise ValueError(
+                        f"All layers of a functional model need unique names; {key!r} is used "
+                        "by two different layers. Give one of them another name=."
+                    )
                 seen.add(key)
                 self.graph_layers.append(node.op)
         if len(flat_in) == 1:
@@ -162,8 +170,10 @@ class Functional(Model):
         for layer in self.graph_layers:
             if getattr(layer, "name", None) == name:
                 return layer
-        raise ValueError(f"No such layer: {name!r}. Existing layers are: "
-                         f"{[getattr(m, 'name', type(m).__name__) for m in self.graph_layers]}.")
+        raise ValueError(
+            f"No such layer: {name!r}. Existing layers are: "
+            f"{[getattr(m, 'name', type(m).__name__) for m in self.graph_layers]}."
+        )
 
     # --- computation ------------------------------------------------------------------------
     def _flat_call_inputs(self, inputs: Any) -> list[Any]:
@@ -173,8 +183,10 @@ class Functional(Model):
         if isinstance(inputs, dict):
             absent = [n for n in names if n not in inputs]
             if absent:
-                raise ValueError(f"Model {self.name!r} expects inputs named {names}; the dict passed lacks "
-                                 f"{absent}. Received keys: {sorted(inputs)}.")
+                raise ValueError(
+                    f"Model {self.name!r} expects inputs named {names}; the dict passed lacks "
+                    f"{absent}. Received keys: {sorted(inputs)}."
+                )
             return [inputs[n] for n in names]
         if len(names) == 1:
             if isinstance(inputs, (list, tuple)) and len(inputs) == 1:
@@ -182,8 +194,10 @@ class Functional(Model):
             return [inputs]
         if not isinstance(inputs, (list, tuple)) or len(inputs) != len(names):
             got = len(inputs) if isinstance(inputs, (list, tuple)) else f"one {type(inputs).__name__}"
-            raise ValueError(f"Model {self.name!r} expects {len(names)} inputs {names}, as a list in that order or "
-                             f"a dict keyed by name. Received: {got}.")
+            raise ValueError(
+                f"Model {self.name!r} expects {len(names)} inputs {names}, as a list in that order or "
+                f"a dict keyed by name. Received: {got}."
+            )
         return list(flatten_values(inputs))
 
     def call(self, inputs: Any) -> Any:
@@ -196,11 +210,12 @@ class Functional(Model):
             # tf_keras runs a string-preprocessing model on one unbatched example too (TF's
             # parameter-server tutorial maps its StringLookup models over single examples in
             # tf.data); other rank mismatches are mistakes.
-            unbatched = (kt.dtype == "string" and value.ndim == kt.ndim - 1
-                         and tuple(value.shape) == tuple(kt.shape[1:]))
+            unbatched = kt.dtype == "string" and value.ndim == kt.ndim - 1 and tuple(value.shape) == tuple(kt.shape[1:])
             if value.ndim != kt.ndim and not unbatched:
-                raise ValueError(f"Input {kt.name!r} of model {self.name!r} expects shape {kt.shape}; "
-                                 f"received an input of shape {tuple(value.shape)}.")
+                raise ValueError(
+                    f"Input {kt.name!r} of model {self.name!r} expects shape {kt.shape}; "
+                    f"received an input of shape {tuple(value.shape)}."
+                )
             values[id(kt)] = value
         for node in self._nodes:
             for kt, value in zip(node.outputs, node.run(values)):

@@ -149,14 +149,11 @@ class Constant(Initializer):
 class RandomUniform(Initializer):
     """Uniform on ``[minval, maxval)``; Keras default ``[-0.05, 0.05)``."""
 
-    def __init__(
-        self, minval: float = -0.05, maxval: float = 0.05, seed: int | None = None
-    ) -> None:
+    def __init__(self, minval: float = -0.05, maxval: float = 0.05, seed: int | None = None) -> None:
         super().__init__(seed)
         if not minval < maxval:
             raise ValueError(
-                f"Argument `minval` must be smaller than `maxval`. Received: minval={minval}, "
-                f"maxval={maxval}"
+                f"Argument `minval` must be smaller than `maxval`. Received: minval={minval}, maxval={maxval}"
             )
         self.minval, self.maxval = float(minval), float(maxval)
 
@@ -190,12 +187,8 @@ class TruncatedNormal(RandomNormal):
         _truncated_normal(tensor, self.mean, self.stddev, generator)
 
 
-def _truncated_normal(
-    tensor: torch.Tensor, mean: float, std: float, generator: torch.Generator | None
-) -> None:
-    torch.nn.init.trunc_normal_(
-        tensor, mean=mean, std=std, a=mean - 2 * std, b=mean + 2 * std, generator=generator
-    )
+def _truncated_normal(tensor: torch.Tensor, mean: float, std: float, generator: torch.Generator | None) -> None:
+    torch.nn.init.trunc_normal_(tensor, mean=mean, std=std, a=mean - 2 * std, b=mean + 2 * std, generator=generator)
 
 
 class VarianceScaling(Initializer):
@@ -230,8 +223,7 @@ class VarianceScaling(Initializer):
             raise ValueError(f"Argument `scale` must be positive float. Received: scale={scale}")
         if mode not in self._MODES:
             raise ValueError(
-                f"Invalid `mode` argument: expected one of {format_choices(self._MODES)}. "
-                f"Received: mode={mode!r}"
+                f"Invalid `mode` argument: expected one of {format_choices(self._MODES)}. Received: mode={mode!r}"
             )
         if distribution not in self._DISTRIBUTIONS:
             raise ValueError(
@@ -320,8 +312,7 @@ class Orthogonal(Initializer):
     def _fill(self, tensor: torch.Tensor, generator: torch.Generator | None) -> None:
         if tensor.dim() < 2:
             raise ValueError(
-                "The Orthogonal initializer needs a tensor of rank >= 2. "
-                f"Received: shape={tuple(tensor.shape)}"
+                f"The Orthogonal initializer needs a tensor of rank >= 2. Received: shape={tuple(tensor.shape)}"
             )
         torch.nn.init.orthogonal_(tensor, gain=self.gain, generator=generator)
 

@@ -27,9 +27,17 @@ import torch
 
 EXAMPLE_ROWS = 2  # rows of the example batch (two, so batch statistics are defined)
 
-_DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
-           "bfloat16": torch.bfloat16, "int32": torch.int64, "int64": torch.int64, "int8": torch.int64,
-           "uint8": torch.int64, "bool": torch.bool}
+_DTYPES = {
+    "float32": torch.float32,
+    "float64": torch.float64,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "int32": torch.int64,
+    "int64": torch.int64,
+    "int8": torch.int64,
+    "uint8": torch.int64,
+    "bool": torch.bool,
+}
 
 
 def torch_dtype(dtype: Any) -> torch.dtype:
@@ -41,16 +49,21 @@ def torch_dtype(dtype: Any) -> torch.dtype:
     name = getattr(dtype, "name", dtype)
     if isinstance(name, str) and name in _DTYPES:
         return _DTYPES[name]
-    raise ValueError(f"keras.Input got an unsupported dtype. Received: dtype={dtype!r}; expected one of "
-                     f"{sorted(_DTYPES)} or 'string'.")
+    raise ValueError(
+        f"keras.Input got an unsupported dtype. Received: dtype={dtype!r}; expected one of "
+        f"{sorted(_DTYPES)} or 'string'."
+    )
 
 
 def is_string_dtype(dtype: Any) -> bool:
     """``tf.string`` / ``"string"``: the inputs are numpy arrays of ``str``/``bytes``."""
     if dtype in (str, bytes, object, np.str_, np.bytes_, np.object_):
         return True
-    return dtype is not None and not isinstance(dtype, torch.dtype) and \
-        str(getattr(dtype, "name", dtype)) in ("string", "str", "object")
+    return (
+        dtype is not None
+        and not isinstance(dtype, torch.dtype)
+        and str(getattr(dtype, "name", dtype)) in ("string", "str", "object")
+    )
 
 
 class Node:
@@ -106,16 +119,21 @@ class KerasTensor:
         return (KerasTensor, (example, None, self.name), {"_node": self._node})
 
     def __bool__(self) -> bool:
-        raise TypeError("A symbolic KerasTensor has no truth value: it stands for data that arrives "
-                        "at fit/predict time. Use a layer or a torch function on it instead of `if`.")
+        raise TypeError(
+            "A symbolic KerasTensor has no truth value: it stands for data that arrives "
+            "at fit/predict time. Use a layer or a torch function on it instead of `if`."
+        )
 
     def numpy(self) -> Any:
-        raise TypeError(f"{self!r} is symbolic and has no values. Build a keras.Model(inputs, outputs) "
-                        "and call it (or predict) on real data.")
+        raise TypeError(
+            f"{self!r} is symbolic and has no values. Build a keras.Model(inputs, outputs) "
+            "and call it (or predict) on real data."
+        )
 
     @classmethod
-    def __torch_function__(cls, func: Any, types: Any, args: tuple[Any, ...] = (),
-                           kwargs: dict[str, Any] | None = None) -> Any:
+    def __torch_function__(
+        cls, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
         return symbolic_call(func, tuple(args), dict(kwargs or {}))
 
     @staticmethod
@@ -147,18 +165,38 @@ def _binary(op: Callable[[Any, Any], Any], reflected: bool = False) -> Callable[
     return lambda self, other: symbolic_call(op, (self, other), {})
 
 
-for _name, _op in [("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
-                   ("truediv", operator.truediv), ("floordiv", operator.floordiv), ("pow", operator.pow),
-                   ("matmul", operator.matmul), ("mod", operator.mod)]:
+for _name, _op in [
+    ("add", operator.add),
+    ("sub", operator.sub),
+    ("mul", operator.mul),
+    ("truediv", operator.truediv),
+    ("floordiv", operator.floordiv),
+    ("pow", operator.pow),
+    ("matmul", operator.matmul),
+    ("mod", operator.mod),
+]:
     setattr(KerasTensor, f"__{_name}__", _binary(_op))
     setattr(KerasTensor, f"__r{_name}__", _binary(_op, reflected=True))
-for _name, _op in [("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge),
-                   ("and", operator.and_), ("or", operator.or_)]:
+for _name, _op in [
+    ("lt", operator.lt),
+    ("le", operator.le),
+    ("gt", operator.gt),
+    ("ge", operator.ge),
+    ("and", operator.and_),
+    ("or", operator.or_),
+]:
     setattr(KerasTensor, f"__{_name}__", _binary(_op))
 
 
-def Input(shape: Any = None, batch_size: int | None = None, dtype: Any = None, name: str | None = None,
-          sparse: Any = None, batch_shape: Any = None, **kwargs: Any) -> KerasTensor:
+def Input(
+    shape: Any = None,
+    batch_size: int | None = None,
+    dtype: Any = None,
+    name: str | None = None,
+    sparse: Any = None,
+    batch_shape: Any = None,
+    **kwargs: Any,
+) -> KerasTensor:
     """``keras.Input``: a symbolic model input of per-example ``shape`` (no batch axis).
 
     Args:
@@ -176,11 +214,12 @@ def Input(shape: Any = None, batch_size: int | None = None, dtype: Any = None, n
     if isinstance(shape, int):
         shape = (shape,)
     if not all(isinstance(s, int) and s >= 0 for s in shape):
-        raise ValueError(f"Input shape entries must be non-negative ints (unison needs every size except the "
-                         f"batch). Received: shape={tuple(shape)!r}")
+        raise ValueError(
+            f"Input shape entries must be non-negative ints (unison needs every size except the "
+            f"batch). Received: shape={tuple(shape)!r}"
+        )
     if is_string_dtype(dtype):  # string preprocessing models (StringLookup on a string Input)
-        return KerasTensor(np.full((EXAMPLE_ROWS, *shape), SYMBOLIC_STRING, dtype=object), None,
-                           name or _input_name())
+        return KerasTensor(np.full((EXAMPLE_ROWS, *shape), SYMBOLIC_STRING, dtype=object), None, name or _input_name())
     example = torch.zeros((EXAMPLE_ROWS, *shape), dtype=torch_dtype(dtype), device=_device())
     return KerasTensor(example, None, name or _input_name())
 
@@ -248,8 +287,9 @@ def has_keras_tensor(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     return bool(flatten((args, kwargs)))
 
 
-def symbolic_call(op: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
-                  run: Callable[..., Any] | None = None) -> Any:
+def symbolic_call(
+    op: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], run: Callable[..., Any] | None = None
+) -> Any:
     """Run ``op`` on the examples of its KerasTensor arguments and record a node; symbolic outputs.
 
     ``run`` (default ``op``) is what runs now: a layer passes its un-intercepted ``__call__``.
@@ -280,8 +320,10 @@ def symbolic_call(op: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[st
             return [wrap(v) for v in value]
         if isinstance(value, dict):
             return {k: wrap(v) for k, v in value.items()}
-        raise TypeError(f"{_op_name(op)} returned {type(value).__name__} on a symbolic input; the functional "
-                        "API records operations that return tensors.")
+        raise TypeError(
+            f"{_op_name(op)} returned {type(value).__name__} on a symbolic input; the functional "
+            "API records operations that return tensors."
+        )
 
     return wrap(out)
 

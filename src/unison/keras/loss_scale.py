@@ -47,20 +47,35 @@ class LossScaleOptimizer(Optimizer):
     :meth:`update_scale` is told whether the step was finite on every replica.
     """
 
-    def __init__(self, inner_optimizer: Any, initial_scale: float = 2.0 ** 15,
-                 dynamic_growth_steps: int = 2000, name: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        inner_optimizer: Any,
+        initial_scale: float = 2.0**15,
+        dynamic_growth_steps: int = 2000,
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         if kwargs:
             raise TypeError(f"LossScaleOptimizer got unexpected keyword arguments: {sorted(kwargs)}.")
         inner = optimizers_mod.get(inner_optimizer)
         if isinstance(inner, LossScaleOptimizer):
-            raise TypeError("LossScaleOptimizer cannot wrap another LossScaleOptimizer. "
-                             f"Received: inner_optimizer={inner_optimizer!r}")
+            raise TypeError(
+                "LossScaleOptimizer cannot wrap another LossScaleOptimizer. "
+                f"Received: inner_optimizer={inner_optimizer!r}"
+            )
         if not (isinstance(initial_scale, (int, float)) and math.isfinite(initial_scale) and initial_scale > 0):
-            raise ValueError(f"`initial_scale` must be a positive finite number. Received: initial_scale={initial_scale!r}")
-        if isinstance(dynamic_growth_steps, bool) or not isinstance(dynamic_growth_steps, int) \
-                or dynamic_growth_steps < 1:
-            raise ValueError("`dynamic_growth_steps` must be an integer >= 1. "
-                             f"Received: dynamic_growth_steps={dynamic_growth_steps!r}")
+            raise ValueError(
+                f"`initial_scale` must be a positive finite number. Received: initial_scale={initial_scale!r}"
+            )
+        if (
+            isinstance(dynamic_growth_steps, bool)
+            or not isinstance(dynamic_growth_steps, int)
+            or dynamic_growth_steps < 1
+        ):
+            raise ValueError(
+                "`dynamic_growth_steps` must be an integer >= 1. "
+                f"Received: dynamic_growth_steps={dynamic_growth_steps!r}"
+            )
         super().__init__(inner.learning_rate, name=name or "loss_scale_optimizer")
         self.inner_optimizer = inner
         self.initial_scale = float(initial_scale)
@@ -127,8 +142,12 @@ class LossScaleOptimizer(Optimizer):
             self.step_counter = 0
 
     def get_config(self) -> dict[str, Any]:
-        return {"name": self.name, "inner_optimizer": self.inner_optimizer.get_config(),
-                "initial_scale": self.initial_scale, "dynamic_growth_steps": self.dynamic_growth_steps}
+        return {
+            "name": self.name,
+            "inner_optimizer": self.inner_optimizer.get_config(),
+            "initial_scale": self.initial_scale,
+            "dynamic_growth_steps": self.dynamic_growth_steps,
+        }
 
     def __repr__(self) -> str:
         return f"LossScaleOptimizer({self.inner_optimizer!r}, dynamic_scale={self.dynamic_scale!r})"
@@ -158,7 +177,8 @@ class UnderflowWatch:
                 "(float16 cannot hold values below ~6e-8) and training is not using loss scaling. "
                 "Wrap the optimizer: optimizer=keras.mixed_precision.LossScaleOptimizer("
                 "keras.optimizers.Adam()), or use the 'mixed_bfloat16' policy, which needs none.",
-                RuntimeWarning, stacklevel=3,
+                RuntimeWarning,
+                stacklevel=3,
             )
 
 

@@ -67,9 +67,7 @@ def _float_like(y_true: torch.Tensor, y_pred: torch.Tensor) -> torch.Tensor:
     return y_true.to(y_pred.dtype if y_pred.is_floating_point() else torch.get_default_dtype())
 
 
-def _logits_of(
-    y_pred: torch.Tensor, attr: str, from_logits: bool, fn_name: str, op: str
-) -> tuple[torch.Tensor, bool]:
+def _logits_of(y_pred: torch.Tensor, attr: str, from_logits: bool, fn_name: str, op: str) -> tuple[torch.Tensor, bool]:
     """Return ``(tensor, from_logits)``, swapping in attached logits as TF Keras does."""
     logits = getattr(y_pred, attr, None)
     if logits is None:
@@ -115,9 +113,7 @@ def _align_ranks(y_true: torch.Tensor, y_pred: torch.Tensor) -> tuple[torch.Tens
     return y_true, y_pred
 
 
-def sparse_categorical_crossentropy(
-    y_true: TensorLike, y_pred: TensorLike, from_logits: bool = False
-) -> torch.Tensor:
+def sparse_categorical_crossentropy(y_true: TensorLike, y_pred: TensorLike, from_logits: bool = False) -> torch.Tensor:
     """Cross-entropy with integer labels; returns a tensor of shape ``y_pred.shape[:-1]``.
 
     Labels may be int or float, of shape ``(batch,)`` or ``(batch, 1)``.
@@ -129,9 +125,7 @@ def sparse_categorical_crossentropy(
         0.6931
     """
     y_true, y_pred = _as_tensors(y_true, y_pred)
-    y_pred, from_logits = _logits_of(
-        y_pred, LOGITS_ATTR, from_logits, "sparse_categorical_crossentropy", "Softmax"
-    )
+    y_pred, from_logits = _logits_of(y_pred, LOGITS_ATTR, from_logits, "sparse_categorical_crossentropy", "Softmax")
     y_pred = _upcast(y_pred)
     if y_true.dim() == y_pred.dim() and y_true.dim() > 0 and y_true.shape[-1] == 1:
         y_true = y_true.squeeze(-1)
@@ -165,9 +159,7 @@ def categorical_crossentropy(
         0.6931
     """
     y_true, y_pred = _as_tensors(y_true, y_pred)
-    y_pred, from_logits = _logits_of(
-        y_pred, LOGITS_ATTR, from_logits, "categorical_crossentropy", "Softmax"
-    )
+    y_pred, from_logits = _logits_of(y_pred, LOGITS_ATTR, from_logits, "categorical_crossentropy", "Softmax")
     y_pred = _upcast(y_pred)
     y_true = _float_like(y_true, y_pred)
     if y_true.shape != y_pred.shape:
@@ -199,9 +191,7 @@ def binary_crossentropy(
         [0.6931, 0.6931]
     """
     y_true, y_pred = _as_tensors(y_true, y_pred)
-    y_pred, from_logits = _logits_of(
-        y_pred, SIGMOID_LOGITS_ATTR, from_logits, "binary_crossentropy", "Sigmoid"
-    )
+    y_pred, from_logits = _logits_of(y_pred, SIGMOID_LOGITS_ATTR, from_logits, "binary_crossentropy", "Sigmoid")
     y_pred = _upcast(y_pred)
     y_true, y_pred = _align_ranks(_float_like(y_true, y_pred), y_pred)
     if label_smoothing:
@@ -278,7 +268,8 @@ def _check_reduction(reduction: str | None) -> str:
     if reduction not in _REDUCTIONS:
         raise ValueError(
             f"Invalid value for argument `reduction`. Expected one of {format_choices(_REDUCTIONS)}, None"
-            f" (or keras.losses.Reduction.NONE/SUM/SUM_OVER_BATCH_SIZE/AUTO). Received: reduction={reduction!r}")
+            f" (or keras.losses.Reduction.NONE/SUM/SUM_OVER_BATCH_SIZE/AUTO). Received: reduction={reduction!r}"
+        )
     return reduction
 
 
@@ -301,9 +292,7 @@ class Loss:
         """Return the loss of each example, shape ``(batch,)``; no reduction over the batch."""
         raise NotImplementedError
 
-    def __call__(
-        self, y_true: TensorLike, y_pred: TensorLike, sample_weight: TensorLike | None = None
-    ) -> torch.Tensor:
+    def __call__(self, y_true: TensorLike, y_pred: TensorLike, sample_weight: TensorLike | None = None) -> torch.Tensor:
         """Return the (weighted) per-example losses, reduced as ``self.reduction`` says.
 
         For standalone use and custom loops; the trainer calls ``per_example`` instead and
@@ -354,8 +343,11 @@ class LossFunctionWrapper(Loss):
     """
 
     def __init__(
-        self, fn: Callable[..., torch.Tensor], name: str | None = None,
-        reduction: str | None = "sum_over_batch_size", **kwargs: Any
+        self,
+        fn: Callable[..., torch.Tensor],
+        name: str | None = None,
+        reduction: str | None = "sum_over_batch_size",
+        **kwargs: Any,
     ) -> None:
         super().__init__(name or getattr(fn, "__name__", "loss"), reduction=reduction)
         self.fn = fn
@@ -382,9 +374,7 @@ def _labels_numpy(y_true: LabelArray, loss_name: str) -> np.ndarray:
     else:
         labels = np.asarray(y_true)
     if labels.dtype.kind not in "biuf":
-        raise ValueError(
-            f"Loss {loss_name!r} needs numeric labels. Received: y_true.dtype={labels.dtype}"
-        )
+        raise ValueError(f"Loss {loss_name!r} needs numeric labels. Received: y_true.dtype={labels.dtype}")
     if labels.dtype.kind == "f" and not np.isfinite(labels).all():
         raise ValueError(f"Loss {loss_name!r} received labels that contain NaN or infinity.")
     return labels
@@ -400,8 +390,11 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
     """
 
     def __init__(
-        self, from_logits: bool = False, ignore_class: int | None = None,
-        reduction: str | None = "sum_over_batch_size", name: str = "sparse_categorical_crossentropy",
+        self,
+        from_logits: bool = False,
+        ignore_class: int | None = None,
+        reduction: str | None = "sum_over_batch_size",
+        name: str = "sparse_categorical_crossentropy",
     ) -> None:
         super().__init__(sparse_categorical_crossentropy, name=name, reduction=reduction, from_logits=from_logits)
         if ignore_class is not None and (isinstance(ignore_class, bool) or not isinstance(ignore_class, int)):
@@ -429,9 +422,7 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
         _, valid = self._valid(y_true, y_pred, self.ignore_class)
         return valid.reshape(valid.shape[0], -1).float().mean(dim=1)
 
-    def __call__(
-        self, y_true: TensorLike, y_pred: TensorLike, sample_weight: TensorLike | None = None
-    ) -> torch.Tensor:
+    def __call__(self, y_true: TensorLike, y_pred: TensorLike, sample_weight: TensorLike | None = None) -> torch.Tensor:
         # Standalone use is not the training hot path, so checking here is affordable and
         # turns torch's index error into a message about the labels.
         num_classes = int(np.shape(y_pred)[-1])
@@ -535,7 +526,10 @@ class BinaryCrossentropy(LossFunctionWrapper):
     ) -> None:
         _check_label_smoothing(label_smoothing)
         super().__init__(
-            binary_crossentropy, name=name, reduction=reduction, from_logits=from_logits,
+            binary_crossentropy,
+            name=name,
+            reduction=reduction,
+            from_logits=from_logits,
             label_smoothing=label_smoothing,
         )
         self.from_logits, self.label_smoothing = from_logits, label_smoothing
@@ -569,9 +563,7 @@ class MeanAbsoluteError(LossFunctionWrapper):
 
 def _check_label_smoothing(value: float) -> None:
     if not 0.0 <= value <= 1.0:
-        raise ValueError(
-            f"Argument `label_smoothing` must be in [0, 1]. Received: label_smoothing={value}"
-        )
+        raise ValueError(f"Argument `label_smoothing` must be in [0, 1]. Received: label_smoothing={value}")
 
 
 _CLASSES: tuple[type[Loss], ...] = (

@@ -90,7 +90,8 @@ class Metric:
         strategy = self._strategy
         if strategy is not None and strategy.extended.communicator.is_distributed and not in_strategy_run():
             state = strategy.extended.communicator.all_reduce(
-                state.to(strategy.extended.device), name=f"metric.{self.name}.result")
+                state.to(strategy.extended.device), name=f"metric.{self.name}.result"
+            )
         return torch.tensor(self.result_from_state(state), dtype=torch.float32)
 
     def state(self) -> torch.Tensor:
@@ -212,16 +213,12 @@ class MeanMetricWrapper(_MeanState):
         0.5
     """
 
-    def __init__(
-        self, fn: Callable[..., torch.Tensor], name: str | None = None, **kwargs: Any
-    ) -> None:
+    def __init__(self, fn: Callable[..., torch.Tensor], name: str | None = None, **kwargs: Any) -> None:
         super().__init__(name or str(getattr(fn, "__name__", "metric")))
         self.fn = fn
         self._fn_kwargs = kwargs
 
-    def update_state(
-        self, y_true: TensorLike, y_pred: TensorLike, sample_weight: TensorLike | None = None
-    ) -> None:
+    def update_state(self, y_true: TensorLike, y_pred: TensorLike, sample_weight: TensorLike | None = None) -> None:
         with torch.no_grad():
             self._add(self.fn(y_true, y_pred, **self._fn_kwargs), sample_weight)
 
@@ -278,9 +275,7 @@ def binary_accuracy(y_true: TensorLike, y_pred: TensorLike, threshold: float = 0
     return ((y_pred > threshold).float() == y_true).float().mean(dim=-1)
 
 
-def sparse_top_k_categorical_accuracy(
-    y_true: TensorLike, y_pred: TensorLike, k: int = 5
-) -> torch.Tensor:
+def sparse_top_k_categorical_accuracy(y_true: TensorLike, y_pred: TensorLike, k: int = 5) -> torch.Tensor:
     """1.0 where the label is among the ``k`` highest predictions (ties count, as in TF).
 
     Example:
@@ -403,9 +398,7 @@ def _label_kind(y_true_shape: Shape, y_pred_shape: Shape, loss: Any) -> str:
     predictions, or a trailing label dimension of 1, are sparse; anything else is one-hot."""
     if _is_loss(loss, losses.BinaryCrossentropy, "binary_crossentropy"):
         return "binary"
-    sparse_loss = _is_loss(
-        loss, losses.SparseCategoricalCrossentropy, "sparse_categorical_crossentropy"
-    )
+    sparse_loss = _is_loss(loss, losses.SparseCategoricalCrossentropy, "sparse_categorical_crossentropy")
     if y_pred_shape is None:
         return "sparse_categorical" if sparse_loss else "categorical"
     y_pred_shape = tuple(y_pred_shape)
@@ -414,9 +407,7 @@ def _label_kind(y_true_shape: Shape, y_pred_shape: Shape, loss: Any) -> str:
     if y_true_shape is None:
         return "sparse_categorical" if sparse_loss else "categorical"
     y_true_shape = tuple(y_true_shape)
-    if len(y_true_shape) < len(y_pred_shape) or (
-        len(y_true_shape) == len(y_pred_shape) and y_true_shape[-1] == 1
-    ):
+    if len(y_true_shape) < len(y_pred_shape) or (len(y_true_shape) == len(y_pred_shape) and y_true_shape[-1] == 1):
         return "sparse_categorical"
     return "categorical"
 
@@ -483,6 +474,11 @@ def get(
 from unison.keras.confusion_metrics import AUC, Accuracy, Precision, Recall  # noqa: E402  # they subclass Metric
 
 _CLASSES += (Accuracy, Precision, Recall, AUC)
-_REGISTRY.update({"precision": lambda name: Precision(name=name), "recall": lambda name: Recall(name=name),
-                  "auc": lambda name: AUC(name=name)})
+_REGISTRY.update(
+    {
+        "precision": lambda name: Precision(name=name),
+        "recall": lambda name: Recall(name=name),
+        "auc": lambda name: AUC(name=name),
+    }
+)
 __all__ += ["AUC", "Accuracy", "Precision", "Recall"]

@@ -104,8 +104,12 @@ class Policy:
     def cast_inputs(self, x: Any) -> Any:
         """Floating tensors to the compute dtype where autocast does not do it (pure policies,
         and float32 layers inside a mixed model); integer ids and other values pass unchanged."""
-        if self.is_mixed or not isinstance(x, torch.Tensor) or not x.is_floating_point() \
-                or x.dtype == self.torch_compute_dtype:
+        if (
+            self.is_mixed
+            or not isinstance(x, torch.Tensor)
+            or not x.is_floating_point()
+            or x.dtype == self.torch_compute_dtype
+        ):
             return x
         cast = x.to(self.torch_compute_dtype)
         mask = getattr(x, "_keras_mask", None)
@@ -225,8 +229,12 @@ class DTypePolicyMixin:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         policy = self.dtype_policy
-        if policy.name == "float32" and not self._explicit_policy and not kwargs and all(
-                type(a) is torch.Tensor and a.dtype in _NO_CAST for a in args):
+        if (
+            policy.name == "float32"
+            and not self._explicit_policy
+            and not kwargs
+            and all(type(a) is torch.Tensor and a.dtype in _NO_CAST for a in args)
+        ):
             # The default policy on float32 (or integer) inputs: nothing to cast, and inside an
             # autocast context the layer follows it anyway. One check per call on the hot path.
             return super().__call__(*args, **kwargs)  # type: ignore[misc]
@@ -246,8 +254,11 @@ class DTypePolicyMixin:
         # and stores its variables in the policy's dtype afterwards.
         first = not getattr(self, "built", True)
         self._cast_variables()
-        context = torch.autocast(device, dtype=policy.torch_compute_dtype) if first and policy.name != "float32" \
+        context = (
+            torch.autocast(device, dtype=policy.torch_compute_dtype)
+            if first and policy.name != "float32"
             else policy.autocast(device)
+        )
         with context:
             out = super().__call__(*args, **kwargs)  # type: ignore[misc]
         self._cast_variables()

@@ -188,9 +188,18 @@ class Model(StepMethods, nn.Module):
         return [loss for m in self.modules() if isinstance(m, Layer) for loss in m.losses]
 
     # --- compile -----------------------------------------------------------------------------
-    def compile(self, optimizer: Any = "rmsprop", loss: Any = None, metrics: Sequence[Any] | None = None,
-                loss_weights: Any = None, weighted_metrics: Any = None, run_eagerly: bool = False,
-                steps_per_execution: int = 1, jit_compile: Any = None, **kwargs: Any) -> None:
+    def compile(
+        self,
+        optimizer: Any = "rmsprop",
+        loss: Any = None,
+        metrics: Sequence[Any] | None = None,
+        loss_weights: Any = None,
+        weighted_metrics: Any = None,
+        run_eagerly: bool = False,
+        steps_per_execution: int = 1,
+        jit_compile: Any = None,
+        **kwargs: Any,
+    ) -> None:
         """Configure training: optimizer, loss and metrics (strings as in Keras).
 
         Under a strategy's scope the optimizer's gradients are synchronised by that strategy.
@@ -198,8 +207,10 @@ class Model(StepMethods, nn.Module):
         if kwargs:
             raise TypeError(f"compile() got unexpected keyword arguments: {sorted(kwargs)}.")
         if loss is None and not overrides(self, "train_step"):
-            raise ValueError("compile() needs a loss, e.g. loss='sparse_categorical_crossentropy' (or a "
-                             "train_step override that computes its own loss).")
+            raise ValueError(
+                "compile() needs a loss, e.g. loss='sparse_categorical_crossentropy' (or a "
+                "train_step override that computes its own loss)."
+            )
         if isinstance(metrics, str) or (metrics is not None and not isinstance(metrics, Iterable)):
             metrics = [metrics]
         specs: Any = dict(metrics) if isinstance(metrics, dict) else list(metrics or [])
@@ -326,9 +337,11 @@ class Model(StepMethods, nn.Module):
         if not self.distribute_strategy.extended.should_checkpoint:
             return
         opt = self.optimizer.torch_optimizer if self.optimizer is not None else None
-        weights_file.write_state(filepath, {"state_dict": self.state_dict(),
-                                            "optimizer": opt.state_dict() if opt is not None else None},
-                                 weights_file.MODEL_FORMAT)
+        weights_file.write_state(
+            filepath,
+            {"state_dict": self.state_dict(), "optimizer": opt.state_dict() if opt is not None else None},
+            weights_file.MODEL_FORMAT,
+        )
 
     def get_config(self) -> dict[str, Any]:
         """The architecture as Keras's ``{"class_name", "config"}`` (Sequential and functional models)."""
@@ -376,10 +389,15 @@ class Sequential(Model):
             if len(self.stack):
                 raise ValueError("keras.Input must come first in a Sequential model.")
             if isinstance(layer, KerasTensor) and not layer.is_input:
-                raise TypeError(f"Sequential takes layers; {layer!r} is the output of a layer. Use "
-                                "keras.Model(inputs, outputs) for a graph of layers.")
-            self.input_shape_hint = tuple(int(s) for s in layer.shape[1:] if s is not None) \
-                if isinstance(layer, KerasTensor) else layer.shape
+                raise TypeError(
+                    f"Sequential takes layers; {layer!r} is the output of a layer. Use "
+                    "keras.Model(inputs, outputs) for a graph of layers."
+                )
+            self.input_shape_hint = (
+                tuple(int(s) for s in layer.shape[1:] if s is not None)
+                if isinstance(layer, KerasTensor)
+                else layer.shape
+            )
             return
         if not isinstance(layer, nn.Module):
             raise TypeError(

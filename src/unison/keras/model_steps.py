@@ -47,8 +47,10 @@ def unpack_x_y_sample_weight(data: Any) -> tuple[Any, Any, Any]:
         return data[0], data[1], None
     if len(data) == 3:
         return data[0], data[1], data[2]
-    raise ValueError("Data is expected to be in format `x`, `(x,)`, `(x, y)`, or `(x, y, sample_weight)`. "
-                     f"Received a tuple of length {len(data)}: {data!r:.120}")
+    raise ValueError(
+        "Data is expected to be in format `x`, `(x,)`, `(x, y)`, or `(x, y, sample_weight)`. "
+        f"Received a tuple of length {len(data)}: {data!r:.120}"
+    )
 
 
 class StepMethods:
@@ -59,8 +61,10 @@ class StepMethods:
 
         st = training_state_of(self)
         if st is None or not st.ready:
-            raise RuntimeError(f"{what}() uses the compiled loss and metrics, which fit()/evaluate() set up. Call "
-                               f"it from train_step/test_step (run by fit/evaluate), after model.compile().")
+            raise RuntimeError(
+                f"{what}() uses the compiled loss and metrics, which fit()/evaluate() set up. Call "
+                f"it from train_step/test_step (run by fit/evaluate), after model.compile()."
+            )
         return st
 
     # --- the steps ---------------------------------------------------------------------------------
@@ -90,8 +94,9 @@ class StepMethods:
         return st.predict_forward(x) if st is not None else self(x, training=False)  # type: ignore[operator]
 
     # --- what a custom step calls ------------------------------------------------------------------
-    def compute_loss(self, x: Any = None, y: Any = None, y_pred: Any = None, sample_weight: Any = None,
-                     training: bool = True) -> torch.Tensor:
+    def compute_loss(
+        self, x: Any = None, y: Any = None, y_pred: Any = None, sample_weight: Any = None, training: bool = True
+    ) -> torch.Tensor:
         """The compiled loss plus the layers' penalties, scaled by the global batch (Keras 3).
 
         Differentiate it as it is: gradients summed over N replicas equal one device's on the

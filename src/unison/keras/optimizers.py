@@ -88,12 +88,21 @@ def _fusable(params: ParamList) -> bool:
     tensors = _flatten(params)
     try:  # fused Adam on the CPU exists from torch 2.4 on; this lists where this build has it
         from torch.utils._foreach_utils import _get_fused_kernels_supported_devices
+
         devices = set(_get_fused_kernels_supported_devices())
     except (ImportError, AttributeError):  # private API: without it, keep the default
         return False
-    return bool(tensors) and all(
-        t.device.type in devices and t.device.type in ("cpu", "cuda") and t.dtype in _FUSED_DTYPES
-        and t.layout == torch.strided for t in tensors) and len({t.device for t in tensors}) == 1
+    return (
+        bool(tensors)
+        and all(
+            t.device.type in devices
+            and t.device.type in ("cpu", "cuda")
+            and t.dtype in _FUSED_DTYPES
+            and t.layout == torch.strided
+            for t in tensors
+        )
+        and len({t.device for t in tensors}) == 1
+    )
 
 
 class OptimizerOptions(ClipOptions, total=False):
@@ -160,10 +169,14 @@ class Optimizer:
         gradient_accumulation_steps: int | None = None,
     ) -> None:
         if gradient_accumulation_steps is not None and (
-                isinstance(gradient_accumulation_steps, bool) or not isinstance(gradient_accumulation_steps, int)
-                or gradient_accumulation_steps < 1):
-            raise ValueError("`gradient_accumulation_steps` must be an integer >= 1 (or None). Received: "
-                             f"gradient_accumulation_steps={gradient_accumulation_steps!r}")
+            isinstance(gradient_accumulation_steps, bool)
+            or not isinstance(gradient_accumulation_steps, int)
+            or gradient_accumulation_steps < 1
+        ):
+            raise ValueError(
+                "`gradient_accumulation_steps` must be an integer >= 1 (or None). Received: "
+                f"gradient_accumulation_steps={gradient_accumulation_steps!r}"
+            )
         self.gradient_accumulation_steps = gradient_accumulation_steps
         self._schedule: schedules.LearningRateSchedule | None = None
         if isinstance(learning_rate, schedules.LearningRateSchedule):
@@ -202,8 +215,12 @@ class Optimizer:
         # Materialise generators (including those inside param-group dicts) exactly once.
         params = [dict(p, params=list(p["params"])) if isinstance(p, dict) else p for p in params]
         ids = frozenset(id(p) for p in _flatten(params))
-        if self._torch_optimizer is not None and self._prebuilt and ids != self._param_ids \
-                and not self._torch_optimizer.state:
+        if (
+            self._torch_optimizer is not None
+            and self._prebuilt
+            and ids != self._param_ids
+            and not self._torch_optimizer.state
+        ):
             # Built early by compile(); the trainable set changed before the first step
             # (a layer frozen or added after compile): start over on the new set.
             self._torch_optimizer = None
@@ -217,9 +234,7 @@ class Optimizer:
                 )
             return self._torch_optimizer
         if not ids:
-            raise ValueError(
-                f"Optimizer {self.name!r} received no parameters to optimize. Received: params=[]"
-            )
+            raise ValueError(f"Optimizer {self.name!r} received no parameters to optimize. Received: params=[]")
         self._torch_optimizer = self._make(params)
         self._param_ids = ids
         if self.weight_decay and not isinstance(self._torch_optimizer, torch.optim.AdamW):
@@ -281,8 +296,13 @@ class Optimizer:
         """How many steps this optimizer has taken (a 0-d int64 tensor, Keras's ``iterations``)."""
         return self._counter.count
 
-    def apply_gradients(self, grads_and_vars: Iterable[tuple[Any, torch.Tensor]], name: str | None = None,
-                        skip_gradients_aggregation: bool = False, **kwargs: Any) -> torch.Tensor:
+    def apply_gradients(
+        self,
+        grads_and_vars: Iterable[tuple[Any, torch.Tensor]],
+        name: str | None = None,
+        skip_gradients_aggregation: bool = False,
+        **kwargs: Any,
+    ) -> torch.Tensor:
         """Apply one step of ``(gradient, variable)`` pairs; returns ``iterations``.
 
         Inside ``strategy.run`` of a multi-replica strategy the gradients are first summed
@@ -304,12 +324,16 @@ class Optimizer:
                 of their own before they are built), or as ``apply_gradients``.
         """
         if trainable_variables is None:
-            raise ValueError("optimizer.apply(grads) needs trainable_variables= as well, e.g. "
-                             "optimizer.apply(grads, model.trainable_weights).")
+            raise ValueError(
+                "optimizer.apply(grads) needs trainable_variables= as well, e.g. "
+                "optimizer.apply(grads, model.trainable_weights)."
+            )
         grads, variables = list(grads), list(trainable_variables)
         if len(grads) != len(variables):
-            raise ValueError(f"optimizer.apply() received {len(grads)} gradients for {len(variables)} variables; "
-                             "pass one gradient per variable, in the same order.")
+            raise ValueError(
+                f"optimizer.apply() received {len(grads)} gradients for {len(variables)} variables; "
+                "pass one gradient per variable, in the same order."
+            )
         return apply_gradients(self, zip(grads, variables))
 
     def minimize(self, loss: Any, var_list: Any, tape: Any = None) -> torch.Tensor:
@@ -351,8 +375,15 @@ class Optimizer:
 
     def get_config(self) -> dict[str, Any]:
         """Return the constructor arguments (Keras's ``get_config``)."""
-        base = ("name", "learning_rate", "weight_decay", "clipnorm", "clipvalue", "global_clipnorm",
-                "gradient_accumulation_steps")
+        base = (
+            "name",
+            "learning_rate",
+            "weight_decay",
+            "clipnorm",
+            "clipvalue",
+            "global_clipnorm",
+            "gradient_accumulation_steps",
+        )
         keys = base + self._CONFIG
         return {key: getattr(self, key) for key in keys}
 
@@ -372,7 +403,9 @@ def _flatten(params: ParamList) -> list[torch.Tensor]:
     return out
 
 
-def _decoupled_weight_decay(weight_decay: float) -> Callable[[torch.optim.Optimizer, tuple[Any, ...], dict[str, Any]], None]:
+def _decoupled_weight_decay(
+    weight_decay: float,
+) -> Callable[[torch.optim.Optimizer, tuple[Any, ...], dict[str, Any]], None]:
     """A step pre-hook applying Keras's ``w -= lr * wd * w`` to parameters with a gradient."""
 
     def hook(optimizer: torch.optim.Optimizer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -409,9 +442,7 @@ class SGD(Optimizer):
     def _make(self, params: ParamList) -> torch.optim.Optimizer:
         # torch rejects nesterov without momentum; Keras's update is then plain SGD anyway.
         nesterov = self.nesterov and self.momentum > 0
-        return torch.optim.SGD(
-            _for_torch(params), lr=self._learning_rate, momentum=self.momentum, nesterov=nesterov
-        )
+        return torch.optim.SGD(_for_torch(params), lr=self._learning_rate, momentum=self.momentum, nesterov=nesterov)
 
 
 class Adam(Optimizer):
@@ -476,9 +507,7 @@ class AdamW(Adam):
     ) -> None:
         if weight_decay is None:
             raise ValueError("Argument `weight_decay` must be a float. Received: weight_decay=None")
-        super().__init__(
-            learning_rate, beta_1, beta_2, epsilon, amsgrad, weight_decay=weight_decay, **options
-        )
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad, weight_decay=weight_decay, **options)
 
 
 class RMSprop(Optimizer):
@@ -535,9 +564,7 @@ class Adagrad(Optimizer):
         **options: Unpack[OptimizerOptions],
     ) -> None:
         super().__init__(learning_rate, **options)
-        self.initial_accumulator_value = _number(
-            initial_accumulator_value, "initial_accumulator_value"
-        )
+        self.initial_accumulator_value = _number(initial_accumulator_value, "initial_accumulator_value")
         self.epsilon = _number(epsilon, "epsilon")
 
     def _make(self, params: ParamList) -> torch.optim.Optimizer:

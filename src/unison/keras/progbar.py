@@ -84,11 +84,7 @@ def _format_eta(seconds: float) -> str:
 def _stream_is_dynamic(stream: TextIO) -> bool:
     # Notebooks and PyCharm's console understand '\r' although they are not TTYs.
     isatty = getattr(stream, "isatty", None)
-    return bool(
-        (isatty is not None and isatty())
-        or "ipykernel" in sys.modules
-        or "PYCHARM_HOSTED" in os.environ
-    )
+    return bool((isatty is not None and isatty()) or "ipykernel" in sys.modules or "PYCHARM_HOSTED" in os.environ)
 
 
 class Progbar:
@@ -134,8 +130,7 @@ class Progbar:
             )
         if target is not None and target < 0:
             raise ValueError(
-                f"Progbar target must be a non-negative number of steps or None (unknown). "
-                f"Received: target={target!r}"
+                f"Progbar target must be a non-negative number of steps or None (unknown). Received: target={target!r}"
             )
         self.target = target
         self.width = width

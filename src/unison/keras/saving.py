@@ -61,7 +61,8 @@ def _json_value(value: Any, where: str) -> Any:
     raise SavingError(
         f"Cannot save {where}: the value {value!r:.80} ({type(value).__name__}) is not a number, string, list "
         "or dict. Pass it by name (e.g. activation='relu'), or save the weights with save_weights() and "
-        "rebuild the model in code.")
+        "rebuild the model in code."
+    )
 
 
 def _object_config(value: Any) -> dict[str, Any] | None:
@@ -86,12 +87,16 @@ def _objects_from_config(value: Any) -> Any:
     if "__object__" not in value:
         return {k: _objects_from_config(v) for k, v in value.items()}
     module_name, _, class_name = str(value["__object__"]).partition(".")
-    module, base = {"initializers": (initializers, initializers.Initializer),
-                    "regularizers": (regularizers, regularizers.L1L2)}.get(module_name, (None, None))
+    module, base = {
+        "initializers": (initializers, initializers.Initializer),
+        "regularizers": (regularizers, regularizers.L1L2),
+    }.get(module_name, (None, None))
     cls = getattr(module, class_name, None) if module is not None else None
     if not (isinstance(cls, type) and base is not None and issubclass(cls, base)):
-        raise SavingError(f"The saved config names {value['__object__']!r}, which is not a unison initializer or "
-                          "regularizer; refusing to load it.")
+        raise SavingError(
+            f"The saved config names {value['__object__']!r}, which is not a unison initializer or "
+            "regularizer; refusing to load it."
+        )
     return cls(**value.get("config", {}))
 
 
@@ -107,9 +112,12 @@ def layer_config(layer: nn.Module) -> dict[str, Any]:
     if get_config is None:
         raise SavingError(
             f"Cannot save layer {name!r}: {type(layer).__name__} is a torch module without get_config(). Use "
-            "keras.layers (or define get_config), or save the weights with save_weights().")
-    return {"class_name": type(layer).__name__,
-            "config": _json_value(get_config(), f"layer {name!r} ({type(layer).__name__})")}
+            "keras.layers (or define get_config), or save the weights with save_weights()."
+        )
+    return {
+        "class_name": type(layer).__name__,
+        "config": _json_value(get_config(), f"layer {name!r} ({type(layer).__name__})"),
+    }
 
 
 def model_config(model: nn.Module) -> dict[str, Any]:
@@ -120,19 +128,27 @@ def model_config(model: nn.Module) -> dict[str, Any]:
     own = getattr(type(model), "get_config", None)
     if isinstance(model, Model) and own is not None and own is not getattr(Model, "get_config", None):
         # a subclass with its own get_config (also a functional subclass): rebuilt by custom_objects
-        return {"class_name": type(model).__name__,
-                "config": _json_value(model.get_config(), f"model {type(model).__name__}")}
+        return {
+            "class_name": type(model).__name__,
+            "config": _json_value(model.get_config(), f"model {type(model).__name__}"),
+        }
     if isinstance(model, Functional):
         return {"class_name": "Functional", "config": _functional_config(model)}
     if isinstance(model, Sequential):
         hint = model.input_shape_hint
-        return {"class_name": "Sequential", "config": {
-            "name": model.name, "input_shape": list(hint) if hint is not None else None,
-            "layers": [layer_config(layer) for layer in model.layers]}}
+        return {
+            "class_name": "Sequential",
+            "config": {
+                "name": model.name,
+                "input_shape": list(hint) if hint is not None else None,
+                "layers": [layer_config(layer) for layer in model.layers],
+            },
+        }
     raise SavingError(
         f"Cannot save the architecture of {type(model).__name__}: a subclassed or wrapped model has no config. "
         "Define get_config() on it (and pass custom_objects={'" + type(model).__name__ + "': "
-        f"{type(model).__name__}}} to load_model), or use save_weights()/load_weights().")
+        f"{type(model).__name__}}} to load_model), or use save_weights()/load_weights()."
+    )
 
 
 def _function_name(fn: Any) -> str:
@@ -151,8 +167,10 @@ def _function_name(fn: Any) -> str:
             return f"{candidate}.{name}"
     if name and getattr(torch, name, None) is fn:
         return "torch." + name
-    raise SavingError(f"Cannot save the operation {fn!r} of a functional model: only layers and torch/operator "
-                      "functions save. Wrap it in a layer with get_config().")
+    raise SavingError(
+        f"Cannot save the operation {fn!r} of a functional model: only layers and torch/operator "
+        "functions save. Wrap it in a layer with get_config()."
+    )
 
 
 def _resolve_function(dotted: str) -> Any:
@@ -221,8 +239,14 @@ def _functional_config(model: Any) -> dict[str, Any]:
             ids[id(kt)] = len(ids)
         entry["outputs"] = [ids[id(kt)] for kt in node.outputs]
         nodes.append(entry)
-    return {"name": model.name, "inputs": inputs, "input_structure": _encode(model.input, ids, "inputs"),
-            "layers": layers, "nodes": nodes, "outputs": _encode(model.output, ids, "outputs")}
+    return {
+        "name": model.name,
+        "inputs": inputs,
+        "input_structure": _encode(model.input, ids, "inputs"),
+        "layers": layers,
+        "nodes": nodes,
+        "outputs": _encode(model.output, ids, "outputs"),
+    }
 
 
 # --- rebuilding -------------------------------------------------------------------------------
@@ -240,7 +264,8 @@ def _find_class(class_name: str, custom_objects: dict[str, Any] | None) -> Any:
         return cls
     raise SavingError(
         f"Unknown layer or model class {class_name!r} in the saved config. If it is a custom class, pass "
-        f"custom_objects={{'{class_name}': {class_name}}} to load_model.")
+        f"custom_objects={{'{class_name}': {class_name}}} to load_model."
+    )
 
 
 def from_config(entry: dict[str, Any], custom_objects: dict[str, Any] | None = None) -> nn.Module:
@@ -281,20 +306,25 @@ def _rebuild_functional(config: dict[str, Any], custom_objects: dict[str, Any] |
             out = symbolic_call(_resolve_function(entry["function"]), tuple(args), dict(kwargs))
         produced = flatten(out)
         if len(produced) != len(entry["outputs"]):
-            raise SavingError(f"The saved graph of model {config['name']!r} does not replay: a node made "
-                              f"{len(produced)} outputs where the file records {len(entry['outputs'])}.")
+            raise SavingError(
+                f"The saved graph of model {config['name']!r} does not replay: a node made "
+                f"{len(produced)} outputs where the file records {len(entry['outputs'])}."
+            )
         for index, kt in zip(entry["outputs"], produced):
             tensors[index] = kt
-    return Functional(_decode(config["input_structure"], tensors), _decode(config["outputs"], tensors),
-                      name=config["name"])
+    return Functional(
+        _decode(config["input_structure"], tensors), _decode(config["outputs"], tensors), name=config["name"]
+    )
 
 
 # --- files --------------------------------------------------------------------------------------
 def save_model(model: Any, filepath: str | os.PathLike[str]) -> None:
     """Write architecture, weights and compile arguments to ``filepath`` (the chief writes)."""
     if not model.built:
-        raise SavingError(f"Model {model.name!r} is not built yet, so it has no weights to save. Give the first "
-                          "layer input_shape=, start with keras.Input, or call the model on data first.")
+        raise SavingError(
+            f"Model {model.name!r} is not built yet, so it has no weights to save. Give the first "
+            "layer input_shape=, start with keras.Input, or call the model on data first."
+        )
     # As in Keras 3, a model without a config (subclassed, wrapped module, a function argument)
     # still saves its weights; load_model then explains why it cannot rebuild it.
     try:
@@ -305,11 +335,18 @@ def save_model(model: Any, filepath: str | os.PathLike[str]) -> None:
     if not model.distribute_strategy.extended.should_checkpoint:
         return
     opt = model.optimizer.torch_optimizer if model._compiled and compile_config else None
-    weights_file.write_state(filepath, {"config": config, "config_error": config_error,
-                                        "compile_config": compile_config, "state_dict": model.state_dict(),
-                                        "optimizer": opt.state_dict() if opt is not None else None,
-                                        "iterations": int(model.optimizer.iterations) if opt is not None else 0},
-                             KERAS_FORMAT)
+    weights_file.write_state(
+        filepath,
+        {
+            "config": config,
+            "config_error": config_error,
+            "compile_config": compile_config,
+            "state_dict": model.state_dict(),
+            "optimizer": opt.state_dict() if opt is not None else None,
+            "iterations": int(model.optimizer.iterations) if opt is not None else 0,
+        },
+        KERAS_FORMAT,
+    )
 
 
 def _compile_config(model: Any) -> dict[str, Any] | None:
@@ -317,27 +354,36 @@ def _compile_config(model: Any) -> dict[str, Any] | None:
     try:
         opt = model.optimizer
         opt_config = {k: (float(v.numpy()) if hasattr(v, "numpy") else v) for k, v in opt.get_config().items()}
-        return {"optimizer": {"class_name": type(opt).__name__, "config": _json_value(opt_config, "optimizer")},
-                "loss": _json_value(loss, "loss"), "metrics": _json_value(metrics, "metrics")}
+        return {
+            "optimizer": {"class_name": type(opt).__name__, "config": _json_value(opt_config, "optimizer")},
+            "loss": _json_value(loss, "loss"),
+            "metrics": _json_value(metrics, "metrics"),
+        }
     except (SavingError, TypeError, ValueError, AttributeError):
         return None  # a loss or metric object without a name: the loaded model needs compile() again
 
 
-def load_model(filepath: str | os.PathLike[str], custom_objects: dict[str, Any] | None = None,
-               compile: bool = True, safe_mode: bool = True) -> Any:
+def load_model(
+    filepath: str | os.PathLike[str],
+    custom_objects: dict[str, Any] | None = None,
+    compile: bool = True,
+    safe_mode: bool = True,
+) -> Any:
     """Rebuild the model saved at ``filepath`` (in the current strategy's scope), with its weights."""
     from unison.keras import optimizers as optimizers_mod
 
     path = os.fspath(filepath)
     payload = weights_file._payload(path, {}, torch.device("cpu"))
     if isinstance(payload, dict) and payload.get("format") == KERAS_FORMAT and payload.get("config_error"):
-        raise SavingError(f"{path!r} holds the weights of a model whose architecture was not saved: "
-                          f"{payload['config_error']}")
+        raise SavingError(
+            f"{path!r} holds the weights of a model whose architecture was not saved: {payload['config_error']}"
+        )
     if not isinstance(payload, dict) or payload.get("format") != KERAS_FORMAT or not payload.get("config"):
         found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
         raise SavingError(
             f"{path!r} holds weights only (format {found!r}), not a model architecture. Build the model in code "
-            "and call model.load_weights(path); save whole models with model.save('name.keras').")
+            "and call model.load_weights(path); save whole models with model.save('name.keras')."
+        )
     model = from_config(json.loads(payload["config"]), custom_objects)
     state = weights_file.read_state(path, model.state_dict())
     model.load_state_dict(state, strict=True)
@@ -345,8 +391,9 @@ def load_model(filepath: str | os.PathLike[str], custom_objects: dict[str, Any] 
     if compile and compile_config:
         opt = compile_config["optimizer"]
         cls = getattr(optimizers_mod, opt["class_name"])
-        model.compile(optimizer=cls.from_config(opt["config"]), loss=compile_config["loss"],
-                      metrics=compile_config["metrics"])
+        model.compile(
+            optimizer=cls.from_config(opt["config"]), loss=compile_config["loss"], metrics=compile_config["metrics"]
+        )
         _restore_optimizer(model, payload, path)
     return model
 
@@ -360,8 +407,10 @@ def _restore_optimizer(model: Any, payload: dict[str, Any], path: str) -> None:
     try:
         torch_opt.load_state_dict(state)
     except (ValueError, KeyError) as exc:
-        raise SavingError(f"The optimizer state in {path!r} does not fit the rebuilt model's optimizer ({exc}). "
-                          "Load with compile=False and compile again.") from None
+        raise SavingError(
+            f"The optimizer state in {path!r} does not fit the rebuilt model's optimizer ({exc}). "
+            "Load with compile=False and compile again."
+        ) from None
     model.optimizer._counter.count.fill_(int(payload.get("iterations") or 0))
 
 
@@ -370,18 +419,19 @@ def model_from_json(json_string: str, custom_objects: dict[str, Any] | None = No
     try:
         entry = json.loads(json_string)
     except (TypeError, ValueError) as exc:
-        raise SavingError(f"model_from_json needs the JSON text of model.to_json(). Received: {json_string!r:.80} "
-                          f"({exc}).") from None
+        raise SavingError(
+            f"model_from_json needs the JSON text of model.to_json(). Received: {json_string!r:.80} ({exc})."
+        ) from None
     return from_config(entry, custom_objects)
 
 
 def clone_model(model: Any, input_tensors: Any = None, clone_function: Any = None) -> Any:
     """A new model of the same architecture with freshly initialised weights (Keras's ``clone_model``)."""
     if input_tensors is not None or clone_function is not None:
-        raise NotImplementedError("clone_model supports only the model argument (input_tensors and clone_function "
-                                  "are not implemented).")
+        raise NotImplementedError(
+            "clone_model supports only the model argument (input_tensors and clone_function are not implemented)."
+        )
     return from_config(model_config(model))
 
 
-__all__ = ["KERAS_FORMAT", "SavingError", "clone_model", "load_model", "model_config", "model_from_json",
-           "save_model"]
+__all__ = ["KERAS_FORMAT", "SavingError", "clone_model", "load_model", "model_config", "model_from_json", "save_model"]

@@ -48,7 +48,8 @@ class LearningRateSchedule:
 
     def __call__(self, step: Any) -> Any:
         raise NotImplementedError(
-            f"{type(self).__name__} must implement __call__(self, step) and return the learning rate.")
+            f"{type(self).__name__} must implement __call__(self, step) and return the learning rate."
+        )
 
     def get_config(self) -> dict[str, Any]:
         raise NotImplementedError(f"{type(self).__name__} must implement get_config() to be serialised.")
@@ -61,8 +62,14 @@ class LearningRateSchedule:
 class ExponentialDecay(LearningRateSchedule):
     """``initial_learning_rate * decay_rate ** (step / decay_steps)`` (integer division if ``staircase``)."""
 
-    def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
-                 staircase: bool = False, name: str = "ExponentialDecay") -> None:
+    def __init__(
+        self,
+        initial_learning_rate: float,
+        decay_steps: int,
+        decay_rate: float,
+        staircase: bool = False,
+        name: str = "ExponentialDecay",
+    ) -> None:
         self.initial_learning_rate = float(initial_learning_rate)
         self.decay_steps = _positive(decay_steps, "decay_steps", "ExponentialDecay")
         self.decay_rate = float(decay_rate)
@@ -73,15 +80,26 @@ class ExponentialDecay(LearningRateSchedule):
         return self.initial_learning_rate * self.decay_rate ** (math.floor(p) if self.staircase else p)
 
     def get_config(self) -> dict[str, Any]:
-        return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
-                "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
+        return {
+            "initial_learning_rate": self.initial_learning_rate,
+            "decay_steps": self.decay_steps,
+            "decay_rate": self.decay_rate,
+            "staircase": self.staircase,
+            "name": self.name,
+        }
 
 
 class InverseTimeDecay(LearningRateSchedule):
     """``initial_learning_rate / (1 + decay_rate * step / decay_steps)`` (floored if ``staircase``)."""
 
-    def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
-                 staircase: bool = False, name: str = "InverseTimeDecay") -> None:
+    def __init__(
+        self,
+        initial_learning_rate: float,
+        decay_steps: int,
+        decay_rate: float,
+        staircase: bool = False,
+        name: str = "InverseTimeDecay",
+    ) -> None:
         self.initial_learning_rate = float(initial_learning_rate)
         self.decay_steps = _positive(decay_steps, "decay_steps", "InverseTimeDecay")
         self.decay_rate = float(decay_rate)
@@ -92,19 +110,24 @@ class InverseTimeDecay(LearningRateSchedule):
         return self.initial_learning_rate / (1.0 + self.decay_rate * (math.floor(p) if self.staircase else p))
 
     def get_config(self) -> dict[str, Any]:
-        return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
-                "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
+        return {
+            "initial_learning_rate": self.initial_learning_rate,
+            "decay_steps": self.decay_steps,
+            "decay_rate": self.decay_rate,
+            "staircase": self.staircase,
+            "name": self.name,
+        }
 
 
 class PiecewiseConstantDecay(LearningRateSchedule):
     """``values[0]`` while ``step <= boundaries[0]``, ``values[1]`` up to ``boundaries[1]``, ..."""
 
-    def __init__(self, boundaries: Sequence[float], values: Sequence[float],
-                 name: str = "PiecewiseConstant") -> None:
+    def __init__(self, boundaries: Sequence[float], values: Sequence[float], name: str = "PiecewiseConstant") -> None:
         if len(values) != len(boundaries) + 1:
             raise ValueError(
                 "PiecewiseConstantDecay: `values` must have one more element than `boundaries`. "
-                f"Received: len(boundaries)={len(boundaries)}, len(values)={len(values)}")
+                f"Received: len(boundaries)={len(boundaries)}, len(values)={len(values)}"
+            )
         if list(boundaries) != sorted(boundaries):
             raise ValueError(f"PiecewiseConstantDecay: `boundaries` must increase. Received: {list(boundaries)}")
         self.boundaries, self.values, self.name = list(boundaries), [float(v) for v in values], name
@@ -127,8 +150,15 @@ class CosineDecay(LearningRateSchedule):
     ``warmup_target`` and then decays from ``warmup_target``.
     """
 
-    def __init__(self, initial_learning_rate: float, decay_steps: int, alpha: float = 0.0,
-                 name: str = "CosineDecay", warmup_target: float | None = None, warmup_steps: int = 0) -> None:
+    def __init__(
+        self,
+        initial_learning_rate: float,
+        decay_steps: int,
+        alpha: float = 0.0,
+        name: str = "CosineDecay",
+        warmup_target: float | None = None,
+        warmup_steps: int = 0,
+    ) -> None:
         self.initial_learning_rate = float(initial_learning_rate)
         self.decay_steps = _positive(decay_steps, "decay_steps", "CosineDecay")
         self.alpha, self.name = float(alpha), name
@@ -139,23 +169,36 @@ class CosineDecay(LearningRateSchedule):
         s = _step(step)
         if self.warmup_target is not None and s < self.warmup_steps:
             return self.initial_learning_rate + (self.warmup_target - self.initial_learning_rate) * s / max(
-                self.warmup_steps, 1)
+                self.warmup_steps, 1
+            )
         start = self.initial_learning_rate if self.warmup_target is None else self.warmup_target
         p = min(max(s - self.warmup_steps, 0.0), self.decay_steps) / self.decay_steps
         cosine = 0.5 * (1.0 + math.cos(math.pi * p))
         return start * ((1.0 - self.alpha) * cosine + self.alpha)
 
     def get_config(self) -> dict[str, Any]:
-        return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
-                "alpha": self.alpha, "name": self.name, "warmup_target": self.warmup_target,
-                "warmup_steps": self.warmup_steps}
+        return {
+            "initial_learning_rate": self.initial_learning_rate,
+            "decay_steps": self.decay_steps,
+            "alpha": self.alpha,
+            "name": self.name,
+            "warmup_target": self.warmup_target,
+            "warmup_steps": self.warmup_steps,
+        }
 
 
 class PolynomialDecay(LearningRateSchedule):
     """Polynomial decay from ``initial_learning_rate`` to ``end_learning_rate`` over ``decay_steps``."""
 
-    def __init__(self, initial_learning_rate: float, decay_steps: int, end_learning_rate: float = 0.0001,
-                 power: float = 1.0, cycle: bool = False, name: str = "PolynomialDecay") -> None:
+    def __init__(
+        self,
+        initial_learning_rate: float,
+        decay_steps: int,
+        end_learning_rate: float = 0.0001,
+        power: float = 1.0,
+        cycle: bool = False,
+        name: str = "PolynomialDecay",
+    ) -> None:
         self.initial_learning_rate = float(initial_learning_rate)
         self.decay_steps = _positive(decay_steps, "decay_steps", "PolynomialDecay")
         self.end_learning_rate, self.power, self.cycle, self.name = float(end_learning_rate), float(power), cycle, name
@@ -170,9 +213,14 @@ class PolynomialDecay(LearningRateSchedule):
         return (self.initial_learning_rate - self.end_learning_rate) * frac + self.end_learning_rate
 
     def get_config(self) -> dict[str, Any]:
-        return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
-                "end_learning_rate": self.end_learning_rate, "power": self.power, "cycle": self.cycle,
-                "name": self.name}
+        return {
+            "initial_learning_rate": self.initial_learning_rate,
+            "decay_steps": self.decay_steps,
+            "end_learning_rate": self.end_learning_rate,
+            "power": self.power,
+            "cycle": self.cycle,
+            "name": self.name,
+        }
 
 
 def serialize(schedule: LearningRateSchedule) -> dict[str, Any]:

@@ -98,8 +98,16 @@ class LocalSteps:
         return contextlib.nullcontext()
 
     # --- training ------------------------------------------------------------------------------
-    def open_train(self, x: Any, y: Any, sample_weight: Any, batch_size: int, shuffle: bool,
-                   steps_per_epoch: int | None, callbacks: Any = None) -> tuple[TrainingState, Any]:
+    def open_train(
+        self,
+        x: Any,
+        y: Any,
+        sample_weight: Any,
+        batch_size: int,
+        shuffle: bool,
+        steps_per_epoch: int | None,
+        callbacks: Any = None,
+    ) -> tuple[TrainingState, Any]:
         st = prepare(self.model, self.strategy, shuffle=True)
         train = st.adapter(x, y, sample_weight, batch_size, shuffle=shuffle)
         with self.strategy.replica_context():  # the model is built as this replica's
@@ -114,8 +122,9 @@ class LocalSteps:
         st.train_data = train
         return st.resume_point(initial_epoch, train)
 
-    def train_steps(self, st: TrainingState, train: Any, epoch: int, steps: int | None,
-                    skip: int, callbacks_between: bool = True) -> Iterator[Step]:
+    def train_steps(
+        self, st: TrainingState, train: Any, epoch: int, steps: int | None, skip: int, callbacks_between: bool = True
+    ) -> Iterator[Step]:
         """One callable per step of the epoch.
 
         ``callbacks_between``: batch callbacks run between the steps, in cross-replica context,
@@ -148,8 +157,15 @@ class LocalSteps:
     def evaluator(self, x: Any) -> LocalSteps:
         return self
 
-    def open_eval(self, x: Any, y: Any, sample_weight: Any, batch_size: int, steps: int | None,
-                  where: str = "labels (y) given to evaluate") -> tuple[TrainingState, Any, int | None]:
+    def open_eval(
+        self,
+        x: Any,
+        y: Any,
+        sample_weight: Any,
+        batch_size: int,
+        steps: int | None,
+        where: str = "labels (y) given to evaluate",
+    ) -> tuple[TrainingState, Any, int | None]:
         st = prepare(self.model, self.strategy, False)
         data = st.adapter(x, y, sample_weight, batch_size, shuffle=False)
         with self.strategy.replica_context():

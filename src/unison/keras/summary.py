@@ -33,9 +33,11 @@ def _output_shapes(model: Any) -> dict[int, str]:
         return shapes
     hooks = []
     for child in model.layers:
+
         def record(mod: nn.Module, args: Any, out: Any, key: int = id(child)) -> None:
             if isinstance(out, torch.Tensor):
                 shapes[key] = str((None, *out.shape[1:])).replace(",)", ")")
+
         hooks.append(child.register_forward_hook(record))
     try:
         model.build((1, *hint))

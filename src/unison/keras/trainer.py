@@ -84,7 +84,8 @@ def _is_x(x: Any) -> bool:
 
 def _overrides_batch_hooks(cb: Callback) -> bool:
     return not isinstance(cb, (History, ProgbarLogger)) and any(
-        getattr(type(cb), h) is not getattr(Callback, h) for h in _BATCH_HOOKS)
+        getattr(type(cb), h) is not getattr(Callback, h) for h in _BATCH_HOOKS
+    )
 
 
 def _logs(st: TrainingState, steps: Any) -> dict[str, float]:
@@ -99,12 +100,25 @@ def _logs(st: TrainingState, steps: Any) -> dict[str, float]:
     return logs
 
 
-def fit(model: Any, x: Any = None, y: Any = None, batch_size: int | None = None, epochs: int = 1,
-        verbose: Any = "auto", callbacks: list[Callback] | None = None, validation_split: float = 0.0,
-        validation_data: Any = None, shuffle: bool = True, class_weight: Any = None,
-        sample_weight: Any = None, initial_epoch: int = 0, steps_per_epoch: int | None = None,
-        validation_steps: int | None = None, validation_batch_size: int | None = None,
-        validation_freq: int = 1) -> History:
+def fit(
+    model: Any,
+    x: Any = None,
+    y: Any = None,
+    batch_size: int | None = None,
+    epochs: int = 1,
+    verbose: Any = "auto",
+    callbacks: list[Callback] | None = None,
+    validation_split: float = 0.0,
+    validation_data: Any = None,
+    shuffle: bool = True,
+    class_weight: Any = None,
+    sample_weight: Any = None,
+    initial_epoch: int = 0,
+    steps_per_epoch: int | None = None,
+    validation_steps: int | None = None,
+    validation_batch_size: int | None = None,
+    validation_freq: int = 1,
+) -> History:
     """Train ``model`` on ``x, y`` for ``epochs`` (Keras's ``Model.fit``; ``batch_size`` is global)."""
     model._require_compiled("training")
     if x is None:
@@ -128,12 +142,24 @@ def fit(model: Any, x: Any = None, y: Any = None, batch_size: int | None = None,
         st, train = steps.open_train(x, y, sample_weight, batch_size, shuffle, steps_per_epoch, callbacks)
         val = None
         if validation_data is not None:
-            val = _Evaluation(model, steps.evaluator(_validation_data(validation_data)[0]), validation_data,
-                              val_batch, validation_steps,
-                              where="validation data (validation_data or validation_split)")
+            val = _Evaluation(
+                model,
+                steps.evaluator(_validation_data(validation_data)[0]),
+                validation_data,
+                val_batch,
+                validation_steps,
+                where="validation data (validation_data or validation_split)",
+            )
         n_steps = steps.steps_per_epoch(train, steps_per_epoch)
-        cbs = CallbackList(callbacks, add_history=True, add_progbar=verbose != 0, model=model,
-                           verbose=verbose, epochs=epochs, steps=n_steps)
+        cbs = CallbackList(
+            callbacks,
+            add_history=True,
+            add_progbar=verbose != 0,
+            model=model,
+            verbose=verbose,
+            epochs=epochs,
+            steps=n_steps,
+        )
         dynamic_bar = verbose == 1 and not steps.coordinated and st.comm.broadcast_object(sys.stdout.isatty())
         hooks = dynamic_bar or any(_overrides_batch_hooks(cb) for cb in cbs)
         logs_every = 1 if cbs.needs_batch_logs() else (max(1, (n_steps or 50) // 50) if dynamic_bar else 0)
@@ -177,9 +203,18 @@ def fit(model: Any, x: Any = None, y: Any = None, batch_size: int | None = None,
 class _Evaluation:
     """One evaluation set, run through a step executor (validation in fit, or evaluate())."""
 
-    def __init__(self, model: Any, steps: Any, data: Any, batch_size: int, n: int | None,
-                 y: Any = None, sample_weight: Any = None, unpack: bool = True,
-                 where: str = "labels (y) given to evaluate") -> None:
+    def __init__(
+        self,
+        model: Any,
+        steps: Any,
+        data: Any,
+        batch_size: int,
+        n: int | None,
+        y: Any = None,
+        sample_weight: Any = None,
+        unpack: bool = True,
+        where: str = "labels (y) given to evaluate",
+    ) -> None:
         if unpack and y is None and sample_weight is None:
             data, y, sample_weight = _validation_data(data)
         self.model, self.steps, self.batch_size, self.n = model, steps, batch_size, n
@@ -204,9 +239,17 @@ class _Evaluation:
         return _logs(self.st, self.steps)
 
 
-def evaluate(model: Any, x: Any = None, y: Any = None, batch_size: int | None = None,
-             verbose: Any = "auto", sample_weight: Any = None, steps: int | None = None,
-             callbacks: list[Callback] | None = None, return_dict: bool = False) -> Any:
+def evaluate(
+    model: Any,
+    x: Any = None,
+    y: Any = None,
+    batch_size: int | None = None,
+    verbose: Any = "auto",
+    sample_weight: Any = None,
+    steps: int | None = None,
+    callbacks: list[Callback] | None = None,
+    return_dict: bool = False,
+) -> Any:
     """Loss and metrics over ``x, y``; every sample counted once across replicas."""
     model._require_compiled("evaluation")
     batch_size = 32 if batch_size is None else batch_size
@@ -218,8 +261,7 @@ def evaluate(model: Any, x: Any = None, y: Any = None, batch_size: int | None = 
         # evaluate(x) takes x as given; only where the coordinator evaluates for a parameter-server
         # strategy is an (x, y) tuple in x unpacked (as validation_data is).
         run = _Evaluation(model, evaluator, x, batch_size, steps, y, sample_weight, unpack=executor.coordinated)
-        cbs = CallbackList(callbacks, add_progbar=verbose != 0, model=model, verbose=verbose,
-                           epochs=1, steps=run.total)
+        cbs = CallbackList(callbacks, add_progbar=verbose != 0, model=model, verbose=verbose, epochs=1, steps=run.total)
         cbs.on_test_begin()
         logs = run.run(cbs)
         cbs.on_test_end(logs)
@@ -244,8 +286,14 @@ def _gather(st: TrainingState, local: Any) -> Any:
     return map_structure(lambda t: torch.cat(st.comm.all_gather(t, name="predict.gather")), local)
 
 
-def predict(model: Any, x: Any, batch_size: int | None = None, verbose: Any = "auto",
-            steps: int | None = None, callbacks: list[Callback] | None = None) -> np.ndarray | list[np.ndarray] | dict[str, np.ndarray]:
+def predict(
+    model: Any,
+    x: Any,
+    batch_size: int | None = None,
+    verbose: Any = "auto",
+    steps: int | None = None,
+    callbacks: list[Callback] | None = None,
+) -> np.ndarray | list[np.ndarray] | dict[str, np.ndarray]:
     """Model outputs for ``x``, in input order, gathered from every replica.
 
     Under a parameter-server strategy the coordinator predicts (with the weights it holds).

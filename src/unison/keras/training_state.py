@@ -88,9 +88,18 @@ class TrainingState:
     def adapter(self, x: Any, y: Any, sample_weight: Any, batch_size: int, shuffle: bool) -> Any:
         """This replica's view of ``x, y`` (global batches split across replicas)."""
         placement = getattr(self.strategy, "_input_placement", None)
-        return make_adapter(x, y, sample_weight, batch_size, shuffle, self.seed,
-                            self.comm.world_size, self.comm.rank, self.device,
-                            placement() if placement is not None else None)
+        return make_adapter(
+            x,
+            y,
+            sample_weight,
+            batch_size,
+            shuffle,
+            self.seed,
+            self.comm.world_size,
+            self.comm.rank,
+            self.device,
+            placement() if placement is not None else None,
+        )
 
     def share_seed(self) -> None:
         """Replica 0 draws the shuffling seed (from torch's RNG, so manual_seed governs it)."""
@@ -98,8 +107,7 @@ class TrainingState:
         self.seed = int(self.comm.broadcast_object(local, name="fit.shuffle_seed"))
 
     # --- model ------------------------------------------------------------------------------
-    def setup_model(self, data: Any, need_labels: bool = True,
-                    where: str = "labels (y) given to fit/evaluate") -> None:
+    def setup_model(self, data: Any, need_labels: bool = True, where: str = "labels (y) given to fit/evaluate") -> None:
         """Build, place and synchronise the model the first time; check ``data`` fits it."""
         model = self.model
         if need_labels:
@@ -163,10 +171,12 @@ class TrainingState:
             # The strategy's one synchroniser for this optimizer: a user's train_step that calls
             # optimizer.apply_gradients() reaches the same DistributedOptimizer (and its hooks).
             self.dist_opt = self.strategy.gradient_synchronizer(
-                self.torch_opt, named_parameters=[(n, p) for n, p in self.model.named_parameters() if p.requires_grad],
+                self.torch_opt,
+                named_parameters=[(n, p) for n, p in self.model.named_parameters() if p.requires_grad],
                 gradient_transform=self.model.optimizer.clip_gradients,
                 nonfinite="skip" if self.loss_scale is not None else "raise",
-                backward_passes_per_step=self.accumulate)
+                backward_passes_per_step=self.accumulate,
+            )
         self.has_regularizers = bool(self.model.losses)
 
     def empty_output(self, data: Any) -> torch.Tensor:
@@ -293,8 +303,10 @@ class TrainingState:
         replica's rows times the replicas in sync (TF's ``compute_average_loss``).
         """
         if self.loss is None:
-            raise ValueError("compute_loss() needs a compiled loss: call model.compile(loss=...) first, or "
-                             "override compute_loss()/train_step() to compute the loss yourself.")
+            raise ValueError(
+                "compute_loss() needs a compiled loss: call model.compile(loss=...) first, or "
+                "override compute_loss()/train_step() to compute the loss yourself."
+            )
         loss_sum, local = self._loss_sum(Batch(None, y, sample_weight, None), y_pred)
         current = self.current
         if current is not None:
@@ -315,8 +327,9 @@ class TrainingState:
         loss_sum, local = self._loss_sum(batch, y_pred)
         self._update_metrics(batch, y_pred, loss_sum, local, self._regularization())
 
-    def _update_metrics(self, batch: Batch, y_pred: torch.Tensor, loss_sum: torch.Tensor, local: int,
-                        reg: torch.Tensor | None) -> None:
+    def _update_metrics(
+        self, batch: Batch, y_pred: torch.Tensor, loss_sum: torch.Tensor, local: int, reg: torch.Tensor | None
+    ) -> None:
         with torch.no_grad():
             tracked = loss_sum.detach()
             if reg is not None:
@@ -359,7 +372,7 @@ class TrainingState:
         logs: dict[str, float] = {}
         offset = 0
         for m in self.trackers():  # "loss" first, as Keras logs it
-            logs[m.name] = float(m.result_from_state(state[offset: offset + m.num_state]))
+            logs[m.name] = float(m.result_from_state(state[offset : offset + m.num_state]))
             offset += m.num_state
         return logs
 
@@ -385,7 +398,7 @@ class TrainingState:
             return  # compiled with other metrics than the backup: the epoch's logs restart
         offset = 0
         for m in trackers:
-            m.load_state(state[offset: offset + m.num_state].to(self.device))  # additive state
+            m.load_state(state[offset : offset + m.num_state].to(self.device))  # additive state
             offset += m.num_state
 
 
@@ -408,7 +421,8 @@ def _check_data(data: Any, need_labels: bool) -> None:
     if isinstance(data, ArrayAdapter) and data.n == 0:
         raise ValueError(
             f"The input data has 0 samples (x has shape {tuple(data.x.shape)}). fit()/evaluate() need "
-            "at least one sample: check how x was built (an empty filter or split?).")
+            "at least one sample: check how x was built (an empty filter or split?)."
+        )
     if not need_labels:
         return
     if isinstance(data, ArrayAdapter):
@@ -420,7 +434,8 @@ def _check_data(data: Any, need_labels: bool) -> None:
         raise ValueError(
             "The model was compiled with a loss, so training and evaluation need targets, but y is None. "
             "Pass y (fit(x, y)), or a dataset whose elements are (x, y) or (x, y, sample_weight) tuples. "
-            "Received: y=None.")
+            "Received: y=None."
+        )
 
 
 def _unpack_y(element: Any) -> Any:

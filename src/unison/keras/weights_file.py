@@ -68,7 +68,8 @@ def _error(path: str, expected: Mapping[str, Any], found: str) -> WeightsFileErr
     return WeightsFileError(
         f"Cannot load weights from {path!r}: {found} Expected the weights of this model "
         f"({describe(expected)}). Fix: load a file written by save_weights() of a model with the "
-        "same layers, or write it again.")
+        "same layers, or write it again."
+    )
 
 
 def _payload(path: str, expected: Mapping[str, Any], device: torch.device | None) -> Any:
@@ -88,12 +89,16 @@ def _payload(path: str, expected: Mapping[str, Any], device: torch.device | None
         return torch.load(io.BytesIO(body), map_location=device, weights_only=True)
     except Exception as exc:  # noqa: BLE001 - torch raises many kinds here, none naming the file
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise _error(path, expected, f"it is not a weights file torch can read ({type(exc).__name__}: "
-                                     f"{first}; {os.path.getsize(path)} bytes).") from None
+        raise _error(
+            path,
+            expected,
+            f"it is not a weights file torch can read ({type(exc).__name__}: {first}; {os.path.getsize(path)} bytes).",
+        ) from None
 
 
-def read_state(path: str | os.PathLike[str], expected: Mapping[str, Any],
-               device: torch.device | None = None) -> dict[str, Any]:
+def read_state(
+    path: str | os.PathLike[str], expected: Mapping[str, Any], device: torch.device | None = None
+) -> dict[str, Any]:
     """The state dict in ``path``, verified and checked against ``expected`` (names and shapes).
 
     Raises:
@@ -110,10 +115,16 @@ def read_state(path: str | os.PathLike[str], expected: Mapping[str, Any],
     missing = [k for k in expected if k not in state]
     unexpected = [k for k in state if k not in expected]
     if missing or unexpected:
-        raise _error(name, expected, f"it holds {describe(state)}; missing here: {missing[:_SHOWN]}, "
-                                     f"not in this model: {unexpected[:_SHOWN]}.")
-    wrong = [f"{k}: file {tuple(state[k].shape)} vs model {tuple(v.shape)}" for k, v in expected.items()
-             if _has_shape(v) and isinstance(state[k], torch.Tensor) and state[k].shape != v.shape]
+        raise _error(
+            name,
+            expected,
+            f"it holds {describe(state)}; missing here: {missing[:_SHOWN]}, not in this model: {unexpected[:_SHOWN]}.",
+        )
+    wrong = [
+        f"{k}: file {tuple(state[k].shape)} vs model {tuple(v.shape)}"
+        for k, v in expected.items()
+        if _has_shape(v) and isinstance(state[k], torch.Tensor) and state[k].shape != v.shape
+    ]
     if wrong:
         raise _error(name, expected, f"shapes differ: {'; '.join(wrong[:_SHOWN])}.")
     return dict(state)

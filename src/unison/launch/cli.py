@@ -30,22 +30,31 @@ from unison.launch.tf_config_entry import ENV_TF_CONFIG_CLUSTER
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``unison launch``."""
-    parser.add_argument("--nproc-per-node", type=int, default=1, metavar="N",
-                        help="processes (replicas) to start on this node (default 1)")
+    parser.add_argument(
+        "--nproc-per-node",
+        type=int,
+        default=1,
+        metavar="N",
+        help="processes (replicas) to start on this node (default 1)",
+    )
     parser.add_argument("--nnodes", type=int, default=1, metavar="M", help="nodes in the job (default 1)")
-    parser.add_argument("--node-rank", type=int, default=0, metavar="R",
-                        help="this node's index in [0, M) (default 0)")
-    parser.add_argument("--master", default=None, metavar="ADDR:PORT",
-                        help="node 0's rendezvous address (required with --nnodes > 1)")
-    parser.add_argument("--max-restarts", type=int, default=0, metavar="K",
-                        help="restart the whole job up to K times when a process fails (default 0)")
-    parser.add_argument("--tf-config", action="store_true",
-                        help="give each local process its own TF_CONFIG (workers on 127.0.0.1)")
-    parser.add_argument("-m", "--module", action="store_true",
-                        help="run SCRIPT as a module, like python -m")
+    parser.add_argument("--node-rank", type=int, default=0, metavar="R", help="this node's index in [0, M) (default 0)")
+    parser.add_argument(
+        "--master", default=None, metavar="ADDR:PORT", help="node 0's rendezvous address (required with --nnodes > 1)"
+    )
+    parser.add_argument(
+        "--max-restarts",
+        type=int,
+        default=0,
+        metavar="K",
+        help="restart the whole job up to K times when a process fails (default 0)",
+    )
+    parser.add_argument(
+        "--tf-config", action="store_true", help="give each local process its own TF_CONFIG (workers on 127.0.0.1)"
+    )
+    parser.add_argument("-m", "--module", action="store_true", help="run SCRIPT as a module, like python -m")
     parser.add_argument("script", metavar="SCRIPT", help="the training script (or module with -m)")
-    parser.add_argument("script_args", nargs=argparse.REMAINDER, metavar="...",
-                        help="arguments of the script")
+    parser.add_argument("script_args", nargs=argparse.REMAINDER, metavar="...", help="arguments of the script")
 
 
 def _check(args: Any) -> None:
@@ -55,30 +64,45 @@ def _check(args: Any) -> None:
             flag = "--" + name.replace("_", "-")
             raise ValueError(f"{flag} must be >= {low}. Received: {flag} {value}")
     if args.node_rank >= args.nnodes:
-        raise ValueError(f"--node-rank must be in [0, --nnodes). Received: --node-rank {args.node_rank} "
-                         f"with --nnodes {args.nnodes}")
+        raise ValueError(
+            f"--node-rank must be in [0, --nnodes). Received: --node-rank {args.node_rank} with --nnodes {args.nnodes}"
+        )
     if args.nnodes > 1 and not args.master:
-        raise ValueError("--nnodes > 1 needs --master ADDR:PORT, the address of node 0 (the same on "
-                         "every node).")
+        raise ValueError("--nnodes > 1 needs --master ADDR:PORT, the address of node 0 (the same on every node).")
     if args.master:
         parse_address(args.master, "--master")
     if args.tf_config and args.nnodes > 1:
-        raise ValueError("--tf-config starts workers on this machine only. On several hosts give "
-                         "each process its own TF_CONFIG, or use --nnodes/--master without --tf-config.")
+        raise ValueError(
+            "--tf-config starts workers on this machine only. On several hosts give "
+            "each process its own TF_CONFIG, or use --nnodes/--master without --tf-config."
+        )
     if not args.module and not os.path.exists(args.script):
-        raise ValueError(f"No such script: {args.script!r}. Pass the path of the training script "
-                         "(or -m for a module).")
+        raise ValueError(f"No such script: {args.script!r}. Pass the path of the training script (or -m for a module).")
 
 
 def torchrun_argv(args: Any, free_ports: list[int] | None = None) -> tuple[list[str], dict[str, str]]:
     """The ``torch.distributed.run`` arguments for ``args``, and the environment to add."""
-    argv = ["--nproc-per-node", str(args.nproc_per_node), "--max-restarts", str(args.max_restarts),
-            "--monitor-interval", "0.1"]
+    argv = [
+        "--nproc-per-node",
+        str(args.nproc_per_node),
+        "--max-restarts",
+        str(args.max_restarts),
+        "--monitor-interval",
+        "0.1",
+    ]
     env: dict[str, str] = {}
     if args.master:
         host, port = parse_address(args.master, "--master")
-        argv += ["--nnodes", str(args.nnodes), "--node-rank", str(args.node_rank),
-                 "--master-addr", host, "--master-port", str(port)]
+        argv += [
+            "--nnodes",
+            str(args.nnodes),
+            "--node-rank",
+            str(args.node_rank),
+            "--master-addr",
+            host,
+            "--master-port",
+            str(port),
+        ]
     else:
         argv += ["--standalone"]
     program = (["-m"] if args.module else []) + [args.script, *args.script_args]

@@ -76,11 +76,12 @@ def rerun_command() -> list[str]:
         )
     argv = list(getattr(sys, "orig_argv", [sys.executable, *sys.argv]))
     main = sys.modules.get("__main__")
-    if len(argv) < 2 or (argv[1] == "-" or (getattr(main, "__file__", None) is None and "-c" not in argv and "-m" not in argv)):
+    if len(argv) < 2 or (
+        argv[1] == "-" or (getattr(main, "__file__", None) is None and "-c" not in argv and "-m" not in argv)
+    ):
         raise LaunchError(
             "MirroredStrategy needs one process per replica, and unison starts them by re-running "
-            f"the command that started this program, but it cannot be re-run (command: {argv!r}). "
-            + hint
+            f"the command that started this program, but it cannot be re-run (command: {argv!r}). " + hint
         )
     return [sys.executable, *argv[1:]]
 
@@ -115,13 +116,13 @@ class LocalJob:
     _report_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def placement(self) -> ProcessPlacement:
-        return ProcessPlacement(0, self.world_size, 0, self.world_size, "127.0.0.1", 0, UNISON_SOURCE,
-                                store_dir=self.workdir)
+        return ProcessPlacement(
+            0, self.world_size, 0, self.world_size, "127.0.0.1", 0, UNISON_SOURCE, store_dir=self.workdir
+        )
 
     def failure_report(self, child: _Child) -> str:
         code = child.proc.returncode
-        how = (f"was killed by signal {signal.Signals(-code).name}" if code < 0
-               else f"exited with code {code}")
+        how = f"was killed by signal {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
         text = ""
         if os.path.exists(child.error_file):
             with open(child.error_file, encoding="utf-8", errors="replace") as fh:
@@ -228,9 +229,14 @@ def spawn_replicas(job: LocalJob, ranks: range, env_for: Callable[[int, str], di
         env[ENV_PARENT_PID] = str(os.getpid())
         log_file = None if inherit else os.path.join(job.workdir, f"replica-{rank}.log")
         out = None if log_file is None else open(log_file, "wb")
-        proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT if out else None,
-                                preexec_fn=_die_with_parent)
+        proc = subprocess.Popen(
+            command,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT if out else None,
+            preexec_fn=_die_with_parent,
+        )
         if out is not None:
             out.close()
         job.children.append(_Child(rank, proc, error_file, log_file))
@@ -281,9 +287,12 @@ def start_local_job(num_replicas: int, timeout_s: float) -> tuple[ProcessPlaceme
 
     def env_for(rank: int, error_file: str) -> dict[str, str]:
         return {
-            ENV_RANK: str(rank), ENV_WORLD_SIZE: str(num_replicas),
-            ENV_LOCAL_RANK: str(rank), ENV_LOCAL_WORLD_SIZE: str(num_replicas),
-            ENV_MASTER_ADDR: "127.0.0.1", ENV_STORE_DIR: workdir,
+            ENV_RANK: str(rank),
+            ENV_WORLD_SIZE: str(num_replicas),
+            ENV_LOCAL_RANK: str(rank),
+            ENV_LOCAL_WORLD_SIZE: str(num_replicas),
+            ENV_MASTER_ADDR: "127.0.0.1",
+            ENV_STORE_DIR: workdir,
             ENV_ERROR_FILE: error_file,
         }
 
@@ -306,8 +315,7 @@ def install_replica_hooks(placement: ProcessPlacement) -> None:
         sys.excepthook = replica_excepthook
     parent = os.environ.get(ENV_PARENT_PID)
     if parent:
-        threading.Thread(target=_watch_parent, args=(int(parent),), daemon=True,
-                         name="unison-parent-watch").start()
+        threading.Thread(target=_watch_parent, args=(int(parent),), daemon=True, name="unison-parent-watch").start()
 
 
 def _watch_parent(parent_pid: int) -> None:

@@ -98,13 +98,18 @@ def open_store(plan: JobPlan, timeout_s: float) -> dist.Store:
                     f"the port is already in use on this host ({where} = {plan.store_address!r}). "
                     f"Fix: choose a free port for {plan.chief_field} (the same cluster in every "
                     f"process's {plan.origin}), or stop the program holding it (`ss -ltnp "
-                    f"'sport = :{plan.store_port}'` shows it).") from None
+                    f"'sport = :{plan.store_port}'` shows it)."
+                ) from None
             own = interface_for_host(plan.store_host)
-            hint = ("" if own else f" {plan.store_host!r} is not an address of this machine: is "
-                    "this process really the chief?")
+            hint = (
+                ""
+                if own
+                else f" {plan.store_host!r} is not an address of this machine: is this process really the chief?"
+            )
             raise RendezvousError(
                 f"The chief ({plan.task}) could not serve the rendezvous at {plan.store_address} "
-                f"({where}) within {timeout_s:.0f}s: {text}.{hint}") from None
+                f"({where}) within {timeout_s:.0f}s: {text}.{hint}"
+            ) from None
     try:
         client = dist.TCPStore(plan.store_host, plan.store_port, None, is_master=False, timeout=timeout)
     except RuntimeError as exc:
@@ -112,7 +117,8 @@ def open_store(plan: JobPlan, timeout_s: float) -> dist.Store:
             f"{plan.task} could not reach the chief at {plan.store_address} ({where}) within "
             f"{timeout_s:.0f}s: {_first_line(exc)}. The chief's address never answered. Fix: start "
             f"the chief task, check that {plan.chief_field} holds the chief's reachable address "
-            "and port (the same cluster in every process), and that no firewall blocks it.") from None
+            "and port (the same cluster in every process), and that no firewall blocks it."
+        ) from None
     if plan.store_mode == ENV:
         # torchrun's agent keeps its store across restarts: without a prefix per attempt, a
         # restarted process could read the previous attempt's (dead) peers' addresses.
@@ -135,11 +141,16 @@ def wait_for_tasks(store: dist.Store, plan: JobPlan, timeout_s: float) -> None:
     except RuntimeError:
         raise RendezvousError(
             f"{plan.task} lost the chief's rendezvous at {plan.store_address} while waiting for "
-            f"the other tasks ({failure}); the chief task stopped.") from None
+            f"the other tasks ({failure}); the chief task stopped."
+        ) from None
     names = sorted({plan.task_of_rank(r) for r in missing})
-    fix = ("the launcher started them: its log says why they did not get here" if plan.store_mode == ENV
-           else f"start them with the same cluster in their {plan.origin} (and their own task)")
+    fix = (
+        "the launcher started them: its log says why they did not get here"
+        if plan.store_mode == ENV
+        else f"start them with the same cluster in their {plan.origin} (and their own task)"
+    )
     raise RendezvousError(
         f"{plan.task_of_rank(plan.rank)} waited {timeout_s:.0f}s at the rendezvous "
         f"{plan.store_address} but these tasks never arrived: {', '.join(names)}. Fix: {fix}, and "
-        f"check that they can reach {plan.store_address}.")
+        f"check that they can reach {plan.store_address}."
+    )

@@ -32,12 +32,14 @@ from unison.launch.local import LocalJob, spawn_replicas, watch_replicas
 
 def start_worker_replicas(plan: JobPlan) -> LocalJob:
     """Start local replicas 1..L-1 of this worker (this process is local replica 0)."""
-    job = LocalJob(world_size=plan.world_size, store=None,
-                   workdir=tempfile.mkdtemp(prefix="unison-worker-replicas-"))
+    job = LocalJob(world_size=plan.world_size, store=None, workdir=tempfile.mkdtemp(prefix="unison-worker-replicas-"))
 
     def env_for(rank: int, error_file: str) -> dict[str, str]:
-        return {ENV_WORKER_REPLICA: str(rank - plan.rank), ENV_WORKER_REPLICAS: str(plan.local_world_size),
-                ENV_WORKER_ERROR_FILE: error_file}
+        return {
+            ENV_WORKER_REPLICA: str(rank - plan.rank),
+            ENV_WORKER_REPLICAS: str(plan.local_world_size),
+            ENV_WORKER_ERROR_FILE: error_file,
+        }
 
     spawn_replicas(job, range(plan.rank + 1, plan.rank + plan.local_world_size), env_for)
     watch_replicas(job, str(plan.task))
@@ -56,9 +58,15 @@ def install_elastic_error_hook() -> None:
     previous_hook = sys.excepthook
 
     def elastic_excepthook(tp: type[BaseException], value: BaseException, tb: Any) -> None:
-        data = {"message": {"message": f"{tp.__name__}: {value}", "extraInfo": {
-            "py_callstack": "".join(traceback.format_exception(tp, value, tb)),
-            "timestamp": str(int(time.time()))}}}
+        data = {
+            "message": {
+                "message": f"{tp.__name__}: {value}",
+                "extraInfo": {
+                    "py_callstack": "".join(traceback.format_exception(tp, value, tb)),
+                    "timestamp": str(int(time.time())),
+                },
+            }
+        }
         try:
             with open(error_file, "w", encoding="utf-8") as fh:
                 json.dump(data, fh)

@@ -55,8 +55,10 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None 
         try:
             return tensor.reshape(target)
         except RuntimeError:
-            raise TypeError(f"tf.constant: a value of {tensor.numel()} elements cannot take shape "
-                            f"{target}. Received: shape={shape!r}") from None
+            raise TypeError(
+                f"tf.constant: a value of {tensor.numel()} elements cannot take shape "
+                f"{target}. Received: shape={shape!r}"
+            ) from None
     return tensor
 
 
@@ -109,8 +111,9 @@ def squeeze(input: Any, axis: Any = None, name: str | None = None) -> torch.Tens
     axes = axes if isinstance(axes, tuple) else (axes,)
     for a in axes:
         if t.shape[a] != 1:
-            raise ValueError(f"Can not squeeze dim[{a}], expected a dimension of 1, got {t.shape[a]} "
-                             f"(shape {tuple(t.shape)}).")
+            raise ValueError(
+                f"Can not squeeze dim[{a}], expected a dimension of 1, got {t.shape[a]} (shape {tuple(t.shape)})."
+            )
     return t.squeeze(axes)
 
 
@@ -129,32 +132,45 @@ def unstack(value: Any, num: int | None = None, axis: int = 0, name: str = "unst
     return list(torch.unbind(to_tensor(value), dim=int(axis)))
 
 
-def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: int | None = None,
-          name: str = "split") -> list[torch.Tensor]:
+def split(
+    value: Any, num_or_size_splits: Any, axis: int = 0, num: int | None = None, name: str = "split"
+) -> list[torch.Tensor]:
     """``tf.split``: into ``n`` equal parts, or parts of the given sizes (one may be ``-1``)."""
     t = to_tensor(value)
     length = t.shape[int(axis)]
     if isinstance(num_or_size_splits, int):
         n = num_or_size_splits
         if n < 1 or length % n:
-            raise ValueError(f"tf.split: dimension {axis} of size {length} cannot be split into "
-                             f"{n} equal parts. Received: num_or_size_splits={n}")
+            raise ValueError(
+                f"tf.split: dimension {axis} of size {length} cannot be split into "
+                f"{n} equal parts. Received: num_or_size_splits={n}"
+            )
         return list(torch.split(t, length // n, dim=int(axis)))
     sizes = [int(s) for s in _shape(num_or_size_splits)]
     if sizes.count(-1) == 1:
         sizes[sizes.index(-1)] = length - (builtins.sum(sizes) + 1)
     if builtins.sum(sizes) != length or builtins.min(sizes) < 0:
-        raise ValueError(f"tf.split: sizes {list(_shape(num_or_size_splits))} do not add up to the "
-                         f"size {length} of dimension {axis}.")
+        raise ValueError(
+            f"tf.split: sizes {list(_shape(num_or_size_splits))} do not add up to the "
+            f"size {length} of dimension {axis}."
+        )
     return list(torch.split(t, sizes, dim=int(axis)))
 
 
-def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = None, axis: int | None = None,
-            dtype: Any = None, name: str | None = None) -> torch.Tensor:
+def one_hot(
+    indices: Any,
+    depth: int,
+    on_value: Any = None,
+    off_value: Any = None,
+    axis: int | None = None,
+    dtype: Any = None,
+    name: str | None = None,
+) -> torch.Tensor:
     """``tf.one_hot``: out-of-range (e.g. negative) indices give a row of ``off_value``, as in TF."""
     idx = to_tensor(indices).long()
-    out_dtype = as_dtype(dtype) if dtype is not None else (
-        to_tensor(on_value).dtype if on_value is not None else torch.float32)
+    out_dtype = (
+        as_dtype(dtype) if dtype is not None else (to_tensor(on_value).dtype if on_value is not None else torch.float32)
+    )
     hot = idx.unsqueeze(-1) == torch.arange(int(depth), device=idx.device)
     on = torch.as_tensor(1 if on_value is None else on_value, dtype=out_dtype, device=idx.device)
     off = torch.as_tensor(0 if off_value is None else off_value, dtype=out_dtype, device=idx.device)
@@ -241,19 +257,50 @@ def tile(input: Any, multiples: Any, name: str | None = None) -> torch.Tensor:
     return to_tensor(input).repeat(_shape(multiples))
 
 
-def gather(params: Any, indices: Any, axis: int | None = None, batch_dims: int = 0,
-           name: str | None = None) -> torch.Tensor:
+def gather(
+    params: Any, indices: Any, axis: int | None = None, batch_dims: int = 0, name: str | None = None
+) -> torch.Tensor:
     """``tf.gather`` (``batch_dims=0``): the slices of ``params`` at ``indices`` along ``axis``."""
     if batch_dims:
-        raise ValueError(f"unison's tf.gather supports batch_dims=0 only. Received: batch_dims={batch_dims}. "
-                         "Use torch.gather for batched gathers.")
+        raise ValueError(
+            f"unison's tf.gather supports batch_dims=0 only. Received: batch_dims={batch_dims}. "
+            "Use torch.gather for batched gathers."
+        )
     p, i = to_tensor(params), to_tensor(indices).long()
     ax = int(axis or 0) % p.dim()
     out = p.index_select(ax, i.reshape(-1))
-    return out.reshape(p.shape[:ax] + i.shape + p.shape[ax + 1:])
+    return out.reshape(p.shape[:ax] + i.shape + p.shape[ax + 1 :])
 
 
-__all__ = ['cast', 'concat', 'constant', 'convert_to_tensor', 'expand_dims', 'fill', 'gather', 'identity', 'is_tensor', 'one_hot', 'ones', 'ones_like', 'range', 'rank', 'reshape', 'shape', 'size', 'split', 'squeeze', 'stack', 'stop_gradient', 'tile', 'transpose', 'unstack', 'where', 'zeros', 'zeros_like']
+__all__ = [
+    "cast",
+    "concat",
+    "constant",
+    "convert_to_tensor",
+    "expand_dims",
+    "fill",
+    "gather",
+    "identity",
+    "is_tensor",
+    "one_hot",
+    "ones",
+    "ones_like",
+    "range",
+    "rank",
+    "reshape",
+    "shape",
+    "size",
+    "split",
+    "squeeze",
+    "stack",
+    "stop_gradient",
+    "tile",
+    "transpose",
+    "unstack",
+    "where",
+    "zeros",
+    "zeros_like",
+]
 __all__ += ["Tensor", "newaxis"]
 
 wrap_namespace(globals(), __all__)

@@ -39,8 +39,12 @@ class LogicalDevice(NamedTuple):
 class LogicalDeviceConfiguration:
     """``tf.config.LogicalDeviceConfiguration`` (``memory_limit`` is recorded, not enforced)."""
 
-    def __init__(self, memory_limit: int | None = None, experimental_priority: int | None = None,
-                 experimental_device_ordinal: int | None = None) -> None:
+    def __init__(
+        self,
+        memory_limit: int | None = None,
+        experimental_priority: int | None = None,
+        experimental_device_ordinal: int | None = None,
+    ) -> None:
         self.memory_limit = memory_limit
 
     def __repr__(self) -> str:
@@ -84,11 +88,15 @@ def list_logical_devices(device_type: str | None = None) -> list[LogicalDevice]:
     return out
 
 
-def set_logical_device_configuration(device: PhysicalDevice, logical_devices: list[LogicalDeviceConfiguration] | None) -> None:
+def set_logical_device_configuration(
+    device: PhysicalDevice, logical_devices: list[LogicalDeviceConfiguration] | None
+) -> None:
     """``tf.config.set_logical_device_configuration``: split ``device`` into logical devices."""
     if not isinstance(device, PhysicalDevice):
-        raise TypeError("set_logical_device_configuration takes a device from "
-                        f"tf.config.list_physical_devices(). Received: {device!r:.80}")
+        raise TypeError(
+            "set_logical_device_configuration takes a device from "
+            f"tf.config.list_physical_devices(). Received: {device!r:.80}"
+        )
     if logical_devices is None:
         _LOGICAL_SPLITS.pop(device.name, None)
         return
@@ -112,8 +120,10 @@ def set_visible_devices(devices: Any, device_type: str | None = None) -> None:
     """``tf.config.set_visible_devices``: only "all devices" is possible once torch has started."""
     chosen = list(devices) if isinstance(devices, (list, tuple)) else [devices]
     if sorted(d.name for d in chosen) != sorted(d.name for d in list_physical_devices(device_type)):
-        raise ValueError("unison cannot hide devices from a running process. Set CUDA_VISIBLE_DEVICES "
-                         f"before starting Python instead. Received: {chosen!r:.120}")
+        raise ValueError(
+            "unison cannot hide devices from a running process. Set CUDA_VISIBLE_DEVICES "
+            f"before starting Python instead. Received: {chosen!r:.120}"
+        )
 
 
 def run_functions_eagerly(run_eagerly: bool) -> None:
@@ -155,10 +165,24 @@ threading = types.SimpleNamespace(
 )
 
 
-__all__ = ['LogicalDevice', 'LogicalDeviceConfiguration', 'PhysicalDevice', 'experimental', 'functions_run_eagerly', 'get_logical_device_configuration', 'get_visible_devices', 'list_logical_devices', 'list_physical_devices', 'run_functions_eagerly', 'set_logical_device_configuration', 'set_visible_devices', 'threading']
+__all__ = [
+    "LogicalDevice",
+    "LogicalDeviceConfiguration",
+    "PhysicalDevice",
+    "experimental",
+    "functions_run_eagerly",
+    "get_logical_device_configuration",
+    "get_visible_devices",
+    "list_logical_devices",
+    "list_physical_devices",
+    "run_functions_eagerly",
+    "set_logical_device_configuration",
+    "set_visible_devices",
+    "threading",
+]
 
 
 def __getattr__(name: str) -> object:
     from unison._unsupported import unsupported
 
-    raise unsupported('tf.config', name)
+    raise unsupported("tf.config", name)

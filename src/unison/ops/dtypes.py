@@ -50,10 +50,22 @@ string = StringDType()
 DType = torch.dtype
 
 _BY_NAME: dict[str, Any] = {
-    "float16": float16, "half": float16, "float32": float32, "float": float32, "float64": float64,
-    "double": float64, "bfloat16": bfloat16, "int8": int8, "int16": int16, "int32": int32,
-    "int64": int64, "uint8": uint8, "bool": torch.bool, "complex64": complex64,
-    "complex128": complex128, "string": string,
+    "float16": float16,
+    "half": float16,
+    "float32": float32,
+    "float": float32,
+    "float64": float64,
+    "double": float64,
+    "bfloat16": bfloat16,
+    "int8": int8,
+    "int16": int16,
+    "int32": int32,
+    "int64": int64,
+    "uint8": uint8,
+    "bool": torch.bool,
+    "complex64": complex64,
+    "complex128": complex128,
+    "string": string,
 }
 
 
@@ -72,8 +84,10 @@ def as_dtype(type_value: Any) -> Any:
             return string
         if np_dtype.name in _BY_NAME:
             return _BY_NAME[np_dtype.name]
-    raise TypeError(f"Cannot convert {type_value!r} to a dtype. Expected one of tf.float32, tf.int64, "
-                    f"... or a name among {sorted(_BY_NAME)}.")
+    raise TypeError(
+        f"Cannot convert {type_value!r} to a dtype. Expected one of tf.float32, tf.int64, "
+        f"... or a name among {sorted(_BY_NAME)}."
+    )
 
 
 def _infer(value: Any) -> torch.dtype | None:
@@ -91,7 +105,6 @@ def _infer(value: Any) -> torch.dtype | None:
         if kinds == {torch.int32}:
             return torch.int32
     return None
-
 
 
 def is_string_value(value: Any) -> builtins.bool:

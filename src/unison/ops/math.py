@@ -43,8 +43,12 @@ def _dims(t: torch.Tensor, axis: Any) -> tuple[int, ...]:
     return (int(axis),)
 
 
-def _reduction(name: str, fn: Callable[[torch.Tensor, tuple[int, ...], builtins.bool], torch.Tensor]) -> Callable[..., torch.Tensor]:
-    def reduce(input_tensor: Any, axis: Any = None, keepdims: builtins.bool = False, name: str | None = None) -> torch.Tensor:
+def _reduction(
+    name: str, fn: Callable[[torch.Tensor, tuple[int, ...], builtins.bool], torch.Tensor]
+) -> Callable[..., torch.Tensor]:
+    def reduce(
+        input_tensor: Any, axis: Any = None, keepdims: builtins.bool = False, name: str | None = None
+    ) -> torch.Tensor:
         t = to_tensor(input_tensor)
         dims = _dims(t, axis)
         if t.dim() == 0 or not dims:
@@ -73,7 +77,9 @@ def _prod(t: torch.Tensor, dims: tuple[int, ...], keep: builtins.bool) -> torch.
     return out
 
 
-def _keep_dtype(op: Callable[..., torch.Tensor]) -> Callable[[torch.Tensor, tuple[int, ...], builtins.bool], torch.Tensor]:
+def _keep_dtype(
+    op: Callable[..., torch.Tensor],
+) -> Callable[[torch.Tensor, tuple[int, ...], builtins.bool], torch.Tensor]:
     # torch sums small ints into int64; TF keeps the input's dtype.
     return lambda t, dims, keep: op(t, dim=dims, keepdim=keep).to(t.dtype)
 
@@ -155,8 +161,10 @@ pow = _binary("pow", torch.pow)
 squared_difference = _binary("squared_difference", lambda a, b: (a - b) ** 2)
 logical_and = _binary("logical_and", torch.logical_and)
 logical_or = _binary("logical_or", torch.logical_or)
-divide_no_nan = _binary("divide_no_nan", lambda a, b: torch.where(
-    b == 0, torch.zeros((), dtype=a.dtype), a / torch.where(b == 0, torch.ones_like(b), b)))
+divide_no_nan = _binary(
+    "divide_no_nan",
+    lambda a, b: torch.where(b == 0, torch.zeros((), dtype=a.dtype), a / torch.where(b == 0, torch.ones_like(b), b)),
+)
 
 square = _unary("square", torch.square)
 sqrt = _unary("sqrt", torch.sqrt)
@@ -188,9 +196,18 @@ def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any, name: str | 
     return torch.minimum(torch.maximum(x, lo), hi)
 
 
-def matmul(a: Any, b: Any, transpose_a: builtins.bool = False, transpose_b: builtins.bool = False,
-           adjoint_a: builtins.bool = False, adjoint_b: builtins.bool = False, a_is_sparse: builtins.bool = False,
-           b_is_sparse: builtins.bool = False, output_type: Any = None, name: str | None = None) -> torch.Tensor:
+def matmul(
+    a: Any,
+    b: Any,
+    transpose_a: builtins.bool = False,
+    transpose_b: builtins.bool = False,
+    adjoint_a: builtins.bool = False,
+    adjoint_b: builtins.bool = False,
+    a_is_sparse: builtins.bool = False,
+    b_is_sparse: builtins.bool = False,
+    output_type: Any = None,
+    name: str | None = None,
+) -> torch.Tensor:
     """``tf.linalg.matmul``: ``a @ b`` with optional transposes of the last two axes."""
     x, y = to_tensor(a), to_tensor(b)
     if transpose_a or adjoint_a:
@@ -201,8 +218,9 @@ def matmul(a: Any, b: Any, transpose_a: builtins.bool = False, transpose_b: buil
     return out if output_type is None else out.to(as_dtype(output_type))
 
 
-def cumsum(x: Any, axis: int = 0, exclusive: builtins.bool = False, reverse: builtins.bool = False,
-           name: str | None = None) -> torch.Tensor:
+def cumsum(
+    x: Any, axis: int = 0, exclusive: builtins.bool = False, reverse: builtins.bool = False, name: str | None = None
+) -> torch.Tensor:
     """``tf.math.cumsum``."""
     t = to_tensor(x)
     if reverse:
@@ -234,7 +252,67 @@ class TopK(tuple):
         return self[1]
 
 
-__all__ = ['abs', 'add', 'add_n', 'argmax', 'argmin', 'ceil', 'clip_by_value', 'cos', 'cumsum', 'divide', 'divide_no_nan', 'equal', 'exp', 'floor', 'floordiv', 'floormod', 'greater', 'greater_equal', 'is_finite', 'is_inf', 'is_nan', 'less', 'less_equal', 'log', 'log1p', 'logical_and', 'logical_not', 'logical_or', 'matmul', 'maximum', 'minimum', 'mod', 'multiply', 'negative', 'not_equal', 'pow', 'reciprocal', 'reduce_all', 'reduce_any', 'reduce_logsumexp', 'reduce_max', 'reduce_mean', 'reduce_min', 'reduce_prod', 'reduce_std', 'reduce_sum', 'reduce_variance', 'round', 'rsqrt', 'sigmoid', 'sign', 'sin', 'sqrt', 'square', 'squared_difference', 'subtract', 'tanh', 'top_k', 'truediv']
+__all__ = [
+    "abs",
+    "add",
+    "add_n",
+    "argmax",
+    "argmin",
+    "ceil",
+    "clip_by_value",
+    "cos",
+    "cumsum",
+    "divide",
+    "divide_no_nan",
+    "equal",
+    "exp",
+    "floor",
+    "floordiv",
+    "floormod",
+    "greater",
+    "greater_equal",
+    "is_finite",
+    "is_inf",
+    "is_nan",
+    "less",
+    "less_equal",
+    "log",
+    "log1p",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "matmul",
+    "maximum",
+    "minimum",
+    "mod",
+    "multiply",
+    "negative",
+    "not_equal",
+    "pow",
+    "reciprocal",
+    "reduce_all",
+    "reduce_any",
+    "reduce_logsumexp",
+    "reduce_max",
+    "reduce_mean",
+    "reduce_min",
+    "reduce_prod",
+    "reduce_std",
+    "reduce_sum",
+    "reduce_variance",
+    "round",
+    "rsqrt",
+    "sigmoid",
+    "sign",
+    "sin",
+    "sqrt",
+    "square",
+    "squared_difference",
+    "subtract",
+    "tanh",
+    "top_k",
+    "truediv",
+]
 
 wrap_namespace(globals(), __all__)
 
@@ -242,4 +320,4 @@ wrap_namespace(globals(), __all__)
 def __getattr__(name: str) -> object:
     from unison._unsupported import unsupported
 
-    raise unsupported('tf.math', name)
+    raise unsupported("tf.math", name)

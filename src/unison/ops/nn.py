@@ -69,22 +69,28 @@ def log_softmax(logits: Any, axis: int | None = None, name: str | None = None) -
     return F.log_softmax(to_tensor(logits), dim=-1 if axis is None else axis)
 
 
-def sparse_softmax_cross_entropy_with_logits(labels: Any = None, logits: Any = None,
-                                             name: str | None = None) -> torch.Tensor:
+def sparse_softmax_cross_entropy_with_logits(
+    labels: Any = None, logits: Any = None, name: str | None = None
+) -> torch.Tensor:
     """``tf.nn.sparse_softmax_cross_entropy_with_logits``: per-example losses, shape of ``labels``."""
     if labels is None or logits is None:
-        raise ValueError("sparse_softmax_cross_entropy_with_logits needs labels= and logits=. "
-                         f"Received: labels={labels!r:.40}, logits={logits!r:.40}")
+        raise ValueError(
+            "sparse_softmax_cross_entropy_with_logits needs labels= and logits=. "
+            f"Received: labels={labels!r:.40}, logits={logits!r:.40}"
+        )
     x, y = to_tensor(logits), to_tensor(labels).long()
     if y.shape != x.shape[:-1]:
-        raise ValueError(f"labels must have the shape of logits without its last axis: expected "
-                         f"{tuple(x.shape[:-1])}, received labels of shape {tuple(y.shape)}.")
+        raise ValueError(
+            f"labels must have the shape of logits without its last axis: expected "
+            f"{tuple(x.shape[:-1])}, received labels of shape {tuple(y.shape)}."
+        )
     flat = F.cross_entropy(x.reshape(-1, x.shape[-1]), y.reshape(-1), reduction="none")
     return flat.reshape(y.shape)
 
 
-def softmax_cross_entropy_with_logits(labels: Any = None, logits: Any = None, axis: int = -1,
-                                      name: str | None = None) -> torch.Tensor:
+def softmax_cross_entropy_with_logits(
+    labels: Any = None, logits: Any = None, axis: int = -1, name: str | None = None
+) -> torch.Tensor:
     """``tf.nn.softmax_cross_entropy_with_logits``: labels are probabilities along ``axis``."""
     if labels is None or logits is None:
         raise ValueError("softmax_cross_entropy_with_logits needs labels= and logits=.")
@@ -105,8 +111,9 @@ def l2_loss(t: Any, name: str | None = None) -> torch.Tensor:
     return (x * x).sum() / 2
 
 
-def dropout(x: Any, rate: float, noise_shape: Any = None, seed: int | None = None,
-            name: str | None = None) -> torch.Tensor:
+def dropout(
+    x: Any, rate: float, noise_shape: Any = None, seed: int | None = None, name: str | None = None
+) -> torch.Tensor:
     """``tf.nn.dropout``: zero elements with probability ``rate``, scale the rest by 1/(1-rate)."""
     if not 0 <= rate < 1:
         raise ValueError(f"rate must be in [0, 1). Received: rate={rate}")
@@ -118,14 +125,33 @@ def bias_add(value: Any, bias: Any, data_format: str | None = None, name: str | 
     return to_tensor(value) + to_tensor(bias)
 
 
-def moments(x: Any, axes: Any, shift: Any = None, keepdims: bool = False,
-            name: str | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def moments(
+    x: Any, axes: Any, shift: Any = None, keepdims: bool = False, name: str | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``tf.nn.moments``: ``(mean, variance)`` over ``axes``."""
     t = to_tensor(x)
     dims = tuple(int(a) for a in axes)
     return t.mean(dim=dims, keepdim=keepdims), t.var(dim=dims, keepdim=keepdims, correction=0)
 
 
-__all__ = ['bias_add', 'dropout', 'elu', 'gelu', 'l2_loss', 'leaky_relu', 'log_softmax', 'moments', 'relu', 'relu6', 'selu', 'sigmoid', 'sigmoid_cross_entropy_with_logits', 'softmax', 'softmax_cross_entropy_with_logits', 'sparse_softmax_cross_entropy_with_logits', 'tanh']
+__all__ = [
+    "bias_add",
+    "dropout",
+    "elu",
+    "gelu",
+    "l2_loss",
+    "leaky_relu",
+    "log_softmax",
+    "moments",
+    "relu",
+    "relu6",
+    "selu",
+    "sigmoid",
+    "sigmoid_cross_entropy_with_logits",
+    "softmax",
+    "softmax_cross_entropy_with_logits",
+    "sparse_softmax_cross_entropy_with_logits",
+    "tanh",
+]
 
 wrap_namespace(globals(), __all__)

@@ -20,8 +20,12 @@ def _format(value: Any, summarize: int) -> str:
         value = value.detach().cpu().numpy()
     if isinstance(value, np.ndarray):
         edge = summarize if summarize >= 0 else sys.maxsize
-        return np.array2string(value, separator=" ", threshold=2 * edge if summarize >= 0 else sys.maxsize,
-                               edgeitems=max(edge, 1) if summarize >= 0 else 3)
+        return np.array2string(
+            value,
+            separator=" ",
+            threshold=2 * edge if summarize >= 0 else sys.maxsize,
+            edgeitems=max(edge, 1) if summarize >= 0 else 3,
+        )
     if isinstance(value, (list, tuple)):
         inner = ", ".join(_format(v, summarize) for v in value)
         return f"[{inner}]" if isinstance(value, list) else f"({inner})"
@@ -30,8 +34,14 @@ def _format(value: Any, summarize: int) -> str:
     return str(value)
 
 
-def tf_print(*inputs: Any, output_stream: Any = None, summarize: int = 3, sep: str = " ", end: str = "\n",
-             name: str | None = None) -> None:
+def tf_print(
+    *inputs: Any,
+    output_stream: Any = None,
+    summarize: int = 3,
+    sep: str = " ",
+    end: str = "\n",
+    name: str | None = None,
+) -> None:
     """``tf.print``: to ``sys.stderr`` by default, as TF; ``summarize=-1`` prints every element."""
     stream = sys.stderr if output_stream is None else output_stream
     if isinstance(stream, str):

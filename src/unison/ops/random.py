@@ -31,8 +31,14 @@ def set_seed(seed: int) -> None:
     np.random.seed(int(seed) % 2**32)
 
 
-def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = torch.float32,
-            seed: int | None = None, name: str | None = None) -> torch.Tensor:
+def uniform(
+    shape: Any,
+    minval: Any = 0,
+    maxval: Any = None,
+    dtype: Any = torch.float32,
+    seed: int | None = None,
+    name: str | None = None,
+) -> torch.Tensor:
     """``tf.random.uniform``: floats in ``[minval, maxval)`` (default ``[0, 1)``); ints need ``maxval``."""
     dt = as_dtype(dtype)
     size = _shape(shape)
@@ -45,14 +51,26 @@ def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = torch.
     return torch.randint(int(to_tensor(minval)), int(to_tensor(maxval)), size, dtype=dt)
 
 
-def normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = torch.float32,
-           seed: int | None = None, name: str | None = None) -> torch.Tensor:
+def normal(
+    shape: Any,
+    mean: Any = 0.0,
+    stddev: Any = 1.0,
+    dtype: Any = torch.float32,
+    seed: int | None = None,
+    name: str | None = None,
+) -> torch.Tensor:
     """``tf.random.normal``."""
     return torch.randn(_shape(shape), dtype=as_dtype(dtype)) * float(to_tensor(stddev)) + float(to_tensor(mean))
 
 
-def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = torch.float32,
-                     seed: int | None = None, name: str | None = None) -> torch.Tensor:
+def truncated_normal(
+    shape: Any,
+    mean: Any = 0.0,
+    stddev: Any = 1.0,
+    dtype: Any = torch.float32,
+    seed: int | None = None,
+    name: str | None = None,
+) -> torch.Tensor:
     """``tf.random.truncated_normal``: normal values redrawn beyond two standard deviations."""
     out = torch.empty(_shape(shape), dtype=as_dtype(dtype))
     m, s = float(to_tensor(mean)), float(to_tensor(stddev))
@@ -65,17 +83,18 @@ def shuffle(value: Any, seed: int | None = None, name: str | None = None) -> tor
     return t[torch.randperm(t.shape[0])]
 
 
-def categorical(logits: Any, num_samples: int, dtype: Any = torch.int64, seed: int | None = None,
-                name: str | None = None) -> torch.Tensor:
+def categorical(
+    logits: Any, num_samples: int, dtype: Any = torch.int64, seed: int | None = None, name: str | None = None
+) -> torch.Tensor:
     """``tf.random.categorical``: ``num_samples`` class indices per row of unnormalised log-probabilities."""
     probs = torch.softmax(to_tensor(logits).float(), dim=-1)
     return torch.multinomial(probs, int(num_samples), replacement=True).to(as_dtype(dtype))
 
 
-__all__ = ['categorical', 'normal', 'set_seed', 'shuffle', 'truncated_normal', 'uniform']
+__all__ = ["categorical", "normal", "set_seed", "shuffle", "truncated_normal", "uniform"]
 
 
 def __getattr__(name: str) -> object:
     from unison._unsupported import unsupported
 
-    raise unsupported('tf.random', name)
+    raise unsupported("tf.random", name)

@@ -5,5 +5,14 @@ from unison.optim.compression import Compression, Compressor
 from unison.optim.distributed import Adasum, Average, DistributedOptimizer, ReduceOp, Sum
 from unison.optim.safety import NonFiniteGradientError, ReplicaMismatchError
 
-__all__ = ["Adasum", "Average", "Compression", "Compressor", "DistributedOptimizer",
-           "NonFiniteGradientError", "ReduceOp", "ReplicaMismatchError", "Sum"]
+__all__ = [
+    "Adasum",
+    "Average",
+    "Compression",
+    "Compressor",
+    "DistributedOptimizer",
+    "NonFiniteGradientError",
+    "ReduceOp",
+    "ReplicaMismatchError",
+    "Sum",
+]

@@ -54,7 +54,8 @@ def scaled_step(opt: Any, scaler: Any, closure: Any = None) -> Any:
                 "scaler.unscale_(optimizer) ran before the gradients were reduced across replicas, so "
                 "each replica checked only its own gradients for overflow. Either let scaler.step("
                 "optimizer) unscale (clip with DistributedOptimizer(clip_grad_norm=...), applied after "
-                "unscaling), or call optimizer.synchronize() before scaler.unscale_(optimizer).")
+                "unscaling), or call optimizer.synchronize() before scaler.unscale_(optimizer)."
+            )
     else:
         if not opt._skip:
             opt._scaler_active = True  # non-finite reduced gradients go to the scaler, not the policy

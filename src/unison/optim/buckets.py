@@ -66,10 +66,12 @@ class Bucket:
         wire = compression.wire_dtype(first.dtype)
         if self.buffer is None or self.buffer.dtype != wire:
             self.buffer = torch.zeros(self.numel + len(self.params) + 1, dtype=wire, device=first.device)
-            self.staging = torch.zeros(self.numel, dtype=first.dtype, device=first.device) if wire != first.dtype else None
+            self.staging = (
+                torch.zeros(self.numel, dtype=first.dtype, device=first.device) if wire != first.dtype else None
+            )
             self.residual = torch.zeros_like(self.staging) if (self.staging is not None and error_feedback) else None
-            self.views = [self.buffer[off: off + p.numel()].view(p.shape) for p, off in zip(self.params, self.offsets)]
-            self.used_flags, self.bad_flag = self.buffer[self.numel: -1], self.buffer[-1]
+            self.views = [self.buffer[off : off + p.numel()].view(p.shape) for p, off in zip(self.params, self.offsets)]
+            self.used_flags, self.bad_flag = self.buffer[self.numel : -1], self.buffer[-1]
         stage = self.staging if self.staging is not None else self.buffer[: self.numel]
         return self.buffer, stage
 
@@ -80,8 +82,7 @@ class Bucket:
         every = all(g is not None for g in grads)
         # After a step the gradients are views of this buffer (see write_back); a loop that
         # zeroes them in place (zero_grad(set_to_none=False)) accumulates straight into it.
-        aliased = self.lent and any(g is not None and g.data_ptr() == v.data_ptr()
-                                    for g, v in zip(grads, self.views))
+        aliased = self.lent and any(g is not None and g.data_ptr() == v.data_ptr() for g, v in zip(grads, self.views))
         if every and not aliased:
             # the common case: one fused copy instead of a loop of small ops
             torch.cat([g.view(-1) if g.is_contiguous() else g.reshape(-1) for g in grads], out=stage)  # type: ignore[union-attr]
@@ -89,7 +90,7 @@ class Bucket:
             for p, off, g, view in zip(self.params, self.offsets, grads, self.views):
                 if g is not None and g.data_ptr() == view.data_ptr():
                     continue  # already in place
-                part = stage[off: off + p.numel()]
+                part = stage[off : off + p.numel()]
                 if g is None:
                     part.zero_()
                 else:
@@ -120,14 +121,14 @@ class Bucket:
         if buf is None:
             return
         for p, off in zip(self.params, self.offsets):
-            buf[off: off + p.numel()] = adasum_tree([part[off: off + p.numel()] for part in parts])
-        buf[self.numel:] = torch.stack([part[self.numel:] for part in parts]).sum(0)
+            buf[off : off + p.numel()] = adasum_tree([part[off : off + p.numel()] for part in parts])
+        buf[self.numel :] = torch.stack([part[self.numel :] for part in parts]).sum(0)
 
     def read_flags(self) -> tuple[list[float], bool]:
         """(replicas that produced each gradient, whether any replica saw a non-finite value)."""
         if self.buffer is None:
             return [0.0] * len(self.params), False
-        self.tail = self.buffer[self.numel:].float().tolist()
+        self.tail = self.buffer[self.numel :].float().tolist()
         return self.tail[:-1], self.tail[-1] != 0.0  # NaN != 0.0 holds
 
     def write_back(self, scale: float) -> None:
@@ -192,8 +193,7 @@ def plan_buckets(params: Sequence[torch.nn.Parameter], cap_bytes: int) -> list[B
 
     for p in reversed(list(params)):
         nbytes = p.numel() * p.element_size()
-        if current and (size + nbytes > cap_bytes or p.dtype != current[0].dtype
-                        or p.device != current[0].device):
+        if current and (size + nbytes > cap_bytes or p.dtype != current[0].dtype or p.device != current[0].device):
             close()
         current.append(p)
         size += nbytes

@@ -55,8 +55,12 @@ def _check_named_parameters(
         return [(f"param.{i}", p) for i, p in enumerate(in_optimizer)]
     pairs = list(named)
     for item in pairs:
-        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
-                and isinstance(item[1], torch.Tensor)):
+        if not (
+            isinstance(item, tuple)
+            and len(item) == 2
+            and isinstance(item[0], str)
+            and isinstance(item[1], torch.Tensor)
+        ):
             raise ValueError(
                 "named_parameters must be (name, tensor) pairs, as model.named_parameters() "
                 f"yields. Received an element: {item!r:.80}"
@@ -157,8 +161,10 @@ class DistributedOptimizer(WrappingOptimizer):
         sparse_as_dense: bool = False,
     ) -> None:
         if isinstance(optimizer, DistributedOptimizer):
-            raise ValueError("The optimizer is already a DistributedOptimizer; wrap the torch optimizer "
-                             "once. Received: DistributedOptimizer(DistributedOptimizer(...))")
+            raise ValueError(
+                "The optimizer is already a DistributedOptimizer; wrap the torch optimizer "
+                "once. Received: DistributedOptimizer(DistributedOptimizer(...))"
+            )
         if not isinstance(optimizer, torch.optim.Optimizer):
             raise TypeError(
                 "DistributedOptimizer wraps a torch.optim.Optimizer. Received: "
@@ -166,23 +172,35 @@ class DistributedOptimizer(WrappingOptimizer):
                 "model.parameters()), named_parameters=model.named_parameters())"
             )
         op = ReduceOp.parse(op, ("AVERAGE", "SUM", "ADASUM"), "unison.Average, unison.Sum or unison.Adasum")
-        if isinstance(backward_passes_per_step, bool) or not isinstance(backward_passes_per_step, int) \
-                or backward_passes_per_step < 1:
+        if (
+            isinstance(backward_passes_per_step, bool)
+            or not isinstance(backward_passes_per_step, int)
+            or backward_passes_per_step < 1
+        ):
             raise ValueError(
                 "backward_passes_per_step must be an integer >= 1. "
                 f"Received: backward_passes_per_step={backward_passes_per_step!r}"
             )
-        if isinstance(gradient_predivide_factor, bool) or not isinstance(gradient_predivide_factor, (int, float)) \
-                or gradient_predivide_factor <= 0:
-            raise ValueError("gradient_predivide_factor must be a number > 0. "
-                             f"Received: gradient_predivide_factor={gradient_predivide_factor!r}")
+        if (
+            isinstance(gradient_predivide_factor, bool)
+            or not isinstance(gradient_predivide_factor, (int, float))
+            or gradient_predivide_factor <= 0
+        ):
+            raise ValueError(
+                "gradient_predivide_factor must be a number > 0. "
+                f"Received: gradient_predivide_factor={gradient_predivide_factor!r}"
+            )
         if gradient_predivide_factor != 1.0 and op is not Average:
-            raise ValueError("gradient_predivide_factor is only supported with op=unison.Average (as in "
-                             f"Horovod). Received: op={op}, gradient_predivide_factor={gradient_predivide_factor}")
+            raise ValueError(
+                "gradient_predivide_factor is only supported with op=unison.Average (as in "
+                f"Horovod). Received: op={op}, gradient_predivide_factor={gradient_predivide_factor}"
+            )
         if bucket_cap_mb <= 0:
             raise ValueError(f"bucket_cap_mb must be > 0. Received: bucket_cap_mb={bucket_cap_mb}")
         if nonfinite not in _NONFINITE:
-            raise ValueError(f"nonfinite must be one of {format_choices(_NONFINITE)}. Received: nonfinite={nonfinite!r}")
+            raise ValueError(
+                f"nonfinite must be one of {format_choices(_NONFINITE)}. Received: nonfinite={nonfinite!r}"
+            )
         if clip_grad_norm is not None and clip_grad_norm <= 0:
             raise ValueError(f"clip_grad_norm must be > 0. Received: clip_grad_norm={clip_grad_norm}")
         if not isinstance(shard_gradients, bool):
@@ -191,7 +209,8 @@ class DistributedOptimizer(WrappingOptimizer):
             raise ValueError(
                 "shard_gradients=True (ZeRO-2) reduce-scatters plain gradients: it supports op=unison.Average "
                 f"or unison.Sum without compression or error_feedback. Received: op={op}, "
-                f"compression={compression!r}, error_feedback={error_feedback}. Drop one of them.")
+                f"compression={compression!r}, error_feedback={error_feedback}. Drop one of them."
+            )
         self._wrap(optimizer)
         _WRAPPERS[id(optimizer)] = self
         self.op = op
@@ -218,8 +237,11 @@ class DistributedOptimizer(WrappingOptimizer):
         self.steps = 0
         self.skipped_steps = 0
         self.zero2 = GradientShards(self._buckets, self.comm) if shard_gradients and self.comm.is_distributed else None
-        self.sharded = (ShardedState(optimizer, self.comm, owners=self.zero2.owner if self.zero2 else None)
-                        if (shard_optimizer_state or shard_gradients) and self.comm.is_distributed else None)
+        self.sharded = (
+            ShardedState(optimizer, self.comm, owners=self.zero2.owner if self.zero2 else None)
+            if (shard_optimizer_state or shard_gradients) and self.comm.is_distributed
+            else None
+        )
         # (torch leaves Tensor.register_post_accumulate_grad_hook unannotated)
         self._hooks = [p.register_post_accumulate_grad_hook(self._on_grad) for p in self._trainable]  # type: ignore[no-untyped-call]
 
@@ -234,8 +256,9 @@ class DistributedOptimizer(WrappingOptimizer):
             return state
         merged: dict[Any, Any] = {}
         for rank in range(self.comm.world_size):
-            part = self.comm.broadcast_object(state["state"] if rank == self.comm.rank else None, src=rank,
-                                              name=f"optimizer_state_from_rank{rank}")
+            part = self.comm.broadcast_object(
+                state["state"] if rank == self.comm.rank else None, src=rank, name=f"optimizer_state_from_rank{rank}"
+            )
             merged.update(part)
         state["state"] = dict(sorted(merged.items()))
         return state
@@ -251,8 +274,10 @@ class DistributedOptimizer(WrappingOptimizer):
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group to the wrapped optimizer; its parameters are synchronised from now on."""
         if getattr(self, "zero2", None) is not None:
-            raise ValueError("add_param_group is not supported with shard_gradients=True (the shards are planned "
-                             "once). Put every parameter group in the torch optimizer before wrapping it.")
+            raise ValueError(
+                "add_param_group is not supported with shard_gradients=True (the shards are planned "
+                "once). Put every parameter group in the torch optimizer before wrapping it."
+            )
         self.optimizer.add_param_group(param_group)
         for bucket in self._buckets:
             if bucket.pending is not None:
@@ -472,8 +497,12 @@ class DistributedOptimizer(WrappingOptimizer):
         """Bytes of optimizer state this replica holds (smaller with ``shard_optimizer_state``)."""
         if self.sharded is not None:
             return self.sharded.state_bytes()
-        return sum(v.numel() * v.element_size() for s in self.optimizer.state.values()
-                   for v in s.values() if isinstance(v, torch.Tensor))
+        return sum(
+            v.numel() * v.element_size()
+            for s in self.optimizer.state.values()
+            for v in s.values()
+            if isinstance(v, torch.Tensor)
+        )
 
     def remove_hooks(self) -> None:
         """Detach from the parameters (the wrapped optimizer keeps working alone)."""

@@ -39,8 +39,13 @@ def check_consistency(named: Sequence[tuple[str, torch.Tensor]], comm: Communica
         metas = comm.all_gather_object(meta, name="consistency.structure_detail")
         raise ReplicaMismatchError(_structure_difference(metas))
     with torch.no_grad():
-        sums = torch.stack([torch.stack([p.detach().double().sum(), p.detach().double().square().sum()])
-                            for _, p in named]) if named else torch.zeros((0, 2), dtype=torch.float64)
+        sums = (
+            torch.stack(
+                [torch.stack([p.detach().double().sum(), p.detach().double().square().sum()]) for _, p in named]
+            )
+            if named
+            else torch.zeros((0, 2), dtype=torch.float64)
+        )
     gathered = comm.all_gather(sums.reshape(1, -1).to(comm.device), name="consistency.values")
     table = torch.cat(gathered).reshape(comm.world_size, -1, 2).cpu()
     differs = (table != table[0:1]).any(dim=2)  # (ranks, params)
@@ -62,11 +67,15 @@ def _structure_difference(metas: list[list[tuple[str, tuple[int, ...], str]]]) -
             continue
         for i, (a, b) in enumerate(zip(ref, meta)):
             if a != b:
-                return (f"Replicas hold different models: parameter #{i} is {a[0]} {a[1]} {a[2]} on "
-                        f"rank 0 but {b[0]} {b[1]} {b[2]} on rank {rank}. Every replica must build "
-                        "the same model (same code, same arguments).")
-        return (f"Replicas hold different models: rank 0 has {len(ref)} parameters, rank {rank} "
-                f"has {len(meta)}. Every replica must build the same model.")
+                return (
+                    f"Replicas hold different models: parameter #{i} is {a[0]} {a[1]} {a[2]} on "
+                    f"rank 0 but {b[0]} {b[1]} {b[2]} on rank {rank}. Every replica must build "
+                    "the same model (same code, same arguments)."
+                )
+        return (
+            f"Replicas hold different models: rank 0 has {len(ref)} parameters, rank {rank} "
+            f"has {len(meta)}. Every replica must build the same model."
+        )
     return "Replicas hold different models."
 
 

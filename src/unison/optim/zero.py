@@ -35,8 +35,9 @@ def partition(params: Sequence[torch.Tensor], world_size: int) -> list[int]:
 class ShardedState:
     """Which parameters this replica steps, and how updated values reach the others."""
 
-    def __init__(self, optimizer: torch.optim.Optimizer, comm: Communicator,
-                 owners: Mapping[int, int] | None = None) -> None:
+    def __init__(
+        self, optimizer: torch.optim.Optimizer, comm: Communicator, owners: Mapping[int, int] | None = None
+    ) -> None:
         self.optimizer = optimizer
         self.comm = comm
         self.params = [p for g in optimizer.param_groups for p in g["params"]]
@@ -68,7 +69,7 @@ class ShardedState:
             offset = 0
             with torch.no_grad():
                 for p in mine:
-                    p.copy_(flat[offset: offset + p.numel()].view_as(p))
+                    p.copy_(flat[offset : offset + p.numel()].view_as(p))
                     offset += p.numel()
 
     def state_bytes(self) -> int:

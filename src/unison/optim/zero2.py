@@ -118,7 +118,7 @@ class GradientShards:
         world = self.comm.world_size
         wire = torch.zeros(world * layout.length, dtype=first.dtype, device=first.device)
         grads = [p.grad for p in bucket.params]
-        targets = [wire[off: off + bucket.params[i].numel()] for i, off in layout.slots if grads[i] is not None]
+        targets = [wire[off : off + bucket.params[i].numel()] for i, off in layout.slots if grads[i] is not None]
         sources = [grads[i].reshape(-1) for i, _ in layout.slots if grads[i] is not None]  # type: ignore[union-attr]
         if targets:
             torch._foreach_copy_(targets, sources)
@@ -128,8 +128,9 @@ class GradientShards:
         bad = wire.sum() * 0.0
         if prescale != 1.0:
             wire.mul_(prescale)
-        rows[:, layout.widest: layout.widest + layout.count] = torch.tensor(
-            [g is not None for g in grads], dtype=wire.dtype, device=wire.device)
+        rows[:, layout.widest : layout.widest + layout.count] = torch.tensor(
+            [g is not None for g in grads], dtype=wire.dtype, device=wire.device
+        )
         rows[:, -1] = bad
         for p in bucket.params:
             p.grad = None  # this replica keeps only its own shard: the rest is freed now
@@ -177,7 +178,7 @@ class GradientShards:
             if out is None:
                 continue
             layout = self.layouts[bucket.index]
-            used = out[layout.widest: layout.widest + layout.count].tolist()
+            used = out[layout.widest : layout.widest + layout.count].tolist()
             grads = out[: layout.own]
             if layout.own < layout.widest:
                 # a padded segment (another rank owns the bucket's large parameter): keep a
@@ -189,7 +190,7 @@ class GradientShards:
                 grads.fill_(float("nan"))
             for i, offset in layout.mine:
                 p = bucket.params[i]
-                p.grad = grads[offset: offset + p.numel()].view(p.shape) if used[i] != 0.0 else None
+                p.grad = grads[offset : offset + p.numel()].view(p.shape) if used[i] != 0.0 else None
         self._out.clear()  # the gradients' views keep what this replica owns
         self._local_bad.clear()
 

@@ -47,13 +47,27 @@ from unison.errors import ReplicaFailedError
 __all__ = ["ReplicaFailedError", "run_distributed", "run_multi_worker"]
 
 
-def _replica_main(fn: Callable[..., Any], rank: int, world_size: int, store_dir: str, args: tuple[Any, ...],
-                  kwargs: dict[str, Any], env: dict[str, str], conn: Any) -> None:
+def _replica_main(
+    fn: Callable[..., Any],
+    rank: int,
+    world_size: int,
+    store_dir: str,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    env: dict[str, str],
+    conn: Any,
+) -> None:
     os.environ.update(env)
-    os.environ.update({
-        ENV_RANK: str(rank), ENV_WORLD_SIZE: str(world_size), ENV_LOCAL_RANK: str(rank),
-        ENV_LOCAL_WORLD_SIZE: str(world_size), ENV_MASTER_ADDR: "127.0.0.1", ENV_STORE_DIR: store_dir,
-    })
+    os.environ.update(
+        {
+            ENV_RANK: str(rank),
+            ENV_WORLD_SIZE: str(world_size),
+            ENV_LOCAL_RANK: str(rank),
+            ENV_LOCAL_WORLD_SIZE: str(world_size),
+            ENV_MASTER_ADDR: "127.0.0.1",
+            ENV_STORE_DIR: store_dir,
+        }
+    )
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
     try:
         result = fn(*args, **kwargs)
@@ -66,9 +80,14 @@ def _replica_main(fn: Callable[..., Any], rank: int, world_size: int, store_dir:
             dist.destroy_process_group()
 
 
-def run_distributed(fn: Callable[..., Any], world_size: int = 2, args: tuple[Any, ...] = (),
-                    kwargs: dict[str, Any] | None = None, timeout: float = 120.0,
-                    env: dict[str, str] | None = None) -> list[Any]:
+def run_distributed(
+    fn: Callable[..., Any],
+    world_size: int = 2,
+    args: tuple[Any, ...] = (),
+    kwargs: dict[str, Any] | None = None,
+    timeout: float = 120.0,
+    env: dict[str, str] | None = None,
+) -> list[Any]:
     """Run ``fn(*args, **kwargs)`` in ``world_size`` replica processes; return results by rank.
 
     ``fn`` must be picklable (defined at module level). Inside it, create the strategy as usual
@@ -88,8 +107,12 @@ def run_distributed(fn: Callable[..., Any], world_size: int = 2, args: tuple[Any
     procs, conns = [], []
     for rank in range(world_size):
         parent_end, child_end = ctx.Pipe(duplex=False)
-        p = ctx.Process(target=_replica_main, name=f"unison-replica-{rank}", daemon=True,
-                        args=(fn, rank, world_size, store_dir, args, kwargs or {}, env, child_end))
+        p = ctx.Process(
+            target=_replica_main,
+            name=f"unison-replica-{rank}",
+            daemon=True,
+            args=(fn, rank, world_size, store_dir, args, kwargs or {}, env, child_end),
+        )
         p.start()
         child_end.close()
         procs.append(p)
@@ -117,12 +140,16 @@ def run_distributed(fn: Callable[..., Any], world_size: int = 2, args: tuple[Any
                         raise ReplicaFailedError(
                             f"Replica {rank} of {world_size} failed: {message[1]}\n"
                             f"--- traceback of replica {rank} ---\n{message[2]}",
-                            rank=rank, remote_traceback=message[2])
+                            rank=rank,
+                            remote_traceback=message[2],
+                        )
                     results[rank] = message[1]
                 elif not p.is_alive() and not conn.poll():
                     raise ReplicaFailedError(
                         f"Replica {rank} of {world_size} died with exit code {p.exitcode} before "
-                        "reporting a result (killed, or crashed in native code).", rank=rank)
+                        "reporting a result (killed, or crashed in native code).",
+                        rank=rank,
+                    )
             time.sleep(0.01)
     finally:
         for p in procs:
@@ -134,9 +161,14 @@ def run_distributed(fn: Callable[..., Any], world_size: int = 2, args: tuple[Any
     return [results[r] for r in range(world_size)]
 
 
-def run_multi_worker(target: str, num_workers: int = 2, kwargs: dict[str, Any] | None = None,
-                     timeout: float = 120.0, sys_path: list[str] | None = None,
-                     netns: list[str] | None = None) -> list[Any]:
+def run_multi_worker(
+    target: str,
+    num_workers: int = 2,
+    kwargs: dict[str, Any] | None = None,
+    timeout: float = 120.0,
+    sys_path: list[str] | None = None,
+    netns: list[str] | None = None,
+) -> list[Any]:
     """Run ``target(**kwargs)`` on the workers of a loopback ``TF_CONFIG`` cluster.
 
     See :func:`unison.testing.multi_worker.run_multi_worker` (loaded on first use).

@@ -58,8 +58,17 @@ __all__ = [
 ]
 
 # Variables of pytest, of launchers and of an enclosing job: a worker must see only its own.
-_FOREIGN = ("PYTEST_", "UNISON_", "TF_CONFIG", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_", "TORCHELASTIC",
-            "GLOO_SOCKET_IFNAME")
+_FOREIGN = (
+    "PYTEST_",
+    "UNISON_",
+    "TF_CONFIG",
+    "RANK",
+    "WORLD_SIZE",
+    "LOCAL_RANK",
+    "MASTER_",
+    "TORCHELASTIC",
+    "GLOO_SOCKET_IFNAME",
+)
 
 
 class _Process(Protocol):
@@ -90,7 +99,8 @@ class Worker:
         if os.stat(folder).st_mode & 0o022 or os.stat(self.result_file).st_uid != os.getuid():
             raise PermissionError(
                 f"Refusing to unpickle {self.result_file!r}: its folder is writable by other users, or "
-                "another user owns the file. Give start_worker/Zygote.start a private folder (mode 0700).")
+                "another user owns the file. Give start_worker/Zygote.start a private folder (mode 0700)."
+            )
         with open(self.result_file, "rb") as fh:
             return pickle.load(fh)
 
@@ -123,9 +133,16 @@ def log_of(folder: str, index: int) -> str:
         return fh.read()
 
 
-def start_worker(target: str, folder: str, index: int, config: str, kwargs: dict[str, Any],
-                 prefix: list[str] | None = None, sys_path: list[str] | None = None,
-                 **extra_env: str) -> Worker:
+def start_worker(
+    target: str,
+    folder: str,
+    index: int,
+    config: str,
+    kwargs: dict[str, Any],
+    prefix: list[str] | None = None,
+    sys_path: list[str] | None = None,
+    **extra_env: str,
+) -> Worker:
     """Start worker ``index`` as a fresh ``python`` process running ``target`` (``"module:function"``).
 
     ``prefix`` goes before ``python`` (a launcher such as ``unison launch``); the worker's output
@@ -163,23 +180,32 @@ def wait_all(workers: list[Worker], folder: str, timeout: float) -> None:
     bad = [w for w in workers if w.proc.returncode != 0]
     if bad:
         late = [w.index for w in bad if w.proc.returncode in (-9, 137)]
-        logs = "\n".join(f"--- worker {w.index} (exit {w.proc.returncode}) ---\n{log_of(folder, w.index)[-3000:]}"
-                         for w in workers)
+        logs = "\n".join(
+            f"--- worker {w.index} (exit {w.proc.returncode}) ---\n{log_of(folder, w.index)[-3000:]}" for w in workers
+        )
         raise ReplicaFailedError(
             f"workers {[w.index for w in bad]} of {len(workers)} failed"
-            + (f" (killed at the {timeout:.0f}s timeout: {late})" if late else "") + f":\n{logs}",
-            rank=bad[0].index)
+            + (f" (killed at the {timeout:.0f}s timeout: {late})" if late else "")
+            + f":\n{logs}",
+            rank=bad[0].index,
+        )
 
 
 class Zygote:
     """A process that imports unison once, then forks workers on request (see the module doc)."""
 
     def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "unison.testing.multi_worker", "--zygote"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=clean_env(), text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "unison.testing.multi_worker", "--zygote"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=clean_env(),
+            text=True,
+        )
         if self._ask({"op": "ping"}) != {"ok": True}:
-            raise RuntimeError("the multi-worker zygote did not start; run `python -m "
-                               "unison.testing.multi_worker --zygote` to see why")
+            raise RuntimeError(
+                "the multi-worker zygote did not start; run `python -m unison.testing.multi_worker --zygote` to see why"
+            )
 
     def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
         if self.proc.stdin is None or self.proc.stdout is None:
@@ -189,14 +215,31 @@ class Zygote:
         answer: dict[str, Any] = json.loads(self.proc.stdout.readline())
         return answer
 
-    def start(self, target: str, folder: str, index: int, config: str, kwargs: dict[str, Any],
-              netns: str | None = None, sys_path: list[str] | None = None) -> Worker:
+    def start(
+        self,
+        target: str,
+        folder: str,
+        index: int,
+        config: str,
+        kwargs: dict[str, Any],
+        netns: str | None = None,
+        sys_path: list[str] | None = None,
+    ) -> Worker:
         """Fork worker ``index`` running ``target`` (``"module:function"``) with ``TF_CONFIG=config``."""
         result = os.path.join(folder, f"result.{index}")
         log_path = os.path.join(folder, f"worker.{index}.log")
-        pid = self._ask({"op": "start", "target": target, "kwargs": kwargs, "result": result,
-                         "env": clean_env(TF_CONFIG=config), "netns": netns, "log": log_path,
-                         "sys_path": sys_path or []})["pid"]
+        pid = self._ask(
+            {
+                "op": "start",
+                "target": target,
+                "kwargs": kwargs,
+                "result": result,
+                "env": clean_env(TF_CONFIG=config),
+                "netns": netns,
+                "log": log_path,
+                "sys_path": sys_path or [],
+            }
+        )["pid"]
         return Worker(index, _ForkedProcess(self, pid), result, log_path)
 
     def close(self) -> None:
@@ -216,9 +259,14 @@ def shared_zygote() -> Zygote:
     return _SHARED[0]
 
 
-def run_multi_worker(target: str, num_workers: int = 2, kwargs: dict[str, Any] | None = None,
-                     timeout: float = 120.0, sys_path: list[str] | None = None,
-                     netns: list[str] | None = None) -> list[Any]:
+def run_multi_worker(
+    target: str,
+    num_workers: int = 2,
+    kwargs: dict[str, Any] | None = None,
+    timeout: float = 120.0,
+    sys_path: list[str] | None = None,
+    netns: list[str] | None = None,
+) -> list[Any]:
     """Run ``target(**kwargs)`` on ``num_workers`` workers of a loopback ``TF_CONFIG`` cluster.
 
     Args:
@@ -248,9 +296,18 @@ def run_multi_worker(target: str, num_workers: int = 2, kwargs: dict[str, Any] |
     zygote = shared_zygote()
     addresses = [f"127.0.0.1:{p}" for p in free_ports(num_workers)]
     with tempfile.TemporaryDirectory(prefix="unison-multi-worker-") as folder:
-        workers = [zygote.start(target, folder, i, tf_config(addresses, i), kwargs or {},
-                                netns=netns[i] if netns else None, sys_path=sys_path)
-                   for i in range(num_workers)]
+        workers = [
+            zygote.start(
+                target,
+                folder,
+                i,
+                tf_config(addresses, i),
+                kwargs or {},
+                netns=netns[i] if netns else None,
+                sys_path=sys_path,
+            )
+            for i in range(num_workers)
+        ]
         wait_all(workers, folder, timeout)
         return [w.result() if os.path.exists(w.result_file) else None for w in workers]
 

@@ -55,12 +55,20 @@ class LocalParameterServerCluster:
         startup_timeout_s: how long to wait for every task to accept connections.
     """
 
-    def __init__(self, num_workers: int = 2, num_ps: int = 2, token: str | None = None,
-                 env: dict[str, str] | None = None, startup_timeout_s: float = 90.0) -> None:
+    def __init__(
+        self,
+        num_workers: int = 2,
+        num_ps: int = 2,
+        token: str | None = None,
+        env: dict[str, str] | None = None,
+        startup_timeout_s: float = 90.0,
+    ) -> None:
         ports = free_ports(1 + num_workers + num_ps)
-        self.cluster = {"chief": [f"127.0.0.1:{ports[0]}"],
-                        "worker": [f"127.0.0.1:{p}" for p in ports[1:1 + num_workers]],
-                        "ps": [f"127.0.0.1:{p}" for p in ports[1 + num_workers:]]}
+        self.cluster = {
+            "chief": [f"127.0.0.1:{ports[0]}"],
+            "worker": [f"127.0.0.1:{p}" for p in ports[1 : 1 + num_workers]],
+            "ps": [f"127.0.0.1:{p}" for p in ports[1 + num_workers :]],
+        }
         self.token = token or secrets.token_hex(32)
         self._env = dict(env or {})
         self._timeout = startup_timeout_s
@@ -98,11 +106,17 @@ class LocalParameterServerCluster:
         old = self._procs.get(task)
         if old is not None and old.poll() is None:
             raise RuntimeError(f"{task} is still running (pid {old.pid}); kill() it before starting it again.")
-        env = {**os.environ, "TF_CONFIG": self.tf_config(task), TOKEN_ENV: self.token, "OMP_NUM_THREADS": "1",
-               **self._env}
+        env = {
+            **os.environ,
+            "TF_CONFIG": self.tf_config(task),
+            TOKEN_ENV: self.token,
+            "OMP_NUM_THREADS": "1",
+            **self._env,
+        }
         log = open(os.path.join(self._logdir, task.replace(":", "-") + ".log"), "ab")
-        self._procs[task] = subprocess.Popen([sys.executable, "-m", "unison.cli", "server"], env=env,
-                                             stdout=log, stderr=subprocess.STDOUT)
+        self._procs[task] = subprocess.Popen(
+            [sys.executable, "-m", "unison.cli", "server"], env=env, stdout=log, stderr=subprocess.STDOUT
+        )
         log.close()
         if wait:
             self.wait_ready(task)

@@ -13,8 +13,7 @@ from unison.train.checkpoint import (
 )
 from unison.train.manager import CheckpointManager
 
-__all__ = ["Checkpoint", "CheckpointLoadStatus", "CheckpointManager", "CorruptCheckpointError",
-           "latest_checkpoint"]
+__all__ = ["Checkpoint", "CheckpointLoadStatus", "CheckpointManager", "CorruptCheckpointError", "latest_checkpoint"]
 
 
 def __getattr__(name: str) -> object:

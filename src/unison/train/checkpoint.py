@@ -96,11 +96,17 @@ def _mismatch(name: str, saved: Any, current: Any) -> str | None:
     if isinstance(saved, dict) and isinstance(current, dict):
         missing = [k for k in current if k not in saved]
         unexpected = [k for k in saved if k not in current]
-        wrong = [k for k, v in current.items() if k in saved and _shape(v) is not None
-                 and _shape(saved[k]) is not None and _shape(v) != _shape(saved[k])]
+        wrong = [
+            k
+            for k, v in current.items()
+            if k in saved and _shape(v) is not None and _shape(saved[k]) is not None and _shape(v) != _shape(saved[k])
+        ]
         if missing or unexpected or wrong:
-            parts = [f"missing {missing[:5]}" if missing else "", f"unexpected {unexpected[:5]}" if unexpected else "",
-                     f"different shapes for {wrong[:5]}" if wrong else ""]
+            parts = [
+                f"missing {missing[:5]}" if missing else "",
+                f"unexpected {unexpected[:5]}" if unexpected else "",
+                f"different shapes for {wrong[:5]}" if wrong else "",
+            ]
             return "; ".join(p for p in parts if p)
     return None
 
@@ -181,9 +187,13 @@ class Checkpoint:
                 out[name] = {"kind": kind, "state": obj.detach().cpu().clone()}
             elif kind == "keras_optimizer":
                 built = obj.torch_optimizer
-                out[name] = {"kind": kind, "state": {
-                    "torch": None if built is None else built.state_dict(),
-                    "learning_rate": float(obj.learning_rate) if hasattr(obj, "learning_rate") else None}}
+                out[name] = {
+                    "kind": kind,
+                    "state": {
+                        "torch": None if built is None else built.state_dict(),
+                        "learning_rate": float(obj.learning_rate) if hasattr(obj, "learning_rate") else None,
+                    },
+                }
             else:
                 out[name] = {"kind": kind, "state": obj.state_dict()}
         return out
@@ -236,8 +246,10 @@ class Checkpoint:
 
 def _read_payload(path: str) -> dict[str, Any]:
     if os.path.isdir(path):
-        raise ValueError(f"{path!r} is a directory; restore takes a checkpoint path. Use "
-                         f"tf.train.latest_checkpoint({path!r}) to find the newest one in it.")
+        raise ValueError(
+            f"{path!r} is a directory; restore takes a checkpoint path. Use "
+            f"tf.train.latest_checkpoint({path!r}) to find the newest one in it."
+        )
     file = path + SUFFIX if os.path.exists(path + SUFFIX) or not os.path.exists(path) else path
     if not os.path.exists(file):
         directory = os.path.dirname(os.path.abspath(path))
@@ -260,8 +272,9 @@ def _read_payload(path: str) -> dict[str, Any]:
     return payload
 
 
-def _restore_objects(objects: dict[str, Any], saved: dict[str, Any], path: str,
-                     scope: str) -> tuple[list[str], list[str]]:
+def _restore_objects(
+    objects: dict[str, Any], saved: dict[str, Any], path: str, scope: str
+) -> tuple[list[str], list[str]]:
     unmatched_file = [scope + n for n in saved if n not in objects]
     unmatched_objects = [scope + n for n in objects if n not in saved]
     for name, obj in objects.items():
@@ -270,8 +283,10 @@ def _restore_objects(objects: dict[str, Any], saved: dict[str, Any], path: str,
         entry = saved[name]
         kind = _kind(obj)
         if entry["kind"] != kind:
-            raise ValueError(f"Checkpoint {path!r} holds a {entry['kind']} under {scope + name!r}, but this "
-                             f"Checkpoint's {scope + name!r} is a {kind}.")
+            raise ValueError(
+                f"Checkpoint {path!r} holds a {entry['kind']} under {scope + name!r}, but this "
+                f"Checkpoint's {scope + name!r} is a {kind}."
+            )
         if kind == "checkpoint":
             more = _restore_objects(obj._objects, entry["state"], path, f"{scope}{name}.")
             unmatched_file += more[0]
@@ -288,8 +303,10 @@ def _restore_objects(objects: dict[str, Any], saved: dict[str, Any], path: str,
 
 def _restore_tensor(obj: torch.Tensor, value: torch.Tensor, path: str, name: str) -> None:
     if obj.shape != value.shape:
-        raise ValueError(f"Checkpoint {path!r}: {name!r} was saved with shape {tuple(value.shape)}, but this "
-                         f"object has shape {tuple(obj.shape)}. It is a checkpoint of another model.")
+        raise ValueError(
+            f"Checkpoint {path!r}: {name!r} was saved with shape {tuple(value.shape)}, but this "
+            f"object has shape {tuple(obj.shape)}. It is a checkpoint of another model."
+        )
     with torch.no_grad():
         obj.copy_(value.to(obj.device, obj.dtype))
 

@@ -41,14 +41,22 @@ class CheckpointManager:
         init_fn: called by ``restore_or_initialize`` when there is no checkpoint.
     """
 
-    def __init__(self, checkpoint: Checkpoint, directory: str | os.PathLike[str], max_to_keep: int | None,
-                 keep_checkpoint_every_n_hours: float | None = None, checkpoint_name: str = "ckpt",
-                 step_counter: Any = None, checkpoint_interval: int | None = None,
-                 init_fn: Callable[[], Any] | None = None) -> None:
+    def __init__(
+        self,
+        checkpoint: Checkpoint,
+        directory: str | os.PathLike[str],
+        max_to_keep: int | None,
+        keep_checkpoint_every_n_hours: float | None = None,
+        checkpoint_name: str = "ckpt",
+        step_counter: Any = None,
+        checkpoint_interval: int | None = None,
+        init_fn: Callable[[], Any] | None = None,
+    ) -> None:
         if not isinstance(checkpoint, Checkpoint):
             raise TypeError(f"CheckpointManager manages a tf.train.Checkpoint. Received: {type(checkpoint).__name__}")
-        if max_to_keep is not None and (isinstance(max_to_keep, bool) or not isinstance(max_to_keep, int)
-                                        or max_to_keep < 1):
+        if max_to_keep is not None and (
+            isinstance(max_to_keep, bool) or not isinstance(max_to_keep, int) or max_to_keep < 1
+        ):
             raise ValueError(f"max_to_keep must be an integer >= 1 or None. Received: max_to_keep={max_to_keep!r}")
         if not checkpoint_name or os.sep in checkpoint_name:
             raise ValueError(f"checkpoint_name must be a plain file name prefix. Received: {checkpoint_name!r}")
@@ -81,8 +89,9 @@ class CheckpointManager:
     def checkpoint(self) -> Checkpoint:
         return self._checkpoint
 
-    def save(self, checkpoint_number: int | None = None, check_interval: bool = True,
-             options: Any = None) -> str | None:
+    def save(
+        self, checkpoint_number: int | None = None, check_interval: bool = True, options: Any = None
+    ) -> str | None:
         """Write the next checkpoint; drop the oldest beyond ``max_to_keep``. Returns its path.
 
         With ``checkpoint_interval``, returns ``None`` (and writes nothing) until enough steps passed.

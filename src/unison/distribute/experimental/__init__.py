@@ -17,13 +17,25 @@ from unison.distribute.multi_worker import (
     CommunicationOptions,
 )
 
-__all__ = ["CentralStorageStrategy", "CollectiveCommunication", "CommunicationImplementation", "CommunicationOptions",
-           "ParameterServerStrategy", "ShardedCheckpoint", "checkpoint_activations", "coordinator",
-           "partitioners", "shard_model"]
+__all__ = [
+    "CentralStorageStrategy",
+    "CollectiveCommunication",
+    "CommunicationImplementation",
+    "CommunicationOptions",
+    "ParameterServerStrategy",
+    "ShardedCheckpoint",
+    "checkpoint_activations",
+    "coordinator",
+    "partitioners",
+    "shard_model",
+]
 
 # Sharded state (FSDP2, DCP) loads torch.distributed's checkpoint and FSDP modules on first use.
-_SHARDING = {"shard_model": "unison.distribute.sharding", "ShardedCheckpoint": "unison.distribute.sharded_checkpoint",
-             "checkpoint_activations": "unison.distribute.remat"}
+_SHARDING = {
+    "shard_model": "unison.distribute.sharding",
+    "ShardedCheckpoint": "unison.distribute.sharded_checkpoint",
+    "checkpoint_activations": "unison.distribute.remat",
+}
 
 
 def __getattr__(name: str) -> Any:

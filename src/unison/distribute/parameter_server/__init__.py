@@ -39,8 +39,16 @@ _HOMES = {
     "ParameterServerStrategy": "strategy",
 }
 
-__all__ = sorted([*_HOMES, "CancelledError", "DatasetExhaustedError", "FunctionError", "NoWorkerAvailableError",
-                  "ParameterServerUnavailableError"])
+__all__ = sorted(
+    [
+        *_HOMES,
+        "CancelledError",
+        "DatasetExhaustedError",
+        "FunctionError",
+        "NoWorkerAvailableError",
+        "ParameterServerUnavailableError",
+    ]
+)
 
 
 def __getattr__(name: str) -> Any:

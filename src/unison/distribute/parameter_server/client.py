@@ -44,8 +44,9 @@ class ShardCalls:
     def __init__(self) -> None:
         self.messages: dict[tuple[int, str], _Message] = {}
 
-    def add(self, ps: int, op: str, name: str, tensors: Sequence[torch.Tensor] = (),
-            into: Sequence[torch.Tensor] = ()) -> None:
+    def add(
+        self, ps: int, op: str, name: str, tensors: Sequence[torch.Tensor] = (), into: Sequence[torch.Tensor] = ()
+    ) -> None:
         """Add shard ``name`` (on server ``ps``) with its ``tensors`` to the ``op`` message for ``ps``.
 
         ``into``: tensors the reply's tensors are written into (a pull into the local copies).
@@ -77,8 +78,15 @@ class ParameterServers:
         """The error a caller raises when ``exc`` says a parameter server did not answer."""
         return ParameterServerUnavailableError(f"{exc} {self.consequence}", exc.task, exc.op)
 
-    def submit(self, ps: int, op: str, header: dict | None = None, tensors: Sequence[torch.Tensor] = (),
-               reply_bytes: int = 0, into: Sequence[torch.Tensor] | None = None) -> Future[Reply]:
+    def submit(
+        self,
+        ps: int,
+        op: str,
+        header: dict | None = None,
+        tensors: Sequence[torch.Tensor] = (),
+        reply_bytes: int = 0,
+        into: Sequence[torch.Tensor] | None = None,
+    ) -> Future[Reply]:
         """Start one call to server ``ps``; :meth:`result` waits for it."""
         self.bytes_sent += sum(t.nbytes for t in tensors)
         try:
@@ -95,8 +103,15 @@ class ParameterServers:
         self.bytes_received += sum(t.nbytes for t in tensors)
         return header, tensors
 
-    def call(self, ps: int, op: str, header: dict | None = None, tensors: Sequence[torch.Tensor] = (),
-             reply_bytes: int = 0, into: Sequence[torch.Tensor] | None = None) -> Reply:
+    def call(
+        self,
+        ps: int,
+        op: str,
+        header: dict | None = None,
+        tensors: Sequence[torch.Tensor] = (),
+        reply_bytes: int = 0,
+        into: Sequence[torch.Tensor] | None = None,
+    ) -> Reply:
         """One call to server ``ps``, waited for."""
         return self.result(self.submit(ps, op, header, tensors, reply_bytes, into))
 
@@ -106,8 +121,9 @@ class ParameterServers:
         for (ps, op), message in calls.messages.items():
             into = message.into or None
             reply_bytes = sum(t.nbytes for t in message.into)
-            pending.append(self.submit(ps, op, {"names": message.names, **(header or {})}, message.tensors,
-                                       reply_bytes, into))
+            pending.append(
+                self.submit(ps, op, {"names": message.names, **(header or {})}, message.tensors, reply_bytes, into)
+            )
         for future in pending:
             self.result(future)
 

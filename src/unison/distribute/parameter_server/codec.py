@@ -62,8 +62,9 @@ def bytes_of(t: torch.Tensor) -> bytes:
     return t.numpy().tobytes()
 
 
-def encode_tree(obj: Any, ref: Callable[[Any], str | None] = lambda o: None,
-                reduce: Reduce | None = None) -> tuple[Any, list[torch.Tensor]]:
+def encode_tree(
+    obj: Any, ref: Callable[[Any], str | None] = lambda o: None, reduce: Reduce | None = None
+) -> tuple[Any, list[torch.Tensor]]:
     """``obj`` as a JSON-able tree plus its tensors; ``ref(o)`` names per-worker resources."""
     tensors: list[torch.Tensor] = []
 

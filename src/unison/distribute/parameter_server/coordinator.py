@@ -97,8 +97,10 @@ class PerWorkerIterator(PerWorkerValues):
         return self
 
     def __next__(self) -> Any:
-        raise TypeError("A per-worker iterator is read on the workers: call next(iterator) inside the function "
-                        "you schedule, and pass the iterator to coordinator.schedule(fn, args=(iterator,)).")
+        raise TypeError(
+            "A per-worker iterator is read on the workers: call next(iterator) inside the function "
+            "you schedule, and pass the iterator to coordinator.schedule(fn, args=(iterator,))."
+        )
 
 
 _MAX_ATTEMPTS = 5  # a function whose worker vanished this many times is reported, not retried
@@ -132,8 +134,11 @@ class _Worker:
         if not self.client.wait_ready(_PING_S):
             return False
         try:
-            header, _ = self.client.call(protocol.WORKER_RESET, {"session": self._coordinator.strategy.session},
-                                         timeout_s=self._coordinator.strategy.timeout_s)
+            header, _ = self.client.call(
+                protocol.WORKER_RESET,
+                {"session": self._coordinator.strategy.session},
+                timeout_s=self._coordinator.strategy.timeout_s,
+            )
         except (TaskUnavailableError, RemoteError):
             return False
         except UnauthenticatedError as exc:  # nothing will run anywhere: say so now, not after a timeout
@@ -146,19 +151,26 @@ class _Worker:
 
     def _sync(self, fid: str) -> None:
         c = self._coordinator
-        for kind, rid, rfid, source in c._resources[self.resources:]:
+        for kind, rid, rfid, source in c._resources[self.resources :]:
             if rfid is not None:
                 self._register(rfid)
-            self.client.call(protocol.WORKER_RESOURCE, {"rid": rid, "kind": kind, "fid": rfid, "source": source,
-                                                 "incarnation": self.incarnation}, timeout_s=None)
+            self.client.call(
+                protocol.WORKER_RESOURCE,
+                {"rid": rid, "kind": kind, "fid": rfid, "source": source, "incarnation": self.incarnation},
+                timeout_s=None,
+            )
             self.resources += 1
         self._register(fid)
 
     def _register(self, fid: str) -> None:
         if fid not in self.functions:
             payload = self._coordinator._payloads[fid]
-            self.client.call(protocol.WORKER_REGISTER, {"fid": fid, "incarnation": self.incarnation}, [payload],
-                             timeout_s=self._coordinator.strategy.timeout_s)
+            self.client.call(
+                protocol.WORKER_REGISTER,
+                {"fid": fid, "incarnation": self.incarnation},
+                [payload],
+                timeout_s=self._coordinator.strategy.timeout_s,
+            )
             self.functions.add(fid)
 
     def _loop(self) -> None:
@@ -172,9 +184,12 @@ class _Worker:
                 return
             try:
                 self._sync(closure.fid)
-                header, tensors = self.client.call(protocol.WORKER_RUN, {"fid": closure.fid, "args": closure.tree,
-                                                                  "incarnation": self.incarnation},
-                                                   closure.tensors, timeout_s=None)
+                header, tensors = self.client.call(
+                    protocol.WORKER_RUN,
+                    {"fid": closure.fid, "args": closure.tree, "incarnation": self.incarnation},
+                    closure.tensors,
+                    timeout_s=None,
+                )
             except TaskUnavailableError:
                 self.up, self.down_since = False, time.monotonic()
                 closure.lost_on.append(self.task)
@@ -188,8 +203,11 @@ class _Worker:
                     c._failed(closure, self.task, exc)
                 continue
             except Exception as exc:  # noqa: BLE001 - never let a worker thread die silently (join would hang)
-                c._failed(closure, self.task, RemoteError(str(exc), "coordinator", protocol.WORKER_RUN, type(exc).__name__,
-                                                          "", str(exc)))
+                c._failed(
+                    closure,
+                    self.task,
+                    RemoteError(str(exc), "coordinator", protocol.WORKER_RUN, type(exc).__name__, "", str(exc)),
+                )
                 continue
             c._finished(closure, header, tensors)
 
@@ -205,9 +223,11 @@ class ClusterCoordinator:
 
     def __new__(cls, strategy: ParameterServerStrategy) -> ClusterCoordinator:
         if not isinstance(strategy, ParameterServerStrategy):
-            raise TypeError("ClusterCoordinator needs a ParameterServerStrategy. Received: "
-                            f"{type(strategy).__name__}. Create it with "
-                            "tf.distribute.ParameterServerStrategy(cluster_resolver).")
+            raise TypeError(
+                "ClusterCoordinator needs a ParameterServerStrategy. Received: "
+                f"{type(strategy).__name__}. Create it with "
+                "tf.distribute.ParameterServerStrategy(cluster_resolver)."
+            )
         existing = getattr(strategy, "_coordinator", None)
         if existing is not None:
             return existing  # TF: one coordinator per strategy
@@ -252,7 +272,11 @@ class ClusterCoordinator:
                 error = FunctionError(
                     f"A scheduled function was lost {len(closure.lost_on)} times, its worker vanishing each time "
                     f"({', '.join(closure.lost_on)}): it may be what kills them (memory, a crash in native code). "
-                    "Check those workers' logs.", closure.lost_on[-1], "WorkerLost", "")
+                    "Check those workers' logs.",
+                    closure.lost_on[-1],
+                    "WorkerLost",
+                    "",
+                )
                 if self._error is None:
                     self._error = error
             if error is not None:
@@ -277,17 +301,25 @@ class ClusterCoordinator:
     def _failed(self, closure: _Closure, task: str, exc: RemoteError) -> None:
         if protocol.is_remote(exc, ParameterServerUnavailableError):
             ps = exc.remote_task or "a parameter server"
-            self._set_fatal(ParameterServerUnavailableError(
-                f"Parameter server {ps} became unavailable while {task} ran a scheduled function ({exc.remote_message}). "
-                "Its variables are lost: restart it and the coordinator, and resume from the last checkpoint.", ps))
+            self._set_fatal(
+                ParameterServerUnavailableError(
+                    f"Parameter server {ps} became unavailable while {task} ran a scheduled function ({exc.remote_message}). "
+                    "Its variables are lost: restart it and the coordinator, and resume from the last checkpoint.",
+                    ps,
+                )
+            )
             closure.value._fail(self._fatal)  # type: ignore[arg-type]
             with self._cv:
                 self._pending -= 1
                 self._cv.notify_all()
             return
-        error = FunctionError(f"A scheduled function failed on {task}: {exc.remote_type}: {exc.remote_message}\n"
-                              f"--- traceback on {task} ---\n{exc.remote_traceback}", task, exc.remote_type,
-                              exc.remote_traceback)
+        error = FunctionError(
+            f"A scheduled function failed on {task}: {exc.remote_type}: {exc.remote_message}\n"
+            f"--- traceback on {task} ---\n{exc.remote_traceback}",
+            task,
+            exc.remote_type,
+            exc.remote_traceback,
+        )
         closure.value._fail(error)
         with self._cv:
             if self._error is None:
@@ -322,15 +354,24 @@ class ClusterCoordinator:
                     header, _ = client.call(protocol.PING, timeout_s=min(2.0, self.strategy.timeout_s))
                 except (TaskUnavailableError, RemoteError):
                     if time.monotonic() - last_ok[i] > min(self.strategy.timeout_s, 3.0):
-                        self._set_fatal(ParameterServerUnavailableError(
-                            f"Parameter server {client.task} ({client.address}) stopped answering. Its variables "
-                            "are lost: restart it and the coordinator, and resume from the last checkpoint.",
-                            client.task, protocol.PING))
+                        self._set_fatal(
+                            ParameterServerUnavailableError(
+                                f"Parameter server {client.task} ({client.address}) stopped answering. Its variables "
+                                "are lost: restart it and the coordinator, and resume from the last checkpoint.",
+                                client.task,
+                                protocol.PING,
+                            )
+                        )
                     continue
                 if incarnations[i] not in (None, header["incarnation"]):
-                    self._set_fatal(ParameterServerUnavailableError(
-                        f"Parameter server {client.task} restarted and lost its variables. Restart the coordinator "
-                        "and resume from the last checkpoint.", client.task, protocol.PING))
+                    self._set_fatal(
+                        ParameterServerUnavailableError(
+                            f"Parameter server {client.task} restarted and lost its variables. Restart the coordinator "
+                            "and resume from the last checkpoint.",
+                            client.task,
+                            protocol.PING,
+                        )
+                    )
                 incarnations[i], last_ok[i] = header["incarnation"], time.monotonic()
 
     # --- the API ---------------------------------------------------------------------------------------
@@ -350,9 +391,11 @@ class ClusterCoordinator:
         try:
             payload = codec.dumps(fn, lambda o: self.strategy.reduce_for_worker(o, self._ref))
         except (pickle.PicklingError, TypeError, AttributeError) as exc:
-            raise TypeError(f"Could not send {getattr(fn, '__qualname__', fn)!r} to the workers: {exc}. A scheduled "
-                            "function, and everything it refers to, must be picklable (no open files, locks or "
-                            "threads in its closure).") from exc
+            raise TypeError(
+                f"Could not send {getattr(fn, '__qualname__', fn)!r} to the workers: {exc}. A scheduled "
+                "function, and everything it refers to, must be picklable (no open files, locks or "
+                "threads in its closure)."
+            ) from exc
         self._payloads[fid] = codec.as_bytes_tensor(payload)
         self._functions[id(fn)] = (fn, fid)
         return fid
@@ -379,9 +422,11 @@ class ClusterCoordinator:
 
         dataset_fn = as_dataset_fn(dataset_fn)  # a tf.data dataset: every worker iterates its own copy
         if not callable(dataset_fn):
-            raise TypeError("create_per_worker_dataset takes a function that returns a dataset (or "
-                            "strategy.distribute_datasets_from_function(dataset_fn)). Received: "
-                            f"{type(dataset_fn).__name__}")
+            raise TypeError(
+                "create_per_worker_dataset takes a function that returns a dataset (or "
+                "strategy.distribute_datasets_from_function(dataset_fn)). Received: "
+                f"{type(dataset_fn).__name__}"
+            )
         self._raise_pending_error()
         return self._add_resource("dataset", PerWorkerDataset, fid=self._function_id(dataset_fn))
 
@@ -417,11 +462,13 @@ class ClusterCoordinator:
         since = max(w.down_since for w in self._workers)
         if time.monotonic() - since > self.strategy.timeout_s:
             # say why (nothing listening, a TLS mismatch...): a probe of 0.3 s each, once, as it fails
-            names = ", ".join(f"{w.task} ({w.client.address}: {w.client.unreachable_reason(0.3)})"
-                              for w in self._workers)
+            names = ", ".join(
+                f"{w.task} ({w.client.address}: {w.client.unreachable_reason(0.3)})" for w in self._workers
+            )
             error = NoWorkerAvailableError(
                 f"No worker answered for {self.strategy.timeout_s:g} s ({names}) while {self._pending} scheduled "
-                "function(s) waited. Start the workers (`unison server`) or check their addresses.")
+                "function(s) waited. Start the workers (`unison server`) or check their addresses."
+            )
             self._error = error
             self._cancel_queued(error)
 
@@ -468,5 +515,13 @@ class ClusterCoordinator:
         return out
 
 
-__all__ = ["CancelledError", "ClusterCoordinator", "FunctionError", "NoWorkerAvailableError", "PerWorkerDataset",
-           "PerWorkerIterator", "PerWorkerValues", "RemoteValue"]
+__all__ = [
+    "CancelledError",
+    "ClusterCoordinator",
+    "FunctionError",
+    "NoWorkerAvailableError",
+    "PerWorkerDataset",
+    "PerWorkerIterator",
+    "PerWorkerValues",
+    "RemoteValue",
+]

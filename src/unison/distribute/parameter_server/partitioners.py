@@ -98,7 +98,9 @@ class MaxSizePartitioner(Partitioner):
     def __call__(self, shape: Sequence[int], dtype: Any, axis: int = 0) -> list[int]:
         if not shape:
             return []
-        row_bytes = math.prod(tuple(shape[:axis]) + tuple(shape[axis + 1:])) * _bytes_per_element(dtype, self.bytes_per_string)
+        row_bytes = math.prod(tuple(shape[:axis]) + tuple(shape[axis + 1 :])) * _bytes_per_element(
+            dtype, self.bytes_per_string
+        )
         rows_per_shard = max(1, self.max_shard_bytes // max(1, row_bytes))
         n = math.ceil(shape[axis] / rows_per_shard)
         if self.max_shards is not None:

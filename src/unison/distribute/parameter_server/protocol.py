@@ -50,13 +50,25 @@ WORKER_RESOURCE = "worker.resource"  # a per-worker resource (a dataset) to buil
 WORKER_RUN = "worker.run"  # run a registered function on arguments
 WORKER_STATS = "worker.stats"  # bytes moved
 
-PS_OPS = (PS_CREATE, PS_PULL, PS_PULL_ROWS, PS_PUSH, PS_PUSH_ROWS, PS_ASSIGN, PS_SET_OPTIMIZER, PS_RESET,
-          PS_STATS, PS_OPTIMIZER_STATE, PS_LOAD_OPTIMIZER_STATE)
+PS_OPS = (
+    PS_CREATE,
+    PS_PULL,
+    PS_PULL_ROWS,
+    PS_PUSH,
+    PS_PUSH_ROWS,
+    PS_ASSIGN,
+    PS_SET_OPTIMIZER,
+    PS_RESET,
+    PS_STATS,
+    PS_OPTIMIZER_STATE,
+    PS_LOAD_OPTIMIZER_STATE,
+)
 WORKER_OPS = (WORKER_RESET, WORKER_REGISTER, WORKER_RESOURCE, WORKER_RUN, WORKER_STATS)
 
 # --- the errors that cross the wire, by code ------------------------------------------------------
 WIRE_ERRORS: dict[str, type[UnisonError]] = {
-    cls.wire_code: cls for cls in (ParameterServerUnavailableError, WorkerRestartedError, DatasetExhaustedError)
+    cls.wire_code: cls
+    for cls in (ParameterServerUnavailableError, WorkerRestartedError, DatasetExhaustedError)
     if cls.wire_code is not None
 }
 
@@ -66,7 +78,26 @@ def is_remote(exc: BaseException, error: type[UnisonError]) -> bool:
     return isinstance(exc, RemoteError) and error.wire_code is not None and exc.remote_code == error.wire_code
 
 
-__all__ = ["PING", "PS_ASSIGN", "PS_CREATE", "PS_LOAD_OPTIMIZER_STATE", "PS_OPS", "PS_OPTIMIZER_STATE", "PS_PULL",
-           "PS_PULL_ROWS", "PS_PUSH", "PS_PUSH_ROWS", "PS_RESET", "PS_SET_OPTIMIZER", "PS_STATS", "WIRE_ERRORS",
-           "WORKER_OPS", "WORKER_REGISTER", "WORKER_RESET", "WORKER_RESOURCE", "WORKER_RUN", "WORKER_STATS",
-           "is_remote"]
+__all__ = [
+    "PING",
+    "PS_ASSIGN",
+    "PS_CREATE",
+    "PS_LOAD_OPTIMIZER_STATE",
+    "PS_OPS",
+    "PS_OPTIMIZER_STATE",
+    "PS_PULL",
+    "PS_PULL_ROWS",
+    "PS_PUSH",
+    "PS_PUSH_ROWS",
+    "PS_RESET",
+    "PS_SET_OPTIMIZER",
+    "PS_STATS",
+    "WIRE_ERRORS",
+    "WORKER_OPS",
+    "WORKER_REGISTER",
+    "WORKER_RESET",
+    "WORKER_RESOURCE",
+    "WORKER_RUN",
+    "WORKER_STATS",
+    "is_remote",
+]

@@ -51,18 +51,29 @@ class Server:
         timeout_seconds: deadline of a worker's calls to the parameter servers.
     """
 
-    def __init__(self, server_or_cluster_def: Any, job_name: str | None = None, task_index: int | None = None,
-                 protocol: str | None = None, config: Any = None, start: bool = True,
-                 token: str | None = None, timeout_seconds: float = 60.0) -> None:
+    def __init__(
+        self,
+        server_or_cluster_def: Any,
+        job_name: str | None = None,
+        task_index: int | None = None,
+        protocol: str | None = None,
+        config: Any = None,
+        start: bool = True,
+        token: str | None = None,
+        timeout_seconds: float = 60.0,
+    ) -> None:
         spec = ClusterSpec(server_or_cluster_def)
         if job_name not in (PS, WORKER):
-            raise ValueError(f"A unison Server runs a 'ps' or a 'worker' task (the chief runs your program). "
-                             f"Received: job_name={job_name!r}; the cluster's jobs: {format_choices(spec.jobs)}.")
+            raise ValueError(
+                f"A unison Server runs a 'ps' or a 'worker' task (the chief runs your program). "
+                f"Received: job_name={job_name!r}; the cluster's jobs: {format_choices(spec.jobs)}."
+            )
         if job_name not in spec:
             raise ValueError(f"job_name={job_name!r} is not a job of the cluster (jobs: {format_choices(spec.jobs)}).")
         if task_index not in spec.task_indices(job_name):
-            raise ValueError(f"task_index={task_index!r} is not a task of job {job_name!r} (indices: "
-                             f"{spec.task_indices(job_name)}).")
+            raise ValueError(
+                f"task_index={task_index!r} is not a task of job {job_name!r} (indices: {spec.task_indices(job_name)})."
+            )
         protocol = protocol or "grpc"
         if protocol not in _PROTOCOLS:
             raise ValueError(f"protocol must be one of {format_choices(_PROTOCOLS)}. Received: protocol={protocol!r}")
@@ -70,8 +81,10 @@ class Server:
         self.address = spec.task_address(job_name, self.task_index)
         self.tls = TlsConfig.from_env()
         if protocol == "grpc+tls" and self.tls is None:
-            raise ValueError("protocol='grpc+tls' needs UNISON_TLS_CERT and UNISON_TLS_KEY (PEM files) on this "
-                             "task and UNISON_TLS_CA on every task.")
+            raise ValueError(
+                "protocol='grpc+tls' needs UNISON_TLS_CERT and UNISON_TLS_KEY (PEM files) on this "
+                "task and UNISON_TLS_CA on every task."
+            )
         parse_address(self.address, f"cluster.{job_name}[{task_index}]")
         self.token = cluster_token(token)  # a weak token raises WeakTokenError (a ValueError)
         if self.token is None:
@@ -79,7 +92,8 @@ class Server:
             # (any local user, on loopback) could run theirs
             raise ValueError(
                 f"{self.task} would listen on {self.address} without authentication, and a worker runs the code "
-                f"it is sent. {GOOD_TOKEN_HINT}")
+                f"it is sent. {GOOD_TOKEN_HINT}"
+            )
         self._timeout_s = timeout_seconds
         self._rpc: RpcServer | None = None
         self.role: Any = None
@@ -104,12 +118,18 @@ class Server:
         else:
             from unison.distribute.parameter_server.worker import WorkerRuntime
 
-            ps = [self.cluster_spec.task_address(PS, i) for i in self.cluster_spec.task_indices(PS)] \
-                if PS in self.cluster_spec else []
-            self.role = WorkerRuntime(self.task_index, self.cluster_spec.num_tasks(WORKER), ps, self.token,
-                                      self.tls, self._timeout_s)
-        handlers = {protocol.PING: lambda h, t: ({"task": self.task, "incarnation": self.role.incarnation}, []),
-                    **self.role.handlers()}
+            ps = (
+                [self.cluster_spec.task_address(PS, i) for i in self.cluster_spec.task_indices(PS)]
+                if PS in self.cluster_spec
+                else []
+            )
+            self.role = WorkerRuntime(
+                self.task_index, self.cluster_spec.num_tasks(WORKER), ps, self.token, self.tls, self._timeout_s
+            )
+        handlers = {
+            protocol.PING: lambda h, t: ({"task": self.task, "incarnation": self.role.incarnation}, []),
+            **self.role.handlers(),
+        }
         self._rpc = RpcServer(self.address, handlers, token=self.token, tls=self.tls, task=self.task)
 
     def join(self) -> None:
@@ -130,8 +150,10 @@ class Server:
 
 # --- `unison server` -------------------------------------------------------------------------------
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("Run this process's task of a parameter-server cluster (a 'ps' or 'worker' task), "
-                          "as TF_CONFIG describes it, until it is stopped.")
+    parser.description = (
+        "Run this process's task of a parameter-server cluster (a 'ps' or 'worker' task), "
+        "as TF_CONFIG describes it, until it is stopped."
+    )
     parser.add_argument("--job", default=None, help="override TF_CONFIG's task.type (ps or worker)")
     parser.add_argument("--index", type=int, default=None, help="override TF_CONFIG's task.index")
 
@@ -155,14 +177,21 @@ def _run(args: argparse.Namespace, started: list[Server]) -> int:
 
     keep_freed_memory()  # before any thread has an arena of its own
     if not os.environ.get("TF_CONFIG", "").strip():
-        print('unison server: TF_CONFIG is not set. Set it to the cluster and this task, e.g. '
-              '\'{"cluster": {"chief": ["h0:2222"], "worker": ["h1:2222"], "ps": ["h2:2222"]}, '
-              '"task": {"type": "ps", "index": 0}}\'.', file=sys.stderr)
+        print(
+            "unison server: TF_CONFIG is not set. Set it to the cluster and this task, e.g. "
+            '\'{"cluster": {"chief": ["h0:2222"], "worker": ["h1:2222"], "ps": ["h2:2222"]}, '
+            '"task": {"type": "ps", "index": 0}}\'.',
+            file=sys.stderr,
+        )
         return 2
     resolver = TFConfigClusterResolver(task_type=args.job, task_id=args.index)
     try:
-        server = Server(resolver.cluster_spec(), job_name=resolver.task_type, task_index=resolver.task_id,
-                        protocol=resolver.rpc_layer or "grpc")
+        server = Server(
+            resolver.cluster_spec(),
+            job_name=resolver.task_type,
+            task_index=resolver.task_id,
+            protocol=resolver.rpc_layer or "grpc",
+        )
     except (ValueError, OSError) as exc:
         print(f"unison server: {exc}", file=sys.stderr)
         return 2

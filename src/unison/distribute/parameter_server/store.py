@@ -33,9 +33,19 @@ from unison.errors import format_choices
 
 # The optimizers a parameter server builds, by name; nothing else is ever imported by name.
 OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {
-    cls.__name__: cls for cls in (torch.optim.SGD, torch.optim.Adam, torch.optim.AdamW, torch.optim.RMSprop,
-                                  torch.optim.Adagrad, torch.optim.Adadelta, torch.optim.Adamax,
-                                  torch.optim.NAdam, torch.optim.RAdam, torch.optim.SparseAdam)
+    cls.__name__: cls
+    for cls in (
+        torch.optim.SGD,
+        torch.optim.Adam,
+        torch.optim.AdamW,
+        torch.optim.RMSprop,
+        torch.optim.Adagrad,
+        torch.optim.Adadelta,
+        torch.optim.Adamax,
+        torch.optim.NAdam,
+        torch.optim.RAdam,
+        torch.optim.SparseAdam,
+    )
 }
 _SPARSE_CAPABLE = {"SGD", "Adagrad", "SparseAdam"}
 
@@ -68,23 +78,34 @@ class ParameterStore:
         self.bytes_out = 0
 
     def handlers(self) -> dict[str, Any]:
-        return {protocol.PS_CREATE: self._create, protocol.PS_PULL: self._pull,
-                protocol.PS_PULL_ROWS: self._pull_rows, protocol.PS_PUSH: self._push,
-                protocol.PS_PUSH_ROWS: self._push_rows, protocol.PS_ASSIGN: self._assign,
-                protocol.PS_SET_OPTIMIZER: self._set_optimizer, protocol.PS_RESET: self._reset,
-                protocol.PS_STATS: self._stats, protocol.PS_OPTIMIZER_STATE: self._optimizer_state,
-                protocol.PS_LOAD_OPTIMIZER_STATE: self._load_optimizer_state}
+        return {
+            protocol.PS_CREATE: self._create,
+            protocol.PS_PULL: self._pull,
+            protocol.PS_PULL_ROWS: self._pull_rows,
+            protocol.PS_PUSH: self._push,
+            protocol.PS_PUSH_ROWS: self._push_rows,
+            protocol.PS_ASSIGN: self._assign,
+            protocol.PS_SET_OPTIMIZER: self._set_optimizer,
+            protocol.PS_RESET: self._reset,
+            protocol.PS_STATS: self._stats,
+            protocol.PS_OPTIMIZER_STATE: self._optimizer_state,
+            protocol.PS_LOAD_OPTIMIZER_STATE: self._load_optimizer_state,
+        }
 
     # --- lookup --------------------------------------------------------------------------------
     def _shard(self, name: str) -> _Shard:
         shard = self._shards.get(name)
         if shard is None and self.session is not None and not name.startswith(self.session + "/"):
-            raise KeyError(f"{self.task} holds no variable {name!r}: it belonged to an earlier coordinator session, "
-                           "which a newer ParameterServerStrategy on this cluster replaced (one coordinator per "
-                           "cluster at a time). Stop using the older strategy.")
+            raise KeyError(
+                f"{self.task} holds no variable {name!r}: it belonged to an earlier coordinator session, "
+                "which a newer ParameterServerStrategy on this cluster replaced (one coordinator per "
+                "cluster at a time). Stop using the older strategy."
+            )
         if shard is None:
-            raise KeyError(f"{self.task} holds no variable {name!r}: it was never created here, or this PS "
-                           "restarted and lost its variables (restart the coordinator from a checkpoint).")
+            raise KeyError(
+                f"{self.task} holds no variable {name!r}: it was never created here, or this PS "
+                "restarted and lost its variables (restart the coordinator from a checkpoint)."
+            )
         return shard
 
     # --- handlers ------------------------------------------------------------------------------
@@ -143,7 +164,8 @@ class ParameterStore:
         if shard.optimizer is None:
             raise RuntimeError(
                 f"Variable {name!r} on {self.task} received a gradient but has no optimizer: create the "
-                "optimizer under strategy.scope() and use it in the scheduled function (optimizer.step()).")
+                "optimizer under strategy.scope() and use it in the scheduled function (optimizer.step())."
+            )
         with shard.lock, torch.sparse.check_sparse_tensor_invariants(enable=False):
             shard.value.grad = make_grad(shard)
             shard.optimizer.step()
@@ -163,12 +185,16 @@ class ParameterStore:
         name = header["cls"]
         cls = OPTIMIZERS.get(name)
         if cls is None:
-            raise ValueError(f"A parameter server applies updates with one of {format_choices(OPTIMIZERS)}. "
-                             f"Received: optimizer {name!r}. Use one of those (or a Keras optimizer) under "
-                             "ParameterServerStrategy.")
+            raise ValueError(
+                f"A parameter server applies updates with one of {format_choices(OPTIMIZERS)}. "
+                f"Received: optimizer {name!r}. Use one of those (or a Keras optimizer) under "
+                "ParameterServerStrategy."
+            )
         # only what the constructor takes: schedulers add keys such as 'initial_lr' to param groups
         accepted = inspect.signature(cls).parameters
-        hyper: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in header["hyper"].items() if k in accepted}
+        hyper: dict[str, Any] = {
+            k: tuple(v) if isinstance(v, list) else v for k, v in header["hyper"].items() if k in accepted
+        }
         for var in header["names"]:
             shard = self._shard(var)
             with shard.lock:
@@ -212,8 +238,12 @@ class ParameterStore:
         return {"incarnation": self.incarnation}, []
 
     def _stats(self, header: dict, tensors: list[torch.Tensor]) -> tuple[dict, list[torch.Tensor]]:
-        return {"bytes_in": self.bytes_in, "bytes_out": self.bytes_out, "incarnation": self.incarnation,
-                "updates": {n: s.updates for n, s in self._shards.items()}}, []
+        return {
+            "bytes_in": self.bytes_in,
+            "bytes_out": self.bytes_out,
+            "incarnation": self.incarnation,
+            "updates": {n: s.updates for n, s in self._shards.items()},
+        }, []
 
 
 def _dense(t: torch.Tensor) -> torch.Tensor:

@@ -53,7 +53,9 @@ EMBEDDING_TABLE_ATTR = "_unison_embedding_table"  # a layer naming its table par
 def _is_additive_metric(obj: Any) -> bool:
     # keras.metrics.Metric (keras sits above distribute, so it is recognised by its protocol):
     # additive state read with state(), replaced with load_state(), zeroed with reset_state().
-    return not isinstance(obj, type) and all(callable(getattr(obj, a, None)) for a in ("state", "load_state", "reset_state", "result_from_state"))
+    return not isinstance(obj, type) and all(
+        callable(getattr(obj, a, None)) for a in ("state", "load_state", "reset_state", "result_from_state")
+    )
 
 
 def _embedding_table(module: torch.nn.Module) -> tuple[str, int | None] | None:
@@ -112,20 +114,27 @@ class ParameterServerStrategy(Strategy):
 
     _should_use_with_coordinator = True
 
-    def __init__(self, cluster_resolver: Any, variable_partitioner: Callable[..., Any] | None = None,
-                 timeout_seconds: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        cluster_resolver: Any,
+        variable_partitioner: Callable[..., Any] | None = None,
+        timeout_seconds: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
         spec = ClusterSpec(cluster_resolver.cluster_spec())
         for job, role in ((PS, "hold the variables"), (WORKER, "run the scheduled functions")):
             if job not in spec or spec.num_tasks(job) == 0:
                 raise ValueError(
                     f"ParameterServerStrategy needs '{job}' tasks to {role}, but the cluster has none "
-                    f"(jobs: {sorted(spec.jobs)}). Add a \"{job}\" list of addresses to the cluster spec "
-                    "(TF_CONFIG's \"cluster\"), e.g. \"ps\": [\"10.0.0.3:2222\"].")
+                    f'(jobs: {sorted(spec.jobs)}). Add a "{job}" list of addresses to the cluster spec '
+                    '(TF_CONFIG\'s "cluster"), e.g. "ps": ["10.0.0.3:2222"].'
+                )
         if timeout_seconds <= 0:
             raise ValueError(f"timeout_seconds must be > 0. Received: timeout_seconds={timeout_seconds}")
         if variable_partitioner is not None and not callable(variable_partitioner):
-            raise TypeError("variable_partitioner must be a partitioner such as "
-                            f"MinSizePartitioner(...). Received: {variable_partitioner!r}")
+            raise TypeError(
+                "variable_partitioner must be a partitioner such as "
+                f"MinSizePartitioner(...). Received: {variable_partitioner!r}"
+            )
         super().__init__(LocalCommunicator(), torch.device("cpu"))
         self.cluster_resolver = cluster_resolver
         self.cluster_spec = spec
@@ -135,13 +144,18 @@ class ParameterServerStrategy(Strategy):
         self.ps_tasks = [f"ps:{i}" for i in spec.task_indices(PS)]
         self.worker_addresses = [spec.task_address(WORKER, i) for i in spec.task_indices(WORKER)]
         # the token and TLS settings come from the environment, read by the transport (comm)
-        self.task_name = f"{getattr(cluster_resolver, 'task_type', None) or 'chief'}:" \
-                         f"{getattr(cluster_resolver, 'task_id', None) or 0}"
+        self.task_name = (
+            f"{getattr(cluster_resolver, 'task_type', None) or 'chief'}:"
+            f"{getattr(cluster_resolver, 'task_id', None) or 0}"
+        )
         self._servers = ParameterServers(
-            [RpcClient(spec.task_address(PS, i), f"ps:{i}", timeout_s=self.timeout_s, sender=self.task_name)
-             for i in spec.task_indices(PS)],
+            [
+                RpcClient(spec.task_address(PS, i), f"ps:{i}", timeout_s=self.timeout_s, sender=self.task_name)
+                for i in spec.task_indices(PS)
+            ],
             consequence="The coordinator cannot reach the variables it holds; restart it, then restart the "
-                        "coordinator from its last checkpoint.")
+            "coordinator from its last checkpoint.",
+        )
         self._placement = Placement(len(self._servers), variable_partitioner)
         self._vars: dict[int, tuple[torch.Tensor, VariableSpec, int]] = {}  # id(param) -> (param, spec, version)
         self._tables: dict[int, tuple[weakref.ref, str]] = {}  # id(param) -> (param, layer class): sparse
@@ -171,12 +185,15 @@ class ParameterServerStrategy(Strategy):
     def experimental_distribute_dataset(self, dataset: Any, options: Any = None) -> Any:
         raise NotImplementedError(
             "Under ParameterServerStrategy each worker builds its own dataset: use "
-            "coordinator.create_per_worker_dataset(dataset_fn) with strategy.distribute_datasets_from_function.")
+            "coordinator.create_per_worker_dataset(dataset_fn) with strategy.distribute_datasets_from_function."
+        )
 
     def run(self, fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = None) -> Any:
         """Outside a scheduled function there is no worker to run on (TF raises too)."""
-        raise RuntimeError("Under ParameterServerStrategy, strategy.run only works inside a function given to "
-                           "ClusterCoordinator.schedule (it then runs on a worker).")
+        raise RuntimeError(
+            "Under ParameterServerStrategy, strategy.run only works inside a function given to "
+            "ClusterCoordinator.schedule (it then runs on a worker)."
+        )
 
     # --- scope: recording embedding tables and names ------------------------------------------
     @contextlib.contextmanager
@@ -206,9 +223,11 @@ class ParameterServerStrategy(Strategy):
         if any(not c.authenticated for c in clients):
             # without the token the coordinator could not tell its tasks from an impostor, whose
             # replies it would decode (results are unpickled): refuse before any connection
-            raise ValueError("ParameterServerStrategy needs the cluster token to talk to its tasks: set "
-                             "UNISON_CLUSTER_TOKEN in the coordinator's environment to the value every `unison "
-                             f"server` of the cluster has. {GOOD_TOKEN_HINT}")
+            raise ValueError(
+                "ParameterServerStrategy needs the cluster token to talk to its tasks: set "
+                "UNISON_CLUSTER_TOKEN in the coordinator's environment to the value every `unison "
+                f"server` of the cluster has. {GOOD_TOKEN_HINT}"
+            )
         # one deadline for all parameter servers, waited on together: "within N s" means N s
         deadline = time.monotonic() + self.timeout_s
         with futures.ThreadPoolExecutor(max_workers=len(clients)) as pool:
@@ -225,7 +244,10 @@ class ParameterServerStrategy(Strategy):
             listed = "; ".join(f"{c.task} ({c.address}): {reasons[c.task]}" for c in down)
             raise ParameterServerUnavailableError(
                 f"{first.task} ({first.address}) {what}. {listed}. Start each (`unison server` with its "
-                "TF_CONFIG), fix its address in the cluster spec, or make the TLS settings agree.", first.task, "connect")
+                "TF_CONFIG), fix its address in the cluster spec, or make the TLS settings agree.",
+                first.task,
+                "connect",
+            )
         for ps in range(len(clients)):
             self._servers.call(ps, protocol.PS_RESET, {"session": self.session})
         self._connected = True
@@ -240,13 +262,15 @@ class ParameterServerStrategy(Strategy):
                 raise ValueError(
                     "A scheduled function uses a parameter whose shape is not known yet (a layer that has "
                     "not seen data). Give the model's first layer input_shape= (or keras.Input), or call "
-                    "model.build(input_shape) on the coordinator before scheduling.")
+                    "model.build(input_shape) on the coordinator before scheduling."
+                )
             self._connect()
             self._count += 1
             label = self._table_label(param)
             name = f"{self.session}/v{self._count}{'.' + label if label else ''}"
-            spec = self._placement.place(name, param.shape, param.dtype, sparse=label is not None,
-                                         trainable=param.requires_grad)
+            spec = self._placement.place(
+                name, param.shape, param.dtype, sparse=label is not None, trainable=param.requires_grad
+            )
             self._write(spec, param.detach(), protocol.PS_CREATE, {"if_absent": True})
             self._vars[id(param)] = (param, spec, param._version)
             return spec
@@ -299,15 +323,19 @@ class ParameterServerStrategy(Strategy):
         if OPTIMIZERS.get(name) is not type(optimizer):
             raise TypeError(
                 f"Under ParameterServerStrategy the parameter servers apply the updates, with one of "
-                f"{sorted(OPTIMIZERS)} (or the Keras optimizers built on them). Received: {type(optimizer).__qualname__}.")
+                f"{sorted(OPTIMIZERS)} (or the Keras optimizers built on them). Received: {type(optimizer).__qualname__}."
+            )
         if optimizer._optimizer_step_pre_hooks or optimizer._optimizer_step_post_hooks:
             # e.g. Keras's decoupled weight_decay for SGD/RMSprop/Adagrad: the servers would not run it
             raise ValueError(
                 f"This {name} has step hooks (a Keras optimizer's weight_decay adds one); the parameter servers "
                 "apply the plain torch update and would skip them silently. Use AdamW for decoupled weight "
-                "decay, or a kernel_regularizer, under ParameterServerStrategy.")
-        groups = [{"vars": [self.variable_spec(p).to_json() for p in g["params"]], "hyper": _hyper(g)}
-                  for g in optimizer.param_groups]
+                "decay, or a kernel_regularizer, under ParameterServerStrategy."
+            )
+        groups = [
+            {"vars": [self.variable_spec(p).to_json() for p in g["params"]], "hyper": _hyper(g)}
+            for g in optimizer.param_groups
+        ]
         with self._lock:
             self._optimizers.setdefault(id(optimizer), (optimizer, None))
         self.sync_optimizers()
@@ -351,10 +379,15 @@ class ParameterServerStrategy(Strategy):
             spec = self.variable_spec(p)
             for shard in spec.shards:
                 keys = sorted(state)
-                tensors = [state[k].narrow(0, shard.offset, shard.rows) if state[k].dim() and len(spec.shards) > 1
-                           else state[k] for k in keys]
-                self._servers.call(shard.ps, protocol.PS_LOAD_OPTIMIZER_STATE,
-                              {"names": [shard.name], "keys": [keys]}, tensors)
+                tensors = [
+                    state[k].narrow(0, shard.offset, shard.rows)
+                    if state[k].dim() and len(spec.shards) > 1
+                    else state[k]
+                    for k in keys
+                ]
+                self._servers.call(
+                    shard.ps, protocol.PS_LOAD_OPTIMIZER_STATE, {"names": [shard.name], "keys": [keys]}, tensors
+                )
 
     # --- pickling functions for the workers --------------------------------------------------
     def reduce_for_worker(self, obj: Any, resource_ref: Callable[[Any], str | None]) -> Any:
@@ -364,7 +397,8 @@ class ParameterServerStrategy(Strategy):
             if spec.sparse:
                 raise TypeError(
                     f"A scheduled function uses the embedding table {spec.name!r} directly. Tables on "
-                    "parameter servers are read through their layer (layer(ids)), which pulls only the rows needed.")
+                    "parameter servers are read through their layer (layer(ids)), which pulls only the rows needed."
+                )
             return remote.rebuild_variable, (spec.to_json(),)
         if isinstance(obj, torch.nn.Module):
             table = _embedding_table(obj)
@@ -389,11 +423,15 @@ class ParameterServerStrategy(Strategy):
         if isinstance(obj, Communicator):
             return LocalCommunicator, ()  # a worker steps alone: its collectives are local
         if resource_ref(obj) is not None:
-            raise TypeError("A scheduled function refers to a per-worker dataset or iterator from its closure. "
-                            "Pass it as an argument instead: coordinator.schedule(step_fn, args=(iterator,)).")
+            raise TypeError(
+                "A scheduled function refers to a per-worker dataset or iterator from its closure. "
+                "Pass it as an argument instead: coordinator.schedule(step_fn, args=(iterator,))."
+            )
         if getattr(obj, "_unison_coordinator", False):
-            raise TypeError("A scheduled function cannot use the ClusterCoordinator: it runs on a worker. "
-                            "Schedule from the coordinator, pass per-worker iterators as arguments.")
+            raise TypeError(
+                "A scheduled function cannot use the ClusterCoordinator: it runs on a worker. "
+                "Schedule from the coordinator, pass per-worker iterators as arguments."
+            )
         return NotImplemented
 
     def reduce_argument(self, obj: Any) -> Any:
@@ -402,7 +440,8 @@ class ParameterServerStrategy(Strategy):
             raise TypeError(
                 f"A {type(obj).__name__} was passed to schedule() as an argument. Models, parameters, optimizers "
                 "and metrics reach the workers through the scheduled function's closure (they are sent once and "
-                "bound to the parameter servers); arguments are for per-step data: tensors, numbers, iterators.")
+                "bound to the parameter servers); arguments are for per-step data: tensors, numbers, iterators."
+            )
         return NotImplemented
 
     def merge_metric_state(self, key: str, state: torch.Tensor) -> None:
@@ -429,8 +468,12 @@ def _join_shard_states(spec: VariableSpec, parts: list[dict[str, torch.Tensor]])
         values = [part.get(k) for part in parts]
         ref = next(v for v in values if v is not None)
         if ref.dim() and len(parts) > 1:
-            joined[k] = torch.cat([v if v is not None else torch.zeros((shard.rows, *ref.shape[1:]), dtype=ref.dtype)
-                                   for v, shard in zip(values, spec.shards)])
+            joined[k] = torch.cat(
+                [
+                    v if v is not None else torch.zeros((shard.rows, *ref.shape[1:]), dtype=ref.dtype)
+                    for v, shard in zip(values, spec.shards)
+                ]
+            )
         else:
             joined[k] = max((v for v in values if v is not None), key=lambda t: float(t.max()) if t.numel() else 0.0)
     return joined

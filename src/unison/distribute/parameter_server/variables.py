@@ -82,13 +82,25 @@ class VariableSpec:
         return out
 
     def to_json(self) -> dict:
-        return {"name": self.name, "shape": list(self.shape), "dtype": self.dtype, "sparse": self.sparse,
-                "trainable": self.trainable, "shards": [[s.name, s.ps, s.offset, s.rows] for s in self.shards]}
+        return {
+            "name": self.name,
+            "shape": list(self.shape),
+            "dtype": self.dtype,
+            "sparse": self.sparse,
+            "trainable": self.trainable,
+            "shards": [[s.name, s.ps, s.offset, s.rows] for s in self.shards],
+        }
 
     @classmethod
     def from_json(cls, d: dict) -> VariableSpec:
-        return cls(d["name"], tuple(d["shape"]), d["dtype"], tuple(ShardSpec(*s) for s in d["shards"]),
-                   d["sparse"], d["trainable"])
+        return cls(
+            d["name"],
+            tuple(d["shape"]),
+            d["dtype"],
+            tuple(ShardSpec(*s) for s in d["shards"]),
+            d["sparse"],
+            d["trainable"],
+        )
 
 
 class Placement:
@@ -104,18 +116,22 @@ class Placement:
         self.partitioner = partitioner
         self.bytes_per_ps = [0] * num_ps
 
-    def place(self, name: str, shape: Sequence[int], dtype: torch.dtype, sparse: bool = False,
-              trainable: bool = True) -> VariableSpec:
+    def place(
+        self, name: str, shape: Sequence[int], dtype: torch.dtype, sparse: bool = False, trainable: bool = True
+    ) -> VariableSpec:
         shape = tuple(int(s) for s in shape)
         n = 1
         if self.partitioner is not None and shape and shape[0] > 1:
             parts = list(self.partitioner(shape, dtype))
             if any(p != 1 for p in parts[1:]):
-                raise ValueError(f"Variables are sharded along axis 0 only; the partitioner asked for {parts} "
-                                 f"partitions of variable {name!r} with shape {shape}.")
+                raise ValueError(
+                    f"Variables are sharded along axis 0 only; the partitioner asked for {parts} "
+                    f"partitions of variable {name!r} with shape {shape}."
+                )
             n = max(1, min(int(parts[0]) if parts else 1, shape[0]))
         row_bytes = torch.empty((), dtype=dtype).element_size() * (
-            int(torch.tensor(shape[1:]).prod().item()) if len(shape) > 1 else 1)
+            int(torch.tensor(shape[1:]).prod().item()) if len(shape) > 1 else 1
+        )
         shards, offset = [], 0
         for i, rows in enumerate(shard_rows(shape[0], n) if shape else [1]):
             ps = min(range(self.num_ps), key=lambda k: (self.bytes_per_ps[k], k))

@@ -71,8 +71,11 @@ class WorkerStrategy(Strategy):
         return self.runtime.apply_gradients(optimizer, pairs)
 
     def distribute_datasets_from_function(self, dataset_fn: Any, options: Any = None) -> Any:
-        return dataset_fn(InputContext(num_input_pipelines=self.num_workers, input_pipeline_id=self.worker_index,
-                                       num_replicas_in_sync=1))
+        return dataset_fn(
+            InputContext(
+                num_input_pipelines=self.num_workers, input_pipeline_id=self.worker_index, num_replicas_in_sync=1
+            )
+        )
 
     def experimental_distribute_dataset(self, dataset: Any, options: Any = None) -> Any:
         return dataset
@@ -85,8 +88,9 @@ class RemoteEmbedding(torch.nn.Module):
     touched rows, which :meth:`WorkerOptimizer.step` pushes (ids and rows, never the table).
     """
 
-    def __init__(self, runtime: WorkerRuntime, spec: VariableSpec, padding_idx: int | None,
-                 check_range: bool, name: str) -> None:
+    def __init__(
+        self, runtime: WorkerRuntime, spec: VariableSpec, padding_idx: int | None, check_range: bool, name: str
+    ) -> None:
         super().__init__()
         self._runtime, self.spec = runtime, spec
         self.padding_idx, self.check_range, self.layer_name = padding_idx, check_range, name
@@ -96,8 +100,10 @@ class RemoteEmbedding(torch.nn.Module):
         ids = ids.long()
         if self.check_range and ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.num_embeddings):
             bad = int(ids.max()) if int(ids.max()) >= self.num_embeddings else int(ids.min())
-            raise ValueError(f"Layer '{self.layer_name}' received id {bad}, outside [0, input_dim="
-                             f"{self.num_embeddings}). Raise input_dim or fix the ids.")
+            raise ValueError(
+                f"Layer '{self.layer_name}' received id {bad}, outside [0, input_dim="
+                f"{self.num_embeddings}). Raise input_dim or fix the ids."
+            )
         unique, inverse = torch.unique(ids.reshape(-1), return_inverse=True)
         rows = self._runtime.pull_rows(self.spec, unique)
         if torch.is_grad_enabled() and self.spec.trainable:
@@ -148,8 +154,9 @@ class WorkerOptimizer:
     def step(self, closure: Any = None) -> Any:
         loss = closure() if closure is not None else None
         dense = [(spec, p.grad) for spec, p in self._dense if p.grad is not None]
-        sparse = [(spec, ids, rows.grad) for spec, ids, rows in self._runtime.take_tape(self._sparse)
-                  if rows.grad is not None]
+        sparse = [
+            (spec, ids, rows.grad) for spec, ids, rows in self._runtime.take_tape(self._sparse) if rows.grad is not None
+        ]
         self._runtime.push(dense, sparse)
         return loss
 
@@ -166,8 +173,15 @@ class WorkerRuntime:
         timeout_s: deadline of one call to a parameter server.
     """
 
-    def __init__(self, task_index: int, num_workers: int, ps_addresses: list[str], token: str | None,
-                 tls: TlsConfig | None, timeout_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        task_index: int,
+        num_workers: int,
+        ps_addresses: list[str],
+        token: str | None,
+        tls: TlsConfig | None,
+        timeout_s: float = 60.0,
+    ) -> None:
         self.task = f"worker:{task_index}"
         self.incarnation = uuid.uuid4().hex
         self.strategy = WorkerStrategy(task_index, num_workers)
@@ -175,9 +189,12 @@ class WorkerRuntime:
         self._specs: dict[str, VariableSpec] = {}
         self._configured: dict[str, tuple[str, dict]] = {}  # shard -> optimizer sent to its server
         self.ps = ParameterServers(
-            [RpcClient(a, f"ps:{i}", token, tls, timeout_s, sender=f"worker:{task_index}")
-             for i, a in enumerate(ps_addresses)],
-            consequence=f"{self.task} cannot read or update its variables without it.")
+            [
+                RpcClient(a, f"ps:{i}", token, tls, timeout_s, sender=f"worker:{task_index}")
+                for i, a in enumerate(ps_addresses)
+            ],
+            consequence=f"{self.task} cannot read or update its variables without it.",
+        )
         self.session: str | None = None
         self._variables: dict[str, torch.Tensor] = {}
         self._functions: dict[str, _Loaded] = {}
@@ -186,9 +203,13 @@ class WorkerRuntime:
         self._run_lock = threading.Lock()
 
     def handlers(self) -> dict[str, Any]:
-        return {protocol.WORKER_RESET: self._reset, protocol.WORKER_REGISTER: self._register,
-                protocol.WORKER_RESOURCE: self._resource, protocol.WORKER_RUN: self._run,
-                protocol.WORKER_STATS: self._stats}
+        return {
+            protocol.WORKER_RESET: self._reset,
+            protocol.WORKER_REGISTER: self._register,
+            protocol.WORKER_RESOURCE: self._resource,
+            protocol.WORKER_RUN: self._run,
+            protocol.WORKER_STATS: self._stats,
+        }
 
     # --- variables --------------------------------------------------------------------------
     def variable(self, spec: VariableSpec) -> torch.Tensor:
@@ -211,8 +232,10 @@ class WorkerRuntime:
                 continue
             grad = torch.as_tensor(grad).detach()
             if tuple(grad.shape) != tuple(var.shape):
-                raise ValueError(f"apply_gradients(): the gradient #{i} has shape {tuple(grad.shape)}, its variable "
-                                 f"{tuple(var.shape)}. Zip the gradients and variables in the same order.")
+                raise ValueError(
+                    f"apply_gradients(): the gradient #{i} has shape {tuple(grad.shape)}, its variable "
+                    f"{tuple(var.shape)}. Zip the gradients and variables in the same order."
+                )
             if id(var) in by_id:
                 dense.append((self._specs[by_id[id(var)]], grad))
             elif id(var) in looked_up:
@@ -222,15 +245,18 @@ class WorkerRuntime:
                 raise ValueError(
                     f"apply_gradients() on {self.task} received variable #{i} (shape {tuple(var.shape)}), which is "
                     "not a variable of the parameter servers. Under ParameterServerStrategy create the model and "
-                    "optimizer inside strategy.scope() and pass model.trainable_variables.")
+                    "optimizer inside strategy.scope() and pass model.trainable_variables."
+                )
         specs = [spec for spec, _ in dense] + [spec for spec, _, _ in sparse]
         per_ps: dict[int, list[str]] = {}
         for spec in specs:
             for shard in spec.shards:
                 if self._configured.get(shard.name) != (cls, hyper):
                     per_ps.setdefault(shard.ps, []).append(shard.name)
-        pending = [self.ps.submit(ps, protocol.PS_SET_OPTIMIZER, {"names": names, "cls": cls, "hyper": hyper})
-                   for ps, names in per_ps.items()]
+        pending = [
+            self.ps.submit(ps, protocol.PS_SET_OPTIMIZER, {"names": names, "cls": cls, "hyper": hyper})
+            for ps, names in per_ps.items()
+        ]
         for future in pending:
             self.ps.result(future)
         for names in per_ps.values():
@@ -255,8 +281,10 @@ class WorkerRuntime:
     def pull_rows(self, spec: VariableSpec, ids: torch.Tensor) -> torch.Tensor:
         """Rows ``ids`` of an embedding table (one call per shard touched)."""
         routes = spec.route(ids)
-        pending = [self.ps.submit(shard.ps, protocol.PS_PULL_ROWS, {"names": [shard.name]}, [local])
-                   for shard, _, local in routes]
+        pending = [
+            self.ps.submit(shard.ps, protocol.PS_PULL_ROWS, {"names": [shard.name]}, [local])
+            for shard, _, local in routes
+        ]
         out = torch.empty((len(ids), *spec.shape[1:]), dtype=spec.torch_dtype)
         for (_, pos, _), future in zip(routes, pending):
             out.index_copy_(0, pos, self.ps.result(future)[1][0])
@@ -267,8 +295,11 @@ class WorkerRuntime:
         self.tape = [entry for entry in self.tape if entry[0].name not in names]
         return mine
 
-    def push(self, dense: list[tuple[VariableSpec, torch.Tensor]],
-             sparse: list[tuple[VariableSpec, torch.Tensor, torch.Tensor]]) -> None:
+    def push(
+        self,
+        dense: list[tuple[VariableSpec, torch.Tensor]],
+        sparse: list[tuple[VariableSpec, torch.Tensor, torch.Tensor]],
+    ) -> None:
         """Send gradients to the parameter servers: dense ones whole, embedding ones as rows."""
         calls = ShardCalls()
         for spec, grad in dense:
@@ -341,7 +372,8 @@ class WorkerRuntime:
             except StopIteration:
                 raise DatasetExhaustedError(
                     f"The dataset of {self.task} ran out inside a scheduled function. Make the per-worker "
-                    "dataset endless (repeat it) and bound training with the number of scheduled steps.") from None
+                    "dataset endless (repeat it) and bound training with the number of scheduled steps."
+                ) from None
             finally:
                 self.tape = []
             tree, out = codec.encode_tree(result)
@@ -376,15 +408,23 @@ def _update_rule(optimizer: Any) -> tuple[str, dict]:
             raise ValueError(
                 f"The parameter servers apply updates with one of {sorted(OPTIMIZERS)}; this Keras optimizer "
                 f"builds {type(probe).__qualname__}{' with step hooks (weight_decay)' if probe._optimizer_step_pre_hooks else ''}. "
-                "Use SGD, Adam, AdamW, RMSprop or Adagrad without weight_decay under ParameterServerStrategy.")
+                "Use SGD, Adam, AdamW, RMSprop or Adagrad without weight_decay under ParameterServerStrategy."
+            )
         group = {k: v for k, v in probe.param_groups[0].items() if k not in ("params", "fused", "foreach")}
-        rule = (name, {k: (v.item() if isinstance(v, torch.Tensor) else list(v) if isinstance(v, tuple) else v)
-                       for k, v in group.items()})
+        rule = (
+            name,
+            {
+                k: (v.item() if isinstance(v, torch.Tensor) else list(v) if isinstance(v, tuple) else v)
+                for k, v in group.items()
+            },
+        )
         optimizer._unison_ps_rule = rule
     return rule
 
 
-def _merge_rows(sparse: list[tuple[VariableSpec, torch.Tensor, torch.Tensor]]) -> list[tuple[VariableSpec, torch.Tensor, torch.Tensor]]:
+def _merge_rows(
+    sparse: list[tuple[VariableSpec, torch.Tensor, torch.Tensor]],
+) -> list[tuple[VariableSpec, torch.Tensor, torch.Tensor]]:
     """One (ids, rows) per table: several lookups of one table in a step are concatenated."""
     by_name: dict[str, tuple[VariableSpec, list[torch.Tensor], list[torch.Tensor]]] = {}
     for spec, ids, rows in sparse:
@@ -438,5 +478,12 @@ def rebuild_strategy() -> WorkerStrategy:
     return _context()[0].strategy
 
 
-__all__ = ["DatasetExhaustedError", "ParameterServerUnavailableError", "RemoteEmbedding", "WorkerOptimizer",
-           "WorkerRestartedError", "WorkerRuntime", "WorkerStrategy"]
+__all__ = [
+    "DatasetExhaustedError",
+    "ParameterServerUnavailableError",
+    "RemoteEmbedding",
+    "WorkerOptimizer",
+    "WorkerRestartedError",
+    "WorkerRuntime",
+    "WorkerStrategy",
+]

@@ -20,8 +20,17 @@ MODES = ("auto", "min", "max")
 # Name fragments of metrics that improve upwards / downwards, for mode="auto".
 _UP_HINTS = ("acc", "auc", "precision", "recall", "f1", "fbeta", "iou", "r2")
 _DOWN_HINTS = (
-    "loss", "error", "crossentropy", "hinge", "divergence", "mse", "mae", "mape", "msle",
-    "logcosh", "poisson",
+    "loss",
+    "error",
+    "crossentropy",
+    "hinge",
+    "divergence",
+    "mse",
+    "mae",
+    "mape",
+    "msle",
+    "logcosh",
+    "poisson",
 )
 
 

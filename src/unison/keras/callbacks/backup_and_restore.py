@@ -54,25 +54,35 @@ class BackupAndRestore(Callback):
                   callbacks=[keras.callbacks.BackupAndRestore("/shared/job-42/backup", save_freq=50)])
     """
 
-    def __init__(self, backup_dir: str | os.PathLike[str], save_freq: str | int = "epoch",
-                 delete_checkpoint: bool = True, save_before_preemption: bool = False,
-                 on_unreadable_backup: str = "raise") -> None:
+    def __init__(
+        self,
+        backup_dir: str | os.PathLike[str],
+        save_freq: str | int = "epoch",
+        delete_checkpoint: bool = True,
+        save_before_preemption: bool = False,
+        on_unreadable_backup: str = "raise",
+    ) -> None:
         super().__init__()
         if not backup_dir:
-            raise ValueError("BackupAndRestore: backup_dir must be a directory path, e.g. "
-                             "'/tmp/backup'. Received: backup_dir=''")
+            raise ValueError(
+                "BackupAndRestore: backup_dir must be a directory path, e.g. '/tmp/backup'. Received: backup_dir=''"
+            )
         if save_freq != "epoch" and (isinstance(save_freq, bool) or not isinstance(save_freq, int) or save_freq <= 0):
             raise ValueError(
                 "BackupAndRestore: save_freq must be 'epoch' (back up at the end of every epoch) or "
-                f"a positive integer (back up every that many batches). Received: save_freq={save_freq!r}")
+                f"a positive integer (back up every that many batches). Received: save_freq={save_freq!r}"
+            )
         if save_before_preemption:
-            raise ValueError("BackupAndRestore: save_before_preemption=True is not supported; use an "
-                             "integer save_freq to bound the work lost to an interruption.")
+            raise ValueError(
+                "BackupAndRestore: save_before_preemption=True is not supported; use an "
+                "integer save_freq to bound the work lost to an interruption."
+            )
         if on_unreadable_backup not in _ON_UNREADABLE:
             raise ValueError(
                 "BackupAndRestore: on_unreadable_backup must be 'raise' (stop when no backup can be "
                 "read) or 'restart' (keep the damaged files aside and train from epoch 0). "
-                f"Received: on_unreadable_backup={on_unreadable_backup!r}")
+                f"Received: on_unreadable_backup={on_unreadable_backup!r}"
+            )
         self.on_unreadable_backup = on_unreadable_backup
         self.backup_dir = os.fspath(backup_dir)
         self.save_freq = save_freq
@@ -105,17 +115,24 @@ class BackupAndRestore(Callback):
         if isinstance(payload, dict) and "unreadable" in payload:
             # Raised on every replica (the chief read the files), so none waits for the others.
             raise UnreadableCheckpointsError(
-                payload["unreadable"][0], payload["unreadable"][1],
+                payload["unreadable"][0],
+                payload["unreadable"][1],
                 fix="Fix: restore the backups from a copy, or pass BackupAndRestore(..., "
-                    "on_unreadable_backup='restart') to keep them aside and train from epoch 0.")
+                "on_unreadable_backup='restart') to keep them aside and train from epoch 0.",
+            )
         if not isinstance(payload, dict) or payload.get("format") != _FORMAT:
-            raise ValueError(f"BackupAndRestore: {self.backup_dir!r} holds a backup this version cannot "
-                             "read. Delete the directory to start training afresh.")
+            raise ValueError(
+                f"BackupAndRestore: {self.backup_dir!r} holds a backup this version cannot "
+                "read. Delete the directory to start training afresh."
+            )
         self._restore(st, payload)
         self.restored_from = (int(payload["epoch"]), int(payload["step"]))
         if self.params.get("verbose", 0):
-            print_msg(self.model, f"BackupAndRestore: resuming from epoch {payload['epoch'] + 1}, "
-                                  f"step {payload['step']} (backup in {self.backup_dir}).")
+            print_msg(
+                self.model,
+                f"BackupAndRestore: resuming from epoch {payload['epoch'] + 1}, "
+                f"step {payload['step']} (backup in {self.backup_dir}).",
+            )
 
     def _read_backup(self) -> Any:
         """The newest readable backup (chief only); damaged ones are kept aside, never deleted."""
@@ -128,7 +145,10 @@ class BackupAndRestore(Callback):
             warnings.warn(
                 f"BackupAndRestore: no backup in {self.backup_dir!r} can be read; training starts "
                 f"again from epoch 0 (on_unreadable_backup='restart'). The damaged files are kept "
-                f"as: {', '.join(kept)}.", RuntimeWarning, stacklevel=2)
+                f"as: {', '.join(kept)}.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
             return None
         # Older backups after a damaged newest one would be rotated out by the next saves:
         # move the damaged ones out of the numbering so they outlive this fit.
@@ -145,11 +165,13 @@ class BackupAndRestore(Callback):
             raise ValueError(
                 f"BackupAndRestore: the backup in {self.backup_dir!r} does not fit this model or "
                 f"optimizer ({str(exc).splitlines()[0]}). It was written by a different program; "
-                "delete the directory to start training afresh.") from exc
+                "delete the directory to start training afresh."
+            ) from exc
         st.seed = int(payload["seed"])
         torch.set_rng_state(payload["rng"])
-        st.resume = ResumePoint(int(payload["epoch"]), int(payload["step"]), payload["epoch_origin"],
-                                payload["metrics"])
+        st.resume = ResumePoint(
+            int(payload["epoch"]), int(payload["step"]), payload["epoch_origin"], payload["metrics"]
+        )
 
     # --- back up ------------------------------------------------------------------------------
     def on_epoch_begin(self, epoch: int, logs: Logs | None = None) -> None:
@@ -176,13 +198,20 @@ class BackupAndRestore(Callback):
             return
         data = st.train_data
         origin = data.epoch_origin if step else data.position
-        self._manager.save({
-            "format": _FORMAT, "epoch": epoch, "step": step, "seed": st.seed,
-            "epoch_origin": origin,
-            "model": self.model.state_dict(), "optimizer": st.torch_opt.state_dict(),
-            "metrics": None if metrics is None else metrics.cpu(), "rng": torch.get_rng_state(),
-            "replicas": st.comm.world_size,
-        })
+        self._manager.save(
+            {
+                "format": _FORMAT,
+                "epoch": epoch,
+                "step": step,
+                "seed": st.seed,
+                "epoch_origin": origin,
+                "model": self.model.state_dict(),
+                "optimizer": st.torch_opt.state_dict(),
+                "metrics": None if metrics is None else metrics.cpu(),
+                "rng": torch.get_rng_state(),
+                "replicas": st.comm.world_size,
+            }
+        )
 
     def on_train_end(self, logs: Logs | None = None) -> None:
         if self.delete_checkpoint and is_chief(self.model):

@@ -61,9 +61,7 @@ class Callback:
         The default answers True when a subclass overrides a batch-end hook; a subclass that
         overrides one but reads no metrics may answer False to save a collective per batch.
         """
-        return any(
-            getattr(type(self), hook) is not getattr(Callback, hook) for hook in _BATCH_LOG_HOOKS
-        )
+        return any(getattr(type(self), hook) is not getattr(Callback, hook) for hook in _BATCH_LOG_HOOKS)
 
     def on_batch_begin(self, batch: int, logs: Logs | None = None) -> None:
         """Alias of ``on_train_batch_begin`` kept for older callbacks."""

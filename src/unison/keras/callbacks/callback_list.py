@@ -63,12 +63,8 @@ class CallbackList(Callback):
                     f"Received: callbacks[{index}]={callback!r} "
                     f"(of type {type(callback).__name__})"
                 )
-        self.history: History | None = next(
-            (cb for cb in self.callbacks if isinstance(cb, History)), None
-        )
-        self.progbar: ProgbarLogger | None = next(
-            (cb for cb in self.callbacks if isinstance(cb, ProgbarLogger)), None
-        )
+        self.history: History | None = next((cb for cb in self.callbacks if isinstance(cb, History)), None)
+        self.progbar: ProgbarLogger | None = next((cb for cb in self.callbacks if isinstance(cb, ProgbarLogger)), None)
         if self.history is None and add_history:
             self.history = History()
             self.callbacks.append(self.history)

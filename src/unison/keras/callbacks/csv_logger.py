@@ -50,9 +50,7 @@ class CSVLogger(Callback):
         ['epoch,accuracy,loss', '0,0.75,0.5']
     """
 
-    def __init__(
-        self, filename: str | os.PathLike[str], separator: str = ",", append: bool = False
-    ) -> None:
+    def __init__(self, filename: str | os.PathLike[str], separator: str = ",", append: bool = False) -> None:
         super().__init__()
         if not isinstance(separator, str) or len(separator) != 1:
             raise ValueError(
@@ -90,8 +88,11 @@ class CSVLogger(Callback):
                     self.keys.append(name)
         if self._writer is None:
             self._writer = csv.DictWriter(
-                self._rows, fieldnames=["epoch", *self.keys], delimiter=self.sep,
-                lineterminator="\n", extrasaction="ignore",
+                self._rows,
+                fieldnames=["epoch", *self.keys],
+                delimiter=self.sep,
+                lineterminator="\n",
+                extrasaction="ignore",
             )
             if not self._prefix.strip():
                 self._writer.writeheader()

@@ -67,13 +67,11 @@ class EarlyStopping(Callback):
         check_mode("EarlyStopping", mode)
         if patience < 0:
             raise ValueError(
-                f"EarlyStopping: patience must be a number of epochs >= 0. "
-                f"Received: patience={patience!r}"
+                f"EarlyStopping: patience must be a number of epochs >= 0. Received: patience={patience!r}"
             )
         if start_from_epoch < 0:
             raise ValueError(
-                f"EarlyStopping: start_from_epoch must be >= 0. "
-                f"Received: start_from_epoch={start_from_epoch!r}"
+                f"EarlyStopping: start_from_epoch must be >= 0. Received: start_from_epoch={start_from_epoch!r}"
             )
         self.monitor = monitor
         self.min_delta = abs(min_delta)
@@ -134,8 +132,7 @@ class EarlyStopping(Callback):
             if self.verbose > 0:
                 print_msg(
                     self.model,
-                    "Restoring model weights from the end of the best epoch: "
-                    f"{self.best_epoch + 1}.",
+                    f"Restoring model weights from the end of the best epoch: {self.best_epoch + 1}.",
                 )
             self.model.set_weights(self.best_weights)
 

@@ -88,8 +88,7 @@ class LearningRateScheduler(Callback):
         if self.verbose > 0:
             print_msg(
                 self.model,
-                f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate to "
-                f"{float(new_lr)}.",
+                f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate to {float(new_lr)}.",
             )
 
     def on_epoch_end(self, epoch: int, logs: Logs | None = None) -> None:
@@ -148,15 +147,12 @@ class ReduceLROnPlateau(Callback):
         super().__init__()
         if not 0 <= factor < 1.0:
             raise ValueError(
-                "ReduceLROnPlateau: factor must be >= 0 and < 1.0 (new_lr = lr * factor). "
-                f"Received: factor={factor!r}"
+                f"ReduceLROnPlateau: factor must be >= 0 and < 1.0 (new_lr = lr * factor). Received: factor={factor!r}"
             )
         check_mode("ReduceLROnPlateau", mode)
         for name, value in (("patience", patience), ("cooldown", cooldown), ("min_lr", min_lr)):
             if value < 0:
-                raise ValueError(
-                    f"ReduceLROnPlateau: {name} must be >= 0. Received: {name}={value!r}"
-                )
+                raise ValueError(f"ReduceLROnPlateau: {name} must be >= 0. Received: {name}={value!r}")
         self.monitor = monitor
         self.factor = factor
         self.patience = patience

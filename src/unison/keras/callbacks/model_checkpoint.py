@@ -85,9 +85,7 @@ class ModelCheckpoint(Callback):
                 "'ckpt/{epoch:02d}.weights.pt'. Received: filepath=''"
             )
         check_mode("ModelCheckpoint", mode)
-        if save_freq != "epoch" and (
-            isinstance(save_freq, bool) or not isinstance(save_freq, int) or save_freq <= 0
-        ):
+        if save_freq != "epoch" and (isinstance(save_freq, bool) or not isinstance(save_freq, int) or save_freq <= 0):
             raise ValueError(
                 "ModelCheckpoint: save_freq must be 'epoch' (save at the end of every epoch) "
                 "or a positive integer (save every that many batches). "
@@ -189,9 +187,7 @@ class ModelCheckpoint(Callback):
             self.best = float(current)
             return True
         if self.verbose > 0:
-            print_msg(
-                self.model, f"\nEpoch {epoch + 1}: {self.monitor} did not improve from {best_str}"
-            )
+            print_msg(self.model, f"\nEpoch {epoch + 1}: {self.monitor} did not improve from {best_str}")
         return False
 
     def _improves(self, current: float) -> bool:

@@ -35,22 +35,34 @@ class TensorBoard(Callback):
             embeddings_metadata: accepted for compatibility; nothing is written for them.
     """
 
-    def __init__(self, log_dir: str | os.PathLike[str] = "logs", histogram_freq: int = 0, write_graph: bool = True,
-                 write_images: bool = False, write_steps_per_second: bool = False, update_freq: str | int = "epoch",
-                 profile_batch: Any = 0, embeddings_freq: int = 0, embeddings_metadata: Any = None) -> None:
+    def __init__(
+        self,
+        log_dir: str | os.PathLike[str] = "logs",
+        histogram_freq: int = 0,
+        write_graph: bool = True,
+        write_images: bool = False,
+        write_steps_per_second: bool = False,
+        update_freq: str | int = "epoch",
+        profile_batch: Any = 0,
+        embeddings_freq: int = 0,
+        embeddings_metadata: Any = None,
+    ) -> None:
         super().__init__()
         from unison.summary import summary_writer_class
 
         summary_writer_class()  # fail now, not after the first epoch, when tensorboard is missing
         if isinstance(histogram_freq, bool) or not isinstance(histogram_freq, int) or histogram_freq < 0:
-            raise ValueError("histogram_freq must be a non-negative integer. "
-                             f"Received: histogram_freq={histogram_freq!r}")
+            raise ValueError(
+                f"histogram_freq must be a non-negative integer. Received: histogram_freq={histogram_freq!r}"
+            )
         if update_freq == "batch":
             update_freq = 1
-        if update_freq != "epoch" and (isinstance(update_freq, bool) or not isinstance(update_freq, int)
-                                       or update_freq < 1):
-            raise ValueError("update_freq must be 'epoch', 'batch' or a positive integer. "
-                             f"Received: update_freq={update_freq!r}")
+        if update_freq != "epoch" and (
+            isinstance(update_freq, bool) or not isinstance(update_freq, int) or update_freq < 1
+        ):
+            raise ValueError(
+                f"update_freq must be 'epoch', 'batch' or a positive integer. Received: update_freq={update_freq!r}"
+            )
         self.log_dir = os.fspath(log_dir)
         self.histogram_freq = histogram_freq
         self.update_freq = update_freq
@@ -99,8 +111,9 @@ class TensorBoard(Callback):
         if self.histogram_freq and epoch % self.histogram_freq == 0 and self.model is not None:
             for name, tensor in self.model.state_dict().items():
                 if tensor.is_floating_point() and tensor.numel():
-                    train.add_histogram(name.replace(".", "/"), tensor.detach().float().cpu().numpy(),
-                                        global_step=epoch)
+                    train.add_histogram(
+                        name.replace(".", "/"), tensor.detach().float().cpu().numpy(), global_step=epoch
+                    )
         for writer in self._writers.values():
             writer.flush()
 

@@ -53,8 +53,7 @@ class TerminateOnNaN(Callback):
             return
         if self.raise_error:
             raise RuntimeError(
-                f"NaN or Inf loss encountered at {where}. Loss value: {loss}. "
-                "Terminating training immediately."
+                f"NaN or Inf loss encountered at {where}. Loss value: {loss}. Terminating training immediately."
             )
         print_msg(self.model, f"{label}: Invalid loss, terminating training")
         self.model.stop_training = True

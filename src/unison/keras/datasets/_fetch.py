@@ -140,8 +140,10 @@ def describe_places(spec: DatasetSpec) -> str:
     )
     system = SYSTEM_DATA_DIR / spec.name
     cache = cache_dir(spec.name)
-    return (f"Looked in:\n  1. {user_line}\n  2. {system} (Debian's dataset packages): {_folder_state(system)}\n"
-            f"  3. the cache {cache}: {_folder_state(cache)}")
+    return (
+        f"Looked in:\n  1. {user_line}\n  2. {system} (Debian's dataset packages): {_folder_state(system)}\n"
+        f"  3. the cache {cache}: {_folder_state(cache)}"
+    )
 
 
 def fix_hint(spec: DatasetSpec) -> str:

@@ -126,9 +126,7 @@ def read_idx_gz(path: Path, magic: int) -> np.ndarray:
         raise IdxFormatError(path, str(exc)) from None
 
 
-def read_split(
-    images_path: Path, labels_path: Path, image_shape: tuple[int, int]
-) -> tuple[np.ndarray, np.ndarray]:
+def read_split(images_path: Path, labels_path: Path, image_shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
     """Read one split (images and labels) and check that the two files agree.
 
     Args:
@@ -154,8 +152,7 @@ def read_split(
     if x.shape[1:] != image_shape:
         raise IdxFormatError(
             images_path,
-            f"its images are {x.shape[1]}x{x.shape[2]} pixels, expected "
-            f"{image_shape[0]}x{image_shape[1]}",
+            f"its images are {x.shape[1]}x{x.shape[2]} pixels, expected {image_shape[0]}x{image_shape[1]}",
         )
     y = read_idx_gz(labels_path, LABELS_MAGIC)
     if len(y) != len(x):

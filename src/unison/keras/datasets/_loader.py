@@ -42,14 +42,16 @@ def read_npz(file: Path) -> tuple[Split, Split]:
         raise DatasetError(
             f"Could not read the Keras data file {file}: {type(exc).__name__}: {exc}. Expected an .npz "
             "with the arrays x_train, y_train, x_test, y_test (as Keras writes it). To fix: delete it, or "
-            "pass the right path= .") from None
+            "pass the right path= ."
+        ) from None
     x_train, y_train, x_test, y_test = arrays
     for x, y, split in ((x_train, y_train, "train"), (x_test, y_test, "test")):
         if x.ndim != 3 or tuple(x.shape[1:]) != IMAGE_SHAPE or x.dtype != np.uint8 or y.shape != (len(x),):
             raise DatasetError(
                 f"The Keras data file {file} is not MNIST-shaped: {split} images {x.shape} {x.dtype}, labels "
                 f"{y.shape}. Expected uint8 images (N, 28, 28) and N labels. To fix: delete it or pass the "
-                "right path= .")
+                "right path= ."
+            )
     return (x_train, y_train.astype(np.uint8)), (x_test, y_test.astype(np.uint8))
 
 
@@ -76,18 +78,16 @@ def load(spec: _fetch.DatasetSpec, npz: str | None = None, npz_required: bool = 
     if npz is not None:
         file = keras_file(npz)
         if npz_required and not file.is_file():
-            raise DatasetError(f"load_data(path={npz!r}): the file {file} does not exist. Pass the path of "
-                               "Keras's .npz file (absolute, or relative to ~/.keras/datasets/).")
+            raise DatasetError(
+                f"load_data(path={npz!r}): the file {file} does not exist. Pass the path of "
+                "Keras's .npz file (absolute, or relative to ~/.keras/datasets/)."
+            )
         if file.is_file() and (npz_required or _fetch.local_folder(spec) is None):
             return read_npz(file)
     folder = _fetch.locate(spec)
     try:
-        train = _idx.read_split(
-            folder / _fetch.TRAIN_IMAGES, folder / _fetch.TRAIN_LABELS, IMAGE_SHAPE
-        )
-        test = _idx.read_split(
-            folder / _fetch.TEST_IMAGES, folder / _fetch.TEST_LABELS, IMAGE_SHAPE
-        )
+        train = _idx.read_split(folder / _fetch.TRAIN_IMAGES, folder / _fetch.TRAIN_LABELS, IMAGE_SHAPE)
+        test = _idx.read_split(folder / _fetch.TEST_IMAGES, folder / _fetch.TEST_LABELS, IMAGE_SHAPE)
     except _idx.IdxFormatError as exc:
         raise DatasetError(
             f"Could not load the '{spec.name}' data set: the file {exc.path} is corrupt: "

@@ -38,8 +38,9 @@ def _positive_int(value: Any, name: str, allow_none: bool = False) -> None:
         return
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         expected = "a positive integer or `None`" if allow_none else "a positive integer"
-        raise ValueError(f"Received an invalid value for argument `{name}`, expected {expected}. "
-                         f"Received: {name}={value!r}")
+        raise ValueError(
+            f"Received an invalid value for argument `{name}`, expected {expected}. Received: {name}={value!r}"
+        )
 
 
 class MultiHeadAttention(MaskedLayer):
@@ -69,62 +70,108 @@ class MultiHeadAttention(MaskedLayer):
             inputs' Keras masks (e.g. from ``Embedding(mask_zero=True)``).
     """
 
-    def __init__(self, num_heads: int, key_dim: int, value_dim: int | None = None, dropout: float = 0.0,
-                 use_bias: bool = True, output_shape: int | Sequence[int] | None = None,
-                 attention_axes: Any = None, kernel_initializer: Any = "glorot_uniform",
-                 bias_initializer: Any = "zeros", kernel_regularizer: Any = None,
-                 bias_regularizer: Any = None, seed: int | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        num_heads: int,
+        key_dim: int,
+        value_dim: int | None = None,
+        dropout: float = 0.0,
+        use_bias: bool = True,
+        output_shape: int | Sequence[int] | None = None,
+        attention_axes: Any = None,
+        kernel_initializer: Any = "glorot_uniform",
+        bias_initializer: Any = "zeros",
+        kernel_regularizer: Any = None,
+        bias_regularizer: Any = None,
+        seed: int | None = None,
+        **kwargs: Any,
+    ) -> None:
         _positive_int(num_heads, "num_heads")
         _positive_int(key_dim, "key_dim")
         _positive_int(value_dim, "value_dim", allow_none=True)
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"`dropout` must be in [0, 1). Received: dropout={dropout!r}")
         if attention_axes is not None:
-            raise ValueError("Only attention over the sequence axis of (batch, seq, features) inputs is "
-                             f"supported. Received: attention_axes={attention_axes!r}; pass None.")
+            raise ValueError(
+                "Only attention over the sequence axis of (batch, seq, features) inputs is "
+                f"supported. Received: attention_axes={attention_axes!r}; pass None."
+            )
         if isinstance(output_shape, int):
             output_shape = (output_shape,)
-        if output_shape is not None and not (isinstance(output_shape, (tuple, list)) and output_shape
-                                             and all(isinstance(d, int) and d > 0 for d in output_shape)):
-            raise ValueError("`output_shape` must be a positive int or a tuple of positive ints. "
-                             f"Received: output_shape={output_shape!r}")
+        if output_shape is not None and not (
+            isinstance(output_shape, (tuple, list))
+            and output_shape
+            and all(isinstance(d, int) and d > 0 for d in output_shape)
+        ):
+            raise ValueError(
+                "`output_shape` must be a positive int or a tuple of positive ints. "
+                f"Received: output_shape={output_shape!r}"
+            )
         super().__init__(**kwargs)
         self.num_heads, self.key_dim = num_heads, key_dim
         self.value_dim = value_dim or key_dim
         self.dropout, self.use_bias = float(dropout), use_bias
         self.attention_output_shape = tuple(output_shape) if output_shape else None
-        self._dense_args = {"use_bias": use_bias, "kernel_initializer": kernel_initializer,
-                            "bias_initializer": bias_initializer, "kernel_regularizer": kernel_regularizer,
-                            "bias_regularizer": bias_regularizer}
+        self._dense_args = {
+            "use_bias": use_bias,
+            "kernel_initializer": kernel_initializer,
+            "bias_initializer": bias_initializer,
+            "kernel_regularizer": kernel_regularizer,
+            "bias_regularizer": bias_regularizer,
+        }
 
     def _dense(self, units: int, name: str) -> Dense:
-        return Dense(units, name=f"{self.name}/{name}", dtype=self.dtype_policy if self._explicit_policy else None,
-                     **self._dense_args)
+        return Dense(
+            units,
+            name=f"{self.name}/{name}",
+            dtype=self.dtype_policy if self._explicit_policy else None,
+            **self._dense_args,
+        )
 
-    def build(self, query_shape: Sequence[int], value_shape: Sequence[int],  # type: ignore[override]
-              key_shape: Sequence[int] | None = None) -> None:
+    def build(  # type: ignore[override]
+        self,
+        query_shape: Sequence[int],
+        value_shape: Sequence[int],
+        key_shape: Sequence[int] | None = None,
+    ) -> None:
         key_shape = value_shape if key_shape is None else key_shape
         for what, shape in (("query", query_shape), ("value", value_shape), ("key", key_shape)):
             if len(shape) != 3:
-                raise ValueError(f"Layer '{self.name}' expects `{what}` of shape (batch, seq, features). "
-                                 f"Received: {what}.shape={tuple(shape)}")
+                raise ValueError(
+                    f"Layer '{self.name}' expects `{what}` of shape (batch, seq, features). "
+                    f"Received: {what}.shape={tuple(shape)}"
+                )
         if tuple(value_shape[:-1])[1:] != tuple(key_shape[:-1])[1:]:
-            raise ValueError("All dimensions of `value` and `key`, except the last one, must be equal. "
-                             f"Received: value_shape={tuple(value_shape)} and key_shape={tuple(key_shape)}")
+            raise ValueError(
+                "All dimensions of `value` and `key`, except the last one, must be equal. "
+                f"Received: value_shape={tuple(value_shape)} and key_shape={tuple(key_shape)}"
+            )
         h = self.num_heads
         self.query_dense = self._dense(h * self.key_dim, "query")
         self.key_dense = self._dense(h * self.key_dim, "key")
         self.value_dense = self._dense(h * self.value_dim, "value")
         out = self.attention_output_shape or (int(query_shape[-1]),)
         self.output_dense = self._dense(math.prod(out), "attention_output")
-        for layer, shape in ((self.query_dense, query_shape), (self.key_dense, key_shape),
-                             (self.value_dense, value_shape), (self.output_dense, (1, 1, h * self.value_dim))):
+        for layer, shape in (
+            (self.query_dense, query_shape),
+            (self.key_dense, key_shape),
+            (self.value_dense, value_shape),
+            (self.output_dense, (1, 1, h * self.value_dim)),
+        ):
             layer.build(torch.Size(shape))
             layer.built = True
 
     # --- masks ------------------------------------------------------------------------------------
-    def _combined_mask(self, query: torch.Tensor, value: torch.Tensor, query_mask: Any, value_mask: Any,
-                       key_mask: Any, attention_mask: Any, use_causal_mask: bool) -> torch.Tensor | None:
+    def _combined_mask(
+        self,
+        query: torch.Tensor,
+        value: torch.Tensor,
+        query_mask: Any,
+        value_mask: Any,
+        key_mask: Any,
+        attention_mask: Any,
+        use_causal_mask: bool,
+    ) -> torch.Tensor | None:
         b, t, s = query.shape[0], query.shape[1], value.shape[1]
         mask: torch.Tensor | None = None
 
@@ -143,14 +190,19 @@ class MultiHeadAttention(MaskedLayer):
                     "query and value lengths, or pass padding masks as query_mask/value_mask."
                 )
             mask = attention_mask.bool()
-        for m, axis, length, what in ((query_mask, -1, t, "query_mask"), (value_mask, -2, s, "value_mask"),
-                                      (key_mask, -2, s, "key_mask")):
+        for m, axis, length, what in (
+            (query_mask, -1, t, "query_mask"),
+            (value_mask, -2, s, "value_mask"),
+            (key_mask, -2, s, "key_mask"),
+        ):
             if m is None:
                 continue
             m = torch.as_tensor(m, device=query.device).bool()
             if tuple(m.shape) != (b, length):
-                raise ValueError(f"Layer '{self.name}' received {what} of shape {tuple(m.shape)}; expected "
-                                 f"{(b, length)} (batch, steps).")
+                raise ValueError(
+                    f"Layer '{self.name}' received {what} of shape {tuple(m.shape)}; expected "
+                    f"{(b, length)} (batch, steps)."
+                )
             mask = both(m.unsqueeze(axis))
         if use_causal_mask:
             mask = both(torch.ones(t, s, dtype=torch.bool, device=query.device).tril().unsqueeze(0))
@@ -161,10 +213,19 @@ class MultiHeadAttention(MaskedLayer):
         b, n = x.shape[0], x.shape[1]
         return x.reshape(b, n, self.num_heads, size).transpose(1, 2)  # (B, H, N, size)
 
-    def forward(self, query: torch.Tensor, value: torch.Tensor | None = None,  # type: ignore[override]
-                key: torch.Tensor | None = None, query_mask: Any = None, value_mask: Any = None,
-                key_mask: Any = None, attention_mask: Any = None, return_attention_scores: bool = False,
-                training: bool | None = None, use_causal_mask: bool = False) -> Any:
+    def forward(  # type: ignore[override]
+        self,
+        query: torch.Tensor,
+        value: torch.Tensor | None = None,
+        key: torch.Tensor | None = None,
+        query_mask: Any = None,
+        value_mask: Any = None,
+        key_mask: Any = None,
+        attention_mask: Any = None,
+        return_attention_scores: bool = False,
+        training: bool | None = None,
+        use_causal_mask: bool = False,
+    ) -> Any:
         value = query if value is None else value
         if query_mask is None:
             query_mask = get_mask(query)
@@ -188,11 +249,22 @@ class MultiHeadAttention(MaskedLayer):
             attended = weights @ v.to(weights.dtype)
         else:
             # Causal only: torch's fused causal kernel (its mask is top-left aligned, as Keras's).
-            causal_only = use_causal_mask and attention_mask is None \
-                and query_mask is None and value_mask is None and key_mask is None
+            causal_only = (
+                use_causal_mask
+                and attention_mask is None
+                and query_mask is None
+                and value_mask is None
+                and key_mask is None
+            )
             attended = F.scaled_dot_product_attention(
-                q, k, v, attn_mask=None if causal_only or mask is None else mask.unsqueeze(1),
-                dropout_p=rate, is_causal=causal_only, scale=1.0 / math.sqrt(self.key_dim))
+                q,
+                k,
+                v,
+                attn_mask=None if causal_only or mask is None else mask.unsqueeze(1),
+                dropout_p=rate,
+                is_causal=causal_only,
+                scale=1.0 / math.sqrt(self.key_dim),
+            )
         b, t = query.shape[0], query.shape[1]
         merged = attended.transpose(1, 2).reshape(b, t, self.num_heads * self.value_dim)
         out = self.output_dense(merged)

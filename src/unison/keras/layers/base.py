@@ -82,8 +82,14 @@ class Layer(nn.Module):
         object.__setattr__(obj, "_init_arguments", (args, dict(kwargs)))
         return obj
 
-    def __init__(self, name: str | None = None, input_shape: tuple[int, ...] | None = None,
-                 trainable: bool = True, dtype: Any = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        name: str | None = None,
+        input_shape: tuple[int, ...] | None = None,
+        trainable: bool = True,
+        dtype: Any = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__()
         if kwargs:
             raise TypeError(
@@ -119,8 +125,9 @@ class Layer(nn.Module):
                     p.requires_grad_(False)
         return self.call(inputs)
 
-    def add_weight(self, name: str, shape: tuple[int, ...], initializer: Any,
-                   regularizer: Any = None, trainable: bool = True) -> nn.Parameter:
+    def add_weight(
+        self, name: str, shape: tuple[int, ...], initializer: Any, regularizer: Any = None, trainable: bool = True
+    ) -> nn.Parameter:
         """Create, initialise and register a weight (Keras's ``add_weight``)."""
         param = nn.Parameter(torch.empty(shape), requires_grad=trainable and self.trainable)
         initializers.get(initializer)(param)
@@ -195,8 +202,10 @@ def bind_arguments(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any], nam
             config.update(value)
         elif kind is inspect.Parameter.VAR_POSITIONAL:
             if value:
-                raise ValueError(f"{cls.__name__} was created with extra positional arguments {value!r}; "
-                                 "its configuration cannot name them. Pass them by keyword.")
+                raise ValueError(
+                    f"{cls.__name__} was created with extra positional arguments {value!r}; "
+                    "its configuration cannot name them. Pass them by keyword."
+                )
         else:
             config[key] = value
     config["name"] = name

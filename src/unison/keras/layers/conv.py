@@ -45,8 +45,13 @@ def _to_nchw(x: torch.Tensor, layer: Layer) -> torch.Tensor:
     return x.permute(0, 3, 1, 2)
 
 
-def _pad_same(x: torch.Tensor, kernel: tuple[int, int], strides: tuple[int, int],
-              dilation: tuple[int, int] = (1, 1), value: float = 0.0) -> torch.Tensor:
+def _pad_same(
+    x: torch.Tensor,
+    kernel: tuple[int, int],
+    strides: tuple[int, int],
+    dilation: tuple[int, int] = (1, 1),
+    value: float = 0.0,
+) -> torch.Tensor:
     top, bottom = _same_pads(x.shape[2], kernel[0], strides[0], dilation[0])
     left, right = _same_pads(x.shape[3], kernel[1], strides[1], dilation[1])
     if top or bottom or left or right:
@@ -57,11 +62,22 @@ def _pad_same(x: torch.Tensor, kernel: tuple[int, int], strides: tuple[int, int]
 class Conv2D(Layer):
     """2-D convolution over ``(N, H, W, C)`` inputs (Keras's ``Conv2D``)."""
 
-    def __init__(self, filters: int, kernel_size: Any, strides: Any = (1, 1), padding: str = "valid",
-                 data_format: str | None = None, dilation_rate: Any = (1, 1), activation: Any = None,
-                 use_bias: bool = True, kernel_initializer: Any = "glorot_uniform",
-                 bias_initializer: Any = "zeros", kernel_regularizer: Any = None,
-                 bias_regularizer: Any = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        filters: int,
+        kernel_size: Any,
+        strides: Any = (1, 1),
+        padding: str = "valid",
+        data_format: str | None = None,
+        dilation_rate: Any = (1, 1),
+        activation: Any = None,
+        use_bias: bool = True,
+        kernel_initializer: Any = "glorot_uniform",
+        bias_initializer: Any = "zeros",
+        kernel_regularizer: Any = None,
+        bias_regularizer: Any = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         if data_format not in (None, "channels_last"):
             raise ValueError(f"Only data_format='channels_last' is supported. Received: data_format={data_format!r}")
@@ -103,8 +119,14 @@ class Conv2D(Layer):
 
 
 class _Pool2D(Layer):
-    def __init__(self, pool_size: Any = (2, 2), strides: Any = None, padding: str = "valid",
-                 data_format: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        pool_size: Any = (2, 2),
+        strides: Any = None,
+        padding: str = "valid",
+        data_format: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.pool_size = pair(pool_size, "pool_size")
         self.strides = pair(strides, "strides") if strides is not None else self.pool_size

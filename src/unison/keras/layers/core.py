@@ -30,14 +30,21 @@ class InputLayer:
     ``Sequential`` also accepts first.
     """
 
-    def __init__(self, shape: Sequence[int] | None = None, batch_size: int | None = None,
-                 dtype: Any = None, name: str | None = None, input_shape: Sequence[int] | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        shape: Sequence[int] | None = None,
+        batch_size: int | None = None,
+        dtype: Any = None,
+        name: str | None = None,
+        input_shape: Sequence[int] | None = None,
+        **kwargs: Any,
+    ) -> None:
         if kwargs:
             raise TypeError(f"InputLayer got unexpected keyword arguments: {sorted(kwargs)}.")
         if shape is not None and input_shape is not None:
-            raise ValueError(f"Pass shape= or input_shape=, not both. Received: shape={shape!r}, "
-                             f"input_shape={input_shape!r}")
+            raise ValueError(
+                f"Pass shape= or input_shape=, not both. Received: shape={shape!r}, input_shape={input_shape!r}"
+            )
         shape = shape if shape is not None else input_shape
         if shape is None:
             raise ValueError("InputLayer needs shape=, the shape of one example, e.g. InputLayer(shape=(784,)).")
@@ -65,9 +72,17 @@ class Dense(DTypePolicyMixin, Layer):
         kernel_regularizer, bias_regularizer: optional penalties.
     """
 
-    def __init__(self, units: int, activation: Any = None, use_bias: bool = True,
-                 kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
-                 kernel_regularizer: Any = None, bias_regularizer: Any = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        units: int,
+        activation: Any = None,
+        use_bias: bool = True,
+        kernel_initializer: Any = "glorot_uniform",
+        bias_initializer: Any = "zeros",
+        kernel_regularizer: Any = None,
+        bias_regularizer: Any = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         if not isinstance(units, int) or units < 1:
             raise ValueError(f"units must be a positive integer. Received: units={units!r}")
@@ -155,12 +170,21 @@ class Embedding(Layer):
 
     _unison_embedding_table = "embeddings"  # the table parameter (read by ParameterServerStrategy)
 
-    def __init__(self, input_dim: int, output_dim: int, embeddings_initializer: Any = "uniform",
-                 embeddings_regularizer: Any = None, mask_zero: bool = False,
-                 input_length: int | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        input_dim: int,
+        output_dim: int,
+        embeddings_initializer: Any = "uniform",
+        embeddings_regularizer: Any = None,
+        mask_zero: bool = False,
+        input_length: int | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         if input_dim < 1 or output_dim < 1:
-            raise ValueError(f"input_dim and output_dim must be >= 1. Received: input_dim={input_dim}, output_dim={output_dim}")
+            raise ValueError(
+                f"input_dim and output_dim must be >= 1. Received: input_dim={input_dim}, output_dim={output_dim}"
+            )
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.mask_zero = bool(mask_zero)
         init = "random_uniform" if embeddings_initializer == "uniform" else embeddings_initializer

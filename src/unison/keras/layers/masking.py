@@ -73,8 +73,11 @@ class MaskedLayer(DTypePolicyMixin, Layer):
     def forward(self, inputs: Any, mask: Any = None, training: bool | None = None) -> Any:
         if mask is None:
             mask = [get_mask(x) for x in inputs] if isinstance(inputs, (list, tuple)) else get_mask(inputs)
-        shapes = [tuple(getattr(x, "shape", ())) for x in inputs] if isinstance(inputs, (list, tuple)) \
+        shapes = (
+            [tuple(getattr(x, "shape", ())) for x in inputs]
+            if isinstance(inputs, (list, tuple))
             else getattr(inputs, "shape", ())
+        )
         self.ensure_built(shapes)
         out = self.call(inputs, mask=mask, training=self._training(training))
         return set_mask(out, self.compute_mask(inputs, mask))

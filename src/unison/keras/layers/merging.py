@@ -30,8 +30,11 @@ class Merge(MaskedLayer):
     _min_inputs = 1
 
     def _check(self, inputs: Any) -> list[torch.Tensor]:
-        if not isinstance(inputs, (list, tuple)) or len(inputs) < self._min_inputs \
-                or not all(isinstance(x, torch.Tensor) for x in inputs):
+        if (
+            not isinstance(inputs, (list, tuple))
+            or len(inputs) < self._min_inputs
+            or not all(isinstance(x, torch.Tensor) for x in inputs)
+        ):
             raise ValueError(
                 f"A `{type(self).__name__}` layer should be called on a list of at least "
                 f"{self._min_inputs} tensor{'s' if self._min_inputs > 1 else ''}. Received: inputs={inputs!r:.120}"
@@ -49,8 +52,10 @@ class Merge(MaskedLayer):
         try:
             torch.broadcast_shapes(*shapes)
         except RuntimeError:
-            raise ValueError(f"Inputs of layer '{self.name}' have incompatible shapes. Received: "
-                             f"shapes={shapes}; element-wise merges need equal shapes (or 1 to broadcast).") from None
+            raise ValueError(
+                f"Inputs of layer '{self.name}' have incompatible shapes. Received: "
+                f"shapes={shapes}; element-wise merges need equal shapes (or 1 to broadcast)."
+            ) from None
         return self._merge(inputs)
 
     def _merge(self, inputs: list[torch.Tensor]) -> torch.Tensor:
@@ -126,14 +131,17 @@ class Concatenate(Merge):
         shapes = [tuple(x.shape) for x in inputs]
         rank = len(shapes[0])
         if any(len(s) != rank for s in shapes) or not -rank <= self.axis < rank:
-            raise ValueError(f"Layer '{self.name}' (axis={self.axis}) needs inputs of one rank that has that "
-                             f"axis. Received: input_shape={shapes}")
+            raise ValueError(
+                f"Layer '{self.name}' (axis={self.axis}) needs inputs of one rank that has that "
+                f"axis. Received: input_shape={shapes}"
+            )
         axis = self.axis % rank
-        reduced = {s[:axis] + s[axis + 1:] for s in shapes}
+        reduced = {s[:axis] + s[axis + 1 :] for s in shapes}
         if len(reduced) > 1:
             raise ValueError(
                 f"A `Concatenate` layer requires inputs with matching shapes except for the concatenation "
-                f"axis. Received: input_shape={shapes}, axis={self.axis}")
+                f"axis. Received: input_shape={shapes}, axis={self.axis}"
+            )
         return torch.cat(inputs, dim=axis)
 
     def compute_mask(self, inputs: Any, mask: Any = None) -> torch.Tensor | None:
@@ -162,8 +170,14 @@ class Lambda(MaskedLayer):
     Variables created inside ``function`` are not tracked: use a ``Layer`` subclass for them.
     """
 
-    def __init__(self, function: Callable[..., Any], output_shape: Any = None, mask: Any = None,
-                 arguments: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        function: Callable[..., Any],
+        output_shape: Any = None,
+        mask: Any = None,
+        arguments: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         if not callable(function):
             raise TypeError(f"Lambda needs a callable `function`. Received: function={function!r}")
         super().__init__(**kwargs)
@@ -185,13 +199,15 @@ class Lambda(MaskedLayer):
 def _merge_fn(cls: type[Merge]) -> Callable[..., torch.Tensor]:
     def fn(inputs: Sequence[torch.Tensor], **kwargs: Any) -> torch.Tensor:
         return cls(**kwargs)(list(inputs))
+
     fn.__name__ = cls.__name__.lower()
     fn.__doc__ = f"Functional form of the ``{cls.__name__}`` layer."
     return fn
 
 
 add, subtract, multiply, average, maximum, minimum = (
-    _merge_fn(c) for c in (Add, Subtract, Multiply, Average, Maximum, Minimum))
+    _merge_fn(c) for c in (Add, Subtract, Multiply, Average, Maximum, Minimum)
+)
 
 
 def concatenate(inputs: Sequence[torch.Tensor], axis: int = -1, **kwargs: Any) -> torch.Tensor:
@@ -199,5 +215,21 @@ def concatenate(inputs: Sequence[torch.Tensor], axis: int = -1, **kwargs: Any) -
     return Concatenate(axis=axis, **kwargs)(list(inputs))
 
 
-__all__ = ["Add", "Average", "Concatenate", "Lambda", "Maximum", "Merge", "Minimum", "Multiply", "Subtract",
-           "add", "average", "concatenate", "maximum", "minimum", "multiply", "subtract"]
+__all__ = [
+    "Add",
+    "Average",
+    "Concatenate",
+    "Lambda",
+    "Maximum",
+    "Merge",
+    "Minimum",
+    "Multiply",
+    "Subtract",
+    "add",
+    "average",
+    "concatenate",
+    "maximum",
+    "minimum",
+    "multiply",
+    "subtract",
+]

@@ -42,11 +42,20 @@ class BatchNormalization(Layer):
     moving_mean: torch.Tensor
     moving_variance: torch.Tensor
 
-    def __init__(self, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3,
-                 center: bool = True, scale: bool = True, beta_initializer: Any = "zeros",
-                 gamma_initializer: Any = "ones", moving_mean_initializer: Any = "zeros",
-                 moving_variance_initializer: Any = "ones", synchronized: bool = True,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        axis: int = -1,
+        momentum: float = 0.99,
+        epsilon: float = 1e-3,
+        center: bool = True,
+        scale: bool = True,
+        beta_initializer: Any = "zeros",
+        gamma_initializer: Any = "ones",
+        moving_mean_initializer: Any = "zeros",
+        moving_variance_initializer: Any = "ones",
+        synchronized: bool = True,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         if not 0.0 <= momentum <= 1.0:
             raise ValueError(f"momentum must be in [0, 1]. Received: momentum={momentum}")
@@ -84,7 +93,7 @@ class BatchNormalization(Layer):
                 stats = context.all_reduce(ReduceOp.SUM, stats)
             n = stats[-1].clamp_min(1.0)
             mean = stats[: self.features] / n
-            var = (stats[self.features: 2 * self.features] / n - mean.square()).clamp_min(0.0)
+            var = (stats[self.features : 2 * self.features] / n - mean.square()).clamp_min(0.0)
             with torch.no_grad():
                 m = self.momentum
                 self.moving_mean.mul_(m).add_(mean.detach(), alpha=1 - m)
@@ -115,10 +124,19 @@ class LayerNormalization(MaskedLayer):
         [-1.224, 0.0, 1.224]
     """
 
-    def __init__(self, axis: int | list[int] | tuple[int, ...] = -1, epsilon: float = 1e-3,
-                 center: bool = True, scale: bool = True, rms_scaling: bool = False,
-                 beta_initializer: Any = "zeros", gamma_initializer: Any = "ones",
-                 beta_regularizer: Any = None, gamma_regularizer: Any = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        axis: int | list[int] | tuple[int, ...] = -1,
+        epsilon: float = 1e-3,
+        center: bool = True,
+        scale: bool = True,
+        rms_scaling: bool = False,
+        beta_initializer: Any = "zeros",
+        gamma_initializer: Any = "ones",
+        beta_regularizer: Any = None,
+        gamma_regularizer: Any = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         axes = [axis] if isinstance(axis, int) else list(axis) if isinstance(axis, (list, tuple)) else None
         if not axes or not all(isinstance(a, int) and not isinstance(a, bool) for a in axes):
@@ -158,9 +176,14 @@ class LayerNormalization(MaskedLayer):
             y = x * torch.rsqrt(x.square().mean(self.norm_axes, keepdim=True) + self.epsilon)
             return y * self._param_view(self.gamma, inputs.dim())
         if self._trailing:
-            shape = tuple(inputs.shape[len(inputs.shape) - len(self.norm_axes):])
-            return torch.nn.functional.layer_norm(inputs, shape, self.gamma.reshape(shape) if self.gamma is not None else None,
-                                                  self.beta.reshape(shape) if self.beta is not None else None, self.epsilon)
+            shape = tuple(inputs.shape[len(inputs.shape) - len(self.norm_axes) :])
+            return torch.nn.functional.layer_norm(
+                inputs,
+                shape,
+                self.gamma.reshape(shape) if self.gamma is not None else None,
+                self.beta.reshape(shape) if self.beta is not None else None,
+                self.epsilon,
+            )
         x = inputs.float() if inputs.dtype in (torch.float16, torch.bfloat16) else inputs
         var, mean = torch.var_mean(x, dim=self.norm_axes, keepdim=True, correction=0)
         y = (x - mean) * torch.rsqrt(var + self.epsilon)

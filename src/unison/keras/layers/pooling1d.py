@@ -30,8 +30,10 @@ class _GlobalPooling1D(MaskedLayer):
 
     def build(self, input_shape: torch.Size) -> None:
         if len(input_shape) != 3:
-            raise ValueError(f"Layer '{self.name}' expects inputs of shape (batch, steps, features) "
-                             f"({self.data_format}). Received: input_shape={tuple(input_shape)}")
+            raise ValueError(
+                f"Layer '{self.name}' expects inputs of shape (batch, steps, features) "
+                f"({self.data_format}). Received: input_shape={tuple(input_shape)}"
+            )
 
     def _mask(self, inputs: torch.Tensor, mask: Any) -> torch.Tensor | None:
         if mask is None:
@@ -39,8 +41,10 @@ class _GlobalPooling1D(MaskedLayer):
         mask = torch.as_tensor(mask, device=inputs.device).bool()
         steps = inputs.shape[self.steps_axis]
         if tuple(mask.shape) != (inputs.shape[0], steps):
-            raise ValueError(f"Layer '{self.name}' received a mask of shape {tuple(mask.shape)} for inputs of "
-                             f"shape {tuple(inputs.shape)}; expected {(inputs.shape[0], steps)} (batch, steps).")
+            raise ValueError(
+                f"Layer '{self.name}' received a mask of shape {tuple(mask.shape)} for inputs of "
+                f"shape {tuple(inputs.shape)}; expected {(inputs.shape[0], steps)} (batch, steps)."
+            )
         return mask.unsqueeze(2 if self.steps_axis == 1 else 1)
 
     def compute_mask(self, inputs: Any, mask: Any = None) -> None:

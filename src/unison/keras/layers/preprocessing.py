@@ -51,8 +51,9 @@ def _batches(data: Any) -> Iterable[np.ndarray]:
         yield _numpy(data)
         return
     if not isinstance(data, Iterable):
-        raise ValueError(f"adapt() takes an array, a tensor, a list, or an iterable of batches. "
-                         f"Received: {type(data).__name__}")
+        raise ValueError(
+            f"adapt() takes an array, a tensor, a list, or an iterable of batches. Received: {type(data).__name__}"
+        )
     for batch in data:
         yield _numpy(batch[0] if isinstance(batch, tuple) else batch)
 
@@ -82,21 +83,34 @@ class _Lookup(_Preprocessing):
     _default_mask: Any = None
     _default_oov: Any = None
 
-    def __init__(self, max_tokens: int | None = None, num_oov_indices: int = 1, mask_token: Any = None,
-                 oov_token: Any = None, vocabulary: Any = None, invert: bool = False, output_mode: str = "int",
-                 encoding: str = "utf-8", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        max_tokens: int | None = None,
+        num_oov_indices: int = 1,
+        mask_token: Any = None,
+        oov_token: Any = None,
+        vocabulary: Any = None,
+        invert: bool = False,
+        output_mode: str = "int",
+        encoding: str = "utf-8",
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         if isinstance(num_oov_indices, bool) or not isinstance(num_oov_indices, int) or num_oov_indices < 0:
-            raise ValueError("`num_oov_indices` must be an integer >= 0. "
-                             f"Received: num_oov_indices={num_oov_indices!r}")
+            raise ValueError(
+                f"`num_oov_indices` must be an integer >= 0. Received: num_oov_indices={num_oov_indices!r}"
+            )
         if output_mode not in ("int", "one_hot", "multi_hot", "count"):
-            raise ValueError("`output_mode` must be one of 'int', 'one_hot', 'multi_hot', 'count'. "
-                             f"Received: output_mode={output_mode!r}")
+            raise ValueError(
+                "`output_mode` must be one of 'int', 'one_hot', 'multi_hot', 'count'. "
+                f"Received: output_mode={output_mode!r}"
+            )
         if invert and output_mode != "int":
             raise ValueError(f"`invert=True` needs output_mode='int'. Received: output_mode={output_mode!r}")
         if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens <= 1):
-            raise ValueError("If set, `max_tokens` must be an integer greater than 1. "
-                             f"Received: max_tokens={max_tokens!r}")
+            raise ValueError(
+                f"If set, `max_tokens` must be an integer greater than 1. Received: max_tokens={max_tokens!r}"
+            )
         self.max_tokens, self.num_oov_indices, self.invert = max_tokens, num_oov_indices, invert
         self.mask_token = self._convert(mask_token) if mask_token is not None else None
         self.oov_token = self._convert(oov_token if oov_token is not None else self._default_oov)
@@ -117,14 +131,16 @@ class _Lookup(_Preprocessing):
         """Use ``vocabulary`` (most useful first; reserved tokens at its start are skipped)."""
         tokens = [self._convert(t) for t in _numpy(vocabulary).reshape(-1).tolist()]
         specials = ([self.mask_token] if self.mask_token is not None else []) + [self.oov_token] * self.num_oov_indices
-        if tokens[:len(specials)] == specials and specials:
-            tokens = tokens[len(specials):]
+        if tokens[: len(specials)] == specials and specials:
+            tokens = tokens[len(specials) :]
         dup = [t for t, c in collections.Counter(tokens).items() if c > 1]
         reserved = [t for t in tokens if t == self.mask_token or (t == self.oov_token and self.num_oov_indices)]
         if dup or reserved:
-            raise ValueError(f"The vocabulary must hold distinct tokens and none of the reserved tokens "
-                             f"(mask_token={self.mask_token!r}, oov_token={self.oov_token!r}). "
-                             f"Received repeated {dup[:5]} and reserved {reserved[:5]}.")
+            raise ValueError(
+                f"The vocabulary must hold distinct tokens and none of the reserved tokens "
+                f"(mask_token={self.mask_token!r}, oov_token={self.oov_token!r}). "
+                f"Received repeated {dup[:5]} and reserved {reserved[:5]}."
+            )
         self._vocab = tokens
         self._index = {t: i + self._first for i, t in enumerate(tokens)}
 
@@ -148,7 +164,7 @@ class _Lookup(_Preprocessing):
             counts.pop(self.oov_token, None)
         ordered = sorted(counts, key=lambda t: (-counts[t], _desc_key(t)))
         if self.max_tokens is not None:
-            ordered = ordered[:max(0, self.max_tokens - self._first)]
+            ordered = ordered[: max(0, self.max_tokens - self._first)]
         self.set_vocabulary(ordered)
 
     def get_config(self) -> dict[str, Any]:
@@ -165,8 +181,10 @@ class _Lookup(_Preprocessing):
         if token == SYMBOLIC_STRING:
             return 0  # a functional model being built: any valid id gives the output's shape and dtype
         if not self.num_oov_indices:
-            raise ValueError(f"Layer '{self.name}' received {token!r}, which is not in its vocabulary, and it has "
-                             "num_oov_indices=0. Add the token, or set num_oov_indices >= 1.")
+            raise ValueError(
+                f"Layer '{self.name}' received {token!r}, which is not in its vocabulary, and it has "
+                "num_oov_indices=0. Add the token, or set num_oov_indices >= 1."
+            )
         start = 1 if self.mask_token is not None else 0
         return start + (stable_hash(token) % self.num_oov_indices if self.num_oov_indices > 1 else 0)
 
@@ -175,11 +193,13 @@ class _Lookup(_Preprocessing):
         arr = _numpy(inputs)
         if self.invert:
             vocab = self.get_vocabulary()
-            flat = [vocab[i] if 0 <= i < len(vocab) else self.oov_token
-                    for i in arr.astype("int64").reshape(-1).tolist()]
+            flat = [
+                vocab[i] if 0 <= i < len(vocab) else self.oov_token for i in arr.astype("int64").reshape(-1).tolist()
+            ]
             return np.array(flat, dtype=object if isinstance(self.oov_token, str) else "int64").reshape(arr.shape)
-        ids = np.array([self._lookup(self._convert(t)) for t in arr.reshape(-1).tolist()],
-                       dtype="int64").reshape(arr.shape)
+        ids = np.array([self._lookup(self._convert(t)) for t in arr.reshape(-1).tolist()], dtype="int64").reshape(
+            arr.shape
+        )
         out = torch.as_tensor(ids, device=device)
         if self.output_mode == "int":
             return out
@@ -209,8 +229,11 @@ class StringLookup(_Lookup):
     _default_oov = "[UNK]"
 
     def _convert(self, token: Any) -> Any:
-        return token.decode(self.encoding if hasattr(self, "encoding") else "utf-8") if isinstance(token, bytes) \
+        return (
+            token.decode(self.encoding if hasattr(self, "encoding") else "utf-8")
+            if isinstance(token, bytes)
             else str(token)
+        )
 
 
 class IntegerLookup(_Lookup):
@@ -233,12 +256,15 @@ class Normalization(_Preprocessing):
         invert: apply the inverse, ``x * sqrt(variance) + mean``.
     """
 
-    def __init__(self, axis: Any = -1, mean: Any = None, variance: Any = None, invert: bool = False,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, axis: Any = -1, mean: Any = None, variance: Any = None, invert: bool = False, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         if (mean is None) != (variance is None):
-            raise ValueError("Pass both mean and variance, or neither (then call adapt()). "
-                             f"Received: mean={mean!r}, variance={variance!r}")
+            raise ValueError(
+                "Pass both mean and variance, or neither (then call adapt()). "
+                f"Received: mean={mean!r}, variance={variance!r}"
+            )
         self.axis = () if axis is None else ((axis,) if isinstance(axis, int) else tuple(axis))
         self.invert = invert
         if mean is not None:
@@ -256,14 +282,17 @@ class Normalization(_Preprocessing):
     def _stat(self, name: str) -> torch.Tensor:
         value = self._buffers.get(name)
         if value is None:
-            raise ValueError(f"Normalization layer '{self.name}' has no {name} yet. Pass mean= and variance=, "
-                             "or call layer.adapt(data) before using it.")
+            raise ValueError(
+                f"Normalization layer '{self.name}' has no {name} yet. Pass mean= and variance=, "
+                "or call layer.adapt(data) before using it."
+            )
         return value
 
     def adapt(self, data: Any, batch_size: int | None = None, steps: int | None = None) -> None:
         """Compute mean and variance of ``data`` over every axis but ``axis``."""
-        arr = np.concatenate([b.astype("float64").reshape((-1, *b.shape[1:])) if b.ndim else b.reshape(1)
-                              for b in _batches(data)])
+        arr = np.concatenate(
+            [b.astype("float64").reshape((-1, *b.shape[1:])) if b.ndim else b.reshape(1) for b in _batches(data)]
+        )
         keep = tuple(a % arr.ndim for a in self.axis)
         reduce = tuple(a for a in range(arr.ndim) if a not in keep)
         mean = arr.mean(axis=reduce, keepdims=True)
@@ -279,8 +308,10 @@ class Normalization(_Preprocessing):
 
     def call(self, inputs: Any) -> torch.Tensor:
         if "mean" not in self._buffers:
-            raise ValueError(f"Normalization layer '{self.name}' has no mean and variance yet. Pass mean= and "
-                             "variance=, or call layer.adapt(data) before using it.")
+            raise ValueError(
+                f"Normalization layer '{self.name}' has no mean and variance yet. Pass mean= and "
+                "variance=, or call layer.adapt(data) before using it."
+            )
         x = torch.as_tensor(inputs, dtype=torch.float32)
         mean, var = self._stat("mean").to(x.device), self._stat("variance").to(x.device)
         if self.invert:
@@ -306,14 +337,14 @@ class CategoryEncoding(_Preprocessing):
     the last axis (a 1-D input is one sample).
     """
 
-    def __init__(self, num_tokens: int, output_mode: str = "multi_hot", sparse: bool = False,
-                 **kwargs: Any) -> None:
+    def __init__(self, num_tokens: int, output_mode: str = "multi_hot", sparse: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if isinstance(num_tokens, bool) or not isinstance(num_tokens, int) or num_tokens < 1:
             raise ValueError(f"num_tokens must be a positive integer. Received: num_tokens={num_tokens!r}")
         if output_mode not in ("one_hot", "multi_hot", "count"):
-            raise ValueError("output_mode must be 'one_hot', 'multi_hot' or 'count'. "
-                             f"Received: output_mode={output_mode!r}")
+            raise ValueError(
+                f"output_mode must be 'one_hot', 'multi_hot' or 'count'. Received: output_mode={output_mode!r}"
+            )
         if sparse:
             raise NotImplementedError("sparse=True is not supported: unison returns dense tensors.")
         self.num_tokens, self.output_mode = num_tokens, output_mode
@@ -321,8 +352,10 @@ class CategoryEncoding(_Preprocessing):
     def call(self, inputs: Any) -> torch.Tensor:
         ids = torch.as_tensor(_numpy(inputs) if not isinstance(inputs, torch.Tensor) else inputs).long()
         if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.num_tokens):
-            raise ValueError(f"Layer '{self.name}': input values must be in the range 0 <= values < num_tokens="
-                             f"{self.num_tokens}. Received values from {int(ids.min())} to {int(ids.max())}.")
+            raise ValueError(
+                f"Layer '{self.name}': input values must be in the range 0 <= values < num_tokens="
+                f"{self.num_tokens}. Received values from {int(ids.min())} to {int(ids.max())}."
+            )
         if self.output_mode == "one_hot":
             if ids.dim() > 1 and ids.shape[-1] == 1:
                 ids = ids.squeeze(-1)
@@ -338,13 +371,15 @@ class Hashing(_Preprocessing):
     With ``mask_value`` set, that value maps to bin 0 and the others to ``1..num_bins-1``.
     """
 
-    def __init__(self, num_bins: int, mask_value: Any = None, salt: Any = None, output_mode: str = "int",
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, num_bins: int, mask_value: Any = None, salt: Any = None, output_mode: str = "int", **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         least = 2 if mask_value is not None else 1
         if isinstance(num_bins, bool) or not isinstance(num_bins, int) or num_bins < least:
-            raise ValueError("num_bins must be a positive integer (>= 2 with mask_value). "
-                             f"Received: num_bins={num_bins!r}")
+            raise ValueError(
+                f"num_bins must be a positive integer (>= 2 with mask_value). Received: num_bins={num_bins!r}"
+            )
         if output_mode != "int":
             raise NotImplementedError(f"Hashing supports output_mode='int' only. Received: output_mode={output_mode!r}")
         self.num_bins, self.mask_value, self.salt = num_bins, mask_value, salt
@@ -365,5 +400,4 @@ class Hashing(_Preprocessing):
         return torch.as_tensor(bins, device=device)
 
 
-__all__ = ["CategoryEncoding", "Hashing", "IntegerLookup", "Normalization", "Rescaling", "StringLookup",
-           "stable_hash"]
+__all__ = ["CategoryEncoding", "Hashing", "IntegerLookup", "Normalization", "Rescaling", "StringLookup", "stable_hash"]

@@ -39,8 +39,10 @@ PAD, OOV = "", "[UNK]"
 def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> None:
     if value is None or callable(value) or value in choices:
         return
-    raise ValueError(f"Received an invalid value for `{name}`: expected one of {list(choices)}, None or a "
-                     f"callable. Received: {name}={value!r}")
+    raise ValueError(
+        f"Received an invalid value for `{name}`: expected one of {list(choices)}, None or a "
+        f"callable. Received: {name}={value!r}"
+    )
 
 
 class TextVectorization(Layer):
@@ -62,28 +64,50 @@ class TextVectorization(Layer):
         encoding: how ``bytes`` inputs are decoded.
     """
 
-    def __init__(self, max_tokens: int | None = None, standardize: Any = "lower_and_strip_punctuation",
-                 split: Any = "whitespace", ngrams: int | tuple[int, ...] | None = None, output_mode: str = "int",
-                 output_sequence_length: int | None = None, pad_to_max_tokens: bool = False,
-                 vocabulary: Any = None, encoding: str = "utf-8", name: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        max_tokens: int | None = None,
+        standardize: Any = "lower_and_strip_punctuation",
+        split: Any = "whitespace",
+        ngrams: int | tuple[int, ...] | None = None,
+        output_mode: str = "int",
+        output_sequence_length: int | None = None,
+        pad_to_max_tokens: bool = False,
+        vocabulary: Any = None,
+        encoding: str = "utf-8",
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(name=name, **kwargs)
         _check_choice(standardize, "standardize", _STANDARDIZE)
         _check_choice(split, "split", _SPLIT)
         if output_mode == "binary":
             output_mode = "multi_hot"
         if output_mode not in _MODES:
-            raise ValueError(f"Received an invalid value for `output_mode`: expected one of {list(_MODES)}. "
-                             f"Received: output_mode={output_mode!r}")
-        if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
-                                       or max_tokens <= 1):
-            raise ValueError(f"If set, `max_tokens` must be an integer greater than 1. Received: max_tokens={max_tokens!r}")
+            raise ValueError(
+                f"Received an invalid value for `output_mode`: expected one of {list(_MODES)}. "
+                f"Received: output_mode={output_mode!r}"
+            )
+        if max_tokens is not None and (
+            isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 1
+        ):
+            raise ValueError(
+                f"If set, `max_tokens` must be an integer greater than 1. Received: max_tokens={max_tokens!r}"
+            )
         if output_sequence_length is not None and output_mode != "int":
-            raise ValueError("`output_sequence_length` must not be set if `output_mode` is not 'int'. "
-                             f"Received: output_sequence_length={output_sequence_length!r}")
-        if output_sequence_length is not None and (isinstance(output_sequence_length, bool) or not isinstance(
-                output_sequence_length, int) or output_sequence_length < 1):
-            raise ValueError("`output_sequence_length` must be None or a positive integer. "
-                             f"Received: output_sequence_length={output_sequence_length!r}")
+            raise ValueError(
+                "`output_sequence_length` must not be set if `output_mode` is not 'int'. "
+                f"Received: output_sequence_length={output_sequence_length!r}"
+            )
+        if output_sequence_length is not None and (
+            isinstance(output_sequence_length, bool)
+            or not isinstance(output_sequence_length, int)
+            or output_sequence_length < 1
+        ):
+            raise ValueError(
+                "`output_sequence_length` must be None or a positive integer. "
+                f"Received: output_sequence_length={output_sequence_length!r}"
+            )
         if isinstance(ngrams, int) and not isinstance(ngrams, bool):
             ngrams = tuple(range(1, ngrams + 1))
         if ngrams is not None and not (isinstance(ngrams, tuple) and all(isinstance(n, int) and n > 0 for n in ngrams)):
@@ -106,8 +130,10 @@ class TextVectorization(Layer):
         """Use ``vocabulary`` (tokens, most useful first; a file path reads one token per line)."""
         if isinstance(vocabulary, (str, os.PathLike)):
             if not os.path.isfile(vocabulary):
-                raise ValueError(f"Vocabulary file {os.fspath(vocabulary)!r} does not exist. Pass a list of "
-                                 "tokens or the path of a file with one token per line.")
+                raise ValueError(
+                    f"Vocabulary file {os.fspath(vocabulary)!r} does not exist. Pass a list of "
+                    "tokens or the path of a file with one token per line."
+                )
             with open(vocabulary, encoding=self.encoding) as fh:
                 vocabulary = [line.rstrip("\n") for line in fh]
         tokens = [self._decode(t) for t in (vocabulary.tolist() if isinstance(vocabulary, np.ndarray) else vocabulary)]
@@ -116,16 +142,22 @@ class TextVectorization(Layer):
             tokens = tokens[n:]  # Keras accepts a vocabulary that already starts with the specials
         misplaced = [t for t in self._specials if t in tokens]
         if misplaced:
-            raise ValueError(f"The vocabulary holds the reserved token(s) {misplaced} in a place other than the "
-                             f"start (they are {self._specials} at indices 0..{n - 1}). Remove them.")
+            raise ValueError(
+                f"The vocabulary holds the reserved token(s) {misplaced} in a place other than the "
+                f"start (they are {self._specials} at indices 0..{n - 1}). Remove them."
+            )
         counts = collections.Counter(tokens)
         repeated = sorted(t for t, c in counts.items() if c > 1)
         if repeated:
-            raise ValueError(f"The passed vocabulary has at least one repeated term. Please uniquify your dataset. "
-                             f"The repeated terms are: {repeated[:10]}")
+            raise ValueError(
+                f"The passed vocabulary has at least one repeated term. Please uniquify your dataset. "
+                f"The repeated terms are: {repeated[:10]}"
+            )
         if self.max_tokens is not None and len(tokens) + n > self.max_tokens:
-            raise ValueError(f"Attempted to set a vocabulary larger than the maximum vocab size. Received vocabulary "
-                             f"size is {len(tokens) + n}; `max_tokens` is {self.max_tokens}.")
+            raise ValueError(
+                f"Attempted to set a vocabulary larger than the maximum vocab size. Received vocabulary "
+                f"size is {len(tokens) + n}; `max_tokens` is {self.max_tokens}."
+            )
         self._set(tokens)
 
     def _set(self, tokens: list[str]) -> None:
@@ -134,7 +166,7 @@ class TextVectorization(Layer):
 
     def get_vocabulary(self, include_special_tokens: bool = True) -> list[str]:
         """The vocabulary by index (``["", "[UNK]", ...]`` in ``"int"`` mode)."""
-        return list(self._vocab) if include_special_tokens else self._vocab[len(self._specials):]
+        return list(self._vocab) if include_special_tokens else self._vocab[len(self._specials) :]
 
     def vocabulary_size(self) -> int:
         """Number of ids the layer produces (special tokens included)."""
@@ -160,8 +192,10 @@ class TextVectorization(Layer):
         if array.ndim == 2 and array.shape[1] == 1:
             array = array[:, 0]
         if array.ndim != 1:
-            raise ValueError("TextVectorization expects a batch of strings of shape (batch,) or (batch, 1). "
-                             f"Received: shape={array.shape}")
+            raise ValueError(
+                "TextVectorization expects a batch of strings of shape (batch,) or (batch, 1). "
+                f"Received: shape={array.shape}"
+            )
         return [self._decode(v) for v in array.tolist()], False
 
     def _standardize(self, texts: list[str]) -> list[str]:
@@ -191,7 +225,7 @@ class TextVectorization(Layer):
     def _ngrams(self, tokens: list[str]) -> list[str]:
         if not self.ngrams:
             return tokens
-        return [" ".join(tokens[i:i + n]) for n in self.ngrams for i in range(len(tokens) - n + 1)]
+        return [" ".join(tokens[i : i + n]) for n in self.ngrams for i in range(len(tokens) - n + 1)]
 
     def tokenize(self, inputs: Any) -> list[list[str]]:
         """The tokens of each string after standardising, splitting and n-grams."""
@@ -221,10 +255,13 @@ class TextVectorization(Layer):
     @staticmethod
     def _batches(data: Any, steps: int | None) -> Iterable[Any]:
         if isinstance(data, (str, bytes)):
-            raise TypeError("adapt() takes a batch of strings (a list or array) or a dataset of batches, not one "
-                             f"string. Received: data={data!r:.60}; wrap it: adapt([text]).")
-        if isinstance(data, np.ndarray) or (isinstance(data, (list, tuple)) and all(
-                isinstance(v, (str, bytes, np.str_)) for v in data)):
+            raise TypeError(
+                "adapt() takes a batch of strings (a list or array) or a dataset of batches, not one "
+                f"string. Received: data={data!r:.60}; wrap it: adapt([text])."
+            )
+        if isinstance(data, np.ndarray) or (
+            isinstance(data, (list, tuple)) and all(isinstance(v, (str, bytes, np.str_)) for v in data)
+        ):
             yield data
             return
         for i, batch in enumerate(data):
@@ -237,8 +274,9 @@ class TextVectorization(Layer):
     # --- call -------------------------------------------------------------------------------------
     def forward(self, inputs: Any) -> torch.Tensor:
         if not self._vocab:
-            raise ValueError(f"Layer '{self.name}' has no vocabulary yet: call adapt(data) or pass vocabulary=... "
-                             "before calling it.")
+            raise ValueError(
+                f"Layer '{self.name}' has no vocabulary yet: call adapt(data) or pass vocabulary=... before calling it."
+            )
         texts, scalar = self._strings(inputs)
         rows = [self._ngrams(r) for r in self._split(self._standardize(texts))]
         oov = self._index[OOV]
@@ -248,7 +286,7 @@ class TextVectorization(Layer):
             out = torch.zeros((len(ids), length), dtype=torch.int64)
             for i, row in enumerate(ids):
                 row = row[:length]
-                out[i, :len(row)] = torch.tensor(row, dtype=torch.int64)
+                out[i, : len(row)] = torch.tensor(row, dtype=torch.int64)
         else:
             width = self.max_tokens if self.pad_to_max_tokens and self.max_tokens else len(self._vocab)
             out = torch.zeros((len(ids), width), dtype=torch.float32)
@@ -263,13 +301,19 @@ class TextVectorization(Layer):
         return self.forward(inputs)
 
     def get_config(self) -> dict[str, Any]:
-        return {"name": self.name, "max_tokens": self.max_tokens, "standardize": self.standardize,
-                "split": self.split, "ngrams": self.ngrams, "output_mode": self.output_mode,
-                "output_sequence_length": self.output_sequence_length,
-                "pad_to_max_tokens": self.pad_to_max_tokens, "encoding": self.encoding,
-                # the adapted vocabulary travels with the config, so a saved model keeps it (as Keras)
-                "vocabulary": self.get_vocabulary() if self._vocab else None}
+        return {
+            "name": self.name,
+            "max_tokens": self.max_tokens,
+            "standardize": self.standardize,
+            "split": self.split,
+            "ngrams": self.ngrams,
+            "output_mode": self.output_mode,
+            "output_sequence_length": self.output_sequence_length,
+            "pad_to_max_tokens": self.pad_to_max_tokens,
+            "encoding": self.encoding,
+            # the adapted vocabulary travels with the config, so a saved model keeps it (as Keras)
+            "vocabulary": self.get_vocabulary() if self._vocab else None,
+        }
 
 
 __all__ = ["TextVectorization"]
-

@@ -28,8 +28,9 @@ def to_categorical(x: Any, num_classes: int | None = None) -> np.ndarray:
         x = x.detach().cpu().numpy()
     arr = np.asarray(x)
     if arr.dtype.kind == "f" and arr.size and not np.all(np.equal(np.mod(arr, 1), 0)):
-        raise ValueError(f"to_categorical expects integer class ids. Received values such as {arr.flat[0]!r} "
-                         f"(dtype {arr.dtype}).")
+        raise ValueError(
+            f"to_categorical expects integer class ids. Received values such as {arr.flat[0]!r} (dtype {arr.dtype})."
+        )
     if arr.dtype.kind not in "iuf b":
         raise ValueError(f"to_categorical expects integer class ids. Received dtype {arr.dtype}.")
     ids = arr.astype("int64")
@@ -41,8 +42,10 @@ def to_categorical(x: Any, num_classes: int | None = None) -> np.ndarray:
         raise ValueError(f"num_classes must be a positive integer. Received: num_classes={num_classes!r}")
     if ids.size and (ids.min() < 0 or ids.max() >= num_classes):
         bad = int(ids.max()) if ids.max() >= num_classes else int(ids.min())
-        raise ValueError(f"to_categorical received class id {bad}, outside [0, num_classes={num_classes}). "
-                         "Raise num_classes or fix the labels.")
+        raise ValueError(
+            f"to_categorical received class id {bad}, outside [0, num_classes={num_classes}). "
+            "Raise num_classes or fix the labels."
+        )
     out = np.zeros((*ids.shape, int(num_classes)), dtype="float32")
     np.put_along_axis(out, ids[..., None], 1.0, axis=-1)
     return out
