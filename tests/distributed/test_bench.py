@@ -470,6 +470,7 @@ def test_bench_mlp_synthetic_one_and_two_replicas(tmp_path) -> None:
         assert (out / "results.png").stat().st_size > 0 and result["plot"] == str(out / "results.png")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_bench_ddp_baseline(tmp_path) -> None:
     proc, result = _bench(

@@ -35,6 +35,7 @@ def test_zeroing_in_place_accumulates_into_the_lent_bucket_views_and_stays_exact
             _assert_close(res["params"], want, 1e-6)
 
 
+@pytest.mark.slow
 def test_many_buckets_equal_one_bucket_and_fp16_halves_the_bytes() -> None:
     one, many, fp16 = (
         run_distributed(fns.train, 2, args=("adam", STEPS, BATCH, opts), timeout=120)[0]
@@ -59,6 +60,7 @@ def test_accumulation_equals_big_batch_and_talks_only_on_the_last_pass() -> None
         assert res["counts"][3:9] == [0, 0, 1, 0, 0, 1]
 
 
+@pytest.mark.slow
 def test_zero1_equals_plain_and_holds_less_state() -> None:
     plain = run_distributed(fns.train, 2, args=("adam", STEPS, BATCH), timeout=120)
     sharded = run_distributed(fns.train, 2, args=("adam", STEPS, BATCH, {"shard_optimizer_state": True}), timeout=120)
@@ -101,6 +103,7 @@ def test_parameters_unused_by_some_or_all_replicas_do_not_hang() -> None:
     assert r0["c"] and r1["c"]  # nobody used c: no gradient, as in one process
 
 
+@pytest.mark.slow
 def test_a_replica_that_does_not_arrive_is_named_within_the_timeout() -> None:
     results = run_distributed(fns.sleeper, 2, args=(1,), timeout=90)
     assert "CollectiveTimeoutError" in results[0]
@@ -115,6 +118,7 @@ def test_adasum_combines_like_the_formula() -> None:
         assert np.allclose(res["grad"], want)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(1000)
 def test_compressed_gradients_still_learn_mnist(mnist_dir) -> None:
     env = {"UNISON_DATA_DIR": str(mnist_dir)}

@@ -42,6 +42,7 @@ def test_keras_fit_matches_one_device(one_replica: dict, world: int) -> None:
         assert np.array_equal(got, want)
 
 
+@pytest.mark.slow
 def test_custom_loop_matches_one_device() -> None:
     ref = custom_loop(None, N_ROWS, BATCH)
     for world in (2, 3):

@@ -57,6 +57,7 @@ def check_equal(results: list[dict], ref: dict, replicas: int) -> None:
     assert [r["chief"] for r in results] == [True] + [False] * (len(results) - 1)
 
 
+@pytest.mark.slow
 def test_two_workers_with_two_replicas_each_match_one_process(tmp_path, one_process) -> None:
     # TF_CONFIG set by hand; each worker starts its second local replica by re-running itself
     addresses = [f"127.0.0.1:{p}" for p in free_ports(2)]

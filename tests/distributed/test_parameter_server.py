@@ -408,6 +408,7 @@ def test_a_killed_parameter_server_is_named_within_the_timeout_and_stops_schedul
         coordinator.shutdown()
 
 
+@pytest.mark.slow
 def test_a_restarted_coordinator_resumes_from_its_backup_with_the_servers_restored(tmp_path):
     import json
     import os

@@ -11,6 +11,7 @@ from unison.errors import ReplicaFailedError
 from unison.testing import run_distributed
 
 
+@pytest.mark.slow
 def test_reduce_gather_and_contexts_on_three_replicas() -> None:
     results = run_distributed(reduce_and_gather, world_size=3, args=(0,), timeout=120)
     # replica r holds r+1 rows [10r, 10r+1, ...]
@@ -35,6 +36,7 @@ def test_harness_reraises_the_failing_replicas_traceback() -> None:
     assert "raise_on_rank" in info.value.remote_traceback
 
 
+@pytest.mark.slow
 def test_harness_times_out_naming_the_missing_replica() -> None:
     start = time.monotonic()
     with pytest.raises(TimeoutError, match=r"replicas \[1\] of 2 did not finish"):
