@@ -226,6 +226,8 @@ class _Pool:
             if not proc.is_alive():
                 break
         try:
+            # unpickled: the other end is a child this process forked, over an anonymous pipe it
+            # inherited (no address anyone else can reach), so no peer outside this job writes here
             task, status, payload = conn.recv()
         except (EOFError, OSError):
             proc.join(timeout=_POLL_S)
