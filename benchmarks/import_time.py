@@ -2,6 +2,9 @@
 
 Each measurement is a fresh interpreter (`python -c "import X"`), timed from outside; the rows
 are interleaved so that machine noise hits every row alike. Prints a Markdown table of medians.
+Both source trees are byte-compiled first, as `pip install` does: with PYTHONDONTWRITEBYTECODE
+set and no `__pycache__`, every import would compile the sources again and the table would
+measure the compiler (0.4 s for unison), not the import.
 
     python benchmarks/import_time.py --repeats 15 --before /tmp/unison-before/src
 """
@@ -36,6 +39,9 @@ def main() -> None:
     rows = {"import torch": ("import torch", None), "import unison (this tree)": ("import unison", str(HERE / "src"))}
     if args.before:
         rows["import unison (--before)"] = ("import unison", args.before)
+    for _name, (_code, src) in rows.items():
+        if src:
+            subprocess.run([sys.executable, "-m", "compileall", "-q", src], check=True, stdout=subprocess.DEVNULL)
     grpc_loaded = {}
     for name, (_code, src) in rows.items():
         if src:

@@ -197,3 +197,89 @@ def train_model_parallel(steps: int = STEPS) -> dict[str, Any]:
         opt.step()
     placements = {n: p.placements[0].dim for n, p in model.named_parameters()}  # Shard(dim)
     return {"params": full_params(model), "placements": placements}
+
+
+def fit_model_parallel(devices: list[str] | None, folder: str, steps: int = STEPS) -> dict[str, Any]:
+    """Keras fit with keras.distribution.ModelParallel set: weights, logs, files written and read back."""
+    import os
+
+    keras = unison.keras
+    from unison.keras import distribution
+
+    strategy = unison.distribute.MirroredStrategy(devices)
+    distribution.set_distribution(distribution.ModelParallel())
+    try:
+
+        def build(accumulate: int | None = None) -> Any:
+            torch.manual_seed(0)
+            with strategy.scope():
+                model = keras.Sequential(
+                    [
+                        keras.Input((12,)),
+                        keras.layers.Dense(32, activation="relu"),
+                        keras.layers.Dense(32, activation="relu"),
+                        keras.layers.Dense(4),
+                    ]
+                )
+                model.compile(
+                    optimizer=keras.optimizers.Adam(1e-2, gradient_accumulation_steps=accumulate),
+                    loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                    metrics=["accuracy"],
+                )
+            return model
+
+        model = build()
+        rng = np.random.default_rng(0)
+        x = rng.normal(size=(steps * BATCH, 12)).astype("float32")
+        y = (x[:, :4].argmax(1)).astype("int64")
+        checkpoint = os.path.join(folder, "epoch{epoch}.weights.h5")
+        backup = os.path.join(folder, "backup")
+        history = model.fit(
+            x,
+            y,
+            batch_size=BATCH,
+            epochs=1,
+            shuffle=False,
+            verbose=0,
+            callbacks=[
+                keras.callbacks.ModelCheckpoint(checkpoint, save_weights_only=True),
+                keras.callbacks.BackupAndRestore(backup, delete_checkpoint=False),
+            ],
+        )
+        evaluated = model.evaluate(x, y, batch_size=BATCH, verbose=0, return_dict=True)
+        iterations = int(model.optimizer.iterations)
+        weights = model.get_weights()
+        param_types = sorted({type(p).__name__ for p in model.parameters()})
+        local = sum(p.to_local().numel() if hasattr(p, "to_local") else p.numel() for p in model.parameters())
+        model.save_weights(os.path.join(folder, "final.weights.h5"))
+        # Read back into the sharded model after scrambling it: the whole weights again.
+        model.set_weights([np.zeros_like(w) for w in weights])
+        zeroed = [float(np.abs(w).sum()) for w in model.get_weights()]
+        model.load_weights(os.path.join(folder, "epoch1.weights.h5"))
+        reloaded = model.get_weights()
+        # A new run restores the backup of the finished epoch (model and Adam state) and goes on:
+        # one more epoch must equal a second epoch of the first model.
+        resumed = build()
+        restore = keras.callbacks.BackupAndRestore(backup, delete_checkpoint=False)
+        resumed.fit(x, y, batch_size=BATCH, epochs=2, shuffle=False, verbose=0, callbacks=[restore])
+        model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)
+        # gradient_accumulation_steps=2 on half batches: the same updates as whole batches
+        accumulated = build(accumulate=2)
+        accumulated.fit(x, y, batch_size=BATCH // 2, epochs=1, shuffle=False, verbose=0)
+        return {
+            "weights": weights,
+            "reloaded": reloaded,
+            "zeroed": zeroed,
+            "history": history.history,
+            "evaluated": evaluated,
+            "param_types": param_types,
+            "local_numel": local,
+            "full_numel": sum(w.size for w in weights),
+            "iterations": iterations,
+            "restored_from": restore.restored_from,
+            "resumed": resumed.get_weights(),
+            "continued": model.get_weights(),
+            "accumulated": accumulated.get_weights(),
+        }
+    finally:
+        distribution.set_distribution(None)

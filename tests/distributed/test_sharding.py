@@ -82,3 +82,32 @@ def test_keras_model_parallel_with_a_layout_map_and_remat_blocks_equals_one_proc
         _assert_close(res["params"], want)
         assert res["placements"]["blocks.0.mlp.0.weight"] == 1
         assert res["placements"]["blocks.0.ln1.weight"] == 0
+
+
+@pytest.mark.timeout(300)
+def test_fit_with_model_parallel_shards_the_model_and_equals_one_device(tmp_path):
+    """keras.distribution.set_distribution(ModelParallel()) + fit on 2 replicas: the parameters
+    are split (1/2 each), training equals one device on the global batch (1e-5), and
+    get_weights, ModelCheckpoint, BackupAndRestore and save/load_weights see the whole weights;
+    gradient_accumulation_steps=2 on half batches equals whole batches."""
+    one_dir, two_dir = tmp_path / "one", tmp_path / "two"
+    one_dir.mkdir(), two_dir.mkdir()
+    one = fns.fit_model_parallel(None, str(one_dir))
+    results = run_distributed(fns.fit_model_parallel, 2, args=(["/cpu:0", "/cpu:1"], str(two_dir)), timeout=240)
+    assert one["param_types"] == ["Parameter"]
+    for res in results:
+        assert res["param_types"] == ["DTensor"] and res["iterations"] == fns.STEPS
+        assert res["local_numel"] < 0.6 * res["full_numel"]
+        for got, want in zip(res["weights"], one["weights"]):
+            assert np.allclose(got, want, rtol=1e-5, atol=1e-5), np.abs(got - want).max()
+        for got, want in zip(res["reloaded"], res["weights"]):
+            assert np.array_equal(got, want)  # ModelCheckpoint wrote the whole weights after the epoch
+        assert res["zeroed"] == [0.0] * len(res["weights"])  # set_weights reached every shard
+        assert np.isclose(res["history"]["loss"][0], one["history"]["loss"][0], rtol=1e-5)
+        assert np.isclose(res["evaluated"]["accuracy"], one["evaluated"]["accuracy"])
+        assert res["restored_from"] == (1, 0)
+        for got, want in zip(res["resumed"], res["continued"]):
+            assert np.allclose(got, want, rtol=1e-5, atol=1e-6), np.abs(got - want).max()
+        for got, want in zip(res["accumulated"], res["weights"]):  # 2 half batches = 1 whole batch
+            assert np.allclose(got, want, rtol=1e-5, atol=1e-5), np.abs(got - want).max()
+    assert (two_dir / "final.weights.h5").exists() and (two_dir / "backup").exists()

@@ -172,3 +172,15 @@ def test_keras_distribution_names_and_their_errors():
     assert distribution.list_devices("cpu") == ["cpu:0"]
     with pytest.raises(ValueError, match="device_type='tpu'"):
         distribution.list_devices("tpu")
+
+
+def test_set_distribution_takes_a_distribution_or_none_and_scope_restores_the_previous():
+    from unison.keras import distribution
+
+    with pytest.raises(TypeError, match="expects a keras.distribution.DataParallel or ModelParallel"):
+        distribution.set_distribution("model_parallel")
+    assert distribution.distribution() is None
+    mp = distribution.ModelParallel()
+    with mp.scope():
+        assert distribution.distribution() is mp
+    assert distribution.distribution() is None

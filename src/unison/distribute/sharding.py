@@ -25,15 +25,26 @@ Example (one replica: nothing to shard, the module comes back as it was)::
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import torch
 
 from unison.comm.communicator import Communicator, LocalCommunicator, joined
 from unison.optim.distributed import Average, ReduceOp, Sum
 
-__all__ = ["broadcast_module", "is_sharded", "replica_state_bytes", "shard_model", "sharding_communicator"]
+__all__ = [
+    "broadcast_module",
+    "full_optimizer_state",
+    "full_state",
+    "is_sharded",
+    "load_full_optimizer_state",
+    "load_full_state",
+    "replica_state_bytes",
+    "shard_model",
+    "sharding_communicator",
+]
 
 # Containers that hold blocks but have no forward of their own: FSDP2's hooks fire on forward,
 # so a block unit must be a module that is called; descend into these instead.
@@ -220,9 +231,56 @@ def broadcast_module(module: torch.nn.Module, comm: Communicator) -> None:
 
 def is_sharded(module: torch.nn.Module) -> bool:
     """True when ``module`` (or its root) was sharded by :func:`shard_model`."""
+    if "torch.distributed.fsdp" not in sys.modules:
+        return False  # nothing can be sharded before FSDP is loaded (and this stays cheap)
     from torch.distributed.fsdp import FSDPModule
 
     return isinstance(module, FSDPModule)
+
+
+def full_state(module: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """``module.state_dict()`` with whole tensors; a sharded module's shards are all-gathered.
+
+    A collective when ``module`` is sharded: every replica calls it (each gets the whole state).
+    """
+    if not is_sharded(module):
+        return module.state_dict()
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+
+    state = get_model_state_dict(module, options=StateDictOptions(full_state_dict=True))
+    return cast(dict[str, torch.Tensor], state)  # full_state_dict: every value is a whole tensor
+
+
+def full_optimizer_state(module: torch.nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, Any]:
+    """``optimizer.state_dict()`` with whole tensors (a collective when ``module`` is sharded)."""
+    if not is_sharded(module):
+        return optimizer.state_dict()
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_optimizer_state_dict
+
+    return get_optimizer_state_dict(module, optimizer, options=StateDictOptions(full_state_dict=True))
+
+
+def load_full_state(module: torch.nn.Module, state: Mapping[str, torch.Tensor]) -> None:
+    """Load whole tensors (``full_state``'s output, every replica holding them) into ``module``.
+
+    A sharded module keeps only its shard of each; a plain one loads them as they are.
+    """
+    if not is_sharded(module):
+        module.load_state_dict(dict(state), strict=True)
+        return
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
+
+    set_model_state_dict(module, dict(state), options=StateDictOptions(full_state_dict=True, strict=True))
+
+
+def load_full_optimizer_state(module: torch.nn.Module, optimizer: torch.optim.Optimizer, state: dict[str, Any]) -> None:
+    """Load ``full_optimizer_state``'s output into ``optimizer`` (each replica keeps its shard)."""
+    if not is_sharded(module):
+        optimizer.load_state_dict(state)
+        return
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, set_optimizer_state_dict
+
+    set_optimizer_state_dict(module, optimizer, state, options=StateDictOptions(full_state_dict=True))
 
 
 def _local_bytes(t: torch.Tensor) -> int:

@@ -26,19 +26,78 @@ Example (one replica: nothing to split, the model comes back as it was):
     >>> model = dist.distribute_model(torch.nn.Linear(4, 2))
     >>> layout_map["0.weight"].axes
     ('batch', None)
+
+From ``fit``: set the distribution (Keras 3's ``set_distribution``, or ``with dist.scope():``)
+and train under a strategy of N replicas; when training starts, each replica shards the model
+with ``ModelParallel`` (its gradients are reduce-scattered by FSDP2, not all-reduced), and
+``get_weights``/``save_weights``/``save``/``ModelCheckpoint`` gather the whole weights::
+
+    distribution.set_distribution(distribution.ModelParallel(layout_map=layout_map))
+    with tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]).scope():
+        model = build_model()
+        model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    model.fit(x, y, batch_size=64, epochs=3)
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterator, MutableMapping, Sequence
 
 import torch
 
+from unison.comm.communicator import Communicator
 from unison.distribute.sharding import broadcast_module, shard_model, sharding_communicator
 from unison.optim.distributed import Average, ReduceOp
 
-__all__ = ["DataParallel", "DeviceMesh", "LayoutMap", "ModelParallel", "TensorLayout", "list_devices"]
+__all__ = [
+    "DataParallel",
+    "DeviceMesh",
+    "LayoutMap",
+    "ModelParallel",
+    "TensorLayout",
+    "distribution",
+    "list_devices",
+    "set_distribution",
+]
+
+# The distribution set_distribution() chose (Keras 3 keeps it as global state too); None: plain
+# data parallelism under whatever strategy runs the program.
+_CURRENT: list[DataParallel | ModelParallel | None] = [None]
+
+
+def set_distribution(value: DataParallel | ModelParallel | None) -> None:
+    """Make ``value`` the distribution ``fit`` trains with (``None``: the strategy's plain data parallelism).
+
+    Example:
+        >>> from unison.keras import distribution
+        >>> distribution.set_distribution(distribution.DataParallel())
+        >>> type(distribution.distribution()).__name__
+        'DataParallel'
+        >>> distribution.set_distribution(None)
+    """
+    if value is not None and not isinstance(value, (DataParallel, ModelParallel)):
+        raise TypeError(
+            "set_distribution expects a keras.distribution.DataParallel or ModelParallel (or None). "
+            f"Received: {type(value).__name__}"
+        )
+    _CURRENT[0] = value
+
+
+def distribution() -> DataParallel | ModelParallel | None:
+    """The distribution :func:`set_distribution` set, or ``None``."""
+    return _CURRENT[0]
+
+
+@contextlib.contextmanager
+def _scope(value: DataParallel | ModelParallel) -> Iterator[DataParallel | ModelParallel]:
+    previous = _CURRENT[0]
+    _CURRENT[0] = value
+    try:
+        yield value
+    finally:
+        _CURRENT[0] = previous
 
 
 def list_devices(device_type: str | None = None) -> list[str]:
@@ -143,9 +202,13 @@ class DataParallel:
         self.devices = list(devices) if devices is not None else None
         self.batch_dim_name = device_mesh.axis_names[0] if device_mesh is not None else "batch"
 
-    def distribute_model(self, model: torch.nn.Module) -> torch.nn.Module:
+    def scope(self) -> contextlib.AbstractContextManager[DataParallel | ModelParallel]:
+        """The distribution of the block (Keras 3's ``with distribution.scope():``)."""
+        return _scope(self)
+
+    def distribute_model(self, model: torch.nn.Module, communicator: Communicator | None = None) -> torch.nn.Module:
         """Move ``model`` to this replica's device and start every replica from replica 0's values."""
-        comm = sharding_communicator()
+        comm = sharding_communicator(communicator)
         model.to(comm.device)
         if comm.is_distributed:
             broadcast_module(model, comm)
@@ -192,15 +255,25 @@ class ModelParallel:
             )
         return named[0]
 
+    def scope(self) -> contextlib.AbstractContextManager[DataParallel | ModelParallel]:
+        """The distribution of the block (Keras 3's ``with distribution.scope():``)."""
+        return _scope(self)
+
     def distribute_model(
-        self, model: torch.nn.Module, op: ReduceOp = Average, block_types: Sequence[type] | None = None
+        self,
+        model: torch.nn.Module,
+        op: ReduceOp = Average,
+        block_types: Sequence[type] | None = None,
+        communicator: Communicator | None = None,
+        sync_initial_values: bool = True,
     ) -> torch.nn.Module:
         """Shard ``model`` over the replicas; build the optimizer on the returned model afterwards.
 
         ``op``: ``unison.Average`` for per-replica mean losses, ``unison.Sum`` for losses divided
-        by the global batch (the strategies' and ``fit``'s contract).
+        by the global batch (the strategies' and ``fit``'s contract). ``communicator``: the job
+        (by default the current strategy's).
         """
-        comm = sharding_communicator()
+        comm = sharding_communicator(communicator)
         if self.device_mesh is not None and self.device_mesh.shape[0] != comm.world_size:
             raise ValueError(
                 f"The DeviceMesh has {self.device_mesh.shape[0]} entries but the job has {comm.world_size} "
@@ -217,7 +290,14 @@ class ModelParallel:
                         f"dimensions) but its shape is {list(param.shape)}."
                     )
                 dims[name] = dim
-        return shard_model(model, op=op, block_types=block_types, shard_dims=dims)
+        return shard_model(
+            model,
+            op=op,
+            block_types=block_types,
+            shard_dims=dims,
+            sync_initial_values=sync_initial_values,
+            communicator=comm,
+        )
 
     def __repr__(self) -> str:
         return f"ModelParallel(device_mesh={self.device_mesh}, layout_map={dict(self.layout_map)})"

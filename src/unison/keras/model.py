@@ -15,14 +15,16 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, cast
 
 import numpy as np
 import torch
 from torch import nn
 
+from unison.distribute import sharding
 from unison.distribute.strategy import Strategy, get_strategy, has_strategy
 from unison.errors import NotCompiledError
 from unison.keras import optimizers as optimizers_mod
@@ -270,20 +272,60 @@ class Model(StepMethods, nn.Module):
 
     # --- weights -------------------------------------------------------------------------------
     def get_weights(self) -> list[np.ndarray]:
-        """Every parameter and buffer as numpy arrays, in ``state_dict`` order."""
-        return [t.detach().cpu().numpy().copy() for t in self.state_dict().values()]
+        """Every parameter and buffer as numpy arrays, in ``state_dict`` order.
+
+        A model that ``keras.distribution.ModelParallel`` sharded gathers its shards: every
+        replica calls it (as every replica runs the program) and each gets the whole weights.
+        """
+        return [t.detach().cpu().numpy().copy() for t in self._full_state().values()]
 
     def set_weights(self, weights: Sequence[Any]) -> None:
         """Load weights in the order ``get_weights`` returns them."""
-        state = self.state_dict()
+        state = self._full_state()
         if len(weights) != len(state):
             raise ValueError(f"set_weights expects {len(state)} arrays, received {len(weights)}.")
+        new = {}
+        for (name, t), w in zip(state.items(), weights):
+            w = torch.as_tensor(np.asarray(w))
+            if tuple(w.shape) != tuple(t.shape):
+                raise ValueError(f"Weight '{name}' has shape {tuple(t.shape)}, received {tuple(w.shape)}.")
+            new[name] = w
+        if sharding.is_sharded(self):
+            sharding.load_full_state(self, new)
+            return
         with torch.no_grad():
-            for (name, t), w in zip(state.items(), weights):
-                w = torch.as_tensor(np.asarray(w))
-                if tuple(w.shape) != tuple(t.shape):
-                    raise ValueError(f"Weight '{name}' has shape {tuple(t.shape)}, received {tuple(w.shape)}.")
+            for t, w in zip(state.values(), new.values()):
                 t.copy_(w)
+
+    def _full_state(self) -> dict[str, torch.Tensor]:
+        """``state_dict()`` with whole tensors (a collective when the model is sharded)."""
+        gathered = self.__dict__.get("_unison_gathered")
+        return gathered[0] if gathered is not None else sharding.full_state(self)
+
+    def _full_optimizer_state(self) -> dict[str, Any] | None:
+        """The torch optimizer's ``state_dict()`` with whole tensors, or ``None`` before it exists."""
+        gathered = self.__dict__.get("_unison_gathered")
+        if gathered is not None:
+            return cast(dict[str, Any] | None, gathered[1])
+        opt = self.optimizer.torch_optimizer if self.optimizer is not None else None
+        return sharding.full_optimizer_state(self, opt) if opt is not None else None
+
+    @contextlib.contextmanager
+    def _weights_gathered(self) -> Iterator[None]:
+        """Gather a sharded model's weights and optimizer state on every replica for the block.
+
+        The chief alone writes files (``_write_weights``/``_write_model``, ``ModelCheckpoint``);
+        gathering shards is a collective every replica must join, so it happens here first,
+        where every replica still runs. A model that is not sharded gathers nothing.
+        """
+        if not sharding.is_sharded(self) or "_unison_gathered" in self.__dict__:
+            yield
+            return
+        object.__setattr__(self, "_unison_gathered", (self._full_state(), self._full_optimizer_state()))
+        try:
+            yield
+        finally:
+            del self.__dict__["_unison_gathered"]
 
     def save_weights(self, filepath: str | os.PathLike[str], overwrite: bool = True) -> None:
         """Write the weights to ``filepath`` atomically, with a SHA-256 checksum; only the chief writes.
@@ -291,7 +333,8 @@ class Model(StepMethods, nn.Module):
         Every replica calls it (as every replica runs the program) and returns once the file is
         complete, so a replica that reads the file next finds it.
         """
-        self._write_weights(filepath)
+        with self._weights_gathered():
+            self._write_weights(filepath)
         self._wait_for_chief("save_weights")
 
     def _wait_for_chief(self, op: str) -> None:
@@ -303,7 +346,7 @@ class Model(StepMethods, nn.Module):
         """The chief's half of ``save_weights`` (ModelCheckpoint calls it on the chief alone)."""
         if not self.distribute_strategy.extended.should_checkpoint:
             return
-        weights_file.write_state(filepath, {"state_dict": self.state_dict()}, weights_file.WEIGHTS_KIND)
+        weights_file.write_state(filepath, {"state_dict": self._full_state()}, weights_file.WEIGHTS_KIND)
 
     def load_weights(self, filepath: str | os.PathLike[str]) -> None:
         """Read weights written by ``save_weights`` or ``save`` (every replica reads the same file).
@@ -312,8 +355,8 @@ class Model(StepMethods, nn.Module):
         against this model: a damaged or foreign file raises ``WeightsFileError`` naming the file,
         the model's structure and what the file holds, and loads nothing.
         """
-        state = weights_file.read_state(filepath, self.state_dict(), self._device())
-        self.load_state_dict(state, strict=True)
+        state = weights_file.read_state(filepath, self._full_state(), self._device())
+        sharding.load_full_state(self, state)
 
     def save(self, filepath: str | os.PathLike[str], overwrite: bool = True, **kwargs: Any) -> None:
         """Save the model to ``filepath`` atomically, with a checksum (chief only).
@@ -324,7 +367,8 @@ class Model(StepMethods, nn.Module):
         """
         if kwargs:
             raise TypeError(f"save() got unexpected keyword arguments: {sorted(kwargs)}.")
-        self._write_model(filepath)
+        with self._weights_gathered():
+            self._write_model(filepath)
         self._wait_for_chief("save")  # every replica returns once the chief's file is complete
 
     def _write_model(self, filepath: str | os.PathLike[str]) -> None:
@@ -336,10 +380,9 @@ class Model(StepMethods, nn.Module):
             return
         if not self.distribute_strategy.extended.should_checkpoint:
             return
-        opt = self.optimizer.torch_optimizer if self.optimizer is not None else None
         weights_file.write_state(
             filepath,
-            {"state_dict": self.state_dict(), "optimizer": opt.state_dict() if opt is not None else None},
+            {"state_dict": self._full_state(), "optimizer": self._full_optimizer_state()},
             weights_file.MODEL_FORMAT,
         )
 

@@ -32,13 +32,13 @@ import torch
 
 from unison.distribute.input import map_structure
 from unison.distribute.strategy import Strategy
+from unison.keras import distribution, mixed_precision
 from unison.keras import metrics as metrics_mod
-from unison.keras import mixed_precision
 from unison.keras.compile_utils import OutputLosses, resolve_metrics
 from unison.keras.data_adapters import ArrayAdapter, Batch, make_adapter
 from unison.keras.loss_scale import LossScaleOptimizer, UnderflowWatch
-from unison.optim.distributed import DistributedOptimizer
-from unison.optim.safety import first_nonfinite, nonfinite_error
+from unison.optim.distributed import DistributedOptimizer, Sum
+from unison.optim.safety import nonfinite_error
 
 
 class TrainingState:
@@ -53,6 +53,7 @@ class TrainingState:
         self.loss = model.loss
         self.metrics: list[metrics_mod.Metric] = []
         self.dist_opt: DistributedOptimizer | None = None
+        self.sharded = False  # keras.distribution.ModelParallel split the parameters (FSDP2)
         self.torch_opt: torch.optim.Optimizer | None = None
         self.params: list[torch.nn.Parameter] = []
         self._local_steps = 0  # steps of a one-replica fit (N replicas: the optimizer counts)
@@ -165,9 +166,16 @@ class TrainingState:
             raise ValueError(f"In the {where}: {exc}") from None
 
     def _build_optimizer(self) -> None:
+        if self.comm.is_distributed and isinstance(distribution.distribution(), distribution.ModelParallel):
+            # keras.distribution.ModelParallel: each replica keeps 1/N of every parameter (FSDP2);
+            # backward reduce-scatters the gradients, so no DistributedOptimizer all-reduces them.
+            # Replica 0's values were broadcast when the model was placed.
+            mp = cast(distribution.ModelParallel, distribution.distribution())
+            mp.distribute_model(self.model, op=Sum, communicator=self.comm, sync_initial_values=False)
+            self.sharded = True
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.torch_opt = self.model.optimizer.build(self.params)
-        if self.comm.is_distributed:
+        if self.comm.is_distributed and not self.sharded:
             # The strategy's one synchroniser for this optimizer: a user's train_step that calls
             # optimizer.apply_gradients() reaches the same DistributedOptimizer (and its hooks).
             self.dist_opt = self.strategy.gradient_synchronizer(
@@ -252,6 +260,10 @@ class TrainingState:
             loss = loss + reg / self.comm.world_size
         scaler = self.loss_scale
         scaled = loss if self.accumulate == 1 else loss / self.accumulate  # the mean of k batches' gradients
+        if self.sharded and self.accumulate > 1:
+            # FSDP2 keeps the micro-steps' gradients unsharded here and reduce-scatters their sum
+            # once, on the k-th backward (as DistributedOptimizer's backward_passes_per_step does).
+            self.model.set_requires_gradient_sync(self._pending + 1 >= self.accumulate)
         (scaled if scaler is None else scaler.scale_loss(scaled)).backward()
         if self.underflow is not None:
             self.underflow.check([(n, p) for n, p in self.model.named_parameters() if p.requires_grad], loss)
@@ -275,7 +287,7 @@ class TrainingState:
                 self._check_finite()  # one replica follows the policy of N: a NaN gradient raises
                 finite = True
             else:
-                finite = scaler.grads_finite(self.params)  # loss scaling: skip the step instead
+                finite = self._grads_finite()  # loss scaling: skip the step instead
             if finite:
                 self.model.optimizer.clip_gradients(self.params)
                 torch_opt.step()
@@ -285,14 +297,30 @@ class TrainingState:
         torch_opt.zero_grad(set_to_none=True)
         self._update_metrics(batch, y_pred, loss_sum, local, reg)
 
+    def _grads_finite(self) -> bool:
+        """Whether every gradient is finite; sharded, one verdict for all replicas (a collective).
+
+        One sum per gradient, one flag: NaN or Inf anywhere survives the sums (the test the
+        optimizer's buckets make on N replicas); ~20 us per step for the seed MLP. Sharded
+        gradients are checked on this replica's shard and the flags combined, so every replica
+        raises or skips the same step.
+        """
+        grads = [_local(p.grad) for p in self.params if p.grad is not None]
+        finite = not grads or math.isfinite(torch.stack([g.sum() for g in grads]).sum().item())
+        if self.sharded:
+            flag = torch.tensor([0.0 if finite else 1.0], device=self.device)
+            finite = float(self.comm.all_reduce(flag, name="fit.nonfinite_check").item()) == 0.0
+        return finite
+
     def _check_finite(self) -> None:
         """Raise what ``DistributedOptimizer`` raises on N replicas when a gradient is NaN or Inf."""
-        grads = [p.grad for p in self.params if p.grad is not None]
-        # One sum per gradient, one flag: NaN or Inf anywhere survives the sums (the test the
-        # optimizer's buckets make on N replicas); ~20 us per step for the seed MLP.
-        if grads and not math.isfinite(torch.stack([g.sum() for g in grads]).sum().item()):
-            named = [(n, p) for n, p in self.model.named_parameters() if p.requires_grad]
-            raise nonfinite_error(first_nonfinite(named), self.comm, self._local_steps)
+        if not self._grads_finite():
+            bad = (
+                n
+                for n, p in self.model.named_parameters()
+                if p.requires_grad and p.grad is not None and not bool(torch.isfinite(_local(p.grad)).all())
+            )
+            raise nonfinite_error(next(bad, None), self.comm, self._local_steps)
 
     def compute_loss(self, y: Any, y_pred: Any, sample_weight: Any, regularization: bool = True) -> torch.Tensor:
         """The loss a step differentiates, scaled as the built-in step scales it.
@@ -414,6 +442,11 @@ class ResumePoint:
     step: int
     epoch_origin: int | None
     metrics: torch.Tensor | None
+
+
+def _local(t: torch.Tensor) -> torch.Tensor:
+    """This replica's part of ``t``: a sharded (``DTensor``) gradient's shard, else ``t``."""
+    return t.to_local() if hasattr(t, "to_local") else t
 
 
 def _check_data(data: Any, need_labels: bool) -> None:

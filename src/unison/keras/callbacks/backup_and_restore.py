@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 from unison.checkpoint import CheckpointManager, UnreadableCheckpointsError
+from unison.distribute import sharding
 from unison.keras.callbacks._common import is_chief, print_msg
 from unison.keras.callbacks.callback import Callback, Logs
 
@@ -159,8 +160,9 @@ class BackupAndRestore(Callback):
         from unison.keras.training_state import ResumePoint
 
         try:
-            self.model.load_state_dict(payload["model"])
-            st.torch_opt.load_state_dict(payload["optimizer"])
+            # A sharded model (keras.distribution.ModelParallel) keeps its shard of the whole state.
+            sharding.load_full_state(self.model, payload["model"])
+            sharding.load_full_optimizer_state(self.model, st.torch_opt, payload["optimizer"])
         except (RuntimeError, ValueError, KeyError) as exc:
             raise ValueError(
                 f"BackupAndRestore: the backup in {self.backup_dir!r} does not fit this model or "
@@ -194,8 +196,15 @@ class BackupAndRestore(Callback):
         st = self._state()
         # Metric sums of the epoch so far, over every replica: the one collective of a backup.
         metrics = st.summed_metric_states(name="backup_and_restore.metrics") if step else None
+        if st.sharded:  # the shards are gathered on every replica (a collective), then the chief writes
+            model_state, opt_state = (
+                sharding.full_state(self.model),
+                sharding.full_optimizer_state(self.model, st.torch_opt),
+            )
         if not is_chief(self.model):
             return
+        if not st.sharded:
+            model_state, opt_state = self.model.state_dict(), st.torch_opt.state_dict()
         data = st.train_data
         origin = data.epoch_origin if step else data.position
         self._manager.save(
@@ -205,8 +214,8 @@ class BackupAndRestore(Callback):
                 "step": step,
                 "seed": st.seed,
                 "epoch_origin": origin,
-                "model": self.model.state_dict(),
-                "optimizer": st.torch_opt.state_dict(),
+                "model": model_state,
+                "optimizer": opt_state,
                 "metrics": None if metrics is None else metrics.cpu(),
                 "rng": torch.get_rng_state(),
                 "replicas": st.comm.world_size,
