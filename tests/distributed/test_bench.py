@@ -418,6 +418,7 @@ def _check_run(run: dict) -> None:
     assert os.path.exists(run["log"])
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_bench_mlp_synthetic_one_and_two_replicas(tmp_path) -> None:
     proc, result = _bench(
@@ -500,6 +501,7 @@ def test_bench_ddp_baseline(tmp_path) -> None:
     assert "| unison / ddp | 2 |" in proc.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_bench_multi_worker_strategy(tmp_path) -> None:
     import unison.distribute

@@ -29,6 +29,7 @@ def one_replica() -> dict:
     return fit_style(None, "builtin", N_ROWS, BATCH)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("style", ["torch", "tf"])
 def test_custom_train_step_on_two_replicas_matches_one_device(one_replica: dict, style: str) -> None:
@@ -43,6 +44,7 @@ def test_custom_train_step_on_two_replicas_matches_one_device(one_replica: dict,
         assert np.array_equal(got, want)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_custom_train_step_trains_under_parameter_server_strategy() -> None:
     cloudpickle.register_pickle_by_value(custom_step_fns)  # the workers cannot import the tests

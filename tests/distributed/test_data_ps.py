@@ -50,6 +50,7 @@ def _model(strategy):
     return model
 
 
+@pytest.mark.slow
 def test_fit_on_tf_data_under_parameter_server(strategy):
     model = _model(strategy)
     xv, yv = _data(200, seed=1)

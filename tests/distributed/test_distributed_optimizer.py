@@ -18,6 +18,7 @@ def _assert_close(got: list, want: list, rtol: float) -> None:
         assert np.allclose(a, b, rtol=rtol, atol=rtol * np.abs(b).max()), np.abs(a - b).max()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["sgd", "adam"])
 @pytest.mark.parametrize("world", [2, 3])
 def test_replicas_equal_one_process_on_the_global_batch(kind: str, world: int) -> None:
@@ -26,6 +27,7 @@ def test_replicas_equal_one_process_on_the_global_batch(kind: str, world: int) -
         _assert_close(res["params"], want, 1e-6)
 
 
+@pytest.mark.slow
 def test_zeroing_in_place_accumulates_into_the_lent_bucket_views_and_stays_exact() -> None:
     # After a step the gradients are views of the bucket; zero_grad(set_to_none=False) keeps
     # them, backward then accumulates into the bucket itself and pack must not copy over it.
@@ -49,6 +51,7 @@ def test_many_buckets_equal_one_bucket_and_fp16_halves_the_bytes() -> None:
     _assert_close(fp16["params"], one["params"], 5e-2)
 
 
+@pytest.mark.slow
 def test_accumulation_equals_big_batch_and_talks_only_on_the_last_pass() -> None:
     want = run_distributed(fns.train, 2, args=("sgd", 3, BATCH), timeout=120)[0]["params"]
     for res in run_distributed(fns.accumulate, 2, args=(3, BATCH), timeout=120):
@@ -77,11 +80,13 @@ def test_zero1_equals_plain_and_holds_less_state() -> None:
         ("shape", "parameter #0 is 0.weight (16, 10) float32 on rank 0 but 0.weight (17, 10)"),
     ],
 )
+@pytest.mark.slow
 def test_inconsistent_replicas_raise_everywhere_naming_the_parameter(what: str, expected: str) -> None:
     for message in run_distributed(fns.inconsistent, 2, args=(what,), timeout=120):
         assert expected in message
 
 
+@pytest.mark.slow
 def test_nonfinite_gradient_raises_everywhere_or_is_skipped_together() -> None:
     for res in run_distributed(fns.nonfinite, 2, args=("raise",), timeout=120):
         assert "on ranks [1] (first: '0.weight' on rank 1)" in res["error"]

@@ -22,6 +22,7 @@ def one_replica() -> dict:
     return keras_fit(None, N_ROWS, BATCH)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("world", [2, 3])
 def test_keras_fit_matches_one_device(one_replica: dict, world: int) -> None:
     devices = [f"/cpu:{i}" for i in range(world)]

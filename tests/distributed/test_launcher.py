@@ -35,6 +35,7 @@ def _run(tmp_path, body: str, timeout: float = 120, stdin: str | None = None, ar
     return proc, time.monotonic() - start
 
 
+@pytest.mark.slow
 def test_two_replicas_from_a_plain_python_command(tmp_path) -> None:
     proc, _ = _run(
         tmp_path,
@@ -48,6 +49,7 @@ def test_two_replicas_from_a_plain_python_command(tmp_path) -> None:
     assert proc.stdout.strip() == "rank=0 replicas=2 total=3.0"
 
 
+@pytest.mark.slow
 def test_failing_replica_stops_the_job_and_is_named(tmp_path) -> None:
     proc, elapsed = _run(
         tmp_path,
@@ -64,6 +66,7 @@ def test_failing_replica_stops_the_job_and_is_named(tmp_path) -> None:
     assert elapsed < 60
 
 
+@pytest.mark.slow
 def test_failing_chief_takes_the_other_replicas_down(tmp_path) -> None:
     marker = tmp_path / "child.pid"
     proc, elapsed = _run(

@@ -31,6 +31,7 @@ def test_mixed_bfloat16_two_replicas_agree_and_match_one_device() -> None:
         assert np.allclose(got, want, atol=1e-2, rtol=1e-2), np.abs(got - want).max()
 
 
+@pytest.mark.slow
 def test_loss_scale_optimizer_skips_an_overflow_on_every_replica_together() -> None:
     one = loss_scale_overflow(None)
     results = run_distributed(loss_scale_overflow, world_size=2, args=(["/cpu:0", "/cpu:1"],), timeout=240)

@@ -97,6 +97,7 @@ def _replica(result_file: str) -> dict:
     ],
     ids=["2-workers-tf-config", "plain-torchrun"],
 )
+@pytest.mark.slow
 def test_two_workers_match_one_process(tmp_path, one_process, launcher, keras_only) -> None:
     # `MultiWorkerMirroredStrategy()` as users write it: each process gets its own TF_CONFIG from
     # `unison launch --tf-config` (or torchrun's variables); Keras fit, a custom loop and
@@ -179,6 +180,7 @@ def test_worker_that_never_arrives_is_named_by_the_chief(monkeypatch) -> None:
     assert time.monotonic() - start < 2 + 10
 
 
+@pytest.mark.slow
 def test_killed_worker_is_named_by_the_survivor(tmp_path, zygote) -> None:
     addresses = [f"127.0.0.1:{p}" for p in free_ports(2)]
     marker = tmp_path / "markers"

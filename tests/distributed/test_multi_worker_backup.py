@@ -47,6 +47,7 @@ def _progress(path: str) -> dict[int, list[int]]:
     return steps
 
 
+@pytest.mark.slow
 def test_killed_worker_restarts_under_unison_launch_and_resumes(tmp_path) -> None:
     work, backup = tmp_path / "work", tmp_path / "backup"
     work.mkdir()
@@ -155,6 +156,7 @@ def test_backup_from_two_workers_restores_on_one_and_on_three(tmp_path, zygote) 
             assert _close(got, want), (replicas, float(np.abs(got - want).max()))
 
 
+@pytest.mark.slow
 def test_killing_the_writer_at_random_moments_never_breaks_a_restore(tmp_path) -> None:
     trials = 20
     result = tmp_path / "trials"

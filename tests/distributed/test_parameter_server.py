@@ -62,6 +62,7 @@ def strategy(cluster):
         s._coordinator.shutdown()
 
 
+@pytest.mark.slow
 def test_tf_tutorial_custom_loop_trains_and_every_scheduled_step_is_applied(strategy):
     torch.manual_seed(0)
     with strategy.scope():
@@ -327,6 +328,7 @@ def _error(value):
     return None
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_training_loses_no_step_and_rejoins_after_restart():
     with LocalParameterServerCluster(num_workers=2, num_ps=1) as cluster:
         strategy = tf.distribute.ParameterServerStrategy(cluster.resolver(), timeout_seconds=30)
@@ -451,6 +453,7 @@ def test_a_restarted_coordinator_resumes_from_its_backup_with_the_servers_restor
     assert result["history"]["accuracy"][-1] > 0.9
 
 
+@pytest.mark.slow
 def test_the_recommender_example_trains_and_moves_only_touched_rows():
     import os
     import re

@@ -84,6 +84,7 @@ def test_keras_model_parallel_with_a_layout_map_and_remat_blocks_equals_one_proc
         assert res["placements"]["blocks.0.ln1.weight"] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_fit_with_model_parallel_shards_the_model_and_equals_one_device(tmp_path):
     """keras.distribution.set_distribution(ModelParallel()) + fit on 2 replicas: the parameters

@@ -23,6 +23,7 @@ def _unison_segments() -> set[str]:
     return {f for f in os.listdir("/dev/shm") if f.startswith("unison-")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("world", [2, 3])
 def test_every_op_and_dtype_reduces_exactly_and_identically_on_every_replica(world: int) -> None:
     before = _unison_segments()

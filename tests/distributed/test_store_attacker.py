@@ -82,6 +82,7 @@ print(f"total={total}")
     os.name != "posix" or os.geteuid() != 0 or not os.path.exists("/usr/bin/python3"),
     reason="needs root (to run the attacker as another user) and /usr/bin/python3",
 )
+@pytest.mark.slow
 def test_another_user_can_neither_read_nor_write_the_one_host_store(tmp_path) -> None:
     script = tmp_path / "job.py"
     script.write_text(textwrap.dedent(SCRIPT))
@@ -107,6 +108,7 @@ def test_another_user_can_neither_read_nor_write_the_one_host_store(tmp_path) ->
     assert not os.path.exists(seen["folder"])
 
 
+@pytest.mark.slow
 def test_store_is_a_file_and_a_failed_job_keeps_its_folder_and_says_where(tmp_path) -> None:
     script = tmp_path / "job.py"
     script.write_text(

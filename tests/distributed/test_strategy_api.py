@@ -28,6 +28,7 @@ def test_reduce_gather_and_contexts_on_three_replicas() -> None:
         assert res["in_cross"] is True and res["no_replica_ctx"] is True
 
 
+@pytest.mark.slow
 def test_harness_reraises_the_failing_replicas_traceback() -> None:
     with pytest.raises(ReplicaFailedError) as info:
         run_distributed(raise_on_rank, world_size=2, args=(1,), timeout=60)

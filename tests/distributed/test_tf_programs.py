@@ -113,6 +113,7 @@ def test_horovod_pytorch_mnist(repo, mnist_dir, tmp_path, processes):
     assert float(tests[1][0]) < float(tests[0][0]) and float(tests[1][1]) > 50.0, tests
 
 
+@pytest.mark.slow
 def test_horovod_mnist_num_proc_points_to_the_launcher(repo, tmp_path):
     proc = subprocess.run(
         [sys.executable, str(repo / "examples" / "horovod" / "pytorch_mnist.py"), "--num-proc", "2"],

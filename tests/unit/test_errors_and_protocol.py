@@ -109,6 +109,7 @@ def test_one_reduce_op_in_tf_and_horovod_spellings() -> None:
         tf.allreduce(value, op="max")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", ["unison.cluster.elastic", "unison.cluster.slurm", "unison.cluster.resolvers"])
 def test_each_cluster_resolver_module_imports_alone(module: str) -> None:
     # each imports cluster.base, never another resolver module half-initialised

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from collections import defaultdict
 
+import pytest
+
 SRC = pathlib.Path(__file__).resolve().parents[2] / "src" / "unison"
 
 # The layers, top to bottom: a package may import only packages below it (or itself).
@@ -64,6 +66,7 @@ def test_imports_point_down_the_layers():
     assert not upward, f"imports that point up the layers {LAYERS}: {sorted(upward)}"
 
 
+@pytest.mark.slow
 def test_import_unison_loads_no_parameter_server_stack():
     code = "import unison, sys; print(sorted(m for m in ('grpc', 'cloudpickle') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
