@@ -80,7 +80,7 @@ class Batch(Dataset):
             # one index operation per component and batch; the structure is resolved once
             leaves, pack = nest.flatten(columns), nest.packer(columns)
             for index in group_indices(source._index_chunks(ctx), self._size, self._drop):
-                yield pack([nest.gather(leaf, index) for leaf in leaves])
+                yield pack(nest.gather_all(leaves, index))
             return
         pending: list[Any] = []
         for element in source._iter(ctx):

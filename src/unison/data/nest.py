@@ -164,11 +164,19 @@ def row(leaf: Leaf, i: int) -> Leaf:
     return leaf[i] if isinstance(leaf, torch.Tensor) else np.asarray(leaf[i])
 
 
-def gather(leaf: Leaf, index: np.ndarray) -> Leaf:
-    """Rows ``index`` (numpy int64) of a leaf with one index operation."""
-    if isinstance(leaf, torch.Tensor):
-        return leaf.index_select(0, torch.from_numpy(index))
-    return leaf[index]
+def gather_all(leaves: list[Leaf], index: np.ndarray) -> list[Leaf]:
+    """Rows ``index`` (numpy int64) of every leaf, one index operation each; the index becomes a
+    tensor once for all of them (a batch loop runs this once per step)."""
+    rows: torch.Tensor | None = None
+    out: list[Leaf] = []
+    for leaf in leaves:
+        if isinstance(leaf, torch.Tensor):
+            if rows is None:
+                rows = torch.from_numpy(index)
+            out.append(leaf.index_select(0, rows))
+        else:
+            out.append(leaf[index])
+    return out
 
 
 def packer(structure: Any) -> Callable[[list[Any]], Any]:

@@ -349,6 +349,8 @@ class IterableAdapter:
 
     def _local(self, part: tuple[Any, int | None]) -> Batch:
         local, n = part
+        if type(local) is tuple and all(isinstance(v, torch.Tensor) for v in local):
+            return _unpack(tuple(map(self._convert, local)), n)  # (x, y[, w]) tensors: the common step
         return _unpack(map_structure(self._convert, local), n)
 
     def _convert(self, leaf: Any) -> Any:
