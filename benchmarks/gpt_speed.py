@@ -67,11 +67,22 @@ def _threads(args: argparse.Namespace, replicas: int) -> int:
     return args.threads or max(1, (os.cpu_count() or 1) // replicas)
 
 
+def _raw_step(model: Any, opt: Any, xb: Any, yb: Any, autocast: Any) -> None:
+    """One step of the raw loop: forward (autocast when bf16), float32 cross-entropy, update."""
+    import torch.nn.functional as F
+
+    with autocast:
+        logits = model(xb)
+    loss = F.cross_entropy(logits.float().reshape(-1, 256), yb.reshape(-1))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+
 def _loop(
     args: argparse.Namespace, model: Any, opt: Any, x: Any, y: Any, rank: int, world: int
 ) -> tuple[list[float], list[float]]:
     import torch
-    import torch.nn.functional as F
 
     autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.precision == "mixed_bfloat16")
     model.train()
@@ -81,12 +92,7 @@ def _loop(
         rows = slice(
             step * args.batch + rank * args.batch // world, step * args.batch + (rank + 1) * args.batch // world
         )
-        with autocast:
-            logits = model(x[rows])
-        loss = F.cross_entropy(logits.float().reshape(-1, 256), y[rows].reshape(-1))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+        _raw_step(model, opt, x[rows], y[rows], autocast)
         times.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
     return times[args.warmup :], cpu[args.warmup :]
@@ -169,7 +175,6 @@ def _write(path: str, times: list[float], cpu: list[float]) -> None:
 def interleaved(args: argparse.Namespace) -> str:
     """One replica, one process: ``fit`` and the raw loop take turns (see the module docstring)."""
     import torch
-    import torch.nn.functional as F
 
     import unison as tf
     from unison import keras
@@ -209,12 +214,7 @@ def interleaved(args: argparse.Namespace) -> str:
         for step in range(k + 1):
             t0 = time.perf_counter()
             rows = slice(step * b, (step + 1) * b)
-            with autocast:
-                logits = raw_model(x[rows])
-            loss = F.cross_entropy(logits.float().reshape(-1, 256), y[rows].reshape(-1))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+            _raw_step(raw_model, opt, x[rows], y[rows], autocast)
             times.append(time.perf_counter() - t0)
         return times[1:]
 
