@@ -120,15 +120,6 @@ class LossScaleOptimizer(Optimizer):
                     p.grad.mul_(inv)
         self.inner_optimizer.clip_gradients(params)
 
-    @staticmethod
-    def grads_finite(params: Sequence[torch.Tensor]) -> bool:
-        """Whether every gradient of ``params`` is finite (one host sync)."""
-        grads = [p.grad for p in params if p.grad is not None]
-        if not grads:
-            return True
-        flags = torch.stack([torch.isfinite(g).all() for g in grads])
-        return bool(flags.all())
-
     def update_scale(self, finite: bool) -> None:
         """Keras's dynamic rule: halve and reset on overflow; double after a run of finite steps."""
         if not finite:

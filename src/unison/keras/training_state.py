@@ -305,7 +305,9 @@ class TrainingState:
         gradients are checked on this replica's shard and the flags combined, so every replica
         raises or skips the same step.
         """
-        grads = [_local(p.grad) for p in self.params if p.grad is not None]
+        grads = [p.grad for p in self.params if p.grad is not None]
+        if self.sharded:
+            grads = [_local(g) for g in grads]  # DTensor shards: only the replica's own part
         finite = not grads or math.isfinite(torch.stack([g.sum() for g in grads]).sum().item())
         if self.sharded:
             flag = torch.tensor([0.0 if finite else 1.0], device=self.device)
