@@ -390,6 +390,11 @@ def test_fit_under_ps_needs_steps_per_epoch_and_worker_buildable_data():
     creator = tf.keras.utils.experimental.DatasetCreator(lambda ctx: iter([]))
     with pytest.raises(ValueError, match="needs steps_per_epoch"):
         model.fit(creator, epochs=1)
+    with tf.keras.distribution.ModelParallel(device_mesh=tf.keras.distribution.DeviceMesh((1,), ["batch"])).scope():
+        with pytest.raises(
+            ValueError, match="under ParameterServerStrategy the variables live on the parameter servers"
+        ):
+            model.fit(creator, epochs=1, steps_per_epoch=1)
     with pytest.raises(TypeError, match="DatasetCreator"):
         tf.keras.utils.experimental.DatasetCreator([1, 2])
     from unison.keras.coordinated_steps import dataset_function

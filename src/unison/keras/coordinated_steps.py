@@ -38,6 +38,7 @@ from unison.data import Dataset as TfDataset
 from unison.distribute.input import DatasetCopy, InputContext, shard_bounds
 from unison.distribute.parameter_server import ClusterCoordinator
 from unison.distribute.parameter_server.strategy import DatasetFromFunction
+from unison.keras import distribution
 from unison.keras.callbacks import BackupAndRestore
 from unison.keras.data_adapters import IterableAdapter, as_batch
 from unison.keras.steps import LocalSteps, Step, run_test_step, run_train_step
@@ -163,6 +164,15 @@ class CoordinatedSteps:
         steps_per_epoch: int | None,
         callbacks: Any = None,
     ) -> tuple[TrainingState, Any]:
+        if isinstance(distribution.distribution(), distribution.ModelParallel):
+            # Ignoring it would train unsharded while the user believes otherwise.
+            raise ValueError(
+                "keras.distribution.ModelParallel shards a model across the replicas of a "
+                "MirroredStrategy or MultiWorkerMirroredStrategy; under ParameterServerStrategy the "
+                "variables live on the parameter servers. Split large variables there with "
+                "ParameterServerStrategy(variable_partitioner=...), and call "
+                "keras.distribution.set_distribution(None) before fit()."
+            )
         if steps_per_epoch is None:
             raise ValueError(
                 "Under ParameterServerStrategy, fit() needs steps_per_epoch: each worker reads an "
