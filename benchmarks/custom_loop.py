@@ -8,7 +8,8 @@ TensorFlow does not import there), against the same model and loop written in pl
 (``custom_loop_programs/plain_torch_loop.py``, ``plain``). Each run is a fresh process; the
 systems are interleaved within every repeat, their order rotated between repeats; each child
 times its epochs after one warm-up epoch. The table gives medians and the median of the
-per-repeat ratios. Targets (issue 15): unison <= 1.15x plain, unison <= 0.5x TF.
+per-repeat ratios. ``--compiled`` adds the plain loop with its model through
+``torch.compile``, the measurement behind tf.function running eagerly. Targets (issue 15): unison <= 1.15x plain, unison <= 0.5x TF.
 
     python benchmarks/custom_loop.py --repeats 5 --tf-python /tmp/tfdata-tfvenv/bin/python
 """
@@ -39,7 +40,9 @@ def run_child(system: str, args: argparse.Namespace) -> dict | str:
             TF_NUM_INTRAOP_THREADS=str(args.threads),
             TF_NUM_INTEROP_THREADS=str(args.threads),
         )
-    if system == "plain":
+    if system in ("plain", "plain-compiled"):
+        if system == "plain-compiled":
+            env["BENCH_COMPILE"] = "1"
         cmd = [sys.executable, os.path.join(PROGRAMS, "plain_torch_loop.py")]
     elif system == "unison":
         env["BENCH_TF_MODULE"] = "unison"
@@ -80,16 +83,22 @@ def main() -> None:
     parser.add_argument(
         "--threads", type=int, default=0, help="compute threads per system (0: each library's default, all cores)"
     )
+    parser.add_argument(
+        "--compiled",
+        action="store_true",
+        help="also time the plain loop with its model through torch.compile (what tf.function could use)",
+    )
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--out", default=os.path.join(HERE, "results", "custom_loop.md"))
     args = parser.parse_args()
 
-    systems = ["unison", "plain"]
+    systems = ["unison", "plain"] + (["plain-compiled"] if args.compiled else [])
     tf_skip = tf_available(args.tf_python)
     if tf_skip is None:
         systems.append("tf")
     times: dict[str, list[float]] = {s: [] for s in systems}
-    ratios: dict[str, list[float]] = {"unison/plain": [], "unison/tf": []}
+    ratios: dict[str, list[float]] = {"unison/plain": [], "unison/tf": [], "compiled/plain": []}
+    warmups: list[float] = []
     for r in range(args.repeats):
         order = systems[r % len(systems) :] + systems[: r % len(systems)]
         got = {}
@@ -99,6 +108,8 @@ def main() -> None:
                 raise SystemExit(f"{system} failed: {result}")
             got[system] = result["seconds"] / result["steps"] * 1e3
             times[system].append(got[system])
+            if system == "plain-compiled":
+                warmups.append(result["warmup_seconds"])
             print(
                 f"repeat {r + 1}/{args.repeats} {system}: {got[system]:.2f} ms/step (loss {result['loss']:.4f})",
                 flush=True,
@@ -106,6 +117,8 @@ def main() -> None:
         ratios["unison/plain"].append(got["unison"] / got["plain"])
         if "tf" in got:
             ratios["unison/tf"].append(got["unison"] / got["tf"])
+        if "plain-compiled" in got:
+            ratios["compiled/plain"].append(got["plain-compiled"] / got["plain"])
 
     command = "python benchmarks/custom_loop.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     lines = [
@@ -125,6 +138,7 @@ def main() -> None:
         "unison": "unison (tutorial loop, `import unison as tf`)",
         "plain": "plain PyTorch loop",
         "tf": "TensorFlow (tutorial loop, MirroredStrategy)",
+        "plain-compiled": "plain PyTorch loop, model through `torch.compile`",
     }
     for s in systems:
         lines.append(f"| {names[s]} | {statistics.median(times[s]):.2f} | {', '.join(f'{t:.2f}' for t in times[s])} |")
@@ -138,6 +152,15 @@ def main() -> None:
         lines.append(f"| unison / TensorFlow | {statistics.median(ratios['unison/tf']):.3f} | <= 0.5 |")
     else:
         lines.append(f"| unison / TensorFlow | skipped: {tf_skip} | <= 0.5 |")
+    if ratios["compiled/plain"]:
+        lines.append(
+            f"| plain PyTorch with torch.compile / eager plain PyTorch | "
+            f"{statistics.median(ratios['compiled/plain']):.3f} | (decides tf.function's path) |"
+        )
+        lines.append(
+            f"\nThe compiled loop's warm-up epoch (compilation included) took a median of "
+            f"{statistics.median(warmups):.1f} s (torch.compile reuses its on-disk cache after the first run)."
+        )
     text = "\n".join(lines) + "\n"
     print(text)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
