@@ -31,7 +31,7 @@ from unison.keras import optimizers as optimizers_mod
 from unison.keras import weights_file
 from unison.keras.compile_utils import OutputLosses
 from unison.keras.keras_tensor import KerasTensor, has_keras_tensor, symbolic_call
-from unison.keras.layers.base import Layer, _default_name
+from unison.keras.layers.base import Layer, _default_name, call_in_mode
 from unison.keras.layers.core import InputLayer
 from unison.keras.model_steps import StepMethods, overrides
 
@@ -88,8 +88,8 @@ class Model(StepMethods, nn.Module):
             raise NotImplementedError("Subclasses of keras.Model must implement call(inputs).")
         return self.module(inputs)
 
-    def forward(self, inputs: Any) -> Any:
-        return self.call(inputs)
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self.call(*args, **kwargs)
 
     def __call__(self, *args: Any, training: bool | None = None, **kwargs: Any) -> Any:
         """``model(x)``; ``training=True/False`` sets Dropout/BatchNorm behaviour for this call.
@@ -101,16 +101,9 @@ class Model(StepMethods, nn.Module):
             return symbolic_call(self, args, kwargs, run=super().__call__)
         if not getattr(self, "_mirrored_build", True) and args and isinstance(args[0], torch.Tensor):
             self._build_mirrored(args[0])
-        if training is None:
-            return super().__call__(*args, **kwargs)
-        if _takes_training(type(self).call):
+        if training is not None:
             kwargs["training"] = training
-        was_training = self.training
-        self.train(bool(training))
-        try:
-            return super().__call__(*args, **kwargs)
-        finally:
-            self.train(was_training)
+        return call_in_mode(self, super().__call__, args, kwargs)
 
     def _build_mirrored(self, example: torch.Tensor) -> None:
         """Give lazily-built weights replica 0's values before the first call computes anything.
@@ -493,14 +486,3 @@ def _symbolic(obj: Any) -> bool:
     if isinstance(obj, (list, tuple)):
         return bool(obj) and all(isinstance(v, KerasTensor) for v in obj)
     return isinstance(obj, KerasTensor)
-
-
-def _takes_training(call: Any) -> bool:
-    """Whether a ``call`` method accepts ``training=`` (Keras subclasses often declare it)."""
-    import inspect
-
-    try:
-        params = inspect.signature(call).parameters
-    except (TypeError, ValueError):
-        return False
-    return "training" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())

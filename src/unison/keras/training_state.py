@@ -199,7 +199,9 @@ class TrainingState:
     def forward(self, x: Any) -> Any:
         """The model's forward pass under the dtype policy (``torch.autocast`` when mixed)."""
         with mixed_precision.policy_scope(self.policy, self.device.type):
-            return self.model(self.policy.cast_inputs(x))
+            # training= as Keras's fit and predict pass it: a subclass's call(x, training=...) and
+            # its inner layers get the flag (the loop has already set the torch mode to match).
+            return self.model(self.policy.cast_inputs(x), training=self.model.training)
 
     def predict_forward(self, x: Any) -> torch.Tensor:
         """``forward`` for ``predict``: bfloat16 outputs become float32 (numpy has no bfloat16)."""

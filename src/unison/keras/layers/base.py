@@ -15,6 +15,9 @@ Example:
 
 from __future__ import annotations
 
+import contextvars
+import functools
+import inspect
 import re
 import sys
 from collections.abc import Callable
@@ -67,6 +70,104 @@ def _listed_variables(param: torch.Tensor) -> list[Any]:
     return [VariableShard(param, s["task"], s["rows"][0], s["rows"][1], s["shard"]) for s in shards]
 
 
+# Keras's call context: `training` given to an outer model or layer call reaches every inner
+# layer whose call() was not given one (fit calls the model with training=True, predict with False).
+_CALL_TRAINING: contextvars.ContextVar[bool | None] = contextvars.ContextVar("unison_call_training", default=None)
+
+
+@functools.cache
+def takes_training(call: Callable[..., Any] | None) -> bool:
+    """Whether a ``call`` method accepts ``training=`` (Keras passes it only then)."""
+    if call is None:
+        return False
+    try:
+        params = inspect.signature(call).parameters
+    except (TypeError, ValueError):
+        return False
+    return "training" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+def call_in_mode(module: nn.Module, call: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Run ``call(*args, **kwargs)`` of a Keras layer or model with Keras's ``training`` rules.
+
+    ``training`` comes from ``kwargs``, else from the enclosing call; ``None`` in both leaves the
+    torch mode as it is and passes nothing. Otherwise the module runs in that mode (Dropout and
+    BatchNorm follow it), its ``call`` gets ``training=`` when it declares it, and inner layers
+    see it as their context.
+    """
+    training = kwargs.pop("training", None)
+    if training is None:
+        training = _CALL_TRAINING.get()
+        if training is None:
+            return call(*args, **kwargs)
+    training = bool(training)
+    if takes_training(getattr(type(module), "call", None)):
+        kwargs["training"] = training
+    token = _CALL_TRAINING.set(training)
+    flip = module.training != training
+    if flip:
+        module.train(training)
+    try:
+        return call(*args, **kwargs)
+    finally:
+        _CALL_TRAINING.reset(token)
+        if flip:
+            module.train(not training)
+
+
+# Keras's add_weight options that describe placement or synchronisation: the strategy decides both.
+_PLACEMENT_OPTIONS = frozenset(
+    {
+        "aggregation",
+        "synchronization",
+        "autocast",
+        "experimental_autocast",
+        "use_resource",
+        "caching_device",
+        "overwrite_with_gradient",
+        "partitioner",
+    }
+)
+_KERAS3_ORDER = ("shape", "initializer", "dtype", "trainable", "autocast", "regularizer", "constraint")
+_KERAS2_ORDER = ("name", "shape", "dtype", "initializer", "regularizer", "trainable", "constraint")
+
+
+def _weight_arguments(args: tuple[Any, ...], options: dict[str, Any]) -> dict[str, Any]:
+    """add_weight's positional arguments by name, in Keras 2's order when the first is a name."""
+    unknown = sorted(set(options) - _PLACEMENT_OPTIONS)
+    if unknown:
+        raise TypeError(
+            f"add_weight got unexpected keyword arguments: {unknown}. Check them against Keras's signature."
+        )
+    order = _KERAS2_ORDER if args and isinstance(args[0], str) else _KERAS3_ORDER
+    if len(args) > len(order):
+        raise TypeError(f"add_weight takes at most {len(order)} positional arguments ({', '.join(order)})")
+    given = dict(zip(order, args))
+    given.pop("autocast", None)
+    return {k: v for k, v in given.items() if v is not None}
+
+
+def _weight_dtype(dtype: Any) -> torch.dtype:
+    if dtype is None:
+        return torch.get_default_dtype()
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    from unison.ops.dtypes import as_dtype
+
+    resolved = as_dtype(dtype)
+    if not isinstance(resolved, torch.dtype):
+        raise TypeError(f"add_weight needs a numeric dtype. Received: dtype={dtype!r}")
+    return resolved
+
+
+def _unique_weight_name(layer: nn.Module) -> str:
+    taken = {n for n, _ in layer.named_parameters(recurse=False)}
+    n = 0
+    while (name := "variable" if n == 0 else f"variable_{n}") in taken or hasattr(layer, name):
+        n += 1
+    return name
+
+
 class Layer(nn.Module):
     """Base of unison's Keras layers: lazy ``build(input_shape)`` then ``call(inputs)``.
 
@@ -106,7 +207,7 @@ class Layer(nn.Module):
         # On keras.Input tensors (functional API) the call is recorded as a graph node.
         if has_keras_tensor(args, kwargs):
             return symbolic_call(self, args, kwargs, run=super().__call__)
-        return super().__call__(*args, **kwargs)
+        return call_in_mode(self, super().__call__, args, kwargs)
 
     def build(self, input_shape: torch.Size) -> None:
         """Create weights for inputs of ``input_shape`` (batch axis included)."""
@@ -116,25 +217,84 @@ class Layer(nn.Module):
         """The layer's computation (subclasses implement it)."""
         raise NotImplementedError
 
-    def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+    def forward(self, inputs: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
         if not self.built:
             self.build(inputs.shape)
             self.built = True
             if not self.trainable:
                 for p in self.parameters():
                     p.requires_grad_(False)
-        return self.call(inputs)
+        return self.call(inputs, *args, **kwargs)
 
     def add_weight(
-        self, name: str, shape: tuple[int, ...], initializer: Any, regularizer: Any = None, trainable: bool = True
+        self,
+        *args: Any,
+        shape: Any = None,
+        initializer: Any = None,
+        dtype: Any = None,
+        trainable: bool | None = None,
+        regularizer: Any = None,
+        constraint: Any = None,
+        name: str | None = None,
+        **options: Any,
     ) -> nn.Parameter:
-        """Create, initialise and register a weight (Keras's ``add_weight``)."""
-        param = nn.Parameter(torch.empty(shape), requires_grad=trainable and self.trainable)
-        initializers.get(initializer)(param)
-        self.register_parameter(name, param)
-        reg = regularizers.get(regularizer)
+        """Create, initialise and register a weight (Keras's ``add_weight``), in either Keras's spelling.
+
+        Positional arguments follow Keras 3 (``shape, initializer, dtype, trainable``) or, when
+        the first one is a string, Keras 2 (``name, shape, dtype, initializer, regularizer,
+        trainable``). ``initializer`` defaults to ``"glorot_uniform"`` for floating weights and
+        ``"zeros"`` otherwise, as in Keras; ``name`` defaults to ``variable``, ``variable_1``, ...
+        Keras's placement and synchronisation options (``aggregation``, ``synchronization``,
+        ``autocast``, ...) are accepted: the strategy places and synchronises every weight.
+
+        Example:
+            >>> import torch
+            >>> from unison.keras.layers import Layer
+            >>> class Scale(Layer):
+            ...     def build(self, input_shape):
+            ...         self.w = self.add_weight(shape=(input_shape[-1],), initializer="ones")
+            ...     def call(self, inputs):
+            ...         return inputs * self.w
+            >>> Scale()(torch.full((2, 3), 2.0)).tolist()
+            [[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]]
+        """
+        given = _weight_arguments(args, options)
+        for key, value in (
+            ("shape", shape),
+            ("initializer", initializer),
+            ("dtype", dtype),
+            ("trainable", trainable),
+            ("regularizer", regularizer),
+            ("name", name),
+        ):
+            if value is not None:
+                if key in given:
+                    raise TypeError(f"add_weight got {key!r} both by position and by keyword")
+                given[key] = value
+        if constraint is not None or given.pop("constraint", None) is not None:
+            raise ValueError(
+                "add_weight(constraint=...) is not supported: unison applies no constraints after "
+                "optimizer steps. Project the weight yourself after each step (e.g. in a callback)."
+            )
+        if "shape" not in given:
+            raise TypeError("add_weight needs shape= (the weight's shape, e.g. shape=(input_dim, units))")
+        raw_shape = given["shape"]
+        dims = (raw_shape,) if isinstance(raw_shape, int) else tuple(raw_shape)
+        if any(not isinstance(d, int) or d < 0 for d in dims):
+            raise ValueError(f"add_weight needs a shape of non-negative ints. Received: shape={raw_shape!r}")
+        torch_dtype = _weight_dtype(given.get("dtype"))
+        init = given.get("initializer")
+        if init is None:
+            init = "glorot_uniform" if torch_dtype.is_floating_point else "zeros"
+        weight_name = given.get("name") or _unique_weight_name(self)
+        wants_grad = bool(given.get("trainable", True)) and self.trainable and torch_dtype.is_floating_point
+        param = nn.Parameter(torch.empty(dims, dtype=torch_dtype), requires_grad=wants_grad)
+        with torch.no_grad():
+            initializers.get(init)(param)
+        self.register_parameter(weight_name, param)
+        reg = regularizers.get(given.get("regularizer"))
         if reg is not None:
-            self._regularized.append((reg, name))
+            self._regularized.append((reg, weight_name))
         return param
 
     @property

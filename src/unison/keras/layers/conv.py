@@ -101,8 +101,17 @@ class Conv2D(Layer):
             )
         k_init, b_init, k_reg, b_reg = self._init
         self.in_channels = int(input_shape[-1])
-        self.kernel = self.add_weight("kernel", (self.filters, self.in_channels, *self.kernel_size), k_init, k_reg)
-        self.bias = self.add_weight("bias", (self.filters,), b_init, b_reg) if self.use_bias else None
+        self.kernel = self.add_weight(
+            name="kernel",
+            shape=(self.filters, self.in_channels, *self.kernel_size),
+            initializer=k_init,
+            regularizer=k_reg,
+        )
+        self.bias = (
+            self.add_weight(name="bias", shape=(self.filters,), initializer=b_init, regularizer=b_reg)
+            if self.use_bias
+            else None
+        )
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
         x = _to_nchw(inputs, self)

@@ -94,8 +94,14 @@ class Dense(DTypePolicyMixin, Layer):
     def build(self, input_shape: torch.Size) -> None:
         k_init, b_init, k_reg, b_reg = self._init
         # torch layout (out, in) so F.linear runs without a transpose; fans are the same.
-        self.kernel = self.add_weight("kernel", (self.units, int(input_shape[-1])), k_init, k_reg)
-        self.bias = self.add_weight("bias", (self.units,), b_init, b_reg) if self.use_bias else None
+        self.kernel = self.add_weight(
+            name="kernel", shape=(self.units, int(input_shape[-1])), initializer=k_init, regularizer=k_reg
+        )
+        self.bias = (
+            self.add_weight(name="bias", shape=(self.units,), initializer=b_init, regularizer=b_reg)
+            if self.use_bias
+            else None
+        )
         self.in_features = int(input_shape[-1])
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
@@ -188,7 +194,12 @@ class Embedding(Layer):
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.mask_zero = bool(mask_zero)
         init = "random_uniform" if embeddings_initializer == "uniform" else embeddings_initializer
-        self.embeddings = self.add_weight("embeddings", (self.input_dim, self.output_dim), init, embeddings_regularizer)
+        self.embeddings = self.add_weight(
+            name="embeddings",
+            shape=(self.input_dim, self.output_dim),
+            initializer=init,
+            regularizer=embeddings_regularizer,
+        )
         self.built = True
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:

@@ -69,8 +69,8 @@ class BatchNormalization(Layer):
         self.features = int(input_shape[self.axis])
         beta, gamma, mm, mv = self._inits
         shape = (self.features,)
-        self.gamma = self.add_weight("gamma", shape, gamma) if self.scale else None
-        self.beta = self.add_weight("beta", shape, beta) if self.center else None
+        self.gamma = self.add_weight(name="gamma", shape=shape, initializer=gamma) if self.scale else None
+        self.beta = self.add_weight(name="beta", shape=shape, initializer=beta) if self.center else None
         for name, init in (("moving_mean", mm), ("moving_variance", mv)):
             buf = torch.empty(shape)
             initializers.get(init)(buf)
@@ -159,8 +159,16 @@ class LayerNormalization(MaskedLayer):
         self.norm_axes = axes
         shape = tuple(int(input_shape[a]) for a in axes)
         beta, gamma, beta_reg, gamma_reg = self._inits
-        self.gamma = self.add_weight("gamma", shape, gamma, gamma_reg) if self.scale or self.rms_scaling else None
-        self.beta = self.add_weight("beta", shape, beta, beta_reg) if self.center and not self.rms_scaling else None
+        self.gamma = (
+            self.add_weight(name="gamma", shape=shape, initializer=gamma, regularizer=gamma_reg)
+            if self.scale or self.rms_scaling
+            else None
+        )
+        self.beta = (
+            self.add_weight(name="beta", shape=shape, initializer=beta, regularizer=beta_reg)
+            if self.center and not self.rms_scaling
+            else None
+        )
         # torch's fused kernel normalises trailing axes; anything else is computed by hand.
         self._trailing = axes == list(range(rank - len(axes), rank))
 
