@@ -98,6 +98,8 @@ def render() -> str:
         ("tf.math", _namespace_rows(unison.math, list(unison.math.__all__)), "unison.ops.math"),
         ("tf.nn", _namespace_rows(unison.nn, list(unison.nn.__all__)), "unison.nn"),
         ("tf.random", _namespace_rows(unison.random, list(unison.random.__all__)), "unison.ops.random"),
+        ("tf.image", _namespace_rows(unison.image, list(unison.image.__all__)), "unison.ops.image"),
+        ("tf.nest", _namespace_rows(unison.nest, list(unison.nest.__all__)), "unison.ops.nest"),
         ("tf.config", _namespace_rows(unison.config, list(unison.config.__all__)), "unison.ops.config"),
         (
             "tf.config.experimental",
@@ -121,7 +123,9 @@ def render() -> str:
         "requires grad needs `.detach()` first (torch's rule; `Variable.numpy()` works as in TF);",
         "strings (`tf.string`) are numpy arrays of Python `str`; the op-level `seed=` of `tf.random`",
         "functions is accepted, values come from the generator `tf.random.set_seed` seeds;",
-        "`tf.rank()`/`tf.size()` with no argument are Horovod's process rank and count.",
+        "`tf.rank()`/`tf.size()` with no argument are Horovod's process rank and count;",
+        "`tf.cond`, `tf.while_loop` and `tf.map_fn` run their functions eagerly in Python;",
+        "`tf.device` checks its device string and otherwise changes nothing (the strategy places tensors).",
     ]
     for prefix, rows, home in sections:
         out += ["", f"## `{prefix}` ({len(rows)} names)", ""]

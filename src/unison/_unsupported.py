@@ -1,13 +1,14 @@
 """The error for a ``tf.*`` name unison does not implement, naming the torch equivalent.
 
-``unison``, ``tf.math``, ``tf.nn``, ``tf.random``, ``tf.config`` and ``tf.train`` call
-:func:`unsupported` from their module ``__getattr__``. Private and dunder names get Python's
-ordinary message, so ``hasattr`` probes (pickle, doctest, pytest) behave as for any module.
+``unison``, ``tf.math``, ``tf.nn``, ``tf.random``, ``tf.image``, ``tf.nest``, ``tf.config`` and
+``tf.train`` call :func:`unsupported` from their module ``__getattr__``. Private and dunder names
+get Python's ordinary message, so ``hasattr`` probes (pickle, doctest, pytest) behave as for any
+module.
 
 Example:
     >>> import unison as tf
     >>> try:
-    ...     tf.einsum
+    ...     tf.linalg
     ... except AttributeError as e:
     ...     print(str(e).split(".")[0])
     unison does not implement tf
@@ -17,9 +18,6 @@ from __future__ import annotations
 
 # TF name -> what to use in torch. Names not listed get the generic advice.
 TORCH_EQUIVALENTS: dict[str, str] = {
-    "tf.einsum": "torch.einsum",
-    "tf.tensordot": "torch.tensordot",
-    "tf.norm": "torch.linalg.norm",
     "tf.linalg": "torch.linalg",
     "tf.signal": "torch.fft",
     "tf.sparse": "torch.sparse",
@@ -27,24 +25,12 @@ TORCH_EQUIVALENTS: dict[str, str] = {
     "tf.RaggedTensor": "torch.nested.nested_tensor",
     "tf.SparseTensor": "torch.sparse_coo_tensor",
     "tf.TensorArray": "a Python list and torch.stack",
-    "tf.gather_nd": "advanced indexing: params[tuple(indices.T)]",
-    "tf.scatter_nd": "torch.Tensor.index_put_",
-    "tf.tensor_scatter_nd_update": "torch.Tensor.index_put",
-    "tf.boolean_mask": "tensor[mask]",
-    "tf.pad": "torch.nn.functional.pad",
     "tf.slice": "tensor slicing (t[a:b])",
     "tf.strided_slice": "tensor slicing (t[a:b:s])",
-    "tf.sort": "torch.sort",
-    "tf.argsort": "torch.argsort",
-    "tf.unique": "torch.unique",
-    "tf.cond": "a Python if",
-    "tf.while_loop": "a Python while loop",
-    "tf.map_fn": "torch.vmap or a Python loop",
     "tf.vectorized_map": "torch.vmap",
     "tf.py_function": "calling the Python function directly",
     "tf.numpy_function": "calling the function directly",
     "tf.saved_model": "torch.save(model.state_dict()) or torch.export",
-    "tf.image": "torchvision.transforms.v2",
     "tf.io": "open()/numpy/torch.load",
     "tf.strings": "Python str methods",
     "tf.lite": "torch.export / ExecuTorch",
@@ -52,23 +38,7 @@ TORCH_EQUIVALENTS: dict[str, str] = {
     "tf.Graph": "eager torch (there is no graph)",
     "tf.Session": "eager torch (there is no session)",
     "tf.placeholder": "function arguments",
-    "tf.device": "tensor.to(device)",
-    "tf.control_dependencies": "nothing (torch runs in program order)",
     "tf.custom_gradient": "torch.autograd.Function",
-    "tf.searchsorted": "torch.searchsorted",
-    "tf.meshgrid": "torch.meshgrid",
-    "tf.linspace": "torch.linspace",
-    "tf.eye": "torch.eye",
-    "tf.roll": "torch.roll",
-    "tf.reverse": "torch.flip",
-    "tf.broadcast_to": "torch.broadcast_to",
-    "tf.math.bincount": "torch.bincount",
-    "tf.math.segment_sum": "torch.Tensor.index_add",
-    "tf.math.unsorted_segment_sum": "torch.Tensor.index_add",
-    "tf.math.confusion_matrix": "torch.bincount",
-    "tf.nn.conv2d": "torch.nn.functional.conv2d (NCHW)",
-    "tf.nn.max_pool2d": "torch.nn.functional.max_pool2d",
-    "tf.nn.embedding_lookup": "torch.nn.functional.embedding",
     "tf.nn.batch_normalization": "torch.nn.functional.batch_norm",
     "tf.nn.ctc_loss": "torch.nn.functional.ctc_loss",
     "tf.random.Generator": "torch.Generator",
@@ -76,6 +46,24 @@ TORCH_EQUIVALENTS: dict[str, str] = {
     "tf.train.Saver": "tf.train.Checkpoint",
     "tf.train.Example": "a dict of tensors",
     "tf.estimator": "Keras Model.fit or a custom loop",
+    "tf.math.segment_mean": "torch.Tensor.index_reduce (reduce='mean')",
+    "tf.nn.max_pool": "tf.nn.max_pool2d (4-D) or torch.nn.functional.max_pool1d/3d",
+    "tf.nn.avg_pool": "tf.nn.avg_pool2d (4-D) or torch.nn.functional.avg_pool1d/3d",
+    "tf.nn.conv1d": "torch.nn.functional.conv1d (channels first)",
+    "tf.nn.conv2d_transpose": "torch.nn.functional.conv_transpose2d (NCHW)",
+    "tf.nn.depthwise_conv2d": "tf.nn.conv2d with in=1 filters (groups) or torch.nn.functional.conv2d(groups=C)",
+    "tf.image.decode_jpeg": "PIL.Image.open and numpy (or torchvision.io.decode_jpeg)",
+    "tf.image.decode_png": "PIL.Image.open and numpy (or torchvision.io.decode_png)",
+    "tf.image.decode_image": "PIL.Image.open and numpy (or torchvision.io.decode_image)",
+    "tf.image.adjust_hue": "torchvision.transforms.v2.functional.adjust_hue",
+    "tf.image.random_hue": "torchvision.transforms.v2.ColorJitter(hue=...)",
+    "tf.image.adjust_saturation": "torchvision.transforms.v2.functional.adjust_saturation",
+    "tf.image.random_saturation": "torchvision.transforms.v2.ColorJitter(saturation=...)",
+    "tf.image.rgb_to_hsv": "torchvision or a few tensor operations",
+    "tf.image.crop_and_resize": "torchvision.ops.roi_align",
+    "tf.image.non_max_suppression": "torchvision.ops.nms",
+    "tf.image.extract_patches": "torch.nn.functional.unfold",
+    "tf.nest.flatten_with_joined_string_paths": "tf.nest.flatten with your own paths",
 }
 
 

@@ -12,13 +12,18 @@ import torch
 
 from unison.distribute.strategy import get_replica_context
 from unison.ops.nn import (
+    avg_pool2d,
     bias_add,
+    conv2d,
     dropout,
     elu,
+    embedding_lookup,
     gelu,
     l2_loss,
+    l2_normalize,
     leaky_relu,
     log_softmax,
+    max_pool2d,
     moments,
     relu,
     relu6,
@@ -77,14 +82,19 @@ def scale_regularization_loss(regularization_loss: torch.Tensor) -> torch.Tensor
 
 
 __all__ = [
+    "avg_pool2d",
     "bias_add",
     "compute_average_loss",
+    "conv2d",
     "dropout",
     "elu",
+    "embedding_lookup",
     "gelu",
     "l2_loss",
+    "l2_normalize",
     "leaky_relu",
     "log_softmax",
+    "max_pool2d",
     "moments",
     "relu",
     "relu6",

@@ -191,12 +191,12 @@ def test_config_devices():
 
 
 def test_unsupported_attribute_names_the_torch_equivalent():
-    with pytest.raises(AttributeError, match=r"unison does not implement tf\.einsum\. Use torch\.einsum"):
-        tf.einsum  # noqa: B018
-    with pytest.raises(AttributeError, match=r"tf\.math\.bincount\. Use torch\.bincount"):
-        tf.math.bincount  # noqa: B018
-    with pytest.raises(AttributeError, match=r"unison does not implement tf\.nn\.conv2d"):
-        tf.nn.conv2d  # noqa: B018
+    with pytest.raises(AttributeError, match=r"unison does not implement tf\.linalg\. Use torch\.linalg"):
+        tf.linalg  # noqa: B018
+    with pytest.raises(AttributeError, match=r"tf\.math\.segment_mean\. Use torch\.Tensor\.index_reduce"):
+        tf.math.segment_mean  # noqa: B018
+    with pytest.raises(AttributeError, match=r"unison does not implement tf\.nn\.conv1d"):
+        tf.nn.conv1d  # noqa: B018
     with pytest.raises(AttributeError, match=r"tf\.random\.Generator"):
         tf.random.Generator  # noqa: B018
     with pytest.raises(AttributeError, match="does not implement tf.no_such_name"):

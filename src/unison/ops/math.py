@@ -252,14 +252,369 @@ class TopK(tuple):
         return self[1]
 
 
+# --- contractions, norms and clipping (top-level tf.* names) -------------------------------------
+
+
+def einsum(equation: str, *inputs: Any, **kwargs: Any) -> torch.Tensor:
+    """``tf.einsum``: Einstein summation (``"ij,jk->ik"``, ``...`` for broadcast axes), via torch.einsum.
+
+    Example:
+        >>> import unison as tf
+        >>> tf.einsum("ij,j->i", tf.constant([[1.0, 2.0], [3.0, 4.0]]), tf.constant([1.0, 1.0])).tolist()
+        [3.0, 7.0]
+    """
+    kwargs.pop("name", None)
+    kwargs.pop("optimize", None)
+    if kwargs:
+        raise TypeError(f"tf.einsum takes only name= and optimize= as keywords. Received: {sorted(kwargs)}")
+    if not isinstance(equation, str):
+        raise TypeError(f"tf.einsum: the first argument must be the equation string. Received: {equation!r:.80}")
+    return torch.einsum(equation, *(to_tensor(x) for x in inputs))
+
+
+def tensordot(a: Any, b: Any, axes: Any, name: str | None = None) -> torch.Tensor:
+    """``tf.tensordot``: the sum of products of ``a`` and ``b`` over ``axes``.
+
+    ``axes`` is an int N (the last N axes of ``a`` with the first N of ``b``) or a pair
+    ``[a_axes, b_axes]``.
+    """
+    x, y = to_tensor(a), to_tensor(b)
+    if isinstance(axes, torch.Tensor):
+        axes = axes.tolist()
+    if isinstance(axes, int):
+        if axes < 0:
+            raise ValueError(f"tf.tensordot: an integer axes must be >= 0. Received: axes={axes}")
+        return torch.tensordot(x, y, dims=axes)
+    if not isinstance(axes, (list, tuple)) or len(axes) != 2:
+        raise ValueError(f"tf.tensordot: axes must be an integer or a pair [a_axes, b_axes]. Received: axes={axes!r}")
+    a_axes, b_axes = ([int(v)] if isinstance(v, int) else [int(i) for i in v] for v in axes)
+    if len(a_axes) != len(b_axes):
+        raise ValueError(
+            f"tf.tensordot: a and b need the same number of contraction axes. Received: {a_axes} and {b_axes}"
+        )
+    return torch.tensordot(x, y, dims=(a_axes, b_axes))
+
+
+def _is_inf(value: Any) -> builtins.bool:
+    return isinstance(value, (int, float)) and not isinstance(value, builtins.bool) and value == float("inf")
+
+
+def norm(
+    tensor: Any, ord: Any = "euclidean", axis: Any = None, keepdims: Any = None, name: str | None = None
+) -> torch.Tensor:
+    """``tf.norm``: a vector norm (``axis`` None or an int) or a matrix norm (``axis`` a pair).
+
+    ``ord``: ``'euclidean'`` (the Frobenius norm for matrices), ``'fro'`` (matrices), 1, 2,
+    ``np.inf``, or any p > 0 for vectors. ``axis=None`` takes the norm of all elements as one vector.
+
+    Example:
+        >>> import numpy as np
+        >>> import unison as tf
+        >>> x = tf.constant([[3.0, -4.0], [0.0, 1.0]])
+        >>> tf.norm(x, axis=1).tolist(), tf.norm(x, ord=np.inf, axis=[0, 1]).item()
+        ([5.0, 1.0], 7.0)
+    """
+    t = to_tensor(tensor)
+    if not (t.is_floating_point() or t.is_complex()):
+        raise TypeError(f"tf.norm takes a float or complex tensor. Received {t.dtype}: cast it first (tf.cast).")
+    if isinstance(axis, torch.Tensor):
+        axis = axis.tolist()
+    matrix = isinstance(axis, (list, tuple)) and len(axis) == 2
+    if matrix:
+        dims = (int(axis[0]), int(axis[1]))
+        if dims[0] % t.dim() == dims[1] % t.dim():
+            raise ValueError(f"tf.norm: a matrix norm needs two different axes. Received: axis={axis!r}")
+        if not (ord in ("euclidean", "fro") or ord in (1, 2) or _is_inf(ord)):
+            raise ValueError(
+                f"tf.norm: a matrix norm (axis of two ints) supports ord 'euclidean', 'fro', 1, 2 or np.inf. Received: ord={ord!r}"
+            )
+    else:
+        if isinstance(axis, (list, tuple)) and len(axis) == 1:
+            axis = axis[0]
+        if axis is not None and not isinstance(axis, int):
+            raise ValueError(f"tf.norm: axis must be None, an int or a pair of ints. Received: axis={axis!r}")
+        numeric = isinstance(ord, (int, float)) and not isinstance(ord, builtins.bool)
+        if ord != "euclidean" and not (numeric and ord > 0):
+            raise ValueError(
+                f"tf.norm: a vector norm supports ord 'euclidean', 1, 2, np.inf or any p > 0 ('fro' needs a "
+                f"matrix: axis of two ints). Received: ord={ord!r}"
+            )
+    keep = builtins.bool(keepdims)
+    if matrix:
+        if ord == 2:
+            out = torch.linalg.matrix_norm(t, ord=2, dim=dims, keepdim=keep)
+        elif ord in ("euclidean", "fro"):
+            out = torch.linalg.matrix_norm(t, ord="fro", dim=dims, keepdim=keep)
+        else:
+            out = torch.linalg.matrix_norm(t, ord=float("inf") if _is_inf(ord) else 1, dim=dims, keepdim=keep)
+        return out
+    p = 2.0 if ord == "euclidean" else float(ord)
+    if axis is None:
+        out = torch.linalg.vector_norm(t, ord=p)
+        return out.reshape((1,) * t.dim()) if keep else out
+    return torch.linalg.vector_norm(t, ord=p, dim=int(axis), keepdim=keep)
+
+
+def _sum_of_squares(t: torch.Tensor, dims: tuple[int, ...]) -> torch.Tensor:
+    squares = (t * t.conj()).real if t.is_complex() else t * t
+    return squares.sum(dim=dims, keepdim=True) if dims else squares
+
+
+def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None, name: str | None = None) -> torch.Tensor:
+    """``tf.clip_by_norm``: ``t`` scaled down so its L2 norm over ``axes`` (default all) is at most ``clip_norm``.
+
+    That is ``t * clip_norm / max(l2norm(t, axes), clip_norm)``: unchanged when already within.
+    """
+    x = to_tensor(t)
+    limit = to_tensor(clip_norm, x.dtype)
+    total = _sum_of_squares(x, _dims(x, axes))
+    safe = torch.where(total > 0, total, torch.ones_like(total))
+    l2 = torch.where(total > 0, torch.sqrt(safe), total)
+    return x * limit / torch.maximum(l2, limit)
+
+
+def global_norm(t_list: Sequence[Any], name: str | None = None) -> torch.Tensor:
+    """``tf.linalg.global_norm``: ``sqrt(sum of the squared L2 norms)`` of the tensors (``None`` skipped)."""
+    tensors = [to_tensor(t) for t in t_list if t is not None]
+    if not tensors:
+        return torch.tensor(0.0)
+    dtype = tensors[0].dtype
+    return torch.sqrt(builtins.sum(((t * t).sum().to(dtype) for t in tensors), torch.zeros((), dtype=dtype)))
+
+
+def clip_by_global_norm(
+    t_list: Sequence[Any], clip_norm: Any, use_norm: Any = None, name: str | None = None
+) -> tuple[list[Any], torch.Tensor]:
+    """``tf.clip_by_global_norm``: every tensor scaled by ``clip_norm / max(global_norm, clip_norm)``.
+
+    Returns ``(list_clipped, global_norm)``; ``None`` entries stay ``None``. A non-finite global
+    norm makes every value NaN, as in TF.
+
+    Example:
+        >>> import unison as tf
+        >>> clipped, norm = tf.clip_by_global_norm([tf.constant([3.0]), None, tf.constant([4.0])], 1.0)
+        >>> norm.item(), clipped[0].tolist(), clipped[1], clipped[2].tolist()
+        (5.0, [0.6000000238418579], None, [0.800000011920929])
+    """
+    if isinstance(t_list, (str, bytes, torch.Tensor)) or not isinstance(t_list, Sequence):
+        raise TypeError(
+            f"tf.clip_by_global_norm: t_list must be a list or tuple of tensors. Received: {type(t_list).__name__}. "
+            "Wrap a single tensor in a list: tf.clip_by_global_norm([t], clip_norm)."
+        )
+    values = [None if t is None else to_tensor(t) for t in t_list]
+    norm_value = global_norm(values) if use_norm is None else to_tensor(use_norm)
+    limit = to_tensor(clip_norm, norm_value.dtype)
+    scale = limit * torch.minimum(1.0 / norm_value, 1.0 / limit)
+    scale = scale + (norm_value - norm_value)  # NaN when the norm is inf or NaN, as in TF
+    return [None if v is None else v * scale.to(v.dtype) for v in values], norm_value
+
+
+# --- counting and segments ------------------------------------------------------------------------
+
+
+def _integers(value: Any, what: str, fn: str) -> torch.Tensor:
+    t = to_tensor(value)
+    if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool:
+        raise TypeError(f"tf.math.{fn}: {what} must be integers. Received a {t.dtype} tensor.")
+    return t.long()
+
+
+def _non_negative(t: torch.Tensor, what: str, fn: str) -> None:
+    if t.numel() and builtins.bool((t < 0).any()):
+        raise ValueError(f"tf.math.{fn}: {what} must be non-negative. Received {t.min().item()} in {what}.")
+
+
+def bincount(
+    arr: Any,
+    weights: Any = None,
+    minlength: Any = None,
+    maxlength: Any = None,
+    dtype: Any = torch.int32,
+    name: str | None = None,
+    axis: Any = None,
+    binary_output: builtins.bool = False,
+) -> torch.Tensor:
+    """``tf.math.bincount``: how often each value ``0..max(arr)`` occurs (or the sum of its ``weights``).
+
+    The output length is ``max(arr) + 1``, at least ``minlength``, at most ``maxlength`` (larger
+    values are dropped). ``axis=-1`` counts each row of the last axis separately.
+
+    Example:
+        >>> import unison as tf
+        >>> tf.math.bincount([1, 1, 3, 0], minlength=5).tolist()
+        [1, 2, 0, 1, 0]
+    """
+    a = _integers(arr, "arr", "bincount")
+    if axis not in (None, 0, -1):
+        raise ValueError(f"tf.math.bincount supports axis None, 0 or -1. Received: axis={axis!r}")
+    if weights is not None and binary_output:
+        raise ValueError("tf.math.bincount: weights and binary_output=True cannot be used together.")
+    _non_negative(a, "arr", "bincount")
+    length = int(a.max()) + 1 if a.numel() else 0
+    if minlength is not None:
+        length = builtins.max(length, int(minlength))
+    if maxlength is not None:
+        length = builtins.min(length, int(maxlength))
+    rows = a.reshape(-1, a.shape[-1]) if axis == -1 and a.dim() > 1 else a.reshape(1, -1)
+    w = torch.ones(rows.shape, dtype=as_dtype(dtype)) if weights is None else to_tensor(weights)
+    if w.numel() != a.numel():
+        raise ValueError(
+            f"tf.math.bincount: weights must have the shape of arr {list(a.shape)}. Received {list(w.shape)}."
+        )
+    w = w.reshape(rows.shape)
+    keep = rows < length
+    offsets = torch.arange(rows.shape[0]).unsqueeze(1) * length
+    flat = torch.zeros(rows.shape[0] * length, dtype=w.dtype).index_add(0, (rows + offsets)[keep], w[keep])
+    if binary_output:
+        flat = (flat > 0).to(w.dtype)
+    out = flat.reshape(rows.shape[0], length)
+    return out.reshape(*a.shape[:-1], length) if axis == -1 and a.dim() > 1 else out.reshape(length)
+
+
+def _squeeze_last(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    if a.dim() == b.dim() + 1 and a.shape[-1] == 1:
+        a = a.squeeze(-1)
+    if b.dim() == a.dim() + 1 and b.shape[-1] == 1:
+        b = b.squeeze(-1)
+    return a, b
+
+
+def confusion_matrix(
+    labels: Any,
+    predictions: Any,
+    num_classes: Any = None,
+    weights: Any = None,
+    dtype: Any = torch.int32,
+    name: str | None = None,
+) -> torch.Tensor:
+    """``tf.math.confusion_matrix``: ``[num_classes, num_classes]`` counts, rows are labels, columns predictions.
+
+    Example:
+        >>> import unison as tf
+        >>> tf.math.confusion_matrix([1, 2, 4], [2, 2, 4]).tolist()[2]
+        [0, 0, 1, 0, 0]
+    """
+    lab, pred = _squeeze_last(
+        _integers(labels, "labels", "confusion_matrix"), _integers(predictions, "predictions", "confusion_matrix")
+    )
+    if lab.dim() != 1 or lab.shape != pred.shape:
+        raise ValueError(
+            "tf.math.confusion_matrix: labels and predictions must be 1-D of one length. Received shapes "
+            f"{list(lab.shape)} and {list(pred.shape)}."
+        )
+    _non_negative(lab, "labels", "confusion_matrix")
+    _non_negative(pred, "predictions", "confusion_matrix")
+    if num_classes is None:
+        n = int(torch.maximum(lab.max(), pred.max())) + 1 if lab.numel() else 0
+    else:
+        n = int(to_tensor(num_classes))
+        for what, values in (("labels", lab), ("predictions", pred)):
+            if values.numel() and int(values.max()) >= n:
+                raise ValueError(
+                    f"tf.math.confusion_matrix: {what} holds {int(values.max())}, out of range for "
+                    f"num_classes={n} (values must be in [0, num_classes)). Pass a larger num_classes."
+                )
+    out_dtype = as_dtype(dtype)
+    w = torch.ones(lab.shape, dtype=out_dtype) if weights is None else to_tensor(weights).to(out_dtype).reshape(-1)
+    if w.shape != lab.shape:
+        raise ValueError(
+            f"tf.math.confusion_matrix: weights must have the shape of predictions {list(pred.shape)}. "
+            f"Received {list(w.shape)}."
+        )
+    flat = torch.zeros(n * n, dtype=out_dtype).index_add(0, lab * n + pred, w)
+    return flat.reshape(n, n)
+
+
+def unsorted_segment_sum(data: Any, segment_ids: Any, num_segments: Any, name: str | None = None) -> torch.Tensor:
+    """``tf.math.unsorted_segment_sum``: ``out[i] = sum of data[j...] where segment_ids[j...] == i``.
+
+    ``segment_ids`` has the shape of a prefix of ``data``'s; negative ids are dropped, as in TF.
+    Gradients flow to ``data``.
+
+    Example:
+        >>> import unison as tf
+        >>> c = tf.constant([[1, 2, 3, 4], [5, 6, 7, 8], [4, 3, 2, 1]])
+        >>> tf.math.unsorted_segment_sum(c, [0, 1, 0], num_segments=2).tolist()
+        [[5, 5, 5, 5], [5, 6, 7, 8]]
+    """
+    d = to_tensor(data)
+    ids = _integers(segment_ids, "segment_ids", "unsorted_segment_sum").to(d.device)
+    if tuple(d.shape[: ids.dim()]) != tuple(ids.shape):
+        raise ValueError(
+            f"tf.math.unsorted_segment_sum: segment_ids' shape {list(ids.shape)} must be a prefix of data's "
+            f"shape {list(d.shape)}."
+        )
+    n = int(to_tensor(num_segments))
+    if ids.numel() and int(ids.max()) >= n:
+        raise ValueError(
+            f"tf.math.unsorted_segment_sum: segment id {int(ids.max())} is out of range [0, {n}). "
+            "Pass num_segments larger than every id."
+        )
+    rest = tuple(d.shape[ids.dim() :])
+    flat_ids, flat = ids.reshape(-1), d.reshape((-1, *rest))
+    keep = flat_ids >= 0
+    return torch.zeros((n, *rest), dtype=d.dtype, device=d.device).index_add(0, flat_ids[keep], flat[keep])
+
+
+def segment_sum(data: Any, segment_ids: Any, name: str | None = None) -> torch.Tensor:
+    """``tf.math.segment_sum``: sums of the rows of ``data`` sharing a (sorted) segment id.
+
+    Example:
+        >>> import unison as tf
+        >>> tf.math.segment_sum(tf.constant([1, 2, 3, 4]), [0, 0, 2, 2]).tolist()
+        [3, 0, 7]
+    """
+    d = to_tensor(data)
+    ids = _integers(segment_ids, "segment_ids", "segment_sum").to(d.device)
+    if ids.dim() != 1 or d.dim() == 0 or ids.shape[0] != d.shape[0]:
+        raise ValueError(
+            f"tf.math.segment_sum: segment_ids must be 1-D with one id per row of data. Received "
+            f"segment_ids of shape {list(ids.shape)} for data of shape {list(d.shape)}."
+        )
+    _non_negative(ids, "segment_ids", "segment_sum")
+    if ids.numel() > 1 and builtins.bool((ids[1:] < ids[:-1]).any()):
+        raise ValueError(
+            f"tf.math.segment_sum: segment_ids must be sorted in increasing order. Received {ids.tolist()!r:.100}. "
+            "Use tf.math.unsorted_segment_sum for unsorted ids."
+        )
+    n = int(ids[-1]) + 1 if ids.numel() else 0
+    return torch.zeros((n, *d.shape[1:]), dtype=d.dtype, device=d.device).index_add(0, ids, d)
+
+
+def reduce_euclidean_norm(
+    input_tensor: Any, axis: Any = None, keepdims: builtins.bool = False, name: str | None = None
+) -> torch.Tensor:
+    """``tf.math.reduce_euclidean_norm``: ``sqrt(sum(x ** 2))`` over ``axis`` (integers truncate, as in TF)."""
+    t = to_tensor(input_tensor)
+    dims = _dims(t, axis)
+    work = t if t.is_floating_point() or t.is_complex() else t.double()
+    if not dims:
+        return work.abs().to(t.dtype)
+    squares = (work * work.conj()) if work.is_complex() else work * work
+    return torch.sqrt(squares.sum(dim=dims, keepdim=keepdims)).to(t.dtype)
+
+
+def l2_normalize(
+    x: Any, axis: Any = None, epsilon: float = 1e-12, name: str | None = None, dim: Any = None
+) -> torch.Tensor:
+    """``tf.math.l2_normalize``: ``x / sqrt(max(sum(x ** 2, axis), epsilon))`` (``axis`` default: all)."""
+    t = to_tensor(x)
+    if not (t.is_floating_point() or t.is_complex()):
+        t = t.float()
+    total = _sum_of_squares(t, _dims(t, dim if axis is None else axis))
+    return t * torch.rsqrt(torch.clamp(total, min=epsilon))
+
+
 __all__ = [
     "abs",
     "add",
     "add_n",
     "argmax",
     "argmin",
+    "bincount",
     "ceil",
     "clip_by_value",
+    "confusion_matrix",
     "cos",
     "cumsum",
     "divide",
@@ -274,6 +629,7 @@ __all__ = [
     "is_finite",
     "is_inf",
     "is_nan",
+    "l2_normalize",
     "less",
     "less_equal",
     "log",
@@ -292,6 +648,7 @@ __all__ = [
     "reciprocal",
     "reduce_all",
     "reduce_any",
+    "reduce_euclidean_norm",
     "reduce_logsumexp",
     "reduce_max",
     "reduce_mean",
@@ -302,6 +659,7 @@ __all__ = [
     "reduce_variance",
     "round",
     "rsqrt",
+    "segment_sum",
     "sigmoid",
     "sign",
     "sin",
@@ -312,9 +670,12 @@ __all__ = [
     "tanh",
     "top_k",
     "truediv",
+    "unsorted_segment_sum",
 ]
+# TF has these at the top level (and in tf.linalg), not in tf.math.
+TOP_LEVEL_ONLY = ["clip_by_global_norm", "clip_by_norm", "einsum", "norm", "tensordot"]
 
-wrap_namespace(globals(), __all__)
+wrap_namespace(globals(), __all__ + TOP_LEVEL_ONLY + ["global_norm"])
 
 
 def __getattr__(name: str) -> object:
