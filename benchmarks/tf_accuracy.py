@@ -7,7 +7,8 @@ made here, in ``--work``, by these edits and nothing else:
 
 * MNIST comes from the same files unison reads (TF's Keras would download them; this machine has
   no network): ``keras.datasets.mnist.load_data()`` -> a helper that returns unison's arrays.
-  Fashion-MNIST is linked into ``$KERAS_HOME/datasets/fashion-mnist`` from unison's data folder.
+  Fashion-MNIST is linked into ``~/.keras/datasets/fashion-mnist`` (``HOME`` set to a folder of
+  ``--work`` for the TF runs) from unison's data folder.
 * The parameter-server tutorial gets back TF's own ``create_in_process_cluster`` (in-process
   ``tf.distribute.Server``s; unison's example uses its documented local-cluster equivalent).
 * Horovod's ``pytorch_mnist.py`` has no TF version: its reference is the same file at one
@@ -52,8 +53,10 @@ PROGRAMS = {
     "custom_training": Program("tf/custom_training.py", r"Test Accuracy: ([\d.]+)\n", keras2=True),
     "mnist_convnet": Program("tf/mnist_convnet.py", r"Test accuracy: ([\d.]+)", keras2=False),
     "keras_distributed": Program("tf/keras_distributed.py", r"Eval accuracy: ([\d.]+)", keras2=False, which="first"),
-    # training accuracy at the end of each epoch (2 fits of 3 epochs: main.py, then BackupAndRestore)
-    "multi_worker": Program("tf/multi_worker/main.py", r"70/70 .*?\d+ms/step.*?accuracy: ([\d.]+)", True, "all"),
+    # training accuracy at each epoch's end (2 fits of 3 epochs: main.py, then the BackupAndRestore cell)
+    "multi_worker": Program(
+        "tf/multi_worker/main.py", r"(\d+)/\1 [^\n]*?\dms/step[^\n]*?accuracy: ([\d.]+)", True, "all"
+    ),
     "parameter_server_training": Program(
         "tf/parameter_server_training.py", r"Evaluation accuracy: ([\d.]+)", keras2=True, which="all"
     ),
@@ -123,9 +126,14 @@ keras = types.SimpleNamespace(datasets=types.SimpleNamespace(mnist=types.SimpleN
 
 def to_tensorflow(source: str) -> str:
     """The TF version of an example: the imports turned back, MNIST read from unison's files."""
-    out = source.replace("import unison as tf", "import tensorflow as tf\nfrom tf_accuracy_mnist import load_mnist")
-    out = out.replace("from unison import keras", "from tensorflow import keras")
-    out = out.replace("from unison.keras import layers", "from tensorflow.keras import layers")
+    out = re.sub(
+        r"^import unison as tf$",
+        "import tensorflow as tf\nfrom tf_accuracy_mnist import load_mnist",
+        source,
+        flags=re.M,
+    )
+    out = re.sub(r"^from unison import keras$", "from tensorflow import keras", out, flags=re.M)
+    out = re.sub(r"^from unison.keras import layers$", "from tensorflow.keras import layers", out, flags=re.M)
     out = re.sub(r"(tf\.)?keras\.datasets\.mnist\.load_data\(\)", "load_mnist()", out)
     if "create_in_process_cluster" in out:
         start, end = out.index("import atexit"), out.index("# Set the environment variable")
@@ -166,11 +174,11 @@ def prepare(work: str) -> None:
     with open(os.path.join(EXAMPLES, "tf", "multi_worker", "mnist_setup.py")) as f:
         with open(os.path.join(work, "tf", "multi_worker", "mnist_setup.py"), "w") as g:
             g.write(to_tensorflow(f.read()))
-    # Fashion-MNIST: TF's loader reads $KERAS_HOME/datasets/fashion-mnist/*.gz
+    # Fashion-MNIST: TF's loader reads ~/.keras/datasets/fashion-mnist/*.gz
     from unison.keras.datasets import _fetch
 
     src = str(_fetch.locate(fashion_mnist._SPEC))  # the folder unison reads (fails with its message)
-    link = os.path.join(work, "keras_home", "datasets", "fashion-mnist")
+    link = os.path.join(work, "home", ".keras", "datasets", "fashion-mnist")
     os.makedirs(os.path.dirname(link), exist_ok=True)
     if not os.path.exists(link):
         os.symlink(src, link)
@@ -200,7 +208,9 @@ def run_program(name: str, system: str, args: argparse.Namespace) -> tuple[int, 
         python, script = args.tf_python, os.path.join(work, "tf", prog.path[len("tf/") :])
         env.update(
             PYTHONPATH=os.path.join(work, "tf"),
-            KERAS_HOME=os.path.join(work, "keras_home"),
+            # tf_keras reads ~/.keras, Keras 3 $KERAS_HOME: both point at the linked data
+            HOME=os.path.join(work, "home"),
+            KERAS_HOME=os.path.join(work, "home", ".keras"),
             TF_USE_LEGACY_KERAS="1" if prog.keras2 else "0",
             TF_CPP_MIN_LOG_LEVEL="2",
             CUDA_VISIBLE_DEVICES="",
@@ -231,7 +241,7 @@ def figure(name: str, rc: int, text: str) -> str:
         tail = [line for line in text.splitlines() if line.strip()][-1:] or [""]
         return f"exit {rc}: {tail[0][:120]}"
     prog = PROGRAMS[name]
-    found = re.findall(prog.metric, text)
+    found = [m[-1] if isinstance(m, tuple) else m for m in re.findall(prog.metric, text)]
     if not found:
         return "no figure printed"
     if prog.which == "all":
