@@ -275,6 +275,16 @@ def conv2d(
     return out.permute(0, 2, 3, 1) if channels_last else out
 
 
+def _pool_window(
+    x: torch.Tensor, ksize: Any, strides: Any, padding: Any, fn: str, channels_last: bool, explicit_ok: bool
+) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int, int, int]]:
+    """A pool's window, stride and (top, bottom, left, right) padding, checked as TF checks them."""
+    kernel = _spatial(ksize, "ksize", fn, channels_last)
+    stride = _spatial(strides, "strides", fn, channels_last)
+    pads = _pads(padding, (x.shape[2], x.shape[3]), kernel, stride, (1, 1), fn, channels_last, explicit_ok=explicit_ok)
+    return kernel, stride, pads
+
+
 def max_pool2d(
     input: Any, ksize: Any, strides: Any, padding: Any, data_format: str = "NHWC", name: str | None = None
 ) -> torch.Tensor:
@@ -288,9 +298,7 @@ def max_pool2d(
     """
     fn = "tf.nn.max_pool2d"
     x, channels_last = _to_nchw(to_tensor(input), data_format, fn)
-    kernel = _spatial(ksize, "ksize", fn, channels_last)
-    stride = _spatial(strides, "strides", fn, channels_last)
-    top, bottom, left, right = _pads(padding, (x.shape[2], x.shape[3]), kernel, stride, (1, 1), fn, channels_last)
+    kernel, stride, (top, bottom, left, right) = _pool_window(x, ksize, strides, padding, fn, channels_last, True)
     if top or bottom or left or right:
         lowest = float("-inf") if x.is_floating_point() else torch.iinfo(x.dtype).min
         x = F.pad(x, (left, right, top, bottom), value=lowest)
@@ -313,11 +321,7 @@ def avg_pool2d(
     x, channels_last = _to_nchw(to_tensor(input), data_format, fn)
     if not x.is_floating_point():
         raise TypeError(f"{fn} takes a float tensor. Received {x.dtype}; cast it first (tf.cast(x, tf.float32)).")
-    kernel = _spatial(ksize, "ksize", fn, channels_last)
-    stride = _spatial(strides, "strides", fn, channels_last)
-    top, bottom, left, right = _pads(
-        padding, (x.shape[2], x.shape[3]), kernel, stride, (1, 1), fn, channels_last, explicit_ok=False
-    )
+    kernel, stride, (top, bottom, left, right) = _pool_window(x, ksize, strides, padding, fn, channels_last, False)
     if top or bottom or left or right:
         pads = (left, right, top, bottom)
         sums = F.avg_pool2d(F.pad(x, pads), kernel, stride, divisor_override=1)
