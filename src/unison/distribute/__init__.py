@@ -65,4 +65,19 @@ def __getattr__(name: str) -> Any:
         from unison.distribute import parameter_server
 
         return getattr(parameter_server, name)
+    if name in _OTHER_STRATEGIES:
+        raise AttributeError(
+            f"unison does not implement tf.distribute.{name}: {_OTHER_STRATEGIES[name]} unison's strategies are "
+            "MirroredStrategy, MultiWorkerMirroredStrategy, ParameterServerStrategy, OneDeviceStrategy and "
+            "experimental.CentralStorageStrategy."
+        )
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# TF strategies unison leaves out, and what to use instead (named in the AttributeError).
+_OTHER_STRATEGIES = {
+    "TPUStrategy": "PyTorch has no TPU backend here; on GPUs or CPUs use MirroredStrategy (one host) or "
+    "MultiWorkerMirroredStrategy (several).",
+    "CentralStorageStrategy": "TF has it only as tf.distribute.experimental.CentralStorageStrategy, which unison "
+    "implements.",
+}
