@@ -93,10 +93,20 @@ def test_unknown_activation_lists_names_and_received_value() -> None:
 # Initializers (unison.keras.initializers) share this file: they are small and layer-facing.
 
 
-def test_fans_follow_torch_layout() -> None:
-    assert initializers.compute_fans((20, 10)) == (10, 20)
-    assert initializers.compute_fans((8, 4, 3, 3)) == (36, 72)
+def test_fans_follow_keras_layout() -> None:
+    assert initializers.compute_fans((10, 20)) == (10, 20)  # Dense kernel (in, units)
+    assert initializers.compute_fans((3, 3, 4, 8)) == (36, 72)  # Conv2D kernel (kh, kw, in, filters)
     assert initializers.compute_fans((5,)) == (5, 5)
+
+
+def test_orthogonal_is_orthogonal_along_keras_axes() -> None:
+    w = torch.empty(6, 4)  # (in, units): the 4 columns are orthonormal, as in Keras
+    initializers.get("orthogonal")(w)
+    torch.testing.assert_close(w.t() @ w, torch.eye(4), atol=1e-5, rtol=0)
+    k = torch.empty(3, 2, 5, 8)  # a kernel: flattened to (3*2*5, 8)
+    initializers.get("orthogonal")(k)
+    flat = k.reshape(-1, 8)
+    torch.testing.assert_close(flat.t() @ flat, torch.eye(8), atol=1e-5, rtol=0)
 
 
 @pytest.mark.parametrize(
@@ -110,7 +120,7 @@ def test_fans_follow_torch_layout() -> None:
 )
 def test_uniform_initializers_use_keras_limits(name, limit) -> None:
     torch.manual_seed(0)
-    w = torch.empty(200, 300)  # Linear(300 -> 200)
+    w = torch.empty(300, 200)  # a Dense(300 -> 200) kernel, Keras layout (in, units)
     initializers.get(name)(w)
     assert w.abs().max().item() <= limit
     assert w.abs().max().item() > 0.95 * limit  # the range is used, not a narrower one
@@ -128,7 +138,7 @@ def test_uniform_initializers_use_keras_limits(name, limit) -> None:
 )
 def test_normal_initializers_have_keras_standard_deviation(name, std) -> None:
     torch.manual_seed(0)
-    w = torch.empty(200, 300)
+    w = torch.empty(300, 200)
     initializers.get(name)(w)
     assert w.std().item() == pytest.approx(std, rel=0.03)
     if name != "random_normal":  # truncated at two (uncorrected) standard deviations

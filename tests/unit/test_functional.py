@@ -30,7 +30,7 @@ def test_model_inputs_outputs_is_functional_and_matches_layers_by_hand() -> None
     assert isinstance(model, Functional) and isinstance(model, keras.Model)
     d1, d2 = model.layers
     x = torch.randn(6, 4)
-    expected = torch.softmax(torch.nn.functional.linear(torch.relu(d1(x)), d2.kernel, d2.bias), dim=-1)
+    expected = torch.softmax(torch.nn.functional.linear(torch.relu(d1(x)), d2.kernel.t(), d2.bias), dim=-1)
     torch.testing.assert_close(model(x), expected)
     assert model.count_params() == 4 * 8 + 8 + 8 * 3 + 3
     keys = list(model.state_dict())

@@ -52,7 +52,7 @@ def test_custom_loop_with_apply_gradients_equals_torch_adam():
         opt.apply_gradients(zip(grads, model.trainable_variables))
         w1, b1, w2, b2 = reference
         lin = torch.nn.functional.linear
-        logits = lin(torch.relu(lin(x, w1, b1)), w2, b2)
+        logits = lin(torch.relu(lin(x, w1.t(), b1)), w2.t(), b2)  # Keras kernels are (in, units)
         ref_opt.zero_grad()
         torch.nn.functional.cross_entropy(logits, y).backward()
         ref_opt.step()

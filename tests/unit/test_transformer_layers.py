@@ -21,7 +21,7 @@ def _reference_mha(mha, query, value, mask=None):
     b, t, s = query.shape[0], query.shape[1], value.shape[1]
 
     def proj(dense, x, size):
-        y = torch.einsum("bnd,ed->bne", x, dense.kernel)
+        y = torch.einsum("bnd,de->bne", x, dense.kernel)
         if dense.bias is not None:
             y = y + dense.bias
         return y.reshape(b, x.shape[1], h, size)
@@ -35,7 +35,7 @@ def _reference_mha(mha, query, value, mask=None):
     if mask is not None:
         probs = probs * m
     out = torch.einsum("bhts,bshv->bthv", probs, val).reshape(b, t, h * v)
-    out = torch.einsum("bte,oe->bto", out, mha.output_dense.kernel) + mha.output_dense.bias
+    out = torch.einsum("bte,eo->bto", out, mha.output_dense.kernel) + mha.output_dense.bias
     return out, probs
 
 
@@ -80,7 +80,7 @@ def test_mha_shapes_follow_keras():
     assert tuple(out.shape) == (4, 8, 16) and tuple(scores.shape) == (4, 2, 8, 2)
     mha2 = layers.MultiHeadAttention(num_heads=3, key_dim=4, value_dim=5, output_shape=7)
     assert tuple(mha2(target, source, key=torch.randn(4, 2, 9)).shape) == (4, 8, 7)
-    assert tuple(mha2.value_dense.kernel.shape) == (15, 16) and tuple(mha2.key_dense.kernel.shape) == (12, 9)
+    assert tuple(mha2.value_dense.kernel.shape) == (16, 15) and tuple(mha2.key_dense.kernel.shape) == (9, 12)
 
 
 @pytest.mark.parametrize("case", ["plain", "causal", "padding", "attention_mask"])
@@ -178,7 +178,7 @@ def test_dense_on_inputs_of_any_rank_keeps_the_mask():
     x = set_mask(torch.randn(2, 4, 5, 6), torch.ones(2, 4, 5, dtype=torch.bool))
     y = dense(x)
     assert tuple(y.shape) == (2, 4, 5, 3)
-    torch.testing.assert_close(y, x @ dense.kernel.T + dense.bias)
+    torch.testing.assert_close(y, x @ dense.kernel + dense.bias)
     assert get_mask(y) is get_mask(x)
 
 

@@ -64,7 +64,7 @@ def test_empty_file_names_file_and_expected_structure(tmp_path) -> None:
         _model().load_weights(path)
     text = str(info.value)
     assert str(path) in text and "empty (0 bytes)" in text
-    assert "4 tensors: stack.0.kernel: (16, 6), stack.0.bias: (16,)" in text
+    assert "4 tensors: stack.0.kernel: (6, 16), stack.0.bias: (16,)" in text
 
 
 def test_truncated_file_names_file(saved) -> None:
@@ -82,7 +82,7 @@ def test_wrong_shape_names_file_expected_and_found(saved) -> None:
         _model(width=8).load_weights(path)
     text = str(info.value)
     assert path in text and "shapes differ" in text
-    assert "file (16, 6) vs model (8, 6)" in text
+    assert "file (6, 16) vs model (6, 8)" in text
 
 
 def test_file_of_other_model_lists_missing_and_unexpected(saved, tmp_path) -> None:
@@ -124,3 +124,71 @@ def test_model_save_file_is_verified_and_loads_as_weights(tmp_path) -> None:
     for a, b in zip(model.get_weights(), other.get_weights()):
         assert np.array_equal(a, b)
     assert not [n for n in os.listdir(tmp_path) if n.startswith(".tmp-")]
+
+
+def _write_old_layout(path: str, state: dict, extra: dict | None = None) -> None:
+    """A file as unison wrote it before Dense/Conv2D kept Keras's layout: torch-layout kernels, no
+    "layout" entry (written by hand here: today's writer always marks its files)."""
+    import io
+
+    from unison._io import write_verified
+    from unison.keras.weights_file import WEIGHTS_KIND
+
+    old = {}
+    for key, value in state.items():
+        if key.endswith("kernel") and value.dim() == 2:
+            value = value.t().contiguous()  # (in, units) -> torch's (units, in)
+        elif key.endswith("kernel") and value.dim() == 4:
+            value = value.permute(3, 2, 0, 1).contiguous()  # (kh, kw, in, filters) -> (filters, in, kh, kw)
+        old[key] = value
+    buffer = io.BytesIO()
+    torch.save({"format": WEIGHTS_KIND, "state_dict": old, **(extra or {})}, buffer)
+    write_verified(path, buffer.getvalue(), kind=WEIGHTS_KIND)
+
+
+def test_files_of_the_torch_kernel_layout_load_into_keras_layout_kernels(tmp_path) -> None:
+    torch.manual_seed(0)
+    model = tf.keras.Sequential(
+        [
+            tf.keras.Input(shape=(8, 8, 3)),
+            tf.keras.layers.Conv2D(4, 3),
+            tf.keras.layers.Flatten(),
+            tf.keras.layers.Dense(5),
+        ]
+    )
+    assert tuple(model.layers[0].kernel.shape) == (3, 3, 3, 4) and tuple(model.layers[2].kernel.shape) == (144, 5)
+    path = str(tmp_path / "old.weights.pt")
+    _write_old_layout(path, {k: v.detach().clone() for k, v in model.state_dict().items()})
+    x = torch.randn(2, 8, 8, 3)
+    want = model(x).detach()
+    for p in model.parameters():
+        torch.nn.init.zeros_(p)
+    model.load_weights(path)
+    torch.testing.assert_close(model(x).detach(), want)
+    # a file of today's writer is never turned around, even where a transpose would fit
+    square = tf.keras.Sequential([tf.keras.Input(shape=(3,)), tf.keras.layers.Dense(3)])
+    kernel = square.layers[0].kernel.detach().clone()
+    square.save_weights(str(tmp_path / "new.weights.pt"))
+    square.load_weights(str(tmp_path / "new.weights.pt"))
+    assert torch.equal(square.layers[0].kernel.detach(), kernel)
+
+
+def test_old_optimizer_slots_turn_into_keras_layout_and_new_ones_stay(tmp_path) -> None:
+    model = _model()
+    model.compile(tf.keras.optimizers.Adam(0.01), loss="mse")
+    model.fit(np.ones((8, 6), "float32"), np.ones((8, 2), "float32"), epochs=1, verbose=0)
+    path = str(tmp_path / "m.keras")
+    model.save(path)
+    from unison.keras.weights_file import optimizer_slots_from_torch_layout
+
+    opt = model.optimizer.torch_optimizer
+    kernel = model.layers[0].kernel
+    want = opt.state[kernel]["exp_avg"].clone()
+    opt.state[kernel]["exp_avg"] = want.t().contiguous()  # as an old file's slot would load
+    optimizer_slots_from_torch_layout({"format": "old"}, opt)
+    assert torch.equal(opt.state[kernel]["exp_avg"], want)
+    opt.state[kernel]["exp_avg"] = want.t().contiguous()
+    optimizer_slots_from_torch_layout({"layout": "keras-kernels"}, opt)  # today's files: untouched
+    assert opt.state[kernel]["exp_avg"].shape == want.t().shape
+    again = tf.keras.models.load_model(path)
+    assert again.layers[0].kernel.shape == (6, 16)

@@ -1,10 +1,10 @@
 """Keras weight initializers that fill a torch tensor in place.
 
 ``get("glorot_uniform")`` returns an ``Initializer``: ``init(tensor)`` fills ``tensor`` under
-``torch.no_grad()`` and returns ``None``. Fans follow torch's layout, which Keras computes the
-same way once its kernel axes are read in torch's order: a ``Linear`` weight ``(out, in)`` has
-``fan_in=in``, ``fan_out=out``; a ``Conv2d`` weight ``(out, in, kh, kw)`` has
-``fan_in=in*kh*kw``, ``fan_out=out*kh*kw``; a 1-D tensor has ``fan_in=fan_out=len``.
+``torch.no_grad()`` and returns ``None``. Fans follow Keras's rule for its kernel layout (the
+layout unison's layers keep): a ``Dense`` kernel ``(in, units)`` has ``fan_in=in``,
+``fan_out=units``; a ``Conv2D`` kernel ``(kh, kw, in, filters)`` has ``fan_in=kh*kw*in``,
+``fan_out=kh*kw*filters``; a 1-D tensor has ``fan_in=fan_out=len``.
 
 The ``*_normal`` variance-scaling initializers draw from a normal truncated at two standard
 deviations and divide the standard deviation by ``0.87962566103423978`` (the standard
@@ -56,10 +56,10 @@ _TRUNCATED_STD = 0.87962566103423978
 
 
 def compute_fans(shape: tuple[int, ...] | torch.Size) -> tuple[int, int]:
-    """Return ``(fan_in, fan_out)`` for a tensor in torch's weight layout.
+    """Return ``(fan_in, fan_out)`` for a kernel in Keras's layout (``(..., in, out)``).
 
     Example:
-        >>> compute_fans((64, 32, 3, 3))
+        >>> compute_fans((3, 3, 32, 64))
         (288, 576)
     """
     shape = tuple(shape)
@@ -67,8 +67,8 @@ def compute_fans(shape: tuple[int, ...] | torch.Size) -> tuple[int, int]:
         return 1, 1
     if len(shape) == 1:
         return shape[0], shape[0]
-    receptive_field = math.prod(shape[2:])
-    return shape[1] * receptive_field, shape[0] * receptive_field
+    receptive_field = math.prod(shape[:-2])
+    return shape[-2] * receptive_field, shape[-1] * receptive_field
 
 
 class Initializer:
@@ -303,7 +303,7 @@ class LecunNormal(_FixedVarianceScaling):
 
 class Orthogonal(Initializer):
     """(Semi-)orthogonal matrix times ``gain``; tensors of rank > 2 are flattened to
-    ``(shape[0], prod(shape[1:]))`` as ``torch.nn.init.orthogonal_`` does."""
+    ``(prod(shape[:-1]), shape[-1])``, as Keras does for its kernel layout."""
 
     def __init__(self, gain: float = 1.0, seed: int | None = None) -> None:
         super().__init__(seed)
@@ -314,7 +314,10 @@ class Orthogonal(Initializer):
             raise ValueError(
                 f"The Orthogonal initializer needs a tensor of rank >= 2. Received: shape={tuple(tensor.shape)}"
             )
-        torch.nn.init.orthogonal_(tensor, gain=self.gain, generator=generator)
+        # torch flattens to (shape[0], rest); Keras to (rest, shape[-1]): fill that view transposed.
+        flat = torch.empty(tensor.shape[-1], math.prod(tensor.shape[:-1]), dtype=tensor.dtype, device=tensor.device)
+        torch.nn.init.orthogonal_(flat, gain=self.gain, generator=generator)
+        tensor.copy_(flat.t().reshape(tensor.shape))
 
     def get_config(self) -> dict[str, Any]:
         return {"gain": self.gain, "seed": self.seed}

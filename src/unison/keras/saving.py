@@ -406,6 +406,7 @@ def _restore_optimizer(model: Any, payload: dict[str, Any], path: str) -> None:
         return
     try:
         torch_opt.load_state_dict(state)
+        weights_file.optimizer_slots_from_torch_layout(payload, torch_opt)
     except (ValueError, KeyError) as exc:
         raise SavingError(
             f"The optimizer state in {path!r} does not fit the rebuilt model's optimizer ({exc}). "

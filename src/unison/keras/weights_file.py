@@ -37,12 +37,15 @@ from unison.errors import WeightsFileError
 WEIGHTS_KIND = "unison.weights/2"
 MODEL_FORMAT = "unison.model/2"
 _SHOWN = 8  # entries of a structure listed in an error before "... and N more"
+# Files since Dense and Conv2D keep Keras's kernel layout say so; older ones hold torch's
+# (units, in) and (filters, in, kh, kw) kernels and are converted when read.
+KERAS_LAYOUT = "keras-kernels"
 
 
 def write_state(path: str | os.PathLike[str], payload: Mapping[str, Any], kind: str) -> None:
     """``torch.save`` ``payload`` into ``path`` atomically, with a checksum of its bytes."""
     buffer = io.BytesIO()
-    torch.save({"format": kind, **payload}, buffer)
+    torch.save({"format": kind, "layout": KERAS_LAYOUT, **payload}, buffer)
     write_verified(path, buffer.getvalue(), kind=WEIGHTS_KIND)
 
 
@@ -112,6 +115,8 @@ def read_state(
     state = payload.get("state_dict") if isinstance(payload, dict) and "state_dict" in payload else payload
     if not isinstance(state, Mapping):
         raise _error(name, expected, f"it holds a {type(state).__name__}, not a dict of weights.")
+    if not (isinstance(payload, dict) and payload.get("layout") == KERAS_LAYOUT):
+        state = _kernels_from_torch_layout(state, expected)
     missing = [k for k in expected if k not in state]
     unexpected = [k for k in state if k not in expected]
     if missing or unexpected:
@@ -133,3 +138,57 @@ def read_state(
 def _has_shape(value: Any) -> bool:
     """A tensor whose shape is known (a lazy weight not built yet has none to compare)."""
     return isinstance(value, torch.Tensor) and not torch.nn.parameter.is_lazy(value)
+
+
+def _kernels_from_torch_layout(state: Mapping[str, Any], expected: Mapping[str, Any]) -> dict[str, Any]:
+    """A file written before Dense/Conv2D kept Keras's layout: turn its kernels into that layout.
+
+    Only a ``kernel`` whose shape is the old layout of the shape this model expects is converted
+    (``(units, in)`` -> ``(in, units)``, ``(filters, in, kh, kw)`` -> ``(kh, kw, in, filters)``);
+    anything else is left for the usual shape check to report.
+
+    Example:
+        >>> _kernels_from_torch_layout({"d.kernel": torch.zeros(3, 2)}, {"d.kernel": torch.zeros(2, 3)})["d.kernel"].shape
+        torch.Size([2, 3])
+    """
+    out = dict(state)
+    for key, want in expected.items():
+        value = out.get(key)
+        if (
+            not (key == "kernel" or key.endswith(".kernel"))
+            or not _has_shape(want)
+            or not isinstance(value, torch.Tensor)
+        ):
+            continue
+        if value.shape == want.shape:
+            continue
+        turned = _old_kernel(value, want.shape)
+        if turned is not None:
+            out[key] = turned
+    return out
+
+
+def _old_kernel(value: torch.Tensor, want: torch.Size) -> torch.Tensor | None:
+    """``value`` turned from torch's kernel layout into Keras's ``want`` shape, or None."""
+    if value.dim() == 2 and value.t().shape == want:
+        return value.t().contiguous()
+    if value.dim() == 4 and value.permute(2, 3, 1, 0).shape == want:
+        return value.permute(2, 3, 1, 0).contiguous()
+    return None
+
+
+def optimizer_slots_from_torch_layout(payload: Any, optimizer: torch.optim.Optimizer) -> None:
+    """After loading an older file's optimizer state: turn kernel-shaped slots (Adam's moments) around.
+
+    Files written since the layout change are left alone; a slot already of its parameter's shape
+    too.
+    """
+    if isinstance(payload, dict) and payload.get("layout") == KERAS_LAYOUT:
+        return
+    for group in optimizer.param_groups:
+        for param in group["params"]:
+            for name, value in optimizer.state.get(param, {}).items():
+                if isinstance(value, torch.Tensor) and value.shape != param.shape and value.dim() >= 2:
+                    turned = _old_kernel(value, param.shape)
+                    if turned is not None:
+                        optimizer.state[param][name] = turned

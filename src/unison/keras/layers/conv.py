@@ -103,7 +103,7 @@ class Conv2D(Layer):
         self.in_channels = int(input_shape[-1])
         self.kernel = self.add_weight(
             name="kernel",
-            shape=(self.filters, self.in_channels, *self.kernel_size),
+            shape=(*self.kernel_size, self.in_channels, self.filters),  # Keras's (kh, kw, in, filters)
             initializer=k_init,
             regularizer=k_reg,
         )
@@ -123,7 +123,8 @@ class Conv2D(Layer):
             )
         if self.padding == "same":
             x = _pad_same(x, self.kernel_size, self.strides, self.dilation_rate)
-        y = F.conv2d(x, self.kernel, self.bias, self.strides, 0, self.dilation_rate)
+        # torch convolves (filters, in, kh, kw): a permuted view of Keras's kernel, no copy kept.
+        y = F.conv2d(x, self.kernel.permute(3, 2, 0, 1), self.bias, self.strides, 0, self.dilation_rate)
         return self.activation(y.permute(0, 2, 3, 1))
 
 

@@ -93,9 +93,10 @@ class Dense(DTypePolicyMixin, Layer):
 
     def build(self, input_shape: torch.Size) -> None:
         k_init, b_init, k_reg, b_reg = self._init
-        # torch layout (out, in) so F.linear runs without a transpose; fans are the same.
+        # Keras's layout (in, units): get_weights/set_weights and layer.kernel match Keras; F.linear
+        # takes the transposed view at no cost (the matmul reads it with a transpose flag).
         self.kernel = self.add_weight(
-            name="kernel", shape=(self.units, int(input_shape[-1])), initializer=k_init, regularizer=k_reg
+            name="kernel", shape=(int(input_shape[-1]), self.units), initializer=k_init, regularizer=k_reg
         )
         self.bias = (
             self.add_weight(name="bias", shape=(self.units,), initializer=b_init, regularizer=b_reg)
@@ -111,7 +112,7 @@ class Dense(DTypePolicyMixin, Layer):
                 f"of input shape to have value {self.in_features}, but received input with shape "
                 f"{tuple(inputs.shape)}."
             )
-        return set_mask(self.activation(F.linear(inputs, self.kernel, self.bias)), get_mask(inputs))
+        return set_mask(self.activation(F.linear(inputs, self.kernel.t(), self.bias)), get_mask(inputs))
 
 
 class Activation(DTypePolicyMixin, Layer):
