@@ -6,10 +6,22 @@ Example:
     10
 """
 
+from unison.keras.layers.activation_layers import ELU, LeakyReLU, PReLU, ReLU, Softmax
 from unison.keras.layers.attention import MultiHeadAttention
+from unison.keras.layers.augmentation import (
+    RandomBrightness,
+    RandomContrast,
+    RandomCrop,
+    RandomFlip,
+    RandomRotation,
+    RandomTranslation,
+    RandomZoom,
+)
 from unison.keras.layers.base import Layer
 from unison.keras.layers.conv import AveragePooling2D, Conv2D, GlobalAveragePooling2D, MaxPooling2D
+from unison.keras.layers.conv_more import Conv1D, Conv2DTranspose, DepthwiseConv2D, SeparableConv2D
 from unison.keras.layers.core import Activation, Dense, Dropout, Embedding, Flatten, Input, InputLayer, Reshape
+from unison.keras.layers.image_resizing import CenterCrop, Resizing
 from unison.keras.layers.merging import (
     Add,
     Average,
@@ -27,7 +39,20 @@ from unison.keras.layers.merging import (
     multiply,
     subtract,
 )
+from unison.keras.layers.misc import (
+    ActivityRegularization,
+    Dot,
+    GaussianDropout,
+    GaussianNoise,
+    Identity,
+    Masking,
+    Permute,
+    RepeatVector,
+    SpatialDropout1D,
+    SpatialDropout2D,
+)
 from unison.keras.layers.normalization import BatchNormalization, LayerNormalization
+from unison.keras.layers.normalization_more import GroupNormalization, UnitNormalization
 from unison.keras.layers.pooling1d import GlobalAveragePooling1D, GlobalAvgPool1D, GlobalMaxPool1D, GlobalMaxPooling1D
 from unison.keras.layers.preprocessing import (
     CategoryEncoding,
@@ -37,7 +62,20 @@ from unison.keras.layers.preprocessing import (
     Rescaling,
     StringLookup,
 )
+from unison.keras.layers.recurrent import GRU, LSTM, SimpleRNN
+from unison.keras.layers.resampling import (
+    AveragePooling1D,
+    AvgPool1D,
+    Cropping2D,
+    GlobalMaxPool2D,
+    GlobalMaxPooling2D,
+    MaxPool1D,
+    MaxPooling1D,
+    UpSampling2D,
+    ZeroPadding2D,
+)
 from unison.keras.layers.text_vectorization import TextVectorization
+from unison.keras.layers.wrappers import Bidirectional, TimeDistributed
 
 MaxPool2D = MaxPooling2D
 AvgPool2D = AveragePooling2D
@@ -89,4 +127,52 @@ __all__ = [
     "Normalization",
     "Rescaling",
     "StringLookup",
+    # recurrent layers and wrappers
+    "GRU",
+    "LSTM",
+    "SimpleRNN",
+    "Bidirectional",
+    "TimeDistributed",
+    # convolution, resampling and pooling
+    "AveragePooling1D",
+    "AvgPool1D",
+    "Conv1D",
+    "Conv2DTranspose",
+    "Cropping2D",
+    "DepthwiseConv2D",
+    "GlobalMaxPool2D",
+    "GlobalMaxPooling2D",
+    "MaxPool1D",
+    "MaxPooling1D",
+    "SeparableConv2D",
+    "UpSampling2D",
+    "ZeroPadding2D",
+    # activations, noise, shapes and other small layers
+    "ELU",
+    "LeakyReLU",
+    "PReLU",
+    "ReLU",
+    "Softmax",
+    "ActivityRegularization",
+    "Dot",
+    "GaussianDropout",
+    "GaussianNoise",
+    "GroupNormalization",
+    "Identity",
+    "Masking",
+    "Permute",
+    "RepeatVector",
+    "SpatialDropout1D",
+    "SpatialDropout2D",
+    "UnitNormalization",
+    # image augmentation and resizing
+    "CenterCrop",
+    "RandomBrightness",
+    "RandomContrast",
+    "RandomCrop",
+    "RandomFlip",
+    "RandomRotation",
+    "RandomTranslation",
+    "RandomZoom",
+    "Resizing",
 ]
