@@ -202,7 +202,7 @@ class VarianceScaling(Initializer):
 
     Example:
         >>> import torch
-        >>> w = torch.empty(100, 200)
+        >>> w = torch.empty(200, 100)  # a Dense kernel (in=200, units=100)
         >>> VarianceScaling(2.0, "fan_in", "uniform")(w)
         >>> bool(w.abs().max() <= (6.0 / 200) ** 0.5)
         True
