@@ -27,8 +27,8 @@ from __future__ import annotations
 import io
 import pickle
 import zipfile
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
