@@ -175,3 +175,19 @@ def test_not_an_archive_warns(served: Callable[..., list[str]]) -> None:
     served({URL: b"plain text"})
     with pytest.warns(UserWarning, match="Could not extract archive"):
         get_file("notes", origin=URL, extract=True)
+
+
+def test_copy_in_data_dir_replaces_the_download(
+    served: Callable[..., list[str]], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    requests = served({})
+    monkeypatch.setenv("UNISON_DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "shakespeare.txt").write_bytes(b"To be")
+    url = "https://example.org/data/shakespeare.txt"
+    assert get_file("shakespeare.txt", url) == str(tmp_path / "data" / "shakespeare.txt")
+    (tmp_path / "data" / "photos.tgz").write_bytes(_tarball({"photos/a.jpg": b"a"}))
+    folder = get_file("photos", origin="https://example.org/photos.tgz", untar=True)
+    assert (Path(folder) / "photos" / "a.jpg").read_bytes() == b"a" and requests == []
+    with pytest.warns(UserWarning, match="its hash does not match"), pytest.raises(DatasetError, match="network"):
+        get_file("shakespeare.txt", url, file_hash="0" * 64)

@@ -4,7 +4,9 @@ Keras 3's semantics: the file lands in ``<cache_dir>/<cache_subdir>/<fname>`` (`
 to ``$KERAS_HOME`` or ``~/.keras``, ``cache_subdir`` to ``"datasets"``); a cached file is used as is
 when it matches ``file_hash`` (sha256 or md5, told apart by length) and fetched again when it does not;
 ``extract=True`` unpacks a tar or zip archive into ``<fname>`` (or ``<stem>_extracted`` when ``fname``
-has a suffix) next to it. Unlike Keras, an archive member that would land outside the extraction
+has a suffix) next to it. Where Keras would download, a copy placed in ``$UNISON_DATA_DIR`` (named
+``fname`` or as the URL's last part, and matching ``file_hash`` if given) is used instead, so that
+programs run on machines without network. Unlike Keras, an archive member that would land outside the extraction
 folder (``../``, an absolute path, a link pointing out) is skipped with a warning, as is any device
 file, and the folder appears whole or not at all (extracted beside it, then renamed).
 
@@ -225,16 +227,46 @@ def get_file(
             file=sys.stderr,
         )
         download = True
+    source = download_target
     if download:
-        download_url(origin, download_target, file_hash, hash_algorithm)
+        provided = None if force_download else _provided_copy(name, origin, file_hash, hash_algorithm)
+        if provided is None:
+            try:
+                download_url(origin, download_target, file_hash, hash_algorithm)
+            except DatasetError as exc:
+                if "UNISON_DATA_DIR" in os.environ:
+                    raise
+                raise DatasetError(f"{exc} (Or put it in a folder named by $UNISON_DATA_DIR.)") from exc.__cause__
+        else:
+            source = provided
+            if extraction_dir is None:
+                return str(provided)
 
     if extraction_dir is None:
         return str(download_target)
     if download or not extraction_dir.exists():
         fmt = "tar" if untar else archive_format
-        if not extract_archive(download_target, extraction_dir, fmt):
-            warnings.warn(f"Could not extract archive {download_target}: it is not a {fmt} archive.", stacklevel=2)
+        if not extract_archive(source, extraction_dir, fmt):
+            warnings.warn(f"Could not extract archive {source}: it is not a {fmt} archive.", stacklevel=2)
     return str(extraction_dir)
+
+
+def _provided_copy(name: str, origin: str, file_hash: str | None, algorithm: str) -> Path | None:
+    """A copy the user put in ``$UNISON_DATA_DIR`` (under ``fname`` or the URL's file name), used
+    instead of a download on machines without network; one that fails ``file_hash`` is ignored."""
+    root = os.environ.get("UNISON_DATA_DIR")
+    if not root:
+        return None
+    url_name = os.path.basename(urllib.parse.urlsplit(origin).path)
+    for candidate in dict.fromkeys(n for n in (name, url_name) if n):
+        path = Path(root).expanduser() / candidate
+        if not path.is_file():
+            continue
+        if file_hash is not None and not validate_file(path, file_hash, algorithm):
+            warnings.warn(f"Ignoring {path}: its hash does not match {file_hash}.", stacklevel=3)
+            continue
+        return path
+    return None
 
 
 def download_url(url: str, dest: Path, file_hash: str | None = None, algorithm: str = "auto") -> None:
