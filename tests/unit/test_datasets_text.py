@@ -188,3 +188,10 @@ def test_corrupt_npz(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     np.savez(tmp_path / "data" / "reuters" / "reuters.npz", x=_ragged([[1], [2]]), y=np.zeros(3))
     with pytest.raises(DatasetError, match="one label per text"):
         reuters.load_data()
+    np.savez(tmp_path / "data" / "reuters" / "reuters.npz", x=_ragged(["ab", "c"]), y=np.zeros(2))
+    with pytest.raises(DatasetError, match="a text is a str, expected a list of word ranks"):
+        reuters.load_data()
+    # Texts of one length stored as a 2-D int array: rows are texts (as Keras iterates them).
+    np.savez(tmp_path / "data" / "reuters" / "reuters.npz", x=np.array([[1, 2], [3, 4]]), y=np.array([0, 1]))
+    (x_train, _), _ = reuters.load_data(test_split=0.0, seed=0, num_words=100)
+    assert sorted(_lists(x_train)) == [[1, 4, 5], [1, 6, 7]]

@@ -49,12 +49,13 @@ def read_npz(spec: _keras_files.KerasFile, path: str, keys: Sequence[str]) -> di
 
 def check_sequences(xs: np.ndarray, labels: np.ndarray, file: str) -> None:
     """Every element of ``xs`` is a list (its words are made ints by :func:`shift`), one label per text."""
-    if xs.ndim != 1 or labels.shape != (len(xs),):
+    # A file whose texts all have one length may hold them as a 2-D int array; its rows are the texts.
+    if not (xs.ndim == 1 or (xs.ndim == 2 and xs.dtype.kind in "iu")) or labels.shape != (len(xs),):
         raise DatasetError(
-            f"{file}: expected a 1-D array of texts and one label per text, got {xs.shape} and "
+            f"{file}: expected a 1-D array of texts (or a 2-D int array) and one label per text, got {xs.shape} and "
             f"{labels.shape}. To fix: delete the file or replace it with Keras's."
         )
-    for x in xs:
+    for x in xs if xs.dtype == object else ():
         if not isinstance(x, (list, np.ndarray)):
             raise DatasetError(
                 f"{file}: a text is a {type(x).__name__}, expected a list of word ranks (ints). "
