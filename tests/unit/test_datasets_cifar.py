@@ -247,3 +247,37 @@ def test_tarball_without_the_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     monkeypatch.setenv(_fetch.ENV_DATA_DIR, str(tmp_path / "data"))
     with pytest.raises(DatasetError, match="no complete cifar-10-batches-py/ folder"):
         cifar10.load_data()
+
+
+def test_cifar10_binary_version(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    data, labels = _cifar10_arrays(n=2)
+    src = tmp_path / "src"
+    src.mkdir()
+    names = [*(f"data_batch_{i}.bin" for i in range(1, 6)), "test_batch.bin"]
+    for name, d, y in zip(names, data, labels, strict=True):
+        (src / name).write_bytes(b"".join(bytes([label]) + row.tobytes() for label, row in zip(y, d, strict=True)))
+    _tar(src, "cifar-10-batches-bin", tmp_path / "data" / "cifar10" / "cifar-10-binary.tar.gz")
+    monkeypatch.setenv(_fetch.ENV_DATA_DIR, str(tmp_path / "data"))
+    (x_train, y_train), (x_test, y_test) = cifar10.load_data()
+    assert x_train.shape == (10, 32, 32, 3) and y_train[:, 0].tolist() == sum(labels[:5], [])
+    assert x_test[1, 2, 3].tolist() == [data[5][1][2 * 32 + 3 + c * 1024] for c in range(3)]
+    (src / "test_batch.bin").write_bytes(b"\x01" * 100)
+    _tar(src, "cifar-10-batches-bin", tmp_path / "data" / "cifar10" / "cifar-10-binary.tar.gz")
+    import shutil
+
+    shutil.rmtree(tmp_path / "cache")
+    with pytest.raises(DatasetError, match="not a whole number of 3073-byte records"):
+        cifar10.load_data()
+
+
+def test_cifar100_binary_version(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    folder = tmp_path / "data" / "cifar100" / "cifar-100-binary"
+    folder.mkdir(parents=True)
+    rng = np.random.default_rng(3)
+    pixels = rng.integers(0, 256, (2, 3072), dtype=np.uint8)
+    for name in ("train.bin", "test.bin"):  # coarse 4 and 17, fine 40 and 99
+        (folder / name).write_bytes(bytes([4, 40]) + pixels[0].tobytes() + bytes([17, 99]) + pixels[1].tobytes())
+    monkeypatch.setenv(_fetch.ENV_DATA_DIR, str(tmp_path / "data"))
+    (x_train, y_fine), _ = cifar100.load_data()
+    assert y_fine[:, 0].tolist() == [40, 99] and x_train[1, 0, 0, 2] == pixels[1][2048]
+    assert cifar100.load_data(label_mode="coarse")[1][1][:, 0].tolist() == [4, 17]

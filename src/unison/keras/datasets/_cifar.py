@@ -80,6 +80,30 @@ def channels_last(x: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(x.transpose(0, 2, 3, 1))
 
 
-def find(spec: _keras_files.KerasArchive) -> Path:
-    """The folder holding the set's batch files (see :func:`_keras_files.find_folder`)."""
-    return _keras_files.find_folder(spec)
+def read_binary(path: Path, label_bytes: int, label_index: int) -> tuple[np.ndarray, np.ndarray]:
+    """One batch of CIFAR's binary version: records of ``label_bytes`` label bytes, then 3072 pixels.
+
+    CIFAR-10's records hold one label byte; CIFAR-100's two (coarse, then fine). No pickle involved.
+
+    Example:
+        >>> import tempfile
+        >>> p = Path(tempfile.mkdtemp()) / "b.bin"
+        >>> _ = p.write_bytes(bytes([7]) + bytes(3072))
+        >>> x, y = read_binary(p, 1, 0)
+        >>> x.shape, y.tolist()
+        ((1, 3, 32, 32), [7])
+    """
+    raw = np.fromfile(path, dtype=np.uint8)
+    record = label_bytes + _PIXELS
+    if raw.size == 0 or raw.size % record:
+        raise DatasetError(
+            f"The CIFAR binary batch {path} holds {raw.size} bytes, not a whole number of {record}-byte "
+            f"records ({label_bytes} label byte(s) and {_PIXELS} pixels). {_FIX}"
+        )
+    rows = raw.reshape(-1, record)
+    return rows[:, label_bytes:].reshape(-1, 3, 32, 32), rows[:, label_index].copy()
+
+
+def find(*forms: _keras_files.KerasArchive) -> tuple[_keras_files.KerasArchive, Path]:
+    """The form found and the folder holding its batch files (see :func:`_keras_files.find_folder`)."""
+    return _keras_files.find_folder(*forms)

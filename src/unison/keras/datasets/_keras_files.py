@@ -60,7 +60,7 @@ class KerasArchive:
         inner: the folder the tarball holds ("cifar-10-batches-py").
         files: the files that folder must hold for the set to be complete.
         origin: the tarball's URL; ``archive`` its file name.
-        file_hash: the tarball's sha256.
+        file_hash: the tarball's sha256; None for a form only read locally, never downloaded.
         keras_dirs: folders Keras's ``get_file`` leaves under ``~/.keras/datasets`` (Keras 3 extracts
             into ``<fname>/``, so the set sits one level deeper); ``keras_archives``: the names Keras
             gives the downloaded tarball there.
@@ -71,7 +71,7 @@ class KerasArchive:
     files: tuple[str, ...]
     origin: str
     archive: str
-    file_hash: str
+    file_hash: str | None
     aliases: tuple[str, ...] = ()
     keras_dirs: tuple[str, ...] = ()
     keras_archives: tuple[str, ...] = field(default=())
@@ -148,37 +148,40 @@ def find_file(spec: KerasFile, path: str | None = None) -> Path:
     return target
 
 
-def find_folder(spec: KerasArchive) -> Path:
-    """Return a folder holding all of ``spec.files``, extracting or downloading the tarball if needed.
+def find_folder(*forms: KerasArchive) -> tuple[KerasArchive, Path]:
+    """Return the form found and a folder holding all of its files, extracting or downloading if needed.
 
-    A complete extracted folder anywhere wins; then a tarball found locally (Keras's name or the
-    original one) is extracted into unison's cache; then the tarball is downloaded there, verified
-    against Keras's hash, and extracted (path-traversal safe).
+    ``forms`` are the layouts the set is published in (CIFAR's python pickles, then its binary
+    records); the first is the one Keras downloads. A complete extracted folder of any form, in any
+    place, wins; then a tarball found locally (Keras's name or the original one) is extracted into
+    unison's cache; then the first form's tarball is downloaded there, verified against Keras's
+    hash, and extracted (path-traversal safe).
 
     Raises:
         DatasetError: nothing local and the download failed or did not match; or an archive
             does not contain the expected folder.
     """
     looked: list[str] = []
-    archives: list[Path] = []
-    for label, root in _roots(spec.name, spec.aliases):
-        folders = [root, root / spec.inner]
-        if label == "Keras's cache":
-            folders = [root / spec.inner] + [root / d / spec.inner for d in spec.keras_dirs]
-        for folder in folders:
-            if all((folder / f).is_file() for f in spec.files):
-                return folder
-        names = (spec.archive, *spec.keras_archives) if label == "Keras's cache" else (spec.archive,)
-        archives.extend(root / n for n in names if (root / n).is_file())
-        looked.append(
-            f"  {label}: {' or '.join(str(f) for f in folders)} (no complete {spec.inner}/), "
-            f"{' or '.join(str(root / n) for n in names)} (absent)"
-        )
-    cache = _fetch.cache_dir(spec.name)
-    extracted = cache / spec.inner
-    for archive in archives:
-        return _extract(archive, cache, extracted, spec)
-    target = cache / spec.archive
+    archives: list[tuple[KerasArchive, Path]] = []
+    for spec in forms:
+        for label, root in _roots(spec.name, spec.aliases):
+            keras_cache = root == keras_datasets_dir()
+            folders = [root, root / spec.inner]
+            if keras_cache:  # only the set's own folder there: ~/.keras/datasets holds every set
+                folders = [root / spec.inner] + [root / d / spec.inner for d in spec.keras_dirs]
+            for folder in folders:
+                if all((folder / f).is_file() for f in spec.files):
+                    return spec, folder
+            names = (spec.archive, *spec.keras_archives) if keras_cache else (spec.archive,)
+            archives.extend((spec, root / n) for n in names if (root / n).is_file())
+            looked.append(
+                f"  {label}: {' or '.join(str(f) for f in folders)} (no complete {spec.inner}/), "
+                f"{' or '.join(str(root / n) for n in names)} (absent)"
+            )
+    for spec, archive in archives:
+        return spec, _extract(archive, spec)
+    spec = forms[0]
+    target = _fetch.cache_dir(spec.name) / spec.archive
     try:
         file_utils.download_url(spec.origin, target, spec.file_hash)
     except DatasetError as exc:
@@ -189,10 +192,12 @@ def find_folder(spec: KerasArchive) -> Path:
             f"{spec.archive} into ${_fetch.ENV_DATA_DIR}/{spec.name}/ (or ~/.keras/datasets/), or allow "
             f"the download from {spec.origin}."
         ) from None
-    return _extract(target, cache, extracted, spec)
+    return spec, _extract(target, spec)
 
 
-def _extract(archive: Path, cache: Path, extracted: Path, spec: KerasArchive) -> Path:
+def _extract(archive: Path, spec: KerasArchive) -> Path:
+    cache = _fetch.cache_dir(spec.name)
+    extracted = cache / spec.inner
     try:
         ok = file_utils.extract_archive(archive, cache, "tar")
     except (OSError, EOFError, ValueError) as exc:
@@ -205,5 +210,5 @@ def _extract(archive: Path, cache: Path, extracted: Path, spec: KerasArchive) ->
         why = f"it has no complete {spec.inner}/ folder ({', '.join(spec.files)})"
     raise DatasetError(
         f"Could not load the '{spec.name}' data set from {archive}: {why}.\nTo fix: replace it with "
-        f"Keras's {spec.archive} (from {spec.origin}), or delete it."
+        f"the original {spec.archive} (from {spec.origin}), or delete it."
     )

@@ -3,7 +3,8 @@
 50,000 training and 10,000 test colour images, 32x32, in 10 classes: 0 airplane, 1 automobile,
 2 bird, 3 cat, 4 deer, 5 dog, 6 frog, 7 horse, 8 ship, 9 truck (Krizhevsky 2009). The folder
 ``cifar-10-batches-py/`` (``data_batch_1`` ... ``data_batch_5``, ``test_batch``) or the tarball
-``cifar-10-python.tar.gz`` is looked up in ``$UNISON_DATA_DIR/cifar10/``, Debian's
+``cifar-10-python.tar.gz`` (or the binary version, ``cifar-10-batches-bin/`` or
+``cifar-10-binary.tar.gz``) is looked up in ``$UNISON_DATA_DIR/cifar10/``, Debian's
 ``/usr/share/datasets/cifar10/``, Keras's cache ``~/.keras/datasets/`` (Keras 2's and Keras 3's
 layouts) and unison's cache, else downloaded from Keras's URL and checked against Keras's sha256.
 
@@ -32,6 +33,16 @@ _SPEC = _keras_files.KerasArchive(
     keras_dirs=("cifar-10-batches-py",),  # Keras 3: get_file("cifar-10-batches-py", extract=True)
     keras_archives=("cifar-10-batches-py.tar.gz", "cifar-10-batches-py_archive"),  # Keras 2, Keras 3
 )
+# The "binary version" from the same page: records of 1 label byte + 3072 pixels; read, never downloaded.
+_BINARY = _keras_files.KerasArchive(
+    name="cifar10",
+    inner="cifar-10-batches-bin",
+    files=(*(f"{n}.bin" for n in _TRAIN), "test_batch.bin"),
+    origin="https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz",
+    archive="cifar-10-binary.tar.gz",
+    file_hash=None,
+    aliases=("cifar-10",),
+)
 
 
 def load_data() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
@@ -52,11 +63,15 @@ def load_data() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.nda
         >>> x_test.dtype, int(y_test.max())  # doctest: +SKIP
         (dtype('uint8'), 9)
     """
-    folder = _cifar.find(_SPEC)
-    parts = [_cifar.load_batch(folder / name) for name in _TRAIN]
+    form, folder = _cifar.find(_SPEC, _BINARY)
+    if form is _BINARY:
+        parts = [_cifar.read_binary(folder / f"{name}.bin", 1, 0) for name in _TRAIN]
+        x_test, y_test = _cifar.read_binary(folder / "test_batch.bin", 1, 0)
+    else:
+        parts = [_cifar.load_batch(folder / name) for name in _TRAIN]
+        x_test, y_test = _cifar.load_batch(folder / "test_batch")
     x_train = np.concatenate([x for x, _ in parts])
     y_train = np.concatenate([y for _, y in parts])
-    x_test, y_test = _cifar.load_batch(folder / "test_batch")
     return (
         (_cifar.channels_last(x_train), y_train.reshape(-1, 1)),
         (_cifar.channels_last(x_test), y_test.reshape(-1, 1)),

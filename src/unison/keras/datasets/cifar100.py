@@ -2,7 +2,8 @@
 
 50,000 training and 10,000 test colour images, 32x32, labelled with 100 fine classes grouped into
 20 coarse superclasses (Krizhevsky 2009). The folder ``cifar-100-python/`` (``train``, ``test``) or
-the tarball ``cifar-100-python.tar.gz`` is looked up in ``$UNISON_DATA_DIR/cifar100/``, Debian's
+the tarball ``cifar-100-python.tar.gz`` (or the binary version, ``cifar-100-binary/`` or
+``cifar-100-binary.tar.gz``) is looked up in ``$UNISON_DATA_DIR/cifar100/``, Debian's
 ``/usr/share/datasets/cifar100/``, Keras's cache ``~/.keras/datasets/`` (Keras 2's and Keras 3's
 layouts) and unison's cache, else downloaded from Keras's URL and checked against Keras's sha256.
 
@@ -29,6 +30,16 @@ _SPEC = _keras_files.KerasArchive(
     aliases=("cifar-100",),
     keras_dirs=("cifar-100-python-target",),  # Keras 3: get_file("cifar-100-python-target", extract=True)
     keras_archives=("cifar-100-python-target_archive",),
+)
+# The "binary version": records of a coarse and a fine label byte + 3072 pixels; read, never downloaded.
+_BINARY = _keras_files.KerasArchive(
+    name="cifar100",
+    inner="cifar-100-binary",
+    files=("train.bin", "test.bin"),
+    origin="https://www.cs.toronto.edu/~kriz/cifar-100-binary.tar.gz",
+    archive="cifar-100-binary.tar.gz",
+    file_hash=None,
+    aliases=("cifar-100",),
 )
 
 
@@ -57,10 +68,15 @@ def load_data(label_mode: str = "fine") -> tuple[tuple[np.ndarray, np.ndarray], 
             f'cifar100.load_data(label_mode={label_mode!r}): label_mode must be "fine" (100 classes) or '
             '"coarse" (20 superclasses).'
         )
-    folder = _cifar.find(_SPEC)
-    key = f"{label_mode}_labels"
-    x_train, y_train = _cifar.load_batch(folder / "train", key)
-    x_test, y_test = _cifar.load_batch(folder / "test", key)
+    form, folder = _cifar.find(_SPEC, _BINARY)
+    if form is _BINARY:
+        index = 0 if label_mode == "coarse" else 1
+        x_train, y_train = _cifar.read_binary(folder / "train.bin", 2, index)
+        x_test, y_test = _cifar.read_binary(folder / "test.bin", 2, index)
+    else:
+        key = f"{label_mode}_labels"
+        x_train, y_train = _cifar.load_batch(folder / "train", key)
+        x_test, y_test = _cifar.load_batch(folder / "test", key)
     return (
         (_cifar.channels_last(x_train), y_train.reshape(-1, 1)),
         (_cifar.channels_last(x_test), y_test.reshape(-1, 1)),
