@@ -138,10 +138,11 @@ def find_file(spec: KerasFile, path: str | None = None) -> Path:
     target = _fetch.cache_dir(spec.name) / fname
     try:
         file_utils.download_url(spec.origin, target, spec.file_hash)
-    except DatasetError as exc:
+    except file_utils.DownloadError as exc:
         raise DatasetError(
             f"Could not load the '{spec.name}' data set: {fname} is not on this machine and downloading "
-            f"it failed.\nLooked in:\n{_user_hint()}" + "\n".join(looked) + f"\n{exc}\n"
+            f"it failed.\nLooked in:\n{_user_hint()}" + "\n".join(looked) + f"\n"
+            f"Download of {spec.origin} into {target} failed: {exc.reason}.\n"
             f"To fix: put Keras's {fname} into ${_fetch.ENV_DATA_DIR}/{spec.name}/ (or "
             f"~/.keras/datasets/), or allow the download from {spec.origin}."
         ) from None
@@ -184,10 +185,11 @@ def find_folder(*forms: KerasArchive) -> tuple[KerasArchive, Path]:
     target = _fetch.cache_dir(spec.name) / spec.archive
     try:
         file_utils.download_url(spec.origin, target, spec.file_hash)
-    except DatasetError as exc:
+    except file_utils.DownloadError as exc:
         raise DatasetError(
             f"Could not load the '{spec.name}' data set: it is not on this machine and downloading it "
-            f"failed.\nLooked in:\n{_user_hint()}" + "\n".join(looked) + f"\n{exc}\n"
+            f"failed.\nLooked in:\n{_user_hint()}" + "\n".join(looked) + f"\n"
+            f"Download of {spec.origin} into {target} failed: {exc.reason}.\n"
             f"To fix: put the folder {spec.inner}/ (with {', '.join(spec.files)}) or the tarball "
             f"{spec.archive} into ${_fetch.ENV_DATA_DIR}/{spec.name}/ (or ~/.keras/datasets/), or allow "
             f"the download from {spec.origin}."

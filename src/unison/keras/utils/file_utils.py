@@ -274,7 +274,7 @@ def download_url(url: str, dest: Path, file_hash: str | None = None, algorithm: 
     with ``file_hash``, matching it.
 
     Raises:
-        DatasetError: the transfer failed or the bytes do not match ``file_hash``.
+        DownloadError: (a ``DatasetError``) the transfer failed or the bytes do not match ``file_hash``.
     """
     from unison.keras.datasets._fetch import _ProgressBar  # the bar mnist's downloads draw
 
@@ -296,22 +296,33 @@ def download_url(url: str, dest: Path, file_hash: str | None = None, algorithm: 
         dest.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(dest, fetch_into)
     except _HashMismatch as exc:
-        raise DatasetError(
+        reason = f"it does not match its expected hash (expected {file_hash}, received {exc.args[0]})"
+        raise DownloadError(
             f"The download of {url} does not match its expected hash, so it was not kept.\n"
             f"  expected: {file_hash}\n  received: {exc.args[0]}\n"
-            f"To fix: retry (the server may have sent a damaged file), or place the right file at {dest}."
+            f"To fix: retry (the server may have sent a damaged file), or place the right file at {dest}.",
+            reason,
         ) from None
     # URLError/HTTPError/timeouts/disk errors are OSErrors; IncompleteRead is an HTTPException;
     # a malformed URL ("unknown url type") is a ValueError.
     except (OSError, http.client.HTTPException, ValueError) as exc:
-        raise DatasetError(
+        raise DownloadError(
             f"Could not download {url} into {dest}: {_reason(exc)}.\n"
-            f"To fix: allow network access, or download the file elsewhere and place it at {dest}."
+            f"To fix: allow network access, or download the file elsewhere and place it at {dest}.",
+            _reason(exc),
         ) from exc
 
 
 class _HashMismatch(Exception):
     pass
+
+
+class DownloadError(DatasetError):
+    """A download failed or did not match its hash; ``reason`` says how in one phrase."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 def _reason(exc: BaseException) -> str:
