@@ -4,5 +4,7 @@
 from unison.keras.model_steps import unpack_x_y_sample_weight
 from unison.keras.utils import experimental
 from unison.keras.utils.numerical import set_random_seed, to_categorical
+from unison.keras.utils.sequence_utils import normalize, pad_sequences
 
 __all__ = ["experimental", "set_random_seed", "to_categorical", "unpack_x_y_sample_weight"]
+__all__ += ["normalize", "pad_sequences"]

@@ -1,0 +1,11 @@
+"""``keras.preprocessing``: the Keras 2 paths programs still import (``sequence.pad_sequences``).
+
+Example:
+    >>> from unison.keras.preprocessing.sequence import pad_sequences
+    >>> pad_sequences([[1, 2]], maxlen=3).tolist()
+    [[0, 1, 2]]
+"""
+
+from unison.keras.preprocessing import sequence
+
+__all__ = ["sequence"]
