@@ -101,8 +101,17 @@ def get_value(x: Any) -> Any:
 
 
 def set_value(x: Any, value: Any) -> None:
-    """``K.set_value(x, value)``: write ``value`` into variable ``x`` in place (its shape and dtype stay)."""
+    """``K.set_value(x, value)``: write ``value`` into variable ``x`` in place (its shape and dtype stay).
+
+    ``x`` may also be an optimizer's ``learning_rate`` (``K.set_value(model.optimizer.learning_rate, 1e-4)``).
+    """
     if not isinstance(x, torch.Tensor):
+        assign = getattr(x, "assign", None)
+        if callable(assign):
+            # An optimizer's learning rate (a float with .assign, like Keras's variable): the
+            # Keras 2 idiom K.set_value(model.optimizer.learning_rate, 0.001) lands here.
+            assign(float(np.asarray(get_value(value))) if np.ndim(get_value(value)) == 0 else value)
+            return
         raise TypeError(
             f"K.set_value needs a variable (a tensor to write into). Received {type(x).__name__}. "
             "For an optimizer's learning rate set optimizer.learning_rate = value."
