@@ -147,3 +147,16 @@ def test_submodule_namespaces():
     assert ops.nn.relu is ops.relu and ops.numpy.mean is ops.mean and ops.linalg.inv is ops.inv
     assert ops.core.shape is ops.shape and ops.math.top_k is ops.top_k
     assert "resize" not in ops.__all__ and "resize" in ops.image.__all__
+
+
+def test_extract_patches_order_and_shapes():
+    images = np.arange(2 * 4 * 6 * 3, dtype=np.float32).reshape(2, 4, 6, 3)
+    out = ops.image.extract_patches(images, 2)
+    assert tuple(out.shape) == (2, 2, 3, 12)
+    np.testing.assert_array_equal(ops.convert_to_numpy(out[1, 1, 2]), images[1, 2:4, 4:6, :].reshape(-1))
+    overlapping = ops.image.extract_patches(images, (3, 3), strides=1, padding="same")
+    assert tuple(overlapping.shape) == (2, 4, 6, 27)
+    centre = images[0, 0:3, 1:4, :].reshape(-1)
+    np.testing.assert_array_equal(ops.convert_to_numpy(overlapping[0, 1, 2]), centre)
+    with pytest.raises(ValueError, match="padding must be"):
+        ops.image.extract_patches(images, 2, padding="full")

@@ -125,6 +125,9 @@ def tensor(x: Any, dtype: Any = None) -> torch.Tensor:
         return tensor(np.asarray(x), dtype)
     if isinstance(x, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in x):
         return torch.stack([tensor(v, dtype) for v in x])
+    if isinstance(x, (list, tuple)) and any(isinstance(v, np.ndarray) for v in x):
+        # ops.convert_to_tensor([image]) with numpy images: one array first, keeping numpy's dtype.
+        return tensor(np.asarray(x), dtype)
     try:
         return torch.as_tensor(x, dtype=target if target is not None else _python_dtype(x))
     except (TypeError, ValueError, RuntimeError) as exc:

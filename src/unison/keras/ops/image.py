@@ -83,7 +83,54 @@ def rgb_to_grayscale(images: Any, data_format: str | None = None) -> Tensor:
     return torch.movedim(out, -1, -3) if first else out
 
 
-__all__ = ["resize", "rgb_to_grayscale"]
+def extract_patches(
+    images: Any,
+    size: Any,
+    strides: Any = None,
+    dilation_rate: int = 1,
+    padding: str = "valid",
+    data_format: str | None = None,
+) -> Tensor:
+    """``keras.ops.image.extract_patches(images, size, strides=None, ...)``: each ``size`` patch flattened.
+
+    The result is ``(batch, rows, cols, patch_h * patch_w * channels)`` with each patch's values in
+    (row, column, channel) order, as Keras; ``strides`` defaults to ``size`` (non-overlapping).
+
+    Example:
+        >>> import torch
+        >>> extract_patches(torch.arange(16.0).reshape(1, 4, 4, 1), 2)[0, 0, 1].tolist()
+        [2.0, 3.0, 6.0, 7.0]
+    """
+    x, first = _to_last(images, data_format, "extract_patches")
+    batched = x.dim() == 4
+    if not batched:
+        x = x.unsqueeze(0)
+    ph, pw = (size, size) if isinstance(size, int) else (int(size[0]), int(size[1]))
+    sh, sw = (ph, pw) if strides is None else ((strides, strides) if isinstance(strides, int) else tuple(strides))
+    channels = x.shape[-1]
+    planar = torch.movedim(x, -1, 1)
+    mode = str(padding).lower()
+    if mode not in ("valid", "same"):
+        raise ValueError(f"keras.ops.image.extract_patches: padding must be 'valid' or 'same'. Received: {padding!r}")
+    if mode == "same":
+        pads = []
+        for size_, k, st in ((x.shape[2], pw, sw), (x.shape[1], ph, sh)):
+            effective = (k - 1) * dilation_rate + 1
+            total = max((-(-size_ // st) - 1) * st + effective - size_, 0)
+            pads.extend([total // 2, total - total // 2])
+        planar = torch.nn.functional.pad(planar, pads)
+    cols = torch.nn.functional.unfold(planar, (ph, pw), dilation=dilation_rate, stride=(sh, sw))
+    rows_out = (planar.shape[2] - (ph - 1) * dilation_rate - 1) // sh + 1
+    cols_out = (planar.shape[3] - (pw - 1) * dilation_rate - 1) // sw + 1
+    # unfold gives (channel, row, col) per patch; Keras orders a patch (row, col, channel).
+    patches = cols.reshape(x.shape[0], channels, ph * pw, rows_out, cols_out).permute(0, 3, 4, 2, 1)
+    out = patches.reshape(x.shape[0], rows_out, cols_out, ph * pw * channels)
+    if first:
+        out = torch.movedim(out, -1, 1)
+    return out if batched else out[0]
+
+
+__all__ = ["extract_patches", "resize", "rgb_to_grayscale"]
 
 
 # Symbolic keras.Input tensors defer these to the functional graph (see unison.ops._dispatch).
