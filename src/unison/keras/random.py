@@ -8,8 +8,9 @@
 * a :class:`SeedGenerator`: a stream of its own that advances on each call (what layers hold,
   e.g. ``self.seed_generator = keras.random.SeedGenerator(1337)`` in a sampling layer).
 
-Values are drawn on the CPU (as ``tf.random`` in unison does); ``x + noise`` with ``x`` on a GPU
-needs ``noise.to(x.device)``.
+Values are drawn on the CPU (a seeded stream gives the same numbers on every device) and then
+placed on torch's default device (``torch.get_default_device()``, which ``with torch.device("cuda"):``
+sets), as Keras's torch backend places new tensors.
 
 Example:
     >>> from unison import keras
@@ -50,7 +51,7 @@ class SeedGenerator:
 
     def __init__(self, seed: int | None = None, name: str | None = None, **kwargs: Any) -> None:
         if seed is None:
-            seed = int(torch.randint(0, 2**31 - 1, (1,)).item())
+            seed = int(torch.randint(0, 2**31 - 1, (1,), device="cpu").item())
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
             raise TypeError(f"SeedGenerator takes an int seed or None. Received: seed={seed!r}")
         self.name = name or "seed_generator"
@@ -61,12 +62,12 @@ class SeedGenerator:
     @property
     def state(self) -> Tensor:
         """``[seed, draws]``: the initial seed and how many draws the stream has made."""
-        return torch.tensor([self._initial_seed, self._draws], dtype=torch.int64)
+        return torch.tensor([self._initial_seed, self._draws], dtype=torch.int64, device="cpu")
 
     def next(self, ordered: bool = True) -> Tensor:
         """A fresh seed pair from the stream (advances it), as Keras's ``SeedGenerator.next``."""
         self._draws += 1
-        return torch.randint(0, 2**31 - 1, (2,), generator=self._generator, dtype=torch.int64)
+        return torch.randint(0, 2**31 - 1, (2,), generator=self._generator, dtype=torch.int64, device="cpu")
 
     def torch_generator(self) -> torch.Generator:
         """The torch generator behind the stream; each draw from it advances the stream."""
@@ -99,6 +100,11 @@ def _float_dtype(dtype: Any, fn: str) -> torch.dtype:
     return dt
 
 
+def _placed(t: Tensor) -> Tensor:
+    device = torch.get_default_device()
+    return t if device.type == "cpu" else t.to(device)
+
+
 def _number(value: Any) -> float:
     return float(tensor(value).item()) if not isinstance(value, (int, float)) else float(value)
 
@@ -106,16 +112,16 @@ def _number(value: Any) -> float:
 def normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = None, seed: Any = None) -> Tensor:
     """``keras.random.normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None)``."""
     dt = _float_dtype(dtype, "normal")
-    draw = torch.randn(shape_tuple(shape, "normal"), generator=_generator(seed, "normal"), dtype=dt)
-    return draw * _number(stddev) + _number(mean)
+    draw = torch.randn(shape_tuple(shape, "normal"), generator=_generator(seed, "normal"), dtype=dt, device="cpu")
+    return _placed(draw * _number(stddev) + _number(mean))
 
 
 def uniform(shape: Any, minval: Any = 0.0, maxval: Any = 1.0, dtype: Any = None, seed: Any = None) -> Tensor:
     """``keras.random.uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None)``: floats in ``[minval, maxval)``."""
     dt = _float_dtype(dtype, "uniform")
-    draw = torch.rand(shape_tuple(shape, "uniform"), generator=_generator(seed, "uniform"), dtype=dt)
+    draw = torch.rand(shape_tuple(shape, "uniform"), generator=_generator(seed, "uniform"), dtype=dt, device="cpu")
     lo, hi = _number(minval), _number(maxval)
-    return draw * (hi - lo) + lo
+    return _placed(draw * (hi - lo) + lo)
 
 
 def randint(shape: Any, minval: Any, maxval: Any, dtype: Any = "int32", seed: Any = None) -> Tensor:
@@ -124,7 +130,8 @@ def randint(shape: Any, minval: Any, maxval: Any, dtype: Any = "int32", seed: An
     if hi <= lo:
         raise ValueError(f"keras.random.randint needs minval < maxval. Received: minval={minval!r}, maxval={maxval!r}")
     dt = torch_dtype(dtype)
-    return torch.randint(lo, hi, shape_tuple(shape, "randint"), generator=_generator(seed, "randint"), dtype=dt)
+    gen = _generator(seed, "randint")
+    return _placed(torch.randint(lo, hi, shape_tuple(shape, "randint"), generator=gen, dtype=dt, device="cpu"))
 
 
 def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = None, seed: Any = None) -> Tensor:
@@ -135,10 +142,13 @@ def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any 
     dt = _float_dtype(dtype, "truncated_normal")
     lo = 0.5 * (1.0 + math.erf(-2.0 / math.sqrt(2.0)))
     u = torch.rand(
-        shape_tuple(shape, "truncated_normal"), generator=_generator(seed, "truncated_normal"), dtype=torch.float64
+        shape_tuple(shape, "truncated_normal"),
+        generator=_generator(seed, "truncated_normal"),
+        dtype=torch.float64,
+        device="cpu",
     )
     z = math.sqrt(2.0) * torch.erfinv(2.0 * (lo + u * (1.0 - 2.0 * lo)) - 1.0)
-    return (z.clamp(-2.0, 2.0) * _number(stddev) + _number(mean)).to(dt)
+    return _placed((z.clamp(-2.0, 2.0) * _number(stddev) + _number(mean)).to(dt))
 
 
 def dropout(inputs: Any, rate: float, noise_shape: Any = None, seed: Any = None) -> Tensor:
@@ -152,14 +162,14 @@ def dropout(inputs: Any, rate: float, noise_shape: Any = None, seed: Any = None)
         if noise_shape is None
         else tuple(x.shape[i] if d is None else int(d) for i, d in enumerate(noise_shape))
     )
-    keep = torch.rand(shape, generator=_generator(seed, "dropout")) >= float(rate)
+    keep = torch.rand(shape, generator=_generator(seed, "dropout"), device="cpu") >= float(rate)
     return x * keep.to(device=x.device, dtype=x.dtype) / (1.0 - float(rate))
 
 
 def shuffle(x: Any, axis: int = 0, seed: Any = None) -> Tensor:
     """``keras.random.shuffle(x, axis=0, seed=None)``: a random permutation along ``axis``."""
     t = tensor(x)
-    order = torch.randperm(t.shape[axis], generator=_generator(seed, "shuffle")).to(t.device)
+    order = torch.randperm(t.shape[axis], generator=_generator(seed, "shuffle"), device="cpu").to(t.device)
     return torch.index_select(t, axis, order)
 
 
@@ -171,7 +181,7 @@ def categorical(logits: Any, num_samples: int, dtype: Any = "int32", seed: Any =
             f"keras.random.categorical takes 2-D logits (batch, classes). Received shape {tuple(probs.shape)}."
         )
     draws = torch.multinomial(probs, int(num_samples), replacement=True, generator=_generator(seed, "categorical"))
-    return draws.to(torch_dtype(dtype))
+    return draws.to(device=tensor(logits).device, dtype=torch_dtype(dtype))
 
 
 __all__ = [

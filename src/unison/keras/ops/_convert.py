@@ -116,7 +116,7 @@ def tensor(x: Any, dtype: Any = None) -> torch.Tensor:
                 f"keras.ops works on numeric tensors. Received a numpy array of dtype {x.dtype} "
                 "(strings); encode the text to numbers first (e.g. with layers.TextVectorization)."
             )
-        out = torch.from_numpy(np.ascontiguousarray(x))
+        out = _on_default_device(torch.from_numpy(np.ascontiguousarray(x)))
         return out if target is None else out.to(target)
     if isinstance(x, np.generic):
         out = torch.as_tensor(np.asarray(x))
@@ -137,6 +137,22 @@ def tensor(x: Any, dtype: Any = None) -> torch.Tensor:
         ) from None
 
 
+def _on_default_device(t: torch.Tensor) -> torch.Tensor:
+    # Inside `with torch.device("cuda")` (Keras's torch backend places new tensors on the default
+    # device) numpy data follows; torch.from_numpy itself always gives CPU tensors.
+    device = torch.get_default_device()
+    return t if device.type == "cpu" else t.to(device)
+
+
+def same_device(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
+    """``tensors`` with CPU ones moved to the device of the first accelerator tensor (numpy operands
+    meeting GPU tensors), as Keras converts every operand to the backend's device."""
+    device = next((t.device for t in tensors if t.device.type != "cpu"), None)
+    if device is None:
+        return tensors
+    return [t if t.device == device or t.dim() == 0 and t.device.type == "cpu" else t.to(device) for t in tensors]
+
+
 def pair(x1: Any, x2: Any) -> tuple[torch.Tensor, torch.Tensor]:
     """Two operands as tensors; a Python number is 'weak' and takes the other operand's kind.
 
@@ -150,7 +166,8 @@ def pair(x1: Any, x2: Any) -> tuple[torch.Tensor, torch.Tensor]:
     if b_weak and not a_weak:
         a = tensor(x1)
         return a, _weak(x2, a)
-    return tensor(x1), tensor(x2)
+    a, b = same_device([tensor(x1), tensor(x2)])
+    return a, b
 
 
 def _weak(value: builtins.int | builtins.float, other: torch.Tensor) -> torch.Tensor:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from unison.keras.ops._convert import axes, float_of, pair, shape_tuple, tensor, torch_dtype
+from unison.keras.ops._convert import axes, float_of, pair, same_device, shape_tuple, tensor, torch_dtype
 from unison.ops._dispatch import wrap_namespace
 
 Tensor = torch.Tensor
@@ -31,7 +31,7 @@ def _dtype_or_floatx(dtype: Any) -> torch.dtype:
 
 
 def _promoted(values: Sequence[Any]) -> list[Tensor]:
-    ts = [tensor(v) for v in values]
+    ts = same_device([tensor(v) for v in values])
     if not ts:
         return ts
     dtype = ts[0].dtype
@@ -349,6 +349,7 @@ def where(condition: Any, x1: Any = None, x2: Any = None) -> Any:
         raise ValueError("keras.ops.where needs both x1 and x2, or neither. Received only one of them.")
     a, b = pair(x1, x2)
     dtype = torch.promote_types(a.dtype, b.dtype)
+    cond, a, b = same_device([cond, a, b])
     return torch.where(cond.bool(), a.to(dtype), b.to(dtype))
 
 

@@ -267,7 +267,7 @@ def batch_normalization(
     shape[axis] = t.shape[axis]
 
     def along(v: Any) -> Tensor:
-        return tensor(v).to(t.dtype).reshape(shape)
+        return tensor(v).to(device=t.device, dtype=t.dtype).reshape(shape)
 
     out = (t - along(mean)) * torch.rsqrt(along(variance) + epsilon)
     if scale is not None:
@@ -353,7 +353,7 @@ def conv(
     ``in_channels // kernel.shape[-2]``.
     """
     x, last = _channels_first(float_of(tensor(inputs)), data_format, "conv")
-    k = tensor(kernel).to(x.dtype)
+    k = tensor(kernel).to(device=x.device, dtype=x.dtype)
     n = x.dim() - 2
     if k.dim() != n + 2:
         raise ValueError(
@@ -417,7 +417,7 @@ def conv_transpose(
     ``(size - 1) * stride + kernel - 2 * pad + output_padding`` (``pad = kernel // 2`` for same).
     """
     x, last = _channels_first(float_of(tensor(inputs)), data_format, "conv_transpose")
-    k = tensor(kernel).to(x.dtype)
+    k = tensor(kernel).to(device=x.device, dtype=x.dtype)
     n = x.dim() - 2
     mode = str(padding).lower()
     if mode not in ("valid", "same"):
