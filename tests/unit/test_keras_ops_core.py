@@ -160,3 +160,13 @@ def test_extract_patches_order_and_shapes():
     np.testing.assert_array_equal(ops.convert_to_numpy(overlapping[0, 1, 2]), centre)
     with pytest.raises(ValueError, match="padding must be"):
         ops.image.extract_patches(images, 2, padding="full")
+
+
+def test_reshape_with_a_symbolic_batch_size():
+    inputs = keras.Input(shape=(2, 3))
+    batch = ops.shape(inputs)[0]
+    assert batch is None
+    model = keras.Model(inputs, ops.reshape(inputs, (batch, 6)))
+    assert tuple(model(torch.zeros(4, 2, 3)).shape) == (4, 6)
+    with pytest.raises(ValueError, match="cannot reshape"):
+        ops.reshape(np.zeros((2, 3)), (None, 4))

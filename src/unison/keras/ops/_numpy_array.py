@@ -154,8 +154,11 @@ def meshgrid(*x: Any, indexing: str = "xy") -> list[Tensor]:
 
 
 def reshape(x: Any, newshape: Any) -> Tensor:
-    """``keras.ops.reshape(x, newshape)``: one entry may be ``-1``."""
+    """``keras.ops.reshape(x, newshape)``: one entry may be ``-1`` (or ``None``, from a symbolic shape)."""
     t = tensor(x)
+    if isinstance(newshape, (list, tuple)) and any(d is None for d in newshape):
+        # A shape built from ops.shape(symbolic_input) holds None for the batch axis: infer it.
+        newshape = [-1 if d is None else d for d in newshape]
     target = shape_tuple(newshape, "reshape")
     try:
         return t.reshape(target)
