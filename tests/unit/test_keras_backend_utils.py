@@ -56,3 +56,29 @@ def test_normalize():
     assert isinstance(t, torch.Tensor) and torch.allclose(t, torch.tensor([[0.6, 0.8]]))
     with pytest.raises(ValueError, match="expects numbers"):
         keras.utils.normalize(np.array(["a"]))
+
+
+def test_image_round_trip_and_loading(tmp_path):
+    from unison.keras.preprocessing import image
+
+    pixels = np.zeros((4, 6, 3), np.float32)
+    pixels[:, 3:, 0] = 255.0  # right half red
+    path = tmp_path / "red.png"
+    image.save_img(path, pixels, scale=False)
+    loaded = image.load_img(path)
+    arr = image.img_to_array(loaded)
+    assert arr.dtype == np.float32 and arr.shape == (4, 6, 3) and arr[0, 5].tolist() == [255.0, 0.0, 0.0]
+    small = image.img_to_array(image.load_img(path, target_size=(2, 3)))
+    assert small.shape == (2, 3, 3) and small[0, 2, 0] == 255.0 and small[0, 0, 0] == 0.0
+    gray = image.img_to_array(image.load_img(path, color_mode="grayscale"), data_format="channels_first")
+    assert gray.shape == (1, 4, 6)
+    square = image.load_img(path, target_size=(4, 4), keep_aspect_ratio=True)
+    assert square.size == (4, 4)
+    scaled = image.img_to_array(image.array_to_img(np.array([[[0.0], [0.5]]])))
+    assert scaled[:, :, 0].tolist() == [[0.0, 255.0]]  # scale=True stretches to [0, 255]
+    with pytest.raises(FileNotFoundError, match="no image file"):
+        image.load_img(tmp_path / "missing.png")
+    with pytest.raises(ValueError, match="color_mode must be one of"):
+        image.load_img(path, color_mode="cmyk")
+    with pytest.raises(ValueError, match="1, 3 or 4 channels"):
+        image.array_to_img(np.zeros((2, 2, 2)))

@@ -228,8 +228,9 @@ def size(x: Any) -> int:
 
 
 def ndim(x: Any) -> int:
-    """``keras.ops.ndim(x)``: the rank."""
-    return tensor(x).dim()
+    """``keras.ops.ndim(x)``: the rank (also of a symbolic ``keras.Input``)."""
+    shape = getattr(x, "shape", None)
+    return len(shape) if shape is not None else tensor(x).dim()
 
 
 def copy(x: Any) -> Tensor:

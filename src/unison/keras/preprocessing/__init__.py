@@ -1,4 +1,5 @@
-"""``keras.preprocessing``: the Keras 2 paths programs still import (``sequence.pad_sequences``).
+"""``keras.preprocessing``: the Keras 2 paths programs still import (``sequence.pad_sequences``,
+``image.load_img`` / ``img_to_array`` / ``array_to_img``).
 
 Example:
     >>> from unison.keras.preprocessing.sequence import pad_sequences
@@ -6,6 +7,6 @@ Example:
     [[0, 1, 2]]
 """
 
-from unison.keras.preprocessing import sequence
+from unison.keras.preprocessing import image, sequence
 
-__all__ = ["sequence"]
+__all__ = ["image", "sequence"]
