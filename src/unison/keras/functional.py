@@ -135,8 +135,7 @@ class Functional(Model):
         if len(flat_in) == 1:
             self.input_shape_hint = tuple(flat_in[0].shape[1:])  # type: ignore[arg-type]
         if not trainable:
-            for p in self.parameters():
-                p.requires_grad_(False)
+            self.trainable = False
 
     # --- Keras's structural properties ----------------------------------------------------
     @property
@@ -162,18 +161,6 @@ class Functional(Model):
     @property
     def layers(self) -> list[nn.Module]:
         return list(self.graph_layers)
-
-    def get_layer(self, name: str | None = None, index: int | None = None) -> nn.Module:
-        """A layer by name or index (Keras's ``get_layer``)."""
-        if index is not None:
-            return self.layers[index]
-        for layer in self.graph_layers:
-            if getattr(layer, "name", None) == name:
-                return layer
-        raise ValueError(
-            f"No such layer: {name!r}. Existing layers are: "
-            f"{[getattr(m, 'name', type(m).__name__) for m in self.graph_layers]}."
-        )
 
     # --- computation ------------------------------------------------------------------------
     def _flat_call_inputs(self, inputs: Any) -> list[Any]:

@@ -25,11 +25,13 @@ def _row(cells: tuple[str, str, str], left: str = "│", mid: str = "│", right
 
 def _output_shapes(model: Any) -> dict[int, str]:
     """Run one example through the model and record each direct child's output shape."""
-    if hasattr(model, "summary_shapes"):  # a functional model knows them from its graph
-        return model.summary_shapes()
-    shapes: dict[int, str] = {}
+    if hasattr(model, "summary_shapes"):  # a functional model (or Sequential) knows them from its graph
+        shapes: dict[int, str] = model.summary_shapes()
+        if shapes:
+            return shapes
+    shapes = {}
     hint = getattr(model, "input_shape_hint", None)
-    if hint is None or not getattr(model, "built", False):
+    if hint is None or None in hint or not getattr(model, "built", False):
         return shapes
     hooks = []
     for child in model.layers:

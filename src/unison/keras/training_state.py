@@ -117,7 +117,11 @@ class TrainingState:
         sample = getattr(data, "example", None)
         multi_input = isinstance(sample, (dict, list, tuple))
         hint = getattr(model, "input_shape_hint", None)
-        if hint is not None and tuple(hint) != example and not multi_input:
+        # a None size of keras.Input(shape=(None, ...)) takes any size
+        fits = (
+            hint is not None and len(hint) == len(example) and all(h is None or h == e for h, e in zip(hint, example))
+        )
+        if hint is not None and not fits and not multi_input:
             first = model.layers[0] if model.layers else model
             raise ValueError(
                 f"Input 0 of layer '{getattr(first, 'name', type(first).__name__)}' is incompatible "

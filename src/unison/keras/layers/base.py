@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 from unison.keras import initializers, regularizers
-from unison.keras.keras_tensor import has_keras_tensor, symbolic_call
+from unison.keras.keras_tensor import has_keras_tensor, layer_call_tensor, symbolic_call
 
 _COUNTERS: dict[str, int] = {}  # Keras-style unique default names: dense, dense_1, ...
 
@@ -168,6 +168,19 @@ def _unique_weight_name(layer: nn.Module) -> str:
     return name
 
 
+def set_trainable(module: nn.Module, value: bool) -> None:
+    """Keras's ``layer.trainable = value``: the layer and every layer inside it, weights included.
+
+    A weight created with ``add_weight(trainable=False)`` (and any non-float weight) stays frozen
+    when ``value`` is True, as in Keras. Recompile after changing it, as Keras asks.
+    """
+    value = bool(value)
+    for m in module.modules():
+        m.__dict__["_trainable"] = value
+    for p in module.parameters():
+        p.requires_grad_(value and p.is_floating_point() and not getattr(p, "_unison_frozen", False))
+
+
 class Layer(nn.Module):
     """Base of unison's Keras layers: lazy ``build(input_shape)`` then ``call(inputs)``.
 
@@ -212,6 +225,25 @@ class Layer(nn.Module):
     def build(self, input_shape: torch.Size) -> None:
         """Create weights for inputs of ``input_shape`` (batch axis included)."""
         self.built = True
+
+    @property
+    def trainable(self) -> bool:
+        """Whether training updates this layer's weights; setting it applies to inner layers too."""
+        return bool(self.__dict__.get("_trainable", True))
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        set_trainable(self, value)
+
+    @property
+    def input(self) -> Any:
+        """The symbolic input of this layer's first call (functional and Sequential models)."""
+        return layer_call_tensor(self, "input")
+
+    @property
+    def output(self) -> Any:
+        """The symbolic output of this layer's first call: ``keras.Model(m.inputs, layer.output)``."""
+        return layer_call_tensor(self, "output")
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
         """The layer's computation (subclasses implement it)."""
@@ -289,6 +321,8 @@ class Layer(nn.Module):
         weight_name = given.get("name") or _unique_weight_name(self)
         wants_grad = bool(given.get("trainable", True)) and self.trainable and torch_dtype.is_floating_point
         param = nn.Parameter(torch.empty(dims, dtype=torch_dtype), requires_grad=wants_grad)
+        if not given.get("trainable", True):
+            param._unison_frozen = True  # type: ignore[attr-defined]  # stays frozen when the layer is unfrozen
         with torch.no_grad():
             initializers.get(init)(param)
         self.register_parameter(weight_name, param)
