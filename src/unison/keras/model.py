@@ -31,9 +31,9 @@ from unison.keras import optimizers as optimizers_mod
 from unison.keras import weights_file
 from unison.keras.compile_utils import OutputLosses
 from unison.keras.keras_tensor import KerasTensor, has_keras_tensor, symbolic_call
-from unison.keras.layers.base import Layer, _default_name, call_in_mode, set_trainable
+from unison.keras.layers.base import Layer, _default_name, add_loss_to, call_in_mode, collect_losses, set_trainable
 from unison.keras.layers.core import InputLayer
-from unison.keras.model_steps import StepMethods, overrides
+from unison.keras.model_steps import StepMethods
 
 
 class Model(StepMethods, nn.Module):
@@ -205,10 +205,17 @@ class Model(StepMethods, nn.Module):
             f"{[getattr(m, 'name', type(m).__name__) for m in self.layers]}."
         )
 
+    def add_loss(self, loss: Any) -> None:
+        """Add a loss tensor computed in ``call`` (Keras's ``add_loss``); ``fit`` adds it to the loss."""
+        add_loss_to(self, loss)
+
+    def _own_losses(self) -> list[torch.Tensor]:
+        return list(self.__dict__.get("_added_losses") or [])
+
     @property
     def losses(self) -> list[torch.Tensor]:
-        """Regularisation penalties of every layer."""
-        return [loss for m in self.modules() if isinstance(m, Layer) for loss in m.losses]
+        """Every layer's add_loss losses (of the latest call) and weight regularisation penalties."""
+        return collect_losses(self)
 
     # --- compile -----------------------------------------------------------------------------
     def compile(
@@ -229,11 +236,8 @@ class Model(StepMethods, nn.Module):
         """
         if kwargs:
             raise TypeError(f"compile() got unexpected keyword arguments: {sorted(kwargs)}.")
-        if loss is None and not overrides(self, "train_step"):
-            raise ValueError(
-                "compile() needs a loss, e.g. loss='sparse_categorical_crossentropy' (or a "
-                "train_step override that computes its own loss)."
-            )
+        # loss=None is allowed, as in Keras 3: a model that adds its loss with add_loss() (fit
+        # checks that there is one), or a train_step override that computes its own.
         if isinstance(metrics, str) or (metrics is not None and not isinstance(metrics, Iterable)):
             metrics = [metrics]
         specs: Any = dict(metrics) if isinstance(metrics, dict) else list(metrics or [])
@@ -556,18 +560,17 @@ class Sequential(Model):
             self._graph = (self._graph_input, self._graph_input)
             layers = list(self.stack)
         start, x = self._graph
-        for layer in layers:
-            index = next(i for i, m in enumerate(self.stack) if m is layer)
-            try:
+        try:
+            for layer in layers:
                 x = layer(x)
-            except (RuntimeError, ValueError) as exc:
-                name = getattr(layer, "name", type(layer).__name__)
-                shape = getattr(x, "shape", None)
-                self._graph = None
-                raise ValueError(
-                    f"Layer '{name}' (layer {index} of {self.name!r}) cannot take an input of shape {shape}: "
-                    f"{str(exc).splitlines()[0]}"
-                ) from exc
+        except (RuntimeError, ValueError, TypeError):
+            # A layer that cannot run on the symbolic example (e.g. dtype policies that only
+            # agree under fit's autocast): no graph; build on a zero example as before, which
+            # raises the layer-naming error when the shapes really do not fit.
+            self._graph = None
+            if None not in hint:
+                self.build((1, *hint))
+            return
         self._graph = (start, x)
 
     def _symbolic_graph(self, what: str) -> tuple[KerasTensor, Any]:

@@ -36,6 +36,7 @@ from unison.keras import distribution, mixed_precision
 from unison.keras import metrics as metrics_mod
 from unison.keras.compile_utils import OutputLosses, resolve_metrics
 from unison.keras.data_adapters import ArrayAdapter, Batch, make_adapter
+from unison.keras.keras_tensor import flatten_values
 from unison.keras.loss_scale import LossScaleOptimizer, UnderflowWatch
 from unison.optim.distributed import DistributedOptimizer, Sum
 from unison.optim.safety import nonfinite_error
@@ -178,6 +179,10 @@ class TrainingState:
             mp.distribute_model(self.model, op=Sum, communicator=self.comm, sync_initial_values=False)
             self.sharded = True
         self.params = [p for p in self.model.parameters() if p.requires_grad]
+        if not self.params:
+            # nothing to train (every layer frozen, or weightless): fit still runs the forward
+            # pass and reports the loss, as Keras does
+            return
         self.torch_opt = self.model.optimizer.build(self.params)
         if self.comm.is_distributed and not self.sharded:
             # The strategy's one synchroniser for this optimizer: a user's train_step that calls
@@ -213,6 +218,15 @@ class TrainingState:
         return out.float() if isinstance(out, torch.Tensor) and out.dtype == torch.bfloat16 else out
 
     def _loss_sum(self, batch: Batch, y_pred: torch.Tensor) -> tuple[torch.Tensor, Any]:
+        if self.loss is None:
+            # compile() without a loss: the model's add_loss losses are the whole loss (Keras 3)
+            if not self.model.losses:
+                raise ValueError(
+                    "fit()/evaluate() needs a loss: compile() was given none and the model added none "
+                    "with add_loss(). Pass compile(loss=...), e.g. loss='sparse_categorical_crossentropy'."
+                )
+            rows = flatten_values(y_pred)[0].shape[0]
+            return torch.zeros((), device=self.device), rows
         if self.output_trackers:
             return self._outputs_loss_sum(batch, y_pred)
         per_example = self.loss.per_example(batch.y, y_pred)
@@ -251,9 +265,11 @@ class TrainingState:
         return total if isinstance(local, torch.Tensor) and total > 0 else max(1, int(total))
 
     def _regularization(self) -> torch.Tensor | None:
-        if not self.has_regularizers:
+        # read every step: add_loss losses belong to the latest forward pass
+        losses = self.model.losses
+        if not losses:
             return None
-        return torch.stack([loss.reshape(()) for loss in self.model.losses]).sum()
+        return torch.stack([loss.reshape(()).to(self.device) for loss in losses]).sum()
 
     def train_step(self, batch: Batch) -> None:
         """One step on this replica's rows: forward, exact loss scaling, backward, synced update."""
@@ -264,6 +280,10 @@ class TrainingState:
         if reg is not None:
             # Added on every replica, so each adds its 1/N share of the one-device penalty.
             loss = loss + reg / self.comm.world_size
+        if self.torch_opt is None:  # no trainable weights: nothing to update
+            self.model.optimizer._counter.after_step()
+            self._update_metrics(batch, y_pred, loss_sum, local, reg)
+            return
         scaler = self.loss_scale
         scaled = loss if self.accumulate == 1 else loss / self.accumulate  # the mean of k batches' gradients
         if self.sharded and self.accumulate > 1:

@@ -28,6 +28,7 @@ from torch import nn
 
 from unison.keras import initializers, regularizers
 from unison.keras.keras_tensor import has_keras_tensor, layer_call_tensor, symbolic_call
+from unison.variables import Variable
 
 _COUNTERS: dict[str, int] = {}  # Keras-style unique default names: dense, dense_1, ...
 
@@ -87,7 +88,45 @@ def takes_training(call: Callable[..., Any] | None) -> bool:
     return "training" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
+# Whether a Keras layer or model call is running: the outermost call starts with no add_loss losses.
+_IN_CALL: contextvars.ContextVar[bool] = contextvars.ContextVar("unison_in_layer_call", default=False)
+
+
+def collect_losses(module: nn.Module) -> list[torch.Tensor]:
+    """Keras's ``layer.losses``: the add_loss losses of the latest call and the weight penalties,
+    of ``module`` and every layer inside it."""
+    return [loss for m in module.modules() for loss in (m._own_losses() if hasattr(m, "_own_losses") else ())]
+
+
+def add_loss_to(module: nn.Module, loss: Any) -> None:
+    """``add_loss``: keep ``loss`` until the next outermost call (the loss of this forward pass)."""
+    if callable(loss) and not isinstance(loss, torch.Tensor):
+        raise TypeError(
+            "add_loss takes a loss tensor computed in call() (Keras 3). Received a callable; "
+            "call it and pass the tensor, or use a regularizer."
+        )
+    module.__dict__.setdefault("_added_losses", []).append(torch.as_tensor(loss))
+
+
 def call_in_mode(module: nn.Module, call: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Run a Keras layer or model call; the outermost one first clears the add_loss losses.
+
+    As in Keras, ``layer.losses`` then holds the losses of the latest forward pass only.
+    """
+    if _IN_CALL.get():
+        return _call_in_mode(module, call, args, kwargs)
+    for m in module.modules():
+        added = m.__dict__.get("_added_losses")
+        if added:
+            added.clear()
+    token = _IN_CALL.set(True)
+    try:
+        return _call_in_mode(module, call, args, kwargs)
+    finally:
+        _IN_CALL.reset(token)
+
+
+def _call_in_mode(module: nn.Module, call: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Run ``call(*args, **kwargs)`` of a Keras layer or model with Keras's ``training`` rules.
 
     ``training`` comes from ``kwargs``, else from the enclosing call; ``None`` in both leaves the
@@ -178,7 +217,10 @@ def set_trainable(module: nn.Module, value: bool) -> None:
     for m in module.modules():
         m.__dict__["_trainable"] = value
     for p in module.parameters():
-        p.requires_grad_(value and p.is_floating_point() and not getattr(p, "_unison_frozen", False))
+        flag = value and p.is_floating_point() and not getattr(p, "_unison_frozen", False)
+        p.requires_grad_(flag)
+        if isinstance(p, Variable):
+            p._tf_trainable = flag  # a pickled or deep-copied weight (strategies) keeps the state
 
 
 class Layer(nn.Module):
@@ -251,7 +293,7 @@ class Layer(nn.Module):
 
     def forward(self, inputs: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
         if not self.built:
-            self.build(inputs.shape)
+            self.build(_shape_structure(inputs))
             self.built = True
             if not self.trainable:
                 for p in self.parameters():
@@ -320,7 +362,9 @@ class Layer(nn.Module):
             init = "glorot_uniform" if torch_dtype.is_floating_point else "zeros"
         weight_name = given.get("name") or _unique_weight_name(self)
         wants_grad = bool(given.get("trainable", True)) and self.trainable and torch_dtype.is_floating_point
-        param = nn.Parameter(torch.empty(dims, dtype=torch_dtype), requires_grad=wants_grad)
+        # A tf.Variable (a Parameter with assign/assign_add/numpy), as Keras's weights are variables:
+        # custom layers keep state with `self.total.assign_add(...)`.
+        param = Variable(torch.empty(dims, dtype=torch_dtype), trainable=wants_grad, name=weight_name)
         if not given.get("trainable", True):
             param._unison_frozen = True  # type: ignore[attr-defined]  # stays frozen when the layer is unfrozen
         with torch.no_grad():
@@ -348,10 +392,30 @@ class Layer(nn.Module):
     def non_trainable_weights(self) -> list[torch.Tensor]:
         return [p for p in self.parameters() if not p.requires_grad]
 
+    def add_loss(self, loss: Any) -> None:
+        """Add a loss tensor computed in ``call`` (Keras's ``add_loss``); ``fit`` adds it to the loss.
+
+        Example:
+            >>> import torch
+            >>> class Penalised(Layer):
+            ...     def call(self, inputs):
+            ...         self.add_loss(inputs.abs().mean())
+            ...         return inputs
+            >>> layer = Penalised()
+            >>> _ = layer(torch.tensor([[-2.0, 2.0]]))
+            >>> [float(v) for v in layer.losses]
+            [2.0]
+        """
+        add_loss_to(self, loss)
+
+    def _own_losses(self) -> list[torch.Tensor]:
+        added = self.__dict__.get("_added_losses") or []
+        return [*added, *(reg(getattr(self, name)) for reg, name in self._regularized)]
+
     @property
     def losses(self) -> list[torch.Tensor]:
-        """Regularisation penalties of this layer's weights (recomputed on each access)."""
-        return [reg(getattr(self, name)) for reg, name in self._regularized]
+        """This layer's and its inner layers' add_loss losses (latest call) and weight penalties."""
+        return collect_losses(self)
 
     def get_config(self) -> dict[str, Any]:
         """The constructor arguments this layer was created with, by name (Keras's ``get_config``).
@@ -378,6 +442,16 @@ class Layer(nn.Module):
 
     def extra_repr(self) -> str:
         return f"name={self.name!r}"
+
+
+def _shape_structure(inputs: Any) -> Any:
+    """``build``'s argument: the input's shape, or a list/tuple/dict of shapes for several inputs."""
+    if isinstance(inputs, (list, tuple)):
+        return type(inputs)(_shape_structure(v) for v in inputs)
+    if isinstance(inputs, dict):
+        return {k: _shape_structure(v) for k, v in inputs.items()}
+    shape = getattr(inputs, "shape", None)
+    return shape if shape is not None else torch.as_tensor(inputs).shape
 
 
 def bind_arguments(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any], name: str) -> dict[str, Any]:
