@@ -61,6 +61,9 @@ class Model(StepMethods, nn.Module):
             _make_functional(type(self))
             if module is not None:
                 kwargs["inputs"] = module
+            if name is not None and not isinstance(name, str):
+                # CustomModel(inputs, outputs): the second positional argument is the outputs
+                kwargs["outputs"], name = name, kwargs.pop("name", None)
             Functional.__init__(self, name=name, **kwargs)  # type: ignore[arg-type]
             return
         super().__init__()

@@ -133,11 +133,18 @@ class TrainingState:
             model.to(self.device)
             if self.policy.variable_dtype != "float32":  # pure 'bfloat16'/'float16' policies
                 model.to(self.policy.torch_variable_dtype)
-            if multi_input:
+            if _has_no_forward(model):
+                # a train_step override on a model without call() (Keras's GAN guide): the step
+                # calls the sub-models itself; there is no forward pass to build or shape
+                self.out_shapes, self.out_shape = (), ()
+                self.strategy.broadcast_tensors(list(model.parameters()) + list(model.buffers()))
+                self.placed = True
+            elif multi_input:
                 zeros = map_structure(lambda t: torch.zeros_like(torch.as_tensor(t), device=self.device), sample)
             else:
                 model.build((1, *example))
                 zeros = torch.zeros((1, *example), device=self.device)
+        if not self.placed:
             with torch.no_grad():
                 was = model.training
                 model.eval()
@@ -475,6 +482,19 @@ class ResumePoint:
 def _local(t: torch.Tensor) -> torch.Tensor:
     """This replica's part of ``t``: a sharded (``DTensor``) gradient's shard, else ``t``."""
     return t.to_local() if hasattr(t, "to_local") else t
+
+
+def _has_no_forward(model: Any) -> bool:
+    """A Model subclass that overrides ``train_step`` but defines no ``call`` (and wraps no module)."""
+    from unison.keras.model import Model
+    from unison.keras.model_steps import overrides
+
+    return (
+        isinstance(model, Model)
+        and type(model).call is Model.call
+        and getattr(model, "module", None) is None
+        and overrides(model, "train_step")
+    )
 
 
 def _check_data(data: Any, need_labels: bool) -> None:
