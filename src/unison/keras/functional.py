@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from unison.keras.keras_tensor import KerasTensor, Node, flatten, flatten_values, pack_like
+from unison.keras.keras_tensor import KerasTensor, Node, conform_input, flatten, flatten_values, pack_like
 from unison.keras.model import Model
 
 
@@ -192,8 +192,8 @@ class Functional(Model):
         for kt, value in zip(self._flat_inputs, self._flat_call_inputs(inputs)):
             if kt.dtype == "string":
                 value = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=object)
-            elif not isinstance(value, torch.Tensor):
-                value = torch.as_tensor(value)
+            else:
+                value = conform_input(value if isinstance(value, torch.Tensor) else torch.as_tensor(value), kt.dtype)
             # tf_keras runs a string-preprocessing model on one unbatched example too (TF's
             # parameter-server tutorial maps its StringLookup models over single examples in
             # tf.data); other rank mismatches are mistakes.

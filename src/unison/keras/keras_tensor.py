@@ -372,6 +372,24 @@ def symbolic_call(
     return result
 
 
+def conform_input(value: torch.Tensor, dtype: Any) -> torch.Tensor:
+    """A real input converted to its ``keras.Input``'s dtype, as Keras's functional models do.
+
+    Integer or boolean data (raw MNIST pixels, uint8) given to a float input becomes float, and
+    float64 (NumPy's default) becomes the input's float dtype; float data given to an integer
+    (ids) input becomes int64. Other float dtypes (a bfloat16 policy's cast) are kept.
+    """
+    if not isinstance(dtype, torch.dtype) or value.dtype == dtype:
+        return value
+    if dtype.is_floating_point:
+        if not value.is_floating_point() or value.dtype == torch.float64:
+            return value.to(dtype)
+        return value
+    if dtype != torch.bool and value.is_floating_point():
+        return value.to(dtype)
+    return value
+
+
 def layer_call_tensor(layer: torch.nn.Module, what: str) -> Any:
     """Keras's ``layer.input`` / ``layer.output``: the symbolic tensors of the layer's first call.
 
@@ -423,4 +441,4 @@ def _op_name(op: Any) -> str:
     return getattr(op, "name", None) or getattr(op, "__name__", None) or type(op).__name__
 
 
-__all__ = ["Input", "KerasTensor", "Node", "layer_call_tensor", "symbolic_call"]
+__all__ = ["Input", "KerasTensor", "Node", "conform_input", "layer_call_tensor", "symbolic_call"]

@@ -619,6 +619,10 @@ class Sequential(Model):
 
     def call(self, inputs: Any) -> Any:
         x = inputs
+        if self._graph_input is not None and isinstance(x, (torch.Tensor, np.ndarray)):
+            from unison.keras.keras_tensor import conform_input
+
+            x = conform_input(torch.as_tensor(x), self._graph_input.dtype)  # as a functional model does
         for i, layer in enumerate(self.stack):
             try:
                 x = layer(x)

@@ -270,12 +270,14 @@ class _Evaluation:
         self.model.eval()
         self.st.reset_metrics()
         self.steps.last_result = None
+        # the running loss and metrics, for a callback that reads them (one reduction per batch)
+        want_logs = cbs is not None and cbs.needs_batch_logs() and not self.steps.coordinated
         for step, run in enumerate(self.steps.eval_steps(self.st, self.data, self.batch_size, self.n)):
             if cbs is not None:
                 cbs.on_test_batch_begin(step)
             run()
             if cbs is not None:
-                cbs.on_test_batch_end(step)
+                cbs.on_test_batch_end(step, _logs(self.st, self.steps) if want_logs else None)
         self.steps.finish_eval(self.st)
         return _logs(self.st, self.steps)
 
@@ -342,20 +344,35 @@ def predict(
     batch_size = 32 if batch_size is None else batch_size
     _check_int("batch_size", batch_size, 1)
     strategy = model.distribute_strategy
+    cbs = CallbackList(callbacks, model=model, verbose=0, epochs=1) if callbacks else None
+
+    def step(index: int, batch: Batch) -> Any:
+        # Keras's predict hooks: on_predict_batch_end gets this batch's outputs
+        if cbs is not None:
+            cbs.on_predict_batch_begin(index)
+        out = run_predict_step(model, st, batch)
+        if cbs is not None:
+            cbs.on_predict_batch_end(index, {"outputs": out})
+        return out
+
     with strategy.replica_context():
         st = prepare(model, strategy, False)
         data = st.adapter(x, None, None, batch_size, shuffle=False)
         st.setup_model(data, need_labels=False)
         model.eval()
+        if cbs is not None:
+            cbs.on_predict_begin()
         if isinstance(data, ArrayAdapter) and steps is None:
             # Each replica predicts one contiguous block; rank order is input order.
-            outputs = [run_predict_step(model, st, b) for b in data.blocks(batch_size)]
+            outputs = [step(i, b) for i, b in enumerate(data.blocks(batch_size))]
             local = _cat(outputs) if outputs else st.empty_output(data)
             result = _gather(st, local)
         else:
             # Each batch is split across replicas: gather batch by batch to keep the order.
-            parts = [_gather(st, run_predict_step(model, st, b)) for b in data.epoch(0, steps)]
+            parts = [_gather(st, step(i, b)) for i, b in enumerate(data.epoch(0, steps))]
             result = _cat(parts)
+        if cbs is not None:
+            cbs.on_predict_end()
         return map_structure(lambda t: t.cpu().numpy(), result)
 
 
