@@ -68,3 +68,25 @@ def test_predict_calls_the_predict_hooks_with_each_batch_outputs() -> None:
     out = model.predict(np.zeros((5, 3), "float32"), batch_size=2, callbacks=[recorder], verbose=0)
     assert out.shape == (5, 2)
     assert recorder.events == ["begin", "end"] and recorder.outputs == [(2, 2), (2, 2), (1, 2)]
+
+
+def test_compile_objects_survive_save_and_load(tmp_path: Any) -> None:
+    # the distributed-training guide's make_or_restore_model loads a model compiled with objects
+    inputs = keras.Input(shape=(4,))
+    model = keras.Model(inputs, layers.Dense(3)(inputs))
+    model.compile(
+        optimizer=keras.optimizers.Adam(),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=[keras.metrics.SparseCategoricalAccuracy(), keras.metrics.SparseTopKCategoricalAccuracy(k=2)],
+    )
+    x, y = np.random.default_rng(0).normal(size=(8, 4)).astype("float32"), np.array([0, 1, 2, 0, 1, 2, 0, 1])
+    model.fit(x, y, verbose=0)
+    path = str(tmp_path / "m.keras")
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    assert loaded.loss is not None
+    assert (
+        loaded.evaluate(x, y, verbose=0, return_dict=True).keys()
+        == model.evaluate(x, y, verbose=0, return_dict=True).keys()
+    )
+    assert loaded.evaluate(x, y, verbose=0) == pytest.approx(model.evaluate(x, y, verbose=0))
