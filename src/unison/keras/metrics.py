@@ -584,7 +584,7 @@ def get(
     if isinstance(identifier, Metric):
         return identifier
     if isinstance(identifier, type) and issubclass(identifier, Metric):
-        return identifier()  # type: ignore[call-arg]  # concrete metrics have defaults
+        return identifier()
     if isinstance(identifier, losses.Loss):
         return MeanMetricWrapper(identifier.per_example, name=identifier.name)
     if isinstance(identifier, str):
@@ -596,7 +596,7 @@ def get(
             return _REGISTRY[identifier](identifier)
         for cls in _CLASSES:
             if cls.__name__ == identifier:
-                return cls()  # type: ignore[call-arg]  # every class in _CLASSES has defaults
+                return cls()
         raise ValueError(
             f"Unknown metric function: {identifier!r}. Expected one of: "
             f"{format_choices(set(_REGISTRY) | _RESOLVED)} (or a class name such as "

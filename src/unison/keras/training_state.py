@@ -309,7 +309,7 @@ class TrainingState:
                 return
             self._pending = 0
         counter.before_step()
-        torch_opt = cast(torch.optim.Optimizer, self.torch_opt)  # compile() built it before any step
+        torch_opt = self.torch_opt  # built before any step (None returned above)
         if self.dist_opt is not None:
             skipped = self.dist_opt.skipped_steps
             self.dist_opt.step()  # reduce, check, (unscale,) clip (Keras options), update

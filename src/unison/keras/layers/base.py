@@ -95,7 +95,12 @@ _IN_CALL: contextvars.ContextVar[bool] = contextvars.ContextVar("unison_in_layer
 def collect_losses(module: nn.Module) -> list[torch.Tensor]:
     """Keras's ``layer.losses``: the add_loss losses of the latest call and the weight penalties,
     of ``module`` and every layer inside it."""
-    return [loss for m in module.modules() for loss in (m._own_losses() if hasattr(m, "_own_losses") else ())]
+    found: list[torch.Tensor] = []
+    for m in module.modules():
+        own: Callable[[], list[torch.Tensor]] | None = getattr(m, "_own_losses", None)
+        if own is not None:
+            found.extend(own())
+    return found
 
 
 def add_loss_to(module: nn.Module, loss: Any) -> None:
