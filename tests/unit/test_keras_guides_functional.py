@@ -186,3 +186,14 @@ def test_model_from_config_rejects_other_dicts() -> None:
         keras.Model.from_config({"units": 3})
     with pytest.raises(TypeError, match="get_config"):
         keras.Model.from_config("nope")  # type: ignore[arg-type]
+
+
+def test_summary_wraps_long_layer_names_inside_the_table() -> None:
+    from unison.keras.summary import summary_lines
+
+    inputs = keras.Input(shape=(8, 8, 1))
+    model = keras.Model(inputs, layers.GlobalMaxPooling2D()(layers.Conv2D(2, 3)(inputs)))
+    lines = summary_lines(model)
+    table = [line for line in lines if line.startswith(("│", "┃", "┏", "┡", "└"))]
+    assert len({len(line) for line in table}) == 1  # every row as wide as the frame
+    assert any("(GlobalMaxPooling2D)" in line for line in table) and all("\n" not in line for line in lines)

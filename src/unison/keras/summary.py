@@ -19,8 +19,15 @@ _W = (33, 24, 15)
 
 
 def _row(cells: tuple[str, str, str], left: str = "│", mid: str = "│", right: str = "│") -> str:
-    a, b, c = cells
-    return f"{left} {a:<{_W[0] - 2}} {mid} {b:<{_W[1] - 2}} {mid} {c:>{_W[2] - 2}} {right}"
+    """One table row; a cell longer than its column wraps onto more lines, as Keras's table does."""
+    import itertools
+    import textwrap
+
+    wrapped = [textwrap.wrap(cell, width - 2, break_on_hyphens=False) or [""] for cell, width in zip(cells, _W)]
+    lines = []
+    for a, b, c in itertools.zip_longest(*wrapped, fillvalue=""):
+        lines.append(f"{left} {a:<{_W[0] - 2}} {mid} {b:<{_W[1] - 2}} {mid} {c:>{_W[2] - 2}} {right}")
+    return "\n".join(lines)
 
 
 def _output_shapes(model: Any) -> dict[int, str]:
@@ -59,7 +66,7 @@ def summary_lines(model: Any) -> list[str]:
     for child in model.layers:
         name = getattr(child, "name", "") or type(child).__name__.lower()
         params = sum(p.numel() for p in child.parameters())
-        lines.append(_row((f"{name} ({type(child).__name__})", shapes.get(id(child), "?"), f"{params:,}")))
+        lines.extend(_row((f"{name} ({type(child).__name__})", shapes.get(id(child), "?"), f"{params:,}")).split("\n"))
     lines.append("└" + "┴".join("─" * w for w in _W) + "┘")
     total = sum(p.numel() for p in model.parameters())
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
