@@ -141,3 +141,19 @@ def test_activation_functions_match_keras() -> None:
     torch.testing.assert_close(activations.hard_sigmoid(torch.tensor([0.0, 3.0])), torch.tensor([0.5, 1.0]))
     # a function given as activation= resolves to the named module, so the layer still saves
     assert activations.get(activations.relu).__class__ is torch.nn.ReLU
+
+
+def test_losses_belong_to_the_latest_call_only() -> None:
+    class Sometimes(layers.Layer):
+        def call(self, inputs: torch.Tensor, training: bool | None = None) -> torch.Tensor:
+            if training:
+                self.add_loss(inputs.sum())
+            return inputs
+
+    inputs = keras.Input(shape=(2,))
+    model = keras.Model(inputs, ActivityRegularizationLayer(1.0)(Sometimes()(inputs)))
+    assert len(model.losses) == 1  # the symbolic build's loss, until the first real call
+    model(torch.full((1, 2), 3.0), training=True)
+    assert sorted(float(v) for v in model.losses) == [3.0, 6.0]
+    model(torch.full((1, 2), 1.0), training=False)  # no training loss in this call
+    assert [float(v) for v in model.losses] == [1.0]

@@ -212,9 +212,6 @@ class Model(StepMethods, nn.Module):
         """Add a loss tensor computed in ``call`` (Keras's ``add_loss``); ``fit`` adds it to the loss."""
         add_loss_to(self, loss)
 
-    def _own_losses(self) -> list[torch.Tensor]:
-        return list(self.__dict__.get("_added_losses") or [])
-
     @property
     def losses(self) -> list[torch.Tensor]:
         """Every layer's add_loss losses (of the latest call) and weight regularisation penalties."""

@@ -37,6 +37,7 @@ from unison.keras import metrics as metrics_mod
 from unison.keras.compile_utils import OutputLosses, resolve_metrics
 from unison.keras.data_adapters import ArrayAdapter, Batch, make_adapter
 from unison.keras.keras_tensor import flatten_values
+from unison.keras.layers.base import has_added_losses
 from unison.keras.loss_scale import LossScaleOptimizer, UnderflowWatch
 from unison.optim.distributed import DistributedOptimizer, Sum
 from unison.optim.safety import nonfinite_error
@@ -186,6 +187,7 @@ class TrainingState:
             mp.distribute_model(self.model, op=Sum, communicator=self.comm, sync_initial_values=False)
             self.sharded = True
         self.params = [p for p in self.model.parameters() if p.requires_grad]
+        self.has_regularizers = bool(self.model.losses)
         if not self.params:
             # nothing to train (every layer frozen, or weightless): fit still runs the forward
             # pass and reports the loss, as Keras does
@@ -201,7 +203,6 @@ class TrainingState:
                 nonfinite="skip" if self.loss_scale is not None else "raise",
                 backward_passes_per_step=self.accumulate,
             )
-        self.has_regularizers = bool(self.model.losses)
 
     def empty_output(self, data: Any) -> torch.Tensor:
         return torch.empty((0, *self.out_shape), device=self.device)
@@ -227,7 +228,7 @@ class TrainingState:
     def _loss_sum(self, batch: Batch, y_pred: torch.Tensor) -> tuple[torch.Tensor, Any]:
         if self.loss is None:
             # compile() without a loss: the model's add_loss losses are the whole loss (Keras 3)
-            if not self.model.losses:
+            if not (self.has_regularizers or has_added_losses(self.model)):
                 raise ValueError(
                     "fit()/evaluate() needs a loss: compile() was given none and the model added none "
                     "with add_loss(). Pass compile(loss=...), e.g. loss='sparse_categorical_crossentropy'."
@@ -272,7 +273,10 @@ class TrainingState:
         return total if isinstance(local, torch.Tensor) and total > 0 else max(1, int(total))
 
     def _regularization(self) -> torch.Tensor | None:
-        # read every step: add_loss losses belong to the latest forward pass
+        # weight penalties (known at set-up) and the add_loss losses of this step's forward pass;
+        # a model with neither costs no walk over its layers
+        if not (self.has_regularizers or has_added_losses(self.model)):
+            return None
         losses = self.model.losses
         if not losses:
             return None

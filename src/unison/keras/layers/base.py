@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import inspect
+import itertools
 import re
 import sys
 from collections.abc import Callable
@@ -88,47 +89,67 @@ def takes_training(call: Callable[..., Any] | None) -> bool:
     return "training" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
-# Whether a Keras layer or model call is running: the outermost call starts with no add_loss losses.
-_IN_CALL: contextvars.ContextVar[bool] = contextvars.ContextVar("unison_in_layer_call", default=False)
+# The running outermost Keras call (its id and module): add_loss tags each loss with the call that
+# made it, so `losses` holds the latest call's and nothing has to be cleared by walking the layers.
+_CALL: contextvars.ContextVar[tuple[int, nn.Module] | None] = contextvars.ContextVar("unison_layer_call", default=None)
+_CALL_IDS = itertools.count(1)
 
 
 def collect_losses(module: nn.Module) -> list[torch.Tensor]:
     """Keras's ``layer.losses``: the add_loss losses of the latest call and the weight penalties,
     of ``module`` and every layer inside it."""
     found: list[torch.Tensor] = []
+    added: list[tuple[int | None, torch.Tensor]] = []
     for m in module.modules():
+        added.extend(m.__dict__.get("_added_losses") or ())
         own: Callable[[], list[torch.Tensor]] | None = getattr(m, "_own_losses", None)
         if own is not None:
             found.extend(own())
-    return found
+    call_id = module.__dict__.get("_last_call_id")
+    if call_id is None and added:
+        # never called itself (an inner layer, or a model only built symbolically): its latest call
+        ids = [c for c, _ in added if c is not None]
+        call_id = max(ids) if ids else None
+    return [loss for c, loss in added if c == call_id] + found
+
+
+def has_added_losses(module: nn.Module) -> bool:
+    """Whether ``module``'s latest outermost call added losses with add_loss (no walk over layers)."""
+    call_id = module.__dict__.get("_last_call_id")
+    return call_id is not None and module.__dict__.get("_losses_call_id") == call_id
 
 
 def add_loss_to(module: nn.Module, loss: Any) -> None:
-    """``add_loss``: keep ``loss`` until the next outermost call (the loss of this forward pass)."""
+    """``add_loss``: keep ``loss`` as one of the running call's losses (Keras 3: a tensor)."""
     if callable(loss) and not isinstance(loss, torch.Tensor):
         raise TypeError(
             "add_loss takes a loss tensor computed in call() (Keras 3). Received a callable; "
             "call it and pass the tensor, or use a regularizer."
         )
-    module.__dict__.setdefault("_added_losses", []).append(torch.as_tensor(loss))
+    current = _CALL.get()
+    call_id = current[0] if current is not None else None  # None: a symbolic (functional) build
+    added = module.__dict__.setdefault("_added_losses", [])
+    if added and added[-1][0] != call_id:
+        added.clear()  # an older call's losses
+    added.append((call_id, torch.as_tensor(loss)))
+    if current is not None:
+        current[1].__dict__["_losses_call_id"] = call_id
 
 
 def call_in_mode(module: nn.Module, call: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Run a Keras layer or model call; the outermost one first clears the add_loss losses.
+    """Run a Keras layer or model call; the outermost one starts a new set of add_loss losses.
 
     As in Keras, ``layer.losses`` then holds the losses of the latest forward pass only.
     """
-    if _IN_CALL.get():
+    if _CALL.get() is not None:
         return _call_in_mode(module, call, args, kwargs)
-    for m in module.modules():
-        added = m.__dict__.get("_added_losses")
-        if added:
-            added.clear()
-    token = _IN_CALL.set(True)
+    call_id = next(_CALL_IDS)
+    module.__dict__["_last_call_id"] = call_id
+    token = _CALL.set((call_id, module))
     try:
         return _call_in_mode(module, call, args, kwargs)
     finally:
-        _IN_CALL.reset(token)
+        _CALL.reset(token)
 
 
 def _call_in_mode(module: nn.Module, call: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -414,8 +435,8 @@ class Layer(nn.Module):
         add_loss_to(self, loss)
 
     def _own_losses(self) -> list[torch.Tensor]:
-        added = self.__dict__.get("_added_losses") or []
-        return [*added, *(reg(getattr(self, name)) for reg, name in self._regularized)]
+        """The penalties of this layer's weights (its add_loss losses are kept by the call)."""
+        return [reg(getattr(self, name)) for reg, name in self._regularized]
 
     @property
     def losses(self) -> list[torch.Tensor]:
