@@ -197,3 +197,12 @@ def test_summary_wraps_long_layer_names_inside_the_table() -> None:
     table = [line for line in lines if line.startswith(("│", "┃", "┏", "┡", "└"))]
     assert len({len(line) for line in table}) == 1  # every row as wide as the frame
     assert any("(GlobalMaxPooling2D)" in line for line in table) and all("\n" not in line for line in lines)
+
+
+def test_summary_of_a_sequential_built_by_its_first_call_shows_shapes() -> None:
+    from unison.keras.summary import summary_lines
+
+    model = keras.Sequential([layers.Dense(2, activation="relu"), layers.Dense(4)])
+    model(torch.ones(1, 4))
+    rows = [line for line in summary_lines(model) if line.startswith("│")]
+    assert "(None, 2)" in rows[0] and "(None, 4)" in rows[1]

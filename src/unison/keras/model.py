@@ -616,6 +616,9 @@ class Sequential(Model):
 
     def call(self, inputs: Any) -> Any:
         x = inputs
+        if "_called_shape" not in self.__dict__ and isinstance(x, torch.Tensor):
+            # the shape a model without an input shape was built on, for summary()
+            self.__dict__["_called_shape"] = tuple(x.shape[1:])
         if self._graph_input is not None and isinstance(x, (torch.Tensor, np.ndarray)):
             from unison.keras.keras_tensor import conform_input
 

@@ -37,7 +37,7 @@ def _output_shapes(model: Any) -> dict[int, str]:
         if shapes:
             return shapes
     shapes = {}
-    hint = getattr(model, "input_shape_hint", None)
+    hint = getattr(model, "input_shape_hint", None) or model.__dict__.get("_called_shape")
     if hint is None or None in hint or not getattr(model, "built", False):
         return shapes
     hooks = []
