@@ -138,10 +138,14 @@ def test_subclassed_models_need_custom_objects_or_get_config(tmp_path: Any) -> N
 def test_weights_files_keep_working_and_are_not_models(tmp_path: Any) -> None:
     model = keras.Sequential([keras.layers.Dense(2, input_shape=(3,))])
     model.save_weights(str(tmp_path / "w.weights.h5"))
-    model.save(str(tmp_path / "full.pt"))
-    for name in ("w.weights.h5", "full.pt"):
-        with pytest.raises(SavingError, match="holds weights only.*load_weights"):
-            keras.models.load_model(str(tmp_path / name))
+    with pytest.raises(SavingError, match="holds weights only.*load_weights"):
+        keras.models.load_model(str(tmp_path / "w.weights.h5"))
+    # tf.keras's model.save("my_model") / ("m.h5") paths hold the whole model, as in TF
+    for name in ("my_model", "m.h5"):
+        model.save(str(tmp_path / name))
+        loaded = keras.models.load_model(str(tmp_path / name))
+        for a, b in zip(loaded.get_weights(), model.get_weights()):
+            np.testing.assert_array_equal(a, b)
     with pytest.raises(FileNotFoundError):
         keras.models.load_model(str(tmp_path / "absent.keras"))
     model.save(str(tmp_path / "m.keras"))

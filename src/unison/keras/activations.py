@@ -33,8 +33,28 @@ __all__ = [
     "LogSoftmax",
     "Sigmoid",
     "Softmax",
+    "elu",
+    "exponential",
+    "gelu",
     "get",
+    "hard_sigmoid",
+    "hard_silu",
+    "hard_swish",
+    "leaky_relu",
+    "linear",
+    "log_softmax",
+    "mish",
     "names",
+    "relu",
+    "relu6",
+    "selu",
+    "sigmoid",
+    "silu",
+    "softmax",
+    "softplus",
+    "softsign",
+    "swish",
+    "tanh",
 ]
 
 LOGITS_ATTR = "_unison_logits"
@@ -168,6 +188,137 @@ _REGISTRY: dict[str, Callable[[], nn.Module]] = {
 }
 
 
+# --- the activations as functions (``keras.activations.relu(x)``), Keras 3's signatures ------------
+def relu(
+    x: torch.Tensor, negative_slope: float = 0.0, max_value: float | None = None, threshold: float = 0.0
+) -> torch.Tensor:
+    """``keras.activations.relu``: ``x`` above ``threshold``, ``negative_slope * (x - threshold)`` below, capped at ``max_value``.
+
+    Example:
+        >>> relu(torch.tensor([-2.0, 1.0, 8.0]), max_value=6.0).tolist()
+        [0.0, 1.0, 6.0]
+    """
+    x = torch.as_tensor(x)
+    if negative_slope == 0.0 and max_value is None and threshold == 0.0:
+        return torch.relu(x)
+    out = torch.where(x >= threshold, x, negative_slope * (x - threshold))
+    return out if max_value is None else torch.clamp(out, max=max_value)
+
+
+def sigmoid(x: torch.Tensor) -> torch.Tensor:
+    """``keras.activations.sigmoid`` (the output remembers its logits, as the layer's does)."""
+    return Sigmoid()(torch.as_tensor(x))  # type: ignore[no-any-return]
+
+
+def softmax(x: torch.Tensor, axis: int = -1) -> torch.Tensor:
+    """``keras.activations.softmax`` over ``axis`` (the output remembers its logits)."""
+    return Softmax(axis)(torch.as_tensor(x))  # type: ignore[no-any-return]
+
+
+def log_softmax(x: torch.Tensor, axis: int = -1) -> torch.Tensor:
+    """``keras.activations.log_softmax`` over ``axis``."""
+    return torch.log_softmax(torch.as_tensor(x), dim=axis)
+
+
+def tanh(x: torch.Tensor) -> torch.Tensor:
+    """``keras.activations.tanh``."""
+    return torch.tanh(torch.as_tensor(x))
+
+
+def elu(x: torch.Tensor, alpha: float = 1.0) -> torch.Tensor:
+    """``keras.activations.elu``."""
+    return nn.functional.elu(torch.as_tensor(x), alpha=alpha)
+
+
+def selu(x: torch.Tensor) -> torch.Tensor:
+    """``keras.activations.selu``."""
+    return nn.functional.selu(torch.as_tensor(x))
+
+
+def gelu(x: torch.Tensor, approximate: bool = False) -> torch.Tensor:
+    """``keras.activations.gelu`` (exact unless ``approximate=True``, Keras 3's default)."""
+    return nn.functional.gelu(torch.as_tensor(x), approximate="tanh" if approximate else "none")
+
+
+def silu(x: torch.Tensor) -> torch.Tensor:
+    """``keras.activations.silu`` (= ``swish``): ``x * sigmoid(x)``."""
+    return nn.functional.silu(torch.as_tensor(x))
+
+
+swish = silu
+
+
+def softplus(x: torch.Tensor) -> torch.Tensor:
+    """``keras.activations.softplus``."""
+    return nn.functional.softplus(torch.as_tensor(x))
+
+
+def softsign(x: torch.Tensor) -> torch.Tensor:
+    """``keras.activations.softsign``."""
+    return nn.functional.softsign(torch.as_tensor(x))
+
+
+def leaky_relu(x: torch.Tensor, negative_slope: float = 0.2) -> torch.Tensor:
+    """``keras.activations.leaky_relu`` (Keras 3's default slope 0.2)."""
+    return nn.functional.leaky_relu(torch.as_tensor(x), negative_slope=negative_slope)
+
+
+def relu6(x: torch.Tensor) -> torch.Tensor:
+    """``keras.activations.relu6``."""
+    return nn.functional.relu6(torch.as_tensor(x))
+
+
+def exponential(x: torch.Tensor) -> torch.Tensor:
+    """``keras.activations.exponential``."""
+    return torch.exp(torch.as_tensor(x))
+
+
+def hard_sigmoid(x: torch.Tensor) -> torch.Tensor:
+    """``keras.activations.hard_sigmoid``: ``relu6(x + 3) / 6`` (Keras 3)."""
+    return nn.functional.hardsigmoid(torch.as_tensor(x))
+
+
+def hard_silu(x: torch.Tensor) -> torch.Tensor:
+    """``keras.activations.hard_silu`` (= ``hard_swish``): ``x * hard_sigmoid(x)``."""
+    return nn.functional.hardswish(torch.as_tensor(x))
+
+
+hard_swish = hard_silu
+
+
+def mish(x: torch.Tensor) -> torch.Tensor:
+    """``keras.activations.mish``."""
+    return nn.functional.mish(torch.as_tensor(x))
+
+
+def linear(x: torch.Tensor) -> torch.Tensor:
+    """``keras.activations.linear``: the identity."""
+    return torch.as_tensor(x)
+
+
+# activation=keras.activations.relu names the registry's module, so the layer saves as "relu"
+_FUNCTION_NAMES: dict[Callable[..., torch.Tensor], str] = {
+    relu: "relu",
+    sigmoid: "sigmoid",
+    softmax: "softmax",
+    log_softmax: "log_softmax",
+    tanh: "tanh",
+    elu: "elu",
+    selu: "selu",
+    gelu: "gelu",
+    silu: "silu",
+    softplus: "softplus",
+    softsign: "softsign",
+    leaky_relu: "leaky_relu",
+    relu6: "relu6",
+    exponential: "exponential",
+    hard_sigmoid: "hard_sigmoid",
+    hard_silu: "hard_silu",
+    mish: "mish",
+    linear: "linear",
+}
+
+
 def names() -> list[str]:
     """Return the sorted activation names ``get`` understands.
 
@@ -210,6 +361,8 @@ def get(identifier: ActivationLike) -> nn.Module:
         return factory()
     if isinstance(identifier, nn.Module):
         return identifier
+    if callable(identifier) and identifier in _FUNCTION_NAMES:
+        return _REGISTRY[_FUNCTION_NAMES[identifier]]()
     if callable(identifier):
         return Lambda(identifier)
     raise ValueError(

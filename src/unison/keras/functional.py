@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from unison.keras.keras_tensor import KerasTensor, Node, flatten, flatten_values, pack_like
+from unison.keras.keras_tensor import KerasTensor, Node, conform_input, flatten, flatten_values, pack_like
 from unison.keras.model import Model
 
 
@@ -135,8 +135,7 @@ class Functional(Model):
         if len(flat_in) == 1:
             self.input_shape_hint = tuple(flat_in[0].shape[1:])  # type: ignore[arg-type]
         if not trainable:
-            for p in self.parameters():
-                p.requires_grad_(False)
+            self.trainable = False
 
     # --- Keras's structural properties ----------------------------------------------------
     @property
@@ -162,18 +161,6 @@ class Functional(Model):
     @property
     def layers(self) -> list[nn.Module]:
         return list(self.graph_layers)
-
-    def get_layer(self, name: str | None = None, index: int | None = None) -> nn.Module:
-        """A layer by name or index (Keras's ``get_layer``)."""
-        if index is not None:
-            return self.layers[index]
-        for layer in self.graph_layers:
-            if getattr(layer, "name", None) == name:
-                return layer
-        raise ValueError(
-            f"No such layer: {name!r}. Existing layers are: "
-            f"{[getattr(m, 'name', type(m).__name__) for m in self.graph_layers]}."
-        )
 
     # --- computation ------------------------------------------------------------------------
     def _flat_call_inputs(self, inputs: Any) -> list[Any]:
@@ -205,8 +192,8 @@ class Functional(Model):
         for kt, value in zip(self._flat_inputs, self._flat_call_inputs(inputs)):
             if kt.dtype == "string":
                 value = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=object)
-            elif not isinstance(value, torch.Tensor):
-                value = torch.as_tensor(value)
+            else:
+                value = conform_input(value if isinstance(value, torch.Tensor) else torch.as_tensor(value), kt.dtype)
             # tf_keras runs a string-preprocessing model on one unbatched example too (TF's
             # parameter-server tutorial maps its StringLookup models over single examples in
             # tf.data); other rank mismatches are mistakes.

@@ -3,7 +3,10 @@
 A :class:`KerasTensor` stands for the batch of values a model will receive. It carries a small
 concrete *example* (two rows of zeros, or what the layers made of them): calling a layer on a
 KerasTensor runs the layer on that example, which builds its lazily-sized weights and gives the
-output shape, and records a :class:`Node` (the layer and its arguments). Torch functions applied
+output shape, and records a :class:`Node` (the layer and its arguments). An ``Input`` with
+``None`` sizes (``shape=(None,)``, variable-length sequences; ``(None, None, 3)``, images of any
+size) carries a second example whose ``None`` axes have another size: every operation runs on
+both, and an output axis whose sizes differ is ``None`` in its ``shape``. Torch functions applied
 to a KerasTensor (``torch.mean(x, dim=1)``, and so unison's ``tf.reduce_mean``, ``x + 1``,
 ``x[:, 0]``) are recorded the same way through ``__torch_function__``. ``keras.Model(inputs,
 outputs)`` (:mod:`unison.keras.functional`) replays the recorded nodes on real tensors.
@@ -26,6 +29,10 @@ import numpy as np
 import torch
 
 EXAMPLE_ROWS = 2  # rows of the example batch (two, so batch statistics are defined)
+# The sizes a ``None`` axis of an Input takes in the two examples: large enough for the strided
+# convolutions and poolings of image models, and far enough apart that downsampling keeps them
+# apart (64 -> 2 and 96 -> 3 after five halvings), so the axis is recognised as variable.
+VARIABLE_SIZES = (64, 96)
 
 _DTYPES = {
     "float32": torch.float32,
@@ -75,6 +82,7 @@ class Node:
         self.kwargs = kwargs
         self.parents: list[KerasTensor] = flatten((args, kwargs))
         self.outputs: list[KerasTensor] = []
+        self.structured_outputs: Any = None  # the outputs as the op returned them (a layer's .output)
 
     def run(self, values: dict[int, Any]) -> list[Any]:
         """Call ``op`` with the KerasTensors replaced by ``values`` (by id); the flat outputs."""
@@ -85,14 +93,24 @@ class Node:
 class KerasTensor:
     """A symbolic batch: ``shape`` (batch axis ``None``), ``dtype``, ``name``, and its producer."""
 
-    def __init__(self, example: Any, node: Node | None = None, name: str | None = None) -> None:
+    def __init__(
+        self, example: Any, node: Node | None = None, name: str | None = None, variable_example: Any = None
+    ) -> None:
         self._example = example
+        # The example with other sizes on the variable (None) axes; None when every size is known.
+        self._variable_example = variable_example
         self._node = node
         self.name = name or (f"keras_tensor_{id(self):x}")
 
     @property
     def shape(self) -> tuple[int | None, ...]:
-        return (None, *tuple(self._example.shape[1:]))
+        sizes = tuple(self._example.shape[1:])
+        other = self._variable_example
+        if other is None or tuple(other.shape) == tuple(self._example.shape):
+            return (None, *sizes)
+        if other.ndim != self._example.ndim:
+            return (None, *(None for _ in sizes))  # an op whose rank depends on a size: nothing is known
+        return (None, *(a if a == b else None for a, b in zip(sizes, other.shape[1:])))
 
     @property
     def dtype(self) -> Any:
@@ -113,10 +131,16 @@ class KerasTensor:
     def __reduce__(self) -> Any:
         # A pickled model (a parameter-server step, deepcopy) carries the graph's shapes, not the
         # example values: a tensor example travels as a "meta" tensor (shape and dtype, no data).
-        example = self._example
-        if isinstance(example, torch.Tensor):
-            example = torch.empty(example.shape, dtype=example.dtype, device="meta")
-        return (KerasTensor, (example, None, self.name), {"_node": self._node})
+        def meta(example: Any) -> Any:
+            if isinstance(example, torch.Tensor):
+                return torch.empty(example.shape, dtype=example.dtype, device="meta")
+            return example
+
+        return (
+            KerasTensor,
+            (meta(self._example), None, self.name, meta(self._variable_example)),
+            {"_node": self._node},
+        )
 
     def __bool__(self) -> bool:
         raise TypeError(
@@ -200,7 +224,8 @@ def Input(
     """``keras.Input``: a symbolic model input of per-example ``shape`` (no batch axis).
 
     Args:
-        shape: shape of one example, e.g. ``(784,)`` (``None`` entries are not supported).
+        shape: shape of one example, e.g. ``(784,)``; ``None`` for a size that varies from batch
+            to batch (``(None,)`` for sequences of any length, ``(None, None, 3)`` for images).
         batch_size: accepted for Keras compatibility (the batch axis stays symbolic).
         dtype: ``"float32"`` (default), ``"int32"``/``"int64"`` (ids) ...
         name: the input's name (the key of a dict of inputs).
@@ -213,15 +238,20 @@ def Input(
         raise ValueError("Input needs shape=, the shape of one example, e.g. Input(shape=(784,)).")
     if isinstance(shape, int):
         shape = (shape,)
-    if not all(isinstance(s, int) and s >= 0 for s in shape):
+    shape = tuple(shape)
+    if not all(s is None or (isinstance(s, (int, np.integer)) and s >= 0) for s in shape):
         raise ValueError(
-            f"Input shape entries must be non-negative ints (unison needs every size except the "
-            f"batch). Received: shape={tuple(shape)!r}"
+            f"Input shape entries must be non-negative ints, or None for a size that varies. Received: shape={shape!r}"
         )
+    sizes = [tuple(size if s is None else int(s) for s in shape) for size in VARIABLE_SIZES]
+    variable = None in shape
+    name = name or _input_name()
     if is_string_dtype(dtype):  # string preprocessing models (StringLookup on a string Input)
-        return KerasTensor(np.full((EXAMPLE_ROWS, *shape), SYMBOLIC_STRING, dtype=object), None, name or _input_name())
-    example = torch.zeros((EXAMPLE_ROWS, *shape), dtype=torch_dtype(dtype), device=_device())
-    return KerasTensor(example, None, name or _input_name())
+        examples = [np.full((EXAMPLE_ROWS, *dims), SYMBOLIC_STRING, dtype=object) for dims in sizes]
+        return KerasTensor(examples[0], None, name, examples[1] if variable else None)
+    as_dtype, device = torch_dtype(dtype), _device()
+    examples_t = [torch.zeros((EXAMPLE_ROWS, *dims), dtype=as_dtype, device=device) for dims in sizes]
+    return KerasTensor(examples_t[0], None, name, examples_t[1] if variable else None)
 
 
 _INPUT_COUNT = [0]
@@ -297,39 +327,118 @@ def symbolic_call(
     """
     node = Node(op, args, kwargs)
     ex_args, ex_kwargs = map_structure(lambda kt: kt._example, (args, kwargs))
+    variable = any(kt._variable_example is not None for kt in node.parents)
+    out = _run_example(op, run, ex_args, ex_kwargs)
+    other: Any = None
+    if variable:
+        var_args, var_kwargs = map_structure(
+            lambda kt: kt._example if kt._variable_example is None else kt._variable_example, (args, kwargs)
+        )
+        try:
+            other = _run_example(op, run, var_args, var_kwargs)
+        except (RuntimeError, ValueError, IndexError) as exc:
+            shapes = [kt.shape for kt in node.parents]
+            raise ValueError(
+                f"{_op_name(op)} cannot take inputs with a variable (None) size: it ran on inputs of "
+                f"shape {shapes} with one size for the None axes and failed with another "
+                f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}). Give keras.Input "
+                "the size of every axis this layer depends on."
+            ) from exc
+
+    def wrap(value: Any, other_value: Any) -> Any:
+        if isinstance(value, (torch.Tensor, np.ndarray)):
+            suffix = f"_{len(node.outputs)}" if node.outputs else ""
+            kt = KerasTensor(value, node, f"{_op_name(op)}_output{suffix}", other_value)
+            node.outputs.append(kt)
+            return kt
+        pairs = _pair_structure(value, other_value)
+        if isinstance(value, tuple):
+            return tuple(wrap(v, o) for v, o in pairs)
+        if isinstance(value, list):
+            return [wrap(v, o) for v, o in pairs]
+        if isinstance(value, dict):
+            return {k: wrap(v, o) for k, (v, o) in zip(value, pairs)}
+        raise TypeError(
+            f"{_op_name(op)} returned {type(value).__name__} on a symbolic input; the functional "
+            "API records operations that return tensors."
+        )
+
+    result = wrap(out, other)
+    if isinstance(op, torch.nn.Module):
+        # Keras's layer.input / layer.output: the tensors of the layer's first call.
+        inbound = op.__dict__.setdefault("_inbound_nodes", [])
+        node.structured_outputs = result
+        inbound.append(node)
+    return result
+
+
+def conform_input(value: torch.Tensor, dtype: Any) -> torch.Tensor:
+    """A real input converted to its ``keras.Input``'s dtype, as Keras's functional models do.
+
+    Integer or boolean data (raw MNIST pixels, uint8) given to a float input becomes float, and
+    float64 (NumPy's default) becomes the input's float dtype; float data given to an integer
+    (ids) input becomes int64. Other float dtypes (a bfloat16 policy's cast) are kept.
+    """
+    if not isinstance(dtype, torch.dtype) or value.dtype == dtype:
+        return value
+    if dtype.is_floating_point:
+        if not value.is_floating_point() or value.dtype == torch.float64:
+            return value.to(dtype)
+        return value
+    if dtype != torch.bool and value.is_floating_point():
+        return value.to(dtype)
+    return value
+
+
+def layer_call_tensor(layer: torch.nn.Module, what: str) -> Any:
+    """Keras's ``layer.input`` / ``layer.output``: the symbolic tensors of the layer's first call.
+
+    Example:
+        >>> from unison import keras
+        >>> dense = keras.layers.Dense(2)
+        >>> x = keras.Input(shape=(3,))
+        >>> dense(x).shape == dense.output.shape == (None, 2)
+        True
+    """
+    nodes = layer.__dict__.get("_inbound_nodes") or []
+    if not nodes:
+        name = getattr(layer, "name", type(layer).__name__)
+        # ValueError, as Keras 3.0-3.3: an AttributeError would be replaced by torch's generic
+        # "has no attribute" message (nn.Module.__getattr__), losing the explanation.
+        raise ValueError(
+            f"Layer {name!r} has never been called on a symbolic input and thus has no defined {what}. "
+            "Call it on a keras.Input (or build a keras.Model / a Sequential starting with keras.Input) first."
+        )
+    node = nodes[0]
+    if what == "output":
+        return node.structured_outputs
+    return node.args[0] if node.args else next(iter(node.kwargs.values()))
+
+
+def _run_example(op: Callable[..., Any], run: Callable[..., Any] | None, args: Any, kwargs: Any) -> Any:
     modules = [op] if isinstance(op, torch.nn.Module) else []
     modes = [m.training for m in modules]
     for m in modules:
         m.eval()
     try:
         with torch.no_grad():
-            out = (run or op)(*ex_args, **ex_kwargs)
+            return (run or op)(*args, **kwargs)
     finally:
         for m, mode in zip(modules, modes):
             m.train(mode)
 
-    def wrap(value: Any) -> Any:
-        if isinstance(value, (torch.Tensor, np.ndarray)):
-            suffix = f"_{len(node.outputs)}" if node.outputs else ""
-            kt = KerasTensor(value, node, f"{_op_name(op)}_output{suffix}")
-            node.outputs.append(kt)
-            return kt
-        if isinstance(value, tuple):
-            return tuple(wrap(v) for v in value)
-        if isinstance(value, list):
-            return [wrap(v) for v in value]
-        if isinstance(value, dict):
-            return {k: wrap(v) for k, v in value.items()}
-        raise TypeError(
-            f"{_op_name(op)} returned {type(value).__name__} on a symbolic input; the functional "
-            "API records operations that return tensors."
-        )
 
-    return wrap(out)
+def _pair_structure(value: Any, other: Any) -> list[tuple[Any, Any]]:
+    """The items of a list/tuple/dict output with those of the variable-size run (or ``None``)."""
+    items = list(value.values()) if isinstance(value, dict) else list(value) if isinstance(value, (list, tuple)) else []
+    if other is None:
+        return [(v, None) for v in items]
+    others = list(other.values()) if isinstance(other, dict) else list(other)
+    return list(zip(items, others))
 
 
 def _op_name(op: Any) -> str:
     return getattr(op, "name", None) or getattr(op, "__name__", None) or type(op).__name__
 
 
-__all__ = ["Input", "KerasTensor", "Node", "symbolic_call"]
+__all__ = ["Input", "KerasTensor", "Node", "conform_input", "layer_call_tensor", "symbolic_call"]

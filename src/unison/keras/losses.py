@@ -44,8 +44,12 @@ __all__ = [
     "binary_crossentropy",
     "categorical_crossentropy",
     "get",
+    "MeanAbsolutePercentageError",
+    "MeanSquaredLogarithmicError",
     "mean_absolute_error",
+    "mean_absolute_percentage_error",
     "mean_squared_error",
+    "mean_squared_logarithmic_error",
     "sparse_categorical_crossentropy",
 ]
 
@@ -230,6 +234,34 @@ def mean_absolute_error(y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
     return (y_pred - y_true).abs().mean(dim=-1)
 
 
+def mean_absolute_percentage_error(y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
+    """``100 * |y_true - y_pred| / max(|y_true|, epsilon)`` averaged over the last axis (Keras).
+
+    Example:
+        >>> import torch
+        >>> mean_absolute_percentage_error(torch.tensor([[2.0, 4.0]]), torch.tensor([[1.0, 5.0]])).tolist()
+        [37.5]
+    """
+    y_true, y_pred = _as_tensors(y_true, y_pred)
+    y_true, y_pred = _align_ranks(_float_like(y_true, y_pred), y_pred)
+    return 100.0 * ((y_true - y_pred).abs() / y_true.abs().clamp(min=EPSILON)).mean(dim=-1)
+
+
+def mean_squared_logarithmic_error(y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
+    """``(log(y_pred + 1) - log(y_true + 1))**2`` averaged over the last axis (values below epsilon clipped, Keras).
+
+    Example:
+        >>> import torch, math
+        >>> round(mean_squared_logarithmic_error(torch.tensor([[0.0]]), torch.tensor([[math.e - 1]])).item(), 4)
+        1.0
+    """
+    y_true, y_pred = _as_tensors(y_true, y_pred)
+    y_true, y_pred = _align_ranks(_float_like(y_true, y_pred), y_pred)
+    first = torch.log1p(y_pred.clamp(min=EPSILON))
+    second = torch.log1p(y_true.clamp(min=EPSILON))
+    return (first - second).square().mean(dim=-1)
+
+
 def _to_examples(values: torch.Tensor, batch: int, name: str) -> torch.Tensor:
     """Reduce a per-element loss to one value per example (mean over non-batch axes)."""
     if values.dim() == 0 or values.shape[0] != batch:
@@ -289,7 +321,31 @@ class Loss:
         self.reduction = _check_reduction(reduction)
 
     def per_example(self, y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
-        """Return the loss of each example, shape ``(batch,)``; no reduction over the batch."""
+        """Return the loss of each example, shape ``(batch,)``; no reduction over the batch.
+
+        A subclass written as Keras's guides write it overrides ``call(y_true, y_pred)``
+        instead (the unreduced losses, e.g. a mean over the last axis); its values are averaged
+        over every axis but the batch, as Keras reduces them.
+        """
+        if type(self).call is Loss.call:
+            raise NotImplementedError(
+                f"{type(self).__name__} must implement call(y_true, y_pred) (Keras) or per_example(y_true, y_pred)."
+            )
+        y_true, y_pred = _as_tensors(y_true, y_pred)
+        values = torch.as_tensor(self.call(y_true, y_pred))
+        return _to_examples(values, int(y_pred.shape[0]), self.name)
+
+    def call(self, y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
+        """Keras's hook for subclasses: the loss values of each example (any shape ``(batch, ...)``).
+
+        Example:
+            >>> import torch
+            >>> class AbsError(Loss):
+            ...     def call(self, y_true, y_pred):
+            ...         return (y_true - y_pred).abs().mean(dim=-1)
+            >>> float(AbsError()(torch.zeros(2, 2), torch.ones(2, 2)))
+            1.0
+        """
         raise NotImplementedError
 
     def __call__(self, y_true: TensorLike, y_pred: TensorLike, sample_weight: TensorLike | None = None) -> torch.Tensor:
@@ -561,6 +617,24 @@ class MeanAbsoluteError(LossFunctionWrapper):
         super().__init__(mean_absolute_error, name=name, reduction=reduction)
 
 
+class MeanAbsolutePercentageError(LossFunctionWrapper):
+    """Keras ``MeanAbsolutePercentageError`` (per example: mean over the last axis)."""
+
+    def __init__(
+        self, name: str = "mean_absolute_percentage_error", reduction: str | None = "sum_over_batch_size"
+    ) -> None:
+        super().__init__(mean_absolute_percentage_error, name=name, reduction=reduction)
+
+
+class MeanSquaredLogarithmicError(LossFunctionWrapper):
+    """Keras ``MeanSquaredLogarithmicError`` (per example: mean over the last axis)."""
+
+    def __init__(
+        self, name: str = "mean_squared_logarithmic_error", reduction: str | None = "sum_over_batch_size"
+    ) -> None:
+        super().__init__(mean_squared_logarithmic_error, name=name, reduction=reduction)
+
+
 def _check_label_smoothing(value: float) -> None:
     if not 0.0 <= value <= 1.0:
         raise ValueError(f"Argument `label_smoothing` must be in [0, 1]. Received: label_smoothing={value}")
@@ -572,6 +646,8 @@ _CLASSES: tuple[type[Loss], ...] = (
     BinaryCrossentropy,
     MeanSquaredError,
     MeanAbsoluteError,
+    MeanAbsolutePercentageError,
+    MeanSquaredLogarithmicError,
 )
 _REGISTRY: dict[str, type[Loss]] = {
     **{cls.__name__: cls for cls in _CLASSES},
@@ -580,6 +656,10 @@ _REGISTRY: dict[str, type[Loss]] = {
     "MSE": MeanSquaredError,
     "mae": MeanAbsoluteError,
     "MAE": MeanAbsoluteError,
+    "mape": MeanAbsolutePercentageError,
+    "MAPE": MeanAbsolutePercentageError,
+    "msle": MeanSquaredLogarithmicError,
+    "MSLE": MeanSquaredLogarithmicError,
 }
 
 LossLike = str | Loss | Callable[..., torch.Tensor] | None

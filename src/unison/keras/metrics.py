@@ -33,7 +33,9 @@ __all__ = [
     "CategoricalAccuracy",
     "Mean",
     "MeanAbsoluteError",
+    "MeanAbsolutePercentageError",
     "MeanMetricWrapper",
+    "MeanSquaredLogarithmicError",
     "MeanSquaredError",
     "Metric",
     "SparseCategoricalAccuracy",
@@ -54,7 +56,26 @@ Shape = Sequence[int | None] | None
 class Metric:
     """Base class: a named metric with additive float64 state.
 
-    Subclasses set ``num_state`` and implement ``update_state`` and ``result_from_state``.
+    Subclasses set ``num_state`` and implement ``update_state`` and ``result_from_state``; or,
+    as Keras's guides write them, create state variables with ``add_variable`` (Keras 3) or
+    ``add_weight`` (Keras 2) and implement ``update_state``, ``result`` and ``reset_state``.
+    Such variables are sums, as TF's metric variables are: across replicas they are summed
+    before ``result()`` reads them.
+
+    Example:
+        >>> import torch
+        >>> class Count(Metric):
+        ...     def __init__(self, name="count", **kwargs):
+        ...         super().__init__(name=name, **kwargs)
+        ...         self.n = self.add_variable(shape=(), initializer="zeros", name="n")
+        ...     def update_state(self, y_true, y_pred, sample_weight=None):
+        ...         self.n.assign_add(float(len(y_true)))
+        ...     def result(self):
+        ...         return self.n
+        >>> m = Count()
+        >>> m.update_state(torch.zeros(3), torch.zeros(3))
+        >>> float(m.result()), m.result_from_state(torch.tensor([5.0], dtype=torch.float64))
+        (3.0, 5.0)
 
     Attributes:
         name: the name shown in logs and in ``History``.
@@ -63,7 +84,8 @@ class Metric:
 
     num_state: int = 2
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str | None = None, dtype: Any = None) -> None:
+        name = name or _snake(type(self).__name__)
         self.name = name
         # TF: a metric created under a strategy's scope is read across its replicas.
         self._strategy = get_strategy() if has_strategy() else None
@@ -74,8 +96,21 @@ class Metric:
         raise NotImplementedError
 
     def result_from_state(self, state: torch.Tensor) -> float:
-        """Compute the metric's value from a state vector (e.g. the all-reduced one)."""
-        raise NotImplementedError
+        """Compute the metric's value from a state vector (e.g. the all-reduced one).
+
+        For a metric with variables: its ``result()`` read with the variables set to ``state``.
+        """
+        variables = self.__dict__.get("_variables")
+        if not variables or type(self).result is Metric.result:
+            raise NotImplementedError(
+                f"{type(self).__name__} must implement result() (Keras) or result_from_state(state)."
+            )
+        saved = self.state()
+        self.load_state(state)
+        try:
+            return float(torch.as_tensor(self.result()).detach().reshape(-1)[0])
+        finally:
+            self.load_state(saved)
 
     def result(self) -> torch.Tensor:
         """The metric's value, a 0-d float32 tensor (``.numpy()``, ``float()`` and arithmetic work).
@@ -94,8 +129,60 @@ class Metric:
             )
         return torch.tensor(self.result_from_state(state), dtype=torch.float32)
 
+    # --- Keras's variable API for metrics written as Keras's guides write them -------------------
+    def add_variable(
+        self,
+        shape: Any = (),
+        initializer: Any = "zeros",
+        dtype: Any = None,
+        aggregation: str = "sum",
+        name: str | None = None,
+    ) -> Any:
+        """A state variable (Keras 3's ``Metric.add_variable``), summed across replicas when read."""
+        from unison.keras import initializers
+        from unison.variables import Variable
+
+        if aggregation not in ("sum", "mean", "none", None):
+            raise ValueError(
+                f"add_variable(aggregation=...) must be 'sum' (unison sums metric variables across "
+                f"replicas). Received: aggregation={aggregation!r}"
+            )
+        variables = self.__dict__.setdefault("_variables", [])
+        dims = (shape,) if isinstance(shape, int) else tuple(shape)
+        torch_dtype = torch.float32 if dtype is None else _as_torch_dtype(dtype)
+        variable = Variable(
+            torch.zeros(dims, dtype=torch_dtype), trainable=False, name=name or f"variable_{len(variables)}"
+        )
+        with torch.no_grad():
+            initializers.get(initializer)(variable)
+        variables.append(variable)
+        self.__dict__.setdefault("_initial_values", []).append(variable.detach().clone())
+        self.num_state = sum(v.numel() for v in variables)
+        return variable
+
+    def add_weight(
+        self, name: str | None = None, shape: Any = (), initializer: Any = "zeros", dtype: Any = None, **kwargs: Any
+    ) -> Any:
+        """Keras 2's spelling of :meth:`add_variable` (``aggregation``/``synchronization`` accepted)."""
+        kwargs.pop("synchronization", None)
+        aggregation = kwargs.pop("aggregation", "sum")
+        if kwargs:
+            raise TypeError(f"Metric.add_weight got unexpected keyword arguments: {sorted(kwargs)}.")
+        aggregation = getattr(aggregation, "value", aggregation)
+        return self.add_variable(
+            shape, initializer, dtype, "sum" if aggregation in (None, "none", 0) else aggregation, name
+        )
+
+    @property
+    def variables(self) -> list[Any]:
+        """The state variables created with ``add_variable``/``add_weight``."""
+        return list(self.__dict__.get("_variables", []))
+
     def state(self) -> torch.Tensor:
         """Return a copy of the additive state: a 1-D float64 tensor of length ``num_state``."""
+        variables = self.__dict__.get("_variables")
+        if variables:
+            return torch.cat([v.detach().reshape(-1).to(torch.float64) for v in variables])
         state = self._state.detach().clone()
         if any(self._host):
             state += torch.tensor(self._host, dtype=torch.float64, device=state.device)
@@ -103,6 +190,15 @@ class Metric:
 
     def load_state(self, state: torch.Tensor) -> None:
         """Replace the additive state (e.g. a restored backup's sums); ``state`` is copied."""
+        variables = self.__dict__.get("_variables")
+        if variables:
+            offset = 0
+            with torch.no_grad():
+                for v in variables:
+                    part = state[offset : offset + v.numel()].reshape(v.shape)
+                    v.copy_(part.to(v.device, v.dtype))
+                    offset += v.numel()
+            return
         self._state = state.detach().to(torch.float64).clone()
         # Per-entry views: a step adds into them in place, without indexing per update.
         self._entries = self._state.unbind()
@@ -111,7 +207,13 @@ class Metric:
         self._host = [0.0] * self.num_state
 
     def reset_state(self) -> None:
-        """Zero the state (kept on the device it lives on)."""
+        """Zero the state (kept on the device it lives on); variables go back to their initial values."""
+        variables = self.__dict__.get("_variables")
+        if variables:
+            with torch.no_grad():
+                for v, initial in zip(variables, self.__dict__["_initial_values"]):
+                    v.copy_(initial)
+            return
         self._state.zero_()
         self._host = [0.0] * self.num_state
 
@@ -142,6 +244,23 @@ class Metric:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
         return f"{type(self).__name__}({args})"
+
+
+def _snake(name: str) -> str:
+    import re
+
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _as_torch_dtype(dtype: Any) -> torch.dtype:
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    from unison.ops.dtypes import as_dtype
+
+    resolved = as_dtype(dtype)
+    if not isinstance(resolved, torch.dtype):
+        raise TypeError(f"A metric variable needs a numeric dtype. Received: dtype={dtype!r}")
+    return resolved
 
 
 class _MeanState(Metric):
@@ -355,6 +474,20 @@ class MeanAbsoluteError(MeanMetricWrapper):
         super().__init__(losses.mean_absolute_error, name=name)
 
 
+class MeanAbsolutePercentageError(MeanMetricWrapper):
+    """Mean absolute percentage error as a metric."""
+
+    def __init__(self, name: str = "mean_absolute_percentage_error") -> None:
+        super().__init__(losses.mean_absolute_percentage_error, name=name)
+
+
+class MeanSquaredLogarithmicError(MeanMetricWrapper):
+    """Mean squared logarithmic error as a metric."""
+
+    def __init__(self, name: str = "mean_squared_logarithmic_error") -> None:
+        super().__init__(losses.mean_squared_logarithmic_error, name=name)
+
+
 def _crossentropy(fn: Callable[..., torch.Tensor]) -> Callable[[str], Metric]:
     return lambda name: MeanMetricWrapper(fn, name=name)
 
@@ -367,6 +500,8 @@ _CLASSES: tuple[type[Metric], ...] = (
     SparseTopKCategoricalAccuracy,
     MeanSquaredError,
     MeanAbsoluteError,
+    MeanAbsolutePercentageError,
+    MeanSquaredLogarithmicError,
 )
 # Each factory takes the metric's name: a string identifier names the metric in the logs.
 _REGISTRY: dict[str, Callable[[str], Metric]] = {
@@ -379,6 +514,10 @@ _REGISTRY: dict[str, Callable[[str], Metric]] = {
     "mse": MeanSquaredError,
     "mean_absolute_error": MeanAbsoluteError,
     "mae": MeanAbsoluteError,
+    "mean_absolute_percentage_error": MeanAbsolutePercentageError,
+    "mape": MeanAbsolutePercentageError,
+    "mean_squared_logarithmic_error": MeanSquaredLogarithmicError,
+    "msle": MeanSquaredLogarithmicError,
     "sparse_categorical_crossentropy": _crossentropy(losses.sparse_categorical_crossentropy),
     "categorical_crossentropy": _crossentropy(losses.categorical_crossentropy),
     "binary_crossentropy": _crossentropy(losses.binary_crossentropy),
@@ -445,7 +584,7 @@ def get(
     if isinstance(identifier, Metric):
         return identifier
     if isinstance(identifier, type) and issubclass(identifier, Metric):
-        return identifier()  # type: ignore[call-arg]  # concrete metrics have defaults
+        return identifier()
     if isinstance(identifier, losses.Loss):
         return MeanMetricWrapper(identifier.per_example, name=identifier.name)
     if isinstance(identifier, str):
@@ -457,7 +596,7 @@ def get(
             return _REGISTRY[identifier](identifier)
         for cls in _CLASSES:
             if cls.__name__ == identifier:
-                return cls()  # type: ignore[call-arg]  # every class in _CLASSES has defaults
+                return cls()
         raise ValueError(
             f"Unknown metric function: {identifier!r}. Expected one of: "
             f"{format_choices(set(_REGISTRY) | _RESOLVED)} (or a class name such as "

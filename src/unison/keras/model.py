@@ -31,9 +31,9 @@ from unison.keras import optimizers as optimizers_mod
 from unison.keras import weights_file
 from unison.keras.compile_utils import OutputLosses
 from unison.keras.keras_tensor import KerasTensor, has_keras_tensor, symbolic_call
-from unison.keras.layers.base import Layer, _default_name, call_in_mode
+from unison.keras.layers.base import Layer, _default_name, add_loss_to, call_in_mode, collect_losses, set_trainable
 from unison.keras.layers.core import InputLayer
-from unison.keras.model_steps import StepMethods, overrides
+from unison.keras.model_steps import StepMethods
 
 
 class Model(StepMethods, nn.Module):
@@ -61,6 +61,9 @@ class Model(StepMethods, nn.Module):
             _make_functional(type(self))
             if module is not None:
                 kwargs["inputs"] = module
+            if name is not None and not isinstance(name, str):
+                # CustomModel(inputs, outputs): the second positional argument is the outputs
+                kwargs["outputs"], name = name, kwargs.pop("name", None)
             Functional.__init__(self, name=name, **kwargs)  # type: ignore[arg-type]
             return
         super().__init__()
@@ -126,6 +129,15 @@ class Model(StepMethods, nn.Module):
         strategy.broadcast_tensors([*self.parameters(), *self.buffers()])
         self._mirrored_build = True
 
+    @property
+    def trainable(self) -> bool:
+        """Whether training updates the model's weights; ``model.trainable = False`` freezes every layer."""
+        return bool(self.__dict__.get("_trainable", True))
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        set_trainable(self, value)
+
     # --- Keras's variable lists (torch parameters and buffers) ----------------------------------
     @property
     def trainable_variables(self) -> list[nn.Parameter]:
@@ -177,10 +189,33 @@ class Model(StepMethods, nn.Module):
         """The model's direct sub-layers."""
         return [m for m in self.children()]
 
+    def get_layer(self, name: str | None = None, index: int | None = None) -> nn.Module:
+        """A layer of ``self.layers`` by name or index (Keras's ``get_layer``)."""
+        if index is not None:
+            layers = self.layers
+            if not -len(layers) <= index < len(layers):
+                raise ValueError(
+                    f"get_layer(index={index}) is out of range: model {self.name!r} has {len(layers)} layers."
+                )
+            return layers[index]
+        if name is None:
+            raise ValueError("get_layer needs name= or index=.")
+        for layer in self.layers:
+            if getattr(layer, "name", None) == name:
+                return layer
+        raise ValueError(
+            f"No such layer: {name!r}. Existing layers are: "
+            f"{[getattr(m, 'name', type(m).__name__) for m in self.layers]}."
+        )
+
+    def add_loss(self, loss: Any) -> None:
+        """Add a loss tensor computed in ``call`` (Keras's ``add_loss``); ``fit`` adds it to the loss."""
+        add_loss_to(self, loss)
+
     @property
     def losses(self) -> list[torch.Tensor]:
-        """Regularisation penalties of every layer."""
-        return [loss for m in self.modules() if isinstance(m, Layer) for loss in m.losses]
+        """Every layer's add_loss losses (of the latest call) and weight regularisation penalties."""
+        return collect_losses(self)
 
     # --- compile -----------------------------------------------------------------------------
     def compile(
@@ -201,11 +236,8 @@ class Model(StepMethods, nn.Module):
         """
         if kwargs:
             raise TypeError(f"compile() got unexpected keyword arguments: {sorted(kwargs)}.")
-        if loss is None and not overrides(self, "train_step"):
-            raise ValueError(
-                "compile() needs a loss, e.g. loss='sparse_categorical_crossentropy' (or a "
-                "train_step override that computes its own loss)."
-            )
+        # loss=None is allowed, as in Keras 3: a model that adds its loss with add_loss() (fit
+        # checks that there is one), or a train_step override that computes its own.
         if isinstance(metrics, str) or (metrics is not None and not isinstance(metrics, Iterable)):
             metrics = [metrics]
         specs: Any = dict(metrics) if isinstance(metrics, dict) else list(metrics or [])
@@ -354,9 +386,9 @@ class Model(StepMethods, nn.Module):
     def save(self, filepath: str | os.PathLike[str], overwrite: bool = True, **kwargs: Any) -> None:
         """Save the model to ``filepath`` atomically, with a checksum (chief only).
 
-        A ``.keras`` path holds the architecture, weights and compile arguments, for
-        ``keras.models.load_model`` (:mod:`unison.keras.saving`); any other path holds the weights
-        and optimizer state, for ``load_weights`` (a model of any kind).
+        Any path (``"m.keras"``, tf.keras's ``"my_model"`` or ``"m.h5"``) holds the architecture,
+        weights, compile arguments and optimizer state, for ``keras.models.load_model``
+        (:mod:`unison.keras.saving`); ``load_weights`` reads the same file.
         """
         if kwargs:
             raise TypeError(f"save() got unexpected keyword arguments: {sorted(kwargs)}.")
@@ -365,19 +397,24 @@ class Model(StepMethods, nn.Module):
         self._wait_for_chief("save")  # every replica returns once the chief's file is complete
 
     def _write_model(self, filepath: str | os.PathLike[str]) -> None:
-        """The chief's half of ``save`` (ModelCheckpoint calls it on the chief alone)."""
-        if os.fspath(filepath).endswith(".keras"):
-            from unison.keras import saving
+        """The chief's half of ``save`` (ModelCheckpoint calls it on the chief alone).
 
-            saving.save_model(self, filepath)
+        Every path holds the whole model (architecture when it has one, weights, compile
+        arguments, optimizer state): tf.keras programs save to ``"my_model"`` or ``"model.h5"``
+        and call ``load_model`` on the same path, and ``load_weights`` reads the file too.
+        """
+        from unison.keras import saving
+
+        if not self.built and not os.fspath(filepath).endswith(".keras"):
+            # an unbuilt model has no weights yet: a weights-format file (ModelCheckpoint's paths)
+            if self.distribute_strategy.extended.should_checkpoint:
+                weights_file.write_state(
+                    filepath,
+                    {"state_dict": self._full_state(), "optimizer": self._full_optimizer_state()},
+                    weights_file.MODEL_FORMAT,
+                )
             return
-        if not self.distribute_strategy.extended.should_checkpoint:
-            return
-        weights_file.write_state(
-            filepath,
-            {"state_dict": self._full_state(), "optimizer": self._full_optimizer_state()},
-            weights_file.MODEL_FORMAT,
-        )
+        saving.save_model(self, filepath)
 
     def get_config(self) -> dict[str, Any]:
         """The architecture as Keras's ``{"class_name", "config"}`` (Sequential and functional models)."""
@@ -385,6 +422,35 @@ class Model(StepMethods, nn.Module):
 
         config: dict[str, Any] = saving.model_config(self)["config"]
         return config
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], custom_objects: dict[str, Any] | None = None) -> Any:
+        """A new, untrained model from ``get_config()``'s output (Keras's ``Model.from_config``).
+
+        A functional or Sequential config rebuilds its graph of layers (custom layer classes by
+        ``custom_objects``); a subclass with its own ``get_config`` is made as ``cls(**config)``.
+
+        Example:
+            >>> from unison import keras
+            >>> inputs = keras.Input(shape=(4,))
+            >>> model = keras.Model(inputs, keras.layers.Dense(2)(inputs))
+            >>> keras.Model.from_config(model.get_config()).count_params()
+            10
+        """
+        from unison.keras import saving
+
+        if not isinstance(config, dict):
+            raise TypeError(f"from_config takes the dict get_config() returns. Received: {type(config).__name__}")
+        if "nodes" in config and "inputs" in config:
+            return saving.from_config({"class_name": "Functional", "config": config}, custom_objects)
+        if cls is Sequential or (cls is Model and "layers" in config and "input_shape" in config):
+            return saving.from_config({"class_name": "Sequential", "config": config}, custom_objects)
+        if cls is Model:
+            raise ValueError(
+                "Model.from_config got a config that describes no functional or Sequential model "
+                f"(keys: {sorted(config)}). For a subclassed model call YourModel.from_config(config)."
+            )
+        return cls(**config)
 
     def to_json(self, **kwargs: Any) -> str:
         """The architecture as JSON text, for ``keras.models.model_from_json``."""
@@ -410,14 +476,29 @@ class Sequential(Model):
     """A linear stack of layers (``keras.Sequential``).
 
     The first layer's ``input_shape=`` (or a leading ``keras.Input``) builds every layer at
-    once, so the weights exist (and are mirrored) inside ``strategy.scope()``.
+    once, so the weights exist (and are mirrored) inside ``strategy.scope()``. Such a model also
+    has a symbolic graph, as in Keras: ``model.inputs``/``outputs`` and each layer's
+    ``input``/``output``, so ``keras.Model(model.inputs, [l.output for l in model.layers])``
+    extracts intermediate features.
+
+    Example:
+        >>> from unison import keras
+        >>> model = keras.Sequential([keras.Input(shape=(3,)), keras.layers.Dense(4), keras.layers.Dense(2)])
+        >>> features = keras.Model(model.inputs, [layer.output for layer in model.layers])
+        >>> [tuple(kt.shape) for kt in features.outputs]
+        [(None, 4), (None, 2)]
     """
 
-    def __init__(self, layers: Sequence[Any] | None = None, name: str | None = None) -> None:
+    def __init__(self, layers: Sequence[Any] | None = None, name: str | None = None, trainable: bool = True) -> None:
         super().__init__(name=name)
         self.stack = nn.ModuleList()
+        # (input, last output) of the symbolic graph, when the input shape is known
+        self._graph: tuple[KerasTensor, Any] | None = None
+        self._graph_input: KerasTensor | None = None
         for layer in layers or []:
             self.add(layer)
+        if not trainable:
+            self.trainable = False
 
     def add(self, layer: Any) -> None:
         """Append a layer (a ``keras.layers`` layer, any ``torch.nn.Module``, or an ``Input``)."""
@@ -429,11 +510,11 @@ class Sequential(Model):
                     f"Sequential takes layers; {layer!r} is the output of a layer. Use "
                     "keras.Model(inputs, outputs) for a graph of layers."
                 )
-            self.input_shape_hint = (
-                tuple(int(s) for s in layer.shape[1:] if s is not None)
-                if isinstance(layer, KerasTensor)
-                else layer.shape
-            )
+            if isinstance(layer, KerasTensor):
+                self._graph_input = layer
+                self.input_shape_hint = tuple(layer.shape[1:])  # type: ignore[arg-type]
+            else:
+                self.input_shape_hint = layer.shape
             return
         if not isinstance(layer, nn.Module):
             raise TypeError(
@@ -444,7 +525,90 @@ class Sequential(Model):
             self.input_shape_hint = getattr(layer, "input_shape_arg", None)
         self.stack.append(layer)
         if self.input_shape_hint is not None:
-            self.build((1, *self.input_shape_hint))
+            self._extend_graph([layer])
+
+    def pop(self) -> nn.Module:
+        """Remove and return the last layer (Keras's ``Sequential.pop``)."""
+        if not len(self.stack):
+            raise IndexError(f"There are no layers in Sequential model {self.name!r} to pop.")
+        layer = self.stack[-1]
+        del self.stack[-1]
+        self._graph = None
+        if self.input_shape_hint is not None:
+            self._extend_graph(list(self.stack))
+        return layer
+
+    def _extend_graph(self, layers: list[nn.Module]) -> None:
+        """Call ``layers`` on the graph's last symbolic tensor (builds their weights too).
+
+        Keras layers (and models) are recorded symbolically; a plain torch module ends the graph
+        and the model is built on a zero example instead, as before.
+        """
+        hint = self.input_shape_hint
+        if hint is None:
+            return
+        if not all(isinstance(m, (Layer, Model)) for m in self.stack):
+            self._graph = None
+            if None not in hint:
+                self.build((1, *hint))
+            return
+        if self._graph is None:
+            from unison.keras.keras_tensor import Input
+
+            if self._graph_input is None:
+                self._graph_input = Input(shape=hint)
+            self._graph = (self._graph_input, self._graph_input)
+            layers = list(self.stack)
+        start, x = self._graph
+        try:
+            for layer in layers:
+                x = layer(x)
+        except (RuntimeError, ValueError, TypeError):
+            # A layer that cannot run on the symbolic example (e.g. dtype policies that only
+            # agree under fit's autocast): no graph; build on a zero example as before, which
+            # raises the layer-naming error when the shapes really do not fit.
+            self._graph = None
+            if None not in hint:
+                self.build((1, *hint))
+            return
+        self._graph = (start, x)
+
+    def _symbolic_graph(self, what: str) -> tuple[KerasTensor, Any]:
+        if self._graph is None:  # ValueError: see layer_call_tensor
+            raise ValueError(
+                f"Sequential model {self.name!r} has no defined {what}: its input shape is unknown. "
+                "Start it with keras.Input(shape=...) (or give the first layer input_shape=)."
+            )
+        return self._graph
+
+    @property
+    def inputs(self) -> list[KerasTensor]:
+        """``[keras.Input]`` of the model's symbolic graph."""
+        return [self._symbolic_graph("inputs")[0]]
+
+    @property
+    def outputs(self) -> list[KerasTensor]:
+        """``[last layer's symbolic output]``."""
+        return [self._symbolic_graph("outputs")[1]]
+
+    @property
+    def input(self) -> KerasTensor:
+        return self._symbolic_graph("input")[0]
+
+    @property
+    def output(self) -> Any:
+        return self._symbolic_graph("output")[1]
+
+    def summary_shapes(self) -> dict[int, str]:
+        """Output shape of each layer from the symbolic graph (empty without one)."""
+        if self._graph is None:
+            return {}
+        shapes: dict[int, str] = {}
+        for layer in self.stack:
+            nodes = layer.__dict__.get("_inbound_nodes") or []
+            if nodes and nodes[-1].outputs:
+                shapes[id(layer)] = str(nodes[-1].outputs[0].shape).replace(",)", ")")
+        return shapes
 
     @property
     def layers(self) -> list[nn.Module]:
@@ -452,6 +616,13 @@ class Sequential(Model):
 
     def call(self, inputs: Any) -> Any:
         x = inputs
+        if "_called_shape" not in self.__dict__ and isinstance(x, torch.Tensor):
+            # the shape a model without an input shape was built on, for summary()
+            self.__dict__["_called_shape"] = tuple(x.shape[1:])
+        if self._graph_input is not None and isinstance(x, (torch.Tensor, np.ndarray)):
+            from unison.keras.keras_tensor import conform_input
+
+            x = conform_input(torch.as_tensor(x), self._graph_input.dtype)  # as a functional model does
         for i, layer in enumerate(self.stack):
             try:
                 x = layer(x)

@@ -73,12 +73,22 @@ def _object_config(value: Any) -> dict[str, Any] | None:
         return {"__object__": "initializers." + type(value).__name__, "config": value.get_config()}
     if isinstance(value, regularizers.L1L2):  # L1 and L2 are L1L2 with one factor
         return {"__object__": "regularizers.L1L2", "config": {"l1": value.l1, "l2": value.l2}}
+    # compile(loss=keras.losses.X(...), metrics=[keras.metrics.Y()]): built-in classes by config
+    from unison.keras import losses, metrics
+
+    for prefix, module, base, wrapper in (
+        ("losses", losses, losses.Loss, losses.LossFunctionWrapper),
+        ("metrics", metrics, metrics.Metric, metrics.MeanMetricWrapper),
+    ):
+        cls = type(value)
+        if isinstance(value, base) and cls not in (base, wrapper) and getattr(module, cls.__name__, None) is cls:
+            return {"__object__": f"{prefix}.{cls.__name__}", "config": _json_value(value.get_config(), prefix)}
     return None
 
 
 def _objects_from_config(value: Any) -> Any:
-    """The inverse of :func:`_object_config`, inside a layer's config (only those two modules)."""
-    from unison.keras import initializers, regularizers
+    """The inverse of :func:`_object_config`, inside a layer's or compile config (only those modules)."""
+    from unison.keras import initializers, losses, metrics, regularizers
 
     if isinstance(value, list):
         return [_objects_from_config(v) for v in value]
@@ -90,12 +100,14 @@ def _objects_from_config(value: Any) -> Any:
     module, base = {
         "initializers": (initializers, initializers.Initializer),
         "regularizers": (regularizers, regularizers.L1L2),
+        "losses": (losses, losses.Loss),
+        "metrics": (metrics, metrics.Metric),
     }.get(module_name, (None, None))
     cls = getattr(module, class_name, None) if module is not None else None
     if not (isinstance(cls, type) and base is not None and issubclass(cls, base)):
         raise SavingError(
-            f"The saved config names {value['__object__']!r}, which is not a unison initializer or "
-            "regularizer; refusing to load it."
+            f"The saved config names {value['__object__']!r}, which is not a unison initializer, "
+            "regularizer, loss or metric; refusing to load it."
         )
     return cls(**value.get("config", {}))
 
@@ -392,7 +404,9 @@ def load_model(
         opt = compile_config["optimizer"]
         cls = getattr(optimizers_mod, opt["class_name"])
         model.compile(
-            optimizer=cls.from_config(opt["config"]), loss=compile_config["loss"], metrics=compile_config["metrics"]
+            optimizer=cls.from_config(opt["config"]),
+            loss=_objects_from_config(compile_config["loss"]),
+            metrics=_objects_from_config(compile_config["metrics"]),
         )
         _restore_optimizer(model, payload, path)
     return model

@@ -42,10 +42,14 @@ from unison.keras.training_state import TrainingState, prepare
 Step = Callable[[], Any]
 
 
-def _data(batch: Batch) -> tuple[Any, ...]:
+def _data(batch: Batch) -> Any:
+    # Keras's pack_x_y_sample_weight: inputs alone are passed as they are (a GAN's train_step
+    # gets the batch of images), a tuple or list of inputs as a 1-tuple.
     if batch.sample_weight is not None:
         return (batch.x, batch.y, batch.sample_weight)
-    return (batch.x,) if batch.y is None else (batch.x, batch.y)
+    if batch.y is None:
+        return (batch.x,) if isinstance(batch.x, (tuple, list)) else batch.x
+    return (batch.x, batch.y)
 
 
 def run_train_step(model: Any, st: TrainingState, batch: Batch) -> Any:

@@ -19,17 +19,26 @@ _W = (33, 24, 15)
 
 
 def _row(cells: tuple[str, str, str], left: str = "│", mid: str = "│", right: str = "│") -> str:
-    a, b, c = cells
-    return f"{left} {a:<{_W[0] - 2}} {mid} {b:<{_W[1] - 2}} {mid} {c:>{_W[2] - 2}} {right}"
+    """One table row; a cell longer than its column wraps onto more lines, as Keras's table does."""
+    import itertools
+    import textwrap
+
+    wrapped = [textwrap.wrap(cell, width - 2, break_on_hyphens=False) or [""] for cell, width in zip(cells, _W)]
+    lines = []
+    for a, b, c in itertools.zip_longest(*wrapped, fillvalue=""):
+        lines.append(f"{left} {a:<{_W[0] - 2}} {mid} {b:<{_W[1] - 2}} {mid} {c:>{_W[2] - 2}} {right}")
+    return "\n".join(lines)
 
 
 def _output_shapes(model: Any) -> dict[int, str]:
     """Run one example through the model and record each direct child's output shape."""
-    if hasattr(model, "summary_shapes"):  # a functional model knows them from its graph
-        return model.summary_shapes()
-    shapes: dict[int, str] = {}
-    hint = getattr(model, "input_shape_hint", None)
-    if hint is None or not getattr(model, "built", False):
+    if hasattr(model, "summary_shapes"):  # a functional model (or Sequential) knows them from its graph
+        shapes: dict[int, str] = model.summary_shapes()
+        if shapes:
+            return shapes
+    shapes = {}
+    hint = getattr(model, "input_shape_hint", None) or model.__dict__.get("_called_shape")
+    if hint is None or None in hint or not getattr(model, "built", False):
         return shapes
     hooks = []
     for child in model.layers:
@@ -57,7 +66,7 @@ def summary_lines(model: Any) -> list[str]:
     for child in model.layers:
         name = getattr(child, "name", "") or type(child).__name__.lower()
         params = sum(p.numel() for p in child.parameters())
-        lines.append(_row((f"{name} ({type(child).__name__})", shapes.get(id(child), "?"), f"{params:,}")))
+        lines.extend(_row((f"{name} ({type(child).__name__})", shapes.get(id(child), "?"), f"{params:,}")).split("\n"))
     lines.append("└" + "┴".join("─" * w for w in _W) + "┘")
     total = sum(p.numel() for p in model.parameters())
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)

@@ -51,6 +51,47 @@ def _verbose(verbose: Any) -> int:
     return int(verbose)
 
 
+def class_weight_to_sample_weight(class_weight: Any, y: Any, sample_weight: Any = None) -> np.ndarray:
+    """``fit(class_weight={class: weight})`` as per-sample weights (times ``sample_weight``).
+
+    Labels are class ids (shape ``(n,)`` or ``(n, 1)``) or one-hot rows (``(n, classes)``,
+    their argmax); a class missing from the dict weighs 1.0.
+
+    Example:
+        >>> class_weight_to_sample_weight({0: 1.0, 1: 3.0}, np.array([0, 1, 1])).tolist()
+        [1.0, 3.0, 3.0]
+    """
+    if not isinstance(class_weight, dict):
+        raise TypeError(
+            f"class_weight must be a dict mapping class ids to weights, e.g. {{0: 1.0, 1: 2.0}}. "
+            f"Received: {type(class_weight).__name__}"
+        )
+    if y is None or isinstance(y, (list, tuple, dict)) or not hasattr(y, "shape"):
+        raise ValueError(
+            "class_weight needs the labels as one array (a model with one output, trained on arrays). "
+            "With a Dataset or several outputs, yield (x, y, sample_weight) instead."
+        )
+    labels = y.detach().cpu().numpy() if isinstance(y, torch.Tensor) else np.asarray(y)
+    if labels.ndim == 2 and labels.shape[1] > 1:
+        ids = labels.argmax(axis=1)
+    elif labels.ndim in (1, 2):
+        ids = labels.reshape(len(labels))
+    else:
+        raise ValueError(
+            f"class_weight supports labels of shape (n,), (n, 1) or one-hot (n, classes). Received: {labels.shape}"
+        )
+    ids = np.rint(ids).astype(np.int64)
+    weights = np.array([float(class_weight.get(int(c), 1.0)) for c in ids], dtype=np.float32)
+    if sample_weight is not None:
+        sw = (
+            sample_weight.detach().cpu().numpy()
+            if isinstance(sample_weight, torch.Tensor)
+            else np.asarray(sample_weight)
+        )
+        weights = weights * sw.reshape(len(weights)).astype(np.float32)
+    return weights
+
+
 def _split_validation(x: Any, y: Any, sample_weight: Any, split: float) -> tuple[Any, Any]:
     """Keras's validation_split: the *last* fraction of the arrays, taken before shuffling."""
     if not 0.0 <= split < 1.0:
@@ -130,11 +171,11 @@ def fit(
     _check_int("validation_freq", validation_freq, 1)
     if steps_per_epoch is not None:
         _check_int("steps_per_epoch", steps_per_epoch, 1)
-    if class_weight is not None:
-        raise NotImplementedError("class_weight is not supported yet; pass sample_weight instead.")
     verbose = _verbose(verbose)
     if validation_split and validation_data is None:
         (x, y, sample_weight), validation_data = _split_validation(x, y, sample_weight, validation_split)
+    if class_weight is not None:  # training data only, as in Keras (validation stays unweighted)
+        sample_weight = class_weight_to_sample_weight(class_weight, y, sample_weight)
     val_batch = validation_batch_size or batch_size
 
     steps = step_executor(model)
@@ -229,12 +270,14 @@ class _Evaluation:
         self.model.eval()
         self.st.reset_metrics()
         self.steps.last_result = None
+        # the running loss and metrics, for a callback that reads them (one reduction per batch)
+        want_logs = cbs is not None and cbs.needs_batch_logs() and not self.steps.coordinated
         for step, run in enumerate(self.steps.eval_steps(self.st, self.data, self.batch_size, self.n)):
             if cbs is not None:
                 cbs.on_test_batch_begin(step)
             run()
             if cbs is not None:
-                cbs.on_test_batch_end(step)
+                cbs.on_test_batch_end(step, _logs(self.st, self.steps) if want_logs else None)
         self.steps.finish_eval(self.st)
         return _logs(self.st, self.steps)
 
@@ -301,20 +344,35 @@ def predict(
     batch_size = 32 if batch_size is None else batch_size
     _check_int("batch_size", batch_size, 1)
     strategy = model.distribute_strategy
+    cbs = CallbackList(callbacks, model=model, verbose=0, epochs=1) if callbacks else None
+
+    def step(index: int, batch: Batch) -> Any:
+        # Keras's predict hooks: on_predict_batch_end gets this batch's outputs
+        if cbs is not None:
+            cbs.on_predict_batch_begin(index)
+        out = run_predict_step(model, st, batch)
+        if cbs is not None:
+            cbs.on_predict_batch_end(index, {"outputs": out})
+        return out
+
     with strategy.replica_context():
         st = prepare(model, strategy, False)
         data = st.adapter(x, None, None, batch_size, shuffle=False)
         st.setup_model(data, need_labels=False)
         model.eval()
+        if cbs is not None:
+            cbs.on_predict_begin()
         if isinstance(data, ArrayAdapter) and steps is None:
             # Each replica predicts one contiguous block; rank order is input order.
-            outputs = [run_predict_step(model, st, b) for b in data.blocks(batch_size)]
+            outputs = [step(i, b) for i, b in enumerate(data.blocks(batch_size))]
             local = _cat(outputs) if outputs else st.empty_output(data)
             result = _gather(st, local)
         else:
             # Each batch is split across replicas: gather batch by batch to keep the order.
-            parts = [_gather(st, run_predict_step(model, st, b)) for b in data.epoch(0, steps)]
+            parts = [_gather(st, step(i, b)) for i, b in enumerate(data.epoch(0, steps))]
             result = _cat(parts)
+        if cbs is not None:
+            cbs.on_predict_end()
         return map_structure(lambda t: t.cpu().numpy(), result)
 
 

@@ -36,6 +36,8 @@ from unison.keras import distribution, mixed_precision
 from unison.keras import metrics as metrics_mod
 from unison.keras.compile_utils import OutputLosses, resolve_metrics
 from unison.keras.data_adapters import ArrayAdapter, Batch, make_adapter
+from unison.keras.keras_tensor import flatten_values
+from unison.keras.layers.base import has_added_losses
 from unison.keras.loss_scale import LossScaleOptimizer, UnderflowWatch
 from unison.optim.distributed import DistributedOptimizer, Sum
 from unison.optim.safety import nonfinite_error
@@ -117,7 +119,11 @@ class TrainingState:
         sample = getattr(data, "example", None)
         multi_input = isinstance(sample, (dict, list, tuple))
         hint = getattr(model, "input_shape_hint", None)
-        if hint is not None and tuple(hint) != example and not multi_input:
+        # a None size of keras.Input(shape=(None, ...)) takes any size
+        fits = (
+            hint is not None and len(hint) == len(example) and all(h is None or h == e for h, e in zip(hint, example))
+        )
+        if hint is not None and not fits and not multi_input:
             first = model.layers[0] if model.layers else model
             raise ValueError(
                 f"Input 0 of layer '{getattr(first, 'name', type(first).__name__)}' is incompatible "
@@ -128,11 +134,18 @@ class TrainingState:
             model.to(self.device)
             if self.policy.variable_dtype != "float32":  # pure 'bfloat16'/'float16' policies
                 model.to(self.policy.torch_variable_dtype)
-            if multi_input:
+            if _has_no_forward(model):
+                # a train_step override on a model without call() (Keras's GAN guide): the step
+                # calls the sub-models itself; there is no forward pass to build or shape
+                self.out_shapes, self.out_shape = (), ()
+                self.strategy.broadcast_tensors(list(model.parameters()) + list(model.buffers()))
+                self.placed = True
+            elif multi_input:
                 zeros = map_structure(lambda t: torch.zeros_like(torch.as_tensor(t), device=self.device), sample)
             else:
                 model.build((1, *example))
                 zeros = torch.zeros((1, *example), device=self.device)
+        if not self.placed:
             with torch.no_grad():
                 was = model.training
                 model.eval()
@@ -174,6 +187,11 @@ class TrainingState:
             mp.distribute_model(self.model, op=Sum, communicator=self.comm, sync_initial_values=False)
             self.sharded = True
         self.params = [p for p in self.model.parameters() if p.requires_grad]
+        self.has_regularizers = bool(self.model.losses)
+        if not self.params:
+            # nothing to train (every layer frozen, or weightless): fit still runs the forward
+            # pass and reports the loss, as Keras does
+            return
         self.torch_opt = self.model.optimizer.build(self.params)
         if self.comm.is_distributed and not self.sharded:
             # The strategy's one synchroniser for this optimizer: a user's train_step that calls
@@ -185,7 +203,6 @@ class TrainingState:
                 nonfinite="skip" if self.loss_scale is not None else "raise",
                 backward_passes_per_step=self.accumulate,
             )
-        self.has_regularizers = bool(self.model.losses)
 
     def empty_output(self, data: Any) -> torch.Tensor:
         return torch.empty((0, *self.out_shape), device=self.device)
@@ -209,6 +226,15 @@ class TrainingState:
         return out.float() if isinstance(out, torch.Tensor) and out.dtype == torch.bfloat16 else out
 
     def _loss_sum(self, batch: Batch, y_pred: torch.Tensor) -> tuple[torch.Tensor, Any]:
+        if self.loss is None:
+            # compile() without a loss: the model's add_loss losses are the whole loss (Keras 3)
+            if not (self.has_regularizers or has_added_losses(self.model)):
+                raise ValueError(
+                    "fit()/evaluate() needs a loss: compile() was given none and the model added none "
+                    "with add_loss(). Pass compile(loss=...), e.g. loss='sparse_categorical_crossentropy'."
+                )
+            rows = flatten_values(y_pred)[0].shape[0]
+            return torch.zeros((), device=self.device), rows
         if self.output_trackers:
             return self._outputs_loss_sum(batch, y_pred)
         per_example = self.loss.per_example(batch.y, y_pred)
@@ -247,9 +273,14 @@ class TrainingState:
         return total if isinstance(local, torch.Tensor) and total > 0 else max(1, int(total))
 
     def _regularization(self) -> torch.Tensor | None:
-        if not self.has_regularizers:
+        # weight penalties (known at set-up) and the add_loss losses of this step's forward pass;
+        # a model with neither costs no walk over its layers
+        if not (self.has_regularizers or has_added_losses(self.model)):
             return None
-        return torch.stack([loss.reshape(()) for loss in self.model.losses]).sum()
+        losses = self.model.losses
+        if not losses:
+            return None
+        return torch.stack([loss.reshape(()).to(self.device) for loss in losses]).sum()
 
     def train_step(self, batch: Batch) -> None:
         """One step on this replica's rows: forward, exact loss scaling, backward, synced update."""
@@ -260,6 +291,10 @@ class TrainingState:
         if reg is not None:
             # Added on every replica, so each adds its 1/N share of the one-device penalty.
             loss = loss + reg / self.comm.world_size
+        if self.torch_opt is None:  # no trainable weights: nothing to update
+            self.model.optimizer._counter.after_step()
+            self._update_metrics(batch, y_pred, loss_sum, local, reg)
+            return
         scaler = self.loss_scale
         scaled = loss if self.accumulate == 1 else loss / self.accumulate  # the mean of k batches' gradients
         if self.sharded and self.accumulate > 1:
@@ -278,7 +313,7 @@ class TrainingState:
                 return
             self._pending = 0
         counter.before_step()
-        torch_opt = cast(torch.optim.Optimizer, self.torch_opt)  # compile() built it before any step
+        torch_opt = self.torch_opt  # built before any step (None returned above)
         if self.dist_opt is not None:
             skipped = self.dist_opt.skipped_steps
             self.dist_opt.step()  # reduce, check, (unscale,) clip (Keras options), update
@@ -451,6 +486,19 @@ class ResumePoint:
 def _local(t: torch.Tensor) -> torch.Tensor:
     """This replica's part of ``t``: a sharded (``DTensor``) gradient's shard, else ``t``."""
     return t.to_local() if hasattr(t, "to_local") else t
+
+
+def _has_no_forward(model: Any) -> bool:
+    """A Model subclass that overrides ``train_step`` but defines no ``call`` (and wraps no module)."""
+    from unison.keras.model import Model
+    from unison.keras.model_steps import overrides
+
+    return (
+        isinstance(model, Model)
+        and type(model).call is Model.call
+        and getattr(model, "module", None) is None
+        and overrides(model, "train_step")
+    )
 
 
 def _check_data(data: Any, need_labels: bool) -> None:

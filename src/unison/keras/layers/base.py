@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import inspect
+import itertools
 import re
 import sys
 from collections.abc import Callable
@@ -27,7 +28,8 @@ import torch
 from torch import nn
 
 from unison.keras import initializers, regularizers
-from unison.keras.keras_tensor import has_keras_tensor, symbolic_call
+from unison.keras.keras_tensor import has_keras_tensor, layer_call_tensor, symbolic_call
+from unison.variables import Variable
 
 _COUNTERS: dict[str, int] = {}  # Keras-style unique default names: dense, dense_1, ...
 
@@ -87,7 +89,70 @@ def takes_training(call: Callable[..., Any] | None) -> bool:
     return "training" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
+# The running outermost Keras call (its id and module): add_loss tags each loss with the call that
+# made it, so `losses` holds the latest call's and nothing has to be cleared by walking the layers.
+_CALL: contextvars.ContextVar[tuple[int, nn.Module] | None] = contextvars.ContextVar("unison_layer_call", default=None)
+_CALL_IDS = itertools.count(1)
+
+
+def collect_losses(module: nn.Module) -> list[torch.Tensor]:
+    """Keras's ``layer.losses``: the add_loss losses of the latest call and the weight penalties,
+    of ``module`` and every layer inside it."""
+    found: list[torch.Tensor] = []
+    added: list[tuple[int | None, torch.Tensor]] = []
+    for m in module.modules():
+        added.extend(m.__dict__.get("_added_losses") or ())
+        own: Callable[[], list[torch.Tensor]] | None = getattr(m, "_own_losses", None)
+        if own is not None:
+            found.extend(own())
+    call_id = module.__dict__.get("_last_call_id")
+    if call_id is None and added:
+        # never called itself (an inner layer, or a model only built symbolically): its latest call
+        ids = [c for c, _ in added if c is not None]
+        call_id = max(ids) if ids else None
+    return [loss for c, loss in added if c == call_id] + found
+
+
+def has_added_losses(module: nn.Module) -> bool:
+    """Whether ``module``'s latest outermost call added losses with add_loss (no walk over layers)."""
+    call_id = module.__dict__.get("_last_call_id")
+    return call_id is not None and module.__dict__.get("_losses_call_id") == call_id
+
+
+def add_loss_to(module: nn.Module, loss: Any) -> None:
+    """``add_loss``: keep ``loss`` as one of the running call's losses (Keras 3: a tensor)."""
+    if callable(loss) and not isinstance(loss, torch.Tensor):
+        raise TypeError(
+            "add_loss takes a loss tensor computed in call() (Keras 3). Received a callable; "
+            "call it and pass the tensor, or use a regularizer."
+        )
+    current = _CALL.get()
+    call_id = current[0] if current is not None else None  # None: a symbolic (functional) build
+    added = module.__dict__.setdefault("_added_losses", [])
+    if added and added[-1][0] != call_id:
+        added.clear()  # an older call's losses
+    added.append((call_id, torch.as_tensor(loss)))
+    if current is not None:
+        current[1].__dict__["_losses_call_id"] = call_id
+
+
 def call_in_mode(module: nn.Module, call: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Run a Keras layer or model call; the outermost one starts a new set of add_loss losses.
+
+    As in Keras, ``layer.losses`` then holds the losses of the latest forward pass only.
+    """
+    if _CALL.get() is not None:
+        return _call_in_mode(module, call, args, kwargs)
+    call_id = next(_CALL_IDS)
+    module.__dict__["_last_call_id"] = call_id
+    token = _CALL.set((call_id, module))
+    try:
+        return _call_in_mode(module, call, args, kwargs)
+    finally:
+        _CALL.reset(token)
+
+
+def _call_in_mode(module: nn.Module, call: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Run ``call(*args, **kwargs)`` of a Keras layer or model with Keras's ``training`` rules.
 
     ``training`` comes from ``kwargs``, else from the enclosing call; ``None`` in both leaves the
@@ -168,6 +233,22 @@ def _unique_weight_name(layer: nn.Module) -> str:
     return name
 
 
+def set_trainable(module: nn.Module, value: bool) -> None:
+    """Keras's ``layer.trainable = value``: the layer and every layer inside it, weights included.
+
+    A weight created with ``add_weight(trainable=False)`` (and any non-float weight) stays frozen
+    when ``value`` is True, as in Keras. Recompile after changing it, as Keras asks.
+    """
+    value = bool(value)
+    for m in module.modules():
+        m.__dict__["_trainable"] = value
+    for p in module.parameters():
+        flag = value and p.is_floating_point() and not getattr(p, "_unison_frozen", False)
+        p.requires_grad_(flag)
+        if isinstance(p, Variable):
+            p._tf_trainable = flag  # a pickled or deep-copied weight (strategies) keeps the state
+
+
 class Layer(nn.Module):
     """Base of unison's Keras layers: lazy ``build(input_shape)`` then ``call(inputs)``.
 
@@ -213,13 +294,32 @@ class Layer(nn.Module):
         """Create weights for inputs of ``input_shape`` (batch axis included)."""
         self.built = True
 
+    @property
+    def trainable(self) -> bool:
+        """Whether training updates this layer's weights; setting it applies to inner layers too."""
+        return bool(self.__dict__.get("_trainable", True))
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        set_trainable(self, value)
+
+    @property
+    def input(self) -> Any:
+        """The symbolic input of this layer's first call (functional and Sequential models)."""
+        return layer_call_tensor(self, "input")
+
+    @property
+    def output(self) -> Any:
+        """The symbolic output of this layer's first call: ``keras.Model(m.inputs, layer.output)``."""
+        return layer_call_tensor(self, "output")
+
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
         """The layer's computation (subclasses implement it)."""
         raise NotImplementedError
 
     def forward(self, inputs: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
         if not self.built:
-            self.build(inputs.shape)
+            self.build(_shape_structure(inputs))
             self.built = True
             if not self.trainable:
                 for p in self.parameters():
@@ -288,7 +388,11 @@ class Layer(nn.Module):
             init = "glorot_uniform" if torch_dtype.is_floating_point else "zeros"
         weight_name = given.get("name") or _unique_weight_name(self)
         wants_grad = bool(given.get("trainable", True)) and self.trainable and torch_dtype.is_floating_point
-        param = nn.Parameter(torch.empty(dims, dtype=torch_dtype), requires_grad=wants_grad)
+        # A tf.Variable (a Parameter with assign/assign_add/numpy), as Keras's weights are variables:
+        # custom layers keep state with `self.total.assign_add(...)`.
+        param = Variable(torch.empty(dims, dtype=torch_dtype), trainable=wants_grad, name=weight_name)
+        if not given.get("trainable", True):
+            param._unison_frozen = True  # type: ignore[attr-defined]  # stays frozen when the layer is unfrozen
         with torch.no_grad():
             initializers.get(init)(param)
         self.register_parameter(weight_name, param)
@@ -314,10 +418,30 @@ class Layer(nn.Module):
     def non_trainable_weights(self) -> list[torch.Tensor]:
         return [p for p in self.parameters() if not p.requires_grad]
 
+    def add_loss(self, loss: Any) -> None:
+        """Add a loss tensor computed in ``call`` (Keras's ``add_loss``); ``fit`` adds it to the loss.
+
+        Example:
+            >>> import torch
+            >>> class Penalised(Layer):
+            ...     def call(self, inputs):
+            ...         self.add_loss(inputs.abs().mean())
+            ...         return inputs
+            >>> layer = Penalised()
+            >>> _ = layer(torch.tensor([[-2.0, 2.0]]))
+            >>> [float(v) for v in layer.losses]
+            [2.0]
+        """
+        add_loss_to(self, loss)
+
+    def _own_losses(self) -> list[torch.Tensor]:
+        """The penalties of this layer's weights (its add_loss losses are kept by the call)."""
+        return [reg(getattr(self, name)) for reg, name in self._regularized]
+
     @property
     def losses(self) -> list[torch.Tensor]:
-        """Regularisation penalties of this layer's weights (recomputed on each access)."""
-        return [reg(getattr(self, name)) for reg, name in self._regularized]
+        """This layer's and its inner layers' add_loss losses (latest call) and weight penalties."""
+        return collect_losses(self)
 
     def get_config(self) -> dict[str, Any]:
         """The constructor arguments this layer was created with, by name (Keras's ``get_config``).
@@ -344,6 +468,16 @@ class Layer(nn.Module):
 
     def extra_repr(self) -> str:
         return f"name={self.name!r}"
+
+
+def _shape_structure(inputs: Any) -> Any:
+    """``build``'s argument: the input's shape, or a list/tuple/dict of shapes for several inputs."""
+    if isinstance(inputs, (list, tuple)):
+        return type(inputs)(_shape_structure(v) for v in inputs)
+    if isinstance(inputs, dict):
+        return {k: _shape_structure(v) for k, v in inputs.items()}
+    shape = getattr(inputs, "shape", None)
+    return shape if shape is not None else torch.as_tensor(inputs).shape
 
 
 def bind_arguments(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any], name: str) -> dict[str, Any]:

@@ -243,8 +243,7 @@ class ActivityRegularization(MaskedLayer):
         self._activity_loss = loss
         return inputs
 
-    @property
-    def losses(self) -> list[torch.Tensor]:
+    def _own_losses(self) -> list[torch.Tensor]:
         return [self._activity_loss if self._activity_loss is not None else torch.zeros(())]
 
 
