@@ -32,7 +32,7 @@ from unison.optim.compression import Compression, Compressor
 from unison.optim.distributed import Adasum, Average, Sum
 
 _OPS = ("AVERAGE", "SUM", "ADASUM")
-_OP_WORDS = "unison.Average, unison.Sum or unison.Adasum"
+_OP_WORDS = "unison.Average or unison.Sum, or unison.Adasum"
 _NAMES = itertools.count()
 
 

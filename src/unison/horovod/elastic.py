@@ -51,16 +51,9 @@ from unison.horovod.tape import broadcast_variables
 from unison.keras.callbacks import Callback
 
 
-class HorovodInternalError(RuntimeError):
-    """A collective failed (a process died): the job restarts from the last commit."""
-
-
-class HostsUpdatedInterrupt(RuntimeError):
-    """Horovod raises it when hosts join or leave; torchrun restarts the job instead."""
-
-    def __init__(self, skip_sync: bool = False) -> None:
-        super().__init__("hosts updated")
-        self.skip_sync = skip_sync
+# Horovod's name for "a collective failed": unison's collectives raise UnisonError (its subclass
+# CollectiveTimeoutError when a process stopped answering), so `except HorovodInternalError` works.
+HorovodInternalError = UnisonError
 
 
 def _restarts() -> tuple[int, int]:
@@ -117,7 +110,7 @@ class State:
         self.save()
         path = _commit_file(self._file_name)
         if path is not None and _comm().rank == 0:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # this user only
             tmp = path.with_suffix(".tmp")
             torch.save(self.state_dict(), tmp)
             os.replace(tmp, path)  # a restart never reads a half-written commit
@@ -325,8 +318,8 @@ def run(func: Callable[..., Any]) -> Callable[..., Any]:
     The wrapper (Horovod's ``hvd.elastic.run``): after a restart of the job, rank 0 loads the
     last committed state and the reset callbacks run; then ``state.sync()`` gives every process
     rank 0's state and ``func(state, ...)`` runs. A collective that fails (a process died)
-    rolls ``state`` back to the last commit and stops this process with
-    :class:`HorovodInternalError`, so ``unison launch --max-restarts K`` restarts the job.
+    (``HorovodInternalError``, i.e. unison's ``UnisonError``) rolls ``state`` back to the last commit
+    and is re-raised, so ``unison launch --max-restarts K`` restarts the job.
     """
 
     @functools.wraps(func)
@@ -343,12 +336,11 @@ def run(func: Callable[..., Any]) -> Callable[..., Any]:
         state.sync()
         try:
             return func(state, *args, **kwargs)
-        except UnisonError as exc:
+        except UnisonError:
+            # torch cannot re-form a process group in place: roll back, and let this process
+            # fail so that `unison launch --max-restarts K` restarts the job from the commit
             state.restore()
-            raise HorovodInternalError(
-                f"{exc} -- hvd.elastic: the state was rolled back to its last commit; with "
-                "`unison launch --max-restarts K` the job restarts and resumes from it."
-            ) from exc
+            raise
 
     return wrapper
 
@@ -413,7 +405,6 @@ class UpdateEpochStateCallback(Callback):
 __all__ = [
     "CommitStateCallback",
     "HorovodInternalError",
-    "HostsUpdatedInterrupt",
     "KerasState",
     "ObjectState",
     "State",
