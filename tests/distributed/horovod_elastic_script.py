@@ -29,7 +29,7 @@ def on_reset():
 @hvd.elastic.run
 def train(state):
     say(event="start", epoch=state.epoch, weights=model.weight.detach().flatten().tolist())
-    for state.epoch in range(state.epoch, 4):
+    for state.epoch in range(state.epoch, 4):  # noqa: B020 (Horovod's idiom: the loop variable is state)
         optimizer.zero_grad()
         model(x).pow(2).mean().backward()
         optimizer.step()

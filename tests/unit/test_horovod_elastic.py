@@ -64,7 +64,7 @@ def test_run_calls_the_function_after_sync_and_rolls_back_on_a_failed_collective
 
     @hvd.elastic.run
     def train(state: hvd.elastic.TorchState, epochs: int) -> int:
-        for state.epoch in range(state.epoch, epochs):
+        for state.epoch in range(state.epoch, epochs):  # noqa: B020 (Horovod's idiom)
             _step(model, optimizer)
             state.commit()
         return state.epoch

@@ -73,7 +73,7 @@ class BroadcastGlobalVariablesCallback(Callback):
         # unison builds most models before fit's first step: then the first step already starts
         # from root_rank's weights (Horovod's broadcast after it still runs, for the optimizer).
         weights = _model_weights(self.model)
-        if weights and not any(isinstance(w, torch.nn.parameter.UninitializedTensorMixin) for w in weights):
+        if weights and not any(torch.nn.parameter.is_lazy(w) for w in weights):
             broadcast_variables(weights, root_rank=self.root_rank)
 
     def on_batch_end(self, batch: int, logs: Logs | None = None) -> None:

@@ -50,7 +50,6 @@ from unison.horovod.collectives import broadcast_object
 from unison.horovod.tape import broadcast_variables
 from unison.keras.callbacks import Callback
 
-
 # Horovod's name for "a collective failed": unison's collectives raise UnisonError (its subclass
 # CollectiveTimeoutError when a process stopped answering), so `except HorovodInternalError` works.
 HorovodInternalError = UnisonError
@@ -272,7 +271,7 @@ class TensorFlowKerasState(ObjectState):
         return built if isinstance(built, torch.optim.Optimizer) else None
 
     def _save_handlers(self) -> None:
-        if not any(isinstance(p, torch.nn.parameter.UninitializedParameter) for p in self.model.parameters()):
+        if not any(torch.nn.parameter.is_lazy(p) for p in self.model.parameters()):
             self._saved_model = copy.deepcopy(self.model.state_dict())
         torch_opt = self._torch_optimizer()
         self._saved_optimizer = copy.deepcopy(torch_opt.state_dict()) if torch_opt is not None else None
@@ -291,7 +290,7 @@ class TensorFlowKerasState(ObjectState):
 
     def sync(self) -> None:
         weights = [*self.model.parameters(), *self.model.buffers()]
-        if not any(isinstance(p, torch.nn.parameter.UninitializedTensorMixin) for p in weights):
+        if not any(torch.nn.parameter.is_lazy(p) for p in weights):
             broadcast_variables(weights, root_rank=0)
         torch_opt = self._torch_optimizer()
         if torch_opt is not None:

@@ -120,7 +120,7 @@ class DistributedOptimizer(Optimizer):
         inner = self.inner_optimizer.torch_optimizer
         return None if inner is None else self._wrap(inner)
 
-    @property  # type: ignore[override]
+    @property
     def learning_rate(self) -> Any:
         return self.inner_optimizer.learning_rate
 

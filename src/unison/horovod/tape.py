@@ -176,7 +176,7 @@ def broadcast_variables(variables: Iterable[torch.Tensor], root_rank: int = 0, p
         raise ValueError(f"broadcast_variables: root_rank must be in 0..{size - 1}. Received: root_rank={root_rank!r}")
     if not comm.is_distributed or not items:
         return
-    lazy = [i for i, v in enumerate(items) if isinstance(v, torch.nn.parameter.UninitializedTensorMixin)]
+    lazy = [i for i, v in enumerate(items) if torch.nn.parameter.is_lazy(v)]
     if lazy:
         raise ValueError(
             f"broadcast_variables: variables {lazy[:5]} are not built yet (their shapes are unknown until the model "
