@@ -31,6 +31,7 @@ from unison.data.specs import TensorSpec
 # --- Horovod's API beyond the basics (hvd.allreduce, DistributedGradientTape, callbacks, elastic) --
 from unison.horovod import (
     DistributedGradientTape,
+    SyncBatchNorm,
     allgather,
     allgather_object,
     allreduce,
@@ -224,6 +225,7 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "DistributedGradientTape",
+    "SyncBatchNorm",
     "allgather_object",
     "allreduce_",
     "allreduce_async",

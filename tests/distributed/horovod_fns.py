@@ -114,4 +114,24 @@ def keras_fit(x: np.ndarray, y: np.ndarray) -> dict[str, Any]:
     }
 
 
-__all__ = ["collectives", "keras_fit", "tape_and_variables"]
+def sync_batch_norm(x: np.ndarray, upstream: np.ndarray) -> dict[str, Any]:
+    """hvd.SyncBatchNorm on this rank's half of x: output, input gradient, running statistics."""
+    hvd.init()
+    r = hvd.rank()
+    rows = slice(4 * r, 4 * (r + 1))
+    bn = hvd.SyncBatchNorm(3, momentum=0.5)
+    with torch.no_grad():
+        bn.weight.copy_(torch.tensor([1.0, 2.0, 0.5]))
+        bn.bias.copy_(torch.tensor([0.0, 1.0, -1.0]))
+    xr = torch.tensor(x[rows], requires_grad=True)
+    out = bn(xr)
+    (out * torch.tensor(upstream[rows])).sum().backward()
+    return {
+        "out": out.detach().numpy(),
+        "grad": xr.grad.numpy(),  # type: ignore[union-attr]
+        "weight_grad": bn.weight.grad.numpy(),  # type: ignore[union-attr]
+        "running": (bn.running_mean.numpy().copy(), bn.running_var.numpy().copy()),
+    }
+
+
+__all__ = ["collectives", "keras_fit", "sync_batch_norm", "tape_and_variables"]

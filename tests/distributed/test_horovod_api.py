@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from horovod_fns import collectives, keras_fit, tape_and_variables
+from horovod_fns import collectives, keras_fit, sync_batch_norm, tape_and_variables
 
 from unison.testing import run_distributed
 
@@ -104,3 +104,26 @@ def test_keras_fit_reference_is_sensitive_to_the_warmup() -> None:
     a = _reference_sgd(init, x, y, [0.075, 0.1, 0.1, 0.1])
     b = _reference_sgd(init, x, y, [0.1] * 4)
     assert not np.allclose(a[0], b[0])
+
+
+def test_sync_batch_norm_matches_batch_norm_on_the_global_batch() -> None:
+    rng = np.random.default_rng(1)
+    x = (rng.normal(size=(8, 3)) * [1.0, 3.0, 0.2] + [0.0, 5.0, -1.0]).astype(np.float32)
+    x[4:] += 2.0  # the two halves differ: local statistics would give other numbers
+    upstream = rng.normal(size=(8, 3)).astype(np.float32)
+    r0, r1 = run_distributed(sync_batch_norm, world_size=2, args=(x, upstream), timeout=240)
+    ref = torch.nn.BatchNorm1d(3, momentum=0.5)
+    with torch.no_grad():
+        ref.weight.copy_(torch.tensor([1.0, 2.0, 0.5]))
+        ref.bias.copy_(torch.tensor([0.0, 1.0, -1.0]))
+    xt = torch.tensor(x, requires_grad=True)
+    out = ref(xt)
+    (out * torch.tensor(upstream)).sum().backward()
+    for rank, res in enumerate((r0, r1)):
+        rows = slice(4 * rank, 4 * (rank + 1))
+        np.testing.assert_allclose(res["out"], out.detach().numpy()[rows], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(res["grad"], xt.grad.numpy()[rows], rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(res["running"][0], ref.running_mean.numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(res["running"][1], ref.running_var.numpy(), rtol=1e-5, atol=1e-6)
+    # each rank's weight gradient covers its rows; together they are the global one
+    np.testing.assert_allclose(r0["weight_grad"] + r1["weight_grad"], ref.weight.grad.numpy(), rtol=1e-4, atol=1e-5)

@@ -163,3 +163,13 @@ def test_metric_average_is_a_no_op_alone() -> None:
     logs = {"loss": 0.25, "accuracy": 0.5}
     hvd.callbacks.MetricAverageCallback().on_epoch_end(0, logs)
     assert logs == {"loss": 0.25, "accuracy": 0.5}
+
+
+def test_sync_batch_norm_alone_is_batch_norm() -> None:
+    torch.manual_seed(0)
+    x = torch.randn(6, 4, 5)
+    sync, plain = hvd.SyncBatchNorm(4), torch.nn.BatchNorm1d(4)
+    torch.testing.assert_close(sync(x), plain(x))
+    torch.testing.assert_close(sync.running_var, plain.running_var)
+    with pytest.raises(ValueError, match=r"at least 2 dimensions .* Received: shape \(4,\)"):
+        sync(torch.ones(4))

@@ -27,6 +27,7 @@ from unison.horovod.collectives import (
     synchronize,
 )
 from unison.horovod.keras_optimizer import DistributedOptimizer as KerasDistributedOptimizer
+from unison.horovod.sync_batch_norm import SyncBatchNorm
 from unison.horovod.tape import DistributedGradientTape, broadcast_variables
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "Handle",
     "KerasDistributedOptimizer",
     "ProcessSet",
+    "SyncBatchNorm",
     "allgather",
     "allgather_object",
     "allreduce",
