@@ -90,20 +90,20 @@ def tape_and_variables() -> dict[str, Any]:
     }
 
 
-def keras_fit(x: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+def keras_fit(x: np.ndarray, y: np.ndarray, passes: int = 1, average_aggregated: bool = False) -> dict[str, Any]:
     """Horovod's Keras recipe: DistributedOptimizer + the three callbacks, each rank its own rows."""
     hvd.init()
     r = hvd.rank()
     torch.manual_seed(100 + r)  # different initial weights: the broadcast callback must unify them
     model = keras.Sequential([keras.Input(shape=(3,)), keras.layers.Dense(1)])
     initial = [w.copy() for w in model.get_weights()]
-    opt = hvd.DistributedOptimizer(keras.optimizers.SGD(0.1))
+    opt = hvd.DistributedOptimizer(
+        keras.optimizers.SGD(0.1), backward_passes_per_step=passes, average_aggregated_gradients=average_aggregated
+    )
     model.compile(optimizer=opt, loss="mse")
-    callbacks = [
-        hvd.callbacks.BroadcastGlobalVariablesCallback(0),
-        hvd.callbacks.MetricAverageCallback(),
-        hvd.callbacks.LearningRateWarmupCallback(initial_lr=0.1, warmup_epochs=1, verbose=0),
-    ]
+    callbacks = [hvd.callbacks.BroadcastGlobalVariablesCallback(0), hvd.callbacks.MetricAverageCallback()]
+    if passes == 1:
+        callbacks.append(hvd.callbacks.LearningRateWarmupCallback(initial_lr=0.1, warmup_epochs=1, verbose=0))
     rows = slice(8 * r, 8 * (r + 1))
     history = model.fit(x[rows], y[rows], batch_size=4, epochs=2, shuffle=False, verbose=0, callbacks=callbacks)
     return {

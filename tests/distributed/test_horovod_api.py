@@ -60,21 +60,30 @@ def test_distributed_gradient_tape_and_broadcast_variables() -> None:
     assert r0["local"] == [0.5] and r1["local"] == [1.0]
 
 
-def _reference_sgd(initial: list[np.ndarray], x: np.ndarray, y: np.ndarray, lrs: list[float]) -> list[np.ndarray]:
-    """Plain SGD on the global batch (rank 0's rows k and rank 1's rows k), Keras's Dense layout."""
+def _reference_sgd(
+    initial: list[np.ndarray], x: np.ndarray, y: np.ndarray, lrs: list[float], per_update: int = 1, scale: float = 1.0
+) -> list[np.ndarray]:
+    """Plain SGD on the global batch (rank 0's rows k and rank 1's rows k), Keras's Dense layout.
+
+    With ``per_update`` > 1 the gradients of that many global batches make one update, their
+    mean times ``scale``.
+    """
     kernel = torch.tensor(initial[0], requires_grad=True)
     bias = torch.tensor(initial[1], requires_grad=True)
     xt, yt = torch.tensor(x), torch.tensor(y)
-    step = 0
+    step, acc = 0, [torch.zeros_like(kernel), torch.zeros_like(bias)]
     for _ in range(2):  # epochs
         for k in range(2):  # batches of 4 rows on each of the 2 ranks
             rows = [*range(4 * k, 4 * k + 4), *range(8 + 4 * k, 8 + 4 * k + 4)]
             loss = ((xt[rows] @ kernel + bias - yt[rows]) ** 2).mean()
-            gk, gb = torch.autograd.grad(loss, [kernel, bias])
-            with torch.no_grad():
-                kernel -= lrs[step] * gk
-                bias -= lrs[step] * gb
-            step += 1
+            for a, g in zip(acc, torch.autograd.grad(loss, [kernel, bias])):
+                a += g / per_update
+            if (k + 1) % per_update == 0:
+                with torch.no_grad():
+                    kernel -= lrs[step] * scale * acc[0]
+                    bias -= lrs[step] * scale * acc[1]
+                acc = [torch.zeros_like(kernel), torch.zeros_like(bias)]
+                step += 1
     return [kernel.detach().numpy(), bias.detach().numpy()]
 
 
@@ -93,6 +102,19 @@ def test_keras_fit_with_distributed_optimizer_and_callbacks() -> None:
         assert res["history"]["lr"] == pytest.approx([0.1, 0.1])
     # MetricAverageCallback: every process reports the average of the processes' losses
     assert r0["history"]["loss"] == pytest.approx(r1["history"]["loss"])
+
+
+@pytest.mark.parametrize("average_aggregated", [True, False], ids=["mean-of-k", "sum-of-k"])
+def test_keras_backward_passes_per_step_aggregates_locally(average_aggregated: bool) -> None:
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(16, 3)).astype(np.float32)
+    y = (x @ np.array([[0.5], [1.0], [-1.0]], dtype=np.float32)).astype(np.float32)
+    r0, r1 = run_distributed(keras_fit, world_size=2, args=(x, y, 2, average_aggregated), timeout=240)
+    # one update per epoch (2 batches): Horovod's mean (or sum) of the 2 local gradients, averaged over ranks
+    want = _reference_sgd(r0["initial"], x, y, [0.1, 0.1], per_update=2, scale=1.0 if average_aggregated else 2.0)
+    for res in (r0, r1):
+        for got, ref in zip(res["weights"], want):
+            np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
 
 
 def test_keras_fit_reference_is_sensitive_to_the_warmup() -> None:

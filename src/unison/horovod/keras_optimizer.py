@@ -42,7 +42,8 @@ class DistributedOptimizer(Optimizer):
         compression: ``Compression.none`` / ``.fp16`` / ``.bf16`` on the wire.
         gradient_predivide_factor: with ``Average``, divide before the sum, the rest after.
         op: ``Average`` (default), ``Sum`` or ``Adasum``.
-        backward_passes_per_step: communicate every k-th batch; the k local gradients add up.
+        backward_passes_per_step: in ``fit``, update (and communicate) every k-th batch; the k
+            local gradients add up (Keras's ``gradient_accumulation_steps``).
         average_aggregated_gradients: with k > 1, average (not sum) the k gradients.
         device_dense, device_sparse, sparse_as_dense, num_groups, groups,
         scale_local_gradients: accepted for Horovod compatibility (no effect on torch).
@@ -83,6 +84,11 @@ class DistributedOptimizer(Optimizer):
             "backward_passes_per_step": backward_passes_per_step,
         }
         self.average_aggregated_gradients = bool(average_aggregated_gradients)
+        # Horovod aggregates k batches locally and communicates once: in fit that is Keras's
+        # gradient accumulation (k backward passes, one update), which the torch wrapper counts.
+        k = backward_passes_per_step
+        if isinstance(k, int) and not isinstance(k, bool) and k > 1:
+            self.gradient_accumulation_steps = k
         # fail now (not at the first step) on a bad op / factor / k: the torch wrapper checks them
         probe = torch.nn.Parameter(torch.zeros(1))
         TorchDistributedOptimizer(torch.optim.SGD([probe], lr=0.1), communicator=None, **self._options).remove_hooks()
@@ -97,10 +103,12 @@ class DistributedOptimizer(Optimizer):
             self._sync = TorchDistributedOptimizer(
                 torch_opt, communicator=_comm(), check_consistency=False, **self._options
             )
-            if self._options["backward_passes_per_step"] > 1 and not self.average_aggregated_gradients:
-                # Horovod sums the k local gradients unless average_aggregated_gradients=True;
-                # the torch wrapper averages them: scale its per-step divisor away.
-                self._sync.gradient_transform = _times(self._options["backward_passes_per_step"])
+            k = self._options["backward_passes_per_step"]
+            if k > 1:
+                # fit divides each of the k losses by k (their gradients add up to the mean) and
+                # the torch wrapper divides by k again: undo that one for Horovod's mean of the k
+                # gradients (average_aggregated_gradients=True), and the first too for its sum.
+                self._sync.gradient_transform = _times(k if self.average_aggregated_gradients else k * k)
         self._torch_optimizer = self._sync
         self._param_ids = self.inner_optimizer._param_ids
         return self._sync
