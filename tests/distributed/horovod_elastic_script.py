@@ -1,6 +1,7 @@
 """A Horovod elastic program for test_horovod_elastic.py: rank 1 dies once after a commit.
 
-Run by `unison launch --nproc-per-node 2 --max-restarts 1`; prints one JSON line per event.
+Run by `unison launch --nproc-per-node 2 --max-restarts 1`; each rank appends one JSON line per
+event to $EVENTS_DIR/rank<R>.jsonl (the two ranks' stdout lines may interleave).
 """
 
 import json
@@ -19,7 +20,9 @@ x = torch.full((4, 2), float(hvd.rank() + 1))
 
 
 def say(**event):
-    print(json.dumps({"rank": hvd.rank(), "attempt": attempt, **event}), flush=True)
+    path = os.path.join(os.environ["EVENTS_DIR"], f"rank{hvd.rank()}.jsonl")
+    with open(path, "a") as f:
+        f.write(json.dumps({"rank": hvd.rank(), "attempt": attempt, **event}) + "\n")
 
 
 def on_reset():

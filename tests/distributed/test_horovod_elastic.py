@@ -18,11 +18,11 @@ TIMEOUT = 240
 def test_elastic_run_resumes_from_the_last_commit_after_a_restart(tmp_path: pathlib.Path) -> None:
     script = pathlib.Path(__file__).with_name("horovod_elastic_script.py")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    env.update(UNISON_ELASTIC_DIR=str(tmp_path / "commits"), PYTHONUNBUFFERED="1")
+    env.update(UNISON_ELASTIC_DIR=str(tmp_path / "commits"), EVENTS_DIR=str(tmp_path), PYTHONUNBUFFERED="1")
     cmd = [sys.executable, "-m", "unison.cli", "launch", "--nproc-per-node", "2", "--max-restarts", "1", str(script)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, env=env, cwd=tmp_path)
     assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
-    events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    events = [json.loads(line) for r in (0, 1) for line in (tmp_path / f"rank{r}.jsonl").read_text().splitlines()]
 
     def find(**match: object) -> list[dict]:
         return [e for e in events if all(e.get(k) == v for k, v in match.items())]
