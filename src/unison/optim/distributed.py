@@ -148,6 +148,10 @@ class DistributedOptimizer(WrappingOptimizer):
             (the Keras front end clips here).
         communicator: the replicas to synchronise with; default: the job this process joined.
 
+    Given a Keras optimizer instead (Horovod's ``hvd.DistributedOptimizer(keras_opt)``), the
+    constructor returns the Keras-side wrapper (``unison.horovod.keras_optimizer``), which
+    drives this class from ``fit``.
+
     Contract: every replica calls ``backward()`` ``backward_passes_per_step`` times and then
     ``step()``; all of them see identical reduced gradients and take the same decisions.
     """
