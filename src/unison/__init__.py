@@ -12,20 +12,47 @@ Example:
 from unison import data, distribute, errors, keras, nn
 from unison import summary as summary  # tf.summary (TensorBoard event files)
 from unison.api import (
-    allgather,
-    allreduce,
     barrier,
-    broadcast,
     broadcast_optimizer_state,
     broadcast_parameters,
+    cross_rank,
+    cross_size,
     gloo_built,
     init,
+    is_initialized,
     local_rank,
     local_size,
     mpi_built,
     nccl_built,
+    shutdown,
 )
 from unison.data.specs import TensorSpec
+
+# --- Horovod's API beyond the basics (hvd.allreduce, DistributedGradientTape, callbacks, elastic) --
+from unison.horovod import (
+    DistributedGradientTape,
+    SyncBatchNorm,
+    allgather,
+    allgather_object,
+    allreduce,
+    allreduce_,
+    allreduce_async,
+    allreduce_async_,
+    alltoall,
+    broadcast,
+    broadcast_,
+    broadcast_object,
+    broadcast_variables,
+    callbacks,
+    elastic,
+    global_process_set,
+    grouped_allreduce,
+    grouped_allreduce_,
+    join,
+    poll,
+    reducescatter,
+    synchronize,
+)
 from unison.optim import Adasum, Average, Compression, DistributedOptimizer, Sum
 
 __version__ = "0.1.0"
@@ -197,6 +224,29 @@ def __getattr__(name: str) -> object:
 # --- end of TF core names ----------------------------------------------------------------------------
 
 __all__ = [
+    "DistributedGradientTape",
+    "SyncBatchNorm",
+    "allgather_object",
+    "allreduce_",
+    "allreduce_async",
+    "allreduce_async_",
+    "alltoall",
+    "broadcast_",
+    "broadcast_object",
+    "broadcast_variables",
+    "callbacks",
+    "cross_rank",
+    "cross_size",
+    "elastic",
+    "global_process_set",
+    "grouped_allreduce",
+    "grouped_allreduce_",
+    "is_initialized",
+    "join",
+    "poll",
+    "reducescatter",
+    "shutdown",
+    "synchronize",
     "Adasum",
     "Average",
     "Compression",

@@ -24,7 +24,7 @@ import torch
 
 from unison.comm.communicator import Communicator, LocalCommunicator, joined
 from unison.distribute.join import join_environment
-from unison.optim.distributed import Adasum, Average, DistributedOptimizer, ReduceOp, Sum
+from unison.optim.distributed import Adasum, Average, DistributedOptimizer, Sum
 
 _ALONE: list[Communicator] = []
 
@@ -64,28 +64,36 @@ def local_size() -> int:
     return _comm().local_size
 
 
-def allreduce(tensor: torch.Tensor, op: ReduceOp | str = Average, name: str | None = None) -> torch.Tensor:
-    """A new tensor holding the average (or sum) of ``tensor`` over all processes."""
-    if op is Adasum:
-        raise ValueError("allreduce supports op=unison.Average or unison.Sum; Adasum is for DistributedOptimizer.")
-    op = ReduceOp.parse(op, ("AVERAGE", "SUM"), "unison.Average or unison.Sum")
+def cross_size() -> int:
+    """Horovod's ``cross_size()``: the number of hosts (nodes) of the job.
+
+    unison's launchers start the same number of processes on every host, so it is
+    ``size() // local_size()``.
+    """
     comm = _comm()
-    out = tensor.detach().clone().to(comm.device)
-    comm.all_reduce(out, name=name or "allreduce")
-    return out / comm.world_size if op is Average else out
+    return max(1, comm.world_size // max(1, comm.local_size))
 
 
-def allgather(tensor: torch.Tensor, name: str | None = None) -> torch.Tensor:
-    """Concatenate every process's ``tensor`` along dim 0 (sizes along it may differ)."""
+def cross_rank() -> int:
+    """Horovod's ``cross_rank()``: the index of this process's host among the job's hosts."""
     comm = _comm()
-    return torch.cat(comm.all_gather(tensor.detach().to(comm.device), name=name or "allgather"))
+    return comm.rank // max(1, comm.local_size)
 
 
-def broadcast(tensor: torch.Tensor, root_rank: int = 0, name: str | None = None) -> torch.Tensor:
-    """A new tensor holding ``root_rank``'s ``tensor`` on every process."""
-    comm = _comm()
-    out = tensor.detach().clone().to(comm.device)
-    return comm.broadcast(out, src=root_rank, name=name or "broadcast")
+def is_initialized() -> bool:
+    """Whether ``init()`` (or a strategy) has joined this process to a job (Horovod's name)."""
+    return joined() is not None or bool(_ALONE)
+
+
+def shutdown() -> None:
+    """Leave the job (Horovod's ``hvd.shutdown()``) and its process group.
+
+    Every process calls it; collectives after it fail until ``init()`` is called again.
+    """
+    comm = joined()
+    if comm is not None:
+        comm.shutdown()
+    _ALONE.clear()
 
 
 def barrier() -> None:
@@ -140,18 +148,19 @@ __all__ = [
     "Adasum",
     "Average",
     "Sum",
-    "allgather",
-    "allreduce",
     "barrier",
-    "broadcast",
     "broadcast_optimizer_state",
     "broadcast_parameters",
+    "cross_rank",
+    "cross_size",
     "gloo_built",
     "init",
+    "is_initialized",
     "local_rank",
     "local_size",
     "mpi_built",
     "nccl_built",
     "rank",
+    "shutdown",
     "size",
 ]

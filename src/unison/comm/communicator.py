@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import datetime
+import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -344,13 +345,19 @@ def connect(
         if placement.source == TORCHRUN_SOURCE and store is None:
             # torchrun's agent owns this store (every interface, no authentication): only
             # unison's own values in it (the shared-memory vote) can carry the job's MAC.
-            dist.init_process_group(
-                backend,
-                init_method="env://",
-                rank=placement.rank,
-                world_size=placement.world_size,
-                timeout=timeout,
-            )
+            attempt_store = _agent_store_for_this_attempt(placement, timeout)
+            if attempt_store is not None:
+                dist.init_process_group(
+                    backend, store=attempt_store, rank=placement.rank, world_size=placement.world_size, timeout=timeout
+                )
+            else:
+                dist.init_process_group(
+                    backend,
+                    init_method="env://",
+                    rank=placement.rank,
+                    world_size=placement.world_size,
+                    timeout=timeout,
+                )
             store = _default_store()
             if secret is not None:
                 store = AuthenticatedStore(store, secret)
@@ -387,6 +394,24 @@ def connect(
         atexit.register(comm.shutdown)
     _JOINED.append(comm)
     return comm
+
+
+def _agent_store_for_this_attempt(placement: ProcessPlacement, timeout: datetime.timedelta) -> dist.Store | None:
+    """torchrun's agent store, with this restart's keys apart from the previous attempts'.
+
+    The agent keeps one store across restarts (``--max-restarts``), and torch's ``env://``
+    does not separate the attempts' keys: a restarted replica could read the address gloo
+    published in the failed attempt (``connectFullMesh ... Connection refused``) before the
+    new one overwrote it. ``None`` when the agent does not serve the store (torch's ``env://``
+    then applies).
+    """
+    if os.environ.get("TORCHELASTIC_USE_AGENT_STORE") != "True":
+        return None
+    attempt = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")
+    client = dist.TCPStore(
+        placement.master_addr, placement.master_port, placement.world_size, is_master=False, timeout=timeout
+    )
+    return dist.PrefixStore(f"/unison/attempt_{attempt}", client)
 
 
 def _open_store(placement: ProcessPlacement, timeout_s: float) -> dist.Store:

@@ -45,6 +45,20 @@ _NONFINITE = ("raise", "skip", "keep")
 # Which DistributedOptimizer wraps a torch optimizer (by id; an entry goes with its wrapper): how
 # a strategy's step hook finds an optimizer's one synchroniser without marking the user's object.
 _WRAPPERS: weakref.WeakValueDictionary[int, DistributedOptimizer] = weakref.WeakValueDictionary()
+# Wrappers for optimizers that are not torch optimizers (a Keras optimizer): a higher layer
+# registers a factory, so ``DistributedOptimizer(keras_opt, ...)`` (Horovod's Keras API) returns
+# its wrapper while this module knows nothing of Keras. A factory returns None to decline.
+_FOREIGN: list[Callable[..., Any]] = []
+
+
+def register_foreign_wrapper(factory: Callable[..., Any]) -> None:
+    """Let ``DistributedOptimizer(optimizer, **kwargs)`` return ``factory(optimizer, **kwargs)``.
+
+    For an ``optimizer`` that is not a ``torch.optim.Optimizer``; the factory returns ``None``
+    when the optimizer is not its kind.
+    """
+    if factory not in _FOREIGN:
+        _FOREIGN.append(factory)
 
 
 def _check_named_parameters(
@@ -128,13 +142,28 @@ class DistributedOptimizer(WrappingOptimizer):
             the parameters it owns and steps only those; the updated values are then shared.
             Op ``Average`` or ``Sum``, no compression.
         error_feedback: with compression, add what the cast lost back into the next step.
+        check_consistency: before the first reduction, check that every replica holds the same
+            parameters (an error naming the first that differs); ``False`` skips the check.
         gradient_transform: called with the parameters after synchronisation, before the step
             (the Keras front end clips here).
         communicator: the replicas to synchronise with; default: the job this process joined.
 
+    Given a Keras optimizer instead (Horovod's ``hvd.DistributedOptimizer(keras_opt)``), the
+    constructor returns the Keras-side wrapper (``unison.horovod.keras_optimizer``), which
+    drives this class from ``fit``.
+
     Contract: every replica calls ``backward()`` ``backward_passes_per_step`` times and then
     ``step()``; all of them see identical reduced gradients and take the same decisions.
     """
+
+    def __new__(cls, optimizer: Any = None, *args: Any, **kwargs: Any) -> Any:
+        # Horovod's keras API spells it the same: hvd.DistributedOptimizer(keras_optimizer)
+        if optimizer is not None and not isinstance(optimizer, torch.optim.Optimizer):
+            for factory in _FOREIGN:
+                wrapped = factory(optimizer, *args, **kwargs)
+                if wrapped is not None:
+                    return wrapped
+        return super().__new__(cls)
 
     # torch.amp.GradScaler hands its step to this optimizer (scaled_step): unscale, overflow
     # check and skip then act on the reduced gradients, identically on every replica.
@@ -159,6 +188,7 @@ class DistributedOptimizer(WrappingOptimizer):
         num_groups: int = 0,
         groups: Any = None,
         sparse_as_dense: bool = False,
+        check_consistency: bool = True,
     ) -> None:
         if isinstance(optimizer, DistributedOptimizer):
             raise ValueError(
@@ -233,6 +263,9 @@ class DistributedOptimizer(WrappingOptimizer):
         self._skip = False
         self._scaler_active = False
         self._synchronized = False
+        # Horovod's Keras API broadcasts the weights only after the first step (a callback), so
+        # its wrapper turns the check of identical starting weights off.
+        self._check_consistency = bool(check_consistency)
         self._checked = False
         self.steps = 0
         self.skipped_steps = 0
@@ -344,7 +377,8 @@ class DistributedOptimizer(WrappingOptimizer):
         # exchange buffers of different sizes (a crash deep in gloo) or silently diverge.
         if not self._checked:
             self._checked = True
-            check_consistency(self._named, self.comm)
+            if self._check_consistency:
+                check_consistency(self._named, self.comm)
 
     def _launch(self, bucket: Bucket) -> None:
         self._check_once()

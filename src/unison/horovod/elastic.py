@@ -1,0 +1,415 @@
+"""Horovod's elastic API (``hvd.elastic``) over ``unison launch --max-restarts`` (torchrun's agent).
+
+Horovod Elastic keeps a *state* (model, optimizer, counters) that is committed during training;
+when a process fails, the survivors roll back to the last commit, re-form the job and go on;
+``hvd.elastic.run`` wraps the training function to do that. torch's process groups cannot drop
+a member in place, so unison gets the same result by restarting: ``unison launch
+--max-restarts K`` (torchrun's elastic agent) restarts every process of the job when one fails,
+and each restarted process resumes from the last commit:
+
+- ``state.commit()`` keeps a copy in memory (``state.restore()`` returns to it) and, when the job
+  can restart, rank 0 also writes it to ``$UNISON_ELASTIC_DIR`` (default: a folder of the
+  system's temporary directory named after the run) atomically;
+- ``hvd.elastic.run(train)(state)`` loads that file on rank 0 after a restart, calls the reset
+  callbacks (the job may have another size), broadcasts the state from rank 0 (``state.sync()``)
+  and calls ``train(state)``.
+
+So ``for state.epoch in range(state.epoch, epochs)`` loops resume where the last commit was,
+as under ``horovodrun --min-np``. Adding hosts to a running job (Horovod's host discovery) is
+torchrun's ``--nnodes MIN:MAX`` rendezvous: new nodes join at the next restart.
+
+Example:
+    >>> import torch, unison as hvd
+    >>> hvd.init()
+    >>> model = torch.nn.Linear(2, 1)
+    >>> state = hvd.elastic.TorchState(model, torch.optim.SGD(model.parameters(), lr=0.1), epoch=0)
+    >>> @hvd.elastic.run
+    ... def train(state):
+    ...     for state.epoch in range(state.epoch, 2):
+    ...         state.commit()
+    ...     return state.epoch
+    >>> train(state)
+    1
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import os
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from unison.api import _comm, broadcast_optimizer_state, broadcast_parameters
+from unison.errors import UnisonError
+from unison.horovod.collectives import broadcast_object
+from unison.horovod.tape import broadcast_variables
+from unison.keras.callbacks import Callback
+
+# Horovod's name for "a collective failed": unison's collectives raise UnisonError (its subclass
+# CollectiveTimeoutError when a process stopped answering), so `except HorovodInternalError` works.
+HorovodInternalError = UnisonError
+
+
+def _restarts() -> tuple[int, int]:
+    """(restarts allowed, restarts so far) as torchrun's agent tells its workers."""
+
+    def read(key: str) -> int:
+        try:
+            return int(os.environ.get(key, "0"))
+        except ValueError:
+            return 0
+
+    return read("TORCHELASTIC_MAX_RESTARTS"), read("TORCHELASTIC_RESTART_COUNT")
+
+
+def _commit_file(name: str) -> Path | None:
+    """Where rank 0 keeps committed state across restarts; None when the job cannot restart."""
+    folder = os.environ.get("UNISON_ELASTIC_DIR")
+    if not folder:
+        if _restarts()[0] <= 0:
+            return None
+        run_id = os.environ.get("TORCHELASTIC_RUN_ID", "run")
+        folder = os.path.join(tempfile.gettempdir(), f"unison-elastic-{os.getuid()}-{run_id}")
+    return Path(folder) / f"{name}.pt"
+
+
+class State:
+    """Training state that survives a failure: ``commit``, ``restore``, ``sync`` (Horovod's ``State``).
+
+    Subclasses implement :meth:`save` / :meth:`restore` (the in-memory copy), :meth:`sync` (rank 0's
+    state to everyone) and :meth:`state_dict` / :meth:`load_state_dict` (the committed file).
+    """
+
+    def __init__(self, name: str = "state") -> None:
+        self._reset_callbacks: list[Callable[[], None]] = []
+        self._file_name = name
+
+    def register_reset_callbacks(self, callbacks: Iterable[Callable[[], None]]) -> None:
+        """Functions called after the job re-forms (its size may differ): adjust the learning rate here."""
+        for cb in callbacks:
+            if not callable(cb):
+                raise TypeError(f"register_reset_callbacks expects callables. Received: {cb!r}")
+            self._reset_callbacks.append(cb)
+
+    def on_reset(self) -> None:
+        """Run the reset callbacks (``run`` does, after a restart)."""
+        for cb in self._reset_callbacks:
+            cb()
+
+    def on_hosts_updated(self, timestamp: float, update_res: Any) -> None:
+        """Horovod's host-change notification; torchrun restarts the job instead (no-op)."""
+
+    def commit(self) -> None:
+        """Save the state (a roll-back point) and, when the job can restart, write it to disk on rank 0."""
+        self.save()
+        path = _commit_file(self._file_name)
+        if path is not None and _comm().rank == 0:
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # this user only
+            tmp = path.with_suffix(".tmp")
+            torch.save(self.state_dict(), tmp)
+            os.replace(tmp, path)  # a restart never reads a half-written commit
+        self.check_host_updates()
+
+    def check_host_updates(self) -> None:
+        """Horovod checks for new hosts here; under torchrun membership changes restart the job."""
+
+    def resume(self) -> bool:
+        """Load the last commit written before a restart (rank 0); True when there was one."""
+        path = _commit_file(self._file_name)
+        if path is None or _comm().rank != 0 or _restarts()[1] == 0 or not path.is_file():
+            return False
+        self.load_state_dict(torch.load(path, weights_only=False))
+        self.save()
+        return True
+
+    def save(self) -> None:
+        raise NotImplementedError
+
+    def restore(self) -> None:
+        raise NotImplementedError
+
+    def sync(self) -> None:
+        raise NotImplementedError
+
+    def state_dict(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def reset(self) -> None:
+        """Horovod's hook after a re-formed job; nothing to rebuild here (torchrun rebuilt the group)."""
+
+
+class ObjectState(State):
+    """Picklable attributes (``epoch=0, batch=0``) kept, restored and broadcast from rank 0.
+
+    Example:
+        >>> import unison as hvd
+        >>> hvd.init(); s = hvd.elastic.ObjectState(epoch=3); s.epoch = 5; s.restore(); s.epoch
+        3
+    """
+
+    def __init__(self, bcast_object: Callable[..., Any] | None = None, get_rank: Any = None, **kwargs: Any) -> None:
+        super().__init__()
+        self._bcast_object = bcast_object or broadcast_object
+        self._saved_state = dict(kwargs)
+        self._set_attrs()
+
+    def _set_attrs(self) -> None:
+        for name, value in self._saved_state.items():
+            setattr(self, name, value)
+
+    def save(self) -> None:
+        self._saved_state = {name: copy.deepcopy(getattr(self, name)) for name in self._saved_state}
+
+    def restore(self) -> None:
+        self._set_attrs()
+
+    def sync(self) -> None:
+        if self._saved_state:
+            self._saved_state = self._bcast_object(self._saved_state)
+            self._set_attrs()
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"objects": dict(self._saved_state)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self._saved_state = dict(state["objects"])
+        self._set_attrs()
+
+
+class TorchState(ObjectState):
+    """A torch model and optimizer plus picklable attributes (Horovod's ``hvd.elastic.TorchState``).
+
+    Args:
+        model: a ``torch.nn.Module`` (its ``state_dict`` is saved and broadcast).
+        optimizer: a torch optimizer or ``hvd.DistributedOptimizer`` (its state likewise).
+        **kwargs: other values to keep (``epoch=1, batch=0``), reachable as attributes.
+    """
+
+    def __init__(self, model: torch.nn.Module | None = None, optimizer: Any = None, **kwargs: Any) -> None:
+        if model is not None and not isinstance(model, torch.nn.Module):
+            raise TypeError(f"TorchState(model=...) expects a torch.nn.Module. Received: {type(model).__name__}")
+        if optimizer is not None and not isinstance(optimizer, torch.optim.Optimizer):
+            raise TypeError(
+                f"TorchState(optimizer=...) expects a torch optimizer. Received: {type(optimizer).__name__}"
+            )
+        self.model = model
+        self.optimizer = optimizer
+        self._saved_model: dict[str, Any] | None = None
+        self._saved_optimizer: dict[str, Any] | None = None
+        super().__init__(**kwargs)
+        self._save_handlers()
+
+    def _save_handlers(self) -> None:
+        if self.model is not None:
+            self._saved_model = copy.deepcopy(self.model.state_dict())
+        if self.optimizer is not None:
+            self._saved_optimizer = copy.deepcopy(self.optimizer.state_dict())
+
+    def save(self) -> None:
+        self._save_handlers()
+        super().save()
+
+    def restore(self) -> None:
+        if self.model is not None and self._saved_model is not None:
+            self.model.load_state_dict(self._saved_model)
+        if self.optimizer is not None and self._saved_optimizer is not None:
+            self.optimizer.load_state_dict(self._saved_optimizer)
+        super().restore()
+
+    def sync(self) -> None:
+        if self.model is not None:
+            broadcast_parameters(self.model.state_dict(), root_rank=0)
+        if self.optimizer is not None:
+            broadcast_optimizer_state(self.optimizer, root_rank=0)
+        super().sync()
+
+    def state_dict(self) -> dict[str, Any]:
+        out = super().state_dict()
+        out.update(model=self._saved_model, optimizer=self._saved_optimizer)
+        return out
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self._saved_model, self._saved_optimizer = state.get("model"), state.get("optimizer")
+        super().load_state_dict(state)
+        self.restore()
+
+
+class TensorFlowKerasState(ObjectState):
+    """A Keras model (and its optimizer) plus attributes: Horovod's ``TensorFlowKerasState``/``KerasState``.
+
+    Args:
+        model: a ``keras.Model`` (unison's: a ``torch.nn.Module``).
+        optimizer: its Keras optimizer; default ``model.optimizer``.
+        backend: accepted for Horovod compatibility.
+        **kwargs: other values to keep (``epoch=0, batch=0``).
+    """
+
+    def __init__(self, model: Any, optimizer: Any = None, backend: Any = None, **kwargs: Any) -> None:
+        if not isinstance(model, torch.nn.Module):
+            raise TypeError(f"{type(self).__name__}(model=...) expects a Keras model. Received: {type(model).__name__}")
+        self.model = model
+        self._optimizer = optimizer
+        self._saved_model: dict[str, Any] | None = None
+        self._saved_optimizer: dict[str, Any] | None = None
+        super().__init__(**kwargs)
+        self._save_handlers()
+
+    @property
+    def optimizer(self) -> Any:
+        return self._optimizer if self._optimizer is not None else getattr(self.model, "optimizer", None)
+
+    def _torch_optimizer(self) -> torch.optim.Optimizer | None:
+        built = getattr(self.optimizer, "torch_optimizer", None)
+        return built if isinstance(built, torch.optim.Optimizer) else None
+
+    def _save_handlers(self) -> None:
+        if not any(torch.nn.parameter.is_lazy(p) for p in self.model.parameters()):
+            self._saved_model = copy.deepcopy(self.model.state_dict())
+        torch_opt = self._torch_optimizer()
+        self._saved_optimizer = copy.deepcopy(torch_opt.state_dict()) if torch_opt is not None else None
+
+    def save(self) -> None:
+        self._save_handlers()
+        super().save()
+
+    def restore(self) -> None:
+        if self._saved_model is not None:
+            self.model.load_state_dict(self._saved_model)
+        torch_opt = self._torch_optimizer()
+        if torch_opt is not None and self._saved_optimizer is not None:
+            torch_opt.load_state_dict(self._saved_optimizer)
+        super().restore()
+
+    def sync(self) -> None:
+        weights = [*self.model.parameters(), *self.model.buffers()]
+        if not any(torch.nn.parameter.is_lazy(p) for p in weights):
+            broadcast_variables(weights, root_rank=0)
+        torch_opt = self._torch_optimizer()
+        if torch_opt is not None:
+            broadcast_optimizer_state(torch_opt, root_rank=0)
+        super().sync()
+
+    def state_dict(self) -> dict[str, Any]:
+        out = super().state_dict()
+        out.update(model=self._saved_model, optimizer=self._saved_optimizer)
+        return out
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self._saved_model, self._saved_optimizer = state.get("model"), state.get("optimizer")
+        super().load_state_dict(state)
+        self.restore()
+
+
+KerasState = TensorFlowKerasState
+
+
+def run(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate a training function ``func(state, ...)`` so that it resumes from the last commit.
+
+    The wrapper (Horovod's ``hvd.elastic.run``): after a restart of the job, rank 0 loads the
+    last committed state and the reset callbacks run; then ``state.sync()`` gives every process
+    rank 0's state and ``func(state, ...)`` runs. A collective that fails (a process died)
+    (``HorovodInternalError``, i.e. unison's ``UnisonError``) rolls ``state`` back to the last commit
+    and is re-raised, so ``unison launch --max-restarts K`` restarts the job.
+    """
+
+    @functools.wraps(func)
+    def wrapper(state: State, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(state, State):
+            raise TypeError(
+                f"hvd.elastic.run: the decorated function's first argument must be a hvd.elastic State "
+                f"(TorchState, ObjectState, KerasState, ...). Received: {type(state).__name__}"
+            )
+        if not state.resume():
+            state.save()  # the starting point is the first roll-back point
+        if _restarts()[1] > 0:
+            state.on_reset()  # the job re-formed (perhaps with another size), as after Horovod's reset
+        state.sync()
+        try:
+            return func(state, *args, **kwargs)
+        except UnisonError:
+            # torch cannot re-form a process group in place: roll back, and let this process
+            # fail so that `unison launch --max-restarts K` restarts the job from the commit
+            state.restore()
+            raise
+
+    return wrapper
+
+
+class CommitStateCallback(Callback):
+    """Keras callback: ``state.commit()`` every ``batches_per_commit`` batches and at each epoch end."""
+
+    def __init__(self, state: State, batches_per_commit: int = 1) -> None:
+        super().__init__()
+        if isinstance(batches_per_commit, bool) or not isinstance(batches_per_commit, int) or batches_per_commit < 1:
+            raise ValueError(f"batches_per_commit must be an integer >= 1. Received: {batches_per_commit!r}")
+        self.state = state
+        self.batches_per_commit = batches_per_commit
+        self.batches_remaining = batches_per_commit
+
+    def needs_batch_logs(self) -> bool:
+        return False
+
+    def on_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        self.batches_remaining -= 1
+        if self.batches_remaining == 0:
+            self.state.commit()
+            self.batches_remaining = self.batches_per_commit
+
+    def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+        self.state.commit()
+        self.batches_remaining = self.batches_per_commit
+
+
+class UpdateBatchStateCallback(Callback):
+    """Keras callback: keep ``state.batch`` at the next batch to run (0 at each epoch start)."""
+
+    def __init__(self, state: State) -> None:
+        super().__init__()
+        self.state = state
+
+    def needs_batch_logs(self) -> bool:
+        return False
+
+    def on_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        self.state.batch = batch + 1  # type: ignore[attr-defined]
+
+    def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+        self.state.batch = 0  # type: ignore[attr-defined]
+
+
+class UpdateEpochStateCallback(Callback):
+    """Keras callback: keep ``state.epoch`` counting across restarts (``fit(epochs=N - state.epoch)``)."""
+
+    def __init__(self, state: State) -> None:
+        super().__init__()
+        self.state = state
+        self.initial_epoch = 0
+
+    def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
+        self.initial_epoch = int(self.state.epoch)  # type: ignore[attr-defined]
+
+    def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+        self.state.epoch = self.initial_epoch + epoch + 1  # type: ignore[attr-defined]
+
+
+__all__ = [
+    "CommitStateCallback",
+    "HorovodInternalError",
+    "KerasState",
+    "ObjectState",
+    "State",
+    "TensorFlowKerasState",
+    "TorchState",
+    "UpdateBatchStateCallback",
+    "UpdateEpochStateCallback",
+    "run",
+]
