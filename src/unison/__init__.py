@@ -39,6 +39,7 @@ from unison.autodiff import GradientTape, UnconnectedGradients
 from unison.function import Function, function
 from unison.ops import config, dtypes
 from unison.ops import image as image
+from unison.ops import io as io
 from unison.ops import math as math
 from unison.ops import nest as nest
 from unison.ops import random as random
@@ -272,6 +273,7 @@ __all__ = [
     "identity",
     "image",
     "init",
+    "io",
     "int8",
     "int16",
     "int32",

@@ -1,0 +1,100 @@
+"""tf.io.gfile on local paths, tf.function results outside a tape, and checkpoint directories.
+
+What the TF guides and the multi-worker custom-loop tutorial rely on: a non-chief worker makes a
+temporary checkpoint directory with ``tf.io.gfile.makedirs``, saves into it and removes it with
+``tf.io.gfile.rmtree``; a training step decorated with ``tf.function`` returns a loss whose
+``.numpy()`` works, as TF's returns a value.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+
+import unison as tf
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def test_gfile_makedirs_listdir_glob_exists_rmtree(tmp_path):
+    root = str(tmp_path)
+    tf.io.gfile.makedirs(os.path.join(root, "a", "b"))
+    tf.io.gfile.makedirs(os.path.join(root, "a", "b"))  # exists already: no error, as in TF
+    with tf.io.gfile.GFile(os.path.join(root, "a", "x.txt"), "w") as f:
+        f.write("one\ntwo\n")
+    assert tf.io.gfile.listdir(os.path.join(root, "a")) == ["b", "x.txt"]
+    assert tf.io.gfile.glob(os.path.join(root, "a", "*.txt")) == [os.path.join(root, "a", "x.txt")]
+    assert tf.io.gfile.isdir(os.path.join(root, "a", "b"))
+    assert not tf.io.gfile.isdir(os.path.join(root, "a", "x.txt"))
+    assert list(tf.io.gfile.GFile(os.path.join(root, "a", "x.txt"))) == ["one\n", "two\n"]
+    assert tf.io.gfile.stat(os.path.join(root, "a", "x.txt")).st_size == 8
+    walked = [(os.path.relpath(d, root), sorted(s), sorted(f)) for d, s, f in tf.io.gfile.walk(root)]
+    assert walked == [(".", ["a"], []), ("a", ["b"], ["x.txt"]), (os.path.join("a", "b"), [], [])]
+    tf.io.gfile.rmtree(os.path.join(root, "a"))
+    assert not tf.io.gfile.exists(os.path.join(root, "a"))
+
+
+def test_gfile_copy_rename_remove_respect_overwrite(tmp_path):
+    src, dst = str(tmp_path / "s"), str(tmp_path / "d")
+    with tf.io.gfile.GFile(src, "w") as f:
+        f.write("data")
+    tf.io.gfile.copy(src, dst)
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        tf.io.gfile.copy(src, dst)
+    tf.io.gfile.rename(dst, str(tmp_path / "e"))
+    assert tf.io.gfile.GFile(str(tmp_path / "e")).read() == "data"
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        tf.io.gfile.rename(src, str(tmp_path / "e"))
+    tf.io.gfile.rename(src, str(tmp_path / "e"), overwrite=True)
+    tf.io.gfile.remove(str(tmp_path / "e"))
+    assert tf.io.gfile.listdir(str(tmp_path)) == []
+
+
+def test_gfile_errors_name_the_path_and_the_fix(tmp_path):
+    missing = str(tmp_path / "nope")
+    with pytest.raises(FileNotFoundError, match="rmtree needs a directory: .*nope"):
+        tf.io.gfile.rmtree(missing)
+    with pytest.raises(FileNotFoundError, match="listdir"):
+        tf.io.gfile.listdir(missing)
+    with pytest.raises(FileNotFoundError, match="parent directory"):
+        tf.io.gfile.mkdir(os.path.join(missing, "child"))
+    with pytest.raises(FileNotFoundError, match="opened for reading"):
+        tf.io.gfile.GFile(missing)
+    with pytest.raises(ValueError, match="local paths only. Received: path='gs://bucket/x'"):
+        tf.io.gfile.exists("gs://bucket/x")
+    with pytest.raises(AttributeError, match="unison does not implement tf.io.gfile.join"):
+        tf.io.gfile.join  # noqa: B018
+    with pytest.raises(AttributeError, match="unison does not implement tf.io.parse_example"):
+        tf.io.parse_example  # noqa: B018
+
+
+def test_tf_function_results_outside_a_tape_are_values():
+    w = tf.Variable([[1.0], [2.0]])
+
+    @tf.function
+    def step(x):
+        loss = tf.reduce_sum(tf.matmul(x, w))
+        return loss, {"w": w, "twice": [2.0 * loss]}
+
+    loss, extra = step(tf.constant([[1.0, 1.0]]))
+    assert loss.numpy() == 3.0  # TF's loss is a value: .numpy() works
+    assert not loss.requires_grad and not extra["twice"][0].requires_grad
+    assert extra["w"] is w  # a returned variable stays the variable
+    with tf.GradientTape() as tape:
+        inside, _ = step(tf.constant([[1.0, 1.0]]))
+    torch.testing.assert_close(tape.gradient(inside, w), torch.tensor([[1.0], [1.0]]))
+
+
+def test_checkpoint_save_makes_its_directory_even_where_no_file_is_written(tmp_path, monkeypatch):
+    from unison.train import checkpoint as ckpt_module
+
+    ckpt = tf.train.Checkpoint(step=tf.Variable(1))
+    manager = tf.train.CheckpointManager(ckpt, str(tmp_path / "workertemp_1" / "ckpt"), max_to_keep=1)
+    monkeypatch.setattr(ckpt_module, "_is_chief", lambda: False)  # a non-chief worker writes nothing...
+    monkeypatch.setattr("unison.train.manager._is_chief", lambda: False)
+    manager.save()
+    assert os.path.isdir(tmp_path / "workertemp_1" / "ckpt")  # ...but its directory exists, as in TF
+    assert os.listdir(tmp_path / "workertemp_1" / "ckpt") == []
+    tf.io.gfile.rmtree(str(tmp_path / "workertemp_1" / "ckpt"))  # the tutorial's clean-up works
