@@ -33,7 +33,10 @@ __version__ = "0.1.0"
 # --- TF core names (tf.GradientTape, tf.Variable, tf.function, tensor functions) ------------------
 # unison.__version__ stays unison's own version (what pip and bug reports need); TF programs that
 # print tf.__version__ print it. Every name below is listed in docs/tf_api.md (generated).
-from unison import train
+from unison import saved_model, train
+
+# TF 2's short aliases of Keras namespaces (tf.metrics is tf.keras.metrics, ...), used by TF's tutorials.
+from unison.keras import initializers, losses, metrics, optimizers
 from unison._dual import rank, size
 from unison.autodiff import GradientTape, UnconnectedGradients
 from unison.function import Function, function
@@ -273,6 +276,7 @@ __all__ = [
     "identity",
     "image",
     "init",
+    "initializers",
     "io",
     "int8",
     "int16",
@@ -289,11 +293,13 @@ __all__ = [
     "logical_and",
     "logical_not",
     "logical_or",
+    "losses",
     "map_fn",
     "math",
     "matmul",
     "maximum",
     "meshgrid",
+    "metrics",
     "minimum",
     "mpi_built",
     "multiply",
@@ -307,6 +313,7 @@ __all__ = [
     "one_hot",
     "ones",
     "ones_like",
+    "optimizers",
     "pad",
     "pow",
     "print",
@@ -327,6 +334,7 @@ __all__ = [
     "reverse",
     "roll",
     "round",
+    "saved_model",
     "scatter_nd",
     "searchsorted",
     "shape",
