@@ -34,12 +34,10 @@ __version__ = "0.1.0"
 # unison.__version__ stays unison's own version (what pip and bug reports need); TF programs that
 # print tf.__version__ print it. Every name below is listed in docs/tf_api.md (generated).
 from unison import saved_model, train
-
-# TF 2's short aliases of Keras namespaces (tf.metrics is tf.keras.metrics, ...), used by TF's tutorials.
-from unison.keras import initializers, losses, metrics, optimizers
 from unison._dual import rank, size
 from unison.autodiff import GradientTape, UnconnectedGradients
 from unison.function import Function, function
+from unison.keras import initializers, losses, metrics, optimizers  # TF 2's aliases: tf.metrics is tf.keras.metrics
 from unison.ops import config, dtypes
 from unison.ops import image as image
 from unison.ops import io as io
