@@ -33,11 +33,12 @@ __version__ = "0.1.0"
 # --- TF core names (tf.GradientTape, tf.Variable, tf.function, tensor functions) ------------------
 # unison.__version__ stays unison's own version (what pip and bug reports need); TF programs that
 # print tf.__version__ print it. Every name below is listed in docs/tf_api.md (generated).
-from unison import saved_model, train
+from unison import profiler, saved_model, train
 from unison._dual import rank, size
 from unison.autodiff import GradientTape, UnconnectedGradients
 from unison.function import Function, function
 from unison.keras import initializers, losses, metrics, optimizers  # TF 2's aliases: tf.metrics is tf.keras.metrics
+from unison.module import Module
 from unison.ops import config, dtypes
 from unison.ops import image as image
 from unison.ops import io as io
@@ -206,6 +207,7 @@ __all__ = [
     "DistributedOptimizer",
     "Function",
     "GradientTape",
+    "Module",
     "Sum",
     "TensorShape",
     "TensorSpec",
@@ -315,6 +317,7 @@ __all__ = [
     "pad",
     "pow",
     "print",
+    "profiler",
     "random",
     "range",
     "rank",

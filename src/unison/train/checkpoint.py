@@ -330,6 +330,13 @@ def _restore_keras_optimizer(obj: Any, state: dict[str, Any], path: str, name: s
 
 
 def _restore_state(obj: Any, state: Any, path: str, name: str) -> None:
+    from unison.module import Module, restore_module_state
+
+    if isinstance(obj, Module):
+        # TF's deferred restoration: values for variables a tf.Module makes on its first call wait
+        # on the module and are assigned when the attribute holding the variable is set.
+        restore_module_state(obj, state)
+        return
     if _unbuilt_keras_model(obj) and state:
         _restore_when_built(obj, state, path, name)
         return
