@@ -85,8 +85,8 @@ def test_load_inside_another_strategy_scope_serves_per_replica_batches(tmp_path)
 
 
 def test_what_cannot_be_rebuilt_is_refused_with_the_alternative(tmp_path):
-    with pytest.raises(NotImplementedError, match="saves Keras models only; received a Linear.*tf.train.Checkpoint"):
-        tf.saved_model.save(torch.nn.Linear(2, 1), str(tmp_path / "a"))
+    with pytest.raises(NotImplementedError, match="saves Keras models and modules.*received a function"):
+        tf.saved_model.save(lambda x: x, str(tmp_path / "a"))
     model = _sequential()
     with pytest.raises(NotImplementedError, match=r"save\(signatures=\.\.\.\) is not supported"):
         tf.saved_model.save(model, str(tmp_path / "b"), signatures=lambda x: x)
@@ -114,3 +114,37 @@ def test_loading_something_else_says_what_it_is(tmp_path):
     with pytest.raises(KeyError, match="exported signatures are"):
         tf.saved_model.save(model, str(tmp_path / "ok"))
         tf.saved_model.load(str(tmp_path / "ok")).signatures["predict"]
+
+
+class _Dense(tf.Module):
+    def __init__(self, name=None):
+        super().__init__(name=name)
+        self.w = tf.Variable(torch.randn(3, 2), name="w")
+        self.steps = tf.Variable(4, trainable=False, name="steps")
+
+    @tf.function
+    def __call__(self, x):
+        return tf.matmul(x, self.w)
+
+
+class _Outer(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.dense_1 = _Dense()
+        self.scale = tf.Variable(2.0)
+
+
+def test_a_module_exports_its_variables_and_says_its_code_is_not_kept(tmp_path):
+    model = _Outer()
+    tf.saved_model.save(model, str(tmp_path / "the_saved_model"))
+    loaded = tf.saved_model.load(str(tmp_path / "the_saved_model"))
+    assert not isinstance(loaded, _Outer) and len(loaded.signatures) == 0  # as TF: a restored object
+    torch.testing.assert_close(loaded.dense_1.w.detach(), model.dense_1.w.detach())
+    assert int(loaded.dense_1.steps) == 4 and float(loaded.scale) == 2.0
+    assert sorted(v.name for v in loaded.trainable_variables) == ["scale:0", "w:0"]
+    assert [v.name for v in loaded.non_trainable_variables] == ["steps:0"]
+    with pytest.raises(NotImplementedError, match=r"exported from a .*_Outer.*tf.train.Checkpoint\(root=module\)"):
+        loaded(tf.ones([1, 3]))
+    rebuilt = _Outer()  # the way back the error names
+    tf.train.Checkpoint(root=rebuilt).restore(str(tmp_path / "the_saved_model" / "variables" / "variables"))
+    torch.testing.assert_close(rebuilt.dense_1(tf.ones([1, 3])), model.dense_1(tf.ones([1, 3])))
