@@ -87,6 +87,13 @@ class Variable(torch.nn.Parameter):
         """The value as a numpy array (a copy for a trainable variable)."""
         return self.detach().cpu().numpy()
 
+    # float(v)/int(v) read the value, as in TF (torch warns when a tensor that requires grad is converted)
+    def __float__(self) -> float:
+        return float(self.detach())
+
+    def __int__(self) -> int:
+        return int(self.detach())
+
     def read_value(self) -> torch.Tensor:
         """The current value as a new tensor (gradients flow back to the variable)."""
         return self.clone()

@@ -98,3 +98,12 @@ def test_checkpoint_save_makes_its_directory_even_where_no_file_is_written(tmp_p
     assert os.path.isdir(tmp_path / "workertemp_1" / "ckpt")  # ...but its directory exists, as in TF
     assert os.listdir(tmp_path / "workertemp_1" / "ckpt") == []
     tf.io.gfile.rmtree(str(tmp_path / "workertemp_1" / "ckpt"))  # the tutorial's clean-up works
+
+
+def test_float_and_int_of_a_trainable_variable_read_its_value_without_a_warning():
+    import warnings
+
+    v = tf.Variable(2.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert float(v) == 2.5 and int(v) == 2
