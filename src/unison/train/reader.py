@@ -69,17 +69,19 @@ def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
 
 
 def _objects(prefix: str, objects: dict[str, Any], out: dict[str, Any]) -> None:
+    from unison.train.tracking import as_tree
+
     for name, entry in objects.items():
         path = f"{prefix}{name}"
         kind, state = entry["kind"], entry["state"]
-        if kind == "checkpoint":
-            _objects(path + "/", state, out)
+        if kind == "tensor":
+            out[path + _VALUE] = state
+        elif kind in ("checkpoint", "list", "dict"):
+            _objects(path + "/", as_tree(entry)["state"], out)
         elif kind == "keras_optimizer":
             _flatten(path, state.get("torch") or {}, out)
             if state.get("learning_rate") is not None:
                 out[f"{path}/learning_rate{_VALUE}"] = torch.tensor(state["learning_rate"], dtype=torch.float32)
-        elif kind == "optimizer_state":
-            _flatten(path, state, out)
         else:
             _flatten(path, state, out)
 
