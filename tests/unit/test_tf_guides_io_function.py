@@ -107,3 +107,15 @@ def test_float_and_int_of_a_trainable_variable_read_its_value_without_a_warning(
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert float(v) == 2.5 and int(v) == 2
+
+
+def test_numpy_of_a_tensor_that_requires_grad_reads_its_value_and_keeps_the_graph():
+    w = tf.Variable(3.0)
+    with tf.GradientTape() as tape:
+        y = w * w
+        assert y.numpy() == 9.0  # TF: an eager tensor's value, wherever it came from
+    assert tape.gradient(y, w).numpy() == 6.0  # reading it did not cut the graph
+    x = torch.ones(2, requires_grad=True)
+    view = (x * 2).numpy()
+    assert view.tolist() == [2.0, 2.0] and x.requires_grad
+    assert torch.ones(2).numpy().tolist() == [1.0, 1.0]  # plain tensors: torch's own numpy()
