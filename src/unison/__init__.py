@@ -44,6 +44,10 @@ from unison.ops import image as image
 from unison.ops import io as io
 from unison.ops import math as math
 from unison.ops import nest as nest
+
+# tf.nn's pure functions added to unison.ops.nn after unison.nn's list of re-exports was written:
+# give them to tf.nn too (unison.nn's own __getattr__ would call them unsupported).
+from unison.ops import nn as _ops_nn
 from unison.ops import random as random
 from unison.ops.array import (
     Tensor,
@@ -178,8 +182,8 @@ from unison.ops.math import (
 from unison.ops.printing import tf_print as print
 from unison.variables import Variable
 
-# tf.nn's pure functions added to unison.ops.nn after unison.nn's list of re-exports was written:
-# give them to tf.nn too (unison.nn's own __getattr__ would call them unsupported).
+for _name in ("log_sigmoid", "silu", "softplus", "softsign", "swish"):
+    setattr(nn, _name, getattr(_ops_nn, _name))
 
 
 def __getattr__(name: str) -> object:

@@ -27,6 +27,13 @@ import torch
 from unison.ops.dtypes import to_tensor
 
 
+def _operand(other: Any, dtype: torch.dtype) -> Any:
+    """A list, tuple or array operand as a tensor of ``dtype``; numbers and tensors as they are."""
+    if isinstance(other, (list, tuple, np.ndarray)):
+        return to_tensor(other, dtype)
+    return other
+
+
 def _rebuild_variable(data: torch.Tensor, trainable: bool, name: str) -> Variable:
     return Variable(data, trainable=trainable, name=name.rsplit(":", 1)[0])
 
@@ -86,6 +93,38 @@ class Variable(torch.nn.Parameter):
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The value as a numpy array (a copy for a trainable variable)."""
         return self.detach().cpu().numpy()
+
+    # `[[1., 2., 3.]] @ w`, `w * [3., 4.]`: TF converts a list (or array) operand to a tensor of
+    # the variable's dtype; torch's operators would treat a list as an index or refuse it.
+    def __matmul__(self, other: Any) -> torch.Tensor:
+        return torch.matmul(self, _operand(other, self.dtype))
+
+    def __rmatmul__(self, other: Any) -> torch.Tensor:
+        return torch.matmul(_operand(other, self.dtype), self)
+
+    def __add__(self, other: Any) -> torch.Tensor:
+        return torch.add(self, _operand(other, self.dtype))
+
+    def __radd__(self, other: Any) -> torch.Tensor:
+        return torch.add(_operand(other, self.dtype), self)
+
+    def __sub__(self, other: Any) -> torch.Tensor:
+        return torch.sub(self, _operand(other, self.dtype))
+
+    def __rsub__(self, other: Any) -> torch.Tensor:
+        return torch.sub(_operand(other, self.dtype), self)
+
+    def __mul__(self, other: Any) -> torch.Tensor:
+        return torch.mul(self, _operand(other, self.dtype))
+
+    def __rmul__(self, other: Any) -> torch.Tensor:
+        return torch.mul(_operand(other, self.dtype), self)
+
+    def __truediv__(self, other: Any) -> torch.Tensor:
+        return torch.div(self, _operand(other, self.dtype))
+
+    def __rtruediv__(self, other: Any) -> torch.Tensor:
+        return torch.div(_operand(other, self.dtype), self)
 
     # float(v)/int(v) read the value, as in TF (torch warns when a tensor that requires grad is converted)
     def __float__(self) -> float:
