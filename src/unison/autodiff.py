@@ -99,7 +99,7 @@ class GradientTape:
         self._grad_mode: contextlib.ExitStack | None = None
         # The autograd sequence numbers of the operations recorded while this tape was
         # recording, as [start, end) windows: a computed tensor is a source only if made in one.
-        self._windows: list[list[int | None]] = []
+        self._windows: list[tuple[int, int | None]] = []
 
     # --- recording ------------------------------------------------------------------------------
     def __enter__(self) -> GradientTape:
@@ -117,11 +117,11 @@ class GradientTape:
         self._grad_mode = contextlib.ExitStack()
         self._grad_mode.enter_context(torch.enable_grad())  # a tape records even inside no_grad
         _RECORDING.tapes.append(self)
-        self._windows.append([_sequence_now(), None])
+        self._windows.append((_sequence_now(), None))
 
     def _stop(self) -> None:
         if self._windows and self._windows[-1][1] is None:
-            self._windows[-1][1] = _sequence_now()
+            self._windows[-1] = (self._windows[-1][0], _sequence_now())
         if self in _RECORDING.tapes:
             _RECORDING.tapes.remove(self)
         if self._grad_mode is not None:

@@ -311,6 +311,10 @@ class LoadedModule:
     the module's functions are Python code, which the export does not hold.
     """
 
+    _saved_class: str
+    _export_dir: str
+    _variables: list[torch.Tensor]
+
     def __init__(self, saved_class: str, export_dir: str) -> None:
         object.__setattr__(self, "_saved_class", saved_class)
         object.__setattr__(self, "_export_dir", export_dir)

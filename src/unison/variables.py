@@ -173,18 +173,17 @@ class Variable(torch.nn.Parameter):
         return self
 
     # --- `v += x` rebinds the name to a new tensor, as in TF (torch would write into the leaf) ---
-    # (ignore[misc]: torch declares the in-place operators to return the same class; these return a
-    # plain tensor on purpose. cast: `other` may be anything tensor-like, so mypy types `self + other` Any.)
-    def __iadd__(self, other: Any) -> torch.Tensor:  # type: ignore[misc]
+    # (cast: `other` may be anything tensor-like, so mypy types `self + other` Any.)
+    def __iadd__(self, other: Any) -> torch.Tensor:
         return cast(torch.Tensor, self + other)
 
-    def __isub__(self, other: Any) -> torch.Tensor:  # type: ignore[misc]
+    def __isub__(self, other: Any) -> torch.Tensor:
         return cast(torch.Tensor, self - other)
 
-    def __imul__(self, other: Any) -> torch.Tensor:  # type: ignore[misc]
+    def __imul__(self, other: Any) -> torch.Tensor:
         return cast(torch.Tensor, self * other)
 
-    def __itruediv__(self, other: Any) -> torch.Tensor:  # type: ignore[misc]
+    def __itruediv__(self, other: Any) -> torch.Tensor:
         return cast(torch.Tensor, self / other)
 
     # --- copies keep the TF attributes ----------------------------------------------------------

@@ -34,4 +34,4 @@ def install() -> None:
     """Make ``torch.Tensor.numpy`` work on tensors that require grad (idempotent)."""
     if getattr(torch.Tensor.numpy, "__module__", None) != __name__:
         _numpy.__doc__ = _TORCH_NUMPY.__doc__
-        torch.Tensor.numpy = _numpy  # type: ignore[method-assign]
+        torch.Tensor.numpy = _numpy  # type: ignore[method-assign,assignment]

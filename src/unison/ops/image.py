@@ -393,7 +393,7 @@ class _NoGradient(torch.autograd.Function):
 
 
 def _no_gradient(value: torch.Tensor, op: str) -> torch.Tensor:
-    return _NoGradient.apply(value, op) if value.requires_grad else value  # type: ignore[no-any-return]
+    return _NoGradient.apply(value, op) if value.requires_grad else value
 
 
 def random_brightness(image: Any, max_delta: float, seed: int | None = None) -> torch.Tensor:
