@@ -87,7 +87,7 @@ def test_tf_function_results_outside_a_tape_are_values():
     torch.testing.assert_close(tape.gradient(inside, w), torch.tensor([[1.0], [1.0]]))
 
 
-def test_checkpoint_save_makes_its_directory_even_where_no_file_is_written(tmp_path, monkeypatch):
+def test_manager_save_makes_its_directory_even_where_no_file_is_written(tmp_path, monkeypatch):
     from unison.train import checkpoint as ckpt_module
 
     ckpt = tf.train.Checkpoint(step=tf.Variable(1))

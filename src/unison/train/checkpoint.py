@@ -251,11 +251,6 @@ class Checkpoint:
         # Every replica collects the state (a sharded optimizer gathers its shards collectively);
         # only the chief serialises and writes it.
         objects = self._state()
-        # TF makes the directory on every worker (each writes its own copy); here only the chief
-        # writes the file, but the directory exists everywhere, so a program that removes a
-        # non-chief worker's temporary checkpoint directory after saving (the multi-worker
-        # tutorials do) finds it.
-        os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
         if _is_chief():
             buffer = io.BytesIO()
             torch.save({"format": _FORMAT, "save_counter": int(self.save_counter), "objects": objects}, buffer)
