@@ -50,9 +50,13 @@ _TORCH_INTERNALS = frozenset(vars(torch.nn.Module()))
 _OWN = frozenset({"_tf_module_name", "_tf_pending"})
 
 
+# TF's camel_to_snake: an underscore before a capital that follows a lower-case letter or digit,
+# or that starts a capitalised word (not at the start): "MyHTTPModule" -> "my_http_module".
+_CAMEL = re.compile(r"((?<=[a-z0-9])[A-Z]|(?!^)[A-Z](?=[a-z]))")
+
+
 def _snake(name: str) -> str:
-    s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
-    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
+    return _CAMEL.sub(r"_\1", name).lower()
 
 
 class NameScope:
@@ -130,8 +134,17 @@ class Module(torch.nn.Module):
             valid Python identifier, as TF requires.
     """
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Module:
+        # TF's tf.Module works when a subclass never calls super().__init__() (TF's basics guide
+        # does exactly that): set torch's module state up before the subclass's __init__ runs.
+        self = super().__new__(cls)
+        torch.nn.Module.__init__(self)
+        object.__setattr__(self, "_tf_pending", {})
+        return self
+
     def __init__(self, name: str | None = None) -> None:
-        super().__init__()
+        if "_parameters" not in self.__dict__:
+            super().__init__()  # made without __new__ (e.g. unpickled): torch's state first
         if name is None:
             name = _snake(type(self).__name__)
         if not isinstance(name, str) or not name.isidentifier():
@@ -140,7 +153,8 @@ class Module(torch.nn.Module):
                 "(e.g. a valid class name), as in TF."
             )
         object.__setattr__(self, "_tf_module_name", name)
-        object.__setattr__(self, "_tf_pending", {})
+        if "_tf_pending" not in self.__dict__:
+            object.__setattr__(self, "_tf_pending", {})
 
     # --- naming ------------------------------------------------------------------------------------
     @property

@@ -15,11 +15,11 @@ model whose architecture saves (``Sequential``, functional models, registered su
   signature does, and ``variables``/``trainable_variables`` are the model's weights.
 
 A module (``tf.Module`` or any ``torch.nn.Module`` that is not a Keras model) exports its
-variables (a ``tf.train.Checkpoint`` under ``variables/``); ``load`` returns a
-:class:`LoadedModule` whose attributes and ``variables`` mirror the saved object, as TF's restored
-object does, but its functions are Python code the export does not hold: calling it raises and
-says how to rebuild the module and restore the variables into it. A Keras model whose
-architecture does not save, and custom ``signatures=`` functions, are refused at save time.
+variables and its module tree; ``load`` rebuilds the object from its own classes when this
+process defines them (its methods then run as exported), else returns a
+:class:`~unison.saved_module.LoadedModule` of the variables (see :mod:`unison.saved_module`). A
+Keras model whose architecture does not save, and custom ``signatures=`` functions, are refused at
+save time.
 
 Example:
     >>> import os, tempfile, unison as tf
@@ -42,6 +42,7 @@ from typing import Any
 import torch
 
 from unison._io import atomic_write_text
+from unison.saved_module import LoadedModule, load_module, save_module
 
 __all__ = ["LoadOptions", "LoadedModel", "LoadedModule", "SaveOptions", "contains_saved_model", "load", "save"]
 
@@ -129,7 +130,7 @@ def save(obj: Any, export_dir: str | os.PathLike[str], signatures: Any = None, o
     if os.path.isfile(path):
         raise ValueError(f"export_dir {path!r} is a file; tf.saved_model.save writes a directory. Pass a new path.")
     if not _is_keras_model(obj):
-        _save_module(obj, path)
+        save_module(obj, path, _META_FILE, _FORMAT)
         return
     from unison.errors import SavingError
     from unison.keras import saving
@@ -152,24 +153,6 @@ def save(obj: Any, export_dir: str | os.PathLike[str], signatures: Any = None, o
         meta = {"format": _FORMAT, "signatures": {DEFAULT_SERVING_SIGNATURE_DEF_KEY: _signature(obj)}}
         atomic_write_text(os.path.join(path, _META_FILE), json.dumps(meta, indent=1))
     obj._wait_for_chief("saved_model.save")
-
-
-def _save_module(obj: torch.nn.Module, path: str) -> None:
-    """A module's variables (a ``tf.train.Checkpoint`` under ``variables/``) and what they are."""
-    from unison.train.checkpoint import Checkpoint, _is_chief
-
-    os.makedirs(os.path.join(path, "variables"), exist_ok=True)
-    Checkpoint(root=obj).write(os.path.join(path, "variables", "variables"))
-    if _is_chief():
-        trainable = [k for k, v in obj.named_parameters() if getattr(v, "trainable", v.requires_grad)]
-        meta = {
-            "format": _FORMAT,
-            "kind": "module",
-            "class": f"{type(obj).__module__}.{type(obj).__qualname__}",
-            "trainable": trainable,
-            "signatures": {},
-        }
-        atomic_write_text(os.path.join(path, _META_FILE), json.dumps(meta, indent=1))
 
 
 def contains_saved_model(export_dir: str | os.PathLike[str]) -> bool:
@@ -274,7 +257,7 @@ class LoadedModel:
         return self._model
 
 
-def load(export_dir: str | os.PathLike[str], tags: Any = None, options: Any = None) -> LoadedModel | LoadedModule:
+def load(export_dir: str | os.PathLike[str], tags: Any = None, options: Any = None) -> Any:
     """``tf.saved_model.load``: the object exported by :func:`save` (see the module doc)."""
     path = os.fspath(export_dir)
     if options is not None and not isinstance(options, LoadOptions):
@@ -296,80 +279,8 @@ def load(export_dir: str | os.PathLike[str], tags: Any = None, options: Any = No
     if meta.get("format") != _FORMAT:
         raise ValueError(f"{meta_file!r} has format {meta.get('format')!r}; this unison reads {_FORMAT!r}.")
     if meta.get("kind") == "module":
-        return _load_module(path, meta)
+        return load_module(path, meta)
     from unison.keras import saving
 
     model = saving.load_model(os.path.join(path, _MODEL_FILE), compile=False)
     return LoadedModel(model, meta["signatures"])
-
-
-class LoadedModule:
-    """What ``tf.saved_model.load`` returns for an exported module: its variables, not its code.
-
-    Attributes mirror the saved object (``loaded.dense_1.w``); ``variables``,
-    ``trainable_variables`` and ``signatures`` (empty) are there as in TF. Calling it raises:
-    the module's functions are Python code, which the export does not hold.
-    """
-
-    _saved_class: str
-    _export_dir: str
-    _variables: list[torch.Tensor]
-
-    def __init__(self, saved_class: str, export_dir: str) -> None:
-        object.__setattr__(self, "_saved_class", saved_class)
-        object.__setattr__(self, "_export_dir", export_dir)
-        object.__setattr__(self, "_variables", [])
-        object.__setattr__(self, "signatures", _SignatureMap({}))
-
-    @property
-    def variables(self) -> list[torch.Tensor]:
-        return [v for node in self._nodes() for v in node._variables]
-
-    @property
-    def trainable_variables(self) -> list[torch.Tensor]:
-        return [v for v in self.variables if getattr(v, "trainable", True)]
-
-    @property
-    def non_trainable_variables(self) -> list[torch.Tensor]:
-        return [v for v in self.variables if not getattr(v, "trainable", True)]
-
-    def _nodes(self) -> list[LoadedModule]:
-        out = [self]
-        for key in sorted(vars(self)):
-            value = vars(self)[key]
-            if isinstance(value, LoadedModule):
-                out.extend(value._nodes())
-        return out
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        prefix = os.path.join(self._export_dir, "variables", "variables")
-        raise NotImplementedError(
-            f"This object was exported from a {self._saved_class}; unison keeps its variables, not its Python "
-            "functions (TF keeps traced graphs). Build the module in code and restore the variables into it: "
-            f"tf.train.Checkpoint(root=module).restore({prefix!r})."
-        )
-
-    def __repr__(self) -> str:
-        return f"<unison.saved_model.LoadedModule of {self._saved_class} ({len(self.variables)} variables)>"
-
-
-def _load_module(path: str, meta: dict[str, Any]) -> LoadedModule:
-    from unison.train.checkpoint import _read_payload
-    from unison.variables import Variable
-
-    root = LoadedModule(meta["class"], path)
-    entry = _read_payload(os.path.join(path, "variables", "variables"))["objects"]["root"]
-    trainable = set(meta.get("trainable", []))
-    for key, value in entry["state"].items():
-        node = root
-        *parents, leaf = key.split(".")
-        for part in parents:
-            child = vars(node).get(part)
-            if not isinstance(child, LoadedModule):
-                child = LoadedModule(meta["class"], path)
-                object.__setattr__(node, part, child)
-            node = child
-        variable = Variable(value, trainable=key in trainable, name=leaf)
-        object.__setattr__(node, leaf, variable)
-        node._variables.append(variable)
-    return root

@@ -59,6 +59,7 @@ def test_variables_and_submodules_in_tfs_order_and_names():
     model = SequentialModule(name="the_model")
     assert model.name == "the_model" and model.name_scope.name == "the_model/"
     assert SequentialModule().name == "sequential_module"  # the class name in snake case, as TF
+    assert type("MyHTTPModule2D", (tf.Module,), {})().name == "my_http_module2_d"  # TF's camel_to_snake
     assert model.submodules == (model.dense_1, model.dense_2)
     # TF: this module's attributes sorted by name (b before w), then each sub-module in turn.
     assert [id(v) for v in model.variables] == [
@@ -145,3 +146,17 @@ def test_checkpoint_reader_shapes_dtypes_and_values(tmp_path):
         reader.get_tensor("model/dense_3/w/.ATTRIBUTES/VARIABLE_VALUE")
     with pytest.raises(ValueError, match="Couldn't find 'checkpoint' file"):
         tf.train.load_checkpoint(str(tmp_path))
+
+
+def test_a_subclass_that_never_calls_super_init_works_as_in_tf():
+    class NoSuper(tf.Module):
+        def __init__(self, value):
+            self.weight = tf.Variable(value)
+
+        @tf.function
+        def multiply(self, x):
+            return x * self.weight
+
+    mod = NoSuper(3)
+    assert mod.multiply(tf.constant([1, 2, 3])).tolist() == [3, 6, 9]
+    assert mod.name == "no_super" and [v.name for v in mod.variables] == ["Variable:0"]

@@ -1,0 +1,208 @@
+"""``tf.saved_model`` for modules (``tf.Module`` and other ``torch.nn.Module``): variables, and the
+object rebuilt from its own class when this process has that class.
+
+TF exports a ``tf.Module`` with its traced ``tf.function`` graphs, so ``loaded.multiply(x)``
+works without the Python code. unison has no graphs; what it writes is:
+
+* ``variables/variables.unison``: a ``tf.train.Checkpoint(root=module)`` of the variables;
+* in ``saved_model.json``: the module tree (each node's class, name and plain attributes:
+  numbers, strings, booleans, ``None`` and lists of them) and which variables train.
+
+``tf.saved_model.load`` then rebuilds the object from its own classes *if every class of the
+tree is already defined in this process* (imported modules and ``__main__`` are looked up in
+``sys.modules``; nothing is imported, and only ``tf.Module`` subclasses are rebuilt, so a
+directory cannot make it run other code): the instance is made without calling ``__init__``, its
+plain attributes, sub-modules and variables are set, and its methods (its ``tf.function``s) are
+the class's. That is the same object TF's restored functions compute with, as long as the
+class's code is the code it was exported with. Otherwise (a class this process does not have,
+a module that is not a ``tf.Module``) ``load`` returns a :class:`LoadedModule`: the attribute tree
+and variables, whose methods raise an error saying how to rebuild the module and restore them.
+
+Example:
+    >>> import os, tempfile, unison as tf
+    >>> class Scale(tf.Module):
+    ...     def __init__(self):
+    ...         self.w = tf.Variable(3.0)
+    ...     @tf.function
+    ...     def multiply(self, x):
+    ...         return x * self.w
+    >>> path = os.path.join(tempfile.mkdtemp(), "saved")
+    >>> tf.saved_model.save(Scale(), path)
+    >>> loaded = tf.saved_model.load(path)  # a Scale when this module defines Scale at top level
+    >>> float(loaded.w)
+    3.0
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+import torch
+
+from unison._io import atomic_write_text
+
+_PLAIN = (bool, int, float, str, type(None))
+
+
+def _plain(value: Any) -> bool:
+    if isinstance(value, _PLAIN):
+        return True
+    return isinstance(value, (list, tuple)) and all(_plain(v) for v in value)
+
+
+def _tree(module: torch.nn.Module) -> dict[str, Any]:
+    """The module's class, name, plain attributes and sub-modules (what a rebuild needs besides variables)."""
+    from unison.module import _OWN, _TORCH_INTERNALS
+
+    attrs = {
+        k: list(v) if isinstance(v, tuple) else v
+        for k, v in vars(module).items()
+        if k not in _TORCH_INTERNALS and k not in _OWN and _plain(v)
+    }
+    return {
+        "class": f"{type(module).__module__}:{type(module).__qualname__}",
+        "name": module.__dict__.get("_tf_module_name"),
+        "attrs": attrs,
+        "children": {name: _tree(child) for name, child in module._modules.items() if child is not None},
+    }
+
+
+def save_module(obj: torch.nn.Module, path: str, meta_file: str, fmt: str) -> None:
+    """Write the variables (a Checkpoint under ``variables/``) and the module tree (chief only)."""
+    from unison.train.checkpoint import Checkpoint, _is_chief
+
+    os.makedirs(os.path.join(path, "variables"), exist_ok=True)
+    Checkpoint(root=obj).write(os.path.join(path, "variables", "variables"))
+    if _is_chief():
+        trainable = [k for k, v in obj.named_parameters() if getattr(v, "trainable", v.requires_grad)]
+        meta = {
+            "format": fmt,
+            "kind": "module",
+            "class": f"{type(obj).__module__}.{type(obj).__qualname__}",
+            "tree": _tree(obj),
+            "trainable": trainable,
+            "signatures": {},
+        }
+        atomic_write_text(os.path.join(path, meta_file), json.dumps(meta, indent=1))
+
+
+def _defined_class(spec: str) -> type[Any] | None:
+    """The class ``module:qualname`` if this process already has it and it is a tf.Module subclass."""
+    from unison.module import Module
+
+    module_name, _, qualname = spec.partition(":")
+    obj: Any = sys.modules.get(module_name)  # never imports: only what the program already loaded
+    for part in qualname.split("."):
+        if obj is None or part == "<locals>":
+            return None
+        obj = getattr(obj, part, None)
+    return obj if isinstance(obj, type) and issubclass(obj, Module) else None
+
+
+def _rebuild(node: dict[str, Any]) -> Any:
+    cls: Any = _defined_class(node["class"])
+    if cls is None:
+        return None
+    obj: Any = cls.__new__(cls)  # tf.Module.__new__ sets torch's state up; __init__ is not run
+    if node.get("name") is not None:
+        object.__setattr__(obj, "_tf_module_name", node["name"])
+    for key, value in node["attrs"].items():
+        object.__setattr__(obj, key, value)
+    for name, child_node in node["children"].items():
+        child = _rebuild(child_node)
+        if child is None:
+            return None
+        setattr(obj, name, child)
+    return obj
+
+
+class LoadedModule:
+    """What ``tf.saved_model.load`` returns for a module it cannot rebuild: variables, not code.
+
+    Attributes mirror the saved object (``loaded.dense_1.w``); ``variables``,
+    ``trainable_variables`` and ``signatures`` (empty) are there as in TF. Calling it, or a
+    method of the saved class, raises: this process does not have the class to run.
+    """
+
+    _saved_class: str
+    _export_dir: str
+    _variables: list[torch.Tensor]
+
+    def __init__(self, saved_class: str, export_dir: str) -> None:
+        from unison.saved_model import _SignatureMap
+
+        object.__setattr__(self, "_saved_class", saved_class)
+        object.__setattr__(self, "_export_dir", export_dir)
+        object.__setattr__(self, "_variables", [])
+        object.__setattr__(self, "signatures", _SignatureMap({}))
+
+    @property
+    def variables(self) -> list[torch.Tensor]:
+        return [v for node in self._nodes() for v in node._variables]
+
+    @property
+    def trainable_variables(self) -> list[torch.Tensor]:
+        return [v for v in self.variables if getattr(v, "trainable", True)]
+
+    @property
+    def non_trainable_variables(self) -> list[torch.Tensor]:
+        return [v for v in self.variables if not getattr(v, "trainable", True)]
+
+    def _nodes(self) -> list[LoadedModule]:
+        out = [self]
+        for key in sorted(vars(self)):
+            value = vars(self)[key]
+            if isinstance(value, LoadedModule):
+                out.extend(value._nodes())
+        return out
+
+    def _why(self, what: str) -> str:
+        prefix = os.path.join(self._export_dir, "variables", "variables")
+        return (
+            f"{what}: this object was exported from a {self._saved_class}, a class this process does not define "
+            "(unison keeps the variables of an exported module, not its code; TF keeps traced tf.functions). "
+            f"Import or define the class before tf.saved_model.load to get the object back, or build the module in "
+            f"code and restore the variables into it: tf.train.Checkpoint(root=module).restore({prefix!r})."
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(self._why("It cannot be called"))
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for names not restored: the module's methods (its tf.functions) and typos.
+        if name.startswith("__") or name in ("_saved_class", "_export_dir", "_variables"):
+            raise AttributeError(name)
+        raise AttributeError(self._why(f"{name!r} was not restored"))
+
+    def __repr__(self) -> str:
+        return f"<unison.saved_module.LoadedModule of {self._saved_class} ({len(self.variables)} variables)>"
+
+
+def load_module(path: str, meta: dict[str, Any]) -> Any:
+    """The rebuilt object (its own class) when this process has every class, else a LoadedModule."""
+    from unison.train.checkpoint import _read_payload
+    from unison.variables import Variable
+
+    state = _read_payload(os.path.join(path, "variables", "variables"))["objects"]["root"]["state"]
+    trainable = set(meta.get("trainable", []))
+    rebuilt = _rebuild(meta["tree"]) if "tree" in meta else None
+    root = rebuilt if rebuilt is not None else LoadedModule(meta["class"], path)
+    for key, value in state.items():
+        node = root
+        *parents, leaf = key.split(".")
+        for part in parents:
+            child = getattr(node, part, None) if rebuilt is not None else vars(node).get(part)
+            if child is None:
+                child = LoadedModule(meta["class"], path)
+                object.__setattr__(node, part, child)
+            node = child
+        variable = Variable(value, trainable=key in trainable, name=leaf)
+        if isinstance(node, LoadedModule):
+            object.__setattr__(node, leaf, variable)
+            node._variables.append(variable)
+        else:
+            setattr(node, leaf, variable)
+    return root
