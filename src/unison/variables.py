@@ -95,36 +95,38 @@ class Variable(torch.nn.Parameter):
         return self.detach().cpu().numpy()
 
     # `[[1., 2., 3.]] @ w`, `w * [3., 4.]`: TF converts a list (or array) operand to a tensor of
-    # the variable's dtype; torch's operators would treat a list as an index or refuse it.
+    # the variable's dtype; torch's operators would treat a list as an index or refuse it. Anything
+    # else goes to torch's own operator unchanged (its NotImplemented lets e.g. a symbolic Keras
+    # tensor's reflected operator run).
     def __matmul__(self, other: Any) -> torch.Tensor:
-        return torch.matmul(self, _operand(other, self.dtype))
+        return torch.Tensor.__matmul__(self, _operand(other, self.dtype))
 
     def __rmatmul__(self, other: Any) -> torch.Tensor:
-        return torch.matmul(_operand(other, self.dtype), self)
+        return torch.Tensor.__rmatmul__(self, _operand(other, self.dtype))
 
     def __add__(self, other: Any) -> torch.Tensor:
-        return torch.add(self, _operand(other, self.dtype))
+        return torch.Tensor.__add__(self, _operand(other, self.dtype))
 
     def __radd__(self, other: Any) -> torch.Tensor:
-        return torch.add(_operand(other, self.dtype), self)
+        return torch.Tensor.__radd__(self, _operand(other, self.dtype))
 
     def __sub__(self, other: Any) -> torch.Tensor:
-        return torch.sub(self, _operand(other, self.dtype))
+        return torch.Tensor.__sub__(self, _operand(other, self.dtype))
 
     def __rsub__(self, other: Any) -> torch.Tensor:
-        return torch.sub(_operand(other, self.dtype), self)
+        return torch.Tensor.__rsub__(self, _operand(other, self.dtype))
 
     def __mul__(self, other: Any) -> torch.Tensor:
-        return torch.mul(self, _operand(other, self.dtype))
+        return torch.Tensor.__mul__(self, _operand(other, self.dtype))
 
     def __rmul__(self, other: Any) -> torch.Tensor:
-        return torch.mul(_operand(other, self.dtype), self)
+        return torch.Tensor.__rmul__(self, _operand(other, self.dtype))
 
     def __truediv__(self, other: Any) -> torch.Tensor:
-        return torch.div(self, _operand(other, self.dtype))
+        return torch.Tensor.__truediv__(self, _operand(other, self.dtype))
 
     def __rtruediv__(self, other: Any) -> torch.Tensor:
-        return torch.div(_operand(other, self.dtype), self)
+        return torch.Tensor.__rtruediv__(self, _operand(other, self.dtype))
 
     # float(v)/int(v) read the value, as in TF (torch warns when a tensor that requires grad is converted)
     def __float__(self) -> float:
