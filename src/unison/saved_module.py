@@ -5,13 +5,15 @@ TF exports a ``tf.Module`` with its traced ``tf.function`` graphs, so ``loaded.m
 works without the Python code. unison has no graphs; what it writes is:
 
 * ``variables/variables.unison``: a ``tf.train.Checkpoint(root=module)`` of the variables;
-* in ``saved_model.json``: the module tree (each node's class, name and plain attributes:
-  numbers, strings, booleans, ``None`` and lists of them) and which variables train.
+* its tensor attributes that are not variables (TF captures them as constants), beside them;
+* in ``saved_model.json``: the module tree (each node's class, name, plain attributes: numbers,
+  strings, booleans, ``None`` and lists of them; and functions held as attributes, by name, when
+  the class's own module defines them at its top level) and which variables train.
 
 ``tf.saved_model.load`` then rebuilds the object from its own classes *if every class of the
 tree is already defined in this process* (imported modules and ``__main__`` are looked up in
-``sys.modules``; nothing is imported, and only ``tf.Module`` subclasses are rebuilt, so a
-directory cannot make it run other code): the instance is made without calling ``__init__``, its
+``sys.modules``; nothing is imported, only ``tf.Module`` subclasses are rebuilt and only
+functions their own module defines are set, so a directory cannot make it run other code): the instance is made without calling ``__init__``, its
 plain attributes, sub-modules and variables are set, and its methods (its ``tf.function``s) are
 the class's. That is the same object TF's restored functions compute with, as long as the
 class's code is the code it was exported with. Otherwise (a class this process does not have,
@@ -38,6 +40,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import types
 from typing import Any
 
 import torch
@@ -53,20 +56,39 @@ def _plain(value: Any) -> bool:
     return isinstance(value, (list, tuple)) and all(_plain(v) for v in value)
 
 
-def _tree(module: torch.nn.Module) -> dict[str, Any]:
-    """The module's class, name, plain attributes and sub-modules (what a rebuild needs besides variables)."""
+def _own_function(value: Any, module_name: str) -> str | None:
+    """``qualname`` of a plain function defined at the top level of ``module_name``, else None."""
+    if not isinstance(value, types.FunctionType) or value.__module__ != module_name:
+        return None
+    return None if "<locals>" in value.__qualname__ else value.__qualname__
+
+
+def _tree(module: torch.nn.Module, path: str, constants: dict[str, torch.Tensor]) -> dict[str, Any]:
+    """The module's class, name, plain attributes, functions and sub-modules; its tensor
+    attributes (not variables: TF captures them in its graphs) go into ``constants`` by path."""
     from unison.module import _OWN, _TORCH_INTERNALS
 
-    attrs = {
-        k: list(v) if isinstance(v, tuple) else v
-        for k, v in vars(module).items()
-        if k not in _TORCH_INTERNALS and k not in _OWN and _plain(v)
-    }
+    attrs: dict[str, Any] = {}
+    functions: dict[str, str] = {}
+    for key, value in vars(module).items():
+        if key in _TORCH_INTERNALS or key in _OWN:
+            continue
+        if _plain(value):
+            attrs[key] = list(value) if isinstance(value, tuple) else value
+        elif isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter):
+            constants[path + key] = value.detach().cpu().clone()
+        elif (name := _own_function(value, type(module).__module__)) is not None:
+            functions[key] = name
     return {
         "class": f"{type(module).__module__}:{type(module).__qualname__}",
         "name": module.__dict__.get("_tf_module_name"),
         "attrs": attrs,
-        "children": {name: _tree(child) for name, child in module._modules.items() if child is not None},
+        "functions": functions,
+        "children": {
+            name: _tree(child, f"{path}{name}.", constants)
+            for name, child in module._modules.items()
+            if child is not None
+        },
     }
 
 
@@ -75,14 +97,16 @@ def save_module(obj: torch.nn.Module, path: str, meta_file: str, fmt: str) -> No
     from unison.train.checkpoint import Checkpoint, _is_chief
 
     os.makedirs(os.path.join(path, "variables"), exist_ok=True)
-    Checkpoint(root=obj).write(os.path.join(path, "variables", "variables"))
+    constants: dict[str, torch.Tensor] = {}
+    tree = _tree(obj, "", constants)
+    Checkpoint(root=obj, constants=constants).write(os.path.join(path, "variables", "variables"))
     if _is_chief():
         trainable = [k for k, v in obj.named_parameters() if getattr(v, "trainable", v.requires_grad)]
         meta = {
             "format": fmt,
             "kind": "module",
             "class": f"{type(obj).__module__}.{type(obj).__qualname__}",
-            "tree": _tree(obj),
+            "tree": tree,
             "trainable": trainable,
             "signatures": {},
         }
@@ -111,6 +135,16 @@ def _rebuild(node: dict[str, Any]) -> Any:
         object.__setattr__(obj, "_tf_module_name", node["name"])
     for key, value in node["attrs"].items():
         object.__setattr__(obj, key, value)
+    home = sys.modules.get(type(obj).__module__)
+    for key, qualname in node.get("functions", {}).items():
+        # Only a function the class's own module defines at its top level (never an import, e.g.
+        # os.system): what the exported object held, looked up where the program defined it.
+        fn: Any = home
+        for part in qualname.split("."):
+            fn = getattr(fn, part, None)
+        if _own_function(fn, type(obj).__module__) != qualname:
+            return None
+        object.__setattr__(obj, key, fn)
     for name, child_node in node["children"].items():
         child = _rebuild(child_node)
         if child is None:
@@ -181,28 +215,39 @@ class LoadedModule:
         return f"<unison.saved_module.LoadedModule of {self._saved_class} ({len(self.variables)} variables)>"
 
 
+def _node_for(root: Any, key: str, rebuilt: bool, saved_class: str, path: str) -> tuple[Any, str]:
+    """The object holding ``key`` (``a.b.leaf``) and the leaf name; missing LoadedModule nodes are made."""
+    node = root
+    *parents, leaf = key.split(".")
+    for part in parents:
+        child = getattr(node, part, None) if rebuilt else vars(node).get(part)
+        if child is None:
+            child = LoadedModule(saved_class, path)
+            object.__setattr__(node, part, child)
+        node = child
+    return node, leaf
+
+
 def load_module(path: str, meta: dict[str, Any]) -> Any:
     """The rebuilt object (its own class) when this process has every class, else a LoadedModule."""
     from unison.train.checkpoint import _read_payload
     from unison.variables import Variable
 
-    state = _read_payload(os.path.join(path, "variables", "variables"))["objects"]["root"]["state"]
+    objects = _read_payload(os.path.join(path, "variables", "variables"))["objects"]
+    state = objects["root"]["state"]
+    constants = {k: e["state"] for k, e in objects.get("constants", {"state": {}})["state"].items()}
     trainable = set(meta.get("trainable", []))
     rebuilt = _rebuild(meta["tree"]) if "tree" in meta else None
     root = rebuilt if rebuilt is not None else LoadedModule(meta["class"], path)
     for key, value in state.items():
-        node = root
-        *parents, leaf = key.split(".")
-        for part in parents:
-            child = getattr(node, part, None) if rebuilt is not None else vars(node).get(part)
-            if child is None:
-                child = LoadedModule(meta["class"], path)
-                object.__setattr__(node, part, child)
-            node = child
+        node, leaf = _node_for(root, key, rebuilt is not None, meta["class"], path)
         variable = Variable(value, trainable=key in trainable, name=leaf)
         if isinstance(node, LoadedModule):
             object.__setattr__(node, leaf, variable)
             node._variables.append(variable)
         else:
             setattr(node, leaf, variable)
+    for key, value in constants.items():  # tensor attributes (TF: constants its graphs captured)
+        node, leaf = _node_for(root, key, rebuilt is not None, meta["class"], path)
+        object.__setattr__(node, leaf, value)
     return root

@@ -69,3 +69,18 @@ def test_adjust_contrast_has_no_gradient_as_in_tf():
         tape.gradient(new_image, [image, delta])
     plain = tf.image.adjust_contrast(tf.constant([[[0.5, 0.0, 0.0]]]), 2.0)  # forward unchanged
     assert plain.tolist() == [[[0.5, 0.0, 0.0]]]
+
+
+def test_a_list_of_tensors_is_packed_keeping_the_graph_as_tf_packs_it():
+    import warnings
+
+    w = tf.Variable(2.0)
+    with tf.GradientTape() as tape:
+        losses = [w * 1.0, w * 3.0, tf.constant(4.0)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no "converting a tensor that requires grad" warning
+            mean = tf.reduce_mean(losses)
+    assert mean.item() == pytest.approx((2.0 + 6.0 + 4.0) / 3)
+    assert tape.gradient(mean, w).item() == pytest.approx(4.0 / 3)
+    assert tf.convert_to_tensor([tf.constant(1), 2]).tolist() == [1, 2]
+    assert tf.constant([[tf.constant(1.0), 2.0], [3.0, 4.0]]).shape == (2, 2)

@@ -179,3 +179,52 @@ def test_a_module_whose_class_is_not_defined_here_loads_as_its_variables(tmp_pat
     rebuilt = make()  # the way back the error names
     tf.train.Checkpoint(root=rebuilt).restore(str(tmp_path / "the_saved_model" / "variables" / "variables"))
     torch.testing.assert_close(rebuilt(tf.ones([1, 3])), model(tf.ones([1, 3])))
+
+
+def _double_features(x):
+    return tf.concat([x, x], axis=1)
+
+
+class _Normalize(tf.Module):
+    def __init__(self, x):
+        self.mean = tf.math.reduce_mean(x, axis=0)  # tensors, not variables (TF captures them)
+        self.std = tf.math.reduce_std(x, axis=0)
+
+    def norm(self, x):
+        return (x - self.mean) / self.std
+
+
+class _Export(tf.Module):
+    def __init__(self, extract_features, norm_x, scale):
+        self.extract_features = extract_features
+        self.norm_x = norm_x
+        self.scale = tf.Variable(scale)
+
+    @tf.function(input_signature=[tf.TensorSpec(shape=[None, None], dtype=tf.float32)])
+    def __call__(self, x):
+        return self.norm_x.norm(self.extract_features(x)) * self.scale
+
+
+def test_the_core_quickstart_export_module_reloads_with_its_constants_and_functions(tmp_path):
+    x = torch.rand(8, 2)
+    export = _Export(_double_features, _Normalize(_double_features(x)), 3.0)
+    tf.saved_model.save(export, str(tmp_path / "lin_reg_export"))
+    loaded = tf.saved_model.load(str(tmp_path / "lin_reg_export"))
+    assert isinstance(loaded, _Export) and loaded.extract_features is _double_features
+    torch.testing.assert_close(loaded.norm_x.mean, export.norm_x.mean)
+    torch.testing.assert_close(loaded(x), export(x))
+
+
+def test_a_function_the_class_module_did_not_define_is_not_looked_up(tmp_path):
+    import json
+    import os
+
+    export = _Export(_double_features, _Normalize(torch.rand(4, 4)), 1.0)
+    tf.saved_model.save(export, str(tmp_path / "m"))
+    meta_path = tmp_path / "m" / "saved_model.json"
+    meta = json.loads(meta_path.read_text())
+    meta["tree"]["functions"]["extract_features"] = "os.system"  # what a tampered directory could say
+    meta_path.write_text(json.dumps(meta))
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    assert not isinstance(loaded, _Export)  # not rebuilt: only the variables come back
+    assert float(loaded.scale) == 1.0 and os.system is not getattr(loaded, "__dict__", {}).get("extract_features")
