@@ -91,8 +91,9 @@ class Variable(torch.nn.Parameter):
         return self._tf_trainable
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
-        """The value as a numpy array (a copy for a trainable variable)."""
-        return self.detach().cpu().numpy()
+        """The value now, as a numpy array of its own (TF reads a variable into a new tensor: a later
+        ``assign`` or optimizer step does not change an array read before it)."""
+        return np.array(self.detach().cpu().numpy(), copy=True)
 
     # `[[1., 2., 3.]] @ w`, `w * [3., 4.]`: TF converts a list (or array) operand to a tensor of
     # the variable's dtype; torch's operators would treat a list as an index or refuse it. Anything

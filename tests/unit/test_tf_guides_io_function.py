@@ -119,3 +119,16 @@ def test_numpy_of_a_tensor_that_requires_grad_reads_its_value_and_keeps_the_grap
     view = (x * 2).numpy()
     assert view.tolist() == [2.0, 2.0] and x.requires_grad
     assert torch.ones(2).numpy().tolist() == [1.0, 1.0]  # plain tensors: torch's own numpy()
+
+
+def test_variable_numpy_is_a_snapshot_as_in_tf():
+    # TF's optimizers guide: x_old = x.numpy(); step; `x == x_old` must compare old and new values.
+    x = tf.Variable(2.0)
+    old = x.numpy()
+    x.assign_sub(0.5)
+    assert old == 2.0 and x.numpy() == 1.5
+    opt = torch.optim.SGD([x], lr=1.0)
+    x.grad = torch.tensor(1.0)
+    before = x.numpy()
+    opt.step()
+    assert before == 1.5 and x.numpy() == 0.5
