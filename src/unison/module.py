@@ -122,6 +122,28 @@ def _walk(
         yield from _walk(child, want, seen, visited)
 
 
+def _contained(prefix: str, value: Any) -> Iterator[tuple[str, Any]]:
+    """``(path, object)`` for the variables and modules inside a list, tuple or dict attribute."""
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    for key, item in items:
+        if isinstance(key, str) and ("." in key or not key):
+            continue  # not addressable as a state_dict path
+        path = f"{prefix}.{key}"
+        if isinstance(item, (torch.nn.Module, torch.nn.Parameter)):
+            yield path, item
+        elif isinstance(item, (list, tuple, dict)):
+            yield from _contained(path, item)
+
+
+def container_items(module: torch.nn.Module) -> list[tuple[str, Any]]:
+    """What TF tracks in list/tuple/dict attributes and torch does not register: ``("layers.0", layer)``."""
+    found: list[tuple[str, Any]] = []
+    for key, value in vars(module).items():
+        if key not in _TORCH_INTERNALS and key not in _OWN and isinstance(value, (list, tuple, dict)):
+            found.extend(_contained(key, value))
+    return found
+
+
 def _is_variable(obj: Any) -> bool:
     return isinstance(obj, torch.nn.Parameter)  # tf.Variable is one; a tf.constant attribute is not state
 
@@ -208,6 +230,46 @@ class Module(torch.nn.Module):
     def __repr__(self) -> str:
         return f"<{type(self).__module__}.{type(self).__qualname__} object (tf.Module {self.name!r})>"
 
+    # --- state_dict: also the variables and modules TF tracks in lists and dicts -------------------------------
+    # torch registers only direct attributes; TF's MLP guide keeps its layers in `self.layers = [...]`.
+    def _save_to_state_dict(self, destination: Any, prefix: str, keep_vars: bool) -> None:
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        for path, obj in container_items(self):
+            if isinstance(obj, torch.nn.Parameter):
+                destination[prefix + path] = obj if keep_vars else obj.detach()
+            else:
+                obj.state_dict(destination=destination, prefix=f"{prefix}{path}.", keep_vars=keep_vars)
+
+    def _load_from_state_dict(
+        self,
+        state_dict: Any,
+        prefix: str,
+        local_metadata: Any,
+        strict: bool,
+        missing_keys: list[str],
+        unexpected_keys: list[str],
+        error_msgs: list[str],
+    ) -> None:
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
+        held = container_items(self)
+        roots = {f"{prefix}{path.split('.')[0]}." for path, _ in held}
+        unexpected_keys[:] = [k for k in unexpected_keys if not any(k.startswith(r) for r in roots)]
+        for path, obj in held:
+            key = prefix + path
+            if isinstance(obj, torch.nn.Parameter):
+                if key in state_dict:
+                    with torch.no_grad():
+                        obj.copy_(state_dict[key])
+                elif strict:
+                    missing_keys.append(key)
+                continue
+            sub = {k[len(key) + 1 :]: v for k, v in state_dict.items() if k.startswith(key + ".")}
+            result = obj.load_state_dict(sub, strict=False)
+            missing_keys.extend(f"{key}.{k}" for k in result.missing_keys)
+            unexpected_keys.extend(f"{key}.{k}" for k in result.unexpected_keys)
+
     # --- deferred restoration (used by tf.train.Checkpoint) ------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
@@ -258,11 +320,22 @@ def restore_module_state(module: torch.nn.Module, state: dict[str, torch.Tensor]
 
 
 def _owner_of(module: torch.nn.Module, key: str) -> tuple[torch.nn.Module, str]:
-    """The deepest existing module on ``key``'s path, and the rest of the path below it."""
+    """The deepest existing module on ``key``'s path (through lists and dicts), and the rest below it."""
     parts = key.split(".")
+    owner, rest = module, 0
+    node: Any = module
     for i in range(len(parts) - 1):
-        child = getattr(module, parts[i], None)
-        if not isinstance(child, torch.nn.Module):
-            return module, ".".join(parts[i:])
-        module = child
-    return module, parts[-1]
+        node = _child(node, parts[i])
+        if node is None:
+            break
+        if isinstance(node, torch.nn.Module):
+            owner, rest = node, i + 1
+    return owner, ".".join(parts[rest:])
+
+
+def _child(node: Any, part: str) -> Any:
+    if isinstance(node, dict):
+        return node.get(part)
+    if isinstance(node, (list, tuple)):
+        return node[int(part)] if part.isdigit() and int(part) < len(node) else None
+    return getattr(node, part, None)

@@ -7,8 +7,9 @@ works without the Python code. unison has no graphs; what it writes is:
 * ``variables/variables.unison``: a ``tf.train.Checkpoint(root=module)`` of the variables;
 * its tensor attributes that are not variables (TF captures them as constants), beside them;
 * in ``saved_model.json``: the module tree (each node's class, name, plain attributes: numbers,
-  strings, booleans, ``None`` and lists of them; and functions held as attributes, by name, when
-  the class's own module defines them at its top level) and which variables train.
+  strings, booleans, ``None`` and lists of them; lists and dicts of sub-modules and variables;
+  functions held as attributes, by name, when the class's own module defines them at its top
+  level or they are unison's tensor functions such as ``tf.nn.relu``) and which variables train.
 
 ``tf.saved_model.load`` then rebuilds the object from its own classes *if every class of the
 tree is already defined in this process* (imported modules and ``__main__`` are looked up in
@@ -56,11 +57,50 @@ def _plain(value: Any) -> bool:
     return isinstance(value, (list, tuple)) and all(_plain(v) for v in value)
 
 
-def _own_function(value: Any, module_name: str) -> str | None:
-    """``qualname`` of a plain function defined at the top level of ``module_name``, else None."""
-    if not isinstance(value, types.FunctionType) or value.__module__ != module_name:
+# TF's pure tensor functions a module may hold (``activation=tf.nn.relu``): looked up by name too.
+_TENSOR_FUNCTION_MODULES = frozenset(
+    {"unison.ops.math", "unison.ops.nn", "unison.ops.array", "unison.ops.indexing", "unison.nn"}
+)
+
+
+def _function_ref(value: Any, home: str) -> str | None:
+    """``module:qualname`` of a plain top-level function of ``home`` (the class's own module) or
+    of unison's tensor functions; None for anything else (lambdas, closures, imports of others)."""
+    if not isinstance(value, types.FunctionType) or "<locals>" in value.__qualname__:
         return None
-    return None if "<locals>" in value.__qualname__ else value.__qualname__
+    if value.__module__ != home and value.__module__ not in _TENSOR_FUNCTION_MODULES:
+        return None
+    return f"{value.__module__}:{value.__qualname__}"
+
+
+def _find_function(ref: str, home: str) -> Any:
+    """The function ``ref`` names, if it passes :func:`_function_ref`'s rule (never imports)."""
+    module_name, _, qualname = ref.partition(":")
+    fn: Any = sys.modules.get(module_name)
+    for part in qualname.split("."):
+        fn = getattr(fn, part, None)
+    return fn if fn is not None and _function_ref(fn, home) == ref else None
+
+
+def _container(value: Any, path: str, constants: dict[str, torch.Tensor]) -> dict[str, Any]:
+    """A list/tuple/dict attribute: its modules (as trees), variables (restored from the
+    checkpoint by path), nested containers and plain items."""
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    out: dict[str, Any] = {}
+    for key, item in items:
+        where = f"{path}{key}."
+        if isinstance(item, torch.nn.Parameter):
+            out[str(key)] = {"variable": True}
+        elif isinstance(item, torch.nn.Module):
+            out[str(key)] = {"module": _tree(item, where, constants)}
+        elif isinstance(item, (list, tuple, dict)):
+            out[str(key)] = {"container": _container(item, where, constants)}
+        elif _plain(item):
+            out[str(key)] = {"plain": item}
+        else:
+            out[str(key)] = {"unsupported": type(item).__name__}
+    kind = "dict" if isinstance(value, dict) else "tuple" if isinstance(value, tuple) else "list"
+    return {"type": kind, "items": out}
 
 
 def _tree(module: torch.nn.Module, path: str, constants: dict[str, torch.Tensor]) -> dict[str, Any]:
@@ -70,20 +110,24 @@ def _tree(module: torch.nn.Module, path: str, constants: dict[str, torch.Tensor]
 
     attrs: dict[str, Any] = {}
     functions: dict[str, str] = {}
+    containers: dict[str, Any] = {}
     for key, value in vars(module).items():
         if key in _TORCH_INTERNALS or key in _OWN:
             continue
         if _plain(value):
             attrs[key] = list(value) if isinstance(value, tuple) else value
+        elif isinstance(value, (list, tuple, dict)) and not isinstance(value, torch.nn.Module):
+            containers[key] = _container(value, f"{path}{key}.", constants)
         elif isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter):
             constants[path + key] = value.detach().cpu().clone()
-        elif (name := _own_function(value, type(module).__module__)) is not None:
-            functions[key] = name
+        elif (ref := _function_ref(value, type(module).__module__)) is not None:
+            functions[key] = ref
     return {
         "class": f"{type(module).__module__}:{type(module).__qualname__}",
         "name": module.__dict__.get("_tf_module_name"),
         "attrs": attrs,
         "functions": functions,
+        "containers": containers,
         "children": {
             name: _tree(child, f"{path}{name}.", constants)
             for name, child in module._modules.items()
@@ -126,6 +170,33 @@ def _defined_class(spec: str) -> type[Any] | None:
     return obj if isinstance(obj, type) and issubclass(obj, Module) else None
 
 
+_FAILED = object()
+
+
+def _rebuild_container(spec: dict[str, Any]) -> Any:
+    """A container attribute back: variables are placeholders (None) until the checkpoint fills them."""
+    items: dict[str, Any] = {}
+    for key, item in spec["items"].items():
+        if "module" in item:
+            value = _rebuild(item["module"])
+            if value is None:
+                return _FAILED
+        elif "container" in item:
+            value = _rebuild_container(item["container"])
+            if value is _FAILED:
+                return _FAILED
+        elif "plain" in item:
+            value = item["plain"]
+        elif "variable" in item:
+            value = None
+        else:
+            return _FAILED  # an item the export could not describe (e.g. a function in a list)
+        items[key] = value
+    if spec["type"] == "dict":
+        return items
+    return [items[str(i)] for i in range(len(items))]  # tuples become lists, as TF's wrappers are lists
+
+
 def _rebuild(node: dict[str, Any]) -> Any:
     cls: Any = _defined_class(node["class"])
     if cls is None:
@@ -135,16 +206,18 @@ def _rebuild(node: dict[str, Any]) -> Any:
         object.__setattr__(obj, "_tf_module_name", node["name"])
     for key, value in node["attrs"].items():
         object.__setattr__(obj, key, value)
-    home = sys.modules.get(type(obj).__module__)
-    for key, qualname in node.get("functions", {}).items():
-        # Only a function the class's own module defines at its top level (never an import, e.g.
-        # os.system): what the exported object held, looked up where the program defined it.
-        fn: Any = home
-        for part in qualname.split("."):
-            fn = getattr(fn, part, None)
-        if _own_function(fn, type(obj).__module__) != qualname:
+    for key, ref in node.get("functions", {}).items():
+        # Only a function the class's own module defines at its top level, or one of unison's
+        # tensor functions (never e.g. os.system): looked up where it was, never imported.
+        fn = _find_function(ref, type(obj).__module__)
+        if fn is None:
             return None
         object.__setattr__(obj, key, fn)
+    for key, spec in node.get("containers", {}).items():
+        built = _rebuild_container(spec)
+        if built is _FAILED:
+            return None
+        object.__setattr__(obj, key, built)
     for name, child_node in node["children"].items():
         child = _rebuild(child_node)
         if child is None:
@@ -220,12 +293,26 @@ def _node_for(root: Any, key: str, rebuilt: bool, saved_class: str, path: str) -
     node = root
     *parents, leaf = key.split(".")
     for part in parents:
-        child = getattr(node, part, None) if rebuilt else vars(node).get(part)
+        if isinstance(node, (list, dict)):
+            child = node[int(part)] if isinstance(node, list) else node.get(part)
+        else:
+            child = getattr(node, part, None) if rebuilt else vars(node).get(part)
         if child is None:
             child = LoadedModule(saved_class, path)
-            object.__setattr__(node, part, child)
+            _set(node, part, child)
         node = child
     return node, leaf
+
+
+def _set(node: Any, name: str, value: Any) -> None:
+    if isinstance(node, list):
+        node[int(name)] = value
+    elif isinstance(node, dict):
+        node[name] = value
+    elif isinstance(node, LoadedModule):
+        object.__setattr__(node, name, value)
+    else:
+        setattr(node, name, value)
 
 
 def load_module(path: str, meta: dict[str, Any]) -> Any:
@@ -242,12 +329,13 @@ def load_module(path: str, meta: dict[str, Any]) -> Any:
     for key, value in state.items():
         node, leaf = _node_for(root, key, rebuilt is not None, meta["class"], path)
         variable = Variable(value, trainable=key in trainable, name=leaf)
+        _set(node, leaf, variable)
         if isinstance(node, LoadedModule):
-            object.__setattr__(node, leaf, variable)
             node._variables.append(variable)
-        else:
-            setattr(node, leaf, variable)
     for key, value in constants.items():  # tensor attributes (TF: constants its graphs captured)
         node, leaf = _node_for(root, key, rebuilt is not None, meta["class"], path)
-        object.__setattr__(node, leaf, value)
+        if isinstance(node, (list, dict, LoadedModule)):
+            _set(node, leaf, value)
+        else:
+            object.__setattr__(node, leaf, value)
     return root

@@ -4,17 +4,18 @@ A Variable *is* a parameter, so it works as a model weight (assign it to a modul
 and it appears in ``module.parameters()``), in any torch optimizer, and in
 :class:`unison.GradientTape` (trainable variables are watched automatically, as in TF).
 Arithmetic on a Variable returns a plain ``torch.Tensor``, as TF returns a ``tf.Tensor``; torch
-records it for autograd, so ``.numpy()`` of such a result needs ``.detach()`` first (torch's
-rule; ``Variable.numpy()`` itself works as in TF).
+records it for autograd, and its ``.numpy()`` reads the value as TF's does
+(:mod:`unison.ops.eager_numpy`). ``Variable.numpy()`` is a copy taken now (a later ``assign``
+does not change it), a numpy scalar for a 0-d variable, as in TF.
 
 Example:
     >>> import unison as tf
     >>> v = tf.Variable(1.0, name="v")
     >>> _ = v.assign_add(2.0)
     >>> v.numpy(), v.name, v.trainable
-    (array(3., dtype=float32), 'v:0', True)
-    >>> (v * 2).detach().numpy()
-    array(6., dtype=float32)
+    (np.float32(3.0), 'v:0', True)
+    >>> (v * 2).numpy()
+    np.float32(6.0)
 """
 
 from __future__ import annotations
@@ -93,7 +94,8 @@ class Variable(torch.nn.Parameter):
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The value now, as a numpy array of its own (TF reads a variable into a new tensor: a later
         ``assign`` or optimizer step does not change an array read before it)."""
-        return np.array(self.detach().cpu().numpy(), copy=True)
+        value = np.array(self.detach().cpu().numpy(), copy=True)
+        return value[()] if value.ndim == 0 else value  # a scalar is a numpy scalar, as in TF
 
     # `[[1., 2., 3.]] @ w`, `w * [3., 4.]`: TF converts a list (or array) operand to a tensor of
     # the variable's dtype; torch's operators would treat a list as an index or refuse it. Anything

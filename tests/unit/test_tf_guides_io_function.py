@@ -132,3 +132,15 @@ def test_variable_numpy_is_a_snapshot_as_in_tf():
     before = x.numpy()
     opt.step()
     assert before == 1.5 and x.numpy() == 0.5
+
+
+def test_numpy_of_a_scalar_is_a_hashable_numpy_scalar_and_arrays_still_convert():
+    import numpy as np
+
+    acc = tf.reduce_mean(tf.constant([1.0, 0.0]))
+    value = acc.numpy()
+    assert isinstance(value, np.float32) and {value: "label"}[np.float32(0.5)] == "label"  # the MLP guide
+    assert tf.Variable(2.0).numpy() == np.float32(2.0) and isinstance(tf.Variable(2.0).numpy(), np.float32)
+    assert np.asarray(tf.constant(1.5)).shape == ()  # numpy's own conversion still gives an array
+    assert np.asarray(tf.Variable([1.0, 2.0]) * 2).tolist() == [2.0, 4.0]  # also with requires_grad
+    assert tf.constant([1, 2]).numpy().tolist() == [1, 2]

@@ -223,7 +223,7 @@ def test_a_function_the_class_module_did_not_define_is_not_looked_up(tmp_path):
     tf.saved_model.save(export, str(tmp_path / "m"))
     meta_path = tmp_path / "m" / "saved_model.json"
     meta = json.loads(meta_path.read_text())
-    meta["tree"]["functions"]["extract_features"] = "os.system"  # what a tampered directory could say
+    meta["tree"]["functions"]["extract_features"] = "os:system"  # what a tampered directory could say
     meta_path.write_text(json.dumps(meta))
     loaded = tf.saved_model.load(str(tmp_path / "m"))
     assert not isinstance(loaded, _Export)  # not rebuilt: only the variables come back
