@@ -160,3 +160,39 @@ def test_a_subclass_that_never_calls_super_init_works_as_in_tf():
     mod = NoSuper(3)
     assert mod.multiply(tf.constant([1, 2, 3])).tolist() == [3, 6, 9]
     assert mod.name == "no_super" and [v.name for v in mod.variables] == ["Variable:0"]
+
+
+class MLP(tf.Module):
+    def __init__(self, layers):
+        self.layers = layers
+
+    @tf.function
+    def __call__(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def test_layers_in_a_list_are_in_state_dict_checkpoints_and_deferred_restore(tmp_path):
+    model = MLP([FlexibleDense(3), FlexibleDense(2)])
+    x = tf.constant([[1.0, 2.0, 3.0, 4.0]])
+    want = model(x).detach()
+    assert sorted(model.state_dict()) == ["layers.0.b", "layers.0.w", "layers.1.b", "layers.1.w"]
+    assert str(model.load_state_dict(model.state_dict())) == "<All keys matched successfully>"
+    path = tf.train.Checkpoint(model=model).write(str(tmp_path / "c"))
+    assert ("model/layers/0/w/.ATTRIBUTES/VARIABLE_VALUE", [4, 3]) in tf.train.list_variables(path)
+    fresh = MLP([FlexibleDense(3), FlexibleDense(2)])
+    tf.train.Checkpoint(model=fresh).restore(path)  # the layers' variables do not exist yet
+    torch.testing.assert_close(fresh(x), want)  # made on the first call and restored then
+    bad = MLP([FlexibleDense(3)])
+    result = bad.load_state_dict({"layers.0.w": torch.zeros(4, 3), "layers.0.b": torch.zeros(3)}, strict=False)
+    assert sorted(result.unexpected_keys) == ["layers.0.b", "layers.0.w"]  # no variables yet: not loadable
+
+
+def test_saved_model_of_a_module_with_a_list_of_layers_reloads(tmp_path):
+    model = MLP([Dense(4, 3), Dense(3, 2)])
+    x = tf.constant([[1.0, 2.0, 3.0, 4.0]])
+    tf.saved_model.save(model, str(tmp_path / "mlp"))
+    loaded = tf.saved_model.load(str(tmp_path / "mlp"))
+    assert isinstance(loaded, MLP) and len(loaded.layers) == 2 and isinstance(loaded.layers[1], Dense)
+    torch.testing.assert_close(loaded(x), model(x))
