@@ -60,14 +60,21 @@ __version__ = "0.1.0"
 # --- TF core names (tf.GradientTape, tf.Variable, tf.function, tensor functions) ------------------
 # unison.__version__ stays unison's own version (what pip and bug reports need); TF programs that
 # print tf.__version__ print it. Every name below is listed in docs/tf_api.md (generated).
-from unison import train
+from unison import profiler, saved_model, train
 from unison._dual import rank, size
 from unison.autodiff import GradientTape, UnconnectedGradients
 from unison.function import Function, function
+from unison.keras import initializers, losses, metrics, optimizers  # TF 2's aliases: tf.metrics is tf.keras.metrics
+from unison.module import Module
 from unison.ops import config, dtypes
 from unison.ops import image as image
+from unison.ops import io as io
 from unison.ops import math as math
 from unison.ops import nest as nest
+
+# tf.nn's pure functions added to unison.ops.nn after unison.nn's list of re-exports was written:
+# give them to tf.nn too (unison.nn's own __getattr__ would call them unsupported).
+from unison.ops import nn as _ops_nn
 from unison.ops import random as random
 from unison.ops.array import (
     Tensor,
@@ -202,8 +209,8 @@ from unison.ops.math import (
 from unison.ops.printing import tf_print as print
 from unison.variables import Variable
 
-# tf.nn's pure functions added to unison.ops.nn after unison.nn's list of re-exports was written:
-# give them to tf.nn too (unison.nn's own __getattr__ would call them unsupported).
+for _name in ("log_sigmoid", "silu", "softplus", "softsign", "swish"):
+    setattr(nn, _name, getattr(_ops_nn, _name))
 
 
 def __getattr__(name: str) -> object:
@@ -254,6 +261,7 @@ __all__ = [
     "DistributedOptimizer",
     "Function",
     "GradientTape",
+    "Module",
     "Sum",
     "TensorShape",
     "TensorSpec",
@@ -322,6 +330,8 @@ __all__ = [
     "identity",
     "image",
     "init",
+    "initializers",
+    "io",
     "int8",
     "int16",
     "int32",
@@ -337,11 +347,13 @@ __all__ = [
     "logical_and",
     "logical_not",
     "logical_or",
+    "losses",
     "map_fn",
     "math",
     "matmul",
     "maximum",
     "meshgrid",
+    "metrics",
     "minimum",
     "mpi_built",
     "multiply",
@@ -355,9 +367,11 @@ __all__ = [
     "one_hot",
     "ones",
     "ones_like",
+    "optimizers",
     "pad",
     "pow",
     "print",
+    "profiler",
     "random",
     "range",
     "rank",
@@ -375,6 +389,7 @@ __all__ = [
     "reverse",
     "roll",
     "round",
+    "saved_model",
     "scatter_nd",
     "searchsorted",
     "shape",

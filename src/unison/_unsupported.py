@@ -30,8 +30,6 @@ TORCH_EQUIVALENTS: dict[str, str] = {
     "tf.vectorized_map": "torch.vmap",
     "tf.py_function": "calling the Python function directly",
     "tf.numpy_function": "calling the function directly",
-    "tf.saved_model": "torch.save(model.state_dict()) or torch.export",
-    "tf.io": "open()/numpy/torch.load",
     "tf.strings": "Python str methods",
     "tf.lite": "torch.export / ExecuTorch",
     "tf.compat": "the TF 2 names unison implements",

@@ -12,8 +12,12 @@ anything itself: it decides *what may be differentiated* and calls ``torch.autog
 * With ``watch_accessed_variables=False`` only explicitly watched sources get gradients.
 * Nested tapes: ``gradient()`` called while another tape (or this persistent tape) is recording
   builds the gradient's own graph (``create_graph``), so the outer tape can differentiate it.
-* Unlike TF, computations done *before* the tape opened are differentiated too (torch's graph
-  has no notion of "inside the tape"); compute the loss inside the ``with`` block, as TF requires.
+* A computed tensor is a source when this tape recorded it (made inside the ``with`` block, e.g.
+  ``tape.gradient(z, y)`` for an intermediate ``y``), as in TF; one made before the tape opened is
+  not (``None``). The tape knows by the autograd sequence numbers of its recording windows.
+* Unlike TF, computations done *before* the tape opened are differentiated through when the
+  target depends on them (torch's graph has no notion of "inside the tape"); compute the loss
+  inside the ``with`` block, as TF requires.
 
 Example:
     >>> import unison as tf
@@ -93,6 +97,9 @@ class GradientTape:
         self._recording = False
         self._used = False
         self._grad_mode: contextlib.ExitStack | None = None
+        # The autograd sequence numbers of the operations recorded while this tape was
+        # recording, as [start, end) windows: a computed tensor is a source only if made in one.
+        self._windows: list[tuple[int, int | None]] = []
 
     # --- recording ------------------------------------------------------------------------------
     def __enter__(self) -> GradientTape:
@@ -110,8 +117,11 @@ class GradientTape:
         self._grad_mode = contextlib.ExitStack()
         self._grad_mode.enter_context(torch.enable_grad())  # a tape records even inside no_grad
         _RECORDING.tapes.append(self)
+        self._windows.append((_sequence_now(), None))
 
     def _stop(self) -> None:
+        if self._windows and self._windows[-1][1] is None:
+            self._windows[-1] = (self._windows[-1][0], _sequence_now())
         if self in _RECORDING.tapes:
             _RECORDING.tapes.remove(self)
         if self._grad_mode is not None:
@@ -162,12 +172,17 @@ class GradientTape:
     # --- differentiation ------------------------------------------------------------------------
     def _differentiable(self, source: Any) -> bool:
         # As in TF: variables (leaf tensors that require grad: Variables, Parameters) are watched
-        # automatically; any other tensor (the result of an operation) only when watch()ed.
+        # automatically; a computed tensor is a source when watch()ed or when this tape recorded
+        # the operation that made it (TF differentiates with respect to any recorded tensor, e.g.
+        # an intermediate `y = x * x` inside the `with` block; one made before the tape is not).
         if not isinstance(source, torch.Tensor) or not source.requires_grad:
             return False
         if id(source) in self._watched:
             return True
-        return self._watch_accessed and source.is_leaf
+        if source.is_leaf:
+            return self._watch_accessed
+        made = source.grad_fn._sequence_nr() if source.grad_fn is not None else -1
+        return any(start < made and (end is None or made < end) for start, end in self._windows)
 
     def gradient(
         self,
@@ -331,6 +346,14 @@ class GradientTape:
         for i in wanted:
             results[i] = by_id[id(sources[i])]
         return results
+
+
+def _sequence_now() -> int:
+    """The autograd sequence number of an operation made now (operations made later get larger ones)."""
+    with torch.enable_grad():
+        probe = torch.zeros((), requires_grad=True) * 1.0
+    node = probe.grad_fn  # a float op on a tensor that requires grad always has one
+    return int(node._sequence_nr()) if node is not None else 0
 
 
 def _unconnected(value: UnconnectedGradients | str) -> UnconnectedGradients:

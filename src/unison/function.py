@@ -28,6 +28,8 @@ from typing import Any
 
 import torch
 
+from unison.autodiff import _RECORDING
+
 
 class Function:
     """A function decorated with ``tf.function`` (callable like the original)."""
@@ -50,7 +52,13 @@ class Function:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.input_signature is not None:
             _check_signature(self.python_function, self.input_signature, args, kwargs)
-        return self.python_function(*args, **kwargs)
+        result = self.python_function(*args, **kwargs)
+        if not _RECORDING.tapes:
+            # Outside a GradientTape, a tf.function's results are plain values in TF: nothing can
+            # differentiate them. torch would keep the autograd graph of the whole step alive in
+            # them (and refuse .numpy()), so hand back detached tensors, as TF hands back values.
+            result = _detach_results(result)
+        return result
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         # A tf.function defined in a class binds to the instance, like a method.
@@ -74,6 +82,23 @@ class Function:
 
     def __repr__(self) -> str:
         return f"<tf.function {getattr(self.python_function, '__qualname__', self.python_function)!r} (eager)>"
+
+
+def _detach_results(value: Any) -> Any:
+    """``value`` with every computed tensor (one with a ``grad_fn``) detached; leaves as they are.
+
+    Variables and parameters a function returns stay the same objects (TF returns the variable's
+    value, but programs that return a variable use it as one).
+    """
+    if isinstance(value, torch.Tensor):
+        return value.detach() if value.grad_fn is not None else value
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)(*[_detach_results(v) for v in value])
+    if isinstance(value, (list, tuple)):
+        return type(value)(_detach_results(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _detach_results(v) for k, v in value.items()}
+    return value
 
 
 def _check_signature(

@@ -210,6 +210,46 @@ def text(name: str, data: Any, step: Any = None, description: str | None = None)
     return True
 
 
+_trace: dict[str, Any] = {}
+
+
+def trace_on(graph: bool = True, profiler: bool = False, profiler_outdir: str | None = None) -> None:
+    """``tf.summary.trace_on``: with ``profiler=True`` start profiling (torch's profiler).
+
+    There is no graph to record (unison runs eagerly), so ``graph=True`` records nothing and
+    :func:`trace_export` writes no graph; a profile goes to ``profiler_outdir``.
+    """
+    from unison import profiler as profiler_mod
+
+    _trace["on"] = True
+    if profiler:
+        if profiler_outdir is None:
+            raise ValueError("tf.summary.trace_on(profiler=True) needs profiler_outdir= (where the trace goes).")
+        profiler_mod.start(profiler_outdir)
+        _trace["profiling"] = True
+
+
+def trace_off() -> None:
+    """``tf.summary.trace_off``: stop tracing (and profiling started by :func:`trace_on`) without export."""
+    from unison import profiler as profiler_mod
+
+    if _trace.pop("profiling", False) and profiler_mod.is_running():
+        profiler_mod.stop(save=False)
+    _trace.clear()
+
+
+def trace_export(name: str, step: Any = None, profiler_outdir: str | None = None) -> None:
+    """``tf.summary.trace_export``: end the trace; a profile started by :func:`trace_on` is written.
+
+    No graph is written: unison has none (TF writes the traced ``tf.function`` graph here).
+    """
+    from unison import profiler as profiler_mod
+
+    if _trace.pop("profiling", False) and profiler_mod.is_running():
+        profiler_mod.stop(save=True)
+    _trace.clear()
+
+
 class experimental:  # noqa: N801 - TF's namespace tf.summary.experimental
     """``tf.summary.experimental.set_step`` / ``get_step``."""
 
@@ -233,4 +273,7 @@ __all__ = [
     "scalar",
     "summary_writer_class",
     "text",
+    "trace_export",
+    "trace_off",
+    "trace_on",
 ]

@@ -4,17 +4,18 @@ A Variable *is* a parameter, so it works as a model weight (assign it to a modul
 and it appears in ``module.parameters()``), in any torch optimizer, and in
 :class:`unison.GradientTape` (trainable variables are watched automatically, as in TF).
 Arithmetic on a Variable returns a plain ``torch.Tensor``, as TF returns a ``tf.Tensor``; torch
-records it for autograd, so ``.numpy()`` of such a result needs ``.detach()`` first (torch's
-rule; ``Variable.numpy()`` itself works as in TF).
+records it for autograd, and its ``.numpy()`` reads the value as TF's does
+(:mod:`unison.ops.eager_numpy`). ``Variable.numpy()`` is a copy taken now (a later ``assign``
+does not change it), a numpy scalar for a 0-d variable, as in TF.
 
 Example:
     >>> import unison as tf
     >>> v = tf.Variable(1.0, name="v")
     >>> _ = v.assign_add(2.0)
     >>> v.numpy(), v.name, v.trainable
-    (array(3., dtype=float32), 'v:0', True)
-    >>> (v * 2).detach().numpy()
-    array(6., dtype=float32)
+    (np.float32(3.0), 'v:0', True)
+    >>> (v * 2).numpy()
+    np.float32(6.0)
 """
 
 from __future__ import annotations
@@ -25,6 +26,13 @@ import numpy as np
 import torch
 
 from unison.ops.dtypes import to_tensor
+
+
+def _operand(other: Any, dtype: torch.dtype) -> Any:
+    """A list, tuple or array operand as a tensor of ``dtype``; numbers and tensors as they are."""
+    if isinstance(other, (list, tuple, np.ndarray)):
+        return to_tensor(other, dtype)
+    return other
 
 
 def _rebuild_variable(data: torch.Tensor, trainable: bool, name: str) -> Variable:
@@ -84,8 +92,51 @@ class Variable(torch.nn.Parameter):
         return self._tf_trainable
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
-        """The value as a numpy array (a copy for a trainable variable)."""
-        return self.detach().cpu().numpy()
+        """The value now, as a numpy array of its own (TF reads a variable into a new tensor: a later
+        ``assign`` or optimizer step does not change an array read before it)."""
+        value = np.array(self.detach().cpu().numpy(), copy=True)
+        return value[()] if value.ndim == 0 else value  # a scalar is a numpy scalar, as in TF
+
+    # `[[1., 2., 3.]] @ w`, `w * [3., 4.]`: TF converts a list (or array) operand to a tensor of
+    # the variable's dtype; torch's operators would treat a list as an index or refuse it. Anything
+    # else goes to torch's own operator unchanged (its NotImplemented lets e.g. a symbolic Keras
+    # tensor's reflected operator run).
+    def __matmul__(self, other: Any) -> torch.Tensor:
+        return torch.Tensor.__matmul__(self, _operand(other, self.dtype))
+
+    def __rmatmul__(self, other: Any) -> torch.Tensor:
+        return torch.Tensor.__rmatmul__(self, _operand(other, self.dtype))
+
+    def __add__(self, other: Any) -> torch.Tensor:
+        return torch.Tensor.__add__(self, _operand(other, self.dtype))
+
+    def __radd__(self, other: Any) -> torch.Tensor:
+        return torch.Tensor.__radd__(self, _operand(other, self.dtype))
+
+    def __sub__(self, other: Any) -> torch.Tensor:
+        return torch.Tensor.__sub__(self, _operand(other, self.dtype))
+
+    def __rsub__(self, other: Any) -> torch.Tensor:
+        return torch.Tensor.__rsub__(self, _operand(other, self.dtype))
+
+    def __mul__(self, other: Any) -> torch.Tensor:
+        return torch.Tensor.__mul__(self, _operand(other, self.dtype))
+
+    def __rmul__(self, other: Any) -> torch.Tensor:
+        return torch.Tensor.__rmul__(self, _operand(other, self.dtype))
+
+    def __truediv__(self, other: Any) -> torch.Tensor:
+        return torch.Tensor.__truediv__(self, _operand(other, self.dtype))
+
+    def __rtruediv__(self, other: Any) -> torch.Tensor:
+        return torch.Tensor.__rtruediv__(self, _operand(other, self.dtype))
+
+    # float(v)/int(v) read the value, as in TF (torch warns when a tensor that requires grad is converted)
+    def __float__(self) -> float:
+        return float(self.detach())
+
+    def __int__(self) -> int:
+        return int(self.detach())
 
     def read_value(self) -> torch.Tensor:
         """The current value as a new tensor (gradients flow back to the variable)."""
@@ -127,18 +178,17 @@ class Variable(torch.nn.Parameter):
         return self
 
     # --- `v += x` rebinds the name to a new tensor, as in TF (torch would write into the leaf) ---
-    # (ignore[misc]: torch declares the in-place operators to return the same class; these return a
-    # plain tensor on purpose. cast: `other` may be anything tensor-like, so mypy types `self + other` Any.)
-    def __iadd__(self, other: Any) -> torch.Tensor:  # type: ignore[misc]
+    # (cast: `other` may be anything tensor-like, so mypy types `self + other` Any.)
+    def __iadd__(self, other: Any) -> torch.Tensor:
         return cast(torch.Tensor, self + other)
 
-    def __isub__(self, other: Any) -> torch.Tensor:  # type: ignore[misc]
+    def __isub__(self, other: Any) -> torch.Tensor:
         return cast(torch.Tensor, self - other)
 
-    def __imul__(self, other: Any) -> torch.Tensor:  # type: ignore[misc]
+    def __imul__(self, other: Any) -> torch.Tensor:
         return cast(torch.Tensor, self * other)
 
-    def __itruediv__(self, other: Any) -> torch.Tensor:  # type: ignore[misc]
+    def __itruediv__(self, other: Any) -> torch.Tensor:
         return cast(torch.Tensor, self / other)
 
     # --- copies keep the TF attributes ----------------------------------------------------------

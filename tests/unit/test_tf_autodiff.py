@@ -248,7 +248,7 @@ def test_gradients_through_tf_function_match():
 
     with tf.GradientTape() as tape:
         loss = loss_fn()
-    _assert_same([tape.gradient(loss, w)], _reference(loss_fn, [w]))
+    _assert_same([tape.gradient(loss, w)], _reference(loss_fn.python_function, [w]))
 
 
 def test_an_unwatched_intermediate_tensor_has_no_gradient_as_in_tf():

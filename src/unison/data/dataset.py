@@ -396,25 +396,80 @@ class Dataset(metaclass=_DatasetType):
 
 
 class Iterator:
-    """What ``iter(dataset)`` returns; drop it (or ``close()``) and its threads stop."""
+    """What ``iter(dataset)`` returns; drop it (or ``close()``) and its threads stop.
+
+    It is checkpointable, as TF's iterator: ``tf.train.Checkpoint(iterator=it)`` saves its
+    position (elements consumed) and the seed of its unseeded shuffles; restoring rebuilds the
+    pipeline with that seed and skips to the position, so the next element is the one the saved
+    iterator would have produced. Skipping re-runs the pipeline up to there (TF restores its
+    buffers instead): cheap for in-memory data, one pass over the consumed part for files.
+    """
 
     def __init__(self, dataset: Dataset, ctx: IterContext) -> None:
         self._dataset = dataset
+        self._ctx = ctx
+        # Shuffle/sample nodes count the iterations started on them (each one draws a new order):
+        # which count this iterator uses is part of its state, or a restore would draw another order.
+        self._counts = {id(n): n._iterations for n in _counting_nodes(dataset)}
         self._gen = dataset._iterate(ctx)
+        self._consumed = 0
 
     def __iter__(self) -> Iterator:
         return self
 
     def __next__(self) -> Any:
-        return next(self._gen)
+        value = next(self._gen)
+        self._consumed += 1
+        return value
 
     def get_next(self) -> Any:
         """The next element; raises ``StopIteration`` at the end (as ``next``)."""
-        return next(self._gen)
+        return self.__next__()
 
     def get_next_as_optional(self) -> Optional:
         """The next element as an :class:`Optional` (empty at the end) instead of ``StopIteration``."""
-        return Optional(next(self._gen, _NOTHING))
+        try:
+            return Optional(self.__next__())
+        except StopIteration:
+            return Optional()
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        """The position and shuffle seed, for ``tf.train.Checkpoint`` (TF's iterator state)."""
+        counts = [self._counts.get(id(n), 0) for n in _counting_nodes(self._dataset)]
+        return {
+            "consumed": torch.tensor(self._consumed, dtype=torch.int64),
+            "seed_base": torch.tensor(self._ctx.seed_base, dtype=torch.int64),
+            "iterations": torch.tensor(counts, dtype=torch.int64),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continue from a saved position: rebuild the pipeline with the saved seed and skip to it."""
+        consumed, seed = int(state["consumed"]), int(state["seed_base"])
+        nodes = _counting_nodes(self._dataset)
+        saved = [int(c) for c in state.get("iterations", torch.zeros(len(nodes), dtype=torch.int64)).tolist()]
+        if len(saved) != len(nodes):
+            raise ValueError(
+                f"The checkpoint's iterator comes from a pipeline with {len(saved)} shuffle/sample steps; this one has "
+                f"{len(nodes)}. Restore it into an iterator of the same dataset."
+            )
+        self.close()
+        now = [n._iterations for n in nodes]
+        for node, count in zip(nodes, saved):
+            node._iterations = count  # replay the saved iteration's orders
+        try:
+            self._ctx = IterContext(seed_base=seed, file_shard=self._ctx.file_shard, options=self._ctx.options)
+            self._counts = {id(n): c for n, c in zip(nodes, saved)}
+            self._gen = self._dataset._iterate(self._ctx)
+            for done in range(consumed):
+                if next(self._gen, _NOTHING) is _NOTHING:
+                    raise ValueError(
+                        f"The checkpoint's iterator had consumed {consumed} elements, but this dataset ends after "
+                        f"{done}. Restore it into an iterator of the same dataset."
+                    )
+        finally:
+            for node, before, count in zip(nodes, now, saved):
+                node._iterations = max(before, count + 1)  # later iterations still draw new orders
+        self._consumed = consumed
 
     @property
     def element_spec(self) -> Any:
@@ -428,6 +483,25 @@ class Iterator:
 
 
 _NOTHING = object()
+
+
+def _counting_nodes(dataset: Any) -> list[Any]:
+    """The pipeline's nodes that count their iterations (shuffle, sample), in a fixed order."""
+    found: list[Any] = []
+    seen: set[int] = set()
+
+    def visit(node: Any) -> None:
+        if id(node) in seen or not isinstance(node, Dataset):
+            return
+        seen.add(id(node))
+        if isinstance(getattr(node, "_iterations", None), int):
+            found.append(node)
+        for value in vars(node).values():
+            for item in value if isinstance(value, (list, tuple)) else (value,):
+                visit(item)
+
+    visit(dataset)
+    return found
 
 
 class Optional:

@@ -16,6 +16,7 @@ from unison.distribute.cross_device_ops import (
     ReductionToOneDevice,
 )
 from unison.distribute.input import InputContext
+from unison.distribute.input_options import InputOptions, InputReplicationMode
 from unison.distribute.mirrored import MirroredStrategy
 from unison.distribute.multi_worker import MultiWorkerMirroredStrategy
 from unison.distribute.strategy import (
@@ -34,6 +35,8 @@ __all__ = [
     "CrossDeviceOps",
     "HierarchicalCopyAllReduce",
     "InputContext",
+    "InputOptions",
+    "InputReplicationMode",
     "MirroredStrategy",
     "MultiWorkerMirroredStrategy",
     "NcclAllReduce",

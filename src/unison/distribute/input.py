@@ -286,14 +286,26 @@ class DistributedDataset:
         )
 
     def __iter__(self) -> DistributedIterator:
-        return DistributedIterator(to_tensor(local, self.device) for local, _ in self.local_batches())
+        spec = self.element_spec if _is_tf_data(self.dataset) else None
+        return DistributedIterator((to_tensor(local, self.device) for local, _ in self.local_batches()), spec)
 
 
 class DistributedIterator:
     """``iter(distributed_dataset)``: ``next()``, ``get_next()``, ``get_next_as_optional()`` (TF's)."""
 
-    def __init__(self, batches: Iterator[Any]) -> None:
+    def __init__(self, batches: Iterator[Any], element_spec: Any = None) -> None:
         self._batches = batches
+        self._element_spec = element_spec
+
+    @property
+    def element_spec(self) -> Any:
+        """The per-replica spec of the elements (TF's ``DistributedIterator.element_spec``)."""
+        if self._element_spec is None:
+            raise AttributeError(
+                "element_spec is only known for the iterator of a tf.data Dataset (a list, a DataLoader or "
+                "a generator has no spec). Build the input with tf.data.Dataset to get one."
+            )
+        return self._element_spec
 
     def __iter__(self) -> DistributedIterator:
         return self
@@ -342,12 +354,26 @@ def as_dataset_fn(obj: Any) -> Any:
 
 
 class PerReplicaDataset:
-    """The datasets built by ``distribute_datasets_from_function``: already per replica."""
+    """The datasets built by ``distribute_datasets_from_function``: already per replica.
+
+    Iterating gives a :class:`DistributedIterator` (``next``, ``get_next``,
+    ``get_next_as_optional``, ``element_spec``), as TF's distributed dataset does.
+    """
 
     def __init__(self, dataset: Iterable[Any], device: torch.device) -> None:
         self.dataset = dataset
         self.device = device
 
-    def __iter__(self) -> Iterator[Any]:
-        for batch in self.dataset:
-            yield to_tensor(batch, self.device)
+    @property
+    def element_spec(self) -> Any:
+        """The spec of this replica's elements: the dataset function's own ``element_spec``."""
+        if not _is_tf_data(self.dataset):
+            raise AttributeError(
+                "element_spec is only known when the dataset function returns a tf.data Dataset. "
+                f"Received: {type(self.dataset).__name__}"
+            )
+        return self.dataset.element_spec
+
+    def __iter__(self) -> DistributedIterator:
+        spec = self.dataset.element_spec if _is_tf_data(self.dataset) else None
+        return DistributedIterator((to_tensor(batch, self.device) for batch in self.dataset), spec)

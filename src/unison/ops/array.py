@@ -20,11 +20,15 @@ from typing import Any
 import numpy as np
 import torch
 
+from unison.ops import eager_numpy
 from unison.ops._dispatch import wrap_namespace
 from unison.ops.dtypes import as_dtype, to_tensor
 
 newaxis = None
 Tensor = torch.Tensor
+
+# TF's eager tensors always have .numpy(); see unison.ops.eager_numpy for why and what changes.
+eager_numpy.install()
 
 
 def _shape(shape: Any) -> tuple[int, ...]:

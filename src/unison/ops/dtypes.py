@@ -134,6 +134,12 @@ def to_tensor(value: Any, dtype: Any = None) -> Any:
     if isinstance(value, np.generic):
         tensor = torch.as_tensor(np.asarray(value))
         return tensor if dtype is None else tensor.to(dtype)
+    if isinstance(value, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in value):
+        # TF packs a list holding tensors (tf.reduce_mean(batch_losses)): stack them, keeping the
+        # graph; torch.as_tensor would copy scalars out one by one and drop gradients.
+        items = [to_tensor(v, dtype) for v in value]
+        common = dtype or next(t.dtype for t, v in zip(items, value) if isinstance(v, torch.Tensor))
+        return torch.stack([t.to(common) for t in items])
     try:
         tensor = torch.as_tensor(value, dtype=dtype if dtype is not None else _infer(value))
     except (TypeError, ValueError, RuntimeError) as exc:

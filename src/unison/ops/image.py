@@ -371,7 +371,29 @@ def adjust_contrast(images: Any, contrast_factor: Any) -> torch.Tensor:
     work = _as_float(t)
     mean = work.mean(dim=(-3, -2), keepdim=True)
     out = (work - mean) * to_tensor(contrast_factor, work.dtype) + mean
-    return convert_image_dtype(out, t.dtype, saturate=True)
+    # TF registers no gradient for AdjustContrastv2 (its autodiff guide shows the LookupError):
+    # differentiating through it fails here too, instead of silently giving what TF cannot.
+    return _no_gradient(convert_image_dtype(out, t.dtype, saturate=True), "AdjustContrastv2")
+
+
+class _NoGradient(torch.autograd.Function):
+    """Identity forward; a backward pass through it raises TF's ``LookupError`` for ``op``."""
+
+    @staticmethod
+    def forward(ctx: Any, value: torch.Tensor, op: str) -> torch.Tensor:
+        ctx.op = op
+        return value.view_as(value)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Any:
+        raise LookupError(
+            f"gradient registry has no entry for: {ctx.op}. TF defines no gradient for this operation, so "
+            "unison does not either; compute it outside the GradientTape (or under tape.stop_recording())."
+        )
+
+
+def _no_gradient(value: torch.Tensor, op: str) -> torch.Tensor:
+    return _NoGradient.apply(value, op) if value.requires_grad else value
 
 
 def random_brightness(image: Any, max_delta: float, seed: int | None = None) -> torch.Tensor:

@@ -40,6 +40,30 @@ def selu(features: Any, name: str | None = None) -> torch.Tensor:
     return F.selu(to_tensor(features))
 
 
+def softplus(features: Any, name: str | None = None) -> torch.Tensor:
+    """``tf.nn.softplus``: ``log(exp(x) + 1)`` (torch's stable form: linear above 20)."""
+    return F.softplus(to_tensor(features))
+
+
+def softsign(features: Any, name: str | None = None) -> torch.Tensor:
+    """``tf.nn.softsign``: ``x / (abs(x) + 1)``."""
+    return F.softsign(to_tensor(features))
+
+
+def silu(features: Any, beta: float = 1.0, name: str | None = None) -> torch.Tensor:
+    """``tf.nn.silu`` (also ``tf.nn.swish``): ``x * sigmoid(beta * x)``."""
+    x = to_tensor(features)
+    return F.silu(x) if beta == 1.0 else x * torch.sigmoid(beta * x)
+
+
+swish = silu
+
+
+def log_sigmoid(x: Any, name: str | None = None) -> torch.Tensor:
+    """``tf.math.log_sigmoid``: ``-softplus(-x)``, computed stably."""
+    return F.logsigmoid(to_tensor(x))
+
+
 def gelu(features: Any, approximate: bool = False, name: str | None = None) -> torch.Tensor:
     """``tf.nn.gelu``."""
     return F.gelu(to_tensor(features), approximate="tanh" if approximate else "none")
@@ -344,6 +368,7 @@ __all__ = [
     "l2_loss",
     "l2_normalize",
     "leaky_relu",
+    "log_sigmoid",
     "log_softmax",
     "max_pool2d",
     "moments",
@@ -352,9 +377,13 @@ __all__ = [
     "selu",
     "sigmoid",
     "sigmoid_cross_entropy_with_logits",
+    "silu",
     "softmax",
     "softmax_cross_entropy_with_logits",
+    "softplus",
+    "softsign",
     "sparse_softmax_cross_entropy_with_logits",
+    "swish",
     "tanh",
 ]
 

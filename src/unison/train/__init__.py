@@ -12,8 +12,19 @@ from unison.train.checkpoint import (
     latest_checkpoint,
 )
 from unison.train.manager import CheckpointManager
+from unison.train.reader import CheckpointReader, list_variables, load_checkpoint, load_variable
 
-__all__ = ["Checkpoint", "CheckpointLoadStatus", "CheckpointManager", "CorruptCheckpointError", "latest_checkpoint"]
+__all__ = [
+    "Checkpoint",
+    "CheckpointLoadStatus",
+    "CheckpointManager",
+    "CheckpointReader",
+    "CorruptCheckpointError",
+    "latest_checkpoint",
+    "list_variables",
+    "load_checkpoint",
+    "load_variable",
+]
 
 
 def __getattr__(name: str) -> object:

@@ -36,6 +36,7 @@ import torch
 from unison._io import VerificationError, read_verified, write_verified
 from unison.comm.communicator import joined
 from unison.errors import CorruptCheckpointError
+from unison.train.tracking import DictWrapper, ListWrapper, as_state_dict, as_tree
 
 KIND = "tf.train.Checkpoint"
 SUFFIX = ".unison"
@@ -53,14 +54,18 @@ def _kind(obj: Any) -> str:
         return "checkpoint"
     if isinstance(obj, torch.Tensor):
         return "tensor"
+    if isinstance(obj, (list, tuple)):
+        return "list"
+    if isinstance(obj, dict):
+        return "dict"
     if callable(getattr(obj, "state_dict", None)) and callable(getattr(obj, "load_state_dict", None)):
         return "state_dict"
     if hasattr(obj, "torch_optimizer"):
         return "keras_optimizer"  # a unison.keras optimizer: its torch optimizer once built
     raise ValueError(
         f"tf.train.Checkpoint was expecting a trackable object (a torch.nn.Module, an optimizer, a "
-        f"tf.Variable or tensor, another Checkpoint, or anything with state_dict() and "
-        f"load_state_dict()), got {type(obj).__name__}: {obj!r:.80}."
+        f"tf.Variable or tensor, another Checkpoint, a list or dict of those, a tf.data iterator, or anything "
+        f"with state_dict() and load_state_dict()), got {type(obj).__name__}: {obj!r:.80}."
     )
 
 
@@ -149,6 +154,52 @@ class CheckpointLoadStatus:
         """Nothing to run: values were restored eagerly."""
 
 
+def _entry(obj: Any, where: str) -> dict[str, Any]:
+    """What the file holds for ``obj``: ``{"kind", "state"}`` (containers recursively)."""
+    kind = _kind(obj)
+    if kind == "checkpoint":
+        return {"kind": kind, "state": obj._state()}
+    if kind == "tensor":
+        return {"kind": kind, "state": obj.detach().cpu().clone()}
+    if kind == "list":
+        return {"kind": kind, "state": [_entry(item, f"{where}[{i}]") for i, item in enumerate(obj)]}
+    if kind == "dict":
+        for key in obj:
+            if not isinstance(key, str):
+                raise ValueError(
+                    f"tf.train.Checkpoint saves dicts with string keys (TF names dependencies by them). "
+                    f"{where!r} has the key {key!r}."
+                )
+        return {"kind": kind, "state": {key: _entry(item, f"{where}[{key!r}]") for key, item in obj.items()}}
+    if kind == "keras_optimizer":
+        built = obj.torch_optimizer
+        return {
+            "kind": kind,
+            "state": {
+                "torch": None if built is None else built.state_dict(),
+                "learning_rate": float(obj.learning_rate) if hasattr(obj, "learning_rate") else None,
+            },
+        }
+    return {"kind": kind, "state": obj.state_dict()}
+
+
+def _tracked(value: Any) -> Any:
+    """Lists and dicts become TF's wrappers, so items added later get their restored values."""
+    if isinstance(value, list) and not isinstance(value, ListWrapper):
+        return ListWrapper(value, on_add=_deliver)
+    if isinstance(value, dict) and not isinstance(value, DictWrapper):
+        return DictWrapper(value, on_add=_deliver)
+    return value
+
+
+def _deliver(holder: Any, name: str, value: Any) -> None:
+    """Give ``value``, just added to ``holder`` under ``name``, the restore value waiting for it."""
+    pending = holder.__dict__.get("_pending") if hasattr(holder, "__dict__") else None
+    if pending and name in pending:
+        entry, path, scope = pending.pop(name)
+        _restore_into(value, entry, path, scope)
+
+
 class Checkpoint:
     """Groups trackable objects for saving and restoring (TF's ``tf.train.Checkpoint``).
 
@@ -165,10 +216,12 @@ class Checkpoint:
             _kind(obj)
             if name == "save_counter":
                 raise ValueError("'save_counter' is reserved by tf.train.Checkpoint; use another name.")
-        self._objects = objects
+        object.__setattr__(self, "_objects", {name: _tracked(obj) for name, obj in objects.items()})
+        # Values of a restore whose objects do not exist yet: name -> (entry, path, scope).
+        object.__setattr__(self, "_pending", {})
         from unison.variables import Variable
 
-        self.save_counter = Variable(0, trainable=False, dtype=torch.int64, name="save_counter")
+        object.__setattr__(self, "save_counter", Variable(0, trainable=False, dtype=torch.int64, name="save_counter"))
 
     def __getattr__(self, name: str) -> Any:
         objects = self.__dict__.get("_objects", {})
@@ -176,27 +229,21 @@ class Checkpoint:
             return objects[name]
         raise AttributeError(f"This tf.train.Checkpoint has no object {name!r}. It holds: {sorted(objects)}")
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        """``ckpt.name = obj`` adds ``obj`` as TF does; a value waiting from a restore goes into it."""
+        if name.startswith("_") or name == "save_counter":
+            if name == "save_counter":
+                raise ValueError("'save_counter' is reserved by tf.train.Checkpoint; use another name.")
+            object.__setattr__(self, name, value)
+            return
+        _kind(value)
+        value = _tracked(value)
+        self._objects[name] = value
+        _deliver(self, name, value)
+
     # --- serialisation -------------------------------------------------------------------------
     def _state(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for name, obj in self._objects.items():
-            kind = _kind(obj)
-            if kind == "checkpoint":
-                out[name] = {"kind": kind, "state": obj._state()}
-            elif kind == "tensor":
-                out[name] = {"kind": kind, "state": obj.detach().cpu().clone()}
-            elif kind == "keras_optimizer":
-                built = obj.torch_optimizer
-                out[name] = {
-                    "kind": kind,
-                    "state": {
-                        "torch": None if built is None else built.state_dict(),
-                        "learning_rate": float(obj.learning_rate) if hasattr(obj, "learning_rate") else None,
-                    },
-                }
-            else:
-                out[name] = {"kind": kind, "state": obj.state_dict()}
-        return out
+        return {name: _entry(obj, name) for name, obj in self._objects.items()}
 
     def write(self, file_prefix: str | os.PathLike[str], options: Any = None) -> str:
         """Write a checkpoint at ``file_prefix`` (no numbering, no ``checkpoint`` file); return it."""
@@ -240,7 +287,7 @@ class Checkpoint:
         payload = _read_payload(path)
         if restore_counter:
             self.save_counter.assign(int(payload.get("save_counter", 0)))
-        unmatched_file, unmatched_objects = _restore_objects(self._objects, payload["objects"], path, "")
+        unmatched_file, unmatched_objects = _restore_objects(self._objects, payload["objects"], path, "", self)
         return CheckpointLoadStatus(path, unmatched_file, unmatched_objects)
 
 
@@ -273,32 +320,50 @@ def _read_payload(path: str) -> dict[str, Any]:
 
 
 def _restore_objects(
-    objects: dict[str, Any], saved: dict[str, Any], path: str, scope: str
+    objects: dict[str, Any], saved: dict[str, Any], path: str, scope: str, holder: Any = None
 ) -> tuple[list[str], list[str]]:
-    unmatched_file = [scope + n for n in saved if n not in objects]
+    """Restore ``saved`` (name -> entry) into ``objects``; entries with no object wait on ``holder``."""
+    unmatched_file: list[str] = []
     unmatched_objects = [scope + n for n in objects if n not in saved]
-    for name, obj in objects.items():
-        if name not in saved:
-            continue
-        entry = saved[name]
-        kind = _kind(obj)
-        if entry["kind"] != kind:
-            raise ValueError(
-                f"Checkpoint {path!r} holds a {entry['kind']} under {scope + name!r}, but this "
-                f"Checkpoint's {scope + name!r} is a {kind}."
-            )
-        if kind == "checkpoint":
-            more = _restore_objects(obj._objects, entry["state"], path, f"{scope}{name}.")
+    for name, entry in saved.items():
+        if name in objects:
+            more = _restore_into(objects[name], entry, path, f"{scope}{name}")
             unmatched_file += more[0]
             unmatched_objects += more[1]
-        elif kind == "tensor":
-            _restore_tensor(obj, entry["state"], path, scope + name)
-        elif kind == "keras_optimizer":
-            if not _restore_keras_optimizer(obj, entry["state"], path, scope + name):
-                unmatched_objects.append(f"{scope}{name} (optimizer not built yet: its slots were not restored)")
-        else:
-            _restore_state(obj, entry["state"], path, scope + name)
+            continue
+        unmatched_file.append(scope + name)
+        pending = holder.__dict__.get("_pending") if holder is not None and hasattr(holder, "__dict__") else None
+        if pending is not None:
+            pending[name] = (entry, path, scope + name)  # TF's deferred restoration
     return unmatched_file, unmatched_objects
+
+
+def _children(obj: Any) -> dict[str, Any]:
+    if isinstance(obj, Checkpoint):
+        return dict(obj._objects)
+    if isinstance(obj, dict):
+        return {str(k): v for k, v in obj.items()}
+    return {str(i): v for i, v in enumerate(obj)}
+
+
+def _restore_into(obj: Any, entry: dict[str, Any], path: str, name: str) -> tuple[list[str], list[str]]:
+    """Restore one saved entry into ``obj``, matching by path when their kinds differ (as TF does)."""
+    kind, saved_kind = _kind(obj), entry["kind"]
+    if kind in ("checkpoint", "list", "dict") and saved_kind != "tensor" and saved_kind != "keras_optimizer":
+        return _restore_objects(_children(obj), as_tree(entry)["state"], path, name + ".", obj)
+    if kind == "tensor" and saved_kind == "tensor":
+        _restore_tensor(obj, entry["state"], path, name)
+    elif kind == "keras_optimizer" and saved_kind == "keras_optimizer":
+        if not _restore_keras_optimizer(obj, entry["state"], path, name):
+            return [], [f"{name} (optimizer not built yet: its slots were not restored)"]
+    elif kind == "state_dict" and saved_kind in ("state_dict", "checkpoint"):
+        state = entry["state"] if saved_kind == "state_dict" else as_state_dict(entry)
+        _restore_state(obj, state, path, name)
+    else:
+        raise ValueError(
+            f"Checkpoint {path!r} holds a {saved_kind} under {name!r}, but this Checkpoint's {name!r} is a {kind}."
+        )
+    return [], []
 
 
 def _restore_tensor(obj: torch.Tensor, value: torch.Tensor, path: str, name: str) -> None:
@@ -325,6 +390,18 @@ def _restore_keras_optimizer(obj: Any, state: dict[str, Any], path: str, name: s
 
 
 def _restore_state(obj: Any, state: Any, path: str, name: str) -> None:
+    from unison.module import Module, restore_module_state
+
+    if isinstance(obj, Module):
+        # TF's deferred restoration: values for variables a tf.Module makes on its first call wait
+        # on the module and are assigned when the attribute holding the variable is set.
+        restore_module_state(obj, state)
+        return
+    from unison.data.dataset import Iterator as DataIterator
+
+    if isinstance(obj, DataIterator):
+        obj.load_state_dict(state)  # it checks the pipeline and the position itself
+        return
     if _unbuilt_keras_model(obj) and state:
         _restore_when_built(obj, state, path, name)
         return

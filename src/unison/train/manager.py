@@ -101,6 +101,11 @@ class CheckpointManager:
             if self._last_step is not None and step < self._last_step + self._interval:
                 return None
             self._last_step = step
+        # In TF every worker writes its files into its manager's directory; here only the chief
+        # writes, but the directory exists on every worker, so a program that removes a non-chief
+        # worker's temporary checkpoint directory after saving (the multi-worker custom-loop
+        # tutorial does) finds it.
+        os.makedirs(self.directory, exist_ok=True)
         self._checkpoint.save_counter.assign_add(1)
         number = int(self._checkpoint.save_counter) if checkpoint_number is None else int(checkpoint_number)
         path = self._checkpoint.write(f"{self._prefix}-{number}")

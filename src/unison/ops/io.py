@@ -1,0 +1,30 @@
+"""``tf.io``: the file-system functions of ``tf.io.gfile`` on the local file system.
+
+TF programs use ``tf.io.gfile`` to make, list and remove the directories that hold their
+checkpoints and logs (the multi-worker tutorials make a temporary directory per non-chief
+worker and remove it after saving). TF's ``gfile`` also reaches GCS and HDFS through URL
+schemes; unison reads and writes local paths only and says so for a URL.
+
+Example:
+    >>> import os, tempfile, unison as tf
+    >>> root = tempfile.mkdtemp()
+    >>> tf.io.gfile.makedirs(os.path.join(root, "a", "b"))
+    >>> tf.io.gfile.listdir(root)
+    ['a']
+    >>> tf.io.gfile.rmtree(os.path.join(root, "a"))
+    >>> tf.io.gfile.exists(os.path.join(root, "a"))
+    False
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from unison._unsupported import unsupported
+from unison.ops import gfile
+
+__all__ = ["gfile"]
+
+
+def __getattr__(name: str) -> Any:
+    raise unsupported("tf.io", name)

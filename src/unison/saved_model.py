@@ -1,0 +1,286 @@
+"""``tf.saved_model``: save a Keras model to a directory and load it back as a serving object.
+
+TF's SavedModel stores traced graphs, so it reloads any ``tf.Module`` without its Python code.
+unison has no graphs: what it can rebuild without running code from the directory is a Keras
+model whose architecture saves (``Sequential``, functional models, registered subclasses with
+``get_config``, see :mod:`unison.keras.saving`). So:
+
+* ``tf.saved_model.save(model, export_dir)`` writes ``export_dir/`` holding ``keras_model.keras``
+  (architecture, weights, compile arguments; SHA-256-verified, never unpickled) and
+  ``saved_model.json`` (the ``serving_default`` signature: input names, shapes and dtypes, and
+  output names). Only the chief writes; every replica may call it.
+* ``tf.saved_model.load(export_dir)`` rebuilds the model (in the current strategy's scope) and
+  returns a :class:`LoadedModel`: ``loaded(x)`` runs the model in inference mode,
+  ``loaded.signatures["serving_default"](x)`` returns ``{output_name: tensor}`` as TF's serving
+  signature does, and ``variables``/``trainable_variables`` are the model's weights.
+
+A module (``tf.Module`` or any ``torch.nn.Module`` that is not a Keras model) exports its
+variables and its module tree; ``load`` rebuilds the object from its own classes when this
+process defines them (its methods then run as exported), else returns a
+:class:`~unison.saved_module.LoadedModule` of the variables (see :mod:`unison.saved_module`). A
+Keras model whose architecture does not save, and custom ``signatures=`` functions, are refused at
+save time.
+
+Example:
+    >>> import os, tempfile, unison as tf
+    >>> model = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(3,), name="out")])
+    >>> path = os.path.join(tempfile.mkdtemp(), "exported")
+    >>> tf.saved_model.save(model, path)
+    >>> loaded = tf.saved_model.load(path)
+    >>> list(loaded.signatures["serving_default"](tf.ones([4, 3])))
+    ['out']
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from unison._io import atomic_write_text
+from unison.saved_module import LoadedModule, load_module, save_module
+
+__all__ = ["LoadOptions", "LoadedModel", "LoadedModule", "SaveOptions", "contains_saved_model", "load", "save"]
+
+_MODEL_FILE = "keras_model.keras"
+_META_FILE = "saved_model.json"
+_FORMAT = "unison.saved_model/1"
+DEFAULT_SERVING_SIGNATURE_DEF_KEY = "serving_default"
+
+
+@dataclass(frozen=True)
+class SaveOptions:
+    """TF's ``tf.saved_model.SaveOptions``: accepted; nothing here changes what unison writes."""
+
+    namespace_whitelist: Any = None
+    save_debug_info: bool = False
+    function_aliases: Any = None
+    experimental_io_device: str | None = None
+    experimental_variable_policy: Any = None
+    experimental_custom_gradients: bool = True
+    experimental_image_format: bool = False
+    experimental_skip_saver: bool = False
+    experimental_sharding_callback: Any = None
+    extra_tags: Any = None
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """TF's ``tf.saved_model.LoadOptions``: accepted; nothing here changes how unison reads."""
+
+    allow_partial_checkpoint: bool = False
+    experimental_io_device: str | None = None
+    experimental_load_function_aliases: bool = False
+    experimental_skip_checkpoint: bool = False
+    experimental_variable_policy: Any = None
+    experimental_load_with_sharding: Any = field(default=None)
+
+
+def _is_keras_model(obj: Any) -> bool:
+    from unison.keras.model import Model
+
+    return isinstance(obj, Model)
+
+
+def _signature(model: Any) -> dict[str, Any]:
+    """The serving signature TF's Keras export gives ``model``: input and output names."""
+    inputs = getattr(model, "inputs", None)
+    if inputs:  # a functional model: its Input names and shapes
+        spec = [
+            {"name": kt.name, "shape": list(kt.shape), "dtype": str(kt.dtype).replace("torch.", "")} for kt in inputs
+        ]
+        outputs = [_output_name(kt, i) for i, kt in enumerate(model.outputs)]
+    else:  # Sequential: TF names the input after the first layer, the output after the last
+        layers = list(getattr(model, "layers", []))
+        first = getattr(layers[0], "name", "input") if layers else "input"
+        hint = getattr(model, "input_shape_hint", None)
+        spec = [{"name": f"{first}_input", "shape": None if hint is None else [None, *hint], "dtype": "float32"}]
+        outputs = [getattr(layers[-1], "name", "output_0") if layers else "output_0"]
+    return {"inputs": spec, "outputs": outputs}
+
+
+def _output_name(kt: Any, index: int) -> str:
+    node = getattr(kt, "_node", None)
+    layer = getattr(node, "op", None)
+    name = getattr(layer, "name", None)
+    return name if isinstance(name, str) else f"output_{index}"
+
+
+def save(obj: Any, export_dir: str | os.PathLike[str], signatures: Any = None, options: Any = None) -> None:
+    """``tf.saved_model.save`` for a Keras model whose architecture saves (see the module doc)."""
+    path = os.fspath(export_dir)
+    if not _is_keras_model(obj) and not isinstance(obj, torch.nn.Module):
+        raise NotImplementedError(
+            f"tf.saved_model.save in unison saves Keras models and modules (tf.Module, torch.nn.Module); received "
+            f"a {type(obj).__name__}. TF stores traced graphs that reload without your code, and unison has no "
+            "graphs. Save its variables with tf.train.Checkpoint(obj=...).save(prefix) and rebuild it in code."
+        )
+    if signatures is not None:
+        raise NotImplementedError(
+            "tf.saved_model.save(signatures=...) is not supported: unison exports the model's own call as the "
+            "'serving_default' signature. Drop signatures= (the loaded object's signatures['serving_default'] "
+            "calls the model)."
+        )
+    if options is not None and not isinstance(options, SaveOptions):
+        raise TypeError(f"options must be a tf.saved_model.SaveOptions. Received: {type(options).__name__}")
+    if os.path.isfile(path):
+        raise ValueError(f"export_dir {path!r} is a file; tf.saved_model.save writes a directory. Pass a new path.")
+    if not _is_keras_model(obj):
+        save_module(obj, path, _META_FILE, _FORMAT)
+        return
+    from unison.errors import SavingError
+    from unison.keras import saving
+
+    if not getattr(obj, "built", False):
+        raise SavingError(
+            f"Model {obj.name!r} is not built yet, so it has nothing to export. Call it on data (or fit it) "
+            "before tf.saved_model.save, or give the first layer input_shape=."
+        )
+    try:
+        saving.model_config(obj)
+    except SavingError as exc:
+        raise SavingError(
+            f"tf.saved_model.save cannot export {obj.name!r}: its architecture does not save ({exc}). unison "
+            "rebuilds exported models from their config, not from traced graphs."
+        ) from None
+    os.makedirs(path, exist_ok=True)
+    obj.save(os.path.join(path, _MODEL_FILE))  # chief writes; every replica waits for the file
+    if obj.distribute_strategy.extended.should_checkpoint:
+        meta = {"format": _FORMAT, "signatures": {DEFAULT_SERVING_SIGNATURE_DEF_KEY: _signature(obj)}}
+        atomic_write_text(os.path.join(path, _META_FILE), json.dumps(meta, indent=1))
+    obj._wait_for_chief("saved_model.save")
+
+
+def contains_saved_model(export_dir: str | os.PathLike[str]) -> bool:
+    """``tf.saved_model.contains_saved_model``: whether ``export_dir`` holds an export of ``save``."""
+    return os.path.isfile(os.path.join(os.fspath(export_dir), _META_FILE))
+
+
+class SignatureFunction:
+    """A serving signature: call it with the input tensors, get ``{output_name: tensor}``.
+
+    Inputs are given positionally (in the signature's order) or by name, as TF's signature
+    functions accept them; the model runs in inference mode without recording gradients.
+    """
+
+    def __init__(self, model: Any, spec: dict[str, Any]) -> None:
+        self._model = model
+        self._spec = spec
+        self.input_names: list[str] = [i["name"] for i in spec["inputs"]]
+        self.output_names: list[str] = list(spec["outputs"])
+
+    @property
+    def structured_outputs(self) -> dict[str, Any]:
+        """The outputs' names (TF gives their specs; here the names, each mapped to None)."""
+        return dict.fromkeys(self.output_names)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> dict[str, torch.Tensor]:
+        inputs = self._inputs(args, kwargs)
+        with torch.no_grad():
+            out = self._model(inputs[0] if len(inputs) == 1 else inputs, training=False)
+        flat = list(out) if isinstance(out, (list, tuple)) else list(out.values()) if isinstance(out, dict) else [out]
+        return dict(zip(self.output_names, flat))
+
+    def _inputs(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+        names = self.input_names
+        if args and kwargs:
+            raise TypeError(f"Pass the signature's inputs {names} either all positionally or all by name, not both.")
+        if kwargs:
+            unknown = sorted(set(kwargs) - set(names))
+            if len(names) == 1 and len(kwargs) == 1:
+                return list(kwargs.values())  # one input: TF's name for it varies between versions
+            if unknown or len(kwargs) != len(names):
+                raise TypeError(f"The signature takes inputs named {names}. Received: {sorted(kwargs)}")
+            return [kwargs[n] for n in names]
+        if len(args) != len(names):
+            raise TypeError(f"The signature takes {len(names)} input(s) {names}. Received {len(args)} positional.")
+        return [torch.as_tensor(a) if not isinstance(a, torch.Tensor) else a for a in args]
+
+    def __repr__(self) -> str:
+        return f"<SignatureFunction inputs={self.input_names} outputs={self.output_names}>"
+
+
+class _SignatureMap(Mapping[str, SignatureFunction]):
+    """``loaded.signatures``: a read-only map of name -> :class:`SignatureFunction`."""
+
+    def __init__(self, signatures: dict[str, SignatureFunction]) -> None:
+        self._signatures = signatures
+
+    def __getitem__(self, key: str) -> SignatureFunction:
+        if key not in self._signatures:
+            raise KeyError(f"No signature {key!r}. The exported signatures are {sorted(self._signatures)}.")
+        return self._signatures[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._signatures)
+
+    def __len__(self) -> int:
+        return len(self._signatures)
+
+    def __repr__(self) -> str:
+        return f"_SignatureMap({self._signatures!r})"
+
+
+class LoadedModel:
+    """What ``tf.saved_model.load`` returns: call it, use its ``signatures``, read its variables."""
+
+    def __init__(self, model: Any, signatures: dict[str, Any]) -> None:
+        self._model = model
+        self.signatures = _SignatureMap({k: SignatureFunction(model, v) for k, v in signatures.items()})
+
+    def __call__(self, inputs: Any, training: bool = False, mask: Any = None) -> Any:
+        """Run the restored model (TF's restored ``__call__``); inference mode unless ``training=True``."""
+        if training:
+            return self._model(inputs, training=True)
+        with torch.no_grad():
+            return self._model(inputs, training=False)
+
+    @property
+    def variables(self) -> list[torch.Tensor]:
+        return list(self._model.variables)
+
+    @property
+    def trainable_variables(self) -> list[torch.Tensor]:
+        return list(self._model.trainable_variables)
+
+    @property
+    def non_trainable_variables(self) -> list[torch.Tensor]:
+        return list(self._model.non_trainable_variables)
+
+    @property
+    def keras_model(self) -> Any:
+        """The rebuilt Keras model (unison's addition: train it, save it again)."""
+        return self._model
+
+
+def load(export_dir: str | os.PathLike[str], tags: Any = None, options: Any = None) -> Any:
+    """``tf.saved_model.load``: the object exported by :func:`save` (see the module doc)."""
+    path = os.fspath(export_dir)
+    if options is not None and not isinstance(options, LoadOptions):
+        raise TypeError(f"options must be a tf.saved_model.LoadOptions. Received: {type(options).__name__}")
+    meta_file = os.path.join(path, _META_FILE)
+    if not os.path.isfile(meta_file):
+        if os.path.isfile(path):
+            why = "it is a file (model.save() without '.keras' writes weights: load them with model.load_weights)"
+        elif os.path.isfile(os.path.join(path, "saved_model.pb")):
+            why = "it is a TensorFlow SavedModel (a graph), which unison cannot run"
+        else:
+            why = "it holds no saved_model.json"
+        raise FileNotFoundError(
+            f"{path!r} is not a directory written by tf.saved_model.save: {why}. Export the model with "
+            "tf.saved_model.save(model, export_dir) first."
+        )
+    with open(meta_file, encoding="utf-8") as fh:
+        meta = json.load(fh)
+    if meta.get("format") != _FORMAT:
+        raise ValueError(f"{meta_file!r} has format {meta.get('format')!r}; this unison reads {_FORMAT!r}.")
+    if meta.get("kind") == "module":
+        return load_module(path, meta)
+    from unison.keras import saving
+
+    model = saving.load_model(os.path.join(path, _MODEL_FILE), compile=False)
+    return LoadedModel(model, meta["signatures"])
