@@ -34,30 +34,30 @@ def mnist_dataset(train):
     images = (torch.from_numpy(images).float().div(255).unsqueeze(1) - 0.1307) / 0.3081
     return torch.utils.data.TensorDataset(images, torch.from_numpy(labels).long())
 
+
 # Training settings
-parser = argparse.ArgumentParser(description='PyTorch MNIST Example')
-parser.add_argument('--batch-size', type=int, default=64, metavar='N',
-                    help='input batch size for training (default: 64)')
-parser.add_argument('--test-batch-size', type=int, default=1000, metavar='N',
-                    help='input batch size for testing (default: 1000)')
-parser.add_argument('--epochs', type=int, default=10, metavar='N',
-                    help='number of epochs to train (default: 10)')
-parser.add_argument('--lr', type=float, default=0.01, metavar='LR',
-                    help='learning rate (default: 0.01)')
-parser.add_argument('--momentum', type=float, default=0.5, metavar='M',
-                    help='SGD momentum (default: 0.5)')
-parser.add_argument('--no-cuda', action='store_true', default=False,
-                    help='disables CUDA training')
-parser.add_argument('--seed', type=int, default=42, metavar='S',
-                    help='random seed (default: 42)')
-parser.add_argument('--log-interval', type=int, default=10, metavar='N',
-                    help='how many batches to wait before logging training status')
-parser.add_argument('--fp16-allreduce', action='store_true', default=False,
-                    help='use fp16 compression during allreduce')
-parser.add_argument('--use-adasum', action='store_true', default=False,
-                    help='use adasum algorithm to do reduction')
-parser.add_argument('--data-dir',
-                    help='location of the training dataset in the local filesystem (will be downloaded if needed)')
+parser = argparse.ArgumentParser(description="PyTorch MNIST Example")
+parser.add_argument(
+    "--batch-size", type=int, default=64, metavar="N", help="input batch size for training (default: 64)"
+)
+parser.add_argument(
+    "--test-batch-size", type=int, default=1000, metavar="N", help="input batch size for testing (default: 1000)"
+)
+parser.add_argument("--epochs", type=int, default=10, metavar="N", help="number of epochs to train (default: 10)")
+parser.add_argument("--lr", type=float, default=0.01, metavar="LR", help="learning rate (default: 0.01)")
+parser.add_argument("--momentum", type=float, default=0.5, metavar="M", help="SGD momentum (default: 0.5)")
+parser.add_argument("--no-cuda", action="store_true", default=False, help="disables CUDA training")
+parser.add_argument("--seed", type=int, default=42, metavar="S", help="random seed (default: 42)")
+parser.add_argument(
+    "--log-interval", type=int, default=10, metavar="N", help="how many batches to wait before logging training status"
+)
+parser.add_argument(
+    "--fp16-allreduce", action="store_true", default=False, help="use fp16 compression during allreduce"
+)
+parser.add_argument("--use-adasum", action="store_true", default=False, help="use adasum algorithm to do reduction")
+parser.add_argument(
+    "--data-dir", help="location of the training dataset in the local filesystem (will be downloaded if needed)"
+)
 
 args = parser.parse_args()
 args.cuda = not args.no_cuda and torch.cuda.is_available()
@@ -75,24 +75,18 @@ if args.cuda:
 # Horovod: limit # of CPU threads to be used per worker.
 torch.set_num_threads(1)
 
-kwargs = {'num_workers': 1, 'pin_memory': True} if args.cuda else {}
-data_dir = args.data_dir or './data'
+kwargs = {"num_workers": 1, "pin_memory": True} if args.cuda else {}
+data_dir = args.data_dir or "./data"
 with FileLock(os.path.expanduser("~/.horovod_lock")):
-    train_dataset = \
-        mnist_dataset(True)
+    train_dataset = mnist_dataset(True)
 # Horovod: use DistributedSampler to partition the training data.
-train_sampler = torch.utils.data.distributed.DistributedSampler(
-    train_dataset, num_replicas=hvd.size(), rank=hvd.rank())
-train_loader = torch.utils.data.DataLoader(
-    train_dataset, batch_size=args.batch_size, sampler=train_sampler, **kwargs)
+train_sampler = torch.utils.data.distributed.DistributedSampler(train_dataset, num_replicas=hvd.size(), rank=hvd.rank())
+train_loader = torch.utils.data.DataLoader(train_dataset, batch_size=args.batch_size, sampler=train_sampler, **kwargs)
 
-test_dataset = \
-    mnist_dataset(False)
+test_dataset = mnist_dataset(False)
 # Horovod: use DistributedSampler to partition the test data.
-test_sampler = torch.utils.data.distributed.DistributedSampler(
-    test_dataset, num_replicas=hvd.size(), rank=hvd.rank())
-test_loader = torch.utils.data.DataLoader(test_dataset, batch_size=args.test_batch_size,
-                                          sampler=test_sampler, **kwargs)
+test_sampler = torch.utils.data.distributed.DistributedSampler(test_dataset, num_replicas=hvd.size(), rank=hvd.rank())
+test_loader = torch.utils.data.DataLoader(test_dataset, batch_size=args.test_batch_size, sampler=test_sampler, **kwargs)
 
 
 class Net(nn.Module):
@@ -127,8 +121,7 @@ if args.cuda:
         lr_scaler = hvd.local_size()
 
 # Horovod: scale learning rate by lr_scaler.
-optimizer = optim.SGD(model.parameters(), lr=args.lr * lr_scaler,
-                      momentum=args.momentum)
+optimizer = optim.SGD(model.parameters(), lr=args.lr * lr_scaler, momentum=args.momentum)
 
 # Horovod: (optional) compression algorithm.
 compression = hvd.Compression.fp16 if args.fp16_allreduce else hvd.Compression.none
@@ -163,17 +156,23 @@ def train(state):
             if state.batch % args.log_interval == 0:
                 # Horovod: use train_sampler to determine the number of examples in
                 # this worker's partition.
-                print('Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}'.format(
-                    state.epoch, state.batch * len(data), len(train_sampler),
-                    100.0 * state.batch / len(train_loader), loss.item()))
+                print(
+                    "Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}".format(
+                        state.epoch,
+                        state.batch * len(data),
+                        len(train_sampler),
+                        100.0 * state.batch / len(train_loader),
+                        loss.item(),
+                    )
+                )
             state.commit()
         state.batch = 0
 
 
 def test():
     model.eval()
-    test_loss = 0.
-    test_accuracy = 0.
+    test_loss = 0.0
+    test_accuracy = 0.0
     for data, target in test_loader:
         if args.cuda:
             data, target = data.cuda(), target.cuda()
@@ -190,26 +189,27 @@ def test():
     test_accuracy /= len(test_sampler)
 
     # Horovod: average metric values across workers.
-    test_loss = metric_average(test_loss, 'avg_loss')
-    test_accuracy = metric_average(test_accuracy, 'avg_accuracy')
+    test_loss = metric_average(test_loss, "avg_loss")
+    test_accuracy = metric_average(test_accuracy, "avg_accuracy")
 
     # Horovod: print output only on first rank.
     if hvd.rank() == 0:
-        print('\nTest set: Average loss: {:.4f}, Accuracy: {:.2f}%\n'.format(
-            test_loss, 100. * test_accuracy))
+        print("\nTest set: Average loss: {:.4f}, Accuracy: {:.2f}%\n".format(test_loss, 100.0 * test_accuracy))
 
 
 # Horovod: wrap optimizer with DistributedOptimizer.
-optimizer = hvd.DistributedOptimizer(optimizer,
-                                     named_parameters=model.named_parameters(),
-                                     compression=compression,
-                                     op=hvd.Adasum if args.use_adasum else hvd.Average)
+optimizer = hvd.DistributedOptimizer(
+    optimizer,
+    named_parameters=model.named_parameters(),
+    compression=compression,
+    op=hvd.Adasum if args.use_adasum else hvd.Average,
+)
 
 
 # adjust learning rate on reset
 def on_state_reset():
     for param_group in optimizer.param_groups:
-        param_group['lr'] = args.lr * hvd.size()
+        param_group["lr"] = args.lr * hvd.size()
 
 
 state = hvd.elastic.TorchState(model, optimizer, epoch=1, batch=0)
