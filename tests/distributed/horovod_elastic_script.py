@@ -11,13 +11,6 @@ import torch
 
 import unison as hvd
 
-hvd.init()
-attempt = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
-torch.manual_seed(hvd.rank())  # different initial weights: sync() must give rank 0's
-model = torch.nn.Linear(2, 1)
-optimizer = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1))
-x = torch.full((4, 2), float(hvd.rank() + 1))
-
 
 def say(**event):
     path = os.path.join(os.environ["EVENTS_DIR"], f"rank{hvd.rank()}.jsonl")
@@ -42,7 +35,14 @@ def train(state):
             os._exit(3)  # a process dies: the job restarts from the last commit
 
 
-state = hvd.elastic.TorchState(model, optimizer, epoch=0)
-state.register_reset_callbacks([on_reset])
-train(state)
-say(event="done", weights=model.weight.detach().flatten().tolist())
+if __name__ == "__main__":  # pytest's doctest collection imports this file: run nothing then
+    hvd.init()
+    attempt = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
+    torch.manual_seed(hvd.rank())  # different initial weights: sync() must give rank 0's
+    model = torch.nn.Linear(2, 1)
+    optimizer = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1))
+    x = torch.full((4, 2), float(hvd.rank() + 1))
+    state = hvd.elastic.TorchState(model, optimizer, epoch=0)
+    state.register_reset_callbacks([on_reset])
+    train(state)
+    say(event="done", weights=model.weight.detach().flatten().tolist())

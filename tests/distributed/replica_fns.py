@@ -226,3 +226,14 @@ def synchronised_once(_: int) -> dict:
         )
         results[f"attributes_{wrapped}"] = sorted(k for k in vars(torch_opt) if "unison" in k)
     return results
+
+
+def two_strategies_in_a_row() -> dict:
+    """Two MirroredStrategy objects one after the other in one process (keras.io's distributed
+    guide does this): the second reuses the first's join instead of waiting on it (it hung)."""
+    sums = []
+    for _ in range(2):
+        strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+        rank = strategy.extended.replica_id
+        sums.append(float(strategy.reduce(tf.distribute.ReduceOp.SUM, torch.tensor(float(rank + 1)))))
+    return {"sums": sums, "replicas": strategy.num_replicas_in_sync}

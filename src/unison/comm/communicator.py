@@ -335,6 +335,13 @@ def connect(
     Returns:
         A :class:`Communicator` for this replica.
     """
+    previous = _previous_join(placement, device)
+    if previous is not None:
+        # A second strategy in the same process (TF's guides make several in a row): the process
+        # group and the shared-memory vote exist once per process, so the first join serves it.
+        # Joining again would wait on store keys the first vote already consumed (a hang).
+        previous.timeout_s = timeout_s
+        return previous
     timeout = datetime.timedelta(seconds=timeout_s)
     if dist.is_initialized() and store is None:
         store = _default_store()
@@ -394,6 +401,16 @@ def connect(
         atexit.register(comm.shutdown)
     _JOINED.append(comm)
     return comm
+
+
+def _previous_join(placement: ProcessPlacement, device: torch.device) -> Communicator | None:
+    """This process's earlier communicator for the same rank, world and device, if it still holds."""
+    if not dist.is_initialized():
+        return None
+    for comm in reversed(_JOINED):
+        if (comm.rank, comm.world_size, comm.device) == (placement.rank, placement.world_size, device):
+            return comm
+    return None
 
 
 def _agent_store_for_this_attempt(placement: ProcessPlacement, timeout: datetime.timedelta) -> dist.Store | None:
