@@ -35,6 +35,130 @@ class UnisonError(RuntimeError):
     wire_code: ClassVar[str | None] = None
 
 
+# --- TF's status errors (tf.errors.*) -------------------------------------------------------------
+class OpError(UnisonError):
+    """TF's ``tf.errors.OpError``: the base of the status-code errors below.
+
+    Built as TF builds it, ``OpError(node_def, op, message)``, or with the message alone.
+
+    Example:
+        >>> import unison as tf
+        >>> try:
+        ...     raise tf.errors.InvalidArgumentError(None, None, "bad shape")
+        ... except tf.errors.OpError as e:
+        ...     print(e.message, e.error_code)
+        bad shape 3
+    """
+
+    error_code: ClassVar[int] = 2  # TF's UNKNOWN
+
+    def __init__(self, *args: object, error_code: int | None = None) -> None:
+        if len(args) >= 3:  # TF's (node_def, op, message[, error_code])
+            self.node_def, self.op, message = args[0], args[1], str(args[2])
+        else:
+            self.node_def, self.op = None, None
+            message = str(args[0]) if args else ""
+        if error_code is not None:
+            self.error_code = error_code
+        self.message = message
+        super().__init__(message)
+
+
+class CancelledError(OpError):
+    """TF's ``CANCELLED``; also: a scheduled function was cancelled because an earlier one failed."""
+
+    error_code = 1
+
+
+class UnknownError(OpError):
+    """TF's ``UNKNOWN``."""
+
+    error_code = 2
+
+
+class InvalidArgumentError(OpError):
+    """TF's ``INVALID_ARGUMENT``: an op got an argument it cannot use (e.g. shapes that do not match)."""
+
+    error_code = 3
+
+
+class DeadlineExceededError(OpError):
+    """TF's ``DEADLINE_EXCEEDED``."""
+
+    error_code = 4
+
+
+class NotFoundError(OpError):
+    """TF's ``NOT_FOUND``: a file or directory that does not exist."""
+
+    error_code = 5
+
+
+class AlreadyExistsError(OpError):
+    """TF's ``ALREADY_EXISTS``."""
+
+    error_code = 6
+
+
+class PermissionDeniedError(OpError):
+    """TF's ``PERMISSION_DENIED``."""
+
+    error_code = 7
+
+
+class ResourceExhaustedError(OpError):
+    """TF's ``RESOURCE_EXHAUSTED`` (out of memory)."""
+
+    error_code = 8
+
+
+class FailedPreconditionError(OpError):
+    """TF's ``FAILED_PRECONDITION``."""
+
+    error_code = 9
+
+
+class AbortedError(OpError):
+    """TF's ``ABORTED``."""
+
+    error_code = 10
+
+
+class OutOfRangeError(OpError):
+    """TF's ``OUT_OF_RANGE``: e.g. ``iterator.get_next()`` past the end of a dataset."""
+
+    error_code = 11
+
+
+class EndOfSequenceError(OutOfRangeError, StopIteration):
+    """``iterator.get_next()`` past the end: TF's ``OutOfRangeError``, and a ``StopIteration``
+    for code written against ``next()``."""
+
+
+class UnimplementedError(OpError):
+    """TF's ``UNIMPLEMENTED``."""
+
+    error_code = 12
+
+
+class InternalError(OpError):
+    """TF's ``INTERNAL``."""
+
+    error_code = 13
+
+
+class UnavailableError(OpError):
+    """TF's ``UNAVAILABLE``."""
+
+    error_code = 14
+
+
+class DataLossError(OpError):
+    """TF's ``DATA_LOSS``."""
+
+    error_code = 15
+
+
 # --- collectives and replicas --------------------------------------------------------------------
 class ReplicaFailedError(UnisonError):
     """Another replica (process) of the job failed; carries its rank and traceback.
@@ -174,7 +298,7 @@ class WorkerRestartedError(UnisonError):
     wire_code = "worker_restarted"
 
 
-class DatasetExhaustedError(UnisonError):
+class DatasetExhaustedError(OutOfRangeError):
     """A worker's dataset ran out inside a scheduled function (``.repeat()`` it)."""
 
     wire_code = "dataset_exhausted"
@@ -192,10 +316,6 @@ class FunctionError(UnisonError):
     def __init__(self, message: str, task: str, remote_type: str, remote_traceback: str) -> None:
         super().__init__(message)
         self.task, self.remote_type, self.remote_traceback = task, remote_type, remote_traceback
-
-
-class CancelledError(UnisonError):
-    """A scheduled function was cancelled because an earlier one failed."""
 
 
 class NoWorkerAvailableError(UnisonError):
@@ -247,6 +367,14 @@ class SavingError(ValueError):
 # --- data and Keras ------------------------------------------------------------------------------
 class DatasetError(ValueError):
     """A data set could not be found, read or verified."""
+
+
+class DownloadError(DatasetError):
+    """A download (``keras.utils.get_file``) failed or did not match its hash; ``reason`` says how in one phrase."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class NotCompiledError(RuntimeError):

@@ -107,3 +107,26 @@ def test_input_options_defaults_and_tfs_checks():
         tf.distribute.InputOptions(experimental_replication_mode="PER_WORKER")
     with pytest.raises(ValueError, match="integer >= 0. Received: -1"):
         tf.distribute.InputOptions(experimental_per_replica_buffer_size=-1)
+
+
+def test_the_strategy_methods_take_the_guides_options_and_values():
+    """The guide's own calls: the strategy's methods, not the helpers behind them."""
+    strategy = tf.distribute.MirroredStrategy()
+    value = strategy.experimental_distribute_values_from_function(lambda ctx: tf.constant(ctx.num_replicas_in_sync))
+    assert int(value) == 1
+    assert tf.distribute.experimental.ValueContext is ValueContext
+    dataset = tf.data.Dataset.range(8).batch(4)
+    host = tf.distribute.InputOptions(experimental_fetch_to_device=False)
+    batches = [b.tolist() for b in strategy.experimental_distribute_dataset(dataset, host)]
+    assert batches == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    per_replica = tf.distribute.InputOptions(
+        experimental_replication_mode=tf.distribute.InputReplicationMode.PER_REPLICA
+    )
+    from_fn = strategy.distribute_datasets_from_function(_dataset_fn, per_replica)
+    assert [b.tolist() for b in from_fn] == [[0, 1, 2, 3], [4, 5, 6, 7], [8]]
+    older_name = strategy.experimental_distribute_datasets_from_function(_dataset_fn)
+    assert [b.tolist() for b in older_name] == [[0, 1, 2, 3], [4, 5, 6, 7], [8]]
+    with pytest.raises(NotImplementedError, match="only supported in distribute_datasets_from_function"):
+        strategy.experimental_distribute_dataset(dataset, per_replica)
+    with pytest.raises(TypeError, match="options=tf.distribute.InputOptions"):
+        strategy.distribute_datasets_from_function(_dataset_fn, {"fetch": True})

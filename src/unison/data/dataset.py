@@ -34,6 +34,7 @@ from unison.data.options import (
     UNKNOWN_CARDINALITY,
     Options,
 )
+from unison.errors import EndOfSequenceError
 
 _UNSUPPORTED = {
     "bucket_by_sequence_length": "padded_batch() after sorting, or group elements yourself in a generator",
@@ -423,8 +424,11 @@ class Iterator:
         return value
 
     def get_next(self) -> Any:
-        """The next element; raises ``StopIteration`` at the end (as ``next``)."""
-        return self.__next__()
+        """The next element; at the end TF's ``tf.errors.OutOfRangeError`` (also a ``StopIteration``)."""
+        try:
+            return self.__next__()
+        except StopIteration:
+            raise EndOfSequenceError("End of sequence") from None
 
     def get_next_as_optional(self) -> Optional:
         """The next element as an :class:`Optional` (empty at the end) instead of ``StopIteration``."""

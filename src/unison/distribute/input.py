@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 import numpy as np
 import torch
 
+from unison.errors import EndOfSequenceError
+
 if TYPE_CHECKING:  # unison.data is imported when a tf.data pipeline is used, not before
     from unison.data import Dataset
 
@@ -314,8 +316,11 @@ class DistributedIterator:
         return next(self._batches)
 
     def get_next(self) -> Any:
-        """This replica's next batch; ``StopIteration`` at the end."""
-        return next(self._batches)
+        """This replica's next batch; at the end ``tf.errors.OutOfRangeError`` (also a ``StopIteration``)."""
+        try:
+            return next(self._batches)
+        except StopIteration:
+            raise EndOfSequenceError("End of sequence") from None
 
     def get_next_as_optional(self) -> Any:
         """This replica's next batch as an ``Optional`` (``has_value()`` is False at the end)."""

@@ -32,6 +32,12 @@ from unison.comm.communicator import Communicator, LocalCommunicator
 from unison.comm.functional import differentiable_all_reduce
 from unison.comm.reduce_op import ReduceOp
 from unison.distribute.input import DistributedDataset, InputContext, InputPlacement, PerReplicaDataset
+from unison.distribute.input_options import (
+    InputOptions,
+    ValueContext,
+    check_input_options,
+    distribute_values_from_function,
+)
 from unison.optim.distributed import DistributedOptimizer, Sum
 
 # The current-strategy stack entered by scope()/as_current(): the one process-wide mutable state a
@@ -303,12 +309,13 @@ class Strategy:
                 "Dataset, a list, a torch DataLoader, a generator function's result...). Received: "
                 f"{type(dataset).__name__}"
             )
+        checked = check_input_options(options, "experimental_distribute_dataset")
         seed = self._comm.broadcast_object(secrets.randbits(63), name="distribute_dataset.seed")
         return DistributedDataset(
             dataset,
             self.num_replicas_in_sync,
             self.extended.replica_id,
-            self.extended.device,
+            self._input_device(checked),
             self._input_placement(),
             seed,
         )
@@ -316,13 +323,38 @@ class Strategy:
     def distribute_datasets_from_function(
         self, dataset_fn: Callable[[InputContext], Iterable[Any]], options: Any = None
     ) -> PerReplicaDataset:
-        """Call ``dataset_fn(InputContext)`` in each input pipeline; it returns per-replica batches."""
+        """Call ``dataset_fn(InputContext)`` in each input pipeline; it returns per-replica batches.
+
+        ``options`` (:class:`tf.distribute.InputOptions`) are checked as TF checks them; one pipeline
+        per replica is what both replication modes give here (one process per replica).
+        """
+        checked = check_input_options(options, "distribute_datasets_from_function")
         ctx = InputContext(
             num_input_pipelines=self.num_replicas_in_sync,
             input_pipeline_id=self.extended.replica_id,
             num_replicas_in_sync=self.num_replicas_in_sync,
         )
-        return PerReplicaDataset(dataset_fn(ctx), self.extended.device)
+        return PerReplicaDataset(dataset_fn(ctx), self._input_device(checked))
+
+    # TF 2.3's name, still used by tutorials
+    experimental_distribute_datasets_from_function = distribute_datasets_from_function
+
+    def _input_device(self, options: InputOptions | None) -> torch.device:
+        """Where batches go: the replica's device, or the host with ``experimental_fetch_to_device=False``."""
+        if options is not None and not options.fetch_to_device:
+            return torch.device("cpu")
+        return self.extended.device
+
+    def experimental_distribute_values_from_function(self, value_fn: Callable[[ValueContext], Any]) -> Any:
+        """This replica's value: ``value_fn(tf.distribute.experimental.ValueContext(...))``, on its device.
+
+        Example:
+            >>> import unison as tf
+            >>> s = tf.distribute.get_strategy()
+            >>> s.experimental_distribute_values_from_function(lambda ctx: ctx.replica_id_in_sync_group)
+            0
+        """
+        return distribute_values_from_function(self, value_fn)
 
 
 def _reduce_op(op: ReduceOp | str) -> ReduceOp:

@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from unison.errors import InvalidArgumentError
 from unison.ops._dispatch import wrap_namespace
 from unison.ops.dtypes import as_dtype, to_tensor
 
@@ -214,7 +215,12 @@ def matmul(
         x = x.transpose(-1, -2).conj() if adjoint_a else x.transpose(-1, -2)
     if transpose_b or adjoint_b:
         y = y.transpose(-1, -2).conj() if adjoint_b else y.transpose(-1, -2)
-    out = torch.matmul(x, y)
+    try:
+        out = torch.matmul(x, y)
+    except RuntimeError as exc:  # TF programs catch tf.errors.InvalidArgumentError here
+        raise InvalidArgumentError(
+            f"Matrix size-incompatible: In[0]: {list(x.shape)}, In[1]: {list(y.shape)} ({exc})"
+        ) from exc
     return out if output_type is None else out.to(as_dtype(output_type))
 
 

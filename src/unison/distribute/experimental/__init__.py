@@ -11,6 +11,7 @@ from typing import Any
 
 from unison.distribute.central_storage import CentralStorageStrategy
 from unison.distribute.experimental import partitioners
+from unison.distribute.input_options import ValueContext
 from unison.distribute.multi_worker import (
     CollectiveCommunication,
     CommunicationImplementation,
@@ -24,6 +25,7 @@ __all__ = [
     "CommunicationOptions",
     "ParameterServerStrategy",
     "ShardedCheckpoint",
+    "ValueContext",
     "checkpoint_activations",
     "coordinator",
     "partitioners",

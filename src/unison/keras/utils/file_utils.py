@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import IO
 
 from unison._io import atomic_write
-from unison.errors import DatasetError
+from unison.errors import DatasetError, DownloadError
 
 __all__ = ["extract_archive", "get_file", "hash_file", "validate_file"]
 
@@ -315,14 +315,6 @@ def download_url(url: str, dest: Path, file_hash: str | None = None, algorithm: 
 
 class _HashMismatch(Exception):
     pass
-
-
-class DownloadError(DatasetError):
-    """A download failed or did not match its hash; ``reason`` says how in one phrase."""
-
-    def __init__(self, message: str, reason: str) -> None:
-        super().__init__(message)
-        self.reason = reason
 
 
 def _reason(exc: BaseException) -> str:
