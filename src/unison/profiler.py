@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 from dataclasses import dataclass
@@ -67,6 +68,15 @@ def start(logdir: str | os.PathLike[str], options: ProfilerOptions | None = None
         )
         prof.__enter__()
         _session.update(profiler=prof, logdir=path)
+        # A program that exits (or fails) with the session still open would crash in torch's
+        # profiler teardown (a segfault at interpreter exit): close it first, trace discarded
+        # as TF discards an unstopped session's.
+        atexit.register(_stop_at_exit)
+
+
+def _stop_at_exit() -> None:
+    if _session:
+        stop(save=False)
 
 
 def stop(save: bool = True) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -39,3 +41,15 @@ def test_summary_trace_with_profiler_writes_on_export_and_not_on_off(tmp_path):
     tf.summary.trace_export(name="graph_only", step=0)
     with pytest.raises(ValueError, match="needs profiler_outdir"):
         tf.summary.trace_on(profiler=True)
+
+
+def test_a_program_that_exits_with_the_session_open_exits_cleanly(tmp_path):
+    # torch's profiler torn down at interpreter exit with a session open segfaulted (rc 139)
+    program = (
+        "import sys, unison as tf\n"
+        f"tf.profiler.experimental.start({str(tmp_path / 'logs')!r})\n"
+        "_ = tf.ones((3, 3)) @ tf.ones((3, 3))\n"
+        "sys.exit(3)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 3, done.stderr[-2000:]
