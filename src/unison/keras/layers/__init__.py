@@ -13,14 +13,17 @@ from unison.keras.layers.augmentation import (
     RandomContrast,
     RandomCrop,
     RandomFlip,
+    RandomHeight,
     RandomRotation,
     RandomTranslation,
+    RandomWidth,
     RandomZoom,
 )
 from unison.keras.layers.base import Layer
 from unison.keras.layers.conv import AveragePooling2D, Conv2D, GlobalAveragePooling2D, MaxPooling2D
 from unison.keras.layers.conv_more import Conv1D, Conv2DTranspose, DepthwiseConv2D, SeparableConv2D
 from unison.keras.layers.core import Activation, Dense, Dropout, Embedding, Flatten, Input, InputLayer, Reshape
+from unison.keras.layers.dot_attention import AdditiveAttention, Attention
 from unison.keras.layers.image_resizing import CenterCrop, Resizing
 from unison.keras.layers.merging import (
     Add,
@@ -110,6 +113,8 @@ __all__ = [
     "Maximum",
     "Minimum",
     "MultiHeadAttention",
+    "Attention",
+    "AdditiveAttention",
     "Multiply",
     "Subtract",
     "TextVectorization",
@@ -171,8 +176,10 @@ __all__ = [
     "RandomContrast",
     "RandomCrop",
     "RandomFlip",
+    "RandomHeight",
     "RandomRotation",
     "RandomTranslation",
+    "RandomWidth",
     "RandomZoom",
     "Resizing",
 ]
