@@ -212,7 +212,8 @@ def relu(
     x = torch.as_tensor(x)
     if negative_slope == 0.0 and max_value is None and threshold == 0.0:
         return torch.relu(x)
-    out = torch.where(x >= threshold, x, negative_slope * (x - threshold))
+    below = negative_slope * (x - threshold) if negative_slope else torch.zeros_like(x)  # 0.0, not -0.0
+    out = torch.where(x >= threshold, x, below)
     return out if max_value is None else torch.clamp(out, max=max_value)
 
 
