@@ -499,7 +499,7 @@ def deserialize(
         )
     found = (custom_objects or {}).get(name)
     if callable(found):
-        return found  # type: ignore[no-any-return]
+        return found
     fn = _FUNCTIONS_BY_NAME.get(name) or _FUNCTIONS_BY_NAME.get(name.lower())
     if fn is None:
         raise ValueError(

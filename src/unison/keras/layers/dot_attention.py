@@ -79,7 +79,7 @@ class Attention(MaskedLayer):
                 f"[query_mask, value_mask]. Received: mask={mask!r}"
             )
 
-    def build(self, input_shape: Any) -> None:  # type: ignore[override]
+    def build(self, input_shape: Any) -> None:
         self._check_inputs(input_shape)
         for what, shape in zip(("query", "value", "key"), input_shape):
             if len(shape) != 3:
@@ -112,7 +112,7 @@ class Attention(MaskedLayer):
         assert self.concat_score_weight is not None
         return self.concat_score_weight * torch.tanh(summed).sum(-1)
 
-    def forward(  # type: ignore[override]
+    def forward(
         self,
         inputs: Any,
         mask: Any = None,
@@ -175,7 +175,7 @@ class AdditiveAttention(Attention):
     def __init__(self, use_scale: bool = True, dropout: float = 0.0, **kwargs: Any) -> None:
         super().__init__(use_scale=use_scale, dropout=dropout, **kwargs)
 
-    def build(self, input_shape: Any) -> None:  # type: ignore[override]
+    def build(self, input_shape: Any) -> None:
         self._check_inputs(input_shape)
         dim = int(input_shape[0][-1])
         _clear(self, "scale")

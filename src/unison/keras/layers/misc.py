@@ -370,7 +370,7 @@ def dot(
         >>> dot([torch.tensor([[1.0, 2.0]]), torch.tensor([[3.0, 4.0]])], axes=1).tolist()
         [[11.0]]
     """
-    return Dot(axes=axes, normalize=normalize, **kwargs)(list(inputs))  # type: ignore[no-any-return]
+    return Dot(axes=axes, normalize=normalize, **kwargs)(list(inputs))
 
 
 __all__ = [

@@ -25,7 +25,7 @@ from torch import nn
 
 def _own_states(module: nn.Module) -> list[torch.Tensor]:
     """The module's own persistent floating-point buffers (int counters are not Keras weights)."""
-    skipped = getattr(module, "_non_persistent_buffers_set", set())
+    skipped: set[str] = getattr(module, "_non_persistent_buffers_set", set())
     return [
         b
         for name, b in module.named_buffers(recurse=False)
