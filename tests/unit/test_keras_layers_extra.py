@@ -236,3 +236,32 @@ def test_dot_function_and_keras_alias_names() -> None:
     np.testing.assert_allclose(layers.dot([a, b], axes=1).numpy(), [[11.0]])
     assert layers.Convolution2D is layers.Conv2D and layers.Convolution1D is layers.Conv1D
     assert layers.GlobalAvgPool2D is layers.GlobalAveragePooling2D
+
+
+def test_layer_called_with_its_first_call_argument_by_name() -> None:
+    # TF's NMT tutorial: attention_layer(query=..., value=..., mask=...)
+    class Bahdanau(layers.Layer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.attention = layers.AdditiveAttention(use_scale=False)
+
+        def call(self, query: torch.Tensor, value: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+            query_mask = torch.ones(query.shape[:-1], dtype=torch.bool)
+            return self.attention(inputs=[query, value], mask=[query_mask, mask], return_attention_scores=True)
+
+    value = torch.ones(2, 4, 3)
+    mask = torch.tensor([[True, True, False, False], [True, True, True, True]])
+    context, weights = Bahdanau()(query=torch.zeros(2, 1, 3), value=value, mask=mask)
+    np.testing.assert_allclose(weights[:, 0].detach().numpy(), [[0.5, 0.5, 0, 0], [0.25] * 4], atol=1e-6)
+    assert tuple(context.shape) == (2, 1, 3)
+    with pytest.raises(TypeError, match=r"without inputs.*'inputs'.*\['values'\]"):
+        layers.Dense(2)(values=torch.ones(1, 2))
+
+
+def test_attention_over_feature_maps_and_rank_two_error() -> None:
+    maps = torch.randn(2, 3, 4, 5)  # Conv2D outputs: attention over the next-to-last axis
+    out = layers.Attention()([maps, maps])
+    weights = _softmax(maps.numpy() @ maps.numpy().transpose(0, 1, 3, 2))
+    np.testing.assert_allclose(out.detach().numpy(), weights @ maps.numpy(), rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match=r"\(batch, steps, features\).*Reshape"):
+        layers.Attention()([torch.ones(2, 3), torch.ones(2, 3)])

@@ -323,7 +323,17 @@ class Layer(nn.Module):
         """The layer's computation (subclasses implement it)."""
         raise NotImplementedError
 
-    def forward(self, inputs: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+    def forward(self, *args: Any, **kwargs: Any) -> torch.Tensor:
+        if not args:
+            # Keras lets the first argument of call() come by name: layer(query=q, value=v)
+            first = _first_parameter(type(self).call)
+            if first is None or first not in kwargs:
+                raise TypeError(
+                    f"Layer {self.name!r} was called without inputs. Pass them first, or by the name "
+                    f"of the first argument of its call() ({first!r}). Received keyword arguments: {sorted(kwargs)}"
+                )
+            args = (kwargs.pop(first),)
+        inputs, args = args[0], args[1:]
         if not self.built:
             self.build(_shape_structure(inputs))
             self.built = True
@@ -505,6 +515,18 @@ class Layer(nn.Module):
 
     def extra_repr(self) -> str:
         return f"name={self.name!r}"
+
+
+@functools.cache
+def _first_parameter(call: Callable[..., Any]) -> str | None:
+    """The name of ``call``'s first argument after ``self`` (``inputs`` in most layers)."""
+    try:
+        params = list(inspect.signature(call).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return None
+    if params and params[0].kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+        return params[0].name
+    return None
 
 
 def _shape_structure(inputs: Any) -> Any:

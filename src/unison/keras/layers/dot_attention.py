@@ -82,10 +82,13 @@ class Attention(MaskedLayer):
     def build(self, input_shape: Any) -> None:
         self._check_inputs(input_shape)
         for what, shape in zip(("query", "value", "key"), input_shape):
-            if len(shape) != 3:
+            # (batch, steps, features); tf.keras also attends over the next-to-last axis of
+            # higher-rank inputs (Conv2D feature maps), the leading axes being batch axes.
+            if len(shape) < 3:
                 raise ValueError(
                     f"Layer '{self.name}' expects `{what}` of shape (batch, steps, features). "
-                    f"Received: {what}.shape={tuple(shape)}"
+                    f"Received: {what}.shape={tuple(shape)}; for one vector per example, add a steps "
+                    "axis (e.g. layers.Reshape((1, features)))."
                 )
         _clear(self, "scale", "concat_score_weight")
         if self.use_scale:
