@@ -26,6 +26,17 @@ from torch import nn
 from unison.errors import format_choices
 
 __all__ = [
+    "tanh_shrink",
+    "squareplus",
+    "sparse_plus",
+    "soft_shrink",
+    "serialize",
+    "log_sigmoid",
+    "hard_tanh",
+    "hard_shrink",
+    "glu",
+    "deserialize",
+    "celu",
     "LOGITS_ATTR",
     "SIGMOID_LOGITS_ATTR",
     "Exponential",
@@ -201,7 +212,8 @@ def relu(
     x = torch.as_tensor(x)
     if negative_slope == 0.0 and max_value is None and threshold == 0.0:
         return torch.relu(x)
-    out = torch.where(x >= threshold, x, negative_slope * (x - threshold))
+    below = negative_slope * (x - threshold) if negative_slope else torch.zeros_like(x)  # 0.0, not -0.0
+    out = torch.where(x >= threshold, x, below)
     return out if max_value is None else torch.clamp(out, max=max_value)
 
 
@@ -296,6 +308,69 @@ def linear(x: torch.Tensor) -> torch.Tensor:
     return torch.as_tensor(x)
 
 
+# Keras 3's newer activations, as functions (their registry modules wrap them).
+def log_sigmoid(x: torch.Tensor) -> torch.Tensor:
+    """``keras.activations.log_sigmoid``: ``-softplus(-x)``, finite for large ``|x|``."""
+    return nn.functional.logsigmoid(torch.as_tensor(x))
+
+
+def celu(x: torch.Tensor, alpha: float = 1.0) -> torch.Tensor:
+    """``keras.activations.celu``: ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    return nn.functional.celu(torch.as_tensor(x), alpha=alpha)
+
+
+def hard_tanh(x: torch.Tensor) -> torch.Tensor:
+    """``keras.activations.hard_tanh``: ``x`` clipped to ``[-1, 1]``."""
+    return nn.functional.hardtanh(torch.as_tensor(x))
+
+
+def hard_shrink(x: torch.Tensor, threshold: float = 0.5) -> torch.Tensor:
+    """``keras.activations.hard_shrink``: ``x`` where ``|x| > threshold``, else 0."""
+    return nn.functional.hardshrink(torch.as_tensor(x), lambd=threshold)
+
+
+def soft_shrink(x: torch.Tensor, threshold: float = 0.5) -> torch.Tensor:
+    """``keras.activations.soft_shrink``: ``x`` moved ``threshold`` towards 0, 0 inside ``[-threshold, threshold]``."""
+    return nn.functional.softshrink(torch.as_tensor(x), lambd=threshold)
+
+
+def tanh_shrink(x: torch.Tensor) -> torch.Tensor:
+    """``keras.activations.tanh_shrink``: ``x - tanh(x)``."""
+    return nn.functional.tanhshrink(torch.as_tensor(x))
+
+
+def squareplus(x: torch.Tensor, b: float = 4.0) -> torch.Tensor:
+    """``keras.activations.squareplus``: ``(x + sqrt(x**2 + b)) / 2``.
+
+    Example:
+        >>> squareplus(torch.tensor([0.0])).tolist()
+        [1.0]
+    """
+    x = torch.as_tensor(x)
+    return (x + torch.sqrt(x * x + b)) / 2
+
+
+def sparse_plus(x: torch.Tensor) -> torch.Tensor:
+    """``keras.activations.sparse_plus``: 0 below -1, ``(x + 1)**2 / 4`` on ``[-1, 1]``, ``x`` above 1."""
+    x = torch.as_tensor(x)
+    return torch.where(x <= -1, torch.zeros_like(x), torch.where(x >= 1, x, (x + 1) ** 2 / 4))
+
+
+def glu(x: torch.Tensor, axis: int = -1) -> torch.Tensor:
+    """``keras.activations.glu``: halves ``a, b`` of ``axis``, ``a * sigmoid(b)`` (the axis must be even)."""
+    x = torch.as_tensor(x)
+    if x.shape[axis] % 2:
+        raise ValueError(
+            f"glu splits axis {axis} into two halves, so its size must be even. "
+            f"Received: an input of shape {tuple(x.shape)}"
+        )
+    return nn.functional.glu(x, dim=axis)
+
+
+for _fn in (log_sigmoid, celu, hard_tanh, hard_shrink, soft_shrink, tanh_shrink, squareplus, sparse_plus, glu):
+    _REGISTRY[_fn.__name__] = (lambda f: lambda: Lambda(f))(_fn)
+
+
 # activation=keras.activations.relu names the registry's module, so the layer saves as "relu"
 _FUNCTION_NAMES: dict[Callable[..., torch.Tensor], str] = {
     relu: "relu",
@@ -316,6 +391,10 @@ _FUNCTION_NAMES: dict[Callable[..., torch.Tensor], str] = {
     hard_silu: "hard_silu",
     mish: "mish",
     linear: "linear",
+    **{
+        f: f.__name__
+        for f in (log_sigmoid, celu, hard_tanh, hard_shrink, soft_shrink, tanh_shrink, squareplus, sparse_plus, glu)
+    },
 }
 
 
@@ -369,3 +448,62 @@ def get(identifier: ActivationLike) -> nn.Module:
         "Could not interpret activation identifier: expected a name such as 'relu', a "
         f"torch.nn.Module or a callable. Received: activation={identifier!r}"
     )
+
+
+def serialize(activation: Callable[..., torch.Tensor] | str) -> str:
+    """The name Keras saves for ``activation`` (``keras.activations.serialize``).
+
+    Keras's functions serialize to their registered names; a custom function to its ``__name__``
+    (load it back with ``deserialize(name, custom_objects={name: fn})``).
+
+    Example:
+        >>> serialize(gelu), serialize(swish)
+        ('gelu', 'silu')
+    """
+    if isinstance(activation, str):
+        if activation.lower() not in _REGISTRY:
+            raise ValueError(f"Unknown activation: {activation!r}. Expected one of: {format_choices(list(_REGISTRY))}.")
+        return activation.lower()
+    if activation in _FUNCTION_NAMES:
+        return _FUNCTION_NAMES[activation]
+    name = getattr(activation, "__name__", None)
+    if callable(activation) and isinstance(name, str) and name != "<lambda>":
+        return name
+    raise ValueError(
+        "keras.activations.serialize needs a Keras activation function or a named function "
+        f"(a lambda or a module has no name to save). Received: activation={activation!r}"
+    )
+
+
+_FUNCTIONS_BY_NAME: dict[str, Callable[..., torch.Tensor]] = {
+    **{name: fn for fn, name in _FUNCTION_NAMES.items()},
+    "swish": swish,
+    "hard_swish": hard_swish,
+}
+
+
+def deserialize(
+    config: str | dict[str, object], custom_objects: dict[str, object] | None = None
+) -> Callable[..., torch.Tensor]:
+    """The activation function a ``serialize`` name (or Keras's ``{"config": name}`` dict) stands for.
+
+    Example:
+        >>> deserialize("relu") is relu
+        True
+    """
+    name = config.get("config") if isinstance(config, dict) else config
+    if not isinstance(name, str):
+        raise ValueError(
+            "keras.activations.deserialize expects a name such as 'relu' or a dict with a 'config' "
+            f"name. Received: config={config!r}"
+        )
+    found = (custom_objects or {}).get(name)
+    if callable(found):
+        return found
+    fn = _FUNCTIONS_BY_NAME.get(name) or _FUNCTIONS_BY_NAME.get(name.lower())
+    if fn is None:
+        raise ValueError(
+            f"Unknown activation: {name!r}. Expected one of: {format_choices(sorted(_FUNCTIONS_BY_NAME))}, "
+            "or pass custom_objects={name: function} for your own."
+        )
+    return fn

@@ -198,16 +198,27 @@ class Functional(Model):
             # parameter-server tutorial maps its StringLookup models over single examples in
             # tf.data); other rank mismatches are mistakes.
             unbatched = kt.dtype == "string" and value.ndim == kt.ndim - 1 and tuple(value.shape) == tuple(kt.shape[1:])
-            if value.ndim != kt.ndim and not unbatched:
-                raise ValueError(
-                    f"Input {kt.name!r} of model {self.name!r} expects shape {kt.shape}; "
-                    f"received an input of shape {tuple(value.shape)}."
-                )
-            values[id(kt)] = value
+            values[id(kt)] = value if unbatched else self._adjust_input_rank(kt, value)
         for node in self._nodes:
             for kt, value in zip(node.outputs, node.run(values)):
                 values[id(kt)] = value
         return pack_like(self._output_struct, [values[id(kt)] for kt in self._flat_outputs])
+
+    def _adjust_input_rank(self, kt: KerasTensor, value: Any) -> Any:
+        """Keras's rank adjustment: data one rank short of an ``Input`` whose last size is 1 gets
+        that axis (``(N, 28, 28)`` for ``Input((28, 28, 1))``), data one rank over it whose last
+        size is 1 loses it; any other rank difference is an error naming the input."""
+        if value.ndim == kt.ndim:
+            return value
+        if value.ndim == kt.ndim + 1 and value.shape[-1] == 1:
+            return value.squeeze(-1)
+        if value.ndim == kt.ndim - 1 and kt.shape[-1] == 1:
+            return value.unsqueeze(-1)
+        raise ValueError(
+            f"Input {kt.name!r} of model {self.name!r} expects shape {kt.shape} (rank {kt.ndim}, the "
+            f"batch axis included); received an input of shape {tuple(value.shape)} (rank {value.ndim}). "
+            "Keras adds or drops only a last axis of size 1; reshape the data to the Input's rank."
+        )
 
     def build(self, input_shape: Any) -> None:
         """Every layer was built when the graph was traced; a single-input model still checks the shape."""

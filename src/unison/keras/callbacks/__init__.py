@@ -19,12 +19,14 @@ from unison.keras.callbacks.callback_list import CallbackList
 from unison.keras.callbacks.csv_logger import CSVLogger
 from unison.keras.callbacks.early_stopping import EarlyStopping
 from unison.keras.callbacks.history import History
+from unison.keras.callbacks.lambda_callback import LambdaCallback
 from unison.keras.callbacks.learning_rate import (
     LearningRateScheduler,
     ReduceLROnPlateau,
 )
 from unison.keras.callbacks.model_checkpoint import ModelCheckpoint
 from unison.keras.callbacks.progbar_logger import ProgbarLogger
+from unison.keras.callbacks.remote_monitor import RemoteMonitor
 from unison.keras.callbacks.tensorboard import TensorBoard
 from unison.keras.callbacks.terminate_on_nan import TerminateOnNaN
 
@@ -35,10 +37,12 @@ __all__ = [
     "CallbackList",
     "EarlyStopping",
     "History",
+    "LambdaCallback",
     "LearningRateScheduler",
     "ModelCheckpoint",
     "ProgbarLogger",
     "ReduceLROnPlateau",
+    "RemoteMonitor",
     "TensorBoard",
     "TerminateOnNaN",
 ]

@@ -13,14 +13,17 @@ from unison.keras.layers.augmentation import (
     RandomContrast,
     RandomCrop,
     RandomFlip,
+    RandomHeight,
     RandomRotation,
     RandomTranslation,
+    RandomWidth,
     RandomZoom,
 )
 from unison.keras.layers.base import Layer
 from unison.keras.layers.conv import AveragePooling2D, Conv2D, GlobalAveragePooling2D, MaxPooling2D
 from unison.keras.layers.conv_more import Conv1D, Conv2DTranspose, DepthwiseConv2D, SeparableConv2D
 from unison.keras.layers.core import Activation, Dense, Dropout, Embedding, Flatten, Input, InputLayer, Reshape
+from unison.keras.layers.dot_attention import AdditiveAttention, Attention
 from unison.keras.layers.image_resizing import CenterCrop, Resizing
 from unison.keras.layers.merging import (
     Add,
@@ -41,6 +44,7 @@ from unison.keras.layers.merging import (
 )
 from unison.keras.layers.misc import (
     ActivityRegularization,
+    AlphaDropout,
     Dot,
     GaussianDropout,
     GaussianNoise,
@@ -50,6 +54,7 @@ from unison.keras.layers.misc import (
     RepeatVector,
     SpatialDropout1D,
     SpatialDropout2D,
+    dot,
 )
 from unison.keras.layers.normalization import BatchNormalization, LayerNormalization
 from unison.keras.layers.normalization_more import GroupNormalization, UnitNormalization
@@ -74,10 +79,17 @@ from unison.keras.layers.resampling import (
     UpSampling2D,
     ZeroPadding2D,
 )
+from unison.keras.layers.reshaping1d import Cropping1D, UpSampling1D, ZeroPadding1D
 from unison.keras.layers.text_vectorization import TextVectorization
 from unison.keras.layers.wrappers import Bidirectional, TimeDistributed
 
 MaxPool2D = MaxPooling2D
+# Keras 3's other spellings of the same layers
+Convolution1D = Conv1D
+Convolution2D = Conv2D
+Convolution2DTranspose = Conv2DTranspose
+SeparableConvolution2D = SeparableConv2D
+GlobalAvgPool2D = GlobalAveragePooling2D
 AvgPool2D = AveragePooling2D
 
 __all__ = [
@@ -110,6 +122,8 @@ __all__ = [
     "Maximum",
     "Minimum",
     "MultiHeadAttention",
+    "Attention",
+    "AdditiveAttention",
     "Multiply",
     "Subtract",
     "TextVectorization",
@@ -164,6 +178,16 @@ __all__ = [
     "RepeatVector",
     "SpatialDropout1D",
     "SpatialDropout2D",
+    "AlphaDropout",
+    "dot",
+    "Cropping1D",
+    "UpSampling1D",
+    "ZeroPadding1D",
+    "Convolution1D",
+    "Convolution2D",
+    "Convolution2DTranspose",
+    "SeparableConvolution2D",
+    "GlobalAvgPool2D",
     "UnitNormalization",
     # image augmentation and resizing
     "CenterCrop",
@@ -171,8 +195,10 @@ __all__ = [
     "RandomContrast",
     "RandomCrop",
     "RandomFlip",
+    "RandomHeight",
     "RandomRotation",
     "RandomTranslation",
+    "RandomWidth",
     "RandomZoom",
     "Resizing",
 ]

@@ -1,5 +1,6 @@
 """Image augmentation layers (Keras 3): ``RandomFlip``, ``RandomRotation``, ``RandomZoom``,
-``RandomTranslation``, ``RandomContrast``, ``RandomBrightness``, ``RandomCrop`` (``Resizing`` and
+``RandomTranslation``, ``RandomContrast``, ``RandomBrightness``, ``RandomCrop``, ``RandomHeight``,
+``RandomWidth`` (``Resizing`` and
 ``CenterCrop``: :mod:`.image_resizing`).
 
 They take one image ``(height, width, channels)`` (what a ``tf.data`` ``map`` sees) or a batch
@@ -345,13 +346,69 @@ class RandomCrop(_Augmentation):
         return x if batched else x[0]
 
 
+class _RandomSide(_Augmentation):
+    """Resize the batch along one axis by ``1 + u``, ``u`` drawn once per batch from ``factor``."""
+
+    _axis = 1
+    _what = "height"
+
+    def __init__(self, factor: Any, interpolation: str = "bilinear", seed: int | None = None, **kwargs: Any) -> None:
+        super().__init__(seed, **kwargs)
+        self.factor = factor
+        self._range = _bounds(factor, "factor")
+        if self._range[0] < -1.0:
+            raise ValueError(
+                f"`factor` must have values larger than -1 (the {self._what} cannot shrink below 0). "
+                f"Received: factor={factor!r}"
+            )
+        self.interpolation = check_choice(interpolation, ("bilinear", "nearest", "bicubic", "area"), "interpolation")
+
+    def _augment(self, x: torch.Tensor) -> torch.Tensor:
+        # One draw per batch: the images of a batch must keep one shape to stay one tensor.
+        scale = 1.0 + float(self.random.uniform((1,), self._range[0], self._range[1], x.device)[0])
+        size = [int(x.shape[1]), int(x.shape[2])]
+        size[self._axis - 1] = max(1, int(size[self._axis - 1] * scale))
+        if size == [int(x.shape[1]), int(x.shape[2])]:
+            return x.to(torch.get_default_dtype()) if not x.is_floating_point() else x
+        out = resize_images(x if x.is_floating_point() else x.float(), size[0], size[1], self.interpolation)
+        return out
+
+
+class RandomHeight(_RandomSide):
+    """Randomly resize the height of a batch of images when training (Keras 3's ``RandomHeight``).
+
+    The new height is ``int(height * (1 + u))`` with ``u`` uniform in ``factor`` (a float ``f``
+    means ``(-f, f)``), one draw per batch; at inference the images pass unchanged.
+
+    Example:
+        >>> import torch
+        >>> RandomHeight((1.0, 1.0))(torch.zeros(2, 4, 3, 1)).shape
+        torch.Size([2, 8, 3, 1])
+    """
+
+
+class RandomWidth(_RandomSide):
+    """Randomly resize the width of a batch of images when training (Keras 3's ``RandomWidth``).
+
+    Example:
+        >>> import torch
+        >>> RandomWidth((-0.5, -0.5))(torch.zeros(4, 6, 1)).shape
+        torch.Size([4, 3, 1])
+    """
+
+    _axis = 2
+    _what = "width"
+
+
 __all__ = [
     "RandomBrightness",
     "RandomContrast",
     "RandomCrop",
     "RandomFlip",
+    "RandomHeight",
     "RandomRotation",
     "RandomTranslation",
+    "RandomWidth",
     "RandomZoom",
     "affine_transform",
 ]

@@ -29,6 +29,12 @@ from torch import nn
 
 from unison.keras import initializers, regularizers
 from unison.keras.keras_tensor import has_keras_tensor, layer_call_tensor, symbolic_call
+from unison.keras.layers.weight_lists import (
+    assign_weights,
+    keras_non_trainable_weights,
+    keras_trainable_weights,
+    keras_weights,
+)
 from unison.variables import Variable
 
 _COUNTERS: dict[str, int] = {}  # Keras-style unique default names: dense, dense_1, ...
@@ -317,7 +323,17 @@ class Layer(nn.Module):
         """The layer's computation (subclasses implement it)."""
         raise NotImplementedError
 
-    def forward(self, inputs: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+    def forward(self, *args: Any, **kwargs: Any) -> torch.Tensor:
+        if not args:
+            # Keras lets the first argument of call() come by name: layer(query=q, value=v)
+            first = _first_parameter(type(self).call)
+            if first is None or first not in kwargs:
+                raise TypeError(
+                    f"Layer {self.name!r} was called without inputs. Pass them first, or by the name "
+                    f"of the first argument of its call() ({first!r}). Received keyword arguments: {sorted(kwargs)}"
+                )
+            args = (kwargs.pop(first),)
+        inputs, args = args[0], args[1:]
         if not self.built:
             self.build(_shape_structure(inputs))
             self.built = True
@@ -403,20 +419,47 @@ class Layer(nn.Module):
 
     @property
     def weights(self) -> list[Any]:
-        """This layer's variables (Keras's ``layer.weights``).
+        """This layer's variables in Keras's order: own trainable, own non-trainable, then inner layers'.
 
+        Non-trainable variables include states such as BatchNormalization's moving statistics.
         A variable that a ``ParameterServerStrategy`` partitions is listed as its shards, as in
         TF: each shard has ``shape``, ``device`` (its parameter server) and ``numpy()``.
         """
-        return [w for p in self.parameters() for w in _listed_variables(p)]
+        return [w for p in keras_weights(self) for w in _listed_variables(p)]
+
+    @property
+    def variables(self) -> list[Any]:
+        """Keras's ``layer.variables`` (the same list as ``weights``)."""
+        return self.weights
 
     @property
     def trainable_weights(self) -> list[nn.Parameter]:
-        return [p for p in self.parameters() if p.requires_grad]
+        """The variables training updates (for ``tape.gradient(loss, layer.trainable_weights)``)."""
+        return keras_trainable_weights(self)
+
+    @property
+    def trainable_variables(self) -> list[nn.Parameter]:
+        """Keras's ``layer.trainable_variables`` (the same list as ``trainable_weights``).
+
+        Example:
+            >>> import torch
+            >>> from unison.keras.layers import Dense
+            >>> layer = Dense(2)
+            >>> _ = layer(torch.zeros(1, 3))
+            >>> [tuple(v.shape) for v in layer.trainable_variables]
+            [(3, 2), (2,)]
+        """
+        return self.trainable_weights
 
     @property
     def non_trainable_weights(self) -> list[torch.Tensor]:
-        return [p for p in self.parameters() if not p.requires_grad]
+        """Frozen weights and states (BatchNormalization's moving mean and variance)."""
+        return keras_non_trainable_weights(self)
+
+    @property
+    def non_trainable_variables(self) -> list[torch.Tensor]:
+        """Keras's ``layer.non_trainable_variables`` (the same list as ``non_trainable_weights``)."""
+        return self.non_trainable_weights
 
     def add_loss(self, loss: Any) -> None:
         """Add a loss tensor computed in ``call`` (Keras's ``add_loss``); ``fit`` adds it to the loss.
@@ -463,11 +506,27 @@ class Layer(nn.Module):
         return sum(p.numel() for p in self.parameters())
 
     def get_weights(self) -> list[Any]:
-        """The layer's weights as numpy arrays."""
-        return [p.detach().cpu().numpy() for p in self.parameters()]
+        """The layer's weights as numpy arrays, in the order of ``layer.weights``."""
+        return [p.detach().cpu().numpy() for p in keras_weights(self)]
+
+    def set_weights(self, weights: list[Any]) -> None:
+        """Set the layer's weights from arrays in the order of ``layer.weights`` (Keras's ``set_weights``)."""
+        assign_weights(self, list(weights), f"layer {self.name!r}")
 
     def extra_repr(self) -> str:
         return f"name={self.name!r}"
+
+
+@functools.cache
+def _first_parameter(call: Callable[..., Any]) -> str | None:
+    """The name of ``call``'s first argument after ``self`` (``inputs`` in most layers)."""
+    try:
+        params = list(inspect.signature(call).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return None
+    if params and params[0].kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+        return params[0].name
+    return None
 
 
 def _shape_structure(inputs: Any) -> Any:

@@ -184,6 +184,39 @@ class GaussianDropout(_Noise):
         return inputs * (1.0 + self.random.normal(inputs.shape, inputs.device).to(inputs.dtype) * std)
 
 
+class AlphaDropout(_Noise):
+    """Dropout that keeps a SELU network's mean and variance (Keras's ``AlphaDropout``), when training.
+
+    Dropped values become SELU's negative saturation ``-alpha * scale``, then ``a * x + b`` with
+    ``a = ((1 - rate) * (1 + rate * alpha_p**2)) ** -0.5`` and ``b = -a * alpha_p * rate``
+    restores zero mean and unit variance.
+
+    Example:
+        >>> import torch
+        >>> AlphaDropout(0.5)(torch.ones(2, 2)).tolist()  # inference: the identity
+        [[1.0, 1.0], [1.0, 1.0]]
+    """
+
+    _ALPHA, _SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+    def __init__(self, rate: float, noise_shape: Any = None, seed: int | None = None, **kwargs: Any) -> None:
+        super().__init__(seed, **kwargs)
+        self.rate = check_rate(rate)
+        self.noise_shape = None if noise_shape is None else tuple(noise_shape)
+
+    def _noise(self, inputs: torch.Tensor) -> torch.Tensor:
+        if self.rate == 0:
+            return inputs
+        shape = inputs.shape
+        if self.noise_shape is not None:  # None entries take the input's size (Keras)
+            shape = torch.Size(s if n is None else n for n, s in zip(self.noise_shape, inputs.shape))
+        kept = (self.random.uniform(shape, 0.0, 1.0, inputs.device) >= self.rate).to(inputs.dtype)
+        alpha_p = -self._ALPHA * self._SCALE
+        a = ((1 - self.rate) * (1 + self.rate * alpha_p**2)) ** -0.5
+        b = -a * alpha_p * self.rate
+        return a * (inputs * kept + alpha_p * (1 - kept)) + b
+
+
 class SpatialDropout1D(_Noise):
     """Drop whole channels of ``(batch, steps, channels)`` inputs when training (one draw per example and channel)."""
 
@@ -327,7 +360,22 @@ class Dot(Merge):
         return None
 
 
+def dot(
+    inputs: Sequence[torch.Tensor], axes: int | Sequence[int], normalize: bool = False, **kwargs: Any
+) -> torch.Tensor:
+    """Functional form of the ``Dot`` layer (``keras.layers.dot([a, b], axes=1)``).
+
+    Example:
+        >>> import torch
+        >>> dot([torch.tensor([[1.0, 2.0]]), torch.tensor([[3.0, 4.0]])], axes=1).tolist()
+        [[11.0]]
+    """
+    return Dot(axes=axes, normalize=normalize, **kwargs)(list(inputs))
+
+
 __all__ = [
+    "AlphaDropout",
+    "dot",
     "ActivityRegularization",
     "Dot",
     "GaussianDropout",
