@@ -53,3 +53,16 @@ def test_other_rank_differences_are_errors_naming_the_input() -> None:
     image = _image_model()
     with pytest.raises(ValueError, match=r"rank 4.*rank 2"):
         image(torch.zeros(2, 16))
+
+
+def test_single_input_model_fits_evaluates_and_predicts_data_without_the_channel_axis() -> None:
+    inputs = keras.Input((4, 4, 1))
+    model = keras.Model(inputs, layers.Dense(1)(layers.Flatten()(inputs)))
+    model.compile("sgd", "mse")
+    x, y = np.random.rand(6, 4, 4).astype("float32"), np.zeros((6, 1), "float32")
+    history = model.fit(x, y, epochs=1, batch_size=3, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+    assert np.isfinite(model.evaluate(x, y, verbose=0))
+    np.testing.assert_allclose(model.predict(x, verbose=0), model.predict(x[..., None], verbose=0), rtol=1e-6)
+    with pytest.raises(ValueError, match=r"expected shape=\(None, 4, 4, 1\).*\(None, 4, 3\)"):
+        model.fit(np.random.rand(6, 4, 3).astype("float32"), y, epochs=1, verbose=0)  # 4x3 is not 4x4x1

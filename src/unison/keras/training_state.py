@@ -120,9 +120,7 @@ class TrainingState:
         multi_input = isinstance(sample, (dict, list, tuple))
         hint = getattr(model, "input_shape_hint", None)
         # a None size of keras.Input(shape=(None, ...)) takes any size
-        fits = (
-            hint is not None and len(hint) == len(example) and all(h is None or h == e for h, e in zip(hint, example))
-        )
+        fits = hint is not None and _fits_hint(hint, example, hasattr(model, "_adjust_input_rank"))
         if hint is not None and not fits and not multi_input:
             first = model.layers[0] if model.layers else model
             raise ValueError(
@@ -582,3 +580,22 @@ def prepare(model: Any, strategy: Strategy, shuffle: bool) -> TrainingState:
 
 
 __all__ = ["LossTracker", "ResumePoint", "TrainingState", "prepare", "training_state_of"]
+
+
+def _fits_hint(hint: tuple[Any, ...], example: tuple[int, ...], adjusts_rank: bool) -> bool:
+    """Whether data of ``example``'s shape fits an input of shape ``hint`` (a None size takes any).
+
+    A functional model adds or drops a last axis of size 1 as Keras does (``(N, 28, 28)`` data
+    for ``Input((28, 28, 1))``), so such data fits it too.
+    """
+
+    def same(h: tuple[Any, ...], e: tuple[int, ...]) -> bool:
+        return len(h) == len(e) and all(a is None or a == b for a, b in zip(h, e))
+
+    if same(hint, example):
+        return True
+    if not adjusts_rank or not hint:
+        return False
+    if len(example) == len(hint) - 1 and hint[-1] == 1:
+        return same(hint[:-1], example)
+    return len(example) == len(hint) + 1 and example[-1] == 1 and same(hint, example[:-1])
