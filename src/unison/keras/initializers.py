@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable
 from typing import Any, cast
@@ -43,6 +44,7 @@ __all__ = [
     "LecunUniform",
     "Ones",
     "Orthogonal",
+    "Identity",
     "RandomNormal",
     "RandomUniform",
     "TruncatedNormal",
@@ -84,15 +86,29 @@ class Initializer:
             raise ValueError(f"Argument `seed` must be an integer or None. Received: seed={seed!r}")
         self.seed = seed
 
-    def __call__(self, tensor: torch.Tensor) -> None:
+    def __call__(self, tensor: Any = None, dtype: Any = None, *, shape: Any = None) -> Any:
+        """Fill ``tensor`` in place, or (Keras's call) return a new tensor of ``shape``.
+
+        ``init(shape=(2, 3))`` and ``init((2, 3), dtype="float32")`` return the values as Keras does.
+        """
+        if not isinstance(tensor, torch.Tensor):
+            size = shape if shape is not None else tensor
+            if size is None:
+                raise TypeError(f"{type(self).__name__}() needs a shape, e.g. init(shape=(2, 3)), or a tensor to fill.")
+            new = torch.empty(tuple(size) if isinstance(size, (tuple, list, torch.Size)) else (int(size),))
+            if dtype is not None:
+                new = new.to(_torch_dtype(dtype))
+            self(new)
+            return new
         with torch.no_grad():
             if self.seed is None:
                 self._fill(tensor, None)
-                return
+                return None
             generator = torch.Generator().manual_seed(self.seed)
             scratch = torch.empty(tensor.shape, dtype=torch.float32)
             self._fill(scratch, generator)
             tensor.copy_(scratch)
+        return None
 
     def _fill(self, tensor: torch.Tensor, generator: torch.Generator | None) -> None:
         raise NotImplementedError
@@ -323,7 +339,34 @@ class Orthogonal(Initializer):
         return {"gain": self.gain, "seed": self.seed}
 
 
+class Identity(Initializer):
+    """``gain`` times the identity matrix (2-D tensors only, as Keras's ``Identity``).
+
+    Example:
+        >>> w = torch.empty(2, 3)
+        >>> Identity(gain=2.0)(w)
+        >>> w.tolist()
+        [[2.0, 0.0, 0.0], [0.0, 2.0, 0.0]]
+    """
+
+    def __init__(self, gain: float = 1.0) -> None:
+        super().__init__(None)
+        self.gain = float(gain)
+
+    def _fill(self, tensor: torch.Tensor, generator: torch.Generator | None) -> None:
+        if tensor.dim() != 2:
+            raise ValueError(
+                "The Identity initializer makes 2-D tensors only (a Dense kernel or a recurrent matrix). "
+                f"Received: shape={tuple(tensor.shape)}"
+            )
+        tensor.copy_(torch.eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device) * self.gain)
+
+    def get_config(self) -> dict[str, Any]:
+        return {"gain": self.gain}
+
+
 _REGISTRY: dict[str, Callable[[], Initializer]] = {
+    "identity": Identity,
     "glorot_uniform": GlorotUniform,
     "glorot_normal": GlorotNormal,
     "he_uniform": HeUniform,
@@ -358,11 +401,50 @@ for _cls in (
     TruncatedNormal,
     Orthogonal,
     VarianceScaling,
+    Identity,
 ):
     _REGISTRY[_cls.__name__] = _cls
 del _cls
 
 InitializerLike = str | Initializer | Callable[[torch.Tensor], None]
+
+
+def _torch_dtype(dtype: Any) -> torch.dtype:
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    from unison.ops.dtypes import as_dtype
+
+    return as_dtype(dtype)
+
+
+def _takes_shape(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` is a Keras-style initializer ``fn(shape, dtype=None) -> values``."""
+    try:
+        params = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return False
+    return bool(params) and params[0] == "shape"
+
+
+class _FromShape:
+    """A Keras-style initializer (``fn(shape, dtype=None)`` returns values) as an in-place fill."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+
+    def __call__(self, tensor: torch.Tensor) -> None:
+        with torch.no_grad():
+            values = self.fn(tuple(tensor.shape), dtype=tensor.dtype)
+            values = torch.as_tensor(values)  # numpy arrays and lists too
+            if tuple(values.shape) != tuple(tensor.shape):
+                raise ValueError(
+                    f"The initializer {self.fn!r} returned values of shape {tuple(values.shape)} for a weight of "
+                    f"shape {tuple(tensor.shape)}. A Keras initializer must return an array of the shape it is given."
+                )
+            tensor.copy_(values)
+
+    def __repr__(self) -> str:
+        return repr(self.fn)
 
 
 def get(identifier: InitializerLike) -> Callable[[torch.Tensor], None]:
@@ -390,8 +472,14 @@ def get(identifier: InitializerLike) -> Callable[[torch.Tensor], None]:
             )
         return factory()
     if isinstance(identifier, type) and issubclass(identifier, Initializer):
-        return identifier()
+        identifier = identifier()
+    if isinstance(identifier, Initializer):
+        # A subclass that overrides __call__ is written Keras's way: __call__(shape, dtype=None)
+        overridden = type(identifier).__call__ is not Initializer.__call__
+        return _FromShape(identifier) if overridden else identifier
     if callable(identifier):
+        if _takes_shape(identifier):
+            return _FromShape(identifier)
         return cast(Callable[[torch.Tensor], None], identifier)
     raise ValueError(
         "Could not interpret initializer identifier: expected a name such as "
