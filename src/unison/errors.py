@@ -50,7 +50,7 @@ class OpError(UnisonError):
         bad shape 3
     """
 
-    error_code: ClassVar[int] = 2  # TF's UNKNOWN
+    error_code: int = 2  # TF's UNKNOWN
 
     def __init__(self, *args: object, error_code: int | None = None) -> None:
         if len(args) >= 3:  # TF's (node_def, op, message[, error_code])

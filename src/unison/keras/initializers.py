@@ -414,7 +414,7 @@ def _torch_dtype(dtype: Any) -> torch.dtype:
         return dtype
     from unison.ops.dtypes import as_dtype
 
-    return as_dtype(dtype)
+    return cast(torch.dtype, as_dtype(dtype))
 
 
 def _takes_shape(fn: Callable[..., Any]) -> bool:
