@@ -117,10 +117,22 @@ def _align_ranks(y_true: torch.Tensor, y_pred: torch.Tensor) -> tuple[torch.Tens
     return y_true, y_pred
 
 
-def sparse_categorical_crossentropy(y_true: TensorLike, y_pred: TensorLike, from_logits: bool = False) -> torch.Tensor:
+def _class_axis_last(x: torch.Tensor, axis: int) -> torch.Tensor:
+    # Keras's `axis` argument: the axis that holds the classes (default the last).
+    return x if axis in (-1, x.dim() - 1) else x.movedim(axis, -1)
+
+
+def sparse_categorical_crossentropy(
+    y_true: TensorLike,
+    y_pred: TensorLike,
+    from_logits: bool = False,
+    ignore_class: int | None = None,
+    axis: int = -1,
+) -> torch.Tensor:
     """Cross-entropy with integer labels; returns a tensor of shape ``y_pred.shape[:-1]``.
 
-    Labels may be int or float, of shape ``(batch,)`` or ``(batch, 1)``.
+    Labels may be int or float, of shape ``(batch,)`` or ``(batch, 1)``. ``axis`` is the class
+    axis of ``y_pred``; positions whose label is ``ignore_class`` get a loss of 0 (Keras 3).
 
     Example:
         >>> import torch
@@ -130,7 +142,12 @@ def sparse_categorical_crossentropy(y_true: TensorLike, y_pred: TensorLike, from
     """
     y_true, y_pred = _as_tensors(y_true, y_pred)
     y_pred, from_logits = _logits_of(y_pred, LOGITS_ATTR, from_logits, "sparse_categorical_crossentropy", "Softmax")
-    y_pred = _upcast(y_pred)
+    y_pred = _class_axis_last(_upcast(y_pred), axis)
+    if ignore_class is not None:
+        labels = y_true.squeeze(-1) if y_true.dim() == y_pred.dim() and y_true.shape[-1] == 1 else y_true
+        valid = labels != ignore_class
+        values = sparse_categorical_crossentropy(torch.where(valid, labels, 0), y_pred, from_logits)
+        return values * valid
     if y_true.dim() == y_pred.dim() and y_true.dim() > 0 and y_true.shape[-1] == 1:
         y_true = y_true.squeeze(-1)
     if y_true.shape != y_pred.shape[:-1]:
@@ -152,7 +169,11 @@ def sparse_categorical_crossentropy(y_true: TensorLike, y_pred: TensorLike, from
 
 
 def categorical_crossentropy(
-    y_true: TensorLike, y_pred: TensorLike, from_logits: bool = False, label_smoothing: float = 0.0
+    y_true: TensorLike,
+    y_pred: TensorLike,
+    from_logits: bool = False,
+    label_smoothing: float = 0.0,
+    axis: int = -1,
 ) -> torch.Tensor:
     """Cross-entropy with one-hot (or soft) labels; returns shape ``y_pred.shape[:-1]``.
 
@@ -164,8 +185,8 @@ def categorical_crossentropy(
     """
     y_true, y_pred = _as_tensors(y_true, y_pred)
     y_pred, from_logits = _logits_of(y_pred, LOGITS_ATTR, from_logits, "categorical_crossentropy", "Softmax")
-    y_pred = _upcast(y_pred)
-    y_true = _float_like(y_true, y_pred)
+    y_pred = _class_axis_last(_upcast(y_pred), axis)
+    y_true = _class_axis_last(_float_like(y_true, y_pred), axis)
     if y_true.shape != y_pred.shape:
         raise ValueError(
             "Arguments `y_true` and `y_pred` must have the same shape. Received: "
@@ -182,7 +203,11 @@ def categorical_crossentropy(
 
 
 def binary_crossentropy(
-    y_true: TensorLike, y_pred: TensorLike, from_logits: bool = False, label_smoothing: float = 0.0
+    y_true: TensorLike,
+    y_pred: TensorLike,
+    from_logits: bool = False,
+    label_smoothing: float = 0.0,
+    axis: int = -1,
 ) -> torch.Tensor:
     """Binary cross-entropy averaged over the last axis; returns ``y_pred.shape[:-1]``.
 
@@ -205,7 +230,7 @@ def binary_crossentropy(
     else:
         p = y_pred.clamp(EPSILON, 1.0 - EPSILON)
         bce = -(y_true * torch.log(p) + (1.0 - y_true) * torch.log(1.0 - p))
-    return bce.mean(dim=-1)
+    return bce.mean(dim=axis)
 
 
 def mean_squared_error(y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
@@ -263,14 +288,48 @@ def mean_squared_logarithmic_error(y_true: TensorLike, y_pred: TensorLike) -> to
 
 
 def _to_examples(values: torch.Tensor, batch: int, name: str) -> torch.Tensor:
-    """Reduce a per-element loss to one value per example (mean over non-batch axes)."""
-    if values.dim() == 0 or values.shape[0] != batch:
+    """Reduce a per-element loss to one value per example (mean over non-batch axes).
+
+    A scalar (a function that already averaged, e.g. ``return tf.reduce_mean(...)`` as keras.io's
+    siamese example does) is given to every example: Keras 3 reduces whatever the function returns,
+    so the batch loss is that scalar, and a sample weight scales it by the mean weight, as in Keras.
+    """
+    if values.dim() == 0:
+        return values.expand(batch)
+    if values.shape[0] != batch:
         raise ValueError(
             f"The loss function {name!r} must return one loss per example, a tensor of shape "
-            f"(batch, ...) with batch={batch}; do not average over the batch, the trainer "
-            f"does. Received: shape={tuple(values.shape)}"
+            f"(batch, ...) with batch={batch}, or one scalar for the batch. "
+            f"Received: shape={tuple(values.shape)}"
         )
     return values.reshape(batch, -1).mean(dim=1) if values.dim() > 1 else values
+
+
+def squeeze_or_expand_to_same_rank(x1: Any, x2: Any, expand_rank_1: bool = True) -> tuple[Any, Any]:
+    """Keras 3's rank alignment before a loss function: a trailing axis of size 1 is removed (or,
+    against a rank-1 tensor, added to it) so ``(batch,)`` labels never broadcast against
+    ``(batch, 1)`` predictions to ``(batch, batch)``. Tensors of ranks further apart are unchanged.
+
+    Example:
+        >>> import torch
+        >>> a, b = squeeze_or_expand_to_same_rank(torch.zeros(4), torch.zeros(4, 1))
+        >>> tuple(a.shape), tuple(b.shape)
+        ((4, 1), (4, 1))
+    """
+    if not (isinstance(x1, torch.Tensor) and isinstance(x2, torch.Tensor)):
+        return x1, x2
+    r1, r2 = x1.dim(), x2.dim()
+    if r1 == r2 + 1 and x1.shape[-1] == 1:
+        if r2 == 1 and expand_rank_1:
+            x2 = x2.unsqueeze(-1)
+        else:
+            x1 = x1.squeeze(-1)
+    elif r2 == r1 + 1 and x2.shape[-1] == 1:
+        if r1 == 1 and expand_rank_1:
+            x1 = x1.unsqueeze(-1)
+        else:
+            x2 = x2.squeeze(-1)
+    return x1, x2
 
 
 class Reduction:
@@ -410,13 +469,20 @@ class LossFunctionWrapper(Loss):
         self._fn_kwargs = kwargs
 
     def per_example(self, y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
+        batch = int(np.shape(y_pred)[0])
+        if isinstance(y_pred, torch.Tensor) and isinstance(y_true, np.ndarray | list):
+            y_true = torch.as_tensor(np.asarray(y_true), device=y_pred.device)
+        # Keras 3's LossFunctionWrapper aligns the ranks before calling the function.
+        y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
         values = self.fn(y_true, y_pred, **self._fn_kwargs)
+        if isinstance(values, float | int | np.ndarray | np.generic) and not isinstance(values, bool):
+            values = torch.as_tensor(np.asarray(values), dtype=torch.get_default_dtype())
         if not isinstance(values, torch.Tensor):
             raise TypeError(
                 f"The loss function {self.name!r} must return a tensor of per-example losses. "
                 f"Received: {type(values).__name__}"
             )
-        return _to_examples(values, int(np.shape(y_pred)[0]), self.name)
+        return _to_examples(values, batch, self.name)
 
     def get_config(self) -> dict[str, Any]:
         return {"name": self.name, "reduction": self.reduction, **self._fn_kwargs}
@@ -661,6 +727,90 @@ _REGISTRY: dict[str, type[Loss]] = {
     "msle": MeanSquaredLogarithmicError,
     "MSLE": MeanSquaredLogarithmicError,
 }
+
+from unison.keras.losses_extra import (  # noqa: E402  # they build on this module's helpers
+    CategoricalHinge,
+    CosineSimilarity,
+    Hinge,
+    Huber,
+    KLDivergence,
+    LogCosh,
+    Poisson,
+    SquaredHinge,
+    categorical_hinge,
+    cosine_similarity,
+    hinge,
+    huber,
+    kl_divergence,
+    log_cosh,
+    poisson,
+    squared_hinge,
+)
+
+_EXTRA: tuple[type[Loss], ...] = (
+    Huber,
+    LogCosh,
+    KLDivergence,
+    Poisson,
+    CosineSimilarity,
+    Hinge,
+    SquaredHinge,
+    CategoricalHinge,
+)
+_CLASSES += _EXTRA
+_REGISTRY.update({cls.__name__: cls for cls in _EXTRA})
+_REGISTRY.update({_snake_case(cls.__name__): cls for cls in _EXTRA})
+_REGISTRY.update(
+    {
+        "huber_loss": Huber,
+        "log_cosh": LogCosh,
+        "logcosh": LogCosh,
+        "kld": KLDivergence,
+        "KLD": KLDivergence,
+        "kl_divergence": KLDivergence,
+        "kullback_leibler_divergence": KLDivergence,
+    }
+)
+
+# Keras's function spellings: `compile(loss=keras.losses.mse)`, `keras.losses.kld(y, p)`.
+mse = MSE = mean_squared_error
+mae = MAE = mean_absolute_error
+mape = MAPE = mean_absolute_percentage_error
+msle = MSLE = mean_squared_logarithmic_error
+kld = KLD = kullback_leibler_divergence = kl_divergence
+logcosh = log_cosh
+
+__all__ += [
+    "CategoricalHinge",
+    "CosineSimilarity",
+    "Hinge",
+    "Huber",
+    "KLD",
+    "KLDivergence",
+    "LogCosh",
+    "MAE",
+    "MAPE",
+    "MSE",
+    "MSLE",
+    "Poisson",
+    "SquaredHinge",
+    "categorical_hinge",
+    "cosine_similarity",
+    "hinge",
+    "huber",
+    "kl_divergence",
+    "kld",
+    "kullback_leibler_divergence",
+    "log_cosh",
+    "logcosh",
+    "mae",
+    "mape",
+    "mse",
+    "msle",
+    "poisson",
+    "squared_hinge",
+    "squeeze_or_expand_to_same_rank",
+]
 
 LossLike = str | Loss | Callable[..., torch.Tensor] | None
 
