@@ -292,6 +292,44 @@ class Optimizer:
                     group["lr"] = self._learning_rate
 
     @property
+    def lr(self) -> LearningRate:
+        """Keras 2's name for :attr:`learning_rate` (readable, assignable, ``.assign()``, ``.numpy()``)."""
+        return self.learning_rate
+
+    @lr.setter
+    def lr(self, value: float) -> None:
+        self.learning_rate = value
+
+    @property
+    def variables(self) -> OptimizerVariables:
+        """``iterations``, then the slot tensors (e.g. Adam's momenta, then its velocities).
+
+        A list (Keras 3's property) that can also be called, ``opt.variables()`` (Keras 2's method).
+        Before the optimizer is built (its first step) it holds ``iterations`` only.
+
+        Example:
+            >>> import torch
+            >>> w = torch.nn.Parameter(torch.zeros(2))
+            >>> opt = Adam()
+            >>> _ = opt.apply_gradients([(torch.ones(2), w)])
+            >>> [tuple(v.shape) for v in opt.variables()]
+            [(), (2,), (2,)]
+        """
+        found: list[torch.Tensor] = [self.iterations]
+        built = self._torch_optimizer
+        if built is not None:
+            slots: dict[str, list[torch.Tensor]] = {}
+            for group in built.param_groups:
+                for param in group["params"]:
+                    for key, value in built.state.get(param, {}).items():
+                        # torch keeps its step count per parameter; Keras has `iterations` only.
+                        if key != "step" and isinstance(value, torch.Tensor):
+                            slots.setdefault(str(key), []).append(value)
+            for tensors in slots.values():
+                found.extend(tensors)
+        return OptimizerVariables(found)
+
+    @property
     def iterations(self) -> torch.Tensor:
         """How many steps this optimizer has taken (a 0-d int64 tensor, Keras's ``iterations``)."""
         return self._counter.count
@@ -394,6 +432,14 @@ class Optimizer:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(learning_rate={self.learning_rate!r})"
+
+
+class OptimizerVariables(list[torch.Tensor]):
+    """The list ``Optimizer.variables`` returns; calling it returns itself, so Keras 2's
+    ``opt.variables()`` and Keras 3's ``opt.variables`` both work."""
+
+    def __call__(self) -> OptimizerVariables:
+        return self
 
 
 def _flatten(params: ParamList) -> list[torch.Tensor]:
@@ -615,13 +661,20 @@ class TorchOptimizer(Optimizer):
         return {"name": self.name, "learning_rate": self.learning_rate}
 
 
+from unison.keras.optimizers_extra import Adadelta, Adamax, Lion, Nadam  # noqa: E402  # they subclass Optimizer
+
 _REGISTRY: dict[str, Callable[[], Optimizer]] = {
     "sgd": SGD,
     "adam": Adam,
     "adamw": AdamW,
     "rmsprop": RMSprop,
     "adagrad": Adagrad,
+    "adadelta": Adadelta,
+    "adamax": Adamax,
+    "nadam": Nadam,
+    "lion": Lion,
 }
+__all__ += ["Adadelta", "Adamax", "Lion", "Nadam", "OptimizerVariables"]
 
 OptimizerLike = str | Optimizer | torch.optim.Optimizer
 
@@ -630,8 +683,9 @@ def get(identifier: OptimizerLike) -> Optimizer:
     """Resolve a Keras optimizer identifier to an ``Optimizer``.
 
     Args:
-        identifier: ``"sgd"``, ``"adam"``, ``"adamw"``, ``"rmsprop"`` or ``"adagrad"`` (any
-            case; Keras default hyper-parameters), an ``Optimizer`` instance (returned as is)
+        identifier: ``"sgd"``, ``"adam"``, ``"adamw"``, ``"rmsprop"``, ``"adagrad"``,
+            ``"adadelta"``, ``"adamax"``, ``"nadam"`` or ``"lion"`` (any case; Keras default
+            hyper-parameters), an ``Optimizer`` instance (returned as is)
             or class, or a ``torch.optim.Optimizer`` (wrapped in ``TorchOptimizer``).
 
     Raises:
