@@ -621,3 +621,102 @@ _REGISTRY.update(
     }
 )
 __all__ += ["AUC", "Accuracy", "Precision", "Recall"]
+
+from unison.keras.metrics_counts import (  # noqa: E402  # they subclass Metric
+    BinaryIoU,
+    F1Score,
+    FalseNegatives,
+    FalsePositives,
+    FBetaScore,
+    IoU,
+    MeanIoU,
+    OneHotIoU,
+    OneHotMeanIoU,
+    PrecisionAtRecall,
+    RecallAtPrecision,
+    SensitivityAtSpecificity,
+    SpecificityAtSensitivity,
+    TrueNegatives,
+    TruePositives,
+)
+from unison.keras.metrics_extra import (  # noqa: E402
+    BinaryCrossentropy,
+    CategoricalCrossentropy,
+    CategoricalHinge,
+    CosineSimilarity,
+    Hinge,
+    KLDivergence,
+    LogCoshError,
+    Poisson,
+    R2Score,
+    RootMeanSquaredError,
+    SparseCategoricalCrossentropy,
+    SquaredHinge,
+    Sum,
+)
+
+# Classes that need no constructor argument are also reachable by their snake-case name, as
+# Keras 3's metrics.get resolves them ("root_mean_squared_error", "r2_score", "f1_score").
+_NO_ARGS: tuple[type[Metric], ...] = (
+    LogCoshError,
+    Poisson,
+    KLDivergence,
+    CosineSimilarity,
+    Hinge,
+    SquaredHinge,
+    CategoricalHinge,
+    RootMeanSquaredError,
+    R2Score,
+    F1Score,
+    FBetaScore,
+    TruePositives,
+    FalsePositives,
+    TrueNegatives,
+    FalseNegatives,
+)
+_CLASSES += _NO_ARGS + (
+    BinaryCrossentropy,
+    CategoricalCrossentropy,
+    SparseCategoricalCrossentropy,
+    Sum,
+)
+_REGISTRY.update({_snake(cls.__name__): (lambda name, cls=cls: cls(name=name)) for cls in _NO_ARGS})
+_REGISTRY.update(
+    {
+        "logcosh": lambda name: LogCoshError(name=name),
+        "log_cosh": lambda name: LogCoshError(name=name),
+        "kld": lambda name: KLDivergence(name=name),
+        "kullback_leibler_divergence": lambda name: KLDivergence(name=name),
+        "rmse": lambda name: RootMeanSquaredError(name=name),
+    }
+)
+__all__ += [
+    "BinaryCrossentropy",
+    "BinaryIoU",
+    "CategoricalCrossentropy",
+    "CategoricalHinge",
+    "CosineSimilarity",
+    "F1Score",
+    "FBetaScore",
+    "FalseNegatives",
+    "FalsePositives",
+    "Hinge",
+    "IoU",
+    "KLDivergence",
+    "LogCoshError",
+    "MeanIoU",
+    "OneHotIoU",
+    "OneHotMeanIoU",
+    "Poisson",
+    "PrecisionAtRecall",
+    "R2Score",
+    "RecallAtPrecision",
+    "RootMeanSquaredError",
+    "SensitivityAtSpecificity",
+    "SparseCategoricalCrossentropy",
+    "SpecificityAtSensitivity",
+    "SquaredHinge",
+    "Sum",
+    "TrueNegatives",
+    "TruePositives",
+]
