@@ -680,7 +680,16 @@ _CLASSES += _NO_ARGS + (
     SparseCategoricalCrossentropy,
     Sum,
 )
-_REGISTRY.update({_snake(cls.__name__): (lambda name, cls=cls: cls(name=name)) for cls in _NO_ARGS})
+
+
+def _named(cls: type[Metric]) -> Callable[[str], Metric]:
+    def make(name: str) -> Metric:
+        return cls(name=name)  # every class in _NO_ARGS takes name=
+
+    return make
+
+
+_REGISTRY.update({_snake(cls.__name__): _named(cls) for cls in _NO_ARGS})
 _REGISTRY.update(
     {
         "logcosh": lambda name: LogCoshError(name=name),

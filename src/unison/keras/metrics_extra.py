@@ -153,9 +153,11 @@ class RootMeanSquaredError(_MeanState):
 
     def update_state(self, y_true: TensorLike, y_pred: TensorLike, sample_weight: TensorLike | None = None) -> None:
         with torch.no_grad():
-            y_true, y_pred = _as_tensors(y_true, y_pred)
-            y_true, y_pred = losses.squeeze_or_expand_to_same_rank(y_true.to(y_pred.dtype), y_pred)
-            self._add((y_pred - y_true).square(), sample_weight)
+            labels, preds = _as_tensors(y_true, y_pred)
+            aligned: tuple[torch.Tensor, torch.Tensor] = losses.squeeze_or_expand_to_same_rank(
+                labels.to(preds.dtype), preds
+            )
+            self._add((aligned[1] - aligned[0]).square(), sample_weight)
 
     def result_from_state(self, state: torch.Tensor) -> float:
         return float(super().result_from_state(state) ** 0.5)
