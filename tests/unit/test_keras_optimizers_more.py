@@ -158,3 +158,34 @@ def test_compile_refuses_keywords_tf2_refuses() -> None:
         _model().compile(optimizer="sgd", loss="mse", target_tensors=[object()])
     with pytest.raises(TypeError, match="unexpected keyword arguments: \\['lossweights'\\]"):
         _model().compile(optimizer="sgd", loss="mse", lossweights=[1.0])
+
+
+def test_ftrl_matches_keras_rule() -> None:
+    lr, power, l1, l2, shrink, beta = 0.1, -0.5, 0.01, 0.02, 0.03, 0.1
+    w, n, z, expected = 1.0, 0.1, 0.0, []
+    for g in GRADS:
+        l2_eff = l2 + beta / (2 * lr)
+        n_new = n + g * g
+        z += g + 2 * shrink * w - (n_new ** (-power) - n ** (-power)) / lr * w
+        quadratic = n_new ** (-power) / lr + 2 * l2_eff
+        w = (min(max(z, -l1), l1) - z) / quadratic
+        n = n_new
+        expected.append(w)
+    opt = optimizers.Ftrl(
+        learning_rate=lr,
+        l1_regularization_strength=l1,
+        l2_regularization_strength=l2,
+        l2_shrinkage_regularization_strength=shrink,
+        beta=beta,
+    )
+    assert _run(opt) == pytest.approx(expected, rel=1e-12)
+    assert [tuple(v.shape) for v in opt.variables] == [(), (1,), (1,)]
+    assert opt.variables[1].item() == pytest.approx(n)  # the accumulator started at 0.1
+
+
+def test_ftrl_validates_like_keras() -> None:
+    with pytest.raises(ValueError, match="learning_rate_power"):
+        optimizers.Ftrl(learning_rate_power=0.5)
+    with pytest.raises(ValueError, match="l1_regularization_strength"):
+        optimizers.Ftrl(l1_regularization_strength=-1.0)
+    assert isinstance(optimizers.get("ftrl"), optimizers.Ftrl) and optimizers.legacy.Ftrl is optimizers.Ftrl

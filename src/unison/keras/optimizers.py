@@ -661,7 +661,7 @@ class TorchOptimizer(Optimizer):
         return {"name": self.name, "learning_rate": self.learning_rate}
 
 
-from unison.keras.optimizers_extra import Adadelta, Adamax, Lion, Nadam  # noqa: E402  # they subclass Optimizer
+from unison.keras.optimizers_extra import Adadelta, Adamax, Ftrl, Lion, Nadam  # noqa: E402  # they subclass Optimizer
 
 _REGISTRY: dict[str, Callable[[], Optimizer]] = {
     "sgd": SGD,
@@ -673,8 +673,9 @@ _REGISTRY: dict[str, Callable[[], Optimizer]] = {
     "adamax": Adamax,
     "nadam": Nadam,
     "lion": Lion,
+    "ftrl": Ftrl,
 }
-__all__ += ["Adadelta", "Adamax", "Lion", "Nadam", "OptimizerVariables"]
+__all__ += ["Adadelta", "Adamax", "Ftrl", "Lion", "Nadam", "OptimizerVariables"]
 
 OptimizerLike = str | Optimizer | torch.optim.Optimizer
 

@@ -1,4 +1,4 @@
-"""Keras optimizers without an exact ``torch.optim`` twin: Adadelta, Adamax, Nadam, Lion.
+"""Keras optimizers without an exact ``torch.optim`` twin: Adadelta, Adamax, Nadam, Lion, Ftrl.
 
 torch's ``Adadelta``, ``Adamax`` and ``NAdam`` differ from Keras in details (torch's Adadelta
 defaults to ``lr=1.0`` and ``eps=1e-6``; its Adamax adds ``eps`` differently; its NAdam has a
@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +30,7 @@ from unison.keras.optimizers import Optimizer, OptimizerOptions, ParamList, _for
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["Adadelta", "Adamax", "Lion", "Nadam"]
+__all__ = ["Adadelta", "Adamax", "Ftrl", "Lion", "Nadam"]
 
 
 class _RuleOptimizer(torch.optim.Optimizer):
@@ -62,7 +63,8 @@ class _RuleOptimizer(torch.optim.Optimizer):
                 if not state:
                     state["step"] = 0
                     for slot in self._SLOTS:
-                        state[slot] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                        initial = group.get(f"initial_{slot}", 0.0)
+                        state[slot] = torch.full_like(p, initial, memory_format=torch.preserve_format)
                 state["step"] += 1
                 self._update(p, p.grad.to(p.dtype), state, group)
         return loss
@@ -119,6 +121,22 @@ class _LionRule(_RuleOptimizer):
         m = state["momentum"]
         p.sub_(group["lr"] * torch.sign(m * b1 + g * (1.0 - b1)))
         m.mul_(b2).add_(g, alpha=1.0 - b2)
+
+
+class _FtrlRule(_RuleOptimizer):
+    _SLOTS = ("accumulator", "linear")
+
+    def _update(self, p: torch.Tensor, g: torch.Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        lr, power = group["lr"], -group["learning_rate_power"]
+        l1 = group["l1_regularization_strength"]
+        l2 = group["l2_regularization_strength"] + group["beta"] / (2.0 * lr)
+        accum, linear = state["accumulator"], state["linear"]
+        grad_to_use = g + 2.0 * group["l2_shrinkage_regularization_strength"] * p
+        new_accum = accum + g * g
+        linear.add_(grad_to_use - (new_accum.pow(power) - accum.pow(power)) / lr * p)
+        quadratic = new_accum.pow(power) / lr + 2.0 * l2
+        p.copy_((linear.clamp(-l1, l1) - linear) / quadratic)
+        accum.copy_(new_accum)
 
 
 class Adadelta(Optimizer):
@@ -241,3 +259,55 @@ class Lion(Optimizer):
 
     def _make(self, params: ParamList) -> torch.optim.Optimizer:
         return _LionRule(params, lr=self._learning_rate, beta_1=self.beta_1, beta_2=self.beta_2)
+
+
+class Ftrl(Optimizer):
+    """Follow-the-regularized-leader (FTRL-Proximal, with Keras's L2 shrinkage); Keras 3 defaults.
+
+    Per step, with ``n`` the accumulator (starts at ``initial_accumulator_value``), ``z`` the
+    linear term, ``c = -learning_rate_power`` and ``l2' = l2 + beta / (2 lr)``:
+    ``n' = n + g**2``; ``z += g + 2 l2_shrinkage w - (n'**c - n**c) / lr * w``;
+    ``w = (clip(z, -l1, l1) - z) / (n'**c / lr + 2 l2')``.
+
+    Example:
+        >>> Ftrl().get_config()["learning_rate_power"]
+        -0.5
+    """
+
+    _CONFIG = (
+        "learning_rate_power",
+        "initial_accumulator_value",
+        "l1_regularization_strength",
+        "l2_regularization_strength",
+        "l2_shrinkage_regularization_strength",
+        "beta",
+    )
+
+    def __init__(
+        self,
+        learning_rate: float = 0.001,
+        learning_rate_power: float = -0.5,
+        initial_accumulator_value: float = 0.1,
+        l1_regularization_strength: float = 0.0,
+        l2_regularization_strength: float = 0.0,
+        l2_shrinkage_regularization_strength: float = 0.0,
+        beta: float = 0.0,
+        **options: Unpack[OptimizerOptions],
+    ) -> None:
+        super().__init__(learning_rate, **options)
+        self.learning_rate_power = _number(learning_rate_power, "learning_rate_power", low=-math.inf, high=0.0)
+        self.initial_accumulator_value = _number(initial_accumulator_value, "initial_accumulator_value")
+        self.l1_regularization_strength = _number(l1_regularization_strength, "l1_regularization_strength")
+        self.l2_regularization_strength = _number(l2_regularization_strength, "l2_regularization_strength")
+        self.l2_shrinkage_regularization_strength = _number(
+            l2_shrinkage_regularization_strength, "l2_shrinkage_regularization_strength"
+        )
+        self.beta = _number(beta, "beta")
+
+    def _make(self, params: ParamList) -> torch.optim.Optimizer:
+        return _FtrlRule(
+            params,
+            lr=self._learning_rate,
+            initial_accumulator=self.initial_accumulator_value,
+            **{key: getattr(self, key) for key in self._CONFIG if key != "initial_accumulator_value"},
+        )
