@@ -189,3 +189,24 @@ def test_ftrl_validates_like_keras() -> None:
     with pytest.raises(ValueError, match="l1_regularization_strength"):
         optimizers.Ftrl(l1_regularization_strength=-1.0)
     assert isinstance(optimizers.get("ftrl"), optimizers.Ftrl) and optimizers.legacy.Ftrl is optimizers.Ftrl
+
+
+def test_keras2_lr_and_decay_arguments() -> None:
+    with pytest.warns(DeprecationWarning, match="learning_rate"):
+        opt = optimizers.Adam(lr=0.01)
+    assert opt.learning_rate == pytest.approx(0.01)
+    with pytest.warns(DeprecationWarning):
+        sgd = optimizers.legacy.SGD(lr=0.1, decay=0.5)
+    w = torch.nn.Parameter(torch.zeros(1, dtype=torch.float64))
+    got = []
+    for _ in range(3):
+        sgd.apply_gradients([(torch.ones(1, dtype=torch.float64), w)])
+        got.append(w.item())
+    # Keras 2: lr_t = lr / (1 + decay * iterations), iterations counted before the step
+    assert got == pytest.approx([-0.1, -0.1 - 0.1 / 1.5, -0.1 - 0.1 / 1.5 - 0.1 / 2.0], rel=1e-6)
+
+
+def test_decay_with_a_schedule_is_refused() -> None:
+    schedule = optimizers.schedules.ExponentialDecay(0.1, decay_steps=10, decay_rate=0.9)
+    with pytest.raises(ValueError, match="decay"):
+        optimizers.SGD(learning_rate=schedule, decay=0.1)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict, cast
 
@@ -77,6 +78,8 @@ class ClipOptions(TypedDict, total=False):
     global_clipnorm: float | None
     name: str | None
     gradient_accumulation_steps: int | None
+    lr: float | None
+    decay: float | None
 
 
 _FUSED_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
@@ -137,6 +140,31 @@ def _number(
     return float(value)
 
 
+def _legacy_rate(cls_name: str, learning_rate: Any, lr: Any, decay: Any) -> Any:
+    """Keras 2's ``lr=`` (an alias of ``learning_rate``) and ``decay=`` (``lr / (1 + decay * iterations)``).
+
+    TF <= 2.10's optimizers (and ``keras.optimizers.legacy`` after that) honour both; Keras 3
+    dropped them. Old programs (``Adam(lr=1e-3)``, ``SGD(lr=0.01, decay=1e-6)``) keep their meaning.
+    """
+    if lr is not None:
+        warnings.warn(
+            f"`lr` is deprecated in Keras optimizers, use `learning_rate` instead: {cls_name}(learning_rate={lr!r}).",
+            DeprecationWarning,
+            stacklevel=4,
+        )
+        learning_rate = lr
+    if decay:
+        rate = _number(decay, "decay")
+        if isinstance(learning_rate, schedules.LearningRateSchedule):
+            raise ValueError(
+                "Keras 2's `decay` argument cannot be combined with a learning-rate schedule; put the "
+                "decay in the schedule (e.g. keras.optimizers.schedules.InverseTimeDecay) instead."
+            )
+        # Keras 2's legacy decay is exactly an inverse-time decay evaluated at every step.
+        learning_rate = schedules.InverseTimeDecay(_number(learning_rate, "learning_rate", low_open=True), 1, rate)
+    return learning_rate
+
+
 def _optional_positive(value: Any, arg: str) -> float | None:
     return None if value is None else _number(value, arg, low_open=True)
 
@@ -167,7 +195,10 @@ class Optimizer:
         global_clipnorm: float | None = None,
         name: str | None = None,
         gradient_accumulation_steps: int | None = None,
+        lr: float | None = None,
+        decay: float | None = None,
     ) -> None:
+        learning_rate = _legacy_rate(type(self).__name__, learning_rate, lr, decay)
         if gradient_accumulation_steps is not None and (
             isinstance(gradient_accumulation_steps, bool)
             or not isinstance(gradient_accumulation_steps, int)
