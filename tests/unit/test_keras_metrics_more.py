@@ -192,3 +192,13 @@ def test_fit_logs_new_metrics() -> None:
     assert logs["root_mean_squared_error"] == pytest.approx(float(np.sqrt(np.mean((pred - y) ** 2))), rel=1e-4)
     r2 = 1 - ((y - pred) ** 2).sum() / ((y - y.mean()) ** 2).sum()
     assert logs["r2_score"] == pytest.approx(float(r2), rel=1e-4)
+
+
+def test_metric_function_spellings() -> None:
+    assert metrics.mse is keras.losses.mean_squared_error and metrics.MAE is keras.losses.mean_absolute_error
+    assert metrics.kld is keras.losses.kl_divergence and metrics.logcosh is keras.losses.log_cosh
+    # the metric's cosine similarity is positive (the loss is its negative)
+    assert metrics.cosine_similarity(torch.tensor([[1.0, 0.0]]), torch.tensor([[2.0, 0.0]])).tolist() == [1.0]
+    m = metrics.get(metrics.mae)
+    m.update_state(torch.tensor([[1.0], [2.0]]), torch.tensor([[0.0], [0.0]]))
+    assert float(m.result()) == pytest.approx(1.5)
