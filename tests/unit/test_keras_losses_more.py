@@ -176,3 +176,23 @@ def test_wrong_length_result_still_explains() -> None:
     loss = losses.get(lambda t, p: torch.zeros(3))
     with pytest.raises(ValueError, match="one loss per example"):
         loss.per_example(torch.zeros(4), torch.zeros(4, 1))
+
+
+def test_binary_focal_crossentropy_matches_keras_example_and_options() -> None:
+    got = losses.binary_focal_crossentropy(_t(Y_TRUE), _t(Y_PRED), gamma=2)
+    assert got.tolist() == pytest.approx([0.330, 0.206], abs=5e-4)
+
+    def reference(t: float, p: float, gamma: float, alpha: float | None) -> float:
+        bce = -(t * math.log(p) + (1 - t) * math.log(1 - p))
+        p_t = t * p + (1 - t) * (1 - p)
+        weight = 1.0 if alpha is None else t * alpha + (1 - t) * (1 - alpha)
+        return weight * (1 - p_t) ** gamma * bce
+
+    logits = _t([[0.3, -1.2]])
+    probs = torch.sigmoid(logits)[0].tolist()
+    loss = losses.BinaryFocalCrossentropy(apply_class_balancing=True, alpha=0.3, gamma=1.5, from_logits=True)
+    expected = np.mean([reference(t, p, 1.5, 0.3) for t, p in zip([1.0, 0.0], probs)])
+    assert float(loss(_t([[1.0, 0.0]]), logits)) == pytest.approx(expected)
+    assert isinstance(losses.get("binary_focal_crossentropy"), losses.BinaryFocalCrossentropy)
+    with pytest.raises(ValueError, match="label_smoothing"):
+        losses.BinaryFocalCrossentropy(label_smoothing=2.0)

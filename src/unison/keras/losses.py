@@ -550,6 +550,7 @@ _REGISTRY: dict[str, type[Loss]] = {
 }
 
 from unison.keras.losses_extra import (  # noqa: E402  # they build on this module's helpers
+    BinaryFocalCrossentropy,
     CategoricalHinge,
     CosineSimilarity,
     Hinge,
@@ -558,6 +559,7 @@ from unison.keras.losses_extra import (  # noqa: E402  # they build on this modu
     LogCosh,
     Poisson,
     SquaredHinge,
+    binary_focal_crossentropy,
     categorical_hinge,
     cosine_similarity,
     hinge,
@@ -569,6 +571,7 @@ from unison.keras.losses_extra import (  # noqa: E402  # they build on this modu
 )
 
 _EXTRA: tuple[type[Loss], ...] = (
+    BinaryFocalCrossentropy,
     Huber,
     LogCosh,
     KLDivergence,
@@ -602,6 +605,7 @@ kld = KLD = kullback_leibler_divergence = kl_divergence
 logcosh = log_cosh
 
 __all__ += [
+    "BinaryFocalCrossentropy",
     "CategoricalHinge",
     "CosineSimilarity",
     "Hinge",
@@ -631,6 +635,7 @@ __all__ += [
     "poisson",
     "squared_hinge",
     "squeeze_or_expand_to_same_rank",
+    "binary_focal_crossentropy",
 ]
 
 LossLike = str | Loss | Callable[..., torch.Tensor] | None
