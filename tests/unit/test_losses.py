@@ -217,10 +217,12 @@ def test_get_returns_instances_and_wraps_callables() -> None:
     torch.testing.assert_close(wrapped.per_example(torch.zeros(2, 2), torch.ones(2, 2)), torch.ones(2))
 
 
-def test_wrapped_callable_that_averages_the_batch_is_rejected() -> None:
+def test_wrapped_callable_that_averages_the_batch_is_the_batch_loss() -> None:
+    # Keras 3 reduces whatever the function returns: a scalar is the batch's loss.
     loss = losses.get(lambda y_true, y_pred: ((y_true - y_pred) ** 2).mean())
+    assert loss.per_example(torch.zeros(4, 2), torch.ones(4, 2)).tolist() == [1.0] * 4
     with pytest.raises(ValueError, match="one loss per example"):
-        loss.per_example(torch.zeros(4, 2), torch.ones(4, 2))
+        losses.get(lambda y_true, y_pred: torch.zeros(3)).per_example(torch.zeros(4, 2), torch.ones(4, 2))
 
 
 def test_get_unknown_string_lists_names_and_received_value() -> None:

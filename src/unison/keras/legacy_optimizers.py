@@ -10,5 +10,8 @@ Example:
 """
 
 from unison.keras.optimizers import SGD, Adagrad, Adam, AdamW, Optimizer, RMSprop
+from unison.keras.optimizers_extra import Adadelta, Adamax, Ftrl, Nadam
 
-__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop"]
+# Keras 2's legacy module had Adadelta, Adagrad, Adam, Adamax, Ftrl, Nadam, RMSprop and SGD
+# (AdamW is kept here for programs that reached it through this module before).
+__all__ = ["SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "Ftrl", "Nadam", "Optimizer", "RMSprop"]

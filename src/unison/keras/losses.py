@@ -117,10 +117,22 @@ def _align_ranks(y_true: torch.Tensor, y_pred: torch.Tensor) -> tuple[torch.Tens
     return y_true, y_pred
 
 
-def sparse_categorical_crossentropy(y_true: TensorLike, y_pred: TensorLike, from_logits: bool = False) -> torch.Tensor:
+def _class_axis_last(x: torch.Tensor, axis: int) -> torch.Tensor:
+    # Keras's `axis` argument: the axis that holds the classes (default the last).
+    return x if axis in (-1, x.dim() - 1) else x.movedim(axis, -1)
+
+
+def sparse_categorical_crossentropy(
+    y_true: TensorLike,
+    y_pred: TensorLike,
+    from_logits: bool = False,
+    ignore_class: int | None = None,
+    axis: int = -1,
+) -> torch.Tensor:
     """Cross-entropy with integer labels; returns a tensor of shape ``y_pred.shape[:-1]``.
 
-    Labels may be int or float, of shape ``(batch,)`` or ``(batch, 1)``.
+    Labels may be int or float, of shape ``(batch,)`` or ``(batch, 1)``. ``axis`` is the class
+    axis of ``y_pred``; positions whose label is ``ignore_class`` get a loss of 0 (Keras 3).
 
     Example:
         >>> import torch
@@ -130,7 +142,12 @@ def sparse_categorical_crossentropy(y_true: TensorLike, y_pred: TensorLike, from
     """
     y_true, y_pred = _as_tensors(y_true, y_pred)
     y_pred, from_logits = _logits_of(y_pred, LOGITS_ATTR, from_logits, "sparse_categorical_crossentropy", "Softmax")
-    y_pred = _upcast(y_pred)
+    y_pred = _class_axis_last(_upcast(y_pred), axis)
+    if ignore_class is not None:
+        labels = y_true.squeeze(-1) if y_true.dim() == y_pred.dim() and y_true.shape[-1] == 1 else y_true
+        valid = labels != ignore_class
+        values = sparse_categorical_crossentropy(torch.where(valid, labels, 0), y_pred, from_logits)
+        return values * valid
     if y_true.dim() == y_pred.dim() and y_true.dim() > 0 and y_true.shape[-1] == 1:
         y_true = y_true.squeeze(-1)
     if y_true.shape != y_pred.shape[:-1]:
@@ -152,7 +169,11 @@ def sparse_categorical_crossentropy(y_true: TensorLike, y_pred: TensorLike, from
 
 
 def categorical_crossentropy(
-    y_true: TensorLike, y_pred: TensorLike, from_logits: bool = False, label_smoothing: float = 0.0
+    y_true: TensorLike,
+    y_pred: TensorLike,
+    from_logits: bool = False,
+    label_smoothing: float = 0.0,
+    axis: int = -1,
 ) -> torch.Tensor:
     """Cross-entropy with one-hot (or soft) labels; returns shape ``y_pred.shape[:-1]``.
 
@@ -164,8 +185,8 @@ def categorical_crossentropy(
     """
     y_true, y_pred = _as_tensors(y_true, y_pred)
     y_pred, from_logits = _logits_of(y_pred, LOGITS_ATTR, from_logits, "categorical_crossentropy", "Softmax")
-    y_pred = _upcast(y_pred)
-    y_true = _float_like(y_true, y_pred)
+    y_pred = _class_axis_last(_upcast(y_pred), axis)
+    y_true = _class_axis_last(_float_like(y_true, y_pred), axis)
     if y_true.shape != y_pred.shape:
         raise ValueError(
             "Arguments `y_true` and `y_pred` must have the same shape. Received: "
@@ -182,7 +203,11 @@ def categorical_crossentropy(
 
 
 def binary_crossentropy(
-    y_true: TensorLike, y_pred: TensorLike, from_logits: bool = False, label_smoothing: float = 0.0
+    y_true: TensorLike,
+    y_pred: TensorLike,
+    from_logits: bool = False,
+    label_smoothing: float = 0.0,
+    axis: int = -1,
 ) -> torch.Tensor:
     """Binary cross-entropy averaged over the last axis; returns ``y_pred.shape[:-1]``.
 
@@ -205,7 +230,7 @@ def binary_crossentropy(
     else:
         p = y_pred.clamp(EPSILON, 1.0 - EPSILON)
         bce = -(y_true * torch.log(p) + (1.0 - y_true) * torch.log(1.0 - p))
-    return bce.mean(dim=-1)
+    return bce.mean(dim=axis)
 
 
 def mean_squared_error(y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
@@ -263,14 +288,48 @@ def mean_squared_logarithmic_error(y_true: TensorLike, y_pred: TensorLike) -> to
 
 
 def _to_examples(values: torch.Tensor, batch: int, name: str) -> torch.Tensor:
-    """Reduce a per-element loss to one value per example (mean over non-batch axes)."""
-    if values.dim() == 0 or values.shape[0] != batch:
+    """Reduce a per-element loss to one value per example (mean over non-batch axes).
+
+    A scalar (a function that already averaged, e.g. ``return tf.reduce_mean(...)`` as keras.io's
+    siamese example does) is given to every example: Keras 3 reduces whatever the function returns,
+    so the batch loss is that scalar, and a sample weight scales it by the mean weight, as in Keras.
+    """
+    if values.dim() == 0:
+        return values.expand(batch)
+    if values.shape[0] != batch:
         raise ValueError(
             f"The loss function {name!r} must return one loss per example, a tensor of shape "
-            f"(batch, ...) with batch={batch}; do not average over the batch, the trainer "
-            f"does. Received: shape={tuple(values.shape)}"
+            f"(batch, ...) with batch={batch}, or one scalar for the batch. "
+            f"Received: shape={tuple(values.shape)}"
         )
     return values.reshape(batch, -1).mean(dim=1) if values.dim() > 1 else values
+
+
+def squeeze_or_expand_to_same_rank(x1: Any, x2: Any, expand_rank_1: bool = True) -> tuple[Any, Any]:
+    """Keras 3's rank alignment before a loss function: a trailing axis of size 1 is removed (or,
+    against a rank-1 tensor, added to it) so ``(batch,)`` labels never broadcast against
+    ``(batch, 1)`` predictions to ``(batch, batch)``. Tensors of ranks further apart are unchanged.
+
+    Example:
+        >>> import torch
+        >>> a, b = squeeze_or_expand_to_same_rank(torch.zeros(4), torch.zeros(4, 1))
+        >>> tuple(a.shape), tuple(b.shape)
+        ((4, 1), (4, 1))
+    """
+    if not (isinstance(x1, torch.Tensor) and isinstance(x2, torch.Tensor)):
+        return x1, x2
+    r1, r2 = x1.dim(), x2.dim()
+    if r1 == r2 + 1 and x1.shape[-1] == 1:
+        if r2 == 1 and expand_rank_1:
+            x2 = x2.unsqueeze(-1)
+        else:
+            x1 = x1.squeeze(-1)
+    elif r2 == r1 + 1 and x2.shape[-1] == 1:
+        if r1 == 1 and expand_rank_1:
+            x1 = x1.unsqueeze(-1)
+        else:
+            x2 = x2.squeeze(-1)
+    return x1, x2
 
 
 class Reduction:
@@ -410,197 +469,30 @@ class LossFunctionWrapper(Loss):
         self._fn_kwargs = kwargs
 
     def per_example(self, y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
+        batch = int(np.shape(y_pred)[0])
+        if isinstance(y_pred, torch.Tensor) and isinstance(y_true, np.ndarray | list):
+            y_true = torch.as_tensor(np.asarray(y_true), device=y_pred.device)
+        # Keras 3's LossFunctionWrapper aligns the ranks before calling the function.
+        y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
         values = self.fn(y_true, y_pred, **self._fn_kwargs)
+        if isinstance(values, float | int | np.ndarray | np.generic) and not isinstance(values, bool):
+            values = torch.as_tensor(np.asarray(values), dtype=torch.get_default_dtype())
         if not isinstance(values, torch.Tensor):
             raise TypeError(
                 f"The loss function {self.name!r} must return a tensor of per-example losses. "
                 f"Received: {type(values).__name__}"
             )
-        return _to_examples(values, int(np.shape(y_pred)[0]), self.name)
+        return _to_examples(values, batch, self.name)
 
     def get_config(self) -> dict[str, Any]:
         return {"name": self.name, "reduction": self.reduction, **self._fn_kwargs}
 
 
-def _labels_numpy(y_true: LabelArray, loss_name: str) -> np.ndarray:
-    """Return the labels as numpy, after checking they are finite numbers."""
-    if isinstance(y_true, torch.Tensor):
-        y_true = y_true.detach().cpu()
-        labels = (y_true.double() if y_true.is_floating_point() else y_true).numpy()
-    else:
-        labels = np.asarray(y_true)
-    if labels.dtype.kind not in "biuf":
-        raise ValueError(f"Loss {loss_name!r} needs numeric labels. Received: y_true.dtype={labels.dtype}")
-    if labels.dtype.kind == "f" and not np.isfinite(labels).all():
-        raise ValueError(f"Loss {loss_name!r} received labels that contain NaN or infinity.")
-    return labels
-
-
-class SparseCategoricalCrossentropy(LossFunctionWrapper):
-    """Keras ``SparseCategoricalCrossentropy``: integer labels, one probability per class.
-
-    ``ignore_class``: label value whose positions do not count (e.g. padding of sequence
-    labels ``(N, T)`` against outputs ``(N, T, C)``). As in Keras 3 the loss is then the mean
-    over the positions that count; in ``fit`` the denominator is their number in the whole
-    global batch (``example_weights``), so N replicas still compute one device's loss.
-    """
-
-    def __init__(
-        self,
-        from_logits: bool = False,
-        ignore_class: int | None = None,
-        reduction: str | None = "sum_over_batch_size",
-        name: str = "sparse_categorical_crossentropy",
-    ) -> None:
-        super().__init__(sparse_categorical_crossentropy, name=name, reduction=reduction, from_logits=from_logits)
-        if ignore_class is not None and (isinstance(ignore_class, bool) or not isinstance(ignore_class, int)):
-            raise ValueError(f"`ignore_class` must be an integer or None. Received: ignore_class={ignore_class!r}")
-        self.from_logits, self.ignore_class = from_logits, ignore_class
-
-    def _valid(self, y_true: TensorLike, y_pred: TensorLike, ignore_class: int) -> tuple[torch.Tensor, torch.Tensor]:
-        labels = torch.as_tensor(y_true, device=y_pred.device if isinstance(y_pred, torch.Tensor) else None)
-        if labels.dim() == len(np.shape(y_pred)) and labels.dim() > 0 and labels.shape[-1] == 1:
-            labels = labels.squeeze(-1)
-        valid = torch.ne(labels, ignore_class)
-        return torch.where(valid, labels, torch.zeros_like(labels)), valid
-
-    def per_example(self, y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
-        if self.ignore_class is None:
-            return super().per_example(y_true, y_pred)
-        labels, valid = self._valid(y_true, y_pred, self.ignore_class)
-        values = sparse_categorical_crossentropy(labels, y_pred, self.from_logits) * valid
-        return values.reshape(values.shape[0], -1).mean(dim=1)  # sum over valid steps / steps
-
-    def example_weights(self, y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor | None:
-        """Fraction of each example's positions that count (``None`` without ``ignore_class``)."""
-        if self.ignore_class is None:
-            return None
-        _, valid = self._valid(y_true, y_pred, self.ignore_class)
-        return valid.reshape(valid.shape[0], -1).float().mean(dim=1)
-
-    def __call__(self, y_true: TensorLike, y_pred: TensorLike, sample_weight: TensorLike | None = None) -> torch.Tensor:
-        # Standalone use is not the training hot path, so checking here is affordable and
-        # turns torch's index error into a message about the labels.
-        num_classes = int(np.shape(y_pred)[-1])
-        self.check_targets(torch.as_tensor(y_true), num_classes)
-        if self.ignore_class is None:
-            return super().__call__(y_true, y_pred, sample_weight)
-        values = self.per_example(y_true, y_pred)
-        if sample_weight is not None:
-            values = values * torch.as_tensor(sample_weight, dtype=values.dtype, device=values.device).reshape(-1)
-        _, valid = self._valid(y_true, y_pred, self.ignore_class)
-        counted = valid.reshape(valid.shape[0], -1).float().mean(dim=1).sum()
-        return values.sum() / (counted + EPSILON)
-
-    def check_targets(self, y_true: LabelArray, num_outputs: int | None) -> None:
-        labels = _labels_numpy(y_true, self.name)
-        if self.ignore_class is not None:
-            labels = labels[labels != self.ignore_class]
-        if labels.size == 0:
-            return
-        n = num_outputs
-        one_hot_shaped = n is not None and n > 1 and labels.ndim >= 2 and labels.shape[-1] == n
-        if one_hot_shaped and np.isin(labels, (0, 1)).all() and (labels.sum(-1) == 1).all():
-            raise ValueError(
-                f"Loss {self.name!r} expects integer class indices, but the labels look one-hot "
-                f"encoded (shape {labels.shape}). Use loss='categorical_crossentropy' for "
-                "one-hot labels."
-            )
-        fractional = labels[labels != np.round(labels)] if labels.dtype.kind == "f" else []
-        if len(fractional):
-            raise ValueError(
-                f"Received a label value of {fractional[0]!r}, which is not an integer. Label "
-                f"values must be integers in [0, num_classes) for loss {self.name!r}."
-            )
-        low, high = int(labels.min()), int(labels.max())
-        if low >= 0 and (n is None or high < n):
-            return
-        bad = low if low < 0 else high
-        message = (
-            f"Received a label value of {bad} which is outside the valid range of "
-            f"[0, {n if n is not None else 'num_classes'}). Label values must be integers in "
-            f"[0, num_classes) for loss {self.name!r}"
-        )
-        if bad < 0:
-            message += "; negative labels are not class indices, so fix the labels."
-        else:
-            message += (
-                f"; the model has {n} output{'s' if n != 1 else ''}, so fix the labels or use a "
-                f"model with more outputs (a largest label of {bad} needs {bad + 1} units in the "
-                "last layer)."
-            )
-            if n == 1:
-                message += " For two classes and a sigmoid output use loss='binary_crossentropy'."
-        raise ValueError(message)
-
-
-class CategoricalCrossentropy(LossFunctionWrapper):
-    """Keras ``CategoricalCrossentropy``: one-hot (or soft) labels."""
-
-    def __init__(
-        self,
-        from_logits: bool = False,
-        label_smoothing: float = 0.0,
-        name: str = "categorical_crossentropy",
-        reduction: str | None = "sum_over_batch_size",
-    ) -> None:
-        _check_label_smoothing(label_smoothing)
-        super().__init__(
-            categorical_crossentropy,
-            name=name,
-            reduction=reduction,
-            from_logits=from_logits,
-            label_smoothing=label_smoothing,
-        )
-        self.from_logits, self.label_smoothing = from_logits, label_smoothing
-
-    def check_targets(self, y_true: LabelArray, num_outputs: int | None) -> None:
-        labels = _labels_numpy(y_true, self.name)
-        if num_outputs is None or (labels.ndim >= 2 and labels.shape[-1] == num_outputs):
-            return
-        hint = ""
-        if labels.ndim < 2 or labels.shape[-1] == 1:
-            hint = (
-                " These look like integer class labels: use "
-                "loss='sparse_categorical_crossentropy' for them, or one-hot encode them."
-            )
-        raise ValueError(
-            f"Loss {self.name!r} expects one-hot labels whose last dimension equals the "
-            f"model's {num_outputs} outputs. Received: y_true.shape={labels.shape}.{hint}"
-        )
-
-
-class BinaryCrossentropy(LossFunctionWrapper):
-    """Keras ``BinaryCrossentropy``: labels in ``[0, 1]``, one probability per output."""
-
-    def __init__(
-        self,
-        from_logits: bool = False,
-        label_smoothing: float = 0.0,
-        name: str = "binary_crossentropy",
-        reduction: str | None = "sum_over_batch_size",
-    ) -> None:
-        _check_label_smoothing(label_smoothing)
-        super().__init__(
-            binary_crossentropy,
-            name=name,
-            reduction=reduction,
-            from_logits=from_logits,
-            label_smoothing=label_smoothing,
-        )
-        self.from_logits, self.label_smoothing = from_logits, label_smoothing
-
-    def check_targets(self, y_true: LabelArray, num_outputs: int | None) -> None:
-        labels = _labels_numpy(y_true, self.name)
-        if labels.size == 0 or (labels.min() >= 0 and labels.max() <= 1):
-            return
-        bad = labels.min() if labels.min() < 0 else labels.max()
-        raise ValueError(
-            f"Received a label value of {bad.item()!r} which is outside the valid range of "
-            f"[0, 1]. Label values must be in [0, 1] for loss {self.name!r}. For integer class "
-            "labels of more than two classes use loss='sparse_categorical_crossentropy' and a "
-            "softmax output."
-        )
+from unison.keras.losses_crossentropy import (  # noqa: E402  # they build on the wrapper above
+    BinaryCrossentropy,
+    CategoricalCrossentropy,
+    SparseCategoricalCrossentropy,
+)
 
 
 class MeanSquaredError(LossFunctionWrapper):
@@ -635,11 +527,6 @@ class MeanSquaredLogarithmicError(LossFunctionWrapper):
         super().__init__(mean_squared_logarithmic_error, name=name, reduction=reduction)
 
 
-def _check_label_smoothing(value: float) -> None:
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"Argument `label_smoothing` must be in [0, 1]. Received: label_smoothing={value}")
-
-
 _CLASSES: tuple[type[Loss], ...] = (
     SparseCategoricalCrossentropy,
     CategoricalCrossentropy,
@@ -661,6 +548,95 @@ _REGISTRY: dict[str, type[Loss]] = {
     "msle": MeanSquaredLogarithmicError,
     "MSLE": MeanSquaredLogarithmicError,
 }
+
+from unison.keras.losses_extra import (  # noqa: E402  # they build on this module's helpers
+    BinaryFocalCrossentropy,
+    CategoricalHinge,
+    CosineSimilarity,
+    Hinge,
+    Huber,
+    KLDivergence,
+    LogCosh,
+    Poisson,
+    SquaredHinge,
+    binary_focal_crossentropy,
+    categorical_hinge,
+    cosine_similarity,
+    hinge,
+    huber,
+    kl_divergence,
+    log_cosh,
+    poisson,
+    squared_hinge,
+)
+
+_EXTRA: tuple[type[Loss], ...] = (
+    BinaryFocalCrossentropy,
+    Huber,
+    LogCosh,
+    KLDivergence,
+    Poisson,
+    CosineSimilarity,
+    Hinge,
+    SquaredHinge,
+    CategoricalHinge,
+)
+_CLASSES += _EXTRA
+_REGISTRY.update({cls.__name__: cls for cls in _EXTRA})
+_REGISTRY.update({_snake_case(cls.__name__): cls for cls in _EXTRA})
+_REGISTRY.update(
+    {
+        "huber_loss": Huber,
+        "log_cosh": LogCosh,
+        "logcosh": LogCosh,
+        "kld": KLDivergence,
+        "KLD": KLDivergence,
+        "kl_divergence": KLDivergence,
+        "kullback_leibler_divergence": KLDivergence,
+    }
+)
+
+# Keras's function spellings: `compile(loss=keras.losses.mse)`, `keras.losses.kld(y, p)`.
+mse = MSE = mean_squared_error
+mae = MAE = mean_absolute_error
+mape = MAPE = mean_absolute_percentage_error
+msle = MSLE = mean_squared_logarithmic_error
+kld = KLD = kullback_leibler_divergence = kl_divergence
+logcosh = log_cosh
+
+__all__ += [
+    "BinaryFocalCrossentropy",
+    "CategoricalHinge",
+    "CosineSimilarity",
+    "Hinge",
+    "Huber",
+    "KLD",
+    "KLDivergence",
+    "LogCosh",
+    "MAE",
+    "MAPE",
+    "MSE",
+    "MSLE",
+    "Poisson",
+    "SquaredHinge",
+    "categorical_hinge",
+    "cosine_similarity",
+    "hinge",
+    "huber",
+    "kl_divergence",
+    "kld",
+    "kullback_leibler_divergence",
+    "log_cosh",
+    "logcosh",
+    "mae",
+    "mape",
+    "mse",
+    "msle",
+    "poisson",
+    "squared_hinge",
+    "squeeze_or_expand_to_same_rank",
+    "binary_focal_crossentropy",
+]
 
 LossLike = str | Loss | Callable[..., torch.Tensor] | None
 

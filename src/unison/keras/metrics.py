@@ -621,3 +621,170 @@ _REGISTRY.update(
     }
 )
 __all__ += ["AUC", "Accuracy", "Precision", "Recall"]
+
+from unison.keras.metrics_counts import (  # noqa: E402  # they subclass Metric
+    BinaryIoU,
+    F1Score,
+    FalseNegatives,
+    FalsePositives,
+    FBetaScore,
+    IoU,
+    MeanIoU,
+    OneHotIoU,
+    OneHotMeanIoU,
+    PrecisionAtRecall,
+    RecallAtPrecision,
+    SensitivityAtSpecificity,
+    SpecificityAtSensitivity,
+    TrueNegatives,
+    TruePositives,
+)
+from unison.keras.metrics_extra import (  # noqa: E402
+    BinaryCrossentropy,
+    CategoricalCrossentropy,
+    CategoricalHinge,
+    CosineSimilarity,
+    Hinge,
+    KLDivergence,
+    LogCoshError,
+    Poisson,
+    R2Score,
+    RootMeanSquaredError,
+    SparseCategoricalCrossentropy,
+    SquaredHinge,
+    Sum,
+)
+
+# Classes that need no constructor argument are also reachable by their snake-case name, as
+# Keras 3's metrics.get resolves them ("root_mean_squared_error", "r2_score", "f1_score").
+_NO_ARGS: tuple[type[Metric], ...] = (
+    LogCoshError,
+    Poisson,
+    KLDivergence,
+    CosineSimilarity,
+    Hinge,
+    SquaredHinge,
+    CategoricalHinge,
+    RootMeanSquaredError,
+    R2Score,
+    F1Score,
+    FBetaScore,
+    TruePositives,
+    FalsePositives,
+    TrueNegatives,
+    FalseNegatives,
+)
+_CLASSES += _NO_ARGS + (
+    BinaryCrossentropy,
+    CategoricalCrossentropy,
+    SparseCategoricalCrossentropy,
+    Sum,
+)
+
+
+def _named(cls: type[Metric]) -> Callable[[str], Metric]:
+    def make(name: str) -> Metric:
+        return cls(name=name)  # every class in _NO_ARGS takes name=
+
+    return make
+
+
+_REGISTRY.update({_snake(cls.__name__): _named(cls) for cls in _NO_ARGS})
+_REGISTRY.update(
+    {
+        "logcosh": lambda name: LogCoshError(name=name),
+        "log_cosh": lambda name: LogCoshError(name=name),
+        "kld": lambda name: KLDivergence(name=name),
+        "kullback_leibler_divergence": lambda name: KLDivergence(name=name),
+        "rmse": lambda name: RootMeanSquaredError(name=name),
+    }
+)
+__all__ += [
+    "BinaryCrossentropy",
+    "BinaryIoU",
+    "CategoricalCrossentropy",
+    "CategoricalHinge",
+    "CosineSimilarity",
+    "F1Score",
+    "FBetaScore",
+    "FalseNegatives",
+    "FalsePositives",
+    "Hinge",
+    "IoU",
+    "KLDivergence",
+    "LogCoshError",
+    "MeanIoU",
+    "OneHotIoU",
+    "OneHotMeanIoU",
+    "Poisson",
+    "PrecisionAtRecall",
+    "R2Score",
+    "RecallAtPrecision",
+    "RootMeanSquaredError",
+    "SensitivityAtSpecificity",
+    "SparseCategoricalCrossentropy",
+    "SpecificityAtSensitivity",
+    "SquaredHinge",
+    "Sum",
+    "TrueNegatives",
+    "TruePositives",
+]
+
+# tf.keras.metrics's function spellings (the per-sample functions, usable as `metrics=[fn]`).
+from unison.keras.losses import (  # noqa: E402
+    KLD,
+    MAE,
+    MAPE,
+    MSE,
+    MSLE,
+    binary_crossentropy,
+    categorical_crossentropy,
+    categorical_hinge,
+    hinge,
+    huber,
+    kl_divergence,
+    kld,
+    log_cosh,
+    logcosh,
+    mae,
+    mape,
+    mean_absolute_error,
+    mean_absolute_percentage_error,
+    mean_squared_error,
+    mean_squared_logarithmic_error,
+    mse,
+    msle,
+    poisson,
+    sparse_categorical_crossentropy,
+    squared_hinge,
+)
+from unison.keras.metrics_extra import cosine_similarity  # noqa: E402  # positive, unlike the loss
+
+__all__ += [
+    "KLD",
+    "MAE",
+    "MAPE",
+    "MSE",
+    "MSLE",
+    "binary_crossentropy",
+    "categorical_crossentropy",
+    "categorical_hinge",
+    "cosine_similarity",
+    "hinge",
+    "huber",
+    "kl_divergence",
+    "kld",
+    "log_cosh",
+    "logcosh",
+    "mae",
+    "mape",
+    "mean_absolute_error",
+    "mean_absolute_percentage_error",
+    "mean_squared_error",
+    "mean_squared_logarithmic_error",
+    "mse",
+    "msle",
+    "poisson",
+    "sparse_categorical_crossentropy",
+    "squared_hinge",
+]

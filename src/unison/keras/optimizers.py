@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict, cast
 
@@ -77,6 +78,8 @@ class ClipOptions(TypedDict, total=False):
     global_clipnorm: float | None
     name: str | None
     gradient_accumulation_steps: int | None
+    lr: float | None
+    decay: float | None
 
 
 _FUSED_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
@@ -137,6 +140,31 @@ def _number(
     return float(value)
 
 
+def _legacy_rate(cls_name: str, learning_rate: Any, lr: Any, decay: Any) -> Any:
+    """Keras 2's ``lr=`` (an alias of ``learning_rate``) and ``decay=`` (``lr / (1 + decay * iterations)``).
+
+    TF <= 2.10's optimizers (and ``keras.optimizers.legacy`` after that) honour both; Keras 3
+    dropped them. Old programs (``Adam(lr=1e-3)``, ``SGD(lr=0.01, decay=1e-6)``) keep their meaning.
+    """
+    if lr is not None:
+        warnings.warn(
+            f"`lr` is deprecated in Keras optimizers, use `learning_rate` instead: {cls_name}(learning_rate={lr!r}).",
+            DeprecationWarning,
+            stacklevel=4,
+        )
+        learning_rate = lr
+    if decay:
+        rate = _number(decay, "decay")
+        if isinstance(learning_rate, schedules.LearningRateSchedule):
+            raise ValueError(
+                "Keras 2's `decay` argument cannot be combined with a learning-rate schedule; put the "
+                "decay in the schedule (e.g. keras.optimizers.schedules.InverseTimeDecay) instead."
+            )
+        # Keras 2's legacy decay is exactly an inverse-time decay evaluated at every step.
+        learning_rate = schedules.InverseTimeDecay(_number(learning_rate, "learning_rate", low_open=True), 1, rate)
+    return learning_rate
+
+
 def _optional_positive(value: Any, arg: str) -> float | None:
     return None if value is None else _number(value, arg, low_open=True)
 
@@ -167,7 +195,10 @@ class Optimizer:
         global_clipnorm: float | None = None,
         name: str | None = None,
         gradient_accumulation_steps: int | None = None,
+        lr: float | None = None,
+        decay: float | None = None,
     ) -> None:
+        learning_rate = _legacy_rate(type(self).__name__, learning_rate, lr, decay)
         if gradient_accumulation_steps is not None and (
             isinstance(gradient_accumulation_steps, bool)
             or not isinstance(gradient_accumulation_steps, int)
@@ -292,6 +323,44 @@ class Optimizer:
                     group["lr"] = self._learning_rate
 
     @property
+    def lr(self) -> LearningRate:
+        """Keras 2's name for :attr:`learning_rate` (readable, assignable, ``.assign()``, ``.numpy()``)."""
+        return self.learning_rate
+
+    @lr.setter
+    def lr(self, value: float) -> None:
+        self.learning_rate = value
+
+    @property
+    def variables(self) -> OptimizerVariables:
+        """``iterations``, then the slot tensors (e.g. Adam's momenta, then its velocities).
+
+        A list (Keras 3's property) that can also be called, ``opt.variables()`` (Keras 2's method).
+        Before the optimizer is built (its first step) it holds ``iterations`` only.
+
+        Example:
+            >>> import torch
+            >>> w = torch.nn.Parameter(torch.zeros(2))
+            >>> opt = Adam()
+            >>> _ = opt.apply_gradients([(torch.ones(2), w)])
+            >>> [tuple(v.shape) for v in opt.variables()]
+            [(), (2,), (2,)]
+        """
+        found: list[torch.Tensor] = [self.iterations]
+        built = self._torch_optimizer
+        if built is not None:
+            slots: dict[str, list[torch.Tensor]] = {}
+            for group in built.param_groups:
+                for param in group["params"]:
+                    for key, value in built.state.get(param, {}).items():
+                        # torch keeps its step count per parameter; Keras has `iterations` only.
+                        if key != "step" and isinstance(value, torch.Tensor):
+                            slots.setdefault(str(key), []).append(value)
+            for tensors in slots.values():
+                found.extend(tensors)
+        return OptimizerVariables(found)
+
+    @property
     def iterations(self) -> torch.Tensor:
         """How many steps this optimizer has taken (a 0-d int64 tensor, Keras's ``iterations``)."""
         return self._counter.count
@@ -394,6 +463,14 @@ class Optimizer:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(learning_rate={self.learning_rate!r})"
+
+
+class OptimizerVariables(list[torch.Tensor]):
+    """The list ``Optimizer.variables`` returns; calling it returns itself, so Keras 2's
+    ``opt.variables()`` and Keras 3's ``opt.variables`` both work."""
+
+    def __call__(self) -> OptimizerVariables:
+        return self
 
 
 def _flatten(params: ParamList) -> list[torch.Tensor]:
@@ -615,13 +692,21 @@ class TorchOptimizer(Optimizer):
         return {"name": self.name, "learning_rate": self.learning_rate}
 
 
+from unison.keras.optimizers_extra import Adadelta, Adamax, Ftrl, Lion, Nadam  # noqa: E402  # they subclass Optimizer
+
 _REGISTRY: dict[str, Callable[[], Optimizer]] = {
     "sgd": SGD,
     "adam": Adam,
     "adamw": AdamW,
     "rmsprop": RMSprop,
     "adagrad": Adagrad,
+    "adadelta": Adadelta,
+    "adamax": Adamax,
+    "nadam": Nadam,
+    "lion": Lion,
+    "ftrl": Ftrl,
 }
+__all__ += ["Adadelta", "Adamax", "Ftrl", "Lion", "Nadam", "OptimizerVariables"]
 
 OptimizerLike = str | Optimizer | torch.optim.Optimizer
 
@@ -630,8 +715,9 @@ def get(identifier: OptimizerLike) -> Optimizer:
     """Resolve a Keras optimizer identifier to an ``Optimizer``.
 
     Args:
-        identifier: ``"sgd"``, ``"adam"``, ``"adamw"``, ``"rmsprop"`` or ``"adagrad"`` (any
-            case; Keras default hyper-parameters), an ``Optimizer`` instance (returned as is)
+        identifier: ``"sgd"``, ``"adam"``, ``"adamw"``, ``"rmsprop"``, ``"adagrad"``,
+            ``"adadelta"``, ``"adamax"``, ``"nadam"`` or ``"lion"`` (any case; Keras default
+            hyper-parameters), an ``Optimizer`` instance (returned as is)
             or class, or a ``torch.optim.Optimizer`` (wrapped in ``TorchOptimizer``).
 
     Raises:
