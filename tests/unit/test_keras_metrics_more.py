@@ -202,3 +202,17 @@ def test_metric_function_spellings() -> None:
     m = metrics.get(metrics.mae)
     m.update_state(torch.tensor([[1.0], [2.0]]), torch.tensor([[0.0], [0.0]]))
     assert float(m.result()) == pytest.approx(1.5)
+
+
+def test_a_lazily_sized_metric_on_one_output_of_several_evaluates_like_the_metric_alone():
+    # R2Score sizes its state on its first batch; the per-output wrapper must follow that size
+    rng = np.random.default_rng(0)
+    inputs = keras.Input((3,))
+    model = keras.Model(inputs, [keras.layers.Dense(2, name="a")(inputs), keras.layers.Dense(2, name="b")(inputs)])
+    model.compile("sgd", ["mse", "mse"], metrics=[[keras.metrics.R2Score()], []])
+    x = rng.random((16, 3)).astype("float32")
+    ya, yb = rng.random((16, 2)).astype("float32"), rng.random((16, 2)).astype("float32")
+    logs = model.evaluate(x, [ya, yb], batch_size=4, verbose=0, return_dict=True)
+    alone = keras.metrics.R2Score()
+    alone.update_state(ya, model.predict(x, verbose=0)[0])
+    assert logs["a_r2_score"] == pytest.approx(float(alone.result()), rel=1e-5)

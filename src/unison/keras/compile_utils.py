@@ -213,8 +213,16 @@ class OutputMetric(Metric):
     def __init__(self, inner: Metric, index: int, output: str) -> None:
         self.inner, self.index, self.output = inner, index, output
         self.name = f"{output}_{inner.name}"
-        self.num_state = inner.num_state
         self._strategy = inner._strategy
+
+    @property
+    def num_state(self) -> int:
+        """The inner metric's: R2Score and F1Score size their state on the first data they see."""
+        return int(self.inner.num_state)
+
+    @num_state.setter
+    def num_state(self, value: int) -> None:
+        self.inner.num_state = value
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
         self.inner.update_state(
