@@ -1,13 +1,22 @@
 """``tf.keras.utils``: ``to_categorical``, ``set_random_seed``, ``unpack_x_y_sample_weight``,
+``PyDataset``/``Sequence``, the image helpers (``load_img``, ``img_to_array``, ...),
 ``experimental.DatasetCreator``."""
 
 from unison.keras.model_steps import unpack_x_y_sample_weight
 from unison.keras.utils import experimental
 from unison.keras.utils.file_utils import get_file
+from unison.keras.preprocessing.image import array_to_img, img_to_array, load_img, save_img
 from unison.keras.utils.numerical import set_random_seed, to_categorical
+from unison.keras.utils.py_dataset import PyDataset, Sequence
 from unison.keras.utils.sequence_utils import normalize, pad_sequences
 
 __all__ = [
+    "PyDataset",
+    "Sequence",
+    "array_to_img",
+    "img_to_array",
+    "load_img",
+    "save_img",
     "experimental",
     "get_file",
     "normalize",
