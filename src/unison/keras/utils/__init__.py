@@ -7,10 +7,24 @@ from unison.keras.utils import experimental
 from unison.keras.utils.file_utils import get_file
 from unison.keras.preprocessing.image import array_to_img, img_to_array, load_img, save_img
 from unison.keras.utils.numerical import set_random_seed, to_categorical
+from unison.keras.utils.object_registration import (
+    CustomObjectScope,
+    custom_object_scope,
+    get_custom_objects,
+    get_registered_name,
+    get_registered_object,
+    register_keras_serializable,
+)
 from unison.keras.utils.py_dataset import PyDataset, Sequence
 from unison.keras.utils.sequence_utils import normalize, pad_sequences
 
 __all__ = [
+    "CustomObjectScope",
+    "custom_object_scope",
+    "get_custom_objects",
+    "get_registered_name",
+    "get_registered_object",
+    "register_keras_serializable",
     "PyDataset",
     "Sequence",
     "array_to_img",
