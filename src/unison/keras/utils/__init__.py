@@ -6,6 +6,8 @@ from unison.keras.model_steps import unpack_x_y_sample_weight
 from unison.keras.utils import experimental
 from unison.keras.utils.file_utils import get_file
 from unison.keras.preprocessing.image import array_to_img, img_to_array, load_img, save_img
+from unison.keras.utils.dataset_utils import split_dataset
+from unison.keras.utils.image_dataset import image_dataset_from_directory
 from unison.keras.utils.numerical import set_random_seed, to_categorical
 from unison.keras.utils.object_registration import (
     CustomObjectScope,
@@ -16,6 +18,8 @@ from unison.keras.utils.object_registration import (
     register_keras_serializable,
 )
 from unison.keras.utils.py_dataset import PyDataset, Sequence
+from unison.keras.utils.text_dataset import text_dataset_from_directory
+from unison.keras.utils.timeseries import timeseries_dataset_from_array
 from unison.keras.utils.sequence_utils import normalize, pad_sequences
 
 __all__ = [
@@ -33,9 +37,13 @@ __all__ = [
     "save_img",
     "experimental",
     "get_file",
+    "image_dataset_from_directory",
     "normalize",
     "pad_sequences",
     "set_random_seed",
+    "split_dataset",
+    "text_dataset_from_directory",
+    "timeseries_dataset_from_array",
     "to_categorical",
     "unpack_x_y_sample_weight",
 ]
