@@ -16,7 +16,13 @@ from unison import keras
 pytestmark = pytest.mark.timeout(120)
 
 # (class, file, colour): solid colours, so a resized image keeps its exact values (PNG is lossless).
-FILES = [("cat", "b.png", 10), ("cat", "a.png", 20), ("cat", "sub/c.png", 30), ("dog", "x.jpg", 200), ("dog", "y.png", 90)]
+FILES = [
+    ("cat", "b.png", 10),
+    ("cat", "a.png", 20),
+    ("cat", "sub/c.png", 30),
+    ("dog", "x.jpg", 200),
+    ("dog", "y.png", 90),
+]
 
 
 def _folder(tmp_path: Path) -> Path:
@@ -47,7 +53,13 @@ def test_sorted_order_labels_and_counts(tmp_path: Path, capsys: Any) -> None:
     assert labels.tolist() == [1, 1, 1, 2, 2]
     assert _values(images)[:3] == [20, 10, 30]  # a.png, b.png, then the subfolder's sub/c.png
     assert abs(_values(images)[3] - 200) <= 2  # JPEG is lossy
-    assert [os.path.relpath(p, root) for p in ds.file_paths] == ["cat/a.png", "cat/b.png", "cat/sub/c.png", "dog/x.jpg", "dog/y.png"]
+    assert [os.path.relpath(p, root) for p in ds.file_paths] == [
+        "cat/a.png",
+        "cat/b.png",
+        "cat/sub/c.png",
+        "dog/x.jpg",
+        "dog/y.png",
+    ]
 
 
 def test_label_modes_class_names_and_color_modes(tmp_path: Path) -> None:
@@ -161,7 +173,11 @@ def test_text_dataset_bytes_labels_and_max_length(tmp_path: Path, capsys: Any) -
     assert [y.tolist() for _, y in batches] == [[0, 0], [1]] and ds.class_names == ["neg", "pos"]
     train, val = keras.utils.text_dataset_from_directory(root, validation_split=0.34, subset="both", seed=3)
     assert len(train.file_paths) == 2 and len(val.file_paths) == 1
-    assert set(train.file_paths) | set(val.file_paths) == {str(root / "neg/1.txt"), str(root / "neg/2.txt"), str(root / "pos/1.txt")}
+    assert set(train.file_paths) | set(val.file_paths) == {
+        str(root / "neg/1.txt"),
+        str(root / "neg/2.txt"),
+        str(root / "pos/1.txt"),
+    }
     vectorize = keras.layers.TextVectorization(max_tokens=10, output_mode="int", output_sequence_length=2)
     vectorize.adapt(ds.map(lambda t, y: t))
     assert tuple(np.asarray(vectorize(next(iter(ds))[0])).shape) == (2, 2)

@@ -143,3 +143,21 @@ def test_registration_mistakes() -> None:
 
     with pytest.raises(TypeError, match="dicts of"):
         keras.saving.custom_object_scope(["Scale"])  # type: ignore[arg-type]
+
+
+def test_builtin_functions_save_by_their_keras_names(tmp_path: Any) -> None:
+    import unison as tf
+
+    model = keras.Sequential(
+        [
+            keras.layers.Dense(2, input_shape=(3,), activation=keras.activations.relu),
+            keras.layers.Dense(1, activation=tf.nn.relu),
+        ]
+    )
+    model.compile(optimizer="adam", loss=keras.losses.mean_squared_error)
+    path = str(tmp_path / "b.keras")
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    x, y = _data()
+    np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0), rtol=1e-6)
+    assert loaded.evaluate(x, y, verbose=0) == pytest.approx(model.evaluate(x, y, verbose=0), rel=1e-6)

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 

@@ -79,7 +79,7 @@ def _json_value(value: Any, where: str) -> Any:
     )
 
 
-def _object_config(value: Any) -> dict[str, Any] | None:
+def _object_config(value: Any) -> dict[str, Any] | str | None:
     """Keras objects given as layer arguments (initializers, regularizers), by class and config."""
     from unison.keras import initializers, regularizers
 
@@ -103,10 +103,14 @@ def _object_config(value: Any) -> dict[str, Any] | None:
             return {"__registered__": get_registered_name(cls), "config": config}
     if callable(value) and not isinstance(value, type) and not isinstance(value, nn.Module):
         name = get_registered_name(value)
-        module = str(getattr(value, "__module__", None) or "")
-        if module.startswith("unison.keras.") and getattr(importlib.import_module(module), name, None) is value:
+        owner = str(getattr(value, "__module__", None) or "")
+        if owner.startswith("unison.keras.") and getattr(importlib.import_module(owner), name, None) is value:
             return name  # keras.losses.mse, keras.activations.relu: their names mean the same on load
-        if is_registered(value) or (name.isidentifier() and module and module.split(".")[0] not in _NOT_CUSTOM):
+        if owner.startswith("unison.") and callable(
+            getattr(importlib.import_module("unison.keras.activations"), name, None)
+        ):
+            return name  # tf.nn.relu given as an activation: Keras saves it as "relu" too
+        if is_registered(value) or (name.isidentifier() and owner and owner.split(".")[0] not in _NOT_CUSTOM):
             return {"__registered__": name}  # a custom function (loss=my_loss): by name, as Keras saves it
     if is_registered(type(value)) and hasattr(value, "get_config"):
         return {"__registered__": get_registered_name(type(value)), "config": _json_value(value.get_config(), "")}
@@ -197,7 +201,10 @@ def model_config(model: nn.Module) -> dict[str, Any]:
         # a subclass with its own get_config (also a functional subclass): rebuilt by custom_objects
         return _with_registered_name(
             type(model),
-            {"class_name": type(model).__name__, "config": _json_value(model.get_config(), f"model {type(model).__name__}")},
+            {
+                "class_name": type(model).__name__,
+                "config": _json_value(model.get_config(), f"model {type(model).__name__}"),
+            },
         )
     if isinstance(model, Functional):
         return {"class_name": "Functional", "config": _functional_config(model)}

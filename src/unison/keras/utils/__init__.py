@@ -3,10 +3,10 @@
 ``experimental.DatasetCreator``."""
 
 from unison.keras.model_steps import unpack_x_y_sample_weight
-from unison.keras.utils import experimental
-from unison.keras.utils.file_utils import get_file
 from unison.keras.preprocessing.image import array_to_img, img_to_array, load_img, save_img
+from unison.keras.utils import experimental
 from unison.keras.utils.dataset_utils import split_dataset
+from unison.keras.utils.file_utils import get_file
 from unison.keras.utils.image_dataset import image_dataset_from_directory
 from unison.keras.utils.numerical import set_random_seed, to_categorical
 from unison.keras.utils.object_registration import (
@@ -18,9 +18,9 @@ from unison.keras.utils.object_registration import (
     register_keras_serializable,
 )
 from unison.keras.utils.py_dataset import PyDataset, Sequence
+from unison.keras.utils.sequence_utils import normalize, pad_sequences
 from unison.keras.utils.text_dataset import text_dataset_from_directory
 from unison.keras.utils.timeseries import timeseries_dataset_from_array
-from unison.keras.utils.sequence_utils import normalize, pad_sequences
 
 __all__ = [
     "CustomObjectScope",

@@ -178,7 +178,11 @@ def _rows(dataset: Any) -> list[Any]:
         return list(dataset)
     if isinstance(dataset, (np.ndarray, torch.Tensor)):
         return list(dataset)
-    if isinstance(dataset, (tuple, list)) and dataset and all(isinstance(a, (np.ndarray, torch.Tensor)) for a in dataset):
+    if (
+        isinstance(dataset, (tuple, list))
+        and dataset
+        and all(isinstance(a, (np.ndarray, torch.Tensor)) for a in dataset)
+    ):
         lengths = {len(a) for a in dataset}
         if len(lengths) != 1:
             raise ValueError(f"split_dataset: the arrays of the tuple have different lengths {sorted(lengths)}.")

@@ -118,7 +118,9 @@ def image_dataset_from_directory(
         for which in ("training", "validation"):
             p, y = du.training_or_validation_split(paths, label_ids, validation_split, which)
             if not p:
-                raise ValueError(f"No {which} images found in directory {directory}. Allowed formats: {ALLOWLIST_FORMATS}")
+                raise ValueError(
+                    f"No {which} images found in directory {directory}. Allowed formats: {ALLOWLIST_FORMATS}"
+                )
             parts.append(_dataset(p, y, label_mode, names, options, data_format, batch_size, shuffle, seed))
         return parts
     paths, label_ids = du.training_or_validation_split(paths, label_ids, validation_split, subset)
@@ -153,8 +155,9 @@ def _dataset(
     if batch_size is not None:
         dataset = dataset.batch(batch_size)
     dataset = dataset.prefetch(-1)
-    dataset.class_names = class_names
-    dataset.file_paths = list(paths)
+    # Keras's attributes on the returned dataset
+    setattr(dataset, "class_names", class_names)  # noqa: B010
+    setattr(dataset, "file_paths", list(paths))  # noqa: B010
     return dataset
 
 
@@ -197,5 +200,6 @@ def load_image(
         top, left = (pad_h - in_h) // 2, (pad_w - in_w) // 2
         x = torch.nn.functional.pad(x, (0, 0, left, pad_w - in_w - left, top, pad_h - in_h - top))
     return torch.as_tensor(resize_images(x, height, width, interpolation))[0].to(torch.float32)
+
 
 __all__ = ["image_dataset_from_directory", "load_image"]

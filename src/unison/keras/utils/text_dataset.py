@@ -112,8 +112,9 @@ def _dataset(
     if batch_size is not None:
         dataset = dataset.batch(batch_size)
     dataset = dataset.prefetch(-1)
-    dataset.class_names = class_names
-    dataset.file_paths = list(paths)
+    # Keras's attributes on the returned dataset
+    setattr(dataset, "class_names", class_names)  # noqa: B010
+    setattr(dataset, "file_paths", list(paths))  # noqa: B010
     return dataset
 
 

@@ -80,7 +80,9 @@ def timeseries_dataset_from_array(
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= n):
             raise ValueError(f"`{name}` must be an integer in [0, {n}] (len(data)). Received: {name}={value!r}")
     if start >= end:
-        raise ValueError(f"`start_index` must be lower than `end_index`. Received: start_index={start}, end_index={end}")
+        raise ValueError(
+            f"`start_index` must be lower than `end_index`. Received: start_index={start}, end_index={end}"
+        )
     target_values = None if targets is None else _as_tensor(targets, "targets")
     if target_values is not None and len(target_values) != n:
         raise ValueError(
