@@ -25,6 +25,7 @@ class Recorded(keras.utils.PyDataset):
         self.n, self.weights = n, weights
         self.reads: list[int] = []
         self.ends = 0
+        self.begins: list[int] = []  # len(reads) when each pass began
 
     def __len__(self) -> int:
         return self.n
@@ -35,6 +36,9 @@ class Recorded(keras.utils.PyDataset):
         if self.weights:
             return x, y, np.full((len(x),), float(index + 1), "float32")
         return x, y
+
+    def on_epoch_begin(self) -> None:
+        self.begins.append(len(self.reads))
 
     def on_epoch_end(self) -> None:
         self.ends += 1
@@ -70,6 +74,7 @@ def test_fit_reads_each_item_once_per_epoch_in_order_without_shuffle(weights: bo
     data = Recorded(weights=weights)
     history = model.fit(data, epochs=2, shuffle=False, verbose=0)
     assert data.reads == [0] + list(range(5)) * 2 and data.ends == 2  # item 0 is first read for the shapes
+    assert data.begins == [1, 6]
     assert len(history.history["loss"]) == 2
     for got, want in zip(model.get_weights(), expected):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -417,7 +417,7 @@ class PyDatasetAdapter(IterableAdapter):
 
     Every replica draws the same permutation (a seed shared by all replicas, a new one each pass)
     and keeps its rows of each item, so N replicas train on the batches one process would.
-    ``on_epoch_end()`` runs after each complete pass.
+    ``on_epoch_begin()`` runs before and ``on_epoch_end()`` after each complete pass.
     """
 
     def __init__(
@@ -479,6 +479,7 @@ class PyDatasetAdapter(IterableAdapter):
     def _stream(self) -> Iterator[tuple[Any, int | None]]:
         order = self._order()
         self._passes += 1
+        self.dataset.on_epoch_begin()
         for item in self._items(order):
             if isinstance(item, list) and 1 <= len(item) <= 3 and not is_structure(item):
                 item = tuple(item)

@@ -4,7 +4,7 @@ A subclass implements ``__len__`` (the number of batches) and ``__getitem__(inde
 returns one whole batch: ``(x, y)``, ``(x, y, sample_weight)`` or ``x`` (numpy arrays or
 tensors, or lists/dicts of them for several inputs). ``fit`` trains on one item per step,
 ``steps_per_epoch`` defaults to ``len()``, ``shuffle=True`` shuffles the order of the batch
-indices each epoch, and ``on_epoch_end()`` runs after each complete pass.
+indices each epoch, ``on_epoch_begin()`` runs before and ``on_epoch_end()`` after each complete pass.
 
 Under a distribution strategy each item is a *global* batch: every replica builds the same
 PyDataset, reads the same item and keeps its own rows (as for a ``tf.data`` pipeline or a
@@ -106,6 +106,9 @@ class PyDataset:
         """Batches per epoch: ``len(self)``; override it to return ``None`` for an endless dataset
         (``fit`` then needs ``steps_per_epoch``)."""
         return len(self)
+
+    def on_epoch_begin(self) -> None:
+        """Called before each pass over the batches (Keras 3.4+)."""
 
     def on_epoch_end(self) -> None:
         """Called after each complete pass over the batches (override it to reshuffle your data)."""
