@@ -84,13 +84,8 @@ def timeseries_dataset_from_array(
             f"`start_index` must be lower than `end_index`. Received: start_index={start}, end_index={end}"
         )
     target_values = None if targets is None else _as_tensor(targets, "targets")
-    if target_values is not None and len(target_values) != n:
-        raise ValueError(
-            f"Expected `data` and `targets` to have the same number of time steps. Received: len(data)={n}, "
-            f"len(targets)={len(target_values)}"
-        )
     num_seqs = end - start - (sequence_length - 1) * sampling_rate
-    if target_values is not None:
+    if target_values is not None:  # Keras: fewer targets than windows -> as many windows as targets
         num_seqs = min(num_seqs, len(target_values) - start)
     if num_seqs <= 0:
         raise ValueError(
