@@ -113,6 +113,10 @@ def test_evaluate_and_predict_visit_items_in_order() -> None:
 
 def test_validation_data_may_be_a_py_dataset_and_sequence_is_its_keras2_name() -> None:
     assert keras.utils.Sequence is keras.utils.PyDataset
+    iterated = Recorded(n=3)
+    for i, (x, _) in enumerate(iterated):  # Keras 2's Sequence.__iter__: the batches in order
+        np.testing.assert_array_equal(x, _batch(i)[0])
+    assert iterated.reads == [0, 1, 2]
     model = _model()
     history = model.fit(Recorded(), validation_data=Recorded(n=2), epochs=1, verbose=0)
     kernel, bias = model.get_weights()

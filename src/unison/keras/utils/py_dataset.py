@@ -30,6 +30,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -106,6 +107,11 @@ class PyDataset:
         """Batches per epoch: ``len(self)``; override it to return ``None`` for an endless dataset
         (``fit`` then needs ``steps_per_epoch``)."""
         return len(self)
+
+    def __iter__(self) -> Iterator[Any]:
+        """The batches in order (Keras 2's ``Sequence.__iter__``)."""
+        for index in range(len(self)):
+            yield self[index]
 
     def on_epoch_begin(self) -> None:
         """Called before each pass over the batches (Keras 3.4+)."""
