@@ -27,13 +27,24 @@ from unison.keras import (
     saving,
     utils,
 )
-from unison.keras.layers import Input
+from unison.keras.keras_tensor import KerasTensor
+from unison.keras.layers import Input, Layer
+from unison.keras.losses import Loss
+from unison.keras.metrics import Metric
 from unison.keras.model import Model, Sequential
+from unison.keras.optimizers import Optimizer
+from unison.variables import Variable
 
 __all__ = [
     "Input",
+    "KerasTensor",
+    "Layer",
+    "Loss",
+    "Metric",
     "Model",
+    "Optimizer",
     "Sequential",
+    "Variable",
     "activations",
     "backend",
     "callbacks",

@@ -8,7 +8,9 @@ the global batch's size (each replica divides its summed loss by it, docs/semant
 * a map-style ``torch.utils.data.Dataset``: the same, fetching items by index;
 * any iterable of global batches (a ``DataLoader``, ``strategy.experimental_distribute_dataset``):
   each batch split across replicas;
-* ``strategy.distribute_datasets_from_function``: already per replica; the global size is summed.
+* ``strategy.distribute_datasets_from_function``: already per replica; the global size is summed;
+* a ``keras.utils.PyDataset`` (``Sequence``): each item is a global batch, read by every replica in
+  the same (seeded, optionally shuffled) order and split across replicas like an iterable's.
 
 For evaluation and prediction each replica takes a contiguous block of the data, so every sample
 is counted exactly once and nothing is padded.
@@ -26,6 +28,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -409,6 +412,94 @@ class IterableAdapter:
         return self.steps_per_epoch
 
 
+class PyDatasetAdapter(IterableAdapter):
+    """A ``keras.utils.PyDataset``: item ``i`` is global batch ``i``; ``shuffle`` permutes the item order.
+
+    Every replica draws the same permutation (a seed shared by all replicas, a new one each pass)
+    and keeps its rows of each item, so N replicas train on the batches one process would.
+    ``on_epoch_begin()`` runs before and ``on_epoch_end()`` after each complete pass.
+    """
+
+    def __init__(
+        self,
+        dataset: Any,
+        shuffle: bool,
+        seed: int,
+        num_replicas: int,
+        replica_id: int,
+        device: torch.device | None,
+    ) -> None:
+        self.dataset = dataset
+        self.shuffle = shuffle
+        self.seed = seed
+        self._passes = 0
+        num_batches = dataset.num_batches
+        if num_batches is not None and (isinstance(num_batches, bool) or not isinstance(num_batches, int)):
+            raise TypeError(
+                f"{type(dataset).__name__}.__len__/num_batches must return an int (or None for an endless "
+                f"dataset). Received: {num_batches!r}."
+            )
+        self._num_batches: int | None = num_batches
+        super().__init__(dataset, num_replicas, replica_id, device)
+        self.steps_per_epoch = num_batches
+        self.infinite = num_batches is None
+
+    def _first(self) -> Any:
+        if self._num_batches == 0:
+            return None
+        return self.dataset[0]
+
+    def _order(self) -> Iterator[int]:
+        if self._num_batches is None:
+            return itertools.count()
+        if not self.shuffle:
+            return iter(range(self._num_batches))
+        gen = torch.Generator().manual_seed(self.seed * 1_000_003 + self._passes)
+        return iter(torch.randperm(self._num_batches, generator=gen).tolist())
+
+    def _items(self, order: Iterator[int]) -> Iterator[Any]:
+        workers = self.dataset.workers
+        if workers <= 1:
+            for i in order:
+                yield self.dataset[i]
+            return
+        # Read ahead with threads, keeping the order (Keras's OrderedEnqueuer).
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="PyDataset")
+        pending: list[Future[Any]] = []
+        try:
+            for i in order:
+                pending.append(pool.submit(self.dataset.__getitem__, i))
+                if len(pending) >= max(self.dataset.max_queue_size, workers):
+                    yield pending.pop(0).result()
+            while pending:
+                yield pending.pop(0).result()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _stream(self) -> Iterator[tuple[Any, int | None]]:
+        order = self._order()
+        self._passes += 1
+        self.dataset.on_epoch_begin()
+        for item in self._items(order):
+            if isinstance(item, list) and 1 <= len(item) <= 3 and not is_structure(item):
+                item = tuple(item)
+            yield split_batch(_as_arrays(item), self.num_replicas, self.replica_id)
+        self.dataset.on_epoch_end()
+
+
+def _as_arrays(item: Any) -> Any:
+    """Python lists and scalars inside an item become numpy arrays (the leaves split_batch cuts)."""
+    if isinstance(item, tuple):
+        return tuple(_as_arrays(v) for v in item)
+    if isinstance(item, dict):
+        return {k: _as_arrays(v) for k, v in item.items()}
+    if item is None or isinstance(item, (torch.Tensor, np.ndarray)):
+        return item
+    if isinstance(item, list) and item and all(isinstance(v, (torch.Tensor, np.ndarray)) for v in item):
+        return item  # the inputs of a multi-input model
+    return np.asarray(item)
+
+
 def _leaves(value: Any) -> list[Any]:
     if value is None:
         return []
@@ -473,6 +564,10 @@ def make_adapter(
             f"`y` must not be given when `x` is a dataset or an iterable of batches (it yields the "
             f"labels itself). Received: x of type {type(x).__name__} and y of type {type(y).__name__}."
         )
+    from unison.keras.utils.py_dataset import PyDataset  # here: keras.utils imports the trainer's modules
+
+    if isinstance(x, PyDataset):
+        return PyDatasetAdapter(x, shuffle, seed, num_replicas, replica_id, device)
     if isinstance(x, Dataset) and hasattr(x, "__getitem__") and hasattr(x, "__len__"):
         return MapDatasetAdapter(x, batch_size, shuffle, seed, num_replicas, replica_id, device)
     if hasattr(x, "__iter__"):

@@ -4,13 +4,17 @@ The file holds the architecture as a JSON config (Keras's ``{"class_name", "conf
 the weights (the model's ``state_dict``) and, for a compiled model, the compile arguments. It is
 written through :mod:`unison.keras.weights_file` (atomic, SHA-256-verified, read with
 ``torch.load(weights_only=True)``), so loading never unpickles code: layer classes are looked up
-by name among ``keras.layers``, ``keras.Sequential``/``keras.Model`` and ``custom_objects``;
-torch functions of a functional graph by dotted name under ``torch`` and ``operator`` only.
+by name among ``custom_objects`` (and ``custom_object_scope``), the classes registered with
+``@keras.saving.register_keras_serializable`` (:mod:`unison.keras.utils.object_registration`),
+``keras.layers`` and ``keras.Sequential``/``keras.Model``; torch functions of a functional graph by
+dotted name under ``torch`` and ``operator`` only.
 
 What rebuilds: ``Sequential`` and functional models of unison layers (their constructor
 arguments must be JSON values: numbers, strings, lists, dicts; an activation given as a
 function does not save), nested models, and subclasses of ``keras.Model``/``Layer`` that define
-``get_config`` when ``custom_objects`` names the class. A model wrapping an arbitrary
+``get_config`` when they are registered or ``custom_objects`` names the class; custom losses
+and metrics (classes with ``get_config``, or functions) given to ``compile`` are recorded by their
+registered name and found the same way on load. A model wrapping an arbitrary
 ``torch.nn.Module`` saves its weights, and ``load_model`` says to rebuild it in code and call
 ``load_weights``. A model compiled with a named loss and metrics is compiled again on load, with
 the optimizer's configuration, slot state (Adam's moments) and ``iterations``, so training resumes
@@ -40,9 +44,19 @@ from torch import nn
 from unison.errors import SavingError
 from unison.keras import weights_file
 from unison.keras.keras_tensor import KerasTensor, flatten, symbolic_call
+from unison.keras.utils.object_registration import (
+    CustomObjectScope,
+    custom_object_scope,
+    get_custom_objects,
+    get_registered_name,
+    get_registered_object,
+    is_registered,
+    register_keras_serializable,
+)
 
 KERAS_FORMAT = "unison.keras/1"
 _FUNCTION_ROOTS = ("torch", "operator")
+_NOT_CUSTOM = ("torch", "numpy", "builtins", "operator", "functools", "math", "unison")
 
 
 # --- configs --------------------------------------------------------------------------------------
@@ -65,7 +79,7 @@ def _json_value(value: Any, where: str) -> Any:
     )
 
 
-def _object_config(value: Any) -> dict[str, Any] | None:
+def _object_config(value: Any) -> dict[str, Any] | str | None:
     """Keras objects given as layer arguments (initializers, regularizers), by class and config."""
     from unison.keras import initializers, regularizers
 
@@ -83,7 +97,44 @@ def _object_config(value: Any) -> dict[str, Any] | None:
         cls = type(value)
         if isinstance(value, base) and cls not in (base, wrapper) and getattr(module, cls.__name__, None) is cls:
             return {"__object__": f"{prefix}.{cls.__name__}", "config": _json_value(value.get_config(), prefix)}
+        if isinstance(value, base) and not isinstance(value, wrapper):
+            # a custom loss or metric class: by its registered name (load_model looks it up)
+            config = _json_value(value.get_config(), f"{prefix[:-1]} {cls.__name__}")
+            return {"__registered__": get_registered_name(cls), "config": config}
+    if callable(value) and not isinstance(value, type) and not isinstance(value, nn.Module):
+        name = get_registered_name(value)
+        owner = str(getattr(value, "__module__", None) or "")
+        if owner.startswith("unison.keras.") and getattr(importlib.import_module(owner), name, None) is value:
+            return name  # keras.losses.mse, keras.activations.relu: their names mean the same on load
+        if owner.startswith("unison.") and callable(
+            getattr(importlib.import_module("unison.keras.activations"), name, None)
+        ):
+            return name  # tf.nn.relu given as an activation: Keras saves it as "relu" too
+        if is_registered(value) or (name.isidentifier() and owner and owner.split(".")[0] not in _NOT_CUSTOM):
+            return {"__registered__": name}  # a custom function (loss=my_loss): by name, as Keras saves it
+    if is_registered(type(value)) and hasattr(value, "get_config"):
+        return {"__registered__": get_registered_name(type(value)), "config": _json_value(value.get_config(), "")}
     return None
+
+
+def _registered_from_config(value: dict[str, Any]) -> Any:
+    """A custom class instance or function recorded by :func:`_object_config` under its registered name."""
+    name = str(value["__registered__"])
+    found = get_registered_object(name)
+    if found is None and ">" in name:
+        found = get_registered_object(name.split(">", 1)[1])  # custom_objects keyed by the bare name
+    if found is None:
+        bare = name.split(">", 1)[-1]
+        raise SavingError(
+            f"The saved model uses the custom object {name!r}, which is not known here. Decorate its "
+            f"definition with @keras.saving.register_keras_serializable() (imported before load_model), or pass "
+            f"custom_objects={{'{bare}': {bare}}} to load_model; or load with compile=False and compile again."
+        )
+    if "config" not in value:
+        return found
+    config = _objects_from_config(value["config"])
+    maker = getattr(found, "from_config", None)
+    return maker(config) if maker is not None else found(**config)
 
 
 def _objects_from_config(value: Any) -> Any:
@@ -94,6 +145,8 @@ def _objects_from_config(value: Any) -> Any:
         return [_objects_from_config(v) for v in value]
     if not isinstance(value, dict):
         return value
+    if "__registered__" in value:
+        return _registered_from_config(value)
     if "__object__" not in value:
         return {k: _objects_from_config(v) for k, v in value.items()}
     module_name, _, class_name = str(value["__object__"]).partition(".")
@@ -126,10 +179,16 @@ def layer_config(layer: nn.Module) -> dict[str, Any]:
             f"Cannot save layer {name!r}: {type(layer).__name__} is a torch module without get_config(). Use "
             "keras.layers (or define get_config), or save the weights with save_weights()."
         )
-    return {
-        "class_name": type(layer).__name__,
-        "config": _json_value(get_config(), f"layer {name!r} ({type(layer).__name__})"),
-    }
+    return _with_registered_name(
+        type(layer), {"class_name": type(layer).__name__, "config": _json_value(get_config(), f"layer {name!r}")}
+    )
+
+
+def _with_registered_name(cls: type, entry: dict[str, Any]) -> dict[str, Any]:
+    # Keras records "package>name" next to class_name: load_model finds registered classes by it.
+    if is_registered(cls):
+        entry["registered_name"] = get_registered_name(cls)
+    return entry
 
 
 def model_config(model: nn.Module) -> dict[str, Any]:
@@ -140,10 +199,13 @@ def model_config(model: nn.Module) -> dict[str, Any]:
     own = getattr(type(model), "get_config", None)
     if isinstance(model, Model) and own is not None and own is not getattr(Model, "get_config", None):
         # a subclass with its own get_config (also a functional subclass): rebuilt by custom_objects
-        return {
-            "class_name": type(model).__name__,
-            "config": _json_value(model.get_config(), f"model {type(model).__name__}"),
-        }
+        return _with_registered_name(
+            type(model),
+            {
+                "class_name": type(model).__name__,
+                "config": _json_value(model.get_config(), f"model {type(model).__name__}"),
+            },
+        )
     if isinstance(model, Functional):
         return {"class_name": "Functional", "config": _functional_config(model)}
     if isinstance(model, Sequential):
@@ -262,12 +324,16 @@ def _functional_config(model: Any) -> dict[str, Any]:
 
 
 # --- rebuilding -------------------------------------------------------------------------------
-def _find_class(class_name: str, custom_objects: dict[str, Any] | None) -> Any:
+def _find_class(class_name: str, custom_objects: dict[str, Any] | None, registered_name: str | None = None) -> Any:
     from unison.keras import layers as layers_mod
     from unison.keras.model import Model, Sequential
 
     if custom_objects and class_name in custom_objects:
         return custom_objects[class_name]
+    for name in (registered_name, class_name):  # custom_object_scope, then the registry
+        found = get_registered_object(name) if name else None
+        if found is not None:
+            return found
     known = {"Sequential": Sequential, "Model": Model}
     if class_name in known:
         return known[class_name]
@@ -275,7 +341,10 @@ def _find_class(class_name: str, custom_objects: dict[str, Any] | None) -> Any:
     if isinstance(cls, type) and issubclass(cls, nn.Module):
         return cls
     raise SavingError(
-        f"Unknown layer or model class {class_name!r} in the saved config. If it is a custom class, pass "
+        f"Unknown layer or model class {class_name!r}"
+        + (f" (registered as {registered_name!r})" if registered_name else "")
+        + " in the saved config. If it is a custom class, decorate it with "
+        "@keras.saving.register_keras_serializable() (and define get_config()), or pass "
         f"custom_objects={{'{class_name}': {class_name}}} to load_model."
     )
 
@@ -288,7 +357,7 @@ def from_config(entry: dict[str, Any], custom_objects: dict[str, Any] | None = N
     class_name, config = entry["class_name"], entry["config"]
     if class_name == "Functional":
         return _rebuild_functional(config, custom_objects)
-    cls = _find_class(class_name, custom_objects)
+    cls = _find_class(class_name, custom_objects, entry.get("registered_name"))
     if cls is Sequential:
         from unison.keras.keras_tensor import Input
 
@@ -396,19 +465,20 @@ def load_model(
             f"{path!r} holds weights only (format {found!r}), not a model architecture. Build the model in code "
             "and call model.load_weights(path); save whole models with model.save('name.keras')."
         )
-    model = from_config(json.loads(payload["config"]), custom_objects)
-    state = weights_file.read_state(path, model.state_dict())
-    model.load_state_dict(state, strict=True)
-    compile_config = json.loads(payload["compile_config"]) if payload.get("compile_config") else None
-    if compile and compile_config:
-        opt = compile_config["optimizer"]
-        cls = getattr(optimizers_mod, opt["class_name"])
-        model.compile(
-            optimizer=cls.from_config(opt["config"]),
-            loss=_objects_from_config(compile_config["loss"]),
-            metrics=_objects_from_config(compile_config["metrics"]),
-        )
-        _restore_optimizer(model, payload, path)
+    with CustomObjectScope(custom_objects):  # custom losses and metrics in the compile config too
+        model = from_config(json.loads(payload["config"]), custom_objects)
+        state = weights_file.read_state(path, model.state_dict())
+        model.load_state_dict(state, strict=True)
+        compile_config = json.loads(payload["compile_config"]) if payload.get("compile_config") else None
+        if compile and compile_config:
+            opt = compile_config["optimizer"]
+            cls = getattr(optimizers_mod, opt["class_name"])
+            model.compile(
+                optimizer=cls.from_config(opt["config"]),
+                loss=_objects_from_config(compile_config["loss"]),
+                metrics=_objects_from_config(compile_config["metrics"]),
+            )
+            _restore_optimizer(model, payload, path)
     return model
 
 
@@ -437,7 +507,8 @@ def model_from_json(json_string: str, custom_objects: dict[str, Any] | None = No
         raise SavingError(
             f"model_from_json needs the JSON text of model.to_json(). Received: {json_string!r:.80} ({exc})."
         ) from None
-    return from_config(entry, custom_objects)
+    with CustomObjectScope(custom_objects):
+        return from_config(entry, custom_objects)
 
 
 def clone_model(model: Any, input_tensors: Any = None, clone_function: Any = None) -> Any:
@@ -449,4 +520,18 @@ def clone_model(model: Any, input_tensors: Any = None, clone_function: Any = Non
     return from_config(model_config(model))
 
 
-__all__ = ["KERAS_FORMAT", "SavingError", "clone_model", "load_model", "model_config", "model_from_json", "save_model"]
+__all__ = [
+    "KERAS_FORMAT",
+    "CustomObjectScope",
+    "SavingError",
+    "clone_model",
+    "custom_object_scope",
+    "get_custom_objects",
+    "get_registered_name",
+    "get_registered_object",
+    "load_model",
+    "model_config",
+    "model_from_json",
+    "register_keras_serializable",
+    "save_model",
+]

@@ -60,6 +60,9 @@ def load(spec: _fetch.DatasetSpec, npz: str | None = None, npz_required: bool = 
 
     Args:
         spec: the data set (name, mirror, sha256 of each file).
+        npz: Keras's cache file name (``load_data(path=...)``), read when it exists.
+        npz_required: ``npz`` was named by the user: read it first when present; when it is
+            missing, the usual lookup still runs (Keras would download into that name).
 
     Returns:
         uint8 arrays: images ``(N, 28, 28)`` and labels ``(N,)`` for each split.
@@ -75,16 +78,24 @@ def load(spec: _fetch.DatasetSpec, npz: str | None = None, npz_required: bool = 
         >>> x_train.shape, y_train.dtype
         ((60000, 28, 28), dtype('uint8'))
     """
+    missing: Path | None = None
     if npz is not None:
         file = keras_file(npz)
-        if npz_required and not file.is_file():
-            raise DatasetError(
-                f"load_data(path={npz!r}): the file {file} does not exist. Pass the path of "
-                "Keras's .npz file (absolute, or relative to ~/.keras/datasets/)."
-            )
         if file.is_file() and (npz_required or _fetch.local_folder(spec) is None):
             return read_npz(file)
-    folder = _fetch.locate(spec)
+        # In Keras ``path`` only names the cache file: a missing one is downloaded, so programs pass
+        # per-process names (Horovod's ``path="mnist-%d.npz" % hvd.rank()``). Fall back to the usual lookup.
+        missing = file if npz_required else None
+    try:
+        folder = _fetch.locate(spec)
+    except DatasetError as exc:
+        if missing is None:
+            raise
+        raise DatasetError(
+            f"load_data(path={npz!r}): the file {missing} does not exist, and the usual lookup found no copy "
+            f"either.\n{exc}\nTo fix: pass the path of Keras's .npz file (absolute, or relative to "
+            "~/.keras/datasets/), or make one of the places above hold the data."
+        ) from None
     try:
         train = _idx.read_split(folder / _fetch.TRAIN_IMAGES, folder / _fetch.TRAIN_LABELS, IMAGE_SHAPE)
         test = _idx.read_split(folder / _fetch.TEST_IMAGES, folder / _fetch.TEST_LABELS, IMAGE_SHAPE)

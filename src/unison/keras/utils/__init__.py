@@ -1,18 +1,49 @@
 """``tf.keras.utils``: ``to_categorical``, ``set_random_seed``, ``unpack_x_y_sample_weight``,
+``PyDataset``/``Sequence``, the image helpers (``load_img``, ``img_to_array``, ...),
 ``experimental.DatasetCreator``."""
 
 from unison.keras.model_steps import unpack_x_y_sample_weight
+from unison.keras.preprocessing.image import array_to_img, img_to_array, load_img, save_img
 from unison.keras.utils import experimental
+from unison.keras.utils.dataset_utils import split_dataset
 from unison.keras.utils.file_utils import get_file
+from unison.keras.utils.image_dataset import image_dataset_from_directory
 from unison.keras.utils.numerical import set_random_seed, to_categorical
+from unison.keras.utils.object_registration import (
+    CustomObjectScope,
+    custom_object_scope,
+    get_custom_objects,
+    get_registered_name,
+    get_registered_object,
+    register_keras_serializable,
+)
+from unison.keras.utils.py_dataset import PyDataset, Sequence
 from unison.keras.utils.sequence_utils import normalize, pad_sequences
+from unison.keras.utils.text_dataset import text_dataset_from_directory
+from unison.keras.utils.timeseries import timeseries_dataset_from_array
 
 __all__ = [
+    "CustomObjectScope",
+    "custom_object_scope",
+    "get_custom_objects",
+    "get_registered_name",
+    "get_registered_object",
+    "register_keras_serializable",
+    "PyDataset",
+    "Sequence",
+    "array_to_img",
+    "img_to_array",
+    "load_img",
+    "save_img",
     "experimental",
     "get_file",
+    "image_dataset_from_directory",
     "normalize",
     "pad_sequences",
     "set_random_seed",
+    "split_dataset",
+    "text_dataset_from_directory",
+    "timeseries_dataset_from_array",
     "to_categorical",
     "unpack_x_y_sample_weight",
 ]
