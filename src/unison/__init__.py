@@ -66,6 +66,7 @@ from unison.autodiff import GradientTape, UnconnectedGradients
 from unison.function import Function, function
 from unison.keras import initializers, losses, metrics, optimizers  # TF 2's aliases: tf.metrics is tf.keras.metrics
 from unison.module import Module
+from unison.ops import compat as compat
 from unison.ops import config, dtypes
 from unison.ops import image as image
 from unison.ops import io as io
@@ -332,6 +333,7 @@ __all__ = [
     "init",
     "initializers",
     "io",
+    "compat",
     "int8",
     "int16",
     "int32",

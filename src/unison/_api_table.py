@@ -107,6 +107,7 @@ def render() -> str:
             "unison.ops.config.experimental",
         ),
         ("tf.train", _namespace_rows(unison.train, list(unison.train.__all__)), "unison.train"),
+        ("tf.compat", _namespace_rows(unison.compat, list(unison.compat.__all__)), "unison.ops.compat"),
     ]
     out = [
         "# The supported `tf.*` names (TF core)",

@@ -32,7 +32,7 @@ TORCH_EQUIVALENTS: dict[str, str] = {
     "tf.numpy_function": "calling the function directly",
     "tf.strings": "Python str methods",
     "tf.lite": "torch.export / ExecuTorch",
-    "tf.compat": "the TF 2 names unison implements",
+    "tf.compat.v1": "the TF 2 names unison implements (there are no graphs or sessions)",
     "tf.Graph": "eager torch (there is no graph)",
     "tf.Session": "eager torch (there is no session)",
     "tf.placeholder": "function arguments",

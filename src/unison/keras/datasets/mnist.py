@@ -42,7 +42,8 @@ def load_data(path: str = "mnist.npz") -> tuple[_loader.Split, _loader.Split]:
         path: Keras's cache file, relative to ``~/.keras/datasets/`` (``$KERAS_HOME/datasets``)
             unless absolute. The default ``mnist.npz`` is read when neither ``$UNISON_DATA_DIR``
             nor unison's cache holds the IDX files (a machine that ran TF needs nothing new);
-            any other ``path`` is read first and must exist.
+            any other ``path`` (Horovod's ``mnist-%d.npz``) is read first when present; when it
+            is missing, the usual lookup runs.
 
     Returns:
         ``((x_train, y_train), (x_test, y_test))``: uint8 numpy arrays, images shaped
