@@ -46,7 +46,7 @@ from unison.saved_module import LoadedModule, load_module, save_module
 
 __all__ = ["LoadOptions", "LoadedModel", "LoadedModule", "SaveOptions", "contains_saved_model", "load", "save"]
 
-_MODEL_FILE = "keras_model.keras"
+_MODEL_FILE = "keras_model.keras"  # keras.weights_file.EXPORTED_MODEL_FILE: load_model reads it too
 _META_FILE = "saved_model.json"
 _FORMAT = "unison.saved_model/1"
 DEFAULT_SERVING_SIGNATURE_DEF_KEY = "serving_default"
@@ -135,24 +135,55 @@ def save(obj: Any, export_dir: str | os.PathLike[str], signatures: Any = None, o
     from unison.errors import SavingError
     from unison.keras import saving
 
-    if not getattr(obj, "built", False):
-        raise SavingError(
-            f"Model {obj.name!r} is not built yet, so it has nothing to export. Call it on data (or fit it) "
-            "before tf.saved_model.save, or give the first layer input_shape=."
-        )
     try:
-        saving.model_config(obj)
-    except SavingError as exc:
-        raise SavingError(
-            f"tf.saved_model.save cannot export {obj.name!r}: its architecture does not save ({exc}). unison "
-            "rebuilds exported models from their config, not from traced graphs."
-        ) from None
-    os.makedirs(path, exist_ok=True)
-    obj.save(os.path.join(path, _MODEL_FILE))  # chief writes; every replica waits for the file
-    if obj.distribute_strategy.extended.should_checkpoint:
-        meta = {"format": _FORMAT, "signatures": {DEFAULT_SERVING_SIGNATURE_DEF_KEY: _signature(obj)}}
-        atomic_write_text(os.path.join(path, _META_FILE), json.dumps(meta, indent=1))
+        saving.model_config(obj) if getattr(obj, "built", False) else None
+        rebuildable = getattr(obj, "built", False)
+    except SavingError:
+        rebuildable = False
+    if not rebuildable:
+        # TF exports a subclassed or not-yet-called model without serving signatures (no traced
+        # call): export its variables and module tree; the loaded object's signatures are empty.
+        save_module(obj, path, _META_FILE, _FORMAT)
+        return
+    with obj._weights_gathered():
+        write_keras_export(obj, path)
     obj._wait_for_chief("saved_model.save")
+
+
+def write_keras_export(model: Any, export_dir: str) -> None:
+    """The chief's half of exporting a Keras model: ``export_dir/keras_model.keras`` + signatures.
+
+    ``model.save("my_model")`` (tf.keras 2's SavedModel paths) writes the same directory, so
+    ``load_model`` and ``tf.saved_model.load`` read either. A model whose architecture does not
+    save (a subclassed one) keeps its weights there and gets no signature file: ``load_model``
+    then explains what is missing, as for a ``.keras`` file.
+    """
+    from unison.errors import SavingError
+    from unison.keras import saving
+
+    if not getattr(model, "built", False):
+        # tf.keras 2's words: the tutorial on saving with a strategy prints this ValueError
+        raise SavingError(
+            f"Model {model.name!r} cannot be saved either because the input shape is not available or because "
+            "the forward pass of the model is not defined. Call the model on data (or fit it) first, give the "
+            "first layer input_shape=, or start it with keras.Input."
+        )
+    if os.path.isfile(export_dir):
+        raise SavingError(f"{export_dir!r} is a file; a model export is a directory. Pass a new path.")
+    chief = model.distribute_strategy.extended.should_checkpoint
+    if chief:
+        os.makedirs(export_dir, exist_ok=True)
+    saving.save_model(model, os.path.join(export_dir, _MODEL_FILE))  # the chief writes
+    try:
+        signature = _signature(model) if saving.model_config(model) is not None else None
+    except SavingError:
+        signature = None
+    meta_file = os.path.join(export_dir, _META_FILE)
+    if chief and signature is not None:
+        meta = {"format": _FORMAT, "signatures": {DEFAULT_SERVING_SIGNATURE_DEF_KEY: signature}}
+        atomic_write_text(meta_file, json.dumps(meta, indent=1))
+    elif chief and os.path.isfile(meta_file):
+        os.remove(meta_file)  # an earlier export's signatures would describe another model
 
 
 def contains_saved_model(export_dir: str | os.PathLike[str]) -> bool:
@@ -265,7 +296,10 @@ def load(export_dir: str | os.PathLike[str], tags: Any = None, options: Any = No
     meta_file = os.path.join(path, _META_FILE)
     if not os.path.isfile(meta_file):
         if os.path.isfile(path):
-            why = "it is a file (model.save() without '.keras' writes weights: load them with model.load_weights)"
+            why = (
+                "it is a file (model.save('m.keras') or 'm.h5' writes one: read it with keras.models.load_model, "
+                "or model.save('my_model') to write a directory)"
+            )
         elif os.path.isfile(os.path.join(path, "saved_model.pb")):
             why = "it is a TensorFlow SavedModel (a graph), which unison cannot run"
         else:

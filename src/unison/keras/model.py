@@ -424,21 +424,53 @@ class Model(StepMethods, nn.Module):
         weights, compile arguments and optimizer state, for ``keras.models.load_model``
         (:mod:`unison.keras.saving`); ``load_weights`` reads the same file.
         """
+        # tf.keras 2's keywords: save_format="tf"|"h5"|"keras", options=SaveOptions, and the
+        # SavedModel knobs that have no meaning without traced graphs.
+        save_format = kwargs.pop("save_format", None)
+        options = kwargs.pop("options", None)
+        for ignored in ("include_optimizer", "signatures", "save_traces"):
+            kwargs.pop(ignored, None)
         if kwargs:
             raise TypeError(f"save() got unexpected keyword arguments: {sorted(kwargs)}.")
+        if save_format not in (None, "tf", "h5", "keras"):
+            raise ValueError(f"save_format must be 'tf', 'h5' or 'keras'. Received: save_format={save_format!r}")
+        if options is not None:
+            from unison.saved_model import SaveOptions
+
+            if not isinstance(options, SaveOptions):
+                raise TypeError(f"options must be a tf.saved_model.SaveOptions. Received: {type(options).__name__}")
         with self._weights_gathered():
-            self._write_model(filepath)
+            self._write_model(filepath, save_format)
         self._wait_for_chief("save")  # every replica returns once the chief's file is complete
 
-    def _write_model(self, filepath: str | os.PathLike[str]) -> None:
+    def save_spec(self, dynamic_batch: bool = True) -> Any:
+        """tf.keras 2's ``save_spec()``: ``None`` until the model knows its input, then ``([spec], {})``."""
+        shape = self.input_shape_hint
+        if not self.built or shape is None:
+            return None
+        from unison.data.specs import TensorSpec
+
+        return ([TensorSpec(shape=(None, *shape))], {})
+
+    def _write_model(self, filepath: str | os.PathLike[str], save_format: str | None = None) -> None:
         """The chief's half of ``save`` (ModelCheckpoint calls it on the chief alone).
 
         Every path holds the whole model (architecture when it has one, weights, compile
         arguments, optimizer state): tf.keras programs save to ``"my_model"`` or ``"model.h5"``
-        and call ``load_model`` on the same path, and ``load_weights`` reads the file too.
+        and call ``load_model`` on the same path, and ``load_weights`` reads the file too. A
+        path without an extension, an existing directory or ``save_format="tf"`` becomes a
+        directory as tf.keras 2's SavedModel did (:func:`unison.saved_model.write_keras_export`),
+        which ``tf.saved_model.load`` also reads.
         """
         from unison.keras import saving
 
+        path = os.fspath(filepath)
+        if save_format == "tf" or os.path.isdir(path) or (save_format is None and not os.path.splitext(path)[1]):
+            if self.built or save_format == "tf" or os.path.isdir(path):
+                from unison.saved_model import write_keras_export
+
+                write_keras_export(self, path)
+                return
         if not self.built and not os.fspath(filepath).endswith(".keras"):
             # an unbuilt model has no weights yet: a weights-format file (ModelCheckpoint's paths)
             if self.distribute_strategy.extended.should_checkpoint:

@@ -449,8 +449,19 @@ def load_model(
     custom_objects: dict[str, Any] | None = None,
     compile: bool = True,
     safe_mode: bool = True,
+    options: Any = None,
 ) -> Any:
-    """Rebuild the model saved at ``filepath`` (in the current strategy's scope), with its weights."""
+    """Rebuild the model saved at ``filepath`` (in the current strategy's scope), with its weights.
+
+    ``filepath`` may be a ``.keras`` file or a directory written by ``model.save("my_model")`` /
+    ``tf.saved_model.save``. ``options`` (tf.keras 2's ``tf.saved_model.LoadOptions``) is checked
+    and otherwise changes nothing: files are read on this host.
+    """
+    if options is not None:
+        from unison.saved_model import LoadOptions
+
+        if not isinstance(options, LoadOptions):
+            raise TypeError(f"options must be a tf.saved_model.LoadOptions. Received: {type(options).__name__}")
     from unison.keras import optimizers as optimizers_mod
 
     path = os.fspath(filepath)

@@ -75,7 +75,14 @@ def _error(path: str, expected: Mapping[str, Any], found: str) -> WeightsFileErr
     )
 
 
+# The model file inside a directory written by model.save("my_model") / tf.saved_model.save
+# (unison.saved_model): load_model and load_weights read it when given the directory.
+EXPORTED_MODEL_FILE = "keras_model.keras"
+
+
 def _payload(path: str, expected: Mapping[str, Any], device: torch.device | None) -> Any:
+    if os.path.isdir(path) and os.path.isfile(os.path.join(path, EXPORTED_MODEL_FILE)):
+        path = os.path.join(path, EXPORTED_MODEL_FILE)
     if not os.path.exists(path):
         raise FileNotFoundError(f"No weights file at {path!r}. Check the path, or call save_weights() first.")
     if os.path.getsize(path) == 0:
