@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pytest
 import torch
 
@@ -144,3 +145,23 @@ def test_numpy_of_a_scalar_is_a_hashable_numpy_scalar_and_arrays_still_convert()
     assert np.asarray(tf.constant(1.5)).shape == ()  # numpy's own conversion still gives an array
     assert np.asarray(tf.Variable([1.0, 2.0]) * 2).tolist() == [2.0, 4.0]  # also with requires_grad
     assert tf.constant([1, 2]).numpy().tolist() == [1, 2]
+
+
+def test_numpy_2_conversions_copy_or_share_as_asked():
+    # NumPy 2 calls __array__(dtype, copy=...): TF's tensor guide starts with np.array(tensor)
+    import warnings
+
+    t = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no DeprecationWarning for a missing copy= either
+        copied = np.array(t)
+        shared = np.asarray(t.detach())
+        widened = np.array(t, dtype=np.float64)
+    copied[0, 0] = 9.0
+    assert float(t.detach()[0, 0]) == 1.0  # np.array copies
+    shared[0, 1] = 7.0
+    assert float(t.detach()[0, 1]) == 7.0  # np.asarray shares the tensor's memory, as with torch alone
+    assert widened.dtype == np.float64 and widened[1, 1] == 4.0
+    assert np.array(torch.tensor(3.0)).shape == ()  # an array, not numpy's scalar, for np.array
+    with pytest.raises(ValueError, match="Unable to avoid a copy"):
+        np.asarray(torch.ones(2), dtype=np.float64, copy=False)

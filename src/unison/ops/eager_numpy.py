@@ -36,13 +36,18 @@ def _numpy(self: torch.Tensor, *, force: bool = False) -> Any:
     return value[()] if value.ndim == 0 else value
 
 
-def _array(self: torch.Tensor, dtype: Any = None) -> np.ndarray[Any, Any]:
+def _array(self: torch.Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
     # numpy's conversion (np.asarray(t)) needs an array, also for a 0-d tensor: torch's
     # __array__ calls .numpy(), which now gives a scalar for those, so read the array here.
+    # NumPy 2 passes copy= (np.array(t) copies, np.asarray(t) may share the tensor's memory).
     if type(self) is not torch.Tensor and torch.overrides.has_torch_function_unary(self):
-        return torch.overrides.handle_torch_function(_array, (self,), self, dtype=dtype)
+        return torch.overrides.handle_torch_function(_array, (self,), self, dtype=dtype, copy=copy)
     value = _TORCH_NUMPY(self.detach() if self.requires_grad else self)
-    return value if dtype is None else value.astype(dtype, copy=False)
+    if dtype is not None and np.dtype(dtype) != value.dtype:
+        if copy is False:
+            raise ValueError(f"Unable to avoid a copy while converting a {value.dtype} tensor to {np.dtype(dtype)}.")
+        return value.astype(dtype)
+    return value.copy() if copy else value
 
 
 def install() -> None:
