@@ -265,3 +265,28 @@ def test_attention_over_feature_maps_and_rank_two_error() -> None:
     np.testing.assert_allclose(out.detach().numpy(), weights @ maps.numpy(), rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match=r"\(batch, steps, features\).*Reshape"):
         layers.Attention()([torch.ones(2, 3), torch.ones(2, 3)])
+
+
+def test_submodules_lists_the_layers_inside_depth_first_as_tf_modules_do():
+    class Block(keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.inner = keras.layers.Dense(2)
+
+        def call(self, x):
+            return self.inner(x)
+
+    class Net(keras.Model):  # TF's modules guide: a Keras model is a tf.Module
+        def __init__(self):
+            super().__init__()
+            self.block = Block()
+            self.head = keras.layers.Dense(1)
+
+        def call(self, x):
+            return self.head(self.block(x))
+
+    net = Net()
+    net(torch.zeros(1, 3))
+    assert [type(m).__name__ for m in net.submodules] == ["Block", "Dense", "Dense"]
+    assert net.submodules[1] is net.block.inner and net.block.submodules == (net.block.inner,)
+    assert keras.layers.Dense(2).submodules == ()

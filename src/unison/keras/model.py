@@ -202,6 +202,20 @@ class Model(StepMethods, nn.Module):
     def variables(self) -> list[torch.Tensor]:
         return self.weights
 
+    @property
+    def submodules(self) -> tuple[nn.Module, ...]:
+        """tf.Module's ``submodules`` (a Keras model is a ``tf.Module`` in TF): its layers, depth first.
+
+        Example:
+            >>> from unison import keras
+            >>> model = keras.Sequential([keras.layers.Dense(2), keras.layers.Dense(1)])
+            >>> [type(m).__name__ for m in model.submodules]
+            ['Dense', 'Dense']
+        """
+        from unison.keras.layers.weight_lists import keras_submodules
+
+        return keras_submodules(self)
+
     def build(self, input_shape: Sequence[int]) -> None:
         """Create every lazily-sized weight by running one example of ``input_shape`` (batch axis included)."""
         was_training = self.training

@@ -32,6 +32,7 @@ from unison.keras.keras_tensor import has_keras_tensor, layer_call_tensor, symbo
 from unison.keras.layers.weight_lists import (
     assign_weights,
     keras_non_trainable_weights,
+    keras_submodules,
     keras_trainable_weights,
     keras_weights,
 )
@@ -431,6 +432,11 @@ class Layer(nn.Module):
     def variables(self) -> list[Any]:
         """Keras's ``layer.variables`` (the same list as ``weights``)."""
         return self.weights
+
+    @property
+    def submodules(self) -> tuple[nn.Module, ...]:
+        """tf.Module's ``submodules``: the layers inside this one, depth first."""
+        return keras_submodules(self)
 
     @property
     def trainable_weights(self) -> list[nn.Parameter]:
