@@ -88,7 +88,10 @@ def _is_keras_model(obj: Any) -> bool:
 
 def _signature(model: Any) -> dict[str, Any]:
     """The serving signature TF's Keras export gives ``model``: input and output names."""
-    inputs = getattr(model, "inputs", None)
+    try:
+        inputs = getattr(model, "inputs", None)
+    except ValueError:  # a Sequential without keras.Input has no symbolic inputs
+        inputs = None
     if inputs:  # a functional model: its Input names and shapes
         spec = [
             {"name": kt.name, "shape": list(kt.shape), "dtype": str(kt.dtype).replace("torch.", "")} for kt in inputs

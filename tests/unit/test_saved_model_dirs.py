@@ -91,3 +91,15 @@ def test_tf_keras_2_keywords_are_checked(tmp_path):
         model.save(str(tmp_path / "y"), save_format="onnx")
     with pytest.raises(TypeError, match="unexpected keyword arguments"):
         model.save(str(tmp_path / "z"), compress=True)
+
+
+def test_a_sequential_without_an_input_exports_after_it_was_built(tmp_path):
+    # the parameter-server tutorial's ModelCheckpoint saves such a model to a path without extension
+    model = keras.Sequential([keras.layers.Dense(2, name="out")])
+    model.compile("sgd", "mse")
+    model.fit(np.ones((4, 3), "float32"), np.ones((4, 2), "float32"), verbose=0)
+    model.save(str(tmp_path / "ckpt"))
+    x = torch.rand(2, 3)
+    torch.testing.assert_close(tf.saved_model.load(str(tmp_path / "ckpt"))(x), model(x).detach())
+    model.save(str(tmp_path / "m.keras"))  # the .keras file rebuilds it from its first call's shape too
+    torch.testing.assert_close(keras.models.load_model(str(tmp_path / "m.keras"))(x), model(x))

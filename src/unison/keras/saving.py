@@ -209,7 +209,8 @@ def model_config(model: nn.Module) -> dict[str, Any]:
     if isinstance(model, Functional):
         return {"class_name": "Functional", "config": _functional_config(model)}
     if isinstance(model, Sequential):
-        hint = model.input_shape_hint
+        # built by its first call (no keras.Input): that call's shape rebuilds it, as Keras's build_config
+        hint = model.input_shape_hint or model.__dict__.get("_called_shape")
         return {
             "class_name": "Sequential",
             "config": {
