@@ -280,6 +280,16 @@ class Layer(nn.Module):
         **kwargs: Any,
     ) -> None:
         super().__init__()
+        constraints = sorted(k for k, v in kwargs.items() if k.endswith("_constraint"))
+        if constraints:
+            set_ones = [k for k in constraints if kwargs[k] is not None]
+            if set_ones:  # a Keras argument unison does not honour: say so, not "misspelled"
+                raise NotImplementedError(
+                    f"{type(self).__name__}: weight constraints ({set_ones}) are not supported by unison. "
+                    "Apply the constraint after each step yourself (e.g. a callback's on_train_batch_end "
+                    "doing `with torch.no_grad(): w.clamp_(min=0)` for NonNeg), or drop the argument."
+                )
+            kwargs = {k: v for k, v in kwargs.items() if k not in constraints}  # None: Keras's default
         if kwargs:
             raise TypeError(
                 f"{type(self).__name__} got unexpected keyword arguments: {sorted(kwargs)}. "
