@@ -77,6 +77,7 @@ from unison.ops import nest as nest
 # give them to tf.nn too (unison.nn's own __getattr__ would call them unsupported).
 from unison.ops import nn as _ops_nn
 from unison.ops import random as random
+from unison.ops import strings as strings
 from unison.ops.array import (
     Tensor,
     cast,
@@ -208,6 +209,7 @@ from unison.ops.math import (
     truediv,
 )
 from unison.ops.printing import tf_print as print
+from unison.ops.ragged import RaggedTensor
 from unison.variables import Variable
 
 for _name in ("log_sigmoid", "silu", "softplus", "softsign", "swish"):
@@ -263,6 +265,7 @@ __all__ = [
     "Function",
     "GradientTape",
     "Module",
+    "RaggedTensor",
     "Sum",
     "TensorShape",
     "TensorSpec",
@@ -407,6 +410,7 @@ __all__ = [
     "stack",
     "stop_gradient",
     "string",
+    "strings",
     "subtract",
     "summary",
     "tanh",

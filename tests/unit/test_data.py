@@ -249,8 +249,6 @@ def test_bad_arguments_raise_clear_errors():
         D.range(3).batch(0)
     with pytest.raises(ValueError, match=r"shard index must be in \[0, num_shards\)"):
         D.range(3).shard(2, 2)
-    with pytest.raises(NotImplementedError, match="TFRecordDataset.*from_tensor_slices"):
-        tf.data.TFRecordDataset(["x.tfrecord"])
     with pytest.raises(AttributeError, match="Dataset.window is not supported.*batch"):
         D.range(3).window(2)
 

@@ -22,8 +22,9 @@ from unison.data.options import (
     Options,
     ThreadingOptions,
 )
-from unison.data.sources import TextLineDataset, TFRecordDataset
+from unison.data.sources import TextLineDataset
 from unison.data.specs import TensorSpec
+from unison.data.tfrecord import TFRecordDataset
 
 __all__ = [
     "AUTOTUNE",

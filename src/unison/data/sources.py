@@ -256,23 +256,11 @@ def list_files(pattern: str | Sequence[str], shuffle: bool | None, seed: int | N
     return ds.shuffle(len(names), seed=seed) if shuffle is not False else ds
 
 
-class TFRecordDataset(Dataset):
-    """Not supported: TFRecord needs TF's protobuf record format."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise NotImplementedError(
-            "tf.data.TFRecordDataset is not supported by unison.data (reading TFRecord files needs "
-            "TensorFlow's record format). Convert the records once to numpy arrays and use "
-            "tf.data.Dataset.from_tensor_slices, or read them with tf.data.Dataset.from_generator."
-        )
-
-
 __all__ = [
     "UNKNOWN_CARDINALITY",
     "FromGenerator",
     "FromTensors",
     "Range",
-    "TFRecordDataset",
     "TensorSlices",
     "TextLineDataset",
     "list_files",

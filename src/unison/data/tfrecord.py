@@ -1,0 +1,374 @@
+"""TFRecord files, byte-compatible with TensorFlow's: ``TFRecordDataset``, ``TFRecordWriter``, ``TFRecordOptions``.
+
+A TFRecord file is a sequence of records, each framed as TF frames it
+(``tensorflow/core/lib/io/record_writer.cc``)::
+
+    uint64 length (little-endian) | uint32 masked_crc32c(length) | data[length] | uint32 masked_crc32c(data)
+
+``masked_crc(c) = ((c >> 15) | (c << 17)) + 0xA282EAD8`` (mod 2**32) over CRC-32C (Castagnoli).
+Both checksums are verified on read; a mismatch or a file that ends inside a record raises
+:class:`CorruptRecordError` (a ``tf.errors.DataLossError``, as TF raises) naming the file and the
+record's offset in the (uncompressed) record stream. ``"GZIP"`` files are gzip streams and
+``"ZLIB"`` files zlib streams of that framing, as TF writes them.
+
+CRC-32C comes from the ``google-crc32c`` package (Google's C implementation, used by the GCS
+client libraries; ``pip install "unison[tf]"``).
+
+Example:
+    >>> import os, tempfile, unison as tf
+    >>> path = os.path.join(tempfile.mkdtemp(), "demo.tfrecord")
+    >>> with tf.io.TFRecordWriter(path) as writer:
+    ...     writer.write(b"first")
+    ...     writer.write(b"second")
+    >>> [r.item() for r in tf.data.TFRecordDataset(path)]
+    [b'first', b'second']
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import struct
+import zlib
+from collections.abc import Callable, Iterator
+from typing import IO, Any
+
+import numpy as np
+
+from unison.data.context import IterContext
+from unison.data.dataset import Dataset
+from unison.data.sources import _files
+from unison.data.specs import TensorSpec
+from unison.errors import DataLossError
+
+_MASK_DELTA = 0xA282EAD8
+_COMPRESSIONS = ("", "GZIP", "ZLIB")
+
+
+class CorruptRecordError(DataLossError):
+    """A TFRecord file holds a record whose checksum does not match, or ends inside a record.
+
+    Attributes:
+        path: the file.
+        offset: the byte offset of the record's header in the uncompressed record stream.
+    """
+
+    def __init__(self, path: str, offset: int, what: str) -> None:
+        self.path, self.offset = path, offset
+        super().__init__(
+            f"corrupted record at {offset} in {path!r}: {what}. The file is damaged or is not a TFRecord "
+            "file (or is compressed: pass compression_type='GZIP' or 'ZLIB' as it was written)."
+        )
+
+
+def _crc_function() -> Callable[[bytes], int]:
+    try:
+        import google_crc32c
+    except ImportError:
+        raise ImportError(
+            "TFRecord files need the google-crc32c package (CRC-32C checksums). Install it with "
+            '`pip install "unison[tf]"` (or `pip install google-crc32c`).'
+        ) from None
+    value: Callable[[bytes], int] = google_crc32c.value
+    return value
+
+
+def masked_crc32c(data: bytes, crc: Callable[[bytes], int] | None = None) -> int:
+    """TF's masked CRC-32C of ``data`` (what each record stores twice).
+
+    Example:
+        >>> hex(masked_crc32c(b"abc"))
+        '0x90d8b3fb'
+    """
+    c = (crc or _crc_function())(data)
+    return ((((c >> 15) | (c << 17)) & 0xFFFFFFFF) + _MASK_DELTA) & 0xFFFFFFFF
+
+
+def _compression(value: Any, who: str) -> str:
+    if isinstance(value, TFRecordOptions):
+        return value.compression_type
+    kind = "" if value is None else value
+    if kind not in _COMPRESSIONS:
+        raise ValueError(f"{who}: compression_type must be None, '', 'GZIP' or 'ZLIB'. Received: {value!r}")
+    return str(kind)
+
+
+class TFRecordOptions:
+    """``tf.io.TFRecordOptions``: how a TFRecord file is compressed (``""``, ``"GZIP"`` or ``"ZLIB"``).
+
+    ``compression_level`` (0-9) and ``window_bits`` are honoured for GZIP/ZLIB; TF's buffer and
+    zlib tuning arguments are accepted and have no effect.
+    """
+
+    compression_type_map = {"": "", "GZIP": "GZIP", "ZLIB": "ZLIB"}
+
+    def __init__(
+        self,
+        compression_type: str | None = None,
+        flush_mode: int | None = None,
+        input_buffer_size: int | None = None,
+        output_buffer_size: int | None = None,
+        window_bits: int | None = None,
+        compression_level: int | None = None,
+        compression_method: int | None = None,
+        mem_level: int | None = None,
+        compression_strategy: int | None = None,
+    ) -> None:
+        self.compression_type = _compression(compression_type, "tf.io.TFRecordOptions")
+        if compression_level is not None and not (isinstance(compression_level, int) and -1 <= compression_level <= 9):
+            raise ValueError(f"compression_level must be an integer in [-1, 9]. Received: {compression_level!r}")
+        self.compression_level = compression_level
+        self.window_bits = window_bits
+        self.flush_mode, self.input_buffer_size, self.output_buffer_size = flush_mode, input_buffer_size, output_buffer_size
+        self.compression_method, self.mem_level, self.compression_strategy = compression_method, mem_level, compression_strategy
+
+    @classmethod
+    def get_compression_type_string(cls, options: Any) -> str:
+        """``""``, ``"GZIP"`` or ``"ZLIB"`` for options, a string or None."""
+        return _compression(options, "TFRecordOptions.get_compression_type_string")
+
+    def __repr__(self) -> str:
+        return f"TFRecordOptions(compression_type={self.compression_type!r})"
+
+
+class _ZlibWriter(io.RawIOBase):
+    def __init__(self, raw: IO[bytes], level: int, wbits: int) -> None:
+        self._raw, self._z = raw, zlib.compressobj(level, zlib.DEFLATED, wbits)
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        self._raw.write(self._z.compress(bytes(data)))
+        return len(data)
+
+    def flush(self) -> None:
+        if not self.closed:
+            self._raw.write(self._z.flush(zlib.Z_SYNC_FLUSH))
+            self._raw.flush()
+
+    def close(self) -> None:
+        if not self.closed:
+            self._raw.write(self._z.flush(zlib.Z_FINISH))
+            self._raw.close()
+        super().close()
+
+
+class _ZlibReader(io.RawIOBase):
+    def __init__(self, raw: IO[bytes]) -> None:
+        self._raw, self._z, self._pending = raw, zlib.decompressobj(), b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._pending:
+            chunk = self._raw.read(1 << 16)
+            if not chunk:
+                self._pending = self._z.flush()
+                break
+            self._pending = self._z.decompress(chunk)
+        n = min(len(buffer), len(self._pending))
+        buffer[:n] = self._pending[:n]
+        self._pending = self._pending[n:]
+        return n
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+class TFRecordWriter:
+    """``tf.io.TFRecordWriter``: write records (bytes) to a TFRecord file TF can read.
+
+    Args:
+        path: the file to create (overwritten).
+        options: a ``TFRecordOptions`` or a compression type string (``""``, ``"GZIP"``, ``"ZLIB"``).
+
+    Example:
+        >>> import os, tempfile, unison as tf
+        >>> path = os.path.join(tempfile.mkdtemp(), "x.tfrecord.gz")
+        >>> with tf.io.TFRecordWriter(path, options="GZIP") as w:
+        ...     w.write(b"payload")
+        >>> [r.item() for r in tf.data.TFRecordDataset(path, compression_type="GZIP")]
+        [b'payload']
+    """
+
+    def __init__(self, path: str | os.PathLike[str], options: TFRecordOptions | str | None = None) -> None:
+        opts = options if isinstance(options, TFRecordOptions) else TFRecordOptions(_compression(options, "TFRecordWriter"))
+        self.path = os.fspath(path)
+        self._crc = _crc_function()
+        level = 6 if opts.compression_level in (None, -1) else int(opts.compression_level)  # TF's default level
+        bits = opts.window_bits or zlib.MAX_WBITS
+        raw = open(self.path, "wb")
+        self._fh: IO[bytes]
+        if opts.compression_type == "GZIP":
+            self._fh = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=level, mtime=0)
+            self._raw: IO[bytes] | None = raw  # GzipFile does not close a fileobj it was given
+        elif opts.compression_type == "ZLIB":
+            self._fh, self._raw = io.BufferedWriter(_ZlibWriter(raw, level, bits)), None
+        else:
+            self._fh, self._raw = raw, None
+
+    def write(self, record: Any) -> None:
+        """Append one record (``bytes``, a ``str`` (UTF-8) or a 0-d string array)."""
+        if isinstance(record, np.ndarray) and record.ndim == 0:
+            record = record.item()
+        if isinstance(record, str):
+            record = record.encode("utf-8")
+        if not isinstance(record, (bytes, bytearray, memoryview)):
+            raise TypeError(
+                f"TFRecordWriter.write takes bytes (e.g. example.SerializeToString()). Received: {type(record).__name__}"
+            )
+        data = bytes(record)
+        header = struct.pack("<Q", len(data))
+        self._fh.write(header + struct.pack("<I", masked_crc32c(header, self._crc)))
+        self._fh.write(data)
+        self._fh.write(struct.pack("<I", masked_crc32c(data, self._crc)))
+
+    def flush(self) -> None:
+        """Push what was written to the file."""
+        self._fh.flush()
+
+    def close(self) -> None:
+        """Finish the file (a compressed stream is only complete once closed)."""
+        if not self._fh.closed:
+            self._fh.close()
+        if self._raw is not None and not self._raw.closed:
+            self._raw.close()
+
+    def __enter__(self) -> TFRecordWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _open(path: str, compression: str) -> IO[bytes]:
+    if compression == "GZIP":
+        return gzip.open(path, "rb")
+    if compression == "ZLIB":
+        return io.BufferedReader(_ZlibReader(open(path, "rb")), 1 << 16)
+    return open(path, "rb", buffering=1 << 20)
+
+
+def read_records(path: str, compression_type: str = "") -> Iterator[bytes]:
+    """The records of one TFRecord file, checksums verified (:class:`CorruptRecordError` otherwise)."""
+    crc = _crc_function()
+    unpack_q, unpack_i = struct.Struct("<Q").unpack, struct.Struct("<I").unpack
+    offset = 0
+    try:
+        fh = _open(path, compression_type)
+    except FileNotFoundError:
+        from unison.errors import NotFoundError
+
+        raise NotFoundError(f"{path}; No such file or directory (a TFRecordDataset input)") from None
+    with fh:
+        read = fh.read
+        while True:
+            try:
+                header = read(12)
+            except (OSError, EOFError, zlib.error) as exc:
+                raise CorruptRecordError(path, offset, f"the compressed stream cannot be read ({exc})") from None
+            if not header:
+                return
+            if len(header) < 12:
+                raise CorruptRecordError(path, offset, f"truncated record: the file ends {len(header)} bytes into a header")
+            (length,) = unpack_q(header[:8])
+            if ((((c := crc(header[:8])) >> 15 | c << 17) & 0xFFFFFFFF) + _MASK_DELTA) & 0xFFFFFFFF != unpack_i(header[8:])[0]:
+                raise CorruptRecordError(path, offset, "the length's checksum does not match")
+            try:
+                body = read(length + 4)
+            except (OSError, EOFError, zlib.error) as exc:
+                raise CorruptRecordError(path, offset, f"the compressed stream cannot be read ({exc})") from None
+            if len(body) < length + 4:
+                raise CorruptRecordError(
+                    path, offset, f"truncated record: {length} bytes of data announced, the file ends first"
+                )
+            data = body[:length]
+            if ((((c := crc(data)) >> 15 | c << 17) & 0xFFFFFFFF) + _MASK_DELTA) & 0xFFFFFFFF != unpack_i(body[length:])[0]:
+                raise CorruptRecordError(path, offset, "the data's checksum does not match")
+            yield data
+            offset += 16 + length
+
+
+def _scalar(data: bytes) -> np.ndarray:
+    # an object array: numpy's fixed-width bytes dtype would drop trailing NUL bytes of the record
+    out = np.empty((), dtype=object)
+    out[()] = data
+    return out
+
+
+class TFRecordDataset(Dataset):
+    """``tf.data.TFRecordDataset``: the records of TFRecord files, as 0-d numpy ``bytes`` arrays (``tf.string``).
+
+    Args:
+        filenames: a path, a list of paths, or a dataset of paths (``list_files``).
+        compression_type: ``None``/``""``, ``"GZIP"`` or ``"ZLIB"``.
+        buffer_size: accepted for TF compatibility (files are read through a 1 MiB buffer).
+        num_parallel_reads: read this many files at a time, interleaving their records one by one
+            in TF's deterministic order (file 0's first record, file 1's first, ...; a finished
+            file's slot takes the next file). Reading stays in the iterating thread; put
+            ``.map(..., num_parallel_calls=...)`` after it for parallel parsing.
+
+    A file-based source: under ``AutoShardPolicy.FILE`` (or ``AUTO``) each worker reads its share
+    of ``filenames``.
+    """
+
+    def __init__(
+        self,
+        filenames: Any,
+        compression_type: str | None = None,
+        buffer_size: int | None = None,
+        num_parallel_reads: int | None = None,
+        name: str | None = None,
+    ) -> None:
+        self._compression = _compression(compression_type, "tf.data.TFRecordDataset")
+        self.filenames = _files(filenames)
+        if num_parallel_reads is not None and num_parallel_reads != -1 and (
+            isinstance(num_parallel_reads, bool) or not isinstance(num_parallel_reads, int) or num_parallel_reads < 1
+        ):
+            raise ValueError(
+                "num_parallel_reads must be None, a positive integer or tf.data.AUTOTUNE. "
+                f"Received: num_parallel_reads={num_parallel_reads!r}"
+            )
+        self._parallel = num_parallel_reads
+        _crc_function()  # fail at construction, not at the first element, when the package is missing
+
+    def _iter(self, ctx: IterContext) -> Iterator[Any]:
+        files = self.filenames
+        if ctx.file_shard is not None:
+            files = files[ctx.file_shard[1] :: ctx.file_shard[0]]
+        cycle = 1 if self._parallel is None else len(files) if self._parallel == -1 else self._parallel
+        if cycle <= 1:
+            for path in files:
+                for data in read_records(path, self._compression):
+                    yield _scalar(data)
+            return
+        pending = iter(files)
+        slots: list[Iterator[bytes]] = []
+        for path in pending:
+            slots.append(read_records(path, self._compression))
+            if len(slots) == cycle:
+                break
+        while slots:
+            i = 0
+            while i < len(slots):
+                try:
+                    data = next(slots[i])
+                except StopIteration:
+                    nxt = next(pending, None)
+                    if nxt is None:
+                        slots.pop(i)
+                    else:
+                        slots[i] = read_records(nxt, self._compression)
+                    continue
+                yield _scalar(data)
+                i += 1
+
+    def _spec(self) -> Any:
+        return TensorSpec((), "string")
+
+
+__all__ = ["CorruptRecordError", "TFRecordDataset", "TFRecordOptions", "TFRecordWriter", "masked_crc32c", "read_records"]
