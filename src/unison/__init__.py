@@ -77,6 +77,7 @@ from unison.ops import nest as nest
 # give them to tf.nn too (unison.nn's own __getattr__ would call them unsupported).
 from unison.ops import nn as _ops_nn
 from unison.ops import random as random
+from unison.ops import sparse as sparse
 from unison.ops import strings as strings
 from unison.ops.array import (
     Tensor,
@@ -210,6 +211,7 @@ from unison.ops.math import (
 )
 from unison.ops.printing import tf_print as print
 from unison.ops.ragged import RaggedTensor
+from unison.ops.sparse import SparseTensor
 from unison.variables import Variable
 
 for _name in ("log_sigmoid", "silu", "softplus", "softsign", "swish"):
@@ -266,6 +268,7 @@ __all__ = [
     "GradientTape",
     "Module",
     "RaggedTensor",
+    "SparseTensor",
     "Sum",
     "TensorShape",
     "TensorSpec",
@@ -403,6 +406,7 @@ __all__ = [
     "sin",
     "size",
     "sort",
+    "sparse",
     "split",
     "sqrt",
     "square",

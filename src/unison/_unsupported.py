@@ -20,9 +20,8 @@ from __future__ import annotations
 TORCH_EQUIVALENTS: dict[str, str] = {
     "tf.linalg": "torch.linalg",
     "tf.signal": "torch.fft",
-    "tf.sparse": "torch.sparse",
+    "tf.sparse.sparse_dense_matmul": "torch.sparse",
     "tf.ragged": "torch.nested",
-    "tf.SparseTensor": "torch.sparse_coo_tensor",
     "tf.TensorArray": "a Python list and torch.stack",
     "tf.slice": "tensor slicing (t[a:b])",
     "tf.strided_slice": "tensor slicing (t[a:b:s])",

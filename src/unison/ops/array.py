@@ -103,7 +103,10 @@ def reshape(tensor: Any, shape: Any, name: str | None = None) -> torch.Tensor:
 
 def expand_dims(input: Any, axis: int, name: str | None = None) -> torch.Tensor:
     """``tf.expand_dims``: insert a length-1 axis at ``axis``."""
-    return to_tensor(input).unsqueeze(int(axis))
+    value = to_tensor(input)
+    if isinstance(value, np.ndarray):  # strings (TF's text pipelines expand a batch of them to (N, 1))
+        return np.expand_dims(value, int(axis))  # type: ignore[return-value]
+    return value.unsqueeze(int(axis))
 
 
 def squeeze(input: Any, axis: Any = None, name: str | None = None) -> torch.Tensor:

@@ -21,9 +21,33 @@ from __future__ import annotations
 from typing import Any
 
 from unison._unsupported import unsupported
+from unison.data.tfrecord import TFRecordOptions, TFRecordWriter
 from unison.ops import gfile
+from unison.ops.parsing import (
+    FixedLenFeature,
+    FixedLenSequenceFeature,
+    VarLenFeature,
+    decode_raw,
+    parse_example,
+    parse_single_example,
+    parse_tensor,
+    serialize_tensor,
+)
 
-__all__ = ["gfile"]
+# TFRecord files (unison.data.tfrecord) and tf.train.Example parsing (unison.ops.parsing).
+__all__ = [
+    "FixedLenFeature",
+    "FixedLenSequenceFeature",
+    "TFRecordOptions",
+    "TFRecordWriter",
+    "VarLenFeature",
+    "decode_raw",
+    "gfile",
+    "parse_example",
+    "parse_single_example",
+    "parse_tensor",
+    "serialize_tensor",
+]
 
 
 def __getattr__(name: str) -> Any:

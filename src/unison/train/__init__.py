@@ -15,11 +15,20 @@ from unison.train.manager import CheckpointManager
 from unison.train.reader import CheckpointReader, list_variables, load_checkpoint, load_variable
 
 __all__ = [
+    "BytesList",
     "Checkpoint",
     "CheckpointLoadStatus",
     "CheckpointManager",
     "CheckpointReader",
     "CorruptCheckpointError",
+    "Example",
+    "Feature",
+    "FeatureList",
+    "FeatureLists",
+    "Features",
+    "FloatList",
+    "Int64List",
+    "SequenceExample",
     "latest_checkpoint",
     "list_variables",
     "load_checkpoint",
@@ -27,7 +36,14 @@ __all__ = [
 ]
 
 
+_EXAMPLE_NAMES = ("BytesList", "Example", "Feature", "FeatureList", "FeatureLists", "Features", "FloatList", "Int64List", "SequenceExample")
+
+
 def __getattr__(name: str) -> object:
+    if name in _EXAMPLE_NAMES:  # protobuf message classes: built on first use (import unison stays light)
+        from unison.train import example
+
+        return getattr(example, name)
     from unison._unsupported import unsupported
 
     raise unsupported("tf.train", name)
