@@ -134,7 +134,7 @@ class TFRecordOptions:
 
 class _ZlibWriter(io.RawIOBase):
     def __init__(self, raw: IO[bytes], level: int, wbits: int) -> None:
-        self._raw, self._z = raw, zlib.compressobj(level, zlib.DEFLATED, wbits)
+        self._raw, self._z, self._done = raw, zlib.compressobj(level, zlib.DEFLATED, wbits), False
 
     def writable(self) -> bool:
         return True
@@ -144,13 +144,14 @@ class _ZlibWriter(io.RawIOBase):
         return len(data)
 
     def flush(self) -> None:
-        if not self.closed:
+        if not self._done:
             self._raw.write(self._z.flush(zlib.Z_SYNC_FLUSH))
             self._raw.flush()
 
     def close(self) -> None:
-        if not self.closed:
+        if not self._done:
             self._raw.write(self._z.flush(zlib.Z_FINISH))
+            self._done = True
             self._raw.close()
         super().close()
 
