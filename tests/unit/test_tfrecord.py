@@ -17,7 +17,9 @@ SPEC = {
 }
 
 
-@pytest.mark.parametrize("name,kind", [("examples.tfrecord", ""), ("examples.tfrecord.gz", "GZIP"), ("examples.tfrecord.zlib", "ZLIB")])
+@pytest.mark.parametrize(
+    "name,kind", [("examples.tfrecord", ""), ("examples.tfrecord.gz", "GZIP"), ("examples.tfrecord.zlib", "ZLIB")]
+)
 def test_reads_files_tensorflow_wrote(name, kind):
     records = [r.item() for r in tf.data.TFRecordDataset(os.path.join(DATA, name), compression_type=kind)]
     assert len(records) == 5

@@ -120,8 +120,16 @@ class TFRecordOptions:
             raise ValueError(f"compression_level must be an integer in [-1, 9]. Received: {compression_level!r}")
         self.compression_level = compression_level
         self.window_bits = window_bits
-        self.flush_mode, self.input_buffer_size, self.output_buffer_size = flush_mode, input_buffer_size, output_buffer_size
-        self.compression_method, self.mem_level, self.compression_strategy = compression_method, mem_level, compression_strategy
+        self.flush_mode, self.input_buffer_size, self.output_buffer_size = (
+            flush_mode,
+            input_buffer_size,
+            output_buffer_size,
+        )
+        self.compression_method, self.mem_level, self.compression_strategy = (
+            compression_method,
+            mem_level,
+            compression_strategy,
+        )
 
     @classmethod
     def get_compression_type_string(cls, options: Any) -> str:
@@ -197,7 +205,11 @@ class TFRecordWriter:
     """
 
     def __init__(self, path: str | os.PathLike[str], options: TFRecordOptions | str | None = None) -> None:
-        opts = options if isinstance(options, TFRecordOptions) else TFRecordOptions(_compression(options, "TFRecordWriter"))
+        opts = (
+            options
+            if isinstance(options, TFRecordOptions)
+            else TFRecordOptions(_compression(options, "TFRecordWriter"))
+        )
         self.path = os.fspath(path)
         self._crc = _crc_function()
         level = 6 if opts.compression_level in (None, -1) else int(opts.compression_level)  # TF's default level
@@ -275,9 +287,13 @@ def read_records(path: str, compression_type: str = "") -> Iterator[bytes]:
             if not header:
                 return
             if len(header) < 12:
-                raise CorruptRecordError(path, offset, f"truncated record: the file ends {len(header)} bytes into a header")
+                raise CorruptRecordError(
+                    path, offset, f"truncated record: the file ends {len(header)} bytes into a header"
+                )
             (length,) = unpack_q(header[:8])
-            if ((((c := crc(header[:8])) >> 15 | c << 17) & 0xFFFFFFFF) + _MASK_DELTA) & 0xFFFFFFFF != unpack_i(header[8:])[0]:
+            if ((((c := crc(header[:8])) >> 15 | c << 17) & 0xFFFFFFFF) + _MASK_DELTA) & 0xFFFFFFFF != unpack_i(
+                header[8:]
+            )[0]:
                 raise CorruptRecordError(path, offset, "the length's checksum does not match")
             try:
                 body = read(length + 4)
@@ -288,7 +304,9 @@ def read_records(path: str, compression_type: str = "") -> Iterator[bytes]:
                     path, offset, f"truncated record: {length} bytes of data announced, the file ends first"
                 )
             data = body[:length]
-            if ((((c := crc(data)) >> 15 | c << 17) & 0xFFFFFFFF) + _MASK_DELTA) & 0xFFFFFFFF != unpack_i(body[length:])[0]:
+            if ((((c := crc(data)) >> 15 | c << 17) & 0xFFFFFFFF) + _MASK_DELTA) & 0xFFFFFFFF != unpack_i(
+                body[length:]
+            )[0]:
                 raise CorruptRecordError(path, offset, "the data's checksum does not match")
             yield data
             offset += 16 + length
@@ -327,8 +345,14 @@ class TFRecordDataset(Dataset):
     ) -> None:
         self._compression = _compression(compression_type, "tf.data.TFRecordDataset")
         self.filenames = _files(filenames)
-        if num_parallel_reads is not None and num_parallel_reads != -1 and (
-            isinstance(num_parallel_reads, bool) or not isinstance(num_parallel_reads, int) or num_parallel_reads < 1
+        if (
+            num_parallel_reads is not None
+            and num_parallel_reads != -1
+            and (
+                isinstance(num_parallel_reads, bool)
+                or not isinstance(num_parallel_reads, int)
+                or num_parallel_reads < 1
+            )
         ):
             raise ValueError(
                 "num_parallel_reads must be None, a positive integer or tf.data.AUTOTUNE. "
@@ -372,4 +396,11 @@ class TFRecordDataset(Dataset):
         return TensorSpec((), "string")
 
 
-__all__ = ["CorruptRecordError", "TFRecordDataset", "TFRecordOptions", "TFRecordWriter", "masked_crc32c", "read_records"]
+__all__ = [
+    "CorruptRecordError",
+    "TFRecordDataset",
+    "TFRecordOptions",
+    "TFRecordWriter",
+    "masked_crc32c",
+    "read_records",
+]

@@ -112,7 +112,9 @@ def _serialized_items(serialized: Any, who: str) -> tuple[list[bytes], bool]:
     arr = np.asarray(serialized, dtype=object)
     items = [v.encode() if isinstance(v, str) else v for v in arr.reshape(-1).tolist()]
     if not all(isinstance(v, bytes) for v in items):
-        raise TypeError(f"{who} takes serialized records (bytes), e.g. from TFRecordDataset. Received: {serialized!r:.80}")
+        raise TypeError(
+            f"{who} takes serialized records (bytes), e.g. from TFRecordDataset. Received: {serialized!r:.80}"
+        )
     return items, arr.ndim == 0
 
 
@@ -169,7 +171,9 @@ def _default(spec: FixedLenFeature, key: str, index: int) -> list[Any]:
     if len(flat) == 1 and n != 1:
         flat = flat * n
     if len(flat) != n:
-        raise ValueError(f"The default_value of {key!r} must have {n} values (shape {list(spec.shape)}). Received: {value!r}")
+        raise ValueError(
+            f"The default_value of {key!r} must have {n} values (shape {list(spec.shape)}). Received: {value!r}"
+        )
     return [v.encode() if isinstance(v, str) else v for v in flat]
 
 
@@ -186,7 +190,9 @@ def _fixed(values: list[Any] | None, spec: FixedLenFeature, key: str, index: int
     return values
 
 
-def _sequence(values: list[Any] | None, spec: FixedLenSequenceFeature, key: str, index: int, batched: bool) -> list[Any]:
+def _sequence(
+    values: list[Any] | None, spec: FixedLenSequenceFeature, key: str, index: int, batched: bool
+) -> list[Any]:
     if values is None:
         if not spec.allow_missing:
             raise InvalidArgumentError(
@@ -306,7 +312,11 @@ def serialize_tensor(tensor: Any, name: str | None = None) -> np.ndarray:
 
     proto = TensorProto()
     if isinstance(tensor, torch.Tensor) or not _is_strings(tensor):
-        t = tensor.detach().cpu().contiguous() if isinstance(tensor, torch.Tensor) else torch.as_tensor(np.asarray(tensor))
+        t = (
+            tensor.detach().cpu().contiguous()
+            if isinstance(tensor, torch.Tensor)
+            else torch.as_tensor(np.asarray(tensor))
+        )
         if t.dtype not in _DT_NUMBER:
             raise TypeError(f"tf.io.serialize_tensor does not support dtype {t.dtype}.")
         proto.dtype = _DT_NUMBER[t.dtype]
@@ -377,12 +387,20 @@ def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> Any
     return torch.tensor(values, dtype=got).reshape(shape)
 
 
-def decode_raw(input_bytes: Any, out_type: Any, little_endian: bool = True, fixed_length: int | None = None, name: str | None = None) -> torch.Tensor:
+def decode_raw(
+    input_bytes: Any,
+    out_type: Any,
+    little_endian: bool = True,
+    fixed_length: int | None = None,
+    name: str | None = None,
+) -> torch.Tensor:
     """``tf.io.decode_raw``: reinterpret each string's bytes as numbers of ``out_type`` (``[..., n]``)."""
     dtype = as_dtype(out_type)
     if not isinstance(dtype, torch.dtype) or dtype == torch.bool:
         raise ValueError(f"tf.io.decode_raw needs a number dtype. Received: out_type={out_type!r}")
-    arr = np.asarray(input_bytes, dtype=object) if not isinstance(input_bytes, np.ndarray) else input_bytes.astype(object)
+    arr = (
+        np.asarray(input_bytes, dtype=object) if not isinstance(input_bytes, np.ndarray) else input_bytes.astype(object)
+    )
     np_dtype = torch.empty((), dtype=dtype).numpy().dtype.newbyteorder("<" if little_endian else ">")
     rows = [np.frombuffer(v if isinstance(v, bytes) else v.encode(), dtype=np_dtype) for v in arr.reshape(-1).tolist()]
     if len({len(r) for r in rows}) > 1:

@@ -46,7 +46,9 @@ class RaggedTensor:
         self.row_splits = splits
 
     @classmethod
-    def from_row_splits(cls, values: Any, row_splits: Any, name: str | None = None, validate: bool = True) -> RaggedTensor:
+    def from_row_splits(
+        cls, values: Any, row_splits: Any, name: str | None = None, validate: bool = True
+    ) -> RaggedTensor:
         """``tf.RaggedTensor.from_row_splits``: row ``i`` is ``values[row_splits[i]:row_splits[i + 1]]``."""
         return cls(_as_values(values), torch.as_tensor(np.asarray(row_splits), dtype=torch.int64))
 

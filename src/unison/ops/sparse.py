@@ -54,7 +54,9 @@ class SparseTensor:
         return f"SparseTensor(indices={self.indices.tolist()}, values={self.values!r}, dense_shape={self.shape})"
 
 
-def to_dense(sp_input: SparseTensor, default_value: Any = None, validate_indices: bool = True, name: str | None = None) -> Any:
+def to_dense(
+    sp_input: SparseTensor, default_value: Any = None, validate_indices: bool = True, name: str | None = None
+) -> Any:
     """``tf.sparse.to_dense``: a dense tensor (numpy object array for strings) from a ``SparseTensor``."""
     if not isinstance(sp_input, SparseTensor):
         raise TypeError(f"tf.sparse.to_dense takes a tf.SparseTensor. Received: {type(sp_input).__name__}")

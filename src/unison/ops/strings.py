@@ -75,7 +75,9 @@ def _strings(value: Any, fn: str, arg: str = "input") -> np.ndarray:
     if arr.dtype.kind in "US":
         arr = arr.astype(object)
     if arr.dtype != object or not all(isinstance(v, (str, bytes)) for v in arr.reshape(-1).tolist()):
-        bad = next((v for v in np.asarray(arr, dtype=object).reshape(-1).tolist() if not isinstance(v, (str, bytes))), arr)
+        bad = next(
+            (v for v in np.asarray(arr, dtype=object).reshape(-1).tolist() if not isinstance(v, (str, bytes))), arr
+        )
         raise StringInputError(
             f"tf.strings.{fn} expects strings for `{arg}`, but received {type(bad).__name__} values "
             f"({value!r:.80}). Convert numbers to strings first with tf.strings.as_string({arg})."
@@ -257,8 +259,6 @@ def substr(input: Any, pos: Any, len: Any, unit: str = "BYTE", name: str | None 
     return out.reshape(arr.shape)
 
 
-
-
 def _pieces(arr: np.ndarray, fn: Callable[[Any], list[Any]], name: str, numeric: torch.dtype | None = None) -> Any:
     """Scalar -> a 1-D result; a 1-D batch -> a RaggedTensor (TF's shapes)."""
     if arr.ndim > 1:
@@ -352,7 +352,9 @@ def unicode_decode(
 
 def unicode_encode(input: Any, output_encoding: str, errors: str = "replace", name: str | None = None) -> Any:
     """``tf.strings.unicode_encode``: code points (1-D, or a RaggedTensor / 2-D of rows) to strings (bytes)."""
-    codec = {"utf8": "utf-8", "utf16be": "utf-16-be", "utf32be": "utf-32-be"}.get(output_encoding.lower().replace("-", ""))
+    codec = {"utf8": "utf-8", "utf16be": "utf-16-be", "utf32be": "utf-32-be"}.get(
+        output_encoding.lower().replace("-", "")
+    )
     if codec is None:
         raise ValueError(f"tf.strings.unicode_encode: unsupported output_encoding {output_encoding!r}")
 
@@ -512,7 +514,14 @@ def _format_value(value: Any, summarize: int) -> str:
             shown = [*items[:summarize], None, *items[-summarize:]]
         else:
             shown = items
-        parts = ["..." if x is None else (render(x) if isinstance(x, np.ndarray) and x.ndim else fmt(x.item() if isinstance(x, np.generic) else x)) for x in shown]
+        parts = [
+            "..."
+            if x is None
+            else (
+                render(x) if isinstance(x, np.ndarray) and x.ndim else fmt(x.item() if isinstance(x, np.generic) else x)
+            )
+            for x in shown
+        ]
         return "[" + " ".join(parts) + "]"
 
     return render(arr)

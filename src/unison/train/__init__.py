@@ -36,7 +36,17 @@ __all__ = [
 ]
 
 
-_EXAMPLE_NAMES = ("BytesList", "Example", "Feature", "FeatureList", "FeatureLists", "Features", "FloatList", "Int64List", "SequenceExample")
+_EXAMPLE_NAMES = (
+    "BytesList",
+    "Example",
+    "Feature",
+    "FeatureList",
+    "FeatureLists",
+    "Features",
+    "FloatList",
+    "Int64List",
+    "SequenceExample",
+)
 
 
 def __getattr__(name: str) -> object:

@@ -33,7 +33,11 @@ def sequence_example() -> bytes:
 
 
 def main(out: str) -> None:
-    for compression, name in (("", "examples.tfrecord"), ("GZIP", "examples.tfrecord.gz"), ("ZLIB", "examples.tfrecord.zlib")):
+    for compression, name in (
+        ("", "examples.tfrecord"),
+        ("GZIP", "examples.tfrecord.gz"),
+        ("ZLIB", "examples.tfrecord.zlib"),
+    ):
         with tf.io.TFRecordWriter(f"{out}/{name}", options=tf.io.TFRecordOptions(compression_type=compression)) as w:
             for i in range(5):
                 w.write(example(i))
