@@ -504,7 +504,7 @@ def _format_value(value: Any, summarize: int) -> str:
     else:
         t = torch.as_tensor(np.asarray(value.detach().cpu().numpy() if isinstance(value, torch.Tensor) else value))
         arr = t.numpy()
-        fmt = lambda v: ("%g" % v) if isinstance(v, float) else str(v).lower() if isinstance(v, bool) else str(v)  # noqa: E731
+        fmt = lambda v: f"{v:g}" if isinstance(v, float) else str(v).lower() if isinstance(v, bool) else str(v)  # noqa: E731
     if arr.ndim == 0:
         return fmt(arr.item() if arr.dtype != object else arr[()])
 
