@@ -217,7 +217,7 @@ class TFRecordWriter:
         raw = open(self.path, "wb")
         self._fh: IO[bytes]
         if opts.compression_type == "GZIP":
-            self._fh = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=level, mtime=0)
+            self._fh = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=level, mtime=0)  # type: ignore[assignment]
             self._raw: IO[bytes] | None = raw  # GzipFile does not close a fileobj it was given
         elif opts.compression_type == "ZLIB":
             self._fh, self._raw = io.BufferedWriter(_ZlibWriter(raw, level, bits)), None
@@ -260,7 +260,7 @@ class TFRecordWriter:
 
 def _open(path: str, compression: str) -> IO[bytes]:
     if compression == "GZIP":
-        return gzip.open(path, "rb")
+        return gzip.open(path, "rb")  # type: ignore[return-value]
     if compression == "ZLIB":
         return io.BufferedReader(_ZlibReader(open(path, "rb")), 1 << 16)
     return open(path, "rb", buffering=1 << 20)

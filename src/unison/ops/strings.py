@@ -432,8 +432,8 @@ def reduce_join(
     for i, row in enumerate(rows.tolist()):
         kind = row[0] if row else ""
         out[i] = _like(separator, kind).join(_like(x, kind) for x in row)
-    out = out.reshape(moved.shape[:-1])
-    return np.expand_dims(out, ax) if keepdims else out
+    joined: np.ndarray = out.reshape(moved.shape[:-1])
+    return np.expand_dims(joined, ax) if keepdims else joined
 
 
 # --- numbers <-> strings ---------------------------------------------------------------------------
