@@ -79,7 +79,7 @@ def masked_crc32c(data: bytes, crc: Callable[[bytes], int] | None = None) -> int
 
     Example:
         >>> hex(masked_crc32c(b"abc"))
-        '0x90d8b3fb'
+        '0x21f1576e'
     """
     c = (crc or _crc_function())(data)
     return ((((c >> 15) | (c << 17)) & 0xFFFFFFFF) + _MASK_DELTA) & 0xFFFFFFFF
