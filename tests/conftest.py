@@ -35,3 +35,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "distributed" in pathlib.Path(str(item.fspath)).parts:
             item.add_marker(pytest.mark.distributed)
+
+
+# Scripts that made committed fixtures with TensorFlow itself (run by hand in a TF venv, not tests).
+collect_ignore_glob = ["unit/data/*/make_with_*.py"]
