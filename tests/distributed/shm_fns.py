@@ -97,3 +97,64 @@ def die_or_survive(rank: int, port: int, conn: Any) -> None:
         conn.send((time.monotonic() - start, "no error"))
     except unison.errors.UnisonError as exc:
         conn.send((time.monotonic() - start, f"{type(exc).__name__}: {exc}"))
+
+
+# Sizes around a 2 KiB region (slot_bytes=4096) and the one-barrier path's bound: every chunk
+# boundary, a last partial chunk, fewer elements than ranks, and the empty tensor.
+SWEEP_SLOT_BYTES = 4096
+SWEEP_DTYPES = ("float32", "bfloat16", "float16", "float64", "int32", "int64")
+
+
+def sweep_sizes(element_size: int) -> list[int]:
+    """Element counts to reduce for one dtype (bytes relative to the 2 KiB chunk)."""
+    chunk = SWEEP_SLOT_BYTES // 2 // element_size
+    return sorted({0, 1, 2, 3, 5, 16, 17, chunk - 1, chunk, chunk + 1, 2 * chunk, 3 * chunk + 7, 10 * chunk + 3})
+
+
+def _sweep_input(rank: int, dtype_name: str, n: int) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(1000 * rank + 7 * n + len(dtype_name))
+    dtype = getattr(torch, dtype_name)
+    if dtype.is_floating_point:
+        return (torch.randn(n, generator=gen, dtype=torch.float64) * 3).to(dtype)
+    return torch.randint(-1000, 1000, (n,), generator=gen, dtype=dtype)
+
+
+def sweep_expected(world: int, dtype_name: str, n: int, op: str) -> torch.Tensor:
+    """The reduction of every rank's input in rank order, computed in this one process."""
+    parts = [_sweep_input(r, dtype_name, n) for r in range(world)]
+    fn = {"sum": torch.add, "max": torch.maximum, "min": torch.minimum}[op]
+    out = parts[0].clone()
+    for part in parts[1:]:
+        out = fn(out, part)
+    return out
+
+
+def sweep_float64_sum(world: int, dtype_name: str, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The float64 sum the rounded one is compared with, and the sum of magnitudes that scales
+    the rounding bound (partial sums can exceed the final one)."""
+    parts = [_sweep_input(r, dtype_name, n).double() for r in range(world)]
+    return sum(parts).numpy(), sum(p.abs() for p in parts).numpy()  # type: ignore[union-attr]
+
+
+def reduce_sweep() -> dict[str, Any]:
+    """Every dtype and size through a reducer with 2 KiB chunks, sum/max/min, plus a few
+    calls through the communicator's default (1 MiB chunk) reducer."""
+    from unison.comm.shm import attach
+
+    unison.init(timeout_seconds=60)
+    comm = joined()
+    reducer = attach(comm.store, comm.rank, comm.world_size, torch.device("cpu"), "gloo", 60.0, SWEEP_SLOT_BYTES)
+    assert reducer is not None, "the small-slot reducer fell back to gloo"
+    out: dict[str, Any] = {}
+    for dtype_name in SWEEP_DTYPES:
+        size = torch.empty((), dtype=getattr(torch, dtype_name)).element_size()
+        for n in sweep_sizes(size):
+            for op in ("sum", "max", "min"):
+                got = _sweep_input(comm.rank, dtype_name, n)
+                reducer.all_reduce(got, op)
+                out[f"{dtype_name}.{n}.{op}"] = to_numpy(got)
+    for n in (3, 5000, 300_000, 700_001):  # the default reducer: small path, one chunk, several
+        got = _sweep_input(comm.rank, "float32", n)
+        comm.all_reduce(got, name=f"default.{n}")
+        out[f"default.{n}"] = to_numpy(got)
+    return out

@@ -77,3 +77,37 @@ def test_a_replica_that_exits_is_named_within_seconds_not_the_timeout() -> None:
     assert waited < 5.0, message
     assert "Collective 'after.the.death' (#2) failed on rank 0 of 2" in text
     assert "rank(s) [1]" in text and "exited without arriving" in text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("world", [2, 3])
+def test_every_size_around_the_chunk_and_every_dtype_sums_to_the_reference(world: int) -> None:
+    results = run_distributed(fns.reduce_sweep, world, timeout=180)
+    checked = 0
+    for dtype_name in fns.SWEEP_DTYPES:
+        dtype = getattr(torch, dtype_name)
+        size = torch.empty((), dtype=dtype).element_size()
+        for n in fns.sweep_sizes(size):
+            for op in ("sum", "max", "min"):
+                want = fns.to_numpy(fns.sweep_expected(world, dtype_name, n, op))
+                for rank, res in enumerate(results):
+                    got = res[f"{dtype_name}.{n}.{op}"]
+                    # combined in rank order on every replica: the one-process result, bit for bit
+                    # (so integers are exact and every replica holds the same floats)
+                    assert got.shape == (n,), (rank, dtype_name, n, op)
+                    assert np.array_equal(got, want), (rank, dtype_name, n, op)
+                    checked += 1
+            if dtype.is_floating_point and n:
+                # and that rounded sum is within (world - 1) roundings (half an ulp each, scaled
+                # by the magnitudes summed) of the float64 sum
+                exact, magnitude = fns.sweep_float64_sum(world, dtype_name, n)
+                unit = float(torch.finfo(dtype).eps) / 2
+                got = results[0][f"{dtype_name}.{n}.sum"].astype(np.float64)
+                assert np.all(np.abs(got - exact) <= (world - 1) * unit * magnitude), (dtype_name, n)
+    assert checked == world * 3 * sum(
+        len(fns.sweep_sizes(torch.empty((), dtype=getattr(torch, d)).element_size())) for d in fns.SWEEP_DTYPES
+    )
+    for n in (3, 5000, 300_000, 700_001):
+        want = fns.to_numpy(fns.sweep_expected(world, "float32", n, "sum"))
+        for res in results:
+            assert np.array_equal(res[f"default.{n}"], want), n

@@ -29,6 +29,7 @@ Example:
 
 from __future__ import annotations
 
+import ctypes
 import datetime
 import mmap
 import os
@@ -37,7 +38,7 @@ import re
 import secrets
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -45,10 +46,10 @@ import torch
 from unison.errors import SharedMemoryError, UnisonError
 
 _LINE = 64  # one counter per cache line: ranks spinning on their own lines do not share one
-_SLOT_BYTES = 4 << 20  # per rank; larger tensors go through in pieces of this size
-_YIELD_S = 0.002  # wait this long yielding the core before sleeping between checks
-_SLEEP_S = 0.0002
-_CHECK_EVERY_S = 0.5  # while sleeping: how often to check the time limit and the peers
+_SLOT_BYTES = 2 << 20  # per rank: two regions of 1 MiB; larger tensors go through in 1 MiB chunks
+_SMALL_BYTES = 16 << 10  # up to this size every rank sums the whole tensor itself (one barrier, not two)
+_SPINS = 200  # yields of the core before a wait blocks in the kernel (~0.1-1 ms)
+_CHECK_EVERY_S = 0.5  # while blocked: how often to check the time limit and the peers
 _SUPPORTED = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int64)
 _ATTACHES = [0]  # how many process groups this process joined (keys of each vote are separate)
 
@@ -56,11 +57,17 @@ _ATTACHES = [0]  # how many process groups this process joined (keys of each vot
 class SharedMemoryReducer:
     """The all-reduce of one host's replicas through one mapped shared-memory segment.
 
+    Each slot (``world_size`` input slots, then one result slot) holds two regions of
+    ``slot_bytes // 2``; a tensor goes through in chunks of one region, chunk ``k`` (counted
+    over the reducer's life) in region ``k % 2``, so copying chunk ``k + 1`` in overlaps the
+    peers still reducing chunk ``k``. Every rank owns one phase counter: chunk ``k`` is copied
+    in at phase ``2k + 1`` and this rank's slice of it summed at phase ``2k + 2``.
+
     Args:
         buffer: the mapped segment (header, then ``world_size + 1`` slots of ``slot_bytes``).
         rank: this replica's rank.
         world_size: number of replicas (all on this host).
-        slot_bytes: bytes per slot.
+        slot_bytes: bytes per slot (a multiple of 64).
         pids: every rank's process id (to tell a dead replica from a slow one).
         timeout_s: seconds a collective may wait for the others.
     """
@@ -76,12 +83,16 @@ class SharedMemoryReducer:
         self._buffer = buffer
         # counters live in cache lines 1..world_size (line 0 holds the nonce)
         self._flags = np.ndarray((world_size,), np.int64, buffer=buffer, offset=_LINE, strides=(_LINE,))
+        self._flag_addr = [self._flags[r:].ctypes.data for r in range(world_size)]
+        self._peers = [r for r in range(world_size) if r != rank]
         data_offset = _header_bytes(world_size)
         self._data = torch.frombuffer(
             buffer, dtype=torch.uint8, offset=data_offset, count=(world_size + 1) * slot_bytes
         )
-        self._generation = 0
-        self._views: dict[tuple[torch.dtype, int], tuple[list[torch.Tensor], torch.Tensor, int, int]] = {}
+        self._region_bytes = slot_bytes // 2
+        self._small_bytes = min(_SMALL_BYTES, self._region_bytes)
+        self._chunk = 0  # chunks reduced so far (every rank counts the same)
+        self._views: dict[tuple[torch.dtype, int, int], _ChunkViews] = {}
         self._broken: BaseException | None = None
         # Peers in another PID namespace (containers sharing /dev/shm) are invisible here:
         # then only the timeout can tell a dead replica from a slow one.
@@ -99,6 +110,9 @@ class SharedMemoryReducer:
     def all_reduce(self, tensor: torch.Tensor, op: str = "sum") -> None:
         """Reduce ``tensor`` in place over every replica (``op``: ``sum``, ``max`` or ``min``).
 
+        Every replica gets the same bits: each element is combined in rank order
+        (``x0 + x1 + x2 ...``), whichever rank computes it.
+
         Raises:
             SharedMemoryError: a replica exited or did not arrive within ``timeout_s``; every
                 later call raises it again (the replicas no longer agree on where they are).
@@ -112,13 +126,16 @@ class SharedMemoryReducer:
         with torch.no_grad():
             work = tensor if tensor.is_contiguous() else tensor.contiguous()
             flat = work.view(-1)
-            per_piece = self.slot_bytes // tensor.element_size()
+            if flat.numel() == 0:
+                return  # every replica holds the same (empty) shape: nothing to meet for
             try:
-                for start in range(0, flat.numel(), per_piece):
-                    self._reduce_piece(flat[start : start + per_piece], op)
+                if flat.numel() * flat.element_size() <= self._small_bytes:
+                    self._reduce_small(flat, op)
+                else:
+                    self._reduce_chunked(flat, op)
             except BaseException as exc:
                 # Interrupted between two barriers (Ctrl-C, a dead peer): this rank no longer
-                # agrees with the others on the generation, so later calls must not proceed.
+                # agrees with the others on the phase, so later calls must not proceed.
                 if self._broken is None:
                     self._broken = (
                         exc
@@ -133,52 +150,107 @@ class SharedMemoryReducer:
             if work is not tensor:
                 tensor.copy_(work)
 
-    def _piece_views(self, dtype: torch.dtype, n: int) -> tuple[list[torch.Tensor], torch.Tensor, int, int]:
-        # Buckets have the same sizes every step: build the slot views once per (dtype, size).
-        key = (dtype, n)
+    def _views_for(self, dtype: torch.dtype, n: int, region: int) -> _ChunkViews:
+        # Buckets have the same sizes every step: build the region views once per (dtype, size).
+        key = (dtype, n, region)
         views = self._views.get(key)
         if views is None:
-            nbytes = n * torch.empty((), dtype=dtype).element_size()
-            slots = [
-                self._data[r * self.slot_bytes : r * self.slot_bytes + nbytes].view(dtype)
-                for r in range(self.world_size + 1)
+            size = torch.empty((), dtype=dtype).element_size()
+            at = [s * self.slot_bytes + region * self._region_bytes for s in range(self.world_size + 1)]
+            slots = [self._data[a : a + n * size].view(dtype) for a in at]
+            # Slice bounds on cache lines: two ranks writing their slices of the result never
+            # share a line.
+            per_line = _LINE // size
+            bounds = [
+                min(n, (n * r // self.world_size + per_line - 1) // per_line * per_line) for r in range(self.world_size)
             ]
-            lo, hi = n * self.rank // self.world_size, n * (self.rank + 1) // self.world_size
-            if len(self._views) > 256:
+            bounds.append(n)
+            slices = [(bounds[r], bounds[r + 1]) for r in range(self.world_size)]
+            if len(self._views) > 512:
                 self._views.clear()
-            views = self._views[key] = (slots[:-1], slots[-1], lo, hi)
+            views = self._views[key] = _ChunkViews(slots[:-1], slots[-1], slices)
         return views
 
-    def _reduce_piece(self, piece: torch.Tensor, op: str) -> None:
-        slots, result, lo, hi = self._piece_views(piece.dtype, piece.numel())
-        self._generation += 1
-        generation = self._generation
-        slots[self.rank].copy_(piece)
-        self._arrive(2 * generation - 1)
-        if hi > lo:  # this rank's slice of the result, summed in rank order on every rank
-            _combine(op, [s[lo:hi] for s in slots], result[lo:hi])
-        self._arrive(2 * generation)  # every slice is done: read the whole result
-        piece.copy_(result)
+    def _reduce_small(self, flat: torch.Tensor, op: str) -> None:
+        # One barrier: every rank combines the whole (small) tensor itself from every slot,
+        # straight into its own tensor. The next chunk uses the other region, and the one
+        # after it waits (at its own barrier) for every rank to have left this one.
+        k = self._chunk
+        self._chunk = k + 1
+        views = self._views_for(flat.dtype, flat.numel(), k % 2)
+        views.inputs[self.rank].copy_(flat)
+        self._arrive_and_wait(2 * k + 1)
+        _combine(op, views.inputs, flat)
+        self._arrive(2 * k + 2)
 
-    def _arrive(self, target: int) -> None:
+    def _reduce_chunked(self, flat: torch.Tensor, op: str) -> None:
+        # reduce-scatter + all-gather, pipelined by one chunk: copy chunk c in, then copy the
+        # previous chunk's result out (its slices were summed meanwhile), then sum this rank's
+        # slice of chunk c.
+        per_chunk = self._region_bytes // flat.element_size()
+        total = flat.numel()
+        previous: tuple[torch.Tensor, torch.Tensor, int] | None = None
+        for start in range(0, total, per_chunk):
+            piece = flat[start : start + per_chunk]
+            k = self._chunk
+            self._chunk = k + 1
+            views = self._views_for(flat.dtype, piece.numel(), k % 2)
+            views.inputs[self.rank].copy_(piece)
+            self._arrive(2 * k + 1)
+            if previous is not None:
+                out, result, done = previous
+                self._wait(done)
+                out.copy_(result)
+            self._wait(2 * k + 1)
+            lo, hi = views.slices[self.rank]
+            if hi > lo:
+                _combine(op, [s[lo:hi] for s in views.inputs], views.result[lo:hi])
+            self._arrive(2 * k + 2)
+            previous = (piece, views.result, 2 * k + 2)
+        if previous is not None:
+            out, result, done = previous
+            self._wait(done)
+            out.copy_(result)
+
+    def _arrive(self, phase: int) -> None:
+        self._flags[self.rank] = phase
+        # Wake peers blocked on this counter (a futex wake with no waiter costs ~1 us).
+        _futex(self._flag_addr[self.rank], _FUTEX_WAKE, _WAKE_ALL)
+
+    def _arrive_and_wait(self, phase: int) -> None:
+        self._arrive(phase)
+        self._wait(phase)
+
+    def _wait(self, phase: int) -> None:
+        """Until every rank's counter reached ``phase``: spin yielding the core, then block in
+        the kernel on the missing rank's counter (woken by its ``_arrive``), checking the time
+        limit and the peers' liveness every ``_CHECK_EVERY_S``."""
         flags = self._flags
-        flags[self.rank] = target
-        if flags.min() >= target:
+        peers = self._peers
+        if all(flags[r] >= phase for r in peers):
             return
         start = time.monotonic()
+        spins = 0
         next_check = start + _CHECK_EVERY_S
-        while flags.min() < target:
-            now = time.monotonic()
-            if now - start < _YIELD_S:
+        while True:
+            missing = next((r for r in peers if flags[r] < phase), None)
+            if missing is None:
+                return
+            spins += 1
+            if spins < _SPINS:
                 os.sched_yield()  # a peer may be waiting for this core
                 continue
-            time.sleep(_SLEEP_S)
+            now = time.monotonic()
             if now >= next_check:
                 next_check = now + _CHECK_EVERY_S
-                self._check_peers(target, now - start)
+                self._check_peers(phase, now - start)
+            value = int(flags[missing])
+            if value < phase:
+                # Returns when the counter changes (or at once if it already did), or at the timeout.
+                _futex(self._flag_addr[missing], _FUTEX_WAIT, value & 0xFFFFFFFF, _timespec(next_check - now))
 
-    def _check_peers(self, target: int, waited: float) -> None:
-        missing = [r for r in range(self.world_size) if self._flags[r] < target]
+    def _check_peers(self, phase: int, waited: float) -> None:
+        missing = [r for r in range(self.world_size) if self._flags[r] < phase]
         dead = [r for r in missing if self._watch_pids and not _alive(self.pids[r])]
         if dead:
             self._broken = SharedMemoryError(
@@ -196,15 +268,53 @@ class SharedMemoryReducer:
             raise self._broken
 
 
-# torch's overloaded builtins have no single callable type in its stubs; each is called as fn(a, b, out=a)
+class _ChunkViews(NamedTuple):
+    inputs: list[torch.Tensor]  # every rank's input region for this chunk
+    result: torch.Tensor  # the result region
+    slices: list[tuple[int, int]]  # [lo, hi) each rank sums
+
+
+# torch's overloaded builtins have no single callable type in its stubs; each is called as fn(a, b, out=...)
 _COMBINE: dict[str, Callable[..., torch.Tensor]] = {"sum": torch.add, "max": torch.maximum, "min": torch.minimum}
 
 
 def _combine(op: str, parts: list[torch.Tensor], out: torch.Tensor) -> None:
+    """``out = parts[0] (op) parts[1] (op) ...`` in rank order (the same bits on every rank),
+    one vectorised pass per part and no copy of ``parts[0]`` first."""
     fn = _COMBINE[op]
-    out.copy_(parts[0])
-    for part in parts[1:]:
-        fn(out, part, out=out)  # rank order: the same bits on every rank
+    if len(parts) == 1:
+        out.copy_(parts[0])
+        return
+    fn(parts[0], parts[1], out=out)
+    for part in parts[2:]:
+        fn(out, part, out=out)
+
+
+# Blocking waits use Linux futexes on the counters themselves (shared, not private: the
+# counters live in a mapping shared between processes).
+_FUTEX_WAIT, _FUTEX_WAKE, _WAKE_ALL = 0, 1, 1 << 30
+_SYS_FUTEX = 202  # x86-64, the only architecture this path runs on
+
+
+class _Timespec(ctypes.Structure):
+    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+
+def _timespec(seconds: float) -> _Timespec:
+    seconds = max(seconds, 1e-4)
+    return _Timespec(int(seconds), int((seconds % 1) * 1e9))
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True) if platform.system() == "Linux" else None
+
+
+def _futex(address: int, op: int, value: int, timeout: _Timespec | None = None) -> None:
+    # Its result needs no check: a wait returns on a wake, a changed counter, a signal or the
+    # timeout alike, and the caller re-reads the counters in every case.
+    assert _LIBC is not None  # _wanted keeps other systems on gloo
+    _LIBC.syscall(
+        _SYS_FUTEX, ctypes.c_void_p(address), op, value, None if timeout is None else ctypes.byref(timeout), None, 0
+    )
 
 
 def _alive(pid: int) -> bool:
@@ -232,8 +342,8 @@ def _wanted(device: torch.device, backend: str) -> str:
         return f"backend {backend} on {device.type}"
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return f"architecture {platform.machine()} (store order not guaranteed)"
-    if not os.path.isdir("/dev/shm"):
-        return "no /dev/shm"
+    if platform.system() != "Linux" or not os.path.isdir("/dev/shm"):
+        return "no /dev/shm (or no futex: not Linux)"
     return ""
 
 
