@@ -159,6 +159,22 @@ class DataLossError(OpError):
     error_code = 15
 
 
+class CorruptRecordError(DataLossError):
+    """A TFRecord file holds a record whose checksum does not match, or ends inside a record.
+
+    Attributes:
+        path: the file.
+        offset: the byte offset of the record's header in the uncompressed record stream.
+    """
+
+    def __init__(self, path: str, offset: int, what: str) -> None:
+        self.path, self.offset = path, offset
+        super().__init__(
+            f"corrupted record at {offset} in {path!r}: {what}. The file is damaged or is not a TFRecord "
+            "file (or is compressed: pass compression_type='GZIP' or 'ZLIB' as it was written)."
+        )
+
+
 # --- collectives and replicas --------------------------------------------------------------------
 class ReplicaFailedError(UnisonError):
     """Another replica (process) of the job failed; carries its rank and traceback.
@@ -365,6 +381,10 @@ class SavingError(ValueError):
 
 
 # --- data and Keras ------------------------------------------------------------------------------
+class StringInputError(TypeError):
+    """A ``tf.strings`` function was given something that is not strings (a numeric tensor, ...)."""
+
+
 class DatasetError(ValueError):
     """A data set could not be found, read or verified."""
 

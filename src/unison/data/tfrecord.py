@@ -40,26 +40,10 @@ from unison.data.context import IterContext
 from unison.data.dataset import Dataset
 from unison.data.sources import _files
 from unison.data.specs import TensorSpec
-from unison.errors import DataLossError
+from unison.errors import CorruptRecordError
 
 _MASK_DELTA = 0xA282EAD8
 _COMPRESSIONS = ("", "GZIP", "ZLIB")
-
-
-class CorruptRecordError(DataLossError):
-    """A TFRecord file holds a record whose checksum does not match, or ends inside a record.
-
-    Attributes:
-        path: the file.
-        offset: the byte offset of the record's header in the uncompressed record stream.
-    """
-
-    def __init__(self, path: str, offset: int, what: str) -> None:
-        self.path, self.offset = path, offset
-        super().__init__(
-            f"corrupted record at {offset} in {path!r}: {what}. The file is damaged or is not a TFRecord "
-            "file (or is compressed: pass compression_type='GZIP' or 'ZLIB' as it was written)."
-        )
 
 
 def _crc_function() -> Callable[[bytes], int]:

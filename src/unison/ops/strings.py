@@ -42,17 +42,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from unison.errors import InvalidArgumentError
+from unison.errors import InvalidArgumentError, StringInputError
 from unison.ops.dtypes import as_dtype
 from unison.ops.ragged import RaggedTensor
 
 _ASCII_WS = " \t\n\r\v\f"
 _UPPER_TO_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _LOWER_TO_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-
-
-class StringInputError(TypeError):
-    """A ``tf.strings`` function was given something that is not strings (a numeric tensor, ...)."""
 
 
 # --- conversion ----------------------------------------------------------------------------------
