@@ -243,7 +243,7 @@ def atomic_kill_trials(backup_dir: str, trials: int, seed: int) -> dict:
     import traceback
 
     import unison as tf
-    from unison.checkpoint import CheckpointManager, loads
+    from unison.train.files import CheckpointManager, loads
 
     torch.set_num_threads(1)  # no OpenMP pool in the parent, so forking is safe
     rng = random.Random(seed)

@@ -417,7 +417,7 @@ def test_a_restarted_coordinator_resumes_from_its_backup_with_the_servers_restor
     import pickle
     import subprocess
 
-    from unison.checkpoint import CheckpointManager
+    from unison.train.files import CheckpointManager
 
     program = os.path.join(os.path.dirname(__file__), "ps_coordinator.py")
     backup_dir = str(tmp_path / "backup")

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import unison as tf
-from unison.checkpoint import (
+from unison.train.files import (
     CheckpointManager,
     CorruptCheckpointError,
     UnreadableCheckpointsError,

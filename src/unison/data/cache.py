@@ -1,6 +1,6 @@
 """``Dataset.cache``: keep the elements of the first complete iteration, in memory or in a file.
 
-A file cache is written atomically (``unison._io``) when the first iteration completes, at
+A file cache is written atomically (``unison.core.atomic_io``) when the first iteration completes, at
 ``<filename>.unison-cache``; a later iteration, in this or another process, reads it instead of
 running the pipeline above it. A partial iteration caches nothing (as TF discards it). The
 file holds tensors only (strings as their bytes), so it loads with ``weights_only=True``.
@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from unison import _io
+from unison.core import atomic_io
 from unison.data import nest
 from unison.data.context import IterContext
 from unison.data.dataset import Dataset
@@ -106,4 +106,4 @@ class Cache(Dataset):
         self._memory = seen  # reached the end: the iteration is complete
         if self._path:
             os.makedirs(os.path.dirname(os.path.abspath(self._path)), exist_ok=True)
-            _io.atomic_torch_save({"version": 1, "elements": [_encode(e) for e in seen]}, self._path)
+            atomic_io.atomic_torch_save({"version": 1, "elements": [_encode(e) for e in seen]}, self._path)

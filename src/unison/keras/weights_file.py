@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from unison._io import (
+from unison.core.atomic_io import (
     VerificationError,
     is_verified_file,
     read_verified,

@@ -32,7 +32,7 @@ from typing import Any
 
 import torch
 
-from unison._io import atomic_write_bytes, fsync_directory
+from unison.core.atomic_io import atomic_write_bytes, fsync_directory
 from unison.errors import CorruptCheckpointError, UnreadableCheckpointsError
 
 # The one atomic writer of the package, under the name this module has always exported.

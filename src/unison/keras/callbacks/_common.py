@@ -12,7 +12,7 @@ import shutil
 import sys
 from typing import Any
 
-from unison._io import fsync_directory
+from unison.core.atomic_io import fsync_directory
 from unison.errors import format_choices
 
 MODES = ("auto", "min", "max")

@@ -8,10 +8,10 @@ from typing import Any
 
 import torch
 
-from unison.checkpoint import CheckpointManager, UnreadableCheckpointsError
 from unison.distribute import sharding
 from unison.keras.callbacks._common import is_chief, print_msg
 from unison.keras.callbacks.callback import Callback, Logs
+from unison.train.files import CheckpointManager, UnreadableCheckpointsError
 
 _FORMAT = "unison.backup/1"
 _ON_UNREADABLE = ("raise", "restart")

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TextIO
 
-from unison._io import atomic_write
+from unison.core.atomic_io import atomic_write
 from unison.errors import DatasetError
 
 ENV_DATA_DIR = "UNISON_DATA_DIR"
