@@ -26,7 +26,7 @@ import torch
 from unison.core import atomic_io
 from unison.data import nest
 from unison.data.context import IterContext
-from unison.data.dataset import Dataset
+from unison.data.dataset import Dataset, transformation
 
 SUFFIX = ".unison-cache"
 
@@ -70,6 +70,7 @@ def _decode(meta: str, tensors: list[torch.Tensor]) -> Any:
     return nest.pack_as(_skeleton(info["structure"]), leaves)
 
 
+@transformation
 class Cache(Dataset):
     def __init__(self, input_dataset: Dataset, filename: str | os.PathLike[str] = "") -> None:
         self._inputs = (input_dataset,)
