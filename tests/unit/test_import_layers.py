@@ -25,7 +25,7 @@ SRC = pathlib.Path(__file__).resolve().parents[2] / "src" / "unison"
 #
 # Nodes are modules (``unison.core.tape``; a package is its ``__init__``: ``unison.data``). Every
 # module inside ``unison/keras/`` counts as the one node ``unison.keras`` here: the files inside keras
-# have their own test (tests/unit/test_keras_import_layers.py). An edge is an ``import`` that runs:
+# have their own test (the keras layers test). An edge is an ``import`` that runs:
 # at module level ("top") or inside a function ("lazy"); imports under ``if TYPE_CHECKING:`` never
 # run and make no edge. ``from P import name`` points at the module ``P.name`` when there is one,
 # else at ``P``; the parent packages Python loads on the way are not edges (they are the package's

@@ -284,7 +284,7 @@ class LoadedModule:
         raise AttributeError(self._why(f"{name!r} was not restored"))
 
     def __repr__(self) -> str:
-        return f"<unison.saved_module.LoadedModule of {self._saved_class} ({len(self.variables)} variables)>"
+        return f"<unison.saved_model.modules.LoadedModule of {self._saved_class} ({len(self.variables)} variables)>"
 
 
 def _node_for(root: Any, key: str, rebuilt: bool, saved_class: str, path: str) -> tuple[Any, str]:

@@ -17,7 +17,7 @@ model whose architecture saves (``Sequential``, functional models, registered su
 A module (``tf.Module`` or any ``torch.nn.Module`` that is not a Keras model) exports its
 variables and its module tree; ``load`` rebuilds the object from its own classes when this
 process defines them (its methods then run as exported), else returns a
-:class:`~unison.saved_module.LoadedModule` of the variables (see :mod:`unison.saved_module`). A
+:class:`~unison.saved_model.modules.LoadedModule` of the variables (see :mod:`unison.saved_model.modules`). A
 Keras model whose architecture does not save, and custom ``signatures=`` functions, are refused at
 save time.
 
