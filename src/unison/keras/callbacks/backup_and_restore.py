@@ -11,7 +11,7 @@ import torch
 from unison.distribute import sharding
 from unison.keras.callbacks._common import is_chief, print_msg
 from unison.keras.callbacks.callback import Callback, Logs
-from unison.train.files import BackupFiles as CheckpointManager  # noqa: N814 (arch-keras may spell it BackupFiles)
+from unison.train.files import BackupFiles as CheckpointManager  # the callback's old name for it
 from unison.train.files import UnreadableCheckpointsError
 
 _FORMAT = "unison.backup/1"
