@@ -374,7 +374,7 @@ def main() -> None:
             )
     text = report(runs, args, "PYTHONPATH=src python " + " ".join(sys.argv))
     print(text)
-    from unison._io import atomic_write_text
+    from unison.core.atomic_io import atomic_write_text
 
     atomic_write_text(args.out, text)
 

@@ -164,7 +164,7 @@ def main() -> None:
     text = report(rows, remat, args, command, (depth, rwidth, rbatch))
     print(text)
     if args.out:
-        from unison._io import atomic_write_text
+        from unison.core.atomic_io import atomic_write_text
 
         atomic_write_text(args.out, text)
 

@@ -9,23 +9,9 @@ Example:
     1
 """
 
-from unison import data, distribute, errors, keras, nn
-from unison import summary as summary  # tf.summary (TensorBoard event files)
-from unison.api import (
-    barrier,
-    broadcast_optimizer_state,
-    broadcast_parameters,
-    cross_rank,
-    cross_size,
-    gloo_built,
-    init,
-    is_initialized,
-    local_rank,
-    local_size,
-    mpi_built,
-    nccl_built,
-    shutdown,
-)
+from unison import data, distribute, errors, keras
+from unison._faces import nn
+from unison.core import summary as summary  # tf.summary (TensorBoard event files)
 from unison.data.specs import TensorSpec
 
 # --- Horovod's API beyond the basics (hvd.allreduce, DistributedGradientTape, callbacks, elastic) --
@@ -53,6 +39,21 @@ from unison.horovod import (
     reducescatter,
     synchronize,
 )
+from unison.horovod.basics import (
+    barrier,
+    broadcast_optimizer_state,
+    broadcast_parameters,
+    cross_rank,
+    cross_size,
+    gloo_built,
+    init,
+    is_initialized,
+    local_rank,
+    local_size,
+    mpi_built,
+    nccl_built,
+    shutdown,
+)
 from unison.optim import Adasum, Average, Compression, DistributedOptimizer, Sum
 
 __version__ = "0.1.0"
@@ -60,16 +61,19 @@ __version__ = "0.1.0"
 # --- TF core names (tf.GradientTape, tf.Variable, tf.function, tensor functions) ------------------
 # unison.__version__ stays unison's own version (what pip and bug reports need); TF programs that
 # print tf.__version__ print it. Every name below is listed in docs/tf_api.md (generated).
-from unison import profiler, saved_model, train
-from unison._dual import rank, size
-from unison.autodiff import GradientTape, UnconnectedGradients
-from unison.function import Function, function
+from unison import saved_model, train
+from unison._faces import io as io
+from unison._faces import keras_saving as _keras_saving
+from unison.core import profiler
+from unison.core.function import Function, function
+from unison.core.module import Module
+from unison.core.tape import GradientTape, UnconnectedGradients
+from unison.core.variables import Variable
+from unison.horovod.rank_size import rank, size
 from unison.keras import initializers, losses, metrics, optimizers  # TF 2's aliases: tf.metrics is tf.keras.metrics
-from unison.module import Module
 from unison.ops import compat as compat
 from unison.ops import config, dtypes
 from unison.ops import image as image
-from unison.ops import io as io
 from unison.ops import math as math
 from unison.ops import nest as nest
 
@@ -212,10 +216,13 @@ from unison.ops.math import (
 from unison.ops.printing import tf_print as print
 from unison.ops.ragged import RaggedTensor
 from unison.ops.sparse import SparseTensor
-from unison.variables import Variable
 
 for _name in ("log_sigmoid", "silu", "softplus", "softsign", "swish"):
     setattr(nn, _name, getattr(_ops_nn, _name))
+
+# tf.saved_model saves Keras models through Keras's own functions; it may not import Keras (Keras
+# imports it), so the face, which imports both, connects them.
+_keras_saving.connect()
 
 
 def __getattr__(name: str) -> object:
@@ -228,7 +235,7 @@ def __getattr__(name: str) -> object:
 
     if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
         return importlib.import_module(f"{__name__}.{name}")
-    from unison._unsupported import unsupported
+    from unison.ops._unsupported import unsupported
 
     raise unsupported("tf", name)
 

@@ -20,12 +20,13 @@ import torch
 
 _CORE_MODULES = (
     "unison.ops",
-    "unison.autodiff",
-    "unison.function",
-    "unison.variables",
+    "unison.core.tape",
+    "unison.core.function",
+    "unison.core.variables",
     "unison.train",
-    "unison._dual",
-    "unison.nn",
+    "unison.horovod.rank_size",
+    "unison._faces.nn",
+    "unison._faces.io",
 )
 _SEE_ELSEWHERE = {"keras": "tf.keras", "distribute": "tf.distribute", "data": "tf.data"}
 

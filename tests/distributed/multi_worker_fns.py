@@ -243,7 +243,7 @@ def atomic_kill_trials(backup_dir: str, trials: int, seed: int) -> dict:
     import traceback
 
     import unison as tf
-    from unison.checkpoint import CheckpointManager, loads
+    from unison.train.files import BackupFiles, loads
 
     torch.set_num_threads(1)  # no OpenMP pool in the parent, so forking is safe
     rng = random.Random(seed)
@@ -272,7 +272,7 @@ def atomic_kill_trials(backup_dir: str, trials: int, seed: int) -> dict:
         pid = os.fork()
         if pid == 0:  # the child: check, restore, train until killed
             try:
-                files = CheckpointManager(backup_dir, prefix="backup").checkpoints()
+                files = BackupFiles(backup_dir, prefix="backup").checkpoints()
                 if files:
                     with open(files[-1], "rb") as fh:
                         loads(fh.read(), files[-1])  # the newest backup is always complete
@@ -308,7 +308,7 @@ def atomic_kill_trials(backup_dir: str, trials: int, seed: int) -> dict:
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         mid_write += any(name.startswith(".tmp-") for name in os.listdir(backup_dir))
-    final = CheckpointManager(backup_dir, prefix="backup").restore_latest()
+    final = BackupFiles(backup_dir, prefix="backup").restore_latest()
     return {
         "resumed": resumed,
         "errors": errors,

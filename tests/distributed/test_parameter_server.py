@@ -417,7 +417,7 @@ def test_a_restarted_coordinator_resumes_from_its_backup_with_the_servers_restor
     import pickle
     import subprocess
 
-    from unison.checkpoint import CheckpointManager
+    from unison.train.files import BackupFiles
 
     program = os.path.join(os.path.dirname(__file__), "ps_coordinator.py")
     backup_dir = str(tmp_path / "backup")
@@ -431,7 +431,7 @@ def test_a_restarted_coordinator_resumes_from_its_backup_with_the_servers_restor
             timeout=180,
         )
         assert first.returncode == 3, first.stderr[-3000:]
-        saved = CheckpointManager(backup_dir, prefix="backup").restore_latest()
+        saved = BackupFiles(backup_dir, prefix="backup").restore_latest()
         assert saved["epoch"] == 2
         second = subprocess.run(
             [sys.executable, program, str(tmp_path / "second.pkl"), backup_dir, "0"],

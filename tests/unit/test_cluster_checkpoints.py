@@ -11,8 +11,8 @@ import pytest
 import torch
 
 import unison as tf
-from unison.checkpoint import (
-    CheckpointManager,
+from unison.train.files import (
+    BackupFiles,
     CorruptCheckpointError,
     UnreadableCheckpointsError,
     dumps,
@@ -33,7 +33,7 @@ def test_checkpoint_files_are_verified() -> None:
 
 
 def test_manager_keeps_the_previous_checkpoint_and_ignores_temporaries(tmp_path) -> None:
-    manager = CheckpointManager(tmp_path / "b", max_to_keep=2)
+    manager = BackupFiles(tmp_path / "b", max_to_keep=2)
     assert manager.restore_latest() is None
     for step in range(4):
         manager.save({"step": step})
@@ -47,11 +47,11 @@ def test_manager_keeps_the_previous_checkpoint_and_ignores_temporaries(tmp_path)
     manager.delete_all()
     assert not (tmp_path / "b").exists()
     with pytest.raises(ValueError, match="max_to_keep"):
-        CheckpointManager(tmp_path, max_to_keep=0)
+        BackupFiles(tmp_path, max_to_keep=0)
 
 
 def test_corrupt_newest_checkpoint_falls_back_to_the_previous_with_a_warning(tmp_path) -> None:
-    manager = CheckpointManager(tmp_path, max_to_keep=2)
+    manager = BackupFiles(tmp_path, max_to_keep=2)
     manager.save({"step": 1})
     newest = manager.save({"step": 2})
     data = bytearray(open(newest, "rb").read())

@@ -40,12 +40,12 @@ def test_every_public_exception_class_is_defined_in_errors_py() -> None:
 
 
 def test_errors_stay_importable_where_users_import_them() -> None:
-    from unison.checkpoint import CorruptCheckpointError as internal
     from unison.comm.rpc import TaskUnavailableError
     from unison.distribute.coordinator import FunctionError, ParameterServerUnavailableError
     from unison.distribute.experimental.coordinator import CancelledError
     from unison.optim.safety import NonFiniteGradientError
     from unison.train.checkpoint import CorruptCheckpointError as tf_train
+    from unison.train.files import CorruptCheckpointError as internal
 
     assert internal is tf_train is errors.CorruptCheckpointError  # one type for both checkpoint kinds
     assert FunctionError is errors.FunctionError and CancelledError is errors.CancelledError

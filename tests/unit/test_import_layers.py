@@ -1,8 +1,12 @@
-"""The import graph between unison's packages: arrows point one way, and `import unison` stays light.
+"""The import graph of src/unison: no import circle, arrows point down the rooms, `import unison` stays light.
 
-Run as a script to print which package imports which, as a table (the before/after of a
-refactor): ``python tests/unit/test_import_layers.py`` (``--modules``: and the modules behind
-each edge).
+The graph is computed from the code's own ``import`` statements, file by file (module-level and
+function-level imports; not those under ``if TYPE_CHECKING:``, which never run). A failure names
+the edge (file and line) or the files of the circle.
+
+Run as a script to print the graph as the before/after of a refactor:
+``python tests/unit/test_import_layers.py`` (``--modules``: and the file-level edges behind each
+room-level one).
 """
 
 from __future__ import annotations
@@ -17,53 +21,256 @@ import pytest
 
 SRC = pathlib.Path(__file__).resolve().parents[2] / "src" / "unison"
 
-# The layers, top to bottom: a package may import only packages below it (or itself).
-# `data` sits below `distribute` and `keras` and imports neither.
-LAYERS = ["cli", "bench", "keras", "distribute", "data", "optim", "launch", "comm", "cluster"]
-# Packages/modules every layer may use (leaf helpers with no unison imports of their own).
-ANYWHERE = {"errors", "_io", "testing"}
+# --- the file-level graph: every module of src/unison, from its own import statements ------------------
+#
+# Nodes are modules (``unison.core.tape``; a package is its ``__init__``: ``unison.data``). Every
+# module inside ``unison/keras/`` counts as the one node ``unison.keras`` here: the files inside keras
+# have their own test (the keras layers test). An edge is an ``import`` that runs:
+# at module level ("top") or inside a function ("lazy"); imports under ``if TYPE_CHECKING:`` never
+# run and make no edge. ``from P import name`` points at the module ``P.name`` when there is one,
+# else at ``P``; the parent packages Python loads on the way are not edges (they are the package's
+# own ``__init__``, which each room keeps light or lists as its face).
+
+COLLAPSED = "unison.keras"
+
+# The rooms of src/unison, top to bottom (docs/architecture.md, "Layers"): a room imports only rooms
+# of a lower tier. Rooms of one tier are siblings and import each other neither.
+TIERS: list[tuple[str, ...]] = [
+    ("cli", "bench", "testing", "_api_table"),  # programs over the public face (`import unison`)
+    ("__init__",),  # unison/__init__.py: the public face, `import unison as tf` / `as hvd`
+    ("_faces", "horovod"),  # TF / Horovod names composed from the rooms below
+    ("keras",),
+    ("saved_model",),
+    ("distribute",),
+    ("train",),
+    ("data",),
+    ("optim",),
+    ("launch",),
+    ("comm",),
+    ("cluster",),
+    ("core",),
+    ("ops",),
+]
+# Leaves every room may use: they import no other part of unison.
+ANYWHERE_MODULES = {"unison.errors", "unison.core.atomic_io"}
 
 
-def package_of(module: str) -> str | None:
+def module_files() -> dict[str, pathlib.Path]:
+    """{dotted module name: its file} for every module under src/unison."""
+    found = {}
+    for path in sorted(SRC.rglob("*.py")):
+        parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+def _node(module: str) -> str:
+    return COLLAPSED if module == COLLAPSED or module.startswith(COLLAPSED + ".") else module
+
+
+def room_of(module: str) -> str:
     parts = module.split(".")
-    if parts[0] != "unison" or len(parts) < 2:
-        return None
-    return parts[1].removesuffix(".py")
+    return "__init__" if len(parts) == 1 else parts[1]
 
 
-def import_graph() -> dict[str, set[str]]:
-    """{package: {packages it imports}} from every module-level or function-level import."""
-    graph: dict[str, set[str]] = defaultdict(set)
-    for path in SRC.rglob("*.py"):
-        rel = path.relative_to(SRC.parent).with_suffix("")
-        source_pkg = package_of(".".join(rel.parts))
-        if source_pkg is None or source_pkg == "__init__":
-            continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            names: list[str] = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module]
-            for name in names:
-                target = package_of(name)
-                if target and target != source_pkg:
-                    graph[source_pkg].add(target)
-    return graph
+def _targets(node: ast.Import | ast.ImportFrom, here: str, is_package: bool, modules: set[str]) -> list[str]:
+    """The unison modules one import statement loads (absolute or relative)."""
+
+    def existing(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    if isinstance(node, ast.Import):
+        found = [existing(a.name) for a in node.names if a.name.split(".")[0] == "unison"]
+        return [m for m in found if m]
+    base = node.module or ""
+    if node.level:
+        package = here if is_package else here.rpartition(".")[0]
+        for _ in range(node.level - 1):
+            package = package.rpartition(".")[0]
+        base = f"{package}.{base}" if base else package
+    if base.split(".")[0] != "unison":
+        return []
+    out = []
+    for alias in node.names:
+        sub = f"{base}.{alias.name}"
+        target = sub if sub in modules else existing(base)
+        if target:
+            out.append(target)
+    return out
+
+
+def _import_statements(tree: ast.Module) -> list[tuple[ast.Import | ast.ImportFrom, str]]:
+    """Every import statement that can run, with "top" (runs on import) or "lazy" (inside a function)."""
+    found: list[tuple[ast.Import | ast.ImportFrom, str]] = []
+
+    def visit(node: ast.AST, kind: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                for grandchild in child.orelse:
+                    visit(ast.Module(body=[grandchild], type_ignores=[]), kind)
+                continue  # typing-only imports never run
+            child_kind = "lazy" if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else kind
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                found.append((child, child_kind))
+            visit(child, child_kind)
+
+    visit(tree, "top")
+    return found
+
+
+def file_edges() -> dict[str, dict[str, tuple[str, str]]]:
+    """{module: {module it imports: (where "path:line", "top" | "lazy")}}, keras as one node.
+
+    A target imported both ways counts as "top"; the first such line is named.
+    """
+    files = module_files()
+    modules = set(files)
+    edges: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
+    for module, path in files.items():
+        source = _node(module)
+        rel = path.relative_to(SRC.parents[1]).as_posix()
+        for statement, kind in _import_statements(ast.parse(path.read_text())):
+            for target in _targets(statement, module, path.name == "__init__.py", modules):
+                target = _node(target)
+                if target == source:
+                    continue
+                old = edges[source].get(target)
+                if old is None or (old[1] == "lazy" and kind == "top"):
+                    edges[source][target] = (f"{rel}:{statement.lineno}", kind)
+    return edges
+
+
+def import_cycles(edges: dict[str, dict[str, tuple[str, str]]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = [0]
+
+    def strongconnect(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges.get(v, {})):
+            if w not in index:
+                strongconnect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for v in sorted(set(edges) | {w for targets in edges.values() for w in targets}):
+        if v not in index:
+            strongconnect(v)
+    return sorted(found)
+
+
+def _tier(room: str) -> int | None:
+    for i, rooms in enumerate(TIERS):
+        if room in rooms:
+            return i
+    return None
+
+
+def upward_edges(edges: dict[str, dict[str, tuple[str, str]]]) -> list[str]:
+    """Imports from a room to a room of the same or a higher tier (siblings included)."""
+    bad = []
+    for source, targets in sorted(edges.items()):
+        for target, (where, kind) in sorted(targets.items()):
+            if target in ANYWHERE_MODULES:
+                continue
+            src_room, dst_room = room_of(source), room_of(target)
+            if src_room == dst_room:
+                continue
+            src_tier, dst_tier = _tier(src_room), _tier(dst_room)
+            if src_tier is None or dst_tier is None or dst_tier > src_tier:
+                continue
+            bad.append(f"{source} -> {target} ({where}, {kind}): {src_room} may not import {dst_room}")
+    return bad
+
+
+def unplaced_rooms() -> list[str]:
+    """Rooms of src/unison that the tiers do not place (a new package must be given its tier)."""
+    leaves = {room_of(m) for m in ANYWHERE_MODULES if m.count(".") == 1}
+    rooms = {room_of(m) for m in module_files()} - leaves
+    return sorted(r for r in rooms if _tier(r) is None)
+
+
+def test_no_import_cycle_outside_keras():
+    edges = file_edges()
+    cycles = import_cycles(edges)
+    described = []
+    for component in cycles:
+        inside = set(component)
+        lines = [
+            f"    {a} -> {b} ({where}, {kind})"
+            for a in component
+            for b, (where, kind) in sorted(edges.get(a, {}).items())
+            if b in inside
+        ]
+        described.append(f"  {len(component)} modules: {', '.join(component)}\n" + "\n".join(lines))
+    assert not cycles, "import circles (every module imports the next, keras counted as one node):\n" + "\n".join(
+        described
+    )
 
 
 def test_imports_point_down_the_layers():
-    graph = import_graph()
-    upward = []
-    for src_pkg, targets in graph.items():
-        if src_pkg not in LAYERS:
-            continue
-        for dst in targets:
-            if dst in ANYWHERE or dst not in LAYERS:
-                continue
-            if LAYERS.index(dst) < LAYERS.index(src_pkg):
-                upward.append(f"{src_pkg} -> {dst}")
-    assert not upward, f"imports that point up the layers {LAYERS}: {sorted(upward)}"
+    bad = upward_edges(file_edges())
+    order = " > ".join("/".join(rooms) for rooms in TIERS)
+    assert not bad, f"imports that do not point down the rooms {order}:\n" + "\n".join(bad)
+
+
+def test_every_room_has_a_place_in_the_layers():
+    assert not unplaced_rooms(), (
+        f"rooms of src/unison that TIERS in {pathlib.Path(__file__).name} does not place: {unplaced_rooms()}. "
+        "Give each its tier (what it may import) and a line in docs/architecture.md."
+    )
+
+
+def test_nothing_below_keras_imports_keras():
+    keras_tier = _tier("keras")
+    assert keras_tier is not None
+    below = [
+        f"{source} -> {COLLAPSED} ({where}, {kind})"
+        for source, targets in sorted(file_edges().items())
+        for target, (where, kind) in targets.items()
+        if target == COLLAPSED and (_tier(room_of(source)) or 0) > keras_tier
+    ]
+    assert not below, "modules below keras that import it:\n" + "\n".join(below)
+
+
+def test_the_graph_sees_lazy_and_relative_imports_but_not_typing_ones():
+    code = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from unison.keras import Model\n"
+        "def f():\n    from unison.errors import NotFoundError\n"
+        "from . import atomic_io\n"
+        "import unison.core.tape\n"
+    )
+    modules = {"unison", "unison.core", "unison.core.atomic_io", "unison.core.tape", "unison.errors", "unison.keras"}
+    found = [
+        (target, kind)
+        for statement, kind in _import_statements(ast.parse(code))
+        for target in _targets(statement, "unison.core.function", False, modules)
+    ]
+    assert found == [("unison.errors", "lazy"), ("unison.core.atomic_io", "top"), ("unison.core.tape", "top")]
 
 
 @pytest.mark.slow
@@ -73,96 +280,50 @@ def test_import_unison_loads_no_parameter_server_stack():
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
 
 
-def _imports_with_kind(tree: ast.Module) -> list[tuple[str, str]]:
-    """(module imported, kind) of every absolute import: kind "top" (runs on import), "lazy" (inside
-    a function: runs when called) or "typing" (under ``if TYPE_CHECKING:``: never runs)."""
-    found: list[tuple[str, str]] = []
-
-    def visit(node: ast.AST, kind: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            child_kind = kind
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and kind == "top":
-                child_kind = "lazy"
-            elif isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
-                for grandchild in child.body:
-                    visit(ast.Module(body=[grandchild], type_ignores=[]), "typing")
-                for grandchild in child.orelse:
-                    visit(ast.Module(body=[grandchild], type_ignores=[]), kind)
-                continue
-            if isinstance(child, ast.Import):
-                found.extend((a.name, child_kind) for a in child.names)
-            elif isinstance(child, ast.ImportFrom) and child.module and child.level == 0:
-                found.append((child.module, child_kind))
-            visit(child, child_kind)
-
-    visit(tree, "top")
-    return found
-
-
-def import_table() -> dict[str, dict[str, dict[str, str]]]:
-    """{package: {package it imports: {importing module: "top" | "lazy" | "typing"}}}.
-
-    A module that imports a package both ways counts as "top" (the import runs when it loads).
-    """
-    rank = {"typing": 0, "lazy": 1, "top": 2}
-    table: dict[str, dict[str, dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
-    for path in sorted(SRC.rglob("*.py")):
-        rel = path.relative_to(SRC.parent).with_suffix("")
-        module = ".".join(rel.parts)
-        source_pkg = package_of(module)  # "__init__": what `import unison` itself imports
-        if source_pkg is None:
-            continue
-        for name, kind in _imports_with_kind(ast.parse(path.read_text())):
-            target = package_of(name)
-            if not target or target == source_pkg:
-                continue
-            modules = table[source_pkg][target]
-            modules[module] = max(modules.get(module, kind), kind, key=rank.__getitem__)
-    return table
-
-
 def report(modules_too: bool = False) -> str:
-    """The import graph as a plain-text table, for before/after notes on the code's structure
-    (``modules_too``: then, for each edge, the modules that import)."""
-    table = import_table()
-    every = {p.stem for p in SRC.glob("*.py")} | {p.name for p in SRC.iterdir() if (p / "__init__.py").exists()}
-    packages = sorted(every | set(table), key=lambda p: (LAYERS.index(p) if p in LAYERS else len(LAYERS), p))
-    counts = {p: sum(1 for _ in (SRC / p).rglob("*.py")) if (SRC / p).is_dir() else 1 for p in packages}
+    """The graph as plain text: which room imports which (how many modules, top or lazy), the
+    circles and the imports that point up (``modules_too``: every file-level edge as well)."""
+    edges = file_edges()
+    files = module_files()
+    rooms: dict[str, dict[str, dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
+    for source, targets in edges.items():
+        for target, (_where, kind) in targets.items():
+            a, b = room_of(source), room_of(target)
+            if a != b:
+                seen = rooms[a][b]
+                seen[source] = "top" if "top" in (kind, seen.get(source)) else kind
+    every = sorted({room_of(m) for m in files})
+
+    def order(room: str) -> tuple[int, str]:
+        tier = _tier(room)
+        return (len(TIERS) if tier is None else tier, room)
+
+    counts = {r: sum(1 for m in files if room_of(m) == r) for r in every}
     lines = [
-        "unison: which package imports which (from src/unison, by tests/unit/test_import_layers.py)",
-        f"layers, top to bottom: {' > '.join(LAYERS)}; usable anywhere: {', '.join(sorted(ANYWHERE))}",
-        "each import: target(M) = M modules of the package import it when they load;",
-        "  target(M lazy) = only inside functions; target(M typing) = only under TYPE_CHECKING;",
-        "  __init__ = unison/__init__.py, what `import unison` runs; cli also imports by name at run time",
+        "unison: which room imports which (file-level graph of src/unison, tests/unit/test_import_layers.py)",
+        "tiers, top to bottom: " + " > ".join("/".join(t) for t in TIERS),
+        f"usable anywhere: {', '.join(sorted(ANYWHERE_MODULES))}; {COLLAPSED} counts as one node",
+        "each import: room(M) = M modules import it when they load; room(M lazy) = only inside functions",
         "",
-        f"{'package':<14}{'modules':>8}  imports",
+        f"{'room':<14}{'modules':>8}  imports",
     ]
-    upward = []
-    for pkg in packages:
+    for room in sorted(every, key=order):
         cells = []
-        for target, modules in sorted(
-            table.get(pkg, {}).items(), key=lambda kv: (LAYERS.index(kv[0]) if kv[0] in LAYERS else len(LAYERS), kv[0])
-        ):
-            kinds = set(modules.values())
-            kind = "" if "top" in kinds else (" lazy" if "lazy" in kinds else " typing")
-            cells.append(f"{target}({len(modules)}{kind})")
-            if (
-                pkg in LAYERS
-                and target in LAYERS
-                and target not in ANYWHERE
-                and LAYERS.index(target) < LAYERS.index(pkg)
-            ):
-                upward.extend(f"  {m} -> {target} ({k})" for m, k in sorted(modules.items()))
-        lines.append(f"{pkg:<14}{counts[pkg]:>8}  {', '.join(cells) if cells else '-'}")
-    lines += ["", "imports up the layers: " + ("none" if not upward else f"{len(upward)}")] + upward
+        for target, modules in sorted(rooms.get(room, {}).items(), key=lambda kv: order(kv[0])):
+            lazy = "" if "top" in modules.values() else " lazy"
+            cells.append(f"{target}({len(modules)}{lazy})")
+        lines.append(f"{room:<14}{counts[room]:>8}  {', '.join(cells) if cells else '-'}")
+    cycles = import_cycles(edges)
+    lines += ["", f"import circles: {len(cycles) or 'none'}"]
+    lines += [f"  {len(c)} modules: {', '.join(c)}" for c in cycles]
+    bad = upward_edges(edges)
+    lines += ["", f"imports up the tiers: {len(bad) or 'none'}"] + [f"  {b}" for b in bad]
+    lines += ["", f"rooms without a tier: {', '.join(unplaced_rooms()) or 'none'}"]
     if modules_too:
-        lines += ["", "the modules behind each edge (package -> package: module [lazy|typing])"]
-        for pkg in packages:
-            for target, modules in sorted(table.get(pkg, {}).items()):
-                lines.append(
-                    f"{pkg} -> {target}: "
-                    + ", ".join(m + ("" if k == "top" else f" [{k}]") for m, k in sorted(modules.items()))
-                )
+        lines += ["", "every edge (module -> module: where, kind)"]
+        for source in sorted(edges):
+            for target, (where, kind) in sorted(edges[source].items()):
+                lines.append(f"{source} -> {target}: {where} {kind}")
     return "\n".join(lines) + "\n"
 
 

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from unison._io import VerificationError, atomic_write_text, read_verified, write_verified
+from unison.core.atomic_io import VerificationError, atomic_write_text, read_verified, write_verified
 
 
 def test_verified_round_trip_and_no_temporary_left(tmp_path):
@@ -50,7 +50,7 @@ def test_failed_write_keeps_the_old_file(tmp_path):
     class Boom(Exception):
         pass
 
-    from unison._io import atomic_write
+    from unison.core.atomic_io import atomic_write
 
     def write(fh):
         fh.write(b"half")

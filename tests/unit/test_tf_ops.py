@@ -213,7 +213,7 @@ def test_unsupported_attribute_names_the_torch_equivalent():
 
 def test_submodule_imports_still_work():
     code = (
-        "import unison as tf; import unison.testing; from unison import checkpoint; "
+        "import unison as tf; import unison.testing; from unison.train import files; "
         "from unison.keras import layers; print(tf.testing.__name__, tf.rank(), tf.size())"
     )
     out = subprocess.run(

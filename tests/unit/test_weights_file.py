@@ -131,7 +131,7 @@ def _write_old_layout(path: str, state: dict, extra: dict | None = None) -> None
     "layout" entry (written by hand here: today's writer always marks its files)."""
     import io
 
-    from unison._io import write_verified
+    from unison.core.atomic_io import write_verified
     from unison.keras.weights_file import WEIGHTS_KIND
 
     old = {}

@@ -25,7 +25,7 @@ import resource
 import time
 from typing import Any
 
-from unison._io import atomic_write_text
+from unison.core.atomic_io import atomic_write_text
 
 T_PROCESS = time.time()
 

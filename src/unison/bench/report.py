@@ -22,8 +22,8 @@ import json
 import statistics
 from typing import Any
 
-from unison._io import atomic_write_text
 from unison.bench.config import SYSTEMS
+from unison.core.atomic_io import atomic_write_text
 
 CSV_FIELDS = (
     "system",

@@ -28,8 +28,8 @@ import os
 import sys
 from typing import Any
 
-from unison._io import atomic_write_bytes
 from unison.cluster.spec import ClusterSpec, parse_address
+from unison.core.atomic_io import atomic_write_bytes
 
 _MISSING = (
     "`unison certs` needs the `cryptography` package: pip install 'unison[tls]' (or pip install 'cryptography>=41')."

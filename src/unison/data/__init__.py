@@ -1,6 +1,10 @@
 """``unison.data``: TF's ``tf.data`` input pipelines on torch tensors (``import unison as tf; tf.data``).
 
-Below ``keras`` and ``distribute`` in the layering: it knows nothing of strategies. Elements are
+Owns ``Dataset`` (:mod:`~unison.data.dataset`), its sources and transformations, TFRecord files
+and the worker threads and processes of a pipeline. Below ``keras`` and ``distribute`` in the
+layering, it knows nothing of strategies: it may import ``core`` (``atomic_io``), ``ops`` and
+``errors`` only. Inside, ``dataset.py`` is the base every transformation module imports; it imports
+none of them (they register their classes with it), so the package has no import circle. Elements are
 torch tensors nested in tuples and dicts; strings stay numpy arrays. See docs/data.md for the
 supported API and the few differences from TF.
 
@@ -12,7 +16,9 @@ Example:
     [(4,), (4,)]
 """
 
-from unison.data import experimental
+# Each transformation module registers its Dataset subclasses with dataset.py when it loads
+# (dataset.py imports none of them, so there is no dataset <-> transformation circle): load them all.
+from unison.data import batching, cache, combine, experimental, sources, transforms  # noqa: F401
 from unison.data.dataset import Dataset, Iterator, Optional
 from unison.data.options import (
     AUTOTUNE,

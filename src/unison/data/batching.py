@@ -19,7 +19,7 @@ import torch
 
 from unison.data import nest, processes
 from unison.data.context import IterContext
-from unison.data.dataset import Dataset, check_count
+from unison.data.dataset import Dataset, check_count, transformation
 from unison.data.options import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
 from unison.data.specs import TensorSpec
 from unison.data.transforms import Map
@@ -58,6 +58,7 @@ def _batch_cardinality(n: int, size: int, drop: bool) -> int:
     return n // size if drop else -(-n // size)
 
 
+@transformation
 class Batch(Dataset):
     def __init__(self, input_dataset: Dataset, batch_size: int, drop_remainder: bool) -> None:
         self._inputs = (input_dataset,)
@@ -99,6 +100,7 @@ class Batch(Dataset):
         return nest.map_structure(lambda s: s.with_leading(lead), self._inputs[0]._spec())
 
 
+@transformation
 class PaddedBatch(Batch):
     def __init__(
         self, input_dataset: Dataset, batch_size: int, padded_shapes: Any, padding_values: Any, drop_remainder: bool
@@ -171,6 +173,7 @@ def _pad_stack(col: list[Any], shape: list[int], value: Any) -> Any:
     return out_np
 
 
+@transformation
 class Unbatch(Dataset):
     def __init__(self, input_dataset: Dataset) -> None:
         self._inputs = (input_dataset,)
@@ -192,6 +195,7 @@ class Unbatch(Dataset):
         )
 
 
+@transformation
 class Rebatch(Dataset):
     """Re-cut batches into ``batch_size`` rows (a list of sizes is used in turn), copying only at seams."""
 

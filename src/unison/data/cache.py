@@ -1,6 +1,6 @@
 """``Dataset.cache``: keep the elements of the first complete iteration, in memory or in a file.
 
-A file cache is written atomically (``unison._io``) when the first iteration completes, at
+A file cache is written atomically (``unison.core.atomic_io``) when the first iteration completes, at
 ``<filename>.unison-cache``; a later iteration, in this or another process, reads it instead of
 running the pipeline above it. A partial iteration caches nothing (as TF discards it). The
 file holds tensors only (strings as their bytes), so it loads with ``weights_only=True``.
@@ -23,10 +23,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from unison import _io
+from unison.core import atomic_io
 from unison.data import nest
 from unison.data.context import IterContext
-from unison.data.dataset import Dataset
+from unison.data.dataset import Dataset, transformation
 
 SUFFIX = ".unison-cache"
 
@@ -70,6 +70,7 @@ def _decode(meta: str, tensors: list[torch.Tensor]) -> Any:
     return nest.pack_as(_skeleton(info["structure"]), leaves)
 
 
+@transformation
 class Cache(Dataset):
     def __init__(self, input_dataset: Dataset, filename: str | os.PathLike[str] = "") -> None:
         self._inputs = (input_dataset,)
@@ -106,4 +107,4 @@ class Cache(Dataset):
         self._memory = seen  # reached the end: the iteration is complete
         if self._path:
             os.makedirs(os.path.dirname(os.path.abspath(self._path)), exist_ok=True)
-            _io.atomic_torch_save({"version": 1, "elements": [_encode(e) for e in seen]}, self._path)
+            atomic_io.atomic_torch_save({"version": 1, "elements": [_encode(e) for e in seen]}, self._path)

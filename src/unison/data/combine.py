@@ -16,11 +16,12 @@ import numpy as np
 
 from unison.data import nest, threads
 from unison.data.context import IterContext
-from unison.data.dataset import Dataset, check_count
+from unison.data.dataset import Dataset, check_count, transformation
 from unison.data.options import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
 from unison.data.transforms import _Unary, call
 
 
+@transformation
 class Concatenate(Dataset):
     def __init__(self, first: Dataset, second: Dataset) -> None:
         if not isinstance(second, Dataset):
@@ -39,6 +40,7 @@ class Concatenate(Dataset):
         return UNKNOWN_CARDINALITY if UNKNOWN_CARDINALITY in (a, b) else a + b
 
 
+@transformation
 class Zip(Dataset):
     def __init__(self, datasets: Any) -> None:
         leaves = nest.flatten(datasets)
@@ -62,6 +64,7 @@ class Zip(Dataset):
         return UNKNOWN_CARDINALITY if UNKNOWN_CARDINALITY in ns else INFINITE_CARDINALITY
 
 
+@transformation
 class Interleave(_Unary):
     """TF's interleave order: ``cycle_length`` open datasets, ``block_length`` elements from each
     in turn; an exhausted slot is refilled from the next input element when the cycle reaches it."""
@@ -125,6 +128,7 @@ class Interleave(_Unary):
 _END = object()
 
 
+@transformation
 class SampleFrom(Dataset):
     def __init__(
         self, datasets: Sequence[Dataset], weights: Sequence[float] | None, seed: int | None, stop_on_empty: bool
@@ -161,6 +165,7 @@ class SampleFrom(Dataset):
             yield element
 
 
+@transformation
 class ChooseFrom(Dataset):
     def __init__(self, datasets: Sequence[Dataset], choices: Dataset, stop_on_empty: bool) -> None:
         self._inputs = (*datasets, choices)

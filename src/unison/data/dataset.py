@@ -2,7 +2,8 @@
 
 A dataset is a recipe; ``iter(dataset)`` runs it. Each method returns a new dataset (the
 transformation classes live in :mod:`unison.data.transforms`, :mod:`unison.data.batching`,
-:mod:`unison.data.sources`). Elements are torch tensors nested in tuples and dicts as TF nests
+:mod:`unison.data.combine`, :mod:`unison.data.cache`, :mod:`unison.data.sources`, and register
+themselves here with :func:`transformation`: this module imports none of them). Elements are torch tensors nested in tuples and dicts as TF nests
 them; strings stay numpy arrays.
 
 Fast path: a pipeline that starts from in-memory arrays (``from_tensor_slices``, ``range``) and
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from collections.abc import Iterator as PyIterator
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -52,6 +53,32 @@ _UNSUPPORTED = {
     "unique": "a filter() with a Python set",
     "counter": "Dataset.range(start, sys.maxsize)",
 }
+
+
+# The transformations are Dataset subclasses in transforms.py, batching.py, combine.py, cache.py and
+# sources.py, which import this module for the base class; so this module imports none of them (TF
+# keeps that circle, dataset_ops <-> batch_op; unison cuts it). Each registers its classes here with
+# @transformation when it loads (data/__init__.py imports every one), and the methods below build
+# them by name.
+_TRANSFORMATIONS: dict[str, Callable[..., Dataset]] = {}
+
+_Builder = TypeVar("_Builder", bound=Callable[..., "Dataset"])
+
+
+def transformation(builder: _Builder) -> _Builder:
+    """Register a class (or function) that builds a dataset under its own name, for the methods here."""
+    _TRANSFORMATIONS[builder.__name__] = builder
+    return builder
+
+
+def _build(name: str, *args: Any, **kwargs: Any) -> Dataset:
+    builder = _TRANSFORMATIONS.get(name)
+    if builder is None:  # only a module loaded without its package could get here
+        raise RuntimeError(
+            f"The dataset transformation {name} is not registered. Import unison.data (it loads every "
+            "transformation module) before building datasets."
+        )
+    return builder(*args, **kwargs)
 
 
 def _unsupported(owner: str, name: str) -> AttributeError:
@@ -171,16 +198,12 @@ class Dataset(metaclass=_DatasetType):
     @staticmethod
     def from_tensor_slices(tensors: Any, name: str | None = None) -> Dataset:
         """One element per row of ``tensors`` (a nest of arrays sharing their first dimension)."""
-        from unison.data.sources import TensorSlices
-
-        return TensorSlices(tensors)
+        return _build("TensorSlices", tensors)
 
     @staticmethod
     def from_tensors(tensors: Any, name: str | None = None) -> Dataset:
         """A dataset of exactly one element, ``tensors``."""
-        from unison.data.sources import FromTensors
-
-        return FromTensors(tensors)
+        return _build("FromTensors", tensors)
 
     @staticmethod
     def from_generator(
@@ -192,23 +215,17 @@ class Dataset(metaclass=_DatasetType):
         name: str | None = None,
     ) -> Dataset:
         """Elements yielded by ``generator(*args)``, checked against ``output_signature``."""
-        from unison.data.sources import FromGenerator
-
-        return FromGenerator(generator, output_types, output_shapes, args, output_signature)
+        return _build("FromGenerator", generator, output_types, output_shapes, args, output_signature)
 
     @staticmethod
     def range(*args: int, dtype: Any = torch.int64, name: str | None = None) -> Dataset:
         """``range(stop)``, ``range(start, stop[, step])`` as int64 scalars."""
-        from unison.data.sources import Range
-
-        return Range(*args, dtype=dtype)
+        return _build("Range", *args, dtype=dtype)
 
     @staticmethod
     def zip(*datasets: Any, name: str | None = None) -> Dataset:
         """Elements of several datasets side by side (a nest of datasets -> a nest of elements)."""
-        from unison.data.combine import Zip
-
-        return Zip(datasets[0] if len(datasets) == 1 else datasets)
+        return _build("Zip", datasets[0] if len(datasets) == 1 else datasets)
 
     @staticmethod
     def sample_from_datasets(
@@ -219,27 +236,21 @@ class Dataset(metaclass=_DatasetType):
         rerandomize_each_iteration: bool | None = None,
     ) -> Dataset:
         """Elements drawn at random from ``datasets`` with probabilities ``weights``."""
-        from unison.data.combine import SampleFrom
-
-        return SampleFrom(datasets, weights, seed, stop_on_empty_dataset)
+        return _build("SampleFrom", datasets, weights, seed, stop_on_empty_dataset)
 
     @staticmethod
     def choose_from_datasets(
         datasets: Sequence[Dataset], choice_dataset: Dataset, stop_on_empty_dataset: bool = True
     ) -> Dataset:
         """Element ``i`` comes from ``datasets[choice_dataset[i]]``."""
-        from unison.data.combine import ChooseFrom
-
-        return ChooseFrom(datasets, choice_dataset, stop_on_empty_dataset)
+        return _build("ChooseFrom", datasets, choice_dataset, stop_on_empty_dataset)
 
     @staticmethod
     def list_files(
         file_pattern: str | Sequence[str], shuffle: bool | None = None, seed: int | None = None, name: str | None = None
     ) -> Dataset:
         """File names matching the glob ``file_pattern`` (shuffled unless ``shuffle=False``)."""
-        from unison.data.sources import list_files
-
-        return list_files(file_pattern, shuffle, seed)
+        return _build("list_files", file_pattern, shuffle, seed)
 
     # --- transformations ------------------------------------------------------------------------
     def map(
@@ -250,15 +261,11 @@ class Dataset(metaclass=_DatasetType):
         name: str | None = None,
     ) -> Dataset:
         """``map_func`` on every element (a tuple element is unpacked into arguments)."""
-        from unison.data.transforms import Map
-
-        return Map(self, map_func, num_parallel_calls, deterministic)
+        return _build("Map", self, map_func, num_parallel_calls, deterministic)
 
     def filter(self, predicate: Callable[..., Any], name: str | None = None) -> Dataset:
         """Keep the elements for which ``predicate`` is true."""
-        from unison.data.transforms import Filter
-
-        return Filter(self, predicate)
+        return _build("Filter", self, predicate)
 
     def batch(
         self,
@@ -269,9 +276,7 @@ class Dataset(metaclass=_DatasetType):
         name: str | None = None,
     ) -> Dataset:
         """Consecutive elements stacked into batches of ``batch_size``."""
-        from unison.data.batching import Batch
-
-        return Batch(self, batch_size, drop_remainder)
+        return _build("Batch", self, batch_size, drop_remainder)
 
     def padded_batch(
         self,
@@ -282,23 +287,17 @@ class Dataset(metaclass=_DatasetType):
         name: str | None = None,
     ) -> Dataset:
         """Batches whose components are padded to a common shape."""
-        from unison.data.batching import PaddedBatch
-
-        return PaddedBatch(self, batch_size, padded_shapes, padding_values, drop_remainder)
+        return _build("PaddedBatch", self, batch_size, padded_shapes, padding_values, drop_remainder)
 
     def unbatch(self, name: str | None = None) -> Dataset:
         """Split every batch back into its rows."""
-        from unison.data.batching import Unbatch
-
-        return Unbatch(self)
+        return _build("Unbatch", self)
 
     def rebatch(
         self, batch_size: int | Sequence[int], drop_remainder: bool = False, name: str | None = None
     ) -> Dataset:
         """Re-cut a batched dataset into batches of ``batch_size`` (or the cycle of a list of sizes)."""
-        from unison.data.batching import Rebatch
-
-        return Rebatch(self, batch_size, drop_remainder)
+        return _build("Rebatch", self, batch_size, drop_remainder)
 
     def shuffle(
         self,
@@ -308,57 +307,41 @@ class Dataset(metaclass=_DatasetType):
         name: str | None = None,
     ) -> Dataset:
         """Randomly shuffle with a buffer of ``buffer_size`` elements (TF's buffer semantics)."""
-        from unison.data.transforms import Shuffle
-
-        return Shuffle(self, buffer_size, seed, True if reshuffle_each_iteration is None else reshuffle_each_iteration)
+        return _build(
+            "Shuffle", self, buffer_size, seed, True if reshuffle_each_iteration is None else reshuffle_each_iteration
+        )
 
     def repeat(self, count: int | None = None, name: str | None = None) -> Dataset:
         """Repeat ``count`` times (``None`` or -1: forever)."""
-        from unison.data.transforms import Repeat
-
-        return Repeat(self, count)
+        return _build("Repeat", self, count)
 
     def take(self, count: int, name: str | None = None) -> Dataset:
         """The first ``count`` elements (-1: all)."""
-        from unison.data.transforms import Take
-
-        return Take(self, count)
+        return _build("Take", self, count)
 
     def skip(self, count: int, name: str | None = None) -> Dataset:
         """All but the first ``count`` elements (-1: skip everything)."""
-        from unison.data.transforms import Skip
-
-        return Skip(self, count)
+        return _build("Skip", self, count)
 
     def shard(self, num_shards: int, index: int, name: str | None = None) -> Dataset:
         """Every ``num_shards``-th element, starting at ``index``."""
-        from unison.data.transforms import Shard
-
-        return Shard(self, num_shards, index)
+        return _build("Shard", self, num_shards, index)
 
     def cache(self, filename: str = "", name: str | None = None) -> Dataset:
         """Keep the elements of the first full iteration (in memory, or in ``filename``)."""
-        from unison.data.cache import Cache
-
-        return Cache(self, filename)
+        return _build("Cache", self, filename)
 
     def prefetch(self, buffer_size: int, name: str | None = None) -> Dataset:
         """Prepare up to ``buffer_size`` elements ahead in a background thread."""
-        from unison.data.transforms import Prefetch
-
-        return Prefetch(self, buffer_size)
+        return _build("Prefetch", self, buffer_size)
 
     def enumerate(self, start: int = 0, name: str | None = None) -> Dataset:
         """``(index, element)`` pairs, the index an int64 scalar."""
-        from unison.data.transforms import Enumerate
-
-        return Enumerate(self, start)
+        return _build("Enumerate", self, start)
 
     def concatenate(self, dataset: Dataset, name: str | None = None) -> Dataset:
         """This dataset's elements, then ``dataset``'s (same structure)."""
-        from unison.data.combine import Concatenate
-
-        return Concatenate(self, dataset)
+        return _build("Concatenate", self, dataset)
 
     def interleave(
         self,
@@ -370,15 +353,11 @@ class Dataset(metaclass=_DatasetType):
         name: str | None = None,
     ) -> Dataset:
         """Elements of ``map_func(element)`` datasets, ``block_length`` at a time from ``cycle_length`` of them."""
-        from unison.data.combine import Interleave
-
-        return Interleave(self, map_func, cycle_length, block_length)
+        return _build("Interleave", self, map_func, cycle_length, block_length)
 
     def flat_map(self, map_func: Callable[..., Dataset], name: str | None = None) -> Dataset:
         """The elements of ``map_func(element)`` for each element, in order."""
-        from unison.data.combine import Interleave
-
-        return Interleave(self, map_func, 1, 1)
+        return _build("Interleave", self, map_func, 1, 1)
 
     def apply(self, transformation_func: Callable[[Dataset], Dataset]) -> Dataset:
         """``transformation_func(self)``; it must return a dataset."""
@@ -389,11 +368,9 @@ class Dataset(metaclass=_DatasetType):
 
     def with_options(self, options: Options, name: str | None = None) -> Dataset:
         """This dataset with ``options`` (merged with upstream options; later wins)."""
-        from unison.data.transforms import WithOptions
-
         if not isinstance(options, Options):
             raise TypeError(f"with_options expects a tf.data.Options. Received: {type(options).__name__}")
-        return WithOptions(self, options)
+        return _build("WithOptions", self, options)
 
 
 class Iterator:

@@ -17,7 +17,7 @@ import torch
 
 from unison.data import nest
 from unison.data.context import IterContext
-from unison.data.dataset import Dataset
+from unison.data.dataset import Dataset, transformation
 from unison.data.options import UNKNOWN_CARDINALITY
 from unison.data.specs import TensorSpec
 
@@ -31,6 +31,7 @@ def _columns_of(tensors: Any) -> Any:
     return nest.as_element(tensors)
 
 
+@transformation
 class TensorSlices(Dataset):
     """``from_tensor_slices``: row ``i`` of every component is element ``i`` (index-backed)."""
 
@@ -64,6 +65,7 @@ class TensorSlices(Dataset):
         return nest.map_structure(lambda c: TensorSpec(tuple(c.shape[1:]), TensorSpec.from_tensor(c).dtype), self._cols)
 
 
+@transformation
 class Range(Dataset):
     """``Dataset.range``: int64 scalars (index-backed: the values are their own rows)."""
 
@@ -101,6 +103,7 @@ class Range(Dataset):
         return TensorSpec((), self._dtype)
 
 
+@transformation
 class FromTensors(Dataset):
     """``from_tensors``: one element."""
 
@@ -132,6 +135,7 @@ def _signature(output_types: Any, output_shapes: Any, output_signature: Any) -> 
     return nest.map_structure(lambda t, s: TensorSpec(s, t), output_types, output_shapes)
 
 
+@transformation
 class FromGenerator(Dataset):
     """``from_generator``: each element the generator yields, checked against the signature."""
 
@@ -246,6 +250,7 @@ class TextLineDataset(Dataset):
         return TensorSpec((), "string")
 
 
+@transformation
 def list_files(pattern: str | Sequence[str], shuffle: bool | None, seed: int | None) -> Dataset:
     patterns = [pattern] if isinstance(pattern, (str, os.PathLike)) else list(pattern)
     names = sorted({f for p in patterns for f in glob.glob(os.fspath(p))})

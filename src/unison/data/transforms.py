@@ -22,7 +22,7 @@ import torch
 
 from unison.data import nest, processes, threads
 from unison.data.context import IterContext
-from unison.data.dataset import Dataset, check_count
+from unison.data.dataset import Dataset, check_count, transformation
 from unison.data.options import (
     AUTOTUNE,
     INFINITE_CARDINALITY,
@@ -96,6 +96,7 @@ def _rechunk(ints: Iterator[int]) -> Iterator[np.ndarray]:
         yield np.asarray(block, dtype=np.int64)
 
 
+@transformation
 class Take(_IndexOp):
     def __init__(self, input_dataset: Dataset, count: int) -> None:
         super().__init__(input_dataset)
@@ -122,6 +123,7 @@ class Take(_IndexOp):
         return UNKNOWN_CARDINALITY if n == UNKNOWN_CARDINALITY else min(n, self._count)
 
 
+@transformation
 class Skip(_IndexOp):
     def __init__(self, input_dataset: Dataset, count: int) -> None:
         super().__init__(input_dataset)
@@ -148,6 +150,7 @@ class Skip(_IndexOp):
         return 0 if self._count < 0 else max(0, n - self._count)
 
 
+@transformation
 class Shard(_IndexOp):
     def __init__(self, input_dataset: Dataset, num_shards: int, index: int) -> None:
         super().__init__(input_dataset)
@@ -179,6 +182,7 @@ class Shard(_IndexOp):
         return n // self._num + (1 if self._index < n % self._num else 0)
 
 
+@transformation
 class Repeat(_IndexOp):
     def __init__(self, input_dataset: Dataset, count: int | None) -> None:
         super().__init__(input_dataset)
@@ -214,6 +218,7 @@ class Repeat(_IndexOp):
         return n if n < 0 else n * self._count
 
 
+@transformation
 class Shuffle(_IndexOp):
     """Shuffle with a buffer. A fixed ``seed`` gives a fixed sequence of orders (one per
     iteration when ``reshuffle_each_iteration``); unison's random stream is its own, so the
@@ -244,6 +249,7 @@ class Shuffle(_IndexOp):
         yield from shuffle_blocks(self._input._index_chunks(ctx), self._buffer, self._seed_for(ctx))
 
 
+@transformation
 class Map(_Unary):
     def __init__(
         self, input_dataset: Dataset, fn: Callable[..., Any], num_parallel_calls: int | None, deterministic: bool | None
@@ -318,6 +324,7 @@ class Map(_Unary):
         yield from threads.parallel_map(source, lambda el: _as_result(call(self._fn, el)), workers, deterministic)
 
 
+@transformation
 class Filter(_Unary):
     def __init__(self, input_dataset: Dataset, predicate: Callable[..., Any]) -> None:
         super().__init__(input_dataset)
@@ -348,6 +355,7 @@ class Filter(_Unary):
         return self._input._spec()
 
 
+@transformation
 class Enumerate(_Unary):
     def __init__(self, input_dataset: Dataset, start: int) -> None:
         super().__init__(input_dataset)
@@ -358,6 +366,7 @@ class Enumerate(_Unary):
             yield torch.tensor(i, dtype=torch.int64), element
 
 
+@transformation
 class Prefetch(_Unary):
     def __init__(self, input_dataset: Dataset, buffer_size: int) -> None:
         super().__init__(input_dataset)
@@ -378,6 +387,7 @@ class Prefetch(_Unary):
         return self._input._spec()
 
 
+@transformation
 class WithOptions(_Unary):
     def __init__(self, input_dataset: Dataset, options: Options) -> None:
         super().__init__(input_dataset)

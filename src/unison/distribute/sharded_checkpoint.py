@@ -35,8 +35,8 @@ from typing import Any
 
 import torch
 
-from unison._io import fsync_directory
 from unison.comm.communicator import Communicator
+from unison.core.atomic_io import fsync_directory
 from unison.distribute.sharding import sharding_communicator
 from unison.errors import IncompatibleCheckpointError
 

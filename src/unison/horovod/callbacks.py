@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from unison.api import _comm, broadcast_optimizer_state
+from unison.horovod.basics import _comm, broadcast_optimizer_state
 from unison.horovod.tape import broadcast_variables
 from unison.keras.callbacks import Callback
 

@@ -24,9 +24,9 @@ from typing import Any
 
 import torch
 
-from unison.api import _comm
 from unison.comm.communicator import Communicator, Pending
 from unison.comm.reduce_op import ReduceOp
+from unison.horovod.basics import _comm
 from unison.optim.adasum import adasum_tree
 from unison.optim.compression import Compression, Compressor
 from unison.optim.distributed import Adasum, Average, Sum

@@ -44,8 +44,8 @@ from typing import Any
 
 import torch
 
-from unison.api import _comm, broadcast_optimizer_state, broadcast_parameters
 from unison.errors import UnisonError
+from unison.horovod.basics import _comm, broadcast_optimizer_state, broadcast_parameters
 from unison.horovod.collectives import broadcast_object
 from unison.horovod.tape import broadcast_variables
 from unison.keras.callbacks import Callback

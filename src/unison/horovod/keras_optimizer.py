@@ -23,8 +23,8 @@ from typing import Any
 
 import torch
 
-from unison.api import _comm
 from unison.comm.reduce_op import ReduceOp
+from unison.horovod.basics import _comm
 from unison.horovod.collectives import _check_compression, _check_process_set
 from unison.keras import optimizers as keras_optimizers
 from unison.keras.optimizers import Optimizer, Params

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import torch
 
-from unison.api import _comm
 from unison.comm.functional import differentiable_all_reduce
+from unison.horovod.basics import _comm
 
 
 class SyncBatchNorm(torch.nn.modules.batchnorm._BatchNorm):

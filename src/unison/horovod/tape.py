@@ -27,9 +27,9 @@ from typing import Any
 
 import torch
 
-from unison.api import _comm
-from unison.autodiff import GradientTape
 from unison.comm.reduce_op import ReduceOp
+from unison.core.tape import GradientTape
+from unison.horovod.basics import _comm
 from unison.horovod.collectives import _check_compression, _check_process_set, reduce_group
 from unison.ops import nest
 from unison.optim.compression import Compression, Compressor

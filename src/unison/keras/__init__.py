@@ -6,6 +6,7 @@ Example:
     >>> model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
 """
 
+from unison.core.variables import Variable
 from unison.distribute.remat import checkpoint_activations as remat
 from unison.keras import (
     activations,
@@ -33,7 +34,6 @@ from unison.keras.losses import Loss
 from unison.keras.metrics import Metric
 from unison.keras.model import Model, Sequential
 from unison.keras.optimizers import Optimizer
-from unison.variables import Variable
 
 __all__ = [
     "Input",

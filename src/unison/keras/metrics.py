@@ -139,8 +139,8 @@ class Metric:
         name: str | None = None,
     ) -> Any:
         """A state variable (Keras 3's ``Metric.add_variable``), summed across replicas when read."""
+        from unison.core.variables import Variable
         from unison.keras import initializers
-        from unison.variables import Variable
 
         if aggregation not in ("sum", "mean", "none", None):
             raise ValueError(

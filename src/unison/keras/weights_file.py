@@ -1,6 +1,6 @@
 """The weights file of ``Model.save_weights`` / ``Model.save``: checksummed, and checked on load.
 
-A weights file is written by :func:`unison._io.write_verified`: atomically (temporary file,
+A weights file is written by :func:`unison.core.atomic_io.write_verified`: atomically (temporary file,
 fsync, rename, directory fsync), behind a header holding the SHA-256 of the ``torch.save``
 bytes. :func:`read_state` verifies that checksum before torch decodes anything, so a file that
 was truncated or changed on disk is refused instead of loading wrong numbers, and every error
@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from unison._io import (
+from unison.core.atomic_io import (
     VerificationError,
     is_verified_file,
     read_verified,

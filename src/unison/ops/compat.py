@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from unison._unsupported import unsupported
+from unison.ops._unsupported import unsupported
 
 __all__ = ["as_bytes", "as_str", "as_str_any", "as_text", "path_to_str"]
 

@@ -23,7 +23,7 @@ import shutil
 from collections.abc import Iterator
 from typing import IO, Any
 
-from unison._unsupported import unsupported
+from unison.ops._unsupported import unsupported
 
 __all__ = [
     "GFile",

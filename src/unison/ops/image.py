@@ -464,6 +464,6 @@ wrap_namespace(globals(), __all__)
 
 
 def __getattr__(name: str) -> object:
-    from unison._unsupported import unsupported
+    from unison.ops._unsupported import unsupported
 
     raise unsupported("tf.image", name)

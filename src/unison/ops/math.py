@@ -685,6 +685,6 @@ wrap_namespace(globals(), __all__ + TOP_LEVEL_ONLY + ["global_norm"])
 
 
 def __getattr__(name: str) -> object:
-    from unison._unsupported import unsupported
+    from unison.ops._unsupported import unsupported
 
     raise unsupported("tf.math", name)

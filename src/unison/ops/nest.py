@@ -178,6 +178,6 @@ __all__ = ["assert_same_structure", "flatten", "is_nested", "map_structure", "pa
 
 
 def __getattr__(name: str) -> object:
-    from unison._unsupported import unsupported
+    from unison.ops._unsupported import unsupported
 
     raise unsupported("tf.nest", name)

@@ -121,7 +121,7 @@ def _serialized_items(serialized: Any, who: str) -> tuple[list[bytes], bool]:
 def _decode(data: bytes, index: int) -> Any:
     from google.protobuf.message import DecodeError
 
-    from unison.train.example import Example
+    from unison.ops.example import Example
 
     try:
         return Example.FromString(data)
@@ -308,7 +308,7 @@ _NUMBER_DT = {v: k for k, v in _DT_NUMBER.items()}
 
 def serialize_tensor(tensor: Any, name: str | None = None) -> np.ndarray:
     """``tf.io.serialize_tensor``: a tensor as the bytes of TF's ``TensorProto`` (a 0-d bytes array)."""
-    from unison.train.example import TensorProto
+    from unison.ops.example import TensorProto
 
     proto = TensorProto()
     if isinstance(tensor, torch.Tensor) or not _is_strings(tensor):
@@ -347,7 +347,7 @@ def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> Any
     """``tf.io.parse_tensor``: the tensor in a serialized ``TensorProto``; ``out_type`` must be its dtype."""
     from google.protobuf.message import DecodeError
 
-    from unison.train.example import TensorProto
+    from unison.ops.example import TensorProto
 
     data = serialized.item() if isinstance(serialized, np.ndarray) else serialized
     if not isinstance(data, bytes):

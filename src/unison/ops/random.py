@@ -95,6 +95,6 @@ __all__ = ["categorical", "normal", "set_seed", "shuffle", "truncated_normal", "
 
 
 def __getattr__(name: str) -> object:
-    from unison._unsupported import unsupported
+    from unison.ops._unsupported import unsupported
 
     raise unsupported("tf.random", name)

@@ -77,6 +77,6 @@ __all__ = ["SparseTensor", "to_dense"]
 
 
 def __getattr__(name: str) -> object:
-    from unison._unsupported import unsupported
+    from unison.ops._unsupported import unsupported
 
     raise unsupported("tf.sparse", name)

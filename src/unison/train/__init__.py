@@ -51,9 +51,9 @@ _EXAMPLE_NAMES = (
 
 def __getattr__(name: str) -> object:
     if name in _EXAMPLE_NAMES:  # protobuf message classes: built on first use (import unison stays light)
-        from unison.train import example
+        from unison.ops import example
 
         return getattr(example, name)
-    from unison._unsupported import unsupported
+    from unison.ops._unsupported import unsupported
 
     raise unsupported("tf.train", name)

@@ -33,8 +33,8 @@ from typing import Any
 
 import torch
 
-from unison._io import VerificationError, read_verified, write_verified
 from unison.comm.communicator import joined
+from unison.core.atomic_io import VerificationError, read_verified, write_verified
 from unison.errors import CorruptCheckpointError
 from unison.train.tracking import DictWrapper, ListWrapper, as_state_dict, as_tree
 
@@ -219,7 +219,7 @@ class Checkpoint:
         object.__setattr__(self, "_objects", {name: _tracked(obj) for name, obj in objects.items()})
         # Values of a restore whose objects do not exist yet: name -> (entry, path, scope).
         object.__setattr__(self, "_pending", {})
-        from unison.variables import Variable
+        from unison.core.variables import Variable
 
         object.__setattr__(self, "save_counter", Variable(0, trainable=False, dtype=torch.int64, name="save_counter"))
 
@@ -390,7 +390,7 @@ def _restore_keras_optimizer(obj: Any, state: dict[str, Any], path: str, name: s
 
 
 def _restore_state(obj: Any, state: Any, path: str, name: str) -> None:
-    from unison.module import Module, restore_module_state
+    from unison.core.module import Module, restore_module_state
 
     if isinstance(obj, Module):
         # TF's deferred restoration: values for variables a tf.Module makes on its first call wait
@@ -463,7 +463,7 @@ def checkpoint_state(directory: str | os.PathLike[str]) -> list[str] | None:
 
 def write_checkpoint_state(directory: str, latest: str, all_paths: list[str]) -> None:
     """Record ``all_paths`` (newest last) in ``directory/checkpoint``, atomically."""
-    from unison._io import atomic_write_text
+    from unison.core.atomic_io import atomic_write_text
 
     def rel(p: str) -> str:
         return os.path.relpath(p, directory) if os.path.dirname(os.path.abspath(p)) == os.path.abspath(directory) else p

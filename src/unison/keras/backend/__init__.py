@@ -23,6 +23,6 @@ __all__ = sorted({*common.__all__, *config.__all__, *legacy.__all__})
 
 
 def __getattr__(name: str) -> object:
-    from unison._unsupported import unsupported
+    from unison.ops._unsupported import unsupported
 
     raise unsupported("keras.backend", name)

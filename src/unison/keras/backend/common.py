@@ -143,7 +143,7 @@ def count_params(x: Any) -> int:
 
 def variable(value: Any, dtype: Any = None, name: str | None = None, constraint: Any = None) -> Any:
     """``K.variable(value, dtype=None, name=None)``: a ``unison.Variable`` (a trainable torch parameter)."""
-    from unison.variables import Variable
+    from unison.core.variables import Variable
 
     return Variable(
         tensor(value, dtype if dtype is not None else (None if isinstance(value, torch.Tensor) else "float32")),

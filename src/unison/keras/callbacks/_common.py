@@ -12,7 +12,7 @@ import shutil
 import sys
 from typing import Any
 
-from unison._io import fsync_directory
+from unison.core.atomic_io import fsync_directory
 from unison.errors import format_choices
 
 MODES = ("auto", "min", "max")
@@ -59,7 +59,7 @@ def print_msg(model: Any, message: str) -> None:
 def commit(tmp: str, path: str) -> None:
     """Flush ``tmp`` (a file or a directory tree) to disk and move it onto ``path`` atomically.
 
-    Single files are written through :mod:`unison._io`; this is for what a model's own
+    Single files are written through :mod:`unison.core.atomic_io`; this is for what a model's own
     ``save`` wrote under a temporary name, which may be a directory tree.
     """
     if os.path.isdir(tmp):

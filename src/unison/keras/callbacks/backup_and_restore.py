@@ -8,10 +8,11 @@ from typing import Any
 
 import torch
 
-from unison.checkpoint import CheckpointManager, UnreadableCheckpointsError
 from unison.distribute import sharding
 from unison.keras.callbacks._common import is_chief, print_msg
 from unison.keras.callbacks.callback import Callback, Logs
+from unison.train.files import BackupFiles as CheckpointManager  # the callback's old name for it
+from unison.train.files import UnreadableCheckpointsError
 
 _FORMAT = "unison.backup/1"
 _ON_UNREADABLE = ("raise", "restart")

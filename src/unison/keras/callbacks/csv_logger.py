@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from unison._io import atomic_write_text
+from unison.core.atomic_io import atomic_write_text
 from unison.keras.callbacks._common import is_chief
 from unison.keras.callbacks.callback import Callback, Logs
 

@@ -9,7 +9,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from unison._io import temp_path_for
+from unison.core.atomic_io import temp_path_for
 from unison.keras.callbacks._common import (
     check_mode,
     commit,

@@ -48,7 +48,7 @@ class TensorBoard(Callback):
         embeddings_metadata: Any = None,
     ) -> None:
         super().__init__()
-        from unison.summary import summary_writer_class
+        from unison.core.summary import summary_writer_class
 
         summary_writer_class()  # fail now, not after the first epoch, when tensorboard is missing
         if isinstance(histogram_freq, bool) or not isinstance(histogram_freq, int) or histogram_freq < 0:
@@ -74,7 +74,7 @@ class TensorBoard(Callback):
 
     def _writer(self, which: str) -> Any:
         if which not in self._writers:
-            from unison.summary import summary_writer_class
+            from unison.core.summary import summary_writer_class
 
             self._writers[which] = summary_writer_class()(os.path.join(self.log_dir, which))
         return self._writers[which]

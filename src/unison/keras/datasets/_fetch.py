@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TextIO
 
-from unison._io import atomic_write
+from unison.core.atomic_io import atomic_write
 from unison.errors import DatasetError
 
 ENV_DATA_DIR = "UNISON_DATA_DIR"
@@ -238,7 +238,7 @@ def _folder_state(folder: Path) -> str:
 def _download(url: str, dest: Path, expected_sha256: str) -> None:
     """Fetch ``url`` into ``dest`` through a temporary file, keeping it only if the hash matches.
 
-    :func:`unison._io.atomic_write` gives each caller its own temporary file and renames it
+    :func:`unison.core.atomic_io.atomic_write` gives each caller its own temporary file and renames it
     atomically (directory fsynced), so replicas that download the same set at once never see
     or leave a partial file; an error raised while writing drops the temporary file.
     """

@@ -27,6 +27,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from unison.core.variables import Variable
 from unison.keras import initializers, regularizers
 from unison.keras.keras_tensor import has_keras_tensor, layer_call_tensor, symbolic_call
 from unison.keras.layers.weight_lists import (
@@ -36,7 +37,6 @@ from unison.keras.layers.weight_lists import (
     keras_trainable_weights,
     keras_weights,
 )
-from unison.variables import Variable
 
 _COUNTERS: dict[str, int] = {}  # Keras-style unique default names: dense, dense_1, ...
 

@@ -29,6 +29,6 @@ __all__ = sorted(
 
 
 def __getattr__(name: str) -> object:
-    from unison._unsupported import unsupported
+    from unison.ops._unsupported import unsupported
 
     raise unsupported("keras.ops", name)

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-from unison._io import atomic_write
+from unison.core.atomic_io import atomic_write
 from unison.errors import DatasetError, DownloadError
 
 __all__ = ["extract_archive", "get_file", "hash_file", "validate_file"]

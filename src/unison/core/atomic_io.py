@@ -12,7 +12,7 @@ instead of loading silently.
 
 Example:
     >>> import os, tempfile
-    >>> from unison._io import write_verified, read_verified
+    >>> from unison.core.atomic_io import write_verified, read_verified
     >>> path = os.path.join(tempfile.mkdtemp(), "blob.bin")
     >>> write_verified(path, b"payload", kind="example/1")
     >>> read_verified(path, kind="example/1")

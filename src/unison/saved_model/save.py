@@ -17,7 +17,7 @@ model whose architecture saves (``Sequential``, functional models, registered su
 A module (``tf.Module`` or any ``torch.nn.Module`` that is not a Keras model) exports its
 variables and its module tree; ``load`` rebuilds the object from its own classes when this
 process defines them (its methods then run as exported), else returns a
-:class:`~unison.saved_module.LoadedModule` of the variables (see :mod:`unison.saved_module`). A
+:class:`~unison.saved_model.modules.LoadedModule` of the variables (see :mod:`unison.saved_model.modules`). A
 Keras model whose architecture does not save, and custom ``signatures=`` functions, are refused at
 save time.
 
@@ -35,14 +35,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
-from unison._io import atomic_write_text
-from unison.saved_module import LoadedModule, load_module, save_module
+from unison.core.atomic_io import atomic_write_text
+from unison.saved_model.keras_hook import KerasSaving, registered_keras
+from unison.saved_model.modules import LoadedModule, load_module, save_module
+from unison.saved_model.signatures import SignatureFunction, _SignatureMap
 
 __all__ = ["LoadOptions", "LoadedModel", "LoadedModule", "SaveOptions", "contains_saved_model", "load", "save"]
 
@@ -81,9 +82,15 @@ class LoadOptions:
 
 
 def _is_keras_model(obj: Any) -> bool:
-    from unison.keras.model import Model
+    keras = registered_keras()
+    return keras is not None and isinstance(obj, keras.model_class)
 
-    return isinstance(obj, Model)
+
+def _keras() -> KerasSaving:
+    keras = registered_keras()
+    if keras is None:  # unison/__init__.py registers it: only a partial import of unison gets here
+        raise RuntimeError("Keras's saving functions are not registered with unison.saved_model: import unison first.")
+    return keras
 
 
 def _signature(model: Any) -> dict[str, Any]:
@@ -136,8 +143,8 @@ def save(obj: Any, export_dir: str | os.PathLike[str], signatures: Any = None, o
         save_module(obj, path, _META_FILE, _FORMAT)
         return
     from unison.errors import SavingError
-    from unison.keras import saving
 
+    saving = _keras()
     try:
         saving.model_config(obj) if getattr(obj, "built", False) else None
         rebuildable = getattr(obj, "built", False)
@@ -162,8 +169,8 @@ def write_keras_export(model: Any, export_dir: str) -> None:
     then explains what is missing, as for a ``.keras`` file.
     """
     from unison.errors import SavingError
-    from unison.keras import saving
 
+    saving = _keras()
     if not getattr(model, "built", False):
         # tf.keras 2's words: the tutorial on saving with a strategy prints this ValueError
         raise SavingError(
@@ -192,71 +199,6 @@ def write_keras_export(model: Any, export_dir: str) -> None:
 def contains_saved_model(export_dir: str | os.PathLike[str]) -> bool:
     """``tf.saved_model.contains_saved_model``: whether ``export_dir`` holds an export of ``save``."""
     return os.path.isfile(os.path.join(os.fspath(export_dir), _META_FILE))
-
-
-class SignatureFunction:
-    """A serving signature: call it with the input tensors, get ``{output_name: tensor}``.
-
-    Inputs are given positionally (in the signature's order) or by name, as TF's signature
-    functions accept them; the model runs in inference mode without recording gradients.
-    """
-
-    def __init__(self, model: Any, spec: dict[str, Any]) -> None:
-        self._model = model
-        self._spec = spec
-        self.input_names: list[str] = [i["name"] for i in spec["inputs"]]
-        self.output_names: list[str] = list(spec["outputs"])
-
-    @property
-    def structured_outputs(self) -> dict[str, Any]:
-        """The outputs' names (TF gives their specs; here the names, each mapped to None)."""
-        return dict.fromkeys(self.output_names)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> dict[str, torch.Tensor]:
-        inputs = self._inputs(args, kwargs)
-        with torch.no_grad():
-            out = self._model(inputs[0] if len(inputs) == 1 else inputs, training=False)
-        flat = list(out) if isinstance(out, (list, tuple)) else list(out.values()) if isinstance(out, dict) else [out]
-        return dict(zip(self.output_names, flat))
-
-    def _inputs(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
-        names = self.input_names
-        if args and kwargs:
-            raise TypeError(f"Pass the signature's inputs {names} either all positionally or all by name, not both.")
-        if kwargs:
-            unknown = sorted(set(kwargs) - set(names))
-            if len(names) == 1 and len(kwargs) == 1:
-                return list(kwargs.values())  # one input: TF's name for it varies between versions
-            if unknown or len(kwargs) != len(names):
-                raise TypeError(f"The signature takes inputs named {names}. Received: {sorted(kwargs)}")
-            return [kwargs[n] for n in names]
-        if len(args) != len(names):
-            raise TypeError(f"The signature takes {len(names)} input(s) {names}. Received {len(args)} positional.")
-        return [torch.as_tensor(a) if not isinstance(a, torch.Tensor) else a for a in args]
-
-    def __repr__(self) -> str:
-        return f"<SignatureFunction inputs={self.input_names} outputs={self.output_names}>"
-
-
-class _SignatureMap(Mapping[str, SignatureFunction]):
-    """``loaded.signatures``: a read-only map of name -> :class:`SignatureFunction`."""
-
-    def __init__(self, signatures: dict[str, SignatureFunction]) -> None:
-        self._signatures = signatures
-
-    def __getitem__(self, key: str) -> SignatureFunction:
-        if key not in self._signatures:
-            raise KeyError(f"No signature {key!r}. The exported signatures are {sorted(self._signatures)}.")
-        return self._signatures[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._signatures)
-
-    def __len__(self) -> int:
-        return len(self._signatures)
-
-    def __repr__(self) -> str:
-        return f"_SignatureMap({self._signatures!r})"
 
 
 class LoadedModel:
@@ -317,7 +259,5 @@ def load(export_dir: str | os.PathLike[str], tags: Any = None, options: Any = No
         raise ValueError(f"{meta_file!r} has format {meta.get('format')!r}; this unison reads {_FORMAT!r}.")
     if meta.get("kind") == "module":
         return load_module(path, meta)
-    from unison.keras import saving
-
-    model = saving.load_model(os.path.join(path, _MODEL_FILE), compile=False)
+    model = _keras().load_model(os.path.join(path, _MODEL_FILE), compile=False)
     return LoadedModel(model, meta["signatures"])

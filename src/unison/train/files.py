@@ -1,17 +1,21 @@
 """Atomic, verified, numbered checkpoint files (what ``BackupAndRestore`` writes).
 
+unison's own backups, beside TF's ``tf.train.Checkpoint`` (:mod:`unison.train.checkpoint`) and
+``tf.train.CheckpointManager`` (:mod:`unison.train.manager`); hence the name :class:`BackupFiles`,
+so that the library has one class called ``CheckpointManager``, TF's.
+
 Only the chief writes (the caller decides who that is). A checkpoint is written under a
 temporary name in the same directory, flushed and fsynced, then renamed into place and the
 directory fsynced: a crash at any moment leaves the previous checkpoints intact and, at worst,
 a stray temporary file. Each file carries a SHA-256 of its contents, so a damaged file is
-detected on reading; :meth:`CheckpointManager.restore_latest` then falls back to the previous
+detected on reading; :meth:`BackupFiles.restore_latest` then falls back to the previous
 checkpoint with a warning. The newest ``max_to_keep`` checkpoints are kept, so the previous one
 is only deleted once the new one is complete. Payloads are plain dicts of tensors and numbers
 (read back with ``weights_only=True``): nothing in them depends on the number of replicas.
 
 Example:
     >>> import tempfile, torch
-    >>> manager = CheckpointManager(tempfile.mkdtemp(), max_to_keep=2)
+    >>> manager = BackupFiles(tempfile.mkdtemp(), max_to_keep=2)
     >>> for step in range(3):
     ...     _ = manager.save({"step": step, "w": torch.full((2,), float(step))})
     >>> [os.path.basename(p) for p in manager.checkpoints()]
@@ -32,7 +36,7 @@ from typing import Any
 
 import torch
 
-from unison._io import atomic_write_bytes, fsync_directory
+from unison.core.atomic_io import atomic_write_bytes, fsync_directory
 from unison.errors import CorruptCheckpointError, UnreadableCheckpointsError
 
 # The one atomic writer of the package, under the name this module has always exported.
@@ -64,7 +68,7 @@ def loads(data: bytes, where: str = "checkpoint") -> Any:
         raise CorruptCheckpointError(f"{where} cannot be read: {exc}") from exc
 
 
-class CheckpointManager:
+class BackupFiles:
     """Numbered checkpoints ``<prefix>-NNNNNN.unison`` in one directory, newest ``max_to_keep`` kept.
 
     Args:

@@ -219,7 +219,7 @@ def trace_on(graph: bool = True, profiler: bool = False, profiler_outdir: str | 
     There is no graph to record (unison runs eagerly), so ``graph=True`` records nothing and
     :func:`trace_export` writes no graph; a profile goes to ``profiler_outdir``.
     """
-    from unison import profiler as profiler_mod
+    from unison.core import profiler as profiler_mod
 
     _trace["on"] = True
     if profiler:
@@ -231,7 +231,7 @@ def trace_on(graph: bool = True, profiler: bool = False, profiler_outdir: str | 
 
 def trace_off() -> None:
     """``tf.summary.trace_off``: stop tracing (and profiling started by :func:`trace_on`) without export."""
-    from unison import profiler as profiler_mod
+    from unison.core import profiler as profiler_mod
 
     if _trace.pop("profiling", False) and profiler_mod.is_running():
         profiler_mod.stop(save=False)
@@ -243,7 +243,7 @@ def trace_export(name: str, step: Any = None, profiler_outdir: str | None = None
 
     No graph is written: unison has none (TF writes the traced ``tf.function`` graph here).
     """
-    from unison import profiler as profiler_mod
+    from unison.core import profiler as profiler_mod
 
     if _trace.pop("profiling", False) and profiler_mod.is_running():
         profiler_mod.stop(save=True)

@@ -46,7 +46,8 @@ from typing import Any
 
 import torch
 
-from unison._io import atomic_write_text
+from unison.core.atomic_io import atomic_write_text
+from unison.saved_model.signatures import _SignatureMap
 
 _PLAIN = (bool, int, float, str, type(None))
 
@@ -106,7 +107,7 @@ def _container(value: Any, path: str, constants: dict[str, torch.Tensor]) -> dic
 def _tree(module: torch.nn.Module, path: str, constants: dict[str, torch.Tensor]) -> dict[str, Any]:
     """The module's class, name, plain attributes, functions and sub-modules; its tensor
     attributes (not variables: TF captures them in its graphs) go into ``constants`` by path."""
-    from unison.module import _OWN, _TORCH_INTERNALS
+    from unison.core.module import _OWN, _TORCH_INTERNALS
 
     attrs: dict[str, Any] = {}
     functions: dict[str, str] = {}
@@ -159,7 +160,7 @@ def save_module(obj: torch.nn.Module, path: str, meta_file: str, fmt: str) -> No
 
 def _defined_class(spec: str) -> type[Any] | None:
     """The class ``module:qualname`` if this process already has it and it is a tf.Module subclass."""
-    from unison.module import Module
+    from unison.core.module import Module
 
     module_name, _, qualname = spec.partition(":")
     obj: Any = sys.modules.get(module_name)  # never imports: only what the program already loaded
@@ -239,8 +240,6 @@ class LoadedModule:
     _variables: list[torch.Tensor]
 
     def __init__(self, saved_class: str, export_dir: str) -> None:
-        from unison.saved_model import _SignatureMap
-
         object.__setattr__(self, "_saved_class", saved_class)
         object.__setattr__(self, "_export_dir", export_dir)
         object.__setattr__(self, "_variables", [])
@@ -285,7 +284,7 @@ class LoadedModule:
         raise AttributeError(self._why(f"{name!r} was not restored"))
 
     def __repr__(self) -> str:
-        return f"<unison.saved_module.LoadedModule of {self._saved_class} ({len(self.variables)} variables)>"
+        return f"<unison.saved_model.modules.LoadedModule of {self._saved_class} ({len(self.variables)} variables)>"
 
 
 def _node_for(root: Any, key: str, rebuilt: bool, saved_class: str, path: str) -> tuple[Any, str]:
@@ -317,8 +316,8 @@ def _set(node: Any, name: str, value: Any) -> None:
 
 def load_module(path: str, meta: dict[str, Any]) -> Any:
     """The rebuilt object (its own class) when this process has every class, else a LoadedModule."""
+    from unison.core.variables import Variable
     from unison.train.checkpoint import _read_payload
-    from unison.variables import Variable
 
     objects = _read_payload(os.path.join(path, "variables", "variables"))["objects"]
     state = objects["root"]["state"]

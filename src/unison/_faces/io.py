@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from unison._unsupported import unsupported
 from unison.data.tfrecord import TFRecordOptions, TFRecordWriter
 from unison.ops import gfile
+from unison.ops._unsupported import unsupported
 from unison.ops.parsing import (
     FixedLenFeature,
     FixedLenSequenceFeature,

@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from unison.autodiff import _RECORDING
+from unison.core.tape import _RECORDING
 
 
 class Function:

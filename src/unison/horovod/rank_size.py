@@ -15,17 +15,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from unison import api
+from unison.horovod import basics
 from unison.ops import array
 
 
 def rank(input: Any = None, name: str | None = None) -> Any:
     """No argument: this process's rank (Horovod). A tensor: its number of dimensions (``tf.rank``)."""
-    return api.rank() if input is None else array.rank(input)
+    return basics.rank() if input is None else array.rank(input)
 
 
 def size(input: Any = None, out_type: Any = None, name: str | None = None) -> Any:
     """No argument: the number of processes (Horovod). A tensor: its element count (``tf.size``)."""
     if input is None:
-        return api.size()
+        return basics.size()
     return array.size(input) if out_type is None else array.size(input, out_type)

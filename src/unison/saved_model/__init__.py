@@ -1,0 +1,31 @@
+"""``tf.saved_model``: export a Keras model or a module to a directory and load it back.
+
+Owns the SavedModel directory format: :mod:`~unison.saved_model.save` (``save``, ``load``, the Keras
+export), :mod:`~unison.saved_model.modules` (``tf.Module`` trees), :mod:`~unison.saved_model.signatures`
+(serving signatures) and :mod:`~unison.saved_model.keras_hook` (how it reaches Keras). It may import
+``train`` (the variables travel as a ``tf.train.Checkpoint``), ``core``, ``ops`` and ``errors``; it
+never imports ``keras``: Keras's save/load functions are registered from above (``keras_hook``).
+
+Example:
+    >>> import unison as tf
+    >>> tf.saved_model.SaveOptions().namespace_whitelist is None
+    True
+"""
+
+from unison.saved_model.save import (
+    DEFAULT_SERVING_SIGNATURE_DEF_KEY as DEFAULT_SERVING_SIGNATURE_DEF_KEY,
+)
+from unison.saved_model.save import (
+    LoadedModel,
+    LoadedModule,
+    LoadOptions,
+    SaveOptions,
+    contains_saved_model,
+    load,
+    save,
+)
+from unison.saved_model.save import (
+    write_keras_export as write_keras_export,  # model.save('dir') (keras) writes the same export
+)
+
+__all__ = ["LoadOptions", "LoadedModel", "LoadedModule", "SaveOptions", "contains_saved_model", "load", "save"]
