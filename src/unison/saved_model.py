@@ -81,7 +81,7 @@ class LoadOptions:
 
 
 def _is_keras_model(obj: Any) -> bool:
-    from unison.keras.model import Model
+    from unison.keras.models.model import Model
 
     return isinstance(obj, Model)
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from unison.keras.keras_tensor import KerasTensor
+from unison.keras.backend.keras_tensor import KerasTensor
 from unison.keras.ops._convert import standardize_dtype, tensor, torch_dtype
 
 _UIDS: dict[str, int] = {}  # Keras's per-prefix counters for get_uid

@@ -9,7 +9,7 @@ size) carries a second example whose ``None`` axes have another size: every oper
 both, and an output axis whose sizes differ is ``None`` in its ``shape``. Torch functions applied
 to a KerasTensor (``torch.mean(x, dim=1)``, and so unison's ``tf.reduce_mean``, ``x + 1``,
 ``x[:, 0]``) are recorded the same way through ``__torch_function__``. ``keras.Model(inputs,
-outputs)`` (:mod:`unison.keras.functional`) replays the recorded nodes on real tensors.
+outputs)`` (:mod:`unison.keras.models.functional`) replays the recorded nodes on real tensors.
 
 Example:
     >>> import torch

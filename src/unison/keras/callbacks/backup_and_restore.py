@@ -95,7 +95,7 @@ class BackupAndRestore(Callback):
         self.restored_from: tuple[int, int] | None = None  # (epoch, step) of the restored backup
 
     def _state(self) -> Any:
-        from unison.keras.training_state import training_state_of  # the loop's internal API for callbacks
+        from unison.keras.trainers.state import training_state_of  # the loop's internal API for callbacks
 
         st = training_state_of(self.model)
         if st is None or st.torch_opt is None:
@@ -157,7 +157,7 @@ class BackupAndRestore(Callback):
         return payload
 
     def _restore(self, st: Any, payload: dict[str, Any]) -> None:
-        from unison.keras.training_state import ResumePoint
+        from unison.keras.trainers.state import ResumePoint
 
         try:
             # A sharded model (keras.distribution.ModelParallel) keeps its shard of the whole state.

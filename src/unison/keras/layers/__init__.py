@@ -21,7 +21,7 @@ from unison.keras.layers.augmentation import (
 )
 from unison.keras.layers.base import Layer
 from unison.keras.layers.conv import AveragePooling2D, Conv2D, GlobalAveragePooling2D, MaxPooling2D
-from unison.keras.layers.conv_more import Conv1D, Conv2DTranspose, DepthwiseConv2D, SeparableConv2D
+from unison.keras.layers.conv_transpose import Conv1D, Conv2DTranspose, DepthwiseConv2D, SeparableConv2D
 from unison.keras.layers.core import Activation, Dense, Dropout, Embedding, Flatten, Input, InputLayer, Reshape
 from unison.keras.layers.dot_attention import AdditiveAttention, Attention
 from unison.keras.layers.image_resizing import CenterCrop, Resizing

@@ -28,7 +28,7 @@ import torch
 from torch import nn
 
 from unison.keras import initializers, regularizers
-from unison.keras.keras_tensor import has_keras_tensor, layer_call_tensor, symbolic_call
+from unison.keras.backend.keras_tensor import has_keras_tensor, layer_call_tensor, symbolic_call
 from unison.keras.layers.weight_lists import (
     assign_weights,
     keras_non_trainable_weights,

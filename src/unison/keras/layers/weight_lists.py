@@ -85,7 +85,7 @@ def keras_submodules(module: nn.Module) -> tuple[nn.Module, ...]:
     """tf.Module's ``submodules`` of a Keras layer or model: every layer (or ``tf.Module``) inside it,
     depth first, each once; torch's own helper modules inside a layer are not TF modules."""
     from unison.keras.layers.base import Layer
-    from unison.keras.model import Model
+    from unison.keras.models.model import Model
     from unison.module import Module
 
     return tuple(m for m in module.modules() if m is not module and isinstance(m, (Layer, Model, Module)))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from unison.keras.losses import (
+from unison.keras.losses.loss import (
     EPSILON,
     LabelArray,
     LossFunctionWrapper,

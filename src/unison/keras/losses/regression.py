@@ -19,7 +19,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from unison.keras.losses import (
+from unison.keras.losses.loss import (
     EPSILON,
     LossFunctionWrapper,
     TensorLike,

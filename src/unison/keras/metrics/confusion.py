@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from unison.keras.metrics import MeanMetricWrapper, Metric, TensorLike, _as_tensors
+from unison.keras.metrics.metric import MeanMetricWrapper, Metric, TensorLike, _as_tensors
 
 __all__ = ["AUC", "Accuracy", "Precision", "Recall"]
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import torch
 
-from unison.keras.confusion_metrics import AUC, _flat, _Thresholded
-from unison.keras.metrics import Metric, TensorLike, _as_tensors
+from unison.keras.metrics.confusion import AUC, _flat, _Thresholded
+from unison.keras.metrics.metric import Metric, TensorLike, _as_tensors
 
 __all__ = [
     "BinaryIoU",

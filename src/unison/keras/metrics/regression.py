@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from unison.keras import losses
-from unison.keras.metrics import MeanMetricWrapper, Metric, TensorLike, _as_tensors, _MeanState
+from unison.keras.metrics.metric import MeanMetricWrapper, Metric, TensorLike, _as_tensors, _MeanState
 
 __all__ = [
     "BinaryCrossentropy",

@@ -29,7 +29,7 @@ from typing import Any
 import torch
 
 from unison.keras import optimizers as optimizers_mod
-from unison.keras.optimizers import Optimizer, Params
+from unison.keras.optimizers.optimizer import Optimizer, Params, _flatten
 
 
 class LossScaleOptimizer(Optimizer):
@@ -115,7 +115,7 @@ class LossScaleOptimizer(Optimizer):
         params = list(params)
         inv = 1.0 / self.dynamic_scale
         with torch.no_grad():
-            for p in optimizers_mod._flatten(params):
+            for p in _flatten(params):
                 if p.grad is not None:
                     p.grad.mul_(inv)
         self.inner_optimizer.clip_gradients(params)

@@ -268,12 +268,9 @@ class DTypePolicyMixin:
 __all__ = [
     "DTypePolicy",
     "DTypePolicyMixin",
-    "LossScaleOptimizer",
     "Policy",
     "get",
     "global_policy",
     "policy_scope",
     "set_global_policy",
 ]
-
-from unison.keras.loss_scale import LossScaleOptimizer  # noqa: E402  # it subclasses this module's names

@@ -9,7 +9,7 @@ Example:
 
 from __future__ import annotations
 
-from unison.keras.model import Model, Sequential
+from unison.keras.models.model import Model, Sequential
 from unison.keras.saving import clone_model, load_model, model_from_json, save_model
 
 __all__ = ["Model", "Sequential", "clone_model", "load_model", "model_from_json", "save_model"]

@@ -1,6 +1,6 @@
 """The functional API: ``keras.Model(inputs, outputs)`` over a graph of recorded layer calls.
 
-Layers called on ``keras.Input`` tensors record nodes (see :mod:`unison.keras.keras_tensor`);
+Layers called on ``keras.Input`` tensors record nodes (see :mod:`unison.keras.backend.keras_tensor`);
 :class:`Functional` orders the nodes that lead from ``inputs`` to ``outputs``, registers every
 layer as a submodule (so parameters, ``state_dict``, strategies and ``fit``/``evaluate``/
 ``predict`` work through the ordinary :class:`~unison.keras.Model` path) and replays the nodes on
@@ -24,8 +24,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from unison.keras.keras_tensor import KerasTensor, Node, conform_input, flatten, flatten_values, pack_like
-from unison.keras.model import Model
+from unison.keras.backend.keras_tensor import KerasTensor, Node, conform_input, flatten, flatten_values, pack_like
+from unison.keras.models.model import Model
 
 
 def is_symbolic_structure(obj: Any) -> bool:

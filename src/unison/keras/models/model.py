@@ -3,7 +3,7 @@
 A model is any ``torch.nn.Module``: ``Model(module)`` wraps one you already have, subclasses
 define ``call()``, and ``Sequential`` stacks layers. The model remembers the strategy whose
 scope it was created in (``distribute_strategy``); ``fit``/``evaluate``/``predict`` (in
-:mod:`unison.keras.trainer`) talk only to that strategy.
+:mod:`unison.keras.trainers.loop`) talk only to that strategy.
 
 Example:
     >>> from unison import keras
@@ -28,12 +28,12 @@ from unison.distribute import sharding
 from unison.distribute.strategy import Strategy, get_strategy, has_strategy
 from unison.errors import NotCompiledError
 from unison.keras import optimizers as optimizers_mod
-from unison.keras import weights_file
-from unison.keras.compile_utils import OutputLosses
-from unison.keras.keras_tensor import KerasTensor, has_keras_tensor, symbolic_call
+from unison.keras.backend.keras_tensor import KerasTensor, has_keras_tensor, symbolic_call
 from unison.keras.layers.base import Layer, _default_name, add_loss_to, call_in_mode, collect_losses, set_trainable
 from unison.keras.layers.core import InputLayer
-from unison.keras.model_steps import StepMethods
+from unison.keras.saving import weights_file
+from unison.keras.trainers.compile_utils import OutputLosses
+from unison.keras.trainers.trainer import StepMethods
 
 # Keras 2 (tf.keras) compile() keywords TF 2 programs still pass, that change nothing in TF 2:
 # `experimental_run_tf_function` and `cloning` (always on / unused), `sample_weight_mode` (the
@@ -82,13 +82,13 @@ class Model(StepMethods, nn.Module):
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         # keras.Model(inputs, outputs) builds a functional model, as in Keras.
         if cls is Model and ("inputs" in kwargs or "outputs" in kwargs or (args and _symbolic(args[0]))):
-            from unison.keras.functional import Functional
+            from unison.keras.models.functional import Functional
 
             return super().__new__(Functional)
         return super().__new__(cls)
 
     def __init__(self, module: nn.Module | None = None, name: str | None = None, **kwargs: Any) -> None:
-        from unison.keras.functional import Functional
+        from unison.keras.models.functional import Functional
 
         if not isinstance(self, Functional) and ("inputs" in kwargs or "outputs" in kwargs or _symbolic(module)):
             # A subclass whose __init__ calls super().__init__(inputs=..., outputs=...) becomes a
@@ -323,14 +323,14 @@ class Model(StepMethods, nn.Module):
 
     # --- training API (implemented in trainer.py) ----------------------------------------------
     def fit(self, x: Any = None, y: Any = None, **kwargs: Any) -> Any:
-        """Train the model; see :func:`unison.keras.trainer.fit` for every argument."""
-        from unison.keras import trainer
+        """Train the model; see :func:`unison.keras.trainers.loop.fit` for every argument."""
+        from unison.keras.trainers import loop as trainer
 
         return trainer.fit(self, x, y, **kwargs)
 
     def evaluate(self, x: Any = None, y: Any = None, **kwargs: Any) -> Any:
         """Loss and metrics on ``x, y`` (each sample counted once across replicas)."""
-        from unison.keras import trainer
+        from unison.keras.trainers import loop as trainer
 
         return trainer.evaluate(self, x, y, **kwargs)
 
@@ -339,7 +339,7 @@ class Model(StepMethods, nn.Module):
 
         A model with several outputs returns a list or dict of arrays, in the shape of its outputs.
         """
-        from unison.keras import trainer
+        from unison.keras.trainers import loop as trainer
 
         return trainer.predict(self, x, **kwargs)
 
@@ -546,7 +546,7 @@ class Model(StepMethods, nn.Module):
 
     def summary(self, print_fn: Any = print) -> None:
         """Print a Keras-style table of layers, output shapes and parameter counts."""
-        from unison.keras.summary import summary_lines
+        from unison.keras.models.summary import summary_lines
 
         for line in summary_lines(self):
             print_fn(line)
@@ -633,7 +633,7 @@ class Sequential(Model):
                 self.build((1, *hint))
             return
         if self._graph is None:
-            from unison.keras.keras_tensor import Input
+            from unison.keras.backend.keras_tensor import Input
 
             if self._graph_input is None:
                 self._graph_input = Input(shape=hint)
@@ -700,7 +700,7 @@ class Sequential(Model):
             # the shape a model without an input shape was built on, for summary()
             self.__dict__["_called_shape"] = tuple(x.shape[1:])
         if self._graph_input is not None and isinstance(x, (torch.Tensor, np.ndarray)):
-            from unison.keras.keras_tensor import conform_input
+            from unison.keras.backend.keras_tensor import conform_input
 
             x = conform_input(torch.as_tensor(x), self._graph_input.dtype)  # as a functional model does
         for i, layer in enumerate(self.stack):
@@ -718,7 +718,7 @@ class Sequential(Model):
 
 def _make_functional(cls: type) -> None:
     """Put ``Functional`` in place of ``Model`` among the bases of ``cls`` (or of its ancestors)."""
-    from unison.keras.functional import Functional
+    from unison.keras.models.functional import Functional
 
     if issubclass(cls, Functional):
         return

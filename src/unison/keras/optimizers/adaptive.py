@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from unison.keras.optimizers import Optimizer, OptimizerOptions, ParamList, _for_torch, _number
+from unison.keras.optimizers.optimizer import Optimizer, OptimizerOptions, ParamList, _for_torch, _number
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

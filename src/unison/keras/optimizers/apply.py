@@ -28,7 +28,7 @@ import torch
 from unison.distribute.strategy import get_replica_context, get_strategy
 
 if TYPE_CHECKING:
-    from unison.keras.optimizers import Optimizer
+    from unison.keras.optimizers.optimizer import Optimizer
 
 __all__ = ["LearningRate", "StepCounter", "apply_gradients", "minimize"]
 

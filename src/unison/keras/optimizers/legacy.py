@@ -9,8 +9,8 @@ Example:
     0.1
 """
 
-from unison.keras.optimizers import SGD, Adagrad, Adam, AdamW, Optimizer, RMSprop
-from unison.keras.optimizers_extra import Adadelta, Adamax, Ftrl, Nadam
+from unison.keras.optimizers.adaptive import Adadelta, Adamax, Ftrl, Nadam
+from unison.keras.optimizers.optimizer import SGD, Adagrad, Adam, AdamW, Optimizer, RMSprop
 
 # Keras 2's legacy module had Adadelta, Adagrad, Adam, Adamax, Ftrl, Nadam, RMSprop and SGD
 # (AdamW is kept here for programs that reached it through this module before).

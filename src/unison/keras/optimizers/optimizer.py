@@ -41,9 +41,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypedDict, cast
 
 import torch
 
-from unison.errors import format_choices
-from unison.keras import schedules
-from unison.keras.custom_loop import LearningRate, StepCounter, apply_gradients, minimize
+from unison.keras.optimizers import schedules
+from unison.keras.optimizers.apply import LearningRate, StepCounter, apply_gradients, minimize
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -58,7 +57,6 @@ __all__ = [
     "OptimizerOptions",
     "RMSprop",
     "TorchOptimizer",
-    "get",
 ]
 
 Params = Iterable[torch.Tensor | dict[str, Any]]  # parameters, variables (tensors with requires_grad) or param groups
@@ -690,66 +688,3 @@ class TorchOptimizer(Optimizer):
 
     def get_config(self) -> dict[str, Any]:
         return {"name": self.name, "learning_rate": self.learning_rate}
-
-
-from unison.keras.optimizers_extra import Adadelta, Adamax, Ftrl, Lion, Nadam  # noqa: E402  # they subclass Optimizer
-
-_REGISTRY: dict[str, Callable[[], Optimizer]] = {
-    "sgd": SGD,
-    "adam": Adam,
-    "adamw": AdamW,
-    "rmsprop": RMSprop,
-    "adagrad": Adagrad,
-    "adadelta": Adadelta,
-    "adamax": Adamax,
-    "nadam": Nadam,
-    "lion": Lion,
-    "ftrl": Ftrl,
-}
-__all__ += ["Adadelta", "Adamax", "Ftrl", "Lion", "Nadam", "OptimizerVariables"]
-
-OptimizerLike = str | Optimizer | torch.optim.Optimizer
-
-
-def get(identifier: OptimizerLike) -> Optimizer:
-    """Resolve a Keras optimizer identifier to an ``Optimizer``.
-
-    Args:
-        identifier: ``"sgd"``, ``"adam"``, ``"adamw"``, ``"rmsprop"``, ``"adagrad"``,
-            ``"adadelta"``, ``"adamax"``, ``"nadam"`` or ``"lion"`` (any case; Keras default
-            hyper-parameters), an ``Optimizer`` instance (returned as is)
-            or class, or a ``torch.optim.Optimizer`` (wrapped in ``TorchOptimizer``).
-
-    Raises:
-        ValueError: for an unknown name or an unsupported identifier.
-
-    Example:
-        >>> get("RMSprop")
-        RMSprop(learning_rate=0.001)
-    """
-    if isinstance(identifier, Optimizer):
-        return identifier
-    if isinstance(identifier, torch.optim.Optimizer):
-        return TorchOptimizer(identifier)
-    if isinstance(identifier, type) and issubclass(identifier, Optimizer):
-        return identifier()  # concrete optimizers have defaults
-    if isinstance(identifier, str):
-        cls = _REGISTRY.get(identifier.lower())
-        if cls is None:
-            raise ValueError(
-                f"Unknown optimizer: {identifier!r}. Expected one of: "
-                f"{format_choices(list(_REGISTRY))}. Received: optimizer={identifier!r}"
-            )
-        return cls()
-    raise ValueError(
-        "Could not interpret optimizer identifier: expected a name such as 'adam', a "
-        "unison.keras.optimizers.Optimizer or a torch.optim.Optimizer. "
-        f"Received: optimizer={identifier!r}"
-    )
-
-
-# ``keras.optimizers.schedules`` and ``keras.optimizers.legacy`` (Keras 2's module name for the
-# same optimizers), importable as attributes of this module like Keras's.
-from unison.keras import legacy_optimizers as legacy  # noqa: E402
-
-__all__ += ["legacy", "schedules"]

@@ -2,7 +2,7 @@
 
 The file holds the architecture as a JSON config (Keras's ``{"class_name", "config"}`` shape),
 the weights (the model's ``state_dict``) and, for a compiled model, the compile arguments. It is
-written through :mod:`unison.keras.weights_file` (atomic, SHA-256-verified, read with
+written through :mod:`unison.keras.saving.weights_file` (atomic, SHA-256-verified, read with
 ``torch.load(weights_only=True)``), so loading never unpickles code: layer classes are looked up
 by name among ``custom_objects`` (and ``custom_object_scope``), the classes registered with
 ``@keras.saving.register_keras_serializable`` (:mod:`unison.keras.utils.object_registration`),
@@ -42,8 +42,8 @@ import torch
 from torch import nn
 
 from unison.errors import SavingError
-from unison.keras import weights_file
-from unison.keras.keras_tensor import KerasTensor, flatten, symbolic_call
+from unison.keras.backend.keras_tensor import KerasTensor, flatten, symbolic_call
+from unison.keras.saving import weights_file
 from unison.keras.utils.object_registration import (
     CustomObjectScope,
     custom_object_scope,
@@ -167,8 +167,8 @@ def _objects_from_config(value: Any) -> Any:
 
 def layer_config(layer: nn.Module) -> dict[str, Any]:
     """``{"class_name", "config"}`` of a layer or a nested model."""
-    from unison.keras.functional import Functional
-    from unison.keras.model import Sequential
+    from unison.keras.models.functional import Functional
+    from unison.keras.models.model import Sequential
 
     name = getattr(layer, "name", type(layer).__name__)
     if isinstance(layer, (Sequential, Functional)):
@@ -193,8 +193,8 @@ def _with_registered_name(cls: type, entry: dict[str, Any]) -> dict[str, Any]:
 
 def model_config(model: nn.Module) -> dict[str, Any]:
     """The architecture of ``model`` as a JSON-able dict; ``SavingError`` when it has none."""
-    from unison.keras.functional import Functional
-    from unison.keras.model import Model, Sequential
+    from unison.keras.models.functional import Functional
+    from unison.keras.models.model import Model, Sequential
 
     own = getattr(type(model), "get_config", None)
     if isinstance(model, Model) and own is not None and own is not getattr(Model, "get_config", None):
@@ -327,7 +327,7 @@ def _functional_config(model: Any) -> dict[str, Any]:
 # --- rebuilding -------------------------------------------------------------------------------
 def _find_class(class_name: str, custom_objects: dict[str, Any] | None, registered_name: str | None = None) -> Any:
     from unison.keras import layers as layers_mod
-    from unison.keras.model import Model, Sequential
+    from unison.keras.models.model import Model, Sequential
 
     if custom_objects and class_name in custom_objects:
         return custom_objects[class_name]
@@ -352,15 +352,15 @@ def _find_class(class_name: str, custom_objects: dict[str, Any] | None, register
 
 def from_config(entry: dict[str, Any], custom_objects: dict[str, Any] | None = None) -> nn.Module:
     """Rebuild a layer or model from ``{"class_name", "config"}`` (unbuilt weights stay lazy)."""
-    from unison.keras.functional import Functional
-    from unison.keras.model import Sequential
+    from unison.keras.models.functional import Functional
+    from unison.keras.models.model import Sequential
 
     class_name, config = entry["class_name"], entry["config"]
     if class_name == "Functional":
         return _rebuild_functional(config, custom_objects)
     cls = _find_class(class_name, custom_objects, entry.get("registered_name"))
     if cls is Sequential:
-        from unison.keras.keras_tensor import Input
+        from unison.keras.backend.keras_tensor import Input
 
         layers: list[Any] = [Input(shape=tuple(config["input_shape"]))] if config.get("input_shape") else []
         layers += [from_config(e, custom_objects) for e in config["layers"]]
@@ -373,8 +373,8 @@ def from_config(entry: dict[str, Any], custom_objects: dict[str, Any] | None = N
 
 
 def _rebuild_functional(config: dict[str, Any], custom_objects: dict[str, Any] | None) -> nn.Module:
-    from unison.keras.functional import Functional
-    from unison.keras.keras_tensor import Input
+    from unison.keras.backend.keras_tensor import Input
+    from unison.keras.models.functional import Functional
 
     tensors: dict[int, KerasTensor] = {}
     for i, spec in enumerate(config["inputs"]):

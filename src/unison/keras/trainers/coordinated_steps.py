@@ -40,9 +40,9 @@ from unison.distribute.parameter_server import ClusterCoordinator
 from unison.distribute.parameter_server.strategy import DatasetFromFunction
 from unison.keras import distribution
 from unison.keras.callbacks import BackupAndRestore
-from unison.keras.data_adapters import IterableAdapter, as_batch
-from unison.keras.steps import LocalSteps, Step, run_test_step, run_train_step
-from unison.keras.training_state import TrainingState, prepare
+from unison.keras.trainers.data_adapters import IterableAdapter, as_batch
+from unison.keras.trainers.local_steps import LocalSteps, Step, run_test_step, run_train_step
+from unison.keras.trainers.state import TrainingState, prepare
 from unison.keras.utils.experimental import DatasetCreator
 
 

@@ -1,13 +1,13 @@
 """How a step of ``fit``/``evaluate`` runs: the strategy's part of the one loop.
 
-The loop in :mod:`unison.keras.trainer` is the same for every strategy; it asks the model's
+The loop in :mod:`unison.keras.trainers.loop` is the same for every strategy; it asks the model's
 strategy for a *step executor* (TF's ``_should_use_with_coordinator`` decides which, as Keras 3's
 ``make_train_function`` does) and drives it:
 
 * :class:`LocalSteps` runs each step here, on this process's replica, inside the strategy's
   replica context (default, Mirrored and MultiWorkerMirrored strategies); the loop and its
   callbacks stay in cross-replica context, as in TF;
-* ``CoordinatedSteps`` (:mod:`unison.keras.coordinated_steps`, loaded only when used, as it
+* ``CoordinatedSteps`` (:mod:`unison.keras.trainers.coordinated_steps`, loaded only when used, as it
   brings the parameter-server stack) schedules each step onto parameter-server workers through a
   ``ClusterCoordinator``, joins at the end of the epoch and pulls the optimizer state.
 
@@ -35,9 +35,9 @@ from typing import Any
 import torch
 
 from unison.keras import mixed_precision
-from unison.keras.data_adapters import Batch
-from unison.keras.model_steps import overrides
-from unison.keras.training_state import TrainingState, prepare
+from unison.keras.trainers.data_adapters import Batch
+from unison.keras.trainers.state import TrainingState, prepare
+from unison.keras.trainers.trainer import overrides
 
 Step = Callable[[], Any]
 
@@ -194,7 +194,7 @@ class LocalSteps:
 def step_executor(model: Any) -> Any:
     """The step executor of the model's strategy (TF's ``_should_use_with_coordinator`` picks it)."""
     if getattr(model.distribute_strategy, "_should_use_with_coordinator", False):
-        from unison.keras.coordinated_steps import CoordinatedSteps  # grpc and cloudpickle load only here
+        from unison.keras.trainers.coordinated_steps import CoordinatedSteps  # grpc and cloudpickle load only here
 
         return CoordinatedSteps(model)
     return LocalSteps(model)

@@ -1,7 +1,7 @@
 """``fit``, ``evaluate`` and ``predict``: the one training loop, for every strategy.
 
 The loop owns the epochs, the callbacks, validation and the logs; how each step runs is the
-strategy's part, a step executor from :func:`unison.keras.steps.step_executor`: here on this
+strategy's part, a step executor from :func:`unison.keras.trainers.local_steps.step_executor`: here on this
 process's replica (default, Mirrored, MultiWorkerMirrored), or scheduled onto parameter-server
 workers with an epoch-end join (ParameterServerStrategy). A step is ``model.train_step(data)``
 (``test_step`` for evaluation), the built-in one or the user's override.
@@ -30,10 +30,10 @@ import torch
 
 from unison.distribute.input import map_structure
 from unison.keras.callbacks import Callback, CallbackList, History, ProgbarLogger
-from unison.keras.compile_utils import flat_logs
-from unison.keras.data_adapters import ArrayAdapter, Batch, IterableAdapter, make_adapter
-from unison.keras.steps import run_predict_step, step_executor
-from unison.keras.training_state import TrainingState, prepare
+from unison.keras.trainers.compile_utils import flat_logs
+from unison.keras.trainers.data_adapters import ArrayAdapter, Batch, IterableAdapter, make_adapter
+from unison.keras.trainers.local_steps import run_predict_step, step_executor
+from unison.keras.trainers.state import TrainingState, prepare
 
 _BATCH_HOOKS = ("on_train_batch_begin", "on_train_batch_end", "on_batch_begin", "on_batch_end")
 

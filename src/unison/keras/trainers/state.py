@@ -5,8 +5,8 @@ its weights broadcast from replica 0 (placement, broadcast), the torch optimizer
 strategy's :class:`~unison.optim.DistributedOptimizer` for it (``Strategy.gradient_synchronizer``),
 the dtype policy and loss scaling, and the additive metric states (the loss tracker and the
 compiled metrics) that are reduced across replicas when read. The loop itself is in
-:mod:`unison.keras.trainer`; how a step runs (here or on parameter-server workers) in
-:mod:`unison.keras.steps`.
+:mod:`unison.keras.trainers.loop`; how a step runs (here or on parameter-server workers) in
+:mod:`unison.keras.trainers.local_steps`.
 
 Internal API for callbacks: :func:`training_state_of` returns a model's state while ``fit``
 runs (``BackupAndRestore`` reads ``comm``, ``torch_opt``, ``seed``, ``train_data`` and
@@ -34,11 +34,11 @@ from unison.distribute.input import map_structure
 from unison.distribute.strategy import Strategy
 from unison.keras import distribution, mixed_precision
 from unison.keras import metrics as metrics_mod
-from unison.keras.compile_utils import OutputLosses, resolve_metrics
-from unison.keras.data_adapters import ArrayAdapter, Batch, make_adapter
-from unison.keras.keras_tensor import flatten_values
+from unison.keras.backend.keras_tensor import flatten_values
 from unison.keras.layers.base import has_added_losses
-from unison.keras.loss_scale import LossScaleOptimizer, UnderflowWatch
+from unison.keras.mixed_precision.loss_scale import LossScaleOptimizer, UnderflowWatch
+from unison.keras.trainers.compile_utils import OutputLosses, resolve_metrics
+from unison.keras.trainers.data_adapters import ArrayAdapter, Batch, make_adapter
 from unison.optim.distributed import DistributedOptimizer, Sum
 from unison.optim.safety import nonfinite_error
 
@@ -415,7 +415,7 @@ class TrainingState:
     # --- metrics --------------------------------------------------------------------------------
     def trackers(self) -> list[metrics_mod.Metric]:
         """The metrics whose states the loop resets and reads: ``model.metrics``, flattened."""
-        from unison.keras.compile_utils import leaf_metrics
+        from unison.keras.trainers.compile_utils import leaf_metrics
 
         return leaf_metrics(self.model.metrics)
 
@@ -488,8 +488,8 @@ def _local(t: torch.Tensor) -> torch.Tensor:
 
 def _has_no_forward(model: Any) -> bool:
     """A Model subclass that overrides ``train_step`` but defines no ``call`` (and wraps no module)."""
-    from unison.keras.model import Model
-    from unison.keras.model_steps import overrides
+    from unison.keras.models.model import Model
+    from unison.keras.trainers.trainer import overrides
 
     return (
         isinstance(model, Model)
@@ -522,7 +522,7 @@ def _check_data(data: Any, need_labels: bool) -> None:
 
 
 def _unpack_y(element: Any) -> Any:
-    from unison.keras.data_adapters import _unpack
+    from unison.keras.trainers.data_adapters import _unpack
 
     return _unpack(element, None).y
 

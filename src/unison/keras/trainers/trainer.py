@@ -26,8 +26,8 @@ from typing import Any
 
 import torch
 
-from unison.keras.compile_utils import CompiledLoss, CompileMetrics, leaf_metrics
 from unison.keras.metrics import Metric
+from unison.keras.trainers.compile_utils import CompiledLoss, CompileMetrics, leaf_metrics
 
 
 def unpack_x_y_sample_weight(data: Any) -> tuple[Any, Any, Any]:
@@ -57,7 +57,7 @@ class StepMethods:
     """The step methods of ``keras.Model`` (mixed into it)."""
 
     def _step_state(self, what: str) -> Any:
-        from unison.keras.training_state import training_state_of
+        from unison.keras.trainers.state import training_state_of
 
         st = training_state_of(self)
         if st is None or not st.ready:
@@ -87,7 +87,7 @@ class StepMethods:
 
     def predict_step(self, data: Any) -> Any:
         """The model's outputs for ``data`` (``x`` or a tuple whose first entry is ``x``)."""
-        from unison.keras.training_state import training_state_of
+        from unison.keras.trainers.state import training_state_of
 
         x, _, _ = unpack_x_y_sample_weight(data)
         st = training_state_of(self)
@@ -123,7 +123,7 @@ class StepMethods:
     @property
     def compiled_metrics(self) -> CompileMetrics:
         """Keras 2's ``compiled_metrics`` (``update_state(y, y_pred, sample_weight)``)."""
-        from unison.keras.training_state import training_state_of
+        from unison.keras.trainers.state import training_state_of
 
         return CompileMetrics(training_state_of(self))
 
@@ -134,7 +134,7 @@ class StepMethods:
         Override it to list your own trackers: the loop resets them at each epoch and reports
         them, summed over every replica.
         """
-        from unison.keras.training_state import training_state_of
+        from unison.keras.trainers.state import training_state_of
 
         st = training_state_of(self)
         found: list[Any] = []
@@ -153,7 +153,7 @@ class StepMethods:
 
 
 def _as_batch(st: Any, data: Any) -> Any:
-    from unison.keras.data_adapters import Batch
+    from unison.keras.trainers.data_adapters import Batch
 
     x, y, sw = unpack_x_y_sample_weight(data)
     current = st.current
