@@ -84,8 +84,11 @@ def assign_weights(module: nn.Module, values: list[Any], owner: str) -> None:
 def keras_submodules(module: nn.Module) -> tuple[nn.Module, ...]:
     """tf.Module's ``submodules`` of a Keras layer or model: every layer (or ``tf.Module``) inside it,
     depth first, each once; torch's own helper modules inside a layer are not TF modules."""
-    from unison.keras.layers.base import Layer
-    from unison.keras.models.model import Model
     from unison.module import Module
 
-    return tuple(m for m in module.modules() if m is not module and isinstance(m, (Layer, Model, Module)))
+    # Layer and Model say so by a class flag: this module sits below both and imports neither.
+    return tuple(
+        m
+        for m in module.modules()
+        if m is not module and (isinstance(m, Module) or getattr(type(m), "_keras_submodule", False))
+    )

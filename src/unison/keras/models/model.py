@@ -79,6 +79,13 @@ class Model(StepMethods, nn.Module):
         name: the model's name.
     """
 
+    _keras_submodule = True  # a TF submodule for layers.weight_lists.keras_submodules
+
+    @classmethod
+    def _inherits_call(cls) -> bool:
+        """Whether this class defines no ``call`` of its own (the trainer asks, without importing Model)."""
+        return cls.call is Model.call
+
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         # keras.Model(inputs, outputs) builds a functional model, as in Keras.
         if cls is Model and ("inputs" in kwargs or "outputs" in kwargs or (args and _symbolic(args[0]))):

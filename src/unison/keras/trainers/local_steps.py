@@ -191,13 +191,4 @@ class LocalSteps:
         """Nothing to collect: every step ran here."""
 
 
-def step_executor(model: Any) -> Any:
-    """The step executor of the model's strategy (TF's ``_should_use_with_coordinator`` picks it)."""
-    if getattr(model.distribute_strategy, "_should_use_with_coordinator", False):
-        from unison.keras.trainers.coordinated_steps import CoordinatedSteps  # grpc and cloudpickle load only here
-
-        return CoordinatedSteps(model)
-    return LocalSteps(model)
-
-
-__all__ = ["LocalSteps", "run_predict_step", "run_test_step", "run_train_step", "step_executor"]
+__all__ = ["LocalSteps", "run_predict_step", "run_test_step", "run_train_step"]

@@ -1,7 +1,7 @@
 """``fit``, ``evaluate`` and ``predict``: the one training loop, for every strategy.
 
 The loop owns the epochs, the callbacks, validation and the logs; how each step runs is the
-strategy's part, a step executor from :func:`unison.keras.trainers.local_steps.step_executor`: here on this
+strategy's part, a step executor from :func:`step_executor`: here on this
 process's replica (default, Mirrored, MultiWorkerMirrored), or scheduled onto parameter-server
 workers with an epoch-end join (ParameterServerStrategy). A step is ``model.train_step(data)``
 (``test_step`` for evaluation), the built-in one or the user's override.
@@ -23,6 +23,7 @@ Example:
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -32,10 +33,25 @@ from unison.distribute.input import map_structure
 from unison.keras.callbacks import Callback, CallbackList, History, ProgbarLogger
 from unison.keras.trainers.compile_utils import flat_logs
 from unison.keras.trainers.data_adapters import ArrayAdapter, Batch, IterableAdapter, make_adapter
-from unison.keras.trainers.local_steps import run_predict_step, step_executor
+from unison.keras.trainers.local_steps import LocalSteps, run_predict_step
 from unison.keras.trainers.state import TrainingState, prepare
 
 _BATCH_HOOKS = ("on_train_batch_begin", "on_train_batch_end", "on_batch_begin", "on_batch_end")
+
+
+def _coordinated(model: Any) -> Any:
+    from unison.keras.trainers.coordinated_steps import CoordinatedSteps  # grpc and cloudpickle load only here
+
+    return CoordinatedSteps(model)
+
+
+# The executors this loop can drive; the model's strategy picks one (Strategy.step_executor).
+_EXECUTORS: dict[str, Callable[[Any], Any]] = {"local": LocalSteps, "coordinated": _coordinated}
+
+
+def step_executor(model: Any) -> Any:
+    """How the model's strategy runs steps: ``LocalSteps`` here, or ``CoordinatedSteps`` on a cluster."""
+    return model.distribute_strategy.step_executor(model, _EXECUTORS)
 
 
 def _check_int(name: str, value: Any, low: int) -> None:

@@ -39,6 +39,7 @@ from unison.keras.layers.base import has_added_losses
 from unison.keras.mixed_precision.loss_scale import LossScaleOptimizer, UnderflowWatch
 from unison.keras.trainers.compile_utils import OutputLosses, resolve_metrics
 from unison.keras.trainers.data_adapters import ArrayAdapter, Batch, make_adapter
+from unison.keras.trainers.trainer import _STATE_ATTRIBUTE, overrides
 from unison.optim.distributed import DistributedOptimizer, Sum
 from unison.optim.safety import nonfinite_error
 
@@ -88,6 +89,11 @@ class TrainingState:
         self.underflow = UnderflowWatch() if self.policy.name == "mixed_float16" and self.loss_scale is None else None
 
     # --- data -------------------------------------------------------------------------------
+    def resume_at(self, epoch: int, step: int, epoch_origin: int | None, metrics: torch.Tensor | None) -> None:
+        """Continue from a restored backup: ``step`` batches of ``epoch`` are already done
+        (``BackupAndRestore`` calls it through ``model._training_state``)."""
+        self.resume = ResumePoint(epoch, step, epoch_origin, metrics)
+
     def adapter(self, x: Any, y: Any, sample_weight: Any, batch_size: int, shuffle: bool) -> Any:
         """This replica's view of ``x, y`` (global batches split across replicas)."""
         placement = getattr(self.strategy, "_input_placement", None)
@@ -488,12 +494,12 @@ def _local(t: torch.Tensor) -> torch.Tensor:
 
 def _has_no_forward(model: Any) -> bool:
     """A Model subclass that overrides ``train_step`` but defines no ``call`` (and wraps no module)."""
-    from unison.keras.models.model import Model
-    from unison.keras.trainers.trainer import overrides
-
+    # The model says whether it has a forward pass of its own (Model._inherits_call): this module
+    # sits below models/ and never imports the Model class.
+    inherits_call = getattr(model, "_inherits_call", None)
     return (
-        isinstance(model, Model)
-        and type(model).call is Model.call
+        inherits_call is not None
+        and inherits_call()
         and getattr(model, "module", None) is None
         and overrides(model, "train_step")
     )
@@ -553,7 +559,7 @@ def _key(model: Any, strategy: Strategy) -> tuple[Any, ...]:
     return (id(strategy), id(model.optimizer), id(model.loss), tuple(map(id, model._metric_specs)))
 
 
-_ATTRIBUTE = "_unison_training_state"
+_ATTRIBUTE = _STATE_ATTRIBUTE
 
 
 def training_state_of(model: Any) -> TrainingState | None:

@@ -28,38 +28,24 @@ import torch
 
 from unison.keras.metrics import Metric
 from unison.keras.trainers.compile_utils import CompiledLoss, CompileMetrics, leaf_metrics
+from unison.keras.utils.data_adapter_utils import unpack_x_y_sample_weight
 
-
-def unpack_x_y_sample_weight(data: Any) -> tuple[Any, Any, Any]:
-    """``(x, y, sample_weight)`` from a step's ``data`` (Keras's ``keras.utils.unpack_x_y_sample_weight``).
-
-    Example:
-        >>> unpack_x_y_sample_weight((1, 2))
-        (1, 2, None)
-    """
-    if isinstance(data, list):
-        data = tuple(data)
-    if not isinstance(data, tuple):
-        return data, None, None
-    if len(data) == 1:
-        return data[0], None, None
-    if len(data) == 2:
-        return data[0], data[1], None
-    if len(data) == 3:
-        return data[0], data[1], data[2]
-    raise ValueError(
-        "Data is expected to be in format `x`, `(x,)`, `(x, y)`, or `(x, y, sample_weight)`. "
-        f"Received a tuple of length {len(data)}: {data!r:.120}"
-    )
+# The attribute on the model that holds the loop's TrainingState (trainers/state.py creates it).
+_STATE_ATTRIBUTE = "_unison_training_state"
 
 
 class StepMethods:
     """The step methods of ``keras.Model`` (mixed into it)."""
 
-    def _step_state(self, what: str) -> Any:
-        from unison.keras.trainers.state import training_state_of
+    @property
+    def _training_state(self) -> Any:
+        """The loop's state for the current compile and strategy; ``None`` before the first
+        ``fit``/``evaluate``/``predict``. The model owns it (Keras 3's Model is its trainer), so
+        callbacks reach the optimizer, seed and data position through ``self.model``."""
+        return getattr(self, _STATE_ATTRIBUTE, None)
 
-        st = training_state_of(self)
+    def _step_state(self, what: str) -> Any:
+        st = self._training_state
         if st is None or not st.ready:
             raise RuntimeError(
                 f"{what}() uses the compiled loss and metrics, which fit()/evaluate() set up. Call "
@@ -87,10 +73,8 @@ class StepMethods:
 
     def predict_step(self, data: Any) -> Any:
         """The model's outputs for ``data`` (``x`` or a tuple whose first entry is ``x``)."""
-        from unison.keras.trainers.state import training_state_of
-
         x, _, _ = unpack_x_y_sample_weight(data)
-        st = training_state_of(self)
+        st = self._training_state
         return st.predict_forward(x) if st is not None else self(x, training=False)  # type: ignore[operator]
 
     # --- what a custom step calls ------------------------------------------------------------------
@@ -123,9 +107,7 @@ class StepMethods:
     @property
     def compiled_metrics(self) -> CompileMetrics:
         """Keras 2's ``compiled_metrics`` (``update_state(y, y_pred, sample_weight)``)."""
-        from unison.keras.trainers.state import training_state_of
-
-        return CompileMetrics(training_state_of(self))
+        return CompileMetrics(self._training_state)
 
     @property
     def metrics(self) -> list[Any]:
@@ -134,9 +116,7 @@ class StepMethods:
         Override it to list your own trackers: the loop resets them at each epoch and reports
         them, summed over every replica.
         """
-        from unison.keras.trainers.state import training_state_of
-
-        st = training_state_of(self)
+        st = self._training_state
         found: list[Any] = []
         if st is not None and st.ready:
             found += [st.loss_tracker, CompileMetrics(st)]
