@@ -6,6 +6,10 @@ Example:
     10
 """
 
+import sys
+
+from torch import nn
+
 from unison.keras.layers.activation_layers import ELU, LeakyReLU, PReLU, ReLU, Softmax
 from unison.keras.layers.attention import MultiHeadAttention
 from unison.keras.layers.augmentation import (
@@ -82,6 +86,7 @@ from unison.keras.layers.resampling import (
 from unison.keras.layers.reshaping1d import Cropping1D, UpSampling1D, ZeroPadding1D
 from unison.keras.layers.text_vectorization import TextVectorization
 from unison.keras.layers.wrappers import Bidirectional, TimeDistributed
+from unison.keras.saving.serialization import register_namespace
 
 MaxPool2D = MaxPooling2D
 # Keras 3's other spellings of the same layers
@@ -202,3 +207,6 @@ __all__ = [
     "RandomZoom",
     "Resizing",
 ]
+
+# load_model finds this package's classes by name through the registry (saving/serialization.py).
+register_namespace("layers", sys.modules[__name__], nn.Module, nn.Module)

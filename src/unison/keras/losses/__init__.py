@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import cast, overload
 
@@ -64,6 +65,7 @@ from unison.keras.losses.regression import (
     poisson,
     squared_hinge,
 )
+from unison.keras.saving.serialization import register_namespace
 
 __all__ = [
     "EPSILON",
@@ -224,3 +226,7 @@ def get(identifier: LossLike | type[Loss]) -> Loss | None:
         "Could not interpret loss identifier: expected a loss name such as "
         f"'sparse_categorical_crossentropy', a Loss or a callable. Received: loss={identifier!r}"
     )
+
+
+# load_model finds this package's classes by name through the registry (saving/serialization.py).
+register_namespace("losses", sys.modules[__name__], Loss, LossFunctionWrapper)

@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -104,6 +105,7 @@ from unison.keras.metrics.regression import (
     Sum,
     cosine_similarity,
 )
+from unison.keras.saving.serialization import register_namespace
 
 __all__ = [
     "BinaryAccuracy",
@@ -364,3 +366,6 @@ __all__ += [
     "sparse_categorical_crossentropy",
     "squared_hinge",
 ]
+
+# load_model finds this package's classes by name through the registry (saving/serialization.py).
+register_namespace("metrics", sys.modules[__name__], Metric, MeanMetricWrapper)

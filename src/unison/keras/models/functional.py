@@ -25,7 +25,7 @@ import torch
 from torch import nn
 
 from unison.keras.backend.keras_tensor import KerasTensor, Node, conform_input, flatten, flatten_values, pack_like
-from unison.keras.models.model import Model
+from unison.keras.models.model import Model, register_functional
 
 
 def is_symbolic_structure(obj: Any) -> bool:
@@ -236,3 +236,6 @@ class Functional(Model):
 
 
 __all__ = ["Functional", "is_symbolic_structure"]
+
+
+register_functional(Functional)

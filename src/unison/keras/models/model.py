@@ -71,6 +71,20 @@ def _check_legacy_compile_kwargs(kwargs: dict[str, Any]) -> None:
         )
 
 
+# keras.Model(inputs, outputs) is a Functional (functional.py), a subclass of Model: functional.py
+# registers the class here when it is defined, so this module never imports it back.
+_FUNCTIONAL: list[type[Model]] = []
+
+
+def register_functional(cls: type[Model]) -> None:
+    """Record the class that ``keras.Model(inputs, outputs)`` builds (functional.py calls it)."""
+    _FUNCTIONAL[:] = [cls]
+
+
+def _functional() -> Any:
+    return _FUNCTIONAL[0]  # registered as soon as keras.models is imported
+
+
 class Model(StepMethods, nn.Module):
     """A trainable model with Keras's ``compile``/``fit``/``evaluate``/``predict``.
 
@@ -89,14 +103,11 @@ class Model(StepMethods, nn.Module):
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         # keras.Model(inputs, outputs) builds a functional model, as in Keras.
         if cls is Model and ("inputs" in kwargs or "outputs" in kwargs or (args and _symbolic(args[0]))):
-            from unison.keras.models.functional import Functional
-
-            return super().__new__(Functional)
+            return super().__new__(_functional())
         return super().__new__(cls)
 
     def __init__(self, module: nn.Module | None = None, name: str | None = None, **kwargs: Any) -> None:
-        from unison.keras.models.functional import Functional
-
+        Functional = _functional()
         if not isinstance(self, Functional) and ("inputs" in kwargs or "outputs" in kwargs or _symbolic(module)):
             # A subclass whose __init__ calls super().__init__(inputs=..., outputs=...) becomes a
             # functional model, as in Keras: Functional takes Model's place among its bases.
@@ -106,7 +117,7 @@ class Model(StepMethods, nn.Module):
             if name is not None and not isinstance(name, str):
                 # CustomModel(inputs, outputs): the second positional argument is the outputs
                 kwargs["outputs"], name = name, kwargs.pop("name", None)
-            Functional.__init__(self, name=name, **kwargs)  # type: ignore[arg-type]
+            Functional.__init__(self, name=name, **kwargs)
             return
         super().__init__()
         if kwargs:
@@ -725,7 +736,7 @@ class Sequential(Model):
 
 def _make_functional(cls: type) -> None:
     """Put ``Functional`` in place of ``Model`` among the bases of ``cls`` (or of its ancestors)."""
-    from unison.keras.models.functional import Functional
+    Functional = _functional()
 
     if issubclass(cls, Functional):
         return
