@@ -25,7 +25,8 @@ from unison.keras.layers.augmentation import (
 )
 from unison.keras.layers.base import Layer
 from unison.keras.layers.conv import AveragePooling2D, Conv2D, GlobalAveragePooling2D, MaxPooling2D
-from unison.keras.layers.conv_transpose import Conv1D, Conv2DTranspose, DepthwiseConv2D, SeparableConv2D
+from unison.keras.layers.conv1d import Conv1D
+from unison.keras.layers.conv_transpose import Conv2DTranspose
 from unison.keras.layers.core import Activation, Dense, Dropout, Embedding, Flatten, Input, InputLayer, Reshape
 from unison.keras.layers.dot_attention import AdditiveAttention, Attention
 from unison.keras.layers.image_resizing import CenterCrop, Resizing
@@ -60,8 +61,12 @@ from unison.keras.layers.misc import (
     SpatialDropout2D,
     dot,
 )
-from unison.keras.layers.normalization import BatchNormalization, LayerNormalization
-from unison.keras.layers.normalization_more import GroupNormalization, UnitNormalization
+from unison.keras.layers.normalization import (
+    BatchNormalization,
+    GroupNormalization,
+    LayerNormalization,
+    UnitNormalization,
+)
 from unison.keras.layers.pooling1d import GlobalAveragePooling1D, GlobalAvgPool1D, GlobalMaxPool1D, GlobalMaxPooling1D
 from unison.keras.layers.preprocessing import (
     CategoryEncoding,
@@ -84,6 +89,7 @@ from unison.keras.layers.resampling import (
     ZeroPadding2D,
 )
 from unison.keras.layers.reshaping1d import Cropping1D, UpSampling1D, ZeroPadding1D
+from unison.keras.layers.separable_conv import DepthwiseConv2D, SeparableConv2D
 from unison.keras.layers.text_vectorization import TextVectorization
 from unison.keras.layers.wrappers import Bidirectional, TimeDistributed
 from unison.keras.saving.serialization import register_namespace
