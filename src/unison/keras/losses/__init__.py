@@ -23,47 +23,39 @@ import torch
 from unison.errors import format_choices
 from unison.keras.losses.crossentropy import (
     BinaryCrossentropy,
+    BinaryFocalCrossentropy,
     CategoricalCrossentropy,
     SparseCategoricalCrossentropy,
+    binary_focal_crossentropy,
 )
+from unison.keras.losses.hinge import CategoricalHinge, Hinge, SquaredHinge, categorical_hinge, hinge, squared_hinge
 from unison.keras.losses.loss import (
     EPSILON,
     Loss,
     LossFunctionWrapper,
-    MeanAbsoluteError,
-    MeanAbsolutePercentageError,
-    MeanSquaredError,
-    MeanSquaredLogarithmicError,
     Reduction,
     _snake_case,
     binary_crossentropy,
     categorical_crossentropy,
+    sparse_categorical_crossentropy,
+    squeeze_or_expand_to_same_rank,
+)
+from unison.keras.losses.probabilistic import KLDivergence, Poisson, kl_divergence, poisson
+from unison.keras.losses.regression import (
+    CosineSimilarity,
+    Huber,
+    LogCosh,
+    MeanAbsoluteError,
+    MeanAbsolutePercentageError,
+    MeanSquaredError,
+    MeanSquaredLogarithmicError,
+    cosine_similarity,
+    huber,
+    log_cosh,
     mean_absolute_error,
     mean_absolute_percentage_error,
     mean_squared_error,
     mean_squared_logarithmic_error,
-    sparse_categorical_crossentropy,
-    squeeze_or_expand_to_same_rank,
-)
-from unison.keras.losses.regression import (
-    BinaryFocalCrossentropy,
-    CategoricalHinge,
-    CosineSimilarity,
-    Hinge,
-    Huber,
-    KLDivergence,
-    LogCosh,
-    Poisson,
-    SquaredHinge,
-    binary_focal_crossentropy,
-    categorical_hinge,
-    cosine_similarity,
-    hinge,
-    huber,
-    kl_divergence,
-    log_cosh,
-    poisson,
-    squared_hinge,
 )
 from unison.keras.saving.serialization import register_namespace
 

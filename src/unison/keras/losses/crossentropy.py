@@ -1,7 +1,7 @@
 """Keras's cross-entropy loss classes, with the whole-label checks ``fit`` runs before training.
 
 ``SparseCategoricalCrossentropy`` (``ignore_class``), ``CategoricalCrossentropy`` and
-``BinaryCrossentropy`` wrap the functions of ``losses.py``; each ``check_targets`` turns a label
+``BinaryCrossentropy`` wrap the functions of ``loss.py`` (``BinaryFocalCrossentropy`` is here too); each ``check_targets`` turns a label
 mistake (one-hot labels for a sparse loss, labels out of range) into a message that says the fix.
 
 Example:
@@ -18,16 +18,24 @@ import numpy as np
 import torch
 
 from unison.keras.losses.loss import (
+    _DEFAULT,
     EPSILON,
     LabelArray,
     LossFunctionWrapper,
     TensorLike,
+    _pair,
     binary_crossentropy,
     categorical_crossentropy,
     sparse_categorical_crossentropy,
 )
 
-__all__ = ["BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy"]
+__all__ = [
+    "binary_focal_crossentropy",
+    "BinaryCrossentropy",
+    "BinaryFocalCrossentropy",
+    "CategoricalCrossentropy",
+    "SparseCategoricalCrossentropy",
+]
 
 
 def _labels_numpy(y_true: LabelArray, loss_name: str) -> np.ndarray:
@@ -214,3 +222,70 @@ class BinaryCrossentropy(LossFunctionWrapper):
 def _check_label_smoothing(value: float) -> None:
     if not 0.0 <= value <= 1.0:
         raise ValueError(f"Argument `label_smoothing` must be in [0, 1]. Received: label_smoothing={value}")
+
+
+def binary_focal_crossentropy(
+    y_true: TensorLike,
+    y_pred: TensorLike,
+    apply_class_balancing: bool = False,
+    alpha: float = 0.25,
+    gamma: float = 2.0,
+    from_logits: bool = False,
+    label_smoothing: float = 0.0,
+    axis: int = -1,
+) -> torch.Tensor:
+    """Binary cross-entropy scaled by ``(1 - p_t)**gamma`` (Lin et al.), averaged over ``axis``, as Keras 3.
+
+    ``p_t`` is the probability given to the true label; with ``apply_class_balancing`` each element
+    is also weighted by ``alpha`` (positives) or ``1 - alpha`` (negatives).
+
+    Example:
+        >>> import torch
+        >>> loss = binary_focal_crossentropy(torch.tensor([[0.0, 1.0], [0.0, 0.0]]), torch.tensor([[0.6, 0.4], [0.4, 0.6]]))
+        >>> [round(v, 3) for v in loss.tolist()]
+        [0.33, 0.206]
+    """
+    y_true, y_pred = _pair(y_true, y_pred)
+    if label_smoothing:
+        y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
+    if from_logits:
+        y_pred = torch.sigmoid(y_pred)
+    clipped = y_pred.clamp(EPSILON, 1.0 - EPSILON)
+    bce = -(y_true * torch.log(clipped) + (1.0 - y_true) * torch.log(1.0 - clipped))
+    p_t = y_true * y_pred + (1.0 - y_true) * (1.0 - y_pred)
+    focal = (1.0 - p_t).pow(gamma) * bce
+    if apply_class_balancing:
+        focal = (y_true * alpha + (1.0 - y_true) * (1.0 - alpha)) * focal
+    return focal.mean(dim=axis)
+
+
+class BinaryFocalCrossentropy(LossFunctionWrapper):
+    """Keras ``BinaryFocalCrossentropy``: cross-entropy that down-weights well-classified examples."""
+
+    def __init__(
+        self,
+        apply_class_balancing: bool = False,
+        alpha: float = 0.25,
+        gamma: float = 2.0,
+        from_logits: bool = False,
+        label_smoothing: float = 0.0,
+        axis: int = -1,
+        reduction: str | None = _DEFAULT,
+        name: str = "binary_focal_crossentropy",
+    ) -> None:
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise ValueError(
+                f"Argument `label_smoothing` must be in [0, 1]. Received: label_smoothing={label_smoothing}"
+            )
+        super().__init__(
+            binary_focal_crossentropy,
+            name=name,
+            reduction=reduction,
+            apply_class_balancing=apply_class_balancing,
+            alpha=alpha,
+            gamma=gamma,
+            from_logits=from_logits,
+            label_smoothing=label_smoothing,
+            axis=axis,
+        )
+        self.from_logits, self.label_smoothing = from_logits, label_smoothing

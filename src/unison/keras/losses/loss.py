@@ -32,22 +32,14 @@ from unison.errors import format_choices
 from unison.keras.activations import LOGITS_ATTR, SIGMOID_LOGITS_ATTR
 
 __all__ = [
+    "binary_crossentropy",
+    "categorical_crossentropy",
     "EPSILON",
     "Loss",
     "LossFunctionWrapper",
-    "MeanAbsoluteError",
-    "MeanSquaredError",
     "Reduction",
-    "binary_crossentropy",
-    "categorical_crossentropy",
-    "MeanAbsolutePercentageError",
-    "MeanSquaredLogarithmicError",
-    "mean_absolute_error",
-    "mean_absolute_percentage_error",
-    "mean_squared_error",
-    "mean_squared_logarithmic_error",
-    "squeeze_or_expand_to_same_rank",
     "sparse_categorical_crossentropy",
+    "squeeze_or_expand_to_same_rank",
 ]
 
 EPSILON = 1e-7
@@ -228,60 +220,6 @@ def binary_crossentropy(
         p = y_pred.clamp(EPSILON, 1.0 - EPSILON)
         bce = -(y_true * torch.log(p) + (1.0 - y_true) * torch.log(1.0 - p))
     return bce.mean(dim=axis)
-
-
-def mean_squared_error(y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
-    """Squared error averaged over the last axis; returns ``y_pred.shape[:-1]``.
-
-    Example:
-        >>> import torch
-        >>> mean_squared_error(torch.tensor([[1.0, 2.0]]), torch.tensor([[0.0, 0.0]])).tolist()
-        [2.5]
-    """
-    y_true, y_pred = _as_tensors(y_true, y_pred)
-    y_true, y_pred = _align_ranks(_float_like(y_true, y_pred), y_pred)
-    return (y_pred - y_true).square().mean(dim=-1)
-
-
-def mean_absolute_error(y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
-    """Absolute error averaged over the last axis; returns ``y_pred.shape[:-1]``.
-
-    Example:
-        >>> import torch
-        >>> mean_absolute_error(torch.tensor([[1.0, -2.0]]), torch.tensor([[0.0, 0.0]])).tolist()
-        [1.5]
-    """
-    y_true, y_pred = _as_tensors(y_true, y_pred)
-    y_true, y_pred = _align_ranks(_float_like(y_true, y_pred), y_pred)
-    return (y_pred - y_true).abs().mean(dim=-1)
-
-
-def mean_absolute_percentage_error(y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
-    """``100 * |y_true - y_pred| / max(|y_true|, epsilon)`` averaged over the last axis (Keras).
-
-    Example:
-        >>> import torch
-        >>> mean_absolute_percentage_error(torch.tensor([[2.0, 4.0]]), torch.tensor([[1.0, 5.0]])).tolist()
-        [37.5]
-    """
-    y_true, y_pred = _as_tensors(y_true, y_pred)
-    y_true, y_pred = _align_ranks(_float_like(y_true, y_pred), y_pred)
-    return 100.0 * ((y_true - y_pred).abs() / y_true.abs().clamp(min=EPSILON)).mean(dim=-1)
-
-
-def mean_squared_logarithmic_error(y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
-    """``(log(y_pred + 1) - log(y_true + 1))**2`` averaged over the last axis (values below epsilon clipped, Keras).
-
-    Example:
-        >>> import torch, math
-        >>> round(mean_squared_logarithmic_error(torch.tensor([[0.0]]), torch.tensor([[math.e - 1]])).item(), 4)
-        1.0
-    """
-    y_true, y_pred = _as_tensors(y_true, y_pred)
-    y_true, y_pred = _align_ranks(_float_like(y_true, y_pred), y_pred)
-    first = torch.log1p(y_pred.clamp(min=EPSILON))
-    second = torch.log1p(y_true.clamp(min=EPSILON))
-    return (first - second).square().mean(dim=-1)
 
 
 def _to_examples(values: torch.Tensor, batch: int, name: str) -> torch.Tensor:
@@ -485,33 +423,10 @@ class LossFunctionWrapper(Loss):
         return {"name": self.name, "reduction": self.reduction, **self._fn_kwargs}
 
 
-class MeanSquaredError(LossFunctionWrapper):
-    """Keras ``MeanSquaredError`` (per example: mean over the last axis)."""
-
-    def __init__(self, name: str = "mean_squared_error", reduction: str | None = "sum_over_batch_size") -> None:
-        super().__init__(mean_squared_error, name=name, reduction=reduction)
-
-
-class MeanAbsoluteError(LossFunctionWrapper):
-    """Keras ``MeanAbsoluteError`` (per example: mean over the last axis)."""
-
-    def __init__(self, name: str = "mean_absolute_error", reduction: str | None = "sum_over_batch_size") -> None:
-        super().__init__(mean_absolute_error, name=name, reduction=reduction)
+def _pair(y_true: TensorLike, y_pred: TensorLike) -> tuple[torch.Tensor, torch.Tensor]:
+    y_true, y_pred = _as_tensors(y_true, y_pred)
+    y_pred = _upcast(y_pred)
+    return _align_ranks(_float_like(y_true, y_pred), y_pred)
 
 
-class MeanAbsolutePercentageError(LossFunctionWrapper):
-    """Keras ``MeanAbsolutePercentageError`` (per example: mean over the last axis)."""
-
-    def __init__(
-        self, name: str = "mean_absolute_percentage_error", reduction: str | None = "sum_over_batch_size"
-    ) -> None:
-        super().__init__(mean_absolute_percentage_error, name=name, reduction=reduction)
-
-
-class MeanSquaredLogarithmicError(LossFunctionWrapper):
-    """Keras ``MeanSquaredLogarithmicError`` (per example: mean over the last axis)."""
-
-    def __init__(
-        self, name: str = "mean_squared_logarithmic_error", reduction: str | None = "sum_over_batch_size"
-    ) -> None:
-        super().__init__(mean_squared_logarithmic_error, name=name, reduction=reduction)
+_DEFAULT = "sum_over_batch_size"

@@ -50,59 +50,52 @@ from unison.keras.losses import (
     sparse_categorical_crossentropy,
     squared_hinge,
 )
-from unison.keras.metrics.confusion import AUC, Accuracy, Precision, Recall
-from unison.keras.metrics.iou import (
-    BinaryIoU,
-    F1Score,
-    FalseNegatives,
-    FalsePositives,
-    FBetaScore,
-    IoU,
-    MeanIoU,
-    OneHotIoU,
-    OneHotMeanIoU,
-    PrecisionAtRecall,
-    RecallAtPrecision,
-    SensitivityAtSpecificity,
-    SpecificityAtSensitivity,
-    TrueNegatives,
-    TruePositives,
-)
-from unison.keras.metrics.metric import (
+from unison.keras.metrics.accuracy import (
     BinaryAccuracy,
     CategoricalAccuracy,
-    Mean,
-    MeanAbsoluteError,
-    MeanAbsolutePercentageError,
-    MeanMetricWrapper,
-    MeanSquaredError,
-    MeanSquaredLogarithmicError,
-    Metric,
-    Shape,
     SparseCategoricalAccuracy,
     SparseTopKCategoricalAccuracy,
     TopKCategoricalAccuracy,
-    _snake,
     binary_accuracy,
     categorical_accuracy,
     sparse_categorical_accuracy,
     sparse_top_k_categorical_accuracy,
     top_k_categorical_accuracy,
 )
-from unison.keras.metrics.regression import (
+from unison.keras.metrics.confusion import (
+    AUC,
+    Accuracy,
+    FalseNegatives,
+    FalsePositives,
+    Precision,
+    PrecisionAtRecall,
+    Recall,
+    RecallAtPrecision,
+    SensitivityAtSpecificity,
+    SpecificityAtSensitivity,
+    TrueNegatives,
+    TruePositives,
+)
+from unison.keras.metrics.f_score import F1Score, FBetaScore
+from unison.keras.metrics.hinge import CategoricalHinge, Hinge, SquaredHinge
+from unison.keras.metrics.iou import BinaryIoU, IoU, MeanIoU, OneHotIoU, OneHotMeanIoU
+from unison.keras.metrics.metric import Mean, MeanMetricWrapper, Metric, Shape, Sum, _snake
+from unison.keras.metrics.probabilistic import (
     BinaryCrossentropy,
     CategoricalCrossentropy,
-    CategoricalHinge,
-    CosineSimilarity,
-    Hinge,
     KLDivergence,
-    LogCoshError,
     Poisson,
+    SparseCategoricalCrossentropy,
+)
+from unison.keras.metrics.regression import (
+    CosineSimilarity,
+    LogCoshError,
+    MeanAbsoluteError,
+    MeanAbsolutePercentageError,
+    MeanSquaredError,
+    MeanSquaredLogarithmicError,
     R2Score,
     RootMeanSquaredError,
-    SparseCategoricalCrossentropy,
-    SquaredHinge,
-    Sum,
     cosine_similarity,
 )
 from unison.keras.saving.serialization import register_namespace

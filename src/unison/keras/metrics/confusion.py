@@ -1,4 +1,6 @@
-"""``Accuracy``, ``Precision``, ``Recall`` and ``AUC``: metrics whose states are counts.
+"""Metrics whose states are confusion counts: ``Accuracy``, ``Precision``, ``Recall``, ``AUC``,
+``TruePositives`` & co., and the constrained-threshold metrics (``PrecisionAtRecall``,
+``RecallAtPrecision``, ``SensitivityAtSpecificity``, ``SpecificityAtSensitivity``).
 
 Like every unison metric their state is additive (true/false positives and negatives, per
 threshold for ``AUC``), so replicas combine them with one SUM all-reduce and the result covers
@@ -21,7 +23,20 @@ import torch
 
 from unison.keras.metrics.metric import MeanMetricWrapper, Metric, TensorLike, _as_tensors
 
-__all__ = ["AUC", "Accuracy", "Precision", "Recall"]
+__all__ = [
+    "Accuracy",
+    "AUC",
+    "FalseNegatives",
+    "FalsePositives",
+    "Precision",
+    "PrecisionAtRecall",
+    "Recall",
+    "RecallAtPrecision",
+    "SensitivityAtSpecificity",
+    "SpecificityAtSensitivity",
+    "TrueNegatives",
+    "TruePositives",
+]
 
 
 def accuracy(y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
@@ -160,3 +175,146 @@ class AUC(Metric):
             "curve": self.curve,
             "from_logits": self.from_logits,
         }
+
+
+class _Count(_Thresholded):
+    """One confusion count at one threshold (``thresholds=0.5``); state ``[tp, fp, fn]`` plus ``tn``."""
+
+    num_state = 4
+    _INDEX = 0
+
+    def update_state(self, y_true: TensorLike, y_pred: TensorLike, sample_weight: TensorLike | None = None) -> None:
+        with torch.no_grad():
+            labels, scores, weight = _flat(y_true, y_pred, sample_weight)
+            positive, predicted = labels > 0.5, scores > self.threshold
+            self._accumulate(
+                (weight * (positive & predicted)).sum(),
+                (weight * (~positive & predicted)).sum(),
+                (weight * (positive & ~predicted)).sum(),
+                (weight * (~positive & ~predicted)).sum(),
+            )
+
+    def result_from_state(self, state: torch.Tensor) -> float:
+        return float(state[self._INDEX])
+
+
+class TruePositives(_Count):
+    """Weighted count of positive labels predicted above ``thresholds``."""
+
+    _INDEX = 0
+
+    def __init__(self, thresholds: float | None = None, name: str = "true_positives") -> None:
+        super().__init__(thresholds, name)
+
+
+class FalsePositives(_Count):
+    """Weighted count of negative labels predicted above ``thresholds``."""
+
+    _INDEX = 1
+
+    def __init__(self, thresholds: float | None = None, name: str = "false_positives") -> None:
+        super().__init__(thresholds, name)
+
+
+class FalseNegatives(_Count):
+    """Weighted count of positive labels predicted at or below ``thresholds``."""
+
+    _INDEX = 2
+
+    def __init__(self, thresholds: float | None = None, name: str = "false_negatives") -> None:
+        super().__init__(thresholds, name)
+
+
+class TrueNegatives(_Count):
+    """Weighted count of negative labels predicted at or below ``thresholds``."""
+
+    _INDEX = 3
+
+    def __init__(self, thresholds: float | None = None, name: str = "true_negatives") -> None:
+        super().__init__(thresholds, name)
+
+
+def _ratio(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    # Keras's divide_no_nan: 0 where the denominator is 0.
+    return torch.where(b > 0, a / b.clamp(min=1e-300), torch.zeros_like(a))
+
+
+class _AtConstraint(AUC):
+    """The best ``dependent`` rate among thresholds whose ``constrained`` rate is >= ``value`` (Keras)."""
+
+    _ARG = "value"
+
+    def __init__(self, value: float, num_thresholds: int = 200, name: str | None = None) -> None:
+        if not 0.0 <= float(value) <= 1.0:
+            raise ValueError(f"Argument `{self._ARG}` must be in the range [0, 1]. Received: {self._ARG}={value!r}")
+        self.value = float(value)
+        super().__init__(num_thresholds=num_thresholds, name=name or _snake(type(self).__name__))
+
+    def _rates(self, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        raise NotImplementedError
+
+    def result_from_state(self, state: torch.Tensor) -> float:
+        constrained, dependent = self._rates(state.reshape(4, self.num_thresholds))
+        feasible = constrained >= self.value
+        return float(dependent[feasible].max()) if bool(feasible.any()) else 0.0
+
+    def get_config(self) -> dict[str, Any]:
+        return {"name": self.name, self._ARG: self.value, "num_thresholds": self.num_thresholds}
+
+
+class SensitivityAtSpecificity(_AtConstraint):
+    """Best sensitivity (recall) at a specificity of at least ``specificity``."""
+
+    _ARG = "specificity"
+
+    def __init__(self, specificity: float, num_thresholds: int = 200, name: str | None = None) -> None:
+        super().__init__(specificity, num_thresholds, name)
+
+    def _rates(self, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        tp, fp, tn, fn = state
+        return _ratio(tn, tn + fp), _ratio(tp, tp + fn)
+
+
+class SpecificityAtSensitivity(_AtConstraint):
+    """Best specificity at a sensitivity (recall) of at least ``sensitivity``."""
+
+    _ARG = "sensitivity"
+
+    def __init__(self, sensitivity: float, num_thresholds: int = 200, name: str | None = None) -> None:
+        super().__init__(sensitivity, num_thresholds, name)
+
+    def _rates(self, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        tp, fp, tn, fn = state
+        return _ratio(tp, tp + fn), _ratio(tn, tn + fp)
+
+
+class PrecisionAtRecall(_AtConstraint):
+    """Best precision at a recall of at least ``recall``."""
+
+    _ARG = "recall"
+
+    def __init__(self, recall: float, num_thresholds: int = 200, name: str | None = None) -> None:
+        super().__init__(recall, num_thresholds, name)
+
+    def _rates(self, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        tp, fp, _, fn = state
+        return _ratio(tp, tp + fn), _ratio(tp, tp + fp)
+
+
+class RecallAtPrecision(_AtConstraint):
+    """Best recall at a precision of at least ``precision``."""
+
+    _ARG = "precision"
+
+    def __init__(self, precision: float, num_thresholds: int = 200, name: str | None = None) -> None:
+        super().__init__(precision, num_thresholds, name)
+
+    def _rates(self, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        tp, fp, _, fn = state
+        return _ratio(tp, tp + fp), _ratio(tp, tp + fn)
+
+
+def _snake(name: str) -> str:
+    import re
+
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()

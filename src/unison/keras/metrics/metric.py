@@ -24,28 +24,8 @@ import numpy as np
 import torch
 
 from unison.distribute.strategy import get_strategy, has_strategy, in_strategy_run
-from unison.keras import losses
-from unison.keras.losses.loss import _align_ranks
 
-__all__ = [
-    "BinaryAccuracy",
-    "CategoricalAccuracy",
-    "Mean",
-    "MeanAbsoluteError",
-    "MeanAbsolutePercentageError",
-    "MeanMetricWrapper",
-    "MeanSquaredLogarithmicError",
-    "MeanSquaredError",
-    "Metric",
-    "SparseCategoricalAccuracy",
-    "SparseTopKCategoricalAccuracy",
-    "TopKCategoricalAccuracy",
-    "binary_accuracy",
-    "categorical_accuracy",
-    "sparse_categorical_accuracy",
-    "sparse_top_k_categorical_accuracy",
-    "top_k_categorical_accuracy",
-]
+__all__ = ["Mean", "MeanMetricWrapper", "Metric", "Sum"]
 
 TensorLike = torch.Tensor | np.ndarray | float | int | list[Any]
 Shape = Sequence[int | None] | None
@@ -348,139 +328,29 @@ def _as_tensors(y_true: TensorLike, y_pred: TensorLike) -> tuple[torch.Tensor, t
     return torch.as_tensor(y_true, device=y_pred.device).detach(), y_pred
 
 
-def _squeeze_sparse(y_true: torch.Tensor, y_pred: torch.Tensor) -> torch.Tensor:
-    if y_true.dim() == y_pred.dim() and y_true.shape[-1] == 1:
-        return y_true.squeeze(-1)
-    return y_true
-
-
-def sparse_categorical_accuracy(y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
-    """1.0 where the arg-max of ``y_pred`` equals the integer label, else 0.0.
+class Sum(Metric):
+    """The (weighted) sum of the values it is given.
 
     Example:
-        >>> sparse_categorical_accuracy(torch.tensor([[1], [0]]), torch.eye(2)).tolist()
-        [0.0, 0.0]
+        >>> m = Sum()
+        >>> m.update_state(torch.tensor([1.0, 3.0]), sample_weight=torch.tensor([1.0, 0.5]))
+        >>> float(m.result())
+        2.5
     """
-    y_true, y_pred = _as_tensors(y_true, y_pred)
-    y_true = _squeeze_sparse(y_true, y_pred)
-    predicted = y_pred.argmax(dim=-1)
-    if y_true.is_floating_point():
-        return (predicted.to(y_true.dtype) == y_true).float()
-    return (predicted == y_true.long()).float()
 
+    num_state = 1
 
-def categorical_accuracy(y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
-    """1.0 where the arg-max of ``y_pred`` equals the arg-max of the one-hot ``y_true``.
+    def __init__(self, name: str = "sum") -> None:
+        super().__init__(name)
 
-    Example:
-        >>> categorical_accuracy(torch.eye(2), torch.tensor([[0.9, 0.1], [0.8, 0.2]])).tolist()
-        [1.0, 0.0]
-    """
-    y_true, y_pred = _as_tensors(y_true, y_pred)
-    return (y_true.argmax(dim=-1) == y_pred.argmax(dim=-1)).float()
+    def update_state(self, values: TensorLike, sample_weight: TensorLike | None = None) -> None:
+        with torch.no_grad():
+            values = torch.as_tensor(values).detach().to(torch.float64)
+            if sample_weight is not None:
+                weight = torch.as_tensor(sample_weight, device=values.device).to(torch.float64)
+                weight = weight.reshape(weight.shape + (1,) * max(values.dim() - weight.dim(), 0))
+                values = values * weight
+            self._accumulate(values.sum())
 
-
-def binary_accuracy(y_true: TensorLike, y_pred: TensorLike, threshold: float = 0.5) -> torch.Tensor:
-    """Fraction of outputs where ``y_pred > threshold`` matches ``y_true`` (mean over last axis).
-
-    Example:
-        >>> binary_accuracy(torch.tensor([1.0, 0.0]), torch.tensor([[0.7], [0.6]])).tolist()
-        [1.0, 0.0]
-    """
-    y_true, y_pred = _as_tensors(y_true, y_pred)
-    y_true, y_pred = _align_ranks(y_true.float(), y_pred)
-    return ((y_pred > threshold).float() == y_true).float().mean(dim=-1)
-
-
-def sparse_top_k_categorical_accuracy(y_true: TensorLike, y_pred: TensorLike, k: int = 5) -> torch.Tensor:
-    """1.0 where the label is among the ``k`` highest predictions (ties count, as in TF).
-
-    Example:
-        >>> y_pred = torch.tensor([[0.5, 0.3, 0.2], [0.5, 0.3, 0.2]])
-        >>> sparse_top_k_categorical_accuracy(torch.tensor([1, 2]), y_pred, k=2).tolist()
-        [1.0, 0.0]
-    """
-    y_true, y_pred = _as_tensors(y_true, y_pred)
-    y_true = _squeeze_sparse(y_true, y_pred).long()
-    kth_best = y_pred.topk(min(k, y_pred.shape[-1]), dim=-1).values[..., -1]
-    return (y_pred.gather(-1, y_true.unsqueeze(-1)).squeeze(-1) >= kth_best).float()
-
-
-def top_k_categorical_accuracy(y_true: TensorLike, y_pred: TensorLike, k: int = 5) -> torch.Tensor:
-    """1.0 where the one-hot label's class is among the ``k`` highest predictions.
-
-    Example:
-        >>> top_k_categorical_accuracy(torch.eye(2), torch.eye(2), k=1).tolist()
-        [1.0, 1.0]
-    """
-    y_true, y_pred = _as_tensors(y_true, y_pred)
-    return sparse_top_k_categorical_accuracy(y_true.argmax(dim=-1), y_pred, k)
-
-
-class SparseCategoricalAccuracy(MeanMetricWrapper):
-    """Accuracy for integer labels against per-class scores."""
-
-    def __init__(self, name: str = "sparse_categorical_accuracy") -> None:
-        super().__init__(sparse_categorical_accuracy, name=name)
-
-
-class CategoricalAccuracy(MeanMetricWrapper):
-    """Accuracy for one-hot labels against per-class scores."""
-
-    def __init__(self, name: str = "categorical_accuracy") -> None:
-        super().__init__(categorical_accuracy, name=name)
-
-
-class BinaryAccuracy(MeanMetricWrapper):
-    """Accuracy for labels in {0, 1} against probabilities thresholded at ``threshold``."""
-
-    def __init__(self, name: str = "binary_accuracy", threshold: float = 0.5) -> None:
-        super().__init__(binary_accuracy, name=name, threshold=threshold)
-
-
-def _check_k(k: int) -> int:
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"Argument `k` must be a positive integer. Received: k={k!r}")
-    return k
-
-
-class TopKCategoricalAccuracy(MeanMetricWrapper):
-    """How often the one-hot label's class is among the ``k`` highest predictions."""
-
-    def __init__(self, k: int = 5, name: str = "top_k_categorical_accuracy") -> None:
-        super().__init__(top_k_categorical_accuracy, name=name, k=_check_k(k))
-
-
-class SparseTopKCategoricalAccuracy(MeanMetricWrapper):
-    """How often the integer label is among the ``k`` highest predictions."""
-
-    def __init__(self, k: int = 5, name: str = "sparse_top_k_categorical_accuracy") -> None:
-        super().__init__(sparse_top_k_categorical_accuracy, name=name, k=_check_k(k))
-
-
-class MeanSquaredError(MeanMetricWrapper):
-    """Mean squared error as a metric."""
-
-    def __init__(self, name: str = "mean_squared_error") -> None:
-        super().__init__(losses.mean_squared_error, name=name)
-
-
-class MeanAbsoluteError(MeanMetricWrapper):
-    """Mean absolute error as a metric."""
-
-    def __init__(self, name: str = "mean_absolute_error") -> None:
-        super().__init__(losses.mean_absolute_error, name=name)
-
-
-class MeanAbsolutePercentageError(MeanMetricWrapper):
-    """Mean absolute percentage error as a metric."""
-
-    def __init__(self, name: str = "mean_absolute_percentage_error") -> None:
-        super().__init__(losses.mean_absolute_percentage_error, name=name)
-
-
-class MeanSquaredLogarithmicError(MeanMetricWrapper):
-    """Mean squared logarithmic error as a metric."""
-
-    def __init__(self, name: str = "mean_squared_logarithmic_error") -> None:
-        super().__init__(losses.mean_squared_logarithmic_error, name=name)
+    def result_from_state(self, state: torch.Tensor) -> float:
+        return float(state[0])

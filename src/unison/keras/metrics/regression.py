@@ -1,7 +1,7 @@
-"""Keras metrics built on losses, plus ``RootMeanSquaredError``, ``Sum`` and ``R2Score``.
+"""Keras regression metrics: mean errors, ``LogCoshError``, ``CosineSimilarity``, ``RootMeanSquaredError``, ``R2Score``.
 
 All states are additive (sums), so replicas combine them with the one SUM all-reduce every
-unison metric uses (see ``metrics.py``).
+unison metric uses (see ``metric.py``).
 
 Example:
     >>> import torch
@@ -23,20 +23,15 @@ from unison.keras import losses
 from unison.keras.metrics.metric import MeanMetricWrapper, Metric, TensorLike, _as_tensors, _MeanState
 
 __all__ = [
-    "BinaryCrossentropy",
-    "CategoricalCrossentropy",
-    "CategoricalHinge",
+    "cosine_similarity",
     "CosineSimilarity",
-    "Hinge",
-    "KLDivergence",
     "LogCoshError",
-    "Poisson",
+    "MeanAbsoluteError",
+    "MeanAbsolutePercentageError",
+    "MeanSquaredError",
+    "MeanSquaredLogarithmicError",
     "R2Score",
     "RootMeanSquaredError",
-    "SparseCategoricalCrossentropy",
-    "SquaredHinge",
-    "Sum",
-    "cosine_similarity",
 ]
 
 
@@ -57,85 +52,11 @@ class LogCoshError(MeanMetricWrapper):
         super().__init__(losses.log_cosh, name=name)
 
 
-class Poisson(MeanMetricWrapper):
-    """Mean Poisson loss ``y_pred - y_true * log(y_pred + eps)``."""
-
-    def __init__(self, name: str = "poisson") -> None:
-        super().__init__(losses.poisson, name=name)
-
-
-class KLDivergence(MeanMetricWrapper):
-    """Mean Kullback-Leibler divergence ``sum(y_true * log(y_true / y_pred))``."""
-
-    def __init__(self, name: str = "kl_divergence") -> None:
-        super().__init__(losses.kl_divergence, name=name)
-
-
 class CosineSimilarity(MeanMetricWrapper):
     """Mean cosine similarity between labels and predictions along ``axis`` (positive, unlike the loss)."""
 
     def __init__(self, name: str = "cosine_similarity", axis: int = -1) -> None:
         super().__init__(cosine_similarity, name=name, axis=axis)
-
-
-class Hinge(MeanMetricWrapper):
-    """Mean hinge loss; labels in {-1, 1} ({0, 1} are converted)."""
-
-    def __init__(self, name: str = "hinge") -> None:
-        super().__init__(losses.hinge, name=name)
-
-
-class SquaredHinge(MeanMetricWrapper):
-    """Mean squared hinge loss; labels in {-1, 1} ({0, 1} are converted)."""
-
-    def __init__(self, name: str = "squared_hinge") -> None:
-        super().__init__(losses.squared_hinge, name=name)
-
-
-class CategoricalHinge(MeanMetricWrapper):
-    """Mean categorical hinge loss; one-hot labels."""
-
-    def __init__(self, name: str = "categorical_hinge") -> None:
-        super().__init__(losses.categorical_hinge, name=name)
-
-
-class BinaryCrossentropy(MeanMetricWrapper):
-    """Mean binary cross-entropy (Keras's metric class; ``from_logits``, ``label_smoothing``)."""
-
-    def __init__(
-        self, name: str = "binary_crossentropy", from_logits: bool = False, label_smoothing: float = 0.0
-    ) -> None:
-        super().__init__(
-            losses.binary_crossentropy, name=name, from_logits=from_logits, label_smoothing=label_smoothing
-        )
-
-
-class CategoricalCrossentropy(MeanMetricWrapper):
-    """Mean categorical cross-entropy (Keras's metric class)."""
-
-    def __init__(
-        self,
-        name: str = "categorical_crossentropy",
-        from_logits: bool = False,
-        label_smoothing: float = 0.0,
-        axis: int = -1,
-    ) -> None:
-        super().__init__(
-            losses.categorical_crossentropy,
-            name=name,
-            from_logits=from_logits,
-            label_smoothing=label_smoothing,
-            axis=axis,
-        )
-
-
-class SparseCategoricalCrossentropy(MeanMetricWrapper):
-    """Mean sparse categorical cross-entropy (Keras's metric class)."""
-
-    def __init__(
-        self, name: str = "sparse_categorical_crossentropy", from_logits: bool = False, axis: int = -1
-    ) -> None:
-        super().__init__(losses.sparse_categorical_crossentropy, name=name, from_logits=from_logits, axis=axis)
 
 
 class RootMeanSquaredError(_MeanState):
@@ -161,34 +82,6 @@ class RootMeanSquaredError(_MeanState):
 
     def result_from_state(self, state: torch.Tensor) -> float:
         return float(super().result_from_state(state) ** 0.5)
-
-
-class Sum(Metric):
-    """The (weighted) sum of the values it is given.
-
-    Example:
-        >>> m = Sum()
-        >>> m.update_state(torch.tensor([1.0, 3.0]), sample_weight=torch.tensor([1.0, 0.5]))
-        >>> float(m.result())
-        2.5
-    """
-
-    num_state = 1
-
-    def __init__(self, name: str = "sum") -> None:
-        super().__init__(name)
-
-    def update_state(self, values: TensorLike, sample_weight: TensorLike | None = None) -> None:
-        with torch.no_grad():
-            values = torch.as_tensor(values).detach().to(torch.float64)
-            if sample_weight is not None:
-                weight = torch.as_tensor(sample_weight, device=values.device).to(torch.float64)
-                weight = weight.reshape(weight.shape + (1,) * max(values.dim() - weight.dim(), 0))
-                values = values * weight
-            self._accumulate(values.sum())
-
-    def result_from_state(self, state: torch.Tensor) -> float:
-        return float(state[0])
 
 
 _AGGREGATIONS = ("uniform_average", "variance_weighted_average")
@@ -302,3 +195,31 @@ class R2Score(Metric):
             "class_aggregation": self.class_aggregation,
             "num_regressors": self.num_regressors,
         }
+
+
+class MeanSquaredError(MeanMetricWrapper):
+    """Mean squared error as a metric."""
+
+    def __init__(self, name: str = "mean_squared_error") -> None:
+        super().__init__(losses.mean_squared_error, name=name)
+
+
+class MeanAbsoluteError(MeanMetricWrapper):
+    """Mean absolute error as a metric."""
+
+    def __init__(self, name: str = "mean_absolute_error") -> None:
+        super().__init__(losses.mean_absolute_error, name=name)
+
+
+class MeanAbsolutePercentageError(MeanMetricWrapper):
+    """Mean absolute percentage error as a metric."""
+
+    def __init__(self, name: str = "mean_absolute_percentage_error") -> None:
+        super().__init__(losses.mean_absolute_percentage_error, name=name)
+
+
+class MeanSquaredLogarithmicError(MeanMetricWrapper):
+    """Mean squared logarithmic error as a metric."""
+
+    def __init__(self, name: str = "mean_squared_logarithmic_error") -> None:
+        super().__init__(losses.mean_squared_logarithmic_error, name=name)
