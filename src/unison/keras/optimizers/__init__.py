@@ -26,22 +26,19 @@ from unison.errors import format_choices
 # ``keras.optimizers.schedules`` and ``keras.optimizers.legacy`` (Keras 2's module name for the
 # same optimizers) are attributes of this package, as in Keras.
 from unison.keras.optimizers import legacy, schedules
+from unison.keras.optimizers.adagrad import Adagrad
+from unison.keras.optimizers.adam import Adam, AdamW
 from unison.keras.optimizers.adaptive import Adadelta, Adamax, Ftrl, Lion, Nadam
 from unison.keras.optimizers.optimizer import (
-    SGD,
-    Adagrad,
-    Adam,
-    AdamW,
     ClipOptions,
     Optimizer,
     OptimizerOptions,
     OptimizerVariables,
-    RMSprop,
     TorchOptimizer,
 )
-from unison.keras.optimizers.optimizer import (
-    Params as Params,
-)
+from unison.keras.optimizers.optimizer import Params as Params
+from unison.keras.optimizers.rmsprop import RMSprop
+from unison.keras.optimizers.sgd import SGD
 
 __all__ = [
     "SGD",

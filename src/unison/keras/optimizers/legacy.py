@@ -9,8 +9,12 @@ Example:
     0.1
 """
 
+from unison.keras.optimizers.adagrad import Adagrad
+from unison.keras.optimizers.adam import Adam, AdamW
 from unison.keras.optimizers.adaptive import Adadelta, Adamax, Ftrl, Nadam
-from unison.keras.optimizers.optimizer import SGD, Adagrad, Adam, AdamW, Optimizer, RMSprop
+from unison.keras.optimizers.optimizer import Optimizer
+from unison.keras.optimizers.rmsprop import RMSprop
+from unison.keras.optimizers.sgd import SGD
 
 # Keras 2's legacy module had Adadelta, Adagrad, Adam, Adamax, Ftrl, Nadam, RMSprop and SGD
 # (AdamW is kept here for programs that reached it through this module before).

@@ -45,17 +45,12 @@ from unison.keras.optimizers import schedules
 from unison.keras.optimizers.apply import LearningRate, StepCounter, apply_gradients, minimize
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
+    pass
 
 __all__ = [
-    "SGD",
-    "Adagrad",
-    "Adam",
-    "AdamW",
     "ClipOptions",
     "Optimizer",
     "OptimizerOptions",
-    "RMSprop",
     "TorchOptimizer",
 ]
 
@@ -339,6 +334,7 @@ class Optimizer:
         Example:
             >>> import torch
             >>> w = torch.nn.Parameter(torch.zeros(2))
+            >>> from unison.keras.optimizers import Adam
             >>> opt = Adam()
             >>> _ = opt.apply_gradients([(torch.ones(2), w)])
             >>> [tuple(v.shape) for v in opt.variables()]
@@ -491,164 +487,6 @@ def _decoupled_weight_decay(
                         p.mul_(1.0 - group["lr"] * weight_decay)
 
     return hook
-
-
-class SGD(Optimizer):
-    """Gradient descent with optional (Nesterov) momentum; Keras 3 defaults.
-
-    Example:
-        >>> SGD(momentum=0.9).get_config()["momentum"]
-        0.9
-    """
-
-    _CONFIG = ("momentum", "nesterov")
-
-    def __init__(
-        self,
-        learning_rate: float = 0.01,
-        momentum: float = 0.0,
-        nesterov: bool = False,
-        **options: Unpack[OptimizerOptions],
-    ) -> None:
-        super().__init__(learning_rate, **options)
-        self.momentum = _number(momentum, "momentum", high=1.0)
-        self.nesterov = bool(nesterov)
-
-    def _make(self, params: ParamList) -> torch.optim.Optimizer:
-        # torch rejects nesterov without momentum; Keras's update is then plain SGD anyway.
-        nesterov = self.nesterov and self.momentum > 0
-        return torch.optim.SGD(_for_torch(params), lr=self._learning_rate, momentum=self.momentum, nesterov=nesterov)
-
-
-class Adam(Optimizer):
-    """Adam; Keras 3 defaults (``epsilon=1e-7``).
-
-    Example:
-        >>> Adam().get_config()["beta_2"]
-        0.999
-    """
-
-    _CONFIG = ("beta_1", "beta_2", "epsilon", "amsgrad")
-
-    def __init__(
-        self,
-        learning_rate: float = 0.001,
-        beta_1: float = 0.9,
-        beta_2: float = 0.999,
-        epsilon: float = 1e-7,
-        amsgrad: bool = False,
-        **options: Unpack[OptimizerOptions],
-    ) -> None:
-        super().__init__(learning_rate, **options)
-        self.beta_1 = _number(beta_1, "beta_1", high=1.0, high_open=True)
-        self.beta_2 = _number(beta_2, "beta_2", high=1.0, high_open=True)
-        self.epsilon = _number(epsilon, "epsilon")
-        self.amsgrad = bool(amsgrad)
-
-    def _make(self, params: ParamList) -> torch.optim.Optimizer:
-        kwargs: dict[str, Any] = {
-            "lr": self._learning_rate,
-            "betas": (self.beta_1, self.beta_2),
-            "eps": self.epsilon,
-            "amsgrad": self.amsgrad,
-        }
-        if _fusable(params):
-            # One fused kernel per parameter instead of about ten elementwise ops: the seed
-            # MLP's Adam step takes a fifth of the time (an epoch of the seed program 21% less).
-            kwargs["fused"] = True
-        if self.weight_decay:
-            # torch.optim.AdamW's decay is Keras's decoupled decay, applied before the update.
-            return torch.optim.AdamW(_for_torch(params), weight_decay=self.weight_decay, **kwargs)
-        return torch.optim.Adam(_for_torch(params), **kwargs)
-
-
-class AdamW(Adam):
-    """Adam with decoupled weight decay; Keras 3 defaults (``weight_decay=0.004``).
-
-    Example:
-        >>> AdamW().weight_decay
-        0.004
-    """
-
-    def __init__(
-        self,
-        learning_rate: float = 0.001,
-        weight_decay: float = 0.004,
-        beta_1: float = 0.9,
-        beta_2: float = 0.999,
-        epsilon: float = 1e-7,
-        amsgrad: bool = False,
-        **options: Unpack[ClipOptions],
-    ) -> None:
-        if weight_decay is None:
-            raise ValueError("Argument `weight_decay` must be a float. Received: weight_decay=None")
-        super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad, weight_decay=weight_decay, **options)
-
-
-class RMSprop(Optimizer):
-    """RMSprop (plain momentum, optional centering); Keras 3 defaults.
-
-    Example:
-        >>> RMSprop().get_config()["rho"]
-        0.9
-    """
-
-    _CONFIG = ("rho", "momentum", "epsilon", "centered")
-
-    def __init__(
-        self,
-        learning_rate: float = 0.001,
-        rho: float = 0.9,
-        momentum: float = 0.0,
-        epsilon: float = 1e-7,
-        centered: bool = False,
-        **options: Unpack[OptimizerOptions],
-    ) -> None:
-        super().__init__(learning_rate, **options)
-        self.rho = _number(rho, "rho", high=1.0)
-        self.momentum = _number(momentum, "momentum")
-        self.epsilon = _number(epsilon, "epsilon")
-        self.centered = bool(centered)
-
-    def _make(self, params: ParamList) -> torch.optim.Optimizer:
-        return torch.optim.RMSprop(
-            _for_torch(params),
-            lr=self._learning_rate,
-            alpha=self.rho,
-            eps=self.epsilon,
-            momentum=self.momentum,
-            centered=self.centered,
-        )
-
-
-class Adagrad(Optimizer):
-    """Adagrad; Keras 3 defaults (``initial_accumulator_value=0.1``).
-
-    Example:
-        >>> Adagrad().get_config()["initial_accumulator_value"]
-        0.1
-    """
-
-    _CONFIG = ("initial_accumulator_value", "epsilon")
-
-    def __init__(
-        self,
-        learning_rate: float = 0.001,
-        initial_accumulator_value: float = 0.1,
-        epsilon: float = 1e-7,
-        **options: Unpack[OptimizerOptions],
-    ) -> None:
-        super().__init__(learning_rate, **options)
-        self.initial_accumulator_value = _number(initial_accumulator_value, "initial_accumulator_value")
-        self.epsilon = _number(epsilon, "epsilon")
-
-    def _make(self, params: ParamList) -> torch.optim.Optimizer:
-        return torch.optim.Adagrad(
-            _for_torch(params),
-            lr=self._learning_rate,
-            eps=self.epsilon,
-            initial_accumulator_value=self.initial_accumulator_value,
-        )
 
 
 class TorchOptimizer(Optimizer):

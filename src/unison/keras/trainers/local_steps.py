@@ -1,8 +1,8 @@
 """How a step of ``fit``/``evaluate`` runs: the strategy's part of the one loop.
 
 The loop in :mod:`unison.keras.trainers.loop` is the same for every strategy; it asks the model's
-strategy for a *step executor* (TF's ``_should_use_with_coordinator`` decides which, as Keras 3's
-``make_train_function`` does) and drives it:
+strategy for a *step executor* (``Strategy.step_executor`` picks one of the executors the loop
+offers, where Keras 3's ``make_train_function`` decides) and drives it:
 
 * :class:`LocalSteps` runs each step here, on this process's replica, inside the strategy's
   replica context (default, Mirrored and MultiWorkerMirrored strategies); the loop and its
@@ -16,7 +16,7 @@ without packing ``data``) or the user's override.
 
 Example::
 
-    steps = step_executor(model)
+    steps = LocalSteps(model)  # or what Strategy.step_executor picks (trainers/loop.py)
     with steps.context():
         st, train = steps.open_train(x, y, None, 32, True, None)
         for run in steps.train_steps(st, train, epoch=0, steps=None, skip=0):

@@ -8,9 +8,10 @@ compiled metrics) that are reduced across replicas when read. The loop itself is
 :mod:`unison.keras.trainers.loop`; how a step runs (here or on parameter-server workers) in
 :mod:`unison.keras.trainers.local_steps`.
 
-Internal API for callbacks: :func:`training_state_of` returns a model's state while ``fit``
-runs (``BackupAndRestore`` reads ``comm``, ``torch_opt``, ``seed``, ``train_data`` and
-:meth:`TrainingState.summed_metric_states`, and sets ``seed`` and ``resume`` when it restores).
+Callbacks reach it as ``model._training_state`` (the trainer mixin owns the attribute) while
+``fit`` runs: ``BackupAndRestore`` reads ``comm``, ``torch_opt``, ``seed``, ``train_data`` and
+:meth:`TrainingState.summed_metric_states`, sets ``seed`` and calls :meth:`TrainingState.resume_at`
+when it restores.
 
 Example::
 
