@@ -1,6 +1,12 @@
 """``keras.models``: ``Sequential``, ``Model``, ``load_model``, ``save_model``, ``clone_model``,
 ``model_from_json``.
 
+The top of Keras: ``Model`` (``model.py``) inherits the trainer mixin and calls the loop of
+``keras.trainers``; ``functional.py`` replays a recorded graph; ``summary.py`` prints the table.
+This package may import everything below it (layers, losses, metrics, optimizers, saving,
+trainers); nothing but the ``keras`` face imports it. It registers its classes with
+``saving/serialization.py`` so that configs rebuild them without importing this package.
+
 Example:
     >>> from unison import keras
     >>> keras.models.Sequential is keras.Sequential
