@@ -107,8 +107,10 @@ def report(system: str, steps: int, fit_s: float, rank: int) -> None:
 def run_unison(replicas: int, epochs: int) -> None:
     import unison as tf
     from unison.comm import communicator as comm_mod
-    from unison.keras import data_adapters, trainer, training_state
-    from unison.keras import model as model_mod
+    from unison.keras.models import model as model_mod
+    from unison.keras.trainers import data_adapters
+    from unison.keras.trainers import loop as trainer
+    from unison.keras.trainers import state as training_state
     from unison.optim import buckets, distributed
 
     TS = training_state.TrainingState

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from unison import keras
-from unison.keras.functional import Functional
+from unison.keras.models.functional import Functional
 
 pytestmark = pytest.mark.timeout(120)
 

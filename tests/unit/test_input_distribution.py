@@ -8,7 +8,7 @@ import torch
 
 import unison as tf
 from unison.distribute.input import DistributedDataset, shard_bounds
-from unison.keras.data_adapters import ArrayAdapter
+from unison.keras.trainers.data_adapters import ArrayAdapter
 
 
 @pytest.mark.parametrize("n,replicas", [(32, 2), (5, 2), (2, 3), (0, 2), (7, 4)])

@@ -129,7 +129,7 @@ def test_class_weight_equals_the_matching_sample_weight() -> None:
 
 
 def test_class_weight_reads_one_hot_labels_and_checks_its_argument() -> None:
-    from unison.keras.trainer import class_weight_to_sample_weight
+    from unison.keras.trainers.loop import class_weight_to_sample_weight
 
     one_hot = np.eye(3)[[2, 0, 1]]
     assert class_weight_to_sample_weight({2: 4.0}, one_hot, np.array([1.0, 1.0, 0.5])).tolist() == [4.0, 1.0, 0.5]

@@ -11,7 +11,7 @@ import torch
 
 from unison import keras
 from unison.keras import layers
-from unison.keras.keras_tensor import conform_input
+from unison.keras.backend.keras_tensor import conform_input
 
 
 def test_a_functional_model_converts_data_to_its_input_dtype() -> None:

@@ -265,7 +265,7 @@ def test_unbuilt_model_builds_its_optimizer_in_fit() -> None:
 
 
 def test_adam_uses_the_fused_kernel_for_dense_float_parameters_on_one_device() -> None:
-    from unison.keras.optimizers import _fusable
+    from unison.keras.optimizers.optimizer import _fusable
 
     layer = torch.nn.Linear(3, 2)
     for opt in (optimizers.get("adam"), optimizers.AdamW()):

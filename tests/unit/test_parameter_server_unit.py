@@ -397,7 +397,7 @@ def test_fit_under_ps_needs_steps_per_epoch_and_worker_buildable_data():
             model.fit(creator, epochs=1, steps_per_epoch=1)
     with pytest.raises(TypeError, match="DatasetCreator"):
         tf.keras.utils.experimental.DatasetCreator([1, 2])
-    from unison.keras.coordinated_steps import dataset_function
+    from unison.keras.trainers.coordinated_steps import dataset_function
 
     with pytest.raises(TypeError, match="data every worker can build on its own"):
         dataset_function(torch.utils.data.TensorDataset(torch.zeros(2)), None, None, 2, True, "fit")

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from unison.keras.progbar import Progbar, format_step_time, format_value
+from unison.keras.utils.progbar import Progbar, format_step_time, format_value
 
 EPOCH_LOGS = [
     ("accuracy", 0.9242),

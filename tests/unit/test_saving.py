@@ -12,7 +12,7 @@ import torch
 import unison as tf
 from unison import keras
 from unison.keras.saving import SavingError
-from unison.keras.weights_file import WeightsFileError
+from unison.keras.saving.weights_file import WeightsFileError
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -168,7 +168,7 @@ def test_unsavable_arguments_and_unknown_classes(tmp_path: Any) -> None:
     with pytest.raises(SavingError, match="Unknown layer or model class 'Nope'"):
         from_config({"class_name": "Nope", "config": {}})
     with pytest.raises(SavingError, match="outside torch and operator"):
-        from unison.keras.saving import _resolve_function
+        from unison.keras.saving.serialization import _resolve_function
 
         _resolve_function("os.system")
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import unison as tf
-from unison.keras.weights_file import WeightsFileError
+from unison.keras.saving.weights_file import WeightsFileError
 
 
 def _model(width: int = 16) -> tf.keras.Sequential:
@@ -132,7 +132,7 @@ def _write_old_layout(path: str, state: dict, extra: dict | None = None) -> None
     import io
 
     from unison.core.atomic_io import write_verified
-    from unison.keras.weights_file import WEIGHTS_KIND
+    from unison.keras.saving.weights_file import WEIGHTS_KIND
 
     old = {}
     for key, value in state.items():
@@ -179,7 +179,7 @@ def test_old_optimizer_slots_turn_into_keras_layout_and_new_ones_stay(tmp_path) 
     model.fit(np.ones((8, 6), "float32"), np.ones((8, 2), "float32"), epochs=1, verbose=0)
     path = str(tmp_path / "m.keras")
     model.save(path)
-    from unison.keras.weights_file import optimizer_slots_from_torch_layout
+    from unison.keras.saving.weights_file import optimizer_slots_from_torch_layout
 
     opt = model.optimizer.torch_optimizer
     kernel = model.layers[0].kernel

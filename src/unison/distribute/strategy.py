@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, TypeVar
 
 import torch
 from torch.nn.modules.module import register_module_parameter_registration_hook
@@ -110,18 +110,33 @@ class ReplicaContext:
         return total / self.num_replicas_in_sync if op is ReduceOp.MEAN else total
 
 
+_Executor = TypeVar("_Executor")
+
+
 class Strategy:
     """A distribution strategy: where replicas run and how they synchronise.
 
     Subclasses only decide placement (which processes, which devices); the API is shared.
     """
 
-    # TF's name for "steps are scheduled onto workers by a ClusterCoordinator" (Keras asks it
-    # instead of importing the parameter-server stack to run an isinstance check).
-    _should_use_with_coordinator: bool = False
-
     def __init__(self, communicator: Communicator, device: torch.device) -> None:
         self.extended = StrategyExtended(communicator, device)
+
+    # --- how Keras runs this strategy's steps ---------------------------------------------------
+    def step_executor(self, model: Any, executors: Mapping[str, Callable[[Any], _Executor]]) -> _Executor:
+        """The executor that runs ``model.fit``'s steps under this strategy.
+
+        Keras's trainer offers its executors by kind (``"local"``: each step runs here, in this
+        replica's context; ``"coordinated"``: steps are scheduled onto a cluster's workers) and the
+        strategy picks one, so this package never imports Keras. A strategy that needs another
+        executor overrides this method.
+
+        Example:
+            >>> import unison as tf
+            >>> tf.distribute.get_strategy().step_executor(None, {"local": lambda m: "here"})
+            'here'
+        """
+        return executors["local"](model)
 
     # --- facts -------------------------------------------------------------------------------
     @property

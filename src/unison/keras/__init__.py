@@ -28,11 +28,11 @@ from unison.keras import (
     saving,
     utils,
 )
-from unison.keras.keras_tensor import KerasTensor
+from unison.keras.backend.keras_tensor import KerasTensor
 from unison.keras.layers import Input, Layer
 from unison.keras.losses import Loss
 from unison.keras.metrics import Metric
-from unison.keras.model import Model, Sequential
+from unison.keras.models.model import Model, Sequential
 from unison.keras.optimizers import Optimizer
 
 __all__ = [

@@ -27,9 +27,9 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent import futures
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 from torch.nn.modules.module import register_module_parameter_registration_hook
@@ -98,6 +98,9 @@ def _hyper(group: dict) -> dict:
     return out
 
 
+_Executor = TypeVar("_Executor")
+
+
 class ParameterServerStrategy(Strategy):
     """Asynchronous training with variables on parameter servers (TF's ``ParameterServerStrategy``).
 
@@ -112,7 +115,9 @@ class ParameterServerStrategy(Strategy):
         ValueError: the cluster has no ``ps`` or no ``worker`` task.
     """
 
-    _should_use_with_coordinator = True
+    def step_executor(self, model: Any, executors: Mapping[str, Callable[[Any], _Executor]]) -> _Executor:
+        """Keras's ``fit`` schedules its steps onto the workers through a ``ClusterCoordinator``."""
+        return executors["coordinated"](model)
 
     def __init__(
         self,

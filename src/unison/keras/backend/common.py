@@ -19,10 +19,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from unison.keras.keras_tensor import KerasTensor
+from unison.keras.backend.keras_tensor import KerasTensor
 from unison.keras.ops._convert import standardize_dtype, tensor, torch_dtype
 
 _UIDS: dict[str, int] = {}  # Keras's per-prefix counters for get_uid
+_COUNTERS: dict[str, int] = {}  # the layers' default names (dense, dense_1, ...), reset by clear_session
 
 
 def backend() -> str:
@@ -35,8 +36,6 @@ def clear_session(free_memory: bool = True) -> None:
 
     Models already built keep working; only new names and caches are reset, as in Keras.
     """
-    from unison.keras.layers.base import _COUNTERS
-
     _COUNTERS.clear()
     _UIDS.clear()
     if free_memory:

@@ -96,9 +96,7 @@ class BackupAndRestore(Callback):
         self.restored_from: tuple[int, int] | None = None  # (epoch, step) of the restored backup
 
     def _state(self) -> Any:
-        from unison.keras.training_state import training_state_of  # the loop's internal API for callbacks
-
-        st = training_state_of(self.model)
+        st = getattr(self.model, "_training_state", None)  # the loop's state, owned by the model
         if st is None or st.torch_opt is None:
             raise RuntimeError("BackupAndRestore works inside model.fit(); pass it in callbacks=[...].")
         return st
@@ -158,8 +156,6 @@ class BackupAndRestore(Callback):
         return payload
 
     def _restore(self, st: Any, payload: dict[str, Any]) -> None:
-        from unison.keras.training_state import ResumePoint
-
         try:
             # A sharded model (keras.distribution.ModelParallel) keeps its shard of the whole state.
             sharding.load_full_state(self.model, payload["model"])
@@ -172,9 +168,7 @@ class BackupAndRestore(Callback):
             ) from exc
         st.seed = int(payload["seed"])
         torch.set_rng_state(payload["rng"])
-        st.resume = ResumePoint(
-            int(payload["epoch"]), int(payload["step"]), payload["epoch_origin"], payload["metrics"]
-        )
+        st.resume_at(int(payload["epoch"]), int(payload["step"]), payload["epoch_origin"], payload["metrics"])
 
     # --- back up ------------------------------------------------------------------------------
     def on_epoch_begin(self, epoch: int, logs: Logs | None = None) -> None:

@@ -7,7 +7,7 @@ from typing import Any, TextIO
 
 from unison.keras.callbacks._common import is_chief
 from unison.keras.callbacks.callback import Callback, Logs
-from unison.keras.progbar import Progbar
+from unison.keras.utils.progbar import Progbar
 
 
 class ProgbarLogger(Callback):

@@ -1,10 +1,18 @@
 """``keras.layers``: thin constructors over ``torch.nn`` that infer their input sizes.
 
+Layers may import the backend, ops, activations, initializers, regularizers, the dtype policy
+(``mixed_precision/policy.py``) and ``saving/serialization.py``; never models, trainers, saving's
+file code or callbacks (``keras_submodules`` recognises a model by a class flag, not by import).
+
 Example:
     >>> from unison.keras import layers
     >>> layers.Dense(10, activation="softmax").units
     10
 """
+
+import sys
+
+from torch import nn
 
 from unison.keras.layers.activation_layers import ELU, LeakyReLU, PReLU, ReLU, Softmax
 from unison.keras.layers.attention import MultiHeadAttention
@@ -21,7 +29,8 @@ from unison.keras.layers.augmentation import (
 )
 from unison.keras.layers.base import Layer
 from unison.keras.layers.conv import AveragePooling2D, Conv2D, GlobalAveragePooling2D, MaxPooling2D
-from unison.keras.layers.conv_more import Conv1D, Conv2DTranspose, DepthwiseConv2D, SeparableConv2D
+from unison.keras.layers.conv1d import Conv1D
+from unison.keras.layers.conv_transpose import Conv2DTranspose
 from unison.keras.layers.core import Activation, Dense, Dropout, Embedding, Flatten, Input, InputLayer, Reshape
 from unison.keras.layers.dot_attention import AdditiveAttention, Attention
 from unison.keras.layers.image_resizing import CenterCrop, Resizing
@@ -56,8 +65,12 @@ from unison.keras.layers.misc import (
     SpatialDropout2D,
     dot,
 )
-from unison.keras.layers.normalization import BatchNormalization, LayerNormalization
-from unison.keras.layers.normalization_more import GroupNormalization, UnitNormalization
+from unison.keras.layers.normalization import (
+    BatchNormalization,
+    GroupNormalization,
+    LayerNormalization,
+    UnitNormalization,
+)
 from unison.keras.layers.pooling1d import GlobalAveragePooling1D, GlobalAvgPool1D, GlobalMaxPool1D, GlobalMaxPooling1D
 from unison.keras.layers.preprocessing import (
     CategoryEncoding,
@@ -80,8 +93,10 @@ from unison.keras.layers.resampling import (
     ZeroPadding2D,
 )
 from unison.keras.layers.reshaping1d import Cropping1D, UpSampling1D, ZeroPadding1D
+from unison.keras.layers.separable_conv import DepthwiseConv2D, SeparableConv2D
 from unison.keras.layers.text_vectorization import TextVectorization
 from unison.keras.layers.wrappers import Bidirectional, TimeDistributed
+from unison.keras.saving.serialization import register_namespace
 
 MaxPool2D = MaxPooling2D
 # Keras 3's other spellings of the same layers
@@ -202,3 +217,6 @@ __all__ = [
     "RandomZoom",
     "Resizing",
 ]
+
+# load_model finds this package's classes by name through the registry (saving/serialization.py).
+register_namespace("layers", sys.modules[__name__], nn.Module, nn.Module)

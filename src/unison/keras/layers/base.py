@@ -29,7 +29,8 @@ from torch import nn
 
 from unison.core.variables import Variable
 from unison.keras import initializers, regularizers
-from unison.keras.keras_tensor import has_keras_tensor, layer_call_tensor, symbolic_call
+from unison.keras.backend.common import _COUNTERS  # Keras-style unique default names: dense, dense_1, ...
+from unison.keras.backend.keras_tensor import has_keras_tensor, layer_call_tensor, symbolic_call
 from unison.keras.layers.weight_lists import (
     assign_weights,
     keras_non_trainable_weights,
@@ -37,8 +38,6 @@ from unison.keras.layers.weight_lists import (
     keras_trainable_weights,
     keras_weights,
 )
-
-_COUNTERS: dict[str, int] = {}  # Keras-style unique default names: dense, dense_1, ...
 
 
 def _default_name(cls: type) -> str:
@@ -264,6 +263,8 @@ class Layer(nn.Module):
         input_shape: shape of one example (no batch axis), as in Keras.
         trainable: whether its weights get gradients.
     """
+
+    _keras_submodule = True  # a TF submodule for keras_submodules (weight_lists.py imports no Layer)
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         # Remember the constructor arguments: get_config() (and so model saving) rebuilds from them.

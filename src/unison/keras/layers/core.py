@@ -16,17 +16,17 @@ import torch
 import torch.nn.functional as F
 
 from unison.keras import activations
-from unison.keras.keras_tensor import Input  # noqa: F401 - keras.layers.Input
+from unison.keras.backend.keras_tensor import Input  # noqa: F401 - keras.layers.Input
 from unison.keras.layers.base import Layer
 from unison.keras.layers.masking import get_mask, set_mask
-from unison.keras.mixed_precision import DTypePolicyMixin
+from unison.keras.mixed_precision.policy import DTypePolicyMixin
 
 
 class InputLayer:
     """The shape of one example (no batch axis), given to ``Sequential`` first.
 
     ``InputLayer(shape=(28, 28))`` (Keras 3) or ``InputLayer(input_shape=(28, 28))`` (Keras 2).
-    ``keras.Input`` returns a symbolic tensor instead (:mod:`unison.keras.keras_tensor`), which
+    ``keras.Input`` returns a symbolic tensor instead (:mod:`unison.keras.backend.keras_tensor`), which
     ``Sequential`` also accepts first.
     """
 

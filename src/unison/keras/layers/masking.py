@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from unison.keras.layers.base import Layer
-from unison.keras.mixed_precision import DTypePolicyMixin
+from unison.keras.mixed_precision.policy import DTypePolicyMixin
 
 MASK_ATTR = "_keras_mask"
 

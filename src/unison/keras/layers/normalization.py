@@ -1,4 +1,5 @@
-"""BatchNormalization (synchronised across replicas by default) and LayerNormalization.
+"""BatchNormalization (synchronised across replicas by default), LayerNormalization,
+UnitNormalization and GroupNormalization (Keras 3).
 
 Batch statistics are computed over the *global* batch: each replica contributes its sums,
 sums of squares and row count through one differentiable all-reduce, so N replicas normalise
@@ -16,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -25,6 +27,7 @@ from unison.distribute.strategy import ReplicaContext, get_replica_context, get_
 from unison.keras import initializers
 from unison.keras.layers.base import Layer
 from unison.keras.layers.masking import MaskedLayer
+from unison.keras.layers.misc import check_axes
 
 
 class BatchNormalization(Layer):
@@ -200,3 +203,84 @@ class LayerNormalization(MaskedLayer):
         if self.beta is not None:
             y = y + self._param_view(self.beta, x.dim())
         return y
+
+
+class UnitNormalization(MaskedLayer):
+    """Scale each example to unit L2 norm along ``axis``: ``x / sqrt(max(sum(x**2), 1e-12))``."""
+
+    def __init__(self, axis: int | Sequence[int] = -1, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.axis = axis if isinstance(axis, int) else list(axis)
+
+    def build(self, input_shape: Any) -> None:
+        pass
+
+    def call(self, inputs: torch.Tensor, mask: Any = None, training: bool = False) -> torch.Tensor:
+        axes = check_axes(self.axis, inputs.dim(), self)
+        square_sum = inputs.square().sum(dim=axes, keepdim=True)
+        return inputs * torch.rsqrt(torch.clamp(square_sum, min=1e-12))
+
+
+class GroupNormalization(MaskedLayer):
+    """Normalise groups of channels of each example (Keras's ``GroupNormalization``, Wu & He 2018).
+
+    The ``axis`` channels split into ``groups`` groups; each group is normalised over its channels
+    and every other non-batch axis, then scaled by ``gamma`` and shifted by ``beta`` (per channel).
+    ``groups=-1`` gives instance normalisation (one channel per group).
+    """
+
+    def __init__(
+        self,
+        groups: int = 32,
+        axis: int = -1,
+        epsilon: float = 1e-3,
+        center: bool = True,
+        scale: bool = True,
+        beta_initializer: Any = "zeros",
+        gamma_initializer: Any = "ones",
+        beta_regularizer: Any = None,
+        gamma_regularizer: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if isinstance(groups, bool) or not isinstance(groups, int) or groups == 0 or groups < -1:
+            raise ValueError(f"`groups` must be a positive integer or -1. Received: groups={groups!r}")
+        self.groups, self.axis, self.epsilon = groups, axis, float(epsilon)
+        self.center, self.scale = center, scale
+        self._inits = (beta_initializer, gamma_initializer, beta_regularizer, gamma_regularizer)
+
+    def build(self, input_shape: Any) -> None:
+        rank = len(input_shape)
+        self._axis = check_axes(self.axis, rank, self)[0]
+        channels = int(input_shape[self._axis])
+        groups = channels if self.groups == -1 else self.groups
+        if groups > channels or channels % groups:
+            raise ValueError(
+                f"Layer '{self.name}': the number of channels ({channels}) must be a multiple of, and at least, "
+                f"the number of groups ({groups}). Received: input_shape={tuple(input_shape)}; change `groups`."
+            )
+        self._groups = groups
+        beta, gamma, beta_reg, gamma_reg = self._inits
+        self.gamma = (
+            self.add_weight(name="gamma", shape=(channels,), initializer=gamma, regularizer=gamma_reg)
+            if self.scale
+            else None
+        )
+        self.beta = (
+            self.add_weight(name="beta", shape=(channels,), initializer=beta, regularizer=beta_reg)
+            if self.center
+            else None
+        )
+
+    def call(self, inputs: torch.Tensor, mask: Any = None, training: bool = False) -> torch.Tensor:
+        x = inputs.movedim(self._axis, -1)
+        channels = x.shape[-1]
+        grouped = x.reshape(*x.shape[:-1], self._groups, channels // self._groups)
+        reduce = [d for d in range(1, grouped.dim()) if d != grouped.dim() - 2]
+        var, mean = torch.var_mean(grouped, dim=reduce, keepdim=True, correction=0)
+        normed = ((grouped - mean) * torch.rsqrt(var + self.epsilon)).reshape(x.shape)
+        if self.gamma is not None:
+            normed = normed * self.gamma
+        if self.beta is not None:
+            normed = normed + self.beta
+        return normed.movedim(-1, self._axis)

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from unison.keras.keras_tensor import SYMBOLIC_STRING
+from unison.keras.backend.keras_tensor import SYMBOLIC_STRING
 from unison.keras.layers.base import Layer
 
 _EPSILON = 1e-7  # Keras's backend.epsilon()

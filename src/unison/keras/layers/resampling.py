@@ -19,7 +19,7 @@ import torch.nn.functional as F
 
 from unison.keras.layers.base import Layer, pair
 from unison.keras.layers.conv import _check_padding, _same_pads, _to_nchw
-from unison.keras.layers.conv_more import check_rank, single_int
+from unison.keras.layers.conv_base import check_rank, single_int
 from unison.keras.layers.misc import check_channels_last
 
 

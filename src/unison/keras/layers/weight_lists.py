@@ -85,7 +85,10 @@ def keras_submodules(module: nn.Module) -> tuple[nn.Module, ...]:
     """tf.Module's ``submodules`` of a Keras layer or model: every layer (or ``tf.Module``) inside it,
     depth first, each once; torch's own helper modules inside a layer are not TF modules."""
     from unison.core.module import Module
-    from unison.keras.layers.base import Layer
-    from unison.keras.model import Model
 
-    return tuple(m for m in module.modules() if m is not module and isinstance(m, (Layer, Model, Module)))
+    # Layer and Model say so by a class flag: this module sits below both and imports neither.
+    return tuple(
+        m
+        for m in module.modules()
+        if m is not module and (isinstance(m, Module) or getattr(type(m), "_keras_submodule", False))
+    )

@@ -25,7 +25,7 @@ _MERGE_MODES = ("concat", "sum", "mul", "ave", None)
 
 
 def _serialize(layer: torch.nn.Module) -> dict[str, Any]:
-    from unison.keras.saving import layer_config
+    from unison.keras.saving.serialization import layer_config
 
     return layer_config(layer)
 
@@ -33,7 +33,7 @@ def _serialize(layer: torch.nn.Module) -> dict[str, Any]:
 def _deserialize(entry: Any) -> Any:
     if not isinstance(entry, dict):
         return entry
-    from unison.keras.saving import from_config
+    from unison.keras.saving.serialization import from_config
 
     return from_config(entry)
 

@@ -2,9 +2,9 @@
 ``PyDataset``/``Sequence``, the image helpers (``load_img``, ``img_to_array``, ...),
 ``experimental.DatasetCreator``."""
 
-from unison.keras.model_steps import unpack_x_y_sample_weight
 from unison.keras.preprocessing.image import array_to_img, img_to_array, load_img, save_img
 from unison.keras.utils import experimental
+from unison.keras.utils.data_adapter_utils import unpack_x_y_sample_weight
 from unison.keras.utils.dataset_utils import split_dataset
 from unison.keras.utils.file_utils import get_file
 from unison.keras.utils.image_dataset import image_dataset_from_directory

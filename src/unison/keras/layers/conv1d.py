@@ -1,0 +1,95 @@
+"""``Conv1D``: Keras's 1-D convolution over channels-last sequences (``"causal"`` padding too).
+
+Example:
+    >>> import torch
+    >>> Conv1D(4, 3, padding="causal")(torch.zeros(2, 10, 3)).shape
+    torch.Size([2, 10, 4])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from unison.keras.layers.conv import _same_pads
+from unison.keras.layers.conv_base import _channels, _Conv, _positive, check_rank, single_int
+
+__all__ = ["Conv1D"]
+
+
+class Conv1D(_Conv):
+    """1-D convolution over ``(batch, steps, channels)`` (Keras's ``Conv1D``).
+
+    ``padding``: ``"valid"``, ``"same"`` or ``"causal"`` (left padding only, so output ``t`` sees
+    inputs ``<= t``). ``groups`` splits the channels into independent groups.
+    """
+
+    def __init__(
+        self,
+        filters: int,
+        kernel_size: Any,
+        strides: Any = 1,
+        padding: str = "valid",
+        data_format: str | None = None,
+        dilation_rate: Any = 1,
+        groups: int = 1,
+        activation: Any = None,
+        use_bias: bool = True,
+        kernel_initializer: Any = "glorot_uniform",
+        bias_initializer: Any = "zeros",
+        kernel_regularizer: Any = None,
+        bias_regularizer: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(data_format, activation, use_bias, bias_initializer, bias_regularizer, **kwargs)
+        self.filters = _positive(filters, "filters")
+        self.kernel_size = single_int(kernel_size, "kernel_size")
+        self.strides = single_int(strides, "strides")
+        self.dilation_rate = single_int(dilation_rate, "dilation_rate")
+        self.groups = _positive(groups, "groups")
+        if not isinstance(padding, str) or padding.lower() not in ("valid", "same", "causal"):
+            raise ValueError(f"padding must be 'valid', 'same' or 'causal'. Received: padding={padding!r}")
+        self.padding = padding.lower()
+        if self.filters % self.groups:
+            raise ValueError(
+                f"The number of filters must be evenly divisible by the number of groups. Received: groups={groups}, "
+                f"filters={filters}."
+            )
+        self._kernel_args = (kernel_initializer, kernel_regularizer)
+
+    def build(self, input_shape: torch.Size) -> None:
+        if len(input_shape) != 3:
+            raise ValueError(
+                f"Input 0 of layer '{self.name}' is incompatible with the layer: expected ndim=3 (batch, steps, "
+                f"channels), found ndim={len(input_shape)}. Full shape received: {tuple(input_shape)}"
+            )
+        self.in_channels = int(input_shape[-1])
+        if self.in_channels % self.groups:
+            raise ValueError(
+                f"The number of input channels must be evenly divisible by the number of groups. Received "
+                f"groups={self.groups}, but the input has {self.in_channels} channels (full input shape is "
+                f"{tuple(input_shape)})."
+            )
+        init, reg = self._kernel_args
+        self.kernel = self.add_weight(
+            name="kernel",
+            shape=(self.kernel_size, self.in_channels // self.groups, self.filters),
+            initializer=init,
+            regularizer=reg,
+        )
+        self._add_bias(self.filters)
+
+    def call(self, inputs: torch.Tensor) -> torch.Tensor:
+        check_rank(inputs, 3, self, "batch, steps, channels")
+        _channels(self, inputs, self.in_channels)
+        x = inputs.permute(0, 2, 1)
+        reach = (self.kernel_size - 1) * self.dilation_rate
+        if self.padding == "causal":
+            x = F.pad(x, (reach, 0))
+        elif self.padding == "same":
+            x = F.pad(x, _same_pads(x.shape[-1], self.kernel_size, self.strides, self.dilation_rate))
+        weight = self.kernel.permute(2, 1, 0)
+        y = F.conv1d(x, weight, self.bias, self.strides, 0, self.dilation_rate, self.groups)
+        return self.activation(y.permute(0, 2, 1))

@@ -1,0 +1,79 @@
+"""The base of the convolutions beyond ``Conv2D`` (Keras 3's ``layers/convolutional/base_conv.py``).
+
+Kernels are in Keras's layout (``Conv1D``: ``(k, in / groups, filters)``; ``Conv2DTranspose``:
+``(kh, kw, filters, in)``; ``depthwise_kernel``: ``(kh, kw, in, depth_multiplier)``;
+``pointwise_kernel``: ``(1, 1, in * depth_multiplier, filters)``) and viewed in torch's layout
+(a permute, no copy) for the convolution. ``"same"`` padding is TF's: ``ceil(size / stride)``
+outputs, with the odd padding pixel after. Resampling and pooling: :mod:`.resampling`.
+
+Example:
+    >>> single_int((3,), "kernel_size")
+    3
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from unison.keras import activations
+from unison.keras.layers.base import Layer
+from unison.keras.layers.misc import check_channels_last
+
+__all__ = ["check_rank", "single_int"]
+
+
+def single_int(value: Any, what: str) -> int:
+    if isinstance(value, (tuple, list)) and len(value) == 1:
+        value = value[0]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{what} must be a positive int or a tuple of 1 int. Received: {what}={value!r}")
+    return int(value)
+
+
+def _positive(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{what} must be a positive integer. Received: {what}={value!r}")
+    return value
+
+
+def check_rank(x: torch.Tensor, rank: int, layer: Layer, axes: str) -> None:
+    if x.dim() != rank:
+        raise ValueError(
+            f"Input 0 of layer '{layer.name}' is incompatible with the layer: expected ndim={rank} ({axes}), "
+            f"found ndim={x.dim()}. Full shape received: {tuple(x.shape)}"
+        )
+
+
+def _channels(layer: Layer, x: torch.Tensor, expected: int) -> None:
+    if x.shape[-1] != expected:
+        raise ValueError(
+            f"Input 0 of layer '{layer.name}' is incompatible with the layer: expected axis -1 of input shape to "
+            f"have value {expected}, but received input with shape {tuple(x.shape)}."
+        )
+
+
+class _Conv(Layer):
+    """Arguments and bias shared by the convolutions."""
+
+    def __init__(
+        self,
+        data_format: str | None,
+        activation: Any,
+        use_bias: bool,
+        bias_initializer: Any,
+        bias_regularizer: Any,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        check_channels_last(data_format)
+        self.activation = activations.get(activation)
+        self.use_bias = bool(use_bias)
+        self._bias_args = (bias_initializer, bias_regularizer)
+
+    def _add_bias(self, size: int) -> None:
+        init, reg = self._bias_args
+        self.bias = (
+            self.add_weight(name="bias", shape=(size,), initializer=init, regularizer=reg) if self.use_bias else None
+        )

@@ -1,0 +1,176 @@
+"""``keras.mixed_precision.LossScaleOptimizer``: dynamic loss scaling for float16 training.
+
+float16 keeps about 5 significant decimal digits between 6e-8 and 65504: small gradients of
+activations round to zero (underflow). Multiplying the loss by a large ``scale`` before
+``backward()`` lifts them into range; the optimizer divides the gradients by the same scale
+before the update. The scale is dynamic, as in Keras 3: a step whose gradients hold Inf/NaN
+is skipped and the scale halves; after ``dynamic_growth_steps`` finite steps in a row it
+doubles.
+
+Across replicas the skip is one decision: under a strategy the gradients are reduced by
+:class:`~unison.optim.DistributedOptimizer` with ``nonfinite="skip"``, whose non-finite flag
+travels with every gradient bucket, so every replica skips the same step and keeps the same
+scale.
+
+Example:
+    >>> from unison import keras
+    >>> opt = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.SGD(0.1), initial_scale=8.0)
+    >>> opt.update_scale(False); opt.dynamic_scale
+    4.0
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from unison.keras import optimizers as optimizers_mod
+from unison.keras.optimizers.optimizer import Optimizer, Params, _flatten
+
+
+class LossScaleOptimizer(Optimizer):
+    """Wraps a Keras optimizer with dynamic loss scaling.
+
+    Args:
+        inner_optimizer: the optimizer that updates the variables (an ``Optimizer`` or name).
+        initial_scale: the first loss scale (Keras's default ``2**15``).
+        dynamic_growth_steps: double the scale after this many finite steps in a row.
+        name: a name for logs.
+
+    Contract: ``fit`` multiplies the loss by :attr:`dynamic_scale` before ``backward()``;
+    :meth:`clip_gradients` (called after the cross-replica reduction, before the update)
+    divides the gradients by it, then clips as the inner optimizer is configured;
+    :meth:`update_scale` is told whether the step was finite on every replica.
+    """
+
+    def __init__(
+        self,
+        inner_optimizer: Any,
+        initial_scale: float = 2.0**15,
+        dynamic_growth_steps: int = 2000,
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if kwargs:
+            raise TypeError(f"LossScaleOptimizer got unexpected keyword arguments: {sorted(kwargs)}.")
+        inner = optimizers_mod.get(inner_optimizer)
+        if isinstance(inner, LossScaleOptimizer):
+            raise TypeError(
+                "LossScaleOptimizer cannot wrap another LossScaleOptimizer. "
+                f"Received: inner_optimizer={inner_optimizer!r}"
+            )
+        if not (isinstance(initial_scale, (int, float)) and math.isfinite(initial_scale) and initial_scale > 0):
+            raise ValueError(
+                f"`initial_scale` must be a positive finite number. Received: initial_scale={initial_scale!r}"
+            )
+        if (
+            isinstance(dynamic_growth_steps, bool)
+            or not isinstance(dynamic_growth_steps, int)
+            or dynamic_growth_steps < 1
+        ):
+            raise ValueError(
+                "`dynamic_growth_steps` must be an integer >= 1. "
+                f"Received: dynamic_growth_steps={dynamic_growth_steps!r}"
+            )
+        super().__init__(inner.learning_rate, name=name or "loss_scale_optimizer")
+        self.inner_optimizer = inner
+        self.initial_scale = float(initial_scale)
+        self.dynamic_growth_steps = dynamic_growth_steps
+        self.dynamic_scale = float(initial_scale)
+        self.step_counter = 0  # finite steps since the scale last changed
+        self.skipped_steps = 0
+
+    # --- the inner optimizer does the work ------------------------------------------------------
+    def build(self, params: Params) -> torch.optim.Optimizer:
+        self._torch_optimizer = self.inner_optimizer.build(params)
+        return self._torch_optimizer
+
+    def prebuild(self, params: Params) -> None:
+        self.inner_optimizer.prebuild(params)
+        self._torch_optimizer = self.inner_optimizer.torch_optimizer
+
+    @property
+    def torch_optimizer(self) -> torch.optim.Optimizer | None:
+        return self.inner_optimizer.torch_optimizer
+
+    @property  # type: ignore[override]
+    def learning_rate(self) -> float:
+        return self.inner_optimizer.learning_rate
+
+    @learning_rate.setter
+    def learning_rate(self, value: float) -> None:
+        self.inner_optimizer.learning_rate = value
+
+    # --- scaling ----------------------------------------------------------------------------------
+    def scale_loss(self, loss: torch.Tensor) -> torch.Tensor:
+        """``loss * dynamic_scale`` (what ``backward()`` runs on)."""
+        return loss * self.dynamic_scale
+
+    def clip_gradients(self, params: Params) -> None:
+        """Divide the (reduced) gradients by the scale, then clip as the inner optimizer does."""
+        params = list(params)
+        inv = 1.0 / self.dynamic_scale
+        with torch.no_grad():
+            for p in _flatten(params):
+                if p.grad is not None:
+                    p.grad.mul_(inv)
+        self.inner_optimizer.clip_gradients(params)
+
+    def update_scale(self, finite: bool) -> None:
+        """Keras's dynamic rule: halve and reset on overflow; double after a run of finite steps."""
+        if not finite:
+            self.dynamic_scale = max(self.dynamic_scale / 2.0, 1e-30)
+            self.step_counter = 0
+            self.skipped_steps += 1
+            return
+        self.step_counter += 1
+        if self.step_counter >= self.dynamic_growth_steps:
+            self.dynamic_scale *= 2.0
+            self.step_counter = 0
+
+    def get_config(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "inner_optimizer": self.inner_optimizer.get_config(),
+            "initial_scale": self.initial_scale,
+            "dynamic_growth_steps": self.dynamic_growth_steps,
+        }
+
+    def __repr__(self) -> str:
+        return f"LossScaleOptimizer({self.inner_optimizer!r}, dynamic_scale={self.dynamic_scale!r})"
+
+
+class UnderflowWatch:
+    """Warns, once, when float16 training without loss scaling loses whole gradients to underflow.
+
+    Checked on the first ``steps`` steps only (one host sync each): a trainable variable whose
+    gradient is exactly zero everywhere while the loss is not zero is the symptom.
+    """
+
+    def __init__(self, steps: int = 5) -> None:
+        self.remaining = steps
+
+    def check(self, named: Sequence[tuple[str, torch.Tensor]], loss: torch.Tensor) -> None:
+        if self.remaining <= 0:
+            return
+        self.remaining -= 1
+        if float(loss.detach()) == 0.0:
+            return
+        zero = [n for n, p in named if p.grad is not None and p.grad.numel() and not bool(p.grad.any())]
+        if zero:
+            self.remaining = 0
+            warnings.warn(
+                f"Under the 'mixed_float16' policy the gradients of {zero[:3]} underflowed to zero "
+                "(float16 cannot hold values below ~6e-8) and training is not using loss scaling. "
+                "Wrap the optimizer: optimizer=keras.mixed_precision.LossScaleOptimizer("
+                "keras.optimizers.Adam()), or use the 'mixed_bfloat16' policy, which needs none.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+
+
+__all__ = ["LossScaleOptimizer", "UnderflowWatch"]

@@ -1,0 +1,757 @@
+"""``keras.Model`` and ``keras.Sequential`` over ``torch.nn``.
+
+A model is any ``torch.nn.Module``: ``Model(module)`` wraps one you already have, subclasses
+define ``call()``, and ``Sequential`` stacks layers. The model remembers the strategy whose
+scope it was created in (``distribute_strategy``); ``fit``/``evaluate``/``predict`` (in
+:mod:`unison.keras.trainers.loop`) talk only to that strategy.
+
+Example:
+    >>> from unison import keras
+    >>> model = keras.Sequential([keras.layers.Dense(4, activation="relu", input_shape=(3,)),
+    ...                           keras.layers.Dense(2)])
+    >>> model.count_params()
+    26
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, cast
+
+import numpy as np
+import torch
+from torch import nn
+
+from unison.distribute import sharding
+from unison.distribute.strategy import Strategy, get_strategy, has_strategy
+from unison.errors import NotCompiledError
+from unison.keras import optimizers as optimizers_mod
+from unison.keras.backend.keras_tensor import KerasTensor, has_keras_tensor, symbolic_call
+from unison.keras.layers.base import Layer, _default_name, add_loss_to, call_in_mode, collect_losses, set_trainable
+from unison.keras.layers.core import InputLayer
+from unison.keras.saving import weights_file
+from unison.keras.trainers.compile_utils import OutputLosses
+from unison.keras.trainers.trainer import StepMethods
+
+# Keras 2 (tf.keras) compile() keywords TF 2 programs still pass, that change nothing in TF 2:
+# `experimental_run_tf_function` and `cloning` (always on / unused), `sample_weight_mode` (the
+# v2 loop reads the weights' shape instead), `experimental_steps_per_execution` and
+# `pss_evaluation_shards` (performance knobs), `auto_scale_loss` (Keras 3, mixed precision).
+_IGNORED_COMPILE_KWARGS = frozenset(
+    {
+        "experimental_run_tf_function",
+        "cloning",
+        "sample_weight_mode",
+        "experimental_steps_per_execution",
+        "pss_evaluation_shards",
+        "auto_scale_loss",
+    }
+)
+
+
+def _check_legacy_compile_kwargs(kwargs: dict[str, Any]) -> None:
+    """Accept Keras 2's no-op compile() keywords; refuse those whose meaning cannot be honoured, as TF 2 does."""
+    if kwargs.pop("distribute", None) is not None:
+        raise ValueError(
+            "compile(distribute=...) is not available in TF 2: create and compile the model "
+            "inside `with strategy.scope():` instead."
+        )
+    if kwargs.pop("target_tensors", None) is not None:
+        raise ValueError(
+            "compile(target_tensors=...) is not supported when executing eagerly (TF 2): pass "
+            "the labels to fit(x, y) instead."
+        )
+    unknown = sorted(set(kwargs) - _IGNORED_COMPILE_KWARGS)
+    if unknown:
+        raise TypeError(
+            f"compile() got unexpected keyword arguments: {unknown}. Expected optimizer, loss, "
+            "metrics, loss_weights, weighted_metrics, run_eagerly, steps_per_execution, jit_compile."
+        )
+
+
+# keras.Model(inputs, outputs) is a Functional (functional.py), a subclass of Model: functional.py
+# registers the class here when it is defined, so this module never imports it back.
+_FUNCTIONAL: list[type[Model]] = []
+
+
+def register_functional(cls: type[Model]) -> None:
+    """Record the class that ``keras.Model(inputs, outputs)`` builds (functional.py calls it)."""
+    _FUNCTIONAL[:] = [cls]
+
+
+def _functional() -> Any:
+    return _FUNCTIONAL[0]  # registered as soon as keras.models is imported
+
+
+class Model(StepMethods, nn.Module):
+    """A trainable model with Keras's ``compile``/``fit``/``evaluate``/``predict``.
+
+    Args:
+        module: an existing ``torch.nn.Module`` to wrap (optional for subclasses with ``call``).
+        name: the model's name.
+    """
+
+    _keras_submodule = True  # a TF submodule for layers.weight_lists.keras_submodules
+
+    @classmethod
+    def _inherits_call(cls) -> bool:
+        """Whether this class defines no ``call`` of its own (the trainer asks, without importing Model)."""
+        return cls.call is Model.call
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # keras.Model(inputs, outputs) builds a functional model, as in Keras.
+        if cls is Model and ("inputs" in kwargs or "outputs" in kwargs or (args and _symbolic(args[0]))):
+            return super().__new__(_functional())
+        return super().__new__(cls)
+
+    def __init__(self, module: nn.Module | None = None, name: str | None = None, **kwargs: Any) -> None:
+        Functional = _functional()
+        if not isinstance(self, Functional) and ("inputs" in kwargs or "outputs" in kwargs or _symbolic(module)):
+            # A subclass whose __init__ calls super().__init__(inputs=..., outputs=...) becomes a
+            # functional model, as in Keras: Functional takes Model's place among its bases.
+            _make_functional(type(self))
+            if module is not None:
+                kwargs["inputs"] = module
+            if name is not None and not isinstance(name, str):
+                # CustomModel(inputs, outputs): the second positional argument is the outputs
+                kwargs["outputs"], name = name, kwargs.pop("name", None)
+            Functional.__init__(self, name=name, **kwargs)
+            return
+        super().__init__()
+        if kwargs:
+            raise TypeError(f"Model got unexpected keyword arguments: {sorted(kwargs)}.")
+        if module is not None and not isinstance(module, nn.Module):
+            raise TypeError(f"Model wraps a torch.nn.Module. Received: {type(module).__name__}")
+        self.module = module
+        self.name = name or _default_name(type(self))
+        # TF binds a model to the strategy whose scope it was created in.
+        self.distribute_strategy: Strategy = get_strategy()
+        self.optimizer: optimizers_mod.Optimizer | None = None
+        self.loss: Any = None
+        self._metric_specs: list[Any] = []  # compile(metrics=...), resolved on the first step
+        self.stop_training = False
+        self.history: Any = None
+        self.input_shape_hint: tuple[int, ...] | None = None
+        self._compiled = False
+        self._mirrored_build = False  # see _build_mirrored
+
+    # --- computation ------------------------------------------------------------------------
+    def call(self, inputs: Any) -> Any:
+        """The forward computation; subclasses override this (or wrap a module)."""
+        if self.module is None:
+            raise NotImplementedError("Subclasses of keras.Model must implement call(inputs).")
+        return self.module(inputs)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self.call(*args, **kwargs)
+
+    def __call__(self, *args: Any, training: bool | None = None, **kwargs: Any) -> Any:
+        """``model(x)``; ``training=True/False`` sets Dropout/BatchNorm behaviour for this call.
+
+        ``training=None`` keeps the current mode (``fit`` sets it; a new model is in training
+        mode, as torch modules are). A ``call(inputs, training=...)`` of a subclass gets the flag.
+        """
+        if has_keras_tensor(args, kwargs):  # a model used as a layer of a functional model
+            return symbolic_call(self, args, kwargs, run=super().__call__)
+        if not getattr(self, "_mirrored_build", True) and args and isinstance(args[0], torch.Tensor):
+            self._build_mirrored(args[0])
+        if training is not None:
+            kwargs["training"] = training
+        return call_in_mode(self, super().__call__, args, kwargs)
+
+    def _build_mirrored(self, example: torch.Tensor) -> None:
+        """Give lazily-built weights replica 0's values before the first call computes anything.
+
+        A model created under a multi-replica strategy without an input shape (Keras builds
+        it on its first input, e.g. inside ``strategy.run``) gets its weights after the scope's
+        broadcast; TF mirrors such variables from the first replica, and so does unison: the
+        model is built on a zero-filled example of the input's shape and its weights and
+        buffers are broadcast from replica 0. Every replica makes this first call together.
+        """
+        strategy = self.distribute_strategy
+        if strategy.num_replicas_in_sync <= 1 or self.built:
+            self._mirrored_build = self.built or strategy.num_replicas_in_sync <= 1
+            return
+        was_training = self.training
+        self.eval()
+        with torch.no_grad():
+            nn.Module.__call__(self, torch.zeros_like(example[:1]))
+        self.train(was_training)
+        strategy.broadcast_tensors([*self.parameters(), *self.buffers()])
+        self._mirrored_build = True
+
+    @property
+    def trainable(self) -> bool:
+        """Whether training updates the model's weights; ``model.trainable = False`` freezes every layer."""
+        return bool(self.__dict__.get("_trainable", True))
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        set_trainable(self, value)
+
+    # --- Keras's variable lists (torch parameters and buffers) ----------------------------------
+    @property
+    def trainable_variables(self) -> list[nn.Parameter]:
+        """Parameters that training updates, in creation order (``trainable_weights``)."""
+        return [p for p in self.parameters() if p.requires_grad]
+
+    @property
+    def trainable_weights(self) -> list[nn.Parameter]:
+        return self.trainable_variables
+
+    @property
+    def non_trainable_weights(self) -> list[torch.Tensor]:
+        """Frozen parameters and floating-point buffers (e.g. BatchNorm's moving statistics)."""
+        frozen = [p for p in self.parameters() if not p.requires_grad]
+        return frozen + [b for b in self.buffers() if b.is_floating_point()]
+
+    @property
+    def non_trainable_variables(self) -> list[torch.Tensor]:
+        return self.non_trainable_weights
+
+    @property
+    def weights(self) -> list[torch.Tensor]:
+        """``trainable_weights + non_trainable_weights``."""
+        return [*self.trainable_weights, *self.non_trainable_weights]
+
+    @property
+    def variables(self) -> list[torch.Tensor]:
+        return self.weights
+
+    @property
+    def submodules(self) -> tuple[nn.Module, ...]:
+        """tf.Module's ``submodules`` (a Keras model is a ``tf.Module`` in TF): its layers, depth first.
+
+        Example:
+            >>> from unison import keras
+            >>> model = keras.Sequential([keras.layers.Dense(2), keras.layers.Dense(1)])
+            >>> [type(m).__name__ for m in model.submodules]
+            ['Dense', 'Dense']
+        """
+        from unison.keras.layers.weight_lists import keras_submodules
+
+        return keras_submodules(self)
+
+    def build(self, input_shape: Sequence[int]) -> None:
+        """Create every lazily-sized weight by running one example of ``input_shape`` (batch axis included)."""
+        was_training = self.training
+        self.eval()
+        with torch.no_grad():
+            self(torch.zeros(tuple(input_shape), device=self._device()))
+        self.train(was_training)
+
+    def _device(self) -> torch.device:
+        for p in self.parameters():
+            return p.device
+        return self.distribute_strategy.extended.device
+
+    @property
+    def built(self) -> bool:
+        return all(getattr(m, "built", True) for m in self.modules() if isinstance(m, Layer))
+
+    @property
+    def layers(self) -> list[nn.Module]:
+        """The model's direct sub-layers."""
+        return [m for m in self.children()]
+
+    def get_layer(self, name: str | None = None, index: int | None = None) -> nn.Module:
+        """A layer of ``self.layers`` by name or index (Keras's ``get_layer``)."""
+        if index is not None:
+            layers = self.layers
+            if not -len(layers) <= index < len(layers):
+                raise ValueError(
+                    f"get_layer(index={index}) is out of range: model {self.name!r} has {len(layers)} layers."
+                )
+            return layers[index]
+        if name is None:
+            raise ValueError("get_layer needs name= or index=.")
+        for layer in self.layers:
+            if getattr(layer, "name", None) == name:
+                return layer
+        raise ValueError(
+            f"No such layer: {name!r}. Existing layers are: "
+            f"{[getattr(m, 'name', type(m).__name__) for m in self.layers]}."
+        )
+
+    def add_loss(self, loss: Any) -> None:
+        """Add a loss tensor computed in ``call`` (Keras's ``add_loss``); ``fit`` adds it to the loss."""
+        add_loss_to(self, loss)
+
+    @property
+    def losses(self) -> list[torch.Tensor]:
+        """Every layer's add_loss losses (of the latest call) and weight regularisation penalties."""
+        return collect_losses(self)
+
+    # --- compile -----------------------------------------------------------------------------
+    def compile(
+        self,
+        optimizer: Any = "rmsprop",
+        loss: Any = None,
+        metrics: Sequence[Any] | None = None,
+        loss_weights: Any = None,
+        weighted_metrics: Any = None,
+        run_eagerly: bool = False,
+        steps_per_execution: int = 1,
+        jit_compile: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        """Configure training: optimizer, loss and metrics (strings as in Keras).
+
+        Under a strategy's scope the optimizer's gradients are synchronised by that strategy.
+        """
+        _check_legacy_compile_kwargs(kwargs)
+        # loss=None is allowed, as in Keras 3: a model that adds its loss with add_loss() (fit
+        # checks that there is one), or a train_step override that computes its own.
+        if isinstance(metrics, str) or (metrics is not None and not isinstance(metrics, Iterable)):
+            metrics = [metrics]
+        specs: Any = dict(metrics) if isinstance(metrics, dict) else list(metrics or [])
+        self._compile_arguments = (optimizer, loss, specs)  # saved by model.save('x.keras')
+        self.optimizer = optimizers_mod.get(optimizer)
+        # Several outputs: a loss (and weight) per output, by position or by output name.
+        self.loss = OutputLosses.from_compile(self, loss, loss_weights) if loss is not None else None
+        self._metric_specs = specs
+        self._adopt_scope_strategy()
+        self._compiled = True
+        trainable = [p for p in self.parameters() if p.requires_grad]
+        if trainable and self.built and not any(isinstance(p, nn.parameter.UninitializedParameter) for p in trainable):
+            self.optimizer.prebuild(trainable)
+
+    def _adopt_scope_strategy(self) -> None:
+        """A model built outside any scope joins the strategy compile() runs under; TF forbids mixing."""
+        current = get_strategy()
+        if current is self.distribute_strategy or not has_strategy():
+            return
+        if self.distribute_strategy.num_replicas_in_sync == 1 and type(self.distribute_strategy) is Strategy:
+            self.distribute_strategy = current
+            return
+        raise ValueError(
+            f"This model was created under {self.distribute_strategy!r} but compile() runs under "
+            f"{current!r}. Create and compile the model inside the same `with strategy.scope():` block."
+        )
+
+    def _require_compiled(self, what: str) -> None:
+        if not self._compiled:
+            raise NotCompiledError(
+                f"You must call `compile()` before using the model for {what}. Call "
+                "model.compile(optimizer='adam', loss='sparse_categorical_crossentropy', "
+                "metrics=['accuracy']) first."
+            )
+
+    # --- training API (implemented in trainer.py) ----------------------------------------------
+    def fit(self, x: Any = None, y: Any = None, **kwargs: Any) -> Any:
+        """Train the model; see :func:`unison.keras.trainers.loop.fit` for every argument."""
+        from unison.keras.trainers import loop as trainer
+
+        return trainer.fit(self, x, y, **kwargs)
+
+    def evaluate(self, x: Any = None, y: Any = None, **kwargs: Any) -> Any:
+        """Loss and metrics on ``x, y`` (each sample counted once across replicas)."""
+        from unison.keras.trainers import loop as trainer
+
+        return trainer.evaluate(self, x, y, **kwargs)
+
+    def predict(self, x: Any, **kwargs: Any) -> np.ndarray | list[np.ndarray] | dict[str, np.ndarray]:
+        """Outputs for ``x`` as a numpy array (in input order, gathered from every replica).
+
+        A model with several outputs returns a list or dict of arrays, in the shape of its outputs.
+        """
+        from unison.keras.trainers import loop as trainer
+
+        return trainer.predict(self, x, **kwargs)
+
+    # --- weights -------------------------------------------------------------------------------
+    def get_weights(self) -> list[np.ndarray]:
+        """Every parameter and buffer as numpy arrays, in ``state_dict`` order.
+
+        A model that ``keras.distribution.ModelParallel`` sharded gathers its shards: every
+        replica calls it (as every replica runs the program) and each gets the whole weights.
+        """
+        return [t.detach().cpu().numpy().copy() for t in self._full_state().values()]
+
+    def set_weights(self, weights: Sequence[Any]) -> None:
+        """Load weights in the order ``get_weights`` returns them."""
+        state = self._full_state()
+        if len(weights) != len(state):
+            raise ValueError(f"set_weights expects {len(state)} arrays, received {len(weights)}.")
+        new = {}
+        for (name, t), w in zip(state.items(), weights):
+            w = torch.as_tensor(np.asarray(w))
+            if tuple(w.shape) != tuple(t.shape):
+                raise ValueError(f"Weight '{name}' has shape {tuple(t.shape)}, received {tuple(w.shape)}.")
+            new[name] = w
+        if sharding.is_sharded(self):
+            sharding.load_full_state(self, new)
+            return
+        with torch.no_grad():
+            for t, w in zip(state.values(), new.values()):
+                t.copy_(w)
+
+    def _full_state(self) -> dict[str, torch.Tensor]:
+        """``state_dict()`` with whole tensors (a collective when the model is sharded)."""
+        gathered = self.__dict__.get("_unison_gathered")
+        return gathered[0] if gathered is not None else sharding.full_state(self)
+
+    def _full_optimizer_state(self) -> dict[str, Any] | None:
+        """The torch optimizer's ``state_dict()`` with whole tensors, or ``None`` before it exists."""
+        gathered = self.__dict__.get("_unison_gathered")
+        if gathered is not None:
+            return cast(dict[str, Any] | None, gathered[1])
+        opt = self.optimizer.torch_optimizer if self.optimizer is not None else None
+        return sharding.full_optimizer_state(self, opt) if opt is not None else None
+
+    @contextlib.contextmanager
+    def _weights_gathered(self) -> Iterator[None]:
+        """Gather a sharded model's weights and optimizer state on every replica for the block.
+
+        The chief alone writes files (``_write_weights``/``_write_model``, ``ModelCheckpoint``);
+        gathering shards is a collective every replica must join, so it happens here first,
+        where every replica still runs. A model that is not sharded gathers nothing.
+        """
+        if not sharding.is_sharded(self) or "_unison_gathered" in self.__dict__:
+            yield
+            return
+        object.__setattr__(self, "_unison_gathered", (self._full_state(), self._full_optimizer_state()))
+        try:
+            yield
+        finally:
+            del self.__dict__["_unison_gathered"]
+
+    def save_weights(self, filepath: str | os.PathLike[str], overwrite: bool = True) -> None:
+        """Write the weights to ``filepath`` atomically, with a SHA-256 checksum; only the chief writes.
+
+        Every replica calls it (as every replica runs the program) and returns once the file is
+        complete, so a replica that reads the file next finds it.
+        """
+        with self._weights_gathered():
+            self._write_weights(filepath)
+        self._wait_for_chief("save_weights")
+
+    def _wait_for_chief(self, op: str) -> None:
+        comm = self.distribute_strategy.extended.communicator
+        if comm.is_distributed:
+            comm.barrier(name=f"model.{op}")
+
+    def _write_weights(self, filepath: str | os.PathLike[str]) -> None:
+        """The chief's half of ``save_weights`` (ModelCheckpoint calls it on the chief alone)."""
+        if not self.distribute_strategy.extended.should_checkpoint:
+            return
+        weights_file.write_state(filepath, {"state_dict": self._full_state()}, weights_file.WEIGHTS_KIND)
+
+    def load_weights(self, filepath: str | os.PathLike[str]) -> None:
+        """Read weights written by ``save_weights`` or ``save`` (every replica reads the same file).
+
+        The checksum is verified before anything is decoded, and the names and shapes are checked
+        against this model: a damaged or foreign file raises ``WeightsFileError`` naming the file,
+        the model's structure and what the file holds, and loads nothing.
+        """
+        state = weights_file.read_state(filepath, self._full_state(), self._device())
+        sharding.load_full_state(self, state)
+
+    def save(self, filepath: str | os.PathLike[str], overwrite: bool = True, **kwargs: Any) -> None:
+        """Save the model to ``filepath`` atomically, with a checksum (chief only).
+
+        Any path (``"m.keras"``, tf.keras's ``"my_model"`` or ``"m.h5"``) holds the architecture,
+        weights, compile arguments and optimizer state, for ``keras.models.load_model``
+        (:mod:`unison.keras.saving`); ``load_weights`` reads the same file.
+        """
+        # tf.keras 2's keywords: save_format="tf"|"h5"|"keras", options=SaveOptions, and the
+        # SavedModel knobs that have no meaning without traced graphs.
+        save_format = kwargs.pop("save_format", None)
+        options = kwargs.pop("options", None)
+        for ignored in ("include_optimizer", "signatures", "save_traces"):
+            kwargs.pop(ignored, None)
+        if kwargs:
+            raise TypeError(f"save() got unexpected keyword arguments: {sorted(kwargs)}.")
+        if save_format not in (None, "tf", "h5", "keras"):
+            raise ValueError(f"save_format must be 'tf', 'h5' or 'keras'. Received: save_format={save_format!r}")
+        if options is not None:
+            from unison.saved_model import SaveOptions
+
+            if not isinstance(options, SaveOptions):
+                raise TypeError(f"options must be a tf.saved_model.SaveOptions. Received: {type(options).__name__}")
+        with self._weights_gathered():
+            self._write_model(filepath, save_format)
+        self._wait_for_chief("save")  # every replica returns once the chief's file is complete
+
+    def save_spec(self, dynamic_batch: bool = True) -> Any:
+        """tf.keras 2's ``save_spec()``: ``None`` until the model knows its input, then ``([spec], {})``."""
+        shape = self.input_shape_hint
+        if not self.built or shape is None:
+            return None
+        from unison.data.specs import TensorSpec
+
+        return ([TensorSpec(shape=(None, *shape))], {})
+
+    def _write_model(self, filepath: str | os.PathLike[str], save_format: str | None = None) -> None:
+        """The chief's half of ``save`` (ModelCheckpoint calls it on the chief alone).
+
+        Every path holds the whole model (architecture when it has one, weights, compile
+        arguments, optimizer state): tf.keras programs save to ``"my_model"`` or ``"model.h5"``
+        and call ``load_model`` on the same path, and ``load_weights`` reads the file too. A
+        path without an extension, an existing directory or ``save_format="tf"`` becomes a
+        directory as tf.keras 2's SavedModel did (:func:`unison.saved_model.write_keras_export`),
+        which ``tf.saved_model.load`` also reads.
+        """
+        from unison.keras import saving
+
+        path = os.fspath(filepath)
+        if save_format == "tf" or os.path.isdir(path) or (save_format is None and not os.path.splitext(path)[1]):
+            if self.built or save_format == "tf" or os.path.isdir(path):
+                from unison.saved_model import write_keras_export
+
+                write_keras_export(self, path)
+                return
+        if not self.built and not os.fspath(filepath).endswith(".keras"):
+            # an unbuilt model has no weights yet: a weights-format file (ModelCheckpoint's paths)
+            if self.distribute_strategy.extended.should_checkpoint:
+                weights_file.write_state(
+                    filepath,
+                    {"state_dict": self._full_state(), "optimizer": self._full_optimizer_state()},
+                    weights_file.MODEL_FORMAT,
+                )
+            return
+        saving.save_model(self, filepath)
+
+    def get_config(self) -> dict[str, Any]:
+        """The architecture as Keras's ``{"class_name", "config"}`` (Sequential and functional models)."""
+        from unison.keras import saving
+
+        config: dict[str, Any] = saving.model_config(self)["config"]
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], custom_objects: dict[str, Any] | None = None) -> Any:
+        """A new, untrained model from ``get_config()``'s output (Keras's ``Model.from_config``).
+
+        A functional or Sequential config rebuilds its graph of layers (custom layer classes by
+        ``custom_objects``); a subclass with its own ``get_config`` is made as ``cls(**config)``.
+
+        Example:
+            >>> from unison import keras
+            >>> inputs = keras.Input(shape=(4,))
+            >>> model = keras.Model(inputs, keras.layers.Dense(2)(inputs))
+            >>> keras.Model.from_config(model.get_config()).count_params()
+            10
+        """
+        from unison.keras import saving
+
+        if not isinstance(config, dict):
+            raise TypeError(f"from_config takes the dict get_config() returns. Received: {type(config).__name__}")
+        if "nodes" in config and "inputs" in config:
+            return saving.from_config({"class_name": "Functional", "config": config}, custom_objects)
+        if cls is Sequential or (cls is Model and "layers" in config and "input_shape" in config):
+            return saving.from_config({"class_name": "Sequential", "config": config}, custom_objects)
+        if cls is Model:
+            raise ValueError(
+                "Model.from_config got a config that describes no functional or Sequential model "
+                f"(keys: {sorted(config)}). For a subclassed model call YourModel.from_config(config)."
+            )
+        return cls(**config)
+
+    def to_json(self, **kwargs: Any) -> str:
+        """The architecture as JSON text, for ``keras.models.model_from_json``."""
+        import json
+
+        from unison.keras import saving
+
+        return json.dumps(saving.model_config(self), **kwargs)
+
+    def count_params(self) -> int:
+        """Number of scalars in the model's parameters."""
+        return sum(p.numel() for p in self.parameters())
+
+    def summary(self, print_fn: Any = print) -> None:
+        """Print a Keras-style table of layers, output shapes and parameter counts."""
+        from unison.keras.models.summary import summary_lines
+
+        for line in summary_lines(self):
+            print_fn(line)
+
+
+class Sequential(Model):
+    """A linear stack of layers (``keras.Sequential``).
+
+    The first layer's ``input_shape=`` (or a leading ``keras.Input``) builds every layer at
+    once, so the weights exist (and are mirrored) inside ``strategy.scope()``. Such a model also
+    has a symbolic graph, as in Keras: ``model.inputs``/``outputs`` and each layer's
+    ``input``/``output``, so ``keras.Model(model.inputs, [l.output for l in model.layers])``
+    extracts intermediate features.
+
+    Example:
+        >>> from unison import keras
+        >>> model = keras.Sequential([keras.Input(shape=(3,)), keras.layers.Dense(4), keras.layers.Dense(2)])
+        >>> features = keras.Model(model.inputs, [layer.output for layer in model.layers])
+        >>> [tuple(kt.shape) for kt in features.outputs]
+        [(None, 4), (None, 2)]
+    """
+
+    def __init__(self, layers: Sequence[Any] | None = None, name: str | None = None, trainable: bool = True) -> None:
+        super().__init__(name=name)
+        self.stack = nn.ModuleList()
+        # (input, last output) of the symbolic graph, when the input shape is known
+        self._graph: tuple[KerasTensor, Any] | None = None
+        self._graph_input: KerasTensor | None = None
+        for layer in layers or []:
+            self.add(layer)
+        if not trainable:
+            self.trainable = False
+
+    def add(self, layer: Any) -> None:
+        """Append a layer (a ``keras.layers`` layer, any ``torch.nn.Module``, or an ``Input``)."""
+        if isinstance(layer, (InputLayer, KerasTensor)):
+            if len(self.stack):
+                raise ValueError("keras.Input must come first in a Sequential model.")
+            if isinstance(layer, KerasTensor) and not layer.is_input:
+                raise TypeError(
+                    f"Sequential takes layers; {layer!r} is the output of a layer. Use "
+                    "keras.Model(inputs, outputs) for a graph of layers."
+                )
+            if isinstance(layer, KerasTensor):
+                self._graph_input = layer
+                self.input_shape_hint = tuple(layer.shape[1:])  # type: ignore[arg-type]
+            else:
+                self.input_shape_hint = layer.shape
+            return
+        if not isinstance(layer, nn.Module):
+            raise TypeError(
+                f"Sequential takes layers (torch.nn.Module instances). Received: {layer!r} of type "
+                f"{type(layer).__name__}."
+            )
+        if not len(self.stack) and self.input_shape_hint is None:
+            self.input_shape_hint = getattr(layer, "input_shape_arg", None)
+        self.stack.append(layer)
+        if self.input_shape_hint is not None:
+            self._extend_graph([layer])
+
+    def pop(self) -> nn.Module:
+        """Remove and return the last layer (Keras's ``Sequential.pop``)."""
+        if not len(self.stack):
+            raise IndexError(f"There are no layers in Sequential model {self.name!r} to pop.")
+        layer = self.stack[-1]
+        del self.stack[-1]
+        self._graph = None
+        if self.input_shape_hint is not None:
+            self._extend_graph(list(self.stack))
+        return layer
+
+    def _extend_graph(self, layers: list[nn.Module]) -> None:
+        """Call ``layers`` on the graph's last symbolic tensor (builds their weights too).
+
+        Keras layers (and models) are recorded symbolically; a plain torch module ends the graph
+        and the model is built on a zero example instead, as before.
+        """
+        hint = self.input_shape_hint
+        if hint is None:
+            return
+        if not all(isinstance(m, (Layer, Model)) for m in self.stack):
+            self._graph = None
+            if None not in hint:
+                self.build((1, *hint))
+            return
+        if self._graph is None:
+            from unison.keras.backend.keras_tensor import Input
+
+            if self._graph_input is None:
+                self._graph_input = Input(shape=hint)
+            self._graph = (self._graph_input, self._graph_input)
+            layers = list(self.stack)
+        start, x = self._graph
+        try:
+            for layer in layers:
+                x = layer(x)
+        except (RuntimeError, ValueError, TypeError):
+            # A layer that cannot run on the symbolic example (e.g. dtype policies that only
+            # agree under fit's autocast): no graph; build on a zero example as before, which
+            # raises the layer-naming error when the shapes really do not fit.
+            self._graph = None
+            if None not in hint:
+                self.build((1, *hint))
+            return
+        self._graph = (start, x)
+
+    def _symbolic_graph(self, what: str) -> tuple[KerasTensor, Any]:
+        if self._graph is None:  # ValueError: see layer_call_tensor
+            raise ValueError(
+                f"Sequential model {self.name!r} has no defined {what}: its input shape is unknown. "
+                "Start it with keras.Input(shape=...) (or give the first layer input_shape=)."
+            )
+        return self._graph
+
+    @property
+    def inputs(self) -> list[KerasTensor]:
+        """``[keras.Input]`` of the model's symbolic graph."""
+        return [self._symbolic_graph("inputs")[0]]
+
+    @property
+    def outputs(self) -> list[KerasTensor]:
+        """``[last layer's symbolic output]``."""
+        return [self._symbolic_graph("outputs")[1]]
+
+    @property
+    def input(self) -> KerasTensor:
+        return self._symbolic_graph("input")[0]
+
+    @property
+    def output(self) -> Any:
+        return self._symbolic_graph("output")[1]
+
+    def summary_shapes(self) -> dict[int, str]:
+        """Output shape of each layer from the symbolic graph (empty without one)."""
+        if self._graph is None:
+            return {}
+        shapes: dict[int, str] = {}
+        for layer in self.stack:
+            nodes = layer.__dict__.get("_inbound_nodes") or []
+            if nodes and nodes[-1].outputs:
+                shapes[id(layer)] = str(nodes[-1].outputs[0].shape).replace(",)", ")")
+        return shapes
+
+    @property
+    def layers(self) -> list[nn.Module]:
+        return list(self.stack)
+
+    def call(self, inputs: Any) -> Any:
+        x = inputs
+        if "_called_shape" not in self.__dict__ and isinstance(x, torch.Tensor):
+            # the shape a model without an input shape was built on, for summary()
+            self.__dict__["_called_shape"] = tuple(x.shape[1:])
+        if self._graph_input is not None and isinstance(x, (torch.Tensor, np.ndarray)):
+            from unison.keras.backend.keras_tensor import conform_input
+
+            x = conform_input(torch.as_tensor(x), self._graph_input.dtype)  # as a functional model does
+        for i, layer in enumerate(self.stack):
+            try:
+                x = layer(x)
+            except RuntimeError as exc:
+                # A raw torch shape error from deep inside a kernel becomes one that names the layer.
+                name = getattr(layer, "name", type(layer).__name__)
+                raise ValueError(
+                    f"Layer '{name}' (layer {i} of {self.name!r}) failed on an input of shape "
+                    f"{tuple(getattr(x, 'shape', ()))}: {str(exc).splitlines()[0]}"
+                ) from exc
+        return x
+
+
+def _make_functional(cls: type) -> None:
+    """Put ``Functional`` in place of ``Model`` among the bases of ``cls`` (or of its ancestors)."""
+    Functional = _functional()
+
+    if issubclass(cls, Functional):
+        return
+    if Model in cls.__bases__:
+        cls.__bases__ = tuple(Functional if base is Model else base for base in cls.__bases__)
+        return
+    for base in cls.__bases__:
+        if issubclass(base, Model):
+            _make_functional(base)
+
+
+def _symbolic(obj: Any) -> bool:
+    """A KerasTensor or a list/tuple/dict of them (the ``inputs`` of a functional model)."""
+    if isinstance(obj, dict):
+        obj = list(obj.values())
+    if isinstance(obj, (list, tuple)):
+        return bool(obj) and all(isinstance(v, KerasTensor) for v in obj)
+    return isinstance(obj, KerasTensor)

@@ -1,0 +1,111 @@
+"""``keras.optimizers``: the registry of Keras optimizers (``get``) over the modules that define them.
+
+This package owns the Keras optimizers. ``optimizer.py`` holds the base (``Optimizer``, its
+options, clipping, the variables list) and the optimizers torch ships (SGD, Adam, AdamW, RMSprop,
+Adagrad, a wrapped torch optimizer); ``adaptive.py`` Keras 3's other update rules; ``apply.py``
+the custom-loop half (``apply_gradients``, ``minimize``, iterations, learning rates);
+``schedules.py`` and ``legacy.py`` the ``keras.optimizers.schedules``/``legacy`` namespaces.
+The modules import only ``optimizer.py`` and ``unison.distribute`` (a custom loop's gradients go
+through the strategy), never this face, so the registry below closes no circle. Nothing here
+imports layers, models or trainers.
+
+Example:
+    >>> from unison.keras import optimizers
+    >>> optimizers.get("RMSprop")
+    RMSprop(learning_rate=0.001)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from unison.errors import format_choices
+
+# ``keras.optimizers.schedules`` and ``keras.optimizers.legacy`` (Keras 2's module name for the
+# same optimizers) are attributes of this package, as in Keras.
+from unison.keras.optimizers import legacy, schedules
+from unison.keras.optimizers.adagrad import Adagrad
+from unison.keras.optimizers.adam import Adam, AdamW
+from unison.keras.optimizers.adaptive import Adadelta, Adamax, Ftrl, Lion, Nadam
+from unison.keras.optimizers.optimizer import (
+    ClipOptions,
+    Optimizer,
+    OptimizerOptions,
+    OptimizerVariables,
+    TorchOptimizer,
+)
+from unison.keras.optimizers.optimizer import Params as Params
+from unison.keras.optimizers.rmsprop import RMSprop
+from unison.keras.optimizers.sgd import SGD
+
+__all__ = [
+    "SGD",
+    "Adagrad",
+    "Adam",
+    "AdamW",
+    "ClipOptions",
+    "Optimizer",
+    "OptimizerOptions",
+    "RMSprop",
+    "TorchOptimizer",
+    "get",
+]
+
+
+_REGISTRY: dict[str, Callable[[], Optimizer]] = {
+    "sgd": SGD,
+    "adam": Adam,
+    "adamw": AdamW,
+    "rmsprop": RMSprop,
+    "adagrad": Adagrad,
+    "adadelta": Adadelta,
+    "adamax": Adamax,
+    "nadam": Nadam,
+    "lion": Lion,
+    "ftrl": Ftrl,
+}
+__all__ += ["Adadelta", "Adamax", "Ftrl", "Lion", "Nadam", "OptimizerVariables"]
+
+OptimizerLike = str | Optimizer | torch.optim.Optimizer
+
+
+def get(identifier: OptimizerLike) -> Optimizer:
+    """Resolve a Keras optimizer identifier to an ``Optimizer``.
+
+    Args:
+        identifier: ``"sgd"``, ``"adam"``, ``"adamw"``, ``"rmsprop"``, ``"adagrad"``,
+            ``"adadelta"``, ``"adamax"``, ``"nadam"`` or ``"lion"`` (any case; Keras default
+            hyper-parameters), an ``Optimizer`` instance (returned as is)
+            or class, or a ``torch.optim.Optimizer`` (wrapped in ``TorchOptimizer``).
+
+    Raises:
+        ValueError: for an unknown name or an unsupported identifier.
+
+    Example:
+        >>> get("RMSprop")
+        RMSprop(learning_rate=0.001)
+    """
+    if isinstance(identifier, Optimizer):
+        return identifier
+    if isinstance(identifier, torch.optim.Optimizer):
+        return TorchOptimizer(identifier)
+    if isinstance(identifier, type) and issubclass(identifier, Optimizer):
+        return identifier()  # concrete optimizers have defaults
+    if isinstance(identifier, str):
+        cls = _REGISTRY.get(identifier.lower())
+        if cls is None:
+            raise ValueError(
+                f"Unknown optimizer: {identifier!r}. Expected one of: "
+                f"{format_choices(list(_REGISTRY))}. Received: optimizer={identifier!r}"
+            )
+        return cls()
+    raise ValueError(
+        "Could not interpret optimizer identifier: expected a name such as 'adam', a "
+        "unison.keras.optimizers.Optimizer or a torch.optim.Optimizer. "
+        f"Received: optimizer={identifier!r}"
+    )
+
+
+__all__ += ["legacy", "schedules"]

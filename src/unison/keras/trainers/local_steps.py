@@ -1,0 +1,194 @@
+"""How a step of ``fit``/``evaluate`` runs: the strategy's part of the one loop.
+
+The loop in :mod:`unison.keras.trainers.loop` is the same for every strategy; it asks the model's
+strategy for a *step executor* (``Strategy.step_executor`` picks one of the executors the loop
+offers, where Keras 3's ``make_train_function`` decides) and drives it:
+
+* :class:`LocalSteps` runs each step here, on this process's replica, inside the strategy's
+  replica context (default, Mirrored and MultiWorkerMirrored strategies); the loop and its
+  callbacks stay in cross-replica context, as in TF;
+* ``CoordinatedSteps`` (:mod:`unison.keras.trainers.coordinated_steps`, loaded only when used, as it
+  brings the parameter-server stack) schedules each step onto parameter-server workers through a
+  ``ClusterCoordinator``, joins at the end of the epoch and pulls the optimizer state.
+
+A step is ``model.train_step(data)``: the built-in one (run straight from the training state,
+without packing ``data``) or the user's override.
+
+Example::
+
+    steps = LocalSteps(model)  # or what Strategy.step_executor picks (trainers/loop.py)
+    with steps.context():
+        st, train = steps.open_train(x, y, None, 32, True, None)
+        for run in steps.train_steps(st, train, epoch=0, steps=None, skip=0):
+            run()                      # one step here, or one step scheduled onto a worker
+        steps.finish_epoch(st)
+        logs = st.read_metrics()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+
+from unison.keras import mixed_precision
+from unison.keras.trainers.data_adapters import Batch
+from unison.keras.trainers.state import TrainingState, prepare
+from unison.keras.trainers.trainer import overrides
+
+Step = Callable[[], Any]
+
+
+def _data(batch: Batch) -> Any:
+    # Keras's pack_x_y_sample_weight: inputs alone are passed as they are (a GAN's train_step
+    # gets the batch of images), a tuple or list of inputs as a 1-tuple.
+    if batch.sample_weight is not None:
+        return (batch.x, batch.y, batch.sample_weight)
+    if batch.y is None:
+        return (batch.x,) if isinstance(batch.x, (tuple, list)) else batch.x
+    return (batch.x, batch.y)
+
+
+def run_train_step(model: Any, st: TrainingState, batch: Batch) -> Any:
+    """One training step on this replica's ``batch``; a user's ``train_step`` gets ``(x, y[, sw])``."""
+    if not overrides(model, "train_step"):
+        st.train_step(batch)  # the built-in step, without the round trip through a tuple
+        return None
+    st.current = batch
+    try:
+        with mixed_precision.policy_scope(st.policy, st.device.type):
+            return model.train_step(_data(batch))
+    finally:
+        st.current = None
+
+
+def run_test_step(model: Any, st: TrainingState, batch: Batch) -> Any:
+    """One evaluation step (no gradients)."""
+    with torch.no_grad():
+        if not overrides(model, "test_step"):
+            st.eval_step(batch)
+            return None
+        st.current = batch
+        try:
+            with mixed_precision.policy_scope(st.policy, st.device.type):
+                return model.test_step(_data(batch))
+        finally:
+            st.current = None
+
+
+def run_predict_step(model: Any, st: TrainingState, batch: Batch) -> Any:
+    with torch.no_grad():
+        if not overrides(model, "predict_step"):
+            return st.predict_forward(batch.x)
+        with mixed_precision.policy_scope(st.policy, st.device.type):
+            return model.predict_step((batch.x,))
+
+
+class LocalSteps:
+    """Steps that run here, on this process's replica of the model's strategy."""
+
+    coordinated = False
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.strategy = model.distribute_strategy
+        self.last_result: Any = None  # what a user's train_step/test_step returned last
+
+    def context(self) -> contextlib.AbstractContextManager[Any]:
+        """Where the loop itself runs: cross-replica, as TF's callbacks do (each step enters the replica context)."""
+        return contextlib.nullcontext()
+
+    # --- training ------------------------------------------------------------------------------
+    def open_train(
+        self,
+        x: Any,
+        y: Any,
+        sample_weight: Any,
+        batch_size: int,
+        shuffle: bool,
+        steps_per_epoch: int | None,
+        callbacks: Any = None,
+    ) -> tuple[TrainingState, Any]:
+        st = prepare(self.model, self.strategy, shuffle=True)
+        train = st.adapter(x, y, sample_weight, batch_size, shuffle=shuffle)
+        with self.strategy.replica_context():  # the model is built as this replica's
+            st.setup_model(train)
+        return st, train
+
+    def steps_per_epoch(self, train: Any, steps_per_epoch: int | None) -> int | None:
+        return steps_per_epoch or train.steps_per_epoch
+
+    def resume(self, st: TrainingState, train: Any, initial_epoch: int) -> tuple[int, int]:
+        """Where training starts: a restored backup's epoch and step, else ``initial_epoch``."""
+        st.train_data = train
+        return st.resume_point(initial_epoch, train)
+
+    def train_steps(
+        self, st: TrainingState, train: Any, epoch: int, steps: int | None, skip: int, callbacks_between: bool = True
+    ) -> Iterator[Step]:
+        """One callable per step of the epoch.
+
+        ``callbacks_between``: batch callbacks run between the steps, in cross-replica context,
+        so each step enters the replica context itself; without them the epoch's steps run in
+        one replica context (entering it costs a few microseconds a step).
+        """
+        if skip:
+            st.restore_epoch_metrics()
+        if callbacks_between:
+            for batch in train.epoch(epoch, steps, skip=skip):
+                yield functools.partial(self._train_in_context, st, batch)
+            return
+        with self.strategy.replica_context():  # only the steps run until this generator ends
+            for batch in train.epoch(epoch, steps, skip=skip):
+                yield functools.partial(self._train, st, batch)
+
+    def _train_in_context(self, st: TrainingState, batch: Batch) -> None:
+        with self.strategy.replica_context():
+            self._train(st, batch)
+
+    def _train(self, st: TrainingState, batch: Batch) -> None:
+        result = run_train_step(self.model, st, batch)
+        if result is not None:
+            self.last_result = result
+
+    def finish_epoch(self, st: TrainingState) -> None:
+        """Nothing to collect: every step ran here."""
+
+    # --- evaluation ----------------------------------------------------------------------------
+    def evaluator(self, x: Any) -> LocalSteps:
+        return self
+
+    def open_eval(
+        self,
+        x: Any,
+        y: Any,
+        sample_weight: Any,
+        batch_size: int,
+        steps: int | None,
+        where: str = "labels (y) given to evaluate",
+    ) -> tuple[TrainingState, Any, int | None]:
+        st = prepare(self.model, self.strategy, False)
+        data = st.adapter(x, y, sample_weight, batch_size, shuffle=False)
+        with self.strategy.replica_context():
+            st.setup_model(data, where=where)
+        return st, data, steps or data.eval_steps(batch_size)
+
+    def eval_steps(self, st: TrainingState, data: Any, batch_size: int, steps: int | None) -> Iterator[Step]:
+        blocks = data.blocks(batch_size) if steps is None else data.epoch(0, steps)
+        for batch in blocks:
+            yield functools.partial(self._test, st, batch)
+
+    def _test(self, st: TrainingState, batch: Batch) -> None:
+        with self.strategy.replica_context():
+            result = run_test_step(self.model, st, batch)
+        if result is not None:
+            self.last_result = result
+
+    def finish_eval(self, st: TrainingState) -> None:
+        """Nothing to collect: every step ran here."""
+
+
+__all__ = ["LocalSteps", "run_predict_step", "run_test_step", "run_train_step"]

@@ -1,0 +1,403 @@
+"""``fit``, ``evaluate`` and ``predict``: the one training loop, for every strategy.
+
+The loop owns the epochs, the callbacks, validation and the logs; how each step runs is the
+strategy's part, a step executor from :func:`step_executor`: here on this
+process's replica (default, Mirrored, MultiWorkerMirrored), or scheduled onto parameter-server
+workers with an epoch-end join (ParameterServerStrategy). A step is ``model.train_step(data)``
+(``test_step`` for evaluation), the built-in one or the user's override.
+Per step each replica computes ``sum(per-example losses) / global_batch_size`` on its rows and
+the gradients are SUM-reduced, so N replicas step exactly as one device on the global batch.
+Metric states are additive and reduced once when read, so every reported number covers the
+whole global batch / validation set, each sample counted once.
+
+Example:
+    >>> import numpy as np
+    >>> from unison import keras
+    >>> model = keras.Sequential([keras.layers.Dense(2, activation="softmax", input_shape=(3,))])
+    >>> model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    >>> h = model.fit(np.zeros((8, 3), "float32"), np.zeros(8, "int64"), epochs=2, verbose=0)
+    >>> sorted(h.history)
+    ['accuracy', 'loss']
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from unison.distribute.input import map_structure
+from unison.keras.callbacks import Callback, CallbackList, History, ProgbarLogger
+from unison.keras.trainers.compile_utils import flat_logs
+from unison.keras.trainers.data_adapters import ArrayAdapter, Batch, IterableAdapter, make_adapter
+from unison.keras.trainers.local_steps import LocalSteps, run_predict_step
+from unison.keras.trainers.state import TrainingState, prepare
+
+_BATCH_HOOKS = ("on_train_batch_begin", "on_train_batch_end", "on_batch_begin", "on_batch_end")
+
+
+def _coordinated(model: Any) -> Any:
+    from unison.keras.trainers.coordinated_steps import CoordinatedSteps  # grpc and cloudpickle load only here
+
+    return CoordinatedSteps(model)
+
+
+# The executors this loop can drive; the model's strategy picks one (Strategy.step_executor).
+_EXECUTORS: dict[str, Callable[[Any], Any]] = {"local": LocalSteps, "coordinated": _coordinated}
+
+
+def step_executor(model: Any) -> Any:
+    """How the model's strategy runs steps: ``LocalSteps`` here, or ``CoordinatedSteps`` on a cluster."""
+    return model.distribute_strategy.step_executor(model, _EXECUTORS)
+
+
+def _check_int(name: str, value: Any, low: int) -> None:
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low:
+        raise ValueError(f"`{name}` must be an integer >= {low}. Received: {name}={value!r}")
+
+
+def _verbose(verbose: Any) -> int:
+    if verbose == "auto":
+        return 1
+    if verbose not in (0, 1, 2):
+        raise ValueError(f"`verbose` must be 'auto', 0, 1 or 2. Received: verbose={verbose!r}")
+    return int(verbose)
+
+
+def class_weight_to_sample_weight(class_weight: Any, y: Any, sample_weight: Any = None) -> np.ndarray:
+    """``fit(class_weight={class: weight})`` as per-sample weights (times ``sample_weight``).
+
+    Labels are class ids (shape ``(n,)`` or ``(n, 1)``) or one-hot rows (``(n, classes)``,
+    their argmax); a class missing from the dict weighs 1.0.
+
+    Example:
+        >>> class_weight_to_sample_weight({0: 1.0, 1: 3.0}, np.array([0, 1, 1])).tolist()
+        [1.0, 3.0, 3.0]
+    """
+    if not isinstance(class_weight, dict):
+        raise TypeError(
+            f"class_weight must be a dict mapping class ids to weights, e.g. {{0: 1.0, 1: 2.0}}. "
+            f"Received: {type(class_weight).__name__}"
+        )
+    if y is None or isinstance(y, (list, tuple, dict)) or not hasattr(y, "shape"):
+        raise ValueError(
+            "class_weight needs the labels as one array (a model with one output, trained on arrays). "
+            "With a Dataset or several outputs, yield (x, y, sample_weight) instead."
+        )
+    labels = y.detach().cpu().numpy() if isinstance(y, torch.Tensor) else np.asarray(y)
+    if labels.ndim == 2 and labels.shape[1] > 1:
+        ids = labels.argmax(axis=1)
+    elif labels.ndim in (1, 2):
+        ids = labels.reshape(len(labels))
+    else:
+        raise ValueError(
+            f"class_weight supports labels of shape (n,), (n, 1) or one-hot (n, classes). Received: {labels.shape}"
+        )
+    ids = np.rint(ids).astype(np.int64)
+    weights = np.array([float(class_weight.get(int(c), 1.0)) for c in ids], dtype=np.float32)
+    if sample_weight is not None:
+        sw = (
+            sample_weight.detach().cpu().numpy()
+            if isinstance(sample_weight, torch.Tensor)
+            else np.asarray(sample_weight)
+        )
+        weights = weights * sw.reshape(len(weights)).astype(np.float32)
+    return weights
+
+
+def _split_validation(x: Any, y: Any, sample_weight: Any, split: float) -> tuple[Any, Any]:
+    """Keras's validation_split: the *last* fraction of the arrays, taken before shuffling."""
+    if not 0.0 <= split < 1.0:
+        raise ValueError(f"`validation_split` must be in [0, 1). Received: validation_split={split}")
+    if not isinstance(x, (np.ndarray, torch.Tensor)):
+        raise ValueError(
+            "`validation_split` is only supported for numpy arrays or tensors; for a dataset pass "
+            f"`validation_data` instead. Received: x of type {type(x).__name__}"
+        )
+    cut = int(len(x) * (1.0 - split))
+    train = (x[:cut], None if y is None else y[:cut], None if sample_weight is None else sample_weight[:cut])
+    val = (x[cut:], None if y is None else y[cut:], None if sample_weight is None else sample_weight[cut:])
+    return train, val
+
+
+def _validation_data(data: Any) -> tuple[Any, Any, Any]:
+    """``validation_data``: ``(x, y)``, ``(x, y, sample_weight)`` of arrays, or a dataset."""
+    if isinstance(data, (tuple, list)) and 2 <= len(data) <= 3 and _is_x(data[0]):
+        x, y, *sw = data
+        return x, y, (sw[0] if sw else None)
+    return data, None, None
+
+
+def _is_x(x: Any) -> bool:
+    """Arrays, or a list or dict of arrays (a multi-input model); a tuple is a batch of a batch list."""
+    if isinstance(x, (np.ndarray, torch.Tensor)):
+        return True
+    values: list[Any] = list(x.values()) if isinstance(x, dict) else x if isinstance(x, list) else []
+    return bool(values) and all(isinstance(v, (np.ndarray, torch.Tensor)) for v in values)
+
+
+def _overrides_batch_hooks(cb: Callback) -> bool:
+    return not isinstance(cb, (History, ProgbarLogger)) and any(
+        getattr(type(cb), h) is not getattr(Callback, h) for h in _BATCH_HOOKS
+    )
+
+
+def _logs(st: TrainingState, steps: Any) -> dict[str, float]:
+    """The metrics over every replica; a user's step chooses the names (what it returned)."""
+    reduced = st.read_metrics()
+    result = steps.last_result
+    if not isinstance(result, dict):
+        return reduced
+    logs: dict[str, float] = {}
+    for name, value in flat_logs(result).items():
+        logs[name] = reduced[name] if name in reduced else float(torch.as_tensor(value).float().mean())
+    return logs
+
+
+def fit(
+    model: Any,
+    x: Any = None,
+    y: Any = None,
+    batch_size: int | None = None,
+    epochs: int = 1,
+    verbose: Any = "auto",
+    callbacks: list[Callback] | None = None,
+    validation_split: float = 0.0,
+    validation_data: Any = None,
+    shuffle: bool = True,
+    class_weight: Any = None,
+    sample_weight: Any = None,
+    initial_epoch: int = 0,
+    steps_per_epoch: int | None = None,
+    validation_steps: int | None = None,
+    validation_batch_size: int | None = None,
+    validation_freq: int = 1,
+) -> History:
+    """Train ``model`` on ``x, y`` for ``epochs`` (Keras's ``Model.fit``; ``batch_size`` is global)."""
+    model._require_compiled("training")
+    if x is None:
+        raise ValueError("fit() needs training data: pass x (and y), a Dataset or a DataLoader.")
+    batch_size = 32 if batch_size is None else batch_size
+    _check_int("batch_size", batch_size, 1)
+    _check_int("epochs", epochs, 0)
+    _check_int("initial_epoch", initial_epoch, 0)
+    _check_int("validation_freq", validation_freq, 1)
+    if steps_per_epoch is not None:
+        _check_int("steps_per_epoch", steps_per_epoch, 1)
+    verbose = _verbose(verbose)
+    if validation_split and validation_data is None:
+        (x, y, sample_weight), validation_data = _split_validation(x, y, sample_weight, validation_split)
+    if class_weight is not None:  # training data only, as in Keras (validation stays unweighted)
+        sample_weight = class_weight_to_sample_weight(class_weight, y, sample_weight)
+    val_batch = validation_batch_size or batch_size
+
+    steps = step_executor(model)
+    with steps.context():
+        st, train = steps.open_train(x, y, sample_weight, batch_size, shuffle, steps_per_epoch, callbacks)
+        val = None
+        if validation_data is not None:
+            val = _Evaluation(
+                model,
+                steps.evaluator(_validation_data(validation_data)[0]),
+                validation_data,
+                val_batch,
+                validation_steps,
+                where="validation data (validation_data or validation_split)",
+            )
+        n_steps = steps.steps_per_epoch(train, steps_per_epoch)
+        cbs = CallbackList(
+            callbacks,
+            add_history=True,
+            add_progbar=verbose != 0,
+            model=model,
+            verbose=verbose,
+            epochs=epochs,
+            steps=n_steps,
+        )
+        dynamic_bar = verbose == 1 and not steps.coordinated and st.comm.broadcast_object(sys.stdout.isatty())
+        hooks = dynamic_bar or any(_overrides_batch_hooks(cb) for cb in cbs)
+        logs_every = 1 if cbs.needs_batch_logs() else (max(1, (n_steps or 50) // 50) if dynamic_bar else 0)
+
+        model.stop_training = False
+        cbs.on_train_begin()
+        # BackupAndRestore may have restored a backup: continue at its exact epoch and step.
+        start_epoch, first_step = steps.resume(st, train, initial_epoch)
+        logs: dict[str, float] = {}
+        for epoch in range(start_epoch, epochs):
+            model.train()
+            st.reset_metrics()
+            steps.last_result = None
+            cbs.on_epoch_begin(epoch)
+            epoch_steps = steps.train_steps(st, train, epoch, steps_per_epoch, first_step, callbacks_between=hooks)
+            try:
+                for step, run in enumerate(epoch_steps, first_step):
+                    if hooks:
+                        cbs.on_train_batch_begin(step)
+                    run()
+                    if hooks:
+                        want = logs_every and (step + 1) % logs_every == 0 and not steps.coordinated
+                        cbs.on_train_batch_end(step, _logs(st, steps) if want else None)
+            finally:
+                epoch_steps.close()  # a step that raised leaves no replica context entered
+            first_step = 0
+            steps.finish_epoch(st)
+            logs = _logs(st, steps)
+            if val is not None and (epoch + 1) % validation_freq == 0:
+                logs.update({f"val_{k}": v for k, v in val.run(None).items()})
+            cbs.on_epoch_end(epoch, logs)
+            _wait_for_chief_files(st, "fit.epoch_end")
+            if model.stop_training:
+                break
+        cbs.on_train_end(logs)
+        _wait_for_chief_files(st, "fit.train_end")
+        st.train_data = None  # do not keep the training data alive through the model
+    return model.history
+
+
+class _Evaluation:
+    """One evaluation set, run through a step executor (validation in fit, or evaluate())."""
+
+    def __init__(
+        self,
+        model: Any,
+        steps: Any,
+        data: Any,
+        batch_size: int,
+        n: int | None,
+        y: Any = None,
+        sample_weight: Any = None,
+        unpack: bool = True,
+        where: str = "labels (y) given to evaluate",
+    ) -> None:
+        if unpack and y is None and sample_weight is None:
+            data, y, sample_weight = _validation_data(data)
+        self.model, self.steps, self.batch_size, self.n = model, steps, batch_size, n
+        # the labels are checked against the model as the set opens, named as the user gave them
+        self.st, self.data, self.total = steps.open_eval(data, y, sample_weight, batch_size, n, where=where)
+
+    def run(self, cbs: CallbackList | None) -> dict[str, float]:
+        with self.steps.context():
+            return self._run(cbs)
+
+    def _run(self, cbs: CallbackList | None) -> dict[str, float]:
+        self.model.eval()
+        self.st.reset_metrics()
+        self.steps.last_result = None
+        # the running loss and metrics, for a callback that reads them (one reduction per batch)
+        want_logs = cbs is not None and cbs.needs_batch_logs() and not self.steps.coordinated
+        for step, run in enumerate(self.steps.eval_steps(self.st, self.data, self.batch_size, self.n)):
+            if cbs is not None:
+                cbs.on_test_batch_begin(step)
+            run()
+            if cbs is not None:
+                cbs.on_test_batch_end(step, _logs(self.st, self.steps) if want_logs else None)
+        self.steps.finish_eval(self.st)
+        return _logs(self.st, self.steps)
+
+
+def evaluate(
+    model: Any,
+    x: Any = None,
+    y: Any = None,
+    batch_size: int | None = None,
+    verbose: Any = "auto",
+    sample_weight: Any = None,
+    steps: int | None = None,
+    callbacks: list[Callback] | None = None,
+    return_dict: bool = False,
+) -> Any:
+    """Loss and metrics over ``x, y``; every sample counted once across replicas."""
+    model._require_compiled("evaluation")
+    batch_size = 32 if batch_size is None else batch_size
+    _check_int("batch_size", batch_size, 1)
+    verbose = _verbose(verbose)
+    executor = step_executor(model)
+    evaluator = executor.evaluator(x)
+    with evaluator.context():
+        # evaluate(x) takes x as given; only where the coordinator evaluates for a parameter-server
+        # strategy is an (x, y) tuple in x unpacked (as validation_data is).
+        run = _Evaluation(model, evaluator, x, batch_size, steps, y, sample_weight, unpack=executor.coordinated)
+        cbs = CallbackList(callbacks, add_progbar=verbose != 0, model=model, verbose=verbose, epochs=1, steps=run.total)
+        cbs.on_test_begin()
+        logs = run.run(cbs)
+        cbs.on_test_end(logs)
+    if return_dict:
+        return logs
+    values = list(logs.values())
+    return values[0] if len(values) == 1 else values
+
+
+def _cat(parts: list[Any]) -> Any:
+    """Concatenate per-batch outputs: tensors, or lists/dicts of them (a multi-output model)."""
+    first = parts[0]
+    if isinstance(first, dict):
+        return {k: _cat([p[k] for p in parts]) for k in first}
+    if isinstance(first, (list, tuple)):
+        return type(first)(_cat([p[i] for p in parts]) for i in range(len(first)))
+    return torch.cat(parts)
+
+
+def _gather(st: TrainingState, local: Any) -> Any:
+    """Every replica's outputs, in rank order (each structure leaf gathered)."""
+    return map_structure(lambda t: torch.cat(st.comm.all_gather(t, name="predict.gather")), local)
+
+
+def predict(
+    model: Any,
+    x: Any,
+    batch_size: int | None = None,
+    verbose: Any = "auto",
+    steps: int | None = None,
+    callbacks: list[Callback] | None = None,
+) -> np.ndarray | list[np.ndarray] | dict[str, np.ndarray]:
+    """Model outputs for ``x``, in input order, gathered from every replica.
+
+    Under a parameter-server strategy the coordinator predicts (with the weights it holds).
+    """
+    batch_size = 32 if batch_size is None else batch_size
+    _check_int("batch_size", batch_size, 1)
+    strategy = model.distribute_strategy
+    cbs = CallbackList(callbacks, model=model, verbose=0, epochs=1) if callbacks else None
+
+    def step(index: int, batch: Batch) -> Any:
+        # Keras's predict hooks: on_predict_batch_end gets this batch's outputs
+        if cbs is not None:
+            cbs.on_predict_batch_begin(index)
+        out = run_predict_step(model, st, batch)
+        if cbs is not None:
+            cbs.on_predict_batch_end(index, {"outputs": out})
+        return out
+
+    with strategy.replica_context():
+        st = prepare(model, strategy, False)
+        data = st.adapter(x, None, None, batch_size, shuffle=False)
+        st.setup_model(data, need_labels=False)
+        model.eval()
+        if cbs is not None:
+            cbs.on_predict_begin()
+        if isinstance(data, ArrayAdapter) and steps is None:
+            # Each replica predicts one contiguous block; rank order is input order.
+            outputs = [step(i, b) for i, b in enumerate(data.blocks(batch_size))]
+            local = _cat(outputs) if outputs else st.empty_output(data)
+            result = _gather(st, local)
+        else:
+            # Each batch is split across replicas: gather batch by batch to keep the order.
+            parts = [_gather(st, step(i, b)) for i, b in enumerate(data.epoch(0, steps))]
+            result = _cat(parts)
+        if cbs is not None:
+            cbs.on_predict_end()
+        return map_structure(lambda t: t.cpu().numpy(), result)
+
+
+__all__ = ["ArrayAdapter", "Batch", "IterableAdapter", "evaluate", "fit", "make_adapter", "predict"]
+
+
+def _wait_for_chief_files(st: TrainingState, name: str) -> None:
+    """Every replica waits here until the chief's callbacks (ModelCheckpoint, CSVLogger, ...)
+    finished writing: a replica that reads those files next (``load_weights`` of the newest
+    checkpoint) must find them complete, as it would in TF's single process."""
+    if st.comm.is_distributed:
+        st.comm.barrier(name=name)
