@@ -55,7 +55,7 @@ class ShardedCheckpoint:
         model: the model (sharded by :func:`unison.distribute.sharding.shard_model` or not).
         optimizer: a ``torch.optim`` optimizer built on ``model``'s parameters, or a
             :class:`unison.DistributedOptimizer` without ``shard_optimizer_state`` (ZeRO-1
-            state lives outside the parameters' shards; save it with ``unison.checkpoint``).
+            state lives outside the parameters' shards; save it with ``unison.train.files``).
         communicator: the job; by default the strategy's or ``unison.init()``'s.
     """
 
@@ -141,7 +141,7 @@ def _plain_optimizer(optimizer: Any) -> torch.optim.Optimizer:
             raise ValueError(
                 "ShardedCheckpoint cannot save a DistributedOptimizer with shard_optimizer_state=True "
                 "(ZeRO-1 keeps optimizer state outside the parameters' shards). Shard the model "
-                "with shard_model() and use a plain torch.optim optimizer, or save with unison.checkpoint."
+                "with shard_model() and use a plain torch.optim optimizer, or save with unison.train.files."
             )
         optimizer = optimizer.optimizer
     if not isinstance(optimizer, torch.optim.Optimizer):

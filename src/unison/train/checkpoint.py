@@ -1,7 +1,7 @@
 """``tf.train.Checkpoint``: save and restore models, optimizers and variables by name.
 
 A checkpoint is one file, ``<prefix>.unison``, written atomically and with a SHA-256 by
-:func:`unison._io.write_verified` (kind ``tf.train.Checkpoint``) and checked on every read. It
+:func:`unison.core.atomic_io.write_verified` (kind ``tf.train.Checkpoint``) and checked on every read. It
 holds, for each keyword given to ``Checkpoint``, that object's ``state_dict()`` (modules, torch
 optimizers, ``DistributedOptimizer``, anything with ``state_dict``/``load_state_dict``) or the
 value of a variable/tensor, plus ``save_counter``. Nothing in it depends on the number of
