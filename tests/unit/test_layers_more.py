@@ -232,7 +232,7 @@ def test_recurrent_errors_say_what_to_do() -> None:
     with pytest.raises(ValueError, match=r"dropout` must be a float in \[0, 1\)"):
         layers.SimpleRNN(2, dropout=1.5)
     with pytest.raises(ValueError, match="does not support"):
-        layers.LSTM(2, kernel_constraint="max_norm")
+        layers.LSTM(2, activity_regularizer="l2")
     with pytest.raises(ValueError, match="expected ndim=3"):
         layers.LSTM(2)(torch.zeros(2, 3))
     lstm = layers.LSTM(2)

@@ -230,11 +230,17 @@ def fit(
             steps.finish_epoch(st)
             logs = _logs(st, steps)
             if val is not None and (epoch + 1) % validation_freq == 0:
-                logs.update({f"val_{k}": v for k, v in val.run(None).items()})
+                cbs.on_test_begin()  # as Keras's fit, whose validation is an evaluate() with its callbacks
+                val_logs = val.run(None)
+                cbs.on_test_end(val_logs)
+                logs.update({f"val_{k}": v for k, v in val_logs.items()})
             cbs.on_epoch_end(epoch, logs)
             _wait_for_chief_files(st, "fit.epoch_end")
             if model.stop_training:
                 break
+        finalize = getattr(model.optimizer, "finalize_variable_values", None)
+        if finalize is not None and epochs > initial_epoch:  # use_ema: the weights become their averages
+            finalize(model.trainable_weights)
         cbs.on_train_end(logs)
         _wait_for_chief_files(st, "fit.train_end")
         st.train_data = None  # do not keep the training data alive through the model

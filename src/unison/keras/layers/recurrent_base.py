@@ -19,7 +19,7 @@ from unison.keras.layers.masking import MaskedLayer, get_mask, set_mask
 from unison.keras.layers.misc import RandomSource, check_rate, keras_name
 
 _IGNORED = ("implementation", "use_cudnn")  # speed hints: unison picks torch's fused kernel when it can
-_UNSUPPORTED = ("kernel_constraint", "recurrent_constraint", "bias_constraint", "activity_regularizer")
+_UNSUPPORTED = ("activity_regularizer",)
 
 
 def _is_sigmoid(module: nn.Module) -> bool:
@@ -81,9 +81,9 @@ class RNNBase(MaskedLayer):
         super().__init__(**kwargs)
         if given:
             raise ValueError(
-                f"{type(self).__name__} got {given}, which unison does not support: it applies no weight "
-                "constraints and no per-layer activity regularizers. Remove them (for an activity penalty, "
-                "add an ActivityRegularization layer after this one)."
+                f"{type(self).__name__} got {given}, which unison does not support: recurrent layers take no "
+                "per-layer activity regularizer. Remove it (for an activity penalty, add an "
+                "ActivityRegularization layer after this one)."
             )
         if isinstance(units, bool) or not isinstance(units, int) or units < 1:
             raise ValueError(
