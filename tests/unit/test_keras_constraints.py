@@ -79,8 +79,8 @@ def test_fit_keeps_every_layer_kind_constrained() -> None:
     model.fit(rng.normal(size=(16, 5, 4)).astype("float32"), 10 * rng.normal(size=(16, 2)).astype("float32"), verbose=0)
     conv, lstm, bn, _, dense = model.layers
     assert float(torch.sqrt((conv.kernel.detach() ** 2).sum(dim=(0, 1))).max()) <= 0.5 + 1e-5
-    assert float(lstm.recurrent_kernel.min()) >= 0.0
-    assert float(bn.gamma.min()) >= 0.0
+    assert float(lstm.recurrent_kernel.detach().min()) >= 0.0
+    assert float(bn.gamma.detach().min()) >= 0.0
     np.testing.assert_allclose(dense.kernel.detach().norm(dim=0).numpy(), 1.0, rtol=1e-5)
 
 

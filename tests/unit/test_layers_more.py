@@ -225,8 +225,6 @@ def test_lstm_model_learns_with_fit() -> None:
 
 
 def test_recurrent_errors_say_what_to_do() -> None:
-    with pytest.raises(ValueError, match="stateful=True is not supported"):
-        layers.LSTM(3, stateful=True)
     with pytest.raises(ValueError, match="expected a positive integer"):
         layers.GRU(0)
     with pytest.raises(ValueError, match=r"dropout` must be a float in \[0, 1\)"):

@@ -149,6 +149,8 @@ class TrainingState:
                 model.eval()
                 out = model(zeros)
                 model.train(was)
+            if hasattr(model, "reset_states"):
+                model.reset_states()  # stateful RNNs start the first batch from zeros, not the example
             # One output: its shape; several (a list/dict): the structure of their shapes.
             self.out_shapes = map_structure(lambda t: tuple(t.shape[1:]), out)
             self.out_shape = self.out_shapes if isinstance(out, torch.Tensor) else ()
