@@ -569,9 +569,14 @@ from unison.keras.losses_extra import (  # noqa: E402  # they build on this modu
     poisson,
     squared_hinge,
 )
+from unison.keras.losses_focal import (  # noqa: E402  # builds on this module's helpers
+    CategoricalFocalCrossentropy,
+    categorical_focal_crossentropy,
+)
 
 _EXTRA: tuple[type[Loss], ...] = (
     BinaryFocalCrossentropy,
+    CategoricalFocalCrossentropy,
     Huber,
     LogCosh,
     KLDivergence,
@@ -636,6 +641,8 @@ __all__ += [
     "squared_hinge",
     "squeeze_or_expand_to_same_rank",
     "binary_focal_crossentropy",
+    "CategoricalFocalCrossentropy",
+    "categorical_focal_crossentropy",
 ]
 
 LossLike = str | Loss | Callable[..., torch.Tensor] | None

@@ -28,8 +28,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from unison.data import Dataset
 from unison.distribute.input import map_structure
 from unison.keras.callbacks import Callback, CallbackList, History, ProgbarLogger
+from unison.keras.class_weights import with_class_weight
 from unison.keras.compile_utils import flat_logs
 from unison.keras.data_adapters import ArrayAdapter, Batch, IterableAdapter, make_adapter
 from unison.keras.steps import run_predict_step, step_executor
@@ -68,8 +70,9 @@ def class_weight_to_sample_weight(class_weight: Any, y: Any, sample_weight: Any 
         )
     if y is None or isinstance(y, (list, tuple, dict)) or not hasattr(y, "shape"):
         raise ValueError(
-            "class_weight needs the labels as one array (a model with one output, trained on arrays). "
-            "With a Dataset or several outputs, yield (x, y, sample_weight) instead."
+            "class_weight needs the labels as one array (a model with one output, trained on arrays) or a "
+            "tf.data.Dataset of (x, y) batches. With a generator, a DataLoader or several outputs, yield "
+            "(x, y, sample_weight) instead."
         )
     labels = y.detach().cpu().numpy() if isinstance(y, torch.Tensor) else np.asarray(y)
     if labels.ndim == 2 and labels.shape[1] > 1:
@@ -174,7 +177,9 @@ def fit(
     verbose = _verbose(verbose)
     if validation_split and validation_data is None:
         (x, y, sample_weight), validation_data = _split_validation(x, y, sample_weight, validation_split)
-    if class_weight is not None:  # training data only, as in Keras (validation stays unweighted)
+    if class_weight is not None and isinstance(x, Dataset):  # per batch, from each batch's labels
+        x = with_class_weight(x, class_weight)
+    elif class_weight is not None:  # training data only, as in Keras (validation stays unweighted)
         sample_weight = class_weight_to_sample_weight(class_weight, y, sample_weight)
     val_batch = validation_batch_size or batch_size
 

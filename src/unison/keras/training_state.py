@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, cast
 
+import numpy as np
 import torch
 
 from unison.distribute.input import map_structure
@@ -439,7 +440,9 @@ class TrainingState:
         logs: dict[str, float] = {}
         offset = 0
         for m in self.trackers():  # "loss" first, as Keras logs it
-            logs[m.name] = float(m.result_from_state(state[offset : offset + m.num_state]))
+            value = m.result_from_state(state[offset : offset + m.num_state])
+            # a per-class metric (F1Score(average=None)) logs its vector, as Keras 3 does
+            logs[m.name] = value if isinstance(value, np.ndarray) else float(value)
             offset += m.num_state
         return logs
 
