@@ -22,13 +22,14 @@ import itertools
 import re
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
 
 from unison.keras import constraints, initializers, regularizers
 from unison.keras.keras_tensor import has_keras_tensor, layer_call_tensor, symbolic_call
+from unison.keras.layers.data_format import from_channels_last, to_channels_last
 from unison.keras.layers.weight_lists import (
     assign_weights,
     keras_non_trainable_weights,
@@ -368,6 +369,9 @@ class Layer(nn.Module):
                 )
             args = (kwargs.pop(first),)
         inputs, args = args[0], args[1:]
+        channels_first = self.__dict__.get("_channels_first", False)
+        if channels_first:  # data_format="channels_first": compute channels-last (see layers/data_format.py)
+            inputs = to_channels_last(inputs)
         if not self.built:
             self.build(_shape_structure(inputs))
             self.built = True
@@ -375,6 +379,8 @@ class Layer(nn.Module):
             if not self.trainable:
                 for p in self.parameters():
                     p.requires_grad_(False)
+        if channels_first:
+            return cast(torch.Tensor, from_channels_last(self.call(inputs, *args, **kwargs)))
         return self.call(inputs, *args, **kwargs)
 
     def add_weight(

@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from unison.keras import activations
 from unison.keras.layers.base import Layer, pair
 from unison.keras.layers.conv import _check_padding, _pad_same, _same_pads, _to_nchw
-from unison.keras.layers.misc import check_channels_last
+from unison.keras.layers.data_format import use_data_format
 
 
 def single_int(value: Any, what: str) -> int:
@@ -71,7 +71,7 @@ class _Conv(Layer):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        check_channels_last(data_format)
+        use_data_format(self, data_format)
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
         self._bias_args = (bias_initializer, bias_regularizer)
