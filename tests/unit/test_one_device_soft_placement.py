@@ -25,6 +25,14 @@ def test_missing_gpu_warns_and_runs_on_cpu() -> None:
     assert next(model.parameters()).device.type == "cpu"
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a host without GPUs")
+def test_mirrored_on_one_missing_gpu_is_one_cpu_replica_as_in_tf() -> None:
+    # TF 2.21 on a CPU-only host: MirroredStrategy(["/gpu:0"]) has 1 replica, variables on CPU:0
+    with pytest.warns(UserWarning, match=r"devices \['/gpu:0'\] are not available"):
+        strategy = tf.distribute.MirroredStrategy(["/gpu:0"])
+    assert strategy.num_replicas_in_sync == 1
+
+
 def test_malformed_device_still_raises() -> None:
     with pytest.raises(ValueError, match="Malformed device string"):
         tf.distribute.OneDeviceStrategy("/tpu:0")
