@@ -176,3 +176,15 @@ def test_stateful_in_fit_and_model_reset_states() -> None:
     lstm(torch.tensor(X))  # uses them
     with pytest.raises(ValueError, match="expects 2 state"):
         lstm.reset_states([np.ones((3, 2))])
+
+
+@pytest.mark.parametrize(
+    "cell", [lambda: keras.layers.LSTMCell(4), lambda: [keras.layers.GRUCell(3), keras.layers.SimpleRNNCell(2)]]
+)
+def test_rnn_of_builtin_cells_saves_and_loads(cell, tmp_path) -> None:
+    model = keras.Sequential(
+        [keras.Input((5, 4)), keras.layers.RNN(cell(), return_sequences=True), keras.layers.Dense(1)]
+    )
+    model.save(tmp_path / "m.keras")
+    loaded = keras.models.load_model(tmp_path / "m.keras")
+    np.testing.assert_allclose(loaded.predict(X, verbose=0), model.predict(X, verbose=0), rtol=1e-6)

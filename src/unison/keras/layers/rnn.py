@@ -172,6 +172,23 @@ class RNN(MaskedLayer):
     def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
         return mask if self.return_sequences else None
 
+    # --- saving (the cell by its config, as Bidirectional saves its layer) -----------------------
+    def get_config(self) -> dict[str, Any]:
+        from unison.keras.saving import layer_config
+
+        config = super().get_config()
+        config["cell"] = layer_config(self.cell)
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> RNN:
+        from unison.keras.saving import from_config
+
+        config = dict(config)
+        if isinstance(config.get("cell"), dict):
+            config["cell"] = from_config(config["cell"])
+        return cls(**config)
+
 
 def _keep_new(step: torch.Tensor, new: torch.Tensor, old: torch.Tensor) -> torch.Tensor:
     return torch.where(_rows(step, new), new, old)

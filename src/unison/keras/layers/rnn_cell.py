@@ -386,6 +386,21 @@ class StackedRNNCells(Layer):
             new_states.append(list(out_states) if nested else out_states[0])
         return inputs, new_states
 
+    def get_config(self) -> dict[str, Any]:
+        from unison.keras.saving import layer_config
+
+        config = super().get_config()
+        config["cells"] = [layer_config(c) for c in self._cells]
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> StackedRNNCells:
+        from unison.keras.saving import from_config
+
+        config = dict(config)
+        config["cells"] = [from_config(c) if isinstance(c, dict) else c for c in config.get("cells", [])]
+        return cls(**config)
+
     def reset_dropout_mask(self) -> None:
         for cell in self._cells:
             getattr(cell, "reset_dropout_mask", lambda: None)()
