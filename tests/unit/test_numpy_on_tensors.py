@@ -45,7 +45,7 @@ def test_joining_and_mixed_arguments() -> None:
     np.testing.assert_array_equal(np.concatenate([t, VALUES], axis=0), np.concatenate([VALUES, VALUES]))
     np.testing.assert_array_equal(np.stack((t, t)), np.stack((VALUES, VALUES)))
     assert np.allclose(t, VALUES)
-    assert np.shape(t) == (2, 3)
+    assert np.shape(t) == (2, 3) and np.ndim(t) == 2 and np.size(t) == 6 and np.size(t, 1) == 3
 
 
 def test_tensors_in_autograd_graphs_and_variables() -> None:

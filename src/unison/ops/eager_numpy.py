@@ -74,6 +74,15 @@ def _to_numpy_tree(value: Any) -> Any:
     return value
 
 
+def _size(a: torch.Tensor, axis: int | None = None) -> int:
+    return a.numel() if axis is None else int(a.shape[axis])
+
+
+# Functions that read only a tensor's metadata: answered without reading (or copying from a GPU)
+# its values. Losses call np.shape(y_pred) in every training step.
+_METADATA: dict[Any, Any] = {np.shape: lambda a: tuple(a.shape), np.ndim: lambda a: a.dim(), np.size: _size}
+
+
 def _array_function(self: torch.Tensor, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
     # NEP 18: numpy asks the tensor how to run np.mean(tensor, axis=0), np.concatenate([t, t]), ...
     # TF's eager tensors have no numpy methods, so numpy converts them (via __array__) and returns
@@ -81,6 +90,9 @@ def _array_function(self: torch.Tensor, func: Any, types: Any, args: Any, kwargs
     # (Tensor.mean(axis=..., dtype=..., out=...)), whose arguments are not numpy's. Converting
     # and calling numpy again gives TF's results; another array-like type in the arguments
     # still gets its own turn because numpy dispatches again on the converted call.
+    metadata = _METADATA.get(func)
+    if metadata is not None and args and isinstance(args[0], torch.Tensor):
+        return metadata(*args, **kwargs)
     return func(*_to_numpy_tree(args), **_to_numpy_tree(kwargs))
 
 
