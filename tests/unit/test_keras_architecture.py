@@ -46,6 +46,7 @@ TIERS: list[tuple[str, tuple[str, ...]]] = [
             "activations",
             "initializers",
             "regularizers",
+            "constraints",
             "distribution",
             "utils",
             "datasets",

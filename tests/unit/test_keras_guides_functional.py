@@ -189,7 +189,7 @@ def test_model_from_config_rejects_other_dicts() -> None:
 
 
 def test_summary_wraps_long_layer_names_inside_the_table() -> None:
-    from unison.keras.models.summary import summary_lines
+    from unison.keras.utils.summary_utils import summary_lines
 
     inputs = keras.Input(shape=(8, 8, 1))
     model = keras.Model(inputs, layers.GlobalMaxPooling2D()(layers.Conv2D(2, 3)(inputs)))
@@ -200,7 +200,7 @@ def test_summary_wraps_long_layer_names_inside_the_table() -> None:
 
 
 def test_summary_of_a_sequential_built_by_its_first_call_shows_shapes() -> None:
-    from unison.keras.models.summary import summary_lines
+    from unison.keras.utils.summary_utils import summary_lines
 
     model = keras.Sequential([layers.Dense(2, activation="relu"), layers.Dense(4)])
     model(torch.ones(1, 4))

@@ -292,9 +292,8 @@ def test_submodules_lists_the_layers_inside_depth_first_as_tf_modules_do():
     assert keras.layers.Dense(2).submodules == ()
 
 
-def test_a_weight_constraint_is_refused_by_name_and_none_is_keras_default():
-    with pytest.raises(NotImplementedError, match=r"weight constraints \(\['kernel_constraint'\]\) are not supported"):
-        keras.layers.Dense(2, kernel_constraint="max_norm")
+def test_a_weight_constraint_is_attached_by_name_and_none_is_keras_default():
+    assert isinstance(keras.layers.Dense(2, kernel_constraint="max_norm")(torch.zeros(1, 3)), torch.Tensor)
     layer = keras.layers.Dense(2, kernel_constraint=None, bias_constraint=None)  # what Keras code often passes
     assert layer(torch.zeros(1, 3)).shape == (1, 2)
     with pytest.raises(TypeError, match="Check the spelling"):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
@@ -388,8 +389,16 @@ class OneDeviceStrategy(Strategy):
         from unison.distribute.devices import parse_device
 
         spec = parse_device(device)
-        if spec.kind == "gpu" and spec.index >= (torch.cuda.device_count() if torch.cuda.is_available() else 0):
-            raise ValueError(f"Device {device!r} is not available on this machine. Received: device={device!r}")
+        visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if spec.kind == "gpu" and spec.index >= visible:
+            # TF's soft placement (on by default in eager TF 2): the program runs on the CPU.
+            warnings.warn(
+                f"OneDeviceStrategy: device {device!r} is not available on this machine "
+                f"({visible} visible GPU(s)); running on '/cpu:0' instead, as TensorFlow's soft "
+                f"placement does.",
+                stacklevel=2,
+            )
+            spec = parse_device("/cpu:0")
         super().__init__(LocalCommunicator(spec.to_torch()), spec.to_torch())
 
 

@@ -426,6 +426,9 @@ def _run_example(op: Callable[..., Any], run: Callable[..., Any] | None, args: A
     finally:
         for m, mode in zip(modules, modes):
             m.train(mode)
+            reset = getattr(m, "reset_states", None)
+            if getattr(m, "stateful", False) and callable(reset):
+                reset()  # a stateful RNN keeps no states from a symbolic example
 
 
 def _pair_structure(value: Any, other: Any) -> list[tuple[Any, Any]]:

@@ -93,6 +93,8 @@ from unison.keras.layers.resampling import (
     ZeroPadding2D,
 )
 from unison.keras.layers.reshaping1d import Cropping1D, UpSampling1D, ZeroPadding1D
+from unison.keras.layers.rnn import RNN
+from unison.keras.layers.rnn_cell import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
 from unison.keras.layers.separable_conv import DepthwiseConv2D, SeparableConv2D
 from unison.keras.layers.text_vectorization import TextVectorization
 from unison.keras.layers.wrappers import Bidirectional, TimeDistributed
@@ -159,6 +161,11 @@ __all__ = [
     # recurrent layers and wrappers
     "GRU",
     "LSTM",
+    "LSTMCell",
+    "GRUCell",
+    "RNN",
+    "SimpleRNNCell",
+    "StackedRNNCells",
     "SimpleRNN",
     "Bidirectional",
     "TimeDistributed",

@@ -22,15 +22,16 @@ import itertools
 import re
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
 
 from unison.core.variables import Variable
-from unison.keras import initializers, regularizers
+from unison.keras import constraints, initializers, regularizers
 from unison.keras.backend.common import _COUNTERS  # Keras-style unique default names: dense, dense_1, ...
 from unison.keras.backend.keras_tensor import has_keras_tensor, layer_call_tensor, symbolic_call
+from unison.keras.layers.data_format import from_channels_last, to_channels_last
 from unison.keras.layers.weight_lists import (
     assign_weights,
     keras_non_trainable_weights,
@@ -255,6 +256,33 @@ def set_trainable(module: nn.Module, value: bool) -> None:
             p._tf_trainable = flag  # a pickled or deep-copied weight (strategies) keeps the state
 
 
+def attach_constraints(layer: nn.Module) -> None:
+    """Give the weights the layer's ``<prefix>_constraint`` arguments name their constraints.
+
+    ``kernel_constraint`` goes to weights named ``kernel`` (also of inner layers, as Keras's
+    ``MultiHeadAttention`` passes it to its projections), ``recurrent_constraint`` to
+    ``recurrent_kernel``, ``depthwise_constraint`` to ``depthwise_kernel``, and so on.
+    """
+    wanted: dict[str, Any] = layer.__dict__.get("_constraint_args") or {}
+    if not wanted:
+        return
+    matched: set[str] = set()
+    for name, param in layer.named_parameters():
+        leaf = name.rsplit(".", 1)[-1]
+        for prefix, constraint in wanted.items():
+            if leaf in (prefix, f"{prefix}_kernel"):
+                matched.add(prefix)
+                if getattr(param, "constraint", None) is None:
+                    param.constraint = constraint  # type: ignore[attr-defined]
+    unmatched = sorted(f"{p}_constraint" for p in wanted if p not in matched)
+    if unmatched:
+        raise ValueError(
+            f"{type(layer).__name__} {getattr(layer, 'name', '')!r} got {unmatched}, but it has no weight "
+            f"those constraints apply to (its weights: {[n for n, _ in layer.named_parameters()]}). "
+            "Remove the argument, or give the constraint to the layer that owns the weight."
+        )
+
+
 class Layer(nn.Module):
     """Base of unison's Keras layers: lazy ``build(input_shape)`` then ``call(inputs)``.
 
@@ -281,16 +309,9 @@ class Layer(nn.Module):
         **kwargs: Any,
     ) -> None:
         super().__init__()
-        constraints = sorted(k for k, v in kwargs.items() if k.endswith("_constraint"))
-        if constraints:
-            set_ones = [k for k in constraints if kwargs[k] is not None]
-            if set_ones:  # a Keras argument unison does not honour: say so, not "misspelled"
-                raise NotImplementedError(
-                    f"{type(self).__name__}: weight constraints ({set_ones}) are not supported by unison. "
-                    "Apply the constraint after each step yourself (e.g. a callback's on_train_batch_end "
-                    "doing `with torch.no_grad(): w.clamp_(min=0)` for NonNeg), or drop the argument."
-                )
-            kwargs = {k: v for k, v in kwargs.items() if k not in constraints}  # None: Keras's default
+        # Keras's `kernel_constraint=`, `bias_constraint=`, ...: attached to the weights of that
+        # name once they exist (see attach_constraints); the optimizer applies them after each update.
+        constraint_args = {k: kwargs.pop(k) for k in [k for k in kwargs if k.endswith("_constraint")]}
         if kwargs:
             raise TypeError(
                 f"{type(self).__name__} got unexpected keyword arguments: {sorted(kwargs)}. "
@@ -301,6 +322,9 @@ class Layer(nn.Module):
         self.built = False
         self.trainable = trainable
         self._regularized: list[tuple[Callable[[torch.Tensor], torch.Tensor], str]] = []
+        self._constraint_args = {
+            k[: -len("_constraint")]: constraints.get(v) for k, v in constraint_args.items() if v is not None
+        }
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         # On keras.Input tensors (functional API) the call is recorded as a graph node.
@@ -346,12 +370,18 @@ class Layer(nn.Module):
                 )
             args = (kwargs.pop(first),)
         inputs, args = args[0], args[1:]
+        channels_first = self.__dict__.get("_channels_first", False)
+        if channels_first:  # data_format="channels_first": compute channels-last (see layers/data_format.py)
+            inputs = to_channels_last(inputs)
         if not self.built:
             self.build(_shape_structure(inputs))
             self.built = True
+            attach_constraints(self)
             if not self.trainable:
                 for p in self.parameters():
                     p.requires_grad_(False)
+        if channels_first:
+            return cast(torch.Tensor, from_channels_last(self.call(inputs, *args, **kwargs)))
         return self.call(inputs, *args, **kwargs)
 
     def add_weight(
@@ -399,11 +429,7 @@ class Layer(nn.Module):
                 if key in given:
                     raise TypeError(f"add_weight got {key!r} both by position and by keyword")
                 given[key] = value
-        if constraint is not None or given.pop("constraint", None) is not None:
-            raise ValueError(
-                "add_weight(constraint=...) is not supported: unison applies no constraints after "
-                "optimizer steps. Project the weight yourself after each step (e.g. in a callback)."
-            )
+        constraint = constraints.get(constraint if constraint is not None else given.pop("constraint", None))
         if "shape" not in given:
             raise TypeError("add_weight needs shape= (the weight's shape, e.g. shape=(input_dim, units))")
         raw_shape = given["shape"]
@@ -423,6 +449,11 @@ class Layer(nn.Module):
             param._unison_frozen = True  # type: ignore[attr-defined]  # stays frozen when the layer is unfrozen
         with torch.no_grad():
             initializers.get(init)(param)
+        if constraint is None:  # the layer's `<name>_constraint=` argument (Keras passes it here)
+            wanted = self.__dict__.get("_constraint_args") or {}
+            constraint = wanted.get(weight_name) or wanted.get(weight_name.removesuffix("_kernel"))
+        if constraint is not None:
+            param.constraint = constraint  # type: ignore[attr-defined]  # tf.Variable.constraint
         self.register_parameter(weight_name, param)
         reg = regularizers.get(given.get("regularizer"))
         if reg is not None:

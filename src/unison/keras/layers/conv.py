@@ -19,6 +19,7 @@ import torch.nn.functional as F
 
 from unison.keras import activations
 from unison.keras.layers.base import Layer, pair
+from unison.keras.layers.data_format import use_data_format
 
 _PADDINGS = ("valid", "same")
 
@@ -79,8 +80,7 @@ class Conv2D(Layer):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        if data_format not in (None, "channels_last"):
-            raise ValueError(f"Only data_format='channels_last' is supported. Received: data_format={data_format!r}")
+        use_data_format(self, data_format)
         if not isinstance(filters, int) or filters < 1:
             raise ValueError(f"filters must be a positive integer. Received: filters={filters!r}")
         self.filters = filters
@@ -138,6 +138,7 @@ class _Pool2D(Layer):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        use_data_format(self, data_format)
         self.pool_size = pair(pool_size, "pool_size")
         self.strides = pair(strides, "strides") if strides is not None else self.pool_size
         self.padding = _check_padding(padding)
@@ -171,6 +172,7 @@ class GlobalAveragePooling2D(Layer):
 
     def __init__(self, data_format: str | None = None, keepdims: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        use_data_format(self, data_format)
         self.keepdims = keepdims
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:

@@ -19,7 +19,7 @@ import torch
 
 from unison.keras import activations
 from unison.keras.layers.base import Layer
-from unison.keras.layers.misc import check_channels_last
+from unison.keras.layers.data_format import use_data_format
 
 __all__ = ["check_rank", "single_int"]
 
@@ -67,7 +67,7 @@ class _Conv(Layer):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        check_channels_last(data_format)
+        use_data_format(self, data_format)
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
         self._bias_args = (bias_initializer, bias_regularizer)

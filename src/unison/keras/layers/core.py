@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from unison.keras import activations
 from unison.keras.backend.keras_tensor import Input  # noqa: F401 - keras.layers.Input
 from unison.keras.layers.base import Layer
+from unison.keras.layers.data_format import use_data_format
 from unison.keras.layers.masking import get_mask, set_mask
 from unison.keras.mixed_precision.policy import DTypePolicyMixin
 
@@ -127,7 +128,14 @@ class Activation(DTypePolicyMixin, Layer):
 
 
 class Flatten(Layer):
-    """Flatten every axis but the batch axis (channels-last order, as Keras)."""
+    """Flatten every axis but the batch axis (channels-last order, as Keras).
+
+    With ``data_format="channels_first"`` the channel axis (1) is moved last first, as Keras does.
+    """
+
+    def __init__(self, data_format: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        use_data_format(self, data_format)
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
         return inputs.reshape(inputs.shape[0], -1)

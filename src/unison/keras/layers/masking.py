@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from unison.keras.layers.base import Layer
+from unison.keras.layers.base import Layer, attach_constraints
 from unison.keras.mixed_precision.policy import DTypePolicyMixin
 
 MASK_ATTR = "_keras_mask"
@@ -59,6 +59,7 @@ class MaskedLayer(DTypePolicyMixin, Layer):
             return
         self.build(*shapes)
         self.built = True
+        attach_constraints(self)
         if not self.trainable:
             for p in self.parameters():
                 p.requires_grad_(False)

@@ -22,9 +22,11 @@ the sequence is read from its last step and the outputs come back in that revers
 ``dropout`` multiplies the inputs by one dropout mask per sequence (the same at every step) and
 ``recurrent_dropout`` the previous output likewise, only when training, as in Keras.
 
-Not supported: ``stateful=True`` (pass the states back with ``initial_state``), constraints and
-``activity_regularizer`` (both raise). ``unroll``, ``use_cudnn`` and ``implementation`` are
-accepted and ignored.
+``stateful=True`` carries each sample's last states into the same row of the next batch until
+``reset_states()``/``reset_state()`` (see :mod:`unison.keras.layers.rnn_state`); constraints
+(``kernel_constraint``, ``recurrent_constraint``, ``bias_constraint``) are applied after each
+optimizer update. Not supported: ``activity_regularizer`` (raises). ``unroll``, ``use_cudnn``
+and ``implementation`` are accepted and ignored.
 
 Example:
     >>> import torch

@@ -17,9 +17,10 @@ from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_
 from unison.keras import activations
 from unison.keras.layers.masking import MaskedLayer, get_mask, set_mask
 from unison.keras.layers.misc import RandomSource, check_rate, keras_name
+from unison.keras.layers.rnn_state import HeldStates
 
 _IGNORED = ("implementation", "use_cudnn")  # speed hints: unison picks torch's fused kernel when it can
-_UNSUPPORTED = ("kernel_constraint", "recurrent_constraint", "bias_constraint", "activity_regularizer")
+_UNSUPPORTED = ("activity_regularizer",)
 
 
 def _is_sigmoid(module: nn.Module) -> bool:
@@ -81,18 +82,13 @@ class RNNBase(MaskedLayer):
         super().__init__(**kwargs)
         if given:
             raise ValueError(
-                f"{type(self).__name__} got {given}, which unison does not support: it applies no weight "
-                "constraints and no per-layer activity regularizers. Remove them (for an activity penalty, "
-                "add an ActivityRegularization layer after this one)."
+                f"{type(self).__name__} got {given}, which unison does not support: recurrent layers take no "
+                "per-layer activity regularizer. Remove it (for an activity penalty, add an "
+                "ActivityRegularization layer after this one)."
             )
         if isinstance(units, bool) or not isinstance(units, int) or units < 1:
             raise ValueError(
                 f"Received an invalid value for argument `units`, expected a positive integer, got {units!r}"
-            )
-        if stateful:
-            raise ValueError(
-                "stateful=True is not supported by unison's recurrent layers. Keep the final states "
-                "(return_state=True) and pass them to the next call as initial_state=[...]."
             )
         self.units = units
         self.activation = activations.get(activation)
@@ -102,7 +98,8 @@ class RNNBase(MaskedLayer):
         self.recurrent_dropout = check_rate(recurrent_dropout, "recurrent_dropout")
         self.random = RandomSource(seed)
         self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
-        self.go_backwards, self.stateful = bool(go_backwards), False
+        self.go_backwards, self.stateful = bool(go_backwards), bool(stateful)
+        self._held = HeldStates(self.name)
         self.zero_output_for_mask = bool(zero_output_for_mask)
         self._initializers, self._regularizers = initializer_args, regularizer_args
 
@@ -177,6 +174,8 @@ class RNNBase(MaskedLayer):
                 f"to have value {self.input_dim}, but received input with shape {tuple(inputs.shape)}."
             )
         x = inputs.to(self.kernel.dtype) if inputs.is_floating_point() else inputs.float()
+        if self.stateful and initial_state is None:
+            initial_state = self._held.initial(x.shape[0])
         states = self._initial_states(initial_state, x)
         keep = self._keep_mask(mask, x)
         if training and self.dropout:
@@ -190,12 +189,29 @@ class RNNBase(MaskedLayer):
             outputs, states = self._run_fused(fused, x, states, keep)
         else:
             outputs, states = self._run_loop(x, states, keep, rec_mask)
+        if self.stateful:
+            self._held.hold(states)
         out = outputs if self.return_sequences else outputs[:, -1]
         set_mask(out, mask if self.return_sequences else None)
         return [out, *states] if self.return_state else out
 
     def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
         return mask if self.return_sequences else None
+
+    # --- stateful=True ---------------------------------------------------------------------------
+    def reset_states(self, states: Any = None) -> None:
+        """Zero the states a ``stateful=True`` layer carries between batches, or set them to ``states``."""
+        self._held.reset(states)
+
+    def reset_state(self) -> None:
+        """Keras 3's name for :meth:`reset_states` (zeros)."""
+        self._held.reset()
+
+    @property
+    def states(self) -> list[Any]:
+        """The held states of a stateful layer (``None`` entries before its first call or after a reset)."""
+        held = self._held.states
+        return list(held) if held is not None else [None] * self._state_count
 
     def _initial_states(self, initial_state: Any, x: torch.Tensor) -> list[torch.Tensor]:
         batch = x.shape[0]

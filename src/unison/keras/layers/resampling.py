@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from unison.keras.layers.base import Layer, pair
 from unison.keras.layers.conv import _check_padding, _same_pads, _to_nchw
 from unison.keras.layers.conv_base import check_rank, single_int
-from unison.keras.layers.misc import check_channels_last
+from unison.keras.layers.data_format import use_data_format
 
 
 class UpSampling2D(Layer):
@@ -33,7 +33,7 @@ class UpSampling2D(Layer):
         self, size: Any = (2, 2), data_format: str | None = None, interpolation: str = "nearest", **kwargs: Any
     ) -> None:
         super().__init__(**kwargs)
-        check_channels_last(data_format)
+        use_data_format(self, data_format)
         self.size = pair(size, "size")
         if interpolation not in ("nearest", "bilinear", "bicubic", "area"):
             raise ValueError(
@@ -74,7 +74,7 @@ class ZeroPadding2D(Layer):
 
     def __init__(self, padding: Any = (1, 1), data_format: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        check_channels_last(data_format)
+        use_data_format(self, data_format)
         self.padding = _pairs(padding, "padding")
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
@@ -88,7 +88,7 @@ class Cropping2D(Layer):
 
     def __init__(self, cropping: Any = ((0, 0), (0, 0)), data_format: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        check_channels_last(data_format)
+        use_data_format(self, data_format)
         self.cropping = _pairs(cropping, "cropping")
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
@@ -113,7 +113,7 @@ class _Pool1D(Layer):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        check_channels_last(data_format)
+        use_data_format(self, data_format)
         self.pool_size = single_int(pool_size, "pool_size")
         self.strides = single_int(strides, "strides") if strides is not None else self.pool_size
         self.padding = _check_padding(padding)
@@ -151,7 +151,7 @@ class GlobalMaxPooling2D(Layer):
 
     def __init__(self, data_format: str | None = None, keepdims: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        check_channels_last(data_format)
+        use_data_format(self, data_format)
         self.keepdims = bool(keepdims)
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:

@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from unison.keras.layers.base import Layer
+from unison.keras.layers.data_format import use_data_format
 
 
 def _two_ints(value: Any, what: str) -> tuple[int, int]:
@@ -46,7 +47,7 @@ class ZeroPadding1D(Layer):
 
     def __init__(self, padding: Any = 1, data_format: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        _channels_last(data_format)
+        use_data_format(self, data_format)
         self.padding = _two_ints(padding, "padding")
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
@@ -84,13 +85,6 @@ class UpSampling1D(Layer):
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
         _check_rank3(self, inputs)
         return torch.repeat_interleave(inputs, self.size, dim=1)
-
-
-def _channels_last(data_format: Any) -> None:
-    if data_format not in (None, "channels_last"):
-        raise ValueError(
-            f"Only data_format='channels_last' (batch, steps, features) is supported. Received: data_format={data_format!r}"
-        )
 
 
 __all__ = ["Cropping1D", "UpSampling1D", "ZeroPadding1D"]

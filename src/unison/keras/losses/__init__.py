@@ -2,7 +2,7 @@
 
 This package owns the loss classes and functions. ``loss.py`` holds the base (``Loss``,
 ``LossFunctionWrapper``, the reduction and the shared helpers) and the mean-error losses;
-``crossentropy.py`` and ``regression.py`` define the other kinds on that base. The modules import
+``crossentropy.py``, ``focal.py``, ``regression.py``, ``hinge.py`` and ``probabilistic.py`` define the other kinds on that base. The modules import
 only ``loss.py`` (and ``keras.activations``), never this face, so the registry below, which
 imports them all, closes no circle. Nothing here imports layers, models or trainers.
 
@@ -28,6 +28,7 @@ from unison.keras.losses.crossentropy import (
     SparseCategoricalCrossentropy,
     binary_focal_crossentropy,
 )
+from unison.keras.losses.focal import CategoricalFocalCrossentropy, categorical_focal_crossentropy
 from unison.keras.losses.hinge import CategoricalHinge, Hinge, SquaredHinge, categorical_hinge, hinge, squared_hinge
 from unison.keras.losses.loss import (
     EPSILON,
@@ -106,6 +107,7 @@ _REGISTRY: dict[str, type[Loss]] = {
 
 _EXTRA: tuple[type[Loss], ...] = (
     BinaryFocalCrossentropy,
+    CategoricalFocalCrossentropy,
     Huber,
     LogCosh,
     KLDivergence,
@@ -170,6 +172,8 @@ __all__ += [
     "squared_hinge",
     "squeeze_or_expand_to_same_rank",
     "binary_focal_crossentropy",
+    "CategoricalFocalCrossentropy",
+    "categorical_focal_crossentropy",
 ]
 
 LossLike = str | Loss | Callable[..., torch.Tensor] | None

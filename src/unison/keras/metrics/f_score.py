@@ -113,13 +113,10 @@ class FBetaScore(Metric):
             return super().result()
         return self._scores(self.state()).to(torch.float32)
 
-    def result_from_state(self, state: torch.Tensor) -> float:
+    def result_from_state(self, state: torch.Tensor) -> Any:
+        # average=None: one score per class; fit logs the vector (a float32 array) as Keras 3 does.
         if self.average is None:
-            raise ValueError(
-                f"{type(self).__name__}(average=None) gives one score per class, and unison's fit() logs "
-                "one number per metric: pass average='macro', 'micro' or 'weighted' to compile(), or call "
-                "result() yourself for the per-class scores."
-            )
+            return self._scores(state).to(torch.float32).numpy()
         return float(self._scores(state))
 
     def get_config(self) -> dict[str, Any]:

@@ -241,6 +241,7 @@ class Model(StepMethods, nn.Module):
         with torch.no_grad():
             self(torch.zeros(tuple(input_shape), device=self._device()))
         self.train(was_training)
+        self.reset_states()  # a stateful RNN starts the first real batch from zeros, not from the example
 
     def _device(self) -> torch.device:
         for p in self.parameters():
@@ -562,9 +563,16 @@ class Model(StepMethods, nn.Module):
         """Number of scalars in the model's parameters."""
         return sum(p.numel() for p in self.parameters())
 
+    def reset_states(self) -> None:
+        """Keras 2's ``model.reset_states()``: zero the carried states of every ``stateful=True`` layer."""
+        for module in self.modules():
+            reset = getattr(module, "reset_states", None)
+            if module is not self and getattr(module, "stateful", False) and callable(reset):
+                reset()
+
     def summary(self, print_fn: Any = print) -> None:
         """Print a Keras-style table of layers, output shapes and parameter counts."""
-        from unison.keras.models.summary import summary_lines
+        from unison.keras.utils.summary_utils import summary_lines
 
         for line in summary_lines(self):
             print_fn(line)

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypedDict, cast
 import torch
 
 from unison.keras.optimizers import schedules
+from unison.keras.optimizers.after_step import after_step, finalize_variable_values
 from unison.keras.optimizers.apply import LearningRate, StepCounter, apply_gradients, minimize
 
 if TYPE_CHECKING:
@@ -73,6 +74,9 @@ class ClipOptions(TypedDict, total=False):
     gradient_accumulation_steps: int | None
     lr: float | None
     decay: float | None
+    use_ema: bool
+    ema_momentum: float
+    ema_overwrite_frequency: int | None
 
 
 _FUSED_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
@@ -175,6 +179,13 @@ class Optimizer:
         gradient_accumulation_steps: ``k`` (Keras 3): in ``fit``, the gradients of ``k``
             batches are averaged and applied every ``k``-th batch (replicas synchronise only on
             those batches); ``iterations`` still counts batches. ``None``: every batch.
+        use_ema: keep an exponential moving average of the weights (Keras 3): after each
+            update ``average = ema_momentum * average + (1 - ema_momentum) * weight`` (the first
+            update copies the weights); ``fit`` ends with the weights set to their averages
+            (:meth:`finalize_variable_values`); ``callbacks.SwapEMAWeights`` evaluates with them.
+        ema_momentum: the average's momentum, in ``[0, 1]``.
+        ema_overwrite_frequency: every this many updates the weights take their averages'
+            values (``None``: only at the end of ``fit``).
     """
 
     _CONFIG: ClassVar[tuple[str, ...]] = ()  # subclass hyper-parameters for get_config
@@ -190,8 +201,24 @@ class Optimizer:
         gradient_accumulation_steps: int | None = None,
         lr: float | None = None,
         decay: float | None = None,
+        use_ema: bool = False,
+        ema_momentum: float = 0.99,
+        ema_overwrite_frequency: int | None = None,
     ) -> None:
         learning_rate = _legacy_rate(type(self).__name__, learning_rate, lr, decay)
+        self.use_ema = bool(use_ema)
+        self.ema_momentum = _number(ema_momentum, "ema_momentum", high=1.0)
+        if ema_overwrite_frequency is not None and (
+            isinstance(ema_overwrite_frequency, bool)
+            or not isinstance(ema_overwrite_frequency, int)
+            or ema_overwrite_frequency < 1
+        ):
+            raise ValueError(
+                "`ema_overwrite_frequency` must be an integer >= 1 (or None). Received: "
+                f"ema_overwrite_frequency={ema_overwrite_frequency!r}"
+            )
+        self.ema_overwrite_frequency = ema_overwrite_frequency
+        self._ema_state: Any = None
         if gradient_accumulation_steps is not None and (
             isinstance(gradient_accumulation_steps, bool)
             or not isinstance(gradient_accumulation_steps, int)
@@ -263,6 +290,7 @@ class Optimizer:
         self._param_ids = ids
         if self.weight_decay and not isinstance(self._torch_optimizer, torch.optim.AdamW):
             self._torch_optimizer.register_step_pre_hook(_decoupled_weight_decay(self.weight_decay))
+        after_step(self, self._torch_optimizer, params)
         return self._torch_optimizer
 
     def prebuild(self, params: Params) -> None:
@@ -408,6 +436,13 @@ class Optimizer:
         """
         return minimize(self, loss, var_list, tape)
 
+    def finalize_variable_values(self, var_list: Iterable[torch.Tensor]) -> None:
+        """Set the weights to their moving averages when ``use_ema`` (``fit`` calls this at its end).
+
+        Without ``use_ema`` nothing changes, as in Keras.
+        """
+        finalize_variable_values(self, list(var_list))
+
     def clip_gradients(self, params: Params) -> None:
         """Clip the ``.grad`` of ``params`` in place as configured (no-op when not configured).
 
@@ -446,6 +481,9 @@ class Optimizer:
             "clipvalue",
             "global_clipnorm",
             "gradient_accumulation_steps",
+            "use_ema",
+            "ema_momentum",
+            "ema_overwrite_frequency",
         )
         keys = base + self._CONFIG
         return {key: getattr(self, key) for key in keys}

@@ -84,6 +84,10 @@ def _json_value(value: Any, where: str) -> Any:
 
 def _object_config(value: Any) -> dict[str, Any] | str | None:
     """Keras objects given as layer arguments (initializers, regularizers), by class and config."""
+    from unison.keras import constraints
+
+    if isinstance(value, constraints.Constraint) and getattr(constraints, type(value).__name__, None) is type(value):
+        return {"__object__": "constraints." + type(value).__name__, "config": value.get_config()}
     if isinstance(value, initializers.Initializer):
         return {"__object__": "initializers." + type(value).__name__, "config": value.get_config()}
     if isinstance(value, regularizers.L1L2):  # L1 and L2 are L1L2 with one factor
@@ -136,6 +140,8 @@ def _registered_from_config(value: dict[str, Any]) -> Any:
 
 def _objects_from_config(value: Any) -> Any:
     """The inverse of :func:`_object_config`, inside a layer's or compile config (only those modules)."""
+    from unison.keras import constraints
+
     if isinstance(value, list):
         return [_objects_from_config(v) for v in value]
     if not isinstance(value, dict):
@@ -147,6 +153,7 @@ def _objects_from_config(value: Any) -> Any:
     module_name, _, class_name = str(value["__object__"]).partition(".")
     module, base = {
         "initializers": (initializers, initializers.Initializer),
+        "constraints": (constraints, constraints.Constraint),
         "regularizers": (regularizers, regularizers.L1L2),
         "losses": _namespace("losses")[:2],
         "metrics": _namespace("metrics")[:2],

@@ -29,8 +29,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from unison.data import Dataset
 from unison.distribute.input import map_structure
 from unison.keras.callbacks import Callback, CallbackList, History, ProgbarLogger
+from unison.keras.trainers.class_weights import with_class_weight
 from unison.keras.trainers.compile_utils import flat_logs
 from unison.keras.trainers.data_adapters import ArrayAdapter, Batch, IterableAdapter, make_adapter
 from unison.keras.trainers.local_steps import LocalSteps, run_predict_step
@@ -84,8 +86,9 @@ def class_weight_to_sample_weight(class_weight: Any, y: Any, sample_weight: Any 
         )
     if y is None or isinstance(y, (list, tuple, dict)) or not hasattr(y, "shape"):
         raise ValueError(
-            "class_weight needs the labels as one array (a model with one output, trained on arrays). "
-            "With a Dataset or several outputs, yield (x, y, sample_weight) instead."
+            "class_weight needs the labels as one array (a model with one output, trained on arrays) or a "
+            "tf.data.Dataset of (x, y) batches. With a generator, a DataLoader or several outputs, yield "
+            "(x, y, sample_weight) instead."
         )
     labels = y.detach().cpu().numpy() if isinstance(y, torch.Tensor) else np.asarray(y)
     if labels.ndim == 2 and labels.shape[1] > 1:
@@ -190,7 +193,9 @@ def fit(
     verbose = _verbose(verbose)
     if validation_split and validation_data is None:
         (x, y, sample_weight), validation_data = _split_validation(x, y, sample_weight, validation_split)
-    if class_weight is not None:  # training data only, as in Keras (validation stays unweighted)
+    if class_weight is not None and isinstance(x, Dataset):  # per batch, from each batch's labels
+        x = with_class_weight(x, class_weight)
+    elif class_weight is not None:  # training data only, as in Keras (validation stays unweighted)
         sample_weight = class_weight_to_sample_weight(class_weight, y, sample_weight)
     val_batch = validation_batch_size or batch_size
 
@@ -246,11 +251,17 @@ def fit(
             steps.finish_epoch(st)
             logs = _logs(st, steps)
             if val is not None and (epoch + 1) % validation_freq == 0:
-                logs.update({f"val_{k}": v for k, v in val.run(None).items()})
+                cbs.on_test_begin()  # as Keras's fit, whose validation is an evaluate() with its callbacks
+                val_logs = val.run(None)
+                cbs.on_test_end(val_logs)
+                logs.update({f"val_{k}": v for k, v in val_logs.items()})
             cbs.on_epoch_end(epoch, logs)
             _wait_for_chief_files(st, "fit.epoch_end")
             if model.stop_training:
                 break
+        finalize = getattr(model.optimizer, "finalize_variable_values", None)
+        if finalize is not None and epochs > initial_epoch:  # use_ema: the weights become their averages
+            finalize(model.trainable_weights)
         cbs.on_train_end(logs)
         _wait_for_chief_files(st, "fit.train_end")
         st.train_data = None  # do not keep the training data alive through the model

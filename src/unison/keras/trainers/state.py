@@ -29,6 +29,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, cast
 
+import numpy as np
 import torch
 
 from unison.distribute.input import map_structure
@@ -156,6 +157,8 @@ class TrainingState:
                 model.eval()
                 out = model(zeros)
                 model.train(was)
+            if hasattr(model, "reset_states"):
+                model.reset_states()  # stateful RNNs start the first batch from zeros, not the example
             # One output: its shape; several (a list/dict): the structure of their shapes.
             self.out_shapes = map_structure(lambda t: tuple(t.shape[1:]), out)
             self.out_shape = self.out_shapes if isinstance(out, torch.Tensor) else ()
@@ -444,7 +447,9 @@ class TrainingState:
         logs: dict[str, float] = {}
         offset = 0
         for m in self.trackers():  # "loss" first, as Keras logs it
-            logs[m.name] = float(m.result_from_state(state[offset : offset + m.num_state]))
+            value = m.result_from_state(state[offset : offset + m.num_state])
+            # a per-class metric (F1Score(average=None)) logs its vector, as Keras 3 does
+            logs[m.name] = value if isinstance(value, np.ndarray) else float(value)
             offset += m.num_state
         return logs
 

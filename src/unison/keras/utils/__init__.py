@@ -8,6 +8,7 @@ from unison.keras.utils.data_adapter_utils import unpack_x_y_sample_weight
 from unison.keras.utils.dataset_utils import split_dataset
 from unison.keras.utils.file_utils import get_file
 from unison.keras.utils.image_dataset import image_dataset_from_directory
+from unison.keras.utils.model_visualization import model_to_dot, plot_model
 from unison.keras.utils.numerical import set_random_seed, to_categorical
 from unison.keras.utils.object_registration import (
     CustomObjectScope,
@@ -34,6 +35,8 @@ __all__ = [
     "array_to_img",
     "img_to_array",
     "load_img",
+    "model_to_dot",
+    "plot_model",
     "save_img",
     "experimental",
     "get_file",

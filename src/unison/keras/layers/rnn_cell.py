@@ -1,0 +1,410 @@
+"""Keras's recurrent cells: ``SimpleRNNCell``, ``LSTMCell``, ``GRUCell`` and ``StackedRNNCells``.
+
+A cell computes one time step: ``cell(inputs_t, states) -> (output_t, new_states)`` with
+``states`` a list (one tensor per entry of ``cell.state_size``). ``keras.layers.RNN(cell)`` runs
+it over a sequence. The weights are in Keras's layout and named as Keras names them (``kernel``
+``(input_dim, gates * units)``, ``recurrent_kernel``, ``bias``), with Keras's gate orders
+(``i, f, c, o`` for LSTM; ``z, r, h`` for GRU), so ``RNN(LSTMCell(n))`` computes what ``LSTM(n)``
+computes with the same weights (the layers run torch's fused kernels; cells run step by step).
+
+``dropout``/``recurrent_dropout`` draw one mask per sequence (Keras's ``DropoutRNNCell``): the
+``RNN`` layer calls ``reset_dropout_mask()``/``reset_recurrent_dropout_mask()`` after each
+sequence.
+
+Example:
+    >>> import torch
+    >>> cell = LSTMCell(4)
+    >>> out, (h, c) = cell(torch.zeros(2, 3), [torch.zeros(2, 4), torch.zeros(2, 4)])
+    >>> tuple(out.shape), cell.state_size, tuple(cell.kernel.shape)
+    ((2, 4), [4, 4], (3, 16))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from unison.keras import activations, initializers
+from unison.keras.layers.base import Layer
+from unison.keras.layers.misc import RandomSource, check_rate
+
+__all__ = ["GRUCell", "LSTMCell", "SimpleRNNCell", "StackedRNNCells"]
+
+
+class _Cell(Layer):
+    """Weights, dropout masks and argument checks shared by the built-in cells."""
+
+    _gates = 1
+
+    def __init__(
+        self,
+        units: int,
+        activation: Any,
+        use_bias: bool,
+        initializer_args: tuple[Any, Any, Any],
+        regularizer_args: tuple[Any, Any, Any],
+        dropout: float,
+        recurrent_dropout: float,
+        seed: int | None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if isinstance(units, bool) or not isinstance(units, int) or units < 1:
+            raise ValueError(
+                f"Received an invalid value for argument `units`, expected a positive integer, got {units!r}"
+            )
+        self.units = units
+        self.activation = activations.get(activation)
+        self.use_bias = bool(use_bias)
+        self.dropout = check_rate(dropout, "dropout")
+        self.recurrent_dropout = check_rate(recurrent_dropout, "recurrent_dropout")
+        self.random = RandomSource(seed)
+        self._initializers, self._regularizers = initializer_args, regularizer_args
+        self._masks: dict[str, torch.Tensor | None] = {"input": None, "recurrent": None}
+
+    @property
+    def state_size(self) -> Any:
+        return self.units
+
+    @property
+    def output_size(self) -> int:
+        return self.units
+
+    def _bias_shape(self) -> tuple[int, ...]:
+        return (self._gates * self.units,)
+
+    def _bias_initializer(self) -> Any:
+        return self._initializers[2]
+
+    def build(self, input_shape: Any) -> None:
+        k_init, r_init, _ = self._initializers
+        k_reg, r_reg, b_reg = self._regularizers
+        width = self._gates * self.units
+        self.kernel = self.add_weight(
+            name="kernel", shape=(int(input_shape[-1]), width), initializer=k_init, regularizer=k_reg
+        )
+        self.recurrent_kernel = self.add_weight(
+            name="recurrent_kernel", shape=(self.units, width), initializer=r_init, regularizer=r_reg
+        )
+        self.bias = (
+            self.add_weight(
+                name="bias", shape=self._bias_shape(), initializer=self._bias_initializer(), regularizer=b_reg
+            )
+            if self.use_bias
+            else None
+        )
+
+    def _dropped(self, kind: str, x: torch.Tensor, rate: float, training: bool) -> torch.Tensor:
+        if not (training and rate):
+            return x
+        mask = self._masks[kind]
+        if mask is None or mask.shape != x.shape:
+            mask = self._masks[kind] = self.random.keep_mask(tuple(x.shape), rate, x)
+        return x * mask
+
+    def reset_dropout_mask(self) -> None:
+        """Draw a new input dropout mask at the next step (the RNN layer calls it per sequence)."""
+        self._masks["input"] = None
+
+    def reset_recurrent_dropout_mask(self) -> None:
+        """Draw a new recurrent dropout mask at the next step."""
+        self._masks["recurrent"] = None
+
+    def get_initial_state(self, batch_size: int | None = None) -> list[torch.Tensor]:
+        """Zeros of shape ``(batch_size, units)``, one per state."""
+        sizes = self.state_size if isinstance(self.state_size, list) else [self.state_size]
+        return [torch.zeros(int(batch_size or 1), size) for size in sizes]
+
+
+def _inputs(inputs: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    return inputs.to(like.dtype)  # integer steps (e.g. token ids fed as features) compute in the weights' dtype
+
+
+class SimpleRNNCell(_Cell):
+    """One step of ``SimpleRNN``: ``h = activation(x @ kernel + bias + h_prev @ recurrent_kernel)``."""
+
+    def __init__(
+        self,
+        units: int,
+        activation: Any = "tanh",
+        use_bias: bool = True,
+        kernel_initializer: Any = "glorot_uniform",
+        recurrent_initializer: Any = "orthogonal",
+        bias_initializer: Any = "zeros",
+        kernel_regularizer: Any = None,
+        recurrent_regularizer: Any = None,
+        bias_regularizer: Any = None,
+        dropout: float = 0.0,
+        recurrent_dropout: float = 0.0,
+        seed: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            units,
+            activation,
+            use_bias,
+            (kernel_initializer, recurrent_initializer, bias_initializer),
+            (kernel_regularizer, recurrent_regularizer, bias_regularizer),
+            dropout,
+            recurrent_dropout,
+            seed,
+            **kwargs,
+        )
+
+    def call(self, inputs: torch.Tensor, states: Any = None, training: bool = False) -> Any:
+        prev = states[0] if isinstance(states, (list, tuple)) else states
+        x = self._dropped("input", _inputs(inputs, self.kernel), self.dropout, training)
+        h = x @ self.kernel
+        if self.bias is not None:
+            h = h + self.bias
+        prev_in = self._dropped("recurrent", prev, self.recurrent_dropout, training)
+        output = self.activation(h + prev_in @ self.recurrent_kernel)
+        return output, [output]
+
+
+class LSTMCell(_Cell):
+    """One step of ``LSTM`` (gates ``i, f, c, o``; states ``[h, c]``; Keras's ``unit_forget_bias``)."""
+
+    _gates = 4
+
+    def __init__(
+        self,
+        units: int,
+        activation: Any = "tanh",
+        recurrent_activation: Any = "sigmoid",
+        use_bias: bool = True,
+        kernel_initializer: Any = "glorot_uniform",
+        recurrent_initializer: Any = "orthogonal",
+        bias_initializer: Any = "zeros",
+        unit_forget_bias: bool = True,
+        kernel_regularizer: Any = None,
+        recurrent_regularizer: Any = None,
+        bias_regularizer: Any = None,
+        dropout: float = 0.0,
+        recurrent_dropout: float = 0.0,
+        seed: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            units,
+            activation,
+            use_bias,
+            (kernel_initializer, recurrent_initializer, bias_initializer),
+            (kernel_regularizer, recurrent_regularizer, bias_regularizer),
+            dropout,
+            recurrent_dropout,
+            seed,
+            **kwargs,
+        )
+        self.recurrent_activation = activations.get(recurrent_activation)
+        self.unit_forget_bias = bool(unit_forget_bias)
+
+    @property
+    def state_size(self) -> list[int]:
+        return [self.units, self.units]
+
+    def _bias_initializer(self) -> Any:
+        init, units = initializers.get(self._initializers[2]), self.units
+        if not self.unit_forget_bias:
+            return init
+
+        def fill(tensor: torch.Tensor) -> None:  # Keras: the forget gate's bias starts at 1
+            init(tensor[:units])
+            tensor[units : 2 * units].fill_(1.0)
+            init(tensor[2 * units :])
+
+        return fill
+
+    def call(self, inputs: torch.Tensor, states: Any = None, training: bool = False) -> Any:
+        h_prev, c_prev = states[0], states[1]
+        x = self._dropped("input", _inputs(inputs, self.kernel), self.dropout, training)
+        z = (
+            x @ self.kernel
+            + self._dropped("recurrent", h_prev, self.recurrent_dropout, training) @ self.recurrent_kernel
+        )
+        if self.bias is not None:
+            z = z + self.bias
+        i, f, g, o = z.chunk(4, dim=-1)
+        c = self.recurrent_activation(f) * c_prev + self.recurrent_activation(i) * self.activation(g)
+        h = self.recurrent_activation(o) * self.activation(c)
+        return h, [h, c]
+
+
+class GRUCell(_Cell):
+    """One step of ``GRU`` (gates ``z, r, h``); ``reset_after=True`` (Keras's default) applies the
+    reset gate after the recurrent matrix product and has a ``(2, 3 * units)`` bias."""
+
+    _gates = 3
+
+    def __init__(
+        self,
+        units: int,
+        activation: Any = "tanh",
+        recurrent_activation: Any = "sigmoid",
+        use_bias: bool = True,
+        kernel_initializer: Any = "glorot_uniform",
+        recurrent_initializer: Any = "orthogonal",
+        bias_initializer: Any = "zeros",
+        kernel_regularizer: Any = None,
+        recurrent_regularizer: Any = None,
+        bias_regularizer: Any = None,
+        dropout: float = 0.0,
+        recurrent_dropout: float = 0.0,
+        seed: int | None = None,
+        reset_after: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            units,
+            activation,
+            use_bias,
+            (kernel_initializer, recurrent_initializer, bias_initializer),
+            (kernel_regularizer, recurrent_regularizer, bias_regularizer),
+            dropout,
+            recurrent_dropout,
+            seed,
+            **kwargs,
+        )
+        self.recurrent_activation = activations.get(recurrent_activation)
+        self.reset_after = bool(reset_after)
+
+    def _bias_shape(self) -> tuple[int, ...]:
+        return (2, 3 * self.units) if self.reset_after else (3 * self.units,)
+
+    def call(self, inputs: torch.Tensor, states: Any = None, training: bool = False) -> Any:
+        h_prev = states[0] if isinstance(states, (list, tuple)) else states
+        x = self._dropped("input", _inputs(inputs, self.kernel), self.dropout, training)
+        h_in = self._dropped("recurrent", h_prev, self.recurrent_dropout, training)
+        u = self.units
+        bias_x = bias_h = None
+        if self.bias is not None:
+            bias_x, bias_h = (self.bias[0], self.bias[1]) if self.reset_after else (self.bias, None)
+        mx = x @ self.kernel
+        if bias_x is not None:
+            mx = mx + bias_x
+        x_z, x_r, x_h = mx.split(u, dim=-1)
+        if self.reset_after:
+            mh = h_in @ self.recurrent_kernel
+            if bias_h is not None:
+                mh = mh + bias_h
+            h_z, h_r, h_h = mh.split(u, dim=-1)
+            z = self.recurrent_activation(x_z + h_z)
+            r = self.recurrent_activation(x_r + h_r)
+            candidate = self.activation(x_h + r * h_h)
+        else:
+            h_z, h_r = (h_in @ self.recurrent_kernel[:, : 2 * u]).split(u, dim=-1)
+            z = self.recurrent_activation(x_z + h_z)
+            r = self.recurrent_activation(x_r + h_r)
+            candidate = self.activation(x_h + (r * h_in) @ self.recurrent_kernel[:, 2 * u :])
+        h = z * h_prev + (1.0 - z) * candidate
+        return h, [h]
+
+
+def _has_training(fn: Callable[..., Any]) -> bool:
+    import inspect
+
+    try:
+        return "training" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def call_cell(cell: Any, inputs: torch.Tensor, states: Any, training: bool) -> tuple[Any, Any]:
+    """Run one step of any cell (a Keras layer with ``call(inputs, states[, training])`` or a callable)."""
+    call = getattr(cell, "call", None)
+    kwargs = {"training": training} if call is not None and _has_training(call) else {}
+    return cell(inputs, states, **kwargs) if callable(cell) else call(inputs, states, **kwargs)  # type: ignore[misc]
+
+
+class StackedRNNCells(Layer):
+    """Several cells run as one: each step feeds the output of one cell to the next.
+
+    ``state_size`` lists each cell's ``state_size``; the states are nested the same way (one
+    entry per cell). The output is the last cell's.
+
+    Args:
+        cells: the cells, first to last.
+
+    Example:
+        >>> import torch
+        >>> stack = StackedRNNCells([SimpleRNNCell(3), LSTMCell(2)])
+        >>> stack.state_size, stack.output_size
+        ([3, [2, 2]], 2)
+    """
+
+    def __init__(self, cells: Sequence[Any], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if not cells:
+            raise ValueError("StackedRNNCells needs at least one cell. Received: cells=[]")
+        for cell in cells:
+            if not hasattr(cell, "call") or not hasattr(cell, "state_size"):
+                raise ValueError(
+                    "All cells must have a `call` method and a `state_size` attribute. "
+                    f"Received: cell={cell!r} ({type(cell).__name__})"
+                )
+        self.cells = torch.nn.ModuleList(c for c in cells if isinstance(c, torch.nn.Module))
+        self._cells = list(cells)
+
+    @property
+    def state_size(self) -> list[Any]:
+        return [c.state_size for c in self._cells]
+
+    @property
+    def output_size(self) -> Any:
+        last = self._cells[-1]
+        if getattr(last, "output_size", None) is not None:
+            return last.output_size
+        return last.state_size[0] if isinstance(last.state_size, (list, tuple)) else last.state_size
+
+    def get_initial_state(self, batch_size: int | None = None) -> list[Any]:
+        """Each cell's initial states (its ``get_initial_state``, else zeros), one entry per cell."""
+        found: list[Any] = []
+        for cell in self._cells:
+            make = getattr(cell, "get_initial_state", None)
+            if make is not None:
+                found.append(make(batch_size=batch_size))
+            elif isinstance(cell.state_size, (list, tuple)):
+                found.append([torch.zeros(int(batch_size or 1), int(d)) for d in cell.state_size])
+            else:
+                found.append(torch.zeros(int(batch_size or 1), int(cell.state_size)))
+        return found
+
+    def forward(self, inputs: Any, states: Any = None, training: bool = False) -> Any:
+        # The cells build themselves on their first call: nothing to build here.
+        self.built = True
+        return self.call(inputs, states, training=training)
+
+    def call(self, inputs: torch.Tensor, states: Any = None, training: bool = False) -> Any:
+        new_states = []
+        for cell, cell_states in zip(self._cells, states):
+            nested = isinstance(cell_states, (list, tuple))
+            inputs, out_states = call_cell(cell, inputs, list(cell_states) if nested else [cell_states], training)
+            if not isinstance(out_states, (list, tuple)):
+                out_states = [out_states]
+            new_states.append(list(out_states) if nested else out_states[0])
+        return inputs, new_states
+
+    def get_config(self) -> dict[str, Any]:
+        from unison.keras.saving.serialization import layer_config
+
+        config = super().get_config()
+        config["cells"] = [layer_config(c) for c in self._cells]
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> StackedRNNCells:
+        from unison.keras.saving.serialization import from_config
+
+        config = dict(config)
+        config["cells"] = [from_config(c) if isinstance(c, dict) else c for c in config.get("cells", [])]
+        return cls(**config)
+
+    def reset_dropout_mask(self) -> None:
+        for cell in self._cells:
+            getattr(cell, "reset_dropout_mask", lambda: None)()
+
+    def reset_recurrent_dropout_mask(self) -> None:
+        for cell in self._cells:
+            getattr(cell, "reset_recurrent_dropout_mask", lambda: None)()
