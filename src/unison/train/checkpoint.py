@@ -398,8 +398,9 @@ def _restore_state(obj: Any, state: Any, path: str, name: str) -> None:
         restore_module_state(obj, state)
         return
     from unison.data.dataset import Iterator as DataIterator
+    from unison.distribute.iterator_state import PipelineIterator
 
-    if isinstance(obj, DataIterator):
+    if isinstance(obj, (DataIterator, PipelineIterator)):
         obj.load_state_dict(state)  # it checks the pipeline and the position itself
         return
     if _unbuilt_keras_model(obj) and state:
