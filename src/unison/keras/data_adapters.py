@@ -323,7 +323,7 @@ class IterableAdapter:
         self.epoch_origin: dict[str, Any] | None = None
         self._seed_base = seed if seed is not None else getattr(source, "seed_base", None)
         if self._seed_base is None and self._pipeline() is not None:
-            self._seed_base = 0 if seed is None else seed
+            self._seed_base = IterContext().seed_base  # a fresh random one, fixed for this fit (and recorded)
         self._pass_start: list[int] | None = None
         self._pass_drawn = 0
         self._resume_offset = 0
