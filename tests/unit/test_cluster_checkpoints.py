@@ -183,7 +183,7 @@ def test_corrupt_newest_backup_resumes_from_the_previous_one(tmp_path) -> None:
         ({"backup_dir": ""}, "backup_dir must be a directory path"),
         ({"backup_dir": "b", "save_freq": 0}, "save_freq must be 'epoch'"),
         ({"backup_dir": "b", "save_freq": "batch"}, "save_freq must be 'epoch'"),
-        ({"backup_dir": "b", "save_before_preemption": True}, "not supported"),
+        ({"backup_dir": "b", "save_before_preemption": "yes"}, "must be True or False"),
     ],
 )
 def test_backup_and_restore_arguments(kwargs: dict, fragment: str) -> None:

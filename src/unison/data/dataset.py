@@ -383,6 +383,8 @@ class Iterator:
     buffers instead): cheap for in-memory data, one pass over the consumed part for files.
     """
 
+    restores_own_position = True  # tf.train.Checkpoint hands it its state: it checks the pipeline itself
+
     def __init__(self, dataset: Dataset, ctx: IterContext) -> None:
         self._dataset = dataset
         self._ctx = ctx

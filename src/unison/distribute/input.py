@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 import numpy as np
 import torch
 
-from unison.errors import EndOfSequenceError
+from unison.distribute.iterator_state import DistributedIterator, PipelineIterator
 
 if TYPE_CHECKING:  # unison.data is imported when a tf.data pipeline is used, not before
     from unison.data import Dataset
@@ -226,7 +226,7 @@ class DistributedDataset:
         local, n = split_batch(batch, self.num_replicas, self.replica_id)
         return to_tensor(local, self.device), n
 
-    def _source(self) -> Iterator[Any]:
+    def _source(self, seed_base: int | None = None) -> Iterator[Any]:
         dataset = self.dataset
         if not _is_tf_data(dataset):
             return iter(dataset)
@@ -235,14 +235,19 @@ class DistributedDataset:
 
         p = self.placement
         shard = (p.num_workers, p.worker_index) if self.policy == AutoShardPolicy.FILE else None
-        ctx = IterContext(seed_base=self.seed_base, file_shard=shard, options=dataset.options())
+        seed = self.seed_base if seed_base is None else seed_base
+        ctx = IterContext(seed_base=seed, file_shard=shard, options=dataset.options())
         return dataset._iterate(ctx)
 
-    def local_batches(self) -> Iterator[tuple[Any, int | None]]:
-        """This replica's part of each step, with the step's global size (``None``: sum it)."""
+    def local_batches(self, seed_base: int | None = None) -> Iterator[tuple[Any, int | None]]:
+        """This replica's part of each step, with the step's global size (``None``: sum it).
+
+        ``seed_base``: the seed base of a ``tf.data`` pipeline's unseeded shuffles (default: the
+        one every replica shares).
+        """
         from unison.data.options import AutoShardPolicy
 
-        source = self._source()
+        source = self._source(seed_base)
         if self.policy == AutoShardPolicy.DATA:
             for batch in source:
                 yield split_batch(batch, self.num_replicas, self.replica_id)
@@ -288,54 +293,19 @@ class DistributedDataset:
         )
 
     def __iter__(self) -> DistributedIterator:
-        spec = self.element_spec if _is_tf_data(self.dataset) else None
-        return DistributedIterator((to_tensor(local, self.device) for local, _ in self.local_batches()), spec)
+        if not _is_tf_data(self.dataset):
+            return DistributedIterator(to_tensor(local, self.device) for local, _ in self.local_batches())
 
+        # A tf.data pipeline's iterator is checkpointable (tf.train.Checkpoint(iterator=...)).
+        if self.seed_base is None:
+            from unison.data.context import IterContext
 
-class DistributedIterator:
-    """``iter(distributed_dataset)``: ``next()``, ``get_next()``, ``get_next_as_optional()`` (TF's)."""
+            self.seed_base = IterContext().seed_base  # fixed now, so a restore can replay it
 
-    def __init__(self, batches: Iterator[Any], element_spec: Any = None) -> None:
-        self._batches = batches
-        self._element_spec = element_spec
+        def make(seed_base: int) -> Iterator[Any]:
+            return (to_tensor(local, self.device) for local, _ in self.local_batches(seed_base))
 
-    @property
-    def element_spec(self) -> Any:
-        """The per-replica spec of the elements (TF's ``DistributedIterator.element_spec``)."""
-        if self._element_spec is None:
-            raise AttributeError(
-                "element_spec is only known for the iterator of a tf.data Dataset (a list, a DataLoader or "
-                "a generator has no spec). Build the input with tf.data.Dataset to get one."
-            )
-        return self._element_spec
-
-    def __iter__(self) -> DistributedIterator:
-        return self
-
-    def __next__(self) -> Any:
-        return next(self._batches)
-
-    def get_next(self) -> Any:
-        """This replica's next batch; at the end ``tf.errors.OutOfRangeError`` (also a ``StopIteration``)."""
-        try:
-            return next(self._batches)
-        except StopIteration:
-            raise EndOfSequenceError("End of sequence") from None
-
-    def get_next_as_optional(self) -> Any:
-        """This replica's next batch as an ``Optional`` (``has_value()`` is False at the end)."""
-        from unison.data.dataset import Optional
-
-        try:
-            return Optional.from_value(next(self._batches))
-        except StopIteration:
-            return Optional.empty()
-
-    def close(self) -> None:
-        """Stop the pipeline's threads now (they also stop when the iterator is collected)."""
-        close = getattr(self._batches, "close", None)
-        if close is not None:
-            close()
+        return PipelineIterator(make, self.dataset, self.seed_base, self.element_spec)
 
 
 class DatasetCopy:
@@ -365,9 +335,13 @@ class PerReplicaDataset:
     ``get_next_as_optional``, ``element_spec``), as TF's distributed dataset does.
     """
 
-    def __init__(self, dataset: Iterable[Any], device: torch.device) -> None:
+    def __init__(
+        self, dataset: Iterable[Any], device: torch.device, seed_base: int | None = None, replica_id: int = 0
+    ) -> None:
         self.dataset = dataset
         self.device = device
+        self.seed_base = seed_base  # shared by the replicas; each derives its pipeline's own from it
+        self.replica_id = replica_id
 
     @property
     def element_spec(self) -> Any:
@@ -380,5 +354,18 @@ class PerReplicaDataset:
         return self.dataset.element_spec
 
     def __iter__(self) -> DistributedIterator:
-        spec = self.dataset.element_spec if _is_tf_data(self.dataset) else None
-        return DistributedIterator((to_tensor(batch, self.device) for batch in self.dataset), spec)
+        dataset = self.dataset
+        if not _is_tf_data(dataset):
+            return DistributedIterator(to_tensor(batch, self.device) for batch in dataset)
+        from unison.data.context import IterContext
+        from unison.data.iterator_state import replica_seed
+
+        if self.seed_base is None:
+            self.seed_base = IterContext().seed_base
+
+        def make(seed_base: int) -> Iterator[Any]:
+            # This replica's pipeline: unseeded shuffles differ per replica, fixed by the shared seed.
+            ctx = IterContext(seed_base=replica_seed(seed_base, self.replica_id), options=dataset.options())
+            return (to_tensor(batch, self.device) for batch in dataset._iterate(ctx))
+
+        return PipelineIterator(make, dataset, self.seed_base, dataset.element_spec)

@@ -37,6 +37,8 @@ import torch
 
 from unison.comm.communicator import Communicator
 from unison.core.atomic_io import fsync_directory
+from unison.distribute import zero_checkpoint
+from unison.distribute.shard_manifest import verify_manifest, write_manifest
 from unison.distribute.sharding import sharding_communicator
 from unison.errors import IncompatibleCheckpointError
 
@@ -54,8 +56,9 @@ class ShardedCheckpoint:
     Args:
         model: the model (sharded by :func:`unison.distribute.sharding.shard_model` or not).
         optimizer: a ``torch.optim`` optimizer built on ``model``'s parameters, or a
-            :class:`unison.DistributedOptimizer` without ``shard_optimizer_state`` (ZeRO-1
-            state lives outside the parameters' shards; save it with ``unison.train.files``).
+            :class:`unison.DistributedOptimizer`; with ``shard_optimizer_state`` or
+            ``shard_gradients`` (ZeRO-1/2) each replica writes and reads the state of the
+            parameters it owns (:mod:`unison.distribute.zero_checkpoint`), on any replica count.
         communicator: the job; by default the strategy's or ``unison.init()``'s.
     """
 
@@ -63,6 +66,8 @@ class ShardedCheckpoint:
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"ShardedCheckpoint needs a torch.nn.Module as model. Received: {type(model).__name__}")
         self.model = model
+        # ZeRO-1/2: the ids of the parameters whose optimizer state this replica holds.
+        self._owned: set[int] | None = _zero_owned(optimizer)
         self.optimizer = _plain_optimizer(optimizer) if optimizer is not None else None
         self.comm = sharding_communicator(communicator)
 
@@ -79,7 +84,9 @@ class ShardedCheckpoint:
         from torch.distributed.checkpoint.state_dict import get_model_state_dict, get_optimizer_state_dict
 
         state: dict[str, Any] = {_MODEL: get_model_state_dict(self.model)}
-        if self.optimizer is not None:
+        if self.optimizer is not None and self._owned is not None:
+            state[_OPTIMIZER] = zero_checkpoint.owned_state(self.model, self.optimizer)
+        elif self.optimizer is not None:
             state[_OPTIMIZER] = get_optimizer_state_dict(self.model, self.optimizer)
         return state
 
@@ -103,6 +110,7 @@ class ShardedCheckpoint:
                 dcp.save(self._state(), checkpoint_id=tmp, no_dist=not self.comm.is_distributed)
             self.comm.barrier(name="sharded_checkpoint.written")
             if self.comm.rank == 0:
+                write_manifest(tmp)  # a SHA-256 per file: a damaged shard is named on restore
                 _publish(tmp, target)
         except BaseException:
             if self.comm.rank == 0 and os.path.isdir(tmp):
@@ -120,29 +128,59 @@ class ShardedCheckpoint:
                 an optimizer is restored from a checkpoint saved without one.
         """
         import torch.distributed.checkpoint as dcp
-        from torch.distributed.checkpoint.state_dict import set_model_state_dict, set_optimizer_state_dict
+        from torch.distributed.checkpoint.state_dict import (
+            get_model_state_dict,
+            set_model_state_dict,
+            set_optimizer_state_dict,
+        )
 
         source = os.path.abspath(os.fspath(path))
         saved = _saved_shapes(source)
+        verify_manifest(source)
+        model_state = get_model_state_dict(self.model)
+        _check_compatible(source, saved, _global_shapes(model_state), self.optimizer is not None)
+        if self.optimizer is not None and (self._owned is not None or zero_checkpoint.FORMAT_KEY in saved):
+            self._restore_zero(source, model_state)
+            return
         state = self._state()
-        _check_compatible(source, saved, _global_shapes(state[_MODEL]), self.optimizer is not None)
         with self._quiet_alone():
             dcp.load(state, checkpoint_id=source, no_dist=not self.comm.is_distributed)
         set_model_state_dict(self.model, state[_MODEL])
         if self.optimizer is not None:
             set_optimizer_state_dict(self.model, self.optimizer, state[_OPTIMIZER])
 
+    def _restore_zero(self, source: str, model_state: dict[str, Any]) -> None:
+        """Each replica reads the optimizer state of the parameters it owns now (all, unsharded)."""
+        import torch.distributed.checkpoint as dcp
+        from torch.distributed.checkpoint.state_dict import set_model_state_dict
+
+        assert self.optimizer is not None
+        if any(hasattr(v, "to_local") for v in model_state.values()):
+            raise IncompatibleCheckpointError(
+                f"The sharded checkpoint at {source!r} holds ZeRO-1/2 optimizer state, which restores into a "
+                "replicated model (DistributedOptimizer or a torch optimizer), not into a model sharded by "
+                "shard_model(). Restore the model only (ShardedCheckpoint(model)) and keep the optimizer fresh."
+            )
+        names = zero_checkpoint.parameter_names(self.model)
+        wanted = [name for pid, name in names.items() if self._owned is None or pid in self._owned]
+        target, _ = zero_checkpoint.template(_saved_specs(source), wanted)
+        state = {_MODEL: model_state, _OPTIMIZER: target}
+        with self._quiet_alone():
+            dcp.load(state, checkpoint_id=source, no_dist=not self.comm.is_distributed)
+        set_model_state_dict(self.model, state[_MODEL])
+        zero_checkpoint.install(self.model, self.optimizer, state[_OPTIMIZER], self._owned)
+
+
+def _zero_owned(optimizer: Any) -> set[int] | None:
+    """The parameters a ZeRO-1/2 ``DistributedOptimizer`` keeps state for here (None: not ZeRO)."""
+    sharded = getattr(optimizer, "sharded", None)
+    return set(sharded._owned_ids) if sharded is not None else None
+
 
 def _plain_optimizer(optimizer: Any) -> torch.optim.Optimizer:
     from unison.optim.distributed import DistributedOptimizer
 
     if isinstance(optimizer, DistributedOptimizer):
-        if getattr(optimizer, "sharded", None) is not None:
-            raise ValueError(
-                "ShardedCheckpoint cannot save a DistributedOptimizer with shard_optimizer_state=True "
-                "(ZeRO-1 keeps optimizer state outside the parameters' shards). Shard the model "
-                "with shard_model() and use a plain torch.optim optimizer, or save with unison.train.files."
-            )
         optimizer = optimizer.optimizer
     if not isinstance(optimizer, torch.optim.Optimizer):
         raise TypeError(
@@ -187,6 +225,18 @@ def _saved_shapes(path: str) -> dict[str, tuple[int, ...] | None]:
     meta = FileSystemReader(path).read_metadata()
     return {
         k: tuple(v.size) if isinstance(v, TensorStorageMetadata) else None for k, v in meta.state_dict_metadata.items()
+    }
+
+
+def _saved_specs(path: str) -> dict[str, tuple[tuple[int, ...], torch.dtype] | None]:
+    """Every entry of the checkpoint: its global shape and dtype (None: not a tensor)."""
+    from torch.distributed.checkpoint import FileSystemReader
+    from torch.distributed.checkpoint.metadata import TensorStorageMetadata
+
+    meta = FileSystemReader(path).read_metadata()
+    return {
+        k: (tuple(v.size), v.properties.dtype) if isinstance(v, TensorStorageMetadata) else None
+        for k, v in meta.state_dict_metadata.items()
     }
 
 

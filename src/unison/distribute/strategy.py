@@ -350,7 +350,8 @@ class Strategy:
             input_pipeline_id=self.extended.replica_id,
             num_replicas_in_sync=self.num_replicas_in_sync,
         )
-        return PerReplicaDataset(dataset_fn(ctx), self._input_device(checked))
+        seed = self._comm.broadcast_object(secrets.randbits(63), name="distribute_datasets_from_function.seed")
+        return PerReplicaDataset(dataset_fn(ctx), self._input_device(checked), seed, self.extended.replica_id)
 
     # TF 2.3's name, still used by tutorials
     experimental_distribute_datasets_from_function = distribute_datasets_from_function

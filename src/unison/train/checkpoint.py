@@ -397,9 +397,8 @@ def _restore_state(obj: Any, state: Any, path: str, name: str) -> None:
         # on the module and are assigned when the attribute holding the variable is set.
         restore_module_state(obj, state)
         return
-    from unison.data.dataset import Iterator as DataIterator
-
-    if isinstance(obj, DataIterator):
+    # Iterators of tf.data pipelines (and distributed ones, a layer above) check their own state.
+    if getattr(type(obj), "restores_own_position", False):
         obj.load_state_dict(state)  # it checks the pipeline and the position itself
         return
     if _unbuilt_keras_model(obj) and state:

@@ -17,6 +17,7 @@ from unison.distribute.multi_worker import (
     CommunicationImplementation,
     CommunicationOptions,
 )
+from unison.distribute.preemption import PreemptionCheckpointHandler, TerminationConfig
 
 __all__ = [
     "CentralStorageStrategy",
@@ -24,7 +25,9 @@ __all__ = [
     "CommunicationImplementation",
     "CommunicationOptions",
     "ParameterServerStrategy",
+    "PreemptionCheckpointHandler",
     "ShardedCheckpoint",
+    "TerminationConfig",
     "ValueContext",
     "checkpoint_activations",
     "coordinator",

@@ -44,7 +44,10 @@ class BackupAndRestore(Callback):
         save_freq: ``"epoch"`` (back up at the end of every epoch) or an integer N (back up
             every N training batches).
         delete_checkpoint: delete the backups when ``fit`` completes.
-        save_before_preemption: accepted for Keras compatibility; not supported (must be False).
+        save_before_preemption: also back up when the job is preempted (TF's meaning): a
+            ``SIGTERM`` to any worker makes every worker back up after the same batch and exit
+            with code 42 (a restart under ``unison launch --max-restarts`` resumes from that
+            batch, exactly). One 8-byte all-reduce per batch decides it.
         on_unreadable_backup: what to do when backups exist but none can be read: ``"raise"``
             (default) stops ``fit`` with an error naming each file and why; ``"restart"``
             renames them ``<name>.damaged`` (kept, never deleted), warns, and trains from
@@ -74,11 +77,13 @@ class BackupAndRestore(Callback):
                 "BackupAndRestore: save_freq must be 'epoch' (back up at the end of every epoch) or "
                 f"a positive integer (back up every that many batches). Received: save_freq={save_freq!r}"
             )
-        if save_before_preemption:
+        if not isinstance(save_before_preemption, bool):
             raise ValueError(
-                "BackupAndRestore: save_before_preemption=True is not supported; use an "
-                "integer save_freq to bound the work lost to an interruption."
+                "BackupAndRestore: save_before_preemption must be True or False. "
+                f"Received: save_before_preemption={save_before_preemption!r}"
             )
+        self.save_before_preemption = save_before_preemption
+        self._watcher: Any = None
         if on_unreadable_backup not in _ON_UNREADABLE:
             raise ValueError(
                 "BackupAndRestore: on_unreadable_backup must be 'raise' (stop when no backup can be "
@@ -94,6 +99,7 @@ class BackupAndRestore(Callback):
         self._epoch = 0
         self._batches = 0
         self.restored_from: tuple[int, int] | None = None  # (epoch, step) of the restored backup
+        self.saved_at: tuple[int, int] | None = None  # (epoch, step) of a backup made on preemption
 
     def _state(self) -> Any:
         st = getattr(self.model, "_training_state", None)  # the loop's state, owned by the model
@@ -104,6 +110,10 @@ class BackupAndRestore(Callback):
     # --- restore ------------------------------------------------------------------------------
     def on_train_begin(self, logs: Logs | None = None) -> None:
         st = self._state()
+        if self.save_before_preemption and self._watcher is None:
+            from unison.distribute.preemption import PreemptionWatcher, TerminationConfig
+
+            self._watcher = PreemptionWatcher(TerminationConfig())
         chief = st.comm.rank == 0
         payload = self._read_backup() if chief else None
         if st.comm.is_distributed:
@@ -175,6 +185,8 @@ class BackupAndRestore(Callback):
         self._epoch = epoch
 
     def on_train_batch_end(self, batch: int, logs: Logs | None = None) -> None:
+        if self._watcher is not None and self._watcher.agreed():
+            self._save_and_exit(self._epoch, batch + 1)
         if self._every is None:
             return
         self._batches += 1
@@ -217,6 +229,22 @@ class BackupAndRestore(Callback):
             }
         )
 
+    def _save_and_exit(self, epoch: int, step: int) -> None:
+        """A worker was preempted: back up after this batch on every worker, then exit (code 42)."""
+        from unison.distribute.preemption import barrier, exit_for_restart
+
+        self._backup(epoch, step)
+        barrier("backup_and_restore.preempted")  # the chief has written before anyone exits
+        self.saved_at = (epoch, step)
+        self._stop_watching()
+        exit_for_restart()
+
+    def _stop_watching(self) -> None:
+        if self._watcher is not None:
+            self._watcher.close()
+            self._watcher = None
+
     def on_train_end(self, logs: Logs | None = None) -> None:
+        self._stop_watching()
         if self.delete_checkpoint and is_chief(self.model):
             self._manager.delete_all()

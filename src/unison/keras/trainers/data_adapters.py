@@ -38,6 +38,7 @@ from torch.utils.data import Dataset, default_collate
 
 from unison.data import Dataset as TfDataset
 from unison.data.context import IterContext
+from unison.data.iterator_state import PipelinePosition, counters, replica_seed, set_counters
 from unison.data.options import INFINITE_CARDINALITY
 from unison.distribute.input import (
     DistributedDataset,
@@ -297,6 +298,7 @@ class IterableAdapter:
         replica_id: int,
         device: torch.device | None,
         per_replica: bool = False,
+        seed: int | None = None,
     ) -> None:
         self.source = source
         self.num_replicas, self.replica_id = num_replicas, replica_id
@@ -316,24 +318,86 @@ class IterableAdapter:
                 "take(0) or drop_remainder=True on fewer rows than one batch)."
             )
         self._iterator: Iterator[tuple[Any, int | None]] | None = None
-        self.epoch_origin: int | None = None
+        # The exact data position (a tf.data pipeline's seed, shuffle counters and offset), so a
+        # restored backup replays the interrupted pass instead of drawing a new order.
+        self.epoch_origin: dict[str, Any] | None = None
+        self._seed_base = seed if seed is not None else getattr(source, "seed_base", None)
+        if self._seed_base is None and self._pipeline() is not None:
+            self._seed_base = IterContext().seed_base  # a fresh random one, fixed for this fit (and recorded)
+        self._pass_start: list[int] | None = None
+        self._pass_drawn = 0
+        self._resume_offset = 0
         self._peek = self._first()
         if self._peek is None:
             raise ValueError("The dataset is empty: it yielded no batch. Check the data source.")
 
     def _first(self) -> Any:
-        dataset = getattr(self.source, "dataset", None)
-        if isinstance(self.source, DistributedDataset) and isinstance(dataset, TfDataset):
+        dataset = self._pipeline()
+        if dataset is not None:  # a peek: it starts no iteration of the pipeline's shuffles
             return next(dataset._iterate(IterContext(seed_base=0, options=dataset.options(), peek=True)), None)
         return next(iter(self.source), None)
+
+    def _pipeline(self) -> TfDataset | None:
+        """The tf.data pipeline this adapter iterates, if any (its position can be recorded)."""
+        if isinstance(self.source, DistributedDataset):
+            dataset = self.source.dataset
+            return dataset if isinstance(dataset, TfDataset) else None
+        return self.source if self.per_replica and isinstance(self.source, TfDataset) else None
 
     def _stream(self) -> Iterator[tuple[Any, int | None]]:
         """(this replica's rows, the global batch size or None) for each step of one pass."""
         if isinstance(self.source, DistributedDataset):
+            if self._pipeline() is not None:
+                self.source.seed_base = self._seed_base
             return self.source.local_batches()
         if self.per_replica:
+            dataset = self._pipeline()
+            if dataset is not None and self._seed_base is not None:
+                # Each replica's own pipeline: its unseeded shuffles get a seed of its own, fixed by
+                # fit's shared seed, so a restored job replays it.
+                ctx = IterContext(seed_base=replica_seed(self._seed_base, self.replica_id), options=dataset.options())
+                return ((batch, None) for batch in dataset._iterate(ctx))
             return ((batch, None) for batch in self.source)
         return (split_batch(batch, self.num_replicas, self.replica_id) for batch in self.source)
+
+    # --- the exact position (BackupAndRestore) ------------------------------------------------
+    def _counters(self) -> list[int] | None:
+        """The pass counters of the data (None: an iterable whose position cannot be recorded)."""
+        dataset = self._pipeline()
+        return None if dataset is None else counters(dataset)
+
+    def _set_counters(self, values: list[int], seed_base: int) -> None:
+        dataset = self._pipeline()
+        if dataset is None:
+            raise ValueError(
+                "BackupAndRestore: the backup records a tf.data pipeline's position, but fit() was given "
+                f"{type(self.source).__name__}. Resume with the same training data that was backed up."
+            )
+        set_counters(dataset, values, where="BackupAndRestore")
+        self._seed_base = seed_base
+
+    def _new_pass(self) -> Iterator[tuple[Any, int | None]]:
+        """A fresh pass over the data that counts what it yields (the pass's position)."""
+        self._pass_start = self._counters()
+        self._pass_drawn = 0
+        stream = self._stream()
+
+        def counted() -> Iterator[tuple[Any, int | None]]:
+            for part in stream:
+                self._pass_drawn += 1
+                yield part
+
+        out = counted()
+        offset, self._resume_offset = self._resume_offset, 0
+        for _ in range(offset):  # a restored position: replay the pass up to where it was
+            if next(out, _END) is _END:
+                break
+        return out
+
+    def _position(self, start: list[int] | None, offset: int) -> dict[str, Any] | None:
+        if start is None or self._seed_base is None:
+            return None
+        return PipelinePosition(int(self._seed_base), tuple(start), offset).as_dict()
 
     @property
     def example_shape(self) -> tuple[int, ...]:
@@ -379,17 +443,20 @@ class IterableAdapter:
                     "steps_per_epoch= to fit() (and steps=/validation_steps= to evaluate()/validation), or "
                     "repeat() it a finite number of times."
                 )
-            for part in itertools.islice(self._stream(), skip, None):
+            stream = self._new_pass()
+            self.epoch_origin = self._position(self._pass_start, self._pass_drawn)
+            for part in itertools.islice(stream, skip, None):
                 yield self._local(part)
             return
         # With steps_per_epoch, epochs continue where the previous one stopped (Keras).
+        if self._iterator is None:
+            self._iterator = self._new_pass()
+        self.epoch_origin = self._position(self._pass_start, self._pass_drawn)
         for i in range(steps):
-            if self._iterator is None:
-                self._iterator = self._stream()
             try:
                 batch = next(self._iterator)
             except StopIteration:
-                self._iterator = self._stream()
+                self._iterator = self._new_pass()
                 again = next(self._iterator, None)
                 if again is None:
                     raise ValueError(
@@ -400,10 +467,27 @@ class IterableAdapter:
             if i >= skip:
                 yield self._local(batch)
 
-    position = None  # an iterable has no position to record
+    @property
+    def position(self) -> dict[str, Any] | None:
+        """Where the next epoch starts (None for an iterable whose position cannot be recorded)."""
+        if self._iterator is not None:  # steps_per_epoch: the next epoch continues this pass
+            return self._position(self._pass_start, self._pass_drawn)
+        return self._position(self._counters(), 0)
 
-    def seek(self, epoch_origin: int | None) -> None:
-        """Iterables cannot be positioned; a resumed epoch skips batches instead."""
+    def seek(self, epoch_origin: Any) -> None:
+        """Start the next epoch at a recorded position (a restored backup).
+
+        A tf.data pipeline (or a ``PyDataset``) is replayed: the pass that was running is started
+        again with the saved seed and shuffle counters and the batches already consumed are
+        drawn again and dropped, so the next batch is exactly the one the interrupted run would
+        have trained on. Other iterables cannot be positioned: a resumed epoch skips batches.
+        """
+        position = PipelinePosition.from_dict(epoch_origin, where="BackupAndRestore")
+        if position is None:
+            return
+        self._set_counters(list(position.counters), position.seed_base)
+        self._iterator = None
+        self._resume_offset = position.offset
 
     def blocks(self, batch_size: int) -> Iterator[Batch]:
         return self.epoch(0)
@@ -449,6 +533,20 @@ class PyDatasetAdapter(IterableAdapter):
             return None
         return self.dataset[0]
 
+    def _counters(self) -> list[int] | None:
+        return [self._passes]
+
+    def _set_counters(self, values: list[int], seed_base: int) -> None:
+        if len(values) != 1:
+            raise ValueError(
+                "BackupAndRestore: the backup records the position of a tf.data pipeline, but fit() was "
+                "given a PyDataset. Resume with the same training data that was backed up."
+            )
+        self._passes, self.seed = int(values[0]), int(seed_base)
+
+    def _position(self, start: list[int] | None, offset: int) -> dict[str, Any] | None:
+        return None if start is None else PipelinePosition(int(self.seed), tuple(start), offset).as_dict()
+
     def _order(self) -> Iterator[int]:
         if self._num_batches is None:
             return itertools.count()
@@ -485,6 +583,9 @@ class PyDatasetAdapter(IterableAdapter):
                 item = tuple(item)
             yield split_batch(_as_arrays(item), self.num_replicas, self.replica_id)
         self.dataset.on_epoch_end()
+
+
+_END = object()
 
 
 def _as_arrays(item: Any) -> Any:
@@ -556,7 +657,7 @@ def make_adapter(
     if isinstance(x, DistributedDataset):
         return IterableAdapter(x, num_replicas, replica_id, device)
     if isinstance(x, PerReplicaDataset):
-        return IterableAdapter(x.dataset, num_replicas, replica_id, device, per_replica=True)
+        return IterableAdapter(x.dataset, num_replicas, replica_id, device, per_replica=True, seed=seed)
     if isinstance(x, (np.ndarray, torch.Tensor, list)) and not _is_batch_list(x) or is_structure(x):
         return ArrayAdapter(x, y, sample_weight, batch_size, shuffle, seed, num_replicas, replica_id, device)
     if y is not None:

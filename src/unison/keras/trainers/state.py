@@ -489,7 +489,7 @@ class ResumePoint:
 
     epoch: int
     step: int
-    epoch_origin: int | None
+    epoch_origin: Any  # a batch index (arrays), a pipeline position dict (tf.data), or None
     metrics: torch.Tensor | None
 
 
