@@ -541,8 +541,8 @@ class Model(StepMethods, nn.Module):
         return json.dumps(saving.model_config(self), **kwargs)
 
     def count_params(self) -> int:
-        """Number of scalars in the model's parameters."""
-        return sum(p.numel() for p in self.parameters())
+        """Number of scalars in the model's weights, non-trainable ones (moving statistics) included, as Keras."""
+        return sum(w.numel() for w in self.weights)
 
     def summary(self, print_fn: Any = print) -> None:
         """Print a Keras-style table of layers, output shapes and parameter counts."""

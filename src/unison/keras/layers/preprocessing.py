@@ -299,6 +299,7 @@ class Normalization(_Preprocessing):
         var = arr.var(axis=reduce, keepdims=True)
         shape = [arr.shape[a] if a in keep else 1 for a in range(1, arr.ndim)] if keep else []
         self._set(mean.reshape(shape).astype("float32"), var.reshape(shape).astype("float32"))
+        self._set_count(float(np.prod([arr.shape[a] for a in reduce])))
 
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()
@@ -306,13 +307,26 @@ class Normalization(_Preprocessing):
             config["mean"], config["variance"] = self._stat("mean").tolist(), self._stat("variance").tolist()
         return config
 
+    def _initial_state(self, shape: tuple[int, ...]) -> None:
+        """Keras 3's state of a layer neither given statistics nor adapted: mean 0, variance 1, count 0.
+
+        Such a layer passes its inputs through unchanged (as Keras's does) until ``adapt`` or loaded
+        weights set the statistics; EfficientNet's input normalisation starts this way.
+        """
+        keep = tuple(a % len(shape) for a in self.axis)
+        dims = [shape[a] if a in keep else 1 for a in range(1, len(shape))] if keep else []
+        self._set(np.zeros(dims, dtype="float32"), np.ones(dims, dtype="float32"))
+        self._set_count(0.0)
+
+    def _set_count(self, count: float) -> None:
+        # Keras keeps the number of adapted samples as a weight (an int64 scalar); a float64 buffer
+        # here, so that it is one of the layer's weights as in Keras (unison lists float states only).
+        self.register_buffer("count", torch.tensor(count, dtype=torch.float64))
+
     def call(self, inputs: Any) -> torch.Tensor:
-        if "mean" not in self._buffers:
-            raise ValueError(
-                f"Normalization layer '{self.name}' has no mean and variance yet. Pass mean= and "
-                "variance=, or call layer.adapt(data) before using it."
-            )
         x = torch.as_tensor(inputs, dtype=torch.float32)
+        if "mean" not in self._buffers:
+            self._initial_state(tuple(x.shape))
         mean, var = self._stat("mean").to(x.device), self._stat("variance").to(x.device)
         if self.invert:
             return x * torch.sqrt(var) + mean
