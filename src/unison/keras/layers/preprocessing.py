@@ -336,12 +336,29 @@ class Normalization(_Preprocessing):
 class Rescaling(_Preprocessing):
     """``inputs * scale + offset`` as float32 (Keras's ``Rescaling``, e.g. ``scale=1/255``)."""
 
-    def __init__(self, scale: float, offset: float = 0.0, **kwargs: Any) -> None:
+    def __init__(self, scale: Any, offset: Any = 0.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.scale, self.offset = float(scale), float(offset)
+        # A number, or (as in Keras 3) one value per channel, broadcast over the last axis.
+        self.scale, self.offset = _scalar_or_list(scale, "scale"), _scalar_or_list(offset, "offset")
 
     def call(self, inputs: Any) -> torch.Tensor:
-        return torch.as_tensor(inputs).to(torch.float32) * self.scale + self.offset
+        x = torch.as_tensor(inputs).to(torch.float32)
+        scale, offset = self.scale, self.offset
+        if isinstance(scale, list):
+            return x * x.new_tensor(scale) + (x.new_tensor(offset) if isinstance(offset, list) else offset)
+        return x * scale + (x.new_tensor(offset) if isinstance(offset, list) else offset)
+
+
+def _scalar_or_list(value: Any, what: str) -> float | list[float]:
+    if isinstance(value, (list, tuple, np.ndarray, torch.Tensor)):
+        values = np.asarray(value.tolist() if isinstance(value, torch.Tensor) else value, dtype="float64")
+        return [float(v) for v in values.reshape(-1)] if values.ndim else float(values)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"Rescaling's {what} must be a number or a list of numbers. Received: {what}={value!r}"
+        ) from None
 
 
 class CategoryEncoding(_Preprocessing):
