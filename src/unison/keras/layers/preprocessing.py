@@ -269,6 +269,7 @@ class Normalization(_Preprocessing):
         self.invert = invert
         if mean is not None:
             self._set(np.asarray(mean, dtype="float32"), np.asarray(variance, dtype="float32"))
+            self._set_count(0.0)  # the same state as an adapted layer, so a saved model loads back
 
     def _set(self, mean: np.ndarray, variance: np.ndarray) -> None:
         for name, value in (("mean", mean), ("variance", variance)):
