@@ -9,6 +9,7 @@ Example:
 from unison.distribute.remat import checkpoint_activations as remat
 from unison.keras import (
     activations,
+    applications,
     backend,
     callbacks,
     datasets,
@@ -46,6 +47,7 @@ __all__ = [
     "Sequential",
     "Variable",
     "activations",
+    "applications",
     "backend",
     "callbacks",
     "datasets",

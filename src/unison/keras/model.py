@@ -426,8 +426,15 @@ class Model(StepMethods, nn.Module):
 
         The checksum is verified before anything is decoded, and the names and shapes are checked
         against this model: a damaged or foreign file raises ``WeightsFileError`` naming the file,
-        the model's structure and what the file holds, and loads nothing.
+        the model's structure and what the file holds, and loads nothing. A file Keras wrote (HDF5
+        ``.h5``/``.weights.h5``, or a Keras 3 ``.keras`` zip) is read with ``h5py`` instead
+        (:mod:`unison.keras.applications.weights_h5`: Keras's layer order and shapes).
         """
+        from unison.keras.applications import weights_h5
+
+        if weights_h5.is_keras_file(filepath):
+            weights_h5.load_weights(self, filepath)
+            return
         state = weights_file.read_state(filepath, self._full_state(), self._device())
         sharding.load_full_state(self, state)
 

@@ -10,9 +10,9 @@ Each family's module has Keras's ``preprocess_input`` and ``decode_predictions``
 
 Example:
     >>> from unison.keras import applications
-    >>> model = applications.MobileNetV2(weights=None, input_shape=(32, 32, 3), classes=10)
-    >>> model.name
-    'mobilenetv2_1.00_224'
+    >>> model = applications.MobileNetV2(weights=None, input_shape=(32, 32, 3), alpha=0.35, classes=10)
+    >>> model.name, model.count_params()
+    ('mobilenetv2_0.35_32', 423018)
 """
 
 from unison.keras.applications import (

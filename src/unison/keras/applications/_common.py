@@ -54,8 +54,10 @@ def check_arguments(
             f"{builder}: pooling must be None, 'avg' or 'max' (used when include_top=False). Received: pooling={pooling!r}"
         )
     if include_top and weights is not None:
-        activation = activations.get(classifier_activation)
-        if activation not in (activations.get("softmax"), activations.get(None)):
+        activations.get(classifier_activation)  # an unknown name fails here, as in Keras
+        given = classifier_activation
+        label = given if isinstance(given, str) or given is None else getattr(given, "__name__", repr(given))
+        if label not in (None, "softmax", "linear"):
             raise ValueError(
                 "Only `None` and `softmax` activations are allowed for the `classifier_activation` argument "
                 "when using pretrained weights, with `include_top=True`; Received: "
@@ -63,9 +65,17 @@ def check_arguments(
             )
 
 
-def image_input(input_shape: tuple[int | None, ...], input_tensor: Any) -> Any:
+def image_input(input_shape: tuple[int | None, ...], input_tensor: Any, min_size: int = 32, builder: str = "") -> Any:
     """The model's image input: a new ``keras.Input``, or the given Keras tensor."""
     if input_tensor is None:
+        if min_size > 64 and None in input_shape[:2]:
+            # unison builds a functional model by running it on examples; a None size is tried at
+            # 64 and 96 pixels, and 64 is below this network's minimum
+            raise ValueError(
+                f"{builder} needs images of at least {min_size}x{min_size}, and unison builds the model on "
+                f"64x64 examples where the size is None. Received: input_shape={input_shape}. Pass a fixed size, "
+                f"e.g. input_shape=(299, 299, 3) (any size >= {min_size} works)."
+            )
         return layers.Input(shape=input_shape)
     if not hasattr(input_tensor, "_node") or not hasattr(input_tensor, "shape"):
         raise ValueError(

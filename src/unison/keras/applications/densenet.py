@@ -5,9 +5,9 @@ Keras 3's architecture and names (``conv2_block1_0_bn``, ``pool2_conv``, ...).
 channel with ImageNet's mean and standard deviation).
 
 Example:
-    >>> model = DenseNet121(weights=None, input_shape=(32, 32, 3), classes=10)
-    >>> model.count_params()
-    7047754
+    >>> import numpy as np
+    >>> preprocess_input(np.array([[123.675, 116.28, 103.53]])).round(6).tolist()  # the ImageNet mean
+    [[0.0, 0.0, 0.0]]
 """
 
 from __future__ import annotations
@@ -47,7 +47,11 @@ def conv_block(x: Any, growth_rate: int, name: str) -> Any:
     return layers.Concatenate(axis=3, name=f"{name}_concat")([x, x1])
 
 
-_KNOWN: dict[tuple[int, ...], str] = {(6, 12, 24, 16): "densenet121", (6, 12, 32, 32): "densenet169", (6, 12, 48, 32): "densenet201"}
+_KNOWN: dict[tuple[int, ...], str] = {
+    (6, 12, 24, 16): "densenet121",
+    (6, 12, 32, 32): "densenet169",
+    (6, 12, 48, 32): "densenet201",
+}
 
 
 def DenseNet(

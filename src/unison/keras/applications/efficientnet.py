@@ -6,9 +6,10 @@ Keras 3's architecture and names (``stem_conv``, ``block1a_dwconv``, ``block2b_s
 ``preprocess_input`` returns its input unchanged, as in Keras.
 
 Example:
-    >>> model = EfficientNetB0(weights=None, input_shape=(32, 32, 3), classes=10)
-    >>> model.count_params()
-    4062381
+    >>> import numpy as np
+    >>> pixels = np.full((1, 2, 2, 3), 255.0)
+    >>> preprocess_input(pixels) is pixels  # the model rescales its [0, 255] inputs itself
+    True
 """
 
 from __future__ import annotations

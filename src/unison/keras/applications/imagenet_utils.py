@@ -151,7 +151,8 @@ def load_class_index(path: str | os.PathLike[str] | None = None) -> dict[str, li
     candidates = class_index_candidates(path)
     for candidate in candidates:
         if candidate.is_file():
-            key = str(candidate.resolve())
+            stat = candidate.stat()
+            key = f"{candidate.resolve()}:{stat.st_mtime_ns}:{stat.st_size}"  # a rewritten file is read again
             if key not in _CLASS_INDEX:
                 try:
                     index = json.loads(candidate.read_text(encoding="utf-8"))

@@ -5,9 +5,9 @@ Its convolutions and batch normalisations carry Keras's default names (``conv2d`
 ``preprocess_input`` is Keras's ``"tf"`` mode (pixels scaled to ``[-1, 1]``).
 
 Example:
-    >>> model = InceptionV3(weights=None, include_top=False, input_shape=(75, 75, 3))
-    >>> model.count_params()
-    21802784
+    >>> import numpy as np
+    >>> preprocess_input(np.array([[0.0, 255.0]])).tolist()
+    [[-1.0, 1.0]]
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def InceptionV3(
     """
     _common.check_arguments(weights, include_top, classes, pooling, classifier_activation, "InceptionV3")
     shape = imagenet_utils.obtain_input_shape(input_shape, 299, 75, include_top, weights)
-    img_input = _common.image_input(shape, input_tensor)
+    img_input = _common.image_input(shape, input_tensor, 75, "InceptionV3")
     x = conv2d_bn(img_input, 32, 3, 3, strides=(2, 2), padding="valid")
     x = conv2d_bn(x, 32, 3, 3, padding="valid")
     x = conv2d_bn(x, 64, 3, 3)

@@ -3,9 +3,9 @@
 ``preprocess_input`` is Keras's ``"tf"`` mode (pixels scaled to ``[-1, 1]``).
 
 Example:
-    >>> model = ResNet50V2(weights=None, input_shape=(32, 32, 3), classes=10)
-    >>> model.count_params()
-    23585290
+    >>> import numpy as np
+    >>> preprocess_input(np.array([[0.0, 127.5, 255.0]])).tolist()
+    [[-1.0, 0.0, 1.0]]
 """
 
 from __future__ import annotations

@@ -203,6 +203,23 @@ def _load_keras3(model: Any, root: Any, path: str) -> None:
         _assign(layer, values, path, f"'layers/{key}/vars'")
 
 
+_HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+
+
+def is_keras_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a file Keras wrote: HDF5, or a zip archive holding ``model.weights.h5``."""
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        return False
+    with open(path, "rb") as f:
+        if f.read(8) == _HDF5_SIGNATURE:
+            return True
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            return "model.weights.h5" in archive.namelist()
+    return False
+
+
 def load_weights(model: Any, path: str | os.PathLike[str]) -> Any:
     """Load a weights file Keras wrote (``.h5``, ``.weights.h5`` or ``.keras``) into ``model``.
 
@@ -261,4 +278,4 @@ def save_keras3_weights(model: Any, path: str | os.PathLike[str]) -> None:
         root.create_group("vars")
 
 
-__all__ = ["keras_layer_order", "load_weights", "save_keras3_weights", "snake_case"]
+__all__ = ["is_keras_file", "keras_layer_order", "load_weights", "save_keras3_weights", "snake_case"]

@@ -5,9 +5,9 @@ projections carry Keras's default names (``conv2d``, ``batch_normalization``). I
 least 71x71 (default 299x299). ``preprocess_input`` is Keras's ``"tf"`` mode.
 
 Example:
-    >>> model = Xception(weights=None, include_top=False, input_shape=(71, 71, 3))
-    >>> model.count_params()
-    20861480
+    >>> import numpy as np
+    >>> preprocess_input(np.array([[0.0, 255.0]])).tolist()
+    [[-1.0, 1.0]]
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def Xception(
     """
     _common.check_arguments(weights, include_top, classes, pooling, classifier_activation, "Xception")
     shape = imagenet_utils.obtain_input_shape(input_shape, 299, 71, include_top, weights)
-    img_input = _common.image_input(shape, input_tensor)
+    img_input = _common.image_input(shape, input_tensor, 71, "Xception")
     x = layers.Conv2D(32, (3, 3), strides=(2, 2), use_bias=False, name="block1_conv1")(img_input)
     x = layers.BatchNormalization(axis=-1, name="block1_conv1_bn")(x)
     x = layers.Activation("relu", name="block1_conv1_act")(x)
