@@ -56,13 +56,13 @@ TIERS: list[tuple[str, tuple[str, ...]]] = [
             "saving.weights_file",
         ),
     ),
-    ("layers", ("layers",)),
+    ("layers", ("layers", "utils.summary_utils")),
     ("components", ("losses", "metrics", "optimizers", "mixed_precision")),
     ("saving", ("saving",)),
     ("callbacks", ("callbacks",)),
     ("trainers", ("trainers",)),
     ("models", ("models",)),
-    ("faces", ("utils.image_dataset",)),
+    ("faces", ("utils.image_dataset", "utils.model_visualization", "applications")),
 ]
 # Package faces that re-export what lies above their own modules: they sit on top.
 FACES = ("", "utils", "preprocessing")

@@ -68,8 +68,11 @@ def test_normalization_adapt_and_given_statistics() -> None:
     whole = layers.Normalization(axis=None)
     whole.adapt(data)
     assert whole.mean.shape == () and abs(float(whole.mean) - data.mean()) < 1e-5
-    with pytest.raises(ValueError, match="adapt"):
-        layers.Normalization()(data)
+    # Keras 3: a layer neither adapted nor given statistics passes inputs through (mean 0,
+    # variance 1) and has Keras's weights mean, variance and count (EfficientNet starts so)
+    fresh = layers.Normalization()
+    assert fresh(np.array([[2.0, 3.0]])).tolist() == [[2.0, 3.0]]
+    assert [tuple(w.shape) for w in fresh.weights] == [(2,), (2,), ()] and fresh.count_params() == 5
     with pytest.raises(ValueError, match="both mean and variance"):
         layers.Normalization(mean=1.0)
 

@@ -10,6 +10,7 @@ from unison.core.variables import Variable
 from unison.distribute.remat import checkpoint_activations as remat
 from unison.keras import (
     activations,
+    applications,
     backend,
     callbacks,
     constraints,
@@ -47,6 +48,7 @@ __all__ = [
     "Sequential",
     "Variable",
     "activations",
+    "applications",
     "backend",
     "callbacks",
     "constraints",

@@ -550,8 +550,8 @@ class Layer(nn.Module):
         return cls(**config)
 
     def count_params(self) -> int:
-        """Number of scalars in this layer's weights."""
-        return sum(p.numel() for p in self.parameters())
+        """Number of scalars in this layer's weights, non-trainable ones (moving statistics) included."""
+        return sum(w.numel() for w in keras_weights(self))
 
     def get_weights(self) -> list[Any]:
         """The layer's weights as numpy arrays, in the order of ``layer.weights``."""

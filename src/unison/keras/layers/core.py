@@ -171,9 +171,21 @@ class Dropout(Layer):
         if not 0 <= rate < 1:
             raise ValueError(f"rate must be in [0, 1). Received: rate={rate}")
         self.rate = float(rate)
+        self.noise_shape = tuple(noise_shape) if noise_shape is not None else None
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
-        return set_mask(F.dropout(inputs, self.rate, self.training), get_mask(inputs))
+        if self.noise_shape is None or not self.training or self.rate == 0:
+            return set_mask(F.dropout(inputs, self.rate, self.training), get_mask(inputs))
+        # Keras's noise_shape: one keep/drop decision per entry of this shape, broadcast over the
+        # input (None takes the input's size), e.g. (None, 1, 1, 1) drops whole examples.
+        if len(self.noise_shape) != inputs.dim():
+            raise ValueError(
+                f"Dropout layer '{self.name}': noise_shape={self.noise_shape} needs one entry per input axis; "
+                f"the input has shape {tuple(inputs.shape)}."
+            )
+        shape = [inputs.shape[i] if n is None else int(n) for i, n in enumerate(self.noise_shape)]
+        keep = torch.empty(shape, dtype=inputs.dtype, device=inputs.device).bernoulli_(1 - self.rate)
+        return set_mask(inputs * keep / (1 - self.rate), get_mask(inputs))
 
 
 class Embedding(Layer):

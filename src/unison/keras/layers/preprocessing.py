@@ -269,6 +269,7 @@ class Normalization(_Preprocessing):
         self.invert = invert
         if mean is not None:
             self._set(np.asarray(mean, dtype="float32"), np.asarray(variance, dtype="float32"))
+            self._set_count(0.0)  # the same state as an adapted layer, so a saved model loads back
 
     def _set(self, mean: np.ndarray, variance: np.ndarray) -> None:
         for name, value in (("mean", mean), ("variance", variance)):
@@ -299,6 +300,7 @@ class Normalization(_Preprocessing):
         var = arr.var(axis=reduce, keepdims=True)
         shape = [arr.shape[a] if a in keep else 1 for a in range(1, arr.ndim)] if keep else []
         self._set(mean.reshape(shape).astype("float32"), var.reshape(shape).astype("float32"))
+        self._set_count(float(np.prod([arr.shape[a] for a in reduce])))
 
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()
@@ -306,13 +308,26 @@ class Normalization(_Preprocessing):
             config["mean"], config["variance"] = self._stat("mean").tolist(), self._stat("variance").tolist()
         return config
 
+    def _initial_state(self, shape: tuple[int, ...]) -> None:
+        """Keras 3's state of a layer neither given statistics nor adapted: mean 0, variance 1, count 0.
+
+        Such a layer passes its inputs through unchanged (as Keras's does) until ``adapt`` or loaded
+        weights set the statistics; EfficientNet's input normalisation starts this way.
+        """
+        keep = tuple(a % len(shape) for a in self.axis)
+        dims = [shape[a] if a in keep else 1 for a in range(1, len(shape))] if keep else []
+        self._set(np.zeros(dims, dtype="float32"), np.ones(dims, dtype="float32"))
+        self._set_count(0.0)
+
+    def _set_count(self, count: float) -> None:
+        # Keras keeps the number of adapted samples as a weight (an int64 scalar); a float64 buffer
+        # here, so that it is one of the layer's weights as in Keras (unison lists float states only).
+        self.register_buffer("count", torch.tensor(count, dtype=torch.float64))
+
     def call(self, inputs: Any) -> torch.Tensor:
-        if "mean" not in self._buffers:
-            raise ValueError(
-                f"Normalization layer '{self.name}' has no mean and variance yet. Pass mean= and "
-                "variance=, or call layer.adapt(data) before using it."
-            )
         x = torch.as_tensor(inputs, dtype=torch.float32)
+        if "mean" not in self._buffers:
+            self._initial_state(tuple(x.shape))
         mean, var = self._stat("mean").to(x.device), self._stat("variance").to(x.device)
         if self.invert:
             return x * torch.sqrt(var) + mean
@@ -322,12 +337,29 @@ class Normalization(_Preprocessing):
 class Rescaling(_Preprocessing):
     """``inputs * scale + offset`` as float32 (Keras's ``Rescaling``, e.g. ``scale=1/255``)."""
 
-    def __init__(self, scale: float, offset: float = 0.0, **kwargs: Any) -> None:
+    def __init__(self, scale: Any, offset: Any = 0.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.scale, self.offset = float(scale), float(offset)
+        # A number, or (as in Keras 3) one value per channel, broadcast over the last axis.
+        self.scale, self.offset = _scalar_or_list(scale, "scale"), _scalar_or_list(offset, "offset")
 
     def call(self, inputs: Any) -> torch.Tensor:
-        return torch.as_tensor(inputs).to(torch.float32) * self.scale + self.offset
+        x = torch.as_tensor(inputs).to(torch.float32)
+        scale, offset = self.scale, self.offset
+        if isinstance(scale, list):
+            return x * x.new_tensor(scale) + (x.new_tensor(offset) if isinstance(offset, list) else offset)
+        return x * scale + (x.new_tensor(offset) if isinstance(offset, list) else offset)
+
+
+def _scalar_or_list(value: Any, what: str) -> float | list[float]:
+    if isinstance(value, (list, tuple, np.ndarray, torch.Tensor)):
+        values = np.asarray(value.tolist() if isinstance(value, torch.Tensor) else value, dtype="float64")
+        return [float(v) for v in values.reshape(-1)] if values.ndim else float(values)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"Rescaling's {what} must be a number or a list of numbers. Received: {what}={value!r}"
+        ) from None
 
 
 class CategoryEncoding(_Preprocessing):

@@ -445,8 +445,15 @@ class Model(StepMethods, nn.Module):
 
         The checksum is verified before anything is decoded, and the names and shapes are checked
         against this model: a damaged or foreign file raises ``WeightsFileError`` naming the file,
-        the model's structure and what the file holds, and loads nothing.
+        the model's structure and what the file holds, and loads nothing. A file Keras wrote (HDF5
+        ``.h5``/``.weights.h5``, or a Keras 3 ``.keras`` zip) is read with ``h5py`` instead
+        (:mod:`unison.keras.saving.keras_h5`: Keras's layer order and shapes).
         """
+        from unison.keras.saving import keras_h5 as weights_h5
+
+        if weights_h5.is_keras_file(filepath):
+            weights_h5.load_weights(self, filepath)
+            return
         state = weights_file.read_state(filepath, self._full_state(), self._device())
         sharding.load_full_state(self, state)
 
@@ -560,8 +567,8 @@ class Model(StepMethods, nn.Module):
         return json.dumps(saving.model_config(self), **kwargs)
 
     def count_params(self) -> int:
-        """Number of scalars in the model's parameters."""
-        return sum(p.numel() for p in self.parameters())
+        """Number of scalars in the model's weights, non-trainable ones (moving statistics) included, as Keras."""
+        return sum(w.numel() for w in self.weights)
 
     def reset_states(self) -> None:
         """Keras 2's ``model.reset_states()``: zero the carried states of every ``stateful=True`` layer."""

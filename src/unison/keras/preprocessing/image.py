@@ -25,7 +25,8 @@ def _pil() -> Any:
         from PIL import Image
     except ImportError:
         raise ImportError(
-            "keras.preprocessing.image needs Pillow to read and write images. Install it: pip install pillow"
+            "keras.preprocessing.image needs Pillow to read and write images. Install it: "
+            "pip install 'unison[tf]' (TF programs' usual packages) or pip install pillow"
         ) from None
     return Image
 

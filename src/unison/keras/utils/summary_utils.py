@@ -15,6 +15,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from unison.keras.layers.weight_lists import keras_weights
+
 _W = (33, 24, 15)
 
 
@@ -56,6 +58,10 @@ def _output_shapes(model: Any) -> dict[int, str]:
     return shapes
 
 
+def _count(layer: nn.Module) -> int:
+    return sum(w.numel() for w in keras_weights(layer))
+
+
 def summary_lines(model: Any) -> list[str]:
     """The lines of ``model.summary()``."""
     shapes = _output_shapes(model)
@@ -65,12 +71,14 @@ def summary_lines(model: Any) -> list[str]:
     lines.append("┡" + "╇".join("━" * w for w in _W) + "┩")
     for child in model.layers:
         name = getattr(child, "name", "") or type(child).__name__.lower()
-        params = sum(p.numel() for p in child.parameters())
+        params = _count(child)
         lines.extend(_row((f"{name} ({type(child).__name__})", shapes.get(id(child), "?"), f"{params:,}")).split("\n"))
     lines.append("└" + "┴".join("─" * w for w in _W) + "┘")
-    total = sum(p.numel() for p in model.parameters())
-    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    size = sum(p.numel() * p.element_size() for p in model.parameters())
+    # Keras counts every weight: moving statistics and other non-trainable states too.
+    weights = keras_weights(model)
+    total = sum(w.numel() for w in weights)
+    trainable = sum(w.numel() for w in weights if isinstance(w, nn.Parameter) and w.requires_grad)
+    size = sum(w.numel() * w.element_size() for w in weights)
     lines.append(f" Total params: {total:,} ({size / 1024:.2f} KB)")
     lines.append(f" Trainable params: {trainable:,}")
     lines.append(f" Non-trainable params: {total - trainable:,}")

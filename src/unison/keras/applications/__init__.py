@@ -1,0 +1,84 @@
+"""``keras.applications``: the image-classification architectures Keras ships, built from unison's layers.
+
+Each builder makes a functional ``keras.Model`` with Keras 3's architecture, layer names,
+parameter counts and arguments (``include_top``, ``weights``, ``input_tensor``, ``input_shape``,
+``pooling``, ``classes``, ``classifier_activation``). ``weights=None`` initialises randomly;
+``weights="imagenet"`` reads Keras's pretrained file from Keras's cache (``~/.keras/models/``,
+``$KERAS_HOME``): unison downloads nothing, and says where to put the file when it is missing;
+``weights="/path/file.h5"`` loads a file Keras wrote (``.h5``, ``.weights.h5`` or ``.keras``).
+Each family's module has Keras's ``preprocess_input`` and ``decode_predictions``.
+
+Example:
+    >>> from unison.keras import applications
+    >>> model = applications.MobileNetV2(weights=None, input_shape=(32, 32, 3), alpha=0.35, classes=10)
+    >>> model.name, model.count_params()
+    ('mobilenetv2_0.35_32', 423018)
+"""
+
+from unison.keras.applications import (
+    densenet,
+    efficientnet,
+    imagenet_utils,
+    inception_v3,
+    mobilenet_v2,
+    resnet,
+    resnet50,
+    resnet_v2,
+    vgg16,
+    vgg19,
+    xception,
+)
+from unison.keras.applications.densenet import DenseNet121, DenseNet169, DenseNet201
+from unison.keras.applications.efficientnet import (
+    EfficientNetB0,
+    EfficientNetB1,
+    EfficientNetB2,
+    EfficientNetB3,
+    EfficientNetB4,
+    EfficientNetB5,
+    EfficientNetB6,
+    EfficientNetB7,
+)
+from unison.keras.applications.inception_v3 import InceptionV3
+from unison.keras.applications.mobilenet_v2 import MobileNetV2
+from unison.keras.applications.resnet import ResNet50, ResNet101, ResNet152
+from unison.keras.applications.resnet_v2 import ResNet50V2, ResNet101V2, ResNet152V2
+from unison.keras.applications.vgg16 import VGG16
+from unison.keras.applications.vgg19 import VGG19
+from unison.keras.applications.xception import Xception
+
+__all__ = [
+    "DenseNet121",
+    "DenseNet169",
+    "DenseNet201",
+    "EfficientNetB0",
+    "EfficientNetB1",
+    "EfficientNetB2",
+    "EfficientNetB3",
+    "EfficientNetB4",
+    "EfficientNetB5",
+    "EfficientNetB6",
+    "EfficientNetB7",
+    "InceptionV3",
+    "MobileNetV2",
+    "ResNet101",
+    "ResNet101V2",
+    "ResNet152",
+    "ResNet152V2",
+    "ResNet50",
+    "ResNet50V2",
+    "VGG16",
+    "VGG19",
+    "Xception",
+    "densenet",
+    "efficientnet",
+    "imagenet_utils",
+    "inception_v3",
+    "mobilenet_v2",
+    "resnet",
+    "resnet50",
+    "resnet_v2",
+    "vgg16",
+    "vgg19",
+    "xception",
+]
