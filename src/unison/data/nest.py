@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from unison.ops.dtypes import from_numpy
+
 Leaf = torch.Tensor | np.ndarray
 
 
@@ -96,7 +98,7 @@ def as_leaf(value: Any) -> Leaf:
         return arr
     if arr.dtype == np.float16 or arr.dtype.kind in "biuf" or arr.dtype == np.bool_:
         # ascontiguousarray would make a 0-d array 1-d
-        return torch.from_numpy(np.ascontiguousarray(arr) if arr.ndim else arr.copy())
+        return from_numpy(arr)
     raise TypeError(f"Cannot make a tensor of a value of dtype {arr.dtype}. Received: {value!r:.200}")
 
 

@@ -49,6 +49,7 @@ from unison.distribute.input import (
     split_batch,
     to_tensor,
 )
+from unison.ops.dtypes import from_numpy
 
 
 @dataclass
@@ -65,7 +66,7 @@ def _as_tensor(a: Any, name: str) -> torch.Tensor:
     if isinstance(a, torch.Tensor):
         t = a.detach()
     elif isinstance(a, np.ndarray) or isinstance(a, (list, tuple)):
-        t = torch.from_numpy(np.ascontiguousarray(np.asarray(a)))
+        t = from_numpy(np.asarray(a))
     else:
         raise TypeError(
             f"{name} must be a numpy array, a torch tensor, a torch Dataset/DataLoader or an "
@@ -361,7 +362,7 @@ class IterableAdapter:
         if isinstance(leaf, np.ndarray):
             if leaf.dtype.kind in "USO":
                 return leaf  # strings stay numpy
-            leaf = torch.from_numpy(np.ascontiguousarray(leaf))
+            leaf = from_numpy(leaf)
         if leaf.device != self.device:
             leaf = leaf.to(self.device, non_blocking=True)
         return _floatx(leaf)
@@ -539,6 +540,8 @@ def make_adapter(
             "No input data: x is None. Pass numpy arrays or tensors (x, y), a tf.data "
             "Dataset, a torch Dataset/DataLoader, or an iterable of (x, y) batches."
         )
+    # Keras takes pandas frames and series as the arrays they hold (its data adapters do the same).
+    x, y, sample_weight = _from_pandas(x), _from_pandas(y), _from_pandas(sample_weight)
     if isinstance(x, TfDataset):
         if y is not None:
             raise ValueError(
@@ -576,6 +579,13 @@ def make_adapter(
         "fit/evaluate/predict accept numpy arrays or tensors (x, y), a torch Dataset or DataLoader, "
         f"or an iterable of (x, y) batches. Received: x of type {type(x).__name__}"
     )
+
+
+def _from_pandas(a: Any) -> Any:
+    # Without importing pandas: its DataFrame and Series both have to_numpy().
+    if type(a).__module__.split(".")[0] == "pandas" and hasattr(a, "to_numpy"):
+        return a.to_numpy()
+    return a
 
 
 def _is_batch_list(x: Any) -> bool:

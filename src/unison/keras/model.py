@@ -696,13 +696,20 @@ class Sequential(Model):
 
     def call(self, inputs: Any) -> Any:
         x = inputs
+        if self._graph_input is None and isinstance(x, np.ndarray) and x.dtype.kind in "biuf":
+            from unison.ops.dtypes import as_torch
+
+            # Keras converts a numpy batch to a tensor of floatx (float64 data computes in float32)
+            x = as_torch(x)
+            x = x.float() if x.dtype == torch.float64 else x
         if "_called_shape" not in self.__dict__ and isinstance(x, torch.Tensor):
             # the shape a model without an input shape was built on, for summary()
             self.__dict__["_called_shape"] = tuple(x.shape[1:])
         if self._graph_input is not None and isinstance(x, (torch.Tensor, np.ndarray)):
             from unison.keras.keras_tensor import conform_input
+            from unison.ops.dtypes import as_torch
 
-            x = conform_input(torch.as_tensor(x), self._graph_input.dtype)  # as a functional model does
+            x = conform_input(as_torch(x), self._graph_input.dtype)  # as a functional model does
         for i, layer in enumerate(self.stack):
             try:
                 x = layer(x)

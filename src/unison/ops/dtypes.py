@@ -118,6 +118,32 @@ def is_string_value(value: Any) -> builtins.bool:
     return False
 
 
+def from_numpy(array: np.ndarray) -> torch.Tensor:
+    """A tensor sharing ``array``'s memory when it may, else a copy (no torch warning).
+
+    torch warns (``The given NumPy array is not writable``) on read-only arrays, which are common
+    (pandas' ``.values``, ``np.frombuffer``, memory maps): those are copied, as TF copies them.
+
+    Example:
+        >>> import numpy as np
+        >>> a = np.arange(3.0)
+        >>> a.flags.writeable = False
+        >>> from_numpy(a).tolist()
+        [0.0, 1.0, 2.0]
+    """
+    array = np.ascontiguousarray(array) if array.ndim else np.array(array)
+    if not array.flags.writeable:
+        array = array.copy()
+    return torch.from_numpy(array)
+
+
+def as_torch(value: Any) -> torch.Tensor:
+    """``torch.as_tensor(value)``, copying read-only numpy arrays instead of warning."""
+    if isinstance(value, np.ndarray):
+        return from_numpy(value)
+    return value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
+
+
 def to_tensor(value: Any, dtype: Any = None) -> Any:
     """TF's conversion of ``value`` to a tensor (no copy when it already is one of that dtype)."""
     if dtype is not None:
@@ -129,7 +155,7 @@ def to_tensor(value: Any, dtype: Any = None) -> Any:
     if isinstance(value, torch.Tensor):
         return value if dtype is None or value.dtype == dtype else value.to(dtype)
     if isinstance(value, np.ndarray):
-        tensor = torch.from_numpy(np.ascontiguousarray(value))
+        tensor = from_numpy(value)
         return tensor if dtype is None else tensor.to(dtype)
     if isinstance(value, np.generic):
         tensor = torch.as_tensor(np.asarray(value))
