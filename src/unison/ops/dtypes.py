@@ -40,6 +40,16 @@ class StringDType:
 
     name = "string"
     as_numpy_dtype = np.dtype(object)
+    # numpy reads a `dtype` attribute when it converts an object to a dtype: so a string
+    # tensor's dtype (numpy's object dtype) compares equal to tf.string, and np.dtype(tf.string)
+    # is the object dtype.
+    dtype = np.dtype(object)
+
+    def __eq__(self, other: object) -> builtins.bool:
+        return isinstance(other, StringDType) or (isinstance(other, np.dtype) and other == np.dtype(object))
+
+    def __hash__(self) -> int:
+        return hash("tf.string")
 
     def __repr__(self) -> str:
         return "tf.string"
@@ -151,7 +161,9 @@ def to_tensor(value: Any, dtype: Any = None) -> Any:
     if dtype is string or (dtype is None and is_string_value(value)):
         if isinstance(value, torch.Tensor):
             raise TypeError(f"Cannot convert a {value.dtype} tensor to tf.string. Received: {value!r:.80}")
-        return np.array(value, dtype=object)
+        from unison.ops.string_tensor import StringTensor
+
+        return value if isinstance(value, StringTensor) else StringTensor(np.array(value, dtype=object))
     if isinstance(value, torch.Tensor):
         return value if dtype is None or value.dtype == dtype else value.to(dtype)
     if isinstance(value, np.ndarray):
