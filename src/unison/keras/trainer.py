@@ -344,7 +344,8 @@ def predict(
     batch_size = 32 if batch_size is None else batch_size
     _check_int("batch_size", batch_size, 1)
     strategy = model.distribute_strategy
-    cbs = CallbackList(callbacks, model=model, verbose=0, epochs=1) if callbacks else None
+    verbose = _verbose(verbose)
+    cbs: CallbackList | None = None
 
     def step(index: int, batch: Batch) -> Any:
         # Keras's predict hooks: on_predict_batch_end gets this batch's outputs
@@ -360,6 +361,10 @@ def predict(
         data = st.adapter(x, None, None, batch_size, shuffle=False)
         st.setup_model(data, need_labels=False)
         model.eval()
+        if callbacks or verbose != 0:
+            # Keras prints predict's progress line (`8/8 ━━━━ 0s 2ms/step`) unless verbose=0.
+            total = data.eval_steps(batch_size) if steps is None else steps
+            cbs = CallbackList(callbacks, add_progbar=verbose != 0, model=model, verbose=verbose, epochs=1, steps=total)
         if cbs is not None:
             cbs.on_predict_begin()
         if isinstance(data, ArrayAdapter) and steps is None:

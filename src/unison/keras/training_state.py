@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, cast
 
+import numpy as np
 import torch
 
 from unison.distribute.input import map_structure
@@ -437,7 +438,8 @@ class TrainingState:
         logs: dict[str, float] = {}
         offset = 0
         for m in self.trackers():  # "loss" first, as Keras logs it
-            logs[m.name] = float(m.result_from_state(state[offset : offset + m.num_state]))
+            # TF's metrics are float32 variables: a log is a float32 value as a Python float
+            logs[m.name] = float(np.float32(m.result_from_state(state[offset : offset + m.num_state])))
             offset += m.num_state
         return logs
 
