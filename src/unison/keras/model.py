@@ -173,6 +173,20 @@ class Model(StepMethods, nn.Module):
     def trainable(self, value: bool) -> None:
         set_trainable(self, value)
 
+    @property
+    def input_shape(self) -> Any:
+        """Shape of the model's input, batch axis ``None`` (functional and Sequential models)."""
+        from unison.keras.shapes import model_shape
+
+        return model_shape(self, "input")
+
+    @property
+    def output_shape(self) -> Any:
+        """Shape of the model's output (a list of shapes for several outputs)."""
+        from unison.keras.shapes import model_shape
+
+        return model_shape(self, "output")
+
     # --- Keras's variable lists (torch parameters and buffers) ----------------------------------
     @property
     def trainable_variables(self) -> list[nn.Parameter]:
@@ -702,9 +716,11 @@ class Sequential(Model):
             # Keras converts a numpy batch to a tensor of floatx (float64 data computes in float32)
             x = as_torch(x)
             x = x.float() if x.dtype == torch.float64 else x
-        if "_called_shape" not in self.__dict__ and isinstance(x, torch.Tensor):
-            # the shape a model without an input shape was built on, for summary()
+        first_call = "_called_shape" not in self.__dict__ and isinstance(x, torch.Tensor)
+        if first_call:
+            # the shape a model without an input shape was built on, for summary() and input_shape
             self.__dict__["_called_shape"] = tuple(x.shape[1:])
+            self.__dict__["_called_input_shape"] = tuple(x.shape)
         if self._graph_input is not None and isinstance(x, (torch.Tensor, np.ndarray)):
             from unison.keras.keras_tensor import conform_input
             from unison.ops.dtypes import as_torch
@@ -720,6 +736,8 @@ class Sequential(Model):
                     f"Layer '{name}' (layer {i} of {self.name!r}) failed on an input of shape "
                     f"{tuple(getattr(x, 'shape', ()))}: {str(exc).splitlines()[0]}"
                 ) from exc
+        if first_call and isinstance(x, torch.Tensor):
+            self.__dict__["_called_output_shape"] = tuple(x.shape)  # Keras 3's output_shape once built by a call
         return x
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from unison.ops import eager_numpy
+from unison.ops import eager_numpy, tensor_repr
 from unison.ops._dispatch import wrap_namespace
 from unison.ops.dtypes import as_dtype, to_tensor
 from unison.ops.string_tensor import StringTensor
@@ -30,6 +30,8 @@ Tensor = torch.Tensor
 
 # TF's eager tensors always have .numpy(); see unison.ops.eager_numpy for why and what changes.
 eager_numpy.install()
+# Printed tensors look like TF's (unison.ops.tensor_repr); nothing runs unless one is printed.
+tensor_repr.install()
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
