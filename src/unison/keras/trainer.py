@@ -32,6 +32,7 @@ from unison.distribute.input import map_structure
 from unison.keras.callbacks import Callback, CallbackList, History, ProgbarLogger
 from unison.keras.compile_utils import flat_logs
 from unison.keras.data_adapters import ArrayAdapter, Batch, IterableAdapter, make_adapter
+from unison.keras.host_threads import busy_host_threads
 from unison.keras.steps import run_predict_step, step_executor
 from unison.keras.training_state import TrainingState, prepare
 
@@ -179,7 +180,7 @@ def fit(
     val_batch = validation_batch_size or batch_size
 
     steps = step_executor(model)
-    with steps.context():
+    with steps.context(), busy_host_threads():  # one torch thread on an oversubscribed host
         st, train = steps.open_train(x, y, sample_weight, batch_size, shuffle, steps_per_epoch, callbacks)
         val = None
         if validation_data is not None:
@@ -300,7 +301,7 @@ def evaluate(
     verbose = _verbose(verbose)
     executor = step_executor(model)
     evaluator = executor.evaluator(x)
-    with evaluator.context():
+    with evaluator.context(), busy_host_threads():
         # evaluate(x) takes x as given; only where the coordinator evaluates for a parameter-server
         # strategy is an (x, y) tuple in x unpacked (as validation_data is).
         run = _Evaluation(model, evaluator, x, batch_size, steps, y, sample_weight, unpack=executor.coordinated)
@@ -356,7 +357,7 @@ def predict(
             cbs.on_predict_batch_end(index, {"outputs": out})
         return out
 
-    with strategy.replica_context():
+    with strategy.replica_context(), busy_host_threads():
         st = prepare(model, strategy, False)
         data = st.adapter(x, None, None, batch_size, shuffle=False)
         st.setup_model(data, need_labels=False)
