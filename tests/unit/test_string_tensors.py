@@ -82,3 +82,29 @@ def test_tf_string_dtype_equality():
     assert tf.string == np.dtype(object) and np.dtype(object) == tf.string
     assert tf.string != tf.float32 and np.dtype("float32") != tf.string
     assert tf.constant([1.0]).dtype != tf.string
+
+
+def test_text_models_train_and_predict_on_strings(text_dir):
+    # TF's text-classification tutorial: a model with TextVectorization inside, fit on a string
+    # dataset, then an export model that predicts on tf.constant strings.
+    ds = tf.keras.utils.text_dataset_from_directory(str(text_dir), batch_size=4, seed=1)
+    vectorize = tf.keras.layers.TextVectorization(max_tokens=20, output_sequence_length=4)
+    vectorize.adapt(ds.map(lambda x, y: x))
+    layers = tf.keras.layers
+    model = tf.keras.Sequential(
+        [
+            tf.keras.Input(shape=(1,), dtype="string"),
+            vectorize,
+            layers.Embedding(20, 4),
+            layers.Flatten(),
+            layers.Dense(1),
+        ]
+    )
+    model.compile(optimizer="adam", loss=tf.keras.losses.BinaryCrossentropy(from_logits=True))
+    model.fit(ds.map(lambda x, y: (tf.expand_dims(x, -1), y)), epochs=1, verbose=0)
+    export = tf.keras.Sequential([model, layers.Activation("sigmoid")])
+    export.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"])
+    loss, accuracy = export.evaluate(ds.map(lambda x, y: (tf.expand_dims(x, -1), y)), verbose=0)
+    assert 0.0 <= accuracy <= 1.0
+    probabilities = export.predict(tf.constant([["good movie"], ["bad film"], ["so so"]]), batch_size=2, verbose=0)
+    assert probabilities.shape == (3, 1) and ((probabilities > 0) & (probabilities < 1)).all()

@@ -66,7 +66,10 @@ def _as_tensor(a: Any, name: str) -> torch.Tensor:
     if isinstance(a, torch.Tensor):
         t = a.detach()
     elif isinstance(a, np.ndarray) or isinstance(a, (list, tuple)):
-        t = from_numpy(np.asarray(a))
+        arr = np.asarray(a)
+        if arr.dtype.kind in "OUS":  # text (predict(tf.constant([...])) of a TextVectorization model)
+            return arr.astype(object)  # type: ignore[return-value]
+        t = from_numpy(arr)
     else:
         raise TypeError(
             f"{name} must be a numpy array, a torch tensor, a torch Dataset/DataLoader or an "
@@ -153,14 +156,16 @@ class ArrayAdapter:
         return map_structure(lambda t: tuple(t.shape[1:]), self.y) if is_structure(self.y) else tuple(self.y.shape[1:])
 
     def _take(self, rows: slice | torch.Tensor) -> Batch:
-        def leaf(t: torch.Tensor) -> torch.Tensor:
+        def leaf(t: Any) -> Any:
+            if isinstance(t, np.ndarray):  # strings stay numpy
+                return t[rows] if isinstance(rows, slice) else t[rows.numpy()]
             part = t[rows] if isinstance(rows, slice) else t.index_select(0, rows)
             return part.to(self.device, non_blocking=True) if part.device != self.device else part
 
         def take(t: Any) -> Any:
             if t is None:
                 return None
-            return leaf(t) if isinstance(t, torch.Tensor) else map_structure(leaf, t)
+            return leaf(t) if isinstance(t, (torch.Tensor, np.ndarray)) else map_structure(leaf, t)
 
         return Batch(take(self.x), take(self.y), take(self.sw), None)
 

@@ -721,7 +721,8 @@ class Sequential(Model):
             # the shape a model without an input shape was built on, for summary() and input_shape
             self.__dict__["_called_shape"] = tuple(x.shape[1:])
             self.__dict__["_called_input_shape"] = tuple(x.shape)
-        if self._graph_input is not None and isinstance(x, (torch.Tensor, np.ndarray)):
+        text = isinstance(x, np.ndarray) and x.dtype.kind in "OUS"  # strings stay numpy (TextVectorization)
+        if self._graph_input is not None and isinstance(x, (torch.Tensor, np.ndarray)) and not text:
             from unison.keras.keras_tensor import conform_input
             from unison.ops.dtypes import as_torch
 

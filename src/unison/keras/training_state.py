@@ -141,6 +141,8 @@ class TrainingState:
                 self.placed = True
             elif multi_input:
                 zeros = map_structure(lambda t: torch.zeros_like(torch.as_tensor(t), device=self.device), sample)
+            elif isinstance(sample, np.ndarray) and sample.dtype.kind in "OUS":
+                zeros = np.asarray(sample).reshape((-1, *example))[:1]  # text: built on a real example
             else:
                 model.build((1, *example))
                 zeros = torch.zeros((1, *example), device=self.device)
