@@ -59,9 +59,7 @@ def _keras_model(tf: Any, model: str) -> Any:
                 super().__init__()
                 self.user_embedding = layers.Embedding(num_users, embedding_size, embeddings_initializer="he_normal")
                 self.user_bias = layers.Embedding(num_users, 1)
-                self.movie_embedding = layers.Embedding(
-                    num_movies, embedding_size, embeddings_initializer="he_normal"
-                )
+                self.movie_embedding = layers.Embedding(num_movies, embedding_size, embeddings_initializer="he_normal")
                 self.movie_bias = layers.Embedding(num_movies, 1)
 
             def call(self, inputs: Any) -> Any:
@@ -154,7 +152,9 @@ def _child_plain(model: str, steps: int, epochs: int) -> list[float]:
             net = nn.Sequential(nn.Flatten(), nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10))
         else:
             x = x.permute(0, 3, 1, 2).contiguous()
-            net = nn.Sequential(nn.Conv2d(1, 8, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 13 * 13, 10))
+            net = nn.Sequential(
+                nn.Conv2d(1, 8, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 13 * 13, 10)
+            )
         loss_fn = nn.functional.cross_entropy
     optimizer = torch.optim.Adam(net.parameters(), lr=0.001)
     batch = BATCH[model]
@@ -259,7 +259,11 @@ def main() -> None:
     print("| model | system | ms/step (median) | steps/s | vs TF | first epoch / later |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")
     for model in args.models.split(","):
-        tf_ms = statistics.median(r["ms_per_step"] for r in results.get(("tf", model), [])) if ("tf", model) in results else None
+        tf_ms = (
+            statistics.median(r["ms_per_step"] for r in results.get(("tf", model), []))
+            if ("tf", model) in results
+            else None
+        )
         for system in systems:
             runs = results.get((system, model))
             if not runs:
