@@ -62,3 +62,4 @@ def test_tensor_prints_in_tf_form():
     assert repr(tf.constant(2.5)) == "<tf.Tensor: shape=(), dtype=float32, numpy=2.5>"
     assert "bfloat16" in str(torch.zeros(2, dtype=torch.bfloat16))
     assert f"{tf.constant(1.5):.2f}" == "1.50"
+    assert str(tf.Variable(1.0)).startswith("<tf.Variable 'Variable:0' shape=()")  # its own form

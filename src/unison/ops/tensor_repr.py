@@ -60,7 +60,7 @@ def _repr(self: torch.Tensor, *args: Any, **kwargs: Any) -> str:
 
 def _str(self: torch.Tensor) -> str:
     if not _plain(self):
-        return _TORCH_REPR(self)
+        return type(self).__repr__(self)  # a subclass prints itself (tf.Variable's own repr)
     try:
         array, dtype = _values(self)
     except (RuntimeError, TypeError):
