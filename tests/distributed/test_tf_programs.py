@@ -62,7 +62,7 @@ def test_distributed_training_guide(repo, tmp_path):
         assert out.count("devices ['/gpu:0', '/gpu:1'] are not available") == 1, out
     assert "<tf.Variable 'Variable:0' shape=()" in out, out
     assert len(re.findall(r"^Epoch [12]/2$", out, re.M)) == 4, out  # two fits of two epochs
-    losses = [float(v) for v in re.findall(r"^tensor\(([\d.]+)", out, re.M)]
+    losses = [float(v) for v in re.findall(r"^tf\.Tensor\(([\d.]+), shape=\(\)", out, re.M)]
     assert len(losses) == 210, out  # 1000 / 5 steps of the first loop, then 10 more
     assert losses[-1] < losses[0], losses  # the custom loop trains
 

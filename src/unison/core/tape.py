@@ -15,6 +15,12 @@ anything itself: it decides *what may be differentiated* and calls ``torch.autog
 * A computed tensor is a source when this tape recorded it (made inside the ``with`` block, e.g.
   ``tape.gradient(z, y)`` for an intermediate ``y``), as in TF; one made before the tape opened is
   not (``None``). The tape knows by the autograd sequence numbers of its recording windows.
+* Independent tapes: several tapes may record the same operations (the GAN step's
+  ``with tf.GradientTape() as g, tf.GradientTape() as d:``). torch frees a graph's saved tensors at
+  the first backward pass, so a tape keeps the graph (``retain_graph``) while another live tape
+  whose recording overlapped its own may still differentiate it, and the last one frees it. A
+  tape is live until it computed its one set of gradients (non-persistent) or is dropped
+  (persistent, or never used), as TF keeps a tape's records.
 * Unlike TF, computations done *before* the tape opened are differentiated through when the
   target depends on them (torch's graph has no notion of "inside the tape"); compute the loss
   inside the ``with`` block, as TF requires.
@@ -33,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import threading
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -55,6 +62,10 @@ class _Recording(threading.local):
 
 
 _RECORDING = _Recording()
+
+# Tapes that may still compute gradients: entered, and not yet spent (a non-persistent tape after
+# its gradient() call) nor dropped. Weak, so a tape nobody holds any more stops keeping graphs.
+_LIVE: weakref.WeakSet[GradientTape] = weakref.WeakSet()
 
 _ONCE = "A non-persistent GradientTape can only be used to compute one set of gradients (or jacobians)."
 
@@ -106,6 +117,7 @@ class GradientTape:
         if self._recording:
             raise ValueError("Tape is still recording, This can happen if you try to re-enter an already-active tape.")
         self._entered = True
+        _LIVE.add(self)
         self._start()
         return self
 
@@ -216,6 +228,8 @@ class GradientTape:
         self._used = True
         if not self._persistent and self._recording:
             self._stop()  # TF stops a non-persistent tape at its first gradient() call
+        if not self._persistent:
+            _LIVE.discard(self)  # spent: it no longer needs the graph
         flat_sources = _flatten(sources)
         for s in flat_sources:
             if not isinstance(s, torch.Tensor):
@@ -288,6 +302,8 @@ class GradientTape:
         if not self._entered or (self._used and not self._persistent):
             raise RuntimeError(_ONCE)
         self._used = True
+        if not self._persistent:
+            _LIVE.discard(self)
         flat_sources = _flatten(sources)
         per_row: list[list[torch.Tensor | None]] = []
         for index in rows:
@@ -339,13 +355,25 @@ class GradientTape:
                 inputs,
                 grad_outputs=seeds,
                 allow_unused=True,
-                retain_graph=self._persistent or create_graph or keep,
+                retain_graph=self._persistent or create_graph or keep or self._shares_graph(),
                 create_graph=create_graph,
             )
         by_id = {id(s): g for s, g in zip(inputs, grads)}
         for i in wanted:
             results[i] = by_id[id(sources[i])]
         return results
+
+    def _overlaps(self, other: GradientTape) -> bool:
+        # Two tapes may hold the same operations when one recorded while the other did.
+        for start, end in self._windows:
+            for o_start, o_end in other._windows:
+                if (end is None or o_start < end) and (o_end is None or start < o_end):
+                    return True
+        return False
+
+    def _shares_graph(self) -> bool:
+        """Whether another live tape recorded alongside this one (so the graph must survive)."""
+        return any(other is not self and self._overlaps(other) for other in list(_LIVE))
 
 
 def _sequence_now() -> int:

@@ -400,7 +400,7 @@ class Iterator:
     def __next__(self) -> Any:
         value = next(self._gen)
         self._consumed += 1
-        return value
+        return nest.user_element(value)
 
     def get_next(self) -> Any:
         """The next element; at the end TF's ``tf.errors.OutOfRangeError`` (also a ``StopIteration``)."""

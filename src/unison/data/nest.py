@@ -19,6 +19,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from unison.ops.dtypes import from_numpy
+from unison.ops.string_tensor import as_string_tensor
+
 Leaf = torch.Tensor | np.ndarray
 
 
@@ -96,7 +99,7 @@ def as_leaf(value: Any) -> Leaf:
         return arr
     if arr.dtype == np.float16 or arr.dtype.kind in "biuf" or arr.dtype == np.bool_:
         # ascontiguousarray would make a 0-d array 1-d
-        return torch.from_numpy(np.ascontiguousarray(arr) if arr.ndim else arr.copy())
+        return from_numpy(arr)
     raise TypeError(f"Cannot make a tensor of a value of dtype {arr.dtype}. Received: {value!r:.200}")
 
 
@@ -198,7 +201,14 @@ def concat(parts: list[Leaf]) -> Leaf:
     return np.concatenate(parts)
 
 
+def user_element(element: Any) -> Any:
+    """An element as the user sees it: string leaves become string tensors (``.numpy()``...)."""
+    if type(element) is torch.Tensor or (type(element) is tuple and all(type(v) is torch.Tensor for v in element)):
+        return element  # the usual numeric element: nothing to look at
+    return map_structure(as_string_tensor, element)
+
+
 def to_numpy(leaf: Leaf) -> Any:
     """A leaf as numpy (a scalar becomes a numpy scalar, as ``as_numpy_iterator`` gives)."""
-    arr = leaf.numpy() if isinstance(leaf, torch.Tensor) else leaf
+    arr = leaf.numpy() if isinstance(leaf, torch.Tensor) else np.asarray(leaf)  # string tensors: plain numpy
     return arr[()] if arr.ndim == 0 else arr

@@ -20,15 +20,18 @@ from typing import Any
 import numpy as np
 import torch
 
-from unison.ops import eager_numpy
+from unison.ops import eager_numpy, tensor_repr
 from unison.ops._dispatch import wrap_namespace
 from unison.ops.dtypes import as_dtype, to_tensor
+from unison.ops.string_tensor import StringTensor
 
 newaxis = None
 Tensor = torch.Tensor
 
 # TF's eager tensors always have .numpy(); see unison.ops.eager_numpy for why and what changes.
 eager_numpy.install()
+# Printed tensors look like TF's (unison.ops.tensor_repr); nothing runs unless one is printed.
+tensor_repr.install()
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
@@ -105,7 +108,7 @@ def expand_dims(input: Any, axis: int, name: str | None = None) -> torch.Tensor:
     """``tf.expand_dims``: insert a length-1 axis at ``axis``."""
     value = to_tensor(input)
     if isinstance(value, np.ndarray):  # strings (TF's text pipelines expand a batch of them to (N, 1))
-        return np.expand_dims(value, int(axis))  # type: ignore[return-value]
+        return StringTensor(np.expand_dims(value, int(axis)))  # type: ignore[return-value]
     return value.unsqueeze(int(axis))
 
 
@@ -126,12 +129,29 @@ def squeeze(input: Any, axis: Any = None, name: str | None = None) -> torch.Tens
 
 def concat(values: Sequence[Any], axis: int, name: str | None = None) -> torch.Tensor:
     """``tf.concat`` along ``axis``."""
-    return torch.cat([to_tensor(v) for v in values], dim=int(axis))
+    parts = [to_tensor(v) for v in values]
+    if parts and all(isinstance(p, np.ndarray) for p in parts):  # string tensors
+        return StringTensor(np.concatenate(parts, axis=int(axis)))  # type: ignore[return-value]
+    _no_mixed_strings(parts, "concat")
+    return torch.cat(parts, dim=int(axis))
 
 
 def stack(values: Sequence[Any], axis: int = 0, name: str = "stack") -> torch.Tensor:
     """``tf.stack`` along a new ``axis``."""
-    return torch.stack([to_tensor(v) for v in values], dim=int(axis))
+    parts = [to_tensor(v) for v in values]
+    if parts and all(isinstance(p, np.ndarray) for p in parts):  # string tensors
+        return StringTensor(np.stack(parts, axis=int(axis)))  # type: ignore[return-value]
+    _no_mixed_strings(parts, "stack")
+    return torch.stack(parts, dim=int(axis))
+
+
+def _no_mixed_strings(parts: list[Any], fn: str) -> None:
+    if any(isinstance(p, np.ndarray) for p in parts):
+        raise TypeError(
+            f"tf.{fn}: cannot mix string and numeric tensors (TF requires one dtype). Received dtypes "
+            f"{[('string' if isinstance(p, np.ndarray) else str(p.dtype)) for p in parts]}; convert with "
+            "tf.strings.as_string or tf.strings.to_number first."
+        )
 
 
 def unstack(value: Any, num: int | None = None, axis: int = 0, name: str = "unstack") -> list[torch.Tensor]:
@@ -232,12 +252,14 @@ def shape(input: Any, out_type: Any = torch.int32, name: str | None = None) -> t
 
 def size(input: Any, out_type: Any = torch.int32, name: str | None = None) -> torch.Tensor:
     """``tf.size``: the number of elements, a 0-d tensor."""
-    return torch.tensor(to_tensor(input).numel(), dtype=as_dtype(out_type))
+    value = to_tensor(input)
+    count = value.size if isinstance(value, np.ndarray) else value.numel()
+    return torch.tensor(count, dtype=as_dtype(out_type))
 
 
 def rank(input: Any, name: str | None = None) -> torch.Tensor:
     """``tf.rank``: the number of dimensions, a 0-d int32 tensor."""
-    return torch.tensor(to_tensor(input).dim(), dtype=torch.int32)
+    return torch.tensor(to_tensor(input).ndim, dtype=torch.int32)
 
 
 def transpose(a: Any, perm: Any = None, conjugate: bool = False, name: str = "transpose") -> torch.Tensor:

@@ -40,6 +40,16 @@ class StringDType:
 
     name = "string"
     as_numpy_dtype = np.dtype(object)
+    # numpy reads a `dtype` attribute when it converts an object to a dtype: so a string
+    # tensor's dtype (numpy's object dtype) compares equal to tf.string, and np.dtype(tf.string)
+    # is the object dtype.
+    dtype = np.dtype(object)
+
+    def __eq__(self, other: object) -> builtins.bool:
+        return isinstance(other, StringDType) or (isinstance(other, np.dtype) and other == np.dtype(object))
+
+    def __hash__(self) -> int:
+        return hash("tf.string")
 
     def __repr__(self) -> str:
         return "tf.string"
@@ -118,6 +128,32 @@ def is_string_value(value: Any) -> builtins.bool:
     return False
 
 
+def from_numpy(array: np.ndarray) -> torch.Tensor:
+    """A tensor sharing ``array``'s memory when it may, else a copy (no torch warning).
+
+    torch warns (``The given NumPy array is not writable``) on read-only arrays, which are common
+    (pandas' ``.values``, ``np.frombuffer``, memory maps): those are copied, as TF copies them.
+
+    Example:
+        >>> import numpy as np
+        >>> a = np.arange(3.0)
+        >>> a.flags.writeable = False
+        >>> from_numpy(a).tolist()
+        [0.0, 1.0, 2.0]
+    """
+    array = np.ascontiguousarray(array) if array.ndim else np.array(array)
+    if not array.flags.writeable:
+        array = array.copy()
+    return torch.from_numpy(array)
+
+
+def as_torch(value: Any) -> torch.Tensor:
+    """``torch.as_tensor(value)``, copying read-only numpy arrays instead of warning."""
+    if isinstance(value, np.ndarray):
+        return from_numpy(value)
+    return value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
+
+
 def to_tensor(value: Any, dtype: Any = None) -> Any:
     """TF's conversion of ``value`` to a tensor (no copy when it already is one of that dtype)."""
     if dtype is not None:
@@ -125,11 +161,13 @@ def to_tensor(value: Any, dtype: Any = None) -> Any:
     if dtype is string or (dtype is None and is_string_value(value)):
         if isinstance(value, torch.Tensor):
             raise TypeError(f"Cannot convert a {value.dtype} tensor to tf.string. Received: {value!r:.80}")
-        return np.array(value, dtype=object)
+        from unison.ops.string_tensor import StringTensor
+
+        return value if isinstance(value, StringTensor) else StringTensor(np.array(value, dtype=object))
     if isinstance(value, torch.Tensor):
         return value if dtype is None or value.dtype == dtype else value.to(dtype)
     if isinstance(value, np.ndarray):
-        tensor = torch.from_numpy(np.ascontiguousarray(value))
+        tensor = from_numpy(value)
         return tensor if dtype is None else tensor.to(dtype)
     if isinstance(value, np.generic):
         tensor = torch.as_tensor(np.asarray(value))

@@ -45,6 +45,7 @@ import torch
 from unison.errors import InvalidArgumentError, StringInputError
 from unison.ops.dtypes import as_dtype
 from unison.ops.ragged import RaggedTensor
+from unison.ops.string_tensor import StringTensor
 
 _ASCII_WS = " \t\n\r\v\f"
 _UPPER_TO_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -86,7 +87,7 @@ def _map(fn: Callable[[Any], Any], arr: np.ndarray) -> np.ndarray:
     flat = [fn(v) for v in arr.reshape(-1).tolist()]
     out = np.empty(len(flat), dtype=object)
     out[:] = flat
-    return out.reshape(arr.shape)
+    return StringTensor(out.reshape(arr.shape))
 
 
 def _numbers(fn: Callable[[Any], Any], arr: np.ndarray, dtype: torch.dtype) -> torch.Tensor:

@@ -24,6 +24,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, cast
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -150,6 +151,8 @@ def call_in_mode(module: nn.Module, call: Callable[..., Any], args: tuple[Any, .
     """
     if _CALL.get() is not None:
         return _call_in_mode(module, call, args, kwargs)
+    if args and isinstance(args[0], np.ndarray):
+        args = (_numpy_input(args[0]), *args[1:])
     call_id = next(_CALL_IDS)
     module.__dict__["_last_call_id"] = call_id
     token = _CALL.set((call_id, module))
@@ -157,6 +160,16 @@ def call_in_mode(module: nn.Module, call: Callable[..., Any], args: tuple[Any, .
         return _call_in_mode(module, call, args, kwargs)
     finally:
         _CALL.reset(token)
+
+
+def _numpy_input(value: np.ndarray) -> Any:
+    """A numpy batch given to a layer or model as Keras converts it: a tensor, float64 as float32."""
+    if value.dtype.kind not in "biuf":
+        return value  # strings stay numpy (TextVectorization, StringLookup take them)
+    from unison.ops.dtypes import as_torch
+
+    tensor = as_torch(value)
+    return tensor.float() if tensor.dtype == torch.float64 else tensor
 
 
 def _call_in_mode(module: nn.Module, call: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -354,6 +367,32 @@ class Layer(nn.Module):
     def output(self) -> Any:
         """The symbolic output of this layer's first call: ``keras.Model(m.inputs, layer.output)``."""
         return layer_call_tensor(self, "output")
+
+    # Keras 2's layer.input_shape/output_shape (of the first symbolic call); a subclass may still
+    # assign its own value, as some Keras 2 layers did.
+    @property
+    def input_shape(self) -> Any:
+        if "_input_shape_value" in self.__dict__:
+            return self.__dict__["_input_shape_value"]
+        from unison.keras.backend.shapes import layer_shape
+
+        return layer_shape(self, "input")
+
+    @input_shape.setter
+    def input_shape(self, value: Any) -> None:
+        self.__dict__["_input_shape_value"] = value
+
+    @property
+    def output_shape(self) -> Any:
+        if "_output_shape_value" in self.__dict__:
+            return self.__dict__["_output_shape_value"]
+        from unison.keras.backend.shapes import layer_shape
+
+        return layer_shape(self, "output")
+
+    @output_shape.setter
+    def output_shape(self, value: Any) -> None:
+        self.__dict__["_output_shape_value"] = value
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
         """The layer's computation (subclasses implement it)."""

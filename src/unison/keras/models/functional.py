@@ -21,11 +21,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import torch
 from torch import nn
 
 from unison.keras.backend.keras_tensor import KerasTensor, Node, conform_input, flatten, flatten_values, pack_like
 from unison.keras.models.model import Model, register_functional
+from unison.ops.dtypes import as_torch
 
 
 def is_symbolic_structure(obj: Any) -> bool:
@@ -193,7 +193,7 @@ class Functional(Model):
             if kt.dtype == "string":
                 value = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=object)
             else:
-                value = conform_input(value if isinstance(value, torch.Tensor) else torch.as_tensor(value), kt.dtype)
+                value = conform_input(as_torch(value), kt.dtype)
             # tf_keras runs a string-preprocessing model on one unbatched example too (TF's
             # parameter-server tutorial maps its StringLookup models over single examples in
             # tf.data); other rank mismatches are mistakes.

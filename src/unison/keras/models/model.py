@@ -191,6 +191,20 @@ class Model(StepMethods, nn.Module):
     def trainable(self, value: bool) -> None:
         set_trainable(self, value)
 
+    @property
+    def input_shape(self) -> Any:
+        """Shape of the model's input, batch axis ``None`` (functional and Sequential models)."""
+        from unison.keras.backend.shapes import model_shape
+
+        return model_shape(self, "input")
+
+    @property
+    def output_shape(self) -> Any:
+        """Shape of the model's output (a list of shapes for several outputs)."""
+        from unison.keras.backend.shapes import model_shape
+
+        return model_shape(self, "output")
+
     # --- Keras's variable lists (torch parameters and buffers) ----------------------------------
     @property
     def trainable_variables(self) -> list[nn.Parameter]:
@@ -729,13 +743,23 @@ class Sequential(Model):
 
     def call(self, inputs: Any) -> Any:
         x = inputs
-        if "_called_shape" not in self.__dict__ and isinstance(x, torch.Tensor):
-            # the shape a model without an input shape was built on, for summary()
-            self.__dict__["_called_shape"] = tuple(x.shape[1:])
-        if self._graph_input is not None and isinstance(x, (torch.Tensor, np.ndarray)):
-            from unison.keras.backend.keras_tensor import conform_input
+        if self._graph_input is None and isinstance(x, np.ndarray) and x.dtype.kind in "biuf":
+            from unison.ops.dtypes import as_torch
 
-            x = conform_input(torch.as_tensor(x), self._graph_input.dtype)  # as a functional model does
+            # Keras converts a numpy batch to a tensor of floatx (float64 data computes in float32)
+            x = as_torch(x)
+            x = x.float() if x.dtype == torch.float64 else x
+        first_call = "_called_shape" not in self.__dict__ and isinstance(x, torch.Tensor)
+        if first_call:
+            # the shape a model without an input shape was built on, for summary() and input_shape
+            self.__dict__["_called_shape"] = tuple(x.shape[1:])
+            self.__dict__["_called_input_shape"] = tuple(x.shape)
+        text = isinstance(x, np.ndarray) and x.dtype.kind in "OUS"  # strings stay numpy (TextVectorization)
+        if self._graph_input is not None and isinstance(x, (torch.Tensor, np.ndarray)) and not text:
+            from unison.keras.backend.keras_tensor import conform_input
+            from unison.ops.dtypes import as_torch
+
+            x = conform_input(as_torch(x), self._graph_input.dtype)  # as a functional model does
         for i, layer in enumerate(self.stack):
             try:
                 x = layer(x)
@@ -746,6 +770,8 @@ class Sequential(Model):
                     f"Layer '{name}' (layer {i} of {self.name!r}) failed on an input of shape "
                     f"{tuple(getattr(x, 'shape', ()))}: {str(exc).splitlines()[0]}"
                 ) from exc
+        if first_call and isinstance(x, torch.Tensor):
+            self.__dict__["_called_output_shape"] = tuple(x.shape)  # Keras 3's output_shape once built by a call
         return x
 
 

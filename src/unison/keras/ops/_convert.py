@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from unison.ops.dtypes import from_numpy
+
 _NAMES: dict[torch.dtype, str] = {
     torch.float16: "float16",
     torch.bfloat16: "bfloat16",
@@ -116,7 +118,7 @@ def tensor(x: Any, dtype: Any = None) -> torch.Tensor:
                 f"keras.ops works on numeric tensors. Received a numpy array of dtype {x.dtype} "
                 "(strings); encode the text to numbers first (e.g. with layers.TextVectorization)."
             )
-        out = _on_default_device(torch.from_numpy(np.ascontiguousarray(x)))
+        out = _on_default_device(from_numpy(x))
         return out if target is None else out.to(target)
     if isinstance(x, np.generic):
         out = torch.as_tensor(np.asarray(x))

@@ -50,6 +50,7 @@ from unison.distribute.input import (
     split_batch,
     to_tensor,
 )
+from unison.ops.dtypes import from_numpy
 
 
 @dataclass
@@ -66,7 +67,10 @@ def _as_tensor(a: Any, name: str) -> torch.Tensor:
     if isinstance(a, torch.Tensor):
         t = a.detach()
     elif isinstance(a, np.ndarray) or isinstance(a, (list, tuple)):
-        t = torch.from_numpy(np.ascontiguousarray(np.asarray(a)))
+        arr = np.asarray(a)
+        if arr.dtype.kind in "OUS":  # text (predict(tf.constant([...])) of a TextVectorization model)
+            return arr.astype(object)  # type: ignore[return-value]
+        t = from_numpy(arr)
     else:
         raise TypeError(
             f"{name} must be a numpy array, a torch tensor, a torch Dataset/DataLoader or an "
@@ -153,14 +157,16 @@ class ArrayAdapter:
         return map_structure(lambda t: tuple(t.shape[1:]), self.y) if is_structure(self.y) else tuple(self.y.shape[1:])
 
     def _take(self, rows: slice | torch.Tensor) -> Batch:
-        def leaf(t: torch.Tensor) -> torch.Tensor:
+        def leaf(t: Any) -> Any:
+            if isinstance(t, np.ndarray):  # strings stay numpy
+                return t[rows] if isinstance(rows, slice) else t[rows.numpy()]
             part = t[rows] if isinstance(rows, slice) else t.index_select(0, rows)
             return part.to(self.device, non_blocking=True) if part.device != self.device else part
 
         def take(t: Any) -> Any:
             if t is None:
                 return None
-            return leaf(t) if isinstance(t, torch.Tensor) else map_structure(leaf, t)
+            return leaf(t) if isinstance(t, (torch.Tensor, np.ndarray)) else map_structure(leaf, t)
 
         return Batch(take(self.x), take(self.y), take(self.sw), None)
 
@@ -425,7 +431,7 @@ class IterableAdapter:
         if isinstance(leaf, np.ndarray):
             if leaf.dtype.kind in "USO":
                 return leaf  # strings stay numpy
-            leaf = torch.from_numpy(np.ascontiguousarray(leaf))
+            leaf = from_numpy(leaf)
         if leaf.device != self.device:
             leaf = leaf.to(self.device, non_blocking=True)
         return _floatx(leaf)
@@ -640,6 +646,8 @@ def make_adapter(
             "No input data: x is None. Pass numpy arrays or tensors (x, y), a tf.data "
             "Dataset, a torch Dataset/DataLoader, or an iterable of (x, y) batches."
         )
+    # Keras takes pandas frames and series as the arrays they hold (its data adapters do the same).
+    x, y, sample_weight = _from_pandas(x), _from_pandas(y), _from_pandas(sample_weight)
     if isinstance(x, TfDataset):
         if y is not None:
             raise ValueError(
@@ -677,6 +685,13 @@ def make_adapter(
         "fit/evaluate/predict accept numpy arrays or tensors (x, y), a torch Dataset or DataLoader, "
         f"or an iterable of (x, y) batches. Received: x of type {type(x).__name__}"
     )
+
+
+def _from_pandas(a: Any) -> Any:
+    # Without importing pandas: its DataFrame and Series both have to_numpy().
+    if type(a).__module__.split(".")[0] == "pandas" and hasattr(a, "to_numpy"):
+        return a.to_numpy()
+    return a
 
 
 def _is_batch_list(x: Any) -> bool:

@@ -35,6 +35,7 @@ from unison.keras.callbacks import Callback, CallbackList, History, ProgbarLogge
 from unison.keras.trainers.class_weights import with_class_weight
 from unison.keras.trainers.compile_utils import flat_logs
 from unison.keras.trainers.data_adapters import ArrayAdapter, Batch, IterableAdapter, make_adapter
+from unison.keras.trainers.host_threads import busy_host_threads
 from unison.keras.trainers.local_steps import LocalSteps, run_predict_step
 from unison.keras.trainers.state import TrainingState, prepare
 
@@ -200,7 +201,7 @@ def fit(
     val_batch = validation_batch_size or batch_size
 
     steps = step_executor(model)
-    with steps.context():
+    with steps.context(), busy_host_threads():  # one torch thread on an oversubscribed host
         st, train = steps.open_train(x, y, sample_weight, batch_size, shuffle, steps_per_epoch, callbacks)
         val = None
         if validation_data is not None:
@@ -327,7 +328,7 @@ def evaluate(
     verbose = _verbose(verbose)
     executor = step_executor(model)
     evaluator = executor.evaluator(x)
-    with evaluator.context():
+    with evaluator.context(), busy_host_threads():
         # evaluate(x) takes x as given; only where the coordinator evaluates for a parameter-server
         # strategy is an (x, y) tuple in x unpacked (as validation_data is).
         run = _Evaluation(model, evaluator, x, batch_size, steps, y, sample_weight, unpack=executor.coordinated)
@@ -371,7 +372,8 @@ def predict(
     batch_size = 32 if batch_size is None else batch_size
     _check_int("batch_size", batch_size, 1)
     strategy = model.distribute_strategy
-    cbs = CallbackList(callbacks, model=model, verbose=0, epochs=1) if callbacks else None
+    verbose = _verbose(verbose)
+    cbs: CallbackList | None = None
 
     def step(index: int, batch: Batch) -> Any:
         # Keras's predict hooks: on_predict_batch_end gets this batch's outputs
@@ -382,11 +384,15 @@ def predict(
             cbs.on_predict_batch_end(index, {"outputs": out})
         return out
 
-    with strategy.replica_context():
+    with strategy.replica_context(), busy_host_threads():
         st = prepare(model, strategy, False)
         data = st.adapter(x, None, None, batch_size, shuffle=False)
         st.setup_model(data, need_labels=False)
         model.eval()
+        if callbacks or verbose != 0:
+            # Keras prints predict's progress line (`8/8 ━━━━ 0s 2ms/step`) unless verbose=0.
+            total = data.eval_steps(batch_size) if steps is None else steps
+            cbs = CallbackList(callbacks, add_progbar=verbose != 0, model=model, verbose=verbose, epochs=1, steps=total)
         if cbs is not None:
             cbs.on_predict_begin()
         if isinstance(data, ArrayAdapter) and steps is None:

@@ -148,6 +148,8 @@ class TrainingState:
                 self.placed = True
             elif multi_input:
                 zeros = map_structure(lambda t: torch.zeros_like(torch.as_tensor(t), device=self.device), sample)
+            elif isinstance(sample, np.ndarray) and sample.dtype.kind in "OUS":
+                zeros = np.asarray(sample).reshape((-1, *example))[:1]  # text: built on a real example
             else:
                 model.build((1, *example))
                 zeros = torch.zeros((1, *example), device=self.device)
@@ -448,8 +450,9 @@ class TrainingState:
         offset = 0
         for m in self.trackers():  # "loss" first, as Keras logs it
             value = m.result_from_state(state[offset : offset + m.num_state])
-            # a per-class metric (F1Score(average=None)) logs its vector, as Keras 3 does
-            logs[m.name] = value if isinstance(value, np.ndarray) else float(value)
+            # a per-class metric (F1Score(average=None)) logs its vector, as Keras 3 does; a scalar is
+            # a float32 value as a Python float (TF's metrics are float32 variables)
+            logs[m.name] = value if isinstance(value, np.ndarray) else float(np.float32(value))
             offset += m.num_state
         return logs
 

@@ -1,0 +1,77 @@
+"""Printed tensors look like TF's: ``tf.Tensor([[0.5]], shape=(1, 1), dtype=float32)``.
+
+TF programs print values (``print(model(x))``, ``print(tf.constant(...))``) and people compare
+what they see with the TF tutorial. unison's tensors are torch tensors, whose repr is torch's
+(``tensor([[0.5000]], grad_fn=<AddmmBackward0>)``). Importing unison makes ``str(t)`` TF's
+``tf.Tensor(<values>, shape=..., dtype=...)`` and ``repr(t)`` TF's
+``<tf.Tensor: shape=..., dtype=..., numpy=...>``; values are numpy's formatting, as TF's are.
+Nothing else about tensors changes, and nothing runs unless a tensor is printed (a training step
+is not slowed). Set ``UNISON_TORCH_REPR=1`` in the environment to keep torch's printing.
+
+Example:
+    >>> import unison as tf
+    >>> print(tf.constant([[1.0, 2.5]]))
+    tf.Tensor([[1.  2.5]], shape=(1, 2), dtype=float32)
+    >>> tf.constant(3)
+    <tf.Tensor: shape=(), dtype=int32, numpy=3>
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import torch
+
+_TORCH_REPR = torch.Tensor.__repr__
+
+
+def _values(t: torch.Tensor) -> tuple[np.ndarray, str]:
+    value = t.detach()
+    if value.dtype == torch.bfloat16:
+        array = value.float().cpu().numpy()  # numpy has no bfloat16: show the values as float32
+    else:
+        array = value.cpu().resolve_conj().resolve_neg().numpy()
+    return array, str(t.dtype).removeprefix("torch.")
+
+
+def _shape(t: torch.Tensor) -> str:
+    dims = tuple(int(d) for d in t.shape)
+    return str(dims)
+
+
+def _plain(t: torch.Tensor) -> bool:
+    # Tensors without values to read (meta, fake, functional tensors under torch.compile) and
+    # subclasses that print themselves keep torch's form.
+    return type(t) in (torch.Tensor, torch.nn.Parameter) and t.device.type != "meta" and not t.is_sparse
+
+
+def _repr(self: torch.Tensor, *args: Any, **kwargs: Any) -> str:
+    if not _plain(self) or args or kwargs:
+        return _TORCH_REPR(self, *args, **kwargs)
+    try:
+        array, dtype = _values(self)
+    except (RuntimeError, TypeError):
+        return _TORCH_REPR(self)
+    numpy = repr(array.item()) if array.ndim == 0 else repr(array)
+    return f"<tf.Tensor: shape={_shape(self)}, dtype={dtype}, numpy={numpy}>"
+
+
+def _str(self: torch.Tensor) -> str:
+    if not _plain(self):
+        return type(self).__repr__(self)  # a subclass prints itself (tf.Variable's own repr)
+    try:
+        array, dtype = _values(self)
+    except (RuntimeError, TypeError):
+        return _TORCH_REPR(self)
+    return f"tf.Tensor({array}, shape={_shape(self)}, dtype={dtype})"
+
+
+def install() -> None:
+    """Print tensors in TF's form (idempotent; ``UNISON_TORCH_REPR=1`` keeps torch's)."""
+    if os.environ.get("UNISON_TORCH_REPR", "") not in ("", "0"):
+        return
+    if getattr(torch.Tensor.__repr__, "__module__", None) != __name__:
+        torch.Tensor.__repr__ = _repr  # type: ignore[method-assign,assignment]
+        torch.Tensor.__str__ = _str  # type: ignore[method-assign,assignment]

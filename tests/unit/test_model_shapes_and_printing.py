@@ -1,0 +1,65 @@
+"""model.input_shape/output_shape, layer.input_shape/output_shape (Keras 2) and TF's tensor printing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import unison as tf
+
+pytestmark = pytest.mark.timeout(60)
+keras = tf.keras
+
+
+def test_sequential_shapes():
+    model = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(3), keras.layers.Dense(1)])
+    assert model.input_shape == (None, 4) and model.output_shape == (None, 1)
+    assert model.layers[0].input_shape == (None, 4) and model.layers[0].output_shape == (None, 3)
+
+
+def test_sequential_built_by_a_call_reports_that_call():
+    model = keras.Sequential([keras.layers.Dense(3)])
+    assert not hasattr(model, "output_shape")  # never built: no shape, as Keras 3
+    model(np.zeros((2, 5), "float32"))
+    assert model.input_shape == (2, 5) and model.output_shape == (2, 3)
+
+
+def test_functional_shapes():
+    inputs = keras.Input(shape=(4,))
+    hidden = keras.layers.Dense(2)
+    a, b = hidden(inputs), keras.layers.Dense(3)(inputs)
+    assert keras.Model(inputs, a).output_shape == (None, 2)
+    two = keras.Model(inputs, [a, b])
+    assert two.input_shape == (None, 4) and two.output_shape == [(None, 2), (None, 3)]
+    assert hidden.output_shape == (None, 2) and hidden.input_shape == (None, 4)
+
+
+def test_subclassed_model_has_no_shape_as_in_tf():
+    class Net(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = keras.layers.Dense(2)
+
+        def call(self, x):
+            return self.dense(x)
+
+    net = Net()
+    out = net(np.zeros((2, 4), "float32"))  # a numpy batch becomes a tensor, as in Keras
+    assert tuple(out.shape) == (2, 2)
+    for name in ("output_shape", "input_shape"):
+        assert not hasattr(net, name)
+    assert not hasattr(net.dense, "output_shape")  # called on real tensors only (Keras 2 raises too)
+
+
+def test_tensor_prints_in_tf_form():
+    model = keras.Sequential([keras.Input(shape=(2,)), keras.layers.Dense(1, kernel_initializer="ones")])
+    y = model(tf.constant([[1.0, 2.0]]))
+    assert y.requires_grad
+    assert str(y) == "tf.Tensor([[3.]], shape=(1, 1), dtype=float32)"
+    assert repr(y) == "<tf.Tensor: shape=(1, 1), dtype=float32, numpy=array([[3.]], dtype=float32)>"
+    assert str(tf.constant(3)) == "tf.Tensor(3, shape=(), dtype=int32)"
+    assert repr(tf.constant(2.5)) == "<tf.Tensor: shape=(), dtype=float32, numpy=2.5>"
+    assert "bfloat16" in str(torch.zeros(2, dtype=torch.bfloat16))
+    assert f"{tf.constant(1.5):.2f}" == "1.50"
+    assert str(tf.Variable(1.0)).startswith("<tf.Variable 'Variable:0' shape=()")  # its own form
