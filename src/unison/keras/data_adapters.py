@@ -580,3 +580,29 @@ def make_adapter(
 
 def _is_batch_list(x: Any) -> bool:
     return isinstance(x, list) and bool(x) and isinstance(x[0], (tuple, list, dict))
+
+
+def from_pandas(data: Any) -> Any:
+    """pandas ``DataFrame``/``Series`` (also inside a list, tuple or dict) as numpy arrays.
+
+    Keras takes pandas objects wherever it takes arrays (TF's regression tutorial fits on a
+    ``DataFrame`` and a ``Series``, with ``validation_split``); their values are what count, the
+    index is dropped. pandas is not imported: an object counts as pandas by its type's module.
+
+    Example:
+        >>> class Series:  # stands in for pandas.Series
+        ...     __module__ = "pandas.core.series"
+        ...     def to_numpy(self):
+        ...         return np.array([1.0, 2.0])
+        >>> from_pandas({"a": Series()})
+        {'a': array([1., 2.])}
+    """
+    if type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "to_numpy"):
+        array = data.to_numpy()
+        # get_dummies/bool columns mixed with floats give object arrays: numbers, as Keras converts them
+        return array.astype(np.float32) if array.dtype == object else array
+    if isinstance(data, dict):
+        return {k: from_pandas(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)) and not hasattr(data, "_fields"):
+        return type(data)(from_pandas(v) for v in data)
+    return data

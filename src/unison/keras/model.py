@@ -457,6 +457,23 @@ class Model(StepMethods, nn.Module):
             self._write_model(filepath, save_format)
         self._wait_for_chief("save")  # every replica returns once the chief's file is complete
 
+    @property
+    def output_shape(self) -> Any:
+        """Keras's ``output_shape``: the shape of the symbolic output, batch axis ``None`` (a list or
+        dict of shapes for several outputs). Models without a known input shape raise ``ValueError``.
+
+        Example:
+            >>> from unison import keras
+            >>> keras.Sequential([keras.layers.Dense(3, input_shape=(4,))]).output_shape
+            (None, 3)
+        """
+        out = self.output
+        if isinstance(out, dict):
+            return {k: v.shape for k, v in out.items()}
+        if isinstance(out, (list, tuple)):
+            return [v.shape for v in out]
+        return out.shape
+
     def save_spec(self, dynamic_batch: bool = True) -> Any:
         """tf.keras 2's ``save_spec()``: ``None`` until the model knows its input, then ``([spec], {})``."""
         shape = self.input_shape_hint
@@ -653,6 +670,17 @@ class Sequential(Model):
             return
         self._graph = (start, x)
 
+    def _adjust_input_rank(self, kt: KerasTensor, value: Any) -> Any:
+        """Keras 3 runs a Sequential with an input shape as a functional model, with its rank rule:
+        data one rank short of an input whose last size is 1 gets that axis (``(N,)`` data for
+        ``input_shape=[1]``), data one rank over it whose last size is 1 loses it; other data is
+        left for the first layer to judge."""
+        if value.ndim == kt.ndim - 1 and kt.shape[-1] == 1:
+            return value[..., None]
+        if value.ndim == kt.ndim + 1 and value.shape[-1] == 1:
+            return value.squeeze(-1)
+        return value
+
     def _symbolic_graph(self, what: str) -> tuple[KerasTensor, Any]:
         if self._graph is None:  # ValueError: see layer_call_tensor
             raise ValueError(
@@ -703,6 +731,7 @@ class Sequential(Model):
             from unison.keras.keras_tensor import conform_input
 
             x = conform_input(torch.as_tensor(x), self._graph_input.dtype)  # as a functional model does
+            x = self._adjust_input_rank(self._graph_input, x)
         for i, layer in enumerate(self.stack):
             try:
                 x = layer(x)

@@ -31,7 +31,7 @@ import torch
 from unison.distribute.input import map_structure
 from unison.keras.callbacks import Callback, CallbackList, History, ProgbarLogger
 from unison.keras.compile_utils import flat_logs
-from unison.keras.data_adapters import ArrayAdapter, Batch, IterableAdapter, make_adapter
+from unison.keras.data_adapters import ArrayAdapter, Batch, IterableAdapter, from_pandas, make_adapter
 from unison.keras.steps import run_predict_step, step_executor
 from unison.keras.training_state import TrainingState, prepare
 
@@ -172,6 +172,7 @@ def fit(
     if steps_per_epoch is not None:
         _check_int("steps_per_epoch", steps_per_epoch, 1)
     verbose = _verbose(verbose)
+    x, y, sample_weight, validation_data = from_pandas((x, y, sample_weight, validation_data))
     if validation_split and validation_data is None:
         (x, y, sample_weight), validation_data = _split_validation(x, y, sample_weight, validation_split)
     if class_weight is not None:  # training data only, as in Keras (validation stays unweighted)
@@ -202,7 +203,8 @@ def fit(
             steps=n_steps,
         )
         dynamic_bar = verbose == 1 and not steps.coordinated and st.comm.broadcast_object(sys.stdout.isatty())
-        hooks = dynamic_bar or any(_overrides_batch_hooks(cb) for cb in cbs)
+        # a dataset of unknown length: the batch hooks count its steps for the epoch line ("3/3 - ...")
+        hooks = dynamic_bar or (verbose != 0 and n_steps is None) or any(_overrides_batch_hooks(cb) for cb in cbs)
         logs_every = 1 if cbs.needs_batch_logs() else (max(1, (n_steps or 50) // 50) if dynamic_bar else 0)
 
         model.stop_training = False
@@ -298,6 +300,7 @@ def evaluate(
     batch_size = 32 if batch_size is None else batch_size
     _check_int("batch_size", batch_size, 1)
     verbose = _verbose(verbose)
+    x, y, sample_weight = from_pandas((x, y, sample_weight))
     executor = step_executor(model)
     evaluator = executor.evaluator(x)
     with evaluator.context():
@@ -343,6 +346,7 @@ def predict(
     """
     batch_size = 32 if batch_size is None else batch_size
     _check_int("batch_size", batch_size, 1)
+    x = from_pandas(x)
     strategy = model.distribute_strategy
     cbs = CallbackList(callbacks, model=model, verbose=0, epochs=1) if callbacks else None
 
