@@ -46,7 +46,20 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _program_data().write_all(tmp_path_factory.mktemp("program_data"), "small")
 
 
+# What the programs import beside unison (the test extra installs them; without them a test skips).
+_IMPORTS = {
+    "keras_io/collaborative_filtering_movielens.py": ("pandas", "matplotlib"),
+    "keras_io/timeseries_classification_from_scratch.py": ("matplotlib",),
+    "tf_tutorials/classification.py": ("matplotlib",),
+    "tf_tutorials/regression.py": ("pandas", "matplotlib", "seaborn"),
+    "tf_tutorials/cnn.py": ("matplotlib",),
+    "tf_tutorials/dcgan.py": ("matplotlib", "imageio", "IPython", "PIL"),
+}
+
+
 def _run(program: str, cwd: Path, **env_vars: str) -> str:
+    for module in _IMPORTS.get(program, ()):
+        pytest.importorskip(module, reason=f"{program} imports {module} (pip install -e '.[test]')")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env.update(PYTHONUNBUFFERED="1", MPLBACKEND="Agg", PYTHONPATH=os.pathsep.join(sys.path), **env_vars)
     cmd = [sys.executable, "-c", _RUNNER, str(REPO / "examples" / program)]
