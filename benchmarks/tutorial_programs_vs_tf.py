@@ -66,37 +66,37 @@ PROGRAMS = {
         "keras_io/text_classification_from_scratch.py",
         "test accuracy (model.evaluate)",
         r"^\d+/\d+ .* - accuracy: ([\d.]+) - loss: [\d.]+$",
-        {"EPOCHS": "3"},
+        {"EPOCHS": "2"},
     ),
     "miniature_gpt": Program(
         "keras_io/text_generation_with_miniature_gpt.py",
         "training loss, last epoch",
         r"^\d+/\d+ - .* - loss: ([\d.]+)$",
-        {"EPOCHS": "2"},
+        {"EPOCHS": "1"},
         cwd_is_data=True,
     ),
     "movielens": Program(
         "keras_io/collaborative_filtering_movielens.py",
         "val_loss, last epoch",
         r"val_loss: ([\d.]+)$",
-        {"EPOCHS": "5"},
+        {"EPOCHS": "2"},
     ),
     "timeseries": Program(
         "keras_io/timeseries_classification_from_scratch.py",
         "test accuracy (best checkpoint)",
         r"^Test accuracy ([\d.]+)$",
-        {"EPOCHS": "20"},
+        {"EPOCHS": "10"},
     ),
     "basic_classification": Program(
         "tf_tutorials/classification.py",
         "test accuracy",
         r"^Test accuracy: ([\d.]+)$",
-        {"EPOCHS": "5", "TRAIN_SAMPLES": "20000"},
+        {"EPOCHS": "3", "TRAIN_SAMPLES": "10000"},
     ),
     "regression": Program(
         "tf_tutorials/regression.py", "dnn_model test MAE [MPG]", r"^dnn_model\s+([\d.]+)$", {"EPOCHS": "100"}
     ),
-    "cnn": Program("tf_tutorials/cnn.py", "test accuracy", r"^([\d.]+)$", {"EPOCHS": "5"}, tf_prelude=_TF_CIFAR),
+    "cnn": Program("tf_tutorials/cnn.py", "test accuracy", r"^([\d.]+)$", {"EPOCHS": "2"}, tf_prelude=_TF_CIFAR),
 }
 
 

@@ -592,13 +592,13 @@ def from_pandas(data: Any) -> Any:
     Example:
         >>> class Series:  # stands in for pandas.Series
         ...     __module__ = "pandas.core.series"
-        ...     def to_numpy(self):
+        ...     def to_numpy(self, copy=False):
         ...         return np.array([1.0, 2.0])
         >>> from_pandas({"a": Series()})
         {'a': array([1., 2.])}
     """
     if type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "to_numpy"):
-        array = data.to_numpy()
+        array = data.to_numpy(copy=True)  # pandas 3 hands out read-only views, which torch warns about
         # get_dummies/bool columns mixed with floats give object arrays: numbers, as Keras converts them
         return array.astype(np.float32) if array.dtype == object else array
     if isinstance(data, dict):
