@@ -64,9 +64,9 @@ class Program:
 PROGRAMS = {
     "text_classification": Program(
         "keras_io/text_classification_from_scratch.py",
-        "test accuracy (model.evaluate)",
-        r"^\d+/\d+ .* - accuracy: ([\d.]+) - loss: [\d.]+$",
-        {"EPOCHS": "2"},
+        "val_accuracy, last epoch",
+        r"val_accuracy: ([\d.]+) - val_loss: [\d.]+$",
+        {"EPOCHS": "3"},
     ),
     "miniature_gpt": Program(
         "keras_io/text_generation_with_miniature_gpt.py",
@@ -85,7 +85,7 @@ PROGRAMS = {
         "keras_io/timeseries_classification_from_scratch.py",
         "test accuracy (best checkpoint)",
         r"^Test accuracy ([\d.]+)$",
-        {"EPOCHS": "10"},
+        {"EPOCHS": "40"},
     ),
     "basic_classification": Program(
         "tf_tutorials/classification.py",
@@ -136,9 +136,9 @@ def main() -> None:
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--only", nargs="*", choices=sorted(PROGRAMS), default=sorted(PROGRAMS))
     parser.add_argument(
-        "--patch", action="append", default=[], help="OLD=NEW applied to both copies (said in the table)"
+        "--patch", action="append", default=[], help="OLD=>NEW applied to both copies (said in the table)"
     )
-    parser.add_argument("--unison-patch", action="append", default=[], help="OLD=NEW applied to unison's copy")
+    parser.add_argument("--unison-patch", action="append", default=[], help="OLD=>NEW applied to unison's copy")
     args = parser.parse_args()
     spec = importlib.util.spec_from_file_location("program_data", REPO / "examples" / "program_data.py")
     assert spec is not None and spec.loader is not None
@@ -152,11 +152,11 @@ def main() -> None:
         prog = PROGRAMS[name]
         source = (REPO / "examples" / prog.path).read_text()
         for patch in args.patch:
-            old, new = patch.split("=", 1)
+            old, new = patch.split("=>", 1)
             source = source.replace(old, new)
         unison_src = source
         for patch in args.unison_patch:
-            old, new = patch.split("=", 1)
+            old, new = patch.split("=>", 1)
             unison_src = unison_src.replace(old, new)
         copies = {}
         for label, text in (("unison", unison_src), ("tf", tf_variant(source))):
