@@ -68,6 +68,7 @@ def test_one_label_array_feeds_the_only_output_with_a_loss():
     history = model.fit(x, (x + 1) % 8, epochs=3, batch_size=16, verbose=0)
     losses = history.history["loss"]
     assert len(losses) == 3 and losses[-1] < losses[0], losses
+    assert set(history.history) == {"loss"}  # Keras 3: no `<output>_loss` beside the only loss
     assert [p.shape for p in model.predict(x[:2], verbose=0)] == [(2, 5, 8), (2, 5, 6)]
 
 

@@ -204,7 +204,10 @@ class OutputLosses:
         return torch.stack([self.weights[i] * part.reshape(-1) for i, part in parts]).sum(0)
 
     def trackers(self) -> list[Mean]:
-        return [Mean(f"{name}_loss") for name, loss in zip(self.names, self.losses) if loss is not None]
+        named = [Mean(f"{name}_loss") for name, loss in zip(self.names, self.losses) if loss is not None]
+        # Keras 3 logs `<output>_loss` only beside other output losses: with one loss (keras.io's
+        # miniature GPT compiles `loss=[loss_fn, None]`) the total `loss` is that loss
+        return named if len(named) > 1 else []
 
 
 class OutputMetric(Metric):
