@@ -213,7 +213,7 @@ class Functional(Model):
         if value.ndim == kt.ndim + 1 and value.shape[-1] == 1:
             return value.squeeze(-1)
         if value.ndim == kt.ndim - 1 and kt.shape[-1] == 1:
-            return value.unsqueeze(-1)
+            return value[..., None]  # a tensor, or a numpy array of strings for a string Input
         raise ValueError(
             f"Input {kt.name!r} of model {self.name!r} expects shape {kt.shape} (rank {kt.ndim}, the "
             f"batch axis included); received an input of shape {tuple(value.shape)} (rank {value.ndim}). "

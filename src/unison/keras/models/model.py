@@ -700,6 +700,17 @@ class Sequential(Model):
             return
         self._graph = (start, x)
 
+    def _adjust_input_rank(self, kt: KerasTensor, value: Any) -> Any:
+        """Keras 3 runs a Sequential with an input shape as a functional model, with its rank rule:
+        data one rank short of an input whose last size is 1 gets that axis (``(N,)`` data for
+        ``input_shape=[1]``), data one rank over it whose last size is 1 loses it; other data is
+        left for the first layer to judge."""
+        if value.ndim == kt.ndim - 1 and kt.shape[-1] == 1:
+            return value[..., None]
+        if value.ndim == kt.ndim + 1 and value.shape[-1] == 1:
+            return value.squeeze(-1)
+        return value
+
     def _symbolic_graph(self, what: str) -> tuple[KerasTensor, Any]:
         if self._graph is None:  # ValueError: see layer_call_tensor
             raise ValueError(
@@ -760,6 +771,7 @@ class Sequential(Model):
             from unison.ops.dtypes import as_torch
 
             x = conform_input(as_torch(x), self._graph_input.dtype)  # as a functional model does
+            x = self._adjust_input_rank(self._graph_input, x)
         for i, layer in enumerate(self.stack):
             try:
                 x = layer(x)

@@ -204,7 +204,10 @@ class OutputLosses:
         return torch.stack([self.weights[i] * part.reshape(-1) for i, part in parts]).sum(0)
 
     def trackers(self) -> list[Mean]:
-        return [Mean(f"{name}_loss") for name, loss in zip(self.names, self.losses) if loss is not None]
+        named = [Mean(f"{name}_loss") for name, loss in zip(self.names, self.losses) if loss is not None]
+        # Keras 3 logs `<output>_loss` only beside other output losses: with one loss (keras.io's
+        # miniature GPT compiles `loss=[loss_fn, None]`) the total `loss` is that loss
+        return named if len(named) > 1 else []
 
 
 class OutputMetric(Metric):
@@ -258,10 +261,13 @@ def resolve_metrics(specs: list[Any], loss: Any, y_shape: Any, out_shapes: Any) 
         per = _per_output(specs, names, "metrics")  # one list per output
     else:
         per = [specs] * len(names)  # a flat list: every metric for every output (Keras 2)
+    # one label array for a model with several outputs (Keras 3: it is the target of every output
+    # that has a loss, as keras.io's miniature GPT compiles `loss=[loss_fn, None]`): one shape for all
+    one_label = isinstance(y_shape, tuple) and all(isinstance(d, int) for d in y_shape)
     resolved: list[Metric] = []
     for i, name in enumerate(names):
         items = per[i] if isinstance(per[i], (list, tuple)) else ([] if per[i] is None else [per[i]])
-        y_i, out_i = _select(y_shape, i, name), _select(out_shapes, i, name)
+        y_i, out_i = y_shape if one_label else _select(y_shape, i, name), _select(out_shapes, i, name)
         for m in items:
             if isinstance(m, Metric) and per[i] is specs:
                 m = copy.deepcopy(m)  # one instance given for every output: each output gets its own

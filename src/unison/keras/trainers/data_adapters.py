@@ -647,7 +647,7 @@ def make_adapter(
             "Dataset, a torch Dataset/DataLoader, or an iterable of (x, y) batches."
         )
     # Keras takes pandas frames and series as the arrays they hold (its data adapters do the same).
-    x, y, sample_weight = _from_pandas(x), _from_pandas(y), _from_pandas(sample_weight)
+    x, y, sample_weight = from_pandas((x, y, sample_weight))
     if isinstance(x, TfDataset):
         if y is not None:
             raise ValueError(
@@ -687,12 +687,31 @@ def make_adapter(
     )
 
 
-def _from_pandas(a: Any) -> Any:
-    # Without importing pandas: its DataFrame and Series both have to_numpy().
-    if type(a).__module__.split(".")[0] == "pandas" and hasattr(a, "to_numpy"):
-        return a.to_numpy()
-    return a
-
-
 def _is_batch_list(x: Any) -> bool:
     return isinstance(x, list) and bool(x) and isinstance(x[0], (tuple, list, dict))
+
+
+def from_pandas(data: Any) -> Any:
+    """pandas ``DataFrame``/``Series`` (also inside a list, tuple or dict) as numpy arrays.
+
+    Keras takes pandas objects wherever it takes arrays (TF's regression tutorial fits on a
+    ``DataFrame`` and a ``Series``, with ``validation_split``); their values are what count, the
+    index is dropped. pandas is not imported: an object counts as pandas by its type's module.
+
+    Example:
+        >>> class Series:  # stands in for pandas.Series
+        ...     __module__ = "pandas.core.series"
+        ...     def to_numpy(self, copy=False):
+        ...         return np.array([1.0, 2.0])
+        >>> from_pandas({"a": Series()})
+        {'a': array([1., 2.])}
+    """
+    if type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "to_numpy"):
+        array = data.to_numpy(copy=True)  # pandas 3 hands out read-only views, which torch warns about
+        # get_dummies/bool columns mixed with floats give object arrays: numbers, as Keras converts them
+        return array.astype(np.float32) if array.dtype == object else array
+    if isinstance(data, dict):
+        return {k: from_pandas(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)) and not hasattr(data, "_fields"):
+        return type(data)(from_pandas(v) for v in data)
+    return data

@@ -34,7 +34,7 @@ from unison.distribute.input import map_structure
 from unison.keras.callbacks import Callback, CallbackList, History, ProgbarLogger
 from unison.keras.trainers.class_weights import with_class_weight
 from unison.keras.trainers.compile_utils import flat_logs
-from unison.keras.trainers.data_adapters import ArrayAdapter, Batch, IterableAdapter, make_adapter
+from unison.keras.trainers.data_adapters import ArrayAdapter, Batch, IterableAdapter, from_pandas, make_adapter
 from unison.keras.trainers.host_threads import busy_host_threads
 from unison.keras.trainers.local_steps import LocalSteps, run_predict_step
 from unison.keras.trainers.state import TrainingState, prepare
@@ -192,6 +192,7 @@ def fit(
     if steps_per_epoch is not None:
         _check_int("steps_per_epoch", steps_per_epoch, 1)
     verbose = _verbose(verbose)
+    x, y, sample_weight, validation_data = from_pandas((x, y, sample_weight, validation_data))
     if validation_split and validation_data is None:
         (x, y, sample_weight), validation_data = _split_validation(x, y, sample_weight, validation_split)
     if class_weight is not None and isinstance(x, Dataset):  # per batch, from each batch's labels
@@ -224,7 +225,8 @@ def fit(
             steps=n_steps,
         )
         dynamic_bar = verbose == 1 and not steps.coordinated and st.comm.broadcast_object(sys.stdout.isatty())
-        hooks = dynamic_bar or any(_overrides_batch_hooks(cb) for cb in cbs)
+        # a dataset of unknown length: the batch hooks count its steps for the epoch line ("3/3 - ...")
+        hooks = dynamic_bar or (verbose != 0 and n_steps is None) or any(_overrides_batch_hooks(cb) for cb in cbs)
         logs_every = 1 if cbs.needs_batch_logs() else (max(1, (n_steps or 50) // 50) if dynamic_bar else 0)
 
         model.stop_training = False
@@ -326,6 +328,7 @@ def evaluate(
     batch_size = 32 if batch_size is None else batch_size
     _check_int("batch_size", batch_size, 1)
     verbose = _verbose(verbose)
+    x, y, sample_weight = from_pandas((x, y, sample_weight))
     executor = step_executor(model)
     evaluator = executor.evaluator(x)
     with evaluator.context(), busy_host_threads():
@@ -371,6 +374,7 @@ def predict(
     """
     batch_size = 32 if batch_size is None else batch_size
     _check_int("batch_size", batch_size, 1)
+    x = from_pandas(x)
     strategy = model.distribute_strategy
     verbose = _verbose(verbose)
     cbs: CallbackList | None = None

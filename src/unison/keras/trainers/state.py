@@ -146,6 +146,10 @@ class TrainingState:
                 self.out_shapes, self.out_shape = (), ()
                 self.strategy.broadcast_tensors(list(model.parameters()) + list(model.buffers()))
                 self.placed = True
+            elif isinstance(sample, np.ndarray) and sample.dtype.kind in "SUO":
+                # string inputs (a model that starts with TextVectorization/StringLookup): zeros are
+                # no text, so the first real row builds and shapes the model
+                zeros: Any = sample
             elif multi_input:
                 zeros = map_structure(lambda t: torch.zeros_like(torch.as_tensor(t), device=self.device), sample)
             elif isinstance(sample, np.ndarray) and sample.dtype.kind in "OUS":
@@ -181,6 +185,8 @@ class TrainingState:
         surface as torch's ``IndexError`` in the middle of an epoch, without saying which data.
         """
         if not (isinstance(data, ArrayAdapter) and isinstance(data.y, torch.Tensor) and self.loss is not None):
+            return
+        if not hasattr(self.loss, "check_targets"):  # one label array for several outputs: checked per step
             return
         n_out = self.out_shape[-1] if self.out_shape else None
         try:

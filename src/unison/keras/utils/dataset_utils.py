@@ -71,10 +71,11 @@ def index_directory(
     if labels == "inferred":
         subdirs = sorted(d for d in os.listdir(directory) if os.path.isdir(os.path.join(directory, d)))
         if class_names is not None:
-            if sorted(class_names) != subdirs:
+            # Keras 3: a subset of the folders is allowed (keras.io's IMDB example leaves `unsup` out this way)
+            if not set(class_names).issubset(subdirs):
                 raise ValueError(
                     "The `class_names` passed did not match the names of the subdirectories of the target "
-                    f"directory. Expected: {subdirs} (or a reordering). Received: class_names={list(class_names)}"
+                    f"directory. Expected: {subdirs} (or a subset of it). Received: class_names={list(class_names)}"
                 )
             subdirs = list(class_names)
         class_names = subdirs
