@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import unison as tf
-from unison.keras import host_threads
+from unison.keras.trainers import host_threads
 
 pytestmark = pytest.mark.timeout(60)
 
