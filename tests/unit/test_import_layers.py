@@ -19,7 +19,7 @@ SRC = pathlib.Path(__file__).resolve().parents[2] / "src" / "unison"
 
 # The layers, top to bottom: a package may import only packages below it (or itself).
 # `data` sits below `distribute` and `keras` and imports neither.
-LAYERS = ["cli", "bench", "keras", "distribute", "data", "optim", "launch", "comm", "cluster"]
+LAYERS = ["cli", "bench", "keras", "distribute", "data", "optim", "launch", "comm", "debug", "cluster"]
 # Packages/modules every layer may use (leaf helpers with no unison imports of their own).
 ANYWHERE = {"errors", "_io", "testing"}
 

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from unison.debug.straggler import log_stragglers
 from unison.distribute.input import map_structure
 from unison.keras.callbacks import Callback, CallbackList, History, ProgbarLogger
 from unison.keras.compile_utils import flat_logs
@@ -232,6 +233,8 @@ def fit(
             if val is not None and (epoch + 1) % validation_freq == 0:
                 logs.update({f"val_{k}": v for k, v in val.run(None).items()})
             cbs.on_epoch_end(epoch, logs)
+            if verbose and st.comm.is_distributed:  # every replica's figures; the chief names stragglers
+                log_stragglers(st.comm.rank == 0)
             _wait_for_chief_files(st, "fit.epoch_end")
             if model.stop_training:
                 break

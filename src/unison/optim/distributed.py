@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -28,6 +29,7 @@ import torch
 
 from unison.comm.communicator import Communicator, LocalCommunicator, joined
 from unison.comm.reduce_op import ReduceOp
+from unison.debug.straggler import StepTimings
 from unison.errors import format_choices
 from unison.optim.amp import scaled_step
 from unison.optim.buckets import Bucket, plan_buckets
@@ -269,6 +271,12 @@ class DistributedOptimizer(WrappingOptimizer):
         self._checked = False
         self.steps = 0
         self.skipped_steps = 0
+        # compute vs collective wait per step (unison.debug.straggler_report); the timeline's
+        # phases when UNISON_TIMELINE is on
+        self.timings = StepTimings()
+        self._timeline = self.comm.timeline
+        self._first_grad = 0.0
+        self._step_end = 0.0
         self.zero2 = GradientShards(self._buckets, self.comm) if shard_gradients and self.comm.is_distributed else None
         self.sharded = (
             ShardedState(optimizer, self.comm, owners=self.zero2.owner if self.zero2 else None)
@@ -350,6 +358,8 @@ class DistributedOptimizer(WrappingOptimizer):
     def _on_grad(self, param: torch.Tensor) -> None:
         key = id(param)
         self._synchronized = False
+        if self._timeline is not None and self._first_grad == 0.0:
+            self._first_grad = time.perf_counter()
         count = self._passes.get(key, 0) + 1
         if count > self.backward_passes_per_step:
             raise RuntimeError(
@@ -405,14 +415,35 @@ class DistributedOptimizer(WrappingOptimizer):
             return  # already synchronised since the last backward (e.g. by a manual call)
         self._synchronized = True
         self.steps += 1
+        started = time.perf_counter()
+        waited = 0.0
         if not self.comm.is_distributed:
             self._synchronize_local()
         else:
             self._check_once()
-            self._reduce_buckets()
+            waited = self._reduce_buckets()
+        self.timings.step_done(waited)
+        if self._timeline is not None:
+            self._record_phases(started)
         if not self._scaler_active:  # with a GradScaler, clipping waits until it has unscaled
             self._clip()
         self._passes.clear()
+
+    def _record_phases(self, sync_started: float) -> None:
+        """Forward (from the previous step's end, data included) and backward (from the first
+        gradient) of this step, and its synchronisation, on the timeline's ``steps`` track."""
+        tl, first = self._timeline, self._first_grad or sync_started
+        assert tl is not None
+        if self._step_end:
+            tl.add("steps", "forward", self._step_end, first, {"step": self.steps})
+        tl.add("steps", "backward", first, sync_started, {"step": self.steps})
+        tl.add("steps", "synchronize", sync_started, time.perf_counter(), {"step": self.steps})
+        self._first_grad = 0.0
+
+    @property
+    def collective_wait_s(self) -> float:
+        """Seconds this replica spent blocked in its gradient collectives since it was made."""
+        return self.timings.total_wait_s
 
     def _clip(self) -> None:
         if self.clip_grad_norm is None:
@@ -439,7 +470,9 @@ class DistributedOptimizer(WrappingOptimizer):
                 if p.grad is not None:
                     p.grad.mul_(1.0 / self.backward_passes_per_step)
 
-    def _reduce_buckets(self) -> None:
+    def _reduce_buckets(self) -> float:
+        """Reduce every bucket; returns the seconds spent blocked waiting for the collectives."""
+        waited = 0.0
         if self.op is Adasum:
             for bucket in self._buckets:
                 buf = bucket.pack(self.compression, 1.0, self.error_feedback)
@@ -451,7 +484,9 @@ class DistributedOptimizer(WrappingOptimizer):
                 self._next_launch += 1
             for bucket in self._buckets:
                 if bucket.pending is not None:  # (ZeRO-2 may have waited for it already)
+                    since = time.perf_counter()
                     self.comm.wait(bucket.pending)
+                    waited += time.perf_counter() - since
         self._next_launch = 0
         if self.zero2 is not None:
             bad = self.zero2.collect(self._buckets)
@@ -465,7 +500,7 @@ class DistributedOptimizer(WrappingOptimizer):
                 local = self.zero2.local_nonfinite(self._buckets, self._names)
                 self.zero2.discard()
             self._nonfinite_verdict(local)
-            return
+            return waited
         scale = 1.0
         if self.op is Average:
             scale = 1.0 / (self.comm.world_size * self.backward_passes_per_step)
@@ -478,6 +513,7 @@ class DistributedOptimizer(WrappingOptimizer):
             if self.zero2 is None:
                 bucket.write_back(scale)
             bucket.reset()
+        return waited
 
     def _nonfinite_verdict(self, local: str | None) -> None:
         """Every replica got the same flag: raise everywhere, or skip the step everywhere."""
@@ -510,6 +546,7 @@ class DistributedOptimizer(WrappingOptimizer):
             self.synchronize()
         if self.gradient_transform is not None:
             self.gradient_transform(self._trainable)
+        since = time.perf_counter()
         try:
             if self.sharded is None:
                 result = self.optimizer.step(closure)
@@ -519,6 +556,9 @@ class DistributedOptimizer(WrappingOptimizer):
                 self.sharded.share_updates()
         finally:
             self.mark_stepped()
+            self._step_end = time.perf_counter()
+            if self._timeline is not None:
+                self._timeline.add("steps", "optimizer", since, self._step_end, {"step": self.steps})
         if self._optimizer_step_post_hooks:
             self._run_step_hooks(self._optimizer_step_post_hooks, closure)
         return result

@@ -1,0 +1,39 @@
+"""Stragglers named and a timeline of every replica, on real processes (issue 26)."""
+
+from __future__ import annotations
+
+import json
+
+import debug_fns as fns
+import pytest
+
+from unison.testing import run_distributed
+
+
+@pytest.mark.timeout(180)
+def test_the_slow_replica_is_named_with_its_wait_share_and_no_other() -> None:
+    for res in run_distributed(fns.straggling_loop, 2, args=(1,), timeout=150):
+        assert res["stragglers"] == [1]
+        assert res["shares"][1] < 0.2 < res["shares"][0]  # the straggler hardly waits; the other waits for it
+        assert len(res["warnings"]) == 1 and "Straggler: rank 1" in res["warnings"][0]
+        assert "rank 0" not in res["warnings"][0].split("while")[0]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_fit_logs_the_straggler_and_writes_one_timeline_of_both_replicas(tmp_path) -> None:
+    path = tmp_path / "timeline.json"
+    results = run_distributed(fns.fit_slowed, 2, args=(1,), timeout=200, env={"UNISON_TIMELINE": str(path)})
+    chief = results[0]
+    assert "Straggler: rank 1" in chief["out"], chief["out"]
+    assert "Straggler" not in results[1]["out"]  # only the chief prints
+    trace = json.loads(path.read_text())  # merged by rank 0 at exit
+    spans = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    assert {e["pid"] for e in spans} == {0, 1}
+    names = {e["name"] for e in spans}
+    assert {"forward", "backward", "optimizer", "next batch", "gradients.bucket0"} <= names, names
+    for res in results:  # the all-reduce waits on the timeline are what the optimizer measured
+        waits = sum(
+            e["dur"] / 1e6 for e in spans if e["pid"] == res["rank"] and e["name"].startswith("gradients.bucket")
+        )
+        assert waits == pytest.approx(res["wait_s"], rel=0.1), (waits, res["wait_s"])
