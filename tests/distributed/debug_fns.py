@@ -111,3 +111,21 @@ def fit_slowed(slow_rank: int) -> dict[str, Any]:
     timings = unison.debug.straggler.active_timings()
     assert timings is not None
     return {"out": out.getvalue(), "wait_s": timings.total_wait_s, "rank": rank}
+
+
+def join_with_other_torch(odd_worker: int) -> str:
+    """Worker ``odd_worker`` claims another torch version; returns what creating the strategy raised."""
+    import json
+    import os
+
+    from unison.cluster.resolvers import TFConfigClusterResolver
+
+    if TFConfigClusterResolver().task_id == odd_worker:
+        os.environ["UNISON_DOCTOR_FAKE_VERSIONS"] = json.dumps({"torch": "0.0-test"})
+    try:
+        unison.distribute.MultiWorkerMirroredStrategy(
+            communication_options=unison.distribute.experimental.CommunicationOptions(timeout_seconds=20)
+        )
+    except unison.errors.UnisonError as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return "joined"

@@ -37,3 +37,49 @@ def test_fit_logs_the_straggler_and_writes_one_timeline_of_both_replicas(tmp_pat
             e["dur"] / 1e6 for e in spans if e["pid"] == res["rank"] and e["name"].startswith("gradients.bucket")
         )
         assert waits == pytest.approx(res["wait_s"], rel=0.1), (waits, res["wait_s"])
+
+
+@pytest.mark.timeout(240)
+def test_the_preflight_names_the_worker_with_other_versions() -> None:
+    import os
+
+    from unison.testing import run_multi_worker
+
+    here = os.path.dirname(__file__)
+    chief, odd = run_multi_worker(
+        "debug_fns:join_with_other_torch", 2, kwargs={"odd_worker": 1}, timeout=200, sys_path=[here]
+    )
+    for message in (chief, odd):  # the odd worker and the chief both name it
+        assert message.startswith("RendezvousError: worker:1 (127.0.0.1:"), message
+        assert "runs torch 0.0-test (the chief worker:0" in message, message
+
+
+LAUNCHED = """
+import torch, unison
+unison.init(timeout_seconds=60)
+torch.manual_seed(0)
+model = torch.nn.Linear(8, 2)
+opt = unison.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), named_parameters=model.named_parameters())
+for _ in range(5):
+    model(torch.ones(4, 8)).sum().backward()
+    opt.step()
+    opt.zero_grad()
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_unison_launch_timeline_writes_one_trace_of_every_process(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    script, path = tmp_path / "train.py", tmp_path / "trace.json"
+    script.write_text(LAUNCHED)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "UNISON_"))}
+    cmd = [sys.executable, "-m", "unison.cli", "launch", "--nproc-per-node", "2", "--timeline", str(path), str(script)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=200, env=env, cwd=tmp_path, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    spans = [e for e in json.loads(path.read_text())["traceEvents"] if e["ph"] == "X"]
+    assert {e["pid"] for e in spans} == {0, 1}
+    assert sum(e["name"] == "gradients.bucket0" for e in spans) == 10  # 5 steps x 2 ranks

@@ -35,6 +35,7 @@ import platform
 import socket
 import sys
 import time
+import warnings
 from typing import Any
 
 import torch
@@ -44,6 +45,7 @@ from unison.cluster.resolvers import TFConfigClusterResolver
 from unison.cluster.secret import cluster_secret
 from unison.comm import shm as _shm
 from unison.comm.store import AuthenticatedStore, serve_tcp_store
+from unison.errors import RendezvousError
 from unison.launch.rendezvous import use_interface_of
 
 CLOCK_SKEW_S = 1.0
@@ -338,3 +340,47 @@ def _links(store: Any, me: int, n: int, timeout: float, label: list[str] | None 
     finally:
         dist.destroy_process_group()
     return lines
+
+
+def preflight(store: Any, plan: Any, timeout_s: float) -> None:
+    """The doctor's cheap part, run by every replica of a multi-worker job right after the rendezvous.
+
+    Each replica publishes its versions and clock in the store (one JSON value) and compares them
+    with the chief's, and the chief compares everyone's: different torch or unison versions fail
+    with an error naming the task on that task and on the chief (the job would break later in less
+    clear ways); a different Python version or a clock more than 1 s off is a warning. Costs one
+    store write and one read per replica (the chief reads one per replica).
+
+    Raises:
+        RendezvousError: a task runs other torch/unison versions than the chief.
+    """
+    store = _store(store)
+    prefix = f"{plan.run_key}/preflight/"
+    store.set(f"{prefix}{plan.rank}", json.dumps({"versions": versions(), "time": time.time()}))
+    others = range(1, plan.world_size) if plan.rank == 0 else [plan.rank]
+    store.wait([f"{prefix}0", *(f"{prefix}{r}" for r in others)], datetime.timedelta(seconds=timeout_s))
+    chief = _get_json(store, f"{prefix}0")
+    for rank in others:
+        _compare(plan, rank, _get_json(store, f"{prefix}{rank}"), chief)
+
+
+def _compare(plan: Any, rank: int, got: dict[str, Any], chief: dict[str, Any]) -> None:
+    mine = got["versions"]
+    here, there = plan.task_of_rank(rank), plan.task_of_rank(0)
+    bad = {k: (v, chief["versions"].get(k)) for k, v in mine.items() if chief["versions"].get(k) != v}
+    hard = {k: pair for k, pair in bad.items() if k != "python"}
+    if hard:
+        what = ", ".join(f"{k} {a} (the chief {there} has {b})" for k, (a, b) in sorted(hard.items()))
+        raise RendezvousError(
+            f"{here} runs {what}. Every task of a job must run the same torch and unison. Fix: install the "
+            f"chief's versions on this host (pip install torch=={chief['versions'].get('torch')}); "
+            "`unison doctor` checks a whole cluster before a job."
+        )
+    notes = []
+    if "python" in bad:
+        notes.append(f"Python {bad['python'][0]} (the chief has {bad['python'][1]})")
+    skew = float(got["time"]) - float(chief["time"])
+    if abs(skew) > CLOCK_SKEW_S:
+        notes.append(f"a clock {skew:+.1f}s from the chief's (timelines and logs will not line up; run NTP)")
+    if notes and rank == plan.rank:
+        warnings.warn(f"{here} runs with {' and '.join(notes)}.", RuntimeWarning, stacklevel=2)
