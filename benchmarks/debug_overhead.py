@@ -1,18 +1,19 @@
-"""Step-time overhead of unison.debug on the seed program: the flight recorder and the timeline.
+"""Step-time overhead of unison.debug: the flight recorder and the timeline, toggled in place.
 
-Three configurations of the seed program on two CPU replicas (``MirroredStrategy(["/cpu:0",
-"/cpu:1"])``, the shared-memory all-reduce), each a fresh run, interleaved within every repeat
-(order rotated) so that machine noise hits them alike:
+The seed program's model (784-128-10 MLP, Adam, global batch 32) trains on two CPU replicas
+through the DistributedOptimizer (the shared-memory all-reduce), as a raw loop so that the
+per-step cost of unison.debug is not diluted by Keras. Three configurations alternate in blocks
+of ``--steps`` steps inside the same two processes (order rotated every round), so a machine
+whose load swings from one minute to the next hits all three alike:
 
-* ``base``: unison without ``unison.debug`` (the source tree given by ``--base-src``, e.g. the
-  commit before it: ``git archive <commit> src | tar -x -C /tmp/base``);
-* ``ring``: this tree, flight recorder and hang watchdog on (the default);
-* ``timeline``: this tree with ``UNISON_TIMELINE`` set as well.
+* ``off``: recorder off (``UNISON_FLIGHT_RECORDER=0``'s state), no timeline;
+* ``ring``: the flight recorder on (the default);
+* ``timeline``: the recorder and the timeline on (``UNISON_TIMELINE``'s state).
 
-Reported: median time per training step (``model.fit`` only, validation included) and the median
-of the per-repeat ratios to ``base``.
+Reported: the median time per step of each configuration and the median of the per-round
+ratios to ``off`` (rank 0's clock). The hang watchdog (one store request a second) runs in all three.
 
-    python benchmarks/debug_overhead.py --base-src /tmp/base/src --epochs 1 --repeats 3
+    python benchmarks/debug_overhead.py --rounds 15 --steps 200
 """
 
 from __future__ import annotations
@@ -23,58 +24,73 @@ import os
 import statistics
 import sys
 import tempfile
+import time
+from typing import Any
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import seed_mlp  # noqa: E402  (the seed benchmark's runner: fresh processes, rank 0's timings)
+CONFIGS = ("off", "ring", "timeline")
 
-STEPS_PER_EPOCH = 1875  # 60,000 images, global batch 32
+
+def replica(rounds: int, steps: int, trace: str) -> dict[str, Any]:
+    import torch
+
+    import unison
+    from unison.comm.communicator import joined
+    from unison.debug.timeline import Timeline
+
+    unison.init(timeout_seconds=120)
+    comm = joined()
+    assert comm is not None
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(784, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    opt = unison.DistributedOptimizer(torch.optim.Adam(model.parameters()), named_parameters=model.named_parameters())
+    x, y = torch.randn(16, 784), torch.randint(0, 10, (16,))
+    timeline = Timeline(trace, comm.rank, comm.world_size)
+    recorder = comm.recorder
+
+    def run(n: int) -> float:
+        start = time.perf_counter()
+        for _ in range(n):
+            torch.nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+            opt.zero_grad()
+        return (time.perf_counter() - start) / n
+
+    run(50)  # warm-up
+    per_step: dict[str, list[float]] = {c: [] for c in CONFIGS}
+    for r in range(rounds):
+        for config in CONFIGS[r % 3 :] + CONFIGS[: r % 3]:
+            recorder.enabled = config != "off"
+            comm.timeline = opt._timeline = timeline if config == "timeline" else None
+            timeline.events.clear()  # memory stays flat; the cost of appending is what is measured
+            per_step[config].append(run(steps))
+    return per_step
 
 
 def main(argv: list[str] | None = None) -> int:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src"))
+    from unison.testing import run_distributed
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--base-src", required=True, help="src/ folder of unison without unison.debug")
-    parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--out", default=None, help="write the figures as JSON here")
     args = parser.parse_args(argv)
-    ours = os.path.join(os.path.dirname(HERE), "src")
-    trace_dir = tempfile.mkdtemp(prefix="debug-overhead-")
-    configs = {
-        "base": {"PYTHONPATH": os.path.abspath(args.base_src)},
-        "ring": {"PYTHONPATH": ours},
-        "timeline": {"PYTHONPATH": ours, "UNISON_TIMELINE": os.path.join(trace_dir, "t.json")},
-    }
-    step_s: dict[str, list[float]] = {name: [] for name in configs}
-    names = list(configs)
-    saved = dict(os.environ)
-    for repeat in range(args.repeats):
-        order = names[repeat % len(names) :] + names[: repeat % len(names)]
-        for name in order:
-            os.environ.clear()
-            os.environ.update(saved)
-            os.environ.pop("UNISON_TIMELINE", None)
-            os.environ.update(configs[name])
-            result = seed_mlp.run_once("unison2", args.epochs, sys.executable, trace_dir, f"r{repeat}", 1800)
-            step_s[name].append(result["train_s"] / (args.epochs * STEPS_PER_EPOCH))
-            print(f"repeat {repeat} {name:<9} {step_s[name][-1] * 1e3:.3f} ms/step", flush=True)
-    os.environ.clear()
-    os.environ.update(saved)
+    trace = os.path.join(tempfile.mkdtemp(prefix="debug-overhead-"), "t.json")
+    per_step = run_distributed(replica, 2, args=(args.rounds, args.steps, trace), timeout=3600)[0]
     figures = {}
-    for name in names:
-        ratios = [t / b for t, b in zip(step_s[name], step_s["base"])]
-        figures[name] = {
-            "median_ms_per_step": statistics.median(step_s[name]) * 1e3,
-            "median_ratio_to_base": statistics.median(ratios),
-            "runs_ms": [t * 1e3 for t in step_s[name]],
+    for config in CONFIGS:
+        ratios = [t / b for t, b in zip(per_step[config], per_step["off"])]
+        figures[config] = {
+            "median_us_per_step": statistics.median(per_step[config]) * 1e6,
+            "median_ratio_to_off": statistics.median(ratios),
         }
         print(
-            f"{name:<9} median {figures[name]['median_ms_per_step']:.3f} ms/step, "
-            f"x{figures[name]['median_ratio_to_base']:.3f} of base (per-repeat ratios {[round(r, 3) for r in ratios]})"
+            f"{config:<9} median {figures[config]['median_us_per_step']:8.1f} us/step   "
+            f"x{figures[config]['median_ratio_to_off']:.4f} of off (median of {len(ratios)} per-round ratios)"
         )
     if args.out:
         with open(args.out, "w") as fh:
-            json.dump(figures, fh, indent=2)
+            json.dump({"per_step_s": per_step, "figures": figures}, fh, indent=2)
     return 0
 
 

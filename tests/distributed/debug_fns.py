@@ -80,6 +80,7 @@ def straggling_loop(slow_rank: int, steps: int = 12) -> dict[str, Any]:
         "stragglers": report.stragglers,
         "shares": {t.rank: t.wait_share for t in report.ranks},
         "warnings": [str(w.message) for w in caught],
+        "table": report.table(),
     }
 
 
@@ -129,3 +130,9 @@ def join_with_other_torch(odd_worker: int) -> str:
     except unison.errors.UnisonError as exc:
         return f"{type(exc).__name__}: {exc}"
     return "joined"
+
+
+def straggling_report_text(slow_rank: int) -> str:
+    """For docs/debugging.md: the warning and table of a 3-replica loop with one slow replica."""
+    res = straggling_loop(slow_rank, steps=20)
+    return "\n".join(res["warnings"]) + "\n" + res["table"]

@@ -91,26 +91,32 @@ class Communicator:
         self, op_name: str, fn: Callable[[], Any], tensor: torch.Tensor | None = None, asynchronous: bool = False
     ) -> Any:
         self._seq += 1
-        slot = self._begin(op_name, tensor)
+        slot = self._begin(op_name, tensor, blocking=not asynchronous)
         try:
             out = fn()
         except RuntimeError as exc:
             raise self._named_error(op_name, self._seq, exc) from exc
-        if not asynchronous:
+        if not asynchronous and slot.seq == self._seq:  # (the recorder may be off)
             self._end(slot, blocking=True)
         return out
 
-    def _begin(self, op_name: str, tensor: torch.Tensor | None) -> Slot:
-        """Record collective ``self._seq`` (after another replica's failed: raise its report instead)."""
+    def _begin(self, op_name: str, tensor: torch.Tensor | None, blocking: bool = True) -> Slot:
+        """Record collective ``self._seq``; a blocking one raises the job's report after an incident.
+
+        (An asynchronous one raises it when waited for, where its own failure would surface.)
+        """
         explainer = self.explainer
-        if explainer is not None and explainer.incident:
-            # another replica's collective failed: this one would hang until the timeout
-            report = explainer.report_after_incident(op_name, self._seq)
-            raise CollectiveTimeoutError(
-                f"Collective '{op_name}' (#{self._seq}) was not started on {self._where()}: a collective of this "
-                f"job already failed on another replica, so this one could never complete.\n{report}"
-            )
+        if blocking and explainer is not None and explainer.incident:
+            raise self._incident_error(op_name, self._seq)
         return self.recorder.begin(self._seq, op_name, tensor)
+
+    def _incident_error(self, op_name: str, seq: int) -> CollectiveTimeoutError:
+        """Another replica's collective failed: this one would only hang until the timeout."""
+        report = self.explainer.report_after_incident(op_name, seq)
+        return CollectiveTimeoutError(
+            f"Collective '{op_name}' (#{seq}) was not started on {self._where()}: a collective of this "
+            f"job already failed on another replica, so this one could never complete.\n{report}"
+        )
 
     def _end(self, slot: Slot, blocking: bool) -> None:
         FlightRecorder.end(slot)
@@ -149,10 +155,11 @@ class Communicator:
             missing = f"Ranks {gone} did not arrive at this collective." if gone else "Every replica reached it."
         else:
             missing = self._ranks_not_arrived(op_name, seq)
-        return (
-            f"{missing} A replica that crashed, was killed, hangs, or took a different code path (issuing "
+        cause = (
+            "A replica that crashed, was killed, hangs, or took a different code path (issuing "
             "other collectives) causes this; its own error says why."
         )
+        return f"{missing} {cause}" if missing else cause
 
     def _ranks_not_arrived(self, op_name: str, seq: int) -> str:
         """Ask the rendezvous store which replicas also reached (and failed in) this collective."""
@@ -201,7 +208,7 @@ class Communicator:
         shared = self.shared_memory
         if shared is not None and shared.supports(tensor):
             self._seq += 1
-            slot = self._begin(name, tensor)
+            slot = self._begin(name, tensor, blocking=False)
             return Pending(_Deferred(lambda: shared.all_reduce(tensor, "sum")), self._seq, name, slot)
         # The gradient path calls this every bucket of every step: straight to the process
         # group, skipping dist.all_reduce's per-call argument checks (about 50 us on a slow CPU).
@@ -232,6 +239,8 @@ class Communicator:
         slot = pending.slot
         if slot is not None and slot.seq != pending.seq:
             slot = None  # the ring wrapped while it was in flight
+        if self.explainer is not None and self.explainer.incident:
+            raise self._incident_error(pending.name, pending.seq)
         if slot is not None:
             FlightRecorder.waiting(slot)
         try:

@@ -46,12 +46,13 @@ class Slot:
         self.waited = 0.0
         self.ended = 0.0
         self.code: CodeType | None = None
-        self.line = 0
+        self.line = 0  # the caller's instruction offset (turned into a line when printed)
         self.thread = 0
 
     def as_dict(self, now: float) -> dict[str, Any]:
         """This slot as JSON-ready data (times relative to ``now``, in seconds)."""
         code = self.code
+        line = _line_of(code, self.line) if code is not None else 0
         return {
             "seq": self.seq,
             "op": self.op,
@@ -60,8 +61,16 @@ class Slot:
             "issued_ago_s": round(now - self.issued, 6),
             "wait_s": round((self.ended or now) - (self.waited or self.issued), 6),
             "done": self.ended > 0.0,
-            "site": f"{code.co_filename}:{self.line} in {code.co_name}" if code is not None else "",
+            "site": f"{code.co_filename}:{line} in {code.co_name}" if code is not None else "",
         }
+
+
+def _line_of(code: CodeType, offset: int) -> int:
+    """The source line of instruction ``offset`` in ``code``."""
+    for start, end, line in code.co_lines():
+        if start <= offset < end and line is not None:
+            return line
+    return code.co_firstlineno
 
 
 class FlightRecorder:
@@ -80,10 +89,14 @@ class FlightRecorder:
         self.last = self._slots[0]  # the slot of the latest collective
 
     def begin(self, seq: int, op: str, tensor: torch.Tensor | None = None) -> Slot:
-        """Record that collective ``seq`` named ``op`` was issued now (on ``tensor``)."""
+        """Record that collective ``seq`` named ``op`` was issued now (on ``tensor``).
+
+        Off (capacity 0), it returns the last slot untouched: the caller sees its ``seq`` differ.
+        """
+        if not self.enabled:
+            return self.last
         slot = self.last = self._slots[self._next]
-        if self.enabled:
-            self._next = (self._next + 1) % self.capacity
+        self._next = (self._next + 1) % self.capacity
         slot.seq, slot.op = seq, op
         if tensor is not None:
             slot.shape, slot.dtype = tensor.shape, tensor.dtype
@@ -96,7 +109,8 @@ class FlightRecorder:
         frame = sys._getframe(1)
         while frame.f_back is not None and frame.f_code.co_filename.startswith((_UNISON_DIR, _TORCH_DIR)):
             frame = frame.f_back
-        slot.code, slot.line = frame.f_code, frame.f_lineno
+        # the instruction offset, not f_lineno: decoding the line table costs microseconds
+        slot.code, slot.line = frame.f_code, frame.f_lasti
         return slot
 
     @staticmethod

@@ -32,7 +32,10 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-_ACTIVE: list[StepTimings] = []  # the timings of this process's latest DistributedOptimizer
+# One per process, shared by every DistributedOptimizer in it (fit may replace its optimizer's
+# wrapper between steps; a program with two optimizers counts each one's steps, and the split of
+# compute and wait stays right).
+_ACTIVE: list[StepTimings] = []
 _CALLS = [0]  # how many reports this process asked for (the store keys of each are separate)
 DEFAULT_THRESHOLD = 0.2
 
@@ -49,7 +52,6 @@ class StepTimings:
         self.wait_s = 0.0
         self.total_wait_s = 0.0  # since the start, never reset (what the optimizer reports)
         self._last: float | None = None
-        _ACTIVE[:] = [self]
 
     def step_done(self, wait_s: float) -> None:
         """A step ended now, after ``wait_s`` seconds blocked in its collectives."""
@@ -149,9 +151,11 @@ def log_stragglers(chief: bool) -> StragglerReport:
     return report
 
 
-def active_timings() -> StepTimings | None:
-    """The step timings of this process's latest DistributedOptimizer, if one exists."""
-    return _ACTIVE[0] if _ACTIVE else None
+def active_timings() -> StepTimings:
+    """This process's step timings (every DistributedOptimizer records into them)."""
+    if not _ACTIVE:
+        _ACTIVE.append(StepTimings())
+    return _ACTIVE[0]
 
 
 def straggler_report(threshold: float = DEFAULT_THRESHOLD, warn: bool = True, reset: bool = True) -> StragglerReport:
@@ -175,7 +179,7 @@ def straggler_report(threshold: float = DEFAULT_THRESHOLD, warn: bool = True, re
         )
     from unison.debug import job  # the package's face (it imports this module)
 
-    timings = _ACTIVE[0] if _ACTIVE else StepTimings()
+    timings = active_timings()
     window = timings.take() if reset else {"steps": timings.steps, "wall_s": timings.wall_s, "wait_s": timings.wait_s}
     mine: dict[str, Any] = {**window, "host": socket.gethostname()}
     info = job()

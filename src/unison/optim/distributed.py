@@ -29,7 +29,7 @@ import torch
 
 from unison.comm.communicator import Communicator, LocalCommunicator, joined
 from unison.comm.reduce_op import ReduceOp
-from unison.debug.straggler import StepTimings
+from unison.debug.straggler import active_timings
 from unison.errors import format_choices
 from unison.optim.amp import scaled_step
 from unison.optim.buckets import Bucket, plan_buckets
@@ -273,10 +273,11 @@ class DistributedOptimizer(WrappingOptimizer):
         self.skipped_steps = 0
         # compute vs collective wait per step (unison.debug.straggler_report); the timeline's
         # phases when UNISON_TIMELINE is on
-        self.timings = StepTimings()
+        self.timings = active_timings()
         self._timeline = self.comm.timeline
         self._first_grad = 0.0
         self._step_end = 0.0
+        self._waited = 0.0  # seconds blocked in this step's collectives so far
         self.zero2 = GradientShards(self._buckets, self.comm) if shard_gradients and self.comm.is_distributed else None
         self.sharded = (
             ShardedState(optimizer, self.comm, owners=self.zero2.owner if self.zero2 else None)
@@ -322,7 +323,7 @@ class DistributedOptimizer(WrappingOptimizer):
         self.optimizer.add_param_group(param_group)
         for bucket in self._buckets:
             if bucket.pending is not None:
-                self.comm.wait(bucket.pending)
+                self._wait(bucket.pending)
             bucket.reset()
         known = {id(p) for _, p in self._named}
         start = len(self._named)
@@ -342,7 +343,7 @@ class DistributedOptimizer(WrappingOptimizer):
         """Clear gradients and start a fresh accumulation (in-flight buckets are drained)."""
         for bucket in self._buckets:
             if bucket.pending is not None:
-                self.comm.wait(bucket.pending)  # keep every replica's collectives matched
+                self._wait(bucket.pending)  # keep every replica's collectives matched
             bucket.reset()
         if self.zero2 is not None:
             self.zero2.discard()
@@ -416,13 +417,13 @@ class DistributedOptimizer(WrappingOptimizer):
         self._synchronized = True
         self.steps += 1
         started = time.perf_counter()
-        waited = 0.0
         if not self.comm.is_distributed:
             self._synchronize_local()
         else:
             self._check_once()
-            waited = self._reduce_buckets()
-        self.timings.step_done(waited)
+            self._reduce_buckets()
+        self.timings.step_done(self._waited)
+        self._waited = 0.0
         if self._timeline is not None:
             self._record_phases(started)
         if not self._scaler_active:  # with a GradScaler, clipping waits until it has unscaled
@@ -442,7 +443,7 @@ class DistributedOptimizer(WrappingOptimizer):
 
     @property
     def collective_wait_s(self) -> float:
-        """Seconds this replica spent blocked in its gradient collectives since it was made."""
+        """Seconds this process spent blocked in gradient collectives (every DistributedOptimizer's)."""
         return self.timings.total_wait_s
 
     def _clip(self) -> None:
@@ -470,9 +471,14 @@ class DistributedOptimizer(WrappingOptimizer):
                 if p.grad is not None:
                     p.grad.mul_(1.0 / self.backward_passes_per_step)
 
-    def _reduce_buckets(self) -> float:
-        """Reduce every bucket; returns the seconds spent blocked waiting for the collectives."""
-        waited = 0.0
+    def _wait(self, pending: Any) -> None:
+        """Wait for a bucket's collective, counting the time blocked (the straggler report's wait)."""
+        since = time.perf_counter()
+        self.comm.wait(pending)
+        self._waited += time.perf_counter() - since
+
+    def _reduce_buckets(self) -> None:
+        """Reduce every bucket (the time blocked in its collectives adds to ``_waited``)."""
         if self.op is Adasum:
             for bucket in self._buckets:
                 buf = bucket.pack(self.compression, 1.0, self.error_feedback)
@@ -484,9 +490,7 @@ class DistributedOptimizer(WrappingOptimizer):
                 self._next_launch += 1
             for bucket in self._buckets:
                 if bucket.pending is not None:  # (ZeRO-2 may have waited for it already)
-                    since = time.perf_counter()
-                    self.comm.wait(bucket.pending)
-                    waited += time.perf_counter() - since
+                    self._wait(bucket.pending)
         self._next_launch = 0
         if self.zero2 is not None:
             bad = self.zero2.collect(self._buckets)
@@ -500,7 +504,7 @@ class DistributedOptimizer(WrappingOptimizer):
                 local = self.zero2.local_nonfinite(self._buckets, self._names)
                 self.zero2.discard()
             self._nonfinite_verdict(local)
-            return waited
+            return
         scale = 1.0
         if self.op is Average:
             scale = 1.0 / (self.comm.world_size * self.backward_passes_per_step)
@@ -513,7 +517,6 @@ class DistributedOptimizer(WrappingOptimizer):
             if self.zero2 is None:
                 bucket.write_back(scale)
             bucket.reset()
-        return waited
 
     def _nonfinite_verdict(self, local: str | None) -> None:
         """Every replica got the same flag: raise everywhere, or skip the step everywhere."""
