@@ -132,3 +132,30 @@ def test_timelines_of_every_rank_merge_into_one_trace(tmp_path) -> None:
     events = json.load(open(path))["traceEvents"]
     spans = [e for e in events if e["ph"] == "X"]
     assert {e["pid"] for e in spans} == {0, 1} and all(e["dur"] == pytest.approx(5e5) for e in spans)
+
+
+def test_doctor_on_one_task_checks_shared_memory_and_says_what_else_it_needs(monkeypatch, capsys) -> None:
+    import argparse
+
+    from unison.launch import doctor
+
+    monkeypatch.setenv(
+        "TF_CONFIG", '{"cluster": {"worker": ["127.0.0.1:2222"]}, "task": {"type": "worker", "index": 0}}'
+    )
+    assert doctor.run(argparse.Namespace(timeout=5.0, no_bandwidth=True)) == 0
+    out = capsys.readouterr().out
+    assert "OK    shared memory on" in out and "run it on every task of a cluster" in out
+    monkeypatch.setenv(
+        "TF_CONFIG", '{"cluster": {"worker": ["127.0.0.1:2222"]}, "task": {"type": "worker", "index": 5}}'
+    )
+    assert doctor.run(argparse.Namespace(timeout=5.0, no_bandwidth=True)) == 2
+    assert "unison doctor: error:" in capsys.readouterr().err
+
+
+def test_doctor_reports_fake_versions_only_when_asked(monkeypatch) -> None:
+    from unison.launch import doctor
+
+    monkeypatch.delenv("UNISON_DOCTOR_FAKE_VERSIONS", raising=False)
+    assert doctor.versions()["torch"] == torch.__version__
+    monkeypatch.setenv("UNISON_DOCTOR_FAKE_VERSIONS", '{"torch": "0.0"}')
+    assert doctor.versions()["torch"] == "0.0"
