@@ -36,8 +36,23 @@ def innocent_all_reduce(comm: Any) -> None:
 CULPRITS = {"sleep": culprit_sleeps, "op": culprit_broadcasts, "shape": culprit_other_shape}
 
 
-def hang(scenario: str, culprit: int) -> dict[str, Any]:
+def _start_together(folder: str, world: int, rank: int) -> None:
+    # The short collective timeout also bounds the rendezvous: replicas that finished importing
+    # torch seconds apart on a loaded machine would time out there, before the test begins.
+    import os
+
+    open(os.path.join(folder, f"ready.{rank}"), "w").close()
+    deadline = time.monotonic() + 120
+    while not all(os.path.exists(os.path.join(folder, f"ready.{r}")) for r in range(world)):
+        assert time.monotonic() < deadline, "the other replicas never started"
+        time.sleep(0.01)
+
+
+def hang(scenario: str, culprit: int, folder: str) -> dict[str, Any]:
     """Two agreed all-reduces, then the culprit misbehaves at collective #3; returns what each saw."""
+    import os
+
+    _start_together(folder, int(os.environ["UNISON_WORLD_SIZE"]), int(os.environ["UNISON_RANK"]))
     unison.init(timeout_seconds=TIMEOUT_S)
     comm = joined()
     assert comm is not None

@@ -53,8 +53,8 @@ CASES = [
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(180)
 @pytest.mark.parametrize(("path", "world", "scenario", "culprit"), CASES)
-def test_every_replica_explains_the_hang(path: str, world: int, scenario: str, culprit: int) -> None:
-    results = run_distributed(fns.hang, world, args=(scenario, culprit), timeout=90, env=PATHS[path])
+def test_every_replica_explains_the_hang(path: str, world: int, scenario: str, culprit: int, tmp_path) -> None:
+    results = run_distributed(fns.hang, world, args=(scenario, culprit, str(tmp_path)), timeout=150, env=PATHS[path])
     _check(results, scenario, culprit)

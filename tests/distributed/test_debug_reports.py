@@ -32,11 +32,9 @@ def test_fit_logs_the_straggler_and_writes_one_timeline_of_both_replicas(tmp_pat
     assert {e["pid"] for e in spans} == {0, 1}
     names = {e["name"] for e in spans}
     assert {"forward", "backward", "optimizer", "next batch", "gradients.bucket0"} <= names, names
-    for res in results:  # the all-reduce waits on the timeline are what the optimizer measured
-        waits = sum(
-            e["dur"] / 1e6 for e in spans if e["pid"] == res["rank"] and e["name"].startswith("gradients.bucket")
-        )
-        assert waits == pytest.approx(res["wait_s"], rel=0.1), (waits, res["wait_s"])
+    # the all-reduce waits on the timeline add up to what the optimizers measured (the job's total)
+    waits = sum(e["dur"] / 1e6 for e in spans if e["name"].startswith("gradients.bucket") and "queued" not in e["name"])
+    assert waits == pytest.approx(sum(res["wait_s"] for res in results), rel=0.1), waits
 
 
 @pytest.mark.timeout(240)

@@ -358,10 +358,17 @@ def preflight(store: Any, plan: Any, timeout_s: float) -> None:
     prefix = f"{plan.run_key}/preflight/"
     store.set(f"{prefix}{plan.rank}", json.dumps({"versions": versions(), "time": time.time()}))
     others = range(1, plan.world_size) if plan.rank == 0 else [plan.rank]
-    store.wait([f"{prefix}0", *(f"{prefix}{r}" for r in others)], datetime.timedelta(seconds=timeout_s))
+    timeout = datetime.timedelta(seconds=timeout_s)
+    store.wait([f"{prefix}0", *(f"{prefix}{r}" for r in others)], timeout)
     chief = _get_json(store, f"{prefix}0")
+    got = {rank: _get_json(store, f"{prefix}{rank}") for rank in others}
+    if plan.rank == 0:
+        # the chief may raise below and take its store with it: first let every replica read its values
+        store.wait([f"{prefix}read/{r}" for r in others], timeout)
+    else:
+        store.set(f"{prefix}read/{plan.rank}", "1")
     for rank in others:
-        _compare(plan, rank, _get_json(store, f"{prefix}{rank}"), chief)
+        _compare(plan, rank, got[rank], chief)
 
 
 def _compare(plan: Any, rank: int, got: dict[str, Any], chief: dict[str, Any]) -> None:
