@@ -9,9 +9,19 @@ Example:
     1
 """
 
-from unison import data, distribute, errors, keras
+# --- TF core names (tf.GradientTape, tf.Variable, tf.function, tensor functions) ------------------
+# unison.__version__ stays unison's own version (what pip and bug reports need); TF programs that
+# print tf.__version__ print it. Every name below is listed in docs/tf_api.md (generated).
+from unison import data, distribute, errors, keras, saved_model, train
+from unison._faces import io as io
+from unison._faces import keras_saving as _keras_saving
 from unison._faces import nn
+from unison.core import profiler
 from unison.core import summary as summary  # tf.summary (TensorBoard event files)
+from unison.core.function import Function, function
+from unison.core.module import Module
+from unison.core.tape import GradientTape, UnconnectedGradients
+from unison.core.variables import Variable
 from unison.data.specs import TensorSpec
 
 # --- Horovod's API beyond the basics (hvd.allreduce, DistributedGradientTape, callbacks, elastic) --
@@ -54,21 +64,6 @@ from unison.horovod.basics import (
     nccl_built,
     shutdown,
 )
-from unison.optim import Adasum, Average, Compression, DistributedOptimizer, Sum
-
-__version__ = "0.1.0"
-
-# --- TF core names (tf.GradientTape, tf.Variable, tf.function, tensor functions) ------------------
-# unison.__version__ stays unison's own version (what pip and bug reports need); TF programs that
-# print tf.__version__ print it. Every name below is listed in docs/tf_api.md (generated).
-from unison import saved_model, train
-from unison._faces import io as io
-from unison._faces import keras_saving as _keras_saving
-from unison.core import profiler
-from unison.core.function import Function, function
-from unison.core.module import Module
-from unison.core.tape import GradientTape, UnconnectedGradients
-from unison.core.variables import Variable
 from unison.horovod.rank_size import rank, size
 from unison.keras import initializers, losses, metrics, optimizers  # TF 2's aliases: tf.metrics is tf.keras.metrics
 from unison.ops import compat as compat
@@ -216,6 +211,8 @@ from unison.ops.math import (
 from unison.ops.printing import tf_print as print
 from unison.ops.ragged import RaggedTensor
 from unison.ops.sparse import SparseTensor
+from unison.optim import Adasum, Average, Compression, DistributedOptimizer, Sum
+from unison.version import __version__
 
 for _name in ("log_sigmoid", "silu", "softplus", "softsign", "swish"):
     setattr(nn, _name, getattr(_ops_nn, _name))

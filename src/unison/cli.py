@@ -17,6 +17,7 @@ from collections.abc import Sequence
 SUBCOMMANDS = {
     "bench": ("unison.bench.cli", "time one device against several, side by side"),
     "launch": ("unison.launch.cli", "start the processes of a multi-replica job"),
+    "doctor": ("unison.launch.doctor", "check a multi-worker cluster (ports, reachability, versions, clocks, links)"),
     "server": ("unison.distribute.parameter_server.server", "run a ps or worker task of a parameter-server cluster"),
     "token": ("unison.comm.token_cli", "print a fresh cluster token for UNISON_CLUSTER_TOKEN"),
     "certs": ("unison.comm.certs", "make a CA and TLS certificates for the tasks of a cluster"),

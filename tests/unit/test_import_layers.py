@@ -47,12 +47,13 @@ TIERS: list[tuple[str, ...]] = [
     ("optim",),
     ("launch",),
     ("comm",),
+    ("debug",),
     ("cluster",),
     ("core",),
     ("ops",),
 ]
 # Leaves every room may use: they import no other part of unison.
-ANYWHERE_MODULES = {"unison.errors", "unison.core.atomic_io"}
+ANYWHERE_MODULES = {"unison.errors", "unison.core.atomic_io", "unison.version"}
 
 
 def module_files() -> dict[str, pathlib.Path]:

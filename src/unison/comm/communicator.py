@@ -27,6 +27,10 @@ import torch.distributed as dist
 from unison.cluster.placement import TORCHRUN_SOURCE, ProcessPlacement
 from unison.comm import shm as _shm
 from unison.comm.store import AuthenticatedStore, private_file_store
+from unison.debug import attach as _attach_debug
+from unison.debug import recorder as _recorder
+from unison.debug.flight import FlightRecorder, Slot
+from unison.debug.timeline import Timeline, start_timeline
 from unison.errors import CollectiveTimeoutError, UnisonError
 
 _REDUCE_OPS = {"sum": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}
@@ -70,6 +74,11 @@ class Communicator:
         self._sum_options.reduceOp = dist.ReduceOp(dist.ReduceOp.SUM)
         self.bytes_reduced = 0  # bytes this replica handed to all-reduce (for measurements)
         self.shared_memory = shared_memory
+        # what unison.debug sees: the process's flight recorder, the hang watchdog (set by
+        # connect), the timeline when UNISON_TIMELINE asks for one
+        self.recorder = _recorder()
+        self.explainer: Any = None
+        self.timeline: Timeline | None = None
 
     @property
     def collective_count(self) -> int:
@@ -78,12 +87,46 @@ class Communicator:
 
     # The failure path: a torch RuntimeError from deep inside gloo/NCCL becomes an error that
     # names the operation, its sequence number, this rank and the ranks that never arrived.
-    def _run(self, op_name: str, fn: Callable[[], Any]) -> Any:
+    def _run(
+        self, op_name: str, fn: Callable[[], Any], tensor: torch.Tensor | None = None, asynchronous: bool = False
+    ) -> Any:
         self._seq += 1
+        slot = self._begin(op_name, tensor, blocking=not asynchronous)
         try:
-            return fn()
+            out = fn()
         except RuntimeError as exc:
             raise self._named_error(op_name, self._seq, exc) from exc
+        if not asynchronous and slot.seq == self._seq:  # (the recorder may be off)
+            self._end(slot, blocking=True)
+        return out
+
+    def _begin(self, op_name: str, tensor: torch.Tensor | None, blocking: bool = True) -> Slot:
+        """Record collective ``self._seq``; a blocking one raises the job's report after an incident.
+
+        (An asynchronous one raises it when waited for, where its own failure would surface.)
+        """
+        explainer = self.explainer
+        if blocking and explainer is not None and explainer.incident:
+            raise self._incident_error(op_name, self._seq)
+        return self.recorder.begin(self._seq, op_name, tensor)
+
+    def _incident_error(self, op_name: str, seq: int) -> CollectiveTimeoutError:
+        """Another replica's collective failed: this one would only hang until the timeout."""
+        report = self.explainer.report_after_incident(op_name, seq)
+        return CollectiveTimeoutError(
+            f"Collective '{op_name}' (#{seq}) was not started on {self._where()}: a collective of this "
+            f"job already failed on another replica, so this one could never complete.\n{report}"
+        )
+
+    def _end(self, slot: Slot, blocking: bool) -> None:
+        FlightRecorder.end(slot)
+        tl = self.timeline
+        if tl is not None:
+            if blocking:
+                tl.add("collectives", slot.op, slot.issued, slot.ended, {"seq": slot.seq})
+            else:  # launched during backward, waited for in the step
+                tl.add("collectives", f"{slot.op} queued", slot.issued, slot.waited, {"seq": slot.seq})
+                tl.add("collectives", slot.op, slot.waited, slot.ended, {"seq": slot.seq})
 
     def _named_error(self, op_name: str, seq: int, exc: RuntimeError) -> UnisonError:
         """The one error of a failed collective: which one, where, after how long, and who is missing."""
@@ -91,9 +134,12 @@ class Communicator:
         first = text.splitlines()[0] if text else type(exc).__name__
         lowered = first.lower()
         kind = CollectiveTimeoutError if "timeout" in lowered or "timed out" in lowered else UnisonError
+        report = ""
+        if self.explainer is not None:  # every replica's recorder and stack, through the store
+            report = "\n" + self.explainer.explain(op_name, seq, first)
         return kind(
             f"Collective '{op_name}' (#{seq}) failed on {self._where()} after at most {self.timeout_s:.0f}s: "
-            f"{first}. {self._diagnose(op_name, seq, exc)}"
+            f"{first}. {self._diagnose(op_name, seq, exc)}{report}"
         )
 
     def _where(self) -> str:
@@ -103,13 +149,17 @@ class Communicator:
     def _diagnose(self, op_name: str, seq: int, exc: RuntimeError) -> str:
         """Who did not arrive at the failed collective (a subclass may know more, e.g. task names)."""
         if isinstance(exc, _shm.SharedMemoryError):  # the counters already say who is missing
-            missing = f"Ranks {exc.missing} did not arrive at this collective."
+            missing = f"Ranks {exc.missing} did not arrive at this collective." if exc.missing else ""
+        elif self.explainer is not None:  # the replicas' snapshots said who issued it
+            gone = self.explainer.missing
+            missing = f"Ranks {gone} did not arrive at this collective." if gone else "Every replica reached it."
         else:
             missing = self._ranks_not_arrived(op_name, seq)
-        return (
-            f"{missing} A replica that crashed, was killed, hangs, or took a different code path (issuing "
+        cause = (
+            "A replica that crashed, was killed, hangs, or took a different code path (issuing "
             "other collectives) causes this; its own error says why."
         )
+        return f"{missing} {cause}" if missing else cause
 
     def _ranks_not_arrived(self, op_name: str, seq: int) -> str:
         """Ask the rendezvous store which replicas also reached (and failed in) this collective."""
@@ -142,9 +192,9 @@ class Communicator:
         self.bytes_reduced += tensor.numel() * tensor.element_size()
         shared = self.shared_memory
         if shared is not None and shared.supports(tensor):
-            self._run(name, lambda: shared.all_reduce(tensor, op))
+            self._run(name, lambda: shared.all_reduce(tensor, op), tensor)
         else:
-            self._run(name, lambda: dist.all_reduce(tensor, op=_REDUCE_OPS[op]))
+            self._run(name, lambda: dist.all_reduce(tensor, op=_REDUCE_OPS[op]), tensor)
         return tensor
 
     def all_reduce_async(self, tensor: torch.Tensor, name: str = "all_reduce") -> Pending:
@@ -158,13 +208,14 @@ class Communicator:
         shared = self.shared_memory
         if shared is not None and shared.supports(tensor):
             self._seq += 1
-            return Pending(_Deferred(lambda: shared.all_reduce(tensor, "sum")), self._seq, name)
+            slot = self._begin(name, tensor, blocking=False)
+            return Pending(_Deferred(lambda: shared.all_reduce(tensor, "sum")), self._seq, name, slot)
         # The gradient path calls this every bucket of every step: straight to the process
         # group, skipping dist.all_reduce's per-call argument checks (about 50 us on a slow CPU).
         # a Communicator exists only after init_process_group, so the world group is set
         group, options = cast(dist.ProcessGroup, dist.group.WORLD), self._sum_options
-        work = self._run(name, lambda: group.allreduce([tensor], options))
-        return Pending(work, self._seq, name)
+        work = self._run(name, lambda: group.allreduce([tensor], options), tensor, asynchronous=True)
+        return Pending(work, self._seq, name, self._slot_of(self._seq))
 
     def reduce_scatter_async(self, output: torch.Tensor, tensor: torch.Tensor, name: str = "reduce_scatter") -> Pending:
         """Start a SUM reduce-scatter: ``output`` gets this rank's 1/N slice of the summed ``tensor``.
@@ -174,19 +225,34 @@ class Communicator:
         """
         self.bytes_reduced += tensor.numel() * tensor.element_size()
         scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
-        work = self._run(name, lambda: scatter(output, tensor, op=dist.ReduceOp.SUM, async_op=True))
-        return Pending(work, self._seq, name)
+        work = self._run(
+            name, lambda: scatter(output, tensor, op=dist.ReduceOp.SUM, async_op=True), tensor, asynchronous=True
+        )
+        return Pending(work, self._seq, name, self._slot_of(self._seq))
+
+    def _slot_of(self, seq: int) -> Slot | None:
+        slot = self.recorder.last
+        return slot if slot.seq == seq else None
 
     def wait(self, pending: Pending) -> None:
         """Wait for an asynchronous collective, translating failures like the blocking calls."""
+        slot = pending.slot
+        if slot is not None and slot.seq != pending.seq:
+            slot = None  # the ring wrapped while it was in flight
+        if self.explainer is not None and self.explainer.incident:
+            raise self._incident_error(pending.name, pending.seq)
+        if slot is not None:
+            FlightRecorder.waiting(slot)
         try:
             pending.work.wait()
         except RuntimeError as exc:
             raise self._named_error(pending.name, pending.seq, exc) from exc
+        if slot is not None:
+            self._end(slot, blocking=False)
 
     def broadcast(self, tensor: torch.Tensor, src: int = 0, name: str = "broadcast") -> torch.Tensor:
         """Overwrite ``tensor`` on every replica with rank ``src``'s value."""
-        self._run(name, lambda: dist.broadcast(tensor, src=src))
+        self._run(name, lambda: dist.broadcast(tensor, src=src), tensor)
         return tensor
 
     def broadcast_coalesced(self, tensors: Iterable[torch.Tensor], src: int = 0, name: str = "broadcast") -> None:
@@ -226,7 +292,7 @@ class Communicator:
         padded = tensor.new_zeros((longest, *tensor.shape[1:]))
         padded[: tensor.shape[0]] = tensor
         out = [torch.empty_like(padded) for _ in range(self.world_size)]
-        self._run(name, lambda: dist.all_gather(out, padded.contiguous()))
+        self._run(name, lambda: dist.all_gather(out, padded.contiguous()), padded)
         return [t[:n] for t, n in zip(out, counts)]
 
     def broadcast_object(self, obj: Any, src: int = 0, name: str = "broadcast_object") -> Any:
@@ -277,6 +343,7 @@ class Pending:
     work: Any
     seq: int
     name: str
+    slot: Slot | None = None
 
 
 class LocalCommunicator(Communicator):
@@ -394,6 +461,8 @@ def connect(
         local_size=placement.local_world_size,
         shared_memory=shared_memory,
     )
+    comm.explainer = _attach_debug(store, placement.rank, placement.world_size, timeout_s)
+    comm.timeline = start_timeline(placement.rank, placement.world_size)
     if not _JOINED:
         # Leave the process group before the interpreter tears down: gloo's threads destroyed
         # during static destruction abort the process ("terminate called without an active
@@ -401,6 +470,33 @@ def connect(
         atexit.register(comm.shutdown)
     _JOINED.append(comm)
     return comm
+
+
+ENV_COLLECTIVE_TIMEOUT = "UNISON_COLLECTIVE_TIMEOUT"
+
+
+def collective_timeout(timeout_s: float) -> float:
+    """``timeout_s``, unless ``UNISON_COLLECTIVE_TIMEOUT`` (seconds > 0) overrides it for the whole job.
+
+    The variable shortens (or lengthens) every collective's timeout without touching the
+    program, e.g. to see a hang explained in seconds instead of the default 300.
+
+    Raises:
+        ValueError: the variable is not a number > 0.
+    """
+    raw = os.environ.get(ENV_COLLECTIVE_TIMEOUT, "").strip()
+    if not raw:
+        return timeout_s
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise ValueError(
+            f"{ENV_COLLECTIVE_TIMEOUT} must be a number of seconds > 0. Received: {ENV_COLLECTIVE_TIMEOUT}={raw!r}. "
+            f"Fix: e.g. {ENV_COLLECTIVE_TIMEOUT}=30, or unset it to use the strategy's timeout_seconds."
+        )
+    return value
 
 
 def _previous_join(placement: ProcessPlacement, device: torch.device) -> Communicator | None:

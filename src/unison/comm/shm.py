@@ -84,6 +84,10 @@ class SharedMemoryReducer:
         # counters live in cache lines 1..world_size (line 0 holds the nonce)
         self._flags = np.ndarray((world_size,), np.int64, buffer=buffer, offset=_LINE, strides=(_LINE,))
         self._flag_addr = [self._flags[r:].ctypes.data for r in range(world_size)]
+        # Next to each counter, on its cache line: what the rank is reducing (op, dtype, size) for
+        # the two regions in turn. Compared at the first barrier of every all-reduce, so replicas
+        # that issued different all-reduces fail at once instead of summing unrelated bytes.
+        self._sigs = np.ndarray((world_size, 2), np.int64, buffer=buffer, offset=_LINE + 8, strides=(_LINE, 8))
         self._peers = [r for r in range(world_size) if r != rank]
         data_offset = _header_bytes(world_size)
         self._data = torch.frombuffer(
@@ -179,7 +183,9 @@ class SharedMemoryReducer:
         self._chunk = k + 1
         views = self._views_for(flat.dtype, flat.numel(), k % 2)
         views.inputs[self.rank].copy_(flat)
+        sig = self._sigs[self.rank, k % 2] = _signature(flat, op)
         self._arrive_and_wait(2 * k + 1)
+        self._check_same(sig, k % 2)
         _combine(op, views.inputs, flat)
         self._arrive(2 * k + 2)
 
@@ -190,18 +196,22 @@ class SharedMemoryReducer:
         per_chunk = self._region_bytes // flat.element_size()
         total = flat.numel()
         previous: tuple[torch.Tensor, torch.Tensor, int] | None = None
+        sig = _signature(flat, op)
         for start in range(0, total, per_chunk):
             piece = flat[start : start + per_chunk]
             k = self._chunk
             self._chunk = k + 1
             views = self._views_for(flat.dtype, piece.numel(), k % 2)
             views.inputs[self.rank].copy_(piece)
+            self._sigs[self.rank, k % 2] = sig
             self._arrive(2 * k + 1)
             if previous is not None:
                 out, result, done = previous
                 self._wait(done)
                 out.copy_(result)
             self._wait(2 * k + 1)
+            if start == 0:
+                self._check_same(sig, k % 2)
             lo, hi = views.slices[self.rank]
             if hi > lo:
                 _combine(op, [s[lo:hi] for s in views.inputs], views.result[lo:hi])
@@ -211,6 +221,18 @@ class SharedMemoryReducer:
             out, result, done = previous
             self._wait(done)
             out.copy_(result)
+
+    def _check_same(self, sig: int, region: int) -> None:
+        """After the first barrier of an all-reduce: every rank reduces the same op, dtype and size."""
+        sigs = self._sigs[:, region]
+        if (sigs != sig).any():
+            described = "; ".join(f"rank {r}: {_describe_signature(int(s))}" for r, s in enumerate(sigs))
+            self._broken = SharedMemoryError(
+                f"the replicas issued different all-reduces ({described}); every replica must reduce "
+                "the same shape and dtype with the same op at the same point",
+                [],
+            )
+            raise self._broken
 
     def _arrive(self, phase: int) -> None:
         self._flags[self.rank] = phase
@@ -266,6 +288,20 @@ class SharedMemoryReducer:
             )
         if self._broken is not None:
             raise self._broken
+
+
+_DTYPES = list(_SUPPORTED)
+_OPS = ["sum", "max", "min"]
+
+
+def _signature(flat: torch.Tensor, op: str) -> int:
+    """(elements, dtype, op) of an all-reduce as one int64 (what the ranks compare)."""
+    return (flat.numel() << 8) | (_DTYPES.index(flat.dtype) << 2) | _OPS.index(op)
+
+
+def _describe_signature(sig: int) -> str:
+    dtype = str(_DTYPES[(sig >> 2) & 0x3F]).replace("torch.", "")
+    return f"{sig >> 8} x {dtype} ({_OPS[sig & 3]})"
 
 
 class _ChunkViews(NamedTuple):

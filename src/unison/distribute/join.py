@@ -32,7 +32,9 @@ from unison.cluster.plan import JobPlan
 from unison.cluster.secret import cluster_secret, job_secret
 from unison.comm.communicator import Communicator, connect, joined
 from unison.comm.liveness import PeerMonitor, TaskAwareCommunicator
+from unison.debug.hang import HangExplainer
 from unison.distribute.devices import DeviceSpec
+from unison.launch.doctor import preflight
 from unison.launch.local import install_replica_hooks, start_local_job
 from unison.launch.rendezvous import open_store, use_interface_of, wait_for_tasks
 from unison.launch.worker_replicas import install_elastic_error_hook, start_worker_replicas
@@ -134,9 +136,10 @@ def join_job(plan: JobPlan, devices: list[DeviceSpec], timeout_s: float) -> tupl
     use_interface_of(plan.local_host)
     store = open_store(plan, timeout_s)
     wait_for_tasks(store, plan, timeout_s)
+    preflight(store, plan, timeout_s)  # versions and clocks agree with the chief's (unison doctor's cheap part)
     # A failed collective is followed by the heartbeat post-mortem that names the missing task;
     # gloo gets what is left of timeout_seconds, so the whole error arrives within it.
-    collective_s = max(1.0, timeout_s - PeerMonitor.diagnosis_s(timeout_s))
+    collective_s = max(1.0, timeout_s - PeerMonitor.diagnosis_s(timeout_s) - HangExplainer.budget_s(timeout_s))
     comm, device = join_replica(plan.placement(), devices, collective_s, store, cluster_secret())
     monitor = PeerMonitor(plan, timeout_s)
     monitor.start()

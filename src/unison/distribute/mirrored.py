@@ -24,7 +24,7 @@ import torch
 
 from unison.cluster.placement import ENV_PARENT_PID, UNISON_SOURCE, resolve_placement
 from unison.cluster.secret import job_secret
-from unison.comm.communicator import LocalCommunicator
+from unison.comm.communicator import LocalCommunicator, collective_timeout
 from unison.distribute.devices import parse_devices, substitute_missing_gpus
 from unison.distribute.join import join_replica, keep_gloo_on_loopback, launch_local_job
 from unison.distribute.strategy import Strategy
@@ -56,6 +56,7 @@ class MirroredStrategy(Strategy):
     ) -> None:
         if timeout_seconds <= 0:
             raise ValueError(f"timeout_seconds must be > 0. Received: timeout_seconds={timeout_seconds}")
+        timeout_seconds = collective_timeout(timeout_seconds)  # UNISON_COLLECTIVE_TIMEOUT wins
         parsed, missing = substitute_missing_gpus(parse_devices(devices, missing_gpus="keep"))
         placement = resolve_placement()
         if missing and (placement is None or placement.rank == 0):

@@ -26,7 +26,7 @@ import warnings
 from dataclasses import dataclass
 
 from unison.cluster.resolvers import ClusterResolver, default_cluster_resolver
-from unison.comm.communicator import LocalCommunicator
+from unison.comm.communicator import LocalCommunicator, collective_timeout
 from unison.distribute.devices import DeviceSpec, parse_devices
 from unison.distribute.input import InputPlacement
 from unison.distribute.join import join_job
@@ -149,7 +149,7 @@ class MultiWorkerMirroredStrategy(Strategy):
             )
         devices = _local_devices(resolver, communication_options)
         plan = resolver.job_plan(len(devices))
-        timeout_s = float(communication_options.timeout_seconds or DEFAULT_TIMEOUT_S)
+        timeout_s = collective_timeout(float(communication_options.timeout_seconds or DEFAULT_TIMEOUT_S))
         if plan.world_size == 1:
             device = devices[0].to_torch()
             super().__init__(LocalCommunicator(device), device)

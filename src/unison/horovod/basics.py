@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from unison.comm.communicator import Communicator, LocalCommunicator, joined
+from unison.comm.communicator import Communicator, LocalCommunicator, collective_timeout, joined
 from unison.distribute.join import join_environment
 from unison.optim.distributed import Adasum, Average, DistributedOptimizer, Sum
 
@@ -31,7 +31,7 @@ _ALONE: list[Communicator] = []
 
 def init(timeout_seconds: float = 300.0) -> None:
     """Join the job described by the environment (``unison launch``/torchrun); alone: no-op."""
-    if join_environment(timeout_seconds) is None and not _ALONE:
+    if join_environment(collective_timeout(timeout_seconds)) is None and not _ALONE:
         _ALONE.append(LocalCommunicator())
 
 

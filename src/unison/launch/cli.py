@@ -25,6 +25,7 @@ from typing import Any
 
 from unison.cluster.secret import launcher_secret_env
 from unison.cluster.spec import parse_address
+from unison.debug.timeline import ENV_TIMELINE, merge
 from unison.launch.tf_config_entry import ENV_TF_CONFIG_CLUSTER
 
 
@@ -51,6 +52,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--tf-config", action="store_true", help="give each local process its own TF_CONFIG (workers on 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--timeline",
+        default=None,
+        metavar="PATH",
+        help="write a Chrome/Perfetto trace of every local process to PATH (JSON trace events, merged at the end)",
     )
     parser.add_argument("-m", "--module", action="store_true", help="run SCRIPT as a module, like python -m")
     parser.add_argument("script", metavar="SCRIPT", help="the training script (or module with -m)")
@@ -131,6 +138,9 @@ def run(args: Any) -> int:
         # One host: its replicas sign what they put in torchrun's store (the shared-memory vote)
         # with a secret only they hold. Across hosts, UNISON_CLUSTER_TOKEN is that secret.
         os.environ.update(launcher_secret_env())
+    if args.timeline:
+        # every replica records and writes <PATH>.rank<R>.json; merged below once all have exited
+        os.environ[ENV_TIMELINE] = os.path.abspath(args.timeline)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     # torchrun would print a banner and pick 1; an equal share of the cores is what unison does.
     os.environ.setdefault("OMP_NUM_THREADS", str(max(1, cores // args.nproc_per_node)))
@@ -139,4 +149,7 @@ def run(args: Any) -> int:
     except ChildFailedError as exc:
         sys.stderr.write(f"unison launch: the job failed.\n{exc}\n")
         return 1
+    finally:
+        if args.timeline and args.nnodes == 1:  # this node holds every rank's file
+            merge(os.path.abspath(args.timeline), args.nproc_per_node, wait_s=0.0)
     return 0

@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -28,6 +29,7 @@ import torch
 
 from unison.comm.communicator import Communicator, LocalCommunicator, joined
 from unison.comm.reduce_op import ReduceOp
+from unison.debug.straggler import active_timings
 from unison.errors import format_choices
 from unison.optim.amp import scaled_step
 from unison.optim.buckets import Bucket, plan_buckets
@@ -269,6 +271,13 @@ class DistributedOptimizer(WrappingOptimizer):
         self._checked = False
         self.steps = 0
         self.skipped_steps = 0
+        # compute vs collective wait per step (unison.debug.straggler_report); the timeline's
+        # phases when UNISON_TIMELINE is on
+        self.timings = active_timings()
+        self._timeline = self.comm.timeline
+        self._first_grad = 0.0
+        self._step_end = 0.0
+        self._waited = 0.0  # seconds blocked in this step's collectives so far
         self.zero2 = GradientShards(self._buckets, self.comm) if shard_gradients and self.comm.is_distributed else None
         self.sharded = (
             ShardedState(optimizer, self.comm, owners=self.zero2.owner if self.zero2 else None)
@@ -314,7 +323,7 @@ class DistributedOptimizer(WrappingOptimizer):
         self.optimizer.add_param_group(param_group)
         for bucket in self._buckets:
             if bucket.pending is not None:
-                self.comm.wait(bucket.pending)
+                self._wait(bucket.pending)
             bucket.reset()
         known = {id(p) for _, p in self._named}
         start = len(self._named)
@@ -334,7 +343,7 @@ class DistributedOptimizer(WrappingOptimizer):
         """Clear gradients and start a fresh accumulation (in-flight buckets are drained)."""
         for bucket in self._buckets:
             if bucket.pending is not None:
-                self.comm.wait(bucket.pending)  # keep every replica's collectives matched
+                self._wait(bucket.pending)  # keep every replica's collectives matched
             bucket.reset()
         if self.zero2 is not None:
             self.zero2.discard()
@@ -350,6 +359,8 @@ class DistributedOptimizer(WrappingOptimizer):
     def _on_grad(self, param: torch.Tensor) -> None:
         key = id(param)
         self._synchronized = False
+        if self._timeline is not None and self._first_grad == 0.0:
+            self._first_grad = time.perf_counter()
         count = self._passes.get(key, 0) + 1
         if count > self.backward_passes_per_step:
             raise RuntimeError(
@@ -405,14 +416,35 @@ class DistributedOptimizer(WrappingOptimizer):
             return  # already synchronised since the last backward (e.g. by a manual call)
         self._synchronized = True
         self.steps += 1
+        started = time.perf_counter()
         if not self.comm.is_distributed:
             self._synchronize_local()
         else:
             self._check_once()
             self._reduce_buckets()
+        self.timings.step_done(self._waited)
+        self._waited = 0.0
+        if self._timeline is not None:
+            self._record_phases(started)
         if not self._scaler_active:  # with a GradScaler, clipping waits until it has unscaled
             self._clip()
         self._passes.clear()
+
+    def _record_phases(self, sync_started: float) -> None:
+        """Forward (from the previous step's end, data included) and backward (from the first
+        gradient) of this step, and its synchronisation, on the timeline's ``steps`` track."""
+        tl, first = self._timeline, self._first_grad or sync_started
+        assert tl is not None
+        if self._step_end:
+            tl.add("steps", "forward", self._step_end, first, {"step": self.steps})
+        tl.add("steps", "backward", first, sync_started, {"step": self.steps})
+        tl.add("steps", "synchronize", sync_started, time.perf_counter(), {"step": self.steps})
+        self._first_grad = 0.0
+
+    @property
+    def collective_wait_s(self) -> float:
+        """Seconds this process spent blocked in gradient collectives (every DistributedOptimizer's)."""
+        return self.timings.total_wait_s
 
     def _clip(self) -> None:
         if self.clip_grad_norm is None:
@@ -439,7 +471,14 @@ class DistributedOptimizer(WrappingOptimizer):
                 if p.grad is not None:
                     p.grad.mul_(1.0 / self.backward_passes_per_step)
 
+    def _wait(self, pending: Any) -> None:
+        """Wait for a bucket's collective, counting the time blocked (the straggler report's wait)."""
+        since = time.perf_counter()
+        self.comm.wait(pending)
+        self._waited += time.perf_counter() - since
+
     def _reduce_buckets(self) -> None:
+        """Reduce every bucket (the time blocked in its collectives adds to ``_waited``)."""
         if self.op is Adasum:
             for bucket in self._buckets:
                 buf = bucket.pack(self.compression, 1.0, self.error_feedback)
@@ -451,7 +490,7 @@ class DistributedOptimizer(WrappingOptimizer):
                 self._next_launch += 1
             for bucket in self._buckets:
                 if bucket.pending is not None:  # (ZeRO-2 may have waited for it already)
-                    self.comm.wait(bucket.pending)
+                    self._wait(bucket.pending)
         self._next_launch = 0
         if self.zero2 is not None:
             bad = self.zero2.collect(self._buckets)
@@ -510,6 +549,7 @@ class DistributedOptimizer(WrappingOptimizer):
             self.synchronize()
         if self.gradient_transform is not None:
             self.gradient_transform(self._trainable)
+        since = time.perf_counter()
         try:
             if self.sharded is None:
                 result = self.optimizer.step(closure)
@@ -519,6 +559,9 @@ class DistributedOptimizer(WrappingOptimizer):
                 self.sharded.share_updates()
         finally:
             self.mark_stepped()
+            self._step_end = time.perf_counter()
+            if self._timeline is not None:
+                self._timeline.add("steps", "optimizer", since, self._step_end, {"step": self.steps})
         if self._optimizer_step_post_hooks:
             self._run_step_hooks(self._optimizer_step_post_hooks, closure)
         return result

@@ -35,6 +35,7 @@ import torch
 
 from unison.comm.communicator import joined
 from unison.core.atomic_io import VerificationError, read_verified, write_verified
+from unison.debug.timeline import span
 from unison.errors import CorruptCheckpointError
 from unison.train.tracking import DictWrapper, ListWrapper, as_state_dict, as_tree
 
@@ -252,9 +253,10 @@ class Checkpoint:
         # only the chief serialises and writes it.
         objects = self._state()
         if _is_chief():
-            buffer = io.BytesIO()
-            torch.save({"format": _FORMAT, "save_counter": int(self.save_counter), "objects": objects}, buffer)
-            write_verified(prefix + SUFFIX, buffer.getvalue(), kind=KIND)
+            with span("checkpoint", "tf.train.Checkpoint.write"):
+                buffer = io.BytesIO()
+                torch.save({"format": _FORMAT, "save_counter": int(self.save_counter), "objects": objects}, buffer)
+                write_verified(prefix + SUFFIX, buffer.getvalue(), kind=KIND)
         return prefix
 
     def save(self, file_prefix: str | os.PathLike[str], options: Any = None) -> str:

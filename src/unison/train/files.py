@@ -37,6 +37,7 @@ from typing import Any
 import torch
 
 from unison.core.atomic_io import atomic_write_bytes, fsync_directory
+from unison.debug.timeline import span
 from unison.errors import CorruptCheckpointError, UnreadableCheckpointsError
 
 # The one atomic writer of the package, under the name this module has always exported.
@@ -111,7 +112,8 @@ class BackupFiles:
         number = self._number(existing[-1]) + 1 if existing else 1
         path = os.path.join(self.directory, f"{self.prefix}-{number:06d}.unison")
         self._remove_stale_temporaries()
-        write_atomically(path, dumps(payload))
+        with span("checkpoint", "save"):
+            write_atomically(path, dumps(payload))
         for old in self.checkpoints()[: -self.max_to_keep]:
             os.remove(old)
         return path

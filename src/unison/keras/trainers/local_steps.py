@@ -34,6 +34,7 @@ from typing import Any
 
 import torch
 
+from unison.debug.timeline import traced
 from unison.keras import mixed_precision
 from unison.keras.trainers.data_adapters import Batch
 from unison.keras.trainers.state import TrainingState, prepare
@@ -138,11 +139,11 @@ class LocalSteps:
         if skip:
             st.restore_epoch_metrics()
         if callbacks_between:
-            for batch in train.epoch(epoch, steps, skip=skip):
+            for batch in traced(train.epoch(epoch, steps, skip=skip)):  # waits on the timeline's data track
                 yield functools.partial(self._train_in_context, st, batch)
             return
         with self.strategy.replica_context():  # only the steps run until this generator ends
-            for batch in train.epoch(epoch, steps, skip=skip):
+            for batch in traced(train.epoch(epoch, steps, skip=skip)):
                 yield functools.partial(self._train, st, batch)
 
     def _train_in_context(self, st: TrainingState, batch: Batch) -> None:

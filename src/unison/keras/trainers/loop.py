@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from unison.data import Dataset
+from unison.debug.straggler import log_stragglers
 from unison.distribute.input import map_structure
 from unison.keras.callbacks import Callback, CallbackList, History, ProgbarLogger
 from unison.keras.trainers.class_weights import with_class_weight
@@ -259,6 +260,8 @@ def fit(
                 cbs.on_test_end(val_logs)
                 logs.update({f"val_{k}": v for k, v in val_logs.items()})
             cbs.on_epoch_end(epoch, logs)
+            if verbose and st.comm.is_distributed:  # every replica's figures; the chief names stragglers
+                log_stragglers(st.comm.rank == 0)
             _wait_for_chief_files(st, "fit.epoch_end")
             if model.stop_training:
                 break
