@@ -14,6 +14,7 @@ Reported: the median time per step of each configuration and the median of the p
 ratios to ``off`` (rank 0's clock). The hang watchdog (one store request a second) runs in all three.
 
     python benchmarks/debug_overhead.py --rounds 15 --steps 200
+    python benchmarks/debug_overhead.py --model gpt --rounds 9 --steps 20   # examples/gpt.py's model
 """
 
 from __future__ import annotations
@@ -30,7 +31,24 @@ from typing import Any
 CONFIGS = ("off", "ring", "timeline")
 
 
-def replica(rounds: int, steps: int, trace: str) -> dict[str, Any]:
+def _model_and_batch(model_name: str) -> tuple[Any, Any, Any]:
+    """The seed MLP on a batch of 16 rows, or examples/gpt.py's model (d_model 128, 2 blocks) on 8 x 64 bytes."""
+    import torch
+
+    torch.manual_seed(0)
+    if model_name == "mlp":
+        model = torch.nn.Sequential(torch.nn.Linear(784, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+        return model, torch.randn(16, 784), torch.randint(0, 10, (16,))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
+    from gpt import GPT
+
+    model = GPT(256, 64, 128, 4, 2)
+    model.build((1, 64))
+    ids = torch.randint(0, 256, (8, 65))
+    return model, ids[:, :-1], ids[:, 1:]
+
+
+def replica(rounds: int, steps: int, trace: str, model_name: str = "mlp") -> dict[str, Any]:
     import torch
 
     import unison
@@ -40,17 +58,16 @@ def replica(rounds: int, steps: int, trace: str) -> dict[str, Any]:
     unison.init(timeout_seconds=120)
     comm = joined()
     assert comm is not None
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(784, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    model, x, y = _model_and_batch(model_name)
     opt = unison.DistributedOptimizer(torch.optim.Adam(model.parameters()), named_parameters=model.named_parameters())
-    x, y = torch.randn(16, 784), torch.randint(0, 10, (16,))
     timeline = Timeline(trace, comm.rank, comm.world_size)
     recorder = comm.recorder
 
     def run(n: int) -> float:
         start = time.perf_counter()
         for _ in range(n):
-            torch.nn.functional.cross_entropy(model(x), y).backward()
+            logits = model(x)
+            torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1)).backward()
             opt.step()
             opt.zero_grad()
         return (time.perf_counter() - start) / n
@@ -73,10 +90,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--model", choices=("mlp", "gpt"), default="mlp", help="the seed MLP or the GPT example")
     parser.add_argument("--out", default=None, help="write the figures as JSON here")
     args = parser.parse_args(argv)
     trace = os.path.join(tempfile.mkdtemp(prefix="debug-overhead-"), "t.json")
-    per_step = run_distributed(replica, 2, args=(args.rounds, args.steps, trace), timeout=3600)[0]
+    per_step = run_distributed(replica, 2, args=(args.rounds, args.steps, trace, args.model), timeout=3600)[0]
     figures = {}
     for config in CONFIGS:
         ratios = [t / b for t, b in zip(per_step[config], per_step["off"])]
