@@ -5,10 +5,12 @@ from __future__ import annotations
 import importlib.util
 import pathlib
 
+import pytest
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
-def test_unison_only_reports_positive_throughput(capsys) -> None:
+def test_unison_only_reports_positive_throughput(capsys: pytest.CaptureFixture[str]) -> None:
     spec = importlib.util.spec_from_file_location("tfrecord_throughput", REPO / "benchmarks" / "tfrecord_throughput.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
