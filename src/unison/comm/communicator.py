@@ -28,6 +28,7 @@ from unison.cluster.placement import TORCHRUN_SOURCE, ProcessPlacement
 from unison.comm import shm as _shm
 from unison.comm.store import AuthenticatedStore, private_file_store
 from unison.debug import attach as _attach_debug
+from unison.debug import detach as _detach_debug
 from unison.debug import recorder as _recorder
 from unison.debug.flight import FlightRecorder, Slot
 from unison.debug.timeline import Timeline, start_timeline
@@ -314,6 +315,7 @@ class Communicator:
     def shutdown(self) -> None:
         """Leave the process group (idempotent)."""
         self.shared_memory = None  # its views go, and with them the mapping
+        _detach_debug()  # the hang watchdog watches this group's store: it stops with the group
         if dist.is_initialized():
             # gloo's threads free each finished collective's tensors, which takes the GIL; the
             # group's destructor joins those threads while holding it. Let a thread still

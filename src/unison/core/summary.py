@@ -39,8 +39,8 @@ def summary_writer_class() -> Any:
     except ImportError as exc:  # torch imports the tensorboard package lazily here
         raise ImportError(
             "Writing TensorBoard summaries needs the 'tensorboard' package, which is not installed "
-            f"({exc}). Install it with `pip install 'unison[tf]'` (TF programs' usual packages), "
-            "`pip install 'unison[tensorboard]'` or `pip install tensorboard`."
+            f"({exc}). Install it with `pip install unison[tensorboard]`, `pip install unison[tf]` (TF "
+            "programs' usual packages) or `pip install tensorboard`."
         ) from None
     return SummaryWriter
 

@@ -37,6 +37,7 @@ __all__ = [
     "StepTimings",
     "StragglerReport",
     "attach",
+    "detach",
     "dump",
     "recorder",
     "straggler_report",
@@ -71,6 +72,16 @@ def attach(store: Any, rank: int, world_size: int, timeout_s: float) -> HangExpl
     explainer.start()
     _JOB["explainer"] = explainer
     return explainer
+
+
+def detach() -> None:
+    """Stop the hang watchdog: its process group is being torn down (``shutdown()``).
+
+    A later :func:`attach` (a new group) starts a new one.
+    """
+    explainer: HangExplainer | None = _JOB.pop("explainer", None)
+    if explainer is not None:
+        explainer.stop()
 
 
 def dump(file: TextIO | None = None) -> None:

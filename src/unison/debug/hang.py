@@ -90,7 +90,10 @@ class HangExplainer:
         Finalize(None, self._at_exit, exitpriority=100)
 
     def stop(self) -> None:
+        """Stop the watchdog and wait for its thread (the process group is being torn down)."""
         self._stopped.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5.0)
 
     # --- this replica ------------------------------------------------------------------------
     def snapshot(self, state: str, reason: str = "") -> dict[str, Any]:

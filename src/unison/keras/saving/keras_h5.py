@@ -214,9 +214,14 @@ def is_keras_file(path: str | os.PathLike[str]) -> bool:
     with open(path, "rb") as f:
         if f.read(8) == _HDF5_SIGNATURE:
             return True
-    if zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as archive:
-            return "model.weights.h5" in archive.namelist()
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                return "model.weights.h5" in archive.namelist()
+    except (zipfile.BadZipFile, NotImplementedError, OSError, ValueError):
+        # A damaged unison file can look like a zip with a nonsense header: it is not Keras's, and
+        # unison's own reader names the damage.
+        return False
     return False
 
 
