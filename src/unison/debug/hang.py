@@ -90,10 +90,12 @@ class HangExplainer:
         Finalize(None, self._at_exit, exitpriority=100)
 
     def stop(self) -> None:
-        """Stop the watchdog and wait for its thread (the process group is being torn down)."""
+        """Stop the watchdog (the process group is being torn down).
+
+        Its thread ends at its next poll; it is not waited for, since a poll blocked on a store
+        behind a lost link would hold up the shutdown that reports that loss.
+        """
         self._stopped.set()
-        if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(timeout=5.0)
 
     # --- this replica ------------------------------------------------------------------------
     def snapshot(self, state: str, reason: str = "") -> dict[str, Any]:
