@@ -38,8 +38,8 @@ def test_read_only_arrays_fit_evaluate_predict_without_warnings():
     rng = np.random.default_rng(0)
     x = _read_only(rng.random((32, 3)))  # float64, as pandas gives
     y = _read_only(rng.random(32).astype("float32"))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         inputs = tf.keras.Input(shape=(3,))
         model = tf.keras.Model(inputs, tf.keras.layers.Dense(1)(inputs))
         model.compile(optimizer="adam", loss="mse")
@@ -53,14 +53,16 @@ def test_read_only_arrays_fit_evaluate_predict_without_warnings():
         tf.constant(x)
         tf.convert_to_tensor(x)
         tf.keras.ops.convert_to_tensor(x)
+    assert [str(w.message) for w in caught] == []
 
 
 def test_pandas_values_without_warnings():
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame({"a": np.arange(16.0), "b": np.arange(16.0) * 2})
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
         model.compile(optimizer="sgd", loss="mse")
         model.fit(frame.values, frame["b"].values, epochs=1, batch_size=4, verbose=0)
         model.fit(frame, frame["b"], epochs=1, batch_size=4, verbose=0)
+    assert [str(w.message) for w in caught] == []
