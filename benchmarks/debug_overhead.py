@@ -8,13 +8,16 @@ whose load swings from one minute to the next hits all three alike:
 
 * ``off``: recorder off (``UNISON_FLIGHT_RECORDER=0``'s state), no timeline;
 * ``ring``: the flight recorder on (the default);
-* ``timeline``: the recorder and the timeline on (``UNISON_TIMELINE``'s state).
+* ``timeline``: the recorder and the timeline on (``UNISON_TIMELINE``'s state);
+* ``check`` (``--path gloo`` only): the recorder on and the per-collective signature check
+  (``UNISON_CHECK_COLLECTIVES``, on by default on gloo: one 16-byte all-reduce per collective).
 
 Reported: the median time per step of each configuration and the median of the per-round
 ratios to ``off`` (rank 0's clock). The hang watchdog (one store request a second) runs in all three.
 
     python benchmarks/debug_overhead.py --rounds 15 --steps 200
     python benchmarks/debug_overhead.py --model gpt --rounds 9 --steps 20   # examples/gpt.py's model
+    python benchmarks/debug_overhead.py --path gloo --rounds 15 --steps 200  # gloo: + the signature check
 """
 
 from __future__ import annotations
@@ -48,7 +51,9 @@ def _model_and_batch(model_name: str) -> tuple[Any, Any, Any]:
     return model, ids[:, :-1], ids[:, 1:]
 
 
-def replica(rounds: int, steps: int, trace: str, model_name: str = "mlp") -> dict[str, Any]:
+def replica(
+    rounds: int, steps: int, trace: str, model_name: str = "mlp", configs: tuple[str, ...] = CONFIGS
+) -> dict[str, Any]:
     import torch
 
     import unison
@@ -73,10 +78,12 @@ def replica(rounds: int, steps: int, trace: str, model_name: str = "mlp") -> dic
         return (time.perf_counter() - start) / n
 
     run(50)  # warm-up
-    per_step: dict[str, list[float]] = {c: [] for c in CONFIGS}
+    per_step: dict[str, list[float]] = {c: [] for c in configs}
+    n = len(configs)
     for r in range(rounds):
-        for config in CONFIGS[r % 3 :] + CONFIGS[: r % 3]:
+        for config in configs[r % n :] + configs[: r % n]:
             recorder.enabled = config != "off"
+            comm.check_signatures = config == "check"
             comm.timeline = opt._timeline = timeline if config == "timeline" else None
             timeline.events.clear()  # memory stays flat; the cost of appending is what is measured
             per_step[config].append(run(steps))
@@ -91,12 +98,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--model", choices=("mlp", "gpt"), default="mlp", help="the seed MLP or the GPT example")
+    parser.add_argument(
+        "--path", choices=("shm", "gloo"), default="shm", help="the shared-memory all-reduce (default) or gloo alone"
+    )
     parser.add_argument("--out", default=None, help="write the figures as JSON here")
     args = parser.parse_args(argv)
     trace = os.path.join(tempfile.mkdtemp(prefix="debug-overhead-"), "t.json")
-    per_step = run_distributed(replica, 2, args=(args.rounds, args.steps, trace, args.model), timeout=3600)[0]
+    configs = CONFIGS + ("check",) if args.path == "gloo" else CONFIGS
+    env = {"UNISON_SHM_ALLREDUCE": "0" if args.path == "gloo" else "1"}
+    per_step = run_distributed(
+        replica, 2, args=(args.rounds, args.steps, trace, args.model, configs), timeout=3600, env=env
+    )[0]
     figures = {}
-    for config in CONFIGS:
+    for config in configs:
         ratios = [t / b for t, b in zip(per_step[config], per_step["off"])]
         figures[config] = {
             "median_us_per_step": statistics.median(per_step[config]) * 1e6,

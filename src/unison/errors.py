@@ -194,6 +194,13 @@ class CollectiveTimeoutError(UnisonError):
     """A collective did not complete within the strategy's timeout."""
 
 
+class CollectiveMismatchError(UnisonError):
+    """Replicas issued different collectives at the same point (op, shape, dtype or root differ).
+
+    Raised on every replica before any data moves (gloo would abort the receiving process).
+    """
+
+
 class SharedMemoryError(RuntimeError):
     """A replica died or did not arrive; the communicator turns it into a named error.
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import unison
-from unison.comm.communicator import collective_timeout
+from unison.comm.communicator import check_collectives, collective_timeout
 from unison.debug.flight import FlightRecorder, capacity_from_env
 from unison.debug.hang import first_divergence, format_report, missing_at
 from unison.debug.straggler import StepTimings, analyse
@@ -89,6 +89,18 @@ def test_unison_collective_timeout_overrides_and_is_checked(monkeypatch) -> None
         monkeypatch.setenv("UNISON_COLLECTIVE_TIMEOUT", bad)
         with pytest.raises(ValueError, match="UNISON_COLLECTIVE_TIMEOUT must be a number of seconds > 0"):
             collective_timeout(300.0)
+
+
+def test_unison_check_collectives_defaults_to_gloo_and_is_checked(monkeypatch) -> None:
+    monkeypatch.delenv("UNISON_CHECK_COLLECTIVES", raising=False)
+    assert check_collectives("gloo") and not check_collectives("nccl")
+    monkeypatch.setenv("UNISON_CHECK_COLLECTIVES", "1")
+    assert check_collectives("nccl")
+    monkeypatch.setenv("UNISON_CHECK_COLLECTIVES", "0")
+    assert not check_collectives("gloo")
+    monkeypatch.setenv("UNISON_CHECK_COLLECTIVES", "sometimes")
+    with pytest.raises(ValueError, match="UNISON_CHECK_COLLECTIVES must be auto, 1 or 0"):
+        check_collectives("gloo")
 
 
 def test_unison_flight_recorder_is_checked(monkeypatch) -> None:

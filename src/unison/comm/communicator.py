@@ -17,6 +17,7 @@ import atexit
 import datetime
 import os
 import time
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -32,7 +33,7 @@ from unison.debug import detach as _detach_debug
 from unison.debug import recorder as _recorder
 from unison.debug.flight import FlightRecorder, Slot
 from unison.debug.timeline import Timeline, start_timeline
-from unison.errors import CollectiveTimeoutError, UnisonError
+from unison.errors import CollectiveMismatchError, CollectiveTimeoutError, UnisonError
 
 _REDUCE_OPS = {"sum": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}
 
@@ -80,6 +81,11 @@ class Communicator:
         self.recorder = _recorder()
         self.explainer: Any = None
         self.timeline: Timeline | None = None
+        # Agree on each gloo/NCCL collective's op, shape and dtype before it runs (connect sets
+        # it from UNISON_CHECK_COLLECTIVES): gloo aborts the receiving process on a size mismatch.
+        self.check_signatures = False
+        self._max_options = dist.AllreduceOptions()
+        self._max_options.reduceOp = dist.ReduceOp(dist.ReduceOp.MAX)
 
     @property
     def collective_count(self) -> int:
@@ -89,12 +95,21 @@ class Communicator:
     # The failure path: a torch RuntimeError from deep inside gloo/NCCL becomes an error that
     # names the operation, its sequence number, this rank and the ranks that never arrived.
     def _run(
-        self, op_name: str, fn: Callable[[], Any], tensor: torch.Tensor | None = None, asynchronous: bool = False
+        self,
+        op_name: str,
+        fn: Callable[[], Any],
+        tensor: torch.Tensor | None = None,
+        asynchronous: bool = False,
+        kind: str = "",
     ) -> Any:
         self._seq += 1
         slot = self._begin(op_name, tensor, blocking=not asynchronous)
         try:
+            if kind and self.check_signatures:
+                self._agree(op_name, kind, tensor)
             out = fn()
+        except CollectiveMismatchError:
+            raise  # already named, with the job's report
         except RuntimeError as exc:
             raise self._named_error(op_name, self._seq, exc) from exc
         if not asynchronous and slot.seq == self._seq:  # (the recorder may be off)
@@ -110,6 +125,39 @@ class Communicator:
         if blocking and explainer is not None and explainer.incident:
             raise self._incident_error(op_name, self._seq)
         return self.recorder.begin(self._seq, op_name, tensor)
+
+    def _agree(self, op_name: str, kind: str, tensor: torch.Tensor | None) -> None:
+        """Check that every replica issues the same collective now, or raise on every replica.
+
+        One 16-byte MAX all-reduce of (signature, -signature): every replica learns whether all
+        signatures were equal (max == min) before the data moves. ``kind`` names the operation
+        and its arguments that must agree (``all_reduce/sum``, ``broadcast/src=0``); the shape
+        and dtype come from ``tensor``. torch's ``TORCH_DISTRIBUTED_DEBUG=DETAIL`` does the same
+        with an all-gather; here it is on by default for gloo, whose receiving process aborts
+        (``std::terminate``) when the sizes differ.
+        """
+        text = kind
+        if tensor is not None:
+            text += f" {str(tensor.dtype).removeprefix('torch.')}{list(tensor.shape)}"
+        sig = zlib.crc32(text.encode()) + 1  # > 0, so -sig never equals a signature
+        pair = torch.tensor([sig, -sig], dtype=torch.int64, device=self.device)
+        group = cast(dist.ProcessGroup, dist.group.WORLD)
+        group.allreduce([pair], self._max_options).wait()
+        if int(pair[0]) == -int(pair[1]):
+            return
+        seq = self._seq
+        report = ""
+        if self.explainer is not None:  # every replica's recorder and stack, through the store
+            report = "\n" + self.explainer.explain(op_name, seq, "the replicas issued different collectives")
+        raise CollectiveMismatchError(
+            f"Collective '{op_name}' (#{seq}) does not match across replicas on {self._where()}: this replica "
+            f"issued {text}, and at least one other replica issued a different operation, "
+            f"shape, dtype or root at the same point. Every replica must issue the same collectives in the "
+            f"same order with the same shapes; the report below names the replica that differs and where "
+            f"each one was (a branch on the rank, or data of a different size per replica, causes this). "
+            f"The check costs one 16-byte all-reduce per collective: UNISON_CHECK_COLLECTIVES=0 turns it "
+            f"off.{report}"
+        )
 
     def _incident_error(self, op_name: str, seq: int) -> CollectiveTimeoutError:
         """Another replica's collective failed: this one would only hang until the timeout."""
@@ -195,7 +243,7 @@ class Communicator:
         if shared is not None and shared.supports(tensor):
             self._run(name, lambda: shared.all_reduce(tensor, op), tensor)
         else:
-            self._run(name, lambda: dist.all_reduce(tensor, op=_REDUCE_OPS[op]), tensor)
+            self._run(name, lambda: dist.all_reduce(tensor, op=_REDUCE_OPS[op]), tensor, kind=f"all_reduce/{op}")
         return tensor
 
     def all_reduce_async(self, tensor: torch.Tensor, name: str = "all_reduce") -> Pending:
@@ -215,7 +263,9 @@ class Communicator:
         # group, skipping dist.all_reduce's per-call argument checks (about 50 us on a slow CPU).
         # a Communicator exists only after init_process_group, so the world group is set
         group, options = cast(dist.ProcessGroup, dist.group.WORLD), self._sum_options
-        work = self._run(name, lambda: group.allreduce([tensor], options), tensor, asynchronous=True)
+        work = self._run(
+            name, lambda: group.allreduce([tensor], options), tensor, asynchronous=True, kind="all_reduce/sum"
+        )
         return Pending(work, self._seq, name, self._slot_of(self._seq))
 
     def reduce_scatter_async(self, output: torch.Tensor, tensor: torch.Tensor, name: str = "reduce_scatter") -> Pending:
@@ -227,7 +277,11 @@ class Communicator:
         self.bytes_reduced += tensor.numel() * tensor.element_size()
         scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
         work = self._run(
-            name, lambda: scatter(output, tensor, op=dist.ReduceOp.SUM, async_op=True), tensor, asynchronous=True
+            name,
+            lambda: scatter(output, tensor, op=dist.ReduceOp.SUM, async_op=True),
+            tensor,
+            asynchronous=True,
+            kind="reduce_scatter/sum",
         )
         return Pending(work, self._seq, name, self._slot_of(self._seq))
 
@@ -253,7 +307,7 @@ class Communicator:
 
     def broadcast(self, tensor: torch.Tensor, src: int = 0, name: str = "broadcast") -> torch.Tensor:
         """Overwrite ``tensor`` on every replica with rank ``src``'s value."""
-        self._run(name, lambda: dist.broadcast(tensor, src=src), tensor)
+        self._run(name, lambda: dist.broadcast(tensor, src=src), tensor, kind=f"broadcast/src={src}")
         return tensor
 
     def broadcast_coalesced(self, tensors: Iterable[torch.Tensor], src: int = 0, name: str = "broadcast") -> None:
@@ -287,30 +341,30 @@ class Communicator:
         """Gather ``tensor`` from every replica; sizes along dim 0 may differ between replicas."""
         local_n = torch.tensor([tensor.shape[0]], dtype=torch.int64, device=self.device)
         sizes = [torch.zeros_like(local_n) for _ in range(self.world_size)]
-        self._run(name + ".sizes", lambda: dist.all_gather(sizes, local_n))
+        self._run(name + ".sizes", lambda: dist.all_gather(sizes, local_n), kind="all_gather.sizes")
         counts = [int(s.item()) for s in sizes]
         longest = max(counts)
         padded = tensor.new_zeros((longest, *tensor.shape[1:]))
         padded[: tensor.shape[0]] = tensor
         out = [torch.empty_like(padded) for _ in range(self.world_size)]
-        self._run(name, lambda: dist.all_gather(out, padded.contiguous()), padded)
+        self._run(name, lambda: dist.all_gather(out, padded.contiguous()), padded, kind="all_gather")
         return [t[:n] for t, n in zip(out, counts)]
 
     def broadcast_object(self, obj: Any, src: int = 0, name: str = "broadcast_object") -> Any:
         """Send a picklable object from ``src`` to every replica (small control data only)."""
         payload = [obj if self.rank == src else None]
-        self._run(name, lambda: dist.broadcast_object_list(payload, src=src))
+        self._run(name, lambda: dist.broadcast_object_list(payload, src=src), kind=f"broadcast_object/src={src}")
         return payload[0]
 
     def all_gather_object(self, obj: Any, name: str = "all_gather_object") -> list[Any]:
         """Gather one picklable object from every replica (small control data only)."""
         out: list[Any] = [None] * self.world_size
-        self._run(name, lambda: dist.all_gather_object(out, obj))
+        self._run(name, lambda: dist.all_gather_object(out, obj), kind="all_gather_object")
         return out
 
     def barrier(self, name: str = "barrier") -> None:
         """Block until every replica arrives."""
-        self._run(name, lambda: dist.barrier())
+        self._run(name, lambda: dist.barrier(), kind="barrier")
 
     def shutdown(self) -> None:
         """Leave the process group (idempotent)."""
@@ -463,6 +517,7 @@ def connect(
         local_size=placement.local_world_size,
         shared_memory=shared_memory,
     )
+    comm.check_signatures = check_collectives(backend)
     comm.explainer = _attach_debug(store, placement.rank, placement.world_size, timeout_s)
     comm.timeline = start_timeline(placement.rank, placement.world_size)
     if not _JOINED:
@@ -499,6 +554,36 @@ def collective_timeout(timeout_s: float) -> float:
             f"Fix: e.g. {ENV_COLLECTIVE_TIMEOUT}=30, or unset it to use the strategy's timeout_seconds."
         )
     return value
+
+
+ENV_CHECK_COLLECTIVES = "UNISON_CHECK_COLLECTIVES"
+
+
+def check_collectives(backend: str) -> bool:
+    """Whether replicas agree on each collective's op, shape and dtype before it runs.
+
+    ``UNISON_CHECK_COLLECTIVES``: ``auto`` (the default) checks on gloo, where a size mismatch
+    aborts the receiving process instead of raising; ``1`` checks on every backend (NCCL
+    included, where a mismatch hangs or reduces garbage); ``0`` never checks.
+
+    Example:
+        >>> check_collectives("gloo")
+        True
+
+    Raises:
+        ValueError: the variable holds something else.
+    """
+    raw = os.environ.get(ENV_CHECK_COLLECTIVES, "auto").strip().lower()
+    if raw in ("", "auto"):
+        return backend == "gloo"
+    if raw in ("1", "true", "on", "yes"):
+        return True
+    if raw in ("0", "false", "off", "no"):
+        return False
+    raise ValueError(
+        f"{ENV_CHECK_COLLECTIVES} must be auto, 1 or 0. Received: {ENV_CHECK_COLLECTIVES}={raw!r}. "
+        f"Fix: unset it (auto: check on gloo), or set 1 (always) or 0 (never)."
+    )
 
 
 def _previous_join(placement: ProcessPlacement, device: torch.device) -> Communicator | None:

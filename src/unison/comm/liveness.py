@@ -135,6 +135,7 @@ class TaskAwareCommunicator(Communicator):
         self.plan = plan
         self.monitor = monitor
         self.explainer, self.timeline = base.explainer, base.timeline
+        self.check_signatures = base.check_signatures
 
     def _where(self) -> str:
         return f"{self.plan.task_of_rank(self.rank)} (rank {self.rank} of {self.world_size})"
