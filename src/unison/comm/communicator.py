@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import datetime
+import gc
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -80,6 +81,9 @@ class Communicator:
         self.recorder = _recorder()
         self.explainer: Any = None
         self.timeline: Timeline | None = None
+        # under an elastic agent (unison.comm.elastic): a lost worker is the agent's to report,
+        # and the survivors re-form at once, so a failure does not wait to learn who is missing
+        self.elastic = False
 
     @property
     def collective_count(self) -> int:
@@ -149,6 +153,11 @@ class Communicator:
 
     def _diagnose(self, op_name: str, seq: int, exc: RuntimeError) -> str:
         """Who did not arrive at the failed collective (a subclass may know more, e.g. task names)."""
+        if self.elastic:
+            return (
+                "A worker of this elastic job was lost (or its connection broke); hvd.elastic.run rolls "
+                "back to the last commit and re-forms the job without it."
+            )
         if isinstance(exc, _shm.SharedMemoryError):  # the counters already say who is missing
             missing = f"Ranks {exc.missing} did not arrive at this collective." if exc.missing else ""
         elif self.explainer is not None:  # the replicas' snapshots said who issued it
@@ -311,6 +320,45 @@ class Communicator:
     def barrier(self, name: str = "barrier") -> None:
         """Block until every replica arrives."""
         self._run(name, lambda: dist.barrier())
+
+    def reform(self, store: Any, rank: int, world_size: int) -> None:
+        """Leave this process group and join a new one in place: another rank, size and store.
+
+        The elastic path (:mod:`unison.comm.elastic`): the old group may have lost a member, so
+        it is destroyed without a collective (gloo's destructor only closes sockets), and the
+        new one rendezvous in ``store`` (a fresh prefix per membership). Everything that holds
+        this object (a ``DistributedOptimizer``, ``unison.rank()``) sees the new group. The
+        shared-memory all-reduce and the hang explainer stay off (the gloo path fails at once
+        when a peer's connection closes).
+
+        Example::
+
+            comm.reform(dist.PrefixStore("generation/2", store), rank=1, world_size=2)
+        """
+        self.shared_memory = None
+        _detach_debug()
+        self.explainer = None
+        if dist.is_initialized():
+            dist.destroy_process_group()
+        gc.collect()  # free the old group now: its sockets close, and a peer still blocked in it fails
+        backend = "nccl" if self.device.type == "cuda" else "gloo"
+        try:
+            dist.init_process_group(
+                backend,
+                store=store,
+                rank=rank,
+                world_size=world_size,
+                timeout=datetime.timedelta(seconds=self.timeout_s),
+            )
+        except RuntimeError as exc:
+            raise UnisonError(
+                f"Rank {rank} of {world_size} could not form the new process group within {self.timeout_s:.0f}s: "
+                f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}. A member "
+                "died while the group re-formed."
+            ) from exc
+        self.rank, self.world_size = rank, world_size
+        self.local_rank, self.local_size = rank, world_size  # elastic jobs run on one host
+        self.store = store
 
     def shutdown(self) -> None:
         """Leave the process group (idempotent)."""
@@ -565,6 +613,13 @@ def _import_torch_compiler_first() -> None:
 # The process group is process-wide in torch; this records the communicator that joined it so
 # Horovod-style calls (unison.rank(), DistributedOptimizer without a communicator) find it.
 _JOINED: list[Communicator] = []
+
+
+def register_joined(comm: Communicator) -> None:
+    """Record ``comm`` as this process's job (a join made outside :func:`connect`, e.g. elastic)."""
+    if not _JOINED:
+        atexit.register(comm.shutdown)
+    _JOINED.append(comm)
 
 
 def joined() -> Communicator | None:

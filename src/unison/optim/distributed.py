@@ -53,6 +53,12 @@ _WRAPPERS: weakref.WeakValueDictionary[int, DistributedOptimizer] = weakref.Weak
 _FOREIGN: list[Callable[..., Any]] = []
 
 
+def discard_in_flight() -> None:
+    """:meth:`DistributedOptimizer.discard_step` on every live wrapper (an elastic job re-formed)."""
+    for wrapper in list(_WRAPPERS.values()):
+        wrapper.discard_step()
+
+
 def register_foreign_wrapper(factory: Callable[..., Any]) -> None:
     """Let ``DistributedOptimizer(optimizer, **kwargs)`` return ``factory(optimizer, **kwargs)``.
 
@@ -580,6 +586,22 @@ class DistributedOptimizer(WrappingOptimizer):
             for v in s.values()
             if isinstance(v, torch.Tensor)
         )
+
+    def discard_step(self) -> None:
+        """Forget this step's gradient collectives without waiting for them (the group re-formed).
+
+        After an elastic job re-forms (``hvd.elastic.run``), the buckets launched in the old
+        group will never complete; the next backward pass starts a fresh step in the new group.
+        """
+        for bucket in self._buckets:
+            bucket.reset()
+        if self.zero2 is not None:
+            self.zero2.discard()
+        self._next_launch = 0
+        self._passes.clear()
+        self._synchronized = False
+        self._waited = 0.0
+        self._checked = False  # a new member checks its model against the others: so must everyone
 
     def remove_hooks(self) -> None:
         """Detach from the parameters (the wrapped optimizer keeps working alone)."""
