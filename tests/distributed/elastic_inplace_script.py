@@ -1,6 +1,7 @@
 """An hvd.elastic training job for test_elastic_inplace.py and benchmarks/elastic_times.py.
 
-Run by `unison launch --min-workers A --max-workers B`. Each worker writes its pid to
+Run by `unison launch --min-workers A --max-workers B` (or, for the full-restart baseline of the
+benchmark, `unison launch --max-restarts 1`, where rank 0 writes each commit to a file). Each worker writes its pid to
 $OUT/pid.<worker>, one JSON line per step to $OUT/steps.<worker> (rank, size, pid, epoch, batch,
 time) and its final accuracy to $OUT/result.<worker>. While the file $OUT/hold exists the job
 paces its steps (0.08 s) and waits before its very last step (checking for new workers), so that a test
@@ -14,7 +15,6 @@ import faulthandler
 import json
 import os
 import signal
-import sys
 import time
 
 import torch
@@ -27,9 +27,9 @@ EPOCHS, STEPS, BATCH, BASE_LR = 6, 12, 16, 0.05
 def main() -> None:
     faulthandler.register(signal.SIGUSR1)  # `kill -USR1 PID` prints where a worker is
     out = os.environ["OUT"]
-    keras = "--keras" in sys.argv
     hvd.init()
-    worker = os.environ.get("UNISON_ELASTIC_WORKER", "0")
+    # the elastic agent's worker id; under torchrun (--max-restarts), the rank
+    worker = os.environ.get("UNISON_ELASTIC_WORKER") or str(hvd.rank())
     with open(os.path.join(out, f"pid.{worker}"), "w") as f:
         f.write(str(os.getpid()))
     hold = os.path.join(out, "hold")
@@ -40,8 +40,6 @@ def main() -> None:
     torch.manual_seed(int(worker))  # different starting weights: sync() must give rank 0's
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
     log = open(os.path.join(out, f"steps.{worker}"), "a")
-    if keras:
-        raise SystemExit("--keras: see keras_elastic_script.py")
     opt = hvd.DistributedOptimizer(
         torch.optim.SGD(model.parameters(), lr=BASE_LR * hvd.size()), named_parameters=model.named_parameters()
     )

@@ -17,6 +17,7 @@ import atexit
 import datetime
 import gc
 import os
+import socket
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -84,6 +85,7 @@ class Communicator:
         # under an elastic agent (unison.comm.elastic): a lost worker is the agent's to report,
         # and the survivors re-form at once, so a failure does not wait to learn who is missing
         self.elastic = False
+        self._group_sockets: dict[int, str] = {}  # fd -> socket inode of the group reform() joined
 
     @property
     def collective_count(self) -> int:
@@ -321,27 +323,41 @@ class Communicator:
         """Block until every replica arrives."""
         self._run(name, lambda: dist.barrier())
 
-    def reform(self, store: Any, rank: int, world_size: int) -> None:
-        """Leave this process group and join a new one in place: another rank, size and store.
+    def leave_group(self) -> None:
+        """Abandon this process group without a collective: its peers blocked in it fail at once.
 
-        The elastic path (:mod:`unison.comm.elastic`): the old group may have lost a member, so
-        it is destroyed without a collective (gloo's destructor only closes sockets), and the
-        new one rendezvous in ``store`` (a fresh prefix per membership). Everything that holds
-        this object (a ``DistributedOptimizer``, ``unison.rank()``) sees the new group. The
-        shared-memory all-reduce and the hang explainer stay off (the gloo path fails at once
-        when a peer's connection closes).
-
-        Example::
-
-            comm.reform(dist.PrefixStore("generation/2", store), rank=1, world_size=2)
+        The elastic path (:mod:`unison.comm.elastic`) calls it as soon as a collective failed or
+        the membership changed, before waiting for the others. gloo does not close its
+        connections when a group is destroyed while one of its operations failed (a survivor
+        still waiting in the old group for this replica would wait for the whole timeout), so
+        the sockets the group opened (:meth:`reform` noted them) are shut down first: every
+        peer's pending read or write on them fails now.
         """
         self.shared_memory = None
         _detach_debug()
         self.explainer = None
+        _shut_down_sockets(self._group_sockets)
+        self._group_sockets = {}
         if dist.is_initialized():
             dist.destroy_process_group()
-        gc.collect()  # free the old group now: its sockets close, and a peer still blocked in it fails
+        gc.collect()  # free the old group now (a traceback may still hold it)
+
+    def reform(self, store: Any, rank: int, world_size: int) -> None:
+        """Join a new process group in place: another rank, size and store (after :meth:`leave_group`).
+
+        The old group, if still joined, is left first. Everything that holds this object (a
+        ``DistributedOptimizer``, ``unison.rank()``) sees the new group. The shared-memory
+        all-reduce and the hang explainer stay off (gloo fails at once when a peer's
+        connection closes).
+
+        Example::
+
+            comm.leave_group()
+            comm.reform(dist.PrefixStore("generation/2", store), rank=1, world_size=2)
+        """
+        self.leave_group()
         backend = "nccl" if self.device.type == "cuda" else "gloo"
+        before = _socket_fds()
         try:
             dist.init_process_group(
                 backend,
@@ -356,6 +372,8 @@ class Communicator:
                 f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}. A member "
                 "died while the group re-formed."
             ) from exc
+        # the group's own connections (gloo connects every pair while the group forms)
+        self._group_sockets = {fd: inode for fd, inode in _socket_fds().items() if before.get(fd) != inode}
         self.rank, self.world_size = rank, world_size
         self.local_rank, self.local_size = rank, world_size  # elastic jobs run on one host
         self.store = store
@@ -613,6 +631,43 @@ def _import_torch_compiler_first() -> None:
 # The process group is process-wide in torch; this records the communicator that joined it so
 # Horovod-style calls (unison.rank(), DistributedOptimizer without a communicator) find it.
 _JOINED: list[Communicator] = []
+
+
+def _socket_fds() -> dict[int, str]:
+    """This process's socket descriptors and their inodes (Linux's /proc; empty elsewhere)."""
+    found: dict[int, str] = {}
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return found
+    for name in names:
+        try:
+            target = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:
+            continue
+        if target.startswith("socket:"):
+            found[int(name)] = target
+    return found
+
+
+def _shut_down_sockets(sockets: dict[int, str]) -> None:
+    """``shutdown(SHUT_RDWR)`` each connection that still is the one recorded (same fd, same inode)."""
+    current = _socket_fds()
+    for fd, inode in sockets.items():
+        if current.get(fd) != inode:
+            continue  # closed (and perhaps reused) since: not ours any more
+        try:
+            sock = socket.socket(fileno=os.dup(fd))
+        except OSError:
+            continue
+        try:
+            # a connection only: gloo's listener thread aborts the process if its socket is shut
+            if not sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN):
+                sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass  # already shut: nothing waits on it
+        finally:
+            sock.close()  # closes the duplicate only; gloo closes its own descriptor
 
 
 def register_joined(comm: Communicator) -> None:

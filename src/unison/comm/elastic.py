@@ -183,12 +183,14 @@ class ElasticGroup:
 
     def reform_after_update(self) -> None:
         """Re-form at the newest generation (workers were added): no failure happened."""
+        self.comm.leave_group()
         latest = wait_for_generation(self.store, self.worker, self.generation.number, self.comm.timeout_s, "update")
         self._join(latest)
         self.reforms += 1
 
     def reform_after_failure(self) -> None:
-        """A collective failed: tell the agent, wait for the next generation, and re-form there."""
+        """A collective failed: leave the group, tell the agent, wait for the next generation, re-form there."""
+        self.comm.leave_group()  # first: a survivor still waiting for us in the old group fails now
         self.store.add(failed_key(self.generation.number), 1)
         latest = wait_for_generation(
             self.store, self.worker, self.generation.number, self.comm.timeout_s, "a collective failed"
