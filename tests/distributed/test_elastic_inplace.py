@@ -22,6 +22,7 @@ from collections.abc import Callable
 import pytest
 
 SCRIPT = pathlib.Path(__file__).with_name("elastic_inplace_script.py")
+KERAS_SCRIPT = pathlib.Path(__file__).with_name("keras_elastic_script.py")  # model.fit in hvd.elastic.run
 BAND = 0.9  # the uninterrupted run's accuracy on its own data is >= this (test_uninterrupted_...)
 BASE_LR = 0.05
 
@@ -32,8 +33,8 @@ def _env(out: pathlib.Path) -> dict[str, str]:
     return env
 
 
-def _launch(out: pathlib.Path, *flags: str) -> subprocess.Popen[bytes]:
-    cmd = [sys.executable, "-m", "unison.cli", "launch", *flags, str(SCRIPT)]
+def _launch(out: pathlib.Path, *flags: str, script: pathlib.Path = SCRIPT) -> subprocess.Popen[bytes]:
+    cmd = [sys.executable, "-m", "unison.cli", "launch", *flags, str(script)]
     log = open(out / "agent.log", "wb")
     return subprocess.Popen(cmd, env=_env(out), cwd=out, stdout=log, stderr=subprocess.STDOUT)
 
@@ -69,7 +70,10 @@ def _results(out: pathlib.Path) -> dict[int, dict]:
 
 @pytest.mark.slow
 @pytest.mark.timeout(400)
-def test_survivors_reform_in_place_after_a_kill_and_a_new_worker_joins(tmp_path: pathlib.Path) -> None:
+@pytest.mark.parametrize("script", [SCRIPT, KERAS_SCRIPT], ids=["torch_loop", "keras_fit"])
+def test_survivors_reform_in_place_after_a_kill_and_a_new_worker_joins(
+    tmp_path: pathlib.Path, script: pathlib.Path
+) -> None:
     (tmp_path / "slots").write_text("localhost:3\n")
     discovery = tmp_path / "discover.sh"
     discovery.write_text(f"#!/bin/sh\ncat {tmp_path / 'slots'}\n")
@@ -85,6 +89,7 @@ def test_survivors_reform_in_place_after_a_kill_and_a_new_worker_joins(tmp_path:
         "4",
         "--host-discovery-script",
         str(discovery),
+        script=script,
     )
     try:
         _until("3 workers training", lambda: all(len(_steps(tmp_path, w)) >= 3 for w in (0, 1, 2)), tmp_path)
