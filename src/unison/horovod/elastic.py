@@ -45,7 +45,7 @@ from typing import Any
 import torch
 
 from unison.comm.elastic import current as _elastic_group
-from unison.errors import ElasticMembershipError, HostsUpdatedInterrupt, UnisonError
+from unison.errors import CollectiveTimeoutError, ElasticMembershipError, HostsUpdatedInterrupt, UnisonError
 from unison.horovod.basics import _comm, broadcast_optimizer_state, broadcast_parameters
 from unison.horovod.collectives import broadcast_object
 from unison.horovod.tape import broadcast_variables
@@ -71,6 +71,8 @@ def _restarts() -> tuple[int, int]:
 
 def _commit_file(name: str) -> Path | None:
     """Where rank 0 keeps committed state across restarts; None when the job cannot restart."""
+    if _elastic_group() is not None:
+        return None  # in place (`--min-workers`): the commit stays in memory, nothing restarts
     folder = os.environ.get("UNISON_ELASTIC_DIR")
     if not folder:
         if _restarts()[0] <= 0:
@@ -378,8 +380,10 @@ def _run_in_place(func: Callable[..., Any], state: State, *args: Any, **kwargs: 
             raise  # too few workers, or this one was removed: nothing to re-form
         except HostsUpdatedInterrupt as exc:
             skip_sync = exc.skip_sync  # just committed: nothing to roll back
-        except UnisonError:
-            failed = True
+        except UnisonError as exc:
+            if type(exc) not in (UnisonError, CollectiveTimeoutError):
+                raise  # a program's error (non-finite gradients, different models): re-forming repeats it
+            failed = True  # a collective failed: a worker was lost (or its connection broke)
         # Re-form outside the except clause: its traceback holds the old process group, which
         # must be freed (its sockets closed) so that a survivor still blocked in it fails at once.
         discard_in_flight()  # gradients launched in the old group never complete

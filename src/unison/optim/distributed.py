@@ -30,7 +30,7 @@ import torch
 from unison.comm.communicator import Communicator, LocalCommunicator, joined
 from unison.comm.reduce_op import ReduceOp
 from unison.debug.straggler import active_timings
-from unison.errors import format_choices
+from unison.errors import ElasticMembershipError, format_choices
 from unison.optim.amp import scaled_step
 from unison.optim.buckets import Bucket, plan_buckets
 from unison.optim.compression import Compression, Compressor
@@ -593,6 +593,12 @@ class DistributedOptimizer(WrappingOptimizer):
         After an elastic job re-forms (``hvd.elastic.run``), the buckets launched in the old
         group will never complete; the next backward pass starts a fresh step in the new group.
         """
+        if self.sharded is not None or self.zero2 is not None:
+            raise ElasticMembershipError(
+                "The elastic job re-formed at a new size, but this DistributedOptimizer shards its state "
+                "(shard_optimizer_state / shard_gradients) over the old size. Elastic jobs support "
+                "replicated optimizer state only: drop shard_optimizer_state/shard_gradients."
+            )
         for bucket in self._buckets:
             bucket.reset()
         if self.zero2 is not None:
