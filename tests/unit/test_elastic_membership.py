@@ -69,3 +69,10 @@ def test_hosts_updated_interrupt_is_not_a_collective_failure() -> None:
 
     assert not issubclass(HostsUpdatedInterrupt, UnisonError)  # hvd.elastic.run must not roll back
     assert HostsUpdatedInterrupt().skip_sync is False
+
+
+def test_a_multi_worker_strategy_in_an_elastic_worker_is_refused_not_run_alone() -> None:
+    from unison.cluster.resolvers import default_cluster_resolver
+
+    with pytest.raises(ElasticMembershipError, match=r"re-forms through Horovod's API only\. Fix: use"):
+        default_cluster_resolver({"UNISON_ELASTIC_STORE": "127.0.0.1:5000", "UNISON_ELASTIC_WORKER": "1"})
