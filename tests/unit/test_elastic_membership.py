@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pathlib
 import time
 
 import pytest
@@ -76,3 +77,23 @@ def test_a_multi_worker_strategy_in_an_elastic_worker_is_refused_not_run_alone()
 
     with pytest.raises(ElasticMembershipError, match=r"re-forms through Horovod's API only\. Fix: use"):
         default_cluster_resolver({"UNISON_ELASTIC_STORE": "127.0.0.1:5000", "UNISON_ELASTIC_WORKER": "1"})
+
+
+def test_the_discovery_scripts_mistakes_are_named(tmp_path: pathlib.Path) -> None:
+    from unison.launch.elastic_agent import discover_slots
+
+    def script(body: str) -> str:
+        path = tmp_path / f"d{len(list(tmp_path.iterdir()))}.sh"
+        path.write_text("#!/bin/sh\n" + body + "\n")
+        path.chmod(0o700)
+        return str(path)
+
+    assert discover_slots(script("echo localhost:2; echo 127.0.0.1:1")) == 3
+    with pytest.raises(ValueError, match="reported host 'node7'; unison's elastic agent runs the workers of one"):
+        discover_slots(script("echo node7:4"))
+    with pytest.raises(ValueError, match="printed 'localhost:many'; expected 'localhost:SLOTS'"):
+        discover_slots(script("echo localhost:many"))
+    with pytest.raises(ValueError, match="exited with 3"):
+        discover_slots(script("exit 3"))
+    with pytest.raises(ValueError, match="could not be run"):
+        discover_slots(str(tmp_path / "missing.sh"))

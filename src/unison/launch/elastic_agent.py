@@ -45,9 +45,22 @@ def discover_slots(script: str) -> int:
     """Run the host discovery script; the slots it reports on this host (``host:slots`` lines).
 
     Raises:
-        ValueError: a line names another host (elastic jobs span one host here) or is malformed.
+        ValueError: the script cannot run or fails, a line names another host (elastic jobs span
+            one host here) or is malformed.
     """
-    out = subprocess.run([script], capture_output=True, text=True, timeout=30, check=False).stdout
+    try:
+        done = subprocess.run([script], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ValueError(
+            f"--host-discovery-script {script!r} could not be run: {exc}. Give the path of an executable "
+            "program that prints 'localhost:SLOTS' and returns within 30 s."
+        ) from None
+    if done.returncode != 0:
+        raise ValueError(
+            f"--host-discovery-script {script!r} exited with {done.returncode}: {done.stderr.strip()[-500:]!r}. "
+            "It must print 'localhost:SLOTS' and exit 0."
+        )
+    out = done.stdout
     local = {"localhost", "127.0.0.1", socket.gethostname()}
     slots = 0
     for line in out.splitlines():
