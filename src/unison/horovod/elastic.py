@@ -1,22 +1,23 @@
-"""Horovod's elastic API (``hvd.elastic``) over ``unison launch --max-restarts`` (torchrun's agent).
+"""Horovod's elastic API (``hvd.elastic``): in place under ``--min-workers``, or by restarting under ``--max-restarts``.
 
 Horovod Elastic keeps a *state* (model, optimizer, counters) that is committed during training;
 when a process fails, the survivors roll back to the last commit, re-form the job and go on;
-``hvd.elastic.run`` wraps the training function to do that. torch's process groups cannot drop
-a member in place, so unison gets the same result by restarting: ``unison launch
---max-restarts K`` (torchrun's elastic agent) restarts every process of the job when one fails,
-and each restarted process resumes from the last commit:
+``hvd.elastic.run`` wraps the training function to do that. unison does it two ways:
 
-- ``state.commit()`` keeps a copy in memory (``state.restore()`` returns to it) and, when the job
-  can restart, rank 0 also writes it to ``$UNISON_ELASTIC_DIR`` (default: a folder of the
-  system's temporary directory named after the run) atomically;
-- ``hvd.elastic.run(train)(state)`` loads that file on rank 0 after a restart, calls the reset
-  callbacks (the job may have another size), broadcasts the state from rank 0 (``state.sync()``)
-  and calls ``train(state)``.
+- **In place** (``unison launch --min-workers A --max-workers B``, the elastic agent of
+  :mod:`unison.launch.elastic_agent`): no process restarts. A failed collective makes ``run``
+  restore the last commit from memory, re-form the process group at the new size in the same
+  process (:class:`unison.comm.elastic.ElasticGroup`), run the reset callbacks, ``state.sync()``
+  and call the function again. Workers added by the agent are noticed at ``state.commit()`` /
+  ``state.check_host_updates()``, which raise :class:`HostsUpdatedInterrupt` on every worker.
+- **By restarting** (``unison launch --max-restarts K``, torchrun's agent): every process
+  restarts when one fails. ``state.commit()`` then also writes the state to
+  ``$UNISON_ELASTIC_DIR`` (default: a folder of the system's temporary directory named after the
+  run) on rank 0, atomically, and ``run`` loads it after the restart, calls the reset callbacks,
+  broadcasts rank 0's state and calls the function.
 
 So ``for state.epoch in range(state.epoch, epochs)`` loops resume where the last commit was,
-as under ``horovodrun --min-np``. Adding hosts to a running job (Horovod's host discovery) is
-torchrun's ``--nnodes MIN:MAX`` rendezvous: new nodes join at the next restart.
+as under ``horovodrun --min-np``.
 
 Example:
     >>> import torch, unison as hvd
