@@ -238,6 +238,28 @@ class WeakTokenError(ValueError):
     """The cluster token is too short or too predictable to protect the cluster."""
 
 
+class ElasticMembershipError(UnisonError):
+    """An elastic job cannot go on: fewer workers than ``--min-workers``, or this worker left the job.
+
+    ``hvd.elastic.run`` does not retry it (a lost collective, :class:`UnisonError`, it does).
+    """
+
+
+class HostsUpdatedInterrupt(RuntimeError):
+    """Horovod's signal that workers joined an elastic job: ``hvd.elastic.run`` re-forms it in place.
+
+    Raised by ``state.commit()`` / ``state.check_host_updates()`` on every worker at the same
+    commit; not a failure, so the state is not rolled back (it was just committed).
+
+    Attributes:
+        skip_sync: Horovod's flag; ``False`` here: the new workers need the state.
+    """
+
+    def __init__(self, skip_sync: bool = False) -> None:
+        super().__init__("The elastic job's workers changed; hvd.elastic.run re-forms the job in place.")
+        self.skip_sync = skip_sync
+
+
 # --- the parameter-server wire -------------------------------------------------------------------
 class TaskUnavailableError(UnisonError):
     """A task of the cluster did not answer (dead, unreachable, or too slow for the deadline).

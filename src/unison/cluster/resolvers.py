@@ -39,7 +39,7 @@ from unison.cluster.placement import ENV_PARENT_PID, ENV_RANK
 from unison.cluster.plan import JobPlan
 from unison.cluster.slurm import SlurmClusterResolver
 from unison.cluster.spec import ClusterSpec
-from unison.errors import format_choices
+from unison.errors import ElasticMembershipError, format_choices
 
 _TF_CONFIG_EXAMPLE = '{"cluster": {"worker": ["host1:2222", "host2:2222"]}, "task": {"type": "worker", "index": 0}}'
 
@@ -257,6 +257,14 @@ def default_cluster_resolver(environ: Mapping[str, str] | None = None) -> Cluste
     env = os.environ if environ is None else environ
     if env.get("TF_CONFIG", "").strip():
         return TFConfigClusterResolver(environ=env)
+    if env.get("UNISON_ELASTIC_STORE"):  # unison.comm.elastic.ENV_ELASTIC_STORE: an elastic agent's worker
+        # each worker would otherwise see no cluster and train alone, silently
+        raise ElasticMembershipError(
+            "A multi-worker strategy was created in a worker of `unison launch --min-workers/--max-workers` "
+            "(an elastic job), which re-forms through Horovod's API only. Fix: use `import unison as hvd`, "
+            "hvd.init() and hvd.elastic.run (a training loop, or model.fit with hvd.elastic.KerasState and "
+            "hvd.DistributedOptimizer), or launch with --max-restarts K and BackupAndRestore instead."
+        )
     # A replica that a one-host MirroredStrategy re-ran carries that job's placement, which is not a
     # cluster: there, as in replica 0, a MultiWorkerMirroredStrategy() without TF_CONFIG is one worker.
     mirrored_replica = ENV_PARENT_PID in env and "RANK" not in env and "SLURM_PROCID" not in env

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import atexit
 import datetime
+import gc
 import os
+import socket
 import time
 import zlib
 from collections.abc import Callable, Iterable
@@ -86,6 +88,10 @@ class Communicator:
         self.check_signatures = False
         self._max_options = dist.AllreduceOptions()
         self._max_options.reduceOp = dist.ReduceOp(dist.ReduceOp.MAX)
+        # under an elastic agent (unison.comm.elastic): a lost worker is the agent's to report,
+        # and the survivors re-form at once, so a failure does not wait to learn who is missing
+        self.elastic = False
+        self._group_sockets: dict[int, str] = {}  # fd -> socket inode of the group reform() joined
 
     @property
     def collective_count(self) -> int:
@@ -197,6 +203,11 @@ class Communicator:
 
     def _diagnose(self, op_name: str, seq: int, exc: RuntimeError) -> str:
         """Who did not arrive at the failed collective (a subclass may know more, e.g. task names)."""
+        if self.elastic:
+            return (
+                "A worker of this elastic job was lost (or its connection broke); hvd.elastic.run rolls "
+                "back to the last commit and re-forms the job without it."
+            )
         if isinstance(exc, _shm.SharedMemoryError):  # the counters already say who is missing
             missing = f"Ranks {exc.missing} did not arrive at this collective." if exc.missing else ""
         elif self.explainer is not None:  # the replicas' snapshots said who issued it
@@ -365,6 +376,61 @@ class Communicator:
     def barrier(self, name: str = "barrier") -> None:
         """Block until every replica arrives."""
         self._run(name, lambda: dist.barrier(), kind="barrier")
+
+    def leave_group(self) -> None:
+        """Abandon this process group without a collective: its peers blocked in it fail at once.
+
+        The elastic path (:mod:`unison.comm.elastic`) calls it as soon as a collective failed or
+        the membership changed, before waiting for the others. gloo does not close its
+        connections when a group is destroyed while one of its operations failed (a survivor
+        still waiting in the old group for this replica would wait for the whole timeout), so
+        the sockets the group opened (:meth:`reform` noted them) are shut down first: every
+        peer's pending read or write on them fails now.
+        """
+        self.shared_memory = None
+        _detach_debug()
+        self.explainer = None
+        _shut_down_sockets(self._group_sockets)
+        self._group_sockets = {}
+        if dist.is_initialized():
+            dist.destroy_process_group()
+        gc.collect()  # free the old group now (a traceback may still hold it)
+
+    def reform(self, store: Any, rank: int, world_size: int) -> None:
+        """Join a new process group in place: another rank, size and store (after :meth:`leave_group`).
+
+        The old group, if still joined, is left first. Everything that holds this object (a
+        ``DistributedOptimizer``, ``unison.rank()``) sees the new group. The shared-memory
+        all-reduce and the hang explainer stay off (gloo fails at once when a peer's
+        connection closes).
+
+        Example::
+
+            comm.leave_group()
+            comm.reform(dist.PrefixStore("generation/2", store), rank=1, world_size=2)
+        """
+        self.leave_group()
+        backend = "nccl" if self.device.type == "cuda" else "gloo"
+        before = _socket_fds()
+        try:
+            dist.init_process_group(
+                backend,
+                store=store,
+                rank=rank,
+                world_size=world_size,
+                timeout=datetime.timedelta(seconds=self.timeout_s),
+            )
+        except RuntimeError as exc:
+            raise UnisonError(
+                f"Rank {rank} of {world_size} could not form the new process group within {self.timeout_s:.0f}s: "
+                f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}. A member "
+                "died while the group re-formed."
+            ) from exc
+        # the group's own connections (gloo connects every pair while the group forms)
+        self._group_sockets = {fd: inode for fd, inode in _socket_fds().items() if before.get(fd) != inode}
+        self.rank, self.world_size = rank, world_size
+        self.local_rank, self.local_size = rank, world_size  # elastic jobs run on one host
+        self.store = store
 
     def shutdown(self) -> None:
         """Leave the process group (idempotent)."""
@@ -650,6 +716,50 @@ def _import_torch_compiler_first() -> None:
 # The process group is process-wide in torch; this records the communicator that joined it so
 # Horovod-style calls (unison.rank(), DistributedOptimizer without a communicator) find it.
 _JOINED: list[Communicator] = []
+
+
+def _socket_fds() -> dict[int, str]:
+    """This process's socket descriptors and their inodes (Linux's /proc; empty elsewhere)."""
+    found: dict[int, str] = {}
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return found
+    for name in names:
+        try:
+            target = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:
+            continue
+        if target.startswith("socket:"):
+            found[int(name)] = target
+    return found
+
+
+def _shut_down_sockets(sockets: dict[int, str]) -> None:
+    """``shutdown(SHUT_RDWR)`` each connection that still is the one recorded (same fd, same inode)."""
+    current = _socket_fds()
+    for fd, inode in sockets.items():
+        if current.get(fd) != inode:
+            continue  # closed (and perhaps reused) since: not ours any more
+        try:
+            sock = socket.socket(fileno=os.dup(fd))
+        except OSError:
+            continue
+        try:
+            # a connection only: gloo's listener thread aborts the process if its socket is shut
+            if not sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN):
+                sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass  # already shut: nothing waits on it
+        finally:
+            sock.close()  # closes the duplicate only; gloo closes its own descriptor
+
+
+def register_joined(comm: Communicator) -> None:
+    """Record ``comm`` as this process's job (a join made outside :func:`connect`, e.g. elastic)."""
+    if not _JOINED:
+        atexit.register(comm.shutdown)
+    _JOINED.append(comm)
 
 
 def joined() -> Communicator | None:

@@ -31,6 +31,7 @@ from unison.cluster.placement import UNISON_SOURCE, ProcessPlacement, resolve_pl
 from unison.cluster.plan import JobPlan
 from unison.cluster.secret import cluster_secret, job_secret
 from unison.comm.communicator import Communicator, connect, joined
+from unison.comm.elastic import elastic_address, join_elastic
 from unison.comm.liveness import PeerMonitor, TaskAwareCommunicator
 from unison.debug.hang import HangExplainer
 from unison.distribute.devices import DeviceSpec
@@ -159,6 +160,9 @@ def join_environment(timeout_s: float) -> Communicator | None:
     comm = joined()
     if comm is not None:
         return comm
+    elastic = elastic_address()
+    if elastic is not None:  # started by `unison launch --min-workers`: membership comes from its agent
+        return join_elastic(elastic[0], elastic[1], job_secret(), timeout_s)
     placement = resolve_placement()
     if placement is None or placement.world_size == 1:
         return None

@@ -1,22 +1,23 @@
-"""Horovod's elastic API (``hvd.elastic``) over ``unison launch --max-restarts`` (torchrun's agent).
+"""Horovod's elastic API (``hvd.elastic``): in place under ``--min-workers``, or by restarting under ``--max-restarts``.
 
 Horovod Elastic keeps a *state* (model, optimizer, counters) that is committed during training;
 when a process fails, the survivors roll back to the last commit, re-form the job and go on;
-``hvd.elastic.run`` wraps the training function to do that. torch's process groups cannot drop
-a member in place, so unison gets the same result by restarting: ``unison launch
---max-restarts K`` (torchrun's elastic agent) restarts every process of the job when one fails,
-and each restarted process resumes from the last commit:
+``hvd.elastic.run`` wraps the training function to do that. unison does it two ways:
 
-- ``state.commit()`` keeps a copy in memory (``state.restore()`` returns to it) and, when the job
-  can restart, rank 0 also writes it to ``$UNISON_ELASTIC_DIR`` (default: a folder of the
-  system's temporary directory named after the run) atomically;
-- ``hvd.elastic.run(train)(state)`` loads that file on rank 0 after a restart, calls the reset
-  callbacks (the job may have another size), broadcasts the state from rank 0 (``state.sync()``)
-  and calls ``train(state)``.
+- **In place** (``unison launch --min-workers A --max-workers B``, the elastic agent of
+  :mod:`unison.launch.elastic_agent`): no process restarts. A failed collective makes ``run``
+  restore the last commit from memory, re-form the process group at the new size in the same
+  process (:class:`unison.comm.elastic.ElasticGroup`), run the reset callbacks, ``state.sync()``
+  and call the function again. Workers added by the agent are noticed at ``state.commit()`` /
+  ``state.check_host_updates()``, which raise :class:`HostsUpdatedInterrupt` on every worker.
+- **By restarting** (``unison launch --max-restarts K``, torchrun's agent): every process
+  restarts when one fails. ``state.commit()`` then also writes the state to
+  ``$UNISON_ELASTIC_DIR`` (default: a folder of the system's temporary directory named after the
+  run) on rank 0, atomically, and ``run`` loads it after the restart, calls the reset callbacks,
+  broadcasts rank 0's state and calls the function.
 
 So ``for state.epoch in range(state.epoch, epochs)`` loops resume where the last commit was,
-as under ``horovodrun --min-np``. Adding hosts to a running job (Horovod's host discovery) is
-torchrun's ``--nnodes MIN:MAX`` rendezvous: new nodes join at the next restart.
+as under ``horovodrun --min-np``.
 
 Example:
     >>> import torch, unison as hvd
@@ -44,11 +45,13 @@ from typing import Any
 
 import torch
 
-from unison.errors import UnisonError
+from unison.comm.elastic import current as _elastic_group
+from unison.errors import CollectiveTimeoutError, ElasticMembershipError, HostsUpdatedInterrupt, UnisonError
 from unison.horovod.basics import _comm, broadcast_optimizer_state, broadcast_parameters
 from unison.horovod.collectives import broadcast_object
 from unison.horovod.tape import broadcast_variables
 from unison.keras.callbacks import Callback
+from unison.optim.distributed import discard_in_flight
 
 # Horovod's name for "a collective failed": unison's collectives raise UnisonError (its subclass
 # CollectiveTimeoutError when a process stopped answering), so `except HorovodInternalError` works.
@@ -69,6 +72,8 @@ def _restarts() -> tuple[int, int]:
 
 def _commit_file(name: str) -> Path | None:
     """Where rank 0 keeps committed state across restarts; None when the job cannot restart."""
+    if _elastic_group() is not None:
+        return None  # in place (`--min-workers`): the commit stays in memory, nothing restarts
     folder = os.environ.get("UNISON_ELASTIC_DIR")
     if not folder:
         if _restarts()[0] <= 0:
@@ -116,7 +121,15 @@ class State:
         self.check_host_updates()
 
     def check_host_updates(self) -> None:
-        """Horovod checks for new hosts here; under torchrun membership changes restart the job."""
+        """Raise :class:`HostsUpdatedInterrupt` on every worker when workers joined the elastic job.
+
+        A collective (rank 0's view of the membership goes to everyone), so every worker calls it
+        at the same point; ``commit()`` calls it. Outside ``unison launch --min-workers`` (and
+        under ``--max-restarts``, where membership changes restart the job) it does nothing.
+        """
+        group = _elastic_group()
+        if group is not None and group.hosts_updated():
+            raise HostsUpdatedInterrupt(skip_sync=False)
 
     def resume(self) -> bool:
         """Load the last commit written before a restart (rank 0); True when there was one."""
@@ -312,13 +325,19 @@ KerasState = TensorFlowKerasState
 
 
 def run(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Decorate a training function ``func(state, ...)`` so that it resumes from the last commit.
+    """Decorate a training function ``func(state, ...)`` so that it survives membership changes.
 
-    The wrapper (Horovod's ``hvd.elastic.run``): after a restart of the job, rank 0 loads the
-    last committed state and the reset callbacks run; then ``state.sync()`` gives every process
-    rank 0's state and ``func(state, ...)`` runs. A collective that fails (a process died)
-    (``HorovodInternalError``, i.e. unison's ``UnisonError``) rolls ``state`` back to the last commit
-    and is re-raised, so ``unison launch --max-restarts K`` restarts the job.
+    Under ``unison launch --min-workers A --max-workers B`` (Horovod's ``horovodrun --min-np``)
+    the job re-forms **in place**: when a collective fails because a worker was lost
+    (``HorovodInternalError``, i.e. unison's ``UnisonError``), the survivors roll ``state`` back to
+    the last commit in memory, re-form the process group at the new size, run the reset
+    callbacks, take rank 0's state (``state.sync()``) and call ``func(state, ...)`` again; when
+    workers were added (``state.commit()`` raises ``HostsUpdatedInterrupt``) they do the same
+    without the roll-back. No process restarts and nothing is read from disk.
+
+    Under ``unison launch --max-restarts K`` (torchrun) every process restarts instead: rank 0
+    loads the last commit from its file, the reset callbacks run, ``state.sync()`` and ``func``;
+    a failed collective rolls back and re-raises so that torchrun restarts the job.
     """
 
     @functools.wraps(func)
@@ -328,6 +347,8 @@ def run(func: Callable[..., Any]) -> Callable[..., Any]:
                 f"hvd.elastic.run: the decorated function's first argument must be a hvd.elastic State "
                 f"(TorchState, ObjectState, KerasState, ...). Received: {type(state).__name__}"
             )
+        if _elastic_group() is not None:
+            return _run_in_place(func, state, *args, **kwargs)
         if not state.resume():
             state.save()  # the starting point is the first roll-back point
         if _restarts()[1] > 0:
@@ -336,12 +357,57 @@ def run(func: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return func(state, *args, **kwargs)
         except UnisonError:
-            # torch cannot re-form a process group in place: roll back, and let this process
-            # fail so that `unison launch --max-restarts K` restarts the job from the commit
+            # roll back, and let this process fail so that `unison launch --max-restarts K`
+            # restarts the job from the commit
             state.restore()
             raise
 
     return wrapper
+
+
+def _run_in_place(func: Callable[..., Any], state: State, *args: Any, **kwargs: Any) -> Any:
+    """``hvd.elastic.run`` under the elastic agent: roll back, re-form and go on in this process."""
+    group = _elastic_group()
+    assert group is not None
+    state.save()  # the starting point is the first roll-back point
+    skip_sync = False
+    while True:
+        failed = False
+        try:
+            if not skip_sync:
+                state.sync()
+            return func(state, *args, **kwargs)
+        except ElasticMembershipError:
+            raise  # too few workers, or this one was removed: nothing to re-form
+        except HostsUpdatedInterrupt as exc:
+            skip_sync = exc.skip_sync  # just committed: nothing to roll back
+        except UnisonError as exc:
+            if type(exc) not in (UnisonError, CollectiveTimeoutError):
+                raise  # a program's error (non-finite gradients, different models): re-forming repeats it
+            failed = True  # a collective failed: a worker was lost (or its connection broke)
+        # Re-form outside the except clause: its traceback holds the old process group, which
+        # must be freed (its sockets closed) so that a survivor still blocked in it fails at once.
+        discard_in_flight()  # gradients launched in the old group never complete
+        if failed:
+            state.restore()  # the last commit, in memory
+            skip_sync = False
+        _reform(group.reform_after_failure if failed else group.reform_after_update)
+        state.on_reset()
+
+
+def _reform(first_try: Callable[[], None]) -> None:
+    """Re-form the group; a member lost while it re-forms makes it wait for the next generation."""
+    group = _elastic_group()
+    assert group is not None
+    attempt = first_try
+    while True:
+        try:
+            attempt()
+            return
+        except ElasticMembershipError:
+            raise
+        except UnisonError:
+            attempt = group.reform_after_failure
 
 
 class CommitStateCallback(Callback):
@@ -404,6 +470,7 @@ class UpdateEpochStateCallback(Callback):
 __all__ = [
     "CommitStateCallback",
     "HorovodInternalError",
+    "HostsUpdatedInterrupt",
     "KerasState",
     "ObjectState",
     "State",

@@ -13,6 +13,10 @@ Examples::
     unison launch --nproc-per-node 4 --nnodes 2 --node-rank 0 --master 10.0.0.1:29500 train.py
     unison launch --nproc-per-node 2 --max-restarts 3 train.py
     unison launch --tf-config --nproc-per-node 2 train.py
+    unison launch --nproc-per-node 3 --min-workers 2 --max-workers 4 train.py   # elastic, in place
+
+``--min-workers``/``--max-workers`` run :mod:`unison.launch.elastic_agent` instead of torchrun:
+workers that are lost are not restarted, the survivors re-form in place (``hvd.elastic.run``).
 """
 
 from __future__ import annotations
@@ -51,6 +55,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="restart the whole job up to K times when a process fails (default 0)",
     )
     parser.add_argument(
+        "--min-workers",
+        type=int,
+        default=None,
+        metavar="A",
+        help="elastic job: keep going while at least A workers remain; lost workers are not restarted, "
+        "the survivors re-form in place (hvd.elastic.run)",
+    )
+    parser.add_argument(
+        "--max-workers", type=int, default=None, metavar="B", help="elastic job: at most B workers (default: A)"
+    )
+    parser.add_argument(
+        "--host-discovery-script",
+        default=None,
+        metavar="PATH",
+        help="elastic job: a program printing 'localhost:SLOTS'; more slots start more workers (Horovod's option)",
+    )
+    parser.add_argument(
+        "--elastic-timeout",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="elastic job: seconds to wait for --min-workers slots at start (default 600)",
+    )
+    parser.add_argument(
         "--tf-config", action="store_true", help="give each local process its own TF_CONFIG (workers on 127.0.0.1)"
     )
     parser.add_argument(
@@ -83,8 +111,40 @@ def _check(args: Any) -> None:
             "--tf-config starts workers on this machine only. On several hosts give "
             "each process its own TF_CONFIG, or use --nnodes/--master without --tf-config."
         )
+    _check_elastic(args)
     if not args.module and not os.path.exists(args.script):
         raise ValueError(f"No such script: {args.script!r}. Pass the path of the training script (or -m for a module).")
+
+
+def _check_elastic(args: Any) -> None:
+    """The elastic options: coherent with each other and with the rest (one host, no restarts)."""
+    elastic = any(getattr(args, n, None) is not None for n in ("min_workers", "max_workers", "host_discovery_script"))
+    if not elastic:
+        return
+    if args.min_workers is None:
+        args.min_workers = 1
+    if args.max_workers is None:
+        args.max_workers = max(args.min_workers, args.nproc_per_node)
+    if args.min_workers < 1:
+        raise ValueError(f"--min-workers must be >= 1. Received: --min-workers {args.min_workers}")
+    if args.max_workers < args.min_workers:
+        raise ValueError(
+            f"--max-workers must be >= --min-workers. Received: --min-workers {args.min_workers} "
+            f"--max-workers {args.max_workers}"
+        )
+    if args.nnodes > 1 or args.master or args.tf_config or args.max_restarts:
+        raise ValueError(
+            "--min-workers/--max-workers run an elastic job on this host, which re-forms in place instead of "
+            "restarting: drop --nnodes/--master/--tf-config/--max-restarts (or drop the elastic options)."
+        )
+    if not args.host_discovery_script and args.min_workers > args.nproc_per_node:
+        raise ValueError(
+            f"--min-workers {args.min_workers} is more than the {args.nproc_per_node} worker(s) available "
+            f"(--nproc-per-node {args.nproc_per_node}): the job could never start. Fix: --nproc-per-node "
+            f">= {args.min_workers}, a lower --min-workers, or a --host-discovery-script that reports more slots."
+        )
+    if args.elastic_timeout <= 0:
+        raise ValueError(f"--elastic-timeout must be > 0. Received: --elastic-timeout {args.elastic_timeout}")
 
 
 def torchrun_argv(args: Any, free_ports: list[int] | None = None) -> tuple[list[str], dict[str, str]]:
@@ -127,6 +187,10 @@ def run(args: Any) -> int:
     except ValueError as exc:
         sys.stderr.write(f"unison launch: error: {exc}\n")
         return 2
+    if getattr(args, "min_workers", None) is not None:
+        from unison.launch.elastic_agent import run_elastic
+
+        return run_elastic(args)
     import torch.distributed.run as torchrun
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.elastic.utils.distributed import get_free_port

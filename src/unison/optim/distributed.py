@@ -30,7 +30,7 @@ import torch
 from unison.comm.communicator import Communicator, LocalCommunicator, joined
 from unison.comm.reduce_op import ReduceOp
 from unison.debug.straggler import active_timings
-from unison.errors import format_choices
+from unison.errors import ElasticMembershipError, format_choices
 from unison.optim.amp import scaled_step
 from unison.optim.buckets import Bucket, plan_buckets
 from unison.optim.compression import Compression, Compressor
@@ -51,6 +51,12 @@ _WRAPPERS: weakref.WeakValueDictionary[int, DistributedOptimizer] = weakref.Weak
 # registers a factory, so ``DistributedOptimizer(keras_opt, ...)`` (Horovod's Keras API) returns
 # its wrapper while this module knows nothing of Keras. A factory returns None to decline.
 _FOREIGN: list[Callable[..., Any]] = []
+
+
+def discard_in_flight() -> None:
+    """:meth:`DistributedOptimizer.discard_step` on every live wrapper (an elastic job re-formed)."""
+    for wrapper in list(_WRAPPERS.values()):
+        wrapper.discard_step()
 
 
 def register_foreign_wrapper(factory: Callable[..., Any]) -> None:
@@ -580,6 +586,28 @@ class DistributedOptimizer(WrappingOptimizer):
             for v in s.values()
             if isinstance(v, torch.Tensor)
         )
+
+    def discard_step(self) -> None:
+        """Forget this step's gradient collectives without waiting for them (the group re-formed).
+
+        After an elastic job re-forms (``hvd.elastic.run``), the buckets launched in the old
+        group will never complete; the next backward pass starts a fresh step in the new group.
+        """
+        if self.sharded is not None or self.zero2 is not None:
+            raise ElasticMembershipError(
+                "The elastic job re-formed at a new size, but this DistributedOptimizer shards its state "
+                "(shard_optimizer_state / shard_gradients) over the old size. Elastic jobs support "
+                "replicated optimizer state only: drop shard_optimizer_state/shard_gradients."
+            )
+        for bucket in self._buckets:
+            bucket.reset()
+        if self.zero2 is not None:
+            self.zero2.discard()
+        self._next_launch = 0
+        self._passes.clear()
+        self._synchronized = False
+        self._waited = 0.0
+        self._checked = False  # a new member checks its model against the others: so must everyone
 
     def remove_hooks(self) -> None:
         """Detach from the parameters (the wrapped optimizer keeps working alone)."""

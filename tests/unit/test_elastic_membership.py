@@ -1,0 +1,99 @@
+"""The elastic agent's generations in the store, as workers read them (unison.comm.elastic), in one process."""
+
+from __future__ import annotations
+
+import pathlib
+import time
+
+import pytest
+import torch.distributed as dist
+
+from unison.comm.elastic import Generation, publish, publish_error, read_latest, wait_for_generation
+from unison.comm.store import AuthenticatedStore
+from unison.errors import ElasticMembershipError, HostsUpdatedInterrupt, StoreAuthenticationError
+
+
+def _store() -> AuthenticatedStore:
+    return AuthenticatedStore(dist.HashStore(), b"s" * 32)
+
+
+def test_a_published_generation_is_read_back_with_ranks_in_member_order() -> None:
+    store = _store()
+    assert read_latest(store) is None
+    publish(store, Generation(0, (0, 1, 2)))
+    publish(store, Generation(1, (0, 2)))
+    latest = read_latest(store)
+    assert latest == Generation(1, (0, 2))
+    assert latest.size == 2 and latest.rank_of(2) == 1
+
+
+def test_waiting_returns_the_next_generation_that_includes_this_worker() -> None:
+    store = _store()
+    publish(store, Generation(0, (0, 1, 2)))
+    publish(store, Generation(1, (0, 2, 3)))
+    assert wait_for_generation(store, 3, 0, 1.0, "joining") == Generation(1, (0, 2, 3))
+
+
+def test_a_worker_left_out_of_the_new_generation_is_told_it_was_removed() -> None:
+    store = _store()
+    publish(store, Generation(4, (0, 2)))
+    with pytest.raises(ElasticMembershipError, match="Worker 1 is not a member of the elastic job's generation 4"):
+        wait_for_generation(store, 1, 3, 1.0, "a collective failed")
+
+
+def test_no_new_generation_within_the_timeout_is_a_named_error_not_a_hang() -> None:
+    store = _store()
+    publish(store, Generation(0, (0, 1)))
+    started = time.monotonic()
+    with pytest.raises(ElasticMembershipError, match=r"waited 0s for the elastic agent .* after 0 \(a collective"):
+        wait_for_generation(store, 0, 0, 0.2, "a collective failed")
+    assert time.monotonic() - started < 5
+
+
+def test_the_agents_error_reaches_every_waiting_worker() -> None:
+    store = _store()
+    publish(store, Generation(0, (0, 1)))
+    publish_error(store, "the elastic job has 1 worker(s) left, fewer than --min-workers 2")
+    with pytest.raises(ElasticMembershipError, match="fewer than --min-workers 2"):
+        wait_for_generation(store, 0, 0, 5.0, "a collective failed")
+
+
+def test_a_membership_written_without_the_jobs_secret_is_refused() -> None:
+    raw = dist.HashStore()
+    AuthenticatedStore(raw, b"x" * 32).set("unison/elastic/generation", "0")  # another secret
+    with pytest.raises(StoreAuthenticationError):
+        read_latest(AuthenticatedStore(raw, b"s" * 32))
+
+
+def test_hosts_updated_interrupt_is_not_a_collective_failure() -> None:
+    from unison.errors import UnisonError
+
+    assert not issubclass(HostsUpdatedInterrupt, UnisonError)  # hvd.elastic.run must not roll back
+    assert HostsUpdatedInterrupt().skip_sync is False
+
+
+def test_a_multi_worker_strategy_in_an_elastic_worker_is_refused_not_run_alone() -> None:
+    from unison.cluster.resolvers import default_cluster_resolver
+
+    with pytest.raises(ElasticMembershipError, match=r"re-forms through Horovod's API only\. Fix: use"):
+        default_cluster_resolver({"UNISON_ELASTIC_STORE": "127.0.0.1:5000", "UNISON_ELASTIC_WORKER": "1"})
+
+
+def test_the_discovery_scripts_mistakes_are_named(tmp_path: pathlib.Path) -> None:
+    from unison.launch.elastic_agent import discover_slots
+
+    def script(body: str) -> str:
+        path = tmp_path / f"d{len(list(tmp_path.iterdir()))}.sh"
+        path.write_text("#!/bin/sh\n" + body + "\n")
+        path.chmod(0o700)
+        return str(path)
+
+    assert discover_slots(script("echo localhost:2; echo 127.0.0.1:1")) == 3
+    with pytest.raises(ValueError, match="reported host 'node7'; unison's elastic agent runs the workers of one"):
+        discover_slots(script("echo node7:4"))
+    with pytest.raises(ValueError, match="printed 'localhost:many'; expected 'localhost:SLOTS'"):
+        discover_slots(script("echo localhost:many"))
+    with pytest.raises(ValueError, match="exited with 3"):
+        discover_slots(script("exit 3"))
+    with pytest.raises(ValueError, match="could not be run"):
+        discover_slots(str(tmp_path / "missing.sh"))
