@@ -50,7 +50,7 @@ def test_a_segment_of_another_job_or_size_is_refused() -> None:
 def test_an_unknown_op_is_refused_before_any_rank_waits() -> None:
     import mmap
 
-    buffer = mmap.mmap(-1, shm._header_bytes(2) + 3 * 4096)
+    buffer = mmap.mmap(-1, shm._segment_bytes(2, 4096))
     reducer = shm.SharedMemoryReducer(buffer, 0, 2, 4096, [os.getpid(), os.getpid()], 1.0)
     with pytest.raises(ValueError, match="Unknown reduction op 'avg'"):
         reducer.all_reduce(torch.ones(4), "avg")
