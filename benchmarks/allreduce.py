@@ -44,6 +44,18 @@ def _time(fn: Any, iters: int) -> float:
     return (time.perf_counter() - start) / iters
 
 
+def _systems(comm: Any, red: Any, t: torch.Tensor, src: torch.Tensor, dst: torch.Tensor, arena: Any) -> dict[str, Any]:
+    """What each system runs once (``None``: not on this rank)."""
+    return {
+        "memcpy": lambda: dst.copy_(src),
+        "memcpy1": (lambda: dst.copy_(src)) if comm.rank == 0 else None,
+        "comm": lambda: comm.all_reduce(t, name="bench"),
+        "staged": (lambda: red.all_reduce(t)) if red is not None else None,
+        "arena": (lambda: red.all_reduce(arena)) if arena is not None else None,
+        "gloo": lambda: dist.all_reduce(t),
+    }
+
+
 def replica(sizes: list[int], repeats: int, dtype_name: str, pin: bool) -> dict[str, Any]:
     """Time every system per size (interleaved within each repeat)."""
     import unison
@@ -65,18 +77,10 @@ def replica(sizes: list[int], repeats: int, dtype_name: str, pin: bool) -> dict[
         n = max(1, nbytes // size)
         t = torch.ones(n, dtype=dtype)
         src, dst = torch.ones(n, dtype=dtype), torch.empty(n, dtype=dtype)
-        arena = whole[:n] if whole is not None else None
-        if arena is not None:
-            arena.fill_(1)
+        if whole is not None:
+            whole[:n].fill_(1)
         iters = max(3, min(300, int(3e7 // max(nbytes, 1))))
-        fns = {
-            "memcpy": lambda: dst.copy_(src),
-            "memcpy1": (lambda: dst.copy_(src)) if comm.rank == 0 else None,
-            "comm": lambda: comm.all_reduce(t, name="bench"),
-            "staged": (lambda: red.all_reduce(t)) if red is not None else None,
-            "arena": (lambda: red.all_reduce(arena)) if arena is not None else None,  # type: ignore[union-attr]
-            "gloo": lambda: dist.all_reduce(t),
-        }
+        fns = _systems(comm, red, t, src, dst, whole[:n] if whole is not None else None)
         times: dict[str, list[float]] = {s: [] for s in SYSTEMS}
         for fn in fns.values():  # warm-up: page faults, views, caches
             dist.barrier()

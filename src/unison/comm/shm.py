@@ -3,16 +3,19 @@
 gloo moves even a few bytes between two processes of one host through loopback TCP: 1.1-2 ms
 per all-reduce on the development VM, whatever the size up to 400 kB, which is more than a
 whole training step of the seed MLP. Replicas of one host can instead meet in one
-shared-memory segment: each copies its tensor into its own slot, each sums one slice of every
-slot (in rank order, so every replica gets bit-identical sums), and each copies the summed
-slices back: about 60 us for the seed MLP's 400 kB gradient (``benchmarks/optimizer.py``).
+shared-memory segment: each sums one slice of every replica's tensor (in rank order, so every
+replica gets bit-identical sums), and each copies the others' summed slices into its own
+tensor. A tensor allocated in the segment (:meth:`SharedMemoryReducer.empty`: the
+DistributedOptimizer's gradient buckets) is read there in place and summed in place; any other
+tensor first has the slices the others sum copied into this rank's staging slot.
 
-Synchronisation needs no atomics: each rank owns one counter (on its own cache line) that only
-it writes, and waits until every counter reached the generation it needs. x86-64 makes a core's
-stores visible to the others in program order, so a raised counter means its rank's data is
-there; on other architectures unison keeps gloo. A wait yields the core (replicas may share
-cores) and, while it lasts, watches the time limit and whether the ranks it waits for still
-exist, so a dead or stuck replica becomes an error (which the communicator names), not a hang.
+Synchronisation needs no atomics: each rank owns three counters (on its own cache line) that
+only it writes, and waits until every rank's counter reached the chunk it needs. x86-64 makes
+a core's stores visible to the others in program order, so a raised counter means its rank's
+data is there; on other architectures unison keeps gloo. A wait spins briefly (when every
+replica has a core of its own), then yields the core, then blocks on a futex; while it lasts it
+watches the time limit and whether the ranks it waits for still exist, so a dead or stuck
+replica becomes an error (which the communicator names), not a hang.
 
 The segment is set up once per process group by :func:`attach`, a vote through the rendezvous
 store: rank 0 creates the file, every rank maps it and checks a nonce (a rank on another host
@@ -117,6 +120,10 @@ class SharedMemoryReducer:
         ]
         self._sleeping = [
             ctypes.c_int64.from_address(header[r:].ctypes.data + 8 * _SLEEPING) for r in range(world_size)
+        ]
+        self._sigs = [
+            [ctypes.c_int64.from_address(header[r:].ctypes.data + 8 * (_SIG + region)) for r in range(world_size)]
+            for region in (0, 1)
         ]
         self._peers = [r for r in range(world_size) if r != rank]
         self._slots_at = _header_bytes(world_size)
@@ -248,10 +255,9 @@ class SharedMemoryReducer:
         self._chunk = k + 1
         region = k % 2
         views = self._views_for(flat.dtype, flat.numel(), region)
-        line = self._header[self.rank]
         self._wait(_DONE, k - 1)  # every rank has read this region's previous contents
         views.inputs[self.rank].copy_(flat)
-        sig = line[_SIG + region] = _signature(flat, op)
+        sig = self._sigs[region][self.rank].value = _signature(flat, op)
         self._arrive(_READY, k + 1)
         self._wait(_READY, k + 1)
         self._check_same(sig, region)
@@ -282,7 +288,7 @@ class SharedMemoryReducer:
                     staged[:lo].copy_(piece[:lo])
                 if hi < n:
                     staged[hi:].copy_(piece[hi:])
-            line[_SIG + region] = sig
+            self._sigs[region][rank].value = sig
             line[_BASE + region] = base
             self._arrive(_READY, k + 1)
             self._wait(_READY, k + 1)
@@ -328,9 +334,9 @@ class SharedMemoryReducer:
 
     def _check_same(self, sig: int, region: int) -> None:
         """After the first barrier of an all-reduce: every rank reduces the same op, dtype and size."""
-        sigs = self._header[:, _SIG + region]
-        if (sigs != sig).any():
-            described = "; ".join(f"rank {r}: {_describe_signature(int(s))}" for r, s in enumerate(sigs))
+        sigs = [s.value for s in self._sigs[region]]
+        if any(s != sig for s in sigs):
+            described = "; ".join(f"rank {r}: {_describe_signature(s)}" for r, s in enumerate(sigs))
             raise self._fail(
                 SharedMemoryError(
                     f"the replicas issued different all-reduces ({described}); every replica must reduce "
@@ -411,9 +417,12 @@ _DTYPES = list(_SUPPORTED)
 _OPS = ["sum", "max", "min"]
 
 
+_CODES = {(dtype, op): (d << 2) | o for d, dtype in enumerate(_DTYPES) for o, op in enumerate(_OPS)}
+
+
 def _signature(flat: torch.Tensor, op: str) -> int:
     """(elements, dtype, op) of an all-reduce as one int64 (what the ranks compare)."""
-    return (flat.numel() << 8) | (_DTYPES.index(flat.dtype) << 2) | _OPS.index(op)
+    return (flat.numel() << 8) | _CODES[flat.dtype, op]
 
 
 def _describe_signature(sig: int) -> str:
