@@ -37,11 +37,12 @@ import torch.distributed as dist
 SYSTEMS = ("memcpy", "memcpy1", "comm", "staged", "arena", "gloo")
 
 
-def _time(fn: Any, iters: int) -> float:
-    start = time.perf_counter()
+def _time(fn: Any, iters: int) -> tuple[float, float]:
+    """(wall seconds, this process's CPU seconds) per call."""
+    start, cpu = time.perf_counter(), time.process_time()
     for _ in range(iters):
         fn()
-    return (time.perf_counter() - start) / iters
+    return (time.perf_counter() - start) / iters, (time.process_time() - cpu) / iters
 
 
 def _systems(comm: Any, red: Any, t: torch.Tensor, src: torch.Tensor, dst: torch.Tensor, arena: Any) -> dict[str, Any]:
@@ -70,9 +71,10 @@ def replica(sizes: list[int], repeats: int, dtype_name: str, pin: bool) -> dict[
     red = comm.shared_memory
     dtype = getattr(torch, dtype_name)
     size = torch.empty((), dtype=dtype).element_size()
-    rows: dict[str, Any] = {"shared_memory": red is not None, "arena_bytes": red.arena_bytes if red else 0}
-    rows["sizes"] = {}
-    whole = red.empty(max(sizes) // size, dtype) if red is not None else None  # one arena tensor, sliced
+    rows: dict[str, Any] = {"shared_memory": red is not None, "arena_bytes": getattr(red, "arena_bytes", 0)}
+    rows["sizes"], rows["cpu"] = {}, {}
+    # one arena tensor, sliced (an older unison, run through PYTHONPATH for comparison, has none)
+    whole = red.empty(max(sizes) // size, dtype) if hasattr(red, "empty") else None
     for nbytes in sizes:
         n = max(1, nbytes // size)
         t = torch.ones(n, dtype=dtype)
@@ -81,7 +83,7 @@ def replica(sizes: list[int], repeats: int, dtype_name: str, pin: bool) -> dict[
             whole[:n].fill_(1)
         iters = max(3, min(300, int(3e7 // max(nbytes, 1))))
         fns = _systems(comm, red, t, src, dst, whole[:n] if whole is not None else None)
-        times: dict[str, list[float]] = {s: [] for s in SYSTEMS}
+        times: dict[str, list[tuple[float, float]]] = {s: [] for s in SYSTEMS}
         for fn in fns.values():  # warm-up: page faults, views, caches
             dist.barrier()
             if fn is not None:
@@ -92,7 +94,8 @@ def replica(sizes: list[int], repeats: int, dtype_name: str, pin: bool) -> dict[
                 if fn is not None:
                     times[system].append(_time(fn, iters))
         # (the sums grow to inf in fp16 and fp32 over the repeats; adding infs is no slower here)
-        rows["sizes"][nbytes] = {s: statistics.median(v) for s, v in times.items() if v}
+        rows["sizes"][nbytes] = {s: statistics.median(w for w, _ in v) for s, v in times.items() if v}
+        rows["cpu"][nbytes] = {s: statistics.median(c for _, c in v) for s, v in times.items() if v}
     return rows
 
 
@@ -123,22 +126,32 @@ def main(argv: list[str] | None = None) -> None:
     print()
     print(
         "| bytes | memcpy GB/s (all ranks) | memcpy1 GB/s | comm us | staged us | arena us | gloo us "
-        "| staged x memcpy | arena x memcpy | arena GB/s | gloo/arena |"
+        "| staged x memcpy | arena x memcpy | arena x memcpy1 | arena GB/s | gloo/arena | CPU us: comm, staged, arena "
+        "| CPU arena x memcpy |"
     )
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 
     def us(r: dict[str, float], s: str) -> str:
         return f"{r[s] * 1e6:.1f}" if s in r else "-"
 
+    def ratio(r: dict[str, float], base: str, s: str) -> str:
+        return f"{r[base] / r[s]:.2f}" if s in r and r[s] > 0 else "-"
+
     for nbytes, r in rows["sizes"].items():
-        ratio = {s: f"{r['memcpy'] / r[s]:.2f}" if s in r else "-" for s in ("staged", "arena")}
+        c = rows["cpu"][nbytes]
         best = r.get("arena", r.get("staged", r["comm"]))
         print(
-            f"| {nbytes} | {nbytes / r['memcpy'] / 1e9:.2f} | "
-            f"{nbytes / r['memcpy1'] / 1e9:.2f} | {us(r, 'comm')} | {us(r, 'staged')} | {us(r, 'arena')} | "
-            f"{us(r, 'gloo')} | {ratio['staged']} | {ratio['arena']} | {nbytes / best / 1e9:.2f} | "
-            f"{r['gloo'] / best:.1f} |"
+            f"| {nbytes} | {nbytes / r['memcpy'] / 1e9:.2f} | {nbytes / r['memcpy1'] / 1e9:.2f} | {us(r, 'comm')} | "
+            f"{us(r, 'staged')} | {us(r, 'arena')} | {us(r, 'gloo')} | {ratio(r, 'memcpy', 'staged')} | "
+            f"{ratio(r, 'memcpy', 'arena')} | {ratio(r, 'memcpy1', 'arena')} | {nbytes / best / 1e9:.2f} | "
+            f"{r['gloo'] / best:.1f} | {us(c, 'comm')}, {us(c, 'staged')}, {us(c, 'arena')} | "
+            f"{ratio(c, 'memcpy', 'arena')} |"
         )
+    print(
+        "\nx memcpy: memcpy's time / the all-reduce's (>= 0.7 is issue 28's target for large buckets); "
+        "CPU: rank 0's CPU time per call (no time spent waiting for a core, but its spinning and yielding while "
+        "it waits for the others)"
+    )
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ from unison.errors import SharedMemoryError, UnisonError
 
 _LINE = 64  # one header line per rank: only that rank writes it, the others read it
 _SLOT_BYTES = 2 << 20  # per rank: two staging regions of 1 MiB; larger tensors go through in 1 MiB chunks
-_SMALL_BYTES = 16 << 10  # up to this size every rank sums the whole tensor itself (one barrier, not two)
+_SMALL_BYTES = 64 << 10  # up to this size every rank sums the whole tensor itself (one barrier, not three)
 _ARENA_MIB = 32  # per rank, by default: tensors allocated here (gradient buckets) skip the copies in and out
 _SPIN_S = 30e-6  # how long a wait spins on the counters (each rank has a core) before yielding
 _YIELD_S = 300e-6  # then how long it yields the core before it blocks in the kernel
@@ -269,7 +269,9 @@ class SharedMemoryReducer:
         per_chunk = self._region_bytes // flat.element_size()
         total = flat.numel()
         sig = _signature(flat, op)
-        base = self._arena_offset(flat, nbytes)
+        # An arena tensor is read in place, but its owner then waits until the others have read
+        # it (one more barrier): for less than one chunk, staging it costs less than that.
+        base = self._arena_offset(flat, nbytes) if nbytes >= self._region_bytes else -1
         line = self._header[self.rank]
         others: list[torch.Tensor | None] = []  # every rank's whole tensor where it lies in its arena
         rank = self.rank
