@@ -73,7 +73,19 @@ def train(
         "bytes": opt.comm.bytes_reduced - bytes_before,
         "state_bytes": opt.optimizer_state_bytes(),
         "buckets": len(opt._buckets),
+        "in_arena": _buckets_in_arena(opt),
     }
+
+
+def _buckets_in_arena(opt: Any) -> list[bool]:
+    """Per bucket: whether its wire buffer lies in the shared-memory segment (read in place)."""
+    shared = getattr(opt.comm, "shared_memory", None)
+    if shared is None:
+        return []
+    return [
+        b.buffer is not None and shared._arena_offset(b.buffer, b.buffer.numel() * b.buffer.element_size()) >= 0
+        for b in opt._buckets
+    ]
 
 
 def accumulate(k: int, batch: int) -> dict[str, Any]:

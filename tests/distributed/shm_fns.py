@@ -103,6 +103,7 @@ def die_or_survive(rank: int, port: int, conn: Any) -> None:
 # boundary, a last partial chunk, fewer elements than ranks, and the empty tensor.
 SWEEP_SLOT_BYTES = 4096
 SWEEP_DTYPES = ("float32", "bfloat16", "float16", "float64", "int32", "int64")
+ARENA_MODES = ("arena", "mixed")
 
 
 def sweep_sizes(element_size: int) -> list[int]:
@@ -153,6 +154,20 @@ def reduce_sweep() -> dict[str, Any]:
                 got = _sweep_input(comm.rank, dtype_name, n)
                 reducer.all_reduce(got, op)
                 out[f"{dtype_name}.{n}.{op}"] = to_numpy(got)
+                # the same in the arena (read in place by the other ranks, summed in place);
+                # "mixed": only the even ranks' tensors there, the others staged
+                for mode in ARENA_MODES:
+                    if mode == "mixed" and op != "sum":
+                        continue
+                    source = _sweep_input(comm.rank, dtype_name, n)
+                    placed = reducer.empty(n, source.dtype) if mode == "arena" or comm.rank % 2 == 0 else None
+                    if placed is None:
+                        placed = torch.empty_like(source)
+                    else:
+                        assert reducer._arena_offset(placed, max(1, n) * size) >= 0 or n == 0
+                    placed.copy_(source)
+                    reducer.all_reduce(placed, op)
+                    out[f"{dtype_name}.{n}.{op}.{mode}"] = to_numpy(placed)
     for n in (3, 5000, 300_000, 700_001):  # the default reducer: small path, one chunk, several
         got = _sweep_input(comm.rank, "float32", n)
         comm.all_reduce(got, name=f"default.{n}")

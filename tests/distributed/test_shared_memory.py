@@ -97,6 +97,17 @@ def test_every_size_around_the_chunk_and_every_dtype_sums_to_the_reference(world
                     assert got.shape == (n,), (rank, dtype_name, n, op)
                     assert np.array_equal(got, want), (rank, dtype_name, n, op)
                     checked += 1
+                    for mode in fns.ARENA_MODES:
+                        if mode == "mixed" and op != "sum":
+                            continue
+                        assert np.array_equal(res[f"{dtype_name}.{n}.{op}.{mode}"], want), (
+                            rank,
+                            dtype_name,
+                            n,
+                            op,
+                            mode,
+                        )
+                        checked += 1
             if dtype.is_floating_point and n:
                 # and that rounded sum is within (world - 1) roundings (half an ulp each, scaled
                 # by the magnitudes summed) of the float64 sum
@@ -104,7 +115,7 @@ def test_every_size_around_the_chunk_and_every_dtype_sums_to_the_reference(world
                 unit = float(torch.finfo(dtype).eps) / 2
                 got = results[0][f"{dtype_name}.{n}.sum"].astype(np.float64)
                 assert np.all(np.abs(got - exact) <= (world - 1) * unit * magnitude), (dtype_name, n)
-    assert checked == world * 3 * sum(
+    assert checked == world * (3 + 3 + 1) * sum(
         len(fns.sweep_sizes(torch.empty((), dtype=getattr(torch, d)).element_size())) for d in fns.SWEEP_DTYPES
     )
     for n in (3, 5000, 300_000, 700_001):

@@ -3,16 +3,19 @@
 gloo moves even a few bytes between two processes of one host through loopback TCP: 1.1-2 ms
 per all-reduce on the development VM, whatever the size up to 400 kB, which is more than a
 whole training step of the seed MLP. Replicas of one host can instead meet in one
-shared-memory segment: each copies its tensor into its own slot, each sums one slice of every
-slot (in rank order, so every replica gets bit-identical sums), and each copies the summed
-slices back: about 60 us for the seed MLP's 400 kB gradient (``benchmarks/optimizer.py``).
+shared-memory segment: each sums one slice of every replica's tensor (in rank order, so every
+replica gets bit-identical sums), and each copies the others' summed slices into its own
+tensor. A tensor allocated in the segment (:meth:`SharedMemoryReducer.empty`: the
+DistributedOptimizer's gradient buckets) is read there in place and summed in place; any other
+tensor first has the slices the others sum copied into this rank's staging slot.
 
-Synchronisation needs no atomics: each rank owns one counter (on its own cache line) that only
-it writes, and waits until every counter reached the generation it needs. x86-64 makes a core's
-stores visible to the others in program order, so a raised counter means its rank's data is
-there; on other architectures unison keeps gloo. A wait yields the core (replicas may share
-cores) and, while it lasts, watches the time limit and whether the ranks it waits for still
-exist, so a dead or stuck replica becomes an error (which the communicator names), not a hang.
+Synchronisation needs no atomics: each rank owns three counters (on its own cache line) that
+only it writes, and waits until every rank's counter reached the chunk it needs. x86-64 makes
+a core's stores visible to the others in program order, so a raised counter means its rank's
+data is there; on other architectures unison keeps gloo. A wait spins briefly (when every
+replica has a core of its own), then yields the core, then blocks on a futex; while it lasts it
+watches the time limit and whether the ranks it waits for still exist, so a dead or stuck
+replica becomes an error (which the communicator names), not a hang.
 
 The segment is set up once per process group by :func:`attach`, a vote through the rendezvous
 store: rank 0 creates the file, every rank maps it and checks a nonce (a rank on another host
@@ -45,59 +48,98 @@ import torch
 
 from unison.errors import SharedMemoryError, UnisonError
 
-_LINE = 64  # one counter per cache line: ranks spinning on their own lines do not share one
-_SLOT_BYTES = 2 << 20  # per rank: two regions of 1 MiB; larger tensors go through in 1 MiB chunks
-_SMALL_BYTES = 16 << 10  # up to this size every rank sums the whole tensor itself (one barrier, not two)
-_SPINS = 200  # yields of the core before a wait blocks in the kernel (~0.1-1 ms)
+_LINE = 64  # one header line per rank: only that rank writes it, the others read it
+_SLOT_BYTES = 2 << 20  # per rank: two staging regions of 1 MiB; larger tensors go through in 1 MiB chunks
+_SMALL_BYTES = 64 << 10  # up to this size every rank sums the whole tensor itself (one barrier, not three)
+_ARENA_MIB = 32  # per rank, by default: tensors allocated here (gradient buckets) skip the copies in and out
+# How long a wait spins on the counters before it yields the core (only when every replica has
+# a core). Measured on the loaded 2-core VM: spinning 30 us cost 60 us per small all-reduce
+# (the scheduler often put both replicas on one core), yielding at once 25-40 us.
+_SPIN_S = 0.0
+_YIELD_S = 300e-6  # then how long it yields the core before it blocks in the kernel
+_SLEEP_S = 0.01  # the longest one blocking wait lasts before the counters are read again
 _CHECK_EVERY_S = 0.5  # while blocked: how often to check the time limit and the peers
 _SUPPORTED = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int64)
 _ATTACHES = [0]  # how many process groups this process joined (keys of each vote are separate)
+# A rank's header line, in int64 words: its three counters, then per staging region the
+# signature of what it reduces and where its tensor lies, then which rank it sleeps on.
+_READY, _REDUCED, _DONE, _SIG, _BASE, _SLEEPING = 0, 1, 2, 3, 5, 7
 
 
 class SharedMemoryReducer:
     """The all-reduce of one host's replicas through one mapped shared-memory segment.
 
-    Each slot (``world_size`` input slots, then one result slot) holds two regions of
-    ``slot_bytes // 2``; a tensor goes through in chunks of one region, chunk ``k`` (counted
-    over the reducer's life) in region ``k % 2``, so copying chunk ``k + 1`` in overlaps the
-    peers still reducing chunk ``k``. Every rank owns one phase counter: chunk ``k`` is copied
-    in at phase ``2k + 1`` and this rank's slice of it summed at phase ``2k + 2``.
+    The segment holds a header line per rank, then each rank's staging slot (two regions of
+    ``slot_bytes // 2``), then each rank's arena (``arena_bytes``). A tensor goes through in
+    chunks of one region; chunk ``k`` (counted over the reducer's life) stages in region
+    ``k % 2``. Each chunk is a reduce-scatter then an all-gather:
+
+    1. every rank makes its chunk readable to the others: a tensor in this rank's arena
+       (:meth:`empty`) already is, and then its place is announced; any other tensor has the
+       slices the other ranks sum copied into the staging region. Counter ``ready`` = k + 1.
+    2. each rank sums its own slice of the chunk over every rank, in rank order, into its own
+       arena tensor in place (or its staging region). Counter ``reduced`` = k + 1.
+    3. each rank copies the other ranks' summed slices into its tensor (and, if staged, its
+       own). Counter ``done`` = k + 1: its readers may reuse the memory.
+
+    A staged tensor costs (for 2 ranks) half a copy in, the sum, and one copy out; an arena
+    tensor only the sum and half a copy. Only the owner ever writes a rank's slot, arena or
+    header line, so no cache line is written by two cores.
 
     Args:
-        buffer: the mapped segment (header, then ``world_size + 1`` slots of ``slot_bytes``).
+        buffer: the mapped segment (see :func:`_segment_bytes`).
         rank: this replica's rank.
         world_size: number of replicas (all on this host).
-        slot_bytes: bytes per slot (a multiple of 64).
+        slot_bytes: bytes per staging slot (a multiple of 128).
         pids: every rank's process id (to tell a dead replica from a slow one).
         timeout_s: seconds a collective may wait for the others.
+        arena_bytes: bytes per rank that :meth:`empty` hands out (a multiple of 64).
     """
 
     def __init__(
-        self, buffer: mmap.mmap, rank: int, world_size: int, slot_bytes: int, pids: list[int], timeout_s: float
+        self,
+        buffer: mmap.mmap,
+        rank: int,
+        world_size: int,
+        slot_bytes: int,
+        pids: list[int],
+        timeout_s: float,
+        arena_bytes: int = 0,
     ) -> None:
         self.rank = rank
         self.world_size = world_size
         self.slot_bytes = slot_bytes
+        self.arena_bytes = arena_bytes
         self.pids = pids
         self.timeout_s = timeout_s
         self._buffer = buffer
-        # counters live in cache lines 1..world_size (line 0 holds the nonce)
-        self._flags = np.ndarray((world_size,), np.int64, buffer=buffer, offset=_LINE, strides=(_LINE,))
-        self._flag_addr = [self._flags[r:].ctypes.data for r in range(world_size)]
-        # Next to each counter, on its cache line: what the rank is reducing (op, dtype, size) for
-        # the two regions in turn. Compared at the first barrier of every all-reduce, so replicas
-        # that issued different all-reduces fail at once instead of summing unrelated bytes.
-        self._sigs = np.ndarray((world_size, 2), np.int64, buffer=buffer, offset=_LINE + 8, strides=(_LINE, 8))
+        header = np.ndarray((world_size, _LINE // 8), np.int64, buffer=buffer, offset=_LINE)
+        self._header = header
+        self._base_addr = header.ctypes.data - _LINE
+        # The counters through ctypes: reading one costs ~50 ns, a numpy element ~300 ns.
+        self._counters = [
+            [ctypes.c_int64.from_address(header[r:].ctypes.data + 8 * c) for r in range(world_size)]
+            for c in (_READY, _REDUCED, _DONE)
+        ]
+        self._sleeping = [
+            ctypes.c_int64.from_address(header[r:].ctypes.data + 8 * _SLEEPING) for r in range(world_size)
+        ]
+        self._sigs = [
+            [ctypes.c_int64.from_address(header[r:].ctypes.data + 8 * (_SIG + region)) for r in range(world_size)]
+            for region in (0, 1)
+        ]
         self._peers = [r for r in range(world_size) if r != rank]
-        data_offset = _header_bytes(world_size)
-        self._data = torch.frombuffer(
-            buffer, dtype=torch.uint8, offset=data_offset, count=(world_size + 1) * slot_bytes
-        )
+        self._slots_at = _header_bytes(world_size)
+        self._arenas_at = self._slots_at + world_size * slot_bytes
+        self._data = torch.frombuffer(buffer, dtype=torch.uint8, count=len(buffer))
         self._region_bytes = slot_bytes // 2
         self._small_bytes = min(_SMALL_BYTES, self._region_bytes)
+        self._arena_used = 0
         self._chunk = 0  # chunks reduced so far (every rank counts the same)
         self._views: dict[tuple[torch.dtype, int, int], _ChunkViews] = {}
         self._broken: BaseException | None = None
+        # Spinning helps only when every replica has a core of its own.
+        self._spin_s = _SPIN_S if world_size <= len(os.sched_getaffinity(0)) else 0.0
         # Peers in another PID namespace (containers sharing /dev/shm) are invisible here:
         # then only the timeout can tell a dead replica from a slow one.
         self._watch_pids = all(_alive(pid) for pid in pids)
@@ -110,6 +152,25 @@ class SharedMemoryReducer:
         differ between replicas), so every replica issuing the same collective decides the same way.
         """
         return tensor.device.type == "cpu" and tensor.dtype in _SUPPORTED
+
+    def empty(self, numel: int, dtype: torch.dtype) -> torch.Tensor | None:
+        """A tensor of ``numel`` elements in this rank's arena of the segment, or ``None`` if
+        the arena is full (or the dtype unsupported): the caller allocates elsewhere.
+
+        All-reducing a tensor that lives here (or any contiguous piece of one) skips the copy
+        into the segment and the copy of this rank's summed slice out: the other replicas
+        read it in place. Its contents start undefined; the memory is never handed out twice
+        and lives as long as the tensor (and the mapping) does.
+        """
+        if dtype not in _SUPPORTED or numel < 0:
+            return None
+        nbytes = numel * torch.empty((), dtype=dtype).element_size()
+        at = self._arena_used
+        if at + nbytes > self.arena_bytes:
+            return None
+        self._arena_used = at + (nbytes + _LINE - 1) // _LINE * _LINE
+        start = self._arenas_at + self.rank * self.arena_bytes + at
+        return self._data[start : start + nbytes].view(dtype)
 
     def all_reduce(self, tensor: torch.Tensor, op: str = "sum") -> None:
         """Reduce ``tensor`` in place over every replica (``op``: ``sum``, ``max`` or ``min``).
@@ -125,34 +186,41 @@ class SharedMemoryReducer:
             raise self._broken
         if op not in _COMBINE:
             raise ValueError(f"Unknown reduction op {op!r}; expected one of {sorted(_COMBINE)}.")
-        # Like gloo, reduce tensors that require grad (parameters) in place, outside autograd;
-        # a non-contiguous tensor goes through a contiguous copy.
-        with torch.no_grad():
-            work = tensor if tensor.is_contiguous() else tensor.contiguous()
-            flat = work.view(-1)
-            if flat.numel() == 0:
-                return  # every replica holds the same (empty) shape: nothing to meet for
-            try:
-                if flat.numel() * flat.element_size() <= self._small_bytes:
-                    self._reduce_small(flat, op)
-                else:
-                    self._reduce_chunked(flat, op)
-            except BaseException as exc:
-                # Interrupted between two barriers (Ctrl-C, a dead peer): this rank no longer
-                # agrees with the others on the phase, so later calls must not proceed.
-                if self._broken is None:
-                    self._broken = (
-                        exc
-                        if isinstance(exc, SharedMemoryError)
-                        else SharedMemoryError(
-                            f"an earlier shared-memory all-reduce on this rank was interrupted "
-                            f"({type(exc).__name__}); the replicas are out of step",
-                            [],
-                        )
+        if tensor.requires_grad:
+            # Like gloo, reduce tensors that require grad (parameters) in place, outside autograd.
+            with torch.no_grad():
+                self._reduce(tensor, op)
+        else:
+            self._reduce(tensor, op)
+
+    def _reduce(self, tensor: torch.Tensor, op: str) -> None:
+        # a non-contiguous tensor goes through a contiguous copy
+        work = tensor if tensor.is_contiguous() else tensor.contiguous()
+        flat = work.view(-1)
+        if flat.numel() == 0:
+            return  # every replica holds the same (empty) shape: nothing to meet for
+        try:
+            nbytes = flat.numel() * flat.element_size()
+            if nbytes <= self._small_bytes:
+                self._reduce_small(flat, op)
+            else:
+                self._reduce_chunked(flat, op, nbytes)
+        except BaseException as exc:
+            # Interrupted between two barriers (Ctrl-C, a dead peer): this rank no longer
+            # agrees with the others on the phase, so later calls must not proceed.
+            if self._broken is None:
+                self._broken = (
+                    exc
+                    if isinstance(exc, SharedMemoryError)
+                    else SharedMemoryError(
+                        f"an earlier shared-memory all-reduce on this rank was interrupted "
+                        f"({type(exc).__name__}); the replicas are out of step",
+                        [],
                     )
-                raise
-            if work is not tensor:
-                tensor.copy_(work)
+                )
+            raise
+        if work is not tensor:
+            tensor.copy_(work)
 
     def _views_for(self, dtype: torch.dtype, n: int, region: int) -> _ChunkViews:
         # Buckets have the same sizes every step: build the region views once per (dtype, size).
@@ -160,10 +228,9 @@ class SharedMemoryReducer:
         views = self._views.get(key)
         if views is None:
             size = torch.empty((), dtype=dtype).element_size()
-            at = [s * self.slot_bytes + region * self._region_bytes for s in range(self.world_size + 1)]
-            slots = [self._data[a : a + n * size].view(dtype) for a in at]
-            # Slice bounds on cache lines: two ranks writing their slices of the result never
-            # share a line.
+            at = [self._slots_at + s * self.slot_bytes + region * self._region_bytes for s in range(self.world_size)]
+            regions = [self._data[a : a + n * size].view(dtype) for a in at]
+            # Slice bounds on cache lines (chunks start on one): full-line vector loads and stores.
             per_line = _LINE // size
             bounds = [
                 min(n, (n * r // self.world_size + per_line - 1) // per_line * per_line) for r in range(self.world_size)
@@ -172,131 +239,195 @@ class SharedMemoryReducer:
             slices = [(bounds[r], bounds[r + 1]) for r in range(self.world_size)]
             if len(self._views) > 512:
                 self._views.clear()
-            views = self._views[key] = _ChunkViews(slots[:-1], slots[-1], slices)
+            views = self._views[key] = _ChunkViews(regions, slices)
         return views
 
+    def _arena_offset(self, flat: torch.Tensor, nbytes: int) -> int:
+        """Where ``flat`` starts in the segment if it lies in this rank's arena, else -1."""
+        start = self._base_addr + self._arenas_at + self.rank * self.arena_bytes
+        at = flat.data_ptr()
+        if start <= at and at + nbytes <= start + self.arena_bytes:
+            return at - self._base_addr
+        return -1
+
     def _reduce_small(self, flat: torch.Tensor, op: str) -> None:
-        # One barrier: every rank combines the whole (small) tensor itself from every slot,
+        # One barrier: every rank combines the whole (small) tensor itself from every region,
         # straight into its own tensor. The next chunk uses the other region, and the one
-        # after it waits (at its own barrier) for every rank to have left this one.
+        # after it waits until every rank has left this one.
         k = self._chunk
         self._chunk = k + 1
-        views = self._views_for(flat.dtype, flat.numel(), k % 2)
+        region = k % 2
+        views = self._views_for(flat.dtype, flat.numel(), region)
+        self._wait(_DONE, k - 1)  # every rank has read this region's previous contents
         views.inputs[self.rank].copy_(flat)
-        sig = self._sigs[self.rank, k % 2] = _signature(flat, op)
-        self._arrive_and_wait(2 * k + 1)
-        self._check_same(sig, k % 2)
+        sig = self._sigs[region][self.rank].value = _signature(flat, op)
+        self._arrive(_READY, k + 1)
+        self._wait(_READY, k + 1)
+        self._check_same(sig, region)
         _combine(op, views.inputs, flat)
-        self._arrive(2 * k + 2)
+        self._arrive(_REDUCED, k + 1, wake=False)
+        self._arrive(_DONE, k + 1)
 
-    def _reduce_chunked(self, flat: torch.Tensor, op: str) -> None:
-        # reduce-scatter + all-gather, pipelined by one chunk: copy chunk c in, then copy the
-        # previous chunk's result out (its slices were summed meanwhile), then sum this rank's
-        # slice of chunk c.
+    def _reduce_chunked(self, flat: torch.Tensor, op: str, nbytes: int) -> None:
         per_chunk = self._region_bytes // flat.element_size()
         total = flat.numel()
-        previous: tuple[torch.Tensor, torch.Tensor, int] | None = None
         sig = _signature(flat, op)
+        # An arena tensor is read in place, but its owner then waits until the others have read
+        # it (one more barrier): for less than one chunk, staging it costs less than that.
+        base = self._arena_offset(flat, nbytes) if nbytes >= self._region_bytes else -1
+        line = self._header[self.rank]
+        others: list[torch.Tensor | None] = []  # every rank's whole tensor where it lies in its arena
+        rank = self.rank
         for start in range(0, total, per_chunk):
             piece = flat[start : start + per_chunk]
+            n = piece.numel()
             k = self._chunk
             self._chunk = k + 1
-            views = self._views_for(flat.dtype, piece.numel(), k % 2)
-            views.inputs[self.rank].copy_(piece)
-            self._sigs[self.rank, k % 2] = sig
-            self._arrive(2 * k + 1)
-            if previous is not None:
-                out, result, done = previous
-                self._wait(done)
-                out.copy_(result)
-            self._wait(2 * k + 1)
+            region = k % 2
+            views = self._views_for(flat.dtype, n, region)
+            lo, hi = views.slices[rank]
+            self._wait(_DONE, k - 1)  # every rank has read this region's previous contents
+            if base < 0:  # stage the slices the other ranks sum
+                staged = views.inputs[rank]
+                if lo > 0:
+                    staged[:lo].copy_(piece[:lo])
+                if hi < n:
+                    staged[hi:].copy_(piece[hi:])
+            self._sigs[region][rank].value = sig
+            line[_BASE + region] = base
+            self._arrive(_READY, k + 1)
+            self._wait(_READY, k + 1)
             if start == 0:
-                self._check_same(sig, k % 2)
-            lo, hi = views.slices[self.rank]
+                self._check_same(sig, region)
+                others = [self._arena_tensor(p, region, flat.dtype, total) for p in range(self.world_size)]
+            parts = [
+                views.inputs[p] if t is None else t[start : start + n] for p, t in enumerate(others)
+            ]  # rank p's chunk, wherever it is
+            parts[rank] = piece  # this rank reads its own tensor
             if hi > lo:
-                _combine(op, [s[lo:hi] for s in views.inputs], views.result[lo:hi])
-            self._arrive(2 * k + 2)
-            previous = (piece, views.result, 2 * k + 2)
-        if previous is not None:
-            out, result, done = previous
-            self._wait(done)
-            out.copy_(result)
+                sliced = [p[lo:hi] for p in parts]
+                if base >= 0:  # the sum in place, into this rank's own tensor
+                    _combine(op, sliced, sliced[rank], in_place=rank, scratch=views.inputs[rank][lo:hi])
+                else:
+                    _combine(op, sliced, views.inputs[rank][lo:hi])
+            self._arrive(_REDUCED, k + 1)
+            self._wait(_REDUCED, k + 1)
+            for p in range(self.world_size):
+                plo, phi = views.slices[p]
+                if phi > plo and (p != rank or base < 0):
+                    src = views.inputs[p] if others[p] is None or p == rank else parts[p]
+                    piece[plo:phi].copy_(src[plo:phi])
+            self._arrive(_DONE, k + 1)
+        if base >= 0:
+            # the others read this tensor in place: they must be done before its owner changes it
+            self._wait(_DONE, self._chunk)
+
+    def _arena_tensor(self, p: int, region: int, dtype: torch.dtype, numel: int) -> torch.Tensor | None:
+        """Rank ``p``'s whole tensor if it announced one in its arena, else ``None`` (staged)."""
+        base = int(self._header[p, _BASE + region])
+        if base < 0:
+            return None
+        size = torch.empty((), dtype=dtype).element_size()
+        low = self._arenas_at + p * self.arena_bytes
+        if base < low or base + numel * size > low + self.arena_bytes:
+            raise self._fail(SharedMemoryError(f"rank {p} announced a tensor outside its arena (offset {base})", [p]))
+        return self._data[base : base + numel * size].view(dtype)
+
+    def _fail(self, error: SharedMemoryError) -> SharedMemoryError:
+        self._broken = error
+        return error
 
     def _check_same(self, sig: int, region: int) -> None:
         """After the first barrier of an all-reduce: every rank reduces the same op, dtype and size."""
-        sigs = self._sigs[:, region]
-        if (sigs != sig).any():
-            described = "; ".join(f"rank {r}: {_describe_signature(int(s))}" for r, s in enumerate(sigs))
-            self._broken = SharedMemoryError(
-                f"the replicas issued different all-reduces ({described}); every replica must reduce "
-                "the same shape and dtype with the same op at the same point",
-                [],
+        sigs = [s.value for s in self._sigs[region]]
+        if any(s != sig for s in sigs):
+            described = "; ".join(f"rank {r}: {_describe_signature(s)}" for r, s in enumerate(sigs))
+            raise self._fail(
+                SharedMemoryError(
+                    f"the replicas issued different all-reduces ({described}); every replica must reduce "
+                    "the same shape and dtype with the same op at the same point",
+                    [],
+                )
             )
-            raise self._broken
 
-    def _arrive(self, phase: int) -> None:
-        self._flags[self.rank] = phase
-        # Wake peers blocked on this counter (a futex wake with no waiter costs ~1 us).
-        _futex(self._flag_addr[self.rank], _FUTEX_WAKE, _WAKE_ALL)
+    def _arrive(self, counter: int, value: int, wake: bool = True) -> None:
+        mine = self._counters[counter][self.rank]
+        mine.value = value
+        # Wake the peers blocked on this rank's counters, only if one said it sleeps (a futex
+        # wake costs ~1-2 us even with no waiter).
+        if wake and any(self._sleeping[r].value == self.rank + 1 for r in self._peers):
+            _futex(ctypes.addressof(mine), _FUTEX_WAKE, _WAKE_ALL)
 
-    def _arrive_and_wait(self, phase: int) -> None:
-        self._arrive(phase)
-        self._wait(phase)
-
-    def _wait(self, phase: int) -> None:
-        """Until every rank's counter reached ``phase``: spin yielding the core, then block in
-        the kernel on the missing rank's counter (woken by its ``_arrive``), checking the time
-        limit and the peers' liveness every ``_CHECK_EVERY_S``."""
-        flags = self._flags
+    def _wait(self, counter: int, value: int) -> None:
+        """Until every rank's ``counter`` reached ``value``: spin on the counters, then yield the
+        core, then block in the kernel on the missing rank's counter (woken by its ``_arrive``),
+        checking the time limit and the peers' liveness every ``_CHECK_EVERY_S``."""
+        counters = self._counters[counter]
         peers = self._peers
-        if all(flags[r] >= phase for r in peers):
+        missing = next((r for r in peers if counters[r].value < value), None)
+        if missing is None:
             return
         start = time.monotonic()
-        spins = 0
+        spin_until = start + self._spin_s
+        yield_until = start + _YIELD_S
         next_check = start + _CHECK_EVERY_S
+        sleeping = self._sleeping[self.rank]
         while True:
-            missing = next((r for r in peers if flags[r] < phase), None)
+            missing = next((r for r in peers if counters[r].value < value), None)
             if missing is None:
                 return
-            spins += 1
-            if spins < _SPINS:
+            now = time.monotonic()
+            if now < spin_until:
+                continue
+            if now < yield_until:
                 os.sched_yield()  # a peer may be waiting for this core
                 continue
-            now = time.monotonic()
             if now >= next_check:
                 next_check = now + _CHECK_EVERY_S
-                self._check_peers(phase, now - start)
-            value = int(flags[missing])
-            if value < phase:
-                # Returns when the counter changes (or at once if it already did), or at the timeout.
-                _futex(self._flag_addr[missing], _FUTEX_WAIT, value & 0xFFFFFFFF, _timespec(next_check - now))
+                self._check_peers(counter, value, now - start)
+            # Say which rank this one sleeps on, then block unless its counter moved meanwhile.
+            # (The waker reads this flag without a fence: in the rare race where it misses
+            # it, the wait ends at _SLEEP_S instead of at the wake.)
+            target = counters[missing]
+            sleeping.value = missing + 1
+            seen = target.value
+            if seen < value:
+                _futex(
+                    ctypes.addressof(target), _FUTEX_WAIT, seen & 0xFFFFFFFF, _timespec(min(_SLEEP_S, next_check - now))
+                )
+            sleeping.value = 0
 
-    def _check_peers(self, phase: int, waited: float) -> None:
-        missing = [r for r in range(self.world_size) if self._flags[r] < phase]
+    def _check_peers(self, counter: int, value: int, waited: float) -> None:
+        missing = [r for r in range(self.world_size) if self._counters[counter][r].value < value]
         dead = [r for r in missing if self._watch_pids and not _alive(self.pids[r])]
         if dead:
-            self._broken = SharedMemoryError(
-                f"rank(s) {dead} (pid {[self.pids[r] for r in dead]}) exited without arriving "
-                "(shared-memory all-reduce on this host)",
-                missing,
+            raise self._fail(
+                SharedMemoryError(
+                    f"rank(s) {dead} (pid {[self.pids[r] for r in dead]}) exited without arriving "
+                    "(shared-memory all-reduce on this host)",
+                    missing,
+                )
             )
-        elif waited > self.timeout_s:
-            self._broken = SharedMemoryError(
-                f"timed out after {self.timeout_s:.0f}s waiting for ranks {missing} "
-                "(shared-memory all-reduce on this host)",
-                missing,
+        if waited > self.timeout_s:
+            raise self._fail(
+                SharedMemoryError(
+                    f"timed out after {self.timeout_s:.0f}s waiting for ranks {missing} "
+                    "(shared-memory all-reduce on this host)",
+                    missing,
+                )
             )
-        if self._broken is not None:
-            raise self._broken
 
 
 _DTYPES = list(_SUPPORTED)
 _OPS = ["sum", "max", "min"]
 
 
+_CODES = {(dtype, op): (d << 2) | o for d, dtype in enumerate(_DTYPES) for o, op in enumerate(_OPS)}
+
+
 def _signature(flat: torch.Tensor, op: str) -> int:
     """(elements, dtype, op) of an all-reduce as one int64 (what the ranks compare)."""
-    return (flat.numel() << 8) | (_DTYPES.index(flat.dtype) << 2) | _OPS.index(op)
+    return (flat.numel() << 8) | _CODES[flat.dtype, op]
 
 
 def _describe_signature(sig: int) -> str:
@@ -305,8 +436,7 @@ def _describe_signature(sig: int) -> str:
 
 
 class _ChunkViews(NamedTuple):
-    inputs: list[torch.Tensor]  # every rank's input region for this chunk
-    result: torch.Tensor  # the result region
+    inputs: list[torch.Tensor]  # every rank's staging region for this chunk
     slices: list[tuple[int, int]]  # [lo, hi) each rank sums
 
 
@@ -314,16 +444,28 @@ class _ChunkViews(NamedTuple):
 _COMBINE: dict[str, Callable[..., torch.Tensor]] = {"sum": torch.add, "max": torch.maximum, "min": torch.minimum}
 
 
-def _combine(op: str, parts: list[torch.Tensor], out: torch.Tensor) -> None:
+def _combine(
+    op: str, parts: list[torch.Tensor], out: torch.Tensor, in_place: int = -1, scratch: torch.Tensor | None = None
+) -> None:
     """``out = parts[0] (op) parts[1] (op) ...`` in rank order (the same bits on every rank),
-    one vectorised pass per part and no copy of ``parts[0]`` first."""
+    one vectorised pass per part and no copy of ``parts[0]`` first.
+
+    ``out`` may be ``parts[in_place]`` (element by element, in place): the partial results from
+    before that part is consumed then go to ``scratch`` (needed from the third part on).
+    """
     fn = _COMBINE[op]
     if len(parts) == 1:
-        out.copy_(parts[0])
+        if in_place != 0:
+            out.copy_(parts[0])
         return
-    fn(parts[0], parts[1], out=out)
-    for part in parts[2:]:
-        fn(out, part, out=out)
+    into = scratch if in_place >= 2 and scratch is not None else out
+    fn(parts[0], parts[1], out=into)
+    for i in range(2, len(parts)):
+        if i == in_place:
+            fn(into, parts[i], out=out)  # this part is read before its element is written
+            into = out
+        else:
+            fn(into, parts[i], out=into)
 
 
 # Blocking waits use Linux futexes on the counters themselves (shared, not private: the
@@ -366,8 +508,27 @@ def _header_bytes(world_size: int) -> int:
     return _LINE * (1 + world_size)
 
 
-def _segment_bytes(world_size: int, slot_bytes: int) -> int:
-    return _header_bytes(world_size) + (world_size + 1) * slot_bytes
+def _segment_bytes(world_size: int, slot_bytes: int, arena_bytes: int = 0) -> int:
+    return _header_bytes(world_size) + world_size * (slot_bytes + arena_bytes)
+
+
+def _arena_bytes(world_size: int, slot_bytes: int) -> int:
+    """Bytes of each rank's arena: ``UNISON_SHM_ARENA_MIB`` (default 32), at most an eighth of
+    what /dev/shm has free, and 0 where that is too little to matter."""
+    text = os.environ.get("UNISON_SHM_ARENA_MIB", str(_ARENA_MIB)).strip()
+    try:
+        wanted = int(float(text) * (1 << 20))
+    except ValueError:
+        raise UnisonError(
+            f"UNISON_SHM_ARENA_MIB must be a number of MiB (0 turns the arena off). Received: {text!r}"
+        ) from None
+    try:
+        info = os.statvfs("/dev/shm")
+        free = info.f_bavail * info.f_frsize
+    except OSError:
+        return 0
+    arena = min(max(wanted, 0), free // 8 // world_size) // _LINE * _LINE
+    return arena if arena >= slot_bytes else 0
 
 
 def _wanted(device: torch.device, backend: str) -> str:
@@ -398,11 +559,11 @@ def _sweep_stale_segments() -> None:
                 pass
 
 
-def _create_segment(world_size: int, slot_bytes: int) -> tuple[str, bytes]:
+def _create_segment(world_size: int, slot_bytes: int, arena_bytes: int = 0) -> tuple[str, bytes]:
     _sweep_stale_segments()
     path = f"/dev/shm/unison-{os.getpid()}-{secrets.token_hex(6)}"
     nonce = secrets.token_bytes(16)
-    size = _segment_bytes(world_size, slot_bytes)
+    size = _segment_bytes(world_size, slot_bytes, arena_bytes)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         # Reserve every page now: a full /dev/shm fails here (and unison keeps gloo) instead of
@@ -420,7 +581,7 @@ def _create_segment(world_size: int, slot_bytes: int) -> tuple[str, bytes]:
 _SEGMENT_NAME = re.compile(r"^/dev/shm/unison-\d+-[0-9a-f]{12}$")
 
 
-def _map(path: str, nonce: bytes, world_size: int, slot_bytes: int) -> mmap.mmap:
+def _map(path: str, nonce: bytes, world_size: int, slot_bytes: int, arena_bytes: int = 0) -> mmap.mmap:
     """Map the segment rank 0 announced, after checking that it can only be rank 0's.
 
     The name must be one unison makes (so a value in the store cannot aim this rank at any
@@ -429,7 +590,7 @@ def _map(path: str, nonce: bytes, world_size: int, slot_bytes: int) -> mmap.mmap
     """
     if not _SEGMENT_NAME.match(path):
         raise OSError(f"{path!r} is not a unison shared-memory segment name")
-    size = _segment_bytes(world_size, slot_bytes)
+    size = _segment_bytes(world_size, slot_bytes, arena_bytes)
     fd = os.open(path, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
     try:
         info = os.fstat(fd)
@@ -482,13 +643,19 @@ def attach(
     _ATTACHES[0] += 1
     prefix = f"unison/shm/{_ATTACHES[0]}/"
     reason = _wanted(device, backend)
-    path, nonce = "", b""
+    path, nonce, arena = "", b"", 0
     if rank == 0:
         if not reason:
+            arena = _arena_bytes(world_size, slot_bytes)
             try:
-                path, nonce = _create_segment(world_size, slot_bytes)
-            except OSError as exc:
-                reason = f"could not create the segment: {exc}"
+                path, nonce = _create_segment(world_size, slot_bytes, arena)
+            except OSError:
+                try:  # the arena is an optimisation: without it every tensor is staged
+                    arena = 0
+                    path, nonce = _create_segment(world_size, slot_bytes, arena)
+                except OSError as exc:
+                    reason = f"could not create the segment: {exc}"
+        store.set(prefix + "arena", str(arena))
         store.set(prefix + "path", path)
         store.set(prefix + "nonce", nonce.hex())
     buffer = None
@@ -498,9 +665,10 @@ def attach(
             _wait(store, [prefix + "path", prefix + "nonce"], timeout, rank, world_size, [0])
             path = store.get(prefix + "path").decode()
             nonce = bytes.fromhex(store.get(prefix + "nonce").decode())
+            arena = int(store.get(prefix + "arena").decode())
         if not reason and path:
             try:
-                buffer = _map(path, nonce, world_size, slot_bytes)
+                buffer = _map(path, nonce, world_size, slot_bytes, arena)
             except (OSError, ValueError):
                 buffer = None
         store.set(prefix + f"ok/{rank}", f"{os.getpid()}" if buffer is not None else "")
@@ -512,4 +680,4 @@ def attach(
             os.unlink(path)  # every rank mapped it or gave up: the mappings outlive the name
     if buffer is None or not all(votes):
         return None
-    return SharedMemoryReducer(buffer, rank, world_size, slot_bytes, [int(v) for v in votes], timeout_s)
+    return SharedMemoryReducer(buffer, rank, world_size, slot_bytes, [int(v) for v in votes], timeout_s, arena)

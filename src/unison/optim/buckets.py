@@ -26,7 +26,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,17 +55,24 @@ class Bucket:
     used_flags: Any = None  # the buffer's flag slots, as views
     bad_flag: Any = None
     lent: bool = False  # write_back made some grads views of the buffer
+    # Where the wire buffer is allocated when it can be: the shared-memory all-reduce's arena
+    # (SharedMemoryReducer.empty; None when full), so the replicas read it in place.
+    allocate: Callable[[int, torch.dtype], torch.Tensor | None] | None = None
 
     @property
     def nbytes(self) -> int:
         """Bytes of this bucket's buffer on the wire."""
         return 0 if self.buffer is None else self.buffer.numel() * self.buffer.element_size()
 
+    def _zeros(self, numel: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        placed = self.allocate(numel, dtype) if self.allocate is not None and device.type == "cpu" else None
+        return placed.zero_() if placed is not None else torch.zeros(numel, dtype=dtype, device=device)
+
     def _buffers(self, compression: Compressor, error_feedback: bool) -> tuple[torch.Tensor, torch.Tensor]:
         first = self.params[0]
         wire = compression.wire_dtype(first.dtype)
         if self.buffer is None or self.buffer.dtype != wire:
-            self.buffer = torch.zeros(self.numel + len(self.params) + 1, dtype=wire, device=first.device)
+            self.buffer = self._zeros(self.numel + len(self.params) + 1, wire, first.device)
             self.staging = (
                 torch.zeros(self.numel, dtype=first.dtype, device=first.device) if wire != first.dtype else None
             )

@@ -402,6 +402,11 @@ class DistributedOptimizer(WrappingOptimizer):
         if self.zero2 is not None:
             self.zero2.launch(bucket, self._prescale)
             return
+        if bucket.buffer is None:
+            # one host's replicas: the bucket lives in the shared-memory segment (no copy into
+            # it and out of it in the all-reduce); elsewhere, or when it is full, in private memory
+            shared = getattr(self.comm, "shared_memory", None)
+            bucket.allocate = shared.empty if shared is not None else None
         buf = bucket.pack(self.compression, self._prescale, self.error_feedback)
         bucket.pending = self.comm.all_reduce_async(buf, name=f"gradients.bucket{bucket.index}")
 
