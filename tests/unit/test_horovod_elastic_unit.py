@@ -151,3 +151,33 @@ def test_elastic_mistakes_are_named() -> None:
         hvd.elastic.CommitStateCallback(hvd.elastic.ObjectState(), batches_per_commit=0)
     with pytest.raises(TypeError, match="expects callables"):
         hvd.elastic.ObjectState().register_reset_callbacks([1])
+
+
+def test_commit_callback_keeps_counting_after_a_commit_raised() -> None:
+    # commit() raises HostsUpdatedInterrupt when workers join; the survivors' callback must
+    # commit at the same batches as a joined worker's fresh one (or their collectives differ)
+    class Interrupting(hvd.elastic.ObjectState):
+        def __init__(self) -> None:
+            super().__init__(epoch=0)
+            self.commits = 0
+            self.raise_next = False
+
+        def commit(self) -> None:
+            self.commits += 1
+            if self.raise_next:
+                self.raise_next = False
+                raise hvd.elastic.HostsUpdatedInterrupt("workers joined")
+
+    state = Interrupting()
+    cb = hvd.elastic.CommitStateCallback(state, batches_per_commit=2)
+    cb.on_train_begin()
+    cb.on_batch_end(0)
+    state.raise_next = True
+    with pytest.raises(hvd.elastic.HostsUpdatedInterrupt):
+        cb.on_batch_end(1)
+    fresh = hvd.elastic.CommitStateCallback(Interrupting(), batches_per_commit=2)
+    for callback in (cb, fresh):  # the re-entered fit and a joined worker's first fit
+        callback.on_train_begin()
+        callback.on_batch_end(0)
+        callback.on_batch_end(1)
+    assert state.commits == 2 and fresh.state.commits == 1

@@ -424,15 +424,23 @@ class CommitStateCallback(Callback):
     def needs_batch_logs(self) -> bool:
         return False
 
+    def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
+        # Every fit (the first, and each re-entry after a re-form) counts from the same point on
+        # every worker: a worker that joined counts from here too, so they all commit together.
+        self.batches_remaining = self.batches_per_commit
+
     def on_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
         self.batches_remaining -= 1
-        if self.batches_remaining == 0:
-            self.state.commit()
+        if self.batches_remaining <= 0:
+            # reset before committing: commit() raises HostsUpdatedInterrupt when workers join,
+            # and a count left at 0 would go negative and never commit again (the survivors then
+            # skipped the commits, and their collectives, that a joined worker issued)
             self.batches_remaining = self.batches_per_commit
+            self.state.commit()
 
     def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
-        self.state.commit()
         self.batches_remaining = self.batches_per_commit
+        self.state.commit()
 
 
 class UpdateBatchStateCallback(Callback):
