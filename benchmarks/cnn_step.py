@@ -52,12 +52,15 @@ def run_child(system: str, policy: str, args: argparse.Namespace, extra: dict[st
         **(extra or {}),
     }
     python = sys.executable
+    src = os.path.join(REPO, "src")
+    if system == "unison-base":
+        env["BENCH_SYSTEM"], src = "unison", args.baseline_src
     if system == "tensorflow":
         env.update(TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
         env.pop("PYTHONPATH", None)
         python = args.tf_python
     else:
-        env["PYTHONPATH"] = os.pathsep.join([os.path.join(REPO, "src"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     proc = subprocess.run([python, PROGRAM], capture_output=True, text=True, env=env, timeout=args.timeout)
     if proc.returncode != 0:
         tail = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ""
@@ -95,6 +98,8 @@ NAMES = {
     "tensorflow/loop": "TensorFlow 2, tutorial custom loop (`tf.function`)",
     "tensorflow/fit": "TensorFlow 2, `model.fit`",
     "plain/eager": "plain PyTorch loop (NCHW, eager)",
+    "unison-base/loop": "unison before this change (`--baseline-src`), custom loop",
+    "unison-base/fit": "unison before this change (`--baseline-src`), `model.fit`",
 }
 
 
@@ -106,11 +111,14 @@ def main() -> None:
     parser.add_argument("--tf-python", default=None, help="a Python with tensorflow installed")
     parser.add_argument("--profile", action="store_true", help="add each system's top kernels (one extra run each)")
     parser.add_argument("--accuracy-epochs", type=int, default=0, help="add MNIST test accuracy after n epochs")
+    parser.add_argument(
+        "--baseline-src", default=None, help="also time unison from this src/ (e.g. a checkout before a change)"
+    )
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--out", default=os.path.join(HERE, "results", "cnn_step.md"))
     args = parser.parse_args()
 
-    systems = ["unison", "plain"]
+    systems = ["unison", "plain"] + (["unison-base"] if args.baseline_src else [])
     tf_skip = tf_available(args.tf_python)
     if tf_skip is None:
         systems.append("tensorflow")
@@ -145,6 +153,8 @@ def main() -> None:
             ratio(f"unison loop / TF loop, {s}", ("unison/loop", p), ("tensorflow/loop", p))
             ratio(f"unison fit / TF fit, {s}", ("unison/fit", p), ("tensorflow/fit", p))
             ratio(f"unison loop / plain PyTorch, {s}", ("unison/loop", p), ("plain/eager", p))
+            ratio(f"unison loop / unison before, {s}", ("unison/loop", p), ("unison-base/loop", p))
+            ratio(f"unison fit / unison before, {s}", ("unison/fit", p), ("unison-base/fit", p))
         ratio("unison loop bf16 / TF loop fp32", ("unison/loop", "mixed_bfloat16"), ("tensorflow/loop", "float32"))
         for key in ("unison/loop", "unison/fit", "tensorflow/loop", "tensorflow/fit", "plain/eager"):
             ratio(f"{key} bf16 / fp32", (key, "mixed_bfloat16"), (key, "float32"))
@@ -153,10 +163,14 @@ def main() -> None:
     profiles = {}
     if args.profile:
         for system, policy in runs:
+            if system == "unison-base":
+                continue
             profiles[(system, policy)] = run_child(system, policy, args, {"BENCH_PROFILE": "1"}).get("profile")
     accuracy = {}
     if args.accuracy_epochs:
         for system, policy in runs:
+            if system == "unison-base":
+                continue
             extra = {"BENCH_ACCURACY_EPOCHS": str(args.accuracy_epochs)}
             accuracy[(system, policy)] = run_child(system, policy, args, extra)["test_accuracy"]
     loads.append(uptime())
