@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+import contextvars
 import math
 from typing import Any
 
@@ -20,8 +21,13 @@ import torch.nn.functional as F
 from unison.keras import activations
 from unison.keras.layers.base import Layer, pair
 from unison.keras.layers.data_format import use_data_format
+from unison.keras.mixed_precision.policy import DTypePolicyMixin
 
 _PADDINGS = ("valid", "same")
+
+# The Conv2D whose call skips its ReLU (run_conv_relu_pool applies it after the pooling); per
+# thread and task, so replicas calling one model from several threads never see another's choice.
+_DEFERRED_RELU: contextvars.ContextVar[Any] = contextvars.ContextVar("unison_deferred_relu", default=None)
 
 
 def _check_padding(padding: str) -> str:
@@ -60,7 +66,7 @@ def _pad_same(
     return x
 
 
-class Conv2D(Layer):
+class Conv2D(DTypePolicyMixin, Layer):
     """2-D convolution over ``(N, H, W, C)`` inputs (Keras's ``Conv2D``)."""
 
     def __init__(
@@ -124,7 +130,10 @@ class Conv2D(Layer):
         if self.padding == "same":
             x = _pad_same(x, self.kernel_size, self.strides, self.dilation_rate)
         # torch convolves (filters, in, kh, kw): a permuted view of Keras's kernel, no copy kept.
+        # (Copying it channels-last each call, for oneDNN, measured no faster: cnn_step.md.)
         y = F.conv2d(x, self.kernel.permute(3, 2, 0, 1), self.bias, self.strides, 0, self.dilation_rate)
+        if _DEFERRED_RELU.get() is self:
+            return y.permute(0, 2, 3, 1)
         return self.activation(y.permute(0, 2, 3, 1))
 
 
@@ -178,3 +187,44 @@ class GlobalAveragePooling2D(Layer):
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
         _to_nchw(inputs, self)
         return inputs.mean(dim=(1, 2), keepdim=self.keepdims)
+
+
+def _plain(module: Any) -> bool:
+    """Whether ``module`` runs no torch hooks (a hook must see what the layer computes)."""
+    return not (module._forward_hooks or module._forward_pre_hooks)
+
+
+def conv_relu_pool_fusable(conv: Any, pool: Any, x: Any) -> bool:
+    """Whether ``pool(conv(x))`` may run as ``relu(pool(conv_without_relu(x)))``.
+
+    ReLU is non-decreasing, so ``max(relu(a), relu(b)) == relu(max(a, b))`` exactly, and the
+    gradient goes to the same element (or is zero in both orders): pooling first computes the
+    ReLU and its backward on a quarter of the elements of a 2x2 pool, which on CPU is most of
+    the time these memory-bound passes take (benchmarks/results/cnn_step.md). Only a built
+    channels-last ``Conv2D`` with a plain ReLU activation (``activation="relu"``) followed by a
+    channels-last ``MaxPooling2D``, neither subclassed nor hooked, and real tensors (not the
+    symbolic ones of the functional API).
+    """
+    return (
+        type(conv) is Conv2D
+        and type(pool) is MaxPooling2D
+        and conv.built
+        and type(x) is torch.Tensor
+        and type(conv.activation) is torch.nn.ReLU
+        and not conv.activation.inplace
+        and not conv.__dict__.get("_channels_first")
+        and not pool.__dict__.get("_channels_first")
+        and _plain(conv)
+        and _plain(pool)
+        and _plain(conv.activation)
+    )
+
+
+def run_conv_relu_pool(conv: Any, pool: Any, x: torch.Tensor) -> torch.Tensor:
+    """``pool(conv(x))`` for a pair :func:`conv_relu_pool_fusable` accepts, the ReLU after the pool."""
+    token = _DEFERRED_RELU.set(conv)
+    try:
+        y = conv(x)
+    finally:
+        _DEFERRED_RELU.reset(token)
+    return torch.relu(pool(y))

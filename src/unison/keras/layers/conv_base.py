@@ -20,6 +20,7 @@ import torch
 from unison.keras import activations
 from unison.keras.layers.base import Layer
 from unison.keras.layers.data_format import use_data_format
+from unison.keras.mixed_precision.policy import DTypePolicyMixin
 
 __all__ = ["check_rank", "single_int"]
 
@@ -54,7 +55,7 @@ def _channels(layer: Layer, x: torch.Tensor, expected: int) -> None:
         )
 
 
-class _Conv(Layer):
+class _Conv(DTypePolicyMixin, Layer):
     """Arguments and bias shared by the convolutions."""
 
     def __init__(

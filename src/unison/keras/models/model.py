@@ -30,6 +30,7 @@ from unison.errors import NotCompiledError
 from unison.keras import optimizers as optimizers_mod
 from unison.keras.backend.keras_tensor import KerasTensor, has_keras_tensor, symbolic_call
 from unison.keras.layers.base import Layer, _default_name, add_loss_to, call_in_mode, collect_losses, set_trainable
+from unison.keras.layers.conv import conv_relu_pool_fusable, run_conv_relu_pool
 from unison.keras.layers.core import InputLayer
 from unison.keras.saving import weights_file
 from unison.keras.trainers.compile_utils import OutputLosses
@@ -772,9 +773,18 @@ class Sequential(Model):
 
             x = conform_input(as_torch(x), self._graph_input.dtype)  # as a functional model does
             x = self._adjust_input_rank(self._graph_input, x)
-        for i, layer in enumerate(self.stack):
+        layers = list(self.stack)
+        i = 0
+        while i < len(layers):
+            layer = layers[i]
             try:
+                if i + 1 < len(layers) and conv_relu_pool_fusable(layer, layers[i + 1], x):
+                    # Conv2D(activation="relu") + MaxPooling2D: the ReLU after the pool (same numbers)
+                    x = run_conv_relu_pool(layer, layers[i + 1], x)
+                    i += 2
+                    continue
                 x = layer(x)
+                i += 1
             except RuntimeError as exc:
                 # A raw torch shape error from deep inside a kernel becomes one that names the layer.
                 name = getattr(layer, "name", type(layer).__name__)
