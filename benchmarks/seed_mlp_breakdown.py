@@ -139,13 +139,13 @@ def run_unison(replicas: int, epochs: int) -> None:
     wrap(buckets.Bucket, "write_back", "  in synchronize: Bucket.write_back")
     wrap(torch.optim.Optimizer, "zero_grad", "zero_grad")
     wrap(data_adapters.ArrayAdapter, "_take", "data: take rows", only_in_train_step=False)
-    original_eval = trainer._run_evaluation
+    original_eval = trainer._Evaluation.run
 
     def run_eval(*args: Any, **kwargs: Any) -> Any:
         with timed("evaluation (total)"):
             return original_eval(*args, **kwargs)
 
-    trainer._run_evaluation = run_eval
+    trainer._Evaluation.run = run_eval  # type: ignore[method-assign]
     install_optimizer_step_timer()
 
     strategy = (

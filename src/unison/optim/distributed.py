@@ -34,6 +34,7 @@ from unison.errors import ElasticMembershipError, format_choices
 from unison.optim.amp import scaled_step
 from unison.optim.buckets import Bucket, plan_buckets
 from unison.optim.compression import Compression, Compressor
+from unison.optim.fused_step import DirectAdam
 from unison.optim.protocol import WrappingOptimizer
 from unison.optim.safety import check_consistency, first_nonfinite, nonfinite_error
 from unison.optim.zero import ShardedState
@@ -269,6 +270,8 @@ class DistributedOptimizer(WrappingOptimizer):
         self._passes: dict[int, int] = {}
         self._next_launch = 0
         self._skip = False
+        # A fused torch Adam/AdamW: its kernel called straight when step() would do just that.
+        self._direct = DirectAdam.of(optimizer)
         self._scaler_active = False
         self._synchronized = False
         # Horovod's Keras API broadcasts the weights only after the first step (a callback), so
@@ -563,7 +566,8 @@ class DistributedOptimizer(WrappingOptimizer):
         since = time.perf_counter()
         try:
             if self.sharded is None:
-                result = self.optimizer.step(closure)
+                direct = closure is None and self._direct is not None and self._direct.step()
+                result = None if direct else self.optimizer.step(closure)
             else:
                 with self.sharded.owned_only():
                     result = self.optimizer.step(closure)

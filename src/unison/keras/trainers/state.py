@@ -43,6 +43,7 @@ from unison.keras.trainers.compile_utils import OutputLosses, resolve_metrics
 from unison.keras.trainers.data_adapters import ArrayAdapter, Batch, make_adapter
 from unison.keras.trainers.trainer import _STATE_ATTRIBUTE, overrides
 from unison.optim.distributed import DistributedOptimizer, Sum
+from unison.optim.fused_step import DirectAdam
 from unison.optim.safety import nonfinite_error
 
 
@@ -61,6 +62,10 @@ class TrainingState:
         self.sharded = False  # keras.distribution.ModelParallel split the parameters (FSDP2)
         self.torch_opt: torch.optim.Optimizer | None = None
         self.params: list[torch.nn.Parameter] = []
+        # One replica: torch's fused Adam kernel called straight (optim/fused_step.py), and the
+        # gradients dropped without Optimizer.zero_grad's per-step bookkeeping (_zero_grads).
+        self._direct: DirectAdam | None = None
+        self._zero_list: Any = None  # the torch optimizer's one parameter list, when it is self.params
         self._local_steps = 0  # steps of a one-replica fit (N replicas: the optimizer counts)
         # Keras 3's gradient_accumulation_steps: k batches' gradients, one update (and one
         # synchronisation, through the synchroniser's backward_passes_per_step) every k-th.
@@ -209,6 +214,13 @@ class TrainingState:
             # pass and reports the loss, as Keras does
             return
         self.torch_opt = self.model.optimizer.build(self.params)
+        groups = self.torch_opt.param_groups
+        if (
+            type(self.torch_opt).zero_grad is torch.optim.Optimizer.zero_grad
+            and len(groups) == 1
+            and [id(p) for p in groups[0]["params"]] == [id(p) for p in self.params]
+        ):
+            self._zero_list = groups[0]["params"]
         if self.comm.is_distributed and not self.sharded:
             # The strategy's one synchroniser for this optimizer: a user's train_step that calls
             # optimizer.apply_gradients() reaches the same DistributedOptimizer (and its hooks).
@@ -343,12 +355,25 @@ class TrainingState:
                 finite = self._grads_finite()  # loss scaling: skip the step instead
             if finite:
                 self.model.optimizer.clip_gradients(self.params)
-                torch_opt.step()
+                if self._direct is None:
+                    self._direct = DirectAdam.of(torch_opt) or _NO_DIRECT
+                if not self._direct.step():  # the fused kernel straight, or torch's step()
+                    torch_opt.step()
         if scaler is not None:
             scaler.update_scale(finite)
         counter.after_step()
-        torch_opt.zero_grad(set_to_none=True)
+        self._zero_grads(torch_opt)
         self._update_metrics(batch, y_pred, loss_sum, local, reg)
+
+    def _zero_grads(self, torch_opt: torch.optim.Optimizer) -> None:
+        """``zero_grad(set_to_none=True)``, without its profiler record and dynamo guard when the
+        optimizer's one parameter list is the model's trainable parameters (a few us a step)."""
+        groups = torch_opt.param_groups
+        if self._zero_list is None or len(groups) != 1 or groups[0]["params"] is not self._zero_list:
+            torch_opt.zero_grad(set_to_none=True)
+            return
+        for p in self.params:
+            p.grad = None
 
     def _grads_finite(self) -> bool:
         """Whether every gradient is finite; sharded, one verdict for all replicas (a collective).
@@ -500,6 +525,17 @@ class ResumePoint:
     step: int
     epoch_origin: Any  # a batch index (arrays), a pipeline position dict (tf.data), or None
     metrics: torch.Tensor | None
+
+
+class _NoDirect:
+    """The optimizer is not a fused torch Adam: every step is ``torch_opt.step()``."""
+
+    @staticmethod
+    def step() -> bool:
+        return False
+
+
+_NO_DIRECT: Any = _NoDirect()
 
 
 def _local(t: torch.Tensor) -> torch.Tensor:
