@@ -11,7 +11,17 @@ by one that reads the same files (said in the table's notes): TF's ``cifar10.loa
 archive's sha256 and expects 10,000 images per batch; ``fashion_mnist`` reads Debian's files copied
 into a private ``KERAS_HOME``.
 
-Run: ``python benchmarks/tutorial_programs_vs_tf.py --tf-python /work/tfvenv/bin/python --work /tmp/tpv``
+DCGAN prints no metric: the same few lines are appended to both copies, scoring the trained
+discriminator on 1,024 training images and 1,024 images from its generator (its accuracy at telling
+them apart; 0.5 = the generator fools it, 1.0 = it never does), and printing both tutorial losses.
+
+``--set PROGRAM:KEY=VALUE`` changes a program's settings (epochs, samples), ``--seed`` seeds every
+generator with another value (noise check), ``--tf-pythonpath`` adds packages the TF venv lacks
+(matplotlib, pandas, pydot: ``pip install --target DIR``), and MNIST for DCGAN comes from
+``$UNISON_DATA_DIR/mnist`` (idx files) for both.
+
+Run: ``OMP_NUM_THREADS=1 UNISON_DATA_DIR=../shared/data python benchmarks/tutorial_programs_vs_tf.py
+--tf-python /work/tfvenv/bin/python --tf-pythonpath /work/tfextras --work /tmp/tpv``
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ only its data path changed and nothing is downloaded), and puts real signal in i
 and loss figures mean something when unison and TensorFlow are compared on the same files:
 
 - ``aclImdb/``: the IMDB review tree (``train/{pos,neg,unsup}``, ``test/{pos,neg}``, files
-  ``<id>_<stars>.txt``); reviews mix neutral filler with sentiment words of their label's side, HTML
-  ``<br />`` breaks and punctuation, as the real reviews have.
+  ``<id>_<stars>.txt``); reviews mix neutral filler with a few sentiment words of their label's side
+  and some of the other side (not all separable), HTML ``<br />`` breaks and punctuation, as the
+  real reviews have.
 - ``ml-latest-small/``: MovieLens ``ratings.csv`` (``userId,movieId,rating,timestamp``, half stars
   0.5-5) and ``movies.csv`` (``movieId,title,genres``); ratings come from user and movie latent
   factors plus biases, so the dot-product model can learn them.
@@ -57,9 +58,13 @@ def _rare_word(n: int) -> str:
 def _review(rng: np.random.Generator, positive: bool, rare: list[str]) -> str:
     words = list(rng.choice(_FILLER, int(rng.integers(30, 90)))) + rare
     side, other = (_POSITIVE, _NEGATIVE) if positive else (_NEGATIVE, _POSITIVE)
-    for _ in range(int(rng.integers(3, 7))):  # sentiment words of the label's side ...
+    # Two to five sentiment words of the label's side and up to two of the other side: a few reviews
+    # are not decided by their words (a majority vote gets ~96%), so the comparison of two frameworks'
+    # accuracies is not saturated (with 3-6 and at most one, both reached 0.99 in 3 epochs; with 1-3
+    # and up to two, neither learned in 3 epochs).
+    for _ in range(int(rng.integers(2, 6))):
         words.insert(int(rng.integers(0, len(words))), str(rng.choice(side)))
-    if rng.random() < 0.3:  # ... and sometimes one of the other side, so it is not trivially separable
+    for _ in range(int(rng.integers(0, 3))):
         words.insert(int(rng.integers(0, len(words))), str(rng.choice(other)))
     sentences = [" ".join(words[i : i + 12]).capitalize() + "." for i in range(0, len(words), 12)]
     return "<br /><br />".join([" ".join(sentences[:2]), *sentences[2:]])
