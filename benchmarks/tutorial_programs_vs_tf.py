@@ -12,8 +12,10 @@ archive's sha256 and expects 10,000 images per batch; ``fashion_mnist`` reads De
 into a private ``KERAS_HOME``.
 
 DCGAN prints no metric: the same few lines are appended to both copies, scoring the trained
-discriminator on 1,024 training images and 1,024 images from its generator (its accuracy at telling
-them apart; 0.5 = the generator fools it, 1.0 = it never does), and printing both tutorial losses.
+discriminator on 1,024 training images and 1,024 images from its generator with the tutorial's own
+loss functions (the compared figure is the discriminator loss; the generator loss and the accuracy
+of telling the two apart are printed beside it: that accuracy flips with logits near 0, so it is
+not compared).
 
 ``--set PROGRAM:KEY=VALUE`` changes a program's settings (epochs, samples), ``--seed`` seeds every
 generator with another value (noise check), ``--tf-pythonpath`` adds packages the TF venv lacks
@@ -136,8 +138,8 @@ PROGRAMS = {
     "cnn": Program("tf_tutorials/cnn.py", "test accuracy", r"^([\d.]+)$", {"EPOCHS": "2"}, tf_prelude=_TF_CIFAR),
     "dcgan": Program(
         "tf_tutorials/dcgan.py",
-        "discriminator accuracy, real vs generated",
-        r"^DCGAN discriminator accuracy \(real vs generated\): ([\d.]+)$",
+        "discriminator loss, 1,024 real + 1,024 generated images",
+        r"^DCGAN discriminator loss: ([\d.]+)$",
         {"EPOCHS": "2", "TRAIN_SAMPLES": "2560"},
         tf_prelude=_TF_MNIST,
         epilogue=_DCGAN_SCORE,
