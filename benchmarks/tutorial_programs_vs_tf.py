@@ -11,7 +11,19 @@ by one that reads the same files (said in the table's notes): TF's ``cifar10.loa
 archive's sha256 and expects 10,000 images per batch; ``fashion_mnist`` reads Debian's files copied
 into a private ``KERAS_HOME``.
 
-Run: ``python benchmarks/tutorial_programs_vs_tf.py --tf-python /work/tfvenv/bin/python --work /tmp/tpv``
+DCGAN prints no metric: the same few lines are appended to both copies, scoring the trained
+discriminator on 1,024 training images and 1,024 images from its generator with the tutorial's own
+loss functions (the compared figure is the discriminator loss; the generator loss and the accuracy
+of telling the two apart are printed beside it: that accuracy flips with logits near 0, so it is
+not compared).
+
+``--set PROGRAM:KEY=VALUE`` changes a program's settings (epochs, samples), ``--seed`` seeds every
+generator with another value (noise check), ``--tf-pythonpath`` adds packages the TF venv lacks
+(matplotlib, pandas, pydot: ``pip install --target DIR``), and MNIST for DCGAN comes from
+``$UNISON_DATA_DIR/mnist`` (idx files) for both.
+
+Run: ``OMP_NUM_THREADS=1 UNISON_DATA_DIR=../shared/data python benchmarks/tutorial_programs_vs_tf.py
+--tf-python /work/tfvenv/bin/python --tf-pythonpath /work/tfextras --work /tmp/tpv``
 """
 
 from __future__ import annotations
@@ -31,10 +43,36 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 _SEED = (
-    "import random, runpy, sys, numpy; random.seed(0); numpy.random.seed(0)\n"
-    "try:\n import torch; torch.manual_seed(0)\nexcept ImportError:\n pass\n"
+    "import random, runpy, sys, numpy; random.seed({seed}); numpy.random.seed({seed})\n"
+    "try:\n import torch; torch.manual_seed({seed})\nexcept ImportError:\n pass\n"
 )
-_TF_SEED = "import tensorflow as _tf; _tf.random.set_seed(0)\n"
+_TF_SEED = "import tensorflow as _tf; _tf.random.set_seed({seed})\n"
+# TF's run of the DCGAN tutorial: keras.datasets.mnist.load_data reads the idx files unison reads
+# ($UNISON_DATA_DIR/mnist/*-idx?-ubyte.gz) instead of downloading mnist.npz.
+_TF_MNIST = """
+import gzip, os, numpy as np, keras
+def _load(path=None):
+    root = os.path.join(os.environ["UNISON_DATA_DIR"], "mnist")
+    def idx(name, offset):
+        with gzip.open(os.path.join(root, name), "rb") as f:
+            return np.frombuffer(f.read(), np.uint8, offset=offset)
+    x = lambda p: idx(f"{p}-images-idx3-ubyte.gz", 16).reshape(-1, 28, 28)
+    y = lambda p: idx(f"{p}-labels-idx1-ubyte.gz", 8)
+    return (x("train"), y("train")), (x("t10k"), y("t10k"))
+keras.datasets.mnist.load_data = _load
+"""
+# After the DCGAN tutorial (which prints no metric): its own discriminator and loss functions scored on
+# 1,024 training images and 1,024 images its generator makes from fresh noise (the same code in both runs).
+_DCGAN_SCORE = """
+_n = 1024
+_fake = generator(tf.random.normal([_n, noise_dim]), training=False)
+_real_out = discriminator(train_images[:_n], training=False)
+_fake_out = discriminator(_fake, training=False)
+_acc = (np.mean(np.asarray(_real_out) > 0) + np.mean(np.asarray(_fake_out) < 0)) / 2
+print("DCGAN discriminator accuracy (real vs generated):", float(_acc))
+print("DCGAN generator loss:", float(generator_loss(_fake_out)))
+print("DCGAN discriminator loss:", float(discriminator_loss(_real_out, _fake_out)))
+"""
 # TF's run of the CNN tutorial: keras.datasets.cifar10.load_data reads the generated pickle batches.
 _TF_CIFAR = """
 import os, pickle, numpy as np, keras
@@ -59,6 +97,7 @@ class Program:
     env: dict[str, str] = field(default_factory=dict)
     cwd_is_data: bool = False  # the program reads aclImdb/ relative to the working directory
     tf_prelude: str = ""
+    epilogue: str = ""  # appended to both copies of the program (a metric the program does not print)
 
 
 PROGRAMS = {
@@ -97,6 +136,14 @@ PROGRAMS = {
         "tf_tutorials/regression.py", "dnn_model test MAE [MPG]", r"^dnn_model\s+([\d.]+)$", {"EPOCHS": "100"}
     ),
     "cnn": Program("tf_tutorials/cnn.py", "test accuracy", r"^([\d.]+)$", {"EPOCHS": "2"}, tf_prelude=_TF_CIFAR),
+    "dcgan": Program(
+        "tf_tutorials/dcgan.py",
+        "discriminator loss, 1,024 real + 1,024 generated images",
+        r"^DCGAN discriminator loss: ([\d.]+)$",
+        {"EPOCHS": "2", "TRAIN_SAMPLES": "2560"},
+        tf_prelude=_TF_MNIST,
+        epilogue=_DCGAN_SCORE,
+    ),
 }
 
 
@@ -107,12 +154,16 @@ def tf_variant(source: str) -> str:
     return re.sub(r"^from unison\.keras(\S*) import", r"from tensorflow.keras\1 import", source, flags=re.M)
 
 
-def run_one(python: str, program: Path, prog: Program, data: Path, work: Path, tf: bool) -> tuple[str, float]:
+def run_one(
+    python: str, program: Path, prog: Program, data: Path, work: Path, tf: bool, seed: int, tf_path: str
+) -> tuple[str, float]:
     cwd = data if prog.cwd_is_data else work
+    if not prog.cwd_is_data and work.exists():  # a fresh folder: DCGAN restores the latest checkpoint it finds
+        shutil.rmtree(work)
     cwd.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env.update(MPLBACKEND="Agg", PYTHONUNBUFFERED="1", PROGRAM_DATA=str(data), UNISON_DATA_DIR=str(data), **prog.env)
-    env["PYTHONPATH"] = str(REPO / "src") if not tf else ""
+    env["PYTHONPATH"] = str(REPO / "src") if not tf else tf_path
     if tf:
         keras_home = work / "keras_home"
         fashion = keras_home / "datasets" / "fashion-mnist"
@@ -120,7 +171,9 @@ def run_one(python: str, program: Path, prog: Program, data: Path, work: Path, t
             shutil.copytree("/usr/share/datasets/fashion-mnist", fashion)
         env.update(KERAS_HOME=str(keras_home), TF_CPP_MIN_LOG_LEVEL="2")
     code = (
-        _SEED + (_TF_SEED + prog.tf_prelude if tf else "") + f"runpy.run_path({str(program)!r}, run_name='__main__')\n"
+        _SEED.format(seed=seed)
+        + (_TF_SEED.format(seed=seed) + prog.tf_prelude if tf else "")
+        + f"runpy.run_path({str(program)!r}, run_name='__main__')\n"
     )
     start = time.time()
     proc = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env, cwd=cwd, timeout=3600)
@@ -139,7 +192,26 @@ def main() -> None:
         "--patch", action="append", default=[], help="OLD=>NEW applied to both copies (said in the table)"
     )
     parser.add_argument("--unison-patch", action="append", default=[], help="OLD=>NEW applied to unison's copy")
+    parser.add_argument("--seed", type=int, default=0, help="seeds Python's, numpy's, torch's and TF's generators")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="PROGRAM:KEY=VALUE", help="overrides a program's settings"
+    )
+    parser.add_argument(
+        "--tf-pythonpath", default="", help="PYTHONPATH of the TF runs (e.g. matplotlib/pandas installed with --target)"
+    )
+    parser.add_argument(
+        "--mnist",
+        type=Path,
+        default=None,
+        help="a folder with MNIST's idx .gz files (DCGAN); default $UNISON_DATA_DIR/mnist",
+    )
     args = parser.parse_args()
+    for item in args.set:
+        name, _, assignment = item.partition(":")
+        key, _, value = assignment.partition("=")
+        if name not in PROGRAMS or not key or not value:
+            parser.error(f"--set {item!r}: expected PROGRAM:KEY=VALUE with PROGRAM one of {sorted(PROGRAMS)}")
+        PROGRAMS[name].env[key] = value
     spec = importlib.util.spec_from_file_location("program_data", REPO / "examples" / "program_data.py")
     assert spec is not None and spec.loader is not None
     program_data = importlib.util.module_from_spec(spec)
@@ -147,10 +219,13 @@ def main() -> None:
     data = args.work / "data"
     if not data.exists():
         program_data.write_all(data, "bench")
+    mnist = args.mnist or Path(os.environ.get("UNISON_DATA_DIR", "/nonexistent")) / "mnist"
+    if not (data / "mnist").exists() and mnist.is_dir():
+        (data / "mnist").symlink_to(mnist.resolve())
     rows = []
     for name in args.only:
         prog = PROGRAMS[name]
-        source = (REPO / "examples" / prog.path).read_text()
+        source = (REPO / "examples" / prog.path).read_text() + prog.epilogue
         for patch in args.patch:
             old, new = patch.split("=>", 1)
             source = source.replace(old, new)
@@ -163,14 +238,23 @@ def main() -> None:
             copies[label] = args.work / "programs" / label / Path(prog.path).name
             copies[label].parent.mkdir(parents=True, exist_ok=True)
             copies[label].write_text(text)
-        result = {"program": name, "metric": prog.metric, "env": prog.env}
+        result = {"program": name, "metric": prog.metric, "env": prog.env, "seed": args.seed}
         for label, python in (("unison", sys.executable), ("tf", args.tf_python)):
             try:
-                out, seconds = run_one(python, copies[label], prog, data, args.work / label / name, label == "tf")
+                out, seconds = run_one(
+                    python,
+                    copies[label],
+                    prog,
+                    data,
+                    args.work / label / name,
+                    label == "tf",
+                    args.seed,
+                    args.tf_pythonpath,
+                )
                 found = re.findall(prog.pattern, out, re.M)
                 result[label] = float(found[-1]) if found else None
                 result[f"{label}_s"] = round(seconds, 1)
-                (args.work / f"{name}.{label}.log").write_text(out)
+                (args.work / f"{name}.{label}.seed{args.seed}.log").write_text(out)
             except (RuntimeError, subprocess.TimeoutExpired) as exc:
                 result[label] = None
                 result[f"{label}_error"] = str(exc)[-400:]
@@ -179,7 +263,7 @@ def main() -> None:
     print("\n| program | metric | unison | TF | settings |\n| --- | --- | --- | --- | --- |")
     for r in rows:
         settings = " ".join(f"{k}={v}" for k, v in r["env"].items())
-        print(f"| {r['program']} | {r['metric']} | {r.get('unison')} | {r.get('tf')} | {settings} |")
+        print(f"| {r['program']} | {r['metric']} | {r.get('unison')} | {r.get('tf')} | {settings} seed={r['seed']} |")
 
 
 if __name__ == "__main__":

@@ -5,8 +5,9 @@ only its data path changed and nothing is downloaded), and puts real signal in i
 and loss figures mean something when unison and TensorFlow are compared on the same files:
 
 - ``aclImdb/``: the IMDB review tree (``train/{pos,neg,unsup}``, ``test/{pos,neg}``, files
-  ``<id>_<stars>.txt``); reviews mix neutral filler with sentiment words of their label's side, HTML
-  ``<br />`` breaks and punctuation, as the real reviews have.
+  ``<id>_<stars>.txt``); reviews mix neutral filler with a few sentiment words of their label's side
+  and some of the other side (not all separable), HTML ``<br />`` breaks and punctuation, as the
+  real reviews have.
 - ``ml-latest-small/``: MovieLens ``ratings.csv`` (``userId,movieId,rating,timestamp``, half stars
   0.5-5) and ``movies.csv`` (``movieId,title,genres``); ratings come from user and movie latent
   factors plus biases, so the dot-product model can learn them.
@@ -15,8 +16,9 @@ and loss figures mean something when unison and TensorFlow are compared on the s
 - ``auto-mpg.data``: the UCI Auto MPG file (whitespace separated, ``?`` for missing horsepower,
   a tab before the quoted car name); MPG falls with weight and horsepower as in the real data.
 - ``cifar10/cifar-10-batches-py/``: CIFAR-10's python pickle batches (``data_batch_1..5``,
-  ``test_batch``: dicts of uint8 ``data`` rows and ``labels``), each class a colour and stripe
-  pattern under noise; found by ``keras.datasets.cifar10`` through ``$UNISON_DATA_DIR``.
+  ``test_batch``: dicts of uint8 ``data`` rows and ``labels``), each class a faint colour and stripe
+  pattern under strong noise (not trivially separable); found by ``keras.datasets.cifar10`` through
+  ``$UNISON_DATA_DIR``.
 
 Run: ``python examples/program_data.py all DIR [--scale small|full]``.
 """
@@ -56,9 +58,13 @@ def _rare_word(n: int) -> str:
 def _review(rng: np.random.Generator, positive: bool, rare: list[str]) -> str:
     words = list(rng.choice(_FILLER, int(rng.integers(30, 90)))) + rare
     side, other = (_POSITIVE, _NEGATIVE) if positive else (_NEGATIVE, _POSITIVE)
-    for _ in range(int(rng.integers(3, 7))):  # sentiment words of the label's side ...
+    # Two to five sentiment words of the label's side and up to two of the other side: a few reviews
+    # are not decided by their words (a majority vote gets ~96%), so the comparison of two frameworks'
+    # accuracies is not saturated (with 3-6 and at most one, both reached 0.99 in 3 epochs; with 1-3
+    # and up to two, neither learned in 3 epochs).
+    for _ in range(int(rng.integers(2, 6))):
         words.insert(int(rng.integers(0, len(words))), str(rng.choice(side)))
-    if rng.random() < 0.3:  # ... and sometimes one of the other side, so it is not trivially separable
+    for _ in range(int(rng.integers(0, 3))):
         words.insert(int(rng.integers(0, len(words))), str(rng.choice(other)))
     sentences = [" ".join(words[i : i + 12]).capitalize() + "." for i in range(0, len(words), 12)]
     return "<br /><br />".join([" ".join(sentences[:2]), *sentences[2:]])
@@ -164,14 +170,21 @@ def write_auto_mpg(root: Path, rows: int = 398, seed: int = 0) -> Path:
 
 
 def _cifar_images(rng: np.random.Generator, labels: np.ndarray) -> np.ndarray:
-    """Each class: a base colour and a stripe direction/period, under noise (rows of 3072 = 3x32x32)."""
+    """Each class: a base colour and a stripe direction/period, both faint under noise (rows of 3072 = 3x32x32).
+
+    The signal is weak on purpose, so the tutorial's CNN does not saturate: each image's colour is
+    its class colour moved by a random shift (std 45 per channel, about the distance between class
+    colours) and the stripes (amplitude 12) lie under per-pixel noise of std 60. TensorFlow's run of
+    the tutorial reaches a test accuracy of about 0.54 after 6 epochs on 5,000 such images (chance: 0.10).
+    """
     colours = np.random.default_rng(1234).uniform(40, 215, (10, 3))  # the same class colours in every batch
     yy, xx = np.mgrid[0:32, 0:32]
     images = np.empty((len(labels), 3, 32, 32), np.float64)
     for i, label in enumerate(labels):
         period = 4 + (label % 5)
         stripes = np.sin(2 * np.pi * (xx if label < 5 else yy) / period + rng.uniform(0, 6.3))
-        images[i] = colours[label][:, None, None] + 40 * stripes[None] + rng.normal(0, 35, (3, 32, 32))
+        colour = colours[label] + rng.normal(0, 45, 3)
+        images[i] = colour[:, None, None] + 12 * stripes[None] + rng.normal(0, 60, (3, 32, 32))
     return np.clip(images, 0, 255).astype(np.uint8).reshape(len(labels), 3072)
 
 

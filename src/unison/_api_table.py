@@ -119,7 +119,7 @@ def render() -> str:
         "(`DistributedOptimizer`, `init`, `allreduce`, ...) are documented on their own pages. Every other `tf.*` name raises `AttributeError` saying unison does not implement",
         "it and naming the torch equivalent where there is one.",
         "",
-        "Differences from TF that a program can observe: Python ints become int32 tensors as in TF;",
+        "Differences from TF that a program can observe: Python ints become int32 tensors as in TF (int64 beyond int32's range);",
         "`tf.function` runs the Python function eagerly on every call (side effects repeat);",
         "`GradientTape.watch` sets `requires_grad` on the tensor in place; `import unison` makes",
         "`torch.Tensor.numpy()` behave as TF's `.numpy()` in the whole process: it works on a tensor",

@@ -82,7 +82,7 @@ def test_text_vectorization_errors():
     with pytest.raises(ValueError, match="standardize"):
         layers.TextVectorization(standardize="upper")
     with pytest.raises(ValueError, match="output_mode"):
-        layers.TextVectorization(output_mode="tf_idf")
+        layers.TextVectorization(output_mode="bag_of_words")
     with pytest.raises(ValueError, match="max_tokens"):
         layers.TextVectorization(max_tokens=1)
     with pytest.raises(ValueError, match="output_sequence_length"):

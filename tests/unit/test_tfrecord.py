@@ -66,3 +66,36 @@ def test_strings_on_numeric_tensor_is_a_named_error():
     with pytest.raises(tf.strings.StringInputError, match="tf.strings.lower expects strings"):
         tf.strings.lower(tf.constant([1, 2]))
     assert tf.strings.split(np.array(["a b", "c"], dtype=object)).to_list() == [["a", "b"], ["c"]]
+
+
+def _example(**features):
+    return tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString()
+
+
+def test_parse_example_batch_equals_per_record_parse_and_names_a_bad_record():
+    # the batched parse (one conversion per feature) gives what parsing each record and stacking gives
+    records = tf.data.TFRecordDataset(os.path.join(DATA, "examples.tfrecord"))
+    dense = {k: v for k, v in SPEC.items() if k != "tokens"}
+    batch = next(iter(records.batch(4).map(lambda b: tf.io.parse_example(b, dense))))
+    singles = [tf.io.parse_single_example(r, dense) for r in records.take(4)]
+    assert batch["id"].dtype == torch.int64 and batch["vec"].dtype == torch.float32
+    assert batch["id"].tolist() == [int(s["id"]) for s in singles]
+    assert torch.equal(batch["vec"], torch.stack([s["vec"] for s in singles]))
+    assert batch["label"].tolist() == [
+        s["label"].item() if hasattr(s["label"], "item") else s["label"] for s in singles
+    ]
+    good = _example(x=tf.train.Feature(float_list=tf.train.FloatList(value=[1.0, 2.0])))
+    short = _example(x=tf.train.Feature(float_list=tf.train.FloatList(value=[3.0])))
+    ints = _example(x=tf.train.Feature(int64_list=tf.train.Int64List(value=[1, 2])))
+    missing = _example(y=tf.train.Feature(float_list=tf.train.FloatList(value=[0.5])))
+    spec = {"x": tf.io.FixedLenFeature([2], tf.float32)}
+    assert tf.io.parse_example([good, good], spec)["x"].tolist() == [[1.0, 2.0], [1.0, 2.0]]
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Key: x\..*Values size: 1 .*example 1"):
+        tf.io.parse_example([good, short], spec)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Key: x\..*int64 but expected type: float \(example 2\)"):
+        tf.io.parse_example([good, good, ints], spec)
+    with_default = {"x": tf.io.FixedLenFeature([2], tf.float32, default_value=[9.0, 9.0])}
+    assert tf.io.parse_example([missing, good], with_default)["x"].tolist() == [[9.0, 9.0], [1.0, 2.0]]
+    # a zero-size feature of the wrong type is still a type error, not an empty value
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Data types don't match"):
+        tf.io.parse_example([ints], {"x": tf.io.FixedLenFeature([0], tf.float32)})

@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 from unison.errors import format_choices
+from unison.ops.math import LOGITS_ATTR, SIGMOID_LOGITS_ATTR
 
 __all__ = [
     "tanh_shrink",
@@ -68,11 +69,8 @@ __all__ = [
     "tanh",
 ]
 
-LOGITS_ATTR = "_unison_logits"
-"""Attribute of a softmax output that holds the logits it was computed from."""
-
-SIGMOID_LOGITS_ATTR = "_unison_sigmoid_logits"
-"""Attribute of a sigmoid output that holds the logits it was computed from."""
+# LOGITS_ATTR / SIGMOID_LOGITS_ATTR: the attributes of a softmax / sigmoid output that hold the logits
+# it was computed from; defined beside tf.math.sigmoid and tf.nn.softmax, which attach them too.
 
 ActivationLike = str | None | nn.Module | Callable[[torch.Tensor], torch.Tensor]
 

@@ -105,7 +105,8 @@ def _infer(value: Any) -> torch.dtype | None:
     if isinstance(value, builtins.bool):
         return torch.bool
     if isinstance(value, int):
-        return torch.int32
+        # as TF: int32 unless a value does not fit it (tf.constant(2**40) is int64)
+        return torch.int32 if -(2**31) <= value < 2**31 else torch.int64
     if isinstance(value, float):
         return torch.float32
     if isinstance(value, (list, tuple)) and value:
@@ -114,6 +115,8 @@ def _infer(value: Any) -> torch.dtype | None:
             return torch.float32
         if kinds == {torch.int32}:
             return torch.int32
+        if kinds <= {torch.int32, torch.int64}:
+            return torch.int64
     return None
 
 

@@ -182,7 +182,29 @@ round = _unary("round", torch.round)
 sin = _unary("sin", torch.sin)
 cos = _unary("cos", torch.cos)
 tanh = _unary("tanh", torch.tanh)
-sigmoid = _unary("sigmoid", torch.sigmoid)
+
+
+LOGITS_ATTR = "_unison_logits"
+"""Attribute of a softmax output that holds the logits it was computed from (read by Keras's losses)."""
+
+SIGMOID_LOGITS_ATTR = "_unison_sigmoid_logits"
+"""Attribute of a sigmoid output that holds the logits it was computed from (read by Keras's losses)."""
+
+
+def sigmoid(x: Any, name: str | None = None) -> torch.Tensor:
+    """``tf.math.sigmoid`` (``tf.sigmoid``, ``tf.nn.sigmoid``), elementwise.
+
+    The output remembers its input (``SIGMOID_LOGITS_ATTR``), so a Keras binary cross-entropy
+    on it computes from the logits, as TF does for a ``Sigmoid`` op's output in graph mode (what
+    ``fit`` and ``tf.function`` run): no clipping of saturated probabilities at ``1e-7``.
+    """
+    t = to_tensor(x)
+    out = torch.sigmoid(t)
+    if out.is_floating_point():
+        setattr(out, SIGMOID_LOGITS_ATTR, t)
+    return out
+
+
 reciprocal = _unary("reciprocal", torch.reciprocal)
 logical_not = _unary("logical_not", torch.logical_not)
 is_nan = _unary("is_nan", torch.isnan)

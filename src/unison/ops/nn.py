@@ -17,7 +17,8 @@ import torch.nn.functional as F
 
 from unison.ops._dispatch import wrap_namespace
 from unison.ops.dtypes import to_tensor
-from unison.ops.math import clip_by_norm, l2_normalize
+from unison.ops.math import LOGITS_ATTR, clip_by_norm, l2_normalize
+from unison.ops.math import sigmoid as _math_sigmoid
 
 
 def relu(features: Any, name: str | None = None) -> torch.Tensor:
@@ -75,8 +76,8 @@ def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> to
 
 
 def sigmoid(x: Any, name: str | None = None) -> torch.Tensor:
-    """``tf.nn.sigmoid``."""
-    return torch.sigmoid(to_tensor(x))
+    """``tf.nn.sigmoid``: ``tf.math.sigmoid`` (the output remembers its logits for Keras's losses)."""
+    return _math_sigmoid(x)
 
 
 def tanh(x: Any, name: str | None = None) -> torch.Tensor:
@@ -85,8 +86,16 @@ def tanh(x: Any, name: str | None = None) -> torch.Tensor:
 
 
 def softmax(logits: Any, axis: int | None = None, name: str | None = None) -> torch.Tensor:
-    """``tf.nn.softmax`` along ``axis`` (default the last)."""
-    return F.softmax(to_tensor(logits), dim=-1 if axis is None else axis)
+    """``tf.nn.softmax`` along ``axis`` (default the last).
+
+    Over the last axis the output remembers its logits (``LOGITS_ATTR``), so a Keras categorical
+    cross-entropy on it computes from them, as TF does for a ``Softmax`` op's output in graph mode.
+    """
+    t = to_tensor(logits)
+    out = F.softmax(t, dim=-1 if axis is None else axis)
+    if axis is None or axis in (-1, t.dim() - 1):
+        setattr(out, LOGITS_ATTR, t)
+    return out
 
 
 def log_softmax(logits: Any, axis: int | None = None, name: str | None = None) -> torch.Tensor:

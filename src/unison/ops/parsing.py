@@ -28,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ from unison.ops.dtypes import StringDType, as_dtype, string
 from unison.ops.sparse import SparseTensor
 
 _KIND = {torch.float32: "float_list", torch.int64: "int64_list"}
+_NP = {torch.float32: np.float32, torch.int64: np.int64}
 _TF_NAME = {"float_list": "float", "int64_list": "int64", "bytes_list": "string"}
 
 
@@ -248,10 +250,44 @@ def parse_single_example(
     return _parse(records, specs, batched=False)
 
 
+def _fixed_fast(maps: list[Any], key: str, spec: FixedLenFeature, batched: bool) -> Any:
+    """A ``FixedLenFeature`` present with the right type and count in every record, in one conversion; else None.
+
+    The common case of a batch (``parse_example`` after ``batch``): the values go from protobuf's
+    containers into one numpy array (one tensor per feature per batch, no per-record lists); any
+    record that is not this case sends the feature to the checked path, which names the problem.
+    """
+    kind = "bytes_list" if spec.dtype is string else _KIND[spec.dtype]
+    n = math.prod(spec.shape)
+    if n == 0:
+        return None  # an empty list of the wrong type would pass the count check: let the checked path look
+    columns = []
+    for features in maps:
+        if key not in features:
+            return None
+        values = getattr(features[key], kind).value
+        if len(values) != n:
+            return None
+        columns.append(values)
+    shape = ((len(columns),) if batched else ()) + spec.shape
+    flat = itertools.chain.from_iterable(columns)
+    if spec.dtype is string:
+        out = np.empty(n * len(columns), dtype=object)
+        out[:] = list(flat)
+        return out.reshape(shape)
+    return torch.from_numpy(np.fromiter(flat, _NP[spec.dtype], count=n * len(columns)).reshape(shape))
+
+
 def _parse(records: list[bytes], specs: Mapping[str, Spec], batched: bool) -> dict[str, Any]:
     examples = [_decode(r, i) for i, r in enumerate(records)]
+    maps = [ex.features.feature for ex in examples]
     out: dict[str, Any] = {}
     for key, spec in specs.items():
+        if isinstance(spec, FixedLenFeature) and spec.dtype in (string, torch.float32, torch.int64):
+            fast = _fixed_fast(maps, key, spec, batched)
+            if fast is not None:
+                out[key] = fast
+                continue
         per = [_values(ex, key, spec, i) for i, ex in enumerate(examples)]
         if isinstance(spec, FixedLenFeature):
             rows = [_fixed(v, spec, key, i) for i, v in enumerate(per)]

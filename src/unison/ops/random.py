@@ -86,9 +86,30 @@ def shuffle(value: Any, seed: int | None = None, name: str | None = None) -> tor
 def categorical(
     logits: Any, num_samples: int, dtype: Any = torch.int64, seed: int | None = None, name: str | None = None
 ) -> torch.Tensor:
-    """``tf.random.categorical``: ``num_samples`` class indices per row of unnormalised log-probabilities."""
-    probs = torch.softmax(to_tensor(logits).float(), dim=-1)
-    return torch.multinomial(probs, int(num_samples), replacement=True).to(as_dtype(dtype))
+    """``tf.random.categorical``: ``num_samples`` class indices per row of unnormalised log-probabilities.
+
+    As TF: ``logits`` is 2-D ``[batch_size, num_classes]`` (``-inf`` marks an impossible class),
+    the result is ``[batch_size, num_samples]`` of ``dtype`` ``int64`` (default) or ``int32``, and
+    ``num_samples=0`` gives an empty ``[batch_size, 0]``.
+    """
+    out_dtype = as_dtype(dtype)
+    if out_dtype not in (torch.int32, torch.int64):
+        raise ValueError(
+            f"tf.random.categorical returns class indices: dtype must be tf.int32 or tf.int64. Received: dtype={dtype!r}"
+        )
+    t = to_tensor(logits)
+    if t.dim() != 2:
+        raise ValueError(
+            "tf.random.categorical takes 2-D logits [batch_size, num_classes]. "
+            f"Received shape {list(t.shape)}; for one distribution pass [logits] (a batch of one)."
+        )
+    n = int(num_samples)
+    if n < 0:
+        raise ValueError(f"tf.random.categorical: num_samples must be >= 0. Received: num_samples={num_samples!r}")
+    if n == 0 or t.shape[0] == 0:
+        return torch.zeros((t.shape[0], n), dtype=out_dtype, device=t.device)
+    probs = torch.softmax(t.double() if t.dtype == torch.float64 else t.float(), dim=-1)
+    return torch.multinomial(probs, n, replacement=True).to(out_dtype)
 
 
 __all__ = ["categorical", "normal", "set_seed", "shuffle", "truncated_normal", "uniform"]

@@ -225,6 +225,23 @@ def regex_full_match(input: Any, pattern: Any, name: str | None = None) -> torch
     return _numbers(one, arr, torch.bool)
 
 
+# --- hashing ---------------------------------------------------------------------------------------
+def to_hash_bucket_fast(input: Any, num_buckets: int, name: str | None = None) -> torch.Tensor:
+    """``tf.strings.to_hash_bucket_fast``: FarmHash ``Fingerprint64`` of each string mod ``num_buckets`` (int64).
+
+    The same function as TF's, so the buckets equal TensorFlow's.
+    """
+    from unison.ops.farmhash import fingerprint64
+
+    if isinstance(num_buckets, bool) or not isinstance(num_buckets, (int, np.integer)) or num_buckets < 1:
+        raise ValueError(
+            f"tf.strings.to_hash_bucket_fast: num_buckets must be a positive integer. Received: {num_buckets!r}"
+        )
+    arr = _strings(input, "to_hash_bucket_fast")
+    n = int(num_buckets)
+    return _numbers(lambda v: fingerprint64(_utf8(v)) % n, arr, torch.int64)
+
+
 # --- lengths and pieces ---------------------------------------------------------------------------
 def length(input: Any, unit: str = "BYTE", name: str | None = None) -> torch.Tensor:
     """``tf.strings.length``: bytes of each string's UTF-8 encoding (characters with ``unit="UTF8_CHAR"``), int32."""
@@ -555,6 +572,7 @@ __all__ = [
     "split",
     "strip",
     "substr",
+    "to_hash_bucket_fast",
     "to_number",
     "unicode_decode",
     "unicode_encode",

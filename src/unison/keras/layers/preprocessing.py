@@ -7,10 +7,12 @@ model. Lookup index layout as Keras: ``[mask_token] + num_oov_indices OOV slots 
 (the mask slot only when ``mask_token`` is set). ``adapt`` orders tokens by falling frequency,
 ties by the token in descending order (TextVectorization's order).
 
-Hashing (and the choice among several OOV slots) uses the first 8 bytes of BLAKE2b of the
-value's UTF-8 text (integers hashed as their decimal text), keyed by ``salt`` when given, read
-as an unsigned little-endian integer, modulo the number of bins. It is deterministic across
-runs, processes and machines, but it is not Keras's FarmHash/SipHash: bins differ from TF's.
+Hashing and the choice among several OOV slots use TF's hash, so the bins equal TF's: FarmHash's
+``Fingerprint64`` of the value's UTF-8 text (integers hashed as their decimal text in
+``Hashing``) modulo the number of bins; ``IntegerLookup`` puts an OOV integer in slot
+``value % num_oov_indices``, as TF's vocabulary table does. With ``salt``, Keras uses SipHash
+keyed by the salt; here a salted hash is the first 8 bytes of BLAKE2b keyed by the salt: as
+deterministic, but its bins differ from TF's.
 
 Example:
     >>> import numpy as np
@@ -33,6 +35,7 @@ import torch
 
 from unison.keras.backend.keras_tensor import SYMBOLIC_STRING
 from unison.keras.layers.base import Layer
+from unison.ops.farmhash import fingerprint64
 
 _EPSILON = 1e-7  # Keras's backend.epsilon()
 
@@ -59,12 +62,14 @@ def _batches(data: Any) -> Iterable[np.ndarray]:
 
 
 def stable_hash(value: Any, salt: Any = None) -> int:
-    """The documented 64-bit hash of ``value`` (see the module docstring)."""
+    """The documented 64-bit hash of ``value`` (see the module docstring): TF's without ``salt``."""
     if isinstance(value, bytes):
         text = value
     else:
         text = str(value.item() if isinstance(value, np.generic) else value).encode("utf-8")
-    key = b"" if salt is None else str(salt).encode("utf-8")[:64]
+    if salt is None:
+        return fingerprint64(text)
+    key = str(salt).encode("utf-8")[:64]
     return int.from_bytes(hashlib.blake2b(text, digest_size=8, key=key).digest(), "little")
 
 
@@ -186,7 +191,11 @@ class _Lookup(_Preprocessing):
                 "num_oov_indices=0. Add the token, or set num_oov_indices >= 1."
             )
         start = 1 if self.mask_token is not None else 0
-        return start + (stable_hash(token) % self.num_oov_indices if self.num_oov_indices > 1 else 0)
+        if self.num_oov_indices == 1:
+            return start
+        if isinstance(token, (int, np.integer)) and not isinstance(token, bool):
+            return start + int(token) % self.num_oov_indices  # TF's integer vocabulary table: value mod slots
+        return start + stable_hash(token) % self.num_oov_indices
 
     def call(self, inputs: Any) -> Any:
         device = inputs.device if isinstance(inputs, torch.Tensor) else None

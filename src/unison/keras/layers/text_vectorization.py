@@ -2,12 +2,15 @@
 
 Each string is standardised (lower-cased, punctuation stripped), split (on whitespace),
 optionally extended with n-grams, and looked up in the vocabulary. In ``"int"`` mode id 0 is
-padding and id 1 the out-of-vocabulary token ``"[UNK]"``; in ``"multi_hot"``/``"count"`` mode
-there is no padding token and index 0 counts OOV tokens. ``adapt`` learns the vocabulary:
+padding and id 1 the out-of-vocabulary token ``"[UNK]"``; in ``"multi_hot"``/``"count"``/``"tf_idf"``
+mode there is no padding token and index 0 counts OOV tokens. ``"tf_idf"`` weighs each count by
+the token's inverse document frequency, ``log(1 + documents / (1 + documents holding the token))``
+over the strings ``adapt`` saw (the OOV column by the mean of the vocabulary's weights), as Keras. ``adapt`` learns the vocabulary:
 tokens by falling frequency, ties broken by the token in descending order (Keras's order).
 
 This is a preprocessing layer: it runs in Python on strings, has no weights, and returns
-``torch.int64`` ids (``float32`` vectors in the multi-hot/count modes).
+``torch.int64`` ids (``float32`` vectors in the multi-hot/count/tf-idf modes; Keras 3 under TF gives
+``int64`` multi-hot/count vectors).
 
 Example:
     >>> layer = TextVectorization(output_sequence_length=4)
@@ -32,7 +35,7 @@ from unison.keras.layers.base import Layer
 DEFAULT_STRIP_REGEX = r'[!"#$%&()\*\+,-\./:;<=>?@\[\\\]^_`{|}~\']'
 _STANDARDIZE = ("lower_and_strip_punctuation", "lower", "strip_punctuation")
 _SPLIT = ("whitespace", "character")
-_MODES = ("int", "multi_hot", "count")
+_MODES = ("int", "multi_hot", "count", "tf_idf")
 PAD, OOV = "", "[UNK]"
 
 
@@ -56,11 +59,13 @@ class TextVectorization(Layer):
         split: ``"whitespace"`` (default), ``"character"``, ``None`` (one token per string), or
             a callable mapping a list of strings to a list of token lists.
         ngrams: ``None``, an int ``n`` (1..n-grams) or a tuple of n-gram sizes.
-        output_mode: ``"int"`` (default), ``"multi_hot"`` or ``"count"``.
+        output_mode: ``"int"`` (default), ``"multi_hot"``, ``"count"`` or ``"tf_idf"``.
         output_sequence_length: ``"int"`` mode: pad with 0 or truncate to this length
             (default: pad to the longest string of the batch).
         pad_to_max_tokens: multi-hot/count: output ``max_tokens`` columns.
         vocabulary: a list of tokens, or the path of a file with one token per line.
+        idf_weights: ``"tf_idf"`` mode with a given ``vocabulary``: one weight per token (required
+            there, as in Keras); ``adapt`` computes them otherwise.
         encoding: how ``bytes`` inputs are decoded.
     """
 
@@ -74,6 +79,7 @@ class TextVectorization(Layer):
         output_sequence_length: int | None = None,
         pad_to_max_tokens: bool = False,
         vocabulary: Any = None,
+        idf_weights: Any = None,
         encoding: str = "utf-8",
         name: str | None = None,
         **kwargs: Any,
@@ -112,6 +118,15 @@ class TextVectorization(Layer):
             ngrams = tuple(range(1, ngrams + 1))
         if ngrams is not None and not (isinstance(ngrams, tuple) and all(isinstance(n, int) and n > 0 for n in ngrams)):
             raise ValueError(f"`ngrams` must be None, an integer, or a tuple of integers. Received: ngrams={ngrams!r}")
+        if output_mode == "tf_idf" and vocabulary is not None and idf_weights is None:
+            raise ValueError(
+                "When specifying the `vocabulary` argument, in TF-IDF output mode, the `idf_weights` argument "
+                "must also be provided (one weight per token), or call adapt() instead."
+            )
+        if idf_weights is not None and output_mode != "tf_idf":
+            raise ValueError(
+                f"`idf_weights` should only be set if `output_mode` is 'tf_idf'. Received: output_mode={output_mode!r}"
+            )
         if pad_to_max_tokens and max_tokens is None:
             raise ValueError("`pad_to_max_tokens=True` needs `max_tokens`. Received: max_tokens=None")
         self.max_tokens, self.standardize, self.split = max_tokens, standardize, split
@@ -121,13 +136,17 @@ class TextVectorization(Layer):
         self._specials = [PAD, OOV] if output_mode == "int" else [OOV]
         self._vocab: list[str] = []
         self._index: dict[str, int] = {}
+        self._idf: torch.Tensor | None = None  # tf_idf: one weight per vocabulary index (OOV's first)
         self.built = True
         if vocabulary is not None:
-            self.set_vocabulary(vocabulary)
+            self.set_vocabulary(vocabulary, idf_weights)
 
     # --- vocabulary --------------------------------------------------------------------------
-    def set_vocabulary(self, vocabulary: Any) -> None:
-        """Use ``vocabulary`` (tokens, most useful first; a file path reads one token per line)."""
+    def set_vocabulary(self, vocabulary: Any, idf_weights: Any = None) -> None:
+        """Use ``vocabulary`` (tokens, most useful first; a file path reads one token per line).
+
+        In ``"tf_idf"`` mode ``idf_weights`` gives each token's weight (the OOV column gets their mean).
+        """
         if isinstance(vocabulary, (str, os.PathLike)):
             if not os.path.isfile(vocabulary):
                 raise ValueError(
@@ -158,11 +177,28 @@ class TextVectorization(Layer):
                 f"Attempted to set a vocabulary larger than the maximum vocab size. Received vocabulary "
                 f"size is {len(tokens) + n}; `max_tokens` is {self.max_tokens}."
             )
-        self._set(tokens)
+        idf = None
+        if self.output_mode == "tf_idf":
+            if idf_weights is None:
+                raise ValueError(
+                    "In TF-IDF output mode, set_vocabulary() needs `idf_weights` (one per token) beside the vocabulary."
+                )
+            idf = np.asarray(idf_weights.numpy() if hasattr(idf_weights, "numpy") else idf_weights, np.float64)
+            if idf.shape == (len(tokens) + n,):
+                idf = idf[n:]  # weights given for the specials too (Keras accepts the OOV weight first)
+            if idf.shape != (len(tokens),):
+                raise ValueError(
+                    f"`idf_weights` must hold one weight per vocabulary token ({len(tokens)}). "
+                    f"Received shape {idf.shape}."
+                )
+        self._set(tokens, idf)
 
-    def _set(self, tokens: list[str]) -> None:
+    def _set(self, tokens: list[str], idf: np.ndarray | None = None) -> None:
         self._vocab = self._specials + tokens
         self._index = {t: i for i, t in enumerate(self._vocab)}
+        if idf is not None:
+            oov = float(idf.mean()) if len(idf) else 0.0
+            self._idf = torch.tensor([oov, *idf.tolist()], dtype=torch.float32)
 
     def get_vocabulary(self, include_special_tokens: bool = True) -> list[str]:
         """The vocabulary by index (``["", "[UNK]", ...]`` in ``"int"`` mode)."""
@@ -243,14 +279,23 @@ class TextVectorization(Layer):
             steps: read at most this many batches of an iterable.
         """
         counts: collections.Counter[str] = collections.Counter()
+        documents: collections.Counter[str] = collections.Counter()  # strings holding each token (tf_idf)
+        num_documents = 0
         for batch in self._batches(data, steps):
             for row in self.tokenize(batch):
                 counts.update(row)
+                documents.update(set(row))
+                num_documents += 1
         for special in self._specials:
             counts.pop(special, None)
         ranked = sorted(counts.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
         limit = None if self.max_tokens is None else self.max_tokens - len(self._specials)
-        self._set([token for token, _ in ranked[:limit]])
+        tokens = [token for token, _ in ranked[:limit]]
+        idf = None
+        if self.output_mode == "tf_idf":
+            df = np.asarray([documents[t] for t in tokens], np.float64)
+            idf = np.log(1.0 + num_documents / (1.0 + df))
+        self._set(tokens, idf)
 
     @staticmethod
     def _batches(data: Any, steps: int | None) -> Iterable[Any]:
@@ -269,7 +314,12 @@ class TextVectorization(Layer):
                 return
             if isinstance(batch, tuple) and batch and not isinstance(batch[0], (str, bytes, np.str_)):
                 batch = batch[0]  # (features, labels) from a labelled dataset
-            yield [batch] if isinstance(batch, (str, bytes, np.str_)) else batch
+            if isinstance(batch, (str, bytes, np.str_)):
+                yield [batch]
+            elif not isinstance(batch, (list, tuple)) and np.ndim(batch) == 0:
+                yield [np.asarray(batch, dtype=object).item()]  # an unbatched dataset: one string per element
+            else:
+                yield batch
 
     # --- call -------------------------------------------------------------------------------------
     def forward(self, inputs: Any) -> torch.Tensor:
@@ -295,6 +345,10 @@ class TextVectorization(Layer):
                     out[i].index_add_(0, torch.tensor(row), torch.ones(len(row)))
             if self.output_mode == "multi_hot":
                 out = (out > 0).float()
+            elif self.output_mode == "tf_idf":
+                if self._idf is None:
+                    raise ValueError(f"Layer '{self.name}' in TF-IDF mode has no idf weights: call adapt(data).")
+                out[:, : len(self._idf)] *= self._idf
         return out[0] if scalar else out
 
     def call(self, inputs: Any) -> torch.Tensor:
@@ -313,6 +367,7 @@ class TextVectorization(Layer):
             "encoding": self.encoding,
             # the adapted vocabulary travels with the config, so a saved model keeps it (as Keras)
             "vocabulary": self.get_vocabulary() if self._vocab else None,
+            "idf_weights": self._idf[1:].tolist() if self._idf is not None else None,
         }
 
 

@@ -6,8 +6,9 @@ gradient one device computes (docs/semantics.md#loss); a loss must therefore nev
 batch itself. ``loss(y_true, y_pred)`` is the batch mean, for standalone use as in Keras.
 
 Numerical stability on probabilities follows TF Keras: when ``from_logits=False`` and
-``y_pred`` is the output of ``activations.Softmax`` (or ``Sigmoid``), the loss uses the logits
-attached to it; otherwise probabilities are clipped to ``[1e-7, 1 - 1e-7]`` before ``log``.
+``y_pred`` is the output of ``activations.Softmax`` (or ``Sigmoid``), or of ``tf.nn.softmax`` /
+``tf.nn.sigmoid`` / ``tf.sigmoid`` (as TF Keras does for Softmax/Sigmoid ops in graph mode), the loss
+uses the logits attached to it; otherwise probabilities are clipped to ``[1e-7, 1 - 1e-7]`` before ``log``.
 
 Example:
     >>> import torch

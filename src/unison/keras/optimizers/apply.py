@@ -146,7 +146,13 @@ def apply_gradients(
                     f"{tuple(grad.shape)}; a gradient must have its variable's shape. Check that the "
                     "gradients and variables are zipped in the same order."
                 )
-            var.grad = grad.detach().to(device=var.device, dtype=var.dtype)
+            grad = grad.detach().to(device=var.device, dtype=var.dtype)
+            if grad.stride() != var.stride():
+                # A gradient from tape.gradient is contiguous while a variable may be a permuted
+                # view (Conv kernels keep Keras's layout over torch's storage); torch's fused and
+                # foreach kernels pair elements by memory order, so give the gradient the variable's.
+                grad = torch.empty_like(var).copy_(grad)
+            var.grad = grad
     context = get_replica_context()
     strategy = context.strategy if context is not None else None
     sync = None
