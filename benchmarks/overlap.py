@@ -56,22 +56,13 @@ LABEL = {
 # --- the worker (one per rank, under torchrun) ---------------------------------------------------
 def _model(name: str) -> Any:
     import torch
-    from torch import nn
 
     torch.manual_seed(0)
     if name == "cnn":
-        return nn.Sequential(
-            nn.Conv2d(1, 32, 3),
-            nn.ReLU(),
-            nn.MaxPool2d(2),
-            nn.Conv2d(32, 64, 3),
-            nn.ReLU(),
-            nn.MaxPool2d(2),
-            nn.Flatten(),
-            nn.Linear(64 * 5 * 5, 64),
-            nn.ReLU(),
-            nn.Linear(64, 10),
-        )
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from tutorial_cnn import tutorial_cnn
+
+        return tutorial_cnn()
     sys.path.insert(0, os.path.join(REPO, "examples"))
     from gpt import GPT
 

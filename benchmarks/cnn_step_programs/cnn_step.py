@@ -224,18 +224,10 @@ def run_plain():
     images = torch.from_numpy(np.ascontiguousarray(x_train.transpose(0, 3, 1, 2)))
     labels = torch.from_numpy(y_train)
     rows = len(images)
-    model = nn.Sequential(
-        nn.Conv2d(1, 32, 3),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Conv2d(32, 64, 3),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Flatten(),
-        nn.Linear(64 * 5 * 5, 64),
-        nn.ReLU(),
-        nn.Linear(64, 10),
-    )
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from tutorial_cnn import tutorial_cnn
+
+    model = tutorial_cnn()
     kernels = [m.weight for m in model if isinstance(m, (nn.Conv2d, nn.Linear))]
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-7)
     bf16 = POLICY == "mixed_bfloat16"

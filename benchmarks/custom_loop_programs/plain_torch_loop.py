@@ -7,12 +7,16 @@ running accuracy counted per step. Same rows, batch and timing as tutorial_loop.
 
 import json
 import os
+import sys
 import time
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from tutorial_cnn import tutorial_cnn  # noqa: E402
 
 ROWS = int(os.environ.get("BENCH_ROWS", 6400))
 EPOCHS = int(os.environ.get("BENCH_EPOCHS", 1))
@@ -21,18 +25,7 @@ rng = np.random.default_rng(0)
 images = torch.from_numpy(rng.random((ROWS, 1, 28, 28), dtype=np.float32))
 labels = torch.from_numpy(rng.integers(0, 10, ROWS).astype(np.int64))
 
-model = nn.Sequential(
-    nn.Conv2d(1, 32, 3),
-    nn.ReLU(),
-    nn.MaxPool2d(2),
-    nn.Conv2d(32, 64, 3),
-    nn.ReLU(),
-    nn.MaxPool2d(2),
-    nn.Flatten(),
-    nn.Linear(64 * 5 * 5, 64),
-    nn.ReLU(),
-    nn.Linear(64, 10),
-)
+model = tutorial_cnn()
 if os.environ.get("BENCH_COMPILE"):
     # The model's forward (and its backward) through torch.compile (inductor): what unison's
     # tf.function could use; measured beside the eager loop by custom_loop.py's "plain-compiled".
