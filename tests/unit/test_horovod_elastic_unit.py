@@ -181,3 +181,18 @@ def test_commit_callback_keeps_counting_after_a_commit_raised() -> None:
         callback.on_batch_end(0)
         callback.on_batch_end(1)
     assert state.commits == 2 and fresh.state.commits == 1
+
+
+def test_a_commit_folder_others_can_write_is_refused_before_unpickling(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "commits"
+    folder.mkdir()
+    monkeypatch.setenv("UNISON_ELASTIC_DIR", str(folder))
+    hvd.elastic.ObjectState(epoch=1).commit()
+    folder.chmod(0o777)  # e.g. planted in the shared /tmp by another user
+    monkeypatch.setenv("TORCHELASTIC_RESTART_COUNT", "1")
+    with pytest.raises(hvd.elastic.HorovodInternalError, match="writable by nobody else.*UNISON_ELASTIC_DIR"):
+        hvd.elastic.ObjectState(epoch=0).resume()
+    with pytest.raises(hvd.elastic.HorovodInternalError, match="mode 0o777"):
+        hvd.elastic.ObjectState(epoch=0).commit()

@@ -83,6 +83,26 @@ def _commit_file(name: str) -> Path | None:
     return Path(folder) / f"{name}.pt"
 
 
+def _check_private(path: Path) -> None:
+    """Refuse a commit file (or its folder) that another user owns or can write.
+
+    The commit is unpickled on restart, and its default folder lies in the shared temporary
+    directory under a predictable name: another local user could have created it first and
+    left a file there to be unpickled by this job.
+    """
+    for item in (path.parent, path):
+        if not item.exists():
+            continue
+        info = item.stat()
+        if info.st_uid != os.getuid() or info.st_mode & 0o022:
+            raise UnisonError(
+                f"hvd.elastic: {item} is owned by uid {info.st_uid} with mode {oct(info.st_mode & 0o777)}; "
+                f"the job's commits must be this user's (uid {os.getuid()}) and writable by nobody else, "
+                f"because a restart unpickles them. Fix: remove it, or set UNISON_ELASTIC_DIR to a folder "
+                f"of your own (mode 700)."
+            )
+
+
 class State:
     """Training state that survives a failure: ``commit``, ``restore``, ``sync`` (Horovod's ``State``).
 
@@ -115,6 +135,7 @@ class State:
         path = _commit_file(self._file_name)
         if path is not None and _comm().rank == 0:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # this user only
+            _check_private(path)  # a folder that existed before may be another user's
             tmp = path.with_suffix(".tmp")
             torch.save(self.state_dict(), tmp)
             os.replace(tmp, path)  # a restart never reads a half-written commit
@@ -136,6 +157,7 @@ class State:
         path = _commit_file(self._file_name)
         if path is None or _comm().rank != 0 or _restarts()[1] == 0 or not path.is_file():
             return False
+        _check_private(path)  # written by this user's rank 0 (commit), so safe to unpickle
         self.load_state_dict(torch.load(path, weights_only=False))
         self.save()
         return True
