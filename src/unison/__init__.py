@@ -16,6 +16,7 @@ from unison import data, distribute, errors, keras, saved_model, train
 from unison._faces import io as io
 from unison._faces import keras_saving as _keras_saving
 from unison._faces import nn
+from unison.core import heap as _heap  # noqa: F401  importing it tunes glibc's heap for training steps
 from unison.core import profiler
 from unison.core import summary as summary  # tf.summary (TensorBoard event files)
 from unison.core.function import Function, function
