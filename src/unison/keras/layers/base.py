@@ -181,13 +181,16 @@ def _call_in_mode(module: nn.Module, call: Callable[..., Any], args: tuple[Any, 
     see it as their context.
     """
     training = kwargs.pop("training", None)
+    context = _CALL_TRAINING.get()
     if training is None:
-        training = _CALL_TRAINING.get()
+        training = context
         if training is None:
             return call(*args, **kwargs)
     training = bool(training)
     if takes_training(getattr(type(module), "call", None)):
         kwargs["training"] = training
+    if context is training and module.training == training:
+        return call(*args, **kwargs)  # the enclosing call set this mode already: nothing to set or undo
     token = _CALL_TRAINING.set(training)
     flip = module.training != training
     if flip:

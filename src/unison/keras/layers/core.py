@@ -113,7 +113,15 @@ class Dense(DTypePolicyMixin, Layer):
                 f"of input shape to have value {self.in_features}, but received input with shape "
                 f"{tuple(inputs.shape)}."
             )
-        return set_mask(self.activation(F.linear(inputs, self.kernel.t(), self.bias)), get_mask(inputs))
+        bias = self.bias
+        if inputs.dim() == 2 and bias is not None:
+            # F.linear's own 2-D path is exactly this addmm (weight.t() of the kernel's transposed view is
+            # the kernel): called straight, it skips linear's dispatch and the transpose node in
+            # backward, and the kernel's gradient comes out in the kernel's layout (no copy into it)
+            y = torch.addmm(bias, inputs, self.kernel)
+        else:
+            y = F.linear(inputs, self.kernel.t(), bias)
+        return set_mask(self.activation(y), get_mask(inputs))
 
 
 class Activation(DTypePolicyMixin, Layer):
