@@ -129,3 +129,50 @@ def test_text_vectorization_vocabulary_saves_with_the_model(tmp_path: Any) -> No
     again = keras.models.load_model(str(tmp_path / "t.keras"))
     assert again.layers[0].get_vocabulary() == vectorize.get_vocabulary()
     assert again.layers[0](["foo qux bar"]).tolist() == [[4, 1, 3, 0]]
+
+
+@pytest.mark.parametrize("layer", ["StringLookup", "IntegerLookup"])
+def test_binary_is_keras_deprecated_name_for_multi_hot(layer: str) -> None:
+    # Keras 3's IndexLookup and CategoryEncoding still map output_mode="binary" to "multi_hot"
+    # (keras.io's structured-data example of TF 2.5 uses it)
+    vocab = ["a", "b", "c"] if layer == "StringLookup" else [7, 8, 9]
+    cls = getattr(keras.layers, layer)
+    binary = cls(vocabulary=vocab, output_mode="binary")
+    multi = cls(vocabulary=vocab, output_mode="multi_hot")
+    data = np.array([[vocab[0], vocab[2]], [vocab[1], vocab[1]]], dtype=object if layer == "StringLookup" else "int64")
+    assert binary.output_mode == "multi_hot"
+    assert torch.equal(torch.as_tensor(binary(data)), torch.as_tensor(multi(data)))
+    assert torch.as_tensor(binary(data)).tolist() == [[0.0, 1.0, 0.0, 1.0], [0.0, 0.0, 1.0, 0.0]]
+    encoding = keras.layers.CategoryEncoding(num_tokens=4, output_mode="binary")
+    assert torch.as_tensor(encoding(torch.tensor([[0, 3]]))).tolist() == [[1.0, 0.0, 0.0, 1.0]]
+
+
+def test_structured_data_dict_of_features_with_a_string_column_trains() -> None:
+    # keras.io "Structured data classification from scratch": a dict of columns from a DataFrame, one
+    # keras.Input(shape=(1,)) per column, a string column through StringLookup(output_mode="binary"),
+    # numeric ones through Normalization adapted on a tf.data map; fit on the batched dataset
+    import unison as tf
+
+    rng = np.random.default_rng(0)
+    n = 96
+    columns = {
+        "age": rng.integers(29, 77, n),
+        "thal": rng.choice(["fixed", "normal", "reversible"], n),
+    }
+    labels = rng.integers(0, 2, n)
+    ds = tf.data.Dataset.from_tensor_slices((columns, labels)).shuffle(n).batch(32)
+    age = keras.Input(shape=(1,), name="age")
+    thal = keras.Input(shape=(1,), name="thal", dtype="string")
+    norm = keras.layers.Normalization()
+    norm.adapt(ds.map(lambda x, y: x["age"]).map(lambda x: tf.expand_dims(x, -1)))
+    lookup = keras.layers.StringLookup(output_mode="binary")
+    lookup.adapt(ds.map(lambda x, y: x["thal"]).map(lambda x: tf.expand_dims(x, -1)))
+    features = keras.layers.concatenate([norm(age), lookup(thal)])
+    assert tuple(features.shape) == (None, 5)  # 1 + the OOV slot and 3 strings
+    out = keras.layers.Dense(1, activation="sigmoid")(keras.layers.Dense(8, activation="relu")(features))
+    model = keras.Model([age, thal], out)
+    model.compile("adam", "binary_crossentropy", metrics=["accuracy"])
+    history = model.fit(ds, epochs=2, verbose=0)
+    assert len(history.history["loss"]) == 2 and np.isfinite(history.history["loss"]).all()
+    one = {"age": tf.convert_to_tensor([60]), "thal": tf.convert_to_tensor(["fixed"])}
+    assert np.asarray(model.predict(one, verbose=0)).shape == (1, 1)  # one row, not one unbatched example

@@ -49,7 +49,14 @@ def test_string_preprocessing_model_as_in_the_parameter_server_tutorial() -> Non
     raw = keras.layers.Input(shape=(1,), dtype=tf.string, name="label")
     stage = keras.Model({"label": raw}, lookup(raw))  # traced without a vocabulary error
     assert stage({"label": np.array([["no"], ["yes"]], dtype=object)}).tolist() == [[1], [0]]
-    assert stage({"label": np.array(["no"], dtype=object)}).tolist() == [1]  # one example, in a map
+    # one rank short of an Input whose last size is 1: a batch of one row, the last axis added (TF 2.21,
+    # Keras 3 and tf_keras alike, print [[1]], also for each example inside a tf.data map)
+    assert stage({"label": np.array(["no"], dtype=object)}).tolist() == [[1]]
+    features = keras.layers.Input(shape=(3,), dtype=tf.string, name="features")
+    words = keras.Model({"features": features}, keras.layers.StringLookup(vocabulary=["a", "b", "c"])(features))
+    # one unbatched example of an Input wider than 1: tf_keras runs it (TF's parameter-server tutorial
+    # maps single examples through its feature stage); Keras 3 refuses, unison follows tf_keras
+    assert words({"features": np.array(["a", "b", "c"], dtype=object)}).tolist() == [1, 2, 3]
     with pytest.raises(ValueError, match="'maybe', which is not in its vocabulary"):
         stage({"label": np.array([["maybe"]], dtype=object)})
 

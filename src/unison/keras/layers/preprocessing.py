@@ -105,6 +105,8 @@ class _Lookup(_Preprocessing):
             raise ValueError(
                 f"`num_oov_indices` must be an integer >= 0. Received: num_oov_indices={num_oov_indices!r}"
             )
+        if output_mode == "binary":  # Keras's deprecated name, still accepted (tf.keras 2.5's programs)
+            output_mode = "multi_hot"
         if output_mode not in ("int", "one_hot", "multi_hot", "count"):
             raise ValueError(
                 "`output_mode` must be one of 'int', 'one_hot', 'multi_hot', 'count'. "
@@ -382,6 +384,8 @@ class CategoryEncoding(_Preprocessing):
         super().__init__(**kwargs)
         if isinstance(num_tokens, bool) or not isinstance(num_tokens, int) or num_tokens < 1:
             raise ValueError(f"num_tokens must be a positive integer. Received: num_tokens={num_tokens!r}")
+        if output_mode == "binary":  # Keras's deprecated name for "multi_hot"
+            output_mode = "multi_hot"
         if output_mode not in ("one_hot", "multi_hot", "count"):
             raise ValueError(
                 f"output_mode must be 'one_hot', 'multi_hot' or 'count'. Received: output_mode={output_mode!r}"

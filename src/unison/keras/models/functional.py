@@ -196,8 +196,14 @@ class Functional(Model):
                 value = conform_input(as_torch(value), kt.dtype)
             # tf_keras runs a string-preprocessing model on one unbatched example too (TF's
             # parameter-server tutorial maps its StringLookup models over single examples in
-            # tf.data); other rank mismatches are mistakes.
-            unbatched = kt.dtype == "string" and value.ndim == kt.ndim - 1 and tuple(value.shape) == tuple(kt.shape[1:])
+            # tf.data); other rank mismatches are mistakes. An Input whose last size is 1 takes
+            # one rank less as a batch first (tf_keras's rule): (1,) is one row, not one example.
+            unbatched = (
+                kt.dtype == "string"
+                and value.ndim == kt.ndim - 1
+                and tuple(value.shape) == tuple(kt.shape[1:])
+                and kt.shape[-1] != 1
+            )
             values[id(kt)] = value if unbatched else self._adjust_input_rank(kt, value)
         for node in self._nodes:
             for kt, value in zip(node.outputs, node.run(values)):

@@ -26,6 +26,7 @@ Example::
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -156,7 +157,9 @@ class TrainingState:
                 # no text, so the first real row builds and shapes the model
                 zeros: Any = sample
             elif multi_input:
-                zeros = map_structure(lambda t: torch.zeros_like(torch.as_tensor(t), device=self.device), sample)
+                # string inputs among them (a dict of features with a StringLookup column) keep the
+                # real example, as a single text input does; numeric ones are zeros
+                zeros = map_structure(_zeros_or_text(self.device), sample)
             elif isinstance(sample, np.ndarray) and sample.dtype.kind in "OUS":
                 zeros = np.asarray(sample).reshape((-1, *example))[:1]  # text: built on a real example
             else:
@@ -541,6 +544,17 @@ _NO_DIRECT: Any = _NoDirect()
 def _local(t: torch.Tensor) -> torch.Tensor:
     """This replica's part of ``t``: a sharded (``DTensor``) gradient's shard, else ``t``."""
     return t.to_local() if hasattr(t, "to_local") else t
+
+
+def _zeros_or_text(device: torch.device) -> Callable[[Any], Any]:
+    """For building a model on its first batch: zeros of a numeric input, the example of a text one."""
+
+    def leaf(value: Any) -> Any:
+        if isinstance(value, np.ndarray) and value.dtype.kind in "SUO":
+            return value
+        return torch.zeros_like(torch.as_tensor(value), device=device)
+
+    return leaf
 
 
 def _has_no_forward(model: Any) -> bool:
