@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 import torch
 
+import unison as tf
 from unison import keras
 from unison.keras.models.functional import Functional
 
@@ -208,3 +211,39 @@ def test_weights_load_into_the_same_architecture_built_again(tmp_path: object) -
     second.load_weights(path)
     x = torch.randn(3, 4)
     torch.testing.assert_close(second(x), first(x))
+
+
+class _PositionalEmbedding(keras.layers.Layer):
+    # keras.io's "English-to-Spanish translation with a sequence-to-sequence Transformer"
+    def __init__(self, sequence_length: int, vocab_size: int, embed_dim: int) -> None:
+        super().__init__()
+        self.token_embeddings = keras.layers.Embedding(input_dim=vocab_size, output_dim=embed_dim)
+        self.position_embeddings = keras.layers.Embedding(input_dim=sequence_length, output_dim=embed_dim)
+
+    def call(self, inputs: Any) -> Any:
+        length = tf.shape(inputs)[-1]
+        positions = tf.range(start=0, limit=length, delta=1)
+        return self.token_embeddings(inputs) + self.position_embeddings(positions)
+
+
+def test_a_layer_whose_values_bound_a_variable_axis_traces_on_short_examples() -> None:
+    # Keras traces shapes without values; unison runs examples (64 and 96 long on a None axis), which
+    # a position embedding of input_dim=10 cannot index: it is traced on examples 2 and 3 long instead
+    tokens = keras.Input(shape=(None,), dtype="int64")
+    embedded = _PositionalEmbedding(10, 50, 8)(tokens)
+    assert tuple(embedded.shape) == (None, None, 8)
+    pooled = keras.layers.GlobalAveragePooling1D()(keras.layers.Dense(4)(embedded))
+    model = keras.Model(tokens, pooled)
+    out = model(torch.randint(0, 50, (3, 10)))
+    assert tuple(out.shape) == (3, 4)
+    with pytest.raises(ValueError, match="outside"):
+        model(torch.randint(0, 50, (3, 11)))  # longer than the embedding: a real error at run time
+
+
+def test_a_layer_that_fails_on_every_example_size_still_names_its_own_error() -> None:
+    class Broken(keras.layers.Layer):
+        def call(self, inputs: Any) -> Any:
+            raise ValueError("broken on purpose")
+
+    with pytest.raises(ValueError, match="broken on purpose"):
+        Broken()(keras.Input(shape=(None,)))

@@ -33,6 +33,10 @@ EXAMPLE_ROWS = 2  # rows of the example batch (two, so batch statistics are defi
 # convolutions and poolings of image models, and far enough apart that downsampling keeps them
 # apart (64 -> 2 and 96 -> 3 after five halvings), so the axis is recognised as variable.
 VARIABLE_SIZES = (64, 96)
+# The sizes a layer that fails on those gets instead (its values bound the axis: a position embedding
+# of input_dim=sequence_length): the smallest that still tell a variable axis from a fixed one.
+SHORT_SIZES = (2, 3)
+MASK_ATTR = "_keras_mask"  # keras.layers.masking's attribute (that module imports this one)
 
 _DTYPES = {
     "float32": torch.float32,
@@ -328,8 +332,25 @@ def symbolic_call(
     node = Node(op, args, kwargs)
     ex_args, ex_kwargs = map_structure(lambda kt: kt._example, (args, kwargs))
     variable = any(kt._variable_example is not None for kt in node.parents)
-    out = _run_example(op, run, ex_args, ex_kwargs)
     other: Any = None
+    try:
+        out = _run_example(op, run, ex_args, ex_kwargs)
+    except (RuntimeError, ValueError, IndexError):
+        if not variable:
+            raise
+        # A layer whose values bound a variable axis (a position embedding of input_dim=sequence_length
+        # over tf.range(tf.shape(x)[1])) fails on the long examples; Keras traces without values.
+        # Run it on the examples cut to SHORT_SIZES on their variable axes; else the first error.
+        short = _short_examples(args, kwargs)
+        if short is None:
+            raise
+        try:
+            out, other = (_run_example(op, run, *example) for example in short)
+        except (RuntimeError, ValueError, IndexError):
+            out = None
+        if out is None:
+            raise
+        variable = False  # both sizes ran
     if variable:
         var_args, var_kwargs = map_structure(
             lambda kt: kt._example if kt._variable_example is None else kt._variable_example, (args, kwargs)
@@ -413,6 +434,48 @@ def layer_call_tensor(layer: torch.nn.Module, what: str) -> Any:
     if what == "output":
         return node.structured_outputs
     return node.args[0] if node.args else next(iter(node.kwargs.values()))
+
+
+class _CannotCut(Exception):
+    """An example whose variable axes cannot be cut (a string array, a rank that varies, too short)."""
+
+
+def _short_examples(args: Any, kwargs: Any) -> tuple[tuple[Any, Any], tuple[Any, Any]] | None:
+    """``(args, kwargs)`` of both examples with every variable axis cut to ``SHORT_SIZES``, or None."""
+
+    def cutter(size: int, second: bool) -> Callable[[KerasTensor], Any]:
+        def cut(kt: KerasTensor) -> Any:
+            if kt._variable_example is None:
+                return kt._example
+            return _cut(kt, kt._variable_example if second else kt._example, size)
+
+        return cut
+
+    try:
+        first, other = (map_structure(cutter(size, i == 1), (args, kwargs)) for i, size in enumerate(SHORT_SIZES))
+    except _CannotCut:
+        return None
+    return first, other
+
+
+def _cut(kt: KerasTensor, example: Any, size: int) -> torch.Tensor:
+    """``example`` with the axes on which ``kt``'s two examples differ cut to ``size`` (mask too)."""
+    first, second = kt._example, kt._variable_example
+    if not isinstance(example, torch.Tensor) or first.ndim != second.ndim:
+        raise _CannotCut
+    axes = [a for a in range(1, first.ndim) if first.shape[a] != second.shape[a]]
+    if not axes or any(example.shape[a] < size for a in axes):
+        raise _CannotCut
+    out = example
+    for axis in axes:
+        out = out.narrow(axis, 0, size)
+    mask = getattr(example, MASK_ATTR, None)
+    if isinstance(mask, torch.Tensor):
+        for axis in axes:
+            if axis < mask.ndim and mask.shape[axis] == example.shape[axis]:
+                mask = mask.narrow(axis, 0, size)
+        setattr(out, MASK_ATTR, mask)
+    return out
 
 
 def _run_example(op: Callable[..., Any], run: Callable[..., Any] | None, args: Any, kwargs: Any) -> Any:
