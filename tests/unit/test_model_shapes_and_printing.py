@@ -63,3 +63,35 @@ def test_tensor_prints_in_tf_form():
     assert "bfloat16" in str(torch.zeros(2, dtype=torch.bfloat16))
     assert f"{tf.constant(1.5):.2f}" == "1.50"
     assert str(tf.Variable(1.0)).startswith("<tf.Variable 'Variable:0' shape=()")  # its own form
+
+
+def _summary(model, **kwargs):
+    lines: list[str] = []
+    model.summary(print_fn=lines.append, **kwargs)
+    return lines
+
+
+def test_summary_takes_keras_arguments() -> None:
+    from unison import keras
+
+    inner = keras.Sequential([keras.layers.Dense(4, name="inner_dense", input_shape=(3,))], name="inner")
+    inner.trainable = False
+    x = keras.Input(shape=(3,))
+    model = keras.Model(x, keras.layers.Dense(2, name="head")(keras.layers.Dropout(0.1, name="drop")(inner(x))))
+    rows = _summary(model, show_trainable=True)
+    assert "Trainable" in rows[2]
+    flags = {line.split()[1]: line.split("│")[-2].strip() for line in rows if line.startswith("│")}
+    assert flags == {"inner": "N", "drop": "-", "head": "Y"}  # Keras 3: Y/N, - without weights
+    nested = _summary(model, expand_nested=True)
+    assert any(line.startswith("│   inner_dense (Dense)") for line in nested)  # indented under its model
+    assert not any("inner_dense" in line for line in _summary(model))
+    ranged = [line for line in _summary(model, layer_range=["drop", "head"]) if line.startswith("│")]
+    assert [line.split()[1] for line in ranged] == ["drop", "head"]
+    narrow = _summary(model, line_length=60)
+    assert {len(line) for line in narrow[1:4]} == {60}  # line_length: the whole printed line
+    positioned = _summary(model, positions=[0.5, 0.8, 1.0], line_length=80)
+    assert len(positioned[1]) == 80
+    with pytest.raises(ValueError, match="layer_range names layers that model"):
+        model.summary(layer_range=["drop", "nope"])
+    with pytest.raises(ValueError, match="positions must give the end of each of the 3 columns"):
+        model.summary(positions=[0.5, 0.4, 1.0])

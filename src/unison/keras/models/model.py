@@ -592,12 +592,42 @@ class Model(StepMethods, nn.Module):
             if module is not self and getattr(module, "stateful", False) and callable(reset):
                 reset()
 
-    def summary(self, print_fn: Any = print) -> None:
-        """Print a Keras-style table of layers, output shapes and parameter counts."""
+    def summary(
+        self,
+        line_length: int | None = None,
+        positions: Any = None,
+        print_fn: Any = None,
+        expand_nested: bool = False,
+        show_trainable: bool = False,
+        layer_range: Any = None,
+    ) -> None:
+        """Print a Keras-style table of layers, output shapes and parameter counts.
+
+        Keras's arguments: ``line_length`` (total width), ``positions`` (each column's end, as
+        fractions of the width or in characters), ``print_fn`` (default ``print``),
+        ``expand_nested`` (the layers of nested models too, indented), ``show_trainable`` (a
+        column with Y/N, or - for a layer without weights) and ``layer_range`` (the rows from
+        the layer named first to the one named second).
+
+        Example:
+            >>> from unison import keras
+            >>> m = keras.Sequential([keras.layers.Dense(2, input_shape=(3,), name="d")], name="tiny")
+            >>> m.summary(show_trainable=True)
+            Model: "tiny"
+            ┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┳━━━━━━━━━━━┓
+            ┃ Layer (type)                    ┃ Output Shape           ┃       Param # ┃ Trainable ┃
+            ┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━━━┩
+            │ d (Dense)                       │ (None, 2)              │             8 │     Y     │
+            └─────────────────────────────────┴────────────────────────┴───────────────┴───────────┘
+             Total params: 8 (32.00 B)
+             Trainable params: 8 (32.00 B)
+             Non-trainable params: 0 (0.00 B)
+        """
         from unison.keras.utils.summary_utils import summary_lines
 
-        for line in summary_lines(self):
-            print_fn(line)
+        lines = summary_lines(self, line_length, positions, expand_nested, show_trainable, layer_range)
+        for line in lines:
+            (print if print_fn is None else print_fn)(line)
 
 
 class Sequential(Model):

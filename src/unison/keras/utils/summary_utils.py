@@ -18,18 +18,49 @@ from torch import nn
 from unison.keras.layers.weight_lists import keras_weights
 
 _W = (33, 24, 15)
+_TRAINABLE_W = 11  # show_trainable's column
 
 
-def _row(cells: tuple[str, str, str], left: str = "│", mid: str = "│", right: str = "│") -> str:
-    """One table row; a cell longer than its column wraps onto more lines, as Keras's table does."""
+def _row(cells: tuple[str, ...], widths: tuple[int, ...], left: str = "│", mid: str = "│", right: str = "│") -> str:
+    """One table row; a cell longer than its column wraps onto more lines, as Keras's table does.
+
+    The first two columns are left-aligned, the parameter count right-aligned, a trainable flag centred.
+    """
     import itertools
     import textwrap
 
-    wrapped = [textwrap.wrap(cell, width - 2, break_on_hyphens=False) or [""] for cell, width in zip(cells, _W)]
+    wrapped = [textwrap.wrap(cell, width - 2, break_on_hyphens=False) or [""] for cell, width in zip(cells, widths)]
+    aligns = ("<", "<", ">", "^")
     lines = []
-    for a, b, c in itertools.zip_longest(*wrapped, fillvalue=""):
-        lines.append(f"{left} {a:<{_W[0] - 2}} {mid} {b:<{_W[1] - 2}} {mid} {c:>{_W[2] - 2}} {right}")
+    for parts in itertools.zip_longest(*wrapped, fillvalue=""):
+        body = f" {mid} ".join(f"{part:{align}{width - 2}}" for part, align, width in zip(parts, aligns, widths))
+        lines.append(f"{left} {body} {right}")
     return "\n".join(lines)
+
+
+def _widths(line_length: int | None, positions: Any, show_trainable: bool) -> tuple[int, ...]:
+    """Column widths from Keras's ``line_length`` and ``positions`` (fractions or cumulative ends)."""
+    widths: tuple[int, ...] = _W + ((_TRAINABLE_W,) if show_trainable else ())
+    # line_length is the whole printed line, as in Keras: the columns get it less their borders
+    total = sum(widths) if line_length is None else int(line_length) - (len(widths) + 1)
+    if positions is not None:
+        ends = [float(p) for p in positions][: len(widths)]
+        if len(ends) != len(widths) or any(b <= a for a, b in zip([0.0, *ends], ends)):
+            raise ValueError(
+                f"positions must give the end of each of the {len(widths)} columns, increasing "
+                f"(fractions of line_length, or characters). Received: positions={positions!r}"
+            )
+        if ends[-1] <= 1.0:
+            ends = [e * total for e in ends]
+        cuts = [0, *(int(round(e)) for e in ends)]
+        return tuple(max(4, b - a) for a, b in zip(cuts, cuts[1:]))
+    if line_length is None:
+        return widths
+    cuts = [0]
+    for w in widths:  # cumulative rounding: the columns add up to exactly the requested width
+        cuts.append(cuts[-1] + w)
+    cuts = [int(round(c * total / sum(widths))) for c in cuts]
+    return tuple(max(4, b - a) for a, b in zip(cuts, cuts[1:]))
 
 
 def _output_shapes(model: Any) -> dict[int, str]:
@@ -62,24 +93,85 @@ def _count(layer: nn.Module) -> int:
     return sum(w.numel() for w in keras_weights(layer))
 
 
-def summary_lines(model: Any) -> list[str]:
-    """The lines of ``model.summary()``."""
+def summary_lines(
+    model: Any,
+    line_length: int | None = None,
+    positions: Any = None,
+    expand_nested: bool = False,
+    show_trainable: bool = False,
+    layer_range: Any = None,
+) -> list[str]:
+    """The lines of ``model.summary()``, with Keras's options (see :meth:`Model.summary`)."""
+    widths = _widths(line_length, positions, show_trainable)
     shapes = _output_shapes(model)
+    header = ("Layer (type)", "Output Shape", "Param #") + (("Trainable",) if show_trainable else ())
     lines = [f'Model: "{model.name}"']
-    lines.append("┏" + "┳".join("━" * w for w in _W) + "┓")
-    lines.append(_row(("Layer (type)", "Output Shape", "Param #"), "┃", "┃", "┃"))
-    lines.append("┡" + "╇".join("━" * w for w in _W) + "┩")
-    for child in model.layers:
+    lines.append("┏" + "┳".join("━" * w for w in widths) + "┓")
+    lines.append(_row(header, widths, "┃", "┃", "┃"))
+    lines.append("┡" + "╇".join("━" * w for w in widths) + "┩")
+    for depth, child, child_shapes in _rows(model, shapes, _layer_range(model, layer_range), expand_nested):
         name = getattr(child, "name", "") or type(child).__name__.lower()
-        params = _count(child)
-        lines.extend(_row((f"{name} ({type(child).__name__})", shapes.get(id(child), "?"), f"{params:,}")).split("\n"))
-    lines.append("└" + "┴".join("─" * w for w in _W) + "┘")
+        cells: tuple[str, ...] = (
+            "  " * depth + f"{name} ({type(child).__name__})",
+            child_shapes.get(id(child), "?"),
+            f"{_count(child):,}",
+        )
+        if show_trainable:  # Keras 3: Y or N for a layer with weights, - for one without
+            cells += (("Y" if getattr(child, "trainable", True) else "N") if keras_weights(child) else "-",)
+        lines.extend(_row(cells, widths).split("\n"))
+    lines.append("└" + "┴".join("─" * w for w in widths) + "┘")
     # Keras counts every weight: moving statistics and other non-trainable states too.
     weights = keras_weights(model)
     total = sum(w.numel() for w in weights)
     trainable = sum(w.numel() for w in weights if isinstance(w, nn.Parameter) and w.requires_grad)
     size = sum(w.numel() * w.element_size() for w in weights)
-    lines.append(f" Total params: {total:,} ({size / 1024:.2f} KB)")
-    lines.append(f" Trainable params: {trainable:,}")
-    lines.append(f" Non-trainable params: {total - trainable:,}")
+    trainable_size = sum(
+        w.numel() * w.element_size() for w in weights if isinstance(w, nn.Parameter) and w.requires_grad
+    )
+    lines.append(f" Total params: {total:,} ({readable_size(size)})")
+    lines.append(f" Trainable params: {trainable:,} ({readable_size(trainable_size)})")
+    lines.append(f" Non-trainable params: {total - trainable:,} ({readable_size(size - trainable_size)})")
     return lines
+
+
+def readable_size(nbytes: float) -> str:
+    """Keras's memory size in the summary: ``"96.00 B"``, ``"4.50 KB"``, ``"79.58 MB"`` (powers of 1024).
+
+    Example:
+        >>> readable_size(96), readable_size(4608), readable_size(83_445_920)
+        ('96.00 B', '4.50 KB', '79.58 MB')
+    """
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if nbytes < 1024:
+            return f"{nbytes:.2f} {unit}"
+        nbytes /= 1024
+    return f"{nbytes:.2f} PB"
+
+
+def _layer_range(model: Any, layer_range: Any) -> list[Any]:
+    """``model.layers`` from the layer named ``layer_range[0]`` to the one named ``layer_range[1]``."""
+    layers = list(model.layers)
+    if layer_range is None:
+        return layers
+    if not isinstance(layer_range, (list, tuple)) or len(layer_range) != 2:
+        raise ValueError(
+            f"layer_range must be a list or tuple of two layer names [start, end]. Received: {layer_range!r}"
+        )
+    names = [getattr(layer, "name", "") for layer in layers]
+    missing = [n for n in layer_range if n not in names]
+    if missing:
+        raise ValueError(
+            f"layer_range names layers that model {model.name!r} does not have: {missing}. Its layers: {names}"
+        )
+    first, last = names.index(layer_range[0]), names.index(layer_range[1])
+    if last < first:
+        raise ValueError(f"layer_range's first layer {layer_range[0]!r} comes after its last {layer_range[1]!r}.")
+    return layers[first : last + 1]
+
+
+def _rows(model: Any, shapes: dict[int, str], layers: list[Any], expand_nested: bool, depth: int = 0) -> Any:
+    """(depth, layer, the shapes its row reads) for each row; a nested model's layers follow it when expanded."""
+    for child in layers:
+        yield depth, child, shapes
+        if expand_nested and hasattr(child, "layers") and child is not model:
+            yield from _rows(child, _output_shapes(child), list(child.layers), True, depth + 1)
