@@ -48,8 +48,9 @@ class StringTensor(np.ndarray):
         return arr.view(cls)
 
     def numpy(self) -> Any:
-        """The values: a numpy object array (the ``str``/``bytes`` item of a 0-d tensor)."""
-        plain = self.view(np.ndarray)
+        """The values as TF gives them: ``bytes`` (``str`` items UTF-8 encoded), in a numpy object
+        array (the ``bytes`` item of a 0-d tensor), so ``t.numpy().decode("utf-8")`` works as in TF."""
+        plain = _as_bytes(self.view(np.ndarray))
         return plain.item() if plain.ndim == 0 else plain
 
     def __getitem__(self, index: Any) -> Any:
@@ -75,12 +76,12 @@ class StringTensor(np.ndarray):
     __hash__ = None
 
     def __repr__(self) -> str:
-        plain = self.view(np.ndarray)
+        plain = _as_bytes(self.view(np.ndarray))
         values = repr(plain.item() if plain.ndim == 0 else plain)
         return f"<tf.Tensor: shape={_shape(plain)}, dtype=string, numpy={values}>"
 
     def __str__(self) -> str:
-        plain = self.view(np.ndarray)
+        plain = _as_bytes(self.view(np.ndarray))
         values = repr(plain.item()) if plain.ndim == 0 else str(plain)
         return f"tf.Tensor({values}, shape={_shape(plain)}, dtype=string)"
 
@@ -89,11 +90,25 @@ def _shape(arr: np.ndarray) -> str:
     return "(" + ", ".join(str(d) for d in arr.shape) + ("," if arr.ndim == 1 else "") + ")"
 
 
+def _as_bytes(arr: np.ndarray) -> np.ndarray:
+    """``arr`` with its ``str`` items UTF-8 encoded (TF's strings are bytes); others as they are."""
+    if arr.dtype != object or not any(isinstance(v, str) for v in arr.reshape(-1).tolist()):
+        return arr
+    out = np.empty(arr.shape, dtype=object)
+    out.reshape(-1)[:] = [v.encode("utf-8") if isinstance(v, str) else v for v in arr.reshape(-1).tolist()]
+    return out
+
+
 def _compare(op: Any, a: StringTensor, b: Any) -> Any:
     other = b.view(np.ndarray) if isinstance(b, np.ndarray) else b
     if isinstance(other, np.ndarray) and other.ndim == 0 and other.dtype == object:
         other = other.item()  # numpy compares a 0-d object array's item, not the array
-    result = op(a.view(np.ndarray), other)
+    # "a" and b"a" are the same TF string
+    if isinstance(other, str):
+        other = other.encode("utf-8")
+    elif isinstance(other, np.ndarray) and other.dtype.kind in "OU":
+        other = _as_bytes(other.astype(object))
+    result = op(_as_bytes(a.view(np.ndarray)), other)
     if isinstance(result, np.ndarray):
         return torch.from_numpy(np.ascontiguousarray(result, dtype=np.bool_))
     return torch.tensor(bool(result))

@@ -418,7 +418,7 @@ def join(inputs: Any, separator: str = "", name: str | None = None) -> np.ndarra
     for i, items in enumerate(zip(*flat)):
         first = items[0]
         out[i] = _like(separator, first).join(_like(x, first) for x in items)
-    return out.reshape(shape)
+    return StringTensor(out.reshape(shape))
 
 
 def reduce_join(
@@ -428,7 +428,29 @@ def reduce_join(
     separator: str = "",
     name: str | None = None,
 ) -> np.ndarray:
-    """``tf.strings.reduce_join``: join strings along ``axis`` (all of them when ``axis`` is None)."""
+    """``tf.strings.reduce_join``: join strings along ``axis`` (all of them when ``axis`` is None).
+
+    A :class:`RaggedTensor` of strings joins each row (``axis=-1`` or ``1``; TF's
+    ``reduce_join(chars_from_ids(ids), axis=-1)``), or everything (``axis=None``).
+
+    Example:
+        >>> import unison as tf
+        >>> tf.strings.reduce_join(tf.strings.unicode_split(["ab", "c"], "UTF-8"), axis=-1).numpy().tolist()
+        ['ab', 'c']
+    """
+    if isinstance(inputs, RaggedTensor):
+        if axis is None:
+            return reduce_join(inputs.values, None, keepdims, separator)
+        if int(axis) not in (-1, 1):
+            raise ValueError(
+                f"tf.strings.reduce_join joins a RaggedTensor along its rows (axis=-1 or 1) or entirely "
+                f"(axis=None). Received: axis={axis}; call .to_tensor() first to join along another axis."
+            )
+        rows = [reduce_join(_strings(row, "reduce_join", "inputs"), None, False, separator) for row in inputs]
+        out = np.empty(len(rows), dtype=object)
+        out[:] = [row.item() if isinstance(row, np.ndarray) else row for row in rows]
+        joined = StringTensor(out)
+        return StringTensor(joined[:, None]) if keepdims else joined
     arr = _strings(inputs, "reduce_join", "inputs")
     if arr.ndim == 0:
         return arr
@@ -436,7 +458,7 @@ def reduce_join(
         flat = arr.reshape(-1).tolist()
         kind = flat[0] if flat else ""
         result = _strings(_like(separator, kind).join(_like(x, kind) for x in flat), "reduce_join")
-        return result.reshape((1,) * arr.ndim) if keepdims else result
+        return StringTensor(result.reshape((1,) * arr.ndim) if keepdims else result)
     ax = int(axis)
     if not -arr.ndim <= ax < arr.ndim:
         raise ValueError(f"tf.strings.reduce_join: axis {ax} is out of range for inputs of rank {arr.ndim}.")
@@ -447,7 +469,7 @@ def reduce_join(
         kind = row[0] if row else ""
         out[i] = _like(separator, kind).join(_like(x, kind) for x in row)
     joined: np.ndarray = out.reshape(moved.shape[:-1])
-    return np.expand_dims(joined, ax) if keepdims else joined
+    return StringTensor(np.expand_dims(joined, ax) if keepdims else joined)
 
 
 # --- numbers <-> strings ---------------------------------------------------------------------------

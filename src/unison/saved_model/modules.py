@@ -267,11 +267,27 @@ class LoadedModule:
 
     def _why(self, what: str) -> str:
         prefix = os.path.join(self._export_dir, "variables", "variables")
+        spec = self._saved_class  # "module.Class" (the root's) or "module:Class" (a tree node's)
+        module_name, _, qualname = spec.partition(":") if ":" in spec else spec.rpartition(".")
+        found: Any = sys.modules.get(module_name)
+        for part in qualname.split("."):
+            found = getattr(found, part, None) if found is not None and part != "<locals>" else None
+        if isinstance(found, type):
+            why = (
+                "a class this process defines, but unison rebuilds only tf.Module subclasses made of tf.Modules, "
+                "variables and plain values, and this one (or a part of it, e.g. a Keras layer) is not"
+            )
+            fix = "Build the object in code and restore the variables into it"
+        else:
+            why = "a class this process does not define"
+            fix = (
+                "Import or define the class before tf.saved_model.load to get the object back, or build the "
+                "module in code and restore the variables into it"
+            )
         return (
-            f"{what}: this object was exported from a {self._saved_class}, a class this process does not define "
+            f"{what}: this object was exported from a {self._saved_class}, {why} "
             "(unison keeps the variables of an exported module, not its code; TF keeps traced tf.functions). "
-            f"Import or define the class before tf.saved_model.load to get the object back, or build the module in "
-            f"code and restore the variables into it: tf.train.Checkpoint(root=module).restore({prefix!r})."
+            f"{fix}: tf.train.Checkpoint(root=module).restore({prefix!r})."
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

@@ -36,6 +36,8 @@ import torch
 from unison.keras.backend.keras_tensor import SYMBOLIC_STRING
 from unison.keras.layers.base import Layer
 from unison.ops.farmhash import fingerprint64
+from unison.ops.ragged import RaggedTensor
+from unison.ops.string_tensor import StringTensor
 
 _EPSILON = 1e-7  # Keras's backend.epsilon()
 
@@ -200,6 +202,15 @@ class _Lookup(_Preprocessing):
         return start + stable_hash(token) % self.num_oov_indices
 
     def call(self, inputs: Any) -> Any:
+        if isinstance(inputs, RaggedTensor):
+            # TF's tokens-then-ids pattern (tf.strings.unicode_split, then StringLookup): the values
+            # are looked up, the rows kept; ids back to tokens likewise
+            if self.output_mode != "int":
+                raise ValueError(
+                    f"Layer '{self.name}' got a RaggedTensor with output_mode={self.output_mode!r}; unison "
+                    "looks up ragged rows in 'int' mode only. Call .to_tensor() on the rows first."
+                )
+            return RaggedTensor(self.call(inputs.values), inputs.row_splits)
         device = inputs.device if isinstance(inputs, torch.Tensor) else None
         arr = _numpy(inputs)
         if self.invert:
@@ -207,7 +218,12 @@ class _Lookup(_Preprocessing):
             flat = [
                 vocab[i] if 0 <= i < len(vocab) else self.oov_token for i in arr.astype("int64").reshape(-1).tolist()
             ]
-            return np.array(flat, dtype=object if isinstance(self.oov_token, str) else "int64").reshape(arr.shape)
+            if not isinstance(self.oov_token, str):
+                return np.array(flat, dtype="int64").reshape(arr.shape)
+            # TF's string outputs are bytes (``.numpy().decode("utf-8")`` in TF's text-generation tutorial)
+            out = np.empty(len(flat), dtype=object)
+            out[:] = [t.encode(self.encoding) for t in flat]
+            return StringTensor(out.reshape(arr.shape))
         ids = np.array([self._lookup(self._convert(t)) for t in arr.reshape(-1).tolist()], dtype="int64").reshape(
             arr.shape
         )

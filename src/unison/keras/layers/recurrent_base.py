@@ -213,6 +213,22 @@ class RNNBase(MaskedLayer):
         held = self._held.states
         return list(held) if held is not None else [None] * self._state_count
 
+    def get_initial_state(self, inputs_or_batch_size: Any) -> list[torch.Tensor]:
+        """Zero states for a batch: Keras 3's ``get_initial_state(batch_size)``, or tf_keras's
+        ``get_initial_state(inputs)`` (TF's text-generation tutorial passes its embedded inputs).
+
+        Example:
+            >>> import torch
+            >>> from unison.keras.layers import GRU
+            >>> [tuple(s.shape) for s in GRU(4).get_initial_state(torch.zeros(2, 5, 3))]
+            [(2, 4)]
+        """
+        if isinstance(inputs_or_batch_size, torch.Tensor) and inputs_or_batch_size.dim() > 0:
+            like = inputs_or_batch_size
+            return [like.new_zeros(like.shape[0], self.units) for _ in range(self._state_count)]
+        batch = int(inputs_or_batch_size)
+        return [torch.zeros(batch, self.units) for _ in range(self._state_count)]
+
     def _initial_states(self, initial_state: Any, x: torch.Tensor) -> list[torch.Tensor]:
         batch = x.shape[0]
         if initial_state is None:

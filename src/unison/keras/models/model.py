@@ -123,6 +123,10 @@ class Model(StepMethods, nn.Module):
         super().__init__()
         if kwargs:
             raise TypeError(f"Model got unexpected keyword arguments: {sorted(kwargs)}.")
+        if module is self:
+            # super().__init__(self) in a subclass (TF's text-generation tutorial): tf_keras ignores
+            # the stray argument (Keras 3 raises); wrapping the model in itself would recurse forever
+            module = None
         if module is not None and not isinstance(module, nn.Module):
             raise TypeError(f"Model wraps a torch.nn.Module. Received: {type(module).__name__}")
         self.module = module
