@@ -446,11 +446,10 @@ def reduce_join(
                 f"tf.strings.reduce_join joins a RaggedTensor along its rows (axis=-1 or 1) or entirely "
                 f"(axis=None). Received: axis={axis}; call .to_tensor() first to join along another axis."
             )
-        rows = [reduce_join(_strings(row, "reduce_join", "inputs"), None, False, separator) for row in inputs]
-        out = np.empty(len(rows), dtype=object)
-        out[:] = [row.item() if isinstance(row, np.ndarray) else row for row in rows]
-        joined = StringTensor(out)
-        return StringTensor(joined[:, None]) if keepdims else joined
+        pieces = [reduce_join(_strings(row, "reduce_join", "inputs"), None, False, separator) for row in inputs]
+        per_row = np.empty(len(pieces), dtype=object)
+        per_row[:] = [p.item() if isinstance(p, np.ndarray) else p for p in pieces]
+        return StringTensor(per_row[:, None] if keepdims else per_row)
     arr = _strings(inputs, "reduce_join", "inputs")
     if arr.ndim == 0:
         return arr

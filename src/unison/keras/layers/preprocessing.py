@@ -221,9 +221,9 @@ class _Lookup(_Preprocessing):
             if not isinstance(self.oov_token, str):
                 return np.array(flat, dtype="int64").reshape(arr.shape)
             # TF's string outputs are bytes (``.numpy().decode("utf-8")`` in TF's text-generation tutorial)
-            out = np.empty(len(flat), dtype=object)
-            out[:] = [t.encode(self.encoding) for t in flat]
-            return StringTensor(out.reshape(arr.shape))
+            tokens = np.empty(len(flat), dtype=object)
+            tokens[:] = [t.encode(self.encoding) for t in flat]
+            return StringTensor(tokens.reshape(arr.shape))
         ids = np.array([self._lookup(self._convert(t)) for t in arr.reshape(-1).tolist()], dtype="int64").reshape(
             arr.shape
         )
