@@ -436,7 +436,7 @@ def reduce_join(
     Example:
         >>> import unison as tf
         >>> tf.strings.reduce_join(tf.strings.unicode_split(["ab", "c"], "UTF-8"), axis=-1).numpy().tolist()
-        ['ab', 'c']
+        [b'ab', b'c']
     """
     if isinstance(inputs, RaggedTensor):
         if axis is None:
