@@ -122,3 +122,10 @@ def test_saved_model_names_why_a_defined_keras_class_is_not_rebuilt(tmp_path: An
     loaded = tf.saved_model.load(str(tmp_path / "m"))
     with pytest.raises(AttributeError, match="restore the variables into it"):
         loaded.step(torch.zeros(1, 3))
+
+
+def test_a_printed_float32_scalar_shows_numpys_digits_as_tf() -> None:
+    # TF 2.21: print(tf.constant(3.0439334)) -> tf.Tensor(3.0439334, ...); repr keeps the Python float
+    t = tf.constant(3.0439334)
+    assert str(t) == "tf.Tensor(3.0439334, shape=(), dtype=float32)"
+    assert repr(t) == "<tf.Tensor: shape=(), dtype=float32, numpy=3.043933391571045>"

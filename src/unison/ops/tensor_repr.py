@@ -54,7 +54,7 @@ def _repr(self: torch.Tensor, *args: Any, **kwargs: Any) -> str:
         array, dtype = _values(self)
     except (RuntimeError, TypeError):
         return _TORCH_REPR(self)
-    numpy = repr(array.item()) if array.ndim == 0 else repr(array)
+    numpy = repr(array.item()) if array.ndim == 0 else repr(array)  # TF's repr: 3.043933391571045
     return f"<tf.Tensor: shape={_shape(self)}, dtype={dtype}, numpy={numpy}>"
 
 
@@ -65,7 +65,8 @@ def _str(self: torch.Tensor) -> str:
         array, dtype = _values(self)
     except (RuntimeError, TypeError):
         return _TORCH_REPR(self)
-    return f"tf.Tensor({array}, shape={_shape(self)}, dtype={dtype})"
+    # str, not format: a 0-d array formats as its Python item (3.043933391571045); TF prints numpy's 3.0439334
+    return f"tf.Tensor({array!s}, shape={_shape(self)}, dtype={dtype})"
 
 
 def install() -> None:
