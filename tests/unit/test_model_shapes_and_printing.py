@@ -95,3 +95,19 @@ def test_summary_takes_keras_arguments() -> None:
         model.summary(layer_range=["drop", "nope"])
     with pytest.raises(ValueError, match="positions must give the end of each of the 3 columns"):
         model.summary(positions=[0.5, 0.4, 1.0])
+
+
+def test_summary_counts_the_optimizer_once_it_has_stepped_as_keras_3() -> None:
+    # TF 2.21 on keras.io's structured-data model printed, after fit: Total params: 3,479 (13.62 KB),
+    # Trainable params: 1,153 (4.50 KB), Non-trainable params: 18 (96.00 B), Optimizer params: 2,308 (9.02 KB)
+    from unison import keras
+
+    model = keras.Sequential([keras.layers.Dense(4, input_shape=(3,)), keras.layers.Dense(1)])
+    model.compile("adam", "mse")
+    assert not any("Optimizer params" in line for line in _summary(model))
+    model.fit(np.zeros((8, 3), "float32"), np.zeros((8, 1), "float32"), verbose=0)
+    lines = _summary(model)
+    trainable = 3 * 4 + 4 + 4 + 1  # 21 weights
+    # Adam: iterations (int64) + learning rate (float32) + a momentum and a velocity per weight
+    assert f" Optimizer params: {2 * trainable + 2:,} ({2 * trainable * 4 + 8 + 4:.2f} B)" in lines
+    assert f" Total params: {3 * trainable + 2:,} ({3 * trainable * 4 + 12:.2f} B)" in lines

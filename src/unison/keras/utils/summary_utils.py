@@ -128,10 +128,33 @@ def summary_lines(
     trainable_size = sum(
         w.numel() * w.element_size() for w in weights if isinstance(w, nn.Parameter) and w.requires_grad
     )
-    lines.append(f" Total params: {total:,} ({readable_size(size)})")
+    optimizer = _optimizer_params(model)
+    extra, extra_size = optimizer or (0, 0)
+    lines.append(f" Total params: {total + extra:,} ({readable_size(size + extra_size)})")
     lines.append(f" Trainable params: {trainable:,} ({readable_size(trainable_size)})")
     lines.append(f" Non-trainable params: {total - trainable:,} ({readable_size(size - trainable_size)})")
+    if optimizer is not None:  # Keras 3 adds them once the optimizer is built (after a step)
+        lines.append(f" Optimizer params: {extra:,} ({readable_size(extra_size)})")
     return lines
+
+
+def _optimizer_params(model: Any) -> tuple[int, int] | None:
+    """(count, bytes) of the optimizer's variables as Keras 3 counts them, or None before its first step.
+
+    Keras's optimizer variables are ``iterations``, the learning rate (a variable unless a schedule
+    drives it) and the slots (Adam's momenta and velocities, ...): ``optimizer.variables`` holds
+    ``iterations`` and the slots of the torch optimizer's state.
+    """
+    optimizer = getattr(model, "optimizer", None)
+    built = getattr(optimizer, "torch_optimizer", None)
+    if optimizer is None or built is None or not built.state:
+        return None
+    variables = [v for v in optimizer.variables if isinstance(v, torch.Tensor)]
+    count = sum(v.numel() for v in variables)
+    nbytes = sum(v.numel() * v.element_size() for v in variables)
+    if getattr(optimizer, "_schedule", None) is None:
+        count, nbytes = count + 1, nbytes + 4  # the learning-rate variable (float32)
+    return count, nbytes
 
 
 def readable_size(nbytes: float) -> str:
