@@ -44,6 +44,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from unison.keras import activations
 from unison.keras.layers.recurrent_base import RNNBase
 from unison.keras.layers.recurrent_weights import GRUWeights, LSTMWeights
 
@@ -91,23 +92,18 @@ class LSTM(LSTMWeights, RNNBase):
         zero_output_for_mask: bool = False,
         **kwargs: Any,
     ) -> None:
-        super().__init__(
+        super().__init__(return_sequences, return_state, go_backwards, stateful, zero_output_for_mask, **kwargs)
+        self._set_cell_arguments(
             units,
             activation,
-            recurrent_activation,
             use_bias,
             (kernel_initializer, recurrent_initializer, bias_initializer),
             (kernel_regularizer, recurrent_regularizer, bias_regularizer),
             dropout,
             recurrent_dropout,
             seed,
-            return_sequences,
-            return_state,
-            go_backwards,
-            stateful,
-            zero_output_for_mask,
-            **kwargs,
         )
+        self.recurrent_activation = activations.get(recurrent_activation)
         self.unit_forget_bias = bool(unit_forget_bias)
 
     def _fused_function(self) -> Callable[..., Any] | None:
@@ -154,23 +150,18 @@ class GRU(GRUWeights, RNNBase):
         zero_output_for_mask: bool = False,
         **kwargs: Any,
     ) -> None:
-        super().__init__(
+        super().__init__(return_sequences, return_state, go_backwards, stateful, zero_output_for_mask, **kwargs)
+        self._set_cell_arguments(
             units,
             activation,
-            recurrent_activation,
             use_bias,
             (kernel_initializer, recurrent_initializer, bias_initializer),
             (kernel_regularizer, recurrent_regularizer, bias_regularizer),
             dropout,
             recurrent_dropout,
             seed,
-            return_sequences,
-            return_state,
-            go_backwards,
-            stateful,
-            zero_output_for_mask,
-            **kwargs,
         )
+        self.recurrent_activation = activations.get(recurrent_activation)
         self.reset_after = bool(reset_after)
 
     def _fused_function(self) -> Callable[..., Any] | None:
@@ -222,23 +213,18 @@ class SimpleRNN(RNNBase):
         zero_output_for_mask: bool = False,
         **kwargs: Any,
     ) -> None:
-        super().__init__(
+        super().__init__(return_sequences, return_state, go_backwards, stateful, zero_output_for_mask, **kwargs)
+        self._set_cell_arguments(
             units,
             activation,
-            None,
             use_bias,
             (kernel_initializer, recurrent_initializer, bias_initializer),
             (kernel_regularizer, recurrent_regularizer, bias_regularizer),
             dropout,
             recurrent_dropout,
             seed,
-            return_sequences,
-            return_state,
-            go_backwards,
-            stateful,
-            zero_output_for_mask,
-            **kwargs,
         )
+        self.recurrent_activation = activations.get(None)  # SimpleRNN has no gates: the identity
 
     def _fused_function(self) -> Callable[..., Any] | None:
         if type(self.activation) is nn.Tanh:

@@ -49,23 +49,16 @@ def _reverse_valid(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
 class RNNBase(MaskedLayer, RecurrentWeights):
     """A recurrent layer: weights, masks, states and the choice between fused kernel and loop.
 
-    The cell arguments, the weights and the input projection are :class:`RecurrentWeights`'s, which
-    the one-step cells share; the gate equations of ``_step`` are the cells' too.
+    The cell arguments (the subclass passes them to ``_set_cell_arguments`` after this constructor),
+    the weights and the input projection are :class:`RecurrentWeights`'s, which the one-step cells
+    share; the gate equations of ``_step`` are the cells' too.
     """
 
     _state_count = 1
+    recurrent_activation: Any  # set by the subclass (the identity for SimpleRNN)
 
     def __init__(
         self,
-        units: int,
-        activation: Any,
-        recurrent_activation: Any,
-        use_bias: bool,
-        initializer_args: tuple[Any, Any, Any],
-        regularizer_args: tuple[Any, Any, Any],
-        dropout: float,
-        recurrent_dropout: float,
-        seed: int | None,
         return_sequences: bool,
         return_state: bool,
         go_backwards: bool,
@@ -90,10 +83,6 @@ class RNNBase(MaskedLayer, RecurrentWeights):
                 "per-layer activity regularizer. Remove it (for an activity penalty, add an "
                 "ActivityRegularization layer after this one)."
             )
-        self._set_cell_arguments(
-            units, activation, use_bias, initializer_args, regularizer_args, dropout, recurrent_dropout, seed
-        )
-        self.recurrent_activation = activations.get(recurrent_activation)
         self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
         self.go_backwards, self.stateful = bool(go_backwards), bool(stateful)
         self._held = HeldStates(self.name)

@@ -36,22 +36,8 @@ __all__ = ["GRUCell", "LSTMCell", "SimpleRNNCell", "StackedRNNCells"]
 class _Cell(RecurrentWeights):
     """The built-in cells' dropout masks and states (the arguments and weights are the layers')."""
 
-    def __init__(
-        self,
-        units: int,
-        activation: Any,
-        use_bias: bool,
-        initializer_args: tuple[Any, Any, Any],
-        regularizer_args: tuple[Any, Any, Any],
-        dropout: float,
-        recurrent_dropout: float,
-        seed: int | None,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._set_cell_arguments(
-            units, activation, use_bias, initializer_args, regularizer_args, dropout, recurrent_dropout, seed
-        )
         self._masks: dict[str, torch.Tensor | None] = {"input": None, "recurrent": None}
 
     @property
@@ -110,7 +96,8 @@ class SimpleRNNCell(_Cell):
         seed: int | None = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(
+        super().__init__(**kwargs)
+        self._set_cell_arguments(
             units,
             activation,
             use_bias,
@@ -119,7 +106,6 @@ class SimpleRNNCell(_Cell):
             dropout,
             recurrent_dropout,
             seed,
-            **kwargs,
         )
 
     def call(self, inputs: torch.Tensor, states: Any = None, training: bool = False) -> Any:
@@ -151,7 +137,8 @@ class LSTMCell(LSTMWeights, _Cell):
         seed: int | None = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(
+        super().__init__(**kwargs)
+        self._set_cell_arguments(
             units,
             activation,
             use_bias,
@@ -160,7 +147,6 @@ class LSTMCell(LSTMWeights, _Cell):
             dropout,
             recurrent_dropout,
             seed,
-            **kwargs,
         )
         self.recurrent_activation = activations.get(recurrent_activation)
         self.unit_forget_bias = bool(unit_forget_bias)
@@ -199,7 +185,8 @@ class GRUCell(GRUWeights, _Cell):
         reset_after: bool = True,
         **kwargs: Any,
     ) -> None:
-        super().__init__(
+        super().__init__(**kwargs)
+        self._set_cell_arguments(
             units,
             activation,
             use_bias,
@@ -208,7 +195,6 @@ class GRUCell(GRUWeights, _Cell):
             dropout,
             recurrent_dropout,
             seed,
-            **kwargs,
         )
         self.recurrent_activation = activations.get(recurrent_activation)
         self.reset_after = bool(reset_after)
