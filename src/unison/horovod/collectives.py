@@ -79,6 +79,19 @@ def _name(name: str | None, kind: str) -> str:
     return name or f"{kind}.noname.{next(_NAMES)}"
 
 
+def _copy_into(target: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+    """The in-place forms' last step: ``target`` takes ``value`` (outside autograd) and is returned."""
+    with torch.no_grad():
+        target.copy_(value)
+    return target
+
+
+def _own_rows(tensor: torch.Tensor, rows: Sequence[int], rank: int) -> torch.Tensor:
+    """Rank ``rank``'s rows of ``tensor`` when the ranks hold ``rows[0], rows[1], ...`` rows in order."""
+    start = sum(rows[:rank])
+    return tensor[start : start + rows[rank]]
+
+
 def _reduce(
     tensor: torch.Tensor, op: ReduceOp, name: str, prescale: float, postscale: float, comm: Communicator
 ) -> torch.Tensor:
@@ -174,9 +187,7 @@ def allreduce_(
         postscale_factor,
         _comm(),
     )
-    with torch.no_grad():
-        tensor.copy_(result)
-    return tensor
+    return _copy_into(tensor, result)
 
 
 def grouped_allreduce(
@@ -261,10 +272,12 @@ def grouped_allreduce_(
     reduced = grouped_allreduce(
         tensors, average, name, Compression.none, op, prescale_factor, postscale_factor, process_set
     )
-    with torch.no_grad():
-        for t, r in zip(tensors, reduced):
-            t.copy_(r)
-    return list(tensors)
+    return [_copy_into(t, r) for t, r in zip(tensors, reduced)]
+
+
+def _summed_grad(grad: torch.Tensor, name: str, comm: Communicator) -> torch.Tensor:
+    """Every process's incoming gradient, summed (the backward of allgather and broadcast)."""
+    return _reduce(grad.contiguous(), Sum, f"{name}.grad", 1.0, 1.0, comm)
 
 
 class _Allgather(torch.autograd.Function):
@@ -279,9 +292,7 @@ class _Allgather(torch.autograd.Function):
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, None]:
         # every process's output depends on this slice: sum the gradients, keep our rows
-        summed = _reduce(grad.contiguous(), Sum, f"{ctx.name}.grad", 1.0, 1.0, _comm())
-        start = sum(ctx.rows[: ctx.rank])
-        return summed[start : start + ctx.rows[ctx.rank]], None
+        return _own_rows(_summed_grad(grad, ctx.name, _comm()), ctx.rows, ctx.rank), None
 
 
 def allgather(tensor: torch.Tensor, name: str | None = None, process_set: Any = None) -> torch.Tensor:
@@ -311,18 +322,23 @@ def _check_root(root_rank: int, fn: str) -> int:
     return root_rank
 
 
+def _broadcast(tensor: torch.Tensor, root: int, name: str) -> torch.Tensor:
+    """A new tensor on ``tensor``'s device holding ``root``'s ``tensor``."""
+    comm = _comm()
+    return comm.broadcast(tensor.detach().to(comm.device).clone(), src=root, name=name).to(tensor.device)
+
+
 class _Broadcast(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, tensor: torch.Tensor, root: int, name: str) -> torch.Tensor:
         ctx.root, ctx.name = root, name
-        comm = _comm()
-        return comm.broadcast(tensor.detach().to(comm.device).clone(), src=root, name=name).to(tensor.device)
+        return _broadcast(tensor, root, name)
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, None, None]:
         # Horovod: the root's input receives every process's gradient, summed; the others none
         comm = _comm()
-        summed = _reduce(grad.contiguous(), Sum, f"{ctx.name}.grad", 1.0, 1.0, comm)
+        summed = _summed_grad(grad, ctx.name, comm)
         return (summed if comm.rank == ctx.root else torch.zeros_like(summed)), None, None
 
 
@@ -337,18 +353,14 @@ def broadcast(
     if tensor.requires_grad and torch.is_grad_enabled():
         out: torch.Tensor = _Broadcast.apply(tensor, root, label)
         return out
-    comm = _comm()
-    return comm.broadcast(tensor.detach().to(comm.device).clone(), src=root, name=label).to(tensor.device)
+    return _broadcast(tensor, root, label)
 
 
 def broadcast_(
     tensor: torch.Tensor, root_rank: int = 0, name: str | None = None, process_set: Any = None
 ) -> torch.Tensor:
     """In-place ``broadcast``: ``tensor`` is overwritten with ``root_rank``'s value and returned."""
-    result = broadcast(_check_tensor(tensor, "broadcast_").detach(), root_rank, name, process_set)
-    with torch.no_grad():
-        tensor.copy_(result)
-    return tensor
+    return _copy_into(tensor, broadcast(_check_tensor(tensor, "broadcast_").detach(), root_rank, name, process_set))
 
 
 def alltoall(tensor: torch.Tensor, splits: Any = None, name: str | None = None, process_set: Any = None) -> Any:
@@ -423,8 +435,7 @@ def reducescatter(
     reduced = _reduce(tensor.to(wire), reduce_op, _name(name, "reducescatter"), prescale_factor, postscale_factor, comm)
     rows, size = tensor.shape[0], comm.world_size
     counts = [rows // size + (1 if r < rows % size else 0) for r in range(size)]
-    start = sum(counts[: comm.rank])
-    return reduced[start : start + counts[comm.rank]].to(tensor.dtype).clone()
+    return _own_rows(reduced, counts, comm.rank).to(tensor.dtype).clone()
 
 
 def allgather_object(obj: Any, name: str | None = None, process_set: Any = None) -> list[Any]:
@@ -509,11 +520,7 @@ def _allreduce_async(
     label = _name(name, "allreduce")
 
     def deliver(value: torch.Tensor) -> torch.Tensor:
-        if target is None:
-            return value.to(tensor.device)
-        with torch.no_grad():
-            target.copy_(value)
-        return target
+        return value.to(tensor.device) if target is None else _copy_into(target, value)
 
     if not comm.is_distributed or reduce_op is Adasum or not tensor.is_floating_point():
         result = deliver(_reduce(tensor, reduce_op, label, pre, post, comm))  # runs now; the handle is done
@@ -526,18 +533,20 @@ def _allreduce_async(
     return Handle(pending, lambda: deliver(buf.mul_(scale) if scale != 1.0 else buf))
 
 
+def _check_handle(handle: Any, fn: str) -> Handle:
+    if not isinstance(handle, Handle):
+        raise TypeError(f"{fn} expects a handle from an *_async call. Received: {type(handle).__name__}")
+    return handle
+
+
 def poll(handle: Handle) -> bool:
     """Whether the asynchronous collective of ``handle`` has finished."""
-    if not isinstance(handle, Handle):
-        raise TypeError(f"poll expects a handle from an *_async call. Received: {type(handle).__name__}")
-    return handle.poll()
+    return _check_handle(handle, "poll").poll()
 
 
 def synchronize(handle: Handle) -> Any:
     """Wait for the asynchronous collective of ``handle`` and return its result."""
-    if not isinstance(handle, Handle):
-        raise TypeError(f"synchronize expects a handle from an *_async call. Received: {type(handle).__name__}")
-    return handle.wait()
+    return _check_handle(handle, "synchronize").wait()
 
 
 def join(device: int = -1) -> int:

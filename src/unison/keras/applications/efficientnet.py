@@ -37,6 +37,17 @@ def _dense_init() -> Any:
     return initializers.VarianceScaling(scale=1.0 / 3.0, mode="fan_out", distribution="uniform")
 
 
+def _pointwise_conv(x: Any, filters: int, name: str) -> Any:
+    """A 1x1 convolution without bias (expansion, projection and the top)."""
+    return layers.Conv2D(filters, 1, padding="same", use_bias=False, kernel_initializer=_conv_init(), name=name)(x)
+
+
+def _bn_activation(x: Any, activation: Any, prefix: str) -> Any:
+    """Keras's ``{prefix}bn`` then ``{prefix}activation``."""
+    x = layers.BatchNormalization(axis=3, name=f"{prefix}bn")(x)
+    return layers.Activation(activation, name=f"{prefix}activation")(x)
+
+
 def EfficientNet(
     width_coefficient: float,
     depth_coefficient: float,
@@ -81,8 +92,7 @@ def EfficientNet(
         round_filters(32), 3, strides=2, padding="valid", use_bias=False, kernel_initializer=_conv_init(),
         name="stem_conv",
     )(x)  # fmt: skip
-    x = layers.BatchNormalization(axis=3, name="stem_bn")(x)
-    x = layers.Activation(activation, name="stem_activation")(x)
+    x = _bn_activation(x, activation, "stem_")
     stages = [list(stage) for stage in copy.deepcopy(_STAGES)]
     total = float(sum(round_repeats(stage[1]) for stage in stages))
     b = 0
@@ -96,11 +106,7 @@ def EfficientNet(
                 filters_out, kernel_size, strides, expand_ratio, 0.25,
             )  # fmt: skip
             b += 1
-    x = layers.Conv2D(
-        round_filters(1280), 1, padding="same", use_bias=False, kernel_initializer=_conv_init(), name="top_conv"
-    )(x)
-    x = layers.BatchNormalization(axis=3, name="top_bn")(x)
-    x = layers.Activation(activation, name="top_activation")(x)
+    x = _bn_activation(_pointwise_conv(x, round_filters(1280), "top_conv"), activation, "top_")
     x = _common.classifier_top(
         x, include_top, pooling, classes, classifier_activation, dropout=dropout_rate, dense_init=_dense_init()
     )
@@ -124,11 +130,7 @@ def block(
     """An inverted residual block with squeeze-and-excitation (MBConv), Keras's ``block``."""
     filters = filters_in * expand_ratio
     if expand_ratio != 1:
-        x = layers.Conv2D(
-            filters, 1, padding="same", use_bias=False, kernel_initializer=_conv_init(), name=f"{name}expand_conv"
-        )(inputs)
-        x = layers.BatchNormalization(axis=3, name=f"{name}expand_bn")(x)
-        x = layers.Activation(activation, name=f"{name}expand_activation")(x)
+        x = _bn_activation(_pointwise_conv(inputs, filters, f"{name}expand_conv"), activation, f"{name}expand_")
     else:
         x = inputs
     if strides == 2:
@@ -140,8 +142,7 @@ def block(
         kernel_size, strides=strides, padding=conv_pad, use_bias=False, depthwise_initializer=_conv_init(),
         name=f"{name}dwconv",
     )(x)  # fmt: skip
-    x = layers.BatchNormalization(axis=3, name=f"{name}bn")(x)
-    x = layers.Activation(activation, name=f"{name}activation")(x)
+    x = _bn_activation(x, activation, name)
     if 0 < se_ratio <= 1:
         filters_se = max(1, int(filters_in * se_ratio))
         se = layers.GlobalAveragePooling2D(name=f"{name}se_squeeze")(x)
@@ -154,9 +155,7 @@ def block(
             filters, 1, padding="same", activation="sigmoid", kernel_initializer=_conv_init(), name=f"{name}se_expand"
         )(se)
         x = layers.multiply([x, se], name=f"{name}se_excite")
-    x = layers.Conv2D(
-        filters_out, 1, padding="same", use_bias=False, kernel_initializer=_conv_init(), name=f"{name}project_conv"
-    )(x)
+    x = _pointwise_conv(x, filters_out, f"{name}project_conv")
     x = layers.BatchNormalization(axis=3, name=f"{name}project_bn")(x)
     if id_skip and strides == 1 and filters_in == filters_out:
         if drop_rate > 0:

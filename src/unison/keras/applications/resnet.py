@@ -52,14 +52,12 @@ def ResNet(
     x = layers.ZeroPadding2D(padding=((3, 3), (3, 3)), name="conv1_pad")(img_input)
     x = layers.Conv2D(64, 7, strides=2, use_bias=use_bias, name="conv1_conv")(x)
     if not preact:
-        x = layers.BatchNormalization(axis=3, epsilon=_EPSILON, name="conv1_bn")(x)
-        x = layers.Activation("relu", name="conv1_relu")(x)
+        x = _bn_relu(x, "conv1")
     x = layers.ZeroPadding2D(padding=((1, 1), (1, 1)), name="pool1_pad")(x)
     x = layers.MaxPooling2D(3, strides=2, name="pool1_pool")(x)
     x = stack_fn(x)
     if preact:
-        x = layers.BatchNormalization(axis=3, epsilon=_EPSILON, name="post_bn")(x)
-        x = layers.Activation("relu", name="post_relu")(x)
+        x = _bn_relu(x, "post")
     x = _common.classifier_top(x, include_top, pooling, classes, classifier_activation)
     file = None
     if weights_name is not None:
@@ -67,23 +65,28 @@ def ResNet(
     return _common.finish(img_input, input_tensor, x, name, weights, file, builder)
 
 
+def _bn(x: Any, name: str) -> Any:
+    return layers.BatchNormalization(axis=3, epsilon=_EPSILON, name=f"{name}_bn")(x)
+
+
+def _bn_relu(x: Any, name: str) -> Any:
+    """Keras's ``{name}_bn`` then ``{name}_relu``."""
+    return layers.Activation("relu", name=f"{name}_relu")(_bn(x, name))
+
+
 def residual_block_v1(
     x: Any, filters: int, kernel_size: int = 3, stride: int = 1, conv_shortcut: bool = True, name: str = ""
 ) -> Any:
     """A bottleneck block: 1x1, kxk, 1x1 convolutions, each batch-normalised, plus the shortcut."""
     if conv_shortcut:
-        shortcut = layers.Conv2D(4 * filters, 1, strides=stride, name=f"{name}_0_conv")(x)
-        shortcut = layers.BatchNormalization(axis=3, epsilon=_EPSILON, name=f"{name}_0_bn")(shortcut)
+        shortcut = _bn(layers.Conv2D(4 * filters, 1, strides=stride, name=f"{name}_0_conv")(x), f"{name}_0")
     else:
         shortcut = x
     x = layers.Conv2D(filters, 1, strides=stride, name=f"{name}_1_conv")(x)
-    x = layers.BatchNormalization(axis=3, epsilon=_EPSILON, name=f"{name}_1_bn")(x)
-    x = layers.Activation("relu", name=f"{name}_1_relu")(x)
+    x = _bn_relu(x, f"{name}_1")
     x = layers.Conv2D(filters, kernel_size, padding="same", name=f"{name}_2_conv")(x)
-    x = layers.BatchNormalization(axis=3, epsilon=_EPSILON, name=f"{name}_2_bn")(x)
-    x = layers.Activation("relu", name=f"{name}_2_relu")(x)
-    x = layers.Conv2D(4 * filters, 1, name=f"{name}_3_conv")(x)
-    x = layers.BatchNormalization(axis=3, epsilon=_EPSILON, name=f"{name}_3_bn")(x)
+    x = _bn_relu(x, f"{name}_2")
+    x = _bn(layers.Conv2D(4 * filters, 1, name=f"{name}_3_conv")(x), f"{name}_3")
     x = layers.Add(name=f"{name}_add")([shortcut, x])
     return layers.Activation("relu", name=f"{name}_out")(x)
 
@@ -100,19 +103,16 @@ def residual_block_v2(
     x: Any, filters: int, kernel_size: int = 3, stride: int = 1, conv_shortcut: bool = False, name: str = ""
 ) -> Any:
     """A pre-activation bottleneck block (ResNetV2); the stride is on its last block's 3x3 convolution."""
-    preact = layers.BatchNormalization(axis=3, epsilon=_EPSILON, name=f"{name}_preact_bn")(x)
-    preact = layers.Activation("relu", name=f"{name}_preact_relu")(preact)
+    preact = _bn_relu(x, f"{name}_preact")
     if conv_shortcut:
         shortcut = layers.Conv2D(4 * filters, 1, strides=stride, name=f"{name}_0_conv")(preact)
     else:
         shortcut = layers.MaxPooling2D(1, strides=stride)(x) if stride > 1 else x
     x = layers.Conv2D(filters, 1, strides=1, use_bias=False, name=f"{name}_1_conv")(preact)
-    x = layers.BatchNormalization(axis=3, epsilon=_EPSILON, name=f"{name}_1_bn")(x)
-    x = layers.Activation("relu", name=f"{name}_1_relu")(x)
+    x = _bn_relu(x, f"{name}_1")
     x = layers.ZeroPadding2D(padding=((1, 1), (1, 1)), name=f"{name}_2_pad")(x)
     x = layers.Conv2D(filters, kernel_size, strides=stride, use_bias=False, name=f"{name}_2_conv")(x)
-    x = layers.BatchNormalization(axis=3, epsilon=_EPSILON, name=f"{name}_2_bn")(x)
-    x = layers.Activation("relu", name=f"{name}_2_relu")(x)
+    x = _bn_relu(x, f"{name}_2")
     x = layers.Conv2D(4 * filters, 1, name=f"{name}_3_conv")(x)
     return layers.Add(name=f"{name}_out")([shortcut, x])
 
@@ -125,14 +125,20 @@ def stack_residual_blocks_v2(x: Any, filters: int, blocks: int, stride1: int = 2
     return residual_block_v2(x, filters, stride=stride1, name=f"{name}_block{blocks}")
 
 
-def _v1(depths: tuple[int, int, int, int]) -> Callable[[Any], Any]:
+def stages(stack: Callable[..., Any], depths: tuple[int, int, int, int], unstrided: int) -> Callable[[Any], Any]:
+    """Keras's four residual stages ``conv2``..``conv5`` (64 to 512 filters, ``depths`` blocks) built
+    by ``stack`` (v1 or v2); stage ``unstrided`` (0 to 3) keeps the resolution (``stride1=1``)."""
+
     def stack_fn(x: Any) -> Any:
-        x = stack_residual_blocks_v1(x, 64, depths[0], stride1=1, name="conv2")
-        x = stack_residual_blocks_v1(x, 128, depths[1], name="conv3")
-        x = stack_residual_blocks_v1(x, 256, depths[2], name="conv4")
-        return stack_residual_blocks_v1(x, 512, depths[3], name="conv5")
+        for i, (filters, blocks) in enumerate(zip((64, 128, 256, 512), depths)):
+            x = stack(x, filters, blocks, stride1=1 if i == unstrided else 2, name=f"conv{i + 2}")
+        return x
 
     return stack_fn
+
+
+def _v1(depths: tuple[int, int, int, int]) -> Callable[[Any], Any]:
+    return stages(stack_residual_blocks_v1, depths, unstrided=0)
 
 
 def ResNet50(

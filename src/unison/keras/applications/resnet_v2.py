@@ -14,18 +14,12 @@ from collections.abc import Callable
 from typing import Any
 
 from unison.keras.applications import imagenet_utils
-from unison.keras.applications.resnet import ResNet, stack_residual_blocks_v2
+from unison.keras.applications.resnet import ResNet, stack_residual_blocks_v2, stages
 from unison.keras.models import Model
 
 
 def _v2(depths: tuple[int, int, int, int]) -> Callable[[Any], Any]:
-    def stack_fn(x: Any) -> Any:
-        x = stack_residual_blocks_v2(x, 64, depths[0], name="conv2")
-        x = stack_residual_blocks_v2(x, 128, depths[1], name="conv3")
-        x = stack_residual_blocks_v2(x, 256, depths[2], name="conv4")
-        return stack_residual_blocks_v2(x, 512, depths[3], stride1=1, name="conv5")
-
-    return stack_fn
+    return stages(stack_residual_blocks_v2, depths, unstrided=3)
 
 
 def ResNet50V2(

@@ -44,23 +44,12 @@ from typing import Any
 import torch
 from torch import nn
 
-from unison.keras import initializers
+from unison.keras import activations
 from unison.keras.layers.recurrent_base import RNNBase
+from unison.keras.layers.recurrent_weights import GRUWeights, LSTMWeights
 
 
-def _unit_forget_bias(initializer: Any, units: int) -> Callable[[torch.Tensor], None]:
-    """Keras's ``unit_forget_bias``: the forget gate's bias starts at 1, the rest from ``initializer``."""
-    init = initializers.get(initializer)
-
-    def fill(tensor: torch.Tensor) -> None:
-        init(tensor[:units])
-        tensor[units : 2 * units].fill_(1.0)
-        init(tensor[2 * units :])
-
-    return fill
-
-
-class LSTM(RNNBase):
+class LSTM(LSTMWeights, RNNBase):
     """Long Short-Term Memory layer (Hochreiter 1997), Keras 3's ``LSTM`` (see the module doc).
 
     Args:
@@ -77,7 +66,6 @@ class LSTM(RNNBase):
     Call with ``initial_state=[h, c]`` to start from given states, ``mask=`` to mask steps.
     """
 
-    _gates = 4
     _state_count = 2
 
     def __init__(
@@ -104,28 +92,19 @@ class LSTM(RNNBase):
         zero_output_for_mask: bool = False,
         **kwargs: Any,
     ) -> None:
-        super().__init__(
+        super().__init__(return_sequences, return_state, go_backwards, stateful, zero_output_for_mask, **kwargs)
+        self._set_cell_arguments(
             units,
             activation,
-            recurrent_activation,
             use_bias,
             (kernel_initializer, recurrent_initializer, bias_initializer),
             (kernel_regularizer, recurrent_regularizer, bias_regularizer),
             dropout,
             recurrent_dropout,
             seed,
-            return_sequences,
-            return_state,
-            go_backwards,
-            stateful,
-            zero_output_for_mask,
-            **kwargs,
         )
+        self.recurrent_activation = activations.get(recurrent_activation)
         self.unit_forget_bias = bool(unit_forget_bias)
-
-    def _bias_initializer(self) -> Any:
-        init = self._initializers[2]
-        return _unit_forget_bias(init, self.units) if self.unit_forget_bias else init
 
     def _fused_function(self) -> Callable[..., Any] | None:
         return torch.lstm if self._default_activations() else None
@@ -134,15 +113,11 @@ class LSTM(RNNBase):
         self, xw: torch.Tensor, states: list[torch.Tensor], rec_mask: torch.Tensor | None
     ) -> tuple[torch.Tensor, list[torch.Tensor]]:
         h, c = states
-        z = xw + torch.matmul(h * rec_mask if rec_mask is not None else h, self.recurrent_kernel)
-        zi, zf, zc, zo = z.chunk(4, dim=-1)
-        act, gate = self.activation, self.recurrent_activation
-        c = gate(zf) * c + gate(zi) * act(zc)
-        h = gate(zo) * act(c)
+        h, c = self._lstm_step(xw, h * rec_mask if rec_mask is not None else h, c)
         return h, [h, c]
 
 
-class GRU(RNNBase):
+class GRU(GRUWeights, RNNBase):
     """Gated Recurrent Unit (Cho et al. 2014), Keras 3's ``GRU`` (see the module doc).
 
     ``reset_after=True`` (default, cuDNN's variant) applies the reset gate after the recurrent
@@ -150,8 +125,6 @@ class GRU(RNNBase):
     ``reset_after=False`` applies it before (``bias`` ``(3 * units,)``) and runs the step loop.
     ``return_state=True`` returns ``[output, h]``. Other arguments as :class:`LSTM`.
     """
-
-    _gates = 3
 
     def __init__(
         self,
@@ -177,27 +150,19 @@ class GRU(RNNBase):
         zero_output_for_mask: bool = False,
         **kwargs: Any,
     ) -> None:
-        super().__init__(
+        super().__init__(return_sequences, return_state, go_backwards, stateful, zero_output_for_mask, **kwargs)
+        self._set_cell_arguments(
             units,
             activation,
-            recurrent_activation,
             use_bias,
             (kernel_initializer, recurrent_initializer, bias_initializer),
             (kernel_regularizer, recurrent_regularizer, bias_regularizer),
             dropout,
             recurrent_dropout,
             seed,
-            return_sequences,
-            return_state,
-            go_backwards,
-            stateful,
-            zero_output_for_mask,
-            **kwargs,
         )
+        self.recurrent_activation = activations.get(recurrent_activation)
         self.reset_after = bool(reset_after)
-
-    def _bias_shape(self) -> tuple[int, ...]:
-        return (2, 3 * self.units) if self.reset_after else (3 * self.units,)
 
     def _fused_function(self) -> Callable[..., Any] | None:
         return torch.gru if self.reset_after and self._default_activations() else None
@@ -212,32 +177,11 @@ class GRU(RNNBase):
             weights += [self.bias[0].index_select(0, order), self.bias[1].index_select(0, order)]
         return weights
 
-    def _project_inputs(self, x: torch.Tensor) -> torch.Tensor:
-        out = torch.matmul(x, self.kernel)
-        if self.bias is None:
-            return out
-        return out + (self.bias[0] if self.reset_after else self.bias)
-
     def _step(
         self, xw: torch.Tensor, states: list[torch.Tensor], rec_mask: torch.Tensor | None
     ) -> tuple[torch.Tensor, list[torch.Tensor]]:
         h = states[0]
-        hd = h * rec_mask if rec_mask is not None else h
-        u, act, gate = self.units, self.activation, self.recurrent_activation
-        xz, xr, xh = xw.chunk(3, dim=-1)
-        if self.reset_after:
-            inner = torch.matmul(hd, self.recurrent_kernel)
-            if self.bias is not None:
-                inner = inner + self.bias[1]
-            rz, rr, rh = inner.chunk(3, dim=-1)
-            z, r = gate(xz + rz), gate(xr + rr)
-            candidate = act(xh + r * rh)
-        else:
-            inner = torch.matmul(hd, self.recurrent_kernel[:, : 2 * u])
-            rz, rr = inner.chunk(2, dim=-1)
-            z, r = gate(xz + rz), gate(xr + rr)
-            candidate = act(xh + torch.matmul(r * hd, self.recurrent_kernel[:, 2 * u :]))
-        h = z * h + (1 - z) * candidate
+        h = self._gru_step(xw, h, h * rec_mask if rec_mask is not None else h)
         return h, [h]
 
 
@@ -269,23 +213,18 @@ class SimpleRNN(RNNBase):
         zero_output_for_mask: bool = False,
         **kwargs: Any,
     ) -> None:
-        super().__init__(
+        super().__init__(return_sequences, return_state, go_backwards, stateful, zero_output_for_mask, **kwargs)
+        self._set_cell_arguments(
             units,
             activation,
-            None,
             use_bias,
             (kernel_initializer, recurrent_initializer, bias_initializer),
             (kernel_regularizer, recurrent_regularizer, bias_regularizer),
             dropout,
             recurrent_dropout,
             seed,
-            return_sequences,
-            return_state,
-            go_backwards,
-            stateful,
-            zero_output_for_mask,
-            **kwargs,
         )
+        self.recurrent_activation = activations.get(None)  # SimpleRNN has no gates: the identity
 
     def _fused_function(self) -> Callable[..., Any] | None:
         if type(self.activation) is nn.Tanh:

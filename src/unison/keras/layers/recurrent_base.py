@@ -16,7 +16,8 @@ from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_
 
 from unison.keras import activations
 from unison.keras.layers.masking import MaskedLayer, get_mask, set_mask
-from unison.keras.layers.misc import RandomSource, check_rate, keras_name
+from unison.keras.layers.misc import keras_name
+from unison.keras.layers.recurrent_weights import RecurrentWeights
 from unison.keras.layers.rnn_state import HeldStates
 
 _IGNORED = ("implementation", "use_cudnn")  # speed hints: unison picks torch's fused kernel when it can
@@ -45,23 +46,19 @@ def _reverse_valid(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     return x.gather(1, index.unsqueeze(-1).expand(-1, -1, x.shape[-1]))
 
 
-class RNNBase(MaskedLayer):
-    """A recurrent layer: weights, masks, states and the choice between fused kernel and loop."""
+class RNNBase(MaskedLayer, RecurrentWeights):
+    """A recurrent layer: weights, masks, states and the choice between fused kernel and loop.
 
-    _gates = 1
+    The cell arguments (the subclass passes them to ``_set_cell_arguments`` after this constructor),
+    the weights and the input projection are :class:`RecurrentWeights`'s, which the one-step cells
+    share; the gate equations of ``_step`` are the cells' too.
+    """
+
     _state_count = 1
+    recurrent_activation: Any  # set by the subclass (the identity for SimpleRNN)
 
     def __init__(
         self,
-        units: int,
-        activation: Any,
-        recurrent_activation: Any,
-        use_bias: bool,
-        initializer_args: tuple[Any, Any, Any],
-        regularizer_args: tuple[Any, Any, Any],
-        dropout: float,
-        recurrent_dropout: float,
-        seed: int | None,
         return_sequences: bool,
         return_state: bool,
         go_backwards: bool,
@@ -86,53 +83,20 @@ class RNNBase(MaskedLayer):
                 "per-layer activity regularizer. Remove it (for an activity penalty, add an "
                 "ActivityRegularization layer after this one)."
             )
-        if isinstance(units, bool) or not isinstance(units, int) or units < 1:
-            raise ValueError(
-                f"Received an invalid value for argument `units`, expected a positive integer, got {units!r}"
-            )
-        self.units = units
-        self.activation = activations.get(activation)
-        self.recurrent_activation = activations.get(recurrent_activation)
-        self.use_bias = bool(use_bias)
-        self.dropout = check_rate(dropout, "dropout")
-        self.recurrent_dropout = check_rate(recurrent_dropout, "recurrent_dropout")
-        self.random = RandomSource(seed)
         self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
         self.go_backwards, self.stateful = bool(go_backwards), bool(stateful)
         self._held = HeldStates(self.name)
         self.zero_output_for_mask = bool(zero_output_for_mask)
-        self._initializers, self._regularizers = initializer_args, regularizer_args
 
     # --- weights -----------------------------------------------------------------------------
-    def _bias_shape(self) -> tuple[int, ...]:
-        return (self._gates * self.units,)
-
-    def _bias_initializer(self) -> Any:
-        return self._initializers[2]
-
     def build(self, input_shape: Any) -> None:
         if len(input_shape) != 3:
             raise ValueError(
                 f"Input 0 of layer '{self.name}' is incompatible with the layer: expected ndim=3 (batch, steps, "
                 f"features), found ndim={len(input_shape)}. Full shape received: {tuple(input_shape)}"
             )
-        k_init, r_init, _ = self._initializers
-        k_reg, r_reg, b_reg = self._regularizers
-        width = self._gates * self.units
         self.input_dim = int(input_shape[-1])
-        self.kernel = self.add_weight(
-            name="kernel", shape=(self.input_dim, width), initializer=k_init, regularizer=k_reg
-        )
-        self.recurrent_kernel = self.add_weight(
-            name="recurrent_kernel", shape=(self.units, width), initializer=r_init, regularizer=r_reg
-        )
-        self.bias = (
-            self.add_weight(
-                name="bias", shape=self._bias_shape(), initializer=self._bias_initializer(), regularizer=b_reg
-            )
-            if self.use_bias
-            else None
-        )
+        self._build_weights(self.input_dim)
 
     # --- subclass hooks ----------------------------------------------------------------------
     def _fused_function(self) -> Callable[..., Any] | None:
@@ -144,10 +108,6 @@ class RNNBase(MaskedLayer):
         if self.bias is not None:
             weights += [self.bias, torch.zeros_like(self.bias)]
         return weights
-
-    def _project_inputs(self, x: torch.Tensor) -> torch.Tensor:
-        out = torch.matmul(x, self.kernel)
-        return out + self.bias if self.bias is not None else out
 
     def _step(
         self, xw: torch.Tensor, states: list[torch.Tensor], rec_mask: torch.Tensor | None

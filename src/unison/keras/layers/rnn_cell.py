@@ -26,42 +26,18 @@ from typing import Any
 
 import torch
 
-from unison.keras import activations, initializers
+from unison.keras import activations
 from unison.keras.layers.base import Layer
-from unison.keras.layers.misc import RandomSource, check_rate
+from unison.keras.layers.recurrent_weights import GRUWeights, LSTMWeights, RecurrentWeights
 
 __all__ = ["GRUCell", "LSTMCell", "SimpleRNNCell", "StackedRNNCells"]
 
 
-class _Cell(Layer):
-    """Weights, dropout masks and argument checks shared by the built-in cells."""
+class _Cell(RecurrentWeights):
+    """The built-in cells' dropout masks and states (the arguments and weights are the layers')."""
 
-    _gates = 1
-
-    def __init__(
-        self,
-        units: int,
-        activation: Any,
-        use_bias: bool,
-        initializer_args: tuple[Any, Any, Any],
-        regularizer_args: tuple[Any, Any, Any],
-        dropout: float,
-        recurrent_dropout: float,
-        seed: int | None,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        if isinstance(units, bool) or not isinstance(units, int) or units < 1:
-            raise ValueError(
-                f"Received an invalid value for argument `units`, expected a positive integer, got {units!r}"
-            )
-        self.units = units
-        self.activation = activations.get(activation)
-        self.use_bias = bool(use_bias)
-        self.dropout = check_rate(dropout, "dropout")
-        self.recurrent_dropout = check_rate(recurrent_dropout, "recurrent_dropout")
-        self.random = RandomSource(seed)
-        self._initializers, self._regularizers = initializer_args, regularizer_args
         self._masks: dict[str, torch.Tensor | None] = {"input": None, "recurrent": None}
 
     @property
@@ -72,29 +48,8 @@ class _Cell(Layer):
     def output_size(self) -> int:
         return self.units
 
-    def _bias_shape(self) -> tuple[int, ...]:
-        return (self._gates * self.units,)
-
-    def _bias_initializer(self) -> Any:
-        return self._initializers[2]
-
     def build(self, input_shape: Any) -> None:
-        k_init, r_init, _ = self._initializers
-        k_reg, r_reg, b_reg = self._regularizers
-        width = self._gates * self.units
-        self.kernel = self.add_weight(
-            name="kernel", shape=(int(input_shape[-1]), width), initializer=k_init, regularizer=k_reg
-        )
-        self.recurrent_kernel = self.add_weight(
-            name="recurrent_kernel", shape=(self.units, width), initializer=r_init, regularizer=r_reg
-        )
-        self.bias = (
-            self.add_weight(
-                name="bias", shape=self._bias_shape(), initializer=self._bias_initializer(), regularizer=b_reg
-            )
-            if self.use_bias
-            else None
-        )
+        self._build_weights(int(input_shape[-1]))
 
     def _dropped(self, kind: str, x: torch.Tensor, rate: float, training: bool) -> torch.Tensor:
         if not (training and rate):
@@ -141,7 +96,8 @@ class SimpleRNNCell(_Cell):
         seed: int | None = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(
+        super().__init__(**kwargs)
+        self._set_cell_arguments(
             units,
             activation,
             use_bias,
@@ -150,24 +106,18 @@ class SimpleRNNCell(_Cell):
             dropout,
             recurrent_dropout,
             seed,
-            **kwargs,
         )
 
     def call(self, inputs: torch.Tensor, states: Any = None, training: bool = False) -> Any:
         prev = states[0] if isinstance(states, (list, tuple)) else states
         x = self._dropped("input", _inputs(inputs, self.kernel), self.dropout, training)
-        h = x @ self.kernel
-        if self.bias is not None:
-            h = h + self.bias
         prev_in = self._dropped("recurrent", prev, self.recurrent_dropout, training)
-        output = self.activation(h + prev_in @ self.recurrent_kernel)
+        output = self.activation(self._project_inputs(x) + prev_in @ self.recurrent_kernel)
         return output, [output]
 
 
-class LSTMCell(_Cell):
+class LSTMCell(LSTMWeights, _Cell):
     """One step of ``LSTM`` (gates ``i, f, c, o``; states ``[h, c]``; Keras's ``unit_forget_bias``)."""
-
-    _gates = 4
 
     def __init__(
         self,
@@ -187,7 +137,8 @@ class LSTMCell(_Cell):
         seed: int | None = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(
+        super().__init__(**kwargs)
+        self._set_cell_arguments(
             units,
             activation,
             use_bias,
@@ -196,7 +147,6 @@ class LSTMCell(_Cell):
             dropout,
             recurrent_dropout,
             seed,
-            **kwargs,
         )
         self.recurrent_activation = activations.get(recurrent_activation)
         self.unit_forget_bias = bool(unit_forget_bias)
@@ -205,38 +155,17 @@ class LSTMCell(_Cell):
     def state_size(self) -> list[int]:
         return [self.units, self.units]
 
-    def _bias_initializer(self) -> Any:
-        init, units = initializers.get(self._initializers[2]), self.units
-        if not self.unit_forget_bias:
-            return init
-
-        def fill(tensor: torch.Tensor) -> None:  # Keras: the forget gate's bias starts at 1
-            init(tensor[:units])
-            tensor[units : 2 * units].fill_(1.0)
-            init(tensor[2 * units :])
-
-        return fill
-
     def call(self, inputs: torch.Tensor, states: Any = None, training: bool = False) -> Any:
         h_prev, c_prev = states[0], states[1]
         x = self._dropped("input", _inputs(inputs, self.kernel), self.dropout, training)
-        z = (
-            x @ self.kernel
-            + self._dropped("recurrent", h_prev, self.recurrent_dropout, training) @ self.recurrent_kernel
-        )
-        if self.bias is not None:
-            z = z + self.bias
-        i, f, g, o = z.chunk(4, dim=-1)
-        c = self.recurrent_activation(f) * c_prev + self.recurrent_activation(i) * self.activation(g)
-        h = self.recurrent_activation(o) * self.activation(c)
+        h_in = self._dropped("recurrent", h_prev, self.recurrent_dropout, training)
+        h, c = self._lstm_step(x @ self.kernel, h_in, c_prev, self.bias)
         return h, [h, c]
 
 
-class GRUCell(_Cell):
+class GRUCell(GRUWeights, _Cell):
     """One step of ``GRU`` (gates ``z, r, h``); ``reset_after=True`` (Keras's default) applies the
     reset gate after the recurrent matrix product and has a ``(2, 3 * units)`` bias."""
-
-    _gates = 3
 
     def __init__(
         self,
@@ -256,7 +185,8 @@ class GRUCell(_Cell):
         reset_after: bool = True,
         **kwargs: Any,
     ) -> None:
-        super().__init__(
+        super().__init__(**kwargs)
+        self._set_cell_arguments(
             units,
             activation,
             use_bias,
@@ -265,40 +195,15 @@ class GRUCell(_Cell):
             dropout,
             recurrent_dropout,
             seed,
-            **kwargs,
         )
         self.recurrent_activation = activations.get(recurrent_activation)
         self.reset_after = bool(reset_after)
-
-    def _bias_shape(self) -> tuple[int, ...]:
-        return (2, 3 * self.units) if self.reset_after else (3 * self.units,)
 
     def call(self, inputs: torch.Tensor, states: Any = None, training: bool = False) -> Any:
         h_prev = states[0] if isinstance(states, (list, tuple)) else states
         x = self._dropped("input", _inputs(inputs, self.kernel), self.dropout, training)
         h_in = self._dropped("recurrent", h_prev, self.recurrent_dropout, training)
-        u = self.units
-        bias_x = bias_h = None
-        if self.bias is not None:
-            bias_x, bias_h = (self.bias[0], self.bias[1]) if self.reset_after else (self.bias, None)
-        mx = x @ self.kernel
-        if bias_x is not None:
-            mx = mx + bias_x
-        x_z, x_r, x_h = mx.split(u, dim=-1)
-        if self.reset_after:
-            mh = h_in @ self.recurrent_kernel
-            if bias_h is not None:
-                mh = mh + bias_h
-            h_z, h_r, h_h = mh.split(u, dim=-1)
-            z = self.recurrent_activation(x_z + h_z)
-            r = self.recurrent_activation(x_r + h_r)
-            candidate = self.activation(x_h + r * h_h)
-        else:
-            h_z, h_r = (h_in @ self.recurrent_kernel[:, : 2 * u]).split(u, dim=-1)
-            z = self.recurrent_activation(x_z + h_z)
-            r = self.recurrent_activation(x_r + h_r)
-            candidate = self.activation(x_h + (r * h_in) @ self.recurrent_kernel[:, 2 * u :])
-        h = z * h_prev + (1.0 - z) * candidate
+        h = self._gru_step(self._project_inputs(x), h_prev, h_in)
         return h, [h]
 
 

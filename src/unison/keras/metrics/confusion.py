@@ -74,7 +74,7 @@ def _flat(y_true: TensorLike, y_pred: TensorLike, sample_weight: TensorLike | No
 
 
 class _Thresholded(Metric):
-    """State ``[tp, fp, fn]`` at one threshold (``thresholds=0.5`` as Keras)."""
+    """State ``[tp, fp, fn]`` (``[tp, fp, fn, tn]`` with ``num_state = 4``) at one threshold (``thresholds=0.5``)."""
 
     num_state = 3
 
@@ -88,11 +88,8 @@ class _Thresholded(Metric):
         with torch.no_grad():
             labels, scores, weight = _flat(y_true, y_pred, sample_weight)
             positive, predicted = labels > 0.5, scores > self.threshold
-            self._accumulate(
-                (weight * (positive & predicted)).sum(),
-                (weight * (~positive & predicted)).sum(),
-                (weight * (positive & ~predicted)).sum(),
-            )
+            cells = (positive & predicted, ~positive & predicted, positive & ~predicted, ~positive & ~predicted)
+            self._accumulate(*((weight * cell).sum() for cell in cells[: self.num_state]))
 
     def get_config(self) -> dict[str, Any]:
         return {"name": self.name, "thresholds": self.threshold}
@@ -183,17 +180,6 @@ class _Count(_Thresholded):
     num_state = 4
     _INDEX = 0
 
-    def update_state(self, y_true: TensorLike, y_pred: TensorLike, sample_weight: TensorLike | None = None) -> None:
-        with torch.no_grad():
-            labels, scores, weight = _flat(y_true, y_pred, sample_weight)
-            positive, predicted = labels > 0.5, scores > self.threshold
-            self._accumulate(
-                (weight * (positive & predicted)).sum(),
-                (weight * (~positive & predicted)).sum(),
-                (weight * (positive & ~predicted)).sum(),
-                (weight * (~positive & ~predicted)).sum(),
-            )
-
     def result_from_state(self, state: torch.Tensor) -> float:
         return float(state[self._INDEX])
 
@@ -239,10 +225,17 @@ def _ratio(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.where(b > 0, a / b.clamp(min=1e-300), torch.zeros_like(a))
 
 
+def _rate(which: str, tp: torch.Tensor, fp: torch.Tensor, tn: torch.Tensor, fn: torch.Tensor) -> torch.Tensor:
+    """Sensitivity (= recall) ``tp / (tp + fn)``, specificity ``tn / (tn + fp)`` or precision ``tp / (tp + fp)``."""
+    hits, misses = {"sensitivity": (tp, fn), "recall": (tp, fn), "specificity": (tn, fp), "precision": (tp, fp)}[which]
+    return _ratio(hits, hits + misses)
+
+
 class _AtConstraint(AUC):
-    """The best ``dependent`` rate among thresholds whose ``constrained`` rate is >= ``value`` (Keras)."""
+    """The best ``_DEPENDENT`` rate among thresholds whose ``_ARG`` rate is >= ``value`` (Keras)."""
 
     _ARG = "value"
+    _DEPENDENT = "sensitivity"
 
     def __init__(self, value: float, num_thresholds: int = 200, name: str | None = None) -> None:
         if not 0.0 <= float(value) <= 1.0:
@@ -250,11 +243,9 @@ class _AtConstraint(AUC):
         self.value = float(value)
         super().__init__(num_thresholds=num_thresholds, name=name or _snake(type(self).__name__))
 
-    def _rates(self, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        raise NotImplementedError
-
     def result_from_state(self, state: torch.Tensor) -> float:
-        constrained, dependent = self._rates(state.reshape(4, self.num_thresholds))
+        counts = state.reshape(4, self.num_thresholds)
+        constrained, dependent = _rate(self._ARG, *counts), _rate(self._DEPENDENT, *counts)
         feasible = constrained >= self.value
         return float(dependent[feasible].max()) if bool(feasible.any()) else 0.0
 
@@ -265,53 +256,37 @@ class _AtConstraint(AUC):
 class SensitivityAtSpecificity(_AtConstraint):
     """Best sensitivity (recall) at a specificity of at least ``specificity``."""
 
-    _ARG = "specificity"
+    _ARG, _DEPENDENT = "specificity", "sensitivity"
 
     def __init__(self, specificity: float, num_thresholds: int = 200, name: str | None = None) -> None:
         super().__init__(specificity, num_thresholds, name)
-
-    def _rates(self, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        tp, fp, tn, fn = state
-        return _ratio(tn, tn + fp), _ratio(tp, tp + fn)
 
 
 class SpecificityAtSensitivity(_AtConstraint):
     """Best specificity at a sensitivity (recall) of at least ``sensitivity``."""
 
-    _ARG = "sensitivity"
+    _ARG, _DEPENDENT = "sensitivity", "specificity"
 
     def __init__(self, sensitivity: float, num_thresholds: int = 200, name: str | None = None) -> None:
         super().__init__(sensitivity, num_thresholds, name)
-
-    def _rates(self, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        tp, fp, tn, fn = state
-        return _ratio(tp, tp + fn), _ratio(tn, tn + fp)
 
 
 class PrecisionAtRecall(_AtConstraint):
     """Best precision at a recall of at least ``recall``."""
 
-    _ARG = "recall"
+    _ARG, _DEPENDENT = "recall", "precision"
 
     def __init__(self, recall: float, num_thresholds: int = 200, name: str | None = None) -> None:
         super().__init__(recall, num_thresholds, name)
-
-    def _rates(self, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        tp, fp, _, fn = state
-        return _ratio(tp, tp + fn), _ratio(tp, tp + fp)
 
 
 class RecallAtPrecision(_AtConstraint):
     """Best recall at a precision of at least ``precision``."""
 
-    _ARG = "precision"
+    _ARG, _DEPENDENT = "precision", "recall"
 
     def __init__(self, precision: float, num_thresholds: int = 200, name: str | None = None) -> None:
         super().__init__(precision, num_thresholds, name)
-
-    def _rates(self, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        tp, fp, _, fn = state
-        return _ratio(tp, tp + fp), _ratio(tp, tp + fn)
 
 
 def _snake(name: str) -> str:
