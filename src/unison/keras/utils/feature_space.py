@@ -18,8 +18,9 @@ model on raw values. As in Keras 3, the encoded features can also be the *inputs
 example): the tensor ``get_encoded_features()`` returns is both the space's output and usable as
 a model input.
 
-Not provided: ``FeatureSpace.save``/loading a saved space (``get_config`` is there), and
-``sparse`` outputs.
+A model built from the space saves and loads (``model.save``/``keras.models.load_model``: the
+space's config holds its layers' adapted state); ``FeatureSpace.save`` on its own and ``sparse``
+outputs are not provided.
 
 Example:
     >>> import numpy as np
@@ -436,19 +437,25 @@ class FeatureSpace(Layer):
         """The symbolic encoded features (one tensor in ``"concat"`` mode, a dict in ``"dict"`` mode)."""
         self._check_if_adapted()
         if self.encoded_features is None:
-            example = {name: self._example(name, kt) for name, kt in self.inputs.items()}
-            out = self._encode(example)
-            node = Node(self, (dict(self.inputs),), {})
-            structure = out if isinstance(out, dict) else {"": out}
-            tensors = {}
-            for key, value in structure.items():
-                kt = _EncodedFeatures(value, node, f"{self.name}_{key}" if key else self.name)
-                node.outputs.append(kt)
-                tensors[key] = kt
-            self.encoded_features = tensors if isinstance(out, dict) else tensors[""]
-            node.structured_outputs = self.encoded_features
-            self.__dict__.setdefault("_inbound_nodes", []).append(node)
+            self.encoded_features = self._symbolic(self.inputs)
         return self.encoded_features
+
+    def _symbolic(self, inputs: dict[str, KerasTensor]) -> Any:
+        """One graph node, the space itself, from the ``keras.Input`` tensors ``inputs`` (one per feature)."""
+        inputs = {name: inputs[name] for name in self.features}
+        example = {name: self._example(name, kt) for name, kt in inputs.items()}
+        out = self._encode(example)
+        node = Node(self, (inputs,), {})
+        structure = out if isinstance(out, dict) else {"": out}
+        tensors = {}
+        for key, value in structure.items():
+            kt = _EncodedFeatures(value, node, f"{self.name}_{key}" if key else self.name)
+            node.outputs.append(kt)
+            tensors[key] = kt
+        encoded = tensors if isinstance(out, dict) else tensors[""]
+        node.structured_outputs = encoded
+        self.__dict__.setdefault("_inbound_nodes", []).append(node)
+        return encoded
 
     def _example(self, name: str, kt: KerasTensor) -> Any:
         """The symbolic input's example, with a known token for lookups that reject unknown ones."""
@@ -485,12 +492,14 @@ class FeatureSpace(Layer):
                 f"A FeatureSpace can only be called with a dict of features. Received: data={data!r:.200} "
                 f"(of type {type(data).__name__})"
             )
+        self._check_keys(data, "the dict passed")
+        if all(isinstance(data[name], KerasTensor) for name in self.features):
+            return self._symbolic(data)  # a model being rebuilt from its saved config
         if any(isinstance(v, KerasTensor) for v in data.values()):
             raise ValueError(
-                "FeatureSpace is called on values; for a model use feature_space.get_inputs() and "
-                "feature_space.get_encoded_features()."
+                "FeatureSpace got a dict mixing symbolic (keras.Input) tensors and values. For a model use "
+                "feature_space.get_inputs() and feature_space.get_encoded_features()."
             )
-        self._check_keys(data, "the dict passed")
         values, rebatched = {}, False
         for name in self.features:
             value = _values(data[name])
@@ -570,6 +579,8 @@ class FeatureSpace(Layer):
         return encoder(feature)
 
     def get_config(self) -> dict[str, Any]:
+        """The space's arguments with each layer's config (adapted state included: vocabularies,
+        mean and variance, bin boundaries), so ``load_model`` rebuilds an adapted space."""
         return {
             "name": self.name,
             "features": {name: feature.get_config() for name, feature in self.features.items()},
@@ -578,13 +589,54 @@ class FeatureSpace(Layer):
             "crossing_dim": self.crossing_dim,
             "hashing_dim": self.hashing_dim,
             "num_discretization_bins": self.num_discretization_bins,
+            "adapted": self._is_adapted,
         }
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> FeatureSpace:
+        config = dict(config)
+        adapted = bool(config.pop("adapted", False))
+        features = {}
+        for name, feature in config.pop("features").items():
+            if isinstance(feature, dict) and "preprocessor" in feature:
+                feature = Feature(feature["dtype"], _layer_from_config(feature["preprocessor"]), feature["output_mode"])
+            features[name] = feature
+        crosses = [Cross(**c) if isinstance(c, dict) else c for c in config.pop("crosses", None) or []]
+        space = cls(features=features, crosses=crosses, **config)
+        space._is_adapted = adapted
+        return space
 
     def save(self, filepath: Any) -> None:
         raise NotImplementedError(
-            "FeatureSpace.save() is not provided by unison. Save the model built from the space "
-            "(keras.Model(feature_space.get_inputs(), ...)) or rebuild and adapt the space."
+            "FeatureSpace.save() is not provided by unison. Save a model built from the space "
+            "(keras.Model(feature_space.get_inputs(), ...).save(...)): load_model rebuilds the adapted space in it."
         )
+
+
+_PREPROCESSORS = {
+    cls.__name__: cls
+    for cls in (
+        _Identity,
+        CategoryEncoding,
+        Discretization,
+        HashedCrossing,
+        Hashing,
+        IntegerLookup,
+        Normalization,
+        Rescaling,
+        StringLookup,
+    )
+}
+
+
+def _layer_from_config(entry: dict[str, Any]) -> Any:
+    cls = _PREPROCESSORS.get(entry.get("class_name", ""))
+    if cls is None:
+        raise ValueError(
+            f"FeatureSpace.from_config() rebuilds unison's preprocessing layers {sorted(_PREPROCESSORS)}; the "
+            f"config names {entry.get('class_name')!r}. Rebuild a space with that preprocessor in code."
+        )
+    return cls.from_config(dict(entry.get("config", {})))
 
 
 def _values(value: Any) -> Any:
