@@ -120,6 +120,12 @@ PROGRAMS = {
         r"val_loss: ([\d.]+)$",
         {"EPOCHS": "2"},
     ),
+    "feature_space": Program(
+        "keras_io/structured_data_classification_with_feature_space.py",
+        "val_accuracy, last epoch",
+        r"val_accuracy: ([\d.]+) - val_loss: [\d.]+$",
+        {"EPOCHS": "20"},
+    ),
     "timeseries": Program(
         "keras_io/timeseries_classification_from_scratch.py",
         "test accuracy (best checkpoint)",

@@ -15,6 +15,10 @@ and loss figures mean something when unison and TensorFlow are compared on the s
   values, tab separated); class 1 carries a burst of a higher frequency.
 - ``auto-mpg.data``: the UCI Auto MPG file (whitespace separated, ``?`` for missing horsepower,
   a tab before the quoted car name); MPG falls with weight and horsepower as in the real data.
+- ``heart.csv``: the Cleveland heart-disease table TF's tutorials download (``age,sex,cp,trestbps,
+  chol,fbs,restecg,thalach,exang,oldpeak,slope,ca,thal,target``; ``thal`` a string, ``oldpeak``
+  with one decimal, the rest integers); the target follows age, chest pain, heart rate, ST
+  depression, vessels and thal through a logistic model, as the real risk factors do.
 - ``cifar10/cifar-10-batches-py/``: CIFAR-10's python pickle batches (``data_batch_1..5``,
   ``test_batch``: dicts of uint8 ``data`` rows and ``labels``), each class a faint colour and stripe
   pattern under strong noise (not trivially separable); found by ``keras.datasets.cifar10`` through
@@ -169,6 +173,43 @@ def write_auto_mpg(root: Path, rows: int = 398, seed: int = 0) -> Path:
     return path
 
 
+def write_heart(root: Path, rows: int = 303, seed: int = 0) -> Path:
+    """``root/heart.csv`` in the layout of TF's heart.csv (every category of each column appears)."""
+    rng = np.random.default_rng(seed)
+    lines = ["age,sex,cp,trestbps,chol,fbs,restecg,thalach,exang,oldpeak,slope,ca,thal,target"]
+    for _ in range(rows):
+        age = int(np.clip(rng.normal(54, 9), 29, 77))
+        sex = int(rng.random() < 0.68)
+        cp = int(rng.choice(5, p=[0.05, 0.1, 0.2, 0.25, 0.4]))
+        trestbps = int(np.clip(rng.normal(131, 17), 94, 200))
+        chol = int(np.clip(rng.normal(246, 50), 126, 564))
+        fbs = int(rng.random() < 0.15)
+        restecg = int(rng.choice(3, p=[0.5, 0.1, 0.4]))
+        thalach = int(np.clip(rng.normal(150, 22) - 0.5 * (age - 54), 71, 202))
+        exang = int(rng.random() < 0.33)
+        oldpeak = float(np.clip(rng.gamma(1.2, 0.9), 0.0, 6.2)) * (rng.random() < 0.7)
+        slope = int(rng.choice([1, 2, 3], p=[0.47, 0.46, 0.07]))
+        ca = int(rng.choice(4, p=[0.58, 0.22, 0.13, 0.07]))
+        thal = str(rng.choice(["normal", "reversible", "fixed"], p=[0.55, 0.38, 0.07]))
+        score = (
+            0.04 * (age - 54)
+            + 0.5 * (cp == 4)
+            - 0.03 * (thalach - 150)
+            + 0.6 * oldpeak
+            + 0.7 * ca
+            + 1.2 * (thal == "reversible")
+            + 0.6 * exang
+            - 2.3
+        )
+        target = int(rng.random() < 1.0 / (1.0 + np.exp(-score)))
+        lines.append(
+            f"{age},{sex},{cp},{trestbps},{chol},{fbs},{restecg},{thalach},{exang},{oldpeak:.1f},{slope},{ca},{thal},{target}"
+        )
+    path = root / "heart.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 def _cifar_images(rng: np.random.Generator, labels: np.ndarray) -> np.ndarray:
     """Each class: a base colour and a stripe direction/period, both faint under noise (rows of 3072 = 3x32x32).
 
@@ -231,11 +272,11 @@ def write_cifar10(root: Path, train: int, test: int, seed: int = 0) -> Path:
 
 SCALES = {
     # small: CI, seconds per program.
-    "small": dict(imdb=40, ml=(60, 120, 3000), forda=(96, 40, 128), mpg=398, cifar=(256, 64)),
+    "small": dict(imdb=40, ml=(60, 120, 3000), forda=(96, 40, 128), mpg=398, cifar=(256, 64), heart=303),
     # bench: what benchmarks/tutorial_programs_vs_tf.py runs on 2 shared cores (the real sets are larger:
     # IMDB 12,500 reviews per label and split, MovieLens 100,836 ratings, FordA 3,601 + 1,320 series of
     # 500 values, CIFAR-10 50,000 + 10,000 images)
-    "bench": dict(imdb=1000, ml=(610, 2000, 30000), forda=(1000, 400, 128), mpg=398, cifar=(5000, 1000)),
+    "bench": dict(imdb=1000, ml=(610, 2000, 30000), forda=(1000, 400, 128), mpg=398, cifar=(5000, 1000), heart=303),
 }
 
 
@@ -247,12 +288,13 @@ def write_all(root: Path, scale: str = "small") -> Path:
     write_forda(root, *s["forda"])
     write_auto_mpg(root, s["mpg"])
     write_cifar10(root, *s["cifar"])
+    write_heart(root, s["heart"])
     return root
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["all", "imdb", "movielens", "forda", "auto_mpg", "cifar10"])
+    parser.add_argument("what", choices=["all", "imdb", "movielens", "forda", "auto_mpg", "cifar10", "heart"])
     parser.add_argument("root", type=Path)
     parser.add_argument("--scale", choices=sorted(SCALES), default="small")
     args = parser.parse_args()
@@ -265,6 +307,7 @@ def main() -> None:
         "forda": lambda: write_forda(args.root, *s["forda"]),
         "auto_mpg": lambda: write_auto_mpg(args.root, s["mpg"]),
         "cifar10": lambda: write_cifar10(args.root, *s["cifar"]),
+        "heart": lambda: write_heart(args.root, s["heart"]),
     }
     print(writers[args.what]())
 

@@ -56,7 +56,7 @@ TIERS: list[tuple[str, tuple[str, ...]]] = [
             "saving.weights_file",
         ),
     ),
-    ("layers", ("layers", "utils.summary_utils")),
+    ("layers", ("layers", "utils.summary_utils", "utils.feature_space")),
     ("components", ("losses", "metrics", "optimizers", "mixed_precision")),
     ("saving", ("saving",)),
     ("callbacks", ("callbacks",)),

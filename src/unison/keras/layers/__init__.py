@@ -74,6 +74,8 @@ from unison.keras.layers.normalization import (
 from unison.keras.layers.pooling1d import GlobalAveragePooling1D, GlobalAvgPool1D, GlobalMaxPool1D, GlobalMaxPooling1D
 from unison.keras.layers.preprocessing import (
     CategoryEncoding,
+    Discretization,
+    HashedCrossing,
     Hashing,
     IntegerLookup,
     Normalization,
@@ -153,6 +155,8 @@ __all__ = [
     "subtract",
     # preprocessing
     "CategoryEncoding",
+    "Discretization",
+    "HashedCrossing",
     "Hashing",
     "IntegerLookup",
     "Normalization",

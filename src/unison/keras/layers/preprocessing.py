@@ -1,5 +1,5 @@
 """Keras preprocessing layers: ``StringLookup``, ``IntegerLookup``, ``Normalization``,
-``Rescaling``, ``CategoryEncoding``, ``Hashing``.
+``Rescaling``, ``CategoryEncoding``, ``Hashing``, ``Discretization``, ``HashedCrossing``.
 
 They take numpy arrays (of ``str``/``bytes`` for strings), lists, or tensors, and return torch
 tensors (``int64`` ids, ``float32`` values), so they work on data before ``fit`` and inside a
@@ -13,6 +13,13 @@ Hashing and the choice among several OOV slots use TF's hash, so the bins equal 
 ``value % num_oov_indices``, as TF's vocabulary table does. With ``salt``, Keras uses SipHash
 keyed by the salt; here a salted hash is the first 8 bytes of BLAKE2b keyed by the salt: as
 deterministic, but its bins differ from TF's.
+
+``HashedCrossing`` hashes as TF's ``tf.sparse.cross_hashed`` (what Keras's layer calls): starting
+from the key ``0xDECAFCAFFE``, each feature's value is folded in with ``FingerprintCat64`` (an
+integer as its 64-bit value, a string as its ``Fingerprint64``), and the result is taken modulo
+``num_bins``. ``Discretization.adapt`` computes Keras 3's approximate quantiles (its ``summarize``,
+``merge_summaries`` and ``compress_summary``, batch by batch), so the boundaries equal Keras's for
+the same batches.
 
 Example:
     >>> import numpy as np
@@ -411,19 +418,24 @@ class CategoryEncoding(_Preprocessing):
         self.num_tokens, self.output_mode = num_tokens, output_mode
 
     def call(self, inputs: Any) -> torch.Tensor:
-        ids = torch.as_tensor(_numpy(inputs) if not isinstance(inputs, torch.Tensor) else inputs).long()
-        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.num_tokens):
-            raise ValueError(
-                f"Layer '{self.name}': input values must be in the range 0 <= values < num_tokens="
-                f"{self.num_tokens}. Received values from {int(ids.min())} to {int(ids.max())}."
-            )
-        if self.output_mode == "one_hot":
-            if ids.dim() > 1 and ids.shape[-1] == 1:
-                ids = ids.squeeze(-1)
-            return torch.nn.functional.one_hot(ids, self.num_tokens).to(torch.float32)
-        counts = torch.zeros((*ids.shape[:-1], self.num_tokens), dtype=torch.float32, device=ids.device)
-        counts.scatter_add_(-1, ids, torch.ones_like(ids, dtype=torch.float32))
-        return counts if self.output_mode == "count" else (counts > 0).to(torch.float32)
+        return _category_encode(inputs, self.num_tokens, self.output_mode, self.name)
+
+
+def _category_encode(inputs: Any, num_tokens: int, output_mode: str, name: str) -> torch.Tensor:
+    """``CategoryEncoding``'s computation (also Discretization's and HashedCrossing's encoded outputs)."""
+    ids = torch.as_tensor(_numpy(inputs) if not isinstance(inputs, torch.Tensor) else inputs).long()
+    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= num_tokens):
+        raise ValueError(
+            f"Layer '{name}': input values must be in the range 0 <= values < num_tokens="
+            f"{num_tokens}. Received values from {int(ids.min())} to {int(ids.max())}."
+        )
+    if output_mode == "one_hot":
+        if ids.dim() > 1 and ids.shape[-1] == 1:
+            ids = ids.squeeze(-1)
+        return torch.nn.functional.one_hot(ids, num_tokens).to(torch.float32)
+    counts = torch.zeros((*ids.shape[:-1], num_tokens), dtype=torch.float32, device=ids.device)
+    counts.scatter_add_(-1, ids, torch.ones_like(ids, dtype=torch.float32))
+    return counts if output_mode == "count" else (counts > 0).to(torch.float32)
 
 
 class Hashing(_Preprocessing):
@@ -461,4 +473,253 @@ class Hashing(_Preprocessing):
         return torch.as_tensor(bins, device=device)
 
 
-__all__ = ["CategoryEncoding", "Hashing", "IntegerLookup", "Normalization", "Rescaling", "StringLookup", "stable_hash"]
+_CROSS_KEY = 0xDECAFCAFFE  # tf.sparse.cross_hashed's default hash_key
+_CAT_MUL = 0xC6A4A7935BD1E995
+_M64 = (1 << 64) - 1
+
+
+def _shift_mix(v: int) -> int:
+    return v ^ (v >> 47)
+
+
+def fingerprint_cat64(fp1: int, fp2: int) -> int:
+    """TF's ``FingerprintCat64``: combines two 64-bit fingerprints (order matters)."""
+    result = fp1 ^ _CAT_MUL
+    result ^= (_shift_mix((fp2 * _CAT_MUL) & _M64) * _CAT_MUL) & _M64
+    result = (result * _CAT_MUL) & _M64
+    result = (_shift_mix(result) * _CAT_MUL) & _M64
+    return _shift_mix(result)
+
+
+def _encode(ids: torch.Tensor, depth: int, output_mode: str, name: str) -> torch.Tensor:
+    """Keras's ``encode_categorical_inputs``: ids as they are (``int``) or one/multi-hot/count vectors."""
+    if output_mode == "int":
+        return ids
+    return _category_encode(ids, depth, output_mode, name)
+
+
+class Discretization(_Preprocessing):
+    """Buckets continuous values by ranges (Keras's ``Discretization``).
+
+    ``bin_boundaries=[0., 1., 2.]`` gives the bins ``(-inf, 0)``, ``[0, 1)``, ``[1, 2)``,
+    ``[2, inf)``; or ``num_bins=`` and ``adapt(data)`` learn boundaries from Keras's approximate
+    quantiles (within ``epsilon``). ``output_mode``: ``"int"`` (bin ids, int64), ``"one_hot"``,
+    ``"multi_hot"`` or ``"count"`` (float32 vectors of ``len(bin_boundaries) + 1``).
+
+    Example:
+        >>> import numpy as np
+        >>> layer = Discretization(bin_boundaries=[0.0, 1.0, 2.0])
+        >>> layer(np.array([[-1.5, 1.0, 3.4, 0.5]])).tolist()
+        [[0, 2, 3, 1]]
+    """
+
+    def __init__(
+        self,
+        bin_boundaries: Any = None,
+        num_bins: int | None = None,
+        epsilon: float = 0.01,
+        output_mode: str = "int",
+        sparse: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if sparse:
+            raise NotImplementedError("sparse=True is not supported: unison returns dense tensors.")
+        if output_mode not in ("int", "one_hot", "multi_hot", "count"):
+            raise ValueError(
+                "`output_mode` must be one of 'int', 'one_hot', 'multi_hot', 'count'. "
+                f"Received: output_mode={output_mode!r}"
+            )
+        if num_bins is not None and num_bins < 0:
+            raise ValueError(f"`num_bins` must be greater than or equal to 0. Received: `num_bins={num_bins}`")
+        if num_bins is not None and bin_boundaries is not None:
+            raise ValueError(
+                "Both `num_bins` and `bin_boundaries` should not be set. "
+                f"Received: `num_bins={num_bins}` and `bin_boundaries={bin_boundaries}`"
+            )
+        if num_bins is None and bin_boundaries is None:
+            raise ValueError("You need to set either `num_bins` or `bin_boundaries`.")
+        self.bin_boundaries = None if bin_boundaries is None else [float(b) for b in bin_boundaries]
+        self.num_bins, self.epsilon, self.output_mode, self.sparse = num_bins, epsilon, output_mode, sparse
+        self.summary: np.ndarray | None = None if self.bin_boundaries else np.array([[], []], dtype="float32")
+
+    def adapt(self, data: Any, batch_size: int | None = None, steps: int | None = None) -> None:
+        """Learn ``num_bins - 1`` boundaries from ``data``'s quantiles (an array, or batches of a dataset)."""
+        if self.num_bins is None:
+            raise ValueError(
+                "Cannot adapt a Discretization layer that has been initialized with `bin_boundaries`, "
+                "use `num_bins` instead."
+            )
+        self.reset_state()
+        batches: Iterable[Any] = data  # a dataset, a list or a generator of batches (Keras iterates a list too)
+        if isinstance(data, (np.ndarray, torch.Tensor, StringTensor)) or not isinstance(data, Iterable):
+            batches = [data]
+        for i, batch in enumerate(batches):
+            if steps is not None and i >= steps:
+                break
+            self.update_state(batch[0] if isinstance(batch, tuple) else batch)
+        self.finalize_state()
+
+    def update_state(self, data: Any) -> None:
+        summary = _summarize(_numpy(data).astype("float32"), self.epsilon)
+        self.summary = _merge_summaries(summary, self.summary, self.epsilon)
+
+    def finalize_state(self) -> None:
+        if self.num_bins is not None and self.summary is not None:
+            self.bin_boundaries = _compress_summary(self.summary, 1.0 / self.num_bins)[0, :-1].tolist()
+
+    def reset_state(self) -> None:
+        if self.num_bins is not None:
+            self.summary = np.array([[], []], dtype="float32")
+
+    def call(self, inputs: Any) -> torch.Tensor:
+        if self.bin_boundaries is None:
+            raise ValueError(
+                f"Discretization layer '{self.name}' has no bin boundaries yet: pass "
+                "`bin_boundaries=` at construction, or call `layer.adapt(data)` (with `num_bins=`) "
+                "before using it."
+            )
+        x = inputs if isinstance(inputs, torch.Tensor) else torch.as_tensor(_numpy(inputs))
+        x = x.to(torch.float32)
+        boundaries = torch.tensor(self.bin_boundaries, dtype=torch.float32, device=x.device)
+        ids = torch.bucketize(x, boundaries, right=True)  # numpy.digitize: b[i-1] <= x < b[i]
+        return _encode(ids, len(self.bin_boundaries) + 1, self.output_mode, self.name)
+
+    def get_config(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "bin_boundaries": self.bin_boundaries,
+            "num_bins": self.num_bins,
+            "epsilon": self.epsilon,
+            "output_mode": self.output_mode,
+            "sparse": self.sparse,
+        }
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Discretization:
+        config = dict(config)
+        config.pop("dtype", None)
+        boundaries = config.get("bin_boundaries")
+        if boundaries is not None and config.get("num_bins") is not None:
+            config.pop("bin_boundaries")  # an adapted layer: both are set, __init__ takes one
+            layer = cls(**config)
+            layer.bin_boundaries = list(boundaries)
+            return layer
+        return cls(**config)
+
+
+def _summarize(values: np.ndarray, epsilon: float) -> np.ndarray:
+    # Keras 3's discretization.summarize: every ``step``-th sorted value, weight ``step``.
+    values = np.sort(np.reshape(values, [-1]))
+    step = max(np.size(values) / (1.0 / epsilon), 1)
+    boundaries = values[int(step - 1) :: int(step)]
+    return np.stack([boundaries, np.ones_like(boundaries) * step])
+
+
+def _merge_summaries(prev: np.ndarray, nxt: np.ndarray | None, epsilon: float) -> np.ndarray:
+    merged = prev if nxt is None else np.concatenate((prev, nxt), axis=1)
+    merged = np.take(merged, np.argsort(merged[0]), axis=1)
+    return _compress_summary(merged, epsilon)
+
+
+def _compress_summary(summary: np.ndarray, epsilon: float) -> np.ndarray:
+    # Keras 3's compress_summary: interpolate values at evenly spaced cumulative-weight fractions.
+    if summary.shape[1] * epsilon < 1:
+        return summary
+    percents = epsilon + np.arange(0.0, 1.0, epsilon)
+    cum_weights = summary[1].cumsum()
+    cum_weight_percents = cum_weights / cum_weights[-1]
+    new_bins = np.interp(percents, cum_weight_percents, summary[0])
+    cum_weights = np.interp(percents, cum_weight_percents, cum_weights)
+    new_weights = cum_weights - np.concatenate((np.array([0]), cum_weights[:-1]))
+    return np.stack((new_bins, new_weights)).astype("float32")
+
+
+class HashedCrossing(_Preprocessing):
+    """Crosses categorical features by hashing (Keras's ``HashedCrossing``), with TF's bins.
+
+    Called on a list/tuple of at least two integer or string features of equal shape ``()``,
+    ``(batch,)`` or ``(batch, 1)``; returns ``hash(values) % num_bins`` (int64, that shape), or
+    with ``output_mode="one_hot"`` float32 one-hot vectors of ``num_bins``.
+
+    Example:
+        >>> import numpy as np
+        >>> layer = HashedCrossing(num_bins=5)
+        >>> layer((np.array(["A", "B", "A", "B", "A"]), np.array([101, 101, 101, 102, 102]))).tolist()
+        [1, 4, 1, 1, 3]
+    """
+
+    def __init__(self, num_bins: int, output_mode: str = "int", sparse: bool = False, **kwargs: Any) -> None:
+        kwargs.pop("dtype", None)
+        super().__init__(**kwargs)
+        if isinstance(num_bins, bool) or not isinstance(num_bins, int) or num_bins < 1:
+            raise ValueError(f"`num_bins` must be a positive integer. Received: num_bins={num_bins!r}")
+        if output_mode not in ("int", "one_hot"):
+            raise ValueError(f"`output_mode` must be one of 'int', 'one_hot'. Received: output_mode={output_mode!r}")
+        if sparse:
+            raise NotImplementedError("sparse=True is not supported: unison returns dense tensors.")
+        self.num_bins, self.output_mode, self.sparse = num_bins, output_mode, sparse
+
+    def call(self, inputs: Any) -> torch.Tensor:
+        if not isinstance(inputs, (list, tuple)) or len(inputs) < 2:
+            raise ValueError(
+                "`HashedCrossing` should be called on a list or tuple of at least two inputs. "
+                f"Received: inputs={inputs!r:.200}"
+            )
+        device = next((x.device for x in inputs if isinstance(x, torch.Tensor)), None)
+        arrays = [_numpy(x) for x in inputs]
+        shape = arrays[0].shape
+        if len(shape) > 2 or (len(shape) == 2 and shape[-1] != 1):
+            raise ValueError(
+                "All `HashedCrossing` inputs should have shape `()`, `(batch_size)` or `(batch_size, 1)`. "
+                f"Received shapes: {[a.shape for a in arrays]}"
+            )
+        if any(a.shape != shape for a in arrays[1:]):
+            raise ValueError(
+                f"All `HashedCrossing` inputs should have equal shape. Received: {[a.shape for a in arrays]}"
+            )
+        columns = []
+        for a in arrays:
+            if a.dtype.kind in "iu":
+                columns.append([int(v) & _M64 for v in a.reshape(-1).tolist()])
+            elif a.dtype.kind in "OSU":
+                columns.append([_string_fingerprint(v) for v in a.reshape(-1).tolist()])
+            else:
+                raise ValueError(
+                    f"All `HashedCrossing` inputs should have an integer or string dtype. Received: {a.dtype}"
+                )
+        out = []
+        for row in zip(*columns):
+            hashed = _CROSS_KEY
+            for value in row:
+                hashed = fingerprint_cat64(hashed, value)
+            out.append(hashed % self.num_bins)
+        ids = torch.as_tensor(np.array(out, dtype="int64").reshape(shape), device=device)
+        return _encode(ids, self.num_bins, self.output_mode, self.name)
+
+    def get_config(self) -> dict[str, Any]:
+        return {"name": self.name, "num_bins": self.num_bins, "output_mode": self.output_mode, "sparse": self.sparse}
+
+
+def _string_fingerprint(value: Any) -> int:
+    if isinstance(value, bytes):
+        return fingerprint64(value)
+    if isinstance(value, str):
+        return fingerprint64(value.encode("utf-8"))
+    raise ValueError(
+        f"All `HashedCrossing` inputs should have an integer or string dtype. Received the value {value!r}"
+    )
+
+
+__all__ = [
+    "CategoryEncoding",
+    "Discretization",
+    "HashedCrossing",
+    "Hashing",
+    "IntegerLookup",
+    "Normalization",
+    "Rescaling",
+    "StringLookup",
+    "fingerprint_cat64",
+    "stable_hash",
+]

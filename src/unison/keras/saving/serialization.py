@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import operator
+import sys
 from typing import Any
 
 import torch
@@ -339,6 +340,10 @@ def _find_class(class_name: str, custom_objects: dict[str, Any] | None, register
     if class_name in known:
         return known[class_name]
     cls = getattr(layers_mod, class_name, None)
+    if isinstance(cls, type) and issubclass(cls, nn.Module):
+        return cls
+    # keras.utils.FeatureSpace: a layer outside keras.layers (the face is loaded with unison.keras)
+    cls = getattr(sys.modules.get("unison.keras.utils"), class_name, None)
     if isinstance(cls, type) and issubclass(cls, nn.Module):
         return cls
     raise SavingError(

@@ -1,11 +1,12 @@
 """``tf.keras.utils``: ``to_categorical``, ``set_random_seed``, ``unpack_x_y_sample_weight``,
 ``PyDataset``/``Sequence``, the image helpers (``load_img``, ``img_to_array``, ...),
-``experimental.DatasetCreator``."""
+``experimental.DatasetCreator``, ``FeatureSpace``."""
 
 from unison.keras.preprocessing.image import array_to_img, img_to_array, load_img, save_img
 from unison.keras.utils import experimental
 from unison.keras.utils.data_adapter_utils import unpack_x_y_sample_weight
 from unison.keras.utils.dataset_utils import split_dataset
+from unison.keras.utils.feature_space import FeatureSpace
 from unison.keras.utils.file_utils import get_file
 from unison.keras.utils.image_dataset import image_dataset_from_directory
 from unison.keras.utils.model_visualization import model_to_dot, plot_model
@@ -25,6 +26,7 @@ from unison.keras.utils.timeseries import timeseries_dataset_from_array
 
 __all__ = [
     "CustomObjectScope",
+    "FeatureSpace",
     "custom_object_scope",
     "get_custom_objects",
     "get_registered_name",
