@@ -118,8 +118,9 @@ def test_bad_arguments_raise_clear_errors() -> None:
         keras.Model(inputs=[torch.zeros(2)], outputs=keras.Input(shape=(2,)))
     x = keras.Input(shape=(3,))
     h = keras.layers.Dense(2)(x)
-    with pytest.raises(ValueError, match="must be keras.Input"):
-        keras.Model(h, keras.layers.Dense(1)(h))
+    keras.Model(h, keras.layers.Dense(1)(h))  # a layer's output as an input: allowed, as in Keras 3
+    with pytest.raises(ValueError, match="Graph disconnected"):
+        keras.Model(h, keras.layers.Dense(1)(x))  # the output is not computed from that input
     with pytest.raises(ValueError, match="shape="):
         keras.Input()
     with pytest.raises(ValueError, match="unsupported dtype"):
@@ -247,3 +248,14 @@ def test_a_layer_that_fails_on_every_example_size_still_names_its_own_error() ->
 
     with pytest.raises(ValueError, match="broken on purpose"):
         Broken()(keras.Input(shape=(None,)))
+
+
+def test_a_layers_output_can_be_a_models_input_as_in_keras_3() -> None:
+    x = keras.Input(shape=(3,))
+    hidden = keras.layers.Dense(4, name="first")(x)
+    out = keras.layers.Dense(2, name="second")(hidden)
+    head = keras.Model(hidden, out)  # starts at the intermediate tensor (keras.utils.FeatureSpace's pattern)
+    assert [layer.name for layer in head.layers if hasattr(layer, "name")][-1] == "second"
+    assert tuple(head(torch.zeros(5, 4)).shape) == (5, 2)
+    with pytest.raises(ValueError, match="Graph disconnected"):
+        keras.Model(x, keras.layers.Dense(1)(keras.Input(shape=(2,))))

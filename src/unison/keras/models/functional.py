@@ -105,12 +105,8 @@ class Functional(Model):
         super().__init__(name=name, **kwargs)
         flat_in = _check_structure(inputs, "inputs")
         flat_out = _check_structure(outputs, "outputs")
-        not_inputs = [kt.name for kt in flat_in if not kt.is_input]
-        if not_inputs:
-            raise ValueError(
-                f"keras.Model inputs must be keras.Input tensors; {not_inputs} are outputs of "
-                "layers. Pass the keras.Input they come from instead."
-            )
+        # An input may also be a layer's output (Keras 3): the model then starts there, as
+        # FeatureSpace's training model does on get_encoded_features()
         names = [kt.name for kt in flat_in]
         if len(set(names)) != len(names):
             raise ValueError(f"keras.Model inputs need distinct names. Received: {names}")

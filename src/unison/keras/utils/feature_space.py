@@ -152,15 +152,6 @@ class _Identity(Layer):
         return _tensor(inputs, torch.float32)
 
 
-class _EncodedFeatures(KerasTensor):
-    """The output of a FeatureSpace's symbolic call, usable as a model input too (Keras 3 allows
-    any KerasTensor as ``keras.Model(inputs=...)``; unison's functional models take inputs only)."""
-
-    @property
-    def is_input(self) -> bool:
-        return True
-
-
 class FeatureSpace(Layer):
     """One-stop preprocessing and encoding of structured data (Keras's ``keras.utils.FeatureSpace``).
 
@@ -449,7 +440,7 @@ class FeatureSpace(Layer):
         structure = out if isinstance(out, dict) else {"": out}
         tensors = {}
         for key, value in structure.items():
-            kt = _EncodedFeatures(value, node, f"{self.name}_{key}" if key else self.name)
+            kt = KerasTensor(value, node, f"{self.name}_{key}" if key else self.name)
             node.outputs.append(kt)
             tensors[key] = kt
         encoded = tensors if isinstance(out, dict) else tensors[""]
