@@ -67,3 +67,12 @@ def test_fit_matches_keras_where_epsilon_dominates():
         model.fit(x, y, batch_size=2, epochs=1, shuffle=False, verbose=0)
         got.append(float(model.get_weights()[0][0, 0]))
     np.testing.assert_allclose(got, [0.9998750686645508, 0.9996994137763977, 0.999485194683075], rtol=1e-7)
+
+
+def test_loss_scale_optimizer_passes_the_step_on_to_its_adam():
+    # TF 2.21 + Keras 3.15 prints TF_ADAM for this wrapper too (scale 1: the gradients pass unchanged)
+    opt = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.Adam(learning_rate=0.01), initial_scale=1.0)
+    var = keras.Variable(np.array([1.0, -2.0, 0.5, 3.0], np.float32))
+    for grad, want in zip(GRADS, TF_ADAM):
+        opt.apply_gradients([(torch.tensor(grad), var)])
+        np.testing.assert_allclose(np.asarray(var.detach()), want, rtol=2e-6, atol=2e-7)
