@@ -18,9 +18,18 @@ of telling the two apart are printed beside it: that accuracy flips with logits 
 not compared).
 
 ``--set PROGRAM:KEY=VALUE`` changes a program's settings (epochs, samples), ``--seed`` seeds every
-generator with another value (noise check), ``--tf-pythonpath`` adds packages the TF venv lacks
+generator with another value (noise check), ``--no-tf-global-seed`` leaves out TF's
+``tf.random.set_seed`` (see below), ``--tf-pythonpath`` adds packages the TF venv lacks
 (matplotlib, pandas, pydot: ``pip install --target DIR``), and MNIST for DCGAN comes from
 ``$UNISON_DATA_DIR/mnist`` (idx files) for both.
+
+TF's global seed changes more than the draws: with it set, Keras 3's ``fit`` on arrays feeds every
+epoch in the SAME shuffled order (its array adapter draws the permutation with ``tf.random.shuffle``
+inside a ``tf.data`` map, and a seeded stateful op restarts with each epoch's new iterator; TF issue
+35682), where unison, Keras's other backends and TF without a global seed reshuffle each epoch, as
+``fit(shuffle=True)`` is documented to. Programs whose result depends on that (keras.io's collaborative
+filtering sums its dot product over the whole batch) are compared with ``--no-tf-global-seed``: Keras's
+initializers and dropout still draw from Python's seeded generator, only the shuffle is unseeded.
 
 Run: ``OMP_NUM_THREADS=1 UNISON_DATA_DIR=../shared/data python benchmarks/tutorial_programs_vs_tf.py
 --tf-python /work/tfvenv/bin/python --tf-pythonpath /work/tfextras --work /tmp/tpv``
@@ -161,7 +170,15 @@ def tf_variant(source: str) -> str:
 
 
 def run_one(
-    python: str, program: Path, prog: Program, data: Path, work: Path, tf: bool, seed: int, tf_path: str
+    python: str,
+    program: Path,
+    prog: Program,
+    data: Path,
+    work: Path,
+    tf: bool,
+    seed: int,
+    tf_path: str,
+    tf_global_seed: bool = True,
 ) -> tuple[str, float]:
     cwd = data if prog.cwd_is_data else work
     if not prog.cwd_is_data and work.exists():  # a fresh folder: DCGAN restores the latest checkpoint it finds
@@ -178,7 +195,7 @@ def run_one(
         env.update(KERAS_HOME=str(keras_home), TF_CPP_MIN_LOG_LEVEL="2")
     code = (
         _SEED.format(seed=seed)
-        + (_TF_SEED.format(seed=seed) + prog.tf_prelude if tf else "")
+        + ((_TF_SEED.format(seed=seed) if tf_global_seed else "") + prog.tf_prelude if tf else "")
         + f"runpy.run_path({str(program)!r}, run_name='__main__')\n"
     )
     start = time.time()
@@ -199,6 +216,12 @@ def main() -> None:
     )
     parser.add_argument("--unison-patch", action="append", default=[], help="OLD=>NEW applied to unison's copy")
     parser.add_argument("--seed", type=int, default=0, help="seeds Python's, numpy's, torch's and TF's generators")
+    parser.add_argument(
+        "--no-tf-global-seed",
+        dest="tf_global_seed",
+        action="store_false",
+        help="no tf.random.set_seed in TF's runs (with it, TF's fit repeats one shuffle order every epoch)",
+    )
     parser.add_argument(
         "--set", action="append", default=[], metavar="PROGRAM:KEY=VALUE", help="overrides a program's settings"
     )
@@ -244,7 +267,13 @@ def main() -> None:
             copies[label] = args.work / "programs" / label / Path(prog.path).name
             copies[label].parent.mkdir(parents=True, exist_ok=True)
             copies[label].write_text(text)
-        result = {"program": name, "metric": prog.metric, "env": prog.env, "seed": args.seed}
+        result = {
+            "program": name,
+            "metric": prog.metric,
+            "env": prog.env,
+            "seed": args.seed,
+            "tf_global_seed": args.tf_global_seed,
+        }
         for label, python in (("unison", sys.executable), ("tf", args.tf_python)):
             try:
                 out, seconds = run_one(
@@ -256,6 +285,7 @@ def main() -> None:
                     label == "tf",
                     args.seed,
                     args.tf_pythonpath,
+                    args.tf_global_seed,
                 )
                 found = re.findall(prog.pattern, out, re.M)
                 result[label] = float(found[-1]) if found else None

@@ -89,6 +89,9 @@ class LossScaleOptimizer(Optimizer):
         self._torch_optimizer = self.inner_optimizer.build(params)
         return self._torch_optimizer
 
+    def _before_step(self, iterations: int) -> None:
+        self.inner_optimizer._before_step(iterations)  # Adam's per-step epsilon
+
     def prebuild(self, params: Params) -> None:
         self.inner_optimizer.prebuild(params)
         self._torch_optimizer = self.inner_optimizer.torch_optimizer

@@ -1,4 +1,7 @@
-"""``Adam`` and ``AdamW`` on torch's (fused, where it can) Adam/AdamW kernels, with Keras 3's defaults.
+"""``Adam`` and ``AdamW`` on torch's (fused, where it can) Adam/AdamW kernels, with Keras 3's defaults and update.
+
+Keras adds ``epsilon`` to ``sqrt(v)`` before the bias correction, torch after it: each step hands
+torch the epsilon that gives Keras's update (``epsilon / sqrt(1 - beta_2**t)``).
 
 Example:
     >>> AdamW().get_config()["weight_decay"]
@@ -7,6 +10,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -67,6 +71,22 @@ class Adam(Optimizer):
             # torch.optim.AdamW's decay is Keras's decoupled decay, applied before the update.
             return torch.optim.AdamW(_for_torch(params), weight_decay=self.weight_decay, **kwargs)
         return torch.optim.Adam(_for_torch(params), **kwargs)
+
+    def _before_step(self, iterations: int) -> None:
+        # Keras 3 (keras/src/optimizers/adam.py) updates w -= alpha * m / (sqrt(v) + epsilon) with
+        # alpha = lr * sqrt(1 - beta_2**t) / (1 - beta_1**t): epsilon is added before the bias
+        # correction. torch adds it after (m_hat / (sqrt(v_hat) + eps)); the two agree when torch is
+        # given epsilon / sqrt(1 - beta_2**t). The difference is large where v is tiny: at step 1 a
+        # gradient of 1e-7 (an l2(1e-6) regularizer's on an embedding row no batch touched) moves the
+        # weight by 0.03 lr under Keras and 0.5 lr under torch's placement.
+        torch_opt = self._torch_optimizer
+        if torch_opt is None:
+            return
+        # t as torch's bias correction counts it: updates, not accumulation passes.
+        t = max(1, (iterations + 1) // (self.gradient_accumulation_steps or 1))
+        eps = self.epsilon / math.sqrt(1.0 - self.beta_2**t)
+        for group in torch_opt.param_groups:
+            group["eps"] = eps
 
 
 class AdamW(Adam):

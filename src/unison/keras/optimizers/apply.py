@@ -75,6 +75,7 @@ class StepCounter:
         if schedule is not None:
             # Keras evaluates the schedule at the number of steps already taken.
             self.optimizer._set_rate(float(torch.as_tensor(schedule(self.count.clone()))))
+        self.optimizer._before_step(int(self.count))
 
     def after_step(self) -> None:
         self.count += 1

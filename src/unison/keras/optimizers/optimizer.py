@@ -4,8 +4,9 @@ An ``Optimizer`` holds Keras 3 hyper-parameters and defaults; ``build(params)`` 
 closest ``torch.optim`` optimizer, which the trainer steps. Differences that remain:
 
 - Keras puts ``epsilon`` inside the square root for RMSprop and Adagrad
-  (``sqrt(v + eps)``) and scales it by the bias correction in Adam; torch adds it after
-  (``sqrt(v) + eps``). With the default ``1e-7`` this matters only for tiny second moments.
+  (``sqrt(v + eps)``); torch adds it after (``sqrt(v) + eps``). With the default ``1e-7`` this
+  matters only for tiny second moments. Adam and AdamW do match Keras (its epsilon is added
+  before the bias correction): they hand torch ``epsilon / sqrt(1 - beta_2**t)`` at step ``t``.
 - ``weight_decay`` is Keras's decoupled decay (``w -= lr * wd * w`` before each update) for
   every optimizer: Adam uses ``torch.optim.AdamW``; SGD, RMSprop and Adagrad apply it in a
   step pre-hook, because their torch ``weight_decay`` is an L2 term added to the gradient.
@@ -253,6 +254,9 @@ class Optimizer:
     def _make(self, params: ParamList) -> torch.optim.Optimizer:
         """Create the torch optimizer for ``params`` (the one hook subclasses implement)."""
         raise NotImplementedError
+
+    def _before_step(self, iterations: int) -> None:
+        """Adjust the torch optimizer before the step that follows ``iterations`` steps (Adam's epsilon)."""
 
     def build(self, params: Params) -> torch.optim.Optimizer:
         """Create (once) and return the torch optimizer over ``params``.
