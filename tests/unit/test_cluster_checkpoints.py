@@ -83,6 +83,15 @@ class Interrupt(tf.keras.callbacks.Callback):
             raise KeyboardInterrupt
 
 
+class IterationsSeen(tf.keras.callbacks.Callback):
+    """Records ``optimizer.iterations`` at the start of every training batch (module-wide list)."""
+
+    log: list[int] = []
+
+    def on_train_batch_begin(self, batch: int, logs: object = None) -> None:
+        IterationsSeen.log.append(int(self.model.optimizer.iterations))
+
+
 def _fit(
     backup_dir: str,
     interrupt_at: int = 0,
@@ -106,7 +115,7 @@ def _fit(
     backup = tf.keras.callbacks.BackupAndRestore(
         backup_dir, save_freq=save_freq, on_unreadable_backup=on_unreadable_backup
     )
-    callbacks = [backup] + ([Interrupt(interrupt_at)] if interrupt_at else [])
+    callbacks = [backup] + ([Interrupt(interrupt_at)] if interrupt_at else []) + [IterationsSeen()]
     try:
         history = model.fit(
             x, y, batch_size=16, epochs=epochs, verbose=0, callbacks=callbacks, steps_per_epoch=steps_per_epoch
@@ -243,3 +252,16 @@ def test_on_unreadable_backup_must_be_raise_or_restart() -> None:
         ValueError, match=r"on_unreadable_backup must be 'raise'.*Received: on_unreadable_backup='skip'"
     ):
         tf.keras.callbacks.BackupAndRestore("b", on_unreadable_backup="skip")
+
+
+def test_a_resumed_fit_continues_the_optimizers_iterations(tmp_path) -> None:
+    # Keras's optimizer.iterations drives learning-rate schedules and Adam's epsilon (Keras's placement):
+    # a backup keeps it, so the resumed steps see 26, 27, ... as the uninterrupted run does
+    IterationsSeen.log.clear()
+    _fit(str(tmp_path / "ref"), save_freq="epoch")
+    want = list(IterationsSeen.log)
+    _fit(str(tmp_path / "b"), interrupt_at=30, save_freq="epoch")
+    IterationsSeen.log.clear()
+    _, _, backup = _fit(str(tmp_path / "b"), save_freq="epoch")
+    assert backup.restored_from == (2, 0)
+    assert IterationsSeen.log == want[26:] == list(range(26, 39))

@@ -135,6 +135,8 @@ def _worker(
     for other in others:  # the consumer's ends of the pipes: EOF must mean "the consumer is gone"
         other.close()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the consumer's; it stops us
+    # forked with SIGINT blocked (see _Pool): a Ctrl-C that came before the line above is dropped now
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     torch.set_num_threads(1)  # k workers x all cores would oversubscribe (DataLoader does the same)
     torch.manual_seed(seed)
     np.random.seed(seed % 2**32)
@@ -209,7 +211,13 @@ class _Pool:
                     daemon=True,
                     args=(task_in, result_out, ours, columns, fn, (base + 7919 * rank) % 2**62, stack),
                 )
-                proc.start()
+                # SIGINT blocked across the fork: the child starts with it blocked and unblocks it only
+                # once it ignores it, so a Ctrl-C to the process group in between cannot kill it
+                mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+                try:
+                    proc.start()
+                finally:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
                 task_in.close()
                 result_out.close()
                 self.tasks.append(task_out)

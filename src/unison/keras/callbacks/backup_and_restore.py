@@ -176,6 +176,14 @@ class BackupAndRestore(Callback):
                 f"optimizer ({str(exc).splitlines()[0]}). It was written by a different program; "
                 "delete the directory to start training afresh."
             ) from exc
+        # Keras's optimizer.iterations: learning-rate schedules and Adam's epsilon follow it (a backup
+        # written before it was kept: torch's own step count of the first parameter, the same number)
+        iterations = payload.get("iterations")
+        if iterations is None:
+            steps = [s["step"] for s in payload["optimizer"].get("state", {}).values() if "step" in s]
+            iterations = int(steps[0]) if steps else None
+        if iterations is not None:
+            self.model.optimizer.iterations.fill_(int(iterations))
         st.seed = int(payload["seed"])
         torch.set_rng_state(payload["rng"])
         st.resume_at(int(payload["epoch"]), int(payload["step"]), payload["epoch_origin"], payload["metrics"])
@@ -223,6 +231,7 @@ class BackupAndRestore(Callback):
                 "epoch_origin": origin,
                 "model": model_state,
                 "optimizer": opt_state,
+                "iterations": int(self.model.optimizer.iterations),
                 "metrics": None if metrics is None else metrics.cpu(),
                 "rng": torch.get_rng_state(),
                 "replicas": st.comm.world_size,
