@@ -11,7 +11,7 @@ Example:
 
 # --- TF core names (tf.GradientTape, tf.Variable, tf.function, tensor functions) ------------------
 # unison.__version__ stays unison's own version (what pip and bug reports need); TF programs that
-# print tf.__version__ print it. Every name below is listed in docs/tf_api.md (generated).
+# print tf.__version__ print it. Every name below is listed in docs/tf_core_names.md (generated); docs/tf_api.md is the coverage report.
 from unison import data, distribute, errors, keras, saved_model, train
 from unison._faces import io as io
 from unison._faces import keras_saving as _keras_saving

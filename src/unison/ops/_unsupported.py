@@ -73,5 +73,5 @@ def unsupported(namespace: str, name: str) -> AttributeError:
         else "unison's tensors are torch tensors: use the torch function of the same purpose."
     )
     return AttributeError(
-        f"unison does not implement {full}. {advice} The supported tf.* names are listed in docs/tf_api.md."
+        f"unison does not implement {full}. {advice} docs/tf_api.md lists what unison has of TF 2.21 and what is missing."
     )

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from unison.errors import InvalidArgumentError
 from unison.ops import eager_numpy, tensor_repr
 from unison.ops._dispatch import wrap_namespace
 from unison.ops.dtypes import as_dtype, to_tensor
@@ -100,8 +101,16 @@ def stop_gradient(input: Any, name: str | None = None) -> torch.Tensor:
 
 
 def reshape(tensor: Any, shape: Any, name: str | None = None) -> torch.Tensor:
-    """``tf.reshape`` (one ``-1`` is inferred)."""
-    return to_tensor(tensor).reshape(_shape(shape))
+    """``tf.reshape`` (one ``-1`` is inferred); a size that does not fit is TF's InvalidArgumentError."""
+    value, target = to_tensor(tensor), _shape(shape)
+    try:
+        return value.reshape(target)
+    except RuntimeError as exc:  # TF programs catch tf.errors.InvalidArgumentError here
+        raise InvalidArgumentError(
+            f"tf.reshape: the input `tensor` has {value.numel()} values (shape {list(value.shape)}), but the "
+            f"requested `shape` {list(target)} does not hold that many. Pass a shape whose sizes multiply to "
+            f"{value.numel()}, with at most one -1 to infer."
+        ) from exc
 
 
 def expand_dims(input: Any, axis: int, name: str | None = None) -> torch.Tensor:
