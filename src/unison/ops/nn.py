@@ -17,7 +17,9 @@ import torch.nn.functional as F
 
 from unison.ops._dispatch import wrap_namespace
 from unison.ops.dtypes import to_tensor
-from unison.ops.math import LOGITS_ATTR, clip_by_norm, l2_normalize
+
+# one implementation each, shared with tf.math (the softmax output remembers its logits for Keras)
+from unison.ops.math import clip_by_norm, l2_normalize, log_sigmoid, log_softmax, softmax, softplus, softsign
 from unison.ops.math import sigmoid as _math_sigmoid
 
 
@@ -41,16 +43,6 @@ def selu(features: Any, name: str | None = None) -> torch.Tensor:
     return F.selu(to_tensor(features))
 
 
-def softplus(features: Any, name: str | None = None) -> torch.Tensor:
-    """``tf.nn.softplus``: ``log(exp(x) + 1)`` (torch's stable form: linear above 20)."""
-    return F.softplus(to_tensor(features))
-
-
-def softsign(features: Any, name: str | None = None) -> torch.Tensor:
-    """``tf.nn.softsign``: ``x / (abs(x) + 1)``."""
-    return F.softsign(to_tensor(features))
-
-
 def silu(features: Any, beta: float = 1.0, name: str | None = None) -> torch.Tensor:
     """``tf.nn.silu`` (also ``tf.nn.swish``): ``x * sigmoid(beta * x)``."""
     x = to_tensor(features)
@@ -58,11 +50,6 @@ def silu(features: Any, beta: float = 1.0, name: str | None = None) -> torch.Ten
 
 
 swish = silu
-
-
-def log_sigmoid(x: Any, name: str | None = None) -> torch.Tensor:
-    """``tf.math.log_sigmoid``: ``-softplus(-x)``, computed stably."""
-    return F.logsigmoid(to_tensor(x))
 
 
 def gelu(features: Any, approximate: bool = False, name: str | None = None) -> torch.Tensor:
@@ -83,24 +70,6 @@ def sigmoid(x: Any, name: str | None = None) -> torch.Tensor:
 def tanh(x: Any, name: str | None = None) -> torch.Tensor:
     """``tf.nn.tanh``."""
     return torch.tanh(to_tensor(x))
-
-
-def softmax(logits: Any, axis: int | None = None, name: str | None = None) -> torch.Tensor:
-    """``tf.nn.softmax`` along ``axis`` (default the last).
-
-    Over the last axis the output remembers its logits (``LOGITS_ATTR``), so a Keras categorical
-    cross-entropy on it computes from them, as TF does for a ``Softmax`` op's output in graph mode.
-    """
-    t = to_tensor(logits)
-    out = F.softmax(t, dim=-1 if axis is None else axis)
-    if axis is None or axis in (-1, t.dim() - 1):
-        setattr(out, LOGITS_ATTR, t)
-    return out
-
-
-def log_softmax(logits: Any, axis: int | None = None, name: str | None = None) -> torch.Tensor:
-    """``tf.nn.log_softmax`` along ``axis`` (default the last)."""
-    return F.log_softmax(to_tensor(logits), dim=-1 if axis is None else axis)
 
 
 def sparse_softmax_cross_entropy_with_logits(
