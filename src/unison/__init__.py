@@ -72,10 +72,6 @@ from unison.ops import config, dtypes
 from unison.ops import image as image
 from unison.ops import math as math
 from unison.ops import nest as nest
-
-# tf.nn's pure functions added to unison.ops.nn after unison.nn's list of re-exports was written:
-# give them to tf.nn too (unison.nn's own __getattr__ would call them unsupported).
-from unison.ops import nn as _ops_nn
 from unison.ops import random as random
 from unison.ops import sparse as sparse
 from unison.ops import strings as strings
@@ -214,9 +210,6 @@ from unison.ops.ragged import RaggedTensor
 from unison.ops.sparse import SparseTensor
 from unison.optim import Adasum, Average, Compression, DistributedOptimizer, Sum
 from unison.version import __version__
-
-for _name in ("log_sigmoid", "silu", "softplus", "softsign", "swish"):
-    setattr(nn, _name, getattr(_ops_nn, _name))
 
 # tf.saved_model saves Keras models through Keras's own functions; it may not import Keras (Keras
 # imports it), so the face, which imports both, connects them.

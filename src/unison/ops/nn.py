@@ -54,7 +54,9 @@ swish = silu
 
 def gelu(features: Any, approximate: bool = False, name: str | None = None) -> torch.Tensor:
     """``tf.nn.gelu``."""
-    return F.gelu(to_tensor(features), approximate="tanh" if approximate else "none")
+    x = to_tensor(features)
+    out = F.gelu(x, approximate="tanh" if approximate else "none")
+    return torch.where(x == float("inf"), x, out) if x.is_floating_point() else out  # TF: gelu(inf) = inf
 
 
 def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> torch.Tensor:
@@ -124,8 +126,11 @@ def dropout(
 
 
 def bias_add(value: Any, bias: Any, data_format: str | None = None, name: str | None = None) -> torch.Tensor:
-    """``tf.nn.bias_add`` (channels last)."""
-    return to_tensor(value) + to_tensor(bias)
+    """``tf.nn.bias_add``: ``bias`` added along the channel axis (the last, or axis 1 for ``"NC..."`` formats)."""
+    t, b = to_tensor(value), to_tensor(bias)
+    if data_format is not None and str(data_format).startswith("NC") and t.dim() > 2:
+        return t + b.reshape(-1, *([1] * (t.dim() - 2)))
+    return t + b
 
 
 def moments(
