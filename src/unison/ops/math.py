@@ -44,8 +44,27 @@ def _dims(t: torch.Tensor, axis: Any) -> tuple[int, ...]:
     return (int(axis),)
 
 
+_EXTREMA = ("reduce_max", "reduce_min")
+
+
+def _empty_extremum(
+    t: torch.Tensor, dims: tuple[int, ...], keep: builtins.bool, largest: builtins.bool
+) -> torch.Tensor:
+    # TF's max over nothing is the dtype's lowest value (-inf for floats), its min the highest
+    info = torch.finfo(t.dtype) if t.is_floating_point() else torch.iinfo(t.dtype)
+    fill = (
+        (-float("inf") if largest else float("inf")) if t.is_floating_point() else (info.min if largest else info.max)
+    )
+    shape = (
+        [1 if d in dims else n for d, n in enumerate(t.shape)]
+        if keep
+        else [n for d, n in enumerate(t.shape) if d not in dims]
+    )
+    return torch.full(shape, fill, dtype=t.dtype)
+
+
 def _reduction(
-    name: str, fn: Callable[[torch.Tensor, tuple[int, ...], builtins.bool], torch.Tensor]
+    op_name: str, fn: Callable[[torch.Tensor, tuple[int, ...], builtins.bool], torch.Tensor]
 ) -> Callable[..., torch.Tensor]:
     def reduce(
         input_tensor: Any, axis: Any = None, keepdims: builtins.bool = False, name: str | None = None
@@ -54,10 +73,12 @@ def _reduction(
         dims = _dims(t, axis)
         if t.dim() == 0 or not dims:
             return t.clone()
+        if op_name in _EXTREMA and builtins.any(t.shape[d] == 0 for d in dims):
+            return _empty_extremum(t, dims, keepdims, op_name == "reduce_max")
         return fn(t, dims, keepdims)
 
-    reduce.__name__ = reduce.__qualname__ = name
-    reduce.__doc__ = f"``tf.{name}(input_tensor, axis=None, keepdims=False)``."
+    reduce.__name__ = reduce.__qualname__ = op_name
+    reduce.__doc__ = f"``tf.{op_name}(input_tensor, axis=None, keepdims=False)``."
     return reduce
 
 
