@@ -89,7 +89,7 @@ def test_top_level_binary_broadcasting(tf, name):
     return op(tf, name)(tf.constant([[7.0], [-7.0]]), tf.constant([2.0, -3.0, 0.5]))
 
 
-@same_as_tf("truncatediv", "truncatemod", "floordiv", edge=True)
+@same_as_tf("truncatediv", "truncatemod", "math.floordiv", "math.floormod", edge=True)
 def test_integer_division_rounds_as_c_and_python(tf):
     a, b = tf.constant([7, -7, 7, -7]), tf.constant([2, 2, -2, -2])
     return tf.truncatediv(a, b), tf.truncatemod(a, b), tf.math.floordiv(a, b), tf.math.floormod(a, b)
