@@ -285,13 +285,13 @@ def matmul(
 def cumsum(
     x: Any, axis: int = 0, exclusive: builtins.bool = False, reverse: builtins.bool = False, name: str | None = None
 ) -> torch.Tensor:
-    """``tf.math.cumsum``."""
+    """``tf.math.cumsum``: the running sum along ``axis`` in the input's dtype (``exclusive`` starts at 0)."""
     t = to_tensor(x)
     if reverse:
         t = t.flip(axis)
-    out = t.cumsum(dim=axis)
-    if exclusive:
-        out = out - t
+    if exclusive and t.shape[axis] > 0:  # shift, not subtract: x - x is not 0 for inf or NaN
+        t = torch.cat([torch.zeros_like(t.narrow(axis, 0, 1)), t.narrow(axis, 0, t.shape[axis] - 1)], dim=axis)
+    out = t.cumsum(dim=axis, dtype=t.dtype)
     return out.flip(axis) if reverse else out
 
 
