@@ -204,6 +204,18 @@ and naming the torch equivalent where there is one.
 """
 
 
+_STRUCTURAL_DIFFERENCES = [
+    "Differences that follow from unison's values being torch's, which no conformance test can compare away:",
+    "",
+    "- dtypes are torch dtypes: `tf.float32 is torch.float32`, so TF's `DType` attributes `.name`, `.min`, `.max`, "
+    "`.is_integer`, `.size` are absent (`torch.finfo`/`torch.iinfo` give the limits);",
+    "- a tensor's `.shape` is a `torch.Size` (a tuple): `x.shape.as_list()` fails, `tf.TensorShape(x.shape).as_list()` "
+    "and `list(x.shape)` work; `tf.TensorSpec(...).shape` is a tuple too;",
+    "- `tf.function` runs the Python function eagerly, so `tf.inside_function()` is False inside it.",
+    "",
+]
+
+
 def render_tf() -> str:
     import unison
 
@@ -221,6 +233,7 @@ def render_tf() -> str:
         "",
         *render_section("`tf`", version, "tf", states),
         *render_differences(differences, "tf"),
+        *_STRUCTURAL_DIFFERENCES,
     ]
     return "\n".join(lines).rstrip() + "\n"
 
