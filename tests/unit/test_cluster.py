@@ -82,7 +82,7 @@ def test_cluster_spec_validation() -> None:
         ClusterSpec({"chief": ["a:1", "b:1"]})
     with pytest.raises(ValueError, match="invalid job name"):
         ClusterSpec({"bad job": ["a:1"]})
-    with pytest.raises(ValueError, match="must be a list"):
+    with pytest.raises(TypeError, match="must be a list"):  # TF's error class
         ClusterSpec({"worker": "a:1"})
     with pytest.raises(ValueError, match="task type"):
         TaskSpec("", 0)

@@ -204,7 +204,7 @@ class TFConfigClusterResolver(ClusterResolver):
             )
         try:
             return ClusterSpec(cluster)
-        except ValueError as exc:
+        except (ValueError, TypeError) as exc:
             raise ValueError(f"TF_CONFIG: {exc} (every process must get the same cluster).") from None
 
     def _check_task(self, raw: str) -> None:
