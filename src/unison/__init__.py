@@ -68,7 +68,7 @@ from unison.horovod.basics import (
 from unison.horovod.rank_size import rank, size
 from unison.keras import initializers, losses, metrics, optimizers  # TF 2's aliases: tf.metrics is tf.keras.metrics
 from unison.ops import compat as compat
-from unison.ops import config, dtypes
+from unison.ops import config, debugging, dtypes
 from unison.ops import image as image
 from unison.ops import math as math
 from unison.ops import nest as nest
@@ -307,6 +307,7 @@ __all__ = [
     "concat",
     "cond",
     "config",
+    "debugging",
     "constant",
     "control_dependencies",
     "convert_to_tensor",
