@@ -89,6 +89,26 @@ def test_cluster_def_empty_and_bad_field(tf):
     return empty, refused, tf.train.ClusterSpec(tf.train.ClusterDef()).as_dict()
 
 
+@same_as_tf("train.ServerDef")
+def test_server_def(tf):
+    spec = tf.train.ClusterSpec({"worker": ["w0:2222"], "ps": ["p0:2222"]})
+    server_def = tf.train.ServerDef(
+        cluster=spec.as_cluster_def(), job_name="worker", task_index=0, protocol="grpc", port=2222
+    )
+    wire = server_def.SerializeToString(deterministic=True)
+    back = tf.train.ServerDef.FromString(wire)
+    return wire, back.job_name, back.port, tf.train.ClusterSpec(back.cluster).as_dict()
+
+
+@same_as_tf("train.ServerDef", edge=True)
+def test_server_def_empty_and_bad_field(tf):
+    try:
+        tf.train.ServerDef(task_index="zero")
+    except Exception as exc:  # protobuf's own error class differs by runtime; the refusal is what counts
+        refused = isinstance(exc, (TypeError, ValueError))
+    return tf.train.ServerDef().SerializeToString(), refused, tf.train.ServerDef().protocol
+
+
 # --- Coordinator ------------------------------------------------------------------------------------
 @same_as_tf("train.Coordinator")
 def test_coordinator_stops_threads(tf):

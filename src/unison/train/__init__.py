@@ -41,6 +41,7 @@ __all__ = [
     "Int64List",
     "JobDef",
     "SequenceExample",
+    "ServerDef",
     "checkpoints_iterator",
     "experimental",
     "get_checkpoint_state",
@@ -70,10 +71,16 @@ def __getattr__(name: str) -> object:
         from unison.ops import example
 
         return getattr(example, name)
-    if name in ("ClusterDef", "JobDef"):
+    if name in ("ClusterDef", "JobDef", "ServerDef"):
         from unison.ops import train_protos
 
         return getattr(train_protos, name)
+    if name in ("CheckpointView", "TrackableView"):
+        raise AttributeError(
+            f"unison does not implement tf.train.{name}: TF's views walk its object-graph proto, which unison's "
+            "checkpoint files do not hold. Use tf.train.list_variables(path) for a checkpoint's keys and "
+            "tf.train.load_checkpoint(path) to read them. docs/tf_api.md lists what unison has of TF 2.21."
+        )
     from unison.ops._unsupported import unsupported
 
     raise unsupported("tf.train", name)
