@@ -123,7 +123,10 @@ def test_run_functions_eagerly(tf):
     def f(x):
         return x.numpy() * 2  # only possible eagerly
 
-    return on, f(tf.constant(3))
+    try:
+        return on, f(tf.constant(3))
+    finally:
+        tf.config.run_functions_eagerly(False)  # TF's default, for the tests that follow
 
 
 @same_as_tf(
@@ -228,10 +231,13 @@ def test_synchronous_execution_runs_ops_either_way(tf):
     "config.experimental.enable_tensor_float_32_execution", "config.experimental.tensor_float_32_execution_enabled"
 )
 def test_tensor_float_32(tf):
+    before = tf.config.experimental.tensor_float_32_execution_enabled()
     tf.config.experimental.enable_tensor_float_32_execution(False)
     off = tf.config.experimental.tensor_float_32_execution_enabled()
     tf.config.experimental.enable_tensor_float_32_execution(True)
-    return off, tf.config.experimental.tensor_float_32_execution_enabled()
+    on = tf.config.experimental.tensor_float_32_execution_enabled()
+    tf.config.experimental.enable_tensor_float_32_execution(before)
+    return off, on
 
 
 @same_as_tf(
@@ -240,10 +246,11 @@ def test_tensor_float_32(tf):
     edge=True,
 )
 def test_tensor_float_32_off_keeps_float32_matmul_exact(tf):
+    before = tf.config.experimental.tensor_float_32_execution_enabled()
     tf.config.experimental.enable_tensor_float_32_execution(False)
     x = tf.constant([[1.0 + 2.0**-20, 1.0]])
     out = tf.matmul(x, tf.transpose(x))
-    tf.config.experimental.enable_tensor_float_32_execution(True)
+    tf.config.experimental.enable_tensor_float_32_execution(before)
     return out
 
 
@@ -369,16 +376,18 @@ def test_threading_settings_are_ints(tf):
 )
 def test_threading_after_ops_ran_keeps_working(tf):
     tf.reduce_sum(tf.ones([3]))
+    intra = tf.config.threading.get_intra_op_parallelism_threads()
+    inter = tf.config.threading.get_inter_op_parallelism_threads()
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(1)
-    return tf.reduce_sum(tf.ones([3]))
+    out = tf.reduce_sum(tf.ones([3]))
+    tf.config.threading.set_intra_op_parallelism_threads(intra)  # as it was, for the tests that follow
+    tf.config.threading.set_inter_op_parallelism_threads(inter)
+    return out
 
 
-@same_as_tf("config.experimental.enable_op_determinism")
-def test_op_determinism_gives_the_same_sums(tf):
-    tf.config.experimental.enable_op_determinism()
-    x = tf.range(1000, dtype=tf.float32) / 7.0
-    return tf.reduce_sum(x), tf.reduce_sum(x)
+# enable_op_determinism's ordinary test is left out on purpose: it cannot be undone, and in the shared
+# TensorFlow process it makes every unseeded random op of the tests that follow raise.
 
 
 @same_as_tf("config.experimental.enable_op_determinism", edge=True)
