@@ -113,3 +113,50 @@ def test_ema_shadow_follows_the_variable_on_its_device_and_dtype():
     ema.apply([v])
     assert ema.average(v).numpy().tolist() == [1.0, 5.0]
     assert ema.average(v).name == "Variable/ExponentialMovingAverage:0"
+
+
+def test_op_determinism_turns_torchs_deterministic_algorithms_on():
+    import torch
+
+    before = torch.are_deterministic_algorithms_enabled()
+    try:
+        tf.config.experimental.enable_op_determinism()
+        assert torch.are_deterministic_algorithms_enabled()
+    finally:
+        torch.use_deterministic_algorithms(before)
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+def test_gpu_memory_info_details_and_tf32():
+    import torch
+
+    gpu = tf.config.list_physical_devices("GPU")[0]
+    details = tf.config.experimental.get_device_details(gpu)
+    assert details["compute_capability"] == torch.cuda.get_device_capability(0)
+    tf.config.experimental.reset_memory_stats("GPU:0")
+    before = tf.config.experimental.get_memory_info("GPU:0")
+    block = torch.empty(64 << 20, dtype=torch.uint8, device="cuda:0")
+    during = tf.config.experimental.get_memory_info("/device:GPU:0")
+    assert during["current"] >= before["current"] + block.numel() and during["peak"] >= during["current"]
+    del block
+    tf.config.experimental.reset_memory_stats("GPU:0")
+    assert tf.config.experimental.get_memory_info("GPU:0")["peak"] == tf.config.experimental.get_memory_usage("GPU:0")
+    was = tf.config.experimental.tensor_float_32_execution_enabled()
+    try:
+        tf.config.experimental.enable_tensor_float_32_execution(True)
+        assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32
+    finally:
+        tf.config.experimental.enable_tensor_float_32_execution(was)
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+def test_check_numerics_mode_on_gpu_tensors():
+    import torch
+
+    x = torch.tensor([0.0], device="cuda:0")
+    tf.debugging.enable_check_numerics()
+    try:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Infinity or NaN"):
+            tf.math.log(x)
+    finally:
+        tf.debugging.disable_check_numerics()
