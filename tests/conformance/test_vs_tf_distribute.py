@@ -716,12 +716,16 @@ def test_server_not_started(tf):
     # unison's workers run the code they are sent, so they need the cluster's token (TF ignores it)
     import secrets
 
+    old = os.environ.get("UNISON_CLUSTER_TOKEN")
     os.environ["UNISON_CLUSTER_TOKEN"] = secrets.token_hex(32)
     try:
         spec = tf.train.ClusterSpec({"worker": ["localhost:1111"]})
         return tf.distribute.Server(spec, job_name="worker", task_index=0, start=False).target
     finally:
-        del os.environ["UNISON_CLUSTER_TOKEN"]
+        if old is None:
+            del os.environ["UNISON_CLUSTER_TOKEN"]
+        else:
+            os.environ["UNISON_CLUSTER_TOKEN"] = old
 
 
 @same_as_tf(
@@ -772,3 +776,84 @@ def test_partitioners_bad_arguments(tf, case):
     if case == "min0":
         return p.MinSizePartitioner(min_shard_bytes=0)
     return p.Partitioner()(tf.TensorShape([2]), tf.float32)
+
+
+# --- rpc ----------------------------------------------------------------------------------------------
+def _rpc_pair(tf):
+    """A started server with `add` and `positive`, and a client of it (a fresh port each time)."""
+    import os
+    import secrets
+
+    # unison authenticates every call with the cluster token (TF's RPC has no authentication); the
+    # server and the client read it when they are made, so it is set only meanwhile
+    old = os.environ.get("UNISON_CLUSTER_TOKEN")
+    os.environ["UNISON_CLUSTER_TOKEN"] = secrets.token_hex(16)
+    try:
+        return _rpc_pair_with_token(tf)
+    finally:
+        if old is None:
+            del os.environ["UNISON_CLUSTER_TOKEN"]
+        else:
+            os.environ["UNISON_CLUSTER_TOKEN"] = old
+
+
+def _rpc_pair_with_token(tf):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        port = s.getsockname()[1]
+    rpc = tf.distribute.experimental.rpc
+    server = rpc.Server.create("grpc", f"localhost:{port}")
+
+    @tf.function(input_signature=[tf.TensorSpec([], tf.int32), tf.TensorSpec([], tf.int32)])
+    def add(a, b):
+        return a + b
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def positive(x):
+        tf.debugging.assert_positive(x)
+        return x * 2.0
+
+    server.register("add", add)
+    server.register("positive", positive)
+    server.start()
+    return server, rpc.Client.create("grpc", f"localhost:{port}", name="client")
+
+
+@same_as_tf("distribute.experimental.rpc.Server", "distribute.experimental.rpc.Client")
+def test_rpc_calls(tf):
+    server, client = _rpc_pair(tf)
+    result = client.call("add", [tf.constant(2), tf.constant(3)], output_specs=tf.TensorSpec([], tf.int32))
+    code, _ = result.get_error()
+    return (
+        result.is_ok(),
+        result.get_value(),
+        code,
+        client.add(tf.constant(4), tf.constant(5)).get_value(),
+        client.positive_blocking(tf.constant([1.0, 2.0])),
+    )
+
+
+@same_as_tf("distribute.experimental.rpc.Server", "distribute.experimental.rpc.Client", edge=True)
+def test_rpc_errors_travel_back(tf):
+    server, client = _rpc_pair(tf)
+    failed = client.call("positive", [tf.constant([-1.0])], output_specs=tf.TensorSpec([None], tf.float32))
+    code, _ = failed.get_error()
+    outcome = []
+    for result in (failed, client.call("nope", [], output_specs=None)):
+        try:
+            result.get_value()
+            outcome.append("value")
+        except tf.errors.InvalidArgumentError:
+            outcome.append("InvalidArgumentError")
+    return failed.is_ok(), code, outcome
+
+
+@pytest.mark.parametrize("case", ["layer", "not_a_function"])
+@same_as_tf("distribute.experimental.rpc.Server", "distribute.experimental.rpc.Client", edge=True)
+def test_rpc_bad_arguments(tf, case):
+    rpc = tf.distribute.experimental.rpc
+    if case == "layer":
+        return rpc.Server.create("http", "localhost:1")
+    return rpc.Server.create("grpc", "localhost:1").register("f", lambda a: a)

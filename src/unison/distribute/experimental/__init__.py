@@ -36,6 +36,7 @@ __all__ = [
     "checkpoint_activations",
     "coordinator",
     "partitioners",
+    "rpc",
     "shard_model",
 ]
 
@@ -65,9 +66,10 @@ def __getattr__(name: str) -> Any:
             "MirroredStrategy (one host) or MultiWorkerMirroredStrategy (several) on GPUs or CPUs."
         )
     if name == "rpc":
-        raise AttributeError(
-            "unison does not implement tf.distribute.experimental.rpc (TF's RPC ops on tf.function "
-            "servers). Use ParameterServerStrategy's ClusterCoordinator.schedule to run functions on "
-            "other tasks, or torch.distributed.rpc."
-        )
+        return importlib.import_module("unison.distribute.experimental.rpc")
+    raise AttributeError(
+        "unison does not implement tf.distribute.experimental.rpc (TF's RPC ops on tf.function "
+        "servers). Use ParameterServerStrategy's ClusterCoordinator.schedule to run functions on "
+        "other tasks, or torch.distributed.rpc."
+    )
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
