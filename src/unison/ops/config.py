@@ -1,11 +1,12 @@
-"""``tf.config``: the devices torch sees, in TF's shapes; TF's memory settings as documented no-ops.
+"""``tf.config``: the devices torch sees, in TF's shapes; TF's settings (see also :mod:`.config_options`).
 
-* ``list_physical_devices`` / ``list_logical_devices``: the CPU and every CUDA device torch sees.
+* ``list_physical_devices`` / ``list_logical_devices``: the CPU and every CUDA device torch sees;
+  a type it does not have (``"TPU"``) lists nothing, as in TF.
 * ``set_logical_device_configuration(cpu, [LogicalDeviceConfiguration()] * n)`` records ``n``
   logical CPUs, which ``list_logical_devices`` then reports. unison places replicas by device
   string, so ``MirroredStrategy(["/cpu:0", "/cpu:1"])`` runs two CPU replicas with or without it.
-* ``experimental.set_memory_growth``: a no-op; torch's caching allocator already takes GPU memory
-  as it is needed (TF's behaviour with growth enabled).
+* ``experimental.set_memory_growth``: recorded for GPUs (a ValueError for the CPU, as in TF);
+  torch's caching allocator already takes GPU memory as it is needed (TF's growth behaviour).
 * ``run_functions_eagerly``: a no-op; ``tf.function`` always runs eagerly in unison.
 
 Example:
