@@ -824,30 +824,43 @@ def _rpc_pair_with_token(tf):
 @same_as_tf("distribute.experimental.rpc.Server", "distribute.experimental.rpc.Client")
 def test_rpc_calls(tf):
     server, client = _rpc_pair(tf)
-    result = client.call("add", [tf.constant(2), tf.constant(3)], output_specs=tf.TensorSpec([], tf.int32))
-    code, _ = result.get_error()
-    return (
-        result.is_ok(),
-        result.get_value(),
-        code,
-        client.add(tf.constant(4), tf.constant(5)).get_value(),
-        client.positive_blocking(tf.constant([1.0, 2.0])),
-    )
+    try:
+        result = client.call("add", [tf.constant(2), tf.constant(3)], output_specs=tf.TensorSpec([], tf.int32))
+        code, _ = result.get_error()
+        return (
+            result.is_ok(),
+            result.get_value(),
+            code,
+            client.add(tf.constant(4), tf.constant(5)).get_value(),
+            client.positive_blocking(tf.constant([1.0, 2.0])),
+        )
+    finally:
+        _close(server, client)
+
+
+def _close(server, client):
+    # unison's server and client can be stopped (no gRPC threads left for the replica tests that
+    # fork later); TF's have no such methods and live until the oracle exits
+    getattr(client, "close", lambda: None)()
+    getattr(server, "stop", lambda: None)()
 
 
 @same_as_tf("distribute.experimental.rpc.Server", "distribute.experimental.rpc.Client", edge=True)
 def test_rpc_errors_travel_back(tf):
     server, client = _rpc_pair(tf)
-    failed = client.call("positive", [tf.constant([-1.0])], output_specs=tf.TensorSpec([None], tf.float32))
-    code, _ = failed.get_error()
-    outcome = []
-    for result in (failed, client.call("nope", [], output_specs=None)):
-        try:
-            result.get_value()
-            outcome.append("value")
-        except tf.errors.InvalidArgumentError:
-            outcome.append("InvalidArgumentError")
-    return failed.is_ok(), code, outcome
+    try:
+        failed = client.call("positive", [tf.constant([-1.0])], output_specs=tf.TensorSpec([None], tf.float32))
+        code, _ = failed.get_error()
+        outcome = []
+        for result in (failed, client.call("nope", [], output_specs=None)):
+            try:
+                result.get_value()
+                outcome.append("value")
+            except tf.errors.InvalidArgumentError:
+                outcome.append("InvalidArgumentError")
+        return failed.is_ok(), code, outcome
+    finally:
+        _close(server, client)
 
 
 @pytest.mark.parametrize("case", ["layer", "not_a_function"])

@@ -154,6 +154,10 @@ class Client:
         _check_layer(rpc_layer)
         return Client(address, name, timeout_in_ms)
 
+    def close(self) -> None:
+        """Close the connection (a unison addition; TF's client closes when collected)."""
+        self._rpc.close()
+
     def _method(self, name: str, blocking: bool) -> Any:
         def call(*args: Any) -> Any:
             result = self.call(name, list(args))
