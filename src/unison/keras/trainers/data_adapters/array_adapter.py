@@ -12,7 +12,7 @@ from torch.utils.data import Dataset, default_collate
 
 from unison.distribute.input import (
     first_leaf,
-    map_structure,
+    map_tensors,
     shard_bounds,
     to_tensor,
 )
@@ -39,7 +39,7 @@ def _as_tensor(a: Any, name: str) -> torch.Tensor:
 
 def _as_tensors(a: Any, name: str) -> Any:
     if is_structure(a):
-        return map_structure(lambda leaf: _as_tensor(leaf, name), a)
+        return map_tensors(lambda leaf: _as_tensor(leaf, name), a)
     return _as_tensor(a, name)
 
 
@@ -63,7 +63,7 @@ class ArrayAdapter:
         self.sw = (
             None
             if sample_weight is None
-            else map_structure(lambda t: t.float(), _as_tensors(sample_weight, "sample_weight"))
+            else map_tensors(lambda t: t.float(), _as_tensors(sample_weight, "sample_weight"))
         )
         sizes = {"x": len(first_leaf(self.x))}
         if self.y is not None:
@@ -99,13 +99,13 @@ class ArrayAdapter:
     @property
     def example(self) -> Any:
         """One row of ``x`` (a structure for a multi-input model)."""
-        return map_structure(lambda t: t[:1], self.x)
+        return map_tensors(lambda t: t[:1], self.x)
 
     @property
     def y_shape(self) -> Any:
         if self.y is None:
             return ()
-        return map_structure(lambda t: tuple(t.shape[1:]), self.y) if is_structure(self.y) else tuple(self.y.shape[1:])
+        return map_tensors(lambda t: tuple(t.shape[1:]), self.y) if is_structure(self.y) else tuple(self.y.shape[1:])
 
     def _take(self, rows: slice | torch.Tensor) -> Batch:
         def leaf(t: Any) -> Any:
@@ -117,7 +117,7 @@ class ArrayAdapter:
         def take(t: Any) -> Any:
             if t is None:
                 return None
-            return leaf(t) if isinstance(t, (torch.Tensor, np.ndarray)) else map_structure(leaf, t)
+            return leaf(t) if isinstance(t, (torch.Tensor, np.ndarray)) else map_tensors(leaf, t)
 
         return Batch(take(self.x), take(self.y), take(self.sw), None)
 
@@ -208,7 +208,7 @@ class MapDatasetAdapter(ArrayAdapter):
 
     @property
     def example(self) -> Any:
-        return map_structure(lambda t: t[:1], self._first[0])
+        return map_tensors(lambda t: t[:1], self._first[0])
 
     @property
     def y_shape(self) -> tuple[int, ...]:
@@ -218,7 +218,7 @@ class MapDatasetAdapter(ArrayAdapter):
         ids = range(self.n)[rows] if isinstance(rows, slice) else rows.tolist()
         items = [self.dataset[i] for i in ids]
         if not items:
-            empty = map_structure(lambda t: t[:0], self._first)
+            empty = map_tensors(lambda t: t[:0], self._first)
             return _unpack(to_tensor(empty, self.device), None)
         return _unpack(to_tensor(default_collate(items), self.device), None)
 

@@ -16,7 +16,7 @@ from unison.data.options import INFINITE_CARDINALITY
 from unison.distribute.input import (
     DistributedDataset,
     first_leaf,
-    map_structure,
+    map_tensors,
     split_batch,
 )
 from unison.keras.trainers.data_adapters.batch import Batch, _floatx, _unpack, is_structure
@@ -144,20 +144,20 @@ class IterableAdapter:
 
     @property
     def example(self) -> Any:
-        return map_structure(lambda t: t[:1], _unpack(self._peek, None).x)
+        return map_tensors(lambda t: t[:1], _unpack(self._peek, None).x)
 
     @property
     def y_shape(self) -> Any:
         y = _unpack(self._peek, None).y
         if isinstance(y, (dict, list)) or (isinstance(y, tuple) and is_structure(list(y))):
-            return map_structure(lambda t: tuple(t.shape[1:]), y)
+            return map_tensors(lambda t: tuple(t.shape[1:]), y)
         return tuple(first_leaf(y).shape[1:]) if y is not None else ()
 
     def _local(self, part: tuple[Any, int | None]) -> Batch:
         local, n = part
         if type(local) is tuple and all(isinstance(v, torch.Tensor) for v in local):
             return _unpack(tuple(map(self._convert, local)), n)  # (x, y[, w]) tensors: the common step
-        return _unpack(map_structure(self._convert, local), n)
+        return _unpack(map_tensors(self._convert, local), n)
 
     def _convert(self, leaf: Any) -> Any:
         """One leaf as a tensor on this replica's device, float64 as float32 (one pass per leaf)."""
