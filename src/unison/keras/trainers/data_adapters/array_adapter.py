@@ -17,6 +17,7 @@ from unison.distribute.input import (
     to_tensor,
 )
 from unison.keras.trainers.data_adapters.batch import Batch, _unpack, is_structure
+from unison.ops import tree
 from unison.ops.dtypes import from_numpy
 
 
@@ -71,7 +72,7 @@ class ArrayAdapter:
         if self.sw is not None:
             sizes["sample_weight"] = len(first_leaf(self.sw))
         for what, value in (("x", self.x), ("y", self.y)):
-            lengths = {len(leaf) for leaf in _leaves(value)}
+            lengths = {len(leaf) for leaf in tree.flatten(value, sort_keys=False, only=(torch.Tensor, np.ndarray))}
             if len(lengths) > 1:
                 raise ValueError(
                     f"Data cardinality is ambiguous: the arrays of {what} have {sorted(lengths)} "
@@ -221,12 +222,3 @@ class MapDatasetAdapter(ArrayAdapter):
             empty = map_tensors(lambda t: t[:0], self._first)
             return _unpack(to_tensor(empty, self.device), None)
         return _unpack(to_tensor(default_collate(items), self.device), None)
-
-
-def _leaves(value: Any) -> list[Any]:
-    if value is None:
-        return []
-    if isinstance(value, (torch.Tensor, np.ndarray)):
-        return [value]
-    items = value.values() if isinstance(value, dict) else value
-    return [leaf for v in items for leaf in _leaves(v)]
