@@ -60,14 +60,6 @@ class RaggedTensor:
         lengths = torch.as_tensor(np.asarray(row_lengths), dtype=torch.int64)
         return cls(_as_values(values), torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)]))
 
-    def _tree_components(self) -> list[Any]:
-        """What ``tf.nest.flatten(..., expand_composites=True)`` yields: flat values, then row splits."""
-        return [self.values, self.row_splits]
-
-    @classmethod
-    def _tree_from_components(cls, components: list[Any]) -> RaggedTensor:
-        return cls(*components)
-
     @property
     def flat_values(self) -> Any:
         """Every row's items, concatenated (TF's ``flat_values``; the same as ``values`` here)."""

@@ -36,14 +36,6 @@ class SparseTensor:
                 f"{len(self.values)} values."
             )
 
-    def _tree_components(self) -> list[Any]:
-        """What ``tf.nest.flatten(..., expand_composites=True)`` yields: TF's component order."""
-        return [self.indices, self.values, self.dense_shape]
-
-    @classmethod
-    def _tree_from_components(cls, components: list[Any]) -> SparseTensor:
-        return cls(*components)
-
     @property
     def shape(self) -> tuple[int, ...]:
         return tuple(int(d) for d in self.dense_shape.tolist())

@@ -54,7 +54,23 @@ _LEAVES: frozenset[type] = frozenset(
 
 
 def _is_composite(value: Any) -> bool:
-    return hasattr(type(value), "_tree_from_components")
+    """unison's ``SparseTensor`` or ``RaggedTensor`` (known by name: this module sits below them)."""
+    kind = type(value)
+    return kind.__name__ in ("SparseTensor", "RaggedTensor") and kind.__module__.startswith("unison.")
+
+
+def _components(value: Any) -> list[Any]:
+    """A composite tensor's component tensors, in TF's order, read through TF's public attributes."""
+    if type(value).__name__ == "SparseTensor":
+        return [value.indices, value.values, value.dense_shape]
+    return [value.values, value.row_splits]
+
+
+def _from_components(value: Any, components: list[Any]) -> Any:
+    """A composite like ``value`` rebuilt from new components, through TF's public constructors."""
+    if type(value).__name__ == "SparseTensor":
+        return type(value)(*components)
+    return type(value).from_row_splits(*components)
 
 
 def is_nested(seq: Any, *, lists: bool = True, expand_composites: bool = False) -> bool:
@@ -99,7 +115,7 @@ def _children(seq: Any, sort_keys: bool = True) -> list[Any]:
         return list(seq)
     if hasattr(type(seq), "__attrs_attrs__"):
         return [getattr(seq, a.name) for a in type(seq).__attrs_attrs__]
-    return list(seq._tree_components())  # a composite tensor
+    return _components(seq)
 
 
 def _rebuild(seq: Any, children: list[Any], sort_keys: bool = True) -> Any:
@@ -121,7 +137,7 @@ def _rebuild(seq: Any, children: list[Any], sort_keys: bool = True) -> Any:
         return kind(children)  # a list or tuple subclass (a torch.return_types structseq) from an iterable
     if hasattr(kind, "__attrs_attrs__"):
         return kind(*children)
-    return kind._tree_from_components(children)
+    return _from_components(seq, children)
 
 
 def _nested_other(s: Any, lists: bool, composites: bool) -> bool:
