@@ -23,6 +23,7 @@ from unison.ops.nn import (
     l2_loss,
     l2_normalize,
     leaky_relu,
+    log_sigmoid,  # not in TF's tf.nn (tf.math.log_sigmoid); kept, earlier unison programs use it
     log_softmax,
     max_pool2d,
     moments,
@@ -115,8 +116,13 @@ def compute_average_loss(
 
 
 def scale_regularization_loss(regularization_loss: torch.Tensor) -> torch.Tensor:
-    """Divide a regularisation loss by the number of replicas (it is added on every replica)."""
-    return torch.as_tensor(regularization_loss) / _replicas_in_sync()
+    """Sum a regularisation loss (or a list of them) and divide by the number of replicas (it is added on
+    every replica), as TF's ``tf.nn.scale_regularization_loss``."""
+    if isinstance(regularization_loss, (list, tuple)):
+        total = torch.stack([torch.as_tensor(v) for v in regularization_loss]).sum()
+    else:
+        total = torch.as_tensor(regularization_loss).sum()
+    return total / _replicas_in_sync()
 
 
 __all__ = [
@@ -148,6 +154,7 @@ __all__ = [
     "l2_loss",
     "l2_normalize",
     "leaky_relu",
+    "log_sigmoid",
     "local_response_normalization",
     "log_poisson_loss",
     "log_softmax",

@@ -28,6 +28,8 @@ from typing import Any
 
 import torch
 
+from unison.errors import UnavailableError
+
 __all__ = ["experimental"]
 
 _lock = threading.Lock()
@@ -83,7 +85,10 @@ def stop(save: bool = True) -> None:
     """Stop profiling and (``save=True``) write the trace."""
     with _lock:
         if not _session:
-            raise RuntimeError("No profiler session is running. Call tf.profiler.experimental.start(logdir) first.")
+            raise UnavailableError(
+                "Cannot export profiling results. No profiler session is running: call "
+                "tf.profiler.experimental.start(logdir) first."
+            )
         prof = _session.pop("profiler")
         _session.clear()
         if not save:
