@@ -70,12 +70,14 @@ from unison.keras import initializers, losses, metrics, optimizers  # TF 2's ali
 from unison.ops import compat as compat
 from unison.ops import config, dtypes
 from unison.ops import image as image
+from unison.ops import lookup as lookup
 from unison.ops import math as math
 from unison.ops import nest as nest
 
 # tf.nn's pure functions added to unison.ops.nn after unison.nn's list of re-exports was written:
 # give them to tf.nn too (unison.nn's own __getattr__ would call them unsupported).
 from unison.ops import nn as _ops_nn
+from unison.ops import ragged as ragged
 from unison.ops import random as random
 from unison.ops import sparse as sparse
 from unison.ops import strings as strings
@@ -360,6 +362,7 @@ __all__ = [
     "logical_and",
     "logical_not",
     "logical_or",
+    "lookup",
     "losses",
     "map_fn",
     "math",
@@ -385,6 +388,7 @@ __all__ = [
     "pow",
     "print",
     "profiler",
+    "ragged",
     "random",
     "range",
     "rank",

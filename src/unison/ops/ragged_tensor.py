@@ -1,0 +1,446 @@
+"""``tf.RaggedTensor``: rows of different lengths, in TF's layout (``values`` cut by ``row_splits``).
+
+``values`` holds every row's items concatenated: a torch tensor (numbers, with any uniform inner
+dimensions), a string tensor (numpy object array), or another ``RaggedTensor`` (a further ragged
+dimension, as TF nests them); ``row_splits`` (int64) says row ``i`` is
+``values[row_splits[i]:row_splits[i+1]]``. ``tf.strings.split`` & co return them for batches, and
+``tf.ragged`` builds them. Conversions (``to_tensor``, ``to_sparse``, ``from_tensor``) are index
+arithmetic on the splits (``value_rowids``), not loops over rows.
+
+Example:
+    >>> import unison as tf
+    >>> rt = tf.RaggedTensor.from_row_splits(tf.constant([1, 2, 3]), [0, 2, 3])
+    >>> rt.to_list(), rt.row_lengths().tolist(), rt.to_tensor().tolist()
+    ([[1, 2], [3]], [2, 1], [[1, 2], [3, 0]])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from unison.errors import InvalidArgumentError
+
+
+def _i64(x: Any) -> torch.Tensor:
+    if isinstance(x, torch.Tensor):
+        return x.to(torch.int64).reshape(-1)
+    return torch.as_tensor(np.asarray(x, dtype=np.int64)).reshape(-1)
+
+
+class RaggedTensor:
+    """Rows of different lengths: ``values`` cut by ``row_splits`` (TF's ``tf.RaggedTensor``).
+
+    Build one with the ``from_*`` class methods or ``tf.ragged.constant``.
+    """
+
+    def __init__(self, values: Any, row_splits: Any) -> None:
+        splits = _i64(row_splits)
+        n = len(values)
+        if len(splits) < 1 or int(splits[0]) != 0 or int(splits[-1]) != n:
+            raise InvalidArgumentError(
+                None,
+                None,
+                "RaggedTensor: `row_splits` must be a 1-D int64 vector that starts at 0 and ends at "
+                f"len(values) ({n}). Received: row_splits={splits.tolist()}",
+            )
+        if bool((splits[1:] < splits[:-1]).any()):
+            raise InvalidArgumentError(
+                None, None, f"RaggedTensor: `row_splits` must be sorted ascending. Received: {splits.tolist()}"
+            )
+        self.values = values
+        self.row_splits = splits
+
+    # ---- constructors (TF's class methods)
+
+    @classmethod
+    def from_row_splits(
+        cls, values: Any, row_splits: Any, name: str | None = None, validate: bool = True
+    ) -> RaggedTensor:
+        """Row ``i`` is ``values[row_splits[i]:row_splits[i + 1]]``."""
+        return cls(_as_values(values), row_splits)
+
+    @classmethod
+    def from_row_lengths(
+        cls, values: Any, row_lengths: Any, name: str | None = None, validate: bool = True
+    ) -> RaggedTensor:
+        """Row ``i`` holds the next ``row_lengths[i]`` values."""
+        lengths = _i64(row_lengths)
+        return cls(_as_values(values), torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)]))
+
+    @classmethod
+    def from_value_rowids(
+        cls, values: Any, value_rowids: Any, nrows: Any = None, name: str | None = None, validate: bool = True
+    ) -> RaggedTensor:
+        """Value ``j`` goes to row ``value_rowids[j]`` (sorted); ``nrows`` adds trailing empty rows."""
+        ids = _i64(value_rowids)
+        n = int(nrows) if nrows is not None else (int(ids.max()) + 1 if len(ids) else 0)
+        if len(ids) and (bool((ids[1:] < ids[:-1]).any()) or int(ids.max()) >= n or int(ids.min()) < 0):
+            raise InvalidArgumentError(
+                None, None, f"RaggedTensor.from_value_rowids: `value_rowids` must be sorted and in [0, nrows={n})."
+            )
+        return cls.from_row_lengths(values, torch.bincount(ids, minlength=n))
+
+    @classmethod
+    def from_row_starts(
+        cls, values: Any, row_starts: Any, name: str | None = None, validate: bool = True
+    ) -> RaggedTensor:
+        """Row ``i`` starts at ``row_starts[i]`` and ends where the next starts."""
+        v = _as_values(values)
+        return cls(v, torch.cat([_i64(row_starts), torch.tensor([len(v)], dtype=torch.int64)]))
+
+    @classmethod
+    def from_row_limits(
+        cls, values: Any, row_limits: Any, name: str | None = None, validate: bool = True
+    ) -> RaggedTensor:
+        """Row ``i`` ends at ``row_limits[i]`` and starts where the previous ended."""
+        return cls(_as_values(values), torch.cat([torch.zeros(1, dtype=torch.int64), _i64(row_limits)]))
+
+    @classmethod
+    def from_nested_row_splits(
+        cls, flat_values: Any, nested_row_splits: Sequence[Any], name: str | None = None, validate: bool = True
+    ) -> RaggedTensor:
+        """One ragged dimension per entry of ``nested_row_splits`` (outermost first)."""
+        out: Any = _as_values(flat_values)
+        for splits in reversed(list(nested_row_splits)):
+            out = cls(out, splits)
+        return out
+
+    @classmethod
+    def from_nested_row_lengths(
+        cls, flat_values: Any, nested_row_lengths: Sequence[Any], name: str | None = None, validate: bool = True
+    ) -> RaggedTensor:
+        """One ragged dimension per entry of ``nested_row_lengths`` (outermost first)."""
+        out: Any = _as_values(flat_values)
+        for lengths in reversed(list(nested_row_lengths)):
+            out = cls.from_row_lengths(out, lengths)
+        return out
+
+    @classmethod
+    def from_tensor(
+        cls,
+        tensor: Any,
+        lengths: Any = None,
+        padding: Any = None,
+        ragged_rank: int = 1,
+        name: str | None = None,
+        row_splits_dtype: Any = None,
+    ) -> RaggedTensor:
+        """Rows of a dense tensor: all of them, the first ``lengths[i]`` items, or up to the trailing ``padding``."""
+        t = _as_values(tensor)
+        if t.ndim < 2:
+            raise ValueError(f"RaggedTensor.from_tensor needs a tensor of rank >= 2. Received shape {list(t.shape)}")
+        if lengths is not None and padding is not None:
+            raise ValueError("RaggedTensor.from_tensor takes `lengths` or `padding`, not both.")
+        if ragged_rank > 1:
+            if lengths is not None or padding is not None:
+                raise ValueError("RaggedTensor.from_tensor: ragged_rank > 1 is supported without lengths/padding.")
+            inner = cls.from_tensor(t.reshape((-1,) + tuple(t.shape[2:])), ragged_rank=ragged_rank - 1)
+            width = t.shape[1]
+            return cls(inner, torch.arange(t.shape[0] + 1, dtype=torch.int64) * width)
+        n, width = t.shape[0], t.shape[1]
+        if lengths is not None:
+            lens = _i64(lengths).clamp(max=width)
+        elif padding is not None:
+            pad = padding if isinstance(t, np.ndarray) else torch.as_tensor(padding, dtype=t.dtype)
+            is_pad = t == pad
+            if isinstance(is_pad, np.ndarray):
+                is_pad = torch.from_numpy(np.asarray(is_pad, dtype=bool))
+            while is_pad.dim() > 2:
+                is_pad = is_pad.all(dim=-1)
+            keep = (~is_pad).to(torch.int64)
+            # the length is one past the last item that is not padding
+            pos = torch.arange(1, width + 1).expand(n, width)
+            lens = (keep * pos).max(dim=1).values if width else torch.zeros(n, dtype=torch.int64)
+        else:
+            lens = torch.full((n,), width, dtype=torch.int64)
+        mask = torch.arange(width).unsqueeze(0) < lens.unsqueeze(1)
+        flat = t[mask.numpy()] if isinstance(t, np.ndarray) else t[mask]
+        return cls.from_row_lengths(flat, lens)
+
+    @classmethod
+    def from_sparse(cls, st_input: Any, name: str | None = None, row_splits_dtype: Any = None) -> RaggedTensor:
+        """The rows of a 2-D SparseTensor whose indices are in row-major order, without gaps."""
+        dense_shape = st_input.dense_shape.tolist()
+        if len(dense_shape) != 2:
+            raise ValueError(f"RaggedTensor.from_sparse needs a rank-2 SparseTensor. Received shape {dense_shape}")
+        rows = st_input.indices[:, 0]
+        return cls.from_value_rowids(st_input.values, rows, nrows=dense_shape[0])
+
+    # ---- structure
+
+    @property
+    def flat_values(self) -> Any:
+        """The innermost values (all ragged dimensions removed)."""
+        return self.values.flat_values if isinstance(self.values, RaggedTensor) else self.values
+
+    @property
+    def nested_row_splits(self) -> tuple[torch.Tensor, ...]:
+        """The row splits of each ragged dimension, outermost first."""
+        inner = self.values.nested_row_splits if isinstance(self.values, RaggedTensor) else ()
+        return (self.row_splits,) + inner
+
+    def nested_row_lengths(self, name: str | None = None) -> tuple[torch.Tensor, ...]:
+        """The row lengths of each ragged dimension, outermost first."""
+        return tuple(s[1:] - s[:-1] for s in self.nested_row_splits)
+
+    @property
+    def ragged_rank(self) -> int:
+        return 1 + (self.values.ragged_rank if isinstance(self.values, RaggedTensor) else 0)
+
+    @property
+    def dtype(self) -> Any:
+        """``tf.string`` for strings, else the torch dtype of the values."""
+        from unison.ops.dtypes import string
+
+        flat = self.flat_values
+        return string if isinstance(flat, np.ndarray) else flat.dtype
+
+    @property
+    def shape(self) -> Any:
+        """A ``tf.TensorShape`` with ``None`` for the ragged dimensions."""
+        from unison.ops.control_flow import TensorShape
+
+        inner = list(self.values.shape)[1:]
+        return TensorShape([self.nrows_int(), None] + [None if d is None else int(d) for d in inner])
+
+    def nrows_int(self) -> int:
+        return len(self.row_splits) - 1
+
+    def nrows(self, out_type: Any = None, name: str | None = None) -> torch.Tensor:
+        """The number of rows (an int64 scalar tensor)."""
+        return torch.tensor(self.nrows_int(), dtype=torch.int64)
+
+    def row_starts(self, name: str | None = None) -> torch.Tensor:
+        return self.row_splits[:-1]
+
+    def row_limits(self, name: str | None = None) -> torch.Tensor:
+        return self.row_splits[1:]
+
+    def row_lengths(self, axis: int = 1, name: str | None = None) -> Any:
+        """The length of each row (int64); ``axis > 1`` gives a RaggedTensor of inner lengths."""
+        if axis == 1 or axis == -1 and self.ragged_rank == 1:
+            return self.row_splits[1:] - self.row_splits[:-1]
+        if axis > 1 and isinstance(self.values, RaggedTensor):
+            return RaggedTensor(self.values.row_lengths(axis - 1), self.row_splits)
+        raise ValueError(f"RaggedTensor.row_lengths: `axis` must be in [1, {self.ragged_rank}]. Received: {axis}")
+
+    def value_rowids(self, name: str | None = None) -> torch.Tensor:
+        """The row of each value (int64)."""
+        return torch.repeat_interleave(torch.arange(self.nrows_int()), self.row_lengths())
+
+    def bounding_shape(self, axis: Any = None, name: str | None = None, out_type: Any = None) -> torch.Tensor:
+        """The smallest dense shape holding every row (int64)."""
+        width = int(self.row_lengths().max()) if self.nrows_int() else 0
+        inner = self.values.bounding_shape() if isinstance(self.values, RaggedTensor) else None
+        rest = inner[1:].tolist() if inner is not None else list(self.values.shape[1:])
+        out = torch.tensor([self.nrows_int(), width] + rest, dtype=torch.int64)
+        return out if axis is None else out[axis]
+
+    def with_values(self, new_values: Any) -> RaggedTensor:
+        """The same row splits over ``new_values``."""
+        return RaggedTensor(_as_values(new_values), self.row_splits)
+
+    def with_flat_values(self, new_values: Any) -> RaggedTensor:
+        """The same ragged structure over new innermost values."""
+        if isinstance(self.values, RaggedTensor):
+            return RaggedTensor(self.values.with_flat_values(new_values), self.row_splits)
+        return self.with_values(new_values)
+
+    def with_row_splits_dtype(self, dtype: Any) -> RaggedTensor:
+        """This tensor (unison's splits are always int64)."""
+        return self
+
+    def merge_dims(self, outer_axis: int, inner_axis: int) -> Any:
+        """Dimensions ``outer_axis..inner_axis`` merged into one (``merge_dims(0, -1)`` flattens)."""
+        rank = len(self.shape.as_list())
+        outer, inner = outer_axis % rank, inner_axis % rank
+        if outer >= inner:
+            return self
+        if outer == 0:
+            merged = self.values
+            if inner == 1:
+                return merged
+            if isinstance(merged, RaggedTensor):
+                return merged.merge_dims(0, inner - 1)
+            return merged.reshape((-1,) + tuple(merged.shape[inner:]))
+        if outer == 1:
+            positions, values = self.row_splits, self.values
+            for _ in range(inner - 1):
+                if isinstance(values, RaggedTensor):
+                    positions, values = values.row_splits[positions], values.values
+                else:
+                    positions = positions * int(np.prod(values.shape[1:inner]))
+                    values = values.reshape((-1,) + tuple(values.shape[inner:]))
+                    break
+            return RaggedTensor(values, positions)
+        return RaggedTensor(self.values.merge_dims(outer - 1, inner - 1), self.row_splits)
+
+    # ---- rows and conversions
+
+    def _rows(self, lo: int, hi: int) -> RaggedTensor:
+        start, stop = int(self.row_splits[lo]), int(self.row_splits[hi])
+        return RaggedTensor(self.values[start:stop], self.row_splits[lo : hi + 1] - start)
+
+    def __len__(self) -> int:
+        return self.nrows_int()
+
+    def __getitem__(self, key: Any) -> Any:
+        rest: tuple[Any, ...] = ()
+        if isinstance(key, tuple):
+            key, rest = (key[0], key[1:]) if key else (slice(None), ())
+        n = self.nrows_int()
+        if isinstance(key, slice):
+            lo, hi, step = key.indices(n)
+            if step != 1:
+                raise ValueError(f"RaggedTensor rows are sliced with step 1. Received: {key}")
+            out: Any = self._rows(lo, max(lo, hi))
+            if rest:
+                raise ValueError("RaggedTensor: index a row first (rt[i, j]); rt[a:b, j] is not supported.")
+            return out
+        if isinstance(key, torch.Tensor) and key.dim() == 0:
+            key = int(key)
+        if not isinstance(key, (int, np.integer)):
+            raise TypeError(f"A RaggedTensor is indexed by row numbers and slices. Received: {key!r}")
+        if not -n <= int(key) < n:
+            raise IndexError(f"RaggedTensor: row {key} is out of range for a RaggedTensor of {n} rows.")
+        i = int(key) % n
+        row = self.values[int(self.row_splits[i]) : int(self.row_splits[i + 1])]
+        return row[rest] if rest else row
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self[i] for i in range(self.nrows_int()))
+
+    def to_list(self) -> list[Any]:
+        """The rows as nested Python lists (strings as ``bytes``, as TF gives them)."""
+        if isinstance(self.values, RaggedTensor):
+            items: list[Any] = self.values.to_list()
+        elif isinstance(self.values, np.ndarray):
+            items = [v.encode() if isinstance(v, str) else v for v in np.asarray(self.values, dtype=object).tolist()]
+        else:
+            items = self.values.tolist()
+        bounds = self.row_splits.tolist()
+        return [items[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+    def numpy(self) -> np.ndarray:
+        """A 1-D numpy object array whose items are the rows (as TF's ``RaggedTensor.numpy()``)."""
+        out = np.empty(self.nrows_int(), dtype=object)
+        for i, row in enumerate(self):
+            out[i] = row.numpy() if hasattr(row, "numpy") else row
+        return out
+
+    def to_tensor(self, default_value: Any = None, name: str | None = None, shape: Any = None) -> Any:
+        """Rows padded with ``default_value`` (0 or ``b""``) to the longest row, or cut/padded to ``shape``."""
+        shape_list = None if shape is None else [None if d is None or int(d) < 0 else int(d) for d in shape]
+        inner_shape = None if shape_list is None else shape_list[1:]
+        values = self.values
+        if isinstance(values, RaggedTensor):
+            values = values.to_tensor(default_value, shape=[None] + inner_shape[1:] if inner_shape else None)
+        lengths = self.row_lengths()
+        rows = self.nrows_int() if shape_list is None or shape_list[0] is None else shape_list[0]
+        longest = int(lengths.max()) if len(lengths) else 0
+        width = longest if inner_shape is None or inner_shape[0] is None else inner_shape[0]
+        tail = list(values.shape[1:])
+        if inner_shape is not None:
+            tail = [t if s is None else s for t, s in zip(tail, inner_shape[1:])]
+            values = _fit(values, tail, default_value)
+        rowids = self.value_rowids()
+        cols = torch.arange(len(rowids)) - self.row_splits[rowids]
+        keep = (cols < width) & (rowids < rows)
+        if isinstance(values, np.ndarray):
+            from unison.ops.string_tensor import StringTensor
+
+            out: Any = np.full([rows, width] + tail, b"" if default_value is None else default_value, dtype=object)
+            out[rowids[keep].numpy(), cols[keep].numpy()] = np.asarray(values, dtype=object)[keep.numpy()]
+            return StringTensor(out)
+        fill = 0 if default_value is None else default_value
+        dense = torch.full([rows, width] + tail, 0, dtype=values.dtype)
+        dense[...] = torch.as_tensor(fill, dtype=values.dtype)
+        dense[rowids[keep], cols[keep]] = values[keep]
+        return dense
+
+    def to_sparse(self, name: str | None = None) -> Any:
+        """A SparseTensor with one entry per flat value, at its position in the bounding shape."""
+        from unison.ops.sparse_tensor import SparseTensor
+
+        if isinstance(self.values, RaggedTensor):
+            inner = self.values.to_sparse()
+            first = inner.indices[:, 0]
+        else:
+            inner = None
+            first = torch.arange(len(self.values))
+        rowids = self.value_rowids()[first]
+        cols = first - self.row_splits[rowids]
+        rest = inner.indices[:, 1:] if inner is not None else torch.zeros((len(first), 0), dtype=torch.int64)
+        values = inner.values if inner is not None else self.values
+        if inner is None and getattr(self.values, "ndim", 1) > 1:
+            raise ValueError("RaggedTensor.to_sparse: flat values with uniform inner dimensions are not supported.")
+        idx = torch.cat([rowids.unsqueeze(1), cols.unsqueeze(1), rest], 1)
+        return SparseTensor(idx, values, self.bounding_shape())
+
+    def __repr__(self) -> str:
+        return f"<tf.RaggedTensor {self.to_list()}>"
+
+
+def _fit(values: Any, tail: list[int], default_value: Any) -> Any:
+    """``values`` cut or padded in its inner dimensions to ``tail`` (for ``to_tensor(shape=...)``)."""
+    for axis, size in enumerate(tail, start=1):
+        have = values.shape[axis]
+        if have > size:
+            values = values[(slice(None),) * axis + (slice(0, size),)]
+        elif have < size:
+            pad_shape = list(values.shape)
+            pad_shape[axis] = size - have
+            fill = 0 if default_value is None else default_value
+            if isinstance(values, np.ndarray):
+                values = np.concatenate([values, np.full(pad_shape, fill, dtype=object)], axis=axis)
+            else:
+                values = torch.cat([values, torch.full(pad_shape, fill, dtype=values.dtype)], dim=axis)
+    return values
+
+
+def _as_values(values: Any) -> Any:
+    if isinstance(values, (torch.Tensor, RaggedTensor)):
+        return values
+    if isinstance(values, np.ndarray) and values.dtype == object:
+        return values
+    arr = np.asarray(values, dtype=object if _is_strings(values) else None)
+    if arr.dtype == object:
+        from unison.ops.string_tensor import StringTensor
+
+        return StringTensor(arr)
+    from unison.ops.dtypes import to_tensor
+
+    return to_tensor(values)
+
+
+def _is_strings(values: Any) -> bool:
+    arr = np.asarray(values)
+    return arr.dtype.kind in "OUS"
+
+
+def map_flat_values(op: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``tf.ragged.map_flat_values``: ``op`` on the flat values of the RaggedTensor arguments
+    (which must share their row splits); the result has their ragged structure."""
+    ragged = [a for a in list(args) + list(kwargs.values()) if isinstance(a, RaggedTensor)]
+    if not ragged:
+        return op(*args, **kwargs)
+    first = ragged[0]
+    for other in ragged[1:]:
+        for a, b in zip(first.nested_row_splits, other.nested_row_splits):
+            if a.shape != b.shape or not bool((a == b).all()):
+                raise InvalidArgumentError(
+                    None, None, "tf.ragged.map_flat_values: the RaggedTensor arguments' row splits differ."
+                )
+
+    def unwrap(a: Any) -> Any:
+        return a.flat_values if isinstance(a, RaggedTensor) else a
+
+    out = op(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
+    return first.with_flat_values(out)
+
+
+__all__ = ["RaggedTensor", "map_flat_values"]
