@@ -174,3 +174,14 @@ def test_cross(tf):
 @same_as_tf("ragged.cross", edge=True)
 def test_cross_with_dense_and_empty_row(tf):
     return tf.ragged.cross([tf.ragged.constant([["a"], []]), tf.constant([["p"], ["q"]])])
+
+
+@same_as_tf("ragged.cross_hashed")
+def test_cross_hashed(tf):
+    a = tf.ragged.constant([["1", "2"], ["3"]])
+    return tf.ragged.cross_hashed([a, tf.ragged.constant([["x"], ["y", "z"]])], num_buckets=50)
+
+
+@same_as_tf("ragged.cross_hashed", edge=True)
+def test_cross_hashed_ints_default_buckets(tf):
+    return tf.ragged.cross_hashed([tf.ragged.constant([[1, 2], []], dtype=tf.int64), tf.constant([["p"], ["q"]])])

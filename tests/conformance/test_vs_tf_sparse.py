@@ -312,3 +312,39 @@ def test_cross(tf):
 def test_cross_with_an_empty_row_and_ints(tf):
     a = tf.sparse.SparseTensor([[0, 0]], tf.constant([3], tf.int64), [2, 1])
     return tf.sparse.cross([a, tf.constant([["p"], ["q"]])])
+
+
+@same_as_tf("sparse.cross_hashed")
+def test_cross_hashed_matches_tf_buckets(tf):
+    a = tf.sparse.SparseTensor([[0, 0], [1, 1]], ["a", "b"], [2, 2])
+    b = tf.sparse.SparseTensor([[0, 0], [0, 1], [1, 0]], ["x", "y", "z"], [2, 2])
+    return (
+        tf.sparse.cross_hashed([a, b], num_buckets=100),
+        tf.sparse.cross_hashed([a, b]),
+        tf.sparse.cross_hashed([a, tf.constant([["p"], ["q"]])], num_buckets=10, hash_key=7),
+    )
+
+
+@same_as_tf("sparse.cross_hashed", edge=True)
+def test_cross_hashed_int_features_and_empty_row(tf):
+    a = tf.sparse.SparseTensor([[0, 0], [0, 1]], tf.constant([3, -5], tf.int64), [2, 2])
+    return tf.sparse.cross_hashed([a, tf.constant([["p"], ["q"]])], num_buckets=1000)
+
+
+@same_as_tf("sparse.sampled_addmm")
+def test_sampled_addmm(tf):
+    indices = tf.constant([0, 0, 1, 1], shape=[2, 2])
+    mat1 = tf.constant([1, 2, 3, 4, 5, 6], shape=[2, 3], dtype=tf.float32)
+    mat2 = tf.constant([7, 8, 9, 10, 11, 12], shape=[3, 2], dtype=tf.float32)
+    return tf.sparse.sampled_addmm(
+        indices, tf.constant([0.5, 0.3]), tf.constant([2, 2]), mat1, mat2, alpha=0.75, beta=0.25
+    )
+
+
+@same_as_tf("sparse.sampled_addmm", edge=True)
+def test_sampled_addmm_batched(tf):
+    indices = tf.constant([0, 1, 1, 0, 0, 0, 1, 0], shape=[2, 2, 2])
+    values = tf.constant([3, 5, 2, 7], shape=[2, 2], dtype=tf.float32)
+    mat1 = tf.constant(np.arange(1, 13), shape=[2, 2, 3], dtype=tf.float32)
+    mat2 = tf.constant(np.arange(13, 25), shape=[2, 3, 2], dtype=tf.float32)
+    return tf.sparse.sampled_addmm(indices, values, tf.constant([2, 2]), mat1, mat2, alpha=0.75, beta=0.25)

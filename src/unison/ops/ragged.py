@@ -199,9 +199,19 @@ def stack_dynamic_partitions(data: Any, partitions: Any, num_partitions: int, na
 
 def cross(inputs: Sequence[Any], name: str | None = None) -> RaggedTensor:
     """``tf.ragged.cross``: per row, every combination of one feature from each input, joined by ``"_X_"``."""
-    from unison.ops.sparse_ops import cross as sparse_cross
+    from unison.ops.sparse_features import cross as sparse_cross
 
     st = sparse_cross(list(inputs))
+    return RaggedTensor.from_value_rowids(st.values, st.indices[:, 0], nrows=int(st.dense_shape[0]))
+
+
+def cross_hashed(
+    inputs: Sequence[Any], num_buckets: int = 0, hash_key: int | None = None, name: str | None = None
+) -> RaggedTensor:
+    """``tf.ragged.cross_hashed``: the crosses of ``cross`` as TF's int64 hash buckets."""
+    from unison.ops.sparse_features import cross_hashed as sparse_cross_hashed
+
+    st = sparse_cross_hashed(list(inputs), num_buckets, hash_key)
     return RaggedTensor.from_value_rowids(st.values, st.indices[:, 0], nrows=int(st.dense_shape[0]))
 
 
@@ -209,6 +219,7 @@ __all__ = [
     "boolean_mask",
     "constant",
     "cross",
+    "cross_hashed",
     "map_flat_values",
     "range",
     "row_splits_to_segment_ids",

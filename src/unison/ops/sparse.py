@@ -9,11 +9,10 @@ Example:
 
 from __future__ import annotations
 
+from unison.ops.sparse_features import bincount, cross, cross_hashed, sampled_addmm
 from unison.ops.sparse_ops import (
     add,
-    bincount,
     concat,
-    cross,
     expand_dims,
     eye,
     fill_empty_rows,
@@ -45,6 +44,7 @@ __all__ = [
     "bincount",
     "concat",
     "cross",
+    "cross_hashed",
     "expand_dims",
     "eye",
     "fill_empty_rows",
@@ -58,6 +58,7 @@ __all__ = [
     "reset_shape",
     "reshape",
     "retain",
+    "sampled_addmm",
     "segment_mean",
     "segment_sqrt_n",
     "segment_sum",

@@ -449,95 +449,9 @@ def map_values(op: Callable[..., Any], *args: Any, **kwargs: Any) -> SparseTenso
     return SparseTensor(first.indices, values, first.dense_shape)
 
 
-def bincount(
-    values: Any,
-    weights: Any = None,
-    axis: int | None = 0,
-    minlength: int | None = None,
-    maxlength: int | None = None,
-    binary_output: bool = False,
-    name: str | None = None,
-) -> SparseTensor:
-    """``tf.sparse.bincount``: counts (or summed ``weights``) of each value, as a SparseTensor:
-    over everything (``axis=0``) or per row of a 2-D input (``axis=-1``)."""
-    if isinstance(values, SparseTensor):
-        vals, rows, n_rows = values.values.long(), values.indices[:, 0], int(values.dense_shape[0])
-        w = weights.values if isinstance(weights, SparseTensor) else weights
-    else:
-        t = to_tensor(values)
-        vals = t.reshape(-1).long()
-        rows = torch.arange(t.shape[0]).repeat_interleave(t.shape[-1]) if t.dim() == 2 else torch.zeros_like(vals)
-        n_rows = t.shape[0] if t.dim() == 2 else 1
-        w = weights
-    out_dtype = (
-        to_tensor(w).dtype if w is not None else (values.values if isinstance(values, SparseTensor) else t).dtype
-    )
-    wv = to_tensor(w).reshape(-1).to(out_dtype) if w is not None else torch.ones(len(vals), dtype=out_dtype)
-    keep = vals >= 0
-    if maxlength is not None:
-        keep &= vals < int(maxlength)
-    vals, rows, wv = vals[keep], rows[keep], wv[keep]
-    width = int(vals.max()) + 1 if len(vals) else 0
-    width = builtins.max(width, int(minlength or 0))
-    if maxlength is not None:
-        width = builtins.min(width, int(maxlength))
-    per_row = axis is not None and int(axis) in (-1, 1)
-    r = rows if per_row else torch.zeros_like(rows)
-    n = n_rows if per_row else 1
-    ids = r * width + vals
-    counts = torch.zeros(n * width, dtype=out_dtype).index_add(0, ids, wv)
-    present = torch.zeros(n * width, dtype=torch.bool).index_fill(0, ids, True)
-    where = present.nonzero().reshape(-1)
-    got = counts[where]
-    if binary_output:
-        got = torch.ones_like(got)
-    if per_row:
-        return SparseTensor(torch.stack([where // width, where % width], 1), got, [n, width])
-    return SparseTensor(where.unsqueeze(1), got, [width])
-
-
-def cross(inputs: Sequence[Any], name: str | None = None, separator: str | None = None) -> SparseTensor:
-    """``tf.sparse.cross``: per row, every combination of one feature from each input, joined by
-    ``separator`` (``"_X_"``), in the order of the inputs (the last varying fastest)."""
-    sep = "_X_" if separator is None else separator
-    columns = [_rows_of(x) for x in inputs]
-    n = len(columns[0])
-    idx: list[list[int]] = []
-    out: list[bytes] = []
-    width = 0
-    for r in range(n):  # strings: Python per row (numpy has no string product kernel)
-        combos: list[bytes] = [b""]
-        for k, col in enumerate(columns):
-            joiner = sep.encode() if k else b""
-            combos = [c + joiner + f for c in combos for f in col[r]]
-        idx.extend([r, j] for j in range(len(combos)))
-        out.extend(combos)
-        width = builtins.max(width, len(combos))
-    return SparseTensor(np.asarray(idx, np.int64).reshape(-1, 2), np.asarray(out, dtype=object), [n, width])
-
-
-def _rows_of(x: Any) -> list[list[bytes]]:
-    def text(v: Any) -> bytes:
-        return v if isinstance(v, bytes) else (v.encode() if isinstance(v, str) else str(int(v)).encode())
-
-    if isinstance(x, SparseTensor):
-        n = int(x.dense_shape[0])
-        vals = np.asarray(x.values if isinstance(x.values, np.ndarray) else x.values.numpy(), dtype=object)
-        rows: list[list[bytes]] = [[] for _ in range(n)]
-        for (r, _), v in zip(reorder(x).indices.tolist(), vals[np.argsort(_linear(x.indices, x.dense_shape))]):
-            rows[r].append(text(v))
-        return rows
-    if hasattr(x, "row_splits") and hasattr(x, "to_list"):  # a RaggedTensor
-        return [[text(v) for v in row] for row in x.to_list()]
-    arr = np.asarray(x if not isinstance(x, torch.Tensor) else x.numpy(), dtype=object)
-    return [[text(v) for v in row] for row in arr]
-
-
 __all__ = [
     "add",
-    "bincount",
     "concat",
-    "cross",
     "expand_dims",
     "eye",
     "fill_empty_rows",

@@ -1,0 +1,195 @@
+"""``tf.sparse``'s feature functions: ``bincount``, ``cross``/``cross_hashed`` and ``sampled_addmm``.
+
+``cross_hashed`` is TF's: each feature's hash (``Fingerprint64`` of a string, the value of an
+integer) is folded into the key with ``FingerprintCat64``, so the buckets equal TF's.
+
+Example:
+    >>> import unison as tf
+    >>> a = tf.sparse.from_dense(tf.constant([["x", "y"]]))
+    >>> tf.sparse.cross([a, tf.constant([["p"]])]).values.tolist()
+    [b'x_X_p', b'y_X_p']
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from unison.errors import InvalidArgumentError
+from unison.ops.dtypes import to_tensor
+from unison.ops.farmhash import fingerprint64
+from unison.ops.sparse_ops import _linear, reorder
+from unison.ops.sparse_tensor import SparseTensor
+
+_M64 = (1 << 64) - 1
+_KMUL = 0xC6A4A7935BD1E995
+DEFAULT_HASH_KEY = 0xDECAFCAFFE  # TF's default hash_key of cross_hashed
+
+
+def bincount(
+    values: Any,
+    weights: Any = None,
+    axis: int | None = 0,
+    minlength: int | None = None,
+    maxlength: int | None = None,
+    binary_output: bool = False,
+    name: str | None = None,
+) -> SparseTensor:
+    """``tf.sparse.bincount``: counts (or summed ``weights``) of each value, as a SparseTensor:
+    over everything (``axis=0``) or per row of a 2-D input (``axis=-1``)."""
+    if isinstance(values, SparseTensor):
+        vals, rows, n_rows = values.values.long(), values.indices[:, 0], int(values.dense_shape[0])
+        w = weights.values if isinstance(weights, SparseTensor) else weights
+    else:
+        t = to_tensor(values)
+        vals = t.reshape(-1).long()
+        rows = torch.arange(t.shape[0]).repeat_interleave(t.shape[-1]) if t.dim() == 2 else torch.zeros_like(vals)
+        n_rows = t.shape[0] if t.dim() == 2 else 1
+        w = weights
+    out_dtype = (
+        to_tensor(w).dtype if w is not None else (values.values if isinstance(values, SparseTensor) else t).dtype
+    )
+    wv = to_tensor(w).reshape(-1).to(out_dtype) if w is not None else torch.ones(len(vals), dtype=out_dtype)
+    keep = vals >= 0
+    if maxlength is not None:
+        keep &= vals < int(maxlength)
+    vals, rows, wv = vals[keep], rows[keep], wv[keep]
+    width = int(vals.max()) + 1 if len(vals) else 0
+    width = builtins.max(width, int(minlength or 0))
+    if maxlength is not None:
+        width = builtins.min(width, int(maxlength))
+    per_row = axis is not None and int(axis) in (-1, 1)
+    r = rows if per_row else torch.zeros_like(rows)
+    n = n_rows if per_row else 1
+    ids = r * width + vals
+    counts = torch.zeros(n * width, dtype=out_dtype).index_add(0, ids, wv)
+    present = torch.zeros(n * width, dtype=torch.bool).index_fill(0, ids, True)
+    where = present.nonzero().reshape(-1)
+    got = counts[where]
+    if binary_output:
+        got = torch.ones_like(got)
+    if per_row:
+        return SparseTensor(torch.stack([where // width, where % width], 1), got, [n, width])
+    return SparseTensor(where.unsqueeze(1), got, [width])
+
+
+def _crossed(inputs: Sequence[Any], join: Any, start: Any) -> tuple[np.ndarray, list[Any], int, int]:
+    """Per row, every combination of one feature of each input (the last varying fastest), folded
+    with ``join`` from ``start``: (index rows, crossed values, rows, widest row)."""
+    columns = [_rows_of(x) for x in inputs]
+    n = len(columns[0])
+    idx: list[list[int]] = []
+    out: list[Any] = []
+    width = 0
+    for r in range(n):  # strings: Python per row (numpy has no string product kernel)
+        combos: list[Any] = [start]
+        for k, col in enumerate(columns):
+            combos = [join(c, f, k) for c in combos for f in col[r]]
+        idx.extend([r, j] for j in range(len(combos)))
+        out.extend(combos)
+        width = builtins.max(width, len(combos))
+    return np.asarray(idx, np.int64).reshape(-1, 2), out, n, width
+
+
+def cross(inputs: Sequence[Any], name: str | None = None, separator: str | None = None) -> SparseTensor:
+    """``tf.sparse.cross``: per row, every combination of one feature from each input, joined by
+    ``separator`` (``"_X_"``), in the order of the inputs (the last varying fastest)."""
+    sep = ("_X_" if separator is None else separator).encode()
+
+    def join(acc: bytes, feature: Any, k: int) -> bytes:
+        return acc + (sep if k else b"") + _text(feature)
+
+    idx, out, n, width = _crossed(inputs, join, b"")
+    return SparseTensor(idx, np.asarray(out, dtype=object), [n, width])
+
+
+def _shift_mix(v: int) -> int:
+    return v ^ (v >> 47)
+
+
+def fingerprint_cat64(fp1: int, fp2: int) -> int:
+    """TF's ``FingerprintCat64``: two 64-bit fingerprints combined (tensorflow/core/platform/fingerprint.h)."""
+    result = fp1 ^ _KMUL
+    result ^= (_shift_mix((fp2 * _KMUL) & _M64) * _KMUL) & _M64
+    result = (result * _KMUL) & _M64
+    result = (_shift_mix(result) * _KMUL) & _M64
+    return _shift_mix(result)
+
+
+def _feature_hash(feature: Any) -> int:
+    if isinstance(feature, (bytes, str)):
+        return fingerprint64(_text(feature))
+    return int(feature) & _M64
+
+
+def cross_hashed(
+    inputs: Sequence[Any], num_buckets: int = 0, hash_key: int | None = None, name: str | None = None
+) -> SparseTensor:
+    """``tf.sparse.cross_hashed``: the crosses of ``cross`` as int64 buckets (TF's hashing:
+    ``FingerprintCat64`` over the features' hashes from ``hash_key``, modulo ``num_buckets``)."""
+    key = DEFAULT_HASH_KEY if hash_key is None else int(hash_key) & _M64
+
+    def join(acc: int, feature: Any, k: int) -> int:
+        return fingerprint_cat64(acc, _feature_hash(feature))
+
+    idx, out, n, width = _crossed(inputs, join, key)
+    modulus = int(num_buckets) if int(num_buckets) > 0 else (1 << 63) - 1
+    values = torch.tensor([h % modulus for h in out], dtype=torch.int64)
+    return SparseTensor(idx, values, [n, width])
+
+
+def _text(v: Any) -> bytes:
+    return v if isinstance(v, bytes) else (v.encode() if isinstance(v, str) else str(int(v)).encode())
+
+
+def _rows_of(x: Any) -> list[list[Any]]:
+    """Each row's features: bytes for strings, Python ints for integers (cross_hashed hashes them apart)."""
+
+    def text(v: Any) -> Any:
+        return v.encode() if isinstance(v, str) else (v if isinstance(v, bytes) else int(v))
+
+    if isinstance(x, SparseTensor):
+        n = int(x.dense_shape[0])
+        vals = np.asarray(x.values if isinstance(x.values, np.ndarray) else x.values.numpy(), dtype=object)
+        rows: list[list[bytes]] = [[] for _ in range(n)]
+        for (r, _), v in zip(reorder(x).indices.tolist(), vals[np.argsort(_linear(x.indices, x.dense_shape))]):
+            rows[r].append(text(v))
+        return rows
+    if hasattr(x, "row_splits") and hasattr(x, "to_list"):  # a RaggedTensor
+        return [[text(v) for v in row] for row in x.to_list()]
+    arr = np.asarray(x if not isinstance(x, torch.Tensor) else x.numpy(), dtype=object)
+    return [[text(v) for v in row] for row in arr]
+
+
+def sampled_addmm(
+    indices: Any,
+    values: Any,
+    dense_shape: Any,
+    mat1: Any,
+    mat2: Any,
+    beta: Any = 1.0,
+    alpha: Any = 1.0,
+    output_type: Any = torch.float32,
+) -> tuple[Any, torch.Tensor, Any]:
+    """``tf.sparse.sampled_addmm``: ``alpha * (mat1 @ mat2)`` read at ``indices`` plus ``beta * values``
+    (batched over leading dimensions); returns ``(indices, values, dense_shape)``."""
+    idx, vals = to_tensor(indices), to_tensor(values)
+    a, b = to_tensor(mat1), to_tensor(mat2)
+    if a.shape[-1] != b.shape[-2]:
+        raise InvalidArgumentError(
+            None,
+            None,
+            f"tf.sparse.sampled_addmm: mat1 {list(a.shape)} and mat2 {list(b.shape)} cannot be multiplied "
+            "(the inner dimensions differ).",
+        )
+    rows = torch.gather(a, -2, idx[..., 0:1].long().expand(*idx.shape[:-1], a.shape[-1]))
+    cols = torch.gather(b.transpose(-1, -2), -2, idx[..., 1:2].long().expand(*idx.shape[:-1], b.shape[-2]))
+    product = (rows * cols).sum(-1)
+    return indices if isinstance(indices, torch.Tensor) else idx, alpha * product + beta * vals, to_tensor(dense_shape)
+
+
+__all__ = ["bincount", "cross", "cross_hashed", "fingerprint_cat64", "sampled_addmm"]
