@@ -212,8 +212,10 @@ from unison.ops.math import (
     truediv,
 )
 from unison.ops.printing import tf_print as print
+from unison.ops.py_function import custom_gradient, numpy_function, py_function, recompute_grad
 from unison.ops.ragged import RaggedTensor
 from unison.ops.sparse import SparseTensor
+from unison.ops.tensor_array import TensorArray
 from unison.optim import Adasum, Average, Compression, DistributedOptimizer, Sum
 from unison.version import __version__
 
@@ -276,6 +278,7 @@ __all__ = [
     "Module",
     "RaggedTensor",
     "SparseTensor",
+    "TensorArray",
     "Sum",
     "TensorShape",
     "TensorSpec",
@@ -314,6 +317,7 @@ __all__ = [
     "convert_to_tensor",
     "cos",
     "cumsum",
+    "custom_gradient",
     "data",
     "device",
     "distribute",
@@ -380,6 +384,7 @@ __all__ = [
     "nn",
     "norm",
     "not_equal",
+    "numpy_function",
     "one_hot",
     "ones",
     "ones_like",
@@ -388,10 +393,12 @@ __all__ = [
     "pow",
     "print",
     "profiler",
+    "py_function",
     "ragged",
     "random",
     "range",
     "rank",
+    "recompute_grad",
     "reduce_all",
     "reduce_any",
     "reduce_logsumexp",

@@ -172,6 +172,15 @@ class RaggedTensor:
 
     # ---- structure
 
+    def _tree_components(self) -> list[Any]:
+        """What ``tf.nest.flatten(..., expand_composites=True)`` yields: flat values, then the row
+        splits outermost first (TF's order)."""
+        return [self.flat_values, *self.nested_row_splits]
+
+    @classmethod
+    def _tree_from_components(cls, components: list[Any]) -> RaggedTensor:
+        return cls.from_nested_row_splits(components[0], components[1:])
+
     @property
     def flat_values(self) -> Any:
         """The innermost values (all ragged dimensions removed)."""

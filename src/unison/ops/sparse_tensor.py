@@ -71,6 +71,14 @@ class SparseTensor:
                 f"{len(self.values)} values."
             )
 
+    def _tree_components(self) -> list[Any]:
+        """What ``tf.nest.flatten(..., expand_composites=True)`` yields: TF's component order."""
+        return [self.indices, self.values, self.dense_shape]
+
+    @classmethod
+    def _tree_from_components(cls, components: list[Any]) -> SparseTensor:
+        return cls(*components)
+
     @classmethod
     def from_value(cls, value: Any) -> SparseTensor:
         """``tf.SparseTensor.from_value``: a SparseTensor (returned as is)."""
