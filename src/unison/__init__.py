@@ -139,6 +139,7 @@ from unison.ops.dtypes import (
     string,
     uint8,
 )
+from unison.ops.indexed_slices import IndexedSlices
 from unison.ops.indexing import (
     argsort,
     boolean_mask,
@@ -213,7 +214,7 @@ from unison.ops.math import (
 )
 from unison.ops.printing import tf_print as print
 from unison.ops.py_function import custom_gradient, numpy_function, py_function, recompute_grad
-from unison.ops.ragged import RaggedTensor
+from unison.ops.ragged import RaggedTensor, ragged_fill_empty_rows, ragged_fill_empty_rows_grad
 from unison.ops.sparse import SparseTensor
 from unison.ops.tensor_array import TensorArray
 from unison.optim import Adasum, Average, Compression, DistributedOptimizer, Sum
@@ -277,6 +278,7 @@ __all__ = [
     "GradientTape",
     "Module",
     "RaggedTensor",
+    "IndexedSlices",
     "SparseTensor",
     "TensorArray",
     "Sum",
@@ -395,6 +397,8 @@ __all__ = [
     "profiler",
     "py_function",
     "ragged",
+    "ragged_fill_empty_rows",
+    "ragged_fill_empty_rows_grad",
     "random",
     "range",
     "rank",

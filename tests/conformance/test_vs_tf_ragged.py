@@ -185,3 +185,27 @@ def test_cross_hashed(tf):
 @same_as_tf("ragged.cross_hashed", edge=True)
 def test_cross_hashed_ints_default_buckets(tf):
     return tf.ragged.cross_hashed([tf.ragged.constant([[1, 2], []], dtype=tf.int64), tf.constant([["p"], ["q"]])])
+
+
+@same_as_tf("ragged_fill_empty_rows", "ragged_fill_empty_rows_grad")
+def test_ragged_fill_empty_rows(tf):
+    out = tf.ragged_fill_empty_rows(
+        value_rowids=tf.constant([0, 0, 2], tf.int64),
+        values=tf.constant([1.0, 2.0, 3.0]),
+        nrows=tf.constant(4, tf.int64),
+        default_value=tf.constant(9.0),
+    )
+    grad = tf.ragged_fill_empty_rows_grad(out.reverse_index_map, tf.constant([1.0, 2.0, 3.0, 4.0, 5.0]))
+    return tuple(out), tuple(grad)
+
+
+@same_as_tf("ragged_fill_empty_rows", "ragged_fill_empty_rows_grad", edge=True)
+def test_ragged_fill_empty_rows_all_empty(tf):
+    out = tf.ragged_fill_empty_rows(
+        value_rowids=tf.constant([], tf.int64),
+        values=tf.constant([], tf.int32),
+        nrows=tf.constant(2, tf.int64),
+        default_value=tf.constant(-1),
+    )
+    grad = tf.ragged_fill_empty_rows_grad(out.reverse_index_map, tf.constant([1.0, 2.0]))
+    return tuple(out), tuple(grad)

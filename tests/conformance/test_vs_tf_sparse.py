@@ -348,3 +348,17 @@ def test_sampled_addmm_batched(tf):
     mat1 = tf.constant(np.arange(1, 13), shape=[2, 2, 3], dtype=tf.float32)
     mat2 = tf.constant(np.arange(13, 25), shape=[2, 3, 2], dtype=tf.float32)
     return tf.sparse.sampled_addmm(indices, values, tf.constant([2, 2]), mat1, mat2, alpha=0.75, beta=0.25)
+
+
+@same_as_tf("IndexedSlices", "sparse.mask")
+def test_indexed_slices_and_mask(tf):
+    s = tf.IndexedSlices(tf.constant([[1.0, 2.0], [3.0, 4.0]]), tf.constant([2, 0]), tf.constant([3, 2]))
+    m = tf.sparse.mask(s, tf.constant([0]))
+    return s.values, s.indices, s.dense_shape, s.shape, tf.convert_to_tensor(s), m.values, m.indices, m.dense_shape
+
+
+@same_as_tf("IndexedSlices", "sparse.mask", edge=True)
+def test_indexed_slices_duplicates_and_mask_of_nothing(tf):
+    s = tf.IndexedSlices(tf.constant([1.0, 2.0, 3.0]), tf.constant([1, 1, 0]), tf.constant([3]))
+    m = tf.sparse.mask(s, tf.constant([], tf.int32))
+    return tf.convert_to_tensor(s), m.values, tf.IndexedSlices(tf.constant([1.0]), tf.constant([0])).dense_shape

@@ -11,6 +11,7 @@ Example:
 from __future__ import annotations
 
 import builtins
+from collections import namedtuple
 from collections.abc import Sequence
 from typing import Any
 
@@ -213,6 +214,45 @@ def cross_hashed(
 
     st = sparse_cross_hashed(list(inputs), num_buckets, hash_key)
     return RaggedTensor.from_value_rowids(st.values, st.indices[:, 0], nrows=int(st.dense_shape[0]))
+
+
+def ragged_fill_empty_rows(
+    value_rowids: Any, values: Any, nrows: Any, default_value: Any, name: str | None = None
+) -> Any:
+    """``tf.ragged_fill_empty_rows``: ``default_value`` added as the one value of each empty row.
+
+    Returns ``(output_value_rowids, output_values, empty_row_indicator, reverse_index_map)``;
+    ``reverse_index_map[i]`` is where input value ``i`` went.
+    """
+    ids, vals = to_tensor(value_rowids).to(torch.int64), to_tensor(values)
+    n = int(to_tensor(nrows))
+    counts = torch.bincount(ids, minlength=n)[:n]
+    empty = counts == 0
+    new_counts = counts + empty.to(torch.int64)
+    starts = torch.cat([torch.zeros(1, dtype=torch.int64), new_counts.cumsum(0)[:-1]])
+    old_starts = torch.cat([torch.zeros(1, dtype=torch.int64), counts.cumsum(0)[:-1]])
+    reverse = starts[ids] + (torch.arange(len(ids)) - old_starts[ids])
+    total = int(new_counts.sum())
+    out_vals = torch.full((total,) + tuple(vals.shape[1:]), 0, dtype=vals.dtype)
+    out_vals[...] = to_tensor(default_value).to(vals.dtype)
+    out_vals[reverse] = vals
+    out_ids = torch.repeat_interleave(torch.arange(n), new_counts)
+    return _FillEmptyRows(out_ids, out_vals, empty, reverse)
+
+
+def ragged_fill_empty_rows_grad(reverse_index_map: Any, grad_values: Any, name: str | None = None) -> Any:
+    """``tf.ragged_fill_empty_rows_grad``: ``(d_values, d_default_value)`` of ``ragged_fill_empty_rows``."""
+    reverse, grads = to_tensor(reverse_index_map).to(torch.int64), to_tensor(grad_values)
+    d_values = grads[reverse]
+    filled = torch.ones(len(grads), dtype=torch.bool)
+    filled[reverse] = False
+    return _FillEmptyRowsGrad(d_values, grads[filled].sum(dim=0))
+
+
+_FillEmptyRows = namedtuple(
+    "_FillEmptyRows", ["output_value_rowids", "output_values", "empty_row_indicator", "reverse_index_map"]
+)
+_FillEmptyRowsGrad = namedtuple("_FillEmptyRowsGrad", ["d_values", "d_default_value"])
 
 
 __all__ = [

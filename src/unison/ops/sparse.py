@@ -9,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+from unison.ops.indexed_slices import mask
 from unison.ops.sparse_features import bincount, cross, cross_hashed, sampled_addmm
 from unison.ops.sparse_ops import (
     add,
@@ -50,6 +51,7 @@ __all__ = [
     "fill_empty_rows",
     "from_dense",
     "map_values",
+    "mask",
     "maximum",
     "minimum",
     "reduce_max",
