@@ -294,3 +294,19 @@ def test_all_candidate_sampler(tf):
 @same_as_tf("random.all_candidate_sampler", edge=True)
 def test_all_candidate_sampler_none(tf):
     return tf.random.all_candidate_sampler(tf.constant([[1, 2]], tf.int64), 2, 0, False)
+
+
+@same_as_tf("random.learned_unigram_candidate_sampler", values=False, differs=BITS)
+def test_learned_unigram_candidate_sampler(tf):
+    classes = tf.constant([[1], [2]], tf.int64)
+    return tf.random.learned_unigram_candidate_sampler(classes, 1, 3, True, 6, seed=11)
+
+
+@same_as_tf("random.learned_unigram_candidate_sampler", edge=True, atol=1e-6)
+def test_learned_unigram_candidate_sampler_learns_across_calls(tf):
+    classes = tf.constant([[1], [1], [2]], tf.int64)
+    counts = [
+        tf.random.learned_unigram_candidate_sampler(classes, 1, 4, False, 5, seed=23).true_expected_count
+        for _ in range(3)
+    ]
+    return counts

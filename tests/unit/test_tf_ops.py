@@ -203,8 +203,8 @@ def test_unsupported_attribute_names_the_torch_equivalent():
         tf.distribute.TPUStrategy  # noqa: B018
     with pytest.raises(AttributeError, match=r"only as tf\.distribute\.experimental\.CentralStorageStrategy"):
         tf.distribute.CentralStorageStrategy  # noqa: B018
-    with pytest.raises(AttributeError, match=r"tf\.random\.learned_unigram_candidate_sampler"):
-        tf.random.learned_unigram_candidate_sampler  # noqa: B018
+    with pytest.raises(AttributeError, match=r"tf\.random\.no_such_sampler"):
+        tf.random.no_such_sampler  # noqa: B018
     with pytest.raises(AttributeError, match="does not implement tf.no_such_name"):
         tf.no_such_name  # noqa: B018
     assert not hasattr(tf, "__wrapped__") and not hasattr(tf, "_private_thing")

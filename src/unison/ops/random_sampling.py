@@ -302,6 +302,28 @@ def fixed_unigram_candidate_sampler(
     )
 
 
+# TF's learned sampler lives in the op's cached kernel: calls with the same attributes share (and
+# keep teaching) one distribution. unison keys it the same way.
+_LEARNED: dict[tuple[int, int, bool, int, Any], torch.Tensor] = {}
+
+
+def learned_unigram_candidate_sampler(
+    true_classes: Any, num_true: int, num_sampled: int, unique: bool, range_max: int, seed: Any = None, name: Any = None
+) -> Any:
+    """``tf.random.learned_unigram_candidate_sampler``: classes drawn in proportion to how often they
+    have been true classes (every class starts at a count of 1); the counts learn from each call's
+    ``true_classes`` after it samples, shared by calls with the same arguments, as in TF eager."""
+    key = (int(num_true), int(num_sampled), bool(unique), int(range_max), seed)
+    counts = _LEARNED.setdefault(key, torch.ones(int(range_max), dtype=torch.float64))
+    out = _candidates(
+        true_classes, num_true, num_sampled, unique, counts / counts.sum(), "learned_unigram_candidate_sampler"
+    )
+    seen = to_tensor(true_classes).long().reshape(-1)
+    seen = seen[(seen >= 0) & (seen < int(range_max))]
+    counts.index_add_(0, seen, torch.ones(len(seen), dtype=torch.float64))
+    return out
+
+
 def all_candidate_sampler(
     true_classes: Any, num_true: int, num_sampled: int, unique: bool, seed: Any = None, name: Any = None
 ) -> Any:
