@@ -209,3 +209,26 @@ def test_ragged_fill_empty_rows_all_empty(tf):
     )
     grad = tf.ragged_fill_empty_rows_grad(out.reverse_index_map, tf.constant([1.0, 2.0]))
     return tuple(out), tuple(grad)
+
+
+@same_as_tf("RaggedTensor")
+def test_ragged_tensor_column_indexing_and_arithmetic(tf):
+    rt = tf.ragged.constant([[1, 2, 3], [4], [5, 6]])
+    r3 = tf.ragged.constant([[[1, 2], [3]], [[4, 5, 6]]])
+    return (
+        rt[:, 1:],
+        rt[:, -2:],
+        rt[1:, :1],
+        r3[:, -1:],
+        rt + 1,
+        2 * rt,
+        rt - rt,
+        rt * rt,
+        -rt,
+        rt / 2,
+    )
+
+
+@same_as_tf("RaggedTensor", edge=True)
+def test_ragged_tensor_index_into_a_ragged_dimension(tf):
+    return tf.ragged.constant([[1, 2, 3], [4]])[:, 0]

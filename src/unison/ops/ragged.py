@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import builtins
 from collections import namedtuple
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -20,7 +20,28 @@ import torch
 
 from unison.errors import InvalidArgumentError
 from unison.ops.dtypes import as_dtype, to_tensor
-from unison.ops.ragged_tensor import RaggedTensor, _as_values, map_flat_values
+from unison.ops.ragged_tensor import RaggedTensor, _as_values
+
+
+def map_flat_values(op: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``tf.ragged.map_flat_values``: ``op`` on the flat values of the RaggedTensor arguments
+    (which must share their row splits); the result has their ragged structure."""
+    ragged = [a for a in list(args) + list(kwargs.values()) if isinstance(a, RaggedTensor)]
+    if not ragged:
+        return op(*args, **kwargs)
+    first = ragged[0]
+    for other in ragged[1:]:
+        for a, b in zip(first.nested_row_splits, other.nested_row_splits):
+            if a.shape != b.shape or not bool((a == b).all()):
+                raise InvalidArgumentError(
+                    None, None, "tf.ragged.map_flat_values: the RaggedTensor arguments' row splits differ."
+                )
+
+    def unwrap(a: Any) -> Any:
+        return a.flat_values if isinstance(a, RaggedTensor) else a
+
+    out = op(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
+    return first.with_flat_values(out)
 
 
 def _depth(value: Any) -> int:

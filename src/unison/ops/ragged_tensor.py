@@ -16,22 +16,17 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import torch
 
 from unison.errors import InvalidArgumentError
+from unison.ops.ragged_build import RaggedConstructors, _as_values, _i64
 
 
-def _i64(x: Any) -> torch.Tensor:
-    if isinstance(x, torch.Tensor):
-        return x.to(torch.int64).reshape(-1)
-    return torch.as_tensor(np.asarray(x, dtype=np.int64)).reshape(-1)
-
-
-class RaggedTensor:
+class RaggedTensor(RaggedConstructors):
     """Rows of different lengths: ``values`` cut by ``row_splits`` (TF's ``tf.RaggedTensor``).
 
     Build one with the ``from_*`` class methods or ``tf.ragged.constant``.
@@ -53,122 +48,6 @@ class RaggedTensor:
             )
         self.values = values
         self.row_splits = splits
-
-    # ---- constructors (TF's class methods)
-
-    @classmethod
-    def from_row_splits(
-        cls, values: Any, row_splits: Any, name: str | None = None, validate: bool = True
-    ) -> RaggedTensor:
-        """Row ``i`` is ``values[row_splits[i]:row_splits[i + 1]]``."""
-        return cls(_as_values(values), row_splits)
-
-    @classmethod
-    def from_row_lengths(
-        cls, values: Any, row_lengths: Any, name: str | None = None, validate: bool = True
-    ) -> RaggedTensor:
-        """Row ``i`` holds the next ``row_lengths[i]`` values."""
-        lengths = _i64(row_lengths)
-        return cls(_as_values(values), torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)]))
-
-    @classmethod
-    def from_value_rowids(
-        cls, values: Any, value_rowids: Any, nrows: Any = None, name: str | None = None, validate: bool = True
-    ) -> RaggedTensor:
-        """Value ``j`` goes to row ``value_rowids[j]`` (sorted); ``nrows`` adds trailing empty rows."""
-        ids = _i64(value_rowids)
-        n = int(nrows) if nrows is not None else (int(ids.max()) + 1 if len(ids) else 0)
-        if len(ids) and (bool((ids[1:] < ids[:-1]).any()) or int(ids.max()) >= n or int(ids.min()) < 0):
-            raise InvalidArgumentError(
-                None, None, f"RaggedTensor.from_value_rowids: `value_rowids` must be sorted and in [0, nrows={n})."
-            )
-        return cls.from_row_lengths(values, torch.bincount(ids, minlength=n))
-
-    @classmethod
-    def from_row_starts(
-        cls, values: Any, row_starts: Any, name: str | None = None, validate: bool = True
-    ) -> RaggedTensor:
-        """Row ``i`` starts at ``row_starts[i]`` and ends where the next starts."""
-        v = _as_values(values)
-        return cls(v, torch.cat([_i64(row_starts), torch.tensor([len(v)], dtype=torch.int64)]))
-
-    @classmethod
-    def from_row_limits(
-        cls, values: Any, row_limits: Any, name: str | None = None, validate: bool = True
-    ) -> RaggedTensor:
-        """Row ``i`` ends at ``row_limits[i]`` and starts where the previous ended."""
-        return cls(_as_values(values), torch.cat([torch.zeros(1, dtype=torch.int64), _i64(row_limits)]))
-
-    @classmethod
-    def from_nested_row_splits(
-        cls, flat_values: Any, nested_row_splits: Sequence[Any], name: str | None = None, validate: bool = True
-    ) -> RaggedTensor:
-        """One ragged dimension per entry of ``nested_row_splits`` (outermost first)."""
-        out: Any = _as_values(flat_values)
-        for splits in reversed(list(nested_row_splits)):
-            out = cls(out, splits)
-        return out
-
-    @classmethod
-    def from_nested_row_lengths(
-        cls, flat_values: Any, nested_row_lengths: Sequence[Any], name: str | None = None, validate: bool = True
-    ) -> RaggedTensor:
-        """One ragged dimension per entry of ``nested_row_lengths`` (outermost first)."""
-        out: Any = _as_values(flat_values)
-        for lengths in reversed(list(nested_row_lengths)):
-            out = cls.from_row_lengths(out, lengths)
-        return out
-
-    @classmethod
-    def from_tensor(
-        cls,
-        tensor: Any,
-        lengths: Any = None,
-        padding: Any = None,
-        ragged_rank: int = 1,
-        name: str | None = None,
-        row_splits_dtype: Any = None,
-    ) -> RaggedTensor:
-        """Rows of a dense tensor: all of them, the first ``lengths[i]`` items, or up to the trailing ``padding``."""
-        t = _as_values(tensor)
-        if t.ndim < 2:
-            raise ValueError(f"RaggedTensor.from_tensor needs a tensor of rank >= 2. Received shape {list(t.shape)}")
-        if lengths is not None and padding is not None:
-            raise ValueError("RaggedTensor.from_tensor takes `lengths` or `padding`, not both.")
-        if ragged_rank > 1:
-            if lengths is not None or padding is not None:
-                raise ValueError("RaggedTensor.from_tensor: ragged_rank > 1 is supported without lengths/padding.")
-            inner = cls.from_tensor(t.reshape((-1,) + tuple(t.shape[2:])), ragged_rank=ragged_rank - 1)
-            width = t.shape[1]
-            return cls(inner, torch.arange(t.shape[0] + 1, dtype=torch.int64) * width)
-        n, width = t.shape[0], t.shape[1]
-        if lengths is not None:
-            lens = _i64(lengths).clamp(max=width)
-        elif padding is not None:
-            pad = padding if isinstance(t, np.ndarray) else torch.as_tensor(padding, dtype=t.dtype)
-            is_pad = t == pad
-            if isinstance(is_pad, np.ndarray):
-                is_pad = torch.from_numpy(np.asarray(is_pad, dtype=bool))
-            while is_pad.dim() > 2:
-                is_pad = is_pad.all(dim=-1)
-            keep = (~is_pad).to(torch.int64)
-            # the length is one past the last item that is not padding
-            pos = torch.arange(1, width + 1).expand(n, width)
-            lens = (keep * pos).max(dim=1).values if width else torch.zeros(n, dtype=torch.int64)
-        else:
-            lens = torch.full((n,), width, dtype=torch.int64)
-        mask = torch.arange(width).unsqueeze(0) < lens.unsqueeze(1)
-        flat = t[mask.numpy()] if isinstance(t, np.ndarray) else t[mask]
-        return cls.from_row_lengths(flat, lens)
-
-    @classmethod
-    def from_sparse(cls, st_input: Any, name: str | None = None, row_splits_dtype: Any = None) -> RaggedTensor:
-        """The rows of a 2-D SparseTensor whose indices are in row-major order, without gaps."""
-        dense_shape = st_input.dense_shape.tolist()
-        if len(dense_shape) != 2:
-            raise ValueError(f"RaggedTensor.from_sparse needs a rank-2 SparseTensor. Received shape {dense_shape}")
-        rows = st_input.indices[:, 0]
-        return cls.from_value_rowids(st_input.values, rows, nrows=dense_shape[0])
 
     # ---- structure
 
@@ -307,9 +186,7 @@ class RaggedTensor:
             if step != 1:
                 raise ValueError(f"RaggedTensor rows are sliced with step 1. Received: {key}")
             out: Any = self._rows(lo, max(lo, hi))
-            if rest:
-                raise ValueError("RaggedTensor: index a row first (rt[i, j]); rt[a:b, j] is not supported.")
-            return out
+            return out._columns(rest[0], rest[1:]) if rest else out
         if isinstance(key, torch.Tensor) and key.dim() == 0:
             key = int(key)
         if not isinstance(key, (int, np.integer)):
@@ -319,6 +196,79 @@ class RaggedTensor:
         i = int(key) % n
         row = self.values[int(self.row_splits[i]) : int(self.row_splits[i + 1])]
         return row[rest] if rest else row
+
+    def _columns(self, key: Any, rest: tuple[Any, ...]) -> Any:
+        """``rt[:, key, *rest]``: the same range (a slice) of every row."""
+        lengths, starts = self.row_lengths(), self.row_splits[:-1]
+        if isinstance(key, slice):
+            if key.step not in (None, 1):
+                raise ValueError(f"RaggedTensor: a ragged dimension is sliced with step 1. Received: {key}")
+
+            def bound(b: Any, default: torch.Tensor) -> torch.Tensor:
+                if b is None:
+                    return default
+                b = torch.full_like(lengths, int(b))
+                return torch.where(b < 0, lengths + b, b).clamp(torch.zeros_like(lengths), lengths)
+
+            lo = bound(key.start, torch.zeros_like(lengths))
+            hi = torch.maximum(bound(key.stop, lengths), lo)
+            counts = hi - lo
+            rowids = torch.repeat_interleave(torch.arange(len(counts)), counts)
+            offsets = torch.arange(int(counts.sum())) - torch.repeat_interleave(counts.cumsum(0) - counts, counts)
+            picked = _take(self.values, starts[rowids] + lo[rowids] + offsets)
+            out = RaggedTensor.from_row_lengths(picked, counts)
+            return out._columns(rest[0], rest[1:]) if rest else out
+        # TF refuses an index into a ragged dimension (rows may be too short): slice it instead
+        raise ValueError(
+            f"Cannot index into an inner ragged dimension (rt[:, {key!r}]); slice it (rt[:, i:i + 1]) or "
+            "use rt.to_tensor() first."
+        )
+
+    # element-wise arithmetic on the flat values (a scalar, or a RaggedTensor of the same rows)
+    def _binary(self, other: Any, op: Callable[[Any, Any], Any], swap: bool = False) -> RaggedTensor:
+        if isinstance(other, RaggedTensor):
+            for a, b in zip(self.nested_row_splits, other.nested_row_splits):
+                if a.shape != b.shape or not bool((a == b).all()):
+                    raise InvalidArgumentError(None, None, "RaggedTensor arithmetic: the operands' row splits differ.")
+            rhs: Any = other.flat_values
+        else:
+            from unison.ops.dtypes import to_tensor
+
+            rhs = to_tensor(other)
+            if getattr(rhs, "ndim", 0) > getattr(self.flat_values, "ndim", 1) - 1:
+                raise ValueError(
+                    "RaggedTensor arithmetic takes a scalar, a RaggedTensor with the same row splits, or a "
+                    f"tensor of the uniform inner shape. Received shape {list(rhs.shape)}"
+                )
+        lhs = self.flat_values
+        return self.with_flat_values(op(rhs, lhs) if swap else op(lhs, rhs))
+
+    def __add__(self, other: Any) -> RaggedTensor:
+        return self._binary(other, lambda a, b: a + b)
+
+    def __radd__(self, other: Any) -> RaggedTensor:
+        return self._binary(other, lambda a, b: a + b, swap=True)
+
+    def __sub__(self, other: Any) -> RaggedTensor:
+        return self._binary(other, lambda a, b: a - b)
+
+    def __rsub__(self, other: Any) -> RaggedTensor:
+        return self._binary(other, lambda a, b: a - b, swap=True)
+
+    def __mul__(self, other: Any) -> RaggedTensor:
+        return self._binary(other, lambda a, b: a * b)
+
+    def __rmul__(self, other: Any) -> RaggedTensor:
+        return self._binary(other, lambda a, b: a * b, swap=True)
+
+    def __truediv__(self, other: Any) -> RaggedTensor:
+        return self._binary(other, _truediv)
+
+    def __neg__(self) -> RaggedTensor:
+        return self.with_flat_values(-self.flat_values)
+
+    def __abs__(self) -> RaggedTensor:
+        return self.with_flat_values(self.flat_values.abs())
 
     def __iter__(self) -> Iterator[Any]:
         return (self[i] for i in range(self.nrows_int()))
@@ -394,6 +344,27 @@ class RaggedTensor:
         return f"<tf.RaggedTensor {self.to_list()}>"
 
 
+def _truediv(a: torch.Tensor, b: Any) -> torch.Tensor:
+    # TF's truediv: integers divide into floats (int32 -> float64, as tf.math.truediv)
+    if not a.is_floating_point():
+        a = a.double() if a.dtype in (torch.int32, torch.int64) else a.float()
+    return a / b
+
+
+def _take(values: Any, idx: torch.Tensor) -> Any:
+    """Rows ``idx`` of values (a tensor, a string array, or a RaggedTensor's rows)."""
+    if isinstance(values, RaggedTensor):
+        lengths = values.row_lengths()[idx]
+        starts = values.row_splits[:-1][idx]
+        inner = torch.repeat_interleave(starts - (lengths.cumsum(0) - lengths), lengths) + torch.arange(
+            int(lengths.sum())
+        )
+        return RaggedTensor.from_row_lengths(_take(values.values, inner), lengths)
+    if isinstance(values, np.ndarray):
+        return values[idx.numpy()]
+    return values[idx]
+
+
 def _fit(values: Any, tail: list[int], default_value: Any) -> Any:
     """``values`` cut or padded in its inner dimensions to ``tail`` (for ``to_tensor(shape=...)``)."""
     for axis, size in enumerate(tail, start=1):
@@ -411,45 +382,4 @@ def _fit(values: Any, tail: list[int], default_value: Any) -> Any:
     return values
 
 
-def _as_values(values: Any) -> Any:
-    if isinstance(values, (torch.Tensor, RaggedTensor)):
-        return values
-    if isinstance(values, np.ndarray) and values.dtype == object:
-        return values
-    arr = np.asarray(values, dtype=object if _is_strings(values) else None)
-    if arr.dtype == object:
-        from unison.ops.string_tensor import StringTensor
-
-        return StringTensor(arr)
-    from unison.ops.dtypes import to_tensor
-
-    return to_tensor(values)
-
-
-def _is_strings(values: Any) -> bool:
-    arr = np.asarray(values)
-    return arr.dtype.kind in "OUS"
-
-
-def map_flat_values(op: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """``tf.ragged.map_flat_values``: ``op`` on the flat values of the RaggedTensor arguments
-    (which must share their row splits); the result has their ragged structure."""
-    ragged = [a for a in list(args) + list(kwargs.values()) if isinstance(a, RaggedTensor)]
-    if not ragged:
-        return op(*args, **kwargs)
-    first = ragged[0]
-    for other in ragged[1:]:
-        for a, b in zip(first.nested_row_splits, other.nested_row_splits):
-            if a.shape != b.shape or not bool((a == b).all()):
-                raise InvalidArgumentError(
-                    None, None, "tf.ragged.map_flat_values: the RaggedTensor arguments' row splits differ."
-                )
-
-    def unwrap(a: Any) -> Any:
-        return a.flat_values if isinstance(a, RaggedTensor) else a
-
-    out = op(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
-    return first.with_flat_values(out)
-
-
-__all__ = ["RaggedTensor", "map_flat_values"]
+__all__ = ["RaggedTensor"]
