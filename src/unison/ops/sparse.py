@@ -10,15 +10,24 @@ Example:
 from __future__ import annotations
 
 from unison.ops.indexed_slices import mask
-from unison.ops.sparse_features import bincount, cross, cross_hashed, sampled_addmm
+from unison.ops.sparse_features import (
+    bincount,
+    cross,
+    cross_hashed,
+    eye,
+    map_values,
+    sampled_addmm,
+    segment_mean,
+    segment_sqrt_n,
+    segment_sum,
+    to_indicator,
+)
 from unison.ops.sparse_ops import (
     add,
     concat,
     expand_dims,
-    eye,
     fill_empty_rows,
     from_dense,
-    map_values,
     maximum,
     minimum,
     reduce_max,
@@ -27,14 +36,10 @@ from unison.ops.sparse_ops import (
     reset_shape,
     reshape,
     retain,
-    segment_mean,
-    segment_sqrt_n,
-    segment_sum,
     slice,
     softmax,
     sparse_dense_matmul,
     split,
-    to_indicator,
     transpose,
 )
 from unison.ops.sparse_tensor import SparseTensor, to_dense

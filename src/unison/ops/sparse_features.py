@@ -1,4 +1,5 @@
-"""``tf.sparse``'s feature functions: ``bincount``, ``cross``/``cross_hashed`` and ``sampled_addmm``.
+"""``tf.sparse``'s feature functions: ``bincount``, ``cross``/``cross_hashed``, the segment
+reductions, ``to_indicator``, ``eye``, ``map_values`` and ``sampled_addmm``.
 
 ``cross_hashed`` is TF's: each feature's hash (``Fingerprint64`` of a string, the value of an
 integer) is folded into the key with ``FingerprintCat64``, so the buckets equal TF's.
@@ -13,16 +14,16 @@ Example:
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
 from unison.errors import InvalidArgumentError
-from unison.ops.dtypes import to_tensor
+from unison.ops.dtypes import as_dtype, to_tensor
 from unison.ops.farmhash import fingerprint64
-from unison.ops.sparse_ops import _linear, reorder
+from unison.ops.sparse_ops import _check, _linear, reorder
 from unison.ops.sparse_tensor import SparseTensor
 
 _M64 = (1 << 64) - 1
@@ -192,4 +193,95 @@ def sampled_addmm(
     return indices if isinstance(indices, torch.Tensor) else idx, alpha * product + beta * vals, to_tensor(dense_shape)
 
 
-__all__ = ["bincount", "cross", "cross_hashed", "fingerprint_cat64", "sampled_addmm"]
+def _segment(data: Any, indices: Any, segment_ids: Any, num_segments: Any, how: str, op: str) -> torch.Tensor:
+    d, idx, seg = to_tensor(data), to_tensor(indices).long(), to_tensor(segment_ids).long()
+    if len(idx) != len(seg):
+        raise InvalidArgumentError(
+            None, None, f"tf.sparse.{op}: `indices` ({len(idx)}) and `segment_ids` ({len(seg)}) differ in length."
+        )
+    if len(idx) and (int(idx.min()) < 0 or int(idx.max()) >= len(d)):
+        raise InvalidArgumentError(None, None, f"tf.sparse.{op}: `indices` out of range [0, {len(d)}).")
+    n = int(num_segments) if num_segments is not None else (int(seg.max()) + 1 if len(seg) else 0)
+    rows = d[idx]
+    out = torch.zeros((n,) + tuple(d.shape[1:]), dtype=d.dtype).index_add(0, seg, rows)
+    if how == "sum":
+        return out
+    count = torch.zeros(n, dtype=d.dtype).index_add(0, seg, torch.ones(len(seg), dtype=d.dtype))
+    denom = count if how == "mean" else count.sqrt()
+    denom = torch.where(count > 0, denom, torch.ones_like(denom))
+    return out / denom.reshape((n,) + (1,) * (d.dim() - 1))
+
+
+def segment_sum(
+    data: Any, indices: Any, segment_ids: Any, num_segments: Any = None, name: str | None = None
+) -> torch.Tensor:
+    """``tf.sparse.segment_sum``: sums of ``data[indices]`` grouped by sorted ``segment_ids``."""
+    return _segment(data, indices, segment_ids, num_segments, "sum", "segment_sum")
+
+
+def segment_mean(
+    data: Any, indices: Any, segment_ids: Any, num_segments: Any = None, name: str | None = None
+) -> torch.Tensor:
+    """``tf.sparse.segment_mean``: means of ``data[indices]`` per segment (0 for an empty one)."""
+    return _segment(data, indices, segment_ids, num_segments, "mean", "segment_mean")
+
+
+def segment_sqrt_n(
+    data: Any, indices: Any, segment_ids: Any, num_segments: Any = None, name: str | None = None
+) -> torch.Tensor:
+    """``tf.sparse.segment_sqrt_n``: sums of ``data[indices]`` per segment divided by sqrt(count)."""
+    return _segment(data, indices, segment_ids, num_segments, "sqrt_n", "segment_sqrt_n")
+
+
+def eye(num_rows: int, num_columns: int | None = None, dtype: Any = torch.float32, name: Any = None) -> SparseTensor:
+    """``tf.sparse.eye``: a sparse identity matrix of ``[num_rows, num_columns]``."""
+    rows, cols = int(num_rows), int(num_rows if num_columns is None else num_columns)
+    n = builtins.min(rows, cols)
+    diag = torch.arange(n, dtype=torch.int64)
+    return SparseTensor(torch.stack([diag, diag], 1), torch.ones(n, dtype=as_dtype(dtype)), [rows, cols])
+
+
+def to_indicator(sp_input: SparseTensor, vocab_size: int, name: str | None = None) -> torch.Tensor:
+    """``tf.sparse.to_indicator``: a dense bool ``[..., vocab_size]`` with True at each row's ids."""
+    sp = _check(sp_input, "to_indicator")
+    ids = sp.values.long()
+    if len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= int(vocab_size)):
+        raise InvalidArgumentError(
+            None, None, f"tf.sparse.to_indicator: a value is outside [0, vocab_size={vocab_size})."
+        )
+    out = torch.zeros(sp.dense_shape[:-1].tolist() + [int(vocab_size)], dtype=torch.bool)
+    out[tuple(sp.indices[:, :-1].T) + (ids,)] = True
+    return out
+
+
+def map_values(op: Callable[..., Any], *args: Any, **kwargs: Any) -> SparseTensor:
+    """``tf.sparse.map_values``: ``op`` applied to the values of the SparseTensor arguments (which
+    must share their indices); other arguments pass through."""
+    sparse = [a for a in list(args) + list(kwargs.values()) if isinstance(a, SparseTensor)]
+    if not sparse:
+        raise ValueError("tf.sparse.map_values needs at least one SparseTensor argument.")
+    first = sparse[0]
+    for other in sparse[1:]:
+        if other.indices.shape != first.indices.shape or not bool((other.indices == first.indices).all()):
+            raise InvalidArgumentError(None, None, "tf.sparse.map_values: the SparseTensors' indices differ.")
+
+    def unwrap(a: Any) -> Any:
+        return a.values if isinstance(a, SparseTensor) else a
+
+    values = op(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
+    return SparseTensor(first.indices, values, first.dense_shape)
+
+
+__all__ = [
+    "bincount",
+    "cross",
+    "cross_hashed",
+    "eye",
+    "fingerprint_cat64",
+    "map_values",
+    "sampled_addmm",
+    "segment_mean",
+    "segment_sqrt_n",
+    "segment_sum",
+    "to_indicator",
+]
