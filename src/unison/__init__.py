@@ -110,6 +110,7 @@ from unison.ops.array import (
     zeros,
     zeros_like,
 )
+from unison.ops.composite_specs import IndexedSlicesSpec, RaggedTensorSpec, SparseTensorSpec, TensorArraySpec
 from unison.ops.control_flow import (
     TensorShape,
     cond,
@@ -279,6 +280,10 @@ __all__ = [
     "Module",
     "RaggedTensor",
     "IndexedSlices",
+    "IndexedSlicesSpec",
+    "RaggedTensorSpec",
+    "SparseTensorSpec",
+    "TensorArraySpec",
     "SparseTensor",
     "TensorArray",
     "Sum",
