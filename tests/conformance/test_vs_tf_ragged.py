@@ -232,3 +232,33 @@ def test_ragged_tensor_column_indexing_and_arithmetic(tf):
 @same_as_tf("RaggedTensor", edge=True)
 def test_ragged_tensor_index_into_a_ragged_dimension(tf):
     return tf.ragged.constant([[1, 2, 3], [4]])[:, 0]
+
+
+@same_as_tf("RaggedTensor")
+def test_tf_functions_on_ragged_tensors(tf):
+    rt = tf.ragged.constant([[1.0, 2.0], [], [3.0]])
+    ri = tf.ragged.constant([[1, 2], [], [3]])
+    return (
+        tf.reduce_mean(rt, axis=1),
+        tf.reduce_max(rt, axis=1),
+        tf.reduce_min(rt, axis=-1),
+        tf.reduce_sum(rt, axis=0),
+        tf.reduce_sum(rt),
+        tf.reduce_max(ri, axis=1),
+        tf.reduce_mean(ri, axis=1),
+        tf.reduce_sum(ri, axis=1, keepdims=True),
+        tf.reduce_any(tf.ragged.constant([[True], []]), axis=1),
+        tf.math.square(rt),
+        tf.cast(ri, tf.float32),
+        tf.add(rt, 1.0),
+        tf.math.equal(ri, 2),
+        tf.maximum(ri, ri * 2),
+        tf.where(tf.ragged.constant([[True, False]]), tf.ragged.constant([[1, 2]]), tf.ragged.constant([[3, 4]])),
+        tf.concat([ri, ri], axis=0),
+        tf.concat([ri, ri], axis=1),
+    )
+
+
+@same_as_tf("RaggedTensor", edge=True)
+def test_tf_reduce_on_a_ragged_tensor_axis_out_of_range(tf):
+    return tf.reduce_sum(tf.ragged.constant([[1.0, 2.0], []]), axis=2)

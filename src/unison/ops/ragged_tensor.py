@@ -24,6 +24,7 @@ import torch
 
 from unison.errors import InvalidArgumentError
 from unison.ops.ragged_build import RaggedConstructors, _as_values, _i64
+from unison.ops.ragged_dispatch import dispatch
 
 
 class RaggedTensor(RaggedConstructors):
@@ -223,6 +224,11 @@ class RaggedTensor(RaggedConstructors):
             f"Cannot index into an inner ragged dimension (rt[:, {key!r}]); slice it (rt[:, i:i + 1]) or "
             "use rt.to_tensor() first."
         )
+
+    @staticmethod
+    def __unison_tf_op__(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``tf.*`` functions called on a RaggedTensor: TF's ragged dispatch (ragged_dispatch.py)."""
+        return dispatch(fn, args, kwargs)
 
     # element-wise arithmetic on the flat values (a scalar, or a RaggedTensor of the same rows)
     def _binary(self, other: Any, op: Callable[[Any, Any], Any], swap: bool = False) -> RaggedTensor:
