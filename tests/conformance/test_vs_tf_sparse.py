@@ -362,3 +362,22 @@ def test_indexed_slices_duplicates_and_mask_of_nothing(tf):
     s = tf.IndexedSlices(tf.constant([1.0, 2.0, 3.0]), tf.constant([1, 1, 0]), tf.constant([3]))
     m = tf.sparse.mask(s, tf.constant([], tf.int32))
     return tf.convert_to_tensor(s), m.values, tf.IndexedSlices(tf.constant([1.0]), tf.constant([0])).dense_shape
+
+
+@same_as_tf("SparseTensor")
+def test_tf_functions_on_a_sparse_tensor(tf):
+    st = tf.sparse.SparseTensor([[0, 1], [1, 0]], [-1.5, 4.0], [2, 2])
+    return (
+        tf.math.abs(st),
+        tf.math.square(st),
+        tf.math.negative(st),
+        tf.math.sign(st),
+        tf.math.sin(st),
+        tf.identity(st),
+        tf.cast(st, tf.int32),
+    )
+
+
+@same_as_tf("SparseTensor", edge=True)
+def test_tf_function_that_does_not_take_a_sparse_tensor(tf):
+    return tf.math.exp(tf.sparse.SparseTensor([[0, 1]], [1.0], [2, 2]))

@@ -38,6 +38,10 @@ def _values(values: Any) -> Any:
     return to_tensor(values)
 
 
+# the tf.* functions TF runs on a SparseTensor's values (f(0) = 0 keeps the absent entries right)
+_UNARY = frozenset({"abs", "square", "sqrt", "negative", "sign", "sin", "tanh", "identity", "cast"})
+
+
 class SparseTensor:
     """``tf.SparseTensor(indices, values, dense_shape)``: values at positions of a dense shape.
 
@@ -137,6 +141,23 @@ class SparseTensor:
             ) from None
         picked = full[tuple(self.indices.T)] if len(self.indices) else full.reshape(-1)[:0]
         return SparseTensor(self.indices, op(self.values, picked), self.dense_shape)
+
+    @staticmethod
+    def __unison_tf_op__(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``tf.*`` functions called on a SparseTensor: TF dispatches the zero-preserving unary ones
+        (and ``cast``/``identity``) to the values; the others refuse it, as TF does."""
+        first = args[0] if args else None
+        rest = list(args[1:]) + list(kwargs.values())
+        if (
+            fn.__name__ in _UNARY
+            and isinstance(first, SparseTensor)
+            and not any(isinstance(a, SparseTensor) for a in rest)
+        ):
+            return SparseTensor(first.indices, fn(first.values, *args[1:], **kwargs), first.dense_shape)
+        raise ValueError(
+            f"Attempt to convert a value (SparseTensor) with an unsupported type to a Tensor: tf.{fn.__name__} "
+            "does not take a SparseTensor. Use the tf.sparse functions, or tf.sparse.to_dense first."
+        )
 
     def __mul__(self, other: Any) -> SparseTensor:
         return self._cwise(other, torch.mul, "__mul__")
