@@ -277,8 +277,9 @@ from unison.ops.math import (
     truediv,
 )
 from unison.ops.printing import tf_print as print
-from unison.ops.py_function import custom_gradient, numpy_function, py_function, recompute_grad
+from unison.ops.py_function import custom_gradient, grad_pass_through, numpy_function, py_function, recompute_grad
 from unison.ops.ragged import RaggedTensor, ragged_fill_empty_rows, ragged_fill_empty_rows_grad
+from unison.ops.random_sampling import random_index_shuffle
 from unison.ops.sparse import SparseTensor
 from unison.ops.tensor_array import TensorArray
 from unison.optim import Adasum, Average, Compression, DistributedOptimizer, Sum
@@ -409,6 +410,7 @@ __all__ = [
     "gather_nd",
     "get_logger",
     "gloo_built",
+    "grad_pass_through",
     "greater",
     "greater_equal",
     "half",
@@ -464,6 +466,8 @@ __all__ = [
     "ragged",
     "ragged_fill_empty_rows",
     "ragged_fill_empty_rows_grad",
+    "random_index_shuffle",
+    "random_index_shuffle",
     "random",
     "range",
     "rank",

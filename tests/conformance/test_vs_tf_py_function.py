@@ -91,3 +91,22 @@ def test_recompute_grad_through_a_variable(tf):
     with tf.GradientTape() as tape:
         y = tf.reduce_sum(f(x))
     return y, tape.gradient(y, w)
+
+
+@same_as_tf("grad_pass_through")
+def test_grad_pass_through_is_straight_through(tf):
+    x = tf.constant([0.4, 1.6])
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.reduce_sum(tf.grad_pass_through(tf.round)(x) * tf.constant([2.0, 3.0]))
+    return y, tape.gradient(y, x)
+
+
+@same_as_tf("grad_pass_through", edge=True)
+def test_grad_pass_through_of_a_variable_assign(tf):
+    v = tf.Variable(1.0)
+    z = tf.constant(3.0)
+    with tf.GradientTape() as tape:
+        tape.watch(z)
+        y = tf.grad_pass_through(v.assign)(z * z)
+    return tape.gradient(y, z), v.read_value()

@@ -310,3 +310,16 @@ def test_learned_unigram_candidate_sampler_learns_across_calls(tf):
         for _ in range(3)
     ]
     return counts
+
+
+@same_as_tf("random_index_shuffle", values=False, differs=BITS)
+def test_random_index_shuffle(tf):
+    return tf.random_index_shuffle(
+        tf.constant([1, 2], tf.int64), tf.constant([4, 5, 6], tf.int64), tf.constant(9, tf.int64)
+    )
+
+
+@same_as_tf("random_index_shuffle", edge=True)
+def test_random_index_shuffle_is_a_permutation(tf):
+    seed = tf.constant([4, 5, 6], tf.int64)
+    return tf.sort(tf.random_index_shuffle(tf.range(10, dtype=tf.int64), seed, tf.constant(9, tf.int64)))

@@ -186,4 +186,19 @@ def recompute_grad(f: Callable[..., Any]) -> Callable[..., Any]:
     return inner
 
 
-__all__ = ["custom_gradient", "numpy_function", "py_function", "recompute_grad"]
+def grad_pass_through(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``tf.grad_pass_through``: ``f``'s value, with the gradient of the identity (a straight-through
+    estimator: gradients reach ``x`` as if ``f(x)`` were ``x``)."""
+
+    @functools.wraps(f)
+    def inner(x: Any) -> Any:
+        t = to_tensor(x)
+        out = to_tensor(f(x))
+        if not isinstance(t, torch.Tensor) or not t.requires_grad:
+            return out
+        return t + (out - t).detach()
+
+    return inner
+
+
+__all__ = ["custom_gradient", "grad_pass_through", "numpy_function", "py_function", "recompute_grad"]

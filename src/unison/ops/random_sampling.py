@@ -192,6 +192,22 @@ def index_shuffle(index: Any, seed: Any, max_index: Any) -> torch.Tensor:
     return perm[idx.long()].to(idx.dtype)
 
 
+def random_index_shuffle(index: Any, seed: Any, max_index: Any, rounds: int = 4, name: Any = None) -> torch.Tensor:
+    """``tf.random_index_shuffle``: ``index_shuffle`` with a ``[3]`` integer ``seed`` (TF's raw form)."""
+    s = to_tensor(seed)
+    if not isinstance(s, torch.Tensor) or s.is_floating_point() or s.numel() != 3:
+        raise InvalidArgumentError(
+            None,
+            None,
+            f"tf.random_index_shuffle: `seed` must be a vector of 3 integers. Received shape {list(getattr(s, 'shape', []))}",
+        )
+    idx = to_tensor(index)
+    n = int(to_tensor(max_index)) + 1
+    with _seeded([int(v) for v in s.reshape(-1).tolist()] + [n, int(rounds)]):
+        perm = torch.randperm(n)
+    return perm[idx.long()].to(idx.dtype)
+
+
 _Sampled = namedtuple("_Sampled", ["sampled_candidates", "true_expected_count", "sampled_expected_count"])
 
 
