@@ -281,6 +281,7 @@ from unison.ops.py_function import custom_gradient, grad_pass_through, numpy_fun
 from unison.ops.ragged import RaggedTensor, ragged_fill_empty_rows, ragged_fill_empty_rows_grad
 from unison.ops.random_sampling import random_index_shuffle
 from unison.ops.sparse import SparseTensor
+from unison.ops.sparse_features import edit_distance
 from unison.ops.tensor_array import TensorArray
 from unison.optim import Adasum, Average, Compression, DistributedOptimizer, Sum
 from unison.version import __version__
@@ -392,6 +393,7 @@ __all__ = [
     "divide",
     "double",
     "dtypes",
+    "edit_distance",
     "einsum",
     "equal",
     "errors",

@@ -381,3 +381,18 @@ def test_tf_functions_on_a_sparse_tensor(tf):
 @same_as_tf("SparseTensor", edge=True)
 def test_tf_function_that_does_not_take_a_sparse_tensor(tf):
     return tf.math.exp(tf.sparse.SparseTensor([[0, 1]], [1.0], [2, 2]))
+
+
+@same_as_tf("edit_distance")
+def test_edit_distance(tf):
+    h = tf.SparseTensor([[0, 0, 0], [1, 0, 0]], ["a", "b"], [2, 1, 1])
+    t = tf.SparseTensor([[0, 1, 0], [1, 0, 0], [1, 0, 1], [1, 0, 2]], ["a", "b", "c", "a"], [2, 2, 3])
+    h2 = tf.SparseTensor([[0, 0], [0, 1], [0, 2]], [1, 2, 3], [1, 3])
+    t2 = tf.SparseTensor([[0, 0], [0, 1]], [2, 3], [1, 2])
+    return tf.edit_distance(h, t), tf.edit_distance(h, t, normalize=False), tf.edit_distance(h2, t2)
+
+
+@same_as_tf("edit_distance", edge=True)
+def test_edit_distance_dtypes_differ(tf):
+    h = tf.SparseTensor([[0, 0]], [1], [1, 1])
+    return tf.edit_distance(h, tf.SparseTensor([[0, 0]], [2.0], [1, 1]))

@@ -272,10 +272,62 @@ def map_values(op: Callable[..., Any], *args: Any, **kwargs: Any) -> SparseTenso
     return SparseTensor(first.indices, values, first.dense_shape)
 
 
+def _sequences(sp: SparseTensor, groups: torch.Tensor, ids: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each group's sequence (padded with -1) and its length, from a SparseTensor in row-major order."""
+    order = torch.sort(_linear(sp.indices, sp.dense_shape), stable=True).indices
+    g, v = groups[order], ids[order]
+    lengths = torch.bincount(g, minlength=n)[:n]
+    width = int(lengths.max()) if n and len(g) else 0
+    pos = torch.arange(len(g)) - (lengths.cumsum(0) - lengths)[g]
+    out = torch.full((n, width), -1, dtype=torch.int64)
+    out[g, pos] = v
+    return out, lengths
+
+
+def edit_distance(
+    hypothesis: SparseTensor, truth: SparseTensor, normalize: bool = True, name: Any = None
+) -> torch.Tensor:
+    """``tf.edit_distance``: the Levenshtein distance between the sequences (the last dimension) of
+    two SparseTensors at each outer position, divided by the truth's length when ``normalize``
+    (``inf`` for a non-empty hypothesis against an empty truth). The dynamic programme runs once
+    for the whole batch, vectorised over positions."""
+    hyp, tru = _check(hypothesis, "edit_distance", "hypothesis"), _check(truth, "edit_distance", "truth")
+    if hyp.dtype != tru.dtype:
+        raise InvalidArgumentError(
+            None, None, f"tf.edit_distance: hypothesis is {hyp.dtype} but truth is {tru.dtype}; they must match."
+        )
+    outer = torch.maximum(hyp.dense_shape[:-1], tru.dense_shape[:-1])
+    n = int(torch.prod(outer)) if len(outer) else 1
+    # a shared integer id per distinct value (strings included), so comparisons are tensor ops
+    both = [np.asarray(v if isinstance(v, np.ndarray) else v.numpy(), dtype=object) for v in (hyp.values, tru.values)]
+    joined = np.concatenate(both)
+    codes = np.unique(joined, return_inverse=True)[1] if joined.size else np.zeros(0, np.int64)
+    ids = torch.as_tensor(np.asarray(codes, dtype=np.int64).reshape(-1))
+    h_seq, h_len = _sequences(hyp, _linear(hyp.indices[:, :-1], outer), ids[: len(both[0])], n)
+    t_seq, t_len = _sequences(tru, _linear(tru.indices[:, :-1], outer), ids[len(both[0]) :], n)
+    width_t = t_seq.shape[1]
+    prev = torch.arange(width_t + 1).expand(n, width_t + 1).clone()
+    rows = [prev]
+    for i in range(1, h_seq.shape[1] + 1):
+        cur = torch.empty_like(prev)
+        cur[:, 0] = i
+        for j in range(1, width_t + 1):
+            cost = (h_seq[:, i - 1] != t_seq[:, j - 1]).to(torch.int64)
+            cur[:, j] = torch.minimum(torch.minimum(prev[:, j] + 1, cur[:, j - 1] + 1), prev[:, j - 1] + cost)
+        rows.append(cur)
+        prev = cur
+    table = torch.stack(rows)  # [H + 1, n, T + 1]
+    dist = table[h_len, torch.arange(n), t_len].to(torch.float32)
+    if normalize:
+        dist = torch.where(t_len > 0, dist / t_len.clamp(min=1), torch.where(dist > 0, torch.inf, 0.0))
+    return dist.reshape(outer.tolist())
+
+
 __all__ = [
     "bincount",
     "cross",
     "cross_hashed",
+    "edit_distance",
     "eye",
     "fingerprint_cat64",
     "map_values",
