@@ -73,6 +73,14 @@ from unison.ops.nn_more import (
     weighted_cross_entropy_with_logits,
     weighted_moments,
 )
+from unison.ops.nn_sampled import (
+    all_candidate_sampler,
+    compute_accidental_hits,
+    embedding_lookup_sparse,
+    fixed_unigram_candidate_sampler,
+    learned_unigram_candidate_sampler,
+    safe_embedding_lookup_sparse,
+)
 
 
 def _replicas_in_sync() -> int:
@@ -120,6 +128,12 @@ def scale_regularization_loss(regularization_loss: torch.Tensor) -> torch.Tensor
 
 
 __all__ = [
+    "all_candidate_sampler",
+    "compute_accidental_hits",
+    "embedding_lookup_sparse",
+    "fixed_unigram_candidate_sampler",
+    "learned_unigram_candidate_sampler",
+    "safe_embedding_lookup_sparse",
     "atrous_conv2d",
     "avg_pool",
     "avg_pool1d",

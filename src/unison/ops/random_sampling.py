@@ -350,6 +350,13 @@ def all_candidate_sampler(
         raise InvalidArgumentError(
             None, None, f"tf.random.all_candidate_sampler: num_sampled must be at least 1. Received: {n}"
         )
+    if classes.numel() and (int(classes.min()) < 0 or int(classes.max()) >= n):
+        raise InvalidArgumentError(
+            None,
+            None,
+            f"tf.random.all_candidate_sampler: `true_classes` out of range [0, {n}) (the num_sampled candidates). "
+            f"Received {int(classes.max())}",
+        )
     return _Sampled(
         torch.arange(n, dtype=torch.int64),
         torch.ones(tuple(classes.shape), dtype=torch.float32),
