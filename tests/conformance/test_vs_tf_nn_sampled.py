@@ -81,3 +81,28 @@ def test_nn_candidate_samplers_unique_draws(tf):
         tf.nn.learned_unigram_candidate_sampler(classes, 1, 3, True, 6, seed=37),
         tf.nn.all_candidate_sampler(tf.constant([[1], [0]], tf.int64), 1, 2, False),
     )
+
+
+def _sampled_inputs(tf):
+    weights = tf.reshape(tf.range(18, dtype=tf.float32) / 10.0, [6, 3])
+    biases = tf.constant([0.1, -0.2, 0.3, 0.0, 0.5, -0.1])
+    labels = tf.constant([[1], [4]], tf.int64)
+    inputs = tf.constant([[0.5, -1.0, 2.0], [1.0, 0.0, -0.5]])
+    sampled = (tf.constant([4, 0, 2], tf.int64), tf.constant([[0.4], [0.2]]), tf.constant([0.2, 0.5, 0.3]))
+    return weights, biases, labels, inputs, sampled
+
+
+@pytest.mark.parametrize("remove", [False, True])
+@same_as_tf("nn.nce_loss", "nn.sampled_softmax_loss")
+def test_sampled_losses_with_given_candidates(tf, remove):
+    w, b, labels, x, sampled = _sampled_inputs(tf)
+    return (
+        tf.nn.nce_loss(w, b, labels, x, 3, 6, sampled_values=sampled, remove_accidental_hits=remove),
+        tf.nn.sampled_softmax_loss(w, b, labels, x, 3, 6, sampled_values=sampled, remove_accidental_hits=remove),
+    )
+
+
+@same_as_tf("nn.nce_loss", "nn.sampled_softmax_loss", edge=True, values=False, differs=BITS)
+def test_sampled_losses_draw_their_own_candidates(tf):
+    w, b, labels, x, _ = _sampled_inputs(tf)
+    return tf.nn.nce_loss(w, b, labels, x, 3, 6), tf.nn.sampled_softmax_loss(w, b, labels, x, 3, 6)

@@ -79,7 +79,9 @@ from unison.ops.nn_sampled import (
     embedding_lookup_sparse,
     fixed_unigram_candidate_sampler,
     learned_unigram_candidate_sampler,
+    nce_loss,
     safe_embedding_lookup_sparse,
+    sampled_softmax_loss,
 )
 
 
@@ -133,7 +135,9 @@ __all__ = [
     "embedding_lookup_sparse",
     "fixed_unigram_candidate_sampler",
     "learned_unigram_candidate_sampler",
+    "nce_loss",
     "safe_embedding_lookup_sparse",
+    "sampled_softmax_loss",
     "atrous_conv2d",
     "avg_pool",
     "avg_pool1d",

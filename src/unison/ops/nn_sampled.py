@@ -149,11 +149,91 @@ def compute_accidental_hits(
 _Hits = namedtuple("_Hits", ["indices", "ids", "weights"])
 
 
+def _sampled_logits(
+    weights: Any,
+    biases: Any,
+    labels: Any,
+    inputs: Any,
+    num_sampled: int,
+    num_classes: int,
+    num_true: int,
+    sampled_values: Any,
+    remove_accidental_hits: bool,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """TF's ``_compute_sampled_logits``: the logits of the true and the sampled classes (each less
+    the log of its expected count) and their target probabilities."""
+    from unison.ops.random_sampling import log_uniform_candidate_sampler
+
+    lab = to_tensor(labels).long().reshape(-1, int(num_true))
+    x = to_tensor(inputs)
+    if sampled_values is None:
+        sampled_values = log_uniform_candidate_sampler(lab, num_true, num_sampled, True, num_classes)
+    sampled, true_count, sampled_count = (to_tensor(v) for v in sampled_values)
+    sampled = sampled.long()
+    w, b = _params(weights), _params(biases)
+    true_w = w[lab]  # [batch, num_true, dim]
+    true_logits = (x.unsqueeze(1) * true_w).sum(-1) + b[lab]
+    sampled_logits = x @ w[sampled].T + b[sampled]
+    if remove_accidental_hits:
+        rows, cols, hit_weights = compute_accidental_hits(lab, sampled, num_true)
+        sampled_logits = sampled_logits.index_put((rows.long(), cols), hit_weights.to(x.dtype), accumulate=True)
+    true_logits = true_logits - torch.log(true_count.to(x.dtype))
+    sampled_logits = sampled_logits - torch.log(sampled_count.to(x.dtype))
+    logits = torch.cat([true_logits, sampled_logits], 1)
+    targets = torch.cat([torch.full_like(true_logits, 1.0 / int(num_true)), torch.zeros_like(sampled_logits)], 1)
+    return logits, targets
+
+
+def nce_loss(
+    weights: Any,
+    biases: Any,
+    labels: Any,
+    inputs: Any,
+    num_sampled: int,
+    num_classes: int,
+    num_true: int = 1,
+    sampled_values: Any = None,
+    remove_accidental_hits: bool = False,
+    name: str = "nce_loss",
+) -> torch.Tensor:
+    """``tf.nn.nce_loss``: noise-contrastive estimation, one loss per example (a sigmoid
+    cross-entropy over the true and sampled classes; candidates from the log-uniform sampler
+    unless ``sampled_values`` gives them)."""
+    logits, targets = _sampled_logits(
+        weights, biases, labels, inputs, num_sampled, num_classes, num_true, sampled_values, remove_accidental_hits
+    )
+    losses = torch.clamp(logits, min=0) - logits * targets + torch.log1p(torch.exp(-logits.abs()))
+    return losses.sum(1)
+
+
+def sampled_softmax_loss(
+    weights: Any,
+    biases: Any,
+    labels: Any,
+    inputs: Any,
+    num_sampled: int,
+    num_classes: int,
+    num_true: int = 1,
+    sampled_values: Any = None,
+    remove_accidental_hits: bool = True,
+    seed: Any = None,
+    name: str = "sampled_softmax_loss",
+) -> torch.Tensor:
+    """``tf.nn.sampled_softmax_loss``: the softmax cross-entropy over the true and sampled classes,
+    one loss per example (accidental hits removed by default)."""
+    logits, targets = _sampled_logits(
+        weights, biases, labels, inputs, num_sampled, num_classes, num_true, sampled_values, remove_accidental_hits
+    )
+    return -(targets * torch.log_softmax(logits, dim=1)).sum(1)
+
+
 __all__ = [
     "all_candidate_sampler",
     "compute_accidental_hits",
     "embedding_lookup_sparse",
     "fixed_unigram_candidate_sampler",
     "learned_unigram_candidate_sampler",
+    "nce_loss",
     "safe_embedding_lookup_sparse",
+    "sampled_softmax_loss",
 ]
