@@ -75,7 +75,7 @@ from unison.keras.initializers import RandomNormal as random_normal_initializer
 from unison.keras.initializers import RandomUniform as random_uniform_initializer
 from unison.keras.initializers import Zeros as zeros_initializer
 from unison.ops import compat as compat
-from unison.ops import config, dtypes
+from unison.ops import config, debugging, dtypes
 from unison.ops import image as image
 from unison.ops import lookup as lookup
 from unison.ops import math as math
@@ -381,6 +381,7 @@ __all__ = [
     "concat",
     "cond",
     "config",
+    "debugging",
     "constant",
     "control_dependencies",
     "convert_to_tensor",
