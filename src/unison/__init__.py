@@ -77,8 +77,10 @@ from unison.keras.initializers import Zeros as zeros_initializer
 from unison.ops import compat as compat
 from unison.ops import config, debugging, dtypes
 from unison.ops import image as image
+from unison.ops import lookup as lookup
 from unison.ops import math as math
 from unison.ops import nest as nest
+from unison.ops import ragged as ragged
 from unison.ops import random as random
 from unison.ops import sparse as sparse
 from unison.ops import strings as strings
@@ -139,6 +141,7 @@ from unison.ops.array_more import (
     unique_with_counts,
     unravel_index,
 )
+from unison.ops.composite_specs import IndexedSlicesSpec, RaggedTensorSpec, SparseTensorSpec, TensorArraySpec
 from unison.ops.control_flow import (
     TensorShape,
     cond,
@@ -189,6 +192,7 @@ from unison.ops.dtypes import (
     string,
     uint8,
 )
+from unison.ops.indexed_slices import IndexedSlices
 from unison.ops.indexing import (
     argsort,
     boolean_mask,
@@ -273,8 +277,12 @@ from unison.ops.math import (
     truediv,
 )
 from unison.ops.printing import tf_print as print
-from unison.ops.ragged import RaggedTensor
+from unison.ops.py_function import custom_gradient, grad_pass_through, numpy_function, py_function, recompute_grad
+from unison.ops.ragged import RaggedTensor, ragged_fill_empty_rows, ragged_fill_empty_rows_grad
+from unison.ops.random_sampling import random_index_shuffle
 from unison.ops.sparse import SparseTensor
+from unison.ops.sparse_features import edit_distance
+from unison.ops.tensor_array import TensorArray
 from unison.optim import Adasum, Average, Compression, DistributedOptimizer, Sum
 from unison.version import __version__
 
@@ -333,7 +341,13 @@ __all__ = [
     "GradientTape",
     "Module",
     "RaggedTensor",
+    "IndexedSlices",
+    "IndexedSlicesSpec",
+    "RaggedTensorSpec",
+    "SparseTensorSpec",
+    "TensorArraySpec",
     "SparseTensor",
+    "TensorArray",
     "Sum",
     "TensorShape",
     "TensorSpec",
@@ -373,12 +387,14 @@ __all__ = [
     "convert_to_tensor",
     "cos",
     "cumsum",
+    "custom_gradient",
     "data",
     "device",
     "distribute",
     "divide",
     "double",
     "dtypes",
+    "edit_distance",
     "einsum",
     "equal",
     "errors",
@@ -397,6 +413,7 @@ __all__ = [
     "gather_nd",
     "get_logger",
     "gloo_built",
+    "grad_pass_through",
     "greater",
     "greater_equal",
     "half",
@@ -421,6 +438,7 @@ __all__ = [
     "logical_and",
     "logical_not",
     "logical_or",
+    "lookup",
     "losses",
     "map_fn",
     "math",
@@ -438,6 +456,7 @@ __all__ = [
     "nn",
     "norm",
     "not_equal",
+    "numpy_function",
     "one_hot",
     "ones",
     "ones_like",
@@ -446,9 +465,16 @@ __all__ = [
     "pow",
     "print",
     "profiler",
+    "py_function",
+    "ragged",
+    "ragged_fill_empty_rows",
+    "ragged_fill_empty_rows_grad",
+    "random_index_shuffle",
+    "random_index_shuffle",
     "random",
     "range",
     "rank",
+    "recompute_grad",
     "reduce_all",
     "reduce_any",
     "reduce_logsumexp",

@@ -65,7 +65,8 @@ def test_serialize_tensor_matches_tensorflow_bytes():
 def test_strings_on_numeric_tensor_is_a_named_error():
     with pytest.raises(tf.strings.StringInputError, match="tf.strings.lower expects strings"):
         tf.strings.lower(tf.constant([1, 2]))
-    assert tf.strings.split(np.array(["a b", "c"], dtype=object)).to_list() == [["a", "b"], ["c"]]
+    # as TF: RaggedTensor.to_list() gives strings as bytes
+    assert tf.strings.split(np.array(["a b", "c"], dtype=object)).to_list() == [[b"a", b"b"], [b"c"]]
 
 
 def _example(**features):

@@ -74,6 +74,16 @@ from unison.ops.nn_more import (
     weighted_cross_entropy_with_logits,
     weighted_moments,
 )
+from unison.ops.nn_sampled import (
+    all_candidate_sampler,
+    compute_accidental_hits,
+    embedding_lookup_sparse,
+    fixed_unigram_candidate_sampler,
+    learned_unigram_candidate_sampler,
+    nce_loss,
+    safe_embedding_lookup_sparse,
+    sampled_softmax_loss,
+)
 
 
 def _replicas_in_sync() -> int:
@@ -126,6 +136,14 @@ def scale_regularization_loss(regularization_loss: torch.Tensor) -> torch.Tensor
 
 
 __all__ = [
+    "all_candidate_sampler",
+    "compute_accidental_hits",
+    "embedding_lookup_sparse",
+    "fixed_unigram_candidate_sampler",
+    "learned_unigram_candidate_sampler",
+    "nce_loss",
+    "safe_embedding_lookup_sparse",
+    "sampled_softmax_loss",
     "atrous_conv2d",
     "avg_pool",
     "avg_pool1d",

@@ -122,6 +122,10 @@ def _check_signature(
 
 
 def _spec_mismatch(value: Any, spec: Any) -> str | None:
+    own_check = getattr(spec, "_unison_mismatch", None)
+    if own_check is not None:  # the composite specs (tf.RaggedTensorSpec, ...) check their values
+        problem: str | None = own_check(value)
+        return problem
     shape = getattr(spec, "shape", None)
     dtype = getattr(spec, "dtype", None)
     if shape is None and dtype is None:

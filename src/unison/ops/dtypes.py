@@ -181,6 +181,9 @@ def to_tensor(value: Any, dtype: Any = None) -> Any:
         items = [to_tensor(v, dtype) for v in value]
         common = dtype or next(t.dtype for t, v in zip(items, value) if isinstance(v, torch.Tensor))
         return torch.stack([t.to(common) for t in items])
+    convert = getattr(type(value), "__tf_tensor__", None)
+    if convert is not None:  # TF's conversion protocol (tf.IndexedSlices becomes its dense tensor)
+        return convert(value, dtype)
     try:
         tensor = torch.as_tensor(value, dtype=dtype if dtype is not None else _infer(value))
     except (TypeError, ValueError, RuntimeError) as exc:

@@ -1,8 +1,8 @@
-"""``tf.random``: TF's random functions drawing from torch's global generator.
+"""``tf.random``: the namespace (stateful functions, seeded streams and samplers).
 
 ``set_seed`` seeds torch (CPU and CUDA) and numpy's global generator, so a program seeded once
-is reproducible run to run, as in TF. The op-level ``seed=`` argument is accepted; values still
-come from the global generator (TF's per-op streams have no torch counterpart).
+is reproducible run to run, as in TF. ``Generator`` and the ``stateless_*`` ops give streams
+fixed by their seed (:mod:`unison.ops.random_stateless`); their values are not TF's bits.
 
 Example:
     >>> import unison as tf
@@ -14,105 +14,81 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+import types
 
-import numpy as np
-import torch
+from unison.ops.random_base import categorical, normal, set_seed, shuffle, truncated_normal, uniform
+from unison.ops.random_sampling import (
+    all_candidate_sampler,
+    fixed_unigram_candidate_sampler,
+    gamma,
+    index_shuffle,
+    learned_unigram_candidate_sampler,
+    log_uniform_candidate_sampler,
+    poisson,
+    stateless_binomial,
+    stateless_categorical,
+    stateless_gamma,
+    stateless_normal,
+    stateless_parameterized_truncated_normal,
+    stateless_poisson,
+    stateless_shuffle,
+    stateless_truncated_normal,
+    stateless_uniform,
+    uniform_candidate_sampler,
+)
+from unison.ops.random_stateless import (
+    Algorithm,
+    Generator,
+    create_rng_state,
+    fold_in,
+    get_global_generator,
+    set_global_generator,
+    split,
+)
 
-from unison.ops.array import _shape
-from unison.ops.dtypes import as_dtype, to_tensor
+experimental = types.SimpleNamespace(
+    Algorithm=Algorithm,
+    Generator=Generator,
+    create_rng_state=create_rng_state,
+    get_global_generator=get_global_generator,
+    index_shuffle=index_shuffle,
+    set_global_generator=set_global_generator,
+    stateless_fold_in=fold_in,
+    stateless_shuffle=stateless_shuffle,
+    stateless_split=split,
+)
 
-
-def set_seed(seed: int) -> None:
-    """``tf.random.set_seed``: seed torch's generators (and numpy's, which Keras utilities use)."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"tf.random.set_seed takes an integer. Received: seed={seed!r}")
-    torch.manual_seed(int(seed))
-    np.random.seed(int(seed) % 2**32)
-
-
-def uniform(
-    shape: Any,
-    minval: Any = 0,
-    maxval: Any = None,
-    dtype: Any = torch.float32,
-    seed: int | None = None,
-    name: str | None = None,
-) -> torch.Tensor:
-    """``tf.random.uniform``: floats in ``[minval, maxval)`` (default ``[0, 1)``); ints need ``maxval``."""
-    dt = as_dtype(dtype)
-    size = _shape(shape)
-    if dt.is_floating_point:
-        hi = 1.0 if maxval is None else float(to_tensor(maxval))
-        lo = float(to_tensor(minval))
-        return torch.rand(size, dtype=dt) * (hi - lo) + lo
-    if maxval is None:
-        raise ValueError(f"tf.random.uniform with an integer dtype ({dt}) needs maxval. Received: maxval=None")
-    return torch.randint(int(to_tensor(minval)), int(to_tensor(maxval)), size, dtype=dt)
-
-
-def normal(
-    shape: Any,
-    mean: Any = 0.0,
-    stddev: Any = 1.0,
-    dtype: Any = torch.float32,
-    seed: int | None = None,
-    name: str | None = None,
-) -> torch.Tensor:
-    """``tf.random.normal``."""
-    return torch.randn(_shape(shape), dtype=as_dtype(dtype)) * float(to_tensor(stddev)) + float(to_tensor(mean))
-
-
-def truncated_normal(
-    shape: Any,
-    mean: Any = 0.0,
-    stddev: Any = 1.0,
-    dtype: Any = torch.float32,
-    seed: int | None = None,
-    name: str | None = None,
-) -> torch.Tensor:
-    """``tf.random.truncated_normal``: normal values redrawn beyond two standard deviations."""
-    out = torch.empty(_shape(shape), dtype=as_dtype(dtype))
-    m, s = float(to_tensor(mean)), float(to_tensor(stddev))
-    return torch.nn.init.trunc_normal_(out, mean=m, std=s, a=m - 2 * s, b=m + 2 * s)
-
-
-def shuffle(value: Any, seed: int | None = None, name: str | None = None) -> torch.Tensor:
-    """``tf.random.shuffle``: a random permutation along the first axis."""
-    t = to_tensor(value)
-    return t[torch.randperm(t.shape[0])]
-
-
-def categorical(
-    logits: Any, num_samples: int, dtype: Any = torch.int64, seed: int | None = None, name: str | None = None
-) -> torch.Tensor:
-    """``tf.random.categorical``: ``num_samples`` class indices per row of unnormalised log-probabilities.
-
-    As TF: ``logits`` is 2-D ``[batch_size, num_classes]`` (``-inf`` marks an impossible class),
-    the result is ``[batch_size, num_samples]`` of ``dtype`` ``int64`` (default) or ``int32``, and
-    ``num_samples=0`` gives an empty ``[batch_size, 0]``.
-    """
-    out_dtype = as_dtype(dtype)
-    if out_dtype not in (torch.int32, torch.int64):
-        raise ValueError(
-            f"tf.random.categorical returns class indices: dtype must be tf.int32 or tf.int64. Received: dtype={dtype!r}"
-        )
-    t = to_tensor(logits)
-    if t.dim() != 2:
-        raise ValueError(
-            "tf.random.categorical takes 2-D logits [batch_size, num_classes]. "
-            f"Received shape {list(t.shape)}; for one distribution pass [logits] (a batch of one)."
-        )
-    n = int(num_samples)
-    if n < 0:
-        raise ValueError(f"tf.random.categorical: num_samples must be >= 0. Received: num_samples={num_samples!r}")
-    if n == 0 or t.shape[0] == 0:
-        return torch.zeros((t.shape[0], n), dtype=out_dtype, device=t.device)
-    probs = torch.softmax(t.double() if t.dtype == torch.float64 else t.float(), dim=-1)
-    return torch.multinomial(probs, n, replacement=True).to(out_dtype)
-
-
-__all__ = ["categorical", "normal", "set_seed", "shuffle", "truncated_normal", "uniform"]
+__all__ = [
+    "Algorithm",
+    "Generator",
+    "all_candidate_sampler",
+    "categorical",
+    "create_rng_state",
+    "experimental",
+    "fixed_unigram_candidate_sampler",
+    "fold_in",
+    "gamma",
+    "get_global_generator",
+    "learned_unigram_candidate_sampler",
+    "log_uniform_candidate_sampler",
+    "normal",
+    "poisson",
+    "set_global_generator",
+    "set_seed",
+    "shuffle",
+    "split",
+    "stateless_binomial",
+    "stateless_categorical",
+    "stateless_gamma",
+    "stateless_normal",
+    "stateless_parameterized_truncated_normal",
+    "stateless_poisson",
+    "stateless_truncated_normal",
+    "stateless_uniform",
+    "truncated_normal",
+    "uniform",
+    "uniform_candidate_sampler",
+]
 
 
 def __getattr__(name: str) -> object:

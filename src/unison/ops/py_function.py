@@ -1,0 +1,204 @@
+"""``tf.py_function``, ``tf.numpy_function``, ``tf.custom_gradient`` and ``tf.recompute_grad``.
+
+unison runs eagerly, so ``py_function`` calls the Python function (its torch operations stay on
+the autograd graph, as TF's eager ``py_function`` is differentiable) and converts the results to
+``Tout``; ``numpy_function`` hands it numpy arrays and does not differentiate. ``custom_gradient``
+is a ``torch.autograd.Function`` whose backward is the user's ``grad_fn``; ``recompute_grad`` is
+``torch.utils.checkpoint`` (activations recomputed in the backward pass).
+
+Example:
+    >>> import unison as tf
+    >>> @tf.custom_gradient
+    ... def log1pexp(x):
+    ...     e = tf.exp(x)
+    ...     def grad(upstream):
+    ...         return upstream * (1 - 1 / (1 + e))
+    ...     return tf.math.log(1 + e), grad
+    >>> x = tf.constant(100.0)
+    >>> with tf.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = log1pexp(x)
+    >>> float(tape.gradient(y, x))
+    1.0
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+import torch.utils.checkpoint
+
+from unison.errors import InvalidArgumentError
+from unison.ops.dtypes import as_dtype, to_tensor
+
+
+def _outputs(result: Any, tout: Any, convert: Callable[[Any, Any], Any], op: str) -> Any:
+    if tout is None:
+        return None
+    many = isinstance(tout, (list, tuple))
+    types = list(tout) if many else [tout]
+    values = list(result) if many and isinstance(result, (list, tuple)) else [result]
+    if len(values) != len(types):
+        raise InvalidArgumentError(
+            None, None, f"tf.{op}: the function returned {len(values)} values, Tout lists {len(types)}."
+        )
+    out = [convert(v, as_dtype(t)) for v, t in zip(values, types)]
+    return out if many else out[0]
+
+
+def py_function(
+    func: Callable[..., Any] | None = None, inp: Any = None, Tout: Any = None, name: str | None = None
+) -> Any:
+    """``tf.py_function``: ``func(*inp)`` converted to ``Tout`` (a dtype or a list of them)."""
+    if func is None:
+        return functools.partial(_decorated_py_function, inp=inp, Tout=Tout)
+    args = list(inp) if isinstance(inp, (list, tuple)) else ([] if inp is None else [inp])
+    result = func(*[to_tensor(a) if not isinstance(a, torch.Tensor) else a for a in args])
+
+    def convert(value: Any, dtype: Any) -> Any:
+        t = to_tensor(value)
+        if isinstance(t, torch.Tensor) and isinstance(value, torch.Tensor) and t.dtype != dtype:
+            raise InvalidArgumentError(
+                None,
+                None,
+                f"tf.py_function: the function returned a {t.dtype} tensor where Tout says {dtype}; return "
+                "that dtype or change Tout.",
+            )
+        return to_tensor(value, dtype)
+
+    return _outputs(result, Tout, convert, "py_function")
+
+
+def _decorated_py_function(func: Callable[..., Any], inp: Any, Tout: Any) -> Callable[..., Any]:
+    @functools.wraps(func)
+    def wrapped(*args: Any) -> Any:
+        return py_function(func, list(args), Tout)
+
+    return wrapped
+
+
+def numpy_function(
+    func: Callable[..., Any] | None = None, inp: Any = None, Tout: Any = None, stateful: bool = True, name: Any = None
+) -> Any:
+    """``tf.numpy_function``: ``func`` on numpy arrays; its numpy results become tensors (their own
+    dtype, as TF keeps it: ``Tout`` only names what to expect)."""
+    if func is None:
+        return lambda f: numpy_function(f, inp, Tout, stateful)
+    args = list(inp) if isinstance(inp, (list, tuple)) else ([] if inp is None else [inp])
+    arrays = [a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a) for a in args]
+    result = func(*arrays)
+
+    def convert(value: Any, dtype: Any) -> Any:
+        arr = np.asarray(value)
+        return to_tensor(arr) if arr.dtype.kind not in "OUS" else to_tensor(arr.astype(object))
+
+    return _outputs(result, Tout, convert, "numpy_function")
+
+
+class _CustomGradient(torch.autograd.Function):
+    """Outputs computed already (detached), inputs and variables as the graph's edges, the user's
+    ``grad_fn`` as the backward."""
+
+    @staticmethod
+    def forward(ctx: Any, grad_fn: Any, n_out: int, n_in: int, *tensors: torch.Tensor) -> Any:
+        ctx.grad_fn, ctx.n_out, ctx.n_in = grad_fn, n_out, n_in
+        ctx.n_vars = len(tensors) - n_out - n_in
+        return tuple(t.view_as(t) for t in tensors[:n_out])
+
+    @staticmethod
+    def backward(ctx: Any, *upstream: torch.Tensor) -> Any:
+        if ctx.n_vars:
+            input_grads, variable_grads = ctx.grad_fn(*upstream, variables=ctx.variables)
+        else:
+            input_grads, variable_grads = ctx.grad_fn(*upstream), []
+        grads = list(input_grads) if isinstance(input_grads, (list, tuple)) else [input_grads]
+        if len(grads) != ctx.n_in:
+            raise ValueError(
+                f"tf.custom_gradient: grad_fn returned {len(grads)} gradients for {ctx.n_in} tensor inputs."
+            )
+        return (None, None, None) + (None,) * ctx.n_out + tuple(grads) + tuple(variable_grads)
+
+
+def _variables_of(outputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    """The leaf parameters (tf.Variables) the outputs were computed from, in the order a walk of the
+    graph from the outputs meets them (TF lists them in the order they were read: the same for one)."""
+    seen: dict[int, torch.Tensor] = {}
+    stack: list[Any] = [o.grad_fn for o in outputs if o.grad_fn is not None]
+    visited: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in visited:
+            continue
+        visited.add(id(node))
+        variable = getattr(node, "variable", None)
+        if isinstance(variable, torch.nn.Parameter):
+            seen.setdefault(id(variable), variable)
+        stack.extend(n for n, _ in node.next_functions)
+    return list(seen.values())
+
+
+def custom_gradient(f: Callable[..., Any] | None = None) -> Any:
+    """``tf.custom_gradient``: ``f(*x)`` returns ``(y, grad_fn)``; gradients of ``y`` come from
+    ``grad_fn(*dy)`` (one per tensor input), or, when ``grad_fn`` takes ``variables``, from
+    ``grad_fn(*dy, variables=...)`` returning ``(input_grads, variable_grads)``."""
+    if f is None:
+        return custom_gradient
+
+    @functools.wraps(f)
+    def decorated(*args: Any, **kwargs: Any) -> Any:
+        out, grad_fn = f(*args, **kwargs)
+        many = isinstance(out, (list, tuple))
+        outs = [to_tensor(o) for o in (out if many else [out])]
+        inputs = [a for a in args if isinstance(a, torch.Tensor)]
+        wants_variables = "variables" in inspect.signature(grad_fn).parameters
+        variables = _variables_of(outs) if wants_variables else []
+        if not torch.is_grad_enabled() or not any(t.requires_grad for t in inputs + variables):
+            return out
+        detached = [o.detach() for o in outs]
+
+        class _Bound(_CustomGradient):
+            @staticmethod
+            def forward(ctx: Any, *a: Any) -> Any:
+                ctx.variables = variables
+                return _CustomGradient.forward(ctx, *a)
+
+        results = _Bound.apply(grad_fn, len(outs), len(inputs), *detached, *inputs, *variables)
+        return (type(out)(results) if isinstance(out, tuple) else list(results)) if many else results[0]
+
+    return decorated
+
+
+def recompute_grad(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``tf.recompute_grad``: ``f`` whose intermediate activations are recomputed in the backward
+    pass instead of kept (``torch.utils.checkpoint``); values and gradients are ``f``'s."""
+
+    @functools.wraps(f)
+    def inner(*args: Any, **kwargs: Any) -> Any:
+        if not torch.is_grad_enabled():
+            return f(*args, **kwargs)
+        return torch.utils.checkpoint.checkpoint(f, *args, use_reentrant=False, **kwargs)
+
+    return inner
+
+
+def grad_pass_through(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``tf.grad_pass_through``: ``f``'s value, with the gradient of the identity (a straight-through
+    estimator: gradients reach ``x`` as if ``f(x)`` were ``x``)."""
+
+    @functools.wraps(f)
+    def inner(x: Any) -> Any:
+        t = to_tensor(x)
+        out = to_tensor(f(x))
+        if not isinstance(t, torch.Tensor) or not t.requires_grad:
+            return out
+        return t + (out - t).detach()
+
+    return inner
+
+
+__all__ = ["custom_gradient", "grad_pass_through", "numpy_function", "py_function", "recompute_grad"]

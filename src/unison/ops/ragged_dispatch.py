@@ -1,0 +1,158 @@
+"""TF's ragged dispatch: ``tf.*`` math and array functions called on a ``tf.RaggedTensor``.
+
+``RaggedTensor.__unison_tf_op__`` (the hook of :mod:`unison.ops._dispatch`) sends the call here.
+Element-wise functions run on the flat values (the other operands: scalars or RaggedTensors of the
+same rows) and keep the ragged structure; ``reduce_*`` over the ragged axis are segment
+reductions over the rows (``scatter_reduce``), with TF's values for empty rows (0 for sums,
+``nan`` for means, the dtype's lowest/highest value for max/min); ``concat`` joins rows
+(``axis=0``) or each row (``axis=1``). Anything else is a ``TypeError`` naming the function and
+the way out (``rt.to_tensor()`` or ``tf.ragged.map_flat_values``).
+
+The functions here take RaggedTensors by duck type (``row_splits``, ``with_flat_values``): this
+module imports nothing of :mod:`unison.ops.ragged_tensor`, which calls it.
+
+Example:
+    >>> import unison as tf
+    >>> rt = tf.ragged.constant([[1.0, 2.0], [], [3.0]])
+    >>> tf.reduce_sum(rt, axis=1).tolist(), tf.math.square(rt).to_list()[2]
+    ([3.0, 0.0, 3.0], [9.0])
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+ELEMENTWISE = frozenset(
+    """abs negative sqrt rsqrt exp expm1 log log1p sin cos tan tanh sigmoid square round floor ceil sign
+    cast reciprocal add subtract multiply divide truediv floordiv floormod mod maximum minimum pow
+    squared_difference equal not_equal less less_equal greater greater_equal logical_and logical_or
+    logical_not logical_xor where is_nan is_inf is_finite clip_by_value erf softplus""".split()
+)
+REDUCTIONS = {
+    "reduce_sum": "sum",
+    "reduce_mean": "mean",
+    "reduce_max": "amax",
+    "reduce_min": "amin",
+    "reduce_prod": "prod",
+    "reduce_any": "amax",
+    "reduce_all": "amin",
+}
+
+
+def _is_ragged(value: Any) -> bool:
+    return hasattr(value, "row_splits") and hasattr(value, "with_flat_values")
+
+
+def dispatch(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Run ``fn`` (a ``tf.*`` function) on arguments among which is a RaggedTensor."""
+    name = fn.__name__
+    if name in ELEMENTWISE:
+        return _elementwise(fn, args, kwargs)
+    if name in REDUCTIONS:
+        return _reduce(name, *args, **kwargs)
+    if name == "concat":
+        return _concat(*args, **kwargs)
+    raise TypeError(
+        f"tf.{name} does not take a tf.RaggedTensor in unison. Use rt.to_tensor() first, or "
+        f"tf.ragged.map_flat_values(tf.{name}, rt) for a function of the values."
+    )
+
+
+def _elementwise(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    ragged = [a for a in list(args) + list(kwargs.values()) if _is_ragged(a)]
+    first = ragged[0]
+    for other in ragged[1:]:
+        for a, b in zip(first.nested_row_splits, other.nested_row_splits):
+            if a.shape != b.shape or not bool((a == b).all()):
+                from unison.errors import InvalidArgumentError
+
+                raise InvalidArgumentError(
+                    None, None, f"tf.{fn.__name__}: the RaggedTensor operands' row splits differ."
+                )
+
+    def unwrap(a: Any) -> Any:
+        return a.flat_values if _is_ragged(a) else a
+
+    out = fn(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
+    return first.with_flat_values(out)
+
+
+def _limits(dtype: torch.dtype) -> tuple[Any, Any]:
+    if dtype == torch.bool:
+        return False, True
+    info = torch.finfo(dtype) if dtype.is_floating_point else torch.iinfo(dtype)
+    return info.min, info.max
+
+
+def _reduce(op: str, input_tensor: Any, axis: Any = None, keepdims: bool = False, name: Any = None) -> Any:
+    rt = input_tensor
+    how = REDUCTIONS[op]
+    values = rt.flat_values
+    if axis is None:
+        flat = values.reshape(-1)
+        return _segment(flat, torch.zeros(len(flat), dtype=torch.int64), 1, how, op)[0]
+    rank = len(rt.shape.as_list())
+    ax = int(axis)
+    if not -rank <= ax < rank:
+        raise ValueError(f"axis={ax} out of bounds: expected {-rank}<=axis<{rank}")
+    ax %= rank
+    if rt.ragged_rank != 1 or values.dim() != 1 or ax > 1:
+        raise TypeError(
+            f"tf.{op}: unison reduces a 2-D RaggedTensor (ragged_rank 1) over axis None, 0 or 1. "
+            f"Received shape {rt.shape.as_list()}, axis={axis}; use rt.to_tensor() first."
+        )
+    rowids = rt.value_rowids()
+    if ax == 1:
+        groups, size = rowids, rt.nrows_int()
+    else:  # axis 0: the k-th item of every row that has one
+        groups = torch.arange(len(rowids)) - rt.row_splits[rowids]
+        size = int(rt.row_lengths().max()) if rt.nrows_int() else 0
+    out = _segment(values, groups, size, how, op)
+    return out.unsqueeze(ax) if keepdims else out
+
+
+def _segment(values: torch.Tensor, groups: torch.Tensor, size: int, how: str, name: str) -> torch.Tensor:
+    if name in ("reduce_any", "reduce_all"):
+        v = values.to(torch.int8)
+        start = 0 if name == "reduce_any" else 1
+        out = torch.full((size,), start, dtype=torch.int8).scatter_reduce(0, groups, v, how, include_self=True)
+        return out.to(torch.bool)
+    if how == "mean":
+        dtype = values.dtype if values.is_floating_point() else torch.float64
+        total = torch.zeros(size, dtype=dtype).index_add(0, groups, values.to(dtype))
+        count = torch.zeros(size, dtype=dtype).index_add(0, groups, torch.ones(len(groups), dtype=dtype))
+        return total / count
+    if how in ("sum", "prod"):
+        start = 0 if how == "sum" else 1
+        return torch.full((size,), start, dtype=values.dtype).scatter_reduce(0, groups, values, how, include_self=True)
+    low, high = _limits(values.dtype)
+    fill = low if how == "amax" else high
+    return torch.full((size,), fill, dtype=values.dtype).scatter_reduce(0, groups, values, how, include_self=True)
+
+
+def _concat(values: Any, axis: Any, name: Any = None) -> Any:
+    parts = list(values)
+    rts = [p for p in parts if _is_ragged(p)]
+    kind = type(rts[0])
+    parts = [p if _is_ragged(p) else kind.from_tensor(p) for p in parts]
+    ax = int(axis)
+    if ax == 0:
+        lengths = torch.cat([p.row_lengths() for p in parts])
+        return kind.from_row_lengths(torch.cat([p.flat_values for p in parts]), lengths)
+    if ax in (1, -1) and builtins.all(p.ragged_rank == 1 and p.flat_values.dim() == 1 for p in parts):
+        n = parts[0].nrows_int()
+        if any(p.nrows_int() != n for p in parts):
+            raise ValueError("tf.concat(axis=1) of RaggedTensors needs the same number of rows.")
+        rowids = torch.cat([p.value_rowids() for p in parts])
+        order = torch.sort(rowids, stable=True).indices
+        flat = torch.cat([p.flat_values for p in parts])[order]
+        lengths = torch.stack([p.row_lengths() for p in parts]).sum(0)
+        return kind.from_row_lengths(flat, lengths)
+    raise TypeError(f"tf.concat of RaggedTensors: unison joins along axis 0 or 1 (2-D). Received axis={axis}")
+
+
+__all__ = ["dispatch"]
