@@ -70,6 +70,7 @@ from unison.keras import initializers, losses, metrics, optimizers  # TF 2's ali
 from unison.ops import compat as compat
 from unison.ops import config, dtypes
 from unison.ops import image as image
+from unison.ops import linalg as linalg
 from unison.ops import math as math
 from unison.ops import nest as nest
 
@@ -353,6 +354,7 @@ __all__ = [
     "keras",
     "less",
     "less_equal",
+    "linalg",
     "linspace",
     "local_rank",
     "local_size",

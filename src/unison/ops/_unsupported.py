@@ -8,7 +8,7 @@ module.
 Example:
     >>> import unison as tf
     >>> try:
-    ...     tf.linalg
+    ...     tf.lite
     ... except AttributeError as e:
     ...     print(str(e).split(".")[0])
     unison does not implement tf
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 # TF name -> what to use in torch. Names not listed get the generic advice.
 TORCH_EQUIVALENTS: dict[str, str] = {
-    "tf.linalg": "torch.linalg",
-    "tf.signal": "torch.fft",
+    "tf.linalg.eigh_tridiagonal": "tf.linalg.eigh on the dense matrix (tf.linalg.diag of the diagonals)",
+    "tf.linalg.LinearOperatorKronecker": "tf.linalg.LinearOperatorFullMatrix of torch.kron",
     "tf.sparse.sparse_dense_matmul": "torch.sparse",
     "tf.ragged": "torch.nested",
     "tf.TensorArray": "a Python list and torch.stack",

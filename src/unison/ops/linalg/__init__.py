@@ -1,0 +1,133 @@
+"""``tf.linalg``: TF's linear algebra over ``torch.linalg``.
+
+Example:
+    >>> import unison as tf
+    >>> a = tf.constant([[2.0, 0.0], [0.0, 4.0]])
+    >>> tf.linalg.inv(a).tolist()
+    [[0.5, 0.0], [0.0, 0.25]]
+    >>> tf.linalg.matvec(a, tf.constant([1.0, 1.0])).tolist()
+    [2.0, 4.0]
+"""
+
+from __future__ import annotations
+
+from unison.ops._dispatch import wrap_namespace
+from unison.ops.indexing import eye
+from unison.ops.linalg import experimental
+from unison.ops.linalg._basic import (
+    adjoint,
+    band_part,
+    cholesky,
+    cholesky_solve,
+    cross,
+    det,
+    diag,
+    diag_part,
+    inv,
+    logdet,
+    matrix_transpose,
+    matvec,
+    set_diag,
+    slogdet,
+    solve,
+    tensor_diag,
+    tensor_diag_part,
+    trace,
+    triangular_solve,
+)
+from unison.ops.linalg._decomp import (
+    banded_triangular_solve,
+    eig,
+    eigh,
+    eigvals,
+    eigvalsh,
+    expm,
+    logm,
+    lstsq,
+    lu,
+    lu_matrix_inverse,
+    lu_reconstruct,
+    lu_solve,
+    matrix_rank,
+    normalize,
+    pinv,
+    qr,
+    sqrtm,
+    svd,
+    tridiagonal_matmul,
+    tridiagonal_solve,
+)
+from unison.ops.linalg._operators import (
+    LinearOperator,
+    LinearOperatorDiag,
+    LinearOperatorFullMatrix,
+    LinearOperatorIdentity,
+    LinearOperatorLowerTriangular,
+    LinearOperatorScaledIdentity,
+)
+from unison.ops.math import einsum, global_norm, l2_normalize, matmul, norm, tensordot
+
+__all__ = [
+    "LinearOperator",
+    "LinearOperatorDiag",
+    "LinearOperatorFullMatrix",
+    "LinearOperatorIdentity",
+    "LinearOperatorLowerTriangular",
+    "LinearOperatorScaledIdentity",
+    "adjoint",
+    "band_part",
+    "banded_triangular_solve",
+    "cholesky",
+    "cholesky_solve",
+    "cross",
+    "det",
+    "diag",
+    "diag_part",
+    "eig",
+    "eigh",
+    "eigvals",
+    "eigvalsh",
+    "einsum",
+    "experimental",
+    "expm",
+    "eye",
+    "global_norm",
+    "inv",
+    "l2_normalize",
+    "logdet",
+    "logm",
+    "lstsq",
+    "lu",
+    "lu_matrix_inverse",
+    "lu_reconstruct",
+    "lu_solve",
+    "matmul",
+    "matrix_rank",
+    "matrix_transpose",
+    "matvec",
+    "norm",
+    "normalize",
+    "pinv",
+    "qr",
+    "set_diag",
+    "slogdet",
+    "solve",
+    "sqrtm",
+    "svd",
+    "tensor_diag",
+    "tensor_diag_part",
+    "tensordot",
+    "trace",
+    "triangular_solve",
+    "tridiagonal_matmul",
+    "tridiagonal_solve",
+]
+
+# Only this package's functions: the re-exported ones (matmul, eye...) are wrapped where they live.
+wrap_namespace(globals(), [n for n in __all__ if getattr(globals()[n], "__module__", "").startswith(__name__ + "._")])
+
+
+def __getattr__(name: str) -> object:
+    from unison.ops._unsupported import unsupported
+
+    raise unsupported("tf.linalg", name)

@@ -1,0 +1,344 @@
+"""``tf.linalg``'s factorizations and the functions built on them: QR, SVD, eigen-decompositions,
+LU, least squares, pseudo-inverse, rank, matrix functions (expm, logm, sqrtm) and the banded solvers.
+
+TF's conventions, where torch's differ: ``svd`` returns ``(s, u, v)`` with ``v`` (not its adjoint);
+``lu`` returns ``(lu, p)`` with ``p`` a permutation (``input[p] == L @ U``), not LAPACK's swaps.
+
+Example:
+    >>> import unison as tf
+    >>> s = tf.linalg.svd(tf.constant([[3.0, 0.0], [0.0, 4.0]]), compute_uv=False)
+    >>> s.tolist()
+    [4.0, 3.0]
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections import namedtuple
+from typing import Any
+
+import torch
+
+from unison.errors import InvalidArgumentError
+from unison.ops.dtypes import as_dtype, to_tensor
+from unison.ops.linalg._basic import (
+    FLOATS,
+    as_matrix,
+    cholesky,
+    cholesky_solve,
+    diag,
+    triangular_solve,
+    widen,
+)
+
+Qr = namedtuple("Qr", ["q", "r"])
+Lu = namedtuple("Lu", ["lu", "p"])
+_REAL = (torch.float32, torch.float64)
+_COMPLEX = (torch.complex64, torch.complex128)
+
+
+def qr(input: Any, full_matrices: builtins.bool = False, name: str | None = None) -> Qr:
+    """``tf.linalg.qr``: ``(q, r)`` with ``input = q @ r`` (reduced unless ``full_matrices``)."""
+    t = as_matrix(input, "qr")
+    q, r = torch.linalg.qr(widen(t), mode="complete" if full_matrices else "reduced")
+    return Qr(q.to(t.dtype), r.to(t.dtype))
+
+
+def svd(
+    tensor: Any, full_matrices: builtins.bool = False, compute_uv: builtins.bool = True, name: str | None = None
+) -> Any:
+    """``tf.linalg.svd``: ``s`` alone, or ``(s, u, v)`` with ``tensor = u @ diag(s) @ adjoint(v)``.
+
+    ``s`` is real and descending (TF's order); ``v`` is the right singular vectors themselves, not
+    torch's ``Vh``.
+    """
+    t = as_matrix(tensor, "svd")
+    w = widen(t)
+    if not compute_uv:
+        return torch.linalg.svdvals(w).to(t.real.dtype)
+    u, s, vh = torch.linalg.svd(w, full_matrices=full_matrices)
+    return s.to(t.real.dtype), u.to(t.dtype), vh.mH.to(t.dtype)
+
+
+def eig(tensor: Any, name: str | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """``tf.linalg.eig``: complex ``(eigenvalues, eigenvectors)`` of a general square matrix."""
+    t = as_matrix(tensor, "eig", "tensor", square=True, allowed=_REAL + _COMPLEX)
+    e, v = torch.linalg.eig(t)
+    return e, v
+
+
+def eigvals(tensor: Any, name: str | None = None) -> torch.Tensor:
+    """``tf.linalg.eigvals``: the complex eigenvalues of a general square matrix."""
+    return torch.linalg.eigvals(as_matrix(tensor, "eigvals", "tensor", square=True, allowed=_REAL + _COMPLEX))
+
+
+def eigh(tensor: Any, name: str | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """``tf.linalg.eigh``: ascending real eigenvalues and eigenvectors of a self-adjoint matrix (lower triangle read)."""
+    t = as_matrix(tensor, "eigh", "tensor", square=True)
+    e, v = torch.linalg.eigh(widen(t))
+    return e.to(t.real.dtype), v.to(t.dtype)
+
+
+def eigvalsh(tensor: Any, name: str | None = None) -> torch.Tensor:
+    """``tf.linalg.eigvalsh``: ascending real eigenvalues of a self-adjoint matrix."""
+    t = as_matrix(tensor, "eigvalsh", "tensor", square=True)
+    return torch.linalg.eigvalsh(widen(t)).to(t.real.dtype)
+
+
+def expm(input: Any, name: str | None = None) -> torch.Tensor:
+    """``tf.linalg.expm``: the matrix exponential."""
+    t = to_tensor(input)
+    if t.dtype not in FLOATS:
+        raise ValueError(f"tf.linalg.expm does not support matrices of type {t.dtype}: cast `input` to a float type.")
+    t = as_matrix(t, "expm", square=True)
+    return torch.linalg.matrix_exp(widen(t)).to(t.dtype)
+
+
+def _eig_function(t: torch.Tensor, fn: Any) -> torch.Tensor:
+    """``V f(L) V^-1`` in double precision (exact for diagonalizable matrices)."""
+    wide = t.to(torch.complex128)
+    e, v = torch.linalg.eig(wide)
+    # V f(L) V^-1 as the solve X V = V f(L), not an explicit inverse.
+    return torch.linalg.solve(v, v * fn(e).unsqueeze(-2), left=False).resolve_conj()
+
+
+def logm(input: Any, name: str | None = None) -> torch.Tensor:
+    """``tf.linalg.logm``: the principal matrix logarithm of a complex matrix (TF accepts complex only).
+
+    Computed from the eigen-decomposition, exact for diagonalizable matrices.
+    """
+    t = as_matrix(input, "logm", square=True, allowed=_COMPLEX)
+    return _eig_function(t, torch.log).to(t.dtype)
+
+
+def sqrtm(input: Any, name: str | None = None) -> torch.Tensor:
+    """``tf.linalg.sqrtm``: the principal matrix square root (real for a real matrix with one).
+
+    Computed from the eigen-decomposition, exact for diagonalizable matrices.
+    """
+    t = as_matrix(input, "sqrtm", square=True, allowed=_REAL + _COMPLEX)
+    out = _eig_function(t, torch.sqrt)
+    return (out.real if not t.is_complex() else out).to(t.dtype)
+
+
+# --- LU -----------------------------------------------------------------------------------------
+
+
+def lu(input: Any, output_idx_type: Any = torch.int32, name: str | None = None) -> Lu:
+    """``tf.linalg.lu``: ``(lu, p)``: unit-lower ``L`` and ``U`` packed in ``lu``, ``input[p] = L @ U``."""
+    t = as_matrix(input, "lu", square=True)
+    packed, pivots, _ = torch.linalg.lu_factor_ex(widen(t))
+    perm_matrix = torch.lu_unpack(packed, pivots, unpack_data=False)[0]
+    return Lu(packed.to(t.dtype), perm_matrix.argmax(dim=-2).to(as_dtype(output_idx_type)))
+
+
+def _lu_parts(lower_upper: Any, op: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    t = as_matrix(lower_upper, op, "lower_upper", square=True)
+    eye = torch.eye(t.shape[-1], dtype=t.dtype)
+    return t, t.tril(-1) + eye, t.triu()
+
+
+def _permutation(perm: Any, batch: tuple[int, ...], n: int) -> torch.Tensor:
+    p = to_tensor(perm).long()
+    return p.expand(*batch, n)
+
+
+def lu_reconstruct(
+    lower_upper: Any, perm: Any, validate_args: builtins.bool = False, name: str | None = None
+) -> torch.Tensor:
+    """``tf.linalg.lu_reconstruct``: the matrix that ``tf.linalg.lu`` factored."""
+    t, lower, upper = _lu_parts(lower_upper, "lu_reconstruct")
+    product = lower @ upper
+    inverse = torch.argsort(_permutation(perm, product.shape[:-2], t.shape[-1]), dim=-1)
+    return torch.gather(product, -2, inverse.unsqueeze(-1).expand(product.shape))
+
+
+def lu_solve(
+    lower_upper: Any, perm: Any, rhs: Any, validate_args: builtins.bool = False, name: str | None = None
+) -> torch.Tensor:
+    """``tf.linalg.lu_solve``: ``X`` with ``A @ X = rhs`` given ``tf.linalg.lu(A)``; batches broadcast."""
+    t, lower, upper = _lu_parts(lower_upper, "lu_solve")
+    b = as_matrix(rhs, "lu_solve", "rhs").to(t.dtype)
+    batch = torch.broadcast_shapes(t.shape[:-2], b.shape[:-2], to_tensor(perm).shape[:-1])
+    b = b.expand(*batch, *b.shape[-2:])
+    p = _permutation(perm, batch, t.shape[-1])
+    permuted = torch.gather(b, -2, p.unsqueeze(-1).expand(b.shape))
+    y = triangular_solve(lower.expand(*batch, *lower.shape[-2:]), permuted, lower=True)
+    return triangular_solve(upper.expand(*batch, *upper.shape[-2:]), y, lower=False)
+
+
+def lu_matrix_inverse(
+    lower_upper: Any, perm: Any, validate_args: builtins.bool = False, name: str | None = None
+) -> torch.Tensor:
+    """``tf.linalg.lu_matrix_inverse``: the inverse of ``A`` given ``tf.linalg.lu(A)``."""
+    t = as_matrix(lower_upper, "lu_matrix_inverse", "lower_upper", square=True)
+    eye = torch.eye(t.shape[-1], dtype=t.dtype).expand(t.shape)
+    return lu_solve(t, perm, eye)
+
+
+# --- least squares, pseudo-inverse, rank ---------------------------------------------------------
+
+
+def lstsq(
+    matrix: Any, rhs: Any, l2_regularizer: Any = 0.0, fast: builtins.bool = True, name: str | None = None
+) -> torch.Tensor:
+    """``tf.linalg.lstsq``: the (regularized) least-squares solution of ``matrix @ X = rhs``.
+
+    ``fast=True`` solves the normal equations by Cholesky, as TF does (``l2_regularizer`` adds
+    ``lambda * I``); ``fast=False`` is the minimum-norm solution (TF ignores the regularizer there).
+    """
+    a = as_matrix(matrix, "lstsq", "matrix")
+    b = as_matrix(rhs, "lstsq", "rhs").to(a.dtype)
+    if a.shape[-2] != b.shape[-2]:
+        raise InvalidArgumentError(
+            f"tf.linalg.lstsq: `matrix` and `rhs` must have the same number of rows. "
+            f"Received shapes {list(a.shape)} and {list(b.shape)}."
+        )
+    w, wb = widen(a), widen(b)
+    if not fast:
+        return (torch.linalg.pinv(w) @ wb).to(a.dtype)
+    lam = float(l2_regularizer)
+    m, n = w.shape[-2], w.shape[-1]
+    if m >= n:
+        gram = w.mH @ w + lam * torch.eye(n, dtype=w.dtype)
+        out = cholesky_solve(cholesky(gram), w.mH @ wb)
+    else:
+        gram = w @ w.mH + lam * torch.eye(m, dtype=w.dtype)
+        out = w.mH @ cholesky_solve(cholesky(gram), wb)
+    return out.to(a.dtype)
+
+
+def _eps(dtype: torch.dtype) -> float:
+    return float(torch.finfo(dtype).eps)
+
+
+def pinv(a: Any, rcond: Any = None, validate_args: builtins.bool = False, name: str | None = None) -> torch.Tensor:
+    """``tf.linalg.pinv``: the Moore-Penrose pseudo-inverse; singular values at or below
+    ``rcond * max(s)`` count as zero (default ``rcond``: ``10 * max(M, N) * eps``)."""
+    t = as_matrix(a, "pinv", "a", allowed=_REAL)
+    if rcond is None:
+        rcond = 10.0 * builtins.max(t.shape[-2], t.shape[-1]) * _eps(t.dtype)
+    s_cut = to_tensor(rcond, t.dtype)
+    u, s, vh = torch.linalg.svd(t, full_matrices=False)
+    cutoff = s_cut * s.max(dim=-1, keepdim=True).values if s.shape[-1] else s
+    inverse = torch.where(s > cutoff, 1.0 / s, torch.zeros((), dtype=s.dtype))
+    return (vh.mH * inverse.unsqueeze(-2)) @ u.mH
+
+
+def matrix_rank(a: Any, tol: Any = None, validate_args: builtins.bool = False, name: str | None = None) -> torch.Tensor:
+    """``tf.linalg.matrix_rank``: the number of singular values above ``tol`` (int32).
+
+    Default ``tol``: ``eps * max(M, N) * max(s)``.
+    """
+    t = as_matrix(a, "matrix_rank", "a")
+    s = torch.linalg.svdvals(widen(t))
+    if tol is None:
+        largest = s.max(dim=-1, keepdim=True).values if s.shape[-1] else s
+        cut = _eps(t.real.dtype) * builtins.max(t.shape[-2], t.shape[-1]) * largest
+    else:
+        cut = to_tensor(tol, s.dtype).unsqueeze(-1)
+    return (s > cut).sum(-1).to(torch.int32)
+
+
+def normalize(
+    tensor: Any, ord: Any = "euclidean", axis: Any = None, name: str | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``tf.linalg.normalize``: ``(tensor / norm, norm)`` with the norm kept on its axes (``tf.norm``'s ``ord``)."""
+    from unison.ops.math import norm
+
+    t = to_tensor(tensor)
+    n = norm(t, ord=ord, axis=axis, keepdims=True)
+    return t / n, n
+
+
+# --- tridiagonal and banded systems --------------------------------------------------------------
+
+
+def _tridiagonals(diagonals: Any, fmt: str, op: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
+    """(superdiagonal, diagonal, subdiagonal, the rank of a matrix-shaped rhs), each ``[..., M]``."""
+    if fmt == "sequence":
+        sup, main, sub = (to_tensor(d) for d in diagonals)
+        return sup, main.to(sup.dtype), sub.to(sup.dtype), main.dim() + 1
+    d = to_tensor(diagonals)
+    if fmt == "compact":
+        if d.dim() < 2 or d.shape[-2] != 3:
+            raise ValueError(
+                f"tf.linalg.{op}: compact `diagonals` must have shape [..., 3, M]. Received {list(d.shape)}."
+            )
+        return d[..., 0, :], d[..., 1, :], d[..., 2, :], d.dim()
+    if fmt == "matrix":
+        if d.dim() < 2 or d.shape[-1] != d.shape[-2]:
+            raise ValueError(
+                f"tf.linalg.{op}: matrix `diagonals` must have shape [..., M, M]. Received {list(d.shape)}."
+            )
+        zero = torch.zeros((*d.shape[:-2], 1), dtype=d.dtype)
+        sup = torch.cat([torch.diagonal(d, 1, -2, -1), zero], -1)
+        sub = torch.cat([zero, torch.diagonal(d, -1, -2, -1)], -1)
+        return sup, torch.diagonal(d, 0, -2, -1), sub, d.dim()
+    raise ValueError(f"tf.linalg.{op}: `diagonals_format` must be 'compact', 'sequence' or 'matrix'. Received: {fmt!r}")
+
+
+def tridiagonal_solve(
+    diagonals: Any,
+    rhs: Any,
+    diagonals_format: str = "compact",
+    transpose_rhs: builtins.bool = False,
+    conjugate_rhs: builtins.bool = False,
+    name: str | None = None,
+    partial_pivoting: builtins.bool = True,
+    perturb_singular: builtins.bool = False,
+) -> torch.Tensor:
+    """``tf.linalg.tridiagonal_solve``: solve a tridiagonal system (``rhs`` ``[..., M]`` or ``[..., M, K]``).
+
+    A singular system gives NaNs, as TF's does.
+    """
+    if perturb_singular:
+        raise ValueError(
+            "tf.linalg.tridiagonal_solve: unison does not implement perturb_singular=True (TF's pivot "
+            "perturbation); solve with perturb_singular=False or add a small multiple of the identity."
+        )
+    sup, main, sub, matrix_rank_ = _tridiagonals(diagonals, diagonals_format, "tridiagonal_solve")
+    b = to_tensor(rhs).to(main.dtype)
+    vector = b.dim() == matrix_rank_ - 1
+    if vector:
+        b = b.unsqueeze(-1)
+    elif transpose_rhs:
+        b = b.transpose(-1, -2)
+    if conjugate_rhs and b.is_complex():
+        b = b.conj()
+    dense = torch.diag_embed(main) + torch.diag_embed(sup[..., :-1], 1) + torch.diag_embed(sub[..., 1:], -1)
+    w = widen(dense)
+    out, info = torch.linalg.solve_ex(w, widen(b).to(w.dtype))
+    out = torch.where((info != 0)[..., None, None], torch.full_like(out, float("nan")), out).to(main.dtype)
+    return out.squeeze(-1) if vector else out
+
+
+def tridiagonal_matmul(
+    diagonals: Any, rhs: Any, diagonals_format: str = "compact", name: str | None = None
+) -> torch.Tensor:
+    """``tf.linalg.tridiagonal_matmul``: a tridiagonal matrix (given by its diagonals) times ``rhs`` ``[..., M, N]``."""
+    sup, main, sub, rank = _tridiagonals(diagonals, diagonals_format, "tridiagonal_matmul")
+    b = to_tensor(rhs).to(main.dtype)
+    if b.dim() != rank:
+        raise InvalidArgumentError(
+            f"tf.linalg.tridiagonal_matmul: `rhs` must be [..., M, N] with the rank of the diagonals' matrix "
+            f"(All input tensors must have the same rank). Received shape {list(b.shape)}."
+        )
+    out = main.unsqueeze(-1) * b
+    out[..., :-1, :] += sup[..., :-1, None] * b[..., 1:, :]
+    out[..., 1:, :] += sub[..., 1:, None] * b[..., :-1, :]
+    return out
+
+
+def banded_triangular_solve(
+    bands: Any, rhs: Any, lower: builtins.bool = True, adjoint: builtins.bool = False, name: str | None = None
+) -> torch.Tensor:
+    """``tf.linalg.banded_triangular_solve``: solve with a triangular matrix given by its ``K`` bands ``[..., K, M]``.
+
+    Lower: row 0 is the diagonal, row j the j-th subdiagonal (padded on the left); upper: the last
+    row is the diagonal (superdiagonals padded on the right).
+    """
+    b = as_matrix(bands, "banded_triangular_solve", "bands")
+    k, m = b.shape[-2], b.shape[-1]
+    dense = diag(b, k=(-(k - 1), 0) if lower else (0, k - 1), num_rows=m, num_cols=m, align="LEFT_RIGHT")
+    return triangular_solve(dense, rhs, lower=lower, adjoint=adjoint)

@@ -1,0 +1,552 @@
+"""``tf.linalg`` against TensorFlow 2.21 (see tf_oracle.py for the rules).
+
+Decompositions whose factors are defined only up to signs or phases (svd, eig, eigh) are compared
+through what is unique: the values, ``|vectors|`` and the reconstruction.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tf_oracle import same_as_tf
+
+A = [[4.0, 1.0, 2.0], [1.0, 5.0, 3.0], [2.0, 3.0, 6.0]]  # symmetric positive definite
+G = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 10.0]]  # general, non-singular
+
+
+@same_as_tf("linalg.matmul")
+def test_matmul(tf):
+    a = tf.constant(G)
+    return tf.linalg.matmul(a, a, transpose_b=True), tf.linalg.matmul(a, a, adjoint_a=True)
+
+
+@same_as_tf("linalg.matmul", edge=True)
+def test_matmul_broadcasts_batches(tf):
+    return tf.linalg.matmul(tf.ones([2, 1, 3, 4]), tf.ones([5, 4, 2]))
+
+
+@same_as_tf("linalg.matvec")
+def test_matvec(tf):
+    return tf.linalg.matvec(tf.constant(G), tf.constant([1.0, -1.0, 2.0]), transpose_a=True)
+
+
+@same_as_tf("linalg.matvec", edge=True)
+def test_matvec_broadcasts(tf):
+    return tf.linalg.matvec(tf.ones([2, 3]), tf.ones([4, 3]))
+
+
+@same_as_tf("linalg.det", "linalg.slogdet")
+def test_det_slogdet(tf):
+    m = tf.constant([G, A], tf.float64)
+    return tf.linalg.det(m), tf.linalg.slogdet(m), tf.linalg.det(tf.constant(G))
+
+
+@same_as_tf("linalg.det", "linalg.slogdet", edge=True)
+def test_det_of_ints_is_refused(tf):
+    return tf.linalg.det(tf.constant([[1, 2], [3, 4]]))
+
+
+@same_as_tf("linalg.det", edge=True)
+def test_det_of_an_empty_batch_and_a_singular_matrix(tf):
+    return tf.linalg.det(tf.zeros([0, 3, 3])), tf.linalg.slogdet(tf.constant([[1.0, 2.0], [2.0, 4.0]]))
+
+
+@same_as_tf("linalg.slogdet", edge=True, match=r"slogdet.*square")
+def test_slogdet_of_a_non_square(tf):
+    return tf.linalg.slogdet(tf.ones([2, 3]))
+
+
+@same_as_tf("linalg.logdet")
+def test_logdet(tf):
+    return tf.linalg.logdet(tf.constant([A, [[2.0, 0, 0], [0, 3, 0], [0, 0, 4]]]))
+
+
+@same_as_tf("linalg.logdet", edge=True)
+def test_logdet_complex(tf):
+    return tf.linalg.logdet(tf.constant(np.array([[2.0 + 0j, 1j], [-1j, 3.0]])))
+
+
+@same_as_tf("linalg.inv")
+def test_inv(tf):
+    return tf.linalg.inv(tf.constant(G, tf.float64)), tf.linalg.inv(tf.constant(G, tf.float64), adjoint=True)
+
+
+@same_as_tf("linalg.inv", edge=True, match=r"inv.*not invertible")
+def test_inv_of_a_singular_matrix(tf):
+    return tf.linalg.inv(tf.constant([[1.0, 2.0], [2.0, 4.0]]))
+
+
+@same_as_tf("linalg.inv", edge=True, rtol=1e-2)
+def test_inv_half(tf):
+    return tf.linalg.inv(tf.constant([[1.0, 2.0], [3.0, 4.0]], tf.float16))
+
+
+@same_as_tf("linalg.solve")
+def test_solve(tf):
+    b = tf.constant([[1.0, 0.0], [2.0, 1.0], [3.0, -1.0]], tf.float64)
+    return tf.linalg.solve(tf.constant(G, tf.float64), b), tf.linalg.solve(tf.constant(G, tf.float64), b, adjoint=True)
+
+
+@same_as_tf("linalg.solve", edge=True)
+def test_solve_does_not_broadcast(tf):
+    return tf.linalg.solve(tf.eye(2, batch_shape=[3]), tf.ones([2, 1]))
+
+
+@same_as_tf("linalg.solve", edge=True, match=r"solve.*not invertible")
+def test_solve_singular(tf):
+    return tf.linalg.solve(tf.zeros([2, 2]), tf.ones([2, 1]))
+
+
+@same_as_tf("linalg.triangular_solve")
+def test_triangular_solve(tf):
+    m = tf.constant(G, tf.float64)
+    b = tf.constant([[1.0], [2.0], [3.0]], tf.float64)
+    return (
+        tf.linalg.triangular_solve(m, b),
+        tf.linalg.triangular_solve(m, b, lower=False),
+        tf.linalg.triangular_solve(m, b, adjoint=True),
+    )
+
+
+@same_as_tf("linalg.triangular_solve", edge=True)
+def test_triangular_solve_broadcasts(tf):
+    return tf.linalg.triangular_solve(tf.eye(2, batch_shape=[3]) * 2.0, tf.ones([2, 1]))
+
+
+@same_as_tf("linalg.cholesky", "linalg.cholesky_solve")
+def test_cholesky(tf):
+    chol = tf.linalg.cholesky(tf.constant(A, tf.float64))
+    return chol, tf.linalg.cholesky_solve(chol, tf.constant([[1.0], [2.0], [3.0]], tf.float64))
+
+
+@same_as_tf("linalg.cholesky", "linalg.cholesky_solve", edge=True)
+def test_cholesky_of_an_empty_batch(tf):
+    chol = tf.linalg.cholesky(tf.zeros([0, 2, 2]))
+    return chol, tf.linalg.cholesky_solve(tf.eye(2, batch_shape=[2]), tf.ones([2, 2, 3]))
+
+
+@same_as_tf("linalg.qr")
+def test_qr(tf):
+    m = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], tf.float64)
+    return tf.linalg.qr(m), tf.linalg.qr(m, full_matrices=True).r
+
+
+@same_as_tf("linalg.qr", edge=True)
+def test_qr_of_a_wide_batch(tf):
+    q, r = tf.linalg.qr(tf.reshape(tf.range(12, dtype=tf.float64), [2, 2, 3]) ** 2)
+    return tf.abs(q), tf.abs(r)
+
+
+@same_as_tf("linalg.svd")
+def test_svd(tf):
+    m = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], tf.float64)
+    s, u, v = tf.linalg.svd(m)
+    return s, tf.abs(u), tf.abs(v), tf.matmul(u * s, v, adjoint_b=True), tf.linalg.svd(m, compute_uv=False)
+
+
+@same_as_tf("linalg.svd", edge=True)
+def test_svd_full_matrices_shapes_and_complex(tf):
+    s, u, v = tf.linalg.svd(tf.ones([2, 4, 3]), full_matrices=True)
+    c = tf.linalg.svd(tf.constant(np.array([[1.0 + 1j, 2.0], [0.0, 1j]])), compute_uv=False)
+    return s, tf.shape(u), tf.shape(v), c
+
+
+@same_as_tf("linalg.eigh", "linalg.eigvalsh")
+def test_eigh(tf):
+    e, v = tf.linalg.eigh(tf.constant(A, tf.float64))
+    return e, tf.abs(v), tf.linalg.eigvalsh(tf.constant(A, tf.float64))
+
+
+@same_as_tf("linalg.eigh", "linalg.eigvalsh", edge=True)
+def test_eigh_reads_the_lower_triangle(tf):
+    m = tf.constant([[2.0, 100.0], [1.0, 2.0]], tf.float64)
+    return tf.linalg.eigvalsh(m), tf.abs(tf.linalg.eigh(m)[1])
+
+
+@same_as_tf("linalg.eig", "linalg.eigvals")
+def test_eig(tf):
+    m = tf.constant([[2.0, 1.0], [1.0, 2.0]], tf.float64)
+    e, v = tf.linalg.eig(m)
+    residual = tf.abs(tf.matmul(tf.cast(m, tf.complex128), v) - v * e)
+    rotation = tf.linalg.eigvals(tf.constant([[0.0, 1.0], [-1.0, 0.0]]))
+    return tf.sort(tf.abs(e)), tf.abs(v), tf.reduce_max(residual) < 1e-12, tf.abs(rotation), rotation * rotation
+
+
+@same_as_tf("linalg.eig", "linalg.eigvals", edge=True)
+def test_eig_of_an_empty_batch(tf):
+    e, v = tf.linalg.eig(tf.zeros([0, 2, 2]))
+    return e, v, tf.linalg.eigvals(tf.zeros([0, 3, 3], tf.float64))
+
+
+@same_as_tf("linalg.expm")
+def test_expm(tf):
+    return tf.linalg.expm(tf.constant([[0.0, 1.0], [-1.0, 0.0]], tf.float64)), tf.linalg.expm(tf.zeros([2, 3, 3]))
+
+
+@same_as_tf("linalg.expm", edge=True)
+def test_expm_of_ints_is_refused(tf):
+    return tf.linalg.expm(tf.constant([[1, 2], [3, 4]]))
+
+
+@same_as_tf("linalg.logm")
+def test_logm(tf):
+    return tf.linalg.logm(tf.constant([[4.0, 1.0], [0.0, 9.0]], tf.complex128))
+
+
+@same_as_tf("linalg.logm", edge=True)
+def test_logm_of_reals_is_refused(tf):
+    return tf.linalg.logm(tf.constant([[4.0, 1.0], [0.0, 9.0]]))
+
+
+@same_as_tf("linalg.sqrtm")
+def test_sqrtm(tf):
+    return tf.linalg.sqrtm(tf.constant([[4.0, 1.0], [0.0, 9.0]], tf.float64)), tf.linalg.sqrtm(
+        tf.constant(A, tf.float64)
+    )
+
+
+@same_as_tf("linalg.sqrtm", edge=True)
+def test_sqrtm_of_a_rotation(tf):
+    return tf.linalg.sqrtm(tf.constant([[0.0, -1.0], [1.0, 0.0]], tf.float64))
+
+
+@same_as_tf("linalg.lu", "linalg.lu_reconstruct", "linalg.lu_solve", "linalg.lu_matrix_inverse")
+def test_lu(tf):
+    m = tf.constant(G, tf.float64)
+    lu, p = tf.linalg.lu(m)
+    rhs = tf.constant([[1.0], [2.0], [3.0]], tf.float64)
+    return lu, p, tf.linalg.lu_reconstruct(lu, p), tf.linalg.lu_solve(lu, p, rhs), tf.linalg.lu_matrix_inverse(lu, p)
+
+
+@same_as_tf("linalg.lu", "linalg.lu_reconstruct", "linalg.lu_solve", "linalg.lu_matrix_inverse", edge=True)
+def test_lu_batched(tf):
+    m = tf.constant([G, A], tf.float64)
+    lu, p = tf.linalg.lu(m)
+    return (
+        tf.linalg.lu(m, output_idx_type=tf.int64).p,
+        tf.linalg.lu_reconstruct(lu, p),
+        tf.linalg.lu_solve(lu, p, tf.ones([2, 3, 2], tf.float64)),
+        tf.linalg.lu_matrix_inverse(lu, p),
+    )
+
+
+@same_as_tf("linalg.lstsq")
+def test_lstsq(tf):
+    m = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], tf.float64)
+    b = tf.constant([[1.0], [2.0], [4.0]], tf.float64)
+    wide = tf.constant([[1.0, 2.0, 3.0], [3.0, 4.0, 5.0]], tf.float64)
+    return (
+        tf.linalg.lstsq(m, b),
+        tf.linalg.lstsq(m, b, l2_regularizer=0.5),
+        tf.linalg.lstsq(m, b, fast=False),
+        tf.linalg.lstsq(wide, b[:2], fast=False),
+    )
+
+
+@same_as_tf("linalg.lstsq", edge=True)
+def test_lstsq_underdetermined_regularized(tf):
+    wide = tf.constant([[1.0, 2.0, 3.0], [3.0, 4.0, 5.0]], tf.float64)
+    return tf.linalg.lstsq(wide, tf.constant([[1.0], [2.0]], tf.float64), l2_regularizer=0.1)
+
+
+@same_as_tf("linalg.pinv")
+def test_pinv(tf):
+    return tf.linalg.pinv(tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], tf.float64))
+
+
+@same_as_tf("linalg.pinv", edge=True)
+def test_pinv_of_a_rank_deficient_matrix(tf):
+    return tf.linalg.pinv(tf.constant([[1.0, 2.0], [2.0, 4.0]], tf.float64)), tf.linalg.pinv(
+        tf.constant([[1.0, 0.0], [0.0, 1e-9]]), rcond=1e-3
+    )
+
+
+@same_as_tf("linalg.matrix_rank")
+def test_matrix_rank(tf):
+    return tf.linalg.matrix_rank(tf.constant([[1.0, 2.0], [2.0, 4.0]])), tf.linalg.matrix_rank(tf.constant([G, A]))
+
+
+@same_as_tf("linalg.matrix_rank", edge=True)
+def test_matrix_rank_with_tol(tf):
+    return tf.linalg.matrix_rank(tf.constant([[1.0, 0.0], [0.0, 1e-3]]), tol=1e-2)
+
+
+@same_as_tf("linalg.norm", "linalg.normalize")
+def test_norm_normalize(tf):
+    x = tf.constant([[3.0, -4.0], [0.0, 1.0]])
+    return (
+        tf.linalg.norm(x),
+        tf.linalg.norm(x, ord=1, axis=[-2, -1]),
+        tf.linalg.normalize(x, axis=1),
+        tf.linalg.normalize(x),
+    )
+
+
+@same_as_tf("linalg.norm", "linalg.normalize", edge=True)
+def test_normalize_a_zero_vector_is_nan(tf):
+    return tf.linalg.normalize(tf.zeros([2])), tf.linalg.norm(tf.zeros([0, 3]), axis=1)
+
+
+@same_as_tf("linalg.trace")
+def test_trace(tf):
+    return tf.linalg.trace(tf.constant([[1, 2], [3, 4]])), tf.linalg.trace(tf.ones([2, 3, 4]))
+
+
+@same_as_tf("linalg.trace", edge=True)
+def test_trace_of_a_vector_is_refused(tf):
+    return tf.linalg.trace(tf.ones([3]))
+
+
+@pytest.mark.parametrize("align", ["RIGHT_LEFT", "LEFT_RIGHT", "LEFT_LEFT", "RIGHT_RIGHT"])
+@same_as_tf("linalg.diag_part", "linalg.diag", "linalg.set_diag")
+def test_diagonals_with_a_range_of_k(tf, align):
+    m = tf.reshape(tf.range(12), [3, 4])
+    part = tf.linalg.diag_part(m, k=(-1, 2), align=align, padding_value=-9)
+    return (
+        part,
+        tf.linalg.diag(part, k=(-1, 2), num_rows=3, num_cols=4, align=align),
+        tf.linalg.set_diag(m, part * 0 - 1, k=(-1, 2), align=align),
+    )
+
+
+@same_as_tf("linalg.diag_part", "linalg.diag", "linalg.set_diag", edge=True)
+def test_diagonals_with_one_k(tf):
+    m = tf.reshape(tf.range(24.0), [2, 3, 4])
+    return (
+        tf.linalg.diag_part(m),
+        tf.linalg.diag_part(m, k=-2),
+        tf.linalg.diag(tf.constant([1, 2]), k=1),
+        tf.linalg.diag(tf.constant([1, 2]), k=-1, num_cols=4),
+        tf.linalg.set_diag(m, tf.ones([2, 3])),
+        tf.linalg.diag(tf.zeros([0])),
+    )
+
+
+@same_as_tf("linalg.band_part")
+def test_band_part(tf):
+    m = tf.reshape(tf.range(16), [4, 4])
+    return tf.linalg.band_part(m, 1, -1), tf.linalg.band_part(m, 0, 0), tf.linalg.band_part(m, -1, 1)
+
+
+@same_as_tf("linalg.band_part", edge=True)
+def test_band_part_of_a_vector(tf):
+    return tf.linalg.band_part(tf.range(4), 1, -1)
+
+
+@same_as_tf("linalg.tensor_diag", "linalg.tensor_diag_part")
+def test_tensor_diag(tf):
+    d = tf.constant([[1, 2], [3, 4]])
+    return tf.linalg.tensor_diag(d), tf.linalg.tensor_diag_part(tf.linalg.tensor_diag(d))
+
+
+@same_as_tf("linalg.tensor_diag", "linalg.tensor_diag_part", edge=True)
+def test_tensor_diag_part_of_an_odd_rank(tf):
+    return tf.linalg.tensor_diag_part(tf.ones([2, 2, 2]))
+
+
+@same_as_tf("linalg.adjoint", "linalg.matrix_transpose")
+def test_adjoint(tf):
+    c = tf.constant(np.array([[1 + 1j, 2 - 1j], [3j, 4.0]]))
+    return tf.linalg.adjoint(c), tf.linalg.matrix_transpose(c), tf.linalg.matrix_transpose(c, conjugate=True)
+
+
+@same_as_tf("linalg.adjoint", "linalg.matrix_transpose", edge=True)
+def test_adjoint_of_a_vector_is_refused(tf):
+    return tf.linalg.adjoint(tf.ones([3]))
+
+
+@same_as_tf("linalg.cross")
+def test_cross(tf):
+    return tf.linalg.cross(tf.constant([[1.0, 2.0, 3.0]]), tf.constant([[4.0, 5.0, 6.0]])), tf.linalg.cross(
+        tf.constant([1, 0, 0]), tf.constant([0, 1, 0])
+    )
+
+
+@same_as_tf("linalg.cross", edge=True)
+def test_cross_does_not_broadcast(tf):
+    return tf.linalg.cross(tf.ones([2, 3]), tf.ones([3]))
+
+
+@same_as_tf("linalg.eye", "linalg.einsum", "linalg.tensordot", "linalg.global_norm", "linalg.l2_normalize")
+def test_reexported_names(tf):
+    x = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+    return (
+        tf.linalg.eye(2, 3, batch_shape=[2]),
+        tf.linalg.einsum("ij,jk->ik", x, x),
+        tf.linalg.tensordot(x, x, 1),
+        tf.linalg.global_norm([x, x]),
+        tf.linalg.l2_normalize(x, axis=1),
+    )
+
+
+@same_as_tf("linalg.eye", "linalg.einsum", "linalg.tensordot", "linalg.global_norm", "linalg.l2_normalize", edge=True)
+def test_reexported_names_on_empties(tf):
+    e = tf.zeros([0, 2])
+    return (
+        tf.linalg.eye(0),
+        tf.linalg.einsum("ij->j", e),
+        tf.linalg.tensordot(e, tf.ones([2, 3]), 1),
+        tf.linalg.global_norm([e]),
+        tf.linalg.l2_normalize(tf.zeros([3])),
+    )
+
+
+@same_as_tf("linalg.tridiagonal_solve")
+def test_tridiagonal_solve(tf):
+    d = tf.constant([[1.0, 1.0, 0.0], [3.0, 3.0, 3.0], [0.0, 1.0, 1.0]], tf.float64)
+    rhs = tf.constant([[1.0, 2.0], [2.0, 0.0], [3.0, 1.0]], tf.float64)
+    seq = (d[0], d[1], d[2])
+    full = tf.constant([[3.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 3.0]], tf.float64)
+    return (
+        tf.linalg.tridiagonal_solve(d, rhs),
+        tf.linalg.tridiagonal_solve(d, rhs[:, 0]),
+        tf.linalg.tridiagonal_solve(seq, rhs, diagonals_format="sequence"),
+        tf.linalg.tridiagonal_solve(full, rhs, diagonals_format="matrix", partial_pivoting=False),
+        tf.linalg.tridiagonal_solve(d, tf.transpose(rhs), transpose_rhs=True),
+    )
+
+
+@same_as_tf("linalg.tridiagonal_solve", edge=True)
+def test_tridiagonal_solve_singular_is_nan(tf):
+    return tf.linalg.tridiagonal_solve(tf.zeros([3, 3]), tf.constant([[1.0], [2.0], [3.0]]))
+
+
+@same_as_tf("linalg.tridiagonal_matmul")
+def test_tridiagonal_matmul(tf):
+    d = tf.constant([[1.0, 2.0, 0.0], [3.0, 3.0, 3.0], [0.0, 1.0, 4.0]])
+    rhs = tf.constant([[1.0, 2.0], [2.0, 0.0], [3.0, 1.0]])
+    full = tf.constant([[3.0, 1.0, 0.0], [1.0, 3.0, 2.0], [0.0, 4.0, 3.0]])
+    return (
+        tf.linalg.tridiagonal_matmul(d, rhs),
+        tf.linalg.tridiagonal_matmul((d[0], d[1], d[2]), rhs, diagonals_format="sequence"),
+        tf.linalg.tridiagonal_matmul(full, rhs, diagonals_format="matrix"),
+    )
+
+
+@same_as_tf("linalg.tridiagonal_matmul", edge=True)
+def test_tridiagonal_matmul_needs_a_matrix_rhs(tf):
+    return tf.linalg.tridiagonal_matmul(tf.ones([3, 3]), tf.ones([3]))
+
+
+@pytest.mark.parametrize("lower", [True, False])
+@same_as_tf("linalg.banded_triangular_solve")
+def test_banded_triangular_solve(tf, lower):
+    bands = tf.constant([[2.0, 3.0, 4.0, 5.0], [1.0, 1.0, 1.0, 1.0]], tf.float64)
+    rhs = tf.constant([[1.0], [2.0], [3.0], [4.0]], tf.float64)
+    return tf.linalg.banded_triangular_solve(bands, rhs, lower=lower), tf.linalg.banded_triangular_solve(
+        bands, rhs, lower=lower, adjoint=True
+    )
+
+
+@same_as_tf("linalg.banded_triangular_solve", edge=True)
+def test_banded_triangular_solve_one_band(tf):
+    return tf.linalg.banded_triangular_solve(tf.constant([[2.0, 4.0]]), tf.constant([[2.0, 4.0], [8.0, 4.0]]))
+
+
+@same_as_tf("linalg.experimental.conjugate_gradient")
+def test_conjugate_gradient(tf):
+    op = tf.linalg.LinearOperatorFullMatrix(tf.constant(A, tf.float64), is_self_adjoint=True, is_positive_definite=True)
+    state = tf.linalg.experimental.conjugate_gradient(op, tf.constant([1.0, 2.0, 3.0], tf.float64))
+    return state.i, state.x, state.gamma
+
+
+@same_as_tf("linalg.experimental.conjugate_gradient", edge=True)
+def test_conjugate_gradient_needs_a_positive_definite_operator(tf):
+    op = tf.linalg.LinearOperatorFullMatrix(tf.constant(A))
+    return tf.linalg.experimental.conjugate_gradient(op, tf.ones([3])).x
+
+
+@same_as_tf("linalg.LinearOperator", "linalg.LinearOperatorFullMatrix")
+def test_full_matrix_operator(tf):
+    op = tf.linalg.LinearOperatorFullMatrix(tf.constant(G, tf.float64))
+    x = tf.constant([[1.0], [2.0], [3.0]], tf.float64)
+    return (
+        isinstance(op, tf.linalg.LinearOperator),
+        op.shape,
+        op.batch_shape,
+        int(op.domain_dimension),
+        op.to_dense(),
+        op.matmul(x),
+        op.matmul(x, adjoint=True),
+        op.matvec(x[:, 0]),
+        op.solve(x),
+        op.determinant(),
+        op.log_abs_determinant(),
+        op.inverse().to_dense(),
+        op.adjoint().to_dense(),
+        op.trace(),
+        op.diag_part(),
+        op.is_square,
+    )
+
+
+@same_as_tf("linalg.LinearOperator", "linalg.LinearOperatorFullMatrix", edge=True)
+def test_full_matrix_operator_refuses_ints(tf):
+    return tf.linalg.LinearOperatorFullMatrix(tf.constant([[1, 2], [3, 4]])).to_dense()
+
+
+@same_as_tf("linalg.LinearOperatorDiag")
+def test_diag_operator(tf):
+    op = tf.linalg.LinearOperatorDiag(tf.constant([[1.0, 2.0, 4.0], [-1.0, 3.0, 0.5]]))
+    x = tf.ones([2, 3, 2])
+    return (
+        op.shape,
+        op.to_dense(),
+        op.matmul(x),
+        op.solve(x),
+        op.determinant(),
+        op.log_abs_determinant(),
+        op.inverse().to_dense(),
+        op.matvec(tf.ones([2, 3])),
+        op.is_self_adjoint,
+    )
+
+
+@same_as_tf("linalg.LinearOperatorDiag", edge=True)
+def test_diag_operator_of_a_scalar_is_refused(tf):
+    return tf.linalg.LinearOperatorDiag(tf.constant(1.0)).to_dense()
+
+
+@same_as_tf("linalg.LinearOperatorIdentity", "linalg.LinearOperatorScaledIdentity")
+def test_identity_operators(tf):
+    eye = tf.linalg.LinearOperatorIdentity(3, batch_shape=[2])
+    scaled = tf.linalg.LinearOperatorScaledIdentity(3, tf.constant([2.0, -0.5]))
+    x = tf.ones([2, 3, 1])
+    return (
+        eye.shape,
+        eye.to_dense(),
+        eye.matmul(x),
+        eye.determinant(),
+        eye.log_abs_determinant(),
+        scaled.shape,
+        scaled.to_dense(),
+        scaled.matmul(x),
+        scaled.solve(x),
+        scaled.determinant(),
+        scaled.log_abs_determinant(),
+        scaled.inverse().to_dense(),
+    )
+
+
+@same_as_tf("linalg.LinearOperatorIdentity", "linalg.LinearOperatorScaledIdentity", edge=True)
+def test_identity_operator_hints_must_hold(tf):
+    return tf.linalg.LinearOperatorIdentity(2, is_self_adjoint=False).to_dense()
+
+
+@same_as_tf("linalg.LinearOperatorLowerTriangular")
+def test_lower_triangular_operator(tf):
+    op = tf.linalg.LinearOperatorLowerTriangular(tf.constant(G, tf.float64))
+    x = tf.constant([[1.0], [2.0], [3.0]], tf.float64)
+    return (
+        op.to_dense(),
+        op.matmul(x),
+        op.solve(x),
+        op.solve(x, adjoint=True),
+        op.determinant(),
+        op.log_abs_determinant(),
+    )
+
+
+@same_as_tf("linalg.LinearOperatorLowerTriangular", edge=True)
+def test_lower_triangular_operator_of_a_wide_matrix(tf):
+    return tf.linalg.LinearOperatorLowerTriangular(tf.ones([2, 3])).to_dense()
