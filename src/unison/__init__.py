@@ -78,6 +78,7 @@ from unison.ops import nest as nest
 # give them to tf.nn too (unison.nn's own __getattr__ would call them unsupported).
 from unison.ops import nn as _ops_nn
 from unison.ops import random as random
+from unison.ops import signal as signal
 from unison.ops import sparse as sparse
 from unison.ops import strings as strings
 from unison.ops.array import (
@@ -410,6 +411,7 @@ __all__ = [
     "shape",
     "sigmoid",
     "sign",
+    "signal",
     "sin",
     "size",
     "sort",

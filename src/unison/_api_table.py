@@ -110,6 +110,7 @@ def render() -> str:
         ("tf.train", _namespace_rows(unison.train, list(unison.train.__all__)), "unison.train"),
         ("tf.compat", _namespace_rows(unison.compat, list(unison.compat.__all__)), "unison.ops.compat"),
         ("tf.linalg", _namespace_rows(unison.linalg, list(unison.linalg.__all__)), "unison.ops.linalg"),
+        ("tf.signal", _namespace_rows(unison.signal, list(unison.signal.__all__)), "unison.ops.signal"),
     ]
     out = [
         "# The supported `tf.*` names (TF core)",

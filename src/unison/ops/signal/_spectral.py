@@ -1,0 +1,268 @@
+"""``tf.signal``'s framing, short-time transforms, DCTs, MDCTs and MFCCs, as TF composes them.
+
+Example:
+    >>> import unison as tf
+    >>> tf.signal.frame(tf.range(6), 3, 2).tolist()
+    [[0, 1, 2], [2, 3, 4]]
+    >>> tf.signal.stft(tf.zeros([2, 100]), 16, 8).shape
+    torch.Size([2, 11, 9])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from unison.ops.dtypes import to_tensor
+from unison.ops.signal._fft import irfft, rfft
+from unison.ops.signal._windows import hann_window, vorbis_window
+
+
+def _int(value: Any, what: str, op: str) -> int:
+    t = to_tensor(value)
+    if t.dim() != 0 or t.is_floating_point() or t.is_complex():
+        raise ValueError(f"tf.signal.{op}: `{what}` must be an integer scalar. Received: {what}={value!r}")
+    return int(t.item())
+
+
+def frame(
+    signal: Any,
+    frame_length: Any,
+    frame_step: Any,
+    pad_end: bool = False,
+    pad_value: Any = 0,
+    axis: int = -1,
+    name: str | None = None,
+) -> torch.Tensor:
+    """``tf.signal.frame``: overlapping frames of ``frame_length`` every ``frame_step`` samples along ``axis``.
+
+    The axis becomes ``[num_frames, frame_length]``; ``pad_end`` pads the end with ``pad_value`` so
+    that a frame starts at every step (``ceil(len / frame_step)`` frames).
+    """
+    t = to_tensor(signal)
+    length, step = _int(frame_length, "frame_length", "frame"), _int(frame_step, "frame_step", "frame")
+    if t.dim() == 0:
+        raise ValueError("tf.signal.frame: `signal` must have rank >= 1. Received a scalar.")
+    if length <= 0 or step <= 0:
+        raise ValueError(
+            f"tf.signal.frame: frame_length and frame_step must be positive. Received {length} and {step}."
+        )
+    dim = axis % t.dim()
+    n = t.shape[dim]
+    if pad_end:
+        frames = -(-n // step)
+        extra = max(0, length + step * (frames - 1) - n)
+        if extra:
+            pad_shape = list(t.shape)
+            pad_shape[dim] = extra
+            t = torch.cat([t, torch.full(pad_shape, pad_value, dtype=t.dtype)], dim)
+    else:
+        frames = max(0, 1 + (n - length) // step)
+    if frames == 0:
+        shape = list(t.shape)
+        shape[dim : dim + 1] = [0, length]
+        return torch.zeros(shape, dtype=t.dtype)
+    return t.unfold(dim, length, step).movedim(-1, dim + 1).contiguous()
+
+
+def overlap_and_add(signal: Any, frame_step: Any, name: str | None = None) -> torch.Tensor:
+    """``tf.signal.overlap_and_add``: sum frames ``[..., frames, frame_length]`` placed ``frame_step`` apart."""
+    t = to_tensor(signal)
+    step = _int(frame_step, "frame_step", "overlap_and_add")
+    if t.dim() < 2:
+        raise ValueError(f"tf.signal.overlap_and_add: `signal` must have rank >= 2. Received shape {list(t.shape)}.")
+    frames, length = t.shape[-2], t.shape[-1]
+    out_len = max(0, length + step * (frames - 1))
+    out = torch.zeros((*t.shape[:-2], out_len), dtype=t.dtype)
+    index = (torch.arange(frames).unsqueeze(-1) * step + torch.arange(length)).reshape(-1)
+    return out.index_add_(-1, index, t.reshape(*t.shape[:-2], -1))
+
+
+def _enclosing_power_of_two(value: int) -> int:
+    return int(2 ** math.ceil(math.log2(value))) if value > 0 else 1
+
+
+def stft(
+    signals: Any,
+    frame_length: Any,
+    frame_step: Any,
+    fft_length: Any = None,
+    window_fn: Callable[..., Any] | None = hann_window,
+    pad_end: bool = False,
+    name: str | None = None,
+) -> torch.Tensor:
+    """``tf.signal.stft``: the short-time Fourier transform ``[..., frames, fft_length // 2 + 1]`` of real signals."""
+    t = to_tensor(signals)
+    length = _int(frame_length, "frame_length", "stft")
+    n_fft = _enclosing_power_of_two(length) if fft_length is None else _int(fft_length, "fft_length", "stft")
+    framed = frame(t, length, frame_step, pad_end=pad_end)
+    if window_fn is not None:
+        framed = framed * to_tensor(window_fn(length, dtype=framed.dtype))
+    return rfft(framed, [n_fft])
+
+
+def inverse_stft_window_fn(
+    frame_step: Any, forward_window_fn: Callable[..., Any] = hann_window, name: str | None = None
+) -> Callable[..., torch.Tensor]:
+    """``tf.signal.inverse_stft_window_fn``: the window that makes ``inverse_stft`` invert ``stft``'s ``forward_window_fn``."""
+    step = _int(frame_step, "frame_step", "inverse_stft_window_fn")
+
+    def inverse_stft_window_fn_inner(frame_length: Any, dtype: Any) -> torch.Tensor:
+        length = int(frame_length)
+        forward = to_tensor(forward_window_fn(length, dtype=dtype))
+        overlaps = -(-length // step)
+        denom = torch.nn.functional.pad(torch.square(forward), (0, overlaps * step - length))
+        denom = denom.reshape(overlaps, step).sum(0, keepdim=True).tile(overlaps, 1).reshape(-1)[:length]
+        return torch.where(denom == 0.0, torch.zeros_like(forward), forward / denom)
+
+    return inverse_stft_window_fn_inner
+
+
+def inverse_stft(
+    stfts: Any,
+    frame_length: Any,
+    frame_step: Any,
+    fft_length: Any = None,
+    window_fn: Callable[..., Any] | None = hann_window,
+    name: str | None = None,
+) -> torch.Tensor:
+    """``tf.signal.inverse_stft``: overlap-add of the windowed inverse real DFTs of ``stfts``.
+
+    It inverts ``stft`` when ``window_fn`` is ``inverse_stft_window_fn(frame_step)``.
+    """
+    t = to_tensor(stfts)
+    if t.dim() < 2:
+        raise ValueError(f"tf.signal.inverse_stft: `stfts` must have rank >= 2. Received shape {list(t.shape)}.")
+    length = _int(frame_length, "frame_length", "inverse_stft")
+    n_fft = _enclosing_power_of_two(length) if fft_length is None else _int(fft_length, "fft_length", "inverse_stft")
+    real = irfft(t, [n_fft])[..., :length]
+    if real.shape[-1] < length:
+        real = torch.nn.functional.pad(real, (0, length - real.shape[-1]))
+    if window_fn is not None:
+        real = real * to_tensor(window_fn(length, dtype=real.dtype))
+    return overlap_and_add(real, frame_step)
+
+
+# --- DCT, MDCT, MFCC -----------------------------------------------------------------------------
+
+
+def _dct_matrix(kind: int, n: int, ortho: bool) -> torch.Tensor:
+    """The ``[n, n]`` DCT matrix ``C`` (``y = C @ x``) of type ``kind``, in float64 (scipy's definitions)."""
+    k = torch.arange(n, dtype=torch.float64).unsqueeze(1)
+    i = torch.arange(n, dtype=torch.float64).unsqueeze(0)
+    if kind == 1:
+        weight = torch.full((n,), 2.0, dtype=torch.float64)
+        weight[0] = weight[-1] = 1.0
+        return torch.cos(math.pi * k * i / (n - 1)) * weight
+    if kind == 2:
+        c = 2.0 * torch.cos(math.pi * k * (2 * i + 1) / (2 * n))
+        if ortho:
+            c = c * math.sqrt(1.0 / (2 * n))
+            c[0] = c[0] / math.sqrt(2.0)
+        return c
+    if kind == 3:
+        return (
+            _dct_matrix(2, n, True).T.contiguous()
+            if ortho
+            else _dct_matrix(2, n, False).T * torch.where(i == 0, 0.5, 1.0)
+        )
+    c = 2.0 * torch.cos(math.pi * (2 * i + 1) * (2 * k + 1) / (4 * n))
+    return c * math.sqrt(1.0 / (2 * n)) if ortho else c
+
+
+def _dct(input: Any, kind: int, n: Any, axis: int, norm: Any, op: str) -> torch.Tensor:
+    t = to_tensor(input)
+    if not t.is_floating_point():
+        raise TypeError(f"tf.signal.{op}: `input` must be a float tensor. Received dtype {t.dtype}: cast it first.")
+    if axis != -1:
+        raise NotImplementedError(f"tf.signal.{op}: axis must be -1. Got: {axis}")
+    if n is not None and n < 1:
+        raise ValueError(f"tf.signal.{op}: n should be a positive integer or None. Received: n={n}")
+    if kind not in (1, 2, 3, 4):
+        raise ValueError(f"tf.signal.{op}: Types I, II, III and IV (I)DCT are supported. Received: type={kind}")
+    if norm not in (None, "ortho"):
+        raise ValueError(f"tf.signal.{op}: Unknown normalization. Expected None or 'ortho', got: {norm}")
+    if kind == 1 and norm == "ortho":
+        raise ValueError(f"tf.signal.{op}: Normalization is not supported for the Type-I DCT.")
+    if kind == 1 and t.dim() and t.shape[-1] < 2:
+        raise ValueError(f"tf.signal.{op}: Type-I DCT requires the dimension to be greater than one.")
+    if n is not None:
+        size = t.shape[-1]
+        t = t[..., :n] if n <= size else torch.nn.functional.pad(t, (0, n - size))
+    matrix = _dct_matrix(kind, t.shape[-1], norm == "ortho")
+    return (t.to(torch.float64) @ matrix.T).to(t.dtype)
+
+
+def dct(
+    input: Any, type: int = 2, n: Any = None, axis: int = -1, norm: Any = None, name: str | None = None
+) -> torch.Tensor:
+    """``tf.signal.dct``: the DCT of type 1-4 over the last axis (``norm="ortho"`` for types 2-4; ``n`` crops or pads)."""
+    return _dct(input, type, n, axis, norm, "dct")
+
+
+def idct(
+    input: Any, type: int = 2, n: Any = None, axis: int = -1, norm: Any = None, name: str | None = None
+) -> torch.Tensor:
+    """``tf.signal.idct``: the DCT of the inverse type (2 and 3 swap); exact inverse with ``norm="ortho"``."""
+    inverse = {1: 1, 2: 3, 3: 2, 4: 4}.get(type, type)
+    return _dct(input, inverse, n, axis, norm, "idct")
+
+
+def mdct(
+    signals: Any,
+    frame_length: Any,
+    window_fn: Callable[..., Any] | None = vorbis_window,
+    pad_end: bool = False,
+    norm: Any = None,
+    name: str | None = None,
+) -> torch.Tensor:
+    """``tf.signal.mdct``: the modified DCT of frames half-overlapping (``frame_length`` a multiple of 4)."""
+    t = to_tensor(signals)
+    length = _int(frame_length, "frame_length", "mdct")
+    if length % 4:
+        raise ValueError(f"tf.signal.mdct: The frame length must be a multiple of 4. Received: frame_length={length}")
+    framed = frame(t, length, length // 2, pad_end=pad_end)
+    if window_fn is not None:
+        framed = framed * to_tensor(window_fn(length, dtype=framed.dtype))
+    else:
+        framed = framed * (1.0 / math.sqrt(2))
+    a, b, c, d = torch.split(framed, length // 4, dim=-1)
+    rearranged = torch.cat([-c.flip(-1) - d, a - b.flip(-1)], dim=-1)
+    return dct(rearranged, type=4, norm=norm)
+
+
+def inverse_mdct(
+    mdcts: Any, window_fn: Callable[..., Any] | None = vorbis_window, norm: Any = None, name: str | None = None
+) -> torch.Tensor:
+    """``tf.signal.inverse_mdct``: overlap-add of the windowed inverse MDCTs (inverts ``mdct`` with matching windows)."""
+    t = to_tensor(mdcts)
+    if t.dim() < 2:
+        raise ValueError(f"tf.signal.inverse_mdct: `mdcts` must have rank >= 2. Received shape {list(t.shape)}.")
+    half = t.shape[-1]
+    if norm is None:
+        result = (0.5 / half) * dct(t, type=4)
+    elif norm == "ortho":
+        result = dct(t, type=4, norm="ortho")
+    else:
+        raise ValueError(f"tf.signal.inverse_mdct: Unknown normalization. Expected None or 'ortho', got: {norm}")
+    first, second = torch.split(result, half // 2, dim=-1)
+    real = torch.cat([second, -second.flip(-1), -first.flip(-1), -first], dim=-1)
+    if window_fn is not None:
+        real = real * to_tensor(window_fn(2 * half, dtype=t.dtype))
+    else:
+        real = real * (1.0 / math.sqrt(2))
+    return overlap_and_add(real, half)
+
+
+def mfccs_from_log_mel_spectrograms(log_mel_spectrograms: Any, name: str | None = None) -> torch.Tensor:
+    """``tf.signal.mfccs_from_log_mel_spectrograms``: the orthonormal-scaled DCT-II of log-mel spectrograms."""
+    t = to_tensor(log_mel_spectrograms)
+    bins = t.shape[-1] if t.dim() else 0
+    if bins == 0:
+        raise ValueError(
+            f"tf.signal.mfccs_from_log_mel_spectrograms: num_mel_bins must be positive. Got shape {list(t.shape)}."
+        )
+    return dct(t, type=2) * torch.rsqrt(torch.tensor(bins * 2.0, dtype=t.dtype))
