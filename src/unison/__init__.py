@@ -67,6 +67,7 @@ from unison.horovod.basics import (
 )
 from unison.horovod.rank_size import rank, size
 from unison.keras import initializers, losses, metrics, optimizers  # TF 2's aliases: tf.metrics is tf.keras.metrics
+from unison.ops import bitwise as bitwise
 from unison.ops import compat as compat
 from unison.ops import config, dtypes
 from unison.ops import image as image
@@ -78,6 +79,7 @@ from unison.ops import nest as nest
 # give them to tf.nn too (unison.nn's own __getattr__ would call them unsupported).
 from unison.ops import nn as _ops_nn
 from unison.ops import random as random
+from unison.ops import sets as sets
 from unison.ops import signal as signal
 from unison.ops import sparse as sparse
 from unison.ops import strings as strings
@@ -293,6 +295,7 @@ __all__ = [
     "argsort",
     "as_dtype",
     "barrier",
+    "bitwise",
     "bfloat16",
     "bool",
     "boolean_mask",
@@ -408,6 +411,7 @@ __all__ = [
     "saved_model",
     "scatter_nd",
     "searchsorted",
+    "sets",
     "shape",
     "sigmoid",
     "sign",
