@@ -550,3 +550,188 @@ def test_lower_triangular_operator(tf):
 @same_as_tf("linalg.LinearOperatorLowerTriangular", edge=True)
 def test_lower_triangular_operator_of_a_wide_matrix(tf):
     return tf.linalg.LinearOperatorLowerTriangular(tf.ones([2, 3])).to_dense()
+
+
+def _methods(tf, op, x):
+    return (
+        op.shape,
+        op.to_dense(),
+        op.matmul(x),
+        op.matmul(x, adjoint=True),
+        op.determinant(),
+        op.log_abs_determinant(),
+        op.trace(),
+    )
+
+
+@same_as_tf("linalg.eigh_tridiagonal")
+def test_eigh_tridiagonal(tf):
+    alpha, beta = tf.constant([1.0, 2.0, 3.0], tf.float64), tf.constant([1.0, 1.0], tf.float64)
+    values, vectors = tf.linalg.eigh_tridiagonal(alpha, beta, eigvals_only=False)
+    return (
+        tf.linalg.eigh_tridiagonal(alpha, beta),
+        values,
+        tf.abs(vectors),
+        tf.linalg.eigh_tridiagonal(alpha, beta, select="i", select_range=[1, 2]),
+        tf.linalg.eigh_tridiagonal(alpha, beta, select="v", select_range=[0.0, 3.0]),
+    )
+
+
+@same_as_tf("linalg.eigh_tridiagonal", edge=True)
+def test_eigh_tridiagonal_of_one_element(tf):
+    return tf.linalg.eigh_tridiagonal(tf.constant([2.0], tf.float64), tf.zeros([0], tf.float64))
+
+
+@same_as_tf("linalg.LinearOperatorAdjoint", "linalg.LinearOperatorInversion", "linalg.LinearOperatorComposition")
+def test_adjoint_inversion_composition_operators(tf):
+    a = tf.linalg.LinearOperatorFullMatrix(tf.constant(G, tf.float64))
+    b = tf.linalg.LinearOperatorLowerTriangular(tf.constant(A, tf.float64))
+    x = tf.constant([[1.0], [2.0], [3.0]], tf.float64)
+    return (
+        _methods(tf, tf.linalg.LinearOperatorAdjoint(a), x),
+        _methods(tf, tf.linalg.LinearOperatorInversion(a), x),
+        _methods(tf, tf.linalg.LinearOperatorComposition([a, b]), x),
+        tf.linalg.LinearOperatorComposition([a, b]).solve(x),
+        type(a.matmul(b)).__name__,
+        a.matmul(b, adjoint=True, adjoint_arg=True).to_dense(),
+    )
+
+
+@same_as_tf(
+    "linalg.LinearOperatorAdjoint", "linalg.LinearOperatorInversion", "linalg.LinearOperatorComposition", edge=True
+)
+def test_composition_of_complex_operators(tf):
+    c = tf.linalg.LinearOperatorFullMatrix(tf.constant(np.array([[1 + 1j, 2.0], [0.5j, 3.0]])))
+    return (
+        tf.linalg.LinearOperatorAdjoint(c).to_dense(),
+        tf.linalg.LinearOperatorComposition([c, c]).to_dense(),
+        tf.linalg.LinearOperatorInversion(c).to_dense(),
+    )
+
+
+@same_as_tf(
+    "linalg.LinearOperatorKronecker", "linalg.LinearOperatorBlockDiag", "linalg.LinearOperatorBlockLowerTriangular"
+)
+def test_kronecker_and_block_operators(tf):
+    a = tf.linalg.LinearOperatorFullMatrix(tf.constant([[1.0, 2.0], [3.0, 4.0]], tf.float64))
+    b = tf.linalg.LinearOperatorDiag(tf.constant([2.0, -1.0, 3.0], tf.float64))
+    c = tf.linalg.LinearOperatorFullMatrix(tf.ones([3, 2], tf.float64))
+    x5 = tf.reshape(tf.range(10, dtype=tf.float64), [5, 2])
+    x6 = tf.reshape(tf.range(12, dtype=tf.float64), [6, 2])
+    return (
+        _methods(tf, tf.linalg.LinearOperatorKronecker([a, b]), x6),
+        _methods(tf, tf.linalg.LinearOperatorBlockDiag([a, b]), x5),
+        _methods(tf, tf.linalg.LinearOperatorBlockLowerTriangular([[a], [c, b]]), x5),
+    )
+
+
+@same_as_tf(
+    "linalg.LinearOperatorKronecker",
+    "linalg.LinearOperatorBlockDiag",
+    "linalg.LinearOperatorBlockLowerTriangular",
+    edge=True,
+)
+def test_block_operators_broadcast_batches(tf):
+    a = tf.linalg.LinearOperatorFullMatrix(tf.ones([2, 2, 2]))
+    b = tf.linalg.LinearOperatorIdentity(2)
+    return (
+        tf.linalg.LinearOperatorKronecker([a, b]).to_dense(),
+        tf.linalg.LinearOperatorBlockDiag([a, b]).to_dense(),
+        tf.linalg.LinearOperatorBlockLowerTriangular([[a], [b, a]]).to_dense(),
+    )
+
+
+@same_as_tf("linalg.LinearOperatorLowRankUpdate")
+def test_low_rank_update_operator(tf):
+    base = tf.linalg.LinearOperatorDiag(tf.constant([1.0, 2.0, 3.0], tf.float64))
+    u = tf.constant([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], tf.float64)
+    x = tf.constant([[1.0], [2.0], [3.0]], tf.float64)
+    return (
+        _methods(tf, tf.linalg.LinearOperatorLowRankUpdate(base, u), x),
+        _methods(
+            tf,
+            tf.linalg.LinearOperatorLowRankUpdate(base, u, diag_update=tf.constant([2.0, 0.5], tf.float64), v=u * 2.0),
+            x,
+        ),
+        tf.linalg.LinearOperatorLowRankUpdate(base, u).solve(x),
+    )
+
+
+@same_as_tf("linalg.LinearOperatorLowRankUpdate", edge=True)
+def test_low_rank_update_broadcasts_the_base_batch(tf):
+    base = tf.linalg.LinearOperatorDiag(tf.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
+    op = tf.linalg.LinearOperatorLowRankUpdate(base, tf.constant([[1.0], [2.0], [3.0]]))
+    return op.to_dense(), op.shape
+
+
+@same_as_tf("linalg.LinearOperatorZeros", "linalg.LinearOperatorPermutation", "linalg.LinearOperatorHouseholder")
+def test_zeros_permutation_householder_operators(tf):
+    x = tf.constant([[1.0], [2.0], [3.0]])
+    zeros = tf.linalg.LinearOperatorZeros(3, 2, is_square=False, is_self_adjoint=False)
+    return (
+        zeros.to_dense(),
+        zeros.shape,
+        tf.linalg.LinearOperatorZeros(3, batch_shape=[2]).determinant(),
+        _methods(tf, tf.linalg.LinearOperatorPermutation([1, 2, 0]), x),
+        tf.linalg.LinearOperatorPermutation([1, 2, 0]).solve(x),
+        _methods(tf, tf.linalg.LinearOperatorHouseholder([1.0, 2.0, 2.0]), x),
+    )
+
+
+@same_as_tf("linalg.LinearOperatorZeros", edge=True)
+def test_zeros_operator_square_by_default(tf):
+    return tf.linalg.LinearOperatorZeros(2, 3).to_dense()
+
+
+@same_as_tf("linalg.LinearOperatorPermutation", "linalg.LinearOperatorHouseholder", edge=True)
+def test_permutation_and_householder_batches(tf):
+    perm = tf.linalg.LinearOperatorPermutation(tf.constant([[1, 0, 2], [2, 1, 0]]), dtype=tf.float64)
+    house = tf.linalg.LinearOperatorHouseholder(tf.constant([[1.0, 0.0], [1.0, 1.0]]))
+    return perm.to_dense(), perm.determinant(), house.to_dense(), house.determinant()
+
+
+@same_as_tf("linalg.LinearOperatorToeplitz", "linalg.LinearOperatorTridiag")
+def test_toeplitz_and_tridiag_operators(tf):
+    x = tf.constant([[1.0], [2.0], [3.0]], tf.float64)
+    toeplitz = tf.linalg.LinearOperatorToeplitz(
+        tf.constant([4.0, 2.0, 1.0], tf.float64), tf.constant([9.0, 5.0, 6.0], tf.float64)
+    )
+    compact = tf.constant([[1.0, 2.0, 0.0], [4.0, 5.0, 6.0], [0.0, 1.0, 1.0]], tf.float64)
+    return (
+        _methods(tf, toeplitz, x),
+        toeplitz.solve(x),
+        _methods(tf, tf.linalg.LinearOperatorTridiag(compact), x),
+        tf.linalg.LinearOperatorTridiag((compact[0], compact[1], compact[2]), diagonals_format="sequence").to_dense(),
+    )
+
+
+@same_as_tf("linalg.LinearOperatorToeplitz", "linalg.LinearOperatorTridiag", edge=True)
+def test_toeplitz_broadcasts_and_tridiag_from_a_matrix(tf):
+    toeplitz = tf.linalg.LinearOperatorToeplitz(tf.constant([[1.0, 2.0], [3.0, 4.0]]), tf.constant([1.0, 7.0]))
+    tri = tf.linalg.LinearOperatorTridiag(tf.constant(G), diagonals_format="matrix")
+    return toeplitz.to_dense(), tri.to_dense()
+
+
+@same_as_tf("linalg.LinearOperatorCirculant", "linalg.LinearOperatorCirculant2D", "linalg.LinearOperatorCirculant3D")
+def test_circulant_operators(tf):
+    spectrum = tf.constant(np.array([6.0, -2.0 + 1j, 2.0, -2.0 - 1j]), tf.complex128)
+    x = tf.cast(tf.constant([[1.0], [2.0], [3.0], [4.0]]), tf.complex128)
+    two = tf.constant(np.arange(6.0).reshape(2, 3) + 1.0)
+    three = tf.constant(np.arange(8.0).reshape(2, 2, 2) + 1.0)
+    return (
+        _methods(tf, tf.linalg.LinearOperatorCirculant(spectrum, input_output_dtype=tf.complex128), x),
+        tf.linalg.LinearOperatorCirculant(spectrum, input_output_dtype=tf.float64).to_dense(),
+        tf.linalg.LinearOperatorCirculant2D(two, input_output_dtype=tf.complex128).to_dense(),
+        tf.linalg.LinearOperatorCirculant3D(three, input_output_dtype=tf.complex128).to_dense(),
+    )
+
+
+@same_as_tf(
+    "linalg.LinearOperatorCirculant", "linalg.LinearOperatorCirculant2D", "linalg.LinearOperatorCirculant3D", edge=True
+)
+def test_circulant_of_a_real_spectrum_defaults_to_complex64(tf):
+    return (
+        tf.linalg.LinearOperatorCirculant(tf.constant([6.0, -2.0, 2.0])).to_dense(),
+        tf.linalg.LinearOperatorCirculant2D(tf.ones([2, 2, 2])).shape,
+        tf.linalg.LinearOperatorCirculant3D(tf.ones([1, 2, 2])).to_dense(),
+    )

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 # TF name -> what to use in torch. Names not listed get the generic advice.
 TORCH_EQUIVALENTS: dict[str, str] = {
-    "tf.linalg.eigh_tridiagonal": "tf.linalg.eigh on the dense matrix (tf.linalg.diag of the diagonals)",
-    "tf.linalg.LinearOperatorKronecker": "tf.linalg.LinearOperatorFullMatrix of torch.kron",
     "tf.signal.fftnd": "torch.fft.fftn (TF 2.21 has no CPU kernel for FFTND either)",
     "tf.signal.ifftnd": "torch.fft.ifftn (TF 2.21 has no CPU kernel for IFFTND either)",
     "tf.signal.rfftnd": "torch.fft.rfftn (TF 2.21 has no CPU kernel for RFFTND either)",

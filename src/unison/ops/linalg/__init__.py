@@ -39,6 +39,7 @@ from unison.ops.linalg._decomp import (
     banded_triangular_solve,
     eig,
     eigh,
+    eigh_tridiagonal,
     eigvals,
     eigvalsh,
     expm,
@@ -57,18 +58,52 @@ from unison.ops.linalg._decomp import (
     tridiagonal_matmul,
     tridiagonal_solve,
 )
-from unison.ops.linalg._operators import (
-    LinearOperator,
+from unison.ops.linalg._operators import LinearOperator
+from unison.ops.linalg._operators_composed import (
+    LinearOperatorAdjoint,
+    LinearOperatorBlockDiag,
+    LinearOperatorBlockLowerTriangular,
+    LinearOperatorComposition,
+    LinearOperatorInversion,
+    LinearOperatorKronecker,
+    LinearOperatorLowRankUpdate,
+)
+from unison.ops.linalg._operators_kinds import (
     LinearOperatorDiag,
     LinearOperatorFullMatrix,
     LinearOperatorIdentity,
     LinearOperatorLowerTriangular,
     LinearOperatorScaledIdentity,
 )
+from unison.ops.linalg._operators_structured import (
+    LinearOperatorCirculant,
+    LinearOperatorCirculant2D,
+    LinearOperatorCirculant3D,
+    LinearOperatorHouseholder,
+    LinearOperatorPermutation,
+    LinearOperatorToeplitz,
+    LinearOperatorTridiag,
+    LinearOperatorZeros,
+)
 from unison.ops.math import einsum, global_norm, l2_normalize, matmul, norm, tensordot
 
 __all__ = [
     "LinearOperator",
+    "LinearOperatorAdjoint",
+    "LinearOperatorBlockDiag",
+    "LinearOperatorBlockLowerTriangular",
+    "LinearOperatorCirculant",
+    "LinearOperatorCirculant2D",
+    "LinearOperatorCirculant3D",
+    "LinearOperatorComposition",
+    "LinearOperatorHouseholder",
+    "LinearOperatorInversion",
+    "LinearOperatorKronecker",
+    "LinearOperatorLowRankUpdate",
+    "LinearOperatorPermutation",
+    "LinearOperatorToeplitz",
+    "LinearOperatorTridiag",
+    "LinearOperatorZeros",
     "LinearOperatorDiag",
     "LinearOperatorFullMatrix",
     "LinearOperatorIdentity",
@@ -85,6 +120,7 @@ __all__ = [
     "diag_part",
     "eig",
     "eigh",
+    "eigh_tridiagonal",
     "eigvals",
     "eigvalsh",
     "einsum",

@@ -342,3 +342,39 @@ def banded_triangular_solve(
     k, m = b.shape[-2], b.shape[-1]
     dense = diag(b, k=(-(k - 1), 0) if lower else (0, k - 1), num_rows=m, num_cols=m, align="LEFT_RIGHT")
     return triangular_solve(dense, rhs, lower=lower, adjoint=adjoint)
+
+
+def eigh_tridiagonal(
+    alpha: Any,
+    beta: Any,
+    eigvals_only: builtins.bool = True,
+    select: str = "a",
+    select_range: Any = None,
+    tol: Any = None,
+    name: str | None = None,
+) -> Any:
+    """``tf.linalg.eigh_tridiagonal``: eigenvalues (and vectors) of the Hermitian tridiagonal matrix
+    with diagonal ``alpha`` ``[N]`` and off-diagonal ``beta`` ``[N - 1]``.
+
+    ``select``: ``'a'`` all, ``'v'`` those in ``(select_range[0], select_range[1]]``, ``'i'`` the
+    ascending indices ``select_range[0]..select_range[1]``.
+    """
+    a, b = to_tensor(alpha), to_tensor(beta)
+    if a.dim() != 1 or b.dim() != 1 or b.shape[0] != builtins.max(a.shape[0] - 1, 0):
+        raise ValueError(
+            f"tf.linalg.eigh_tridiagonal: `alpha` must be [N] and `beta` [N - 1]. Received shapes {list(a.shape)} and {list(b.shape)}."
+        )
+    if select not in ("a", "v", "i"):
+        raise ValueError(f"tf.linalg.eigh_tridiagonal: `select` must be 'a', 'v' or 'i'. Received: select={select!r}")
+    dtype = b.dtype if b.is_complex() else a.dtype
+    matrix = torch.diag_embed(a.to(dtype)) + torch.diag_embed(b.to(dtype), -1) + torch.diag_embed(b.conj().to(dtype), 1)
+    values, vectors = torch.linalg.eigh(widen(matrix))
+    values, vectors = values.to(a.real.dtype), vectors.to(dtype)
+    if select == "v":
+        lo, hi = (float(v) for v in to_tensor(select_range).reshape(-1).tolist())
+        keep = (values > lo) & (values <= hi)
+        values, vectors = values[keep], vectors[:, keep]
+    elif select == "i":
+        lo_i, hi_i = (int(v) for v in to_tensor(select_range).reshape(-1).tolist())
+        values, vectors = values[lo_i : hi_i + 1], vectors[:, lo_i : hi_i + 1]
+    return values if eigvals_only else (values, vectors)
