@@ -159,6 +159,8 @@ from unison.ops.indexing import (
     tensor_scatter_nd_update,
     unique,
 )
+from unison.ops.linalg import eig, eigvals
+from unison.ops.linalg import sqrtm as matrix_square_root
 from unison.ops.math import (
     abs,
     add,
@@ -323,6 +325,8 @@ __all__ = [
     "divide",
     "double",
     "dtypes",
+    "eig",
+    "eigvals",
     "einsum",
     "equal",
     "errors",
@@ -370,6 +374,7 @@ __all__ = [
     "map_fn",
     "math",
     "matmul",
+    "matrix_square_root",
     "maximum",
     "meshgrid",
     "metrics",

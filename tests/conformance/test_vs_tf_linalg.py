@@ -735,3 +735,15 @@ def test_circulant_of_a_real_spectrum_defaults_to_complex64(tf):
         tf.linalg.LinearOperatorCirculant2D(tf.ones([2, 2, 2])).shape,
         tf.linalg.LinearOperatorCirculant3D(tf.ones([1, 2, 2])).to_dense(),
     )
+
+
+@same_as_tf("eig", "eigvals", "matrix_square_root")
+def test_top_level_aliases(tf):
+    m = tf.constant([[4.0, 1.0], [0.0, 9.0]], tf.float64)
+    e, v = tf.eig(m)
+    return tf.sort(tf.abs(e)), tf.sort(tf.abs(tf.eigvals(m))), tf.abs(v), tf.matrix_square_root(m)
+
+
+@same_as_tf("eig", "eigvals", "matrix_square_root", edge=True)
+def test_top_level_aliases_refuse_ints(tf):
+    return tf.matrix_square_root(tf.constant([[1, 0], [0, 1]]))
