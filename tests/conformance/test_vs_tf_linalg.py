@@ -747,3 +747,17 @@ def test_top_level_aliases(tf):
 @same_as_tf("eig", "eigvals", "matrix_square_root", edge=True)
 def test_top_level_aliases_refuse_ints(tf):
     return tf.matrix_square_root(tf.constant([[1, 0], [0, 1]]))
+
+
+@same_as_tf("linalg.logdet", "linalg.diag_part", "linalg.band_part", "linalg.svd", "linalg.solve")
+def test_gradients_flow_as_in_tf(tf):
+    x = tf.Variable(tf.constant(A, tf.float64))
+    with tf.GradientTape(persistent=True) as tape:
+        losses = (
+            tf.linalg.logdet(x),
+            tf.reduce_sum(tf.linalg.diag_part(x, k=(-1, 1)) ** 2),
+            tf.reduce_sum(tf.linalg.band_part(x, 0, -1) ** 2),
+            tf.reduce_sum(tf.linalg.svd(x, compute_uv=False)),
+            tf.reduce_sum(tf.linalg.solve(x, tf.ones([3, 1], tf.float64))),
+        )
+    return tuple(tape.gradient(loss, x) for loss in losses)

@@ -241,3 +241,15 @@ def test_mel_upper_edge_above_nyquist_is_refused(tf):
 @same_as_tf("signal.mfccs_from_log_mel_spectrograms", edge=True)
 def test_mfcc_of_no_bins_is_refused(tf):
     return tf.signal.mfccs_from_log_mel_spectrograms(tf.zeros([2, 0]))
+
+
+@same_as_tf("signal.stft", "signal.dct", "signal.frame", "signal.overlap_and_add")
+def test_gradients_flow_as_in_tf(tf):
+    x = tf.Variable(tf.constant(SIGNAL, tf.float64))
+    with tf.GradientTape(persistent=True) as tape:
+        losses = (
+            tf.reduce_sum(tf.abs(tf.signal.stft(x, 16, 8))),
+            tf.reduce_sum(tf.signal.dct(x, norm="ortho") ** 2),
+            tf.reduce_sum(tf.signal.overlap_and_add(tf.signal.frame(x, 8, 4), 4) ** 2),
+        )
+    return tuple(tape.gradient(loss, x) for loss in losses)

@@ -113,14 +113,14 @@ def band_part(input: Any, num_lower: Any, num_upper: Any, name: str | None = Non
             f"tf.linalg.band_part: `input` must be at least 2-dim. Received shape {list(t.shape)}."
         )
     lower, upper = int(num_lower), int(num_upper)
-    rows = torch.arange(t.shape[-2]).unsqueeze(-1)
-    cols = torch.arange(t.shape[-1])
-    keep = torch.ones(t.shape[-2:], dtype=torch.bool)
+    rows = torch.arange(t.shape[-2], device=t.device).unsqueeze(-1)
+    cols = torch.arange(t.shape[-1], device=t.device)
+    keep = torch.ones(t.shape[-2:], dtype=torch.bool, device=t.device)
     if lower >= 0:
         keep &= rows - cols <= lower
     if upper >= 0:
         keep &= cols - rows <= upper
-    return torch.where(keep, t, torch.zeros((), dtype=t.dtype))
+    return torch.where(keep, t, torch.zeros((), dtype=t.dtype, device=t.device))
 
 
 def trace(x: Any, name: str | None = None) -> torch.Tensor:
@@ -190,8 +190,10 @@ def diag_part(
     k0, k1, ranged = _k_range(k)
     rows, cols = t.shape[-2], t.shape[-1]
     width = _max_len(rows, cols, k0, k1)
-    pr, pc, r, c = (torch.as_tensor(a, dtype=torch.long) for a in _diag_index(rows, cols, k0, k1, width, align))
-    out = torch.full((*t.shape[:-2], k1 - k0 + 1, width), padding_value, dtype=t.dtype)
+    pr, pc, r, c = (
+        torch.as_tensor(a, dtype=torch.long, device=t.device) for a in _diag_index(rows, cols, k0, k1, width, align)
+    )
+    out = torch.full((*t.shape[:-2], k1 - k0 + 1, width), padding_value, dtype=t.dtype, device=t.device)
     out[..., pr, pc] = t[..., r, c]
     return out if ranged else out.squeeze(-2)
 
@@ -211,7 +213,9 @@ def set_diag(input: Any, diagonal: Any, name: str = "set_diag", k: Any = 0, alig
             f"tf.linalg.set_diag: `diagonal` must have shape {expected} for input of shape {list(t.shape)} and "
             f"k={k!r}. Received shape {list(to_tensor(diagonal).shape)}."
         )
-    pr, pc, r, c = (torch.as_tensor(a, dtype=torch.long) for a in _diag_index(rows, cols, k0, k1, width, align))
+    pr, pc, r, c = (
+        torch.as_tensor(a, dtype=torch.long, device=t.device) for a in _diag_index(rows, cols, k0, k1, width, align)
+    )
     out = t.clone()
     out[..., r, c] = d[..., pr, pc]
     return out
@@ -256,8 +260,10 @@ def diag(
             f"tf.linalg.diag: num_rows={rows}, num_cols={cols} cannot hold diagonals of length {width} at k={k!r}; "
             f"they must be at least {min_rows} and {min_cols}."
         )
-    pr, pc, r, c = (torch.as_tensor(a, dtype=torch.long) for a in _diag_index(rows, cols, k0, k1, width, align))
-    out = torch.full((*d.shape[:-2], rows, cols), padding_value, dtype=d.dtype)
+    pr, pc, r, c = (
+        torch.as_tensor(a, dtype=torch.long, device=d.device) for a in _diag_index(rows, cols, k0, k1, width, align)
+    )
+    out = torch.full((*d.shape[:-2], rows, cols), padding_value, dtype=d.dtype, device=d.device)
     out[..., r, c] = d[..., pr, pc]
     return out
 

@@ -134,7 +134,7 @@ def lu(input: Any, output_idx_type: Any = torch.int32, name: str | None = None) 
 
 def _lu_parts(lower_upper: Any, op: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     t = as_matrix(lower_upper, op, "lower_upper", square=True)
-    eye = torch.eye(t.shape[-1], dtype=t.dtype)
+    eye = torch.eye(t.shape[-1], dtype=t.dtype, device=t.device)
     return t, t.tril(-1) + eye, t.triu()
 
 
@@ -172,7 +172,7 @@ def lu_matrix_inverse(
 ) -> torch.Tensor:
     """``tf.linalg.lu_matrix_inverse``: the inverse of ``A`` given ``tf.linalg.lu(A)``."""
     t = as_matrix(lower_upper, "lu_matrix_inverse", "lower_upper", square=True)
-    eye = torch.eye(t.shape[-1], dtype=t.dtype).expand(t.shape)
+    eye = torch.eye(t.shape[-1], dtype=t.dtype, device=t.device).expand(t.shape)
     return lu_solve(t, perm, eye)
 
 
@@ -200,10 +200,10 @@ def lstsq(
     lam = float(l2_regularizer)
     m, n = w.shape[-2], w.shape[-1]
     if m >= n:
-        gram = w.mH @ w + lam * torch.eye(n, dtype=w.dtype)
+        gram = w.mH @ w + lam * torch.eye(n, dtype=w.dtype, device=w.device)
         out = cholesky_solve(cholesky(gram), w.mH @ wb)
     else:
-        gram = w @ w.mH + lam * torch.eye(m, dtype=w.dtype)
+        gram = w @ w.mH + lam * torch.eye(m, dtype=w.dtype, device=w.device)
         out = w.mH @ cholesky_solve(cholesky(gram), wb)
     return out.to(a.dtype)
 
@@ -221,7 +221,7 @@ def pinv(a: Any, rcond: Any = None, validate_args: builtins.bool = False, name: 
     s_cut = to_tensor(rcond, t.dtype)
     u, s, vh = torch.linalg.svd(t, full_matrices=False)
     cutoff = s_cut * s.max(dim=-1, keepdim=True).values if s.shape[-1] else s
-    inverse = torch.where(s > cutoff, 1.0 / s, torch.zeros((), dtype=s.dtype))
+    inverse = torch.where(s > cutoff, 1.0 / s, torch.zeros((), dtype=s.dtype, device=s.device))
     return (vh.mH * inverse.unsqueeze(-2)) @ u.mH
 
 
@@ -271,7 +271,7 @@ def _tridiagonals(diagonals: Any, fmt: str, op: str) -> tuple[torch.Tensor, torc
             raise ValueError(
                 f"tf.linalg.{op}: matrix `diagonals` must have shape [..., M, M]. Received {list(d.shape)}."
             )
-        zero = torch.zeros((*d.shape[:-2], 1), dtype=d.dtype)
+        zero = torch.zeros((*d.shape[:-2], 1), dtype=d.dtype, device=d.device)
         sup = torch.cat([torch.diagonal(d, 1, -2, -1), zero], -1)
         sub = torch.cat([zero, torch.diagonal(d, -1, -2, -1)], -1)
         return sup, torch.diagonal(d, 0, -2, -1), sub, d.dim()

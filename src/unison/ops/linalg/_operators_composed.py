@@ -161,7 +161,7 @@ class LinearOperatorKronecker(_Dense):
 
 def _place(blocks: list[tuple[int, int, torch.Tensor]], rows: int, cols: int) -> torch.Tensor:
     batch = torch.broadcast_shapes(*(b.shape[:-2] for _, _, b in blocks))
-    out = torch.zeros((*batch, rows, cols), dtype=blocks[0][2].dtype)
+    out = torch.zeros((*batch, rows, cols), dtype=blocks[0][2].dtype, device=blocks[0][2].device)
     for r, c, block in blocks:  # one copy per block
         out[..., r : r + block.shape[-2], c : c + block.shape[-1]] = block
     return out

@@ -191,7 +191,7 @@ class LinearOperatorScaledIdentity(LinearOperator):
         return (*self._multiplier.shape, self._num_rows, self._num_rows)
 
     def _to_dense(self) -> torch.Tensor:
-        eye = torch.eye(self._num_rows, dtype=self._multiplier.dtype)
+        eye = torch.eye(self._num_rows, dtype=self._multiplier.dtype, device=self._multiplier.device)
         return self._multiplier[..., None, None] * eye
 
     def _scale(self, adjoint: builtins.bool) -> torch.Tensor:

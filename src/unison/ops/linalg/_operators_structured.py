@@ -104,7 +104,10 @@ class LinearOperatorHouseholder(_Dense):
                 "tf.linalg.LinearOperatorHouseholder: `reflection_axis` must have rank >= 1. Received a scalar."
             )
         norm = (v.conj() * v).real.sum(-1)[..., None, None] if v.is_complex() else (v * v).sum(-1)[..., None, None]
-        matrix = torch.eye(v.shape[-1], dtype=v.dtype) - 2.0 * (v.unsqueeze(-1) @ v.conj().unsqueeze(-2)) / norm
+        matrix = (
+            torch.eye(v.shape[-1], dtype=v.dtype, device=v.device)
+            - 2.0 * (v.unsqueeze(-1) @ v.conj().unsqueeze(-2)) / norm
+        )
         super().__init__(
             matrix.resolve_conj(),
             (True, True, False if is_positive_definite is None else is_positive_definite, True),
@@ -132,7 +135,7 @@ class LinearOperatorToeplitz(_Dense):
         batch = torch.broadcast_shapes(c.shape[:-1], r.shape[:-1])
         c, r = c.expand(*batch, c.shape[-1]), r.expand(*batch, r.shape[-1])
         n = c.shape[-1]
-        offset = torch.arange(n).unsqueeze(1) - torch.arange(n)
+        offset = torch.arange(n, device=c.device).unsqueeze(1) - torch.arange(n, device=c.device)
         below = c[..., offset.clamp(min=0)]
         above = r[..., (-offset).clamp(min=0)]
         super().__init__(
@@ -195,7 +198,7 @@ class _Circulant(_Dense):
         dims = tuple(range(-self._rank, 0))
         kernel = torch.fft.ifftn(s, dim=dims)  # the block-circulant matrix's first column
         sizes = tuple(s.shape[-self._rank :])
-        grids = torch.meshgrid(*(torch.arange(n) for n in sizes), indexing="ij")
+        grids = torch.meshgrid(*(torch.arange(n, device=s.device) for n in sizes), indexing="ij")
         flat = [g.reshape(-1) for g in grids]
         index = [(a.unsqueeze(1) - a.unsqueeze(0)) % n for a, n in zip(flat, sizes)]
         key = (Ellipsis, *index)

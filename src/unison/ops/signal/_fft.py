@@ -92,13 +92,13 @@ def _real_transform(rank: int, inverse: bool) -> Callable[..., torch.Tensor]:
         if inverse:
             out_dtype = torch.float32 if t.dtype == torch.complex64 else torch.float64
             if t.numel() == 0 or 0 in lengths:
-                return torch.zeros((*t.shape[:-rank], *lengths), dtype=out_dtype)
+                return torch.zeros((*t.shape[:-rank], *lengths), dtype=out_dtype, device=t.device)
             return torch.fft.irfftn(t, s=lengths, dim=dims)
         if t.numel() == 0 or 0 in lengths:
             # TF's kernel does not run on an empty input; a zero fft_length gives zero bins.
             bins = lengths[-1] // 2 + 1 if lengths[-1] else 0
             complex_dtype = torch.complex64 if t.dtype == torch.float32 else torch.complex128
-            return torch.zeros((*t.shape[:-rank], *lengths[:-1], bins), dtype=complex_dtype)
+            return torch.zeros((*t.shape[:-rank], *lengths[:-1], bins), dtype=complex_dtype, device=t.device)
         return torch.fft.rfftn(t, s=lengths, dim=dims)
 
     transform.__name__ = transform.__qualname__ = op

@@ -58,13 +58,13 @@ def frame(
         if extra:
             pad_shape = list(t.shape)
             pad_shape[dim] = extra
-            t = torch.cat([t, torch.full(pad_shape, pad_value, dtype=t.dtype)], dim)
+            t = torch.cat([t, torch.full(pad_shape, pad_value, dtype=t.dtype, device=t.device)], dim)
     else:
         frames = max(0, 1 + (n - length) // step)
     if frames == 0:
         shape = list(t.shape)
         shape[dim : dim + 1] = [0, length]
-        return torch.zeros(shape, dtype=t.dtype)
+        return torch.zeros(shape, dtype=t.dtype, device=t.device)
     return t.unfold(dim, length, step).movedim(-1, dim + 1).contiguous()
 
 
@@ -76,8 +76,10 @@ def overlap_and_add(signal: Any, frame_step: Any, name: str | None = None) -> to
         raise ValueError(f"tf.signal.overlap_and_add: `signal` must have rank >= 2. Received shape {list(t.shape)}.")
     frames, length = t.shape[-2], t.shape[-1]
     out_len = max(0, length + step * (frames - 1))
-    out = torch.zeros((*t.shape[:-2], out_len), dtype=t.dtype)
-    index = (torch.arange(frames).unsqueeze(-1) * step + torch.arange(length)).reshape(-1)
+    out = torch.zeros((*t.shape[:-2], out_len), dtype=t.dtype, device=t.device)
+    index = (
+        torch.arange(frames, device=t.device).unsqueeze(-1) * step + torch.arange(length, device=t.device)
+    ).reshape(-1)
     return out.index_add_(-1, index, t.reshape(*t.shape[:-2], -1))
 
 
@@ -100,7 +102,7 @@ def stft(
     n_fft = _enclosing_power_of_two(length) if fft_length is None else _int(fft_length, "fft_length", "stft")
     framed = frame(t, length, frame_step, pad_end=pad_end)
     if window_fn is not None:
-        framed = framed * to_tensor(window_fn(length, dtype=framed.dtype))
+        framed = framed * to_tensor(window_fn(length, dtype=framed.dtype)).to(framed.device)
     return rfft(framed, [n_fft])
 
 
@@ -142,7 +144,7 @@ def inverse_stft(
     if real.shape[-1] < length:
         real = torch.nn.functional.pad(real, (0, length - real.shape[-1]))
     if window_fn is not None:
-        real = real * to_tensor(window_fn(length, dtype=real.dtype))
+        real = real * to_tensor(window_fn(length, dtype=real.dtype)).to(real.device)
     return overlap_and_add(real, frame_step)
 
 
@@ -192,7 +194,7 @@ def _dct(input: Any, kind: int, n: Any, axis: int, norm: Any, op: str) -> torch.
     if n is not None:
         size = t.shape[-1]
         t = t[..., :n] if n <= size else torch.nn.functional.pad(t, (0, n - size))
-    matrix = _dct_matrix(kind, t.shape[-1], norm == "ortho")
+    matrix = _dct_matrix(kind, t.shape[-1], norm == "ortho").to(t.device)
     return (t.to(torch.float64) @ matrix.T).to(t.dtype)
 
 
@@ -226,7 +228,7 @@ def mdct(
         raise ValueError(f"tf.signal.mdct: The frame length must be a multiple of 4. Received: frame_length={length}")
     framed = frame(t, length, length // 2, pad_end=pad_end)
     if window_fn is not None:
-        framed = framed * to_tensor(window_fn(length, dtype=framed.dtype))
+        framed = framed * to_tensor(window_fn(length, dtype=framed.dtype)).to(framed.device)
     else:
         framed = framed * (1.0 / math.sqrt(2))
     a, b, c, d = torch.split(framed, length // 4, dim=-1)
@@ -251,7 +253,7 @@ def inverse_mdct(
     first, second = torch.split(result, half // 2, dim=-1)
     real = torch.cat([second, -second.flip(-1), -first.flip(-1), -first], dim=-1)
     if window_fn is not None:
-        real = real * to_tensor(window_fn(2 * half, dtype=t.dtype))
+        real = real * to_tensor(window_fn(2 * half, dtype=t.dtype)).to(t.device)
     else:
         real = real * (1.0 / math.sqrt(2))
     return overlap_and_add(real, half)
@@ -265,4 +267,4 @@ def mfccs_from_log_mel_spectrograms(log_mel_spectrograms: Any, name: str | None 
         raise ValueError(
             f"tf.signal.mfccs_from_log_mel_spectrograms: num_mel_bins must be positive. Got shape {list(t.shape)}."
         )
-    return dct(t, type=2) * torch.rsqrt(torch.tensor(bins * 2.0, dtype=t.dtype))
+    return dct(t, type=2) * torch.rsqrt(torch.tensor(bins * 2.0, dtype=t.dtype, device=t.device))
