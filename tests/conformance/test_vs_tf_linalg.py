@@ -761,3 +761,74 @@ def test_gradients_flow_as_in_tf(tf):
             tf.reduce_sum(tf.linalg.solve(x, tf.ones([3, 1], tf.float64))),
         )
     return tuple(tape.gradient(loss, x) for loss in losses)
+
+
+@same_as_tf("linalg.sqrtm", "linalg.logm", edge=True)
+def test_matrix_functions_of_defective_matrices(tf):
+    jordan = tf.constant([[1.0, 1.0], [0.0, 1.0]], tf.float64)
+    return (
+        tf.linalg.sqrtm(jordan),
+        tf.linalg.logm(tf.cast(jordan, tf.complex128)),
+        tf.linalg.sqrtm(tf.constant([[-4.0, 0.0], [0.0, 1.0]], tf.float64)),
+        tf.linalg.sqrtm(tf.constant([[0.0, 0.0], [0.0, 1.0]], tf.float64)),
+    )
+
+
+@same_as_tf("linalg.slogdet", "linalg.eigh", "linalg.eigvalsh", edge=True)
+def test_complex_inputs_keep_complex_dtypes(tf):
+    c = tf.constant(np.array([[2.0, 1j], [-1j, 3.0]]))
+    return tf.linalg.slogdet(c), tf.linalg.eigvalsh(c), tf.linalg.eigh(c)[0]
+
+
+@pytest.mark.parametrize("op", ["cholesky", "svd", "eigvalsh", "lu", "matrix_rank", "solve", "expm"])
+@same_as_tf(
+    "linalg.cholesky",
+    "linalg.svd",
+    "linalg.eigvalsh",
+    "linalg.lu",
+    "linalg.matrix_rank",
+    "linalg.solve",
+    "linalg.expm",
+    edge=True,
+)
+def test_half_precision_has_no_kernel(tf, op):
+    h = tf.constant([[2.0, 1.0], [1.0, 2.0]], tf.float16)
+    return getattr(tf.linalg, op)(*((h, h) if op == "solve" else (h,)))
+
+
+@same_as_tf("linalg.diag_part", "linalg.set_diag", edge=True, match=r"diag_part.*out of bound")
+def test_diag_part_k_out_of_bound(tf):
+    return tf.linalg.diag_part(tf.ones([3, 3]), k=5)
+
+
+@same_as_tf("linalg.diag", edge=True, match=r"tf.linalg.diag.*num_rows")
+def test_diag_with_inconsistent_sizes(tf):
+    return tf.linalg.diag(tf.ones([2]), k=1, num_rows=4, num_cols=5, padding_value=9)
+
+
+@same_as_tf("linalg.cross", edge=True, match=r"cross.*3-element")
+def test_cross_of_2_vectors(tf):
+    return tf.linalg.cross(tf.ones([2]), tf.ones([2]))
+
+
+@same_as_tf("linalg.lu", edge=True, match=r"lu.*not invertible")
+def test_lu_of_a_singular_matrix(tf):
+    return tf.linalg.lu(tf.constant([[1.0, 2.0], [2.0, 4.0]]))
+
+
+@same_as_tf("linalg.lu", "linalg.lu_reconstruct", edge=True)
+def test_lu_complex(tf):
+    lu, p = tf.linalg.lu(tf.constant(np.array([[1 + 1j, 2.0], [3.0, 4j]])))
+    return lu, p, tf.linalg.lu_reconstruct(lu, p)
+
+
+@same_as_tf("linalg.pinv", edge=True)
+def test_pinv_of_complex_is_refused(tf):
+    return tf.linalg.pinv(tf.constant(np.array([[1 + 1j, 2.0], [3.0, 4j]])))
+
+
+@same_as_tf("linalg.LinearOperator", edge=True)
+def test_operator_inverse_and_adjoint_kinds(tf):
+    full = tf.linalg.LinearOperatorFullMatrix(tf.constant([[1.0, 2.0], [3.0, 4.0]]))
+    diag = tf.linalg.LinearOperatorDiag(tf.constant([1.0, 2.0]))
+    return tuple(type(op).__name__ for op in (full.inverse(), full.adjoint(), diag.inverse(), diag.adjoint(), full.H))

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from unison.errors import InvalidArgumentError, NotFoundError
+from unison.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from unison.ops.dtypes import to_tensor
 
 LogMatrixDeterminant = namedtuple("LogMatrixDeterminant", ["sign", "log_abs_determinant"])
@@ -46,11 +46,23 @@ def check_dtype(t: torch.Tensor, op: str, arg: str, allowed: tuple[torch.dtype, 
         )
 
 
+_HALF_KERNELS = frozenset({"inv", "qr"})
+
+
 def as_matrix(
     value: Any, op: str, arg: str = "input", *, square: builtins.bool = False, allowed: tuple[torch.dtype, ...] = FLOATS
 ) -> torch.Tensor:
-    """``value`` as a ``[..., M, N]`` tensor of an allowed dtype, or TF's InvalidArgumentError."""
+    """``value`` as a ``[..., M, N]`` tensor of an allowed dtype, or TF's InvalidArgumentError.
+
+    float16 passes TF's type check but most linear-algebra kernels are not registered for it:
+    those ops raise TF's NotFoundError for it (only ``inv`` and ``qr`` compute in half).
+    """
     t = to_tensor(value)
+    if t.dtype == torch.float16 and op not in _HALF_KERNELS:
+        raise NotFoundError(
+            f"tf.linalg.{op}: TF has no float16 kernel for this op (Could not find device for node, T=DT_HALF). "
+            f"Cast `{arg}` to float32 first."
+        )
     check_dtype(t, op, arg, allowed)
     if t.dim() < 2:
         raise InvalidArgumentError(
@@ -67,11 +79,6 @@ def as_matrix(
 def widen(t: torch.Tensor) -> torch.Tensor:
     """float16 as float32 (torch's CPU linear algebra has no half kernels)."""
     return t.float() if t.dtype in (torch.float16, torch.bfloat16) else t
-
-
-def _no_half(t: torch.Tensor, op: str, kernel: str) -> None:
-    if t.dtype == torch.float16:  # TF registers no half kernel for these ops
-        raise NotFoundError(f"tf.linalg.{op}: Could not find device for node: {kernel}[T=DT_HALF] (float16 input).")
 
 
 # --- transposes, bands, traces ------------------------------------------------------------------
@@ -172,6 +179,15 @@ def _diag_index(rows: int, cols: int, k0: int, k1: int, width: int, align: str) 
     return tuple(np.concatenate(p) for p in zip(*parts))
 
 
+def _check_k(rows: int, cols: int, k0: int, k1: int, op: str) -> None:
+    for which, k in (("lower_diag_index", k0), ("upper_diag_index", k1)):
+        if not (-rows < k < cols or k == 0):
+            raise InvalidArgumentError(
+                f"tf.linalg.{op}: {which} is out of bound: {k}. It must be between {-rows} and {cols} for a "
+                f"[{rows}, {cols}] matrix; check `k`."
+            )
+
+
 def _max_len(rows: int, cols: int, k0: int, k1: int) -> int:
     return builtins.max(min(rows + builtins.min(k1, 0), cols - builtins.max(k0, 0)), 0)
 
@@ -189,6 +205,7 @@ def diag_part(
     t = _rank2(input, "diag_part", "input")
     k0, k1, ranged = _k_range(k)
     rows, cols = t.shape[-2], t.shape[-1]
+    _check_k(rows, cols, k0, k1, "diag_part")
     width = _max_len(rows, cols, k0, k1)
     pr, pc, r, c = (
         torch.as_tensor(a, dtype=torch.long, device=t.device) for a in _diag_index(rows, cols, k0, k1, width, align)
@@ -206,6 +223,7 @@ def set_diag(input: Any, diagonal: Any, name: str = "set_diag", k: Any = 0, alig
     if not ranged:
         d = d.unsqueeze(-2)
     rows, cols = t.shape[-2], t.shape[-1]
+    _check_k(rows, cols, k0, k1, "set_diag")
     width = _max_len(rows, cols, k0, k1)
     if tuple(d.shape) != (*t.shape[:-2], k1 - k0 + 1, width):
         expected = [*t.shape[:-2], *([k1 - k0 + 1] if ranged else []), width]
@@ -255,7 +273,7 @@ def diag(
         rows = min_rows
     elif cols == -1:
         cols = min_cols
-    if rows < min_rows or cols < min_cols:
+    if rows < min_rows or cols < min_cols or (rows != min_rows and cols != min_cols):
         raise InvalidArgumentError(
             f"tf.linalg.diag: num_rows={rows}, num_cols={cols} cannot hold diagonals of length {width} at k={k!r}; "
             f"they must be at least {min_rows} and {min_cols}."
@@ -294,9 +312,13 @@ def tensor_diag_part(input: Any, name: str | None = None) -> torch.Tensor:
 def cross(a: Any, b: Any, name: str | None = None) -> torch.Tensor:
     """``tf.linalg.cross``: the cross product of 3-vectors on the last axis (same shapes, no broadcasting)."""
     x, y = to_tensor(a), to_tensor(b)
-    if x.shape != y.shape or x.dim() == 0 or x.shape[-1] != 3:
+    if x.shape != y.shape or x.dim() == 0:
         raise InvalidArgumentError(
             f"tf.linalg.cross: `a` and `b` must have the same shape [..., 3]. Received {list(x.shape)} and {list(y.shape)}."
+        )
+    if x.shape[-1] != 3:
+        raise FailedPreconditionError(
+            f"tf.linalg.cross: Cross-products are only defined for 3-element vectors. Received shape {list(x.shape)}."
         )
     return torch.linalg.cross(x, y.to(x.dtype))
 
@@ -304,16 +326,14 @@ def cross(a: Any, b: Any, name: str | None = None) -> torch.Tensor:
 def det(input: Any, name: str | None = None) -> torch.Tensor:
     """``tf.linalg.det``: the determinant of each matrix of ``[..., M, M]``."""
     t = as_matrix(input, "det", square=True)
-    _no_half(t, "det", "MatrixDeterminant")
     return torch.linalg.det(t)
 
 
 def slogdet(input: Any, name: str | None = None) -> LogMatrixDeterminant:
     """``tf.linalg.slogdet``: ``(sign, log_abs_determinant)`` of each matrix."""
     t = as_matrix(input, "slogdet", square=True)
-    _no_half(t, "slogdet", "LogMatrixDeterminant")
     sign, logabs = torch.linalg.slogdet(t)
-    return LogMatrixDeterminant(sign, logabs)
+    return LogMatrixDeterminant(sign, logabs.to(t.dtype))  # complex for a complex input, as in TF
 
 
 def logdet(matrix: Any, name: str | None = None) -> torch.Tensor:

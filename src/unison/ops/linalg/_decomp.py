@@ -24,6 +24,7 @@ from unison.ops.dtypes import as_dtype, to_tensor
 from unison.ops.linalg._basic import (
     FLOATS,
     as_matrix,
+    check_dtype,
     cholesky,
     cholesky_solve,
     diag,
@@ -75,14 +76,14 @@ def eigvals(tensor: Any, name: str | None = None) -> torch.Tensor:
 def eigh(tensor: Any, name: str | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """``tf.linalg.eigh``: ascending real eigenvalues and eigenvectors of a self-adjoint matrix (lower triangle read)."""
     t = as_matrix(tensor, "eigh", "tensor", square=True)
-    e, v = torch.linalg.eigh(widen(t))
-    return e.to(t.real.dtype), v.to(t.dtype)
+    e, v = torch.linalg.eigh(t)
+    return e.to(t.dtype), v  # TF gives a complex input's eigenvalues in its complex dtype
 
 
 def eigvalsh(tensor: Any, name: str | None = None) -> torch.Tensor:
     """``tf.linalg.eigvalsh``: ascending real eigenvalues of a self-adjoint matrix."""
     t = as_matrix(tensor, "eigvalsh", "tensor", square=True)
-    return torch.linalg.eigvalsh(widen(t)).to(t.real.dtype)
+    return torch.linalg.eigvalsh(t).to(t.dtype)
 
 
 def expm(input: Any, name: str | None = None) -> torch.Tensor:
@@ -94,31 +95,75 @@ def expm(input: Any, name: str | None = None) -> torch.Tensor:
     return torch.linalg.matrix_exp(widen(t)).to(t.dtype)
 
 
-def _eig_function(t: torch.Tensor, fn: Any) -> torch.Tensor:
-    """``V f(L) V^-1`` in double precision (exact for diagonalizable matrices)."""
+def _eye_like(a: torch.Tensor) -> torch.Tensor:
+    return torch.eye(a.shape[-1], dtype=a.dtype, device=a.device).expand(a.shape)
+
+
+def _sqrt_denman_beavers(a: torch.Tensor) -> torch.Tensor:
+    """The principal square root by Denman-Beavers iteration: defective matrices included (no
+    eigenvalue may lie on the closed negative real axis). One step per iteration, whole batch."""
+    y, z = a, _eye_like(a)
+    for _ in range(100):
+        y_next = 0.5 * (y + torch.linalg.inv_ex(z)[0])
+        z = 0.5 * (z + torch.linalg.inv_ex(y)[0])
+        change = (y_next - y).abs().amax()
+        y = y_next
+        if not bool(change > 1e-14 * y.abs().amax()):
+            break
+    return y
+
+
+def _log_inverse_scaling_squaring(a: torch.Tensor) -> torch.Tensor:
+    """``log(A) = 2^k log(A^(1/2^k))``: square roots until ``A`` is near ``I``, then log's series."""
+    x, k = a, 0
+    eye = _eye_like(a)
+    while k < 60 and bool(torch.linalg.matrix_norm(x - eye, ord=1).amax() > 0.25):
+        x, k = _sqrt_denman_beavers(x), k + 1
+    y = x - eye
+    term, out = eye, torch.zeros_like(a)
+    for j in range(1, 60):  # ||y|| <= 1/4: 60 terms reach double precision
+        term = term @ y
+        out = out + term * ((-1.0) ** (j + 1) / j)
+    return out * (2.0**k)
+
+
+def _matrix_function(t: torch.Tensor, fn: Any, fallback: Any) -> torch.Tensor:
+    """``f(A)`` in complex double: ``V f(L) V^-1`` when ``A`` is safely diagonalizable, else ``fallback``.
+
+    TF computes these through a Schur decomposition, which torch lacks; the eigenvector basis gives
+    the same matrix whenever it is well conditioned, and the iterations cover defective matrices.
+    """
     wide = t.to(torch.complex128)
     e, v = torch.linalg.eig(wide)
-    # V f(L) V^-1 as the solve X V = V f(L), not an explicit inverse.
-    return torch.linalg.solve(v, v * fn(e).unsqueeze(-2), left=False).resolve_conj()
+    # X V = V f(L), solved rather than inverted.
+    out = torch.linalg.solve_ex(v, v * fn(e).unsqueeze(-2), left=False)[0].resolve_conj()
+    cond = torch.linalg.cond(v)
+    shaky = ~torch.isfinite(cond) | (cond > 1e6)
+    if bool(shaky.any()):
+        out = torch.where(shaky[..., None, None], fallback(wide), out)
+    return out
 
 
 def logm(input: Any, name: str | None = None) -> torch.Tensor:
-    """``tf.linalg.logm``: the principal matrix logarithm of a complex matrix (TF accepts complex only).
-
-    Computed from the eigen-decomposition, exact for diagonalizable matrices.
-    """
+    """``tf.linalg.logm``: the principal matrix logarithm of a complex matrix (TF accepts complex only)."""
     t = as_matrix(input, "logm", square=True, allowed=_COMPLEX)
-    return _eig_function(t, torch.log).to(t.dtype)
+    return _matrix_function(t, torch.log, _log_inverse_scaling_squaring).to(t.dtype)
 
 
 def sqrtm(input: Any, name: str | None = None) -> torch.Tensor:
-    """``tf.linalg.sqrtm``: the principal matrix square root (real for a real matrix with one).
+    """``tf.linalg.sqrtm``: the principal matrix square root.
 
-    Computed from the eigen-decomposition, exact for diagonalizable matrices.
+    A real matrix with a negative real eigenvalue has no real square root: NaNs, as TF's real
+    Schur method gives.
     """
     t = as_matrix(input, "sqrtm", square=True, allowed=_REAL + _COMPLEX)
-    out = _eig_function(t, torch.sqrt)
-    return (out.real if not t.is_complex() else out).to(t.dtype)
+    out = _matrix_function(t, torch.sqrt, _sqrt_denman_beavers)
+    if t.is_complex():
+        return out.to(t.dtype)
+    e = torch.linalg.eigvals(t)
+    negative = ((e.imag == 0) & (e.real < 0)).any(-1)
+    real = out.real.to(t.dtype)
+    return torch.where(negative[..., None, None], torch.full_like(real, float("nan")), real)
 
 
 # --- LU -----------------------------------------------------------------------------------------
@@ -127,9 +172,11 @@ def sqrtm(input: Any, name: str | None = None) -> torch.Tensor:
 def lu(input: Any, output_idx_type: Any = torch.int32, name: str | None = None) -> Lu:
     """``tf.linalg.lu``: ``(lu, p)``: unit-lower ``L`` and ``U`` packed in ``lu``, ``input[p] = L @ U``."""
     t = as_matrix(input, "lu", square=True)
-    packed, pivots, _ = torch.linalg.lu_factor_ex(widen(t))
+    packed, pivots, info = torch.linalg.lu_factor_ex(t)
+    if bool((info != 0).any()):
+        raise InvalidArgumentError("tf.linalg.lu: Input is not invertible (a singular matrix in `input`).")
     perm_matrix = torch.lu_unpack(packed, pivots, unpack_data=False)[0]
-    return Lu(packed.to(t.dtype), perm_matrix.argmax(dim=-2).to(as_dtype(output_idx_type)))
+    return Lu(packed, perm_matrix.abs().argmax(dim=-2).to(as_dtype(output_idx_type)))
 
 
 def _lu_parts(lower_upper: Any, op: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -215,7 +262,11 @@ def _eps(dtype: torch.dtype) -> float:
 def pinv(a: Any, rcond: Any = None, validate_args: builtins.bool = False, name: str | None = None) -> torch.Tensor:
     """``tf.linalg.pinv``: the Moore-Penrose pseudo-inverse; singular values at or below
     ``rcond * max(s)`` count as zero (default ``rcond``: ``10 * max(M, N) * eps``)."""
-    t = as_matrix(a, "pinv", "a", allowed=_REAL)
+    t = as_matrix(a, "pinv", "a")
+    if t.is_complex():
+        raise TypeError(
+            f"tf.linalg.pinv: Input `a` must have `float`-like `dtype` (saw {t.dtype}). Received a complex matrix."
+        )
     if rcond is None:
         rcond = 10.0 * builtins.max(t.shape[-2], t.shape[-1]) * _eps(t.dtype)
     s_cut = to_tensor(rcond, t.dtype)
@@ -256,6 +307,12 @@ def normalize(
 
 def _tridiagonals(diagonals: Any, fmt: str, op: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
     """(superdiagonal, diagonal, subdiagonal, the rank of a matrix-shaped rhs), each ``[..., M]``."""
+    parts = _tridiagonal_parts(diagonals, fmt, op)
+    check_dtype(parts[1], op, "diagonals", _REAL + _COMPLEX)
+    return parts
+
+
+def _tridiagonal_parts(diagonals: Any, fmt: str, op: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
     if fmt == "sequence":
         sup, main, sub = (to_tensor(d) for d in diagonals)
         return sup, main.to(sup.dtype), sub.to(sup.dtype), main.dim() + 1

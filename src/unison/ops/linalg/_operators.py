@@ -275,7 +275,7 @@ class LinearOperator:
         """The conjugate transpose as an operator."""
         if self._is_self_adjoint:
             return self
-        return KINDS["LinearOperatorFullMatrix"](self._to_dense().mH.contiguous())
+        return KINDS["LinearOperatorAdjoint"](self)
 
     H = property(adjoint)
 
@@ -284,14 +284,7 @@ class LinearOperator:
         self._check_square("inverse")
         if self._is_non_singular is False:
             raise ValueError(f"tf.linalg.{type(self).__name__}.inverse: the operator is singular.")
-        dense = self._to_dense()
-        return KINDS["LinearOperatorFullMatrix"](
-            torch.linalg.inv(widen(dense)).to(dense.dtype),
-            is_non_singular=self._is_non_singular,
-            is_self_adjoint=self._is_self_adjoint,
-            is_positive_definite=self._is_positive_definite,
-            is_square=True,
-        )
+        return KINDS["LinearOperatorInversion"](self)
 
     def __repr__(self) -> str:
         return f"<tf.linalg.{type(self).__name__} '{self.name}' shape={list(self._shape())} dtype={self.dtype}>"

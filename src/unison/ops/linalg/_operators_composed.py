@@ -256,4 +256,8 @@ class LinearOperatorLowRankUpdate(_Dense):
         self.base_operator, self.u, self.v, self.diag_update = base_operator, uu, vv, diag_update
 
 
-KINDS.update(LinearOperatorComposition=LinearOperatorComposition)
+KINDS.update(
+    LinearOperatorAdjoint=LinearOperatorAdjoint,
+    LinearOperatorComposition=LinearOperatorComposition,
+    LinearOperatorInversion=LinearOperatorInversion,
+)
