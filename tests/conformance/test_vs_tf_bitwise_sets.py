@@ -113,3 +113,15 @@ def test_set_operations_need_the_same_batch(tf):
 @same_as_tf("sets.size", edge=True, match=r"sets.size.*SparseTensor")
 def test_set_size_of_a_dense_tensor_is_refused(tf):
     return tf.sets.size(tf.constant([[1, 2, 2]]))
+
+
+@same_as_tf("bitwise.bitwise_and", "bitwise.left_shift", edge=True, match=r"bitwise_and.*Incompatible shapes")
+def test_bitwise_shapes_must_broadcast(tf):
+    return tf.bitwise.bitwise_and(tf.ones([2], tf.int32), tf.ones([3], tf.int32))
+
+
+@same_as_tf("sets.union", "sets.size", edge=True)
+def test_sets_of_higher_rank_sparse_and_negative_values(tf):
+    sparse = tf.SparseTensor([[0, 1, 0], [0, 1, 2], [1, 0, 2]], tf.constant([4, -4, 2]), [2, 2, 3])
+    union = tf.sets.union(sparse, tf.constant([[[1], [4]], [[2], [-9]]]))
+    return (union.indices, union.values, union.dense_shape), tf.sets.size(sparse)

@@ -253,3 +253,39 @@ def test_gradients_flow_as_in_tf(tf):
             tf.reduce_sum(tf.signal.overlap_and_add(tf.signal.frame(x, 8, 4), 4) ** 2),
         )
     return tuple(tape.gradient(loss, x) for loss in losses)
+
+
+@same_as_tf("signal.fft", edge=True, match=r"fft.*rank")
+def test_fft_of_a_scalar(tf):
+    return tf.signal.fft(tf.constant(1 + 2j, tf.complex64))
+
+
+@same_as_tf("signal.frame", edge=True)
+def test_frame_of_strings(tf):
+    words = tf.constant([["a", "b", "c", "d", "e"]])
+    return tf.signal.frame(words, 2, 2), tf.signal.frame(words, 2, 2, pad_end=True, pad_value="x")
+
+
+@same_as_tf("signal.overlap_and_add", edge=True)
+def test_overlap_and_add_of_bools_is_refused(tf):
+    return tf.signal.overlap_and_add(tf.ones([2, 3], tf.bool), 1)
+
+
+@same_as_tf("signal.stft", "signal.rfft", edge=True)
+def test_stft_of_a_signal_shorter_than_a_frame(tf):
+    return tf.signal.stft(tf.zeros([5]), 12, 5)
+
+
+@same_as_tf("signal.hann_window", "signal.vorbis_window", edge=True)
+def test_negative_window_length(tf):
+    return tf.signal.hann_window(-1)
+
+
+@same_as_tf("signal.dct", edge=True)
+def test_dct_of_half_is_refused(tf):
+    return tf.signal.dct(tf.constant([1.0, 2.0], tf.float16))
+
+
+@same_as_tf("signal.dct", "signal.idct", edge=True)
+def test_dct_of_an_empty_batch(tf):
+    return tf.signal.dct(tf.zeros([0, 4]), type=1), tf.signal.idct(tf.zeros([0, 4]))

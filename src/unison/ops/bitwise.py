@@ -52,6 +52,12 @@ def _pair(x: Any, y: Any, op: str) -> tuple[torch.Tensor, torch.Tensor]:
             f"tf.bitwise.{op}: `x` and `y` must have the same dtype (cannot compute {op} as input #1 was expected "
             f"to be a {_name(a.dtype)} tensor but is a {_name(b.dtype)} tensor). Cast one of them (tf.cast)."
         )
+    try:
+        torch.broadcast_shapes(a.shape, b.shape)
+    except RuntimeError:
+        raise InvalidArgumentError(
+            f"tf.bitwise.{op}: Incompatible shapes: {list(a.shape)} vs. {list(b.shape)} (`x` and `y` must broadcast)."
+        ) from None
     return a, b
 
 

@@ -33,7 +33,9 @@ def _complex_input(input: Any, op: str, rank: int) -> torch.Tensor:
             f"(tf.cast(x, tf.complex64))."
         )
     if t.dim() < rank:
-        raise ValueError(f"tf.signal.{op}: `input` must have rank >= {rank}. Received shape {list(t.shape)}.")
+        raise InvalidArgumentError(
+            f"tf.signal.{op}: `input` must have rank of at least {rank}. Received shape {list(t.shape)}."
+        )
     return t
 
 
@@ -89,6 +91,15 @@ def _real_transform(rank: int, inverse: bool) -> Callable[..., torch.Tensor]:
             lengths = list(t.shape[-rank:])
             if inverse:
                 lengths[-1] = max(0, 2 * (lengths[-1] - 1))
+        if t.numel() == 0:
+            # TF's kernel checks the input against fft_length even when there is nothing to transform.
+            needed = [*lengths[:-1], lengths[-1] // 2 + 1] if inverse else lengths
+            for i, (have, need) in enumerate(zip(t.shape[-rank:], needed)):
+                if 0 not in t.shape[-rank:] and have < need:
+                    raise InvalidArgumentError(
+                        f"tf.signal.{op}: Input dimension {t.dim() - rank + i} must have length of at least {need} "
+                        f"(fft_length={lengths}), but got {have}."
+                    )
         if inverse:
             out_dtype = torch.float32 if t.dtype == torch.complex64 else torch.float64
             if t.numel() == 0 or 0 in lengths:

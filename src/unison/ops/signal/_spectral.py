@@ -14,8 +14,10 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 
+from unison.errors import InvalidArgumentError
 from unison.ops.dtypes import to_tensor
 from unison.ops.signal._fft import irfft, rfft
 from unison.ops.signal._windows import hann_window, vorbis_window
@@ -44,6 +46,8 @@ def frame(
     """
     t = to_tensor(signal)
     length, step = _int(frame_length, "frame_length", "frame"), _int(frame_step, "frame_step", "frame")
+    if not isinstance(t, torch.Tensor):  # strings: the same frames, gathered from the NumPy array
+        return _frame_strings(t, length, step, pad_end, pad_value, axis)
     if t.dim() == 0:
         raise ValueError("tf.signal.frame: `signal` must have rank >= 1. Received a scalar.")
     if length <= 0 or step <= 0:
@@ -68,12 +72,40 @@ def frame(
     return t.unfold(dim, length, step).movedim(-1, dim + 1).contiguous()
 
 
+def _frame_strings(t: Any, length: int, step: int, pad_end: bool, pad_value: Any, axis: int) -> Any:
+    from unison.ops.string_tensor import StringTensor
+
+    arr = np.asarray(t, dtype=object)
+    if arr.ndim == 0:
+        raise ValueError("tf.signal.frame: `signal` must have rank >= 1. Received a scalar.")
+    dim = axis % arr.ndim
+    n = arr.shape[dim]
+    frames = -(-n // step) if pad_end else max(0, 1 + (n - length) // step)
+    extra = max(0, length + step * (frames - 1) - n) if frames else 0
+    if extra:
+        pad_shape = list(arr.shape)
+        pad_shape[dim] = extra
+        if not isinstance(pad_value, (str, bytes)):
+            raise TypeError(f"tf.signal.frame: Cannot convert {pad_value!r} to EagerTensor of dtype string: give a string pad_value.")
+        fill = pad_value.encode() if isinstance(pad_value, str) else pad_value
+        arr = np.concatenate([arr, np.full(pad_shape, fill, dtype=object)], axis=dim)
+    index = (np.arange(frames)[:, None] * step + np.arange(length)).reshape(-1)
+    taken = np.take(arr, index.astype(np.int64), axis=dim)
+    shape = list(arr.shape)
+    shape[dim : dim + 1] = [frames, length]
+    return StringTensor(taken.reshape(shape))
+
+
 def overlap_and_add(signal: Any, frame_step: Any, name: str | None = None) -> torch.Tensor:
     """``tf.signal.overlap_and_add``: sum frames ``[..., frames, frame_length]`` placed ``frame_step`` apart."""
     t = to_tensor(signal)
     step = _int(frame_step, "frame_step", "overlap_and_add")
     if t.dim() < 2:
         raise ValueError(f"tf.signal.overlap_and_add: `signal` must have rank >= 2. Received shape {list(t.shape)}.")
+    if t.dtype == torch.bool:
+        raise InvalidArgumentError(
+            "tf.signal.overlap_and_add: `signal` must be numeric (bool is not in the list of allowed values). Cast it first."
+        )
     frames, length = t.shape[-2], t.shape[-1]
     out_len = max(0, length + step * (frames - 1))
     out = torch.zeros((*t.shape[:-2], out_len), dtype=t.dtype, device=t.device)
@@ -177,8 +209,8 @@ def _dct_matrix(kind: int, n: int, ortho: bool) -> torch.Tensor:
 
 def _dct(input: Any, kind: int, n: Any, axis: int, norm: Any, op: str) -> torch.Tensor:
     t = to_tensor(input)
-    if not t.is_floating_point():
-        raise TypeError(f"tf.signal.{op}: `input` must be a float tensor. Received dtype {t.dtype}: cast it first.")
+    if t.dtype not in (torch.float32, torch.float64):
+        raise TypeError(f"tf.signal.{op}: `input` must be float32 or float64. Received dtype {t.dtype}: cast it first.")
     if axis != -1:
         raise NotImplementedError(f"tf.signal.{op}: axis must be -1. Got: {axis}")
     if n is not None and n < 1:
@@ -191,6 +223,11 @@ def _dct(input: Any, kind: int, n: Any, axis: int, norm: Any, op: str) -> torch.
         raise ValueError(f"tf.signal.{op}: Normalization is not supported for the Type-I DCT.")
     if kind == 1 and t.dim() and t.shape[-1] < 2:
         raise ValueError(f"tf.signal.{op}: Type-I DCT requires the dimension to be greater than one.")
+    if kind != 1 and t.numel() == 0 and t.dim() and t.shape[-1]:
+        # TF computes the DCT with an RFFT that refuses an empty batch (its length check fails).
+        raise InvalidArgumentError(
+            f"tf.signal.{op}: the DCT of an empty batch fails in TF's RFFT. Received shape {list(t.shape)}."
+        )
     if n is not None:
         size = t.shape[-1]
         t = t[..., :n] if n <= size else torch.nn.functional.pad(t, (0, n - size))

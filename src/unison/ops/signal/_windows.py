@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from unison.errors import InvalidArgumentError
 from unison.ops.dtypes import as_dtype, to_tensor
 
 _MEL_BREAK_FREQUENCY_HERTZ = 700.0
@@ -26,7 +27,10 @@ def _check(window_length: Any, dtype: Any, op: str) -> tuple[int, torch.dtype]:
     length = to_tensor(window_length)
     if length.dim() != 0:
         raise ValueError(f"tf.signal.{op}: `window_length` must be a scalar. Received shape {list(length.shape)}.")
-    return int(length.item()), d
+    n = int(length.item())
+    if n < 0:
+        raise InvalidArgumentError(f"tf.signal.{op}: `window_length` must be non-negative. Received: window_length={n}")
+    return n, d
 
 
 def _raised_cosine(window_length: Any, periodic: Any, dtype: Any, a: float, b: float, op: str) -> torch.Tensor:
