@@ -86,7 +86,9 @@ def _frame_strings(t: Any, length: int, step: int, pad_end: bool, pad_value: Any
         pad_shape = list(arr.shape)
         pad_shape[dim] = extra
         if not isinstance(pad_value, (str, bytes)):
-            raise TypeError(f"tf.signal.frame: Cannot convert {pad_value!r} to EagerTensor of dtype string: give a string pad_value.")
+            raise TypeError(
+                f"tf.signal.frame: Cannot convert {pad_value!r} to EagerTensor of dtype string: give a string pad_value."
+            )
         fill = pad_value.encode() if isinstance(pad_value, str) else pad_value
         arr = np.concatenate([arr, np.full(pad_shape, fill, dtype=object)], axis=dim)
     index = (np.arange(frames)[:, None] * step + np.arange(length)).reshape(-1)
