@@ -832,3 +832,26 @@ def test_operator_inverse_and_adjoint_kinds(tf):
     full = tf.linalg.LinearOperatorFullMatrix(tf.constant([[1.0, 2.0], [3.0, 4.0]]))
     diag = tf.linalg.LinearOperatorDiag(tf.constant([1.0, 2.0]))
     return tuple(type(op).__name__ for op in (full.inverse(), full.adjoint(), diag.inverse(), diag.adjoint(), full.H))
+
+
+@same_as_tf(
+    "linalg.LinearOperatorIdentity",
+    "linalg.LinearOperatorScaledIdentity",
+    "linalg.LinearOperatorToeplitz",
+    "linalg.LinearOperatorTridiag",
+    edge=True,
+)
+def test_operators_of_ints_and_half(tf):
+    return (
+        type(tf.linalg.LinearOperatorIdentity(3).inverse()).__name__,
+        tf.linalg.LinearOperatorScaledIdentity(2, 3).to_dense(),
+        tf.linalg.LinearOperatorToeplitz([1, 2], [1, 3]).to_dense(),
+        tf.linalg.LinearOperatorTridiag(tf.ones([3, 3], tf.float16)).to_dense(),
+    )
+
+
+@same_as_tf("linalg.LinearOperatorComposition", edge=True)
+def test_composition_through_a_rectangular_factor_is_not_square(tf):
+    wide = tf.linalg.LinearOperatorFullMatrix(tf.ones([2, 3]))
+    tall = tf.linalg.LinearOperatorFullMatrix(tf.ones([3, 2]))
+    return tf.linalg.LinearOperatorComposition([wide, tall]).determinant()

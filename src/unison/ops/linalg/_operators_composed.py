@@ -123,6 +123,8 @@ class LinearOperatorComposition(_Dense):
             product = product @ d
         if is_non_singular is None and all(op.is_non_singular for op in operators):
             is_non_singular = True
+        if is_square is None and not all(op.is_square for op in operators):
+            is_square = False  # TF's hint: a product through a non-square factor is not treated as square
         super().__init__(
             product,
             (is_non_singular, is_self_adjoint, is_positive_definite, is_square),

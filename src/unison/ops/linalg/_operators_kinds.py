@@ -169,7 +169,7 @@ class LinearOperatorScaledIdentity(LinearOperator):
         if not is_square:
             raise ValueError("tf.linalg.LinearOperatorScaledIdentity: an identity operator is always square.")
         self._num_rows = _num_rows(num_rows, type(self).__name__)
-        self._multiplier = _float_tensor(multiplier, "LinearOperatorScaledIdentity", "multiplier")
+        self._multiplier = to_tensor(multiplier)
         if is_self_adjoint is None and not self._multiplier.is_complex():
             is_self_adjoint = True
         super().__init__(
@@ -258,6 +258,9 @@ class LinearOperatorIdentity(LinearOperatorScaledIdentity):
 
     def _log_abs_determinant(self) -> torch.Tensor:
         return torch.zeros_like(self._multiplier)
+
+    def inverse(self, name: str = "inverse") -> LinearOperator:
+        return self  # the identity is its own inverse (TF returns it)
 
 
 KINDS.update(

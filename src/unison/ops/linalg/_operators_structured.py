@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from unison.ops.dtypes import as_dtype, to_tensor
-from unison.ops.linalg._decomp import _tridiagonals
+from unison.ops.linalg._decomp import _tridiagonal_parts
 from unison.ops.linalg._operators import _float_tensor, _num_rows
 from unison.ops.linalg._operators_composed import _Dense, _Hint
 
@@ -130,8 +130,8 @@ class LinearOperatorToeplitz(_Dense):
         is_square: _Hint = None,
         name: str = "LinearOperatorToeplitz",
     ) -> None:
-        c = _float_tensor(col, "LinearOperatorToeplitz", "col")
-        r = _float_tensor(row, "LinearOperatorToeplitz", "row").to(c.dtype)
+        c = to_tensor(col)
+        r = to_tensor(row).to(c.dtype)
         batch = torch.broadcast_shapes(c.shape[:-1], r.shape[:-1])
         c, r = c.expand(*batch, c.shape[-1]), r.expand(*batch, r.shape[-1])
         n = c.shape[-1]
@@ -160,7 +160,7 @@ class LinearOperatorTridiag(_Dense):
         is_square: _Hint = None,
         name: str = "LinearOperatorTridiag",
     ) -> None:
-        sup, main, sub, _ = _tridiagonals(diagonals, diagonals_format, "LinearOperatorTridiag")
+        sup, main, sub, _ = _tridiagonal_parts(diagonals, diagonals_format, "LinearOperatorTridiag")
         _float_tensor(main, "LinearOperatorTridiag", "diagonals")
         if diagonals_format == "matrix":
             matrix = to_tensor(diagonals)  # TF keeps the given matrix as the operator's dense form
@@ -194,6 +194,7 @@ class _Circulant(_Dense):
             raise ValueError(
                 f"tf.linalg.{cls}: `spectrum` must have rank >= {self._rank}. Received shape {list(s.shape)}."
             )
+        self.spectrum = s
         s = s if s.is_complex() else s.to(torch.complex128 if s.dtype == torch.float64 else torch.complex64)
         dims = tuple(range(-self._rank, 0))
         kernel = torch.fft.ifftn(s, dim=dims)  # the block-circulant matrix's first column
@@ -211,7 +212,6 @@ class _Circulant(_Dense):
             name or cls,
             {"spectrum": spectrum, "input_output_dtype": input_output_dtype},
         )
-        self.spectrum = s
 
 
 class LinearOperatorCirculant(_Circulant):
