@@ -185,28 +185,38 @@ def inverse_stft(
 # --- DCT, MDCT, MFCC -----------------------------------------------------------------------------
 
 
-def _dct_matrix(kind: int, n: int, ortho: bool) -> torch.Tensor:
-    """The ``[n, n]`` DCT matrix ``C`` (``y = C @ x``) of type ``kind``, in float64 (scipy's definitions)."""
-    k = torch.arange(n, dtype=torch.float64).unsqueeze(1)
-    i = torch.arange(n, dtype=torch.float64).unsqueeze(0)
+def _ortho_weights(n: int, first: float, rest: float, like: torch.Tensor) -> torch.Tensor:
+    weights = torch.full((n,), rest, dtype=like.dtype, device=like.device)
+    weights[0] = first
+    return weights
+
+
+def _dct_by_fft(t: torch.Tensor, kind: int, ortho: bool) -> torch.Tensor:
+    """TF's own DCT algorithm (through a real FFT of twice the length), step for step, so that float32
+    results round as TF's do and a long axis costs O(N log N), not an N x N matrix."""
+    n = t.shape[-1]
+    nf = torch.tensor(float(n), dtype=t.dtype, device=t.device)
+    k = torch.arange(n, dtype=t.dtype, device=t.device)
     if kind == 1:
-        weight = torch.full((n,), 2.0, dtype=torch.float64)
-        weight[0] = weight[-1] = 1.0
-        return torch.cos(math.pi * k * i / (n - 1)) * weight
+        return rfft(torch.cat([t, t[..., 1:-1].flip(-1)], dim=-1)).real
     if kind == 2:
-        c = 2.0 * torch.cos(math.pi * k * (2 * i + 1) / (2 * n))
+        scale = 2.0 * torch.exp(torch.complex(torch.zeros_like(k), -k * math.pi * 0.5 / nf))
+        out = (rfft(t, [2 * n])[..., :n] * scale).real
         if ortho:
-            c = c * math.sqrt(1.0 / (2 * n))
-            c[0] = c[0] / math.sqrt(2.0)
-        return c
+            first = float(0.5 * torch.rsqrt(nf))
+            out = out * _ortho_weights(n, first, first * math.sqrt(2.0), out)
+        return out
     if kind == 3:
-        return (
-            _dct_matrix(2, n, True).T.contiguous()
-            if ortho
-            else _dct_matrix(2, n, False).T * torch.where(i == 0, 0.5, 1.0)
-        )
-    c = 2.0 * torch.cos(math.pi * (2 * i + 1) * (2 * k + 1) / (4 * n))
-    return c * math.sqrt(1.0 / (2 * n)) if ortho else c
+        if ortho:
+            first = float(torch.sqrt(nf))
+            t = t * _ortho_weights(n, first, first * math.sqrt(0.5), t)
+        else:
+            t = t * nf
+        scale = 2.0 * torch.exp(torch.complex(torch.zeros_like(k), k * math.pi * 0.5 / nf))
+        return irfft(scale * torch.complex(t, torch.zeros_like(t)), [2 * n])[..., :n]
+    doubled = torch.nn.functional.pad(t, (0, n))
+    out = _dct_by_fft(doubled, 2, False)[..., 1::2]
+    return out * (math.sqrt(0.5) * torch.rsqrt(nf)) if ortho else out
 
 
 def _dct(input: Any, kind: int, n: Any, axis: int, norm: Any, op: str) -> torch.Tensor:
@@ -225,16 +235,13 @@ def _dct(input: Any, kind: int, n: Any, axis: int, norm: Any, op: str) -> torch.
         raise ValueError(f"tf.signal.{op}: Normalization is not supported for the Type-I DCT.")
     if kind == 1 and t.dim() and t.shape[-1] < 2:
         raise ValueError(f"tf.signal.{op}: Type-I DCT requires the dimension to be greater than one.")
-    if kind != 1 and t.numel() == 0 and t.dim() and t.shape[-1]:
-        # TF computes the DCT with an RFFT that refuses an empty batch (its length check fails).
-        raise InvalidArgumentError(
-            f"tf.signal.{op}: the DCT of an empty batch fails in TF's RFFT. Received shape {list(t.shape)}."
-        )
     if n is not None:
         size = t.shape[-1]
         t = t[..., :n] if n <= size else torch.nn.functional.pad(t, (0, n - size))
-    matrix = _dct_matrix(kind, t.shape[-1], norm == "ortho").to(t.device)
-    return (t.to(torch.float64) @ matrix.T).to(t.dtype)
+    try:
+        return _dct_by_fft(t, kind, norm == "ortho")
+    except InvalidArgumentError as exc:  # an empty batch fails TF's RFFT length check, as it does in TF
+        raise InvalidArgumentError(f"tf.signal.{op} of `input` with shape {list(t.shape)}: {exc}") from None
 
 
 def dct(
