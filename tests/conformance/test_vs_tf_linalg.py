@@ -855,3 +855,30 @@ def test_composition_through_a_rectangular_factor_is_not_square(tf):
     wide = tf.linalg.LinearOperatorFullMatrix(tf.ones([2, 3]))
     tall = tf.linalg.LinearOperatorFullMatrix(tf.ones([3, 2]))
     return tf.linalg.LinearOperatorComposition([wide, tall]).determinant()
+
+
+def _tf_style_operator(tf):
+    class Doubling(tf.linalg.LinearOperator):
+        """A user's operator written for TF: only _shape, _shape_tensor and _matmul."""
+
+        def __init__(self, n):
+            self._n = n
+            super().__init__(dtype=tf.float32, is_square=True, is_self_adjoint=True, parameters={"n": n})
+
+        def _shape(self):
+            return tf.TensorShape([self._n, self._n])
+
+        def _shape_tensor(self):
+            return tf.constant([self._n, self._n])
+
+        def _matmul(self, x, adjoint=False, adjoint_arg=False):
+            return 2.0 * x
+
+    return Doubling(3)
+
+
+@same_as_tf("linalg.LinearOperator")
+def test_a_user_operator_written_for_tf(tf):
+    op = _tf_style_operator(tf)
+    x = tf.reshape(tf.range(6.0), [3, 2])
+    return op.shape, op.to_dense(), op.matmul(x), op.matvec(tf.ones([3])), op.determinant(), op.solve(x), op.trace()

@@ -103,38 +103,42 @@ class LinearOperator:
     @property
     def is_square(self) -> builtins.bool | None:
         if self._is_square is None:
-            shape = self._shape()
+            shape = self._dims()
             return shape[-1] == shape[-2]
         return self._is_square
 
-    def _shape(self) -> tuple[int, ...]:
+    def _shape(self) -> Any:
         return tuple(self._to_dense().shape)
+
+    def _dims(self) -> tuple[int, ...]:
+        """The static shape as ints, whether ``_shape`` gives a tuple or (a TF-style subclass) a TensorShape."""
+        return tuple(int(d) for d in self._shape())
 
     @property
     def shape(self) -> TensorShape:
-        return TensorShape(self._shape())
+        return TensorShape(self._dims())
 
     @property
     def batch_shape(self) -> TensorShape:
-        return TensorShape(self._shape()[:-2])
+        return TensorShape(self._dims()[:-2])
 
     @property
     def tensor_rank(self) -> int:
-        return len(self._shape())
+        return len(self._dims())
 
     @property
     def domain_dimension(self) -> int:
-        return self._shape()[-1]
+        return self._dims()[-1]
 
     @property
     def range_dimension(self) -> int:
-        return self._shape()[-2]
+        return self._dims()[-2]
 
     def shape_tensor(self, name: str = "shape_tensor") -> torch.Tensor:
-        return torch.tensor(self._shape(), dtype=torch.int32)
+        return torch.tensor(self._dims(), dtype=torch.int32)
 
     def batch_shape_tensor(self, name: str = "batch_shape_tensor") -> torch.Tensor:
-        return torch.tensor(self._shape()[:-2], dtype=torch.int32)
+        return torch.tensor(self._dims()[:-2], dtype=torch.int32)
 
     def tensor_rank_tensor(self, name: str = "tensor_rank_tensor") -> torch.Tensor:
         return torch.tensor(self.tensor_rank, dtype=torch.int32)
@@ -147,9 +151,16 @@ class LinearOperator:
 
     # --- the structure a subclass gives ----------------------------------------------------------
     def _to_dense(self) -> torch.Tensor:
-        raise NotImplementedError(f"{type(self).__name__} must implement _to_dense (its matrix)")
+        if type(self)._matmul is LinearOperator._matmul:
+            raise NotImplementedError(f"{type(self).__name__} must implement _to_dense or _matmul (and _shape)")
+        # TF's default: the operator applied to the identity.
+        dims = self._dims()
+        eye = torch.eye(dims[-1], dtype=self.dtype).expand(*dims[:-2], dims[-1], dims[-1])
+        return self._matmul(eye, adjoint=False)
 
-    def _matmul(self, x: torch.Tensor, adjoint: builtins.bool) -> torch.Tensor:
+    def _matmul(
+        self, x: torch.Tensor, adjoint: builtins.bool = False, adjoint_arg: builtins.bool = False
+    ) -> torch.Tensor:
         dense = self._to_dense()
         return (dense.mH if adjoint else dense) @ x
 
@@ -199,14 +210,14 @@ class LinearOperator:
                 [self.adjoint() if adjoint else self, x.adjoint() if adjoint_arg else x]
             )
         t = self._arg(x)
-        rows = self._shape()[-1] if not adjoint else self._shape()[-2]
+        rows = self._dims()[-1] if not adjoint else self._dims()[-2]
         arg = t.mH if adjoint_arg else t
         if arg.dim() < 2 or arg.shape[-2] != rows:
             raise ValueError(
                 f"tf.linalg.{type(self).__name__}.matmul: `x` must be [..., {rows}, R] for an operator of shape "
-                f"{list(self._shape())}. Received shape {list(t.shape)}."
+                f"{list(self._dims())}. Received shape {list(t.shape)}."
             )
-        return self._matmul(arg, adjoint)
+        return self._matmul(arg, adjoint=adjoint)
 
     def matvec(self, x: Any, adjoint: builtins.bool = False, name: str = "matvec") -> torch.Tensor:
         """``A @ x`` for a batch of vectors ``x`` of shape ``[..., N]``."""
@@ -287,7 +298,7 @@ class LinearOperator:
         return KINDS["LinearOperatorInversion"](self)
 
     def __repr__(self) -> str:
-        return f"<tf.linalg.{type(self).__name__} '{self.name}' shape={list(self._shape())} dtype={self.dtype}>"
+        return f"<tf.linalg.{type(self).__name__} '{self.name}' shape={list(self._dims())} dtype={self.dtype}>"
 
 
 def _num_rows(value: Any, cls: str) -> int:

@@ -123,7 +123,9 @@ class LinearOperatorDiag(LinearOperator):
     def _entries(self, adjoint: builtins.bool) -> torch.Tensor:
         return self._diag.conj() if adjoint and self._diag.is_complex() else self._diag
 
-    def _matmul(self, x: torch.Tensor, adjoint: builtins.bool) -> torch.Tensor:
+    def _matmul(
+        self, x: torch.Tensor, adjoint: builtins.bool = False, adjoint_arg: builtins.bool = False
+    ) -> torch.Tensor:
         return self._entries(adjoint).unsqueeze(-1) * x
 
     def _solve(self, rhs: torch.Tensor, adjoint: builtins.bool) -> torch.Tensor:
@@ -198,7 +200,9 @@ class LinearOperatorScaledIdentity(LinearOperator):
         m = self._multiplier.conj() if adjoint and self._multiplier.is_complex() else self._multiplier
         return m[..., None, None]
 
-    def _matmul(self, x: torch.Tensor, adjoint: builtins.bool) -> torch.Tensor:
+    def _matmul(
+        self, x: torch.Tensor, adjoint: builtins.bool = False, adjoint_arg: builtins.bool = False
+    ) -> torch.Tensor:
         return self._scale(adjoint) * x
 
     def _solve(self, rhs: torch.Tensor, adjoint: builtins.bool) -> torch.Tensor:
