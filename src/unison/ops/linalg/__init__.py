@@ -14,6 +14,12 @@ from __future__ import annotations
 from unison.ops._dispatch import wrap_namespace
 from unison.ops.indexing import eye
 from unison.ops.linalg import experimental
+from unison.ops.linalg._banded import (
+    banded_triangular_solve,
+    eigh_tridiagonal,
+    tridiagonal_matmul,
+    tridiagonal_solve,
+)
 from unison.ops.linalg._basic import (
     adjoint,
     band_part,
@@ -36,10 +42,8 @@ from unison.ops.linalg._basic import (
     triangular_solve,
 )
 from unison.ops.linalg._decomp import (
-    banded_triangular_solve,
     eig,
     eigh,
-    eigh_tridiagonal,
     eigvals,
     eigvalsh,
     expm,
@@ -55,8 +59,6 @@ from unison.ops.linalg._decomp import (
     qr,
     sqrtm,
     svd,
-    tridiagonal_matmul,
-    tridiagonal_solve,
 )
 from unison.ops.linalg._operators import LinearOperator
 from unison.ops.linalg._operators_composed import (

@@ -25,6 +25,7 @@ import torch
 
 from unison.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from unison.ops.dtypes import to_tensor
+from unison.ops.math import matmul
 
 LogMatrixDeterminant = namedtuple("LogMatrixDeterminant", ["sign", "log_abs_determinant"])
 FLOATS = (torch.float16, torch.float32, torch.float64, torch.complex64, torch.complex128)
@@ -427,6 +428,4 @@ def matvec(
     name: str | None = None,
 ) -> torch.Tensor:
     """``tf.linalg.matvec``: ``a @ b`` for a batch of matrices and vectors (batches broadcast)."""
-    from unison.ops.math import matmul
-
     return matmul(a, to_tensor(b).unsqueeze(-1), transpose_a=transpose_a, adjoint_a=adjoint_a).squeeze(-1)

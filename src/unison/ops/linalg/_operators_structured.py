@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from unison.ops.dtypes import as_dtype, to_tensor
-from unison.ops.linalg._decomp import _tridiagonal_parts
+from unison.ops.linalg._banded import _tridiagonal_parts
 from unison.ops.linalg._operators import _float_tensor, _num_rows
 from unison.ops.linalg._operators_composed import _Dense, _Hint
 
