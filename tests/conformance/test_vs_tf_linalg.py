@@ -882,3 +882,15 @@ def test_a_user_operator_written_for_tf(tf):
     op = _tf_style_operator(tf)
     x = tf.reshape(tf.range(6.0), [3, 2])
     return op.shape, op.to_dense(), op.matmul(x), op.matvec(tf.ones([3])), op.determinant(), op.solve(x), op.trace()
+
+
+_LONG = np.random.default_rng(0).normal(size=(2, 3, 1100))
+_LONG_RHS = np.random.default_rng(1).normal(size=(2, 1100, 2))
+
+
+@same_as_tf("linalg.tridiagonal_solve", edge=True, rtol=1e-9, atol=1e-9)
+def test_tridiagonal_solve_of_a_long_system_pivots(tf):
+    # Not diagonally dominant: row interchanges happen; long enough for the O(M) elimination.
+    return tf.linalg.tridiagonal_solve(tf.constant(_LONG), tf.constant(_LONG_RHS)), tf.linalg.tridiagonal_solve(
+        tf.zeros([3, 200]), tf.ones([200, 1])
+    )

@@ -81,11 +81,62 @@ def tridiagonal_solve(
         b = b.transpose(-1, -2)
     if conjugate_rhs and b.is_complex():
         b = b.conj()
-    dense = torch.diag_embed(main) + torch.diag_embed(sup[..., :-1], 1) + torch.diag_embed(sub[..., 1:], -1)
-    w = widen(dense)
-    out, info = torch.linalg.solve_ex(w, widen(b).to(w.dtype))
-    out = torch.where((info != 0)[..., None, None], torch.full_like(out, float("nan")), out).to(main.dtype)
+    batch = torch.broadcast_shapes(main.shape[:-1], b.shape[:-2])
+    sup, main, sub = (x.expand(*batch, x.shape[-1]) for x in (sup, main, sub))
+    b = b.expand(*batch, *b.shape[-2:])
+    if main.shape[-1] > _DENSE_UP_TO:
+        out = _gaussian_elimination_with_pivoting(sup, main, sub, b)
+    else:
+        dense = torch.diag_embed(main) + torch.diag_embed(sup[..., :-1], 1) + torch.diag_embed(sub[..., 1:], -1)
+        w = widen(dense)
+        out, info = torch.linalg.solve_ex(w, widen(b).to(w.dtype))
+        out = torch.where((info != 0)[..., None, None], torch.full_like(out, float("nan")), out).to(main.dtype)
     return out.squeeze(-1) if vector else out
+
+
+# Up to this size a dense batched solve is fastest; beyond it the O(M) elimination below is (a
+# dense [M, M] matrix would cost M^2 memory and M^3 time).
+_DENSE_UP_TO = 1024
+
+
+def _gaussian_elimination_with_pivoting(
+    sup: torch.Tensor, main: torch.Tensor, sub: torch.Tensor, rhs: torch.Tensor
+) -> torch.Tensor:
+    """LAPACK's gtsv: tridiagonal Gaussian elimination with partial (row) pivoting, O(M).
+
+    The recurrence runs along M in Python, each step one set of whole-batch tensor operations.
+    """
+    n = main.shape[-1]
+    d, du = list(main.unbind(-1)), list(sup.unbind(-1))
+    dl = list(sub[..., 1:].unbind(-1))  # dl[i] = A[i + 1, i]
+    b = list(rhs.unbind(-2))
+    du2 = [torch.zeros_like(d[0]) for _ in range(n)]  # the second superdiagonal that row swaps create
+    for i in range(n - 1):
+        swap = dl[i].abs() > d[i].abs()
+        keep_fact, swap_fact = dl[i] / d[i], d[i] / dl[i]
+        d_i, d_next = (
+            torch.where(swap, dl[i], d[i]),
+            torch.where(swap, du[i] - swap_fact * d[i + 1], d[i + 1] - keep_fact * du[i]),
+        )
+        if i < n - 2:
+            du2[i] = torch.where(swap, du[i + 1], du2[i])
+            du[i + 1] = torch.where(swap, -swap_fact * du[i + 1], du[i + 1])
+        du[i] = torch.where(swap, d[i + 1], du[i])
+        s = swap.unsqueeze(-1)
+        b[i], b[i + 1] = (
+            torch.where(s, b[i + 1], b[i]),
+            torch.where(s, b[i] - swap_fact.unsqueeze(-1) * b[i + 1], b[i + 1] - keep_fact.unsqueeze(-1) * b[i]),
+        )
+        d[i], d[i + 1] = d_i, d_next
+    x = [torch.zeros_like(b[0])] * n
+    for i in range(n - 1, -1, -1):
+        value = b[i]
+        if i + 1 < n:
+            value = value - du[i].unsqueeze(-1) * x[i + 1]
+        if i + 2 < n:
+            value = value - du2[i].unsqueeze(-1) * x[i + 2]
+        x[i] = value / d[i].unsqueeze(-1)
+    return torch.stack(x, dim=-2)
 
 
 def tridiagonal_matmul(
