@@ -76,7 +76,7 @@ from unison.keras.initializers import RandomUniform as random_uniform_initialize
 from unison.keras.initializers import Zeros as zeros_initializer
 from unison.ops import bitwise as bitwise
 from unison.ops import compat as compat
-from unison.ops import config, dtypes
+from unison.ops import config, debugging, dtypes
 from unison.ops import image as image
 from unison.ops import linalg as linalg
 from unison.ops import math as math
@@ -374,6 +374,7 @@ __all__ = [
     "concat",
     "cond",
     "config",
+    "debugging",
     "constant",
     "control_dependencies",
     "convert_to_tensor",

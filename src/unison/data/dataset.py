@@ -36,6 +36,7 @@ from unison.data.options import (
     Options,
 )
 from unison.errors import EndOfSequenceError, InvalidArgumentError
+from unison.ops import tree
 
 _UNSUPPORTED = {
     "window": "batch() (or a from_generator() that yields windows)",
@@ -125,7 +126,7 @@ class Dataset(metaclass=_DatasetType):
         first = next(iter(self._iter(IterContext(seed_base=0, options=self.options(), peek=True))), None)
         if first is None:
             raise ValueError(f"Cannot tell the element_spec of an empty {type(self).__name__}.")
-        return nest.map_structure(TensorSpec.from_tensor, first)
+        return tree.map_structure(TensorSpec.from_tensor, first, lists=False)
 
     # --- iteration ----------------------------------------------------------------------------
     def __iter__(self) -> Iterator:
@@ -137,7 +138,7 @@ class Dataset(metaclass=_DatasetType):
     def as_numpy_iterator(self) -> PyIterator[Any]:
         """Iterate with every leaf as numpy (scalars as numpy scalars), as TF's method."""
         for element in self:
-            yield nest.map_structure(nest.to_numpy, element)
+            yield tree.map_structure(nest.to_numpy, element, lists=False)
 
     def get_single_element(self) -> Any:
         """The only element of a one-element dataset (an error when it has none or several)."""

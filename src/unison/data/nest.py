@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from unison.ops import tree
 from unison.ops.dtypes import from_numpy
 from unison.ops.string_tensor import as_string_tensor
 
@@ -33,22 +34,9 @@ def _rebuild(obj: tuple[Any, ...], items: list[Any]) -> tuple[Any, ...]:
     return type(obj)(*items) if hasattr(obj, "_fields") else tuple(items)
 
 
-def map_structure(fn: Callable[..., Any], obj: Any, *others: Any) -> Any:
-    """Apply ``fn`` to every leaf of ``obj`` (and the matching leaves of ``others``)."""
-    if isinstance(obj, dict):
-        return {k: map_structure(fn, v, *(o[k] for o in others)) for k, v in obj.items()}
-    if isinstance(obj, tuple):
-        return _rebuild(obj, [map_structure(fn, v, *(o[i] for o in others)) for i, v in enumerate(obj)])
-    return fn(obj, *others)
-
-
 def flatten(obj: Any) -> list[Any]:
-    """The leaves of ``obj`` in a fixed order (dict keys sorted, as TF's nest does)."""
-    if isinstance(obj, dict):
-        return [leaf for k in sorted(obj) for leaf in flatten(obj[k])]
-    if isinstance(obj, tuple):
-        return [leaf for v in obj for leaf in flatten(v)]
-    return [obj]
+    """The leaves of ``obj`` in a fixed order (dict keys sorted, as TF's nest does; a list is a leaf)."""
+    return tree.flatten(obj, lists=False)
 
 
 def structure_of(obj: Any) -> Any:
@@ -66,19 +54,7 @@ def same_structure(a: Any, b: Any) -> bool:
 
 def pack_as(structure: Any, leaves: list[Any]) -> Any:
     """Inverse of :func:`flatten` for a ``structure`` example (a nest of anything)."""
-    it = iter(leaves)
-
-    def build(s: Any) -> Any:
-        if isinstance(s, dict):
-            out = {k: None for k in s}
-            for k in sorted(s):
-                out[k] = build(s[k])
-            return out
-        if isinstance(s, tuple):
-            return _rebuild(s, [build(v) for v in s])
-        return next(it)
-
-    return build(structure)
+    return tree.pack_sequence_as(structure, leaves, lists=False)
 
 
 def _fits_int32(arr: np.ndarray) -> bool:
@@ -211,7 +187,7 @@ def user_element(element: Any) -> Any:
     """An element as the user sees it: string leaves become string tensors (``.numpy()``...)."""
     if type(element) is torch.Tensor or (type(element) is tuple and all(type(v) is torch.Tensor for v in element)):
         return element  # the usual numeric element: nothing to look at
-    return map_structure(as_string_tensor, element)
+    return tree.map_structure(as_string_tensor, element, lists=False)
 
 
 def to_numpy(leaf: Leaf) -> Any:

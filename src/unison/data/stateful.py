@@ -21,11 +21,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from unison.data import nest
 from unison.data.context import IterContext
 from unison.data.dataset import Dataset, transformation
 from unison.data.options import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
 from unison.data.transforms import _as_result, _Unary, call
+from unison.ops import tree
 from unison.ops.dtypes import to_tensor
 
 
@@ -259,7 +259,9 @@ def bucket_by_sequence_length(
                     f"the last boundary {boundaries[-1]}; add a larger boundary."
                 )
             limit = boundaries[int(bucket)] - 1
-            shapes = nest.map_structure(lambda spec: [limit if d is None else d for d in spec.shape], element_spec)
+            shapes = tree.map_structure(
+                lambda spec: [limit if d is None else d for d in spec.shape], element_spec, lists=False
+            )
         return window.padded_batch(
             size, padded_shapes=shapes, padding_values=padding_values, drop_remainder=drop_remainder
         )

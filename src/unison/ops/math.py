@@ -134,7 +134,7 @@ def add_n(inputs: Sequence[Any], name: str | None = None) -> torch.Tensor:
 def argmax(input: Any, axis: Any = None, output_type: Any = torch.int64, name: str | None = None) -> torch.Tensor:
     """``tf.argmax``: along ``axis`` (default 0, as in TF); NaN never wins, as in TF's kernel."""
     t = to_tensor(input)
-    if t.is_floating_point():
+    if t.is_floating_point() and builtins.bool(torch.isnan(t).any()):  # rare: pay for the copy only then
         t = torch.where(torch.isnan(t), torch.full((), -float("inf"), dtype=t.dtype), t)
     return torch.argmax(t, dim=int(axis or 0)).to(as_dtype(output_type))
 
@@ -142,7 +142,7 @@ def argmax(input: Any, axis: Any = None, output_type: Any = torch.int64, name: s
 def argmin(input: Any, axis: Any = None, output_type: Any = torch.int64, name: str | None = None) -> torch.Tensor:
     """``tf.argmin``: along ``axis`` (default 0, as in TF); NaN never wins, as in TF's kernel."""
     t = to_tensor(input)
-    if t.is_floating_point():
+    if t.is_floating_point() and builtins.bool(torch.isnan(t).any()):  # rare: pay for the copy only then
         t = torch.where(torch.isnan(t), torch.full((), float("inf"), dtype=t.dtype), t)
     return torch.argmin(t, dim=int(axis or 0)).to(as_dtype(output_type))
 
