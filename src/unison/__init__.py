@@ -74,14 +74,18 @@ from unison.keras.initializers import Ones as ones_initializer
 from unison.keras.initializers import RandomNormal as random_normal_initializer
 from unison.keras.initializers import RandomUniform as random_uniform_initializer
 from unison.keras.initializers import Zeros as zeros_initializer
+from unison.ops import bitwise as bitwise
 from unison.ops import compat as compat
 from unison.ops import config, debugging, dtypes
 from unison.ops import image as image
+from unison.ops import linalg as linalg
 from unison.ops import lookup as lookup
 from unison.ops import math as math
 from unison.ops import nest as nest
 from unison.ops import ragged as ragged
 from unison.ops import random as random
+from unison.ops import sets as sets
+from unison.ops import signal as signal
 from unison.ops import sparse as sparse
 from unison.ops import strings as strings
 from unison.ops.array import (
@@ -211,6 +215,8 @@ from unison.ops.indexing import (
     tensor_scatter_nd_update,
     unique,
 )
+from unison.ops.linalg import eig, eigvals
+from unison.ops.linalg import sqrtm as matrix_square_root
 from unison.ops.math import (
     abs,
     acos,
@@ -365,6 +371,7 @@ __all__ = [
     "argsort",
     "as_dtype",
     "barrier",
+    "bitwise",
     "bfloat16",
     "bool",
     "boolean_mask",
@@ -395,6 +402,8 @@ __all__ = [
     "double",
     "dtypes",
     "edit_distance",
+    "eig",
+    "eigvals",
     "einsum",
     "equal",
     "errors",
@@ -431,6 +440,7 @@ __all__ = [
     "keras",
     "less",
     "less_equal",
+    "linalg",
     "linspace",
     "local_rank",
     "local_size",
@@ -443,6 +453,7 @@ __all__ = [
     "map_fn",
     "math",
     "matmul",
+    "matrix_square_root",
     "maximum",
     "meshgrid",
     "metrics",
@@ -492,9 +503,11 @@ __all__ = [
     "saved_model",
     "scatter_nd",
     "searchsorted",
+    "sets",
     "shape",
     "sigmoid",
     "sign",
+    "signal",
     "sin",
     "size",
     "sort",

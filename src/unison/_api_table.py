@@ -111,6 +111,10 @@ def render() -> str:
         ),
         ("tf.train", _namespace_rows(unison.train, list(unison.train.__all__)), "unison.train"),
         ("tf.compat", _namespace_rows(unison.compat, list(unison.compat.__all__)), "unison.ops.compat"),
+        ("tf.linalg", _namespace_rows(unison.linalg, list(unison.linalg.__all__)), "unison.ops.linalg"),
+        ("tf.signal", _namespace_rows(unison.signal, list(unison.signal.__all__)), "unison.ops.signal"),
+        ("tf.bitwise", _namespace_rows(unison.bitwise, list(unison.bitwise.__all__)), "unison.ops.bitwise"),
+        ("tf.sets", _namespace_rows(unison.sets, list(unison.sets.__all__)), "unison.ops.sets"),
     ]
     out = [
         "# The supported `tf.*` names (TF core)",

@@ -8,7 +8,7 @@ module.
 Example:
     >>> import unison as tf
     >>> try:
-    ...     tf.linalg
+    ...     tf.lite
     ... except AttributeError as e:
     ...     print(str(e).split(".")[0])
     unison does not implement tf
@@ -18,8 +18,10 @@ from __future__ import annotations
 
 # TF name -> what to use in torch. Names not listed get the generic advice.
 TORCH_EQUIVALENTS: dict[str, str] = {
-    "tf.linalg": "torch.linalg",
-    "tf.signal": "torch.fft",
+    "tf.signal.fftnd": "torch.fft.fftn (TF 2.21 has no CPU kernel for FFTND either)",
+    "tf.signal.ifftnd": "torch.fft.ifftn (TF 2.21 has no CPU kernel for IFFTND either)",
+    "tf.signal.rfftnd": "torch.fft.rfftn (TF 2.21 has no CPU kernel for RFFTND either)",
+    "tf.signal.irfftnd": "torch.fft.irfftn (TF 2.21 has no CPU kernel for IRFFTND either)",
     "tf.sparse.sparse_dense_matmul": "torch.sparse",
     "tf.ragged": "torch.nested",
     "tf.TensorArray": "a Python list and torch.stack",
