@@ -15,6 +15,19 @@ Examples::
     unison launch --tf-config --nproc-per-node 2 train.py
     unison launch --nproc-per-node 3 --min-workers 2 --max-workers 4 train.py   # elastic, in place
 
+torchrun's spellings (``--nproc_per_node=2``, ``--nnodes``, ``--node_rank``, ``--master_addr``/
+``--master_port``, ``--rdzv_backend``/``--rdzv_endpoint``/``--rdzv_id``/``--rdzv_conf``,
+``--max_restarts``, ``--standalone``) and horovodrun's (``-np 2``, ``-H localhost:2``) are accepted::
+
+    unison launch --nproc_per_node=2 train.py
+    unison launch -np 2 train.py
+    unison launch --nnodes=2 --nproc_per_node=4 --rdzv_backend=c10d --rdzv_endpoint=10.0.0.1:29400 train.py
+
+Each process's stderr is also copied to ``rank<R>.log`` in a private temporary folder. A failed
+job ends with one paragraph per failed rank (how it ended: exit code or signal; its last stderr
+lines; its log's path), the rank that failed first named first; the folder is then kept, and
+removed after a successful job. SIGTERM or Ctrl-C stops every local process and prints one line.
+
 ``--min-workers``/``--max-workers`` run :mod:`unison.launch.elastic_agent` instead of torchrun:
 workers that are lost are not restarted, the survivors re-form in place (``hvd.elastic.run``).
 """
