@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import pathlib
 import re
 
@@ -59,3 +60,27 @@ def test_every_module_is_in_the_architecture_doc():
 def test_the_architecture_doc_names_no_module_that_does_not_exist():
     stale = sorted(documented_paths() - source_paths())
     assert not stale, f"docs/architecture.md names modules that do not exist: {stale}"
+
+
+def documented_keras_tiers() -> dict[str, set[str]]:
+    """The doc's keras tier table: ``{tier: rooms}`` (``utils/`` -> ``utils``, ``random.py`` -> ``random``)."""
+    text = DOC.read_text()
+    rows = text.split("| keras tier | rooms |\n| --- | --- |\n", 1)[1].split("\n\n", 1)[0]
+    tiers: dict[str, set[str]] = {}
+    for row in rows.strip().splitlines():
+        tier, rooms = (cell.strip() for cell in row.strip("|").split("|"))
+        tiers[tier] = {name.removesuffix("/").removesuffix(".py") for name in re.findall(r"`([^`]+)`", rooms)}
+    return tiers
+
+
+def test_the_keras_tier_table_is_the_one_the_architecture_test_enforces():
+    spec = importlib.util.spec_from_file_location(
+        "keras_architecture", pathlib.Path(__file__).with_name("test_keras_architecture.py")
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    enforced = {name: set(rooms) for name, rooms in module.TIERS}
+    assert documented_keras_tiers() == enforced, (
+        "docs/architecture.md's keras tier table differs from TIERS in tests/unit/test_keras_architecture.py"
+    )

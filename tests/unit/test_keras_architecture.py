@@ -6,25 +6,28 @@ The graph is read from the code's own ``import`` statements (module level and in
 unison.keras import losses`` (or ``from unison.keras.losses import get``) an edge to the package's
 face, ``losses/__init__.py``.
 
+A folder (or a single-module room such as ``random.py``) is one tier, and no two folders import
+each other (nor go round a longer circle): the folder graph is the file graph with each module
+replaced by its folder. The package faces that only re-export (``keras/__init__.py``,
+``utils/__init__.py``, ``preprocessing/__init__.py``) sit on top and belong to no folder.
+
 The tiers, lowest first (a module may import its own tier and those below, never above):
 
-1. ``foundation``: ``backend/`` (with ``keras_tensor``), ``ops/``, ``random``, ``activations``,
-   ``initializers``, ``regularizers``, ``distribution``, ``utils/``, ``datasets/``,
-   ``preprocessing/``, ``mixed_precision/policy.py`` (layers compute under a policy),
-   ``saving/serialization.py`` and ``saving/weights_file.py`` (layers save their inner layers;
-   the classes a config names are registered by their packages, never imported);
-2. ``layers``: ``layers/``;
+1. ``foundation``: ``ops/`` (with the settings the ops read, ``ops/_config.py``), ``backend/``
+   (with ``keras_tensor``), ``random``, ``activations``, ``initializers``, ``regularizers``,
+   ``constraints``, ``distribution``, ``dtype_policies`` (layers compute under a policy),
+   ``utils/`` (with Keras's variable lists and ``Model.summary``'s table), ``datasets/``,
+   ``preprocessing/`` (re-exports of ``utils/``), ``saving/`` (layers save their inner layers; the
+   classes a config names, optimizers too, are registered by their packages, never imported);
+2. ``layers``: ``layers/`` (``FeatureSpace`` too: it is a layer);
 3. ``components``: ``losses/``, ``metrics/``, ``optimizers/``, ``mixed_precision/`` (loss scaling);
-4. ``saving``: ``saving/`` (whole-model files: a model passes itself in);
-5. ``callbacks``: ``callbacks/`` (they read ``self.model``'s attributes, never the trainer);
-6. ``trainers``: ``trainers/`` (the loop, the steps, the state; the model is the argument);
-7. ``models``: ``models/`` (``Model`` inherits the trainer mixin and calls the loop);
-8. ``faces``: the package faces that gather everything (``keras/__init__.py``,
-   ``utils/__init__.py``, ``preprocessing/__init__.py``) and ``utils/image_dataset.py`` (it resizes
-   with a layer).
+4. ``callbacks``: ``callbacks/`` (they read ``self.model``'s attributes, never the trainer);
+5. ``trainers``: ``trainers/`` (the loop, the steps, the state; the model is the argument);
+6. ``models``: ``models/`` (``Model`` inherits the trainer mixin and calls the loop);
+7. ``faces``: ``applications/`` and the package faces that gather everything.
 
 Run as a script (``python tests/unit/test_keras_architecture.py [SRC_DIR]``) it prints the graph,
-its cycles and its upward edges.
+its cycles, its upward edges and the folder graph.
 """
 
 from __future__ import annotations
@@ -40,29 +43,27 @@ TIERS: list[tuple[str, tuple[str, ...]]] = [
     (
         "foundation",
         (
-            "backend",
             "ops",
+            "backend",
             "random",
             "activations",
             "initializers",
             "regularizers",
             "constraints",
             "distribution",
+            "dtype_policies",
             "utils",
             "datasets",
             "preprocessing",
-            "mixed_precision.policy",
-            "saving.serialization",
-            "saving.weights_file",
+            "saving",
         ),
     ),
-    ("layers", ("layers", "utils.summary_utils", "utils.feature_space")),
+    ("layers", ("layers",)),
     ("components", ("losses", "metrics", "optimizers", "mixed_precision")),
-    ("saving", ("saving",)),
     ("callbacks", ("callbacks",)),
     ("trainers", ("trainers",)),
     ("models", ("models",)),
-    ("faces", ("utils.image_dataset", "utils.model_visualization", "applications")),
+    ("faces", ("applications",)),
 ]
 # Package faces that re-export what lies above their own modules: they sit on top.
 FACES = ("", "utils", "preprocessing")
@@ -191,6 +192,48 @@ def upward_edges(graph: dict[str, set[str]]) -> list[str]:
     return bad
 
 
+def folder_of(module: str) -> str | None:
+    """The folder (or single-module room) of ``unison.keras.<...>``; ``None`` for a package face."""
+    rel = module.removeprefix(PACKAGE).removeprefix(".")
+    return None if rel in FACES else rel.split(".")[0]
+
+
+def folder_tiers(graph: dict[str, set[str]]) -> dict[str, set[int]]:
+    """``{folder: the tiers its modules are in}`` (one tier each when the layout holds)."""
+    found: dict[str, set[int]] = {}
+    for module in graph:
+        folder, tier = folder_of(module), tier_of(module)
+        if folder is not None and tier is not None:
+            found.setdefault(folder, set()).add(tier)
+    return found
+
+
+def folder_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph between folders: an edge where a module of one imports a module of another."""
+    folders: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        mine = folder_of(module)
+        if mine is None:
+            continue
+        edges = folders.setdefault(mine, set())
+        for target in targets:
+            theirs = folder_of(target)
+            if theirs is not None and theirs != mine:
+                edges.add(theirs)
+    return folders
+
+
+def folder_edge_sources(graph: dict[str, set[str]], a: str, b: str) -> list[str]:
+    """The module edges behind the folder edge ``a -> b`` (to name them in a failure)."""
+    return sorted(
+        f"{_short(m)} -> {_short(t)}"
+        for m, targets in graph.items()
+        if folder_of(m) == a
+        for t in targets
+        if folder_of(t) == b
+    )
+
+
 def _short(module: str) -> str:
     return module.removeprefix("unison.") or module
 
@@ -210,6 +253,42 @@ def test_keras_has_no_import_cycle():
 def test_keras_imports_no_higher_tier():
     bad = upward_edges(import_graph())
     assert not bad, "imports that run up the tiers of src/unison/keras: " + "; ".join(bad)
+
+
+def test_every_keras_folder_is_one_tier():
+    graph = import_graph()
+    split = {
+        folder: sorted(TIERS[tier][0] for tier in tiers)
+        for folder, tiers in folder_tiers(graph).items()
+        if len(tiers) > 1
+    }
+    assert not split, f"folders of src/unison/keras that span several tiers (move modules out): {split}"
+
+
+def test_no_two_keras_folders_import_each_other():
+    graph = import_graph()
+    found = cycles(folder_graph(graph))
+    detail = []
+    for component in found:
+        edges = [edge for a in component for b in component if a != b for edge in folder_edge_sources(graph, a, b)]
+        detail.append(" <-> ".join(component) + " (" + "; ".join(edges) + ")")
+    assert not found, "folders of src/unison/keras that import each other: " + " | ".join(detail)
+
+
+def test_the_folder_checks_see_a_split_folder_and_a_folder_cycle():
+    graph = {
+        "unison.keras.utils.a": {"unison.keras.datasets.b"},
+        "unison.keras.datasets.b": set(),
+        "unison.keras.datasets.c": {"unison.keras.utils.d"},
+        "unison.keras.utils.d": set(),
+        "unison.keras.utils": {"unison.keras.layers.e"},  # a face: belongs to no folder
+        "unison.keras.layers.e": set(),
+    }
+    assert cycles(folder_graph(graph)) == [["datasets", "utils"]]
+    assert folder_edge_sources(graph, "utils", "datasets") == ["keras.utils.a -> keras.datasets.b"]
+    split = {"unison.keras.saving.x": set(), "unison.keras.saving.y": set(), "unison.keras.losses.z": set()}
+    assert folder_tiers(split) == {"saving": {0}, "losses": {2}}
+    assert tier_of("unison.keras.mixed_precision.loss_scale") == 2 and tier_of("unison.keras.dtype_policies") == 0
 
 
 def test_the_checks_see_a_cycle_and_an_upward_edge():
@@ -246,6 +325,12 @@ def main(argv: list[str]) -> int:
     print(f"upward edges: {len(bad)}")
     for edge in bad:
         print(f"  {edge}")
+    folders = folder_graph(graph)
+    print("folder graph:")
+    for folder in sorted(folders):
+        tiers = ", ".join(TIERS[t][0] for t in sorted(folder_tiers(graph).get(folder, set())))
+        print(f"[{tiers}] {folder} -> {', '.join(sorted(folders[folder]))}")
+    print(f"folder cycles: {cycles(folders)}")
     return 0
 
 

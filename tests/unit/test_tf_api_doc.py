@@ -1,4 +1,4 @@
-"""docs/tf_api.md is the generated table of the supported tf.* names and matches the code."""
+"""docs/tf_core_names.md is the generated table of the supported tf.* names and matches the code."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ pytestmark = pytest.mark.timeout(60)
 
 
 def test_doc_is_the_generated_table(repo):
-    page = (repo / "docs" / "tf_api.md").read_text(encoding="utf-8")
+    page = (repo / "docs" / "tf_core_names.md").read_text(encoding="utf-8")
     assert page == render(), (
-        "docs/tf_api.md is out of date with the code. Regenerate it: "
-        "PYTHONPATH=src python -m unison._api_table > docs/tf_api.md"
+        "docs/tf_core_names.md is out of date with the code. Regenerate it: "
+        "PYTHONPATH=src python -m unison._api_table > docs/tf_core_names.md"
     )
 
 

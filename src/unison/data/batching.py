@@ -23,6 +23,7 @@ from unison.data.dataset import Dataset, check_count, transformation
 from unison.data.options import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
 from unison.data.specs import TensorSpec
 from unison.data.transforms import Map
+from unison.ops import tree
 
 
 def group_indices(chunks: Iterator[np.ndarray], size: int, drop_remainder: bool) -> Iterator[np.ndarray]:
@@ -97,7 +98,7 @@ class Batch(Dataset):
 
     def _spec(self) -> Any:
         lead = self._size if self._drop else None
-        return nest.map_structure(lambda s: s.with_leading(lead), self._inputs[0]._spec())
+        return tree.map_structure(lambda s: s.with_leading(lead), self._inputs[0]._spec(), lists=False)
 
 
 @transformation
@@ -190,8 +191,10 @@ class Unbatch(Dataset):
         return INFINITE_CARDINALITY if n == INFINITE_CARDINALITY else (0 if n == 0 else UNKNOWN_CARDINALITY)
 
     def _spec(self) -> Any:
-        return nest.map_structure(
-            lambda s: TensorSpec(None if s.shape is None else s.shape[1:], s.dtype), self._inputs[0]._spec()
+        return tree.map_structure(
+            lambda s: TensorSpec(None if s.shape is None else s.shape[1:], s.dtype),
+            self._inputs[0]._spec(),
+            lists=False,
         )
 
 

@@ -7,8 +7,8 @@ given to a source is one tensor, as in TF.
 Example:
     >>> import torch
     >>> el = as_element((1, {"a": [1.0, 2.0]}))
-    >>> el[0].dtype, el[1]["a"].shape
-    (torch.int64, torch.Size([2]))
+    >>> el[0].dtype, el[1]["a"].shape  # a Python int is int32 and a float float32, as in TF
+    (torch.int32, torch.Size([2]))
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from unison.ops import tree
 from unison.ops.dtypes import from_numpy
 from unison.ops.string_tensor import as_string_tensor
 
@@ -33,22 +34,9 @@ def _rebuild(obj: tuple[Any, ...], items: list[Any]) -> tuple[Any, ...]:
     return type(obj)(*items) if hasattr(obj, "_fields") else tuple(items)
 
 
-def map_structure(fn: Callable[..., Any], obj: Any, *others: Any) -> Any:
-    """Apply ``fn`` to every leaf of ``obj`` (and the matching leaves of ``others``)."""
-    if isinstance(obj, dict):
-        return {k: map_structure(fn, v, *(o[k] for o in others)) for k, v in obj.items()}
-    if isinstance(obj, tuple):
-        return _rebuild(obj, [map_structure(fn, v, *(o[i] for o in others)) for i, v in enumerate(obj)])
-    return fn(obj, *others)
-
-
 def flatten(obj: Any) -> list[Any]:
-    """The leaves of ``obj`` in a fixed order (dict keys sorted, as TF's nest does)."""
-    if isinstance(obj, dict):
-        return [leaf for k in sorted(obj) for leaf in flatten(obj[k])]
-    if isinstance(obj, tuple):
-        return [leaf for v in obj for leaf in flatten(v)]
-    return [obj]
+    """The leaves of ``obj`` in a fixed order (dict keys sorted, as TF's nest does; a list is a leaf)."""
+    return tree.flatten(obj, lists=False)
 
 
 def structure_of(obj: Any) -> Any:
@@ -66,19 +54,11 @@ def same_structure(a: Any, b: Any) -> bool:
 
 def pack_as(structure: Any, leaves: list[Any]) -> Any:
     """Inverse of :func:`flatten` for a ``structure`` example (a nest of anything)."""
-    it = iter(leaves)
+    return tree.pack_sequence_as(structure, leaves, lists=False)
 
-    def build(s: Any) -> Any:
-        if isinstance(s, dict):
-            out = {k: None for k in s}
-            for k in sorted(s):
-                out[k] = build(s[k])
-            return out
-        if isinstance(s, tuple):
-            return _rebuild(s, [build(v) for v in s])
-        return next(it)
 
-    return build(structure)
+def _fits_int32(arr: np.ndarray) -> bool:
+    return arr.size == 0 or bool(arr.min() >= -(2**31) and arr.max() < 2**31)
 
 
 def as_leaf(value: Any) -> Leaf:
@@ -90,6 +70,8 @@ def as_leaf(value: Any) -> Leaf:
     arr = np.asarray(value)
     if arr.dtype == np.float64 and not isinstance(value, (np.ndarray, np.generic)):
         arr = arr.astype(np.float32)  # a Python float is float32 in TF (numpy float64 stays float64)
+    elif arr.dtype == np.int64 and not isinstance(value, (np.ndarray, np.generic)) and _fits_int32(arr):
+        arr = arr.astype(np.int32)  # a Python int is int32 in TF (int64 only beyond its range)
     if arr.dtype.kind in "USO":
         if arr.dtype.kind == "O" and not all(isinstance(v, (str, bytes)) for v in arr.reshape(-1)):
             raise TypeError(
@@ -205,7 +187,7 @@ def user_element(element: Any) -> Any:
     """An element as the user sees it: string leaves become string tensors (``.numpy()``...)."""
     if type(element) is torch.Tensor or (type(element) is tuple and all(type(v) is torch.Tensor for v in element)):
         return element  # the usual numeric element: nothing to look at
-    return map_structure(as_string_tensor, element)
+    return tree.map_structure(as_string_tensor, element, lists=False)
 
 
 def to_numpy(leaf: Leaf) -> Any:

@@ -20,6 +20,7 @@ from unison.data.context import IterContext
 from unison.data.dataset import Dataset, transformation
 from unison.data.options import UNKNOWN_CARDINALITY
 from unison.data.specs import TensorSpec
+from unison.ops import tree
 
 
 def _columns_of(tensors: Any) -> Any:
@@ -62,7 +63,9 @@ class TensorSlices(Dataset):
         return self._n
 
     def _spec(self) -> Any:
-        return nest.map_structure(lambda c: TensorSpec(tuple(c.shape[1:]), TensorSpec.from_tensor(c).dtype), self._cols)
+        return tree.map_structure(
+            lambda c: TensorSpec(tuple(c.shape[1:]), TensorSpec.from_tensor(c).dtype), self._cols, lists=False
+        )
 
 
 @transformation
@@ -131,8 +134,8 @@ def _signature(output_types: Any, output_shapes: Any, output_signature: Any) -> 
             "output_types (and output_shapes)."
         )
     if output_shapes is None:
-        return nest.map_structure(lambda t: TensorSpec(None, t), output_types)
-    return nest.map_structure(lambda t, s: TensorSpec(s, t), output_types, output_shapes)
+        return tree.map_structure(lambda t: TensorSpec(None, t), output_types, lists=False)
+    return tree.map_structure(lambda t, s: TensorSpec(s, t), output_types, output_shapes, lists=False, strict=False)
 
 
 @transformation
@@ -167,7 +170,7 @@ class FromGenerator(Dataset):
                 f"{nest.structure_of(sig)}, received {nest.structure_of(value)} ({value!r:.200}). Yield "
                 "elements shaped like output_signature."
             )
-        element = nest.map_structure(lambda spec, v: _cast(spec, v, index), sig, value)
+        element = tree.map_structure(lambda spec, v: _cast(spec, v, index), sig, value, lists=False, strict=False)
         return element
 
     def _iter(self, ctx: IterContext) -> Iterator[Any]:

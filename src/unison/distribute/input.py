@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from unison.distribute.iterator_state import DistributedIterator, PipelineIterator
+from unison.ops import tree
 
 if TYPE_CHECKING:  # unison.data is imported when a tf.data pipeline is used, not before
     from unison.data import Dataset
@@ -34,15 +35,17 @@ def shard_bounds(n: int, num_replicas: int, replica_id: int) -> tuple[int, int]:
     return start, start + base + (1 if replica_id < extra else 0)
 
 
-def map_structure(fn: Callable[[Any], Any], obj: Any) -> Any:
-    """Apply ``fn`` to every leaf (tensor or array) of nested tuples, lists and dicts."""
-    if isinstance(obj, (torch.Tensor, np.ndarray)):
-        return fn(obj)
-    if isinstance(obj, dict):
-        return {k: map_structure(fn, v) for k, v in obj.items()}
-    if isinstance(obj, (tuple, list)):
-        return type(obj)(map_structure(fn, v) for v in obj)
-    return obj
+_TENSORS = (torch.Tensor, np.ndarray)
+
+
+def map_tensors(fn: Callable[[Any], Any], obj: Any) -> Any:
+    """Apply ``fn`` to every tensor or array of a structure; other leaves (``None``, numbers) stay as they are."""
+    if type(obj) is torch.Tensor:
+        return fn(obj)  # a lone tensor: the common batch, no walk
+    return tree.map_structure(fn, obj, only=_TENSORS, sort_keys=False)
+
+
+map_structure = map_tensors  # the name keras/trainers/ imports (renamed there with the trainer's refactor)
 
 
 def first_leaf(obj: Any) -> Any:
@@ -66,7 +69,7 @@ def to_tensor(x: Any, device: torch.device) -> Any:
         t = torch.from_numpy(np.ascontiguousarray(leaf)) if isinstance(leaf, np.ndarray) else leaf
         return t.to(device, non_blocking=True) if t.device != device else t
 
-    return map_structure(convert, x)
+    return map_tensors(convert, x)
 
 
 class InputContext:
@@ -131,7 +134,7 @@ def split_batch(batch: Any, num_replicas: int, replica_id: int) -> tuple[Any, in
     if num_replicas == 1:
         return batch, n  # the whole batch: no slicing
     start, stop = shard_bounds(n, num_replicas, replica_id)
-    return map_structure(lambda t: t[start:stop], batch), n
+    return map_tensors(lambda t: t[start:stop], batch), n
 
 
 def _is_tf_data(dataset: Any) -> TypeGuard[Dataset]:
@@ -284,12 +287,12 @@ class DistributedDataset:
             raise AttributeError(
                 f"element_spec is only known for a tf.data Dataset. Received: {type(self.dataset).__name__}"
             )
-        from unison.data import nest
         from unison.data.specs import TensorSpec
 
-        return nest.map_structure(
+        return tree.map_structure(
             lambda s: TensorSpec(None if s.shape is None else (None, *s.shape[1:]), s.dtype, s.name),
             self.dataset.element_spec,
+            lists=False,
         )
 
     def __iter__(self) -> DistributedIterator:

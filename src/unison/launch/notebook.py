@@ -6,8 +6,8 @@ into a function, and this launcher runs that function once per replica, each in 
 (``spawn``: forking a kernel that already ran torch's OpenMP threads can hang the child). Inside
 the function ``MirroredStrategy(...)`` joins the launcher's job instead of starting processes, so
 the function is written exactly as the script would be. The function and what it uses from the
-notebook (arrays, models defined in cells) travel to the replicas by value with ``cloudpickle``
-(``pip install 'unison[notebook]'``) through each replica's private pipe; the replicas meet in a
+notebook (arrays, models defined in cells) travel to the replicas by value with ``cloudpickle`` (a
+dependency of unison) through each replica's private pipe; the replicas meet in a
 fresh 0700 store folder whose values are signed with a secret only they hold.
 
 Replica 0's printed output (Keras's epoch lines) appears in the cell; the other replicas' output
@@ -109,7 +109,7 @@ def _dumps(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
     except ImportError:
         raise ImportError(
             "notebook_launcher sends the function defined in the notebook (and what it uses) to the replica "
-            "processes by value, which needs cloudpickle: pip install 'unison[notebook]' (or pip install cloudpickle)."
+            "processes by value, which needs cloudpickle (a dependency of unison): pip install cloudpickle."
         ) from None
     return bytes(cloudpickle.dumps((fn, args, kwargs)))
 
@@ -125,7 +125,7 @@ def notebook_launcher(
 
     Raises:
         ValueError: ``num_replicas`` < 1.
-        ImportError: cloudpickle is missing (the error says how to install it).
+        ImportError: cloudpickle is missing (a broken install; the error says how to fix it).
         ReplicaFailedError: a replica raised or died; the message names it, with its traceback.
         TimeoutError: the replicas did not all finish within ``timeout`` seconds.
     """

@@ -34,18 +34,17 @@ TORCH_EQUIVALENTS: dict[str, str] = {
     "tf.Session": "eager torch (there is no session)",
     "tf.placeholder": "function arguments",
     "tf.custom_gradient": "torch.autograd.Function",
-    "tf.nn.batch_normalization": "torch.nn.functional.batch_norm",
     "tf.nn.ctc_loss": "torch.nn.functional.ctc_loss",
     "tf.random.Generator": "torch.Generator",
     "tf.random.stateless_uniform": "torch.rand with a seeded torch.Generator",
     "tf.train.Saver": "tf.train.Checkpoint",
     "tf.estimator": "Keras Model.fit or a custom loop",
-    "tf.math.segment_mean": "torch.Tensor.index_reduce (reduce='mean')",
-    "tf.nn.max_pool": "tf.nn.max_pool2d (4-D) or torch.nn.functional.max_pool1d/3d",
-    "tf.nn.avg_pool": "tf.nn.avg_pool2d (4-D) or torch.nn.functional.avg_pool1d/3d",
-    "tf.nn.conv1d": "torch.nn.functional.conv1d (channels first)",
-    "tf.nn.conv2d_transpose": "torch.nn.functional.conv_transpose2d (NCHW)",
-    "tf.nn.depthwise_conv2d": "tf.nn.conv2d with in=1 filters (groups) or torch.nn.functional.conv2d(groups=C)",
+    "tf.math.betainc": "scipy.special.betainc (torch has no regularized incomplete beta function)",
+    "tf.math.special.dawsn": "scipy.special.dawsn",
+    "tf.math.special.expint": "scipy.special.expi",
+    "tf.math.special.fresnel_cos": "scipy.special.fresnel",
+    "tf.math.special.fresnel_sin": "scipy.special.fresnel",
+    "tf.math.special.spence": "scipy.special.spence",
     "tf.image.decode_jpeg": "PIL.Image.open and numpy (or torchvision.io.decode_jpeg)",
     "tf.image.decode_png": "PIL.Image.open and numpy (or torchvision.io.decode_png)",
     "tf.image.decode_image": "PIL.Image.open and numpy (or torchvision.io.decode_image)",
@@ -73,5 +72,5 @@ def unsupported(namespace: str, name: str) -> AttributeError:
         else "unison's tensors are torch tensors: use the torch function of the same purpose."
     )
     return AttributeError(
-        f"unison does not implement {full}. {advice} The supported tf.* names are listed in docs/tf_api.md."
+        f"unison does not implement {full}. {advice} docs/tf_api.md lists what unison has of TF 2.21 and what is missing."
     )

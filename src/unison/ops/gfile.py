@@ -3,8 +3,8 @@
 Each function keeps TF's name, arguments and documented behaviour: ``makedirs`` succeeds when the
 directory exists, ``mkdir`` fails when its parent is missing, ``rmtree`` removes a directory and
 everything in it, ``glob`` returns matches sorted, ``listdir`` returns entry names (not paths),
-``walk`` yields ``(dirname, subdirs, files)``. A missing path raises ``FileNotFoundError`` (TF raises its
-``NotFoundError``) naming the path.
+``walk`` yields ``(dirname, subdirs, files)``. A missing path raises TF's ``tf.errors.NotFoundError``
+naming the path, which is also a ``FileNotFoundError`` (what Python code catches).
 
 Example:
     >>> import os, tempfile, unison as tf
@@ -17,12 +17,14 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import glob as _glob
 import os
 import shutil
 from collections.abc import Iterator
 from typing import IO, Any
 
+from unison import errors
 from unison.ops._unsupported import unsupported
 
 __all__ = [
@@ -56,8 +58,21 @@ def _local(path: Any, argument: str = "path") -> str:
     return text
 
 
-def _not_found(path: str, what: str) -> FileNotFoundError:
-    return FileNotFoundError(f"{what}: {path!r} does not exist. Check the path (it is relative to {os.getcwd()!r}).")
+class NotFoundError(errors.NotFoundError, FileNotFoundError):
+    """TF's ``NotFoundError`` for a missing path, catchable as Python's ``FileNotFoundError`` too."""
+
+
+def _not_found(path: str, what: str) -> NotFoundError:
+    return NotFoundError(f"{what}: {path!r} does not exist. Check the path (it is relative to {os.getcwd()!r}).")
+
+
+@dataclasses.dataclass(frozen=True)
+class FileStatistics:
+    """``tf.io.gfile.stat``'s result: ``length`` in bytes, ``mtime_nsec``, ``is_directory``."""
+
+    length: int
+    mtime_nsec: int
+    is_directory: bool
 
 
 def exists(path: str) -> bool:
@@ -137,12 +152,13 @@ def copy(src: str, dst: str, overwrite: bool = False) -> None:
     shutil.copyfile(src, dst)
 
 
-def stat(path: str) -> os.stat_result:
-    """``tf.io.gfile.stat``: ``os.stat`` of ``path`` (``.st_size`` is TF's ``length``)."""
+def stat(path: str) -> FileStatistics:
+    """``tf.io.gfile.stat``: the size, modification time and kind of ``path``, as TF's FileStatistics."""
     path = _local(path)
     if not os.path.exists(path):
         raise _not_found(path, "tf.io.gfile.stat")
-    return os.stat(path)
+    info = os.stat(path)
+    return FileStatistics(length=info.st_size, mtime_nsec=info.st_mtime_ns, is_directory=os.path.isdir(path))
 
 
 def walk(top: str, topdown: bool = True, onerror: Any = None) -> Iterator[tuple[str, list[str], list[str]]]:

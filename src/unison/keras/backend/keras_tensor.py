@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from unison.ops import tree
+
 EXAMPLE_ROWS = 2  # rows of the example batch (two, so batch statistics are defined)
 # The sizes a ``None`` axis of an Input takes in the two examples: large enough for the strided
 # convolutions and poolings of image models, and far enough apart that downsampling keeps them
@@ -90,7 +92,7 @@ class Node:
 
     def run(self, values: dict[int, Any]) -> list[Any]:
         """Call ``op`` with the KerasTensors replaced by ``values`` (by id); the flat outputs."""
-        args, kwargs = map_structure(lambda kt: values[id(kt)], (self.args, self.kwargs))
+        args, kwargs = map_keras_tensors(lambda kt: values[id(kt)], (self.args, self.kwargs))
         return flatten_values(self.op(*args, **kwargs))
 
 
@@ -277,42 +279,24 @@ def _device() -> torch.device:
 
 
 def flatten(obj: Any) -> list[KerasTensor]:
-    """Every KerasTensor inside nested lists, tuples and dicts, in order."""
-    if isinstance(obj, KerasTensor):
-        return [obj]
-    if isinstance(obj, (list, tuple)):
-        return [kt for item in obj for kt in flatten(item)]
-    if isinstance(obj, dict):
-        return [kt for item in obj.values() for kt in flatten(item)]
-    return []
+    """Every KerasTensor inside nested lists, tuples and dicts, in order (dicts in insertion order)."""
+    return tree.flatten(obj, sort_keys=False, only=KerasTensor)
 
 
 def flatten_values(obj: Any) -> list[Any]:
     """Every tensor inside a nested output structure, in order (a lone tensor is a list of one)."""
-    if isinstance(obj, (list, tuple)):
-        return [v for item in obj for v in flatten_values(item)]
-    if isinstance(obj, dict):
-        return [v for item in obj.values() for v in flatten_values(item)]
-    return [obj]
+    return tree.flatten(obj, sort_keys=False)
 
 
-def map_structure(fn: Callable[[KerasTensor], Any], obj: Any) -> Any:
-    """``obj`` with every KerasTensor replaced by ``fn(kt)``."""
-    if isinstance(obj, KerasTensor):
-        return fn(obj)
-    if isinstance(obj, tuple):
-        return tuple(map_structure(fn, item) for item in obj)
-    if isinstance(obj, list):
-        return [map_structure(fn, item) for item in obj]
-    if isinstance(obj, dict):
-        return {k: map_structure(fn, v) for k, v in obj.items()}
-    return obj
+def map_keras_tensors(fn: Callable[[KerasTensor], Any], obj: Any) -> Any:
+    """``obj`` with every KerasTensor replaced by ``fn(kt)`` (in :func:`flatten`'s order)."""
+    return tree.map_structure(fn, obj, only=KerasTensor, sort_keys=False)
 
 
 def pack_like(structure: Any, flat: list[Any]) -> Any:
     """Rebuild ``structure`` (of KerasTensors) with the values of ``flat`` in order."""
     it = iter(flat)
-    return map_structure(lambda kt: next(it), structure)
+    return map_keras_tensors(lambda kt: next(it), structure)
 
 
 def has_keras_tensor(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
@@ -330,7 +314,7 @@ def symbolic_call(
     Layers run in inference mode without gradients, so tracing changes no statistics.
     """
     node = Node(op, args, kwargs)
-    ex_args, ex_kwargs = map_structure(lambda kt: kt._example, (args, kwargs))
+    ex_args, ex_kwargs = map_keras_tensors(lambda kt: kt._example, (args, kwargs))
     variable = any(kt._variable_example is not None for kt in node.parents)
     other: Any = None
     try:
@@ -352,7 +336,7 @@ def symbolic_call(
             raise
         variable = False  # both sizes ran
     if variable:
-        var_args, var_kwargs = map_structure(
+        var_args, var_kwargs = map_keras_tensors(
             lambda kt: kt._example if kt._variable_example is None else kt._variable_example, (args, kwargs)
         )
         try:
@@ -452,7 +436,7 @@ def _short_examples(args: Any, kwargs: Any) -> tuple[tuple[Any, Any], tuple[Any,
         return cut
 
     try:
-        first, other = (map_structure(cutter(size, i == 1), (args, kwargs)) for i, size in enumerate(SHORT_SIZES))
+        first, other = (map_keras_tensors(cutter(size, i == 1), (args, kwargs)) for i, size in enumerate(SHORT_SIZES))
     except _CannotCut:
         return None
     return first, other

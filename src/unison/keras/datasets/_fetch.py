@@ -22,15 +22,15 @@ from __future__ import annotations
 import hashlib
 import http.client
 import os
-import sys
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TextIO
+from typing import IO
 
 from unison.core.atomic_io import atomic_write
 from unison.errors import DatasetError
+from unison.keras.utils.file_utils import _ProgressBar
 
 ENV_DATA_DIR = "UNISON_DATA_DIR"
 ENV_CACHE_DIR = "UNISON_CACHE_DIR"
@@ -282,43 +282,3 @@ def _reason(exc: BaseException) -> str:
     if isinstance(cause, BaseException):
         exc = cause
     return f"{type(exc).__name__}: {exc}"
-
-
-class _ProgressBar:
-    """A small download bar on stderr, redrawn in place on a terminal; one final line otherwise."""
-
-    _WIDTH = 30
-
-    def __init__(self, url: str, total: int | None, stream: TextIO | None = None) -> None:
-        self._stream = stream if stream is not None else sys.stderr
-        self._total = total
-        self._done = 0
-        self._shown = -1
-        isatty = getattr(self._stream, "isatty", None)
-        # Redrawing with "\r" into a log file would leave hundreds of lines; draw once there.
-        self._live = bool(isatty and isatty())
-        self._stream.write(f"Downloading data from {url}\n")
-        self._stream.flush()
-
-    def update(self, n: int) -> None:
-        self._done += n
-        if self._live:
-            self._draw(final=False)
-
-    def close(self) -> None:
-        self._draw(final=True)
-
-    def _draw(self, final: bool) -> None:
-        if self._total:
-            percent = min(100, self._done * 100 // self._total)
-            if percent == self._shown and not final:
-                return
-            self._shown = percent
-            filled = self._WIDTH * percent // 100
-            arrow = ">" if filled < self._WIDTH else ""
-            bar = "=" * filled + arrow + "." * (self._WIDTH - filled - len(arrow))
-            line = f"{self._done}/{self._total} [{bar}] {percent:3d}%"
-        else:
-            line = f"{self._done} bytes"
-        self._stream.write(("\r" if self._live else "") + line + ("\n" if final else ""))
-        self._stream.flush()

@@ -1,7 +1,7 @@
 """``keras.layers``: thin constructors over ``torch.nn`` that infer their input sizes.
 
 Layers may import the backend, ops, activations, initializers, regularizers, the dtype policy
-(``mixed_precision/policy.py``) and ``saving/serialization.py``; never models, trainers, saving's
+(``dtype_policies.py``) and ``saving/serialization.py``; never models, trainers, saving's
 file code or callbacks (``keras_submodules`` recognises a model by a class flag, not by import).
 
 Example:

@@ -36,8 +36,9 @@ from typing import Any
 import torch
 
 from unison.keras.layers.base import Layer
-from unison.keras.layers.image_resizing import check_choice, crop_to_aspect, image_batch, resize_images, target_size
+from unison.keras.layers.image_resizing import check_choice, image_batch, target_size
 from unison.keras.layers.misc import RandomSource, check_channels_last
+from unison.keras.utils.image_utils import crop_to_aspect, resize_images
 
 _FILL_MODES = ("reflect", "wrap", "constant", "nearest")
 _INTERPOLATIONS = ("bilinear", "nearest")

@@ -35,7 +35,7 @@ from unison.keras import constraints, initializers, regularizers
 from unison.keras.backend.common import _COUNTERS  # Keras-style unique default names: dense, dense_1, ...
 from unison.keras.backend.keras_tensor import has_keras_tensor, layer_call_tensor, symbolic_call
 from unison.keras.layers.data_format import from_channels_last, to_channels_last
-from unison.keras.layers.weight_lists import (
+from unison.keras.utils.weight_lists import (
     assign_weights,
     keras_non_trainable_weights,
     keras_submodules,
@@ -384,7 +384,7 @@ class Layer(nn.Module):
         trainable: whether its weights get gradients.
     """
 
-    _keras_submodule = True  # a TF submodule for keras_submodules (weight_lists.py imports no Layer)
+    _keras_submodule = True  # a TF submodule for keras_submodules (utils/weight_lists.py imports no Layer)
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         # Remember the constructor arguments: get_config() (and so model saving) rebuilds from them.

@@ -19,9 +19,9 @@ import torch
 import torch.nn.functional as F
 
 from unison.keras import activations
+from unison.keras.dtype_policies import DTypePolicyMixin
 from unison.keras.layers.base import Layer, pair
 from unison.keras.layers.data_format import use_data_format
-from unison.keras.mixed_precision.policy import DTypePolicyMixin
 
 _PADDINGS = ("valid", "same")
 

@@ -18,9 +18,9 @@ from typing import Any
 import torch
 
 from unison.keras import activations
+from unison.keras.dtype_policies import DTypePolicyMixin
 from unison.keras.layers.base import Layer
 from unison.keras.layers.data_format import use_data_format
-from unison.keras.mixed_precision.policy import DTypePolicyMixin
 
 __all__ = ["check_rank", "single_int"]
 

@@ -17,10 +17,10 @@ import torch.nn.functional as F
 
 from unison.keras import activations
 from unison.keras.backend.keras_tensor import Input  # noqa: F401 - keras.layers.Input
+from unison.keras.dtype_policies import DTypePolicyMixin
 from unison.keras.layers.base import Layer
 from unison.keras.layers.data_format import use_data_format
 from unison.keras.layers.masking import get_mask, set_mask
-from unison.keras.mixed_precision.policy import DTypePolicyMixin
 
 
 class InputLayer:

@@ -20,6 +20,7 @@ import torch.nn.functional as F
 
 from unison.keras.layers.base import Layer
 from unison.keras.layers.misc import check_channels_last
+from unison.keras.utils.image_utils import crop_to_aspect, resize_images
 
 
 def image_batch(inputs: Any, layer: Layer) -> tuple[torch.Tensor, bool]:
@@ -48,25 +49,6 @@ def target_size(height: Any, width: Any) -> tuple[int, int]:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"`{what}` must be a positive integer. Received: {what}={value!r}")
     return int(height), int(width)
-
-
-def crop_to_aspect(x: torch.Tensor, height: int, width: int) -> torch.Tensor:
-    """The largest central window of ``x`` with the aspect ratio ``height : width`` (Keras's smart resize)."""
-    in_h, in_w = x.shape[1], x.shape[2]
-    crop_h = max(min(in_h, int(in_w * height / width)), 1)
-    crop_w = max(min(in_w, int(in_h * width / height)), 1)
-    top, left = int((in_h - crop_h) / 2), int((in_w - crop_w) / 2)
-    return x[:, top : top + crop_h, left : left + crop_w, :]
-
-
-def resize_images(
-    x: torch.Tensor, height: int, width: int, interpolation: str = "bilinear", antialias: bool = False
-) -> Any:
-    from unison.ops.image import resize
-
-    if (x.shape[1], x.shape[2]) == (height, width):
-        return x
-    return resize(x, [height, width], method=interpolation, antialias=antialias).to(x.dtype)
 
 
 class Resizing(Layer):

@@ -22,8 +22,8 @@ from typing import Any
 
 import torch
 
+from unison.keras.dtype_policies import DTypePolicyMixin
 from unison.keras.layers.base import Layer, attach_constraints
-from unison.keras.mixed_precision.policy import DTypePolicyMixin
 
 MASK_ATTR = "_keras_mask"
 

@@ -1,7 +1,8 @@
-"""``keras.mixed_precision``: dtype policies (``policy.py``) and loss scaling (``loss_scale.py``).
+"""``keras.mixed_precision``: dtype policies (``keras/dtype_policies.py``) and loss scaling (``loss_scale.py``).
 
-``policy.py`` sits low: layers import it to compute under their policy. ``loss_scale.py`` builds
-``LossScaleOptimizer`` on ``keras.optimizers``. Neither imports layers, models or trainers.
+The policies sit low, in their own module: layers import them to compute under their policy.
+``loss_scale.py`` builds ``LossScaleOptimizer`` on ``keras.optimizers``, so this folder is one tier
+above the layers. Neither imports layers, models or trainers.
 
 Example:
     >>> from unison.keras import mixed_precision
@@ -9,8 +10,7 @@ Example:
     'float16'
 """
 
-from unison.keras.mixed_precision.loss_scale import LossScaleOptimizer
-from unison.keras.mixed_precision.policy import (
+from unison.keras.dtype_policies import (
     DTypePolicy,
     DTypePolicyMixin,
     Policy,
@@ -19,6 +19,7 @@ from unison.keras.mixed_precision.policy import (
     policy_scope,
     set_global_policy,
 )
+from unison.keras.mixed_precision.loss_scale import LossScaleOptimizer
 
 __all__ = [
     "DTypePolicy",

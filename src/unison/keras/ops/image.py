@@ -25,7 +25,7 @@ _INTERPOLATIONS = ("bilinear", "nearest", "bicubic", "area")
 
 
 def _data_format(data_format: str | None) -> str:
-    from unison.keras.backend.config import standardize_data_format
+    from unison.keras.ops._config import standardize_data_format
 
     return standardize_data_format(data_format)
 

@@ -30,13 +30,13 @@ Tensor = torch.Tensor
 
 
 def _epsilon() -> float:
-    from unison.keras.backend.config import epsilon
+    from unison.keras.ops._config import epsilon
 
     return epsilon()
 
 
 def _data_format(data_format: str | None) -> str:
-    from unison.keras.backend.config import standardize_data_format
+    from unison.keras.ops._config import standardize_data_format
 
     return standardize_data_format(data_format)
 

@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 import torch
@@ -39,6 +40,7 @@ from unison.keras.optimizers.optimizer import (
 from unison.keras.optimizers.optimizer import Params as Params
 from unison.keras.optimizers.rmsprop import RMSprop
 from unison.keras.optimizers.sgd import SGD
+from unison.keras.saving.serialization import register_namespace
 
 __all__ = [
     "SGD",
@@ -109,3 +111,6 @@ def get(identifier: OptimizerLike) -> Optimizer:
 
 
 __all__ += ["legacy", "schedules"]
+
+# saving_lib (below this package) rebuilds a compiled optimizer by its class name through this entry.
+register_namespace("optimizers", sys.modules[__name__], Optimizer, Optimizer)

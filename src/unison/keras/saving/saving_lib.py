@@ -39,11 +39,11 @@ from typing import Any
 import torch
 
 from unison.errors import SavingError
-from unison.keras import optimizers as optimizers_mod
 from unison.keras.saving import weights_file
 from unison.keras.saving.serialization import (
     KERAS_FORMAT,
     _json_value,
+    _namespace,
     _objects_from_config,
     from_config,
     model_config,
@@ -141,7 +141,7 @@ def load_model(
         compile_config = json.loads(payload["compile_config"]) if payload.get("compile_config") else None
         if compile and compile_config:
             opt = compile_config["optimizer"]
-            cls = getattr(optimizers_mod, opt["class_name"])
+            cls = getattr(_namespace("optimizers")[0], opt["class_name"])  # keras.optimizers registers itself
             model.compile(
                 optimizer=cls.from_config(opt["config"]),
                 loss=_objects_from_config(compile_config["loss"]),

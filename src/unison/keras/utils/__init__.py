@@ -1,14 +1,20 @@
 """``tf.keras.utils``: ``to_categorical``, ``set_random_seed``, ``unpack_x_y_sample_weight``,
 ``PyDataset``/``Sequence``, the image helpers (``load_img``, ``img_to_array``, ...),
-``experimental.DatasetCreator``, ``FeatureSpace``."""
+``experimental.DatasetCreator``, ``FeatureSpace``.
 
-from unison.keras.preprocessing.image import array_to_img, img_to_array, load_img, save_img
+``FeatureSpace`` is a layer (``keras/layers/feature_space.py``): it is imported when first asked
+for, since the layers import modules of this package (``weight_lists``, ``image_utils``) and a
+package's ``__init__`` runs before any of its modules.
+"""
+
+from typing import Any
+
 from unison.keras.utils import experimental
 from unison.keras.utils.data_adapter_utils import unpack_x_y_sample_weight
 from unison.keras.utils.dataset_utils import split_dataset
-from unison.keras.utils.feature_space import FeatureSpace
 from unison.keras.utils.file_utils import get_file
 from unison.keras.utils.image_dataset import image_dataset_from_directory
+from unison.keras.utils.image_utils import array_to_img, img_to_array, load_img, save_img
 from unison.keras.utils.model_visualization import model_to_dot, plot_model
 from unison.keras.utils.numerical import set_random_seed, to_categorical
 from unison.keras.utils.object_registration import (
@@ -52,3 +58,11 @@ __all__ = [
     "to_categorical",
     "unpack_x_y_sample_weight",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "FeatureSpace":
+        from unison.keras.layers.feature_space import FeatureSpace
+
+        return FeatureSpace
+    raise AttributeError(f"module 'unison.keras.utils' has no attribute {name!r}")

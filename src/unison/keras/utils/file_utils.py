@@ -32,7 +32,7 @@ import warnings
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, TextIO
 
 from unison.core.atomic_io import atomic_write
 from unison.errors import DatasetError, DownloadError
@@ -276,8 +276,6 @@ def download_url(url: str, dest: Path, file_hash: str | None = None, algorithm: 
     Raises:
         DownloadError: (a ``DatasetError``) the transfer failed or the bytes do not match ``file_hash``.
     """
-    from unison.keras.datasets._fetch import _ProgressBar  # the bar mnist's downloads draw
-
     hasher = _hasher(_resolve_algorithm(algorithm, file_hash))
 
     def fetch_into(out: IO[bytes]) -> None:
@@ -414,3 +412,43 @@ def _move_into_place(staging: Path, dest: Path) -> None:
             _move_into_place(item, target)
         else:
             os.replace(item, target)
+
+
+class _ProgressBar:
+    """A small download bar on stderr, redrawn in place on a terminal; one final line otherwise."""
+
+    _WIDTH = 30
+
+    def __init__(self, url: str, total: int | None, stream: TextIO | None = None) -> None:
+        self._stream = stream if stream is not None else sys.stderr
+        self._total = total
+        self._done = 0
+        self._shown = -1
+        isatty = getattr(self._stream, "isatty", None)
+        # Redrawing with "\r" into a log file would leave hundreds of lines; draw once there.
+        self._live = bool(isatty and isatty())
+        self._stream.write(f"Downloading data from {url}\n")
+        self._stream.flush()
+
+    def update(self, n: int) -> None:
+        self._done += n
+        if self._live:
+            self._draw(final=False)
+
+    def close(self) -> None:
+        self._draw(final=True)
+
+    def _draw(self, final: bool) -> None:
+        if self._total:
+            percent = min(100, self._done * 100 // self._total)
+            if percent == self._shown and not final:
+                return
+            self._shown = percent
+            filled = self._WIDTH * percent // 100
+            arrow = ">" if filled < self._WIDTH else ""
+            bar = "=" * filled + arrow + "." * (self._WIDTH - filled - len(arrow))
+            line = f"{self._done}/{self._total} [{bar}] {percent:3d}%"
+        else:
+            line = f"{self._done} bytes"
+        self._stream.write(("\r" if self._live else "") + line + ("\n" if final else ""))
+        self._stream.flush()

@@ -85,8 +85,8 @@ def image_dataset_from_directory(
         A ``Dataset`` of ``(images, labels)`` (or ``images``) with ``class_names`` and
         ``file_paths``; a list ``[train, validation]`` for ``subset="both"``.
     """
-    from unison.keras.backend.config import standardize_data_format
-    from unison.keras.preprocessing.image import _pil
+    from unison.keras.ops._config import standardize_data_format
+    from unison.keras.utils.image_utils import _pil
 
     du.check_label_mode(labels, label_mode, class_names)
     if color_mode not in _CHANNELS:
@@ -179,8 +179,7 @@ def load_image(
         >>> load_image(path, "grayscale", (4, 4)).shape
         torch.Size([4, 4, 1])
     """
-    from unison.keras.layers.image_resizing import crop_to_aspect, resize_images
-    from unison.keras.preprocessing.image import _COLOR_MODES, _pil
+    from unison.keras.utils.image_utils import _COLOR_MODES, _pil, crop_to_aspect, resize_images
 
     try:
         with _pil().open(path) as img:

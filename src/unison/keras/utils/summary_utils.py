@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from unison.keras.layers.weight_lists import keras_weights
+from unison.keras.utils.weight_lists import keras_weights
 
 _W = (33, 24, 15)
 _TRAINABLE_W = 11  # show_trainable's column

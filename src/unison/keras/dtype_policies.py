@@ -1,4 +1,7 @@
-"""``keras.mixed_precision``: dtype policies, computation under ``torch.autocast``, loss scaling.
+"""Dtype policies (Keras 3's ``dtype_policies``): computation under ``torch.autocast``.
+
+``keras.mixed_precision`` re-exports them with its loss scaling; they live here, below the layers
+(which compute under their policy), while loss scaling builds on ``keras.optimizers``, above them.
 
 A :class:`Policy` names a compute dtype and a variable dtype, as in Keras 3:
 
