@@ -4,6 +4,8 @@ Run it as ``python examples/mnist_seed.py`` (one replica, or every GPU), or choo
 
     python examples/mnist_seed.py --devices /cpu:0,/cpu:1      # two CPU replicas on this host
     python examples/mnist_seed.py --epochs 1
+    python examples/mnist_seed.py --tensorboard logs        # then: tensorboard --logdir logs
+    unison launch --nproc-per-node 2 examples/mnist_seed.py  # two replicas under the launcher
 
 MNIST is read from $UNISON_DATA_DIR/mnist (e.g. UNISON_DATA_DIR=../shared/data).
 """
@@ -16,6 +18,7 @@ parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--devices", default=None, help="comma-separated TF device strings, e.g. /cpu:0,/cpu:1")
 parser.add_argument("--epochs", type=int, default=5)
 parser.add_argument("--verbose", default="auto", help="Keras verbosity: auto, 0, 1 or 2")
+parser.add_argument("--tensorboard", default=None, metavar="DIR", help="write TensorBoard logs to DIR")
 args = parser.parse_args()
 
 # choose the distribution strategy
@@ -40,4 +43,5 @@ x_test = x_test.reshape(-1, 784).astype("float32") / 255
 
 # train
 verbose = args.verbose if args.verbose == "auto" else int(args.verbose)
-model.fit(x_train, y_train, epochs=args.epochs, validation_data=(x_test, y_test), verbose=verbose)
+callbacks = [tf.keras.callbacks.TensorBoard(log_dir=args.tensorboard)] if args.tensorboard else []
+model.fit(x_train, y_train, epochs=args.epochs, validation_data=(x_test, y_test), verbose=verbose, callbacks=callbacks)

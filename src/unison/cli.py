@@ -42,11 +42,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         sub = subs.add_parser(name, help=help_text, description=help_text)
         module.add_arguments(sub)
         available[name] = module
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        sub_parser = subs.choices.get(args.command) if args.command else parser
+        _unknown_options(sub_parser or parser, unknown)
     if args.command is None:
         parser.print_help()
         return 2
     return int(available[args.command].run(args) or 0)
+
+
+def _unknown_options(parser: argparse.ArgumentParser, unknown: Sequence[str]) -> None:
+    """argparse's "unrecognized arguments" error, with the closest option each one may have meant."""
+    import difflib
+
+    options = [o for action in parser._actions for o in action.option_strings]
+    hints = []
+    for item in unknown:
+        flag = item.split("=", 1)[0]
+        close = difflib.get_close_matches(flag, options, n=1, cutoff=0.6) if flag.startswith("-") else []
+        if close:
+            hints.append(f"{flag!r}: did you mean {close[0]!r}?")
+    message = "unrecognized arguments: " + " ".join(unknown)
+    if hints:
+        message += " (" + "; ".join(hints) + ")"
+    parser.error(message + f". See `{parser.prog} --help`.")
 
 
 if __name__ == "__main__":

@@ -473,3 +473,23 @@ def format_choices(choices: Iterable[str]) -> str:
         "'a', 'b'"
     """
     return ", ".join(repr(c) for c in sorted(choices))
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest choice to a misspelt ``name``, or ``""``.
+
+    Case is ignored (``'Adamm'`` is close to ``'adam'``), the suggestion keeps its own spelling.
+
+    Example:
+        >>> did_you_mean("acuracy", ["accuracy", "auc", "mse"])
+        " (did you mean 'accuracy'?)"
+        >>> did_you_mean("zzz", ["accuracy"])
+        ''
+    """
+    import difflib
+
+    by_lower: dict[str, str] = {}
+    for choice in sorted(choices, key=lambda c: (c != c.lower(), c)):  # 'accuracy' before 'Accuracy'
+        by_lower.setdefault(choice.lower(), choice)
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.7)
+    return f" (did you mean {by_lower[close[0]]!r}?)" if close else ""

@@ -260,11 +260,15 @@ def test_without_one_replica_there_is_no_speedup() -> None:
 
 def test_comparisons_and_targets() -> None:
     records = [
-        _rec("unison", 1, 2.0),
-        _rec("ddp", 1, 2.5),
-        _rec("tensorflow", 1, 10.0),
-        _rec("unison", 2, 3.0),
-        _rec("ddp", 2, 2.0),
+        rec
+        for repeat in (1, 2, 3)
+        for rec in (
+            _rec("unison", 1, 2.0, repeat),
+            _rec("ddp", 1, 2.5, repeat),
+            _rec("tensorflow", 1, 10.0, repeat),
+            _rec("unison", 2, 3.0, repeat),
+            _rec("ddp", 2, 2.0, repeat),
+        )
     ]
     rows = report.summarize(records, train_samples=100)
     mlp = {(c["baseline"], c["replicas"]): c for c in report.compare(records, rows, "mlp")}
@@ -276,6 +280,40 @@ def test_comparisons_and_targets() -> None:
     assert cnn[("tensorflow", 1)]["target"] is None and cnn[("tensorflow", 1)]["met"] is None
     table = report.render(rows, report.compare(records, rows, "mlp"))
     assert "| unison / ddp | 2 | 1.50 | 1.50-1.50 | <= 1.00: MISSED |" in table
+
+
+def test_one_repeat_is_not_enough_to_call_a_target() -> None:
+    records = [_rec("unison", 1, 2.0), _rec("ddp", 1, 2.5)]
+    rows = report.summarize(records, train_samples=100)
+    (c,) = report.compare(records, rows, "cnn")
+    assert c["ratio"] == pytest.approx(0.8) and c["met"] is None and c["repeats"] == 1
+    table = report.render(rows, [c])
+    assert "<= 1.00: not judged: 1 repeat; a target needs at least 3 (rerun with --repeats 3) |" in table
+    assert "met" not in table.replace("not judged", "")
+
+
+def test_an_efficiency_above_100_percent_is_noise_not_a_met_target() -> None:
+    # the case: under load, DDP's 1-replica runs took 4.45x as long as they should have
+    records = [
+        rec
+        for repeat in (1, 2, 3)
+        for rec in (
+            _rec("unison", 1, 2.0, repeat),
+            _rec("ddp", 1, 8.9, repeat),
+            _rec("unison", 2, 1.8, repeat),
+            _rec("ddp", 2, 1.0, repeat),
+        )
+    ]
+    rows = report.summarize(records, train_samples=100)
+    by = {(c["baseline"], c["replicas"]): c for c in report.compare(records, rows, "cnn")}
+    assert by[("ddp", 1)]["met"] is True  # the 1-replica ratio itself is judged
+    two = by[("ddp", 2)]
+    assert two["met"] is None
+    assert two["verdict"] == (
+        "not judged: ddp x2 scaling efficiency 445% > 100% (other load slowed its 1-replica runs); "
+        "rerun on a quieter machine with --repeats 6"
+    )
+    assert "| 445% (> 100%: noise, not scaling) |" in report.render(rows, [two])
 
 
 def test_plot_without_matplotlib_says_how_to_get_it(tmp_path, monkeypatch) -> None:

@@ -84,7 +84,7 @@ def test_unknown_activation_lists_names_and_received_value() -> None:
     with pytest.raises(ValueError) as err:
         activations.get("relux")
     message = str(err.value)
-    assert message.startswith("Unknown activation: 'relux'. Expected one of: 'celu', 'elu'")
+    assert message.startswith("Unknown activation: 'relux' (did you mean 'relu'?). Expected one of: 'celu', 'elu'")
     assert "'softmax'" in message and message.endswith("Received: activation='relux'")
     with pytest.raises(ValueError, match="Received: activation=5"):
         activations.get(5)

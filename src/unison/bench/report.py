@@ -83,6 +83,45 @@ def summarize(records: list[dict[str, Any]], train_samples: int) -> list[dict[st
     return rows
 
 
+MIN_REPEATS = 3  # a median of three paired repeats is the least a target is judged from
+
+
+def verdict(
+    ratio: float, target: float | None, repeats: int, efficiencies: dict[str, float | None]
+) -> tuple[bool | None, str]:
+    """Whether ``ratio`` meets ``target``, or why it cannot be said yet (and what would make it sayable).
+
+    A target is judged only from at least :data:`MIN_REPEATS` repeats in which both systems ran,
+    and never when a system's scaling efficiency is above 100%: N replicas on a shared CPU cannot
+    be more than N times as fast, so such a number says the 1-replica runs were slowed by other
+    load, and any ratio taken with them is noise.
+
+    Example::
+
+        >>> verdict(0.8, 1.0, repeats=1, efficiencies={})
+        (None, 'not judged: 1 repeat; a target needs at least 3 (rerun with --repeats 3)')
+        >>> verdict(0.8, 1.0, repeats=3, efficiencies={"ddp x2": 4.45})[1]
+        'not judged: ddp x2 scaling efficiency 445% > 100% (other load slowed its 1-replica runs); rerun on a quieter machine with --repeats 6'
+        >>> verdict(0.8, 1.0, repeats=3, efficiencies={"ddp x2": 0.9})
+        (True, 'met')
+    """
+    if target is None:
+        return None, "-"
+    if repeats < MIN_REPEATS:
+        noun = "repeat" if repeats == 1 else "repeats"
+        return None, (
+            f"not judged: {repeats} {noun}; a target needs at least {MIN_REPEATS} (rerun with --repeats {MIN_REPEATS})"
+        )
+    for name, eff in efficiencies.items():
+        if eff is not None and eff > 1.0 + 1e-9:
+            return None, (
+                f"not judged: {name} scaling efficiency {eff:.0%} > 100% (other load slowed its 1-replica runs); "
+                f"rerun on a quieter machine with --repeats {max(MIN_REPEATS, 2 * repeats)}"
+            )
+    met = ratio <= target
+    return met, "met" if met else "MISSED"
+
+
 def compare(records: list[dict[str, Any]], rows: list[dict[str, Any]], model: str) -> list[dict[str, Any]]:
     """unison against each baseline at equal replicas, with the issue's targets.
 
@@ -104,6 +143,8 @@ def compare(records: list[dict[str, Any]], rows: list[dict[str, Any]], model: st
                 if u and v:
                     paired.append(u[0] / v[0])
             ratio = a["time_per_epoch_s_median"] / b["time_per_epoch_s_median"]
+            effs = {f"unison x{n}": a["efficiency"], f"{baseline} x{n}": b["efficiency"]} if n > 1 else {}
+            met, why = verdict(ratio, target, len(paired), effs)
             out.append(
                 {
                     "system": "unison",
@@ -113,7 +154,9 @@ def compare(records: list[dict[str, Any]], rows: list[dict[str, Any]], model: st
                     "paired_min": min(paired) if paired else None,
                     "paired_max": max(paired) if paired else None,
                     "target": target,
-                    "met": None if target is None else ratio <= target,
+                    "met": met,
+                    "verdict": why,
+                    "repeats": len(paired),
                 }
             )
     return out
@@ -121,6 +164,12 @@ def compare(records: list[dict[str, Any]], rows: list[dict[str, Any]], model: st
 
 def _f(value: Any, fmt: str) -> str:
     return "-" if value is None else format(value, fmt)
+
+
+def _efficiency(value: float | None) -> str:
+    if value is not None and value > 1.0 + 1e-9:
+        return f"{value:.0%} (> 100%: noise, not scaling)"
+    return _f(value, ".0%")
 
 
 def render(rows: list[dict[str, Any]], comparisons: list[dict[str, Any]]) -> str:
@@ -138,7 +187,7 @@ def render(rows: list[dict[str, Any]], comparisons: list[dict[str, Any]]) -> str
         lines.append(
             f"| {r['system']}{runs} | {r['replicas']} | {r['threads_per_replica']} "
             f"| {r['time_per_epoch_s_median']:.2f} | {spread} | {r['samples_per_s']:,.0f} "
-            f"| {_f(r['speedup'], '.2f')} | {_f(r['efficiency'], '.0%')} | {r['startup_s_median']:.1f} "
+            f"| {_f(r['speedup'], '.2f')} | {_efficiency(r['efficiency'])} | {r['startup_s_median']:.1f} "
             f"| {r['peak_rss_mb_max_process']:.0f} | {r['val_accuracy_median']:.4f} |"
         )
     if comparisons:
@@ -148,7 +197,7 @@ def render(rows: list[dict[str, Any]], comparisons: list[dict[str, Any]]) -> str
             "| --- | ---: | ---: | ---: | --- |",
         ]
         for c in comparisons:
-            target = "-" if c["target"] is None else f"<= {c['target']:.2f}: {'met' if c['met'] else 'MISSED'}"
+            target = "-" if c["target"] is None else f"<= {c['target']:.2f}: {c['verdict']}"
             paired = "-" if c["paired_min"] is None else f"{c['paired_min']:.2f}-{c['paired_max']:.2f}"
             lines.append(f"| unison / {c['baseline']} | {c['replicas']} | {c['ratio']:.2f} | {paired} | {target} |")
     return "\n".join(lines)
@@ -184,6 +233,9 @@ def plot(path: str, rows: list[dict[str, Any]], title: str) -> str | None:
         eff = [(r["replicas"], r["efficiency"]) for r in mine if r["efficiency"] is not None]
         if eff:
             right.plot([e[0] for e in eff], [e[1] for e in eff], marker="o", label=system)
+            for x, e in eff:
+                if e > 1.0 + 1e-9:  # more than N times as fast on N replicas: the 1-replica run was disturbed
+                    right.annotate("> 100%: noise", (x, e), textcoords="offset points", xytext=(4, 4), fontsize=8)
     counts = sorted({r["replicas"] for r in rows})
     for ax, label in ((left, "samples/s (training)"), (right, "scaling efficiency (T1 / (N * TN))")):
         ax.set_xlabel("replicas")

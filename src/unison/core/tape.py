@@ -240,6 +240,8 @@ class GradientTape:
         targets = [to_tensor(t) for t in _flatten(target)]
         grads_out = None if output_gradients is None else [to_tensor(g) for g in _flatten(output_gradients)]
         results = self._grads(targets, grads_out, flat_sources)
+        if not self._persistent and not any(t is not self for t in _RECORDING.tapes) and not self._shares_graph():
+            _release(targets)
         if mode is UnconnectedGradients.ZERO:
             results = [torch.zeros_like(s) if g is None else g for g, s in zip(results, flat_sources)]
         return _pack(sources, iter(results))
@@ -374,6 +376,18 @@ class GradientTape:
     def _shares_graph(self) -> bool:
         """Whether another live tape recorded alongside this one (so the graph must survive)."""
         return any(other is not self and self._overlaps(other) for other in list(_LIVE))
+
+
+def _release(targets: list[torch.Tensor]) -> None:
+    """Detach a spent tape's targets in place: their graph is freed, as TF's eager tensors have none.
+
+    Without this ``float(loss)`` after ``tape.gradient(loss, ...)`` (TF's tutorials print losses so)
+    raises torch's "Converting a tensor with requires_grad=True to a scalar" warning. Only called
+    when no other tape can still differentiate through them (the graph was not retained).
+    """
+    for t in targets:
+        if t.grad_fn is not None and not t._is_view():
+            t.detach_()
 
 
 def _sequence_now() -> int:

@@ -23,7 +23,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from unison.errors import format_choices
+from unison.errors import did_you_mean, format_choices
 from unison.ops.math import LOGITS_ATTR, SIGMOID_LOGITS_ATTR
 
 __all__ = [
@@ -432,7 +432,7 @@ def get(identifier: ActivationLike) -> nn.Module:
         factory = _REGISTRY.get(identifier) or _REGISTRY.get(identifier.lower())
         if factory is None:
             raise ValueError(
-                f"Unknown activation: {identifier!r}. Expected one of: "
+                f"Unknown activation: {identifier!r}{did_you_mean(identifier, _REGISTRY)}. Expected one of: "
                 f"{format_choices(list(_REGISTRY))}. Received: activation={identifier!r}"
             )
         return factory()

@@ -32,7 +32,7 @@ from typing import Any, cast
 import numpy as np
 import torch
 
-from unison.errors import format_choices
+from unison.errors import did_you_mean, format_choices
 
 __all__ = [
     "Constant",
@@ -483,7 +483,7 @@ def get(identifier: InitializerLike) -> Callable[[torch.Tensor], None]:
         factory = _REGISTRY.get(identifier)
         if factory is None:
             raise ValueError(
-                f"Unknown initializer: {identifier!r}. Expected one of: "
+                f"Unknown initializer: {identifier!r}{did_you_mean(identifier, _REGISTRY)}. Expected one of: "
                 f"{format_choices([k for k in _REGISTRY if k.islower()])}. "
                 f"Received: initializer={identifier!r}"
             )

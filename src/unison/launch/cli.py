@@ -15,6 +15,19 @@ Examples::
     unison launch --tf-config --nproc-per-node 2 train.py
     unison launch --nproc-per-node 3 --min-workers 2 --max-workers 4 train.py   # elastic, in place
 
+torchrun's spellings (``--nproc_per_node=2``, ``--nnodes``, ``--node_rank``, ``--master_addr``/
+``--master_port``, ``--rdzv_backend``/``--rdzv_endpoint``/``--rdzv_id``/``--rdzv_conf``,
+``--max_restarts``, ``--standalone``) and horovodrun's (``-np 2``, ``-H localhost:2``) are accepted::
+
+    unison launch --nproc_per_node=2 train.py
+    unison launch -np 2 train.py
+    unison launch --nnodes=2 --nproc_per_node=4 --rdzv_backend=c10d --rdzv_endpoint=10.0.0.1:29400 train.py
+
+Each process's stderr is also copied to ``rank<R>.log`` in a private temporary folder. A failed
+job ends with one paragraph per failed rank (how it ended: exit code or signal; its last stderr
+lines; its log's path), the rank that failed first named first; the folder is then kept, and
+removed after a successful job. SIGTERM or Ctrl-C stops every local process and prints one line.
+
 ``--min-workers``/``--max-workers`` run :mod:`unison.launch.elastic_agent` instead of torchrun:
 workers that are lost are not restarted, the survivors re-form in place (``hvd.elastic.run``).
 """
@@ -23,32 +36,110 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
+import shutil
+import signal
+import socket
 import sys
+import tempfile
 from typing import Any
 
 from unison.cluster.secret import launcher_secret_env
 from unison.cluster.spec import parse_address
 from unison.debug.timeline import ENV_TIMELINE, merge
+from unison.launch.failures import from_child_failed_error, summary
+from unison.launch.rank_entry import ENV_LOG_DIR
 from unison.launch.tf_config_entry import ENV_TF_CONFIG_CLUSTER
+
+RANK_ENTRY = "unison.launch.rank_entry"
+
+
+def _nproc(value: str) -> int:
+    """torchrun's ``--nproc-per-node``: a count, or ``gpu``/``cpu``/``auto``."""
+    if value in ("gpu", "cpu", "auto"):
+        import torch
+
+        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if value == "gpu" and gpus == 0:
+            raise argparse.ArgumentTypeError("'gpu' asked for one process per GPU, but no GPU is visible")
+        return gpus if value == "gpu" or (value == "auto" and gpus) else (os.cpu_count() or 1)
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of processes (or gpu/cpu/auto); got {value!r}") from None
+
+
+def _nnodes(value: str) -> int:
+    """torchrun's ``--nnodes``: ``M`` or ``M:M`` (an elastic range ``A:B`` is torchrun's alone)."""
+    low, _, high = value.partition(":")
+    try:
+        counts = (int(low), int(high or low))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of nodes; got {value!r}") from None
+    if counts[0] != counts[1]:
+        raise argparse.ArgumentTypeError(
+            f"an elastic node range ({value}) is not supported by unison launch; give a fixed --nnodes, or "
+            "use --min-workers/--max-workers for an elastic job on one host"
+        )
+    return counts[0]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``unison launch``."""
+    """The options of ``unison launch`` (torchrun's and horovodrun's spellings are accepted too)."""
     parser.add_argument(
         "--nproc-per-node",
-        type=int,
-        default=1,
+        "--nproc_per_node",
+        "-np",
+        "--num-proc",
+        dest="nproc_per_node",
+        type=_nproc,
+        default=None,
         metavar="N",
-        help="processes (replicas) to start on this node (default 1)",
+        help="processes (replicas) to start on this node (default 1; horovodrun's -np, torchrun's gpu/cpu/auto)",
     )
-    parser.add_argument("--nnodes", type=int, default=1, metavar="M", help="nodes in the job (default 1)")
-    parser.add_argument("--node-rank", type=int, default=0, metavar="R", help="this node's index in [0, M) (default 0)")
+    parser.add_argument(
+        "-H",
+        "--hosts",
+        default=None,
+        metavar="HOST:SLOTS,...",
+        help="horovodrun's host list; on this host only (localhost:SLOTS): starts SLOTS processes",
+    )
+    parser.add_argument("--nnodes", type=_nnodes, default=1, metavar="M", help="nodes in the job (default 1)")
+    parser.add_argument(
+        "--node-rank",
+        "--node_rank",
+        dest="node_rank",
+        type=int,
+        default=0,
+        metavar="R",
+        help="this node's index in [0, M) (default 0)",
+    )
     parser.add_argument(
         "--master", default=None, metavar="ADDR:PORT", help="node 0's rendezvous address (required with --nnodes > 1)"
     )
+    parser.add_argument("--master-addr", "--master_addr", dest="master_addr", default=None, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--master-port", "--master_port", dest="master_port", type=int, default=None, help=argparse.SUPPRESS
+    )
+    parser.add_argument(
+        "--rdzv-backend", "--rdzv_backend", dest="rdzv_backend", default=None, help="torchrun's rendezvous backend"
+    )
+    parser.add_argument(
+        "--rdzv-endpoint",
+        "--rdzv_endpoint",
+        dest="rdzv_endpoint",
+        default=None,
+        metavar="HOST:PORT",
+        help="torchrun's rendezvous endpoint (instead of --master)",
+    )
+    parser.add_argument("--rdzv-id", "--rdzv_id", dest="rdzv_id", default=None, help="torchrun's rendezvous job id")
+    parser.add_argument("--rdzv-conf", "--rdzv_conf", dest="rdzv_conf", default=None, help="torchrun's --rdzv-conf")
+    parser.add_argument("--standalone", action="store_true", help="torchrun's flag; one node is the default here")
     parser.add_argument(
         "--max-restarts",
+        "--max_restarts",
+        dest="max_restarts",
         type=int,
         default=0,
         metavar="K",
@@ -92,7 +183,57 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("script_args", nargs=argparse.REMAINDER, metavar="...", help="arguments of the script")
 
 
+def _local_slots(hosts: str) -> int:
+    """The processes horovodrun's ``-H host:slots,...`` asks for, all on this host."""
+    local = {"localhost", "127.0.0.1", socket.gethostname(), socket.getfqdn()}
+    total = 0
+    remote = []
+    for item in hosts.split(","):
+        host, _, slots = item.strip().partition(":")
+        try:
+            count = int(slots) if slots else 1
+        except ValueError:
+            raise ValueError(f"-H expects host:slots entries. Received: -H {hosts!r}") from None
+        if host not in local:
+            remote.append(host)
+        total += count
+    if remote:
+        raise ValueError(
+            f"-H names other hosts ({', '.join(remote)}): unison launch does not log in to other machines as "
+            "horovodrun does over ssh. Run on each host `unison launch --nnodes M --node-rank R "
+            "--master HOST0:PORT --nproc-per-node SLOTS script.py` (the same --master everywhere)."
+        )
+    return total
+
+
+def _normalize(args: Any) -> None:
+    """Fold torchrun's and horovodrun's spellings into unison's options (in place)."""
+    hosts = getattr(args, "hosts", None)
+    if hosts:
+        slots = _local_slots(hosts)
+        if args.nproc_per_node is None:
+            args.nproc_per_node = slots
+        elif args.nproc_per_node > slots:
+            raise ValueError(
+                f"-np {args.nproc_per_node} asks for more processes than -H {hosts} has slots ({slots}). "
+                f"Fix: -np <= {slots}, or more slots in -H."
+            )
+    if args.nproc_per_node is None:
+        args.nproc_per_node = 1
+    addr, port = getattr(args, "master_addr", None), getattr(args, "master_port", None)
+    if addr or port:
+        if args.master:
+            raise ValueError("Give either --master ADDR:PORT or --master-addr/--master-port, not both.")
+        args.master = f"{addr or '127.0.0.1'}:{port or 29500}"
+    if getattr(args, "rdzv_endpoint", None) and args.master:
+        raise ValueError(
+            "Give either --master (static rendezvous) or --rdzv-endpoint (torchrun's dynamic one), not both. "
+            f"Received: --master {args.master} --rdzv-endpoint {args.rdzv_endpoint}"
+        )
+
+
 def _check(args: Any) -> None:
+    _normalize(args)
     for name, low in (("nproc_per_node", 1), ("nnodes", 1), ("node_rank", 0), ("max_restarts", 0)):
         value = getattr(args, name)
         if value < low:
@@ -102,8 +243,13 @@ def _check(args: Any) -> None:
         raise ValueError(
             f"--node-rank must be in [0, --nnodes). Received: --node-rank {args.node_rank} with --nnodes {args.nnodes}"
         )
-    if args.nnodes > 1 and not args.master:
-        raise ValueError("--nnodes > 1 needs --master ADDR:PORT, the address of node 0 (the same on every node).")
+    if args.nnodes > 1 and not args.master and not getattr(args, "rdzv_endpoint", None):
+        raise ValueError(
+            "--nnodes > 1 needs --master ADDR:PORT (or torchrun's --rdzv-endpoint HOST:PORT), the address of "
+            "node 0 (the same on every node)."
+        )
+    if getattr(args, "rdzv_endpoint", None):
+        parse_address(args.rdzv_endpoint, "--rdzv-endpoint")
     if args.master:
         parse_address(args.master, "--master")
     if args.tf_config and args.nnodes > 1:
@@ -132,7 +278,7 @@ def _check_elastic(args: Any) -> None:
             f"--max-workers must be >= --min-workers. Received: --min-workers {args.min_workers} "
             f"--max-workers {args.max_workers}"
         )
-    if args.nnodes > 1 or args.master or args.tf_config or args.max_restarts:
+    if args.nnodes > 1 or args.master or getattr(args, "rdzv_endpoint", None) or args.tf_config or args.max_restarts:
         raise ValueError(
             "--min-workers/--max-workers run an elastic job on this host, which re-forms in place instead of "
             "restarting: drop --nnodes/--master/--tf-config/--max-restarts (or drop the elastic options)."
@@ -170,13 +316,29 @@ def torchrun_argv(args: Any, free_ports: list[int] | None = None) -> tuple[list[
             "--master-port",
             str(port),
         ]
+    elif getattr(args, "rdzv_endpoint", None):
+        argv += [
+            "--nnodes",
+            str(args.nnodes),
+            "--rdzv-backend",
+            args.rdzv_backend or "c10d",
+            "--rdzv-endpoint",
+            args.rdzv_endpoint,
+            "--rdzv-id",
+            args.rdzv_id or "unison",
+        ]
+        if args.rdzv_conf:
+            argv += ["--rdzv-conf", args.rdzv_conf]
     else:
         argv += ["--standalone"]
-    program = (["-m"] if args.module else []) + [args.script, *args.script_args]
+    if getattr(args, "log_dir", None):
+        # torch's own files (error.json) go under our folder instead of a torchelastic_* temp folder
+        argv += ["--log-dir", os.path.join(args.log_dir, "torch")]
+    program = ["-m", RANK_ENTRY] + (["-m"] if args.module else []) + [args.script, *args.script_args]
     if args.tf_config:
         ports = free_ports or []
         env[ENV_TF_CONFIG_CLUSTER] = json.dumps({"worker": [f"127.0.0.1:{p}" for p in ports]})
-        return argv + ["-m", "unison.launch.tf_config_entry", *program], env
+        return argv + ["-m", RANK_ENTRY, "-m", "unison.launch.tf_config_entry", *program[2:]], env
     return argv + program, env
 
 
@@ -192,13 +354,16 @@ def run(args: Any) -> int:
 
         return run_elastic(args)
     import torch.distributed.run as torchrun
+    from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.elastic.utils.distributed import get_free_port
 
     ports = [get_free_port() for _ in range(args.nproc_per_node)] if args.tf_config else None
+    args.log_dir = tempfile.mkdtemp(prefix="unison_launch_")
     argv, env = torchrun_argv(args, ports)
     os.environ.update(env)
-    if not args.master:
+    os.environ[ENV_LOG_DIR] = args.log_dir
+    if not args.master and not args.rdzv_endpoint:
         # One host: its replicas sign what they put in torchrun's store (the shared-memory vote)
         # with a secret only they hold. Across hosts, UNISON_CLUSTER_TOKEN is that secret.
         os.environ.update(launcher_secret_env())
@@ -208,12 +373,29 @@ def run(args: Any) -> int:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     # torchrun would print a banner and pick 1; an equal share of the cores is what unison does.
     os.environ.setdefault("OMP_NUM_THREADS", str(max(1, cores // args.nproc_per_node)))
+    # torch's agent logs each failure and signal with its own W/E lines; the summary below says it once
+    for name in list(logging.root.manager.loggerDict):
+        if name.startswith("torch.distributed.elastic"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+    keep_logs = False
     try:
         torchrun.main(argv)
     except ChildFailedError as exc:
-        sys.stderr.write(f"unison launch: the job failed.\n{exc}\n")
+        keep_logs = True
+        world = args.nproc_per_node * args.nnodes
+        sys.stderr.write(summary(from_child_failed_error(exc), args.log_dir, world) + "\n")
         return 1
+    except (SignalException, KeyboardInterrupt) as exc:
+        sig = getattr(exc, "sigval", signal.SIGINT)
+        name = signal.Signals(sig).name
+        sys.stderr.write(
+            f"unison launch: stopped by {name}; its {args.nproc_per_node} local process(es) were stopped too.\n"
+        )
+        return 128 + int(sig)
     finally:
         if args.timeline and args.nnodes == 1:  # this node holds every rank's file
             merge(os.path.abspath(args.timeline), args.nproc_per_node, wait_s=0.0)
+        shutil.rmtree(os.path.join(args.log_dir, "torch"), ignore_errors=True)
+        if not keep_logs:
+            shutil.rmtree(args.log_dir, ignore_errors=True)
     return 0

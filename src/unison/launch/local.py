@@ -50,6 +50,13 @@ ENV_REPLICA_OUTPUT = "UNISON_REPLICA_OUTPUT"
 _POLL_S = 0.05
 
 
+def _in_ipython() -> bool:
+    """Whether an IPython shell runs this program (a program that merely imported IPython is not one)."""
+    ipython = sys.modules.get("IPython")
+    get = getattr(ipython, "get_ipython", None)
+    return bool(get is not None and get() is not None)
+
+
 def rerun_command() -> list[str]:
     """Return the command line that re-runs this program, or raise :class:`LaunchError`.
 
@@ -62,11 +69,13 @@ def rerun_command() -> list[str]:
         "explicitly: `unison launch --nproc-per-node N train.py` (or `torchrun --nproc-per-node N "
         "train.py`)."
     )
-    if hasattr(sys, "ps1") or sys.flags.interactive or "ipykernel" in sys.modules:
+    if hasattr(sys, "ps1") or sys.flags.interactive or "ipykernel" in sys.modules or _in_ipython():
         raise LaunchError(
             "MirroredStrategy needs one process per replica, and unison starts them by re-running "
             "the command that started this program, but this is an interactive session: there "
-            "is no script to re-run. " + hint
+            "is no script to re-run. In a notebook, put the training in a function and run it on N replicas "
+            "with `from unison.launch.notebook import notebook_launcher; notebook_launcher(train, num_replicas=N)` "
+            "(the strategy inside joins those replicas). " + hint
         )
     if os.environ.get("PYTEST_CURRENT_TEST"):
         raise LaunchError(

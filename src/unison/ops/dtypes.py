@@ -150,11 +150,15 @@ def from_numpy(array: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(array)
 
 
-def as_torch(value: Any) -> torch.Tensor:
-    """``torch.as_tensor(value)``, copying read-only numpy arrays instead of warning."""
+def as_torch(value: Any, dtype: torch.dtype | None = None, device: Any = None) -> torch.Tensor:
+    """``torch.as_tensor(value, dtype, device)``, copying read-only numpy arrays instead of warning."""
     if isinstance(value, np.ndarray):
-        return from_numpy(value)
-    return value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
+        tensor = from_numpy(value)
+    elif isinstance(value, torch.Tensor):
+        tensor = value
+    else:
+        return torch.as_tensor(value, dtype=dtype, device=device)
+    return tensor if dtype is None and device is None else tensor.to(device=device, dtype=dtype)
 
 
 def to_tensor(value: Any, dtype: Any = None) -> Any:

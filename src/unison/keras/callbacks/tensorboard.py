@@ -1,10 +1,18 @@
-"""``keras.callbacks.TensorBoard``: epoch and batch metrics, and weight histograms, as event files.
+"""``keras.callbacks.TensorBoard``: metrics, weight histograms and images, steps/s, a profile, as event files.
 
 Layout as Keras: ``log_dir/train`` holds ``epoch_<metric>`` (and ``batch_<metric>`` with
-``update_freq='batch'`` or an integer) and the weight histograms; ``log_dir/validation`` holds the
-``val_`` metrics as ``epoch_<metric>``. Steps are the epoch index for epoch values and the
-number of batches trained so far for batch values. Only the chief writes. The files are written
-by ``torch.utils.tensorboard.SummaryWriter`` (the ``tensorboard`` package, ``unison[tensorboard]``).
+``update_freq='batch'`` or an integer), the weight histograms under Keras 3's tags
+(``<model>/<layer>/<weight>/histogram``, e.g. ``sequential/hidden/kernel/histogram``) and, with
+``write_images``, the weights as images (``.../image``); ``log_dir/validation`` holds the ``val_``
+metrics as ``epoch_<metric>``. ``write_steps_per_second`` adds ``epoch_steps_per_second`` (and
+``batch_steps_per_second`` with a batch ``update_freq``). ``profile_batch`` profiles those training
+batches with ``torch.profiler`` into ``log_dir/train`` (torch's trace, which the ``torch-tb-profiler``
+TensorBoard plugin and ``chrome://tracing`` read; TF's own profile plugin reads only TF's
+``.xplane.pb``). ``embeddings_freq`` saves the weights as Keras does
+(``train/keras_embedding.ckpt-<epoch>.weights.h5``). ``write_graph`` writes nothing: there is no TF
+graph. Steps are the epoch index for epoch values and the number of batches trained so far for
+batch values. Only the chief writes. The files are written by
+``torch.utils.tensorboard.SummaryWriter`` (the ``tensorboard`` package, ``unison[tensorboard]``).
 
 Example:
     >>> import tempfile
@@ -16,6 +24,7 @@ Example:
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 import numpy as np
@@ -31,8 +40,17 @@ class TensorBoard(Callback):
         log_dir: the run's folder; ``train/`` and ``validation/`` are created under it.
         histogram_freq: every how many epochs to write weight histograms (0: never).
         update_freq: ``"epoch"``, ``"batch"`` (every batch) or an integer N (every N batches).
-        write_graph, write_images, write_steps_per_second, profile_batch, embeddings_freq,
-            embeddings_metadata: accepted for compatibility; nothing is written for them.
+        write_images: write each weight as an image at every histogram epoch (Keras's rules:
+            biases as a row, kernels as a 2-D image, conv kernels one image per filter).
+        write_steps_per_second: log training steps per second (epoch and batch frequency).
+        profile_batch: a batch number, ``(start, stop)`` or ``"start,stop"`` (batches counted
+            from 1 across epochs) to profile with torch's profiler; 0 disables.
+        embeddings_freq: every how many epochs to save the weights for the projector (0: never).
+        write_graph, embeddings_metadata: accepted for compatibility; nothing is written for them.
+
+    Raises:
+        ValueError: a negative frequency, or a ``profile_batch`` that is not a batch or a range
+            of batches (Keras's message).
     """
 
     def __init__(
@@ -63,14 +81,38 @@ class TensorBoard(Callback):
             raise ValueError(
                 f"update_freq must be 'epoch', 'batch' or a positive integer. Received: update_freq={update_freq!r}"
             )
+        if isinstance(embeddings_freq, bool) or not isinstance(embeddings_freq, int) or embeddings_freq < 0:
+            raise ValueError(
+                f"embeddings_freq must be a non-negative integer. Received: embeddings_freq={embeddings_freq!r}"
+            )
         self.log_dir = os.fspath(log_dir)
         self.histogram_freq = histogram_freq
         self.update_freq = update_freq
+        self.write_images = bool(write_images)
+        self.write_steps_per_second = bool(write_steps_per_second)
+        self.embeddings_freq = embeddings_freq
+        self._start_batch, self._stop_batch = _profile_range(profile_batch)
         self._writers: dict[str, Any] = {}
         self._train_step = 0
+        self._profiling = False
+        self._epoch_start = self._batch_start = 0.0
+        self._epoch_steps = 0
 
     def needs_batch_logs(self) -> bool:
         return self.update_freq != "epoch"
+
+    def on_epoch_begin(self, epoch: int, logs: Logs | None = None) -> None:
+        self._epoch_start = time.perf_counter()
+        self._epoch_steps = 0
+
+    def on_train_batch_begin(self, batch: int, logs: Logs | None = None) -> None:
+        self._batch_start = time.perf_counter()
+        if self._start_batch and self._train_step + 1 == self._start_batch and is_chief(self.model):
+            from unison.core import profiler
+
+            if not profiler.is_running():  # a session the program opened itself keeps going
+                profiler.start(os.path.join(self.log_dir, "train"))
+                self._profiling = True
 
     def _writer(self, which: str) -> Any:
         if which not in self._writers:
@@ -86,10 +128,17 @@ class TensorBoard(Callback):
 
     def on_train_batch_end(self, batch: int, logs: Logs | None = None) -> None:
         self._train_step += 1
+        self._epoch_steps += 1
+        if self._profiling and self._train_step >= self._stop_batch:
+            self._stop_profile()
         # after __init__'s check update_freq is "epoch" or a positive int
         if not isinstance(self.update_freq, int) or not is_chief(self.model) or self._train_step % self.update_freq:
             return
         writer = self._writer("train")
+        if self.write_steps_per_second:
+            elapsed = time.perf_counter() - self._batch_start
+            if elapsed > 0:
+                writer.add_scalar("batch_steps_per_second", 1.0 / elapsed, global_step=self._train_step)
         for name, value in (logs or {}).items():
             number = _number(value)
             if number is not None:
@@ -99,7 +148,12 @@ class TensorBoard(Callback):
         if not is_chief(self.model):
             return
         train, val = self._writer("train"), None
-        for name, value in (logs or {}).items():
+        logs = dict(logs or {})
+        if self.write_steps_per_second:
+            elapsed = time.perf_counter() - self._epoch_start
+            if elapsed > 0 and self._epoch_steps:
+                logs["steps_per_second"] = self._epoch_steps / elapsed
+        for name, value in logs.items():
             number = _number(value)
             if number is None:
                 continue
@@ -109,18 +163,101 @@ class TensorBoard(Callback):
             else:
                 train.add_scalar("epoch_" + name, number, global_step=epoch)
         if self.histogram_freq and epoch % self.histogram_freq == 0 and self.model is not None:
-            for name, tensor in self.model.state_dict().items():
-                if tensor.is_floating_point() and tensor.numel():
-                    train.add_histogram(
-                        name.replace(".", "/"), tensor.detach().float().cpu().numpy(), global_step=epoch
-                    )
+            for tag, array in _named_weights(self.model):
+                train.add_histogram(f"{tag}/histogram", array, global_step=epoch)
+                image = _weight_image(array) if self.write_images else None
+                if image is not None:
+                    train.add_images(f"{tag}/image", image, global_step=epoch, dataformats="NHWC")
+        if self.embeddings_freq and epoch % self.embeddings_freq == 0 and self.model is not None:
+            path = os.path.join(self.log_dir, "train", f"keras_embedding.ckpt-{epoch}.weights.h5")
+            self.model.save_weights(path)
         for writer in self._writers.values():
             writer.flush()
 
+    def _stop_profile(self) -> None:
+        from unison.core import profiler
+
+        self._profiling = False
+        if profiler.is_running():
+            profiler.stop()
+
     def on_train_end(self, logs: Logs | None = None) -> None:
+        if self._profiling:  # fit ended inside the range: keep what was recorded
+            self._stop_profile()
         for writer in self._writers.values():
             writer.close()
         self._writers = {}
+
+
+def _profile_range(profile_batch: Any) -> tuple[int, int]:
+    """Keras's ``profile_batch``: ``N``, ``(start, stop)`` or ``"start,stop"``; ``(0, 0)`` disables."""
+    value = profile_batch
+    if isinstance(value, str):
+        parts = value.split(",")
+        try:
+            value = tuple(int(p) for p in parts) if len(parts) == 2 else int(value)
+        except ValueError:
+            value = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = (value, value)
+    ok = (
+        isinstance(value, (tuple, list))
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        and ((value[0] == value[1] == 0) or (0 < value[0] <= value[1]))
+    )
+    if not ok:
+        raise ValueError(
+            "profile_batch must be a non-negative integer or 2-tuple of positive integers. A pair of positive "
+            "integers signifies a range of batches to profile. Found: " + repr(profile_batch)
+        )
+    return int(value[0]), int(value[1])
+
+
+def _named_weights(model: Any) -> list[tuple[str, np.ndarray]]:
+    """Every floating weight with Keras 3's tag (``<model>/<layer>/<weight>``), layer by layer."""
+    out: list[tuple[str, np.ndarray]] = []
+    layers = getattr(model, "layers", None)
+    if not layers:  # a wrapped torch module: its parameter names, as paths
+        return [
+            (name.replace(".", "/"), t.detach().float().cpu().numpy())
+            for name, t in model.state_dict().items()
+            if t.is_floating_point() and t.numel()
+        ]
+    prefix = getattr(model, "name", None)
+    seen: set[str] = set()
+    for layer in layers:
+        for weight in getattr(layer, "weights", []):
+            value = getattr(weight, "value", weight)
+            tensor = value() if callable(value) and not hasattr(value, "detach") else value
+            if not hasattr(tensor, "detach") or not tensor.is_floating_point() or not tensor.numel():
+                continue
+            short = str(getattr(weight, "name", "weight")).split(":")[0].split("/")[-1]
+            tag = "/".join(p for p in (prefix, layer.name, short) if p)
+            base, k = tag, 1
+            while tag in seen:  # two weights of one layer with one name: Keras suffixes them too
+                tag, k = f"{base}_{k}", k + 1
+            seen.add(tag)
+            out.append((tag, tensor.detach().float().cpu().numpy()))
+    return out
+
+
+def _weight_image(w: np.ndarray) -> np.ndarray | None:
+    """Keras's ``_log_weight_as_image``: a weight as NHWC images, or ``None`` when it has no picture."""
+    img = np.squeeze(w)
+    if img.ndim == 1:  # a bias
+        img = img.reshape(1, img.shape[0], 1, 1)
+    elif img.ndim == 2:  # a dense kernel, the long side across
+        if img.shape[0] > img.shape[1]:
+            img = img.T
+        img = img.reshape(1, img.shape[0], img.shape[1], 1)
+    elif img.ndim == 3:  # a conv kernel (channels last): one image per filter
+        img = np.transpose(img, (2, 0, 1))
+        img = img.reshape(img.shape[0], img.shape[1], img.shape[2], 1)
+    if img.ndim != 4 or img.shape[-1] not in (1, 3, 4):
+        return None
+    low, high = float(img.min()), float(img.max())
+    return (img - low) / (high - low) if high > low else np.zeros_like(img)
 
 
 def _number(value: Any) -> float | None:

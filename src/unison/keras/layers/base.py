@@ -19,6 +19,7 @@ import contextvars
 import functools
 import inspect
 import itertools
+import operator
 import re
 import sys
 from collections.abc import Callable
@@ -29,6 +30,7 @@ import torch
 from torch import nn
 
 from unison.core.variables import Variable
+from unison.errors import did_you_mean
 from unison.keras import constraints, initializers, regularizers
 from unison.keras.backend.common import _COUNTERS  # Keras-style unique default names: dense, dense_1, ...
 from unison.keras.backend.keras_tensor import has_keras_tensor, layer_call_tensor, symbolic_call
@@ -299,6 +301,80 @@ def attach_constraints(layer: nn.Module) -> None:
         )
 
 
+def shape_argument(value: Any, layer: str, argument: str = "input_shape") -> tuple[int | None, ...] | None:
+    """``input_shape=`` as Keras takes it: a tuple or list of dimensions (``None`` for any), no batch axis.
+
+    An int is refused as Keras 3 refuses it ("Cannot convert '784' to a shape"), with the fix:
+    ``(784)`` is the int 784, ``(784,)`` the shape.
+    """
+    if value is None:
+        return None
+    if isinstance(value, (int, str)) and not isinstance(value, bool):
+        fix = f"{argument}=({value},)" if isinstance(value, int) else f"{argument}=(784,)"
+        raise ValueError(
+            f"Cannot convert {str(value)!r} to a shape: {layer}'s {argument} is a tuple of dimensions without the "
+            f"batch axis, e.g. {fix} (mind the comma: ({value}) is just {value!r}). Received: {argument}={value!r}"
+        )
+    try:
+        dims = tuple(value)
+    except TypeError:
+        raise ValueError(
+            f"Cannot convert {value!r} to a shape: {layer}'s {argument} is a tuple of dimensions, e.g. (784,) or "
+            f"(28, 28, 1). Received: {argument}={value!r}"
+        ) from None
+    out: list[int | None] = []
+    for d in dims:
+        try:
+            size = None if d is None else operator.index(d)
+        except TypeError:
+            size = -1
+        if isinstance(d, bool) or (size is not None and size < 0):
+            raise ValueError(
+                f"Cannot convert {value!r} to a shape: each dimension of {layer}'s {argument} is an int >= 0 "
+                f"or None. Received: {argument}={value!r}"
+            )
+        out.append(size)
+    return tuple(out)
+
+
+def _check_named_arguments(kwargs: dict[str, Any]) -> None:
+    """Initializer and regularizer names are looked up when the layer is made, as Keras does, not at build."""
+    for key, value in kwargs.items():
+        if not isinstance(value, str):
+            continue
+        try:
+            if key.endswith("_initializer"):
+                initializers.get(value)
+            elif key.endswith("_regularizer"):
+                regularizers.get(value)
+        except ValueError as exc:
+            raise ValueError(f"{exc} (argument {key}={value!r})") from None
+
+
+def _keyword_hints(cls: type, unknown: dict[str, Any]) -> str:
+    """`` ('activaton': did you mean 'activation'?)`` for misspelt keyword arguments of a layer."""
+    known: set[str] = {"name", "input_shape", "trainable", "dtype", "input_dim", "batch_input_shape"}
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        try:
+            known.update(
+                p.name
+                for p in inspect.signature(init).parameters.values()
+                if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+            )
+        except (TypeError, ValueError):
+            continue
+    known.discard("self")
+    hints = []
+    for key in sorted(unknown):
+        close = did_you_mean(key, known)  # " (did you mean 'x'?)"
+        if close:
+            hints.append(f"{key!r}: {close[2:-1]}")
+    return f" ({'; '.join(hints)})" if hints else ""
+
+
 class Layer(nn.Module):
     """Base of unison's Keras layers: lazy ``build(input_shape)`` then ``call(inputs)``.
 
@@ -330,11 +406,12 @@ class Layer(nn.Module):
         constraint_args = {k: kwargs.pop(k) for k in [k for k in kwargs if k.endswith("_constraint")]}
         if kwargs:
             raise TypeError(
-                f"{type(self).__name__} got unexpected keyword arguments: {sorted(kwargs)}. "
-                "Check the spelling against the Keras signature."
+                f"{type(self).__name__} got unexpected keyword arguments: {sorted(kwargs)}"
+                f"{_keyword_hints(type(self), kwargs)}. Check the spelling against the Keras signature."
             )
+        _check_named_arguments(getattr(self, "_init_arguments", ((), {}))[1])
         self.name = name or _default_name(type(self))
-        self.input_shape_arg = tuple(input_shape) if input_shape is not None else None
+        self.input_shape_arg = shape_argument(input_shape, type(self).__name__)
         self.built = False
         self.trainable = trainable
         self._regularized: list[tuple[Callable[[torch.Tensor], torch.Tensor], str]] = []
@@ -655,10 +732,23 @@ def bind_arguments(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any], nam
     return config
 
 
-def pair(value: int | tuple[int, int] | list[int], what: str) -> tuple[int, int]:
-    """Keras accepts ``3`` or ``(3, 3)`` for 2-D sizes."""
-    if isinstance(value, int):
-        return (value, value)
-    if isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(v, int) for v in value):
-        return (int(value[0]), int(value[1]))
-    raise ValueError(f"{what} must be an int or a tuple of 2 ints. Received: {what}={value!r}")
+def pair(value: int | tuple[int, int] | list[int], what: str, positive: bool = True) -> tuple[int, int]:
+    """Keras accepts ``3`` or ``(3, 3)`` for 2-D sizes; sizes, strides and rates are > 0 (Keras's check)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        out = (value, value)
+    elif (
+        isinstance(value, (tuple, list))
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
+        out = (int(value[0]), int(value[1]))
+    else:
+        raise ValueError(f"{what} must be an int or a tuple of 2 ints. Received: {what}={value!r}")
+    bad = {v for v in out if v < (1 if positive else 0)}
+    if bad:
+        rule = "value > 0" if positive else "value >= 0"
+        raise ValueError(
+            f"The `{what}` argument must be a tuple of 2 integers. Received {what}={value!r} including {bad} "
+            f"that does not satisfy `{rule}`. Fix: e.g. {what}={2 if what in ('pool_size', 'size') else 1}."
+        )
+    return out

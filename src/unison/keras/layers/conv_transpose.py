@@ -63,7 +63,9 @@ class Conv2DTranspose(_Conv):
         self.strides = pair(strides, "strides")
         self.dilation_rate = pair(dilation_rate, "dilation_rate")
         self.padding = _check_padding(padding)
-        self.output_padding = pair(output_padding, "output_padding") if output_padding is not None else None
+        self.output_padding = (
+            pair(output_padding, "output_padding", positive=False) if output_padding is not None else None
+        )
         if self.output_padding is not None and any(p >= s for p, s in zip(self.output_padding, self.strides)):
             raise ValueError(
                 f"Each output_padding must be smaller than the stride on its axis. Received: "

@@ -107,6 +107,14 @@ class Dense(DTypePolicyMixin, Layer):
         self.in_features = int(input_shape[-1])
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
+        if inputs.dim() < 2:
+            raise ValueError(
+                f"Input 0 of layer '{self.name}' is incompatible with the layer: expected min_ndim=2, found "
+                f"ndim={inputs.dim()}. Full shape received: {tuple(inputs.shape)}. A layer takes a batch: for one "
+                "example add the batch axis, e.g. x[None] or np.expand_dims(x, 0)."
+            )
+        if not inputs.is_floating_point() and not inputs.is_complex():
+            inputs = inputs.to(self.kernel.dtype)  # integer features, as Keras's matmul promotes them
         if inputs.shape[-1] != self.in_features:
             raise ValueError(
                 f"Input 0 of layer '{self.name}' is incompatible with the layer: expected axis -1 "
@@ -176,8 +184,10 @@ class Dropout(Layer):
 
     def __init__(self, rate: float, noise_shape: Any = None, seed: int | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        if not 0 <= rate < 1:
-            raise ValueError(f"rate must be in [0, 1). Received: rate={rate}")
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate < 1:
+            raise ValueError(
+                f"rate must be a number in [0, 1) (the fraction of inputs to drop). Received: rate={rate!r}"
+            )
         self.rate = float(rate)
         self.noise_shape = tuple(noise_shape) if noise_shape is not None else None
 

@@ -22,6 +22,14 @@ from typing import Any
 import torch
 
 from unison.keras.layers.masking import MaskedLayer
+from unison.ops.dtypes import as_torch
+
+
+def _as_tensor(value: Any) -> Any:
+    try:
+        return as_torch(value)
+    except (TypeError, ValueError, RuntimeError):
+        return value  # not array-like: the check below names it
 
 
 class Merge(MaskedLayer):
@@ -30,6 +38,8 @@ class Merge(MaskedLayer):
     _min_inputs = 1
 
     def _check(self, inputs: Any) -> list[torch.Tensor]:
+        if isinstance(inputs, (list, tuple)):  # numpy arrays and numbers are tensors to Keras too
+            inputs = [x if isinstance(x, torch.Tensor) else _as_tensor(x) for x in inputs]
         if (
             not isinstance(inputs, (list, tuple))
             or len(inputs) < self._min_inputs

@@ -69,6 +69,12 @@ class BatchNormalization(Layer):
         self._inits = (beta_initializer, gamma_initializer, moving_mean_initializer, moving_variance_initializer)
 
     def build(self, input_shape: torch.Size) -> None:
+        rank = len(input_shape)
+        if not isinstance(self.axis, int) or not -rank < self.axis < rank or self.axis % rank == 0:
+            raise ValueError(
+                f"Invalid axis {self.axis!r} for layer '{self.name}': an input of shape {tuple(input_shape)} has "
+                f"feature axes 1..{rank - 1} (or -1..-{rank - 1}; axis 0 is the batch). Received: axis={self.axis!r}"
+            )
         self.features = int(input_shape[self.axis])
         beta, gamma, mm, mv = self._inits
         shape = (self.features,)

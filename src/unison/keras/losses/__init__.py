@@ -20,7 +20,7 @@ from typing import cast, overload
 
 import torch
 
-from unison.errors import format_choices
+from unison.errors import did_you_mean, format_choices
 from unison.keras.losses.crossentropy import (
     BinaryCrossentropy,
     BinaryFocalCrossentropy,
@@ -209,7 +209,7 @@ def get(identifier: LossLike | type[Loss]) -> Loss | None:
         if identifier not in _REGISTRY:
             known = [k for k in _REGISTRY if k.islower()]
             raise ValueError(
-                f"Unknown loss function: {identifier!r}. Expected one of: "
+                f"Unknown loss function: {identifier!r}{did_you_mean(identifier, _REGISTRY)}. Expected one of: "
                 f"{format_choices(known)} (or a class name such as "
                 f"'SparseCategoricalCrossentropy'). Received: loss={identifier!r}"
             )

@@ -28,6 +28,7 @@ from unison.keras.losses.loss import (
     categorical_crossentropy,
     sparse_categorical_crossentropy,
 )
+from unison.ops.dtypes import as_torch
 
 __all__ = [
     "binary_focal_crossentropy",
@@ -74,7 +75,7 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
         self.from_logits, self.ignore_class = from_logits, ignore_class
 
     def _valid(self, y_true: TensorLike, y_pred: TensorLike, ignore_class: int) -> tuple[torch.Tensor, torch.Tensor]:
-        labels = torch.as_tensor(y_true, device=y_pred.device if isinstance(y_pred, torch.Tensor) else None)
+        labels = as_torch(y_true, device=y_pred.device if isinstance(y_pred, torch.Tensor) else None)
         if labels.dim() == len(np.shape(y_pred)) and labels.dim() > 0 and labels.shape[-1] == 1:
             labels = labels.squeeze(-1)
         valid = torch.ne(labels, ignore_class)
@@ -98,12 +99,12 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
         # Standalone use is not the training hot path, so checking here is affordable and
         # turns torch's index error into a message about the labels.
         num_classes = int(np.shape(y_pred)[-1])
-        self.check_targets(torch.as_tensor(y_true), num_classes)
+        self.check_targets(as_torch(y_true), num_classes)
         if self.ignore_class is None:
             return super().__call__(y_true, y_pred, sample_weight)
         values = self.per_example(y_true, y_pred)
         if sample_weight is not None:
-            values = values * torch.as_tensor(sample_weight, dtype=values.dtype, device=values.device).reshape(-1)
+            values = values * as_torch(sample_weight, dtype=values.dtype, device=values.device).reshape(-1)
         _, valid = self._valid(y_true, y_pred, self.ignore_class)
         counted = valid.reshape(valid.shape[0], -1).float().mean(dim=1).sum()
         return values.sum() / (counted + EPSILON)

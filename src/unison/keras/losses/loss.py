@@ -31,6 +31,8 @@ import torch.nn.functional as F
 
 from unison.errors import format_choices
 from unison.keras.activations import LOGITS_ATTR, SIGMOID_LOGITS_ATTR
+from unison.keras.utils.input_hints import non_numeric_labels_error
+from unison.ops.dtypes import as_torch
 
 __all__ = [
     "binary_crossentropy",
@@ -53,8 +55,8 @@ LabelArray = np.ndarray | torch.Tensor
 def _as_tensors(y_true: TensorLike, y_pred: TensorLike) -> tuple[torch.Tensor, torch.Tensor]:
     # y_pred is returned unchanged when it already is a tensor: it may carry logits.
     if not isinstance(y_pred, torch.Tensor):
-        y_pred = torch.as_tensor(np.asarray(y_pred), dtype=torch.get_default_dtype())
-    return torch.as_tensor(y_true, device=y_pred.device), y_pred
+        y_pred = as_torch(np.asarray(y_pred), dtype=torch.get_default_dtype())
+    return as_torch(y_true, device=y_pred.device), y_pred
 
 
 def _float_like(y_true: torch.Tensor, y_pred: torch.Tensor) -> torch.Tensor:
@@ -327,7 +329,7 @@ class Loss:
                 f"{type(self).__name__} must implement call(y_true, y_pred) (Keras) or per_example(y_true, y_pred)."
             )
         y_true, y_pred = _as_tensors(y_true, y_pred)
-        values = torch.as_tensor(self.call(y_true, y_pred))
+        values = as_torch(self.call(y_true, y_pred))
         return _to_examples(values, int(y_pred.shape[0]), self.name)
 
     def call(self, y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
@@ -352,7 +354,7 @@ class Loss:
         values = self.per_example(y_true, y_pred)
         weight = None
         if sample_weight is not None:
-            weight = torch.as_tensor(sample_weight, dtype=values.dtype, device=values.device).reshape(-1)
+            weight = as_torch(sample_weight, dtype=values.dtype, device=values.device).reshape(-1)
             values = values * weight
         if self.reduction == Reduction.NONE:
             return values
@@ -407,12 +409,15 @@ class LossFunctionWrapper(Loss):
     def per_example(self, y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
         batch = int(np.shape(y_pred)[0])
         if isinstance(y_pred, torch.Tensor) and isinstance(y_true, np.ndarray | list):
-            y_true = torch.as_tensor(np.asarray(y_true), device=y_pred.device)
+            error = non_numeric_labels_error("y", np.asarray(y_true))
+            if error is not None:
+                raise error
+            y_true = as_torch(np.asarray(y_true), device=y_pred.device)
         # Keras 3's LossFunctionWrapper aligns the ranks before calling the function.
         y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
         values = self.fn(y_true, y_pred, **self._fn_kwargs)
         if isinstance(values, float | int | np.ndarray | np.generic) and not isinstance(values, bool):
-            values = torch.as_tensor(np.asarray(values), dtype=torch.get_default_dtype())
+            values = as_torch(np.asarray(values), dtype=torch.get_default_dtype())
         if not isinstance(values, torch.Tensor):
             raise TypeError(
                 f"The loss function {self.name!r} must return a tensor of per-example losses. "

@@ -21,7 +21,7 @@ from typing import Any, cast
 
 import torch
 
-from unison.errors import format_choices
+from unison.errors import did_you_mean, format_choices
 from unison.keras import losses
 from unison.keras.losses import (
     KLD,
@@ -232,7 +232,8 @@ def get(
             if cls.__name__ == identifier:
                 return cls()
         raise ValueError(
-            f"Unknown metric function: {identifier!r}. Expected one of: "
+            f"Unknown metric function: {identifier!r}"
+            f"{did_you_mean(identifier, set(_REGISTRY) | _RESOLVED | {c.__name__ for c in _CLASSES})}. Expected one of: "
             f"{format_choices(set(_REGISTRY) | _RESOLVED)} (or a class name such as "
             f"'SparseCategoricalAccuracy'). Received: metric={identifier!r}"
         )

@@ -22,6 +22,7 @@ from typing import Any
 import torch
 
 from unison.keras.metrics.metric import MeanMetricWrapper, Metric, TensorLike, _as_tensors
+from unison.ops.dtypes import as_torch
 
 __all__ = [
     "Accuracy",
@@ -68,7 +69,7 @@ def _flat(y_true: TensorLike, y_pred: TensorLike, sample_weight: TensorLike | No
     if sample_weight is None:
         weight = torch.ones_like(scores)
     else:
-        weight = torch.as_tensor(sample_weight, device=scores.device).to(torch.float64)
+        weight = as_torch(sample_weight, device=scores.device).to(torch.float64)
         weight = weight.reshape(weight.shape + (1,) * (y_pred.dim() - weight.dim())).expand(y_pred.shape).reshape(-1)
     return labels, scores, weight
 

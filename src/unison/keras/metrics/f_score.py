@@ -16,6 +16,7 @@ import torch
 
 from unison.keras.metrics.iou import _EPS
 from unison.keras.metrics.metric import Metric, TensorLike, _as_tensors
+from unison.ops.dtypes import as_torch
 
 __all__ = ["F1Score", "FBetaScore"]
 
@@ -70,7 +71,7 @@ class FBetaScore(Metric):
                 predicted = y_pred > self.threshold
             pred, true = predicted.to(torch.float64), y_true.to(torch.float64)
             if sample_weight is not None:
-                w = torch.as_tensor(sample_weight, device=pred.device).to(torch.float64).reshape(-1, 1)
+                w = as_torch(sample_weight, device=pred.device).to(torch.float64).reshape(-1, 1)
             else:
                 w = torch.ones((1, 1), dtype=torch.float64, device=pred.device)
             counts = torch.cat(

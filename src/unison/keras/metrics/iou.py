@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from unison.keras.metrics.metric import Metric, TensorLike, _as_tensors
+from unison.ops.dtypes import as_torch
 
 __all__ = [
     "BinaryIoU",
@@ -99,7 +100,7 @@ class IoU(Metric):
                 )
             weight = torch.ones(labels.shape, dtype=torch.float64, device=labels.device)
             if sample_weight is not None:
-                w = torch.as_tensor(sample_weight, device=labels.device).to(torch.float64)
+                w = as_torch(sample_weight, device=labels.device).to(torch.float64)
                 weight = w.reshape(w.shape + (1,) * max(y_true.dim() - w.dim(), 0)).expand(y_true.shape).reshape(-1)
             if self.ignore_class is not None:
                 keep = labels != self.ignore_class

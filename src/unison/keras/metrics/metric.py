@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from unison.distribute.strategy import get_strategy, has_strategy, in_strategy_run
+from unison.ops.dtypes import as_torch
 
 __all__ = ["Mean", "MeanMetricWrapper", "Metric", "Sum"]
 
@@ -86,7 +87,7 @@ class Metric:
         saved = self.state()
         self.load_state(state)
         try:
-            return float(torch.as_tensor(self.result()).detach().reshape(-1)[0])
+            return float(as_torch(self.result()).detach().reshape(-1)[0])
         finally:
             self.load_state(saved)
 
@@ -246,14 +247,14 @@ class _MeanState(Metric):
 
     def _add(self, values: TensorLike, sample_weight: TensorLike | None) -> None:
         # Keras's reduce_to_samplewise_values: one value (and one weight) per sample.
-        values = values.detach() if isinstance(values, torch.Tensor) else torch.as_tensor(values)
+        values = values.detach() if isinstance(values, torch.Tensor) else as_torch(values)
         if sample_weight is None:
             if values.dim() > 1:
                 values = values.to(torch.float64).reshape(values.shape[0], -1).mean(dim=1)
             self._accumulate(values.sum(dtype=torch.float64), values.shape[0] if values.dim() else 1)
             return
         values = values.to(torch.float64)
-        weight = torch.as_tensor(sample_weight, device=values.device).to(torch.float64)
+        weight = as_torch(sample_weight, device=values.device).to(torch.float64)
         if weight.dim() == values.dim() + 1 and weight.shape[-1] == 1:
             weight = weight.squeeze(-1)
         elif values.dim() == weight.dim() + 1 and values.shape[-1] == 1:
@@ -324,8 +325,8 @@ class MeanMetricWrapper(_MeanState):
 
 
 def _as_tensors(y_true: TensorLike, y_pred: TensorLike) -> tuple[torch.Tensor, torch.Tensor]:
-    y_pred = torch.as_tensor(y_pred).detach()
-    return torch.as_tensor(y_true, device=y_pred.device).detach(), y_pred
+    y_pred = as_torch(y_pred).detach()
+    return as_torch(y_true, device=y_pred.device).detach(), y_pred
 
 
 class Sum(Metric):
@@ -345,9 +346,9 @@ class Sum(Metric):
 
     def update_state(self, values: TensorLike, sample_weight: TensorLike | None = None) -> None:
         with torch.no_grad():
-            values = torch.as_tensor(values).detach().to(torch.float64)
+            values = as_torch(values).detach().to(torch.float64)
             if sample_weight is not None:
-                weight = torch.as_tensor(sample_weight, device=values.device).to(torch.float64)
+                weight = as_torch(sample_weight, device=values.device).to(torch.float64)
                 weight = weight.reshape(weight.shape + (1,) * max(values.dim() - weight.dim(), 0))
                 values = values * weight
             self._accumulate(values.sum())

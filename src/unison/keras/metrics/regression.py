@@ -21,6 +21,7 @@ import torch
 
 from unison.keras import losses
 from unison.keras.metrics.metric import MeanMetricWrapper, Metric, TensorLike, _as_tensors, _MeanState
+from unison.ops.dtypes import as_torch
 
 __all__ = [
     "cosine_similarity",
@@ -147,7 +148,7 @@ class R2Score(Metric):
             self._resize(int(y_pred.shape[1]), y_pred.device)
             weight = torch.ones((), dtype=torch.float64, device=y_pred.device)
             if sample_weight is not None:
-                weight = torch.as_tensor(sample_weight, device=y_pred.device).to(torch.float64)
+                weight = as_torch(sample_weight, device=y_pred.device).to(torch.float64)
                 if weight.dim() == 1:
                     weight = weight.unsqueeze(1)
             weight = weight.expand_as(y_true)

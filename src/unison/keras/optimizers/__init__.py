@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import torch
 
-from unison.errors import format_choices
+from unison.errors import did_you_mean, format_choices
 
 # ``keras.optimizers.schedules`` and ``keras.optimizers.legacy`` (Keras 2's module name for the
 # same optimizers) are attributes of this package, as in Keras.
@@ -99,7 +99,7 @@ def get(identifier: OptimizerLike) -> Optimizer:
         cls = _REGISTRY.get(identifier.lower())
         if cls is None:
             raise ValueError(
-                f"Unknown optimizer: {identifier!r}. Expected one of: "
+                f"Unknown optimizer: {identifier!r}{did_you_mean(identifier, _REGISTRY)}. Expected one of: "
                 f"{format_choices(list(_REGISTRY))}. Received: optimizer={identifier!r}"
             )
         return cls()

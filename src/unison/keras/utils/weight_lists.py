@@ -22,6 +22,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from unison.ops.dtypes import as_torch
+
 
 def _own_states(module: nn.Module) -> list[torch.Tensor]:
     """The module's own persistent floating-point buffers (int counters are not Keras weights)."""
@@ -72,7 +74,7 @@ def assign_weights(module: nn.Module, values: list[Any], owner: str) -> None:
         )
     with torch.no_grad():
         for i, (target, value) in enumerate(zip(targets, values)):
-            tensor = torch.as_tensor(value, dtype=target.dtype)
+            tensor = as_torch(value).to(target.dtype)  # a read-only array is copied, not warned about
             if tuple(tensor.shape) != tuple(target.shape):
                 raise ValueError(
                     f"set_weights on {owner}: weight {i} has shape {tuple(target.shape)}, received an array "
