@@ -349,6 +349,8 @@ class Loss:
         For standalone use and custom loops; the trainer calls ``per_example`` instead and
         divides by the global batch size.
         """
+        if not self.__dict__.get("_agreement_noted"):
+            self._note_for_agreement()
         values = self.per_example(y_true, y_pred)
         weight = None
         if sample_weight is not None:
@@ -361,6 +363,16 @@ class Loss:
         if self.reduction == "mean_with_sample_weight" and weight is not None:
             return values.sum() / weight.sum().clamp(min=1e-12)
         return values.sum() / max(values.shape[0], 1)
+
+    def _note_for_agreement(self) -> None:
+        """In a replica's step (strategy.run, fit), replicas compare this loss's class and config."""
+        from unison.distribute.strategy import in_strategy_run
+
+        if in_strategy_run():
+            from unison.distribute.agreement import note
+
+            self.__dict__["_agreement_noted"] = True
+            note(f"loss ({self.name})", self)
 
     def check_targets(self, y_true: LabelArray, num_outputs: int | None) -> None:
         """Validate the whole label array once, before training (no-op by default).
