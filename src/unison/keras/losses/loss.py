@@ -141,10 +141,19 @@ def sparse_categorical_crossentropy(
     if y_true.dim() == y_pred.dim() and y_true.dim() > 0 and y_true.shape[-1] == 1:
         y_true = y_true.squeeze(-1)
     if y_true.shape != y_pred.shape[:-1]:
+        hint = ""
+        if y_true.shape == y_pred.shape:
+            # the shapes printed alike: say what is wrong (Keras's message alone reads as a bug)
+            hint = (
+                f" Sparse categorical cross-entropy takes one integer class index per example, of shape "
+                f"{tuple(y_pred.shape[:-1])} (or {(*tuple(y_pred.shape[:-1]), 1)}), not a row of "
+                f"{y_pred.shape[-1]} values per example: these labels look one-hot encoded. Fix: use "
+                "CategoricalCrossentropy for one-hot labels, or pass the class indices (y.argmax(axis=-1))."
+            )
         raise ValueError(
             "Arguments `y_true` and `y_pred` must have the same shape up until the last "
             f"dimension. Received: y_true.shape={tuple(y_true.shape)}, "
-            f"y_pred.shape={tuple(y_pred.shape)}"
+            f"y_pred.shape={tuple(y_pred.shape)}.{hint}"
         )
     if not from_logits:
         # TF Keras: log of the clipped probabilities, then a softmax cross-entropy on those,
