@@ -58,3 +58,11 @@ def test_complex_input_is_refused_not_truncated() -> None:
 def test_shuffle_refuses_a_buffer_below_one(size: int) -> None:
     with pytest.raises(ValueError, match=rf"buffer_size` must be an integer >= 1.*Received: buffer_size={size}"):
         tf.data.Dataset.range(4).shuffle(size)
+
+
+@pytest.mark.timeout(60)
+def test_string_labels_are_named() -> None:
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
+    model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+    with pytest.raises(TypeError, match=r"labels \(y\) must be numbers; received object values such as \['[a-d]'"):
+        model.fit(np.zeros((4, 4), "float32"), ["a", "b", "c", "d"], epochs=1, verbose=0)

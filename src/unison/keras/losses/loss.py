@@ -50,10 +50,26 @@ TensorLike = torch.Tensor | np.ndarray | float | int | list[Any]
 LabelArray = np.ndarray | torch.Tensor
 
 
+def numeric_labels(y_true: Any) -> np.ndarray:
+    """``y_true`` as a numpy array of numbers; strings or objects are a named error, not torch's."""
+    labels = np.asarray(y_true)
+    if labels.dtype.kind in "OUSa":
+        sample = labels.reshape(-1)[:3].tolist()
+        raise TypeError(
+            f"The labels (y) must be numbers; received {labels.dtype.name} values such as {sample} (shape "
+            f"{labels.shape}). A loss computes with class indices or targets, not names. Fix: map the names to "
+            "integer ids first, e.g. classes, y = np.unique(y, return_inverse=True), or a "
+            "keras.layers.StringLookup in the data pipeline."
+        )
+    return labels
+
+
 def _as_tensors(y_true: TensorLike, y_pred: TensorLike) -> tuple[torch.Tensor, torch.Tensor]:
     # y_pred is returned unchanged when it already is a tensor: it may carry logits.
     if not isinstance(y_pred, torch.Tensor):
         y_pred = torch.as_tensor(np.asarray(y_pred), dtype=torch.get_default_dtype())
+    if not isinstance(y_true, torch.Tensor):
+        y_true = numeric_labels(y_true)
     return torch.as_tensor(y_true, device=y_pred.device), y_pred
 
 
@@ -428,7 +444,7 @@ class LossFunctionWrapper(Loss):
     def per_example(self, y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
         batch = int(np.shape(y_pred)[0])
         if isinstance(y_pred, torch.Tensor) and isinstance(y_true, np.ndarray | list):
-            y_true = torch.as_tensor(np.asarray(y_true), device=y_pred.device)
+            y_true = torch.as_tensor(numeric_labels(y_true), device=y_pred.device)
         # Keras 3's LossFunctionWrapper aligns the ranks before calling the function.
         y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
         values = self.fn(y_true, y_pred, **self._fn_kwargs)
