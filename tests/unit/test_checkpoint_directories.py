@@ -65,3 +65,9 @@ def test_an_emptied_sharded_metadata_is_a_named_error(tmp_path, with_manifest) -
         (path / MANIFEST).unlink()
     with pytest.raises(CorruptCheckpointError, match=r"\.metadata"):
         ShardedCheckpoint(torch.nn.Linear(3, 2)).restore(path)
+
+
+@pytest.mark.timeout(30)
+def test_backup_and_restore_refuses_a_file_as_backup_dir(a_file) -> None:
+    with pytest.raises(CheckpointDirectoryError, match=r"BackupAndRestore: backup_dir must be a directory"):
+        tf.keras.callbacks.BackupAndRestore(a_file)
