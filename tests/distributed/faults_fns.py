@@ -64,3 +64,24 @@ def horovod_names(same: bool) -> dict[str, Any]:
     except unison.errors.UnisonError as exc:
         return {"error": f"{type(exc).__name__}: {exc}"}
     return {"error": "", "value": value.tolist()}
+
+
+def mwms_stuck_in_user_code(stuck: int, folder: str) -> dict[str, Any]:
+    """MultiWorkerMirroredStrategy, no launcher: worker ``stuck`` loops in its own code forever."""
+    import unison as tf
+
+    options = tf.distribute.experimental.CommunicationOptions(timeout_seconds=TIMEOUT_S)
+    strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
+    rank = strategy.extended.replica_id
+    strategy.reduce("SUM", torch.ones(2))
+    if rank == stuck:
+        open(os.path.join(folder, "stuck"), "w").close()
+        while True:
+            time.sleep(0.05)
+    try:
+        strategy.reduce("SUM", torch.ones(2))
+    except unison.errors.UnisonError as exc:
+        with open(os.path.join(folder, f"failed.{rank}"), "w") as fh:
+            fh.write(str(exc))
+        raise
+    return {}

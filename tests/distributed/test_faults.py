@@ -65,3 +65,20 @@ def test_horovod_collectives_of_different_names_are_not_reduced_together(path: s
         assert f"name=metric_of_rank_{rank}" in res["error"], res
     same = run_distributed(fns.horovod_names, 2, args=(True,), timeout=150, env=env)
     assert [r["value"] for r in same] == [[1.0] * 4] * 2
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_a_multi_worker_worker_stuck_in_user_code_exits_without_a_launcher(tmp_path) -> None:
+    from unison.testing import run_multi_worker
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    kwargs = {"stuck": 1, "folder": str(tmp_path)}
+    with pytest.raises(ReplicaFailedError, match=r"(?s)workers \[0, 1\] of 2 failed.*exits: a collective of this job"):
+        run_multi_worker("faults_fns:mwms_stuck_in_user_code", 2, kwargs=kwargs, timeout=200, sys_path=[here])
+    ended = time.time()
+    stuck_at = os.path.getmtime(tmp_path / "stuck")
+    bound = fns.TIMEOUT_S + HangExplainer.budget_s(fns.TIMEOUT_S) + 1.0
+    # both workers ended: the peer after its timeout, the stuck one within the bound after that
+    assert ended - stuck_at < 2 * fns.TIMEOUT_S + bound + 15, ended - stuck_at
+    assert (tmp_path / "failed.0").exists()
