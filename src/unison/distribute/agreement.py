@@ -218,6 +218,8 @@ def check_synchronised(optimizer: Any, torch_optimizer: Any) -> None:
     comm = _comm()
     if comm is None or not getattr(comm, _MULTI, False) or torch_optimizer is None:
         return
+    if getattr(optimizer, "_created_under", None) == 1:
+        return  # made in an explicit one-replica strategy's scope: local training was asked for
     from unison.optim.distributed import DistributedOptimizer
 
     if DistributedOptimizer.of(torch_optimizer) is not None:
