@@ -432,6 +432,14 @@ class UnreadableCheckpointsError(CorruptCheckpointError):
         )
 
 
+class CheckpointDirectoryError(ValueError):
+    """A checkpoint or backup directory is a file, lies under a file, or cannot be written.
+
+    Raised when the object that will write there is made, not at its first save (a preemption's
+    save would be lost).
+    """
+
+
 class IncompatibleCheckpointError(ValueError):
     """A sharded checkpoint does not fit the model (or optimizer) it is restored into."""
 

@@ -25,6 +25,11 @@ def culprit_broadcasts(comm: Any) -> None:
     comm.broadcast(torch.ones(4), src=0)
 
 
+def culprit_broadcasts_as_all_reduce(comm: Any) -> None:
+    # a broadcast under the all-reduce's name: only the recorded operation kind tells them apart
+    comm.broadcast(torch.ones(4), src=0, name="all_reduce")
+
+
 def culprit_other_shape(comm: Any) -> None:
     comm.all_reduce(torch.ones(8))
 
@@ -33,7 +38,12 @@ def innocent_all_reduce(comm: Any) -> None:
     comm.all_reduce(torch.ones(4))
 
 
-CULPRITS = {"sleep": culprit_sleeps, "op": culprit_broadcasts, "shape": culprit_other_shape}
+CULPRITS = {
+    "sleep": culprit_sleeps,
+    "op": culprit_broadcasts,
+    "op_same_name": culprit_broadcasts_as_all_reduce,
+    "shape": culprit_other_shape,
+}
 
 
 def _start_together(folder: str, world: int, rank: int) -> None:

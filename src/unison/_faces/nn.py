@@ -118,6 +118,10 @@ def compute_average_loss(
     if global_batch_size is None:
         rows = per_example_loss.shape[0] if per_example_loss.dim() else 1
         global_batch_size = rows * _replicas_in_sync()
+    else:
+        from unison.distribute.agreement import note
+
+        note("global batch (compute_average_loss's global_batch_size)", int(global_batch_size))
     if global_batch_size < 0:
         raise ValueError(f"global_batch_size must be >= 0. Received: global_batch_size={global_batch_size}")
     if global_batch_size == 0:

@@ -107,11 +107,15 @@ class Communicator:
         tensor: torch.Tensor | None = None,
         asynchronous: bool = False,
         kind: str = "",
+        agree: bool = True,
     ) -> Any:
+        """``kind`` (``all_reduce/sum``, ``broadcast/src=0``) is recorded, and checked across replicas
+        first when signatures are checked; ``agree=False`` for the shared-memory all-reduce, which
+        compares op, dtype and size itself at its first barrier."""
         self._seq += 1
-        slot = self._begin(op_name, tensor, blocking=not asynchronous)
+        slot = self._begin(op_name, tensor, blocking=not asynchronous, kind=kind)
         try:
-            if kind and self.check_signatures:
+            if kind and agree and self.check_signatures:
                 self._agree(op_name, kind, tensor)
             out = fn()
         except CollectiveMismatchError:
@@ -122,7 +126,7 @@ class Communicator:
             self._end(slot, blocking=True)
         return out
 
-    def _begin(self, op_name: str, tensor: torch.Tensor | None, blocking: bool = True) -> Slot:
+    def _begin(self, op_name: str, tensor: torch.Tensor | None, blocking: bool = True, kind: str = "") -> Slot:
         """Record collective ``self._seq``; a blocking one raises the job's report after an incident.
 
         (An asynchronous one raises it when waited for, where its own failure would surface.)
@@ -130,7 +134,7 @@ class Communicator:
         explainer = self.explainer
         if blocking and explainer is not None and explainer.incident:
             raise self._incident_error(op_name, self._seq)
-        return self.recorder.begin(self._seq, op_name, tensor)
+        return self.recorder.begin(self._seq, op_name, tensor, kind)
 
     def _agree(self, op_name: str, kind: str, tensor: torch.Tensor | None) -> None:
         """Check that every replica issues the same collective now, or raise on every replica.
@@ -146,19 +150,36 @@ class Communicator:
         if tensor is not None:
             text += f" {str(tensor.dtype).removeprefix('torch.')}{list(tensor.shape)}"
         sig = zlib.crc32(text.encode()) + 1  # > 0, so -sig never equals a signature
-        pair = torch.tensor([sig, -sig], dtype=torch.int64, device=self.device)
-        group = cast(dist.ProcessGroup, dist.group.WORLD)
-        group.allreduce([pair], self._max_options).wait()
+        shared = self.shared_memory
+        if shared is not None:
+            # Every replica on this host: agree through the segment (microseconds, not a gloo round
+            # trip). A replica all-reducing there meanwhile (a different op, dtype or size) makes
+            # the segment's own check fail on every replica at once, instead of each side waiting
+            # in a different transport until the timeout.
+            pair = torch.tensor([sig, -sig], dtype=torch.int64)
+            try:
+                shared.all_reduce(pair, "max")
+            except _shm.SharedMemoryError as exc:
+                if exc.missing:
+                    raise  # a replica is gone or late: the ordinary failure path names it
+                self._mismatch(op_name, text, "an all-reduce through shared memory")
+        else:
+            pair = torch.tensor([sig, -sig], dtype=torch.int64, device=self.device)
+            group = cast(dist.ProcessGroup, dist.group.WORLD)
+            group.allreduce([pair], self._max_options).wait()
         if int(pair[0]) == -int(pair[1]):
             return
+        self._mismatch(op_name, text, "a different operation, shape, dtype or root")
+
+    def _mismatch(self, op_name: str, text: str, other: str) -> None:
+        """Raise the named error of collectives that differ across replicas, with the job's report."""
         seq = self._seq
         report = ""
         if self.explainer is not None:  # every replica's recorder and stack, through the store
             report = "\n" + self.explainer.explain(op_name, seq, "the replicas issued different collectives")
         raise CollectiveMismatchError(
             f"Collective '{op_name}' (#{seq}) does not match across replicas on {self._where()}: this replica "
-            f"issued {text}, and at least one other replica issued a different operation, "
-            f"shape, dtype or root at the same point. Every replica must issue the same collectives in the "
+            f"issued {text}, and at least one other replica issued {other} at the same point. Every replica must issue the same collectives in the "
             f"same order with the same shapes; the report below names the replica that differs and where "
             f"each one was (a branch on the rank, or data of a different size per replica, causes this). "
             f"The check costs one 16-byte all-reduce per collective: UNISON_CHECK_COLLECTIVES=0 turns it "
@@ -247,14 +268,23 @@ class Communicator:
         """True when there is more than one replica."""
         return self.world_size > 1
 
-    def all_reduce(self, tensor: torch.Tensor, op: str = "sum", name: str = "all_reduce") -> torch.Tensor:
-        """Reduce ``tensor`` in place across replicas and return it."""
+    def all_reduce(
+        self, tensor: torch.Tensor, op: str = "sum", name: str = "all_reduce", match_name: bool = False
+    ) -> torch.Tensor:
+        """Reduce ``tensor`` in place across replicas and return it.
+
+        ``match_name``: the replicas must also give the same ``name`` (Horovod matches its named
+        collectives by name; two different ones must not be reduced together). Checked with the
+        collective's signature, when signatures are checked.
+        """
         self.bytes_reduced += tensor.numel() * tensor.element_size()
+        kind = f"all_reduce/{op}" + (f" name={name}" if match_name else "")
         shared = self.shared_memory
         if shared is not None and shared.supports(tensor):
-            self._run(name, lambda: shared.all_reduce(tensor, op), tensor)
+            # the segment compares op, dtype and size itself; a name needs the signature check first
+            self._run(name, lambda: shared.all_reduce(tensor, op), tensor, kind=kind, agree=match_name)
         else:
-            self._run(name, lambda: dist.all_reduce(tensor, op=_REDUCE_OPS[op]), tensor, kind=f"all_reduce/{op}")
+            self._run(name, lambda: dist.all_reduce(tensor, op=_REDUCE_OPS[op]), tensor, kind=kind)
         return tensor
 
     def all_reduce_async(self, tensor: torch.Tensor, name: str = "all_reduce") -> Pending:
@@ -269,6 +299,7 @@ class Communicator:
         if shared is not None and shared.supports(tensor):
             self._seq += 1
             slot = self._begin(name, tensor, blocking=False)
+            slot.kind = "all_reduce/sum"  # (the recorder's last slot when it is off: harmless)
             return Pending(_Deferred(lambda: shared.all_reduce(tensor, "sum")), self._seq, name, slot)
         # The gradient path calls this every bucket of every step: straight to the process
         # group, skipping dist.all_reduce's per-call argument checks (about 50 us on a slow CPU).
@@ -474,7 +505,9 @@ class LocalCommunicator(Communicator):
     def __init__(self, device: torch.device | None = None) -> None:
         super().__init__(0, 1, device or torch.device("cpu"), timeout_s=0.0)
 
-    def all_reduce(self, tensor: torch.Tensor, op: str = "sum", name: str = "all_reduce") -> torch.Tensor:
+    def all_reduce(
+        self, tensor: torch.Tensor, op: str = "sum", name: str = "all_reduce", match_name: bool = False
+    ) -> torch.Tensor:
         return tensor
 
     def all_reduce_async(self, tensor: torch.Tensor, name: str = "all_reduce") -> Pending:

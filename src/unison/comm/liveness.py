@@ -25,6 +25,8 @@ from unison.cluster.plan import SERVE, JobPlan
 from unison.comm.communicator import Communicator
 from unison.comm.store import bind_address
 
+_GIVE_UP_AFTER = 3  # heartbeats failed in a row before the store counts as gone
+
 
 class PeerMonitor:
     """Heartbeats of this replica, and the post-mortem that names replicas without them.
@@ -81,11 +83,18 @@ class PeerMonitor:
         except RuntimeError:
             return  # the chief is gone already; the failing collective will say so
         key = f"{self._prefix}{self.plan.rank}"
+        failures = 0
         while not self._stopped.is_set():
             try:
                 store.add(key, 1)
+                failures = 0
             except RuntimeError:
-                pass  # store unreachable right now: our silence is what peers should observe
+                # unreachable: our silence is what peers should observe. The store lives in the
+                # chief's process: after a few failures in a row it is gone for good, and every
+                # further try only adds a c10d "sendBytes failed ... Broken pipe" line to the log.
+                failures += 1
+                if failures >= _GIVE_UP_AFTER:
+                    return
             self._stopped.wait(self.interval_s)
 
     def _counters(self, store: dist.Store) -> list[int]:

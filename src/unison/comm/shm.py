@@ -432,7 +432,11 @@ def _signature(flat: torch.Tensor, op: str) -> int:
 
 def _describe_signature(sig: int) -> str:
     dtype = str(_DTYPES[(sig >> 2) & 0x3F]).replace("torch.", "")
-    return f"{sig >> 8} x {dtype} ({_OPS[sig & 3]})"
+    text = f"{sig >> 8} x {dtype} ({_OPS[sig & 3]})"
+    if sig == (2 << 8) | _CODES[torch.int64, "max"]:
+        # what the communicator reduces to agree on a collective other than an all-reduce
+        text += ": the signature check of a broadcast, gather or barrier"
+    return text
 
 
 class _ChunkViews(NamedTuple):

@@ -226,11 +226,15 @@ class Shuffle(_IndexOp):
 
     def __init__(self, input_dataset: Dataset, buffer_size: int, seed: int | None, reshuffle: bool) -> None:
         super().__init__(input_dataset)
-        self._buffer = (
-            check_count("buffer_size", buffer_size, 1, "elements held in the shuffle buffer")
-            if buffer_size != AUTOTUNE
-            else 1 << 20
-        )
+        if isinstance(buffer_size, int) and not isinstance(buffer_size, bool) and buffer_size < 1:
+            # TF refuses it too ("buffer_size must be greater than zero"); -1 is AUTOTUNE, which
+            # shuffle does not take: it was read as a buffer of a million elements
+            raise ValueError(
+                f"Dataset.shuffle: `buffer_size` must be an integer >= 1 (the elements held in the shuffle "
+                f"buffer). Received: buffer_size={buffer_size}. Fix: pass the dataset's size for a full shuffle "
+                "(dataset.cardinality()), or a smaller buffer such as 10000."
+            )
+        self._buffer = check_count("buffer_size", buffer_size, 1, "elements held in the shuffle buffer")
         self._seed, self._reshuffle = seed, bool(reshuffle)
         self._iterations = 0
 

@@ -35,11 +35,12 @@ _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 class Slot:
     """One collective in the ring (mutable: reused when the ring wraps)."""
 
-    __slots__ = ("seq", "op", "shape", "dtype", "issued", "waited", "ended", "code", "line", "thread")
+    __slots__ = ("seq", "op", "kind", "shape", "dtype", "issued", "waited", "ended", "code", "line", "thread")
 
     def __init__(self) -> None:
         self.seq = 0
         self.op = ""
+        self.kind = ""  # the operation and its arguments (all_reduce/sum, broadcast/src=0), whatever the name
         self.shape: tuple[int, ...] = ()
         self.dtype: torch.dtype | None = None
         self.issued = 0.0
@@ -56,6 +57,7 @@ class Slot:
         return {
             "seq": self.seq,
             "op": self.op,
+            "kind": self.kind,
             "shape": list(self.shape),
             "dtype": str(self.dtype).replace("torch.", "") if self.dtype is not None else "",
             "issued_ago_s": round(now - self.issued, 6),
@@ -88,7 +90,7 @@ class FlightRecorder:
         self.enabled = self.capacity > 0
         self.last = self._slots[0]  # the slot of the latest collective
 
-    def begin(self, seq: int, op: str, tensor: torch.Tensor | None = None) -> Slot:
+    def begin(self, seq: int, op: str, tensor: torch.Tensor | None = None, kind: str = "") -> Slot:
         """Record that collective ``seq`` named ``op`` was issued now (on ``tensor``).
 
         Off (capacity 0), it returns the last slot untouched: the caller sees its ``seq`` differ.
@@ -97,7 +99,7 @@ class FlightRecorder:
             return self.last
         slot = self.last = self._slots[self._next]
         self._next = (self._next + 1) % self.capacity
-        slot.seq, slot.op = seq, op
+        slot.seq, slot.op, slot.kind = seq, op, kind
         if tensor is not None:
             slot.shape, slot.dtype = tensor.shape, tensor.dtype
         else:
@@ -161,4 +163,6 @@ def format_record(r: dict[str, Any]) -> str:
     """One recorded collective as a line: ``#12 gradients.bucket0 float32[101770] 0.4ms at f.py:3 in step``."""
     shape = "[" + ", ".join(str(d) for d in r["shape"]) + "]" if r["dtype"] else ""
     state = f"{r['wait_s'] * 1e3:.1f}ms" if r["done"] else f"NOT DONE, waiting {r['wait_s']:.1f}s"
-    return f"#{r['seq']} {r['op']} {r['dtype']}{shape} {state} at {r['site']}"
+    kind = r.get("kind") or ""
+    what = f"{r['op']} ({kind})" if kind and kind.split("/")[0] != r["op"] else r["op"]
+    return f"#{r['seq']} {what} {r['dtype']}{shape} {state} at {r['site']}"

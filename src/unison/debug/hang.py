@@ -41,6 +41,7 @@ _INCIDENT = "unison/debug/incident"
 _REPORT = "unison/debug/report"
 _REPORT_RECORDS = 6  # collectives per rank in the report (dump() prints the whole ring)
 _REPORT_FRAMES = 14  # innermost stack frames per rank in the report
+STUCK_EXIT_CODE = 75  # a replica ended by its watchdog: stuck in its own code after a peer's failure
 
 
 def _snapshot_key(rank: int) -> str:
@@ -67,6 +68,10 @@ class HangExplainer:
         self.interval_s = self.interval_for(timeout_s)
         self.incident = False  # read by every collective: one attribute, no store request
         self.missing: list[int] = []  # ranks that had not issued the failed collective (after explain)
+        # Set when this process raised a collective's failure: its program knows. A replica that
+        # never does (stuck in its own code while the others gave up) is ended by the watchdog.
+        self.raised = False
+        self.exit_when_stuck = True
         self._published = False
         self._lock = threading.Lock()
         self._stopped = threading.Event()
@@ -133,9 +138,55 @@ class HangExplainer:
                 if int(self.store.add(_INCIDENT, 0)) > 0:
                     self.incident = True
                     self.publish("idle")
-                    return
+                    break
             except Exception:  # the store is gone (job ending) or unreachable: nothing to watch
                 return
+        else:
+            return
+        self._exit_if_stuck()
+
+    def stuck_bound_s(self) -> float:
+        """How long after another replica's failure a replica that never reaches a collective lives."""
+        return self.timeout_s + self.budget_s(self.timeout_s)
+
+    def _exit_if_stuck(self) -> None:
+        """Another replica's collective failed. If this replica's program does not reach a
+        collective (and raise the job's report) within the collective timeout, it is stuck in
+        its own code and nothing would ever end it without a launcher: print the report and exit."""
+        waited_from = time.monotonic()
+        if self._stopped.wait(self.stuck_bound_s()) or self.raised or not self.exit_when_stuck:
+            return
+        report: list[str] = []
+        reader = threading.Thread(target=self._read_report, args=(report,), daemon=True)
+        reader.start()
+        reader.join(1.0)
+        snap = self.snapshot("idle")
+        stack = format_stack(snap["stack"][-_REPORT_FRAMES:])
+        text = (
+            f"unison: rank {self.rank} of {self.world_size} (pid {os.getpid()}) exits: a collective of this job "
+            f"failed on another replica {time.monotonic() - waited_from:.0f}s ago, and this replica's program has "
+            f"not reached a collective since (the collective timeout is {self.timeout_s:.0f}s), so it would never "
+            "end. It was running:\n"
+            f"{stack}\n" + (report[0] if report else "(the job's report could not be read: its store is gone)") + "\n"
+        )
+        try:
+            from unison.debug.timeline import flush_active
+
+            flush_active()  # the evidence first
+        except Exception:
+            pass
+        try:
+            os.write(2, text.encode(errors="replace"))
+        finally:
+            os._exit(STUCK_EXIT_CODE)
+
+    def _read_report(self, out: list[str]) -> None:
+        try:
+            if self.store.check([_REPORT]):
+                value = self.store.get(_REPORT)
+                out.append(value.decode() if isinstance(value, bytes) else str(value))
+        except Exception:
+            pass
 
     def _at_exit(self) -> None:
         self.stop()
@@ -158,6 +209,13 @@ class HangExplainer:
 
         Bounded by :meth:`budget_s` (plus one second for a store that stopped answering).
         """
+        self.raised = True
+        try:
+            from unison.debug.timeline import flush_active
+
+            flush_active()  # the evidence on disk before a launcher tears the job down
+        except Exception:
+            pass
         result: list[str] = []
         worker = threading.Thread(target=self._explain, args=(op, seq, reason, result), daemon=True)
         worker.start()
@@ -227,19 +285,23 @@ class HangExplainer:
 
     def report_after_incident(self, op: str, seq: int) -> str:
         """The report, for a replica that issues collective ``seq`` after another replica's failed."""
+        self.raised = True
         self.publish("idle")
         text = self._wait_report(time.monotonic() + self.budget_s(self.timeout_s))
         return text if text is not None else self.explain(op, seq, "issued after another replica's collective failed")
 
 
 # --- comparing the replicas ----------------------------------------------------------------------
-def _signature(r: dict[str, Any]) -> tuple[str, tuple[int, ...], str]:
-    return (str(r.get("op")), tuple(r.get("shape") or ()), str(r.get("dtype")))
+def _signature(r: dict[str, Any]) -> tuple[str, str, tuple[int, ...], str]:
+    # the operation kind too: a broadcast and an all-reduce given the same name differ
+    return (str(r.get("op")), str(r.get("kind") or ""), tuple(r.get("shape") or ()), str(r.get("dtype")))
 
 
 def _describe(r: dict[str, Any]) -> str:
     shape = "[" + ", ".join(str(d) for d in r.get("shape") or []) + "]"
-    return f"{r.get('op')} {r.get('dtype')}{shape} at {r.get('site')}"
+    kind = r.get("kind") or ""
+    what = f"{r.get('op')} ({kind})" if kind and kind.split("/")[0] != r.get("op") else r.get("op")
+    return f"{what} {r.get('dtype')}{shape} at {r.get('site')}"
 
 
 def first_divergence(snaps: dict[int, dict[str, Any]]) -> tuple[int, str] | None:

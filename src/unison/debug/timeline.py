@@ -1,9 +1,13 @@
 """The timeline: a Chrome/Perfetto trace (JSON trace-event format) of every replica of a job.
 
 ``UNISON_TIMELINE=path.json`` (or ``unison launch --timeline path.json``) turns it on. Each
-replica keeps its events in memory and writes ``path.rank<R>.json`` when it exits; rank 0 (or
-``unison launch``, once every replica has exited) merges them into ``path.json``, one process
-per rank (``pid`` = rank). Open it at https://ui.perfetto.dev or ``chrome://tracing``.
+replica keeps its events in memory, appends the new ones every ``UNISON_TIMELINE_FLUSH_S``
+seconds (default 2) to ``path.rank<R>.partial.jsonl`` (one event per line), and writes
+``path.rank<R>.json`` when it exits; rank 0 (or ``unison launch``, once every replica has
+exited) merges them into ``path.json``, one process per rank (``pid`` = rank), taking a
+replica's partial file when it never wrote its own: a replica killed (``kill -9``, a launcher
+tearing the job down) loses at most its last seconds. Open it at https://ui.perfetto.dev or
+``chrome://tracing``.
 
 Tracks of a replica: ``steps`` (forward, backward and optimizer phases as the
 DistributedOptimizer sees them), ``collectives`` (every collective; a bucket's all-reduce shows
@@ -37,6 +41,8 @@ from multiprocessing.util import Finalize
 from typing import Any
 
 ENV_TIMELINE = "UNISON_TIMELINE"
+ENV_FLUSH = "UNISON_TIMELINE_FLUSH_S"
+DEFAULT_FLUSH_S = 2.0
 TRACKS = {"steps": 1, "collectives": 2, "data": 3, "checkpoint": 4}
 
 
@@ -57,6 +63,9 @@ class Timeline:
         # perf_counter is monotonic and fine-grained; one offset maps it onto the wall clock
         self._offset_us = time.time() * 1e6 - time.perf_counter() * 1e6
         self._written = False
+        self._flushed = 0  # events already appended to the partial file
+        self._flush_lock = threading.Lock()
+        self._stop = threading.Event()
 
     def now(self) -> float:
         """The current time in this timeline's clock (``time.perf_counter`` seconds)."""
@@ -78,9 +87,11 @@ class Timeline:
     def own_path(self, rank: int | None = None) -> str:
         return f"{self.path}.rank{self.rank if rank is None else rank}.json"
 
-    def trace_events(self) -> list[dict[str, Any]]:
-        """This replica's events in the trace-event format (with process and track names)."""
-        pid, off = self.rank, self._offset_us
+    def partial_path(self) -> str:
+        return partial_path(self.path, self.rank)
+
+    def _metadata(self) -> list[dict[str, Any]]:
+        pid = self.rank
         out: list[dict[str, Any]] = [
             {"name": "process_name", "ph": "M", "pid": pid, "args": {"name": f"rank {pid} ({socket.gethostname()})"}}
         ]
@@ -88,7 +99,16 @@ class Timeline:
             {"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": track}}
             for track, tid in TRACKS.items()
         ]
-        for name, tid, start, end, args in self.events:
+        return out
+
+    def trace_events(self) -> list[dict[str, Any]]:
+        """This replica's events in the trace-event format (with process and track names)."""
+        return self._metadata() + self._format(self.events)
+
+    def _format(self, events: list[tuple[str, int, float, float, dict[str, Any] | None]]) -> list[dict[str, Any]]:
+        pid, off = self.rank, self._offset_us
+        out: list[dict[str, Any]] = []
+        for name, tid, start, end, args in events:
             event = {
                 "name": name,
                 "ph": "X",
@@ -102,18 +122,53 @@ class Timeline:
             out.append(event)
         return out
 
+    def flush(self) -> None:
+        """Append the events recorded since the last flush to this replica's partial file.
+
+        Appending costs what the new events cost to format (not the whole history); a kill
+        loses only the events since the last flush, and a torn last line is skipped on reading.
+        """
+        with self._flush_lock:
+            if self._written:
+                return
+            count = len(self.events)  # appends from other threads land after this index
+            if count == self._flushed:
+                return
+            new = self._format(self.events[self._flushed : count])
+            if self._flushed == 0:
+                new = self._metadata() + new
+            with open(self.partial_path(), "a") as fh:
+                fh.write("".join(json.dumps(e) + "\n" for e in new))
+            self._flushed = count
+
+    def start_flushing(self, every_s: float) -> None:
+        """Flush every ``every_s`` seconds from a daemon thread until :meth:`close`."""
+
+        def loop() -> None:
+            while not self._stop.wait(every_s):
+                try:
+                    self.flush()
+                except OSError:
+                    return  # the folder went away: nothing to write into
+
+        threading.Thread(target=loop, name="unison-timeline-flush", daemon=True).start()
+
     def write_own(self) -> None:
         """Write this replica's file (atomically: a reader never sees half of it)."""
-        if self._written:
-            return
-        self._written = True
-        tmp = self.own_path() + ".tmp"
-        with open(tmp, "w") as fh:
-            json.dump({"traceEvents": self.trace_events(), "displayTimeUnit": "ms"}, fh)
-        os.replace(tmp, self.own_path())
+        with self._flush_lock:
+            if self._written:
+                return
+            self._written = True
+            tmp = self.own_path() + ".tmp"
+            with open(tmp, "w") as fh:
+                json.dump({"traceEvents": self.trace_events(), "displayTimeUnit": "ms"}, fh)
+            os.replace(tmp, self.own_path())
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(self.partial_path())  # the whole file supersedes it
 
     def close(self) -> None:
         """At exit: write this replica's file; rank 0 then merges every replica's."""
+        self._stop.set()
         try:
             self.write_own()
             if self.rank == 0:
@@ -122,11 +177,28 @@ class Timeline:
             pass  # the folder went away: nothing to write into
 
 
+def partial_path(path: str, rank: int) -> str:
+    """The file a replica appends its events to while it runs."""
+    return f"{path}.rank{rank}.partial.jsonl"
+
+
+def _read_partial(name: str) -> list[Any]:
+    events = []
+    with open(name) as fh:
+        for line in fh:
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                break  # the line a kill cut short
+    return events
+
+
 def merge(path: str, world_size: int, wait_s: float = 10.0) -> list[int]:
     """Merge ``<path>.rank<R>.json`` of every rank into ``path``; returns the ranks merged.
 
     Waits up to ``wait_s`` for ranks that have not written their file yet; a rank whose file
-    never comes is left out (its events are lost, the others' still load).
+    never comes is merged from its partial file (its events up to its last flush), or left
+    out when it has none (the others' still load).
     """
     deadline = time.monotonic() + wait_s
     files = {r: f"{path}.rank{r}.json" for r in range(world_size)}
@@ -139,8 +211,16 @@ def merge(path: str, world_size: int, wait_s: float = 10.0) -> list[int]:
             with open(name) as fh:
                 events += json.load(fh)["traceEvents"]
             merged.append(r)
-        except (OSError, ValueError, KeyError):
             continue
+        except (OSError, ValueError, KeyError):
+            pass
+        try:
+            partial = _read_partial(partial_path(path, r))
+        except OSError:
+            continue
+        if partial:
+            events += partial
+            merged.append(r)
     tmp = path + ".tmp"
     with open(tmp, "w") as fh:
         json.dump({"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"ranks": merged}}, fh)
@@ -194,4 +274,28 @@ def start_timeline(rank: int, world_size: int) -> Timeline | None:
     if tl is not None:
         atexit.register(tl.close)
         Finalize(None, tl.close, exitpriority=90)  # multiprocessing's children skip atexit
+        tl.start_flushing(_flush_interval())
     return tl
+
+
+def _flush_interval() -> float:
+    raw = os.environ.get(ENV_FLUSH, "").strip()
+    if not raw:
+        return DEFAULT_FLUSH_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise ValueError(
+            f"{ENV_FLUSH} must be a number of seconds > 0. Received: {ENV_FLUSH}={raw!r}. Fix: unset it "
+            f"(default {DEFAULT_FLUSH_S:g}s) or set e.g. {ENV_FLUSH}=1."
+        )
+    return value
+
+
+def flush_active() -> None:
+    """Flush this process's timeline now (before an exit that skips ``atexit``)."""
+    tl = timeline()
+    if tl is not None:
+        tl.flush()

@@ -194,6 +194,24 @@ def resolve_shard_policy(dataset: Any, placement: InputPlacement) -> Any:
     return AutoShardPolicy.FILE
 
 
+def refuse_array_dataset(dataset: Any) -> None:
+    """Refuse an array or tensor where an iterable of global batches is expected.
+
+    Iterating one yields its rows, each of which would be taken as a whole global batch and split
+    across the replicas: a model trained on single rows, without a word (TF takes a tf.data Dataset).
+
+    Raises:
+        TypeError: ``dataset`` is a numpy array or a torch tensor (its shape is named).
+    """
+    if isinstance(dataset, (np.ndarray, torch.Tensor)):
+        raise TypeError(
+            f"experimental_distribute_dataset expects a tf.data Dataset (or another iterable of global batches), "
+            f"not a {type(dataset).__name__}: iterating it would give its rows one by one, each taken as a global "
+            f"batch. Received: {type(dataset).__name__} of shape {tuple(dataset.shape)}. Fix: "
+            "tf.data.Dataset.from_tensor_slices(array).batch(global_batch_size)."
+        )
+
+
 class DistributedDataset:
     """An iterable of global batches seen by one replica as its own shard of each batch.
 
@@ -216,6 +234,7 @@ class DistributedDataset:
         placement: InputPlacement | None = None,
         seed_base: int | None = None,
     ) -> None:
+        refuse_array_dataset(dataset)
         self.dataset = dataset
         self.num_replicas = num_replicas
         self.replica_id = replica_id

@@ -139,6 +139,11 @@ class PreemptionCheckpointHandler:
                 "PreemptionCheckpointHandler expects a tf.train.Checkpoint or a tf.train.CheckpointManager. "
                 f"Received: {type(target).__name__}"
             )
+        if checkpoint_dir is not None:
+            from unison.train.directories import check_checkpoint_dir
+
+            # at construction: a bad directory found at the SIGTERM would lose the preemption save
+            checkpoint_dir = check_checkpoint_dir(checkpoint_dir, "PreemptionCheckpointHandler", "checkpoint_dir")
         self._cluster_resolver = cluster_resolver
         self._config = config
         self._exit_fn = config.exit_fn or exit_for_restart

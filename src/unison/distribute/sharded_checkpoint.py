@@ -40,7 +40,7 @@ from unison.core.atomic_io import fsync_directory
 from unison.distribute import zero_checkpoint
 from unison.distribute.shard_manifest import verify_manifest, write_manifest
 from unison.distribute.sharding import sharding_communicator
-from unison.errors import IncompatibleCheckpointError
+from unison.errors import CorruptCheckpointError, IncompatibleCheckpointError
 
 __all__ = ["IncompatibleCheckpointError", "ShardedCheckpoint"]
 
@@ -135,8 +135,9 @@ class ShardedCheckpoint:
         )
 
         source = os.path.abspath(os.fspath(path))
+        if os.path.isdir(source):
+            verify_manifest(source)  # first: it names a truncated or changed file, .metadata included
         saved = _saved_shapes(source)
-        verify_manifest(source)
         model_state = get_model_state_dict(self.model)
         _check_compatible(source, saved, _global_shapes(model_state), self.optimizer is not None)
         if self.optimizer is not None and (self._owned is not None or zero_checkpoint.FORMAT_KEY in saved):
@@ -212,9 +213,25 @@ def _publish(tmp: str, target: str) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
+def _read_metadata(path: str) -> Any:
+    """DCP's ``.metadata`` of ``path``; an emptied or damaged one is a named error, not a bare EOFError."""
+    from torch.distributed.checkpoint import FileSystemReader
+
+    try:
+        return FileSystemReader(path).read_metadata()
+    except Exception as exc:  # EOFError (emptied), UnpicklingError (damaged), ...: the file is unusable
+        metadata = os.path.join(path, ".metadata")
+        size = os.path.getsize(metadata) if os.path.exists(metadata) else None
+        raise CorruptCheckpointError(
+            f"The sharded checkpoint {path!r} cannot be restored: its index {metadata!r} ({size} bytes) is "
+            f"truncated or damaged ({type(exc).__name__}: {str(exc)[:120] or 'no data'}). Expected the "
+            "'.metadata' file ShardedCheckpoint.save wrote last. Restore an older checkpoint, or the "
+            "directory from a copy."
+        ) from exc
+
+
 def _saved_shapes(path: str) -> dict[str, tuple[int, ...] | None]:
     """Every entry of the checkpoint at ``path``: its flattened key and global shape (None: not a tensor)."""
-    from torch.distributed.checkpoint import FileSystemReader
     from torch.distributed.checkpoint.metadata import TensorStorageMetadata
 
     if not os.path.isfile(os.path.join(path, ".metadata")):
@@ -222,7 +239,7 @@ def _saved_shapes(path: str) -> dict[str, tuple[int, ...] | None]:
             f"No sharded checkpoint at {path!r} (expected a directory holding a '.metadata' file, "
             "written by ShardedCheckpoint.save). Check the path."
         )
-    meta = FileSystemReader(path).read_metadata()
+    meta = _read_metadata(path)
     return {
         k: tuple(v.size) if isinstance(v, TensorStorageMetadata) else None for k, v in meta.state_dict_metadata.items()
     }
@@ -230,10 +247,9 @@ def _saved_shapes(path: str) -> dict[str, tuple[int, ...] | None]:
 
 def _saved_specs(path: str) -> dict[str, tuple[tuple[int, ...], torch.dtype] | None]:
     """Every entry of the checkpoint: its global shape and dtype (None: not a tensor)."""
-    from torch.distributed.checkpoint import FileSystemReader
     from torch.distributed.checkpoint.metadata import TensorStorageMetadata
 
-    meta = FileSystemReader(path).read_metadata()
+    meta = _read_metadata(path)
     return {
         k: (tuple(v.size), v.properties.dtype) if isinstance(v, TensorStorageMetadata) else None
         for k, v in meta.state_dict_metadata.items()

@@ -32,6 +32,7 @@ from torch.optim.optimizer import register_optimizer_step_post_hook, register_op
 from unison.comm.communicator import Communicator, LocalCommunicator
 from unison.comm.functional import differentiable_all_reduce
 from unison.comm.reduce_op import ReduceOp
+from unison.distribute.arguments import reduce_value
 from unison.distribute.input import DistributedDataset, InputContext, InputPlacement, PerReplicaDataset
 from unison.distribute.input_options import (
     InputOptions,
@@ -289,7 +290,7 @@ class Strategy:
         fewer rows weigh less), as in TF.
         """
         op = _reduce_op(reduce_op)
-        t = torch.as_tensor(value)
+        t = reduce_value(value, axis)  # a string, an object or an axis it lacks: a named error
         if not t.is_floating_point():
             t = t.to(torch.float64 if op is ReduceOp.MEAN else t.dtype)
         count = torch.tensor(1.0, dtype=torch.float64)

@@ -93,7 +93,13 @@ def _own_rows(tensor: torch.Tensor, rows: Sequence[int], rank: int) -> torch.Ten
 
 
 def _reduce(
-    tensor: torch.Tensor, op: ReduceOp, name: str, prescale: float, postscale: float, comm: Communicator
+    tensor: torch.Tensor,
+    op: ReduceOp,
+    name: str,
+    prescale: float,
+    postscale: float,
+    comm: Communicator,
+    named: bool = False,
 ) -> torch.Tensor:
     """``tensor`` reduced across processes, as a new tensor on ``tensor``'s device."""
     out = tensor.detach().to(comm.device).clone()
@@ -105,7 +111,9 @@ def _reduce(
     else:
         if out.dtype == torch.bool:
             raise TypeError(f"allreduce '{name}': boolean tensors cannot be summed; cast to an integer dtype first.")
-        comm.all_reduce(out, name=name)
+        # Horovod matches named collectives by name: same-shape tensors of different names on
+        # different ranks are not one reduction (Horovod stalls on them; here a named error)
+        comm.all_reduce(out, name=name, match_name=named)
         if op is Average:
             out = out / comm.world_size if out.is_floating_point() else out // comm.world_size
     if postscale != 1.0:
@@ -157,7 +165,9 @@ def allreduce(
     if sent.requires_grad and torch.is_grad_enabled():
         out = _Allreduce.apply(sent, reduce_op, label, float(prescale_factor), float(postscale_factor))
     else:
-        out = _reduce(sent, reduce_op, label, float(prescale_factor), float(postscale_factor), _comm())
+        out = _reduce(
+            sent, reduce_op, label, float(prescale_factor), float(postscale_factor), _comm(), named=name is not None
+        )
     return out.to(tensor.dtype) if out.dtype != tensor.dtype else out
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 
@@ -28,16 +29,32 @@ def _describe(named: Sequence[tuple[str, torch.Tensor]]) -> list[tuple[str, tupl
     return [(n, tuple(p.shape), str(p.dtype).replace("torch.", "")) for n, p in named]
 
 
-def check_consistency(named: Sequence[tuple[str, torch.Tensor]], comm: Communicator) -> None:
-    """Raise :class:`ReplicaMismatchError` on every replica unless all hold the same parameters."""
+def check_consistency(named: Sequence[tuple[str, torch.Tensor]], comm: Communicator, optimizer: Any = None) -> None:
+    """Raise :class:`ReplicaMismatchError` on every replica unless all hold the same parameters
+    and train with the same optimizer, hyper-parameters, loss and global batch.
+
+    ``optimizer`` (the torch optimizer being synchronised) adds its class and param-group
+    hyper-parameters to what is compared; Keras optimizers and losses note themselves
+    (:mod:`unison.distribute.agreement`). The facts travel in the structure digest: no extra
+    collective unless the replicas differ.
+    """
     if not comm.is_distributed:
         return
+    from unison.distribute import agreement
+
+    if optimizer is not None:
+        agreement.note("optimizer", optimizer, comm)
     meta = _describe(named)
-    digest = hashlib.sha1(repr(meta).encode()).hexdigest()
+    digest = hashlib.sha1((repr(meta) + agreement.digest(comm)).encode()).hexdigest()
     digests = comm.all_gather_object(digest, name="consistency.structure")
     if len(set(digests)) > 1:
-        metas = comm.all_gather_object(meta, name="consistency.structure_detail")
-        raise ReplicaMismatchError(_structure_difference(metas))
+        details = comm.all_gather_object((meta, agreement.noted(comm)), name="consistency.structure_detail")
+        metas = [d[0] for d in details]
+        if any(m != metas[0] for m in metas):
+            raise ReplicaMismatchError(_structure_difference(metas))
+        message = agreement.difference([d[1] for d in details])
+        if message is not None:
+            raise ReplicaMismatchError(message)
     with torch.no_grad():
         sums = (
             torch.stack(

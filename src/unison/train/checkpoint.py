@@ -38,6 +38,7 @@ from unison.comm.communicator import joined
 from unison.core.atomic_io import VerificationError, read_verified, write_verified
 from unison.debug.timeline import span
 from unison.errors import CorruptCheckpointError
+from unison.train.optimizer_state import optimizer_state, restore_optimizer_state
 from unison.train.tracking import DictWrapper, ListWrapper, as_state_dict, as_tree
 
 KIND = "tf.train.Checkpoint"
@@ -174,14 +175,7 @@ def _entry(obj: Any, where: str) -> dict[str, Any]:
                 )
         return {"kind": kind, "state": {key: _entry(item, f"{where}[{key!r}]") for key, item in obj.items()}}
     if kind == "keras_optimizer":
-        built = obj.torch_optimizer
-        return {
-            "kind": kind,
-            "state": {
-                "torch": None if built is None else built.state_dict(),
-                "learning_rate": float(obj.learning_rate) if hasattr(obj, "learning_rate") else None,
-            },
-        }
+        return {"kind": kind, "state": optimizer_state(obj)}
     return {"kind": kind, "state": obj.state_dict()}
 
 
@@ -359,8 +353,9 @@ def _restore_into(obj: Any, entry: dict[str, Any], path: str, name: str) -> tupl
     if kind == "tensor" and saved_kind == "tensor":
         _restore_tensor(obj, entry["state"], path, name)
     elif kind == "keras_optimizer" and saved_kind == "keras_optimizer":
-        if not _restore_keras_optimizer(obj, entry["state"], path, name):
-            return [], [f"{name} (optimizer not built yet: its slots were not restored)"]
+        if not restore_optimizer_state(obj, entry["state"], path, name):
+            # iterations and the learning rate are restored; TF too restores slots when they are made
+            return [f"{name} (optimizer not built yet: its slots are restored when it is built)"], []
     elif kind == "state_dict" and saved_kind in ("state_dict", "checkpoint"):
         state = entry["state"] if saved_kind == "state_dict" else as_state_dict(entry)
         _restore_state(obj, state, path, name)
@@ -379,19 +374,6 @@ def _restore_tensor(obj: torch.Tensor, value: torch.Tensor, path: str, name: str
         )
     with torch.no_grad():
         obj.copy_(value.to(obj.device, obj.dtype))
-
-
-def _restore_keras_optimizer(obj: Any, state: dict[str, Any], path: str, name: str) -> bool:
-    """Restore the learning rate, and the torch optimizer's state if it is built (False if not)."""
-    if state.get("learning_rate") is not None and hasattr(obj, "learning_rate"):
-        obj.learning_rate = state["learning_rate"]
-    if state.get("torch") is None:
-        return True
-    built = obj.torch_optimizer
-    if built is None:
-        return False
-    _restore_state(built, state["torch"], path, name)
-    return True
 
 
 def _restore_state(obj: Any, state: Any, path: str, name: str) -> None:

@@ -82,6 +82,11 @@ class BackupFiles:
         self.directory = os.fspath(directory)
         if not self.directory:
             raise ValueError("The checkpoint directory must be a non-empty path. Received: directory=''")
+        from unison.train.directories import check_checkpoint_dir
+
+        # now, not at the first backup (which may be the one taken at a preemption's SIGTERM);
+        # BackupAndRestore makes these in its constructor
+        check_checkpoint_dir(self.directory, "BackupAndRestore", "backup_dir")
         if not re.match(r"^[\w.-]+$", prefix):
             raise ValueError(f"prefix must be a plain file name prefix. Received: prefix={prefix!r}")
         if isinstance(max_to_keep, bool) or not isinstance(max_to_keep, int) or max_to_keep < 1:

@@ -63,7 +63,9 @@ class CheckpointManager:
         if checkpoint_interval is not None and step_counter is None:
             raise ValueError("checkpoint_interval needs step_counter (the variable that counts steps).")
         self._checkpoint = checkpoint
-        self.directory = os.fspath(directory)
+        from unison.train.directories import check_checkpoint_dir
+
+        self.directory = check_checkpoint_dir(directory, "tf.train.CheckpointManager", "directory")
         self._max_to_keep = max_to_keep
         self._keep_hours = keep_checkpoint_every_n_hours
         self._prefix = os.path.join(self.directory, checkpoint_name)

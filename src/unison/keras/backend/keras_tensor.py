@@ -386,6 +386,13 @@ def conform_input(value: torch.Tensor, dtype: Any) -> torch.Tensor:
     """
     if not isinstance(dtype, torch.dtype) or value.dtype == dtype:
         return value
+    if value.is_complex() and not dtype.is_complex:
+        raise TypeError(
+            f"The model's input is {str(dtype).removeprefix('torch.')}, but the data is complex "
+            f"({str(value.dtype).removeprefix('torch.')}, shape {tuple(value.shape)}): converting it would drop the "
+            "imaginary part without a word. Fix: pass real data, e.g. np.concatenate([x.real, x.imag], axis=-1) "
+            "(and an Input twice as wide), or np.abs(x) if only the magnitude matters."
+        )
     if dtype.is_floating_point:
         if not value.is_floating_point() or value.dtype == torch.float64:
             return value.to(dtype)

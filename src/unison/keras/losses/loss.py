@@ -52,10 +52,21 @@ TensorLike = torch.Tensor | np.ndarray | float | int | list[Any]
 LabelArray = np.ndarray | torch.Tensor
 
 
+def numeric_labels(y_true: Any) -> np.ndarray:
+    """``y_true`` as a numpy array of numbers; strings or objects are a named error, not torch's."""
+    labels = np.asarray(y_true)
+    error = non_numeric_labels_error("y", labels)
+    if error is not None:
+        raise error
+    return labels
+
+
 def _as_tensors(y_true: TensorLike, y_pred: TensorLike) -> tuple[torch.Tensor, torch.Tensor]:
     # y_pred is returned unchanged when it already is a tensor: it may carry logits.
     if not isinstance(y_pred, torch.Tensor):
         y_pred = as_torch(np.asarray(y_pred), dtype=torch.get_default_dtype())
+    if not isinstance(y_true, torch.Tensor):
+        y_true = numeric_labels(y_true)
     return as_torch(y_true, device=y_pred.device), y_pred
 
 
@@ -143,10 +154,19 @@ def sparse_categorical_crossentropy(
     if y_true.dim() == y_pred.dim() and y_true.dim() > 0 and y_true.shape[-1] == 1:
         y_true = y_true.squeeze(-1)
     if y_true.shape != y_pred.shape[:-1]:
+        hint = ""
+        if y_true.shape == y_pred.shape:
+            # the shapes printed alike: say what is wrong (Keras's message alone reads as a bug)
+            hint = (
+                f" Sparse categorical cross-entropy takes one integer class index per example, of shape "
+                f"{tuple(y_pred.shape[:-1])} (or {(*tuple(y_pred.shape[:-1]), 1)}), not a row of "
+                f"{y_pred.shape[-1]} values per example: these labels look one-hot encoded. Fix: use "
+                "CategoricalCrossentropy for one-hot labels, or pass the class indices (y.argmax(axis=-1))."
+            )
         raise ValueError(
             "Arguments `y_true` and `y_pred` must have the same shape up until the last "
             f"dimension. Received: y_true.shape={tuple(y_true.shape)}, "
-            f"y_pred.shape={tuple(y_pred.shape)}"
+            f"y_pred.shape={tuple(y_pred.shape)}.{hint}"
         )
     if not from_logits:
         # TF Keras: log of the clipped probabilities, then a softmax cross-entropy on those,
@@ -351,6 +371,8 @@ class Loss:
         For standalone use and custom loops; the trainer calls ``per_example`` instead and
         divides by the global batch size.
         """
+        if not self.__dict__.get("_agreement_noted"):
+            self._note_for_agreement()
         values = self.per_example(y_true, y_pred)
         weight = None
         if sample_weight is not None:
@@ -363,6 +385,16 @@ class Loss:
         if self.reduction == "mean_with_sample_weight" and weight is not None:
             return values.sum() / weight.sum().clamp(min=1e-12)
         return values.sum() / max(values.shape[0], 1)
+
+    def _note_for_agreement(self) -> None:
+        """In a replica's step (strategy.run, fit), replicas compare this loss's class and config."""
+        from unison.distribute.strategy import in_strategy_run
+
+        if in_strategy_run():
+            from unison.distribute.agreement import note
+
+            self.__dict__["_agreement_noted"] = True
+            note(f"loss ({self.name})", self)
 
     def check_targets(self, y_true: LabelArray, num_outputs: int | None) -> None:
         """Validate the whole label array once, before training (no-op by default).
@@ -409,10 +441,7 @@ class LossFunctionWrapper(Loss):
     def per_example(self, y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
         batch = int(np.shape(y_pred)[0])
         if isinstance(y_pred, torch.Tensor) and isinstance(y_true, np.ndarray | list):
-            error = non_numeric_labels_error("y", np.asarray(y_true))
-            if error is not None:
-                raise error
-            y_true = as_torch(np.asarray(y_true), device=y_pred.device)
+            y_true = as_torch(numeric_labels(y_true), device=y_pred.device)
         # Keras 3's LossFunctionWrapper aligns the ranks before calling the function.
         y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
         values = self.fn(y_true, y_pred, **self._fn_kwargs)

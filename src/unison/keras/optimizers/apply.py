@@ -69,8 +69,16 @@ class StepCounter:
     def __init__(self, optimizer: Optimizer) -> None:
         self.optimizer = optimizer
         self.count = torch.zeros((), dtype=torch.int64)
+        self.checked = False
 
-    def before_step(self) -> None:
+    def before_step(self, synchronised: bool = True) -> None:
+        """``synchronised=False``: the caller aggregates the gradients itself (skip_gradients_aggregation)."""
+        if not self.checked:
+            self.checked = True
+            if synchronised:
+                from unison.distribute.agreement import check_synchronised
+
+                check_synchronised(self.optimizer, self.optimizer.torch_optimizer)
         schedule = self.optimizer._schedule
         if schedule is not None:
             # Keras evaluates the schedule at the number of steps already taken.
@@ -161,7 +169,7 @@ def apply_gradients(
         sync = strategy.gradient_synchronizer(torch_opt)
         sync.synchronize()  # SUM across replicas before clipping, as Keras clips the aggregate
     optimizer.clip_gradients(variables)
-    optimizer._counter.before_step()
+    optimizer._counter.before_step(synchronised=not skip_aggregation)
     try:
         torch_opt.step()
         optimizer._counter.after_step()

@@ -250,6 +250,12 @@ class Optimizer:
         self._torch_optimizer: torch.optim.Optimizer | None = None
         self._param_ids: frozenset[int] = frozenset()
         self._prebuilt = False  # built by compile(), not yet claimed by a training loop
+        from unison.distribute.strategy import get_strategy, has_strategy
+
+        # The replicas of the strategy whose scope made this optimizer (None: no scope). An
+        # optimizer of an explicit one-replica strategy trains locally by design; any other that
+        # nothing synchronises in a multi-replica job is refused at its first step.
+        self._created_under: int | None = get_strategy().num_replicas_in_sync if has_strategy() else None
 
     def _make(self, params: ParamList) -> torch.optim.Optimizer:
         """Create the torch optimizer for ``params`` (the one hook subclasses implement)."""
@@ -295,6 +301,11 @@ class Optimizer:
         if self.weight_decay and not isinstance(self._torch_optimizer, torch.optim.AdamW):
             self._torch_optimizer.register_step_pre_hook(_decoupled_weight_decay(self.weight_decay))
         after_step(self, self._torch_optimizer, params)
+        from unison.distribute.agreement import note
+        from unison.train.optimizer_state import apply_deferred
+
+        apply_deferred(self)  # slots a tf.train.Checkpoint restored before this first build
+        note(f"optimizer ({self.name})", self)  # replicas compare class and hyper-parameters
         return self._torch_optimizer
 
     def prebuild(self, params: Params) -> None:

@@ -1,0 +1,69 @@
+"""Replicas that disagree on the optimizer's hyper-parameters or the global batch, or train a
+model built outside strategy.scope(), fail at their first step with a named error naming the
+rank and the differing value, on MirroredStrategy and on MultiWorkerMirroredStrategy."""
+
+from __future__ import annotations
+
+import os
+
+import agreement_fns as fns
+import numpy as np
+import pytest
+
+from unison.errors import ReplicaFailedError
+from unison.testing import run_distributed, run_multi_worker
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LR = "learning_rate is 0.2 on rank 1 but 0.1 on rank 0"
+
+
+@pytest.mark.timeout(200)
+def test_mirrored_replicas_with_different_learning_rates_fail_at_the_first_step(tmp_path) -> None:
+    with pytest.raises(
+        ReplicaFailedError, match=rf"ReplicaMismatchError: Replicas train with different optimizer.*{LR}"
+    ):
+        run_distributed(fns.fit, 2, args=("mirrored", [0.1, 0.2], False, str(tmp_path)), timeout=150)
+    assert not list(tmp_path.iterdir())  # no replica finished a step
+
+
+@pytest.mark.timeout(200)
+def test_mirrored_model_built_outside_the_scope_is_refused(tmp_path) -> None:
+    with pytest.raises(
+        ReplicaFailedError,
+        match=r"UnsynchronizedTrainingError: Optimizer 'sgd' .* rank \d of 2 .*outside strategy.scope",
+    ):
+        run_distributed(fns.fit, 2, args=("mirrored", [0.1, 0.1], True, str(tmp_path)), timeout=150)
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.timeout(200)
+def test_mirrored_replicas_agreeing_train_together() -> None:
+    a, b = run_distributed(fns.fit, 2, args=("mirrored", [0.1, 0.1]), timeout=150)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.timeout(200)
+def test_a_different_global_batch_size_is_named() -> None:
+    with pytest.raises(
+        ReplicaFailedError, match=r"different global batch \(compute_average_loss's global_batch_size\): rank 1 has 16"
+    ):
+        run_distributed(fns.custom_loop, 2, args=([8, 16],), timeout=150)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_multi_worker_with_a_different_learning_rate_fails_on_every_worker(tmp_path) -> None:
+    kwargs = {"kind": "mwms", "learning_rates": [0.1, 0.2], "log_dir": str(tmp_path)}
+    with pytest.raises(ReplicaFailedError, match=rf"(?s)workers \[0, 1\] of 2 failed.*{LR}"):
+        run_multi_worker("agreement_fns:fit", 2, kwargs=kwargs, timeout=240, sys_path=[HERE])
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_multi_worker_model_outside_the_scope_is_refused(tmp_path) -> None:
+    kwargs = {"kind": "mwms", "learning_rates": [0.1, 0.1], "outside_scope": True, "log_dir": str(tmp_path)}
+    with pytest.raises(ReplicaFailedError, match=r"(?s)UnsynchronizedTrainingError.*outside strategy.scope"):
+        run_multi_worker("agreement_fns:fit", 2, kwargs=kwargs, timeout=240, sys_path=[HERE])
+    assert not list(tmp_path.iterdir())
