@@ -1,0 +1,391 @@
+"""CSV input, as TensorFlow reads it: ``tf.io.decode_csv``, ``tf.data.experimental.CsvDataset`` and
+``tf.data.experimental.make_csv_dataset``.
+
+TF's quoting rules (RFC 4180, ``tensorflow/core/kernels/data/experimental/csv_dataset_op.cc``): with
+``use_quote_delim`` a field that starts with ``"`` is quoted, ``""`` inside it is one quote, the
+closing quote must be followed by the delimiter or the end of the record, a quote inside an
+unquoted field is an error, and a quoted field may span lines. An empty field (or one equal to
+``na_value``) takes its column's default; a column without a default (a dtype or an empty tensor)
+makes it an :class:`~unison.errors.InvalidArgumentError`. Int and float fields may carry leading
+and trailing spaces. Numbers come out as torch tensors (int32, int64, float32, float64), strings as
+``StringTensor`` of ``bytes``.
+
+Records are split with ``bytes.split`` when they hold no quote (the common case) and by a small
+scanner otherwise; columns are converted a chunk of records at a time.
+
+Example:
+    >>> import unison as tf
+    >>> a, b = tf.io.decode_csv(["1,x", '2,"y,z"'], record_defaults=[[0], [""]])
+    >>> a.tolist(), b.numpy().tolist()
+    ([1, 2], [b'x', b'y,z'])
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from unison.data.context import IterContext
+from unison.data.dataset import Dataset
+from unison.data.sources import _files
+from unison.data.specs import STRING, TensorSpec, _dtype
+from unison.errors import InvalidArgumentError
+from unison.ops.string_tensor import StringTensor
+
+_CHUNK = 1024
+_NUMERIC = (torch.int32, torch.int64, torch.float32, torch.float64)
+
+
+class _Column:
+    """One output column: its dtype and its default (``None``: the field is required)."""
+
+    def __init__(self, dtype: torch.dtype | str, default: Any) -> None:
+        self.dtype, self.default = dtype, default
+
+
+def _column(spec: Any, index: int) -> _Column:
+    """A column from one ``record_defaults`` item: a dtype (required), or a tensor/list of 0 or 1 values."""
+    if isinstance(spec, (torch.dtype, str)) and not isinstance(spec, np.ndarray) or hasattr(spec, "is_floating"):
+        if isinstance(spec, str) and spec not in ("string", "int32", "int64", "float32", "float64"):
+            spec = np.asarray(spec)  # a Python string is a default value, not a dtype name
+        else:
+            return _checked(_dtype(spec), None, index)
+    if not isinstance(spec, (torch.Tensor, np.ndarray)) and type(spec).__name__ == "StringDType":
+        return _checked(STRING, None, index)
+    if isinstance(spec, torch.Tensor):
+        values = spec.reshape(-1)
+        default = None if values.numel() == 0 else values[0].item()
+        return _checked(spec.dtype, default, index)
+    arr = np.asarray(spec.view(np.ndarray) if isinstance(spec, np.ndarray) else spec)
+    if arr.dtype.kind in "OUS":
+        flat = arr.reshape(-1)
+        default = None if flat.size == 0 else flat[0]
+        return _checked(STRING, default.encode() if isinstance(default, str) else default, index)
+    if arr.size == 0 and arr.dtype == np.float64:
+        raise ValueError(
+            f"record_defaults[{index}] is an empty list, which has no dtype. Expected a dtype "
+            "(tf.int32) or an empty tensor of one (tf.constant([], tf.int32)) for a required column."
+        )
+    kind = {"i": torch.int32, "u": torch.int32, "b": torch.int32, "f": torch.float32}.get(arr.dtype.kind)
+    if kind is None:
+        raise ValueError(f"record_defaults[{index}] has dtype {arr.dtype}, not a CSV type.")
+    if arr.dtype in (np.int64, np.float64) and not isinstance(spec, (list, tuple, int, float)):
+        kind = torch.from_numpy(arr.reshape(-1)[:0]).dtype
+    flat = arr.reshape(-1)
+    return _checked(kind, None if flat.size == 0 else flat[0].item(), index)
+
+
+def _checked(dtype: torch.dtype | str, default: Any, index: int) -> _Column:
+    if dtype != STRING and dtype not in _NUMERIC:
+        raise ValueError(
+            f"record_defaults[{index}] has dtype {dtype}; a CSV column must be one of float32, "
+            "float64, int32, int64 or string."
+        )
+    return _Column(dtype, default)
+
+
+def _columns(record_defaults: Sequence[Any]) -> list[_Column]:
+    if isinstance(record_defaults, (str, bytes)) or not isinstance(record_defaults, Sequence):
+        record_defaults = list(record_defaults)
+    if not record_defaults:
+        raise ValueError("record_defaults must name at least one column (a dtype or a default per column).")
+    return [_column(spec, i) for i, spec in enumerate(record_defaults)]
+
+
+def split_record(record: bytes, delim: bytes, quoted: bool) -> list[bytes]:
+    """The fields of one record, by TF's quoting rules (:class:`ValueError` for a malformed one)."""
+    if not quoted or b'"' not in record:
+        return record.split(delim)
+    fields: list[bytes] = []
+    i, n = 0, len(record)
+    while True:
+        if record[i : i + 1] == b'"':
+            parts, j = [], i + 1
+            while True:
+                k = record.find(b'"', j)
+                if k < 0:
+                    raise ValueError("Reached end of file without closing quoted field")
+                parts.append(record[j:k])
+                if record[k + 1 : k + 2] == b'"':
+                    parts.append(b'"')
+                    j = k + 2
+                    continue
+                break
+            fields.append(b"".join(parts))
+            i = k + 1
+            if i == n:
+                return fields
+            if record[i : i + len(delim)] != delim:
+                raise ValueError("Quoted field has to end with quote followed by delim or end")
+            i += len(delim)
+        else:
+            j = record.find(delim, i)
+            field = record[i:] if j < 0 else record[i:j]
+            if b'"' in field:
+                raise ValueError("Unquoted fields cannot have quotes inside")
+            fields.append(field)
+            if j < 0:
+                return fields
+            i = j + len(delim)
+
+
+def _convert(fields: list[bytes], col: _Column, na: bytes, where: str) -> Any:
+    """One column's fields as a tensor: empty/NA fields take the default (or raise when required)."""
+    if col.default is None and any(f == b"" or f == na for f in fields):
+        raise InvalidArgumentError(None, None, f"Field is required but missing in {where}.")
+    default = col.default
+    if col.dtype == STRING:
+        fill = default if isinstance(default, bytes) else str(default).encode() if default is not None else b""
+        out = np.empty(len(fields), dtype=object)
+        out[:] = [fill if (f == b"" or f == na) else f for f in fields]
+        return StringTensor(out)
+    parse = float if col.dtype in (torch.float32, torch.float64) else int
+    try:
+        values = [default if (f == b"" or f == na) else parse(f) for f in fields]
+    except ValueError:
+        bad = next(f for f in fields if f not in (b"", na) and not _parses(parse, f))
+        name = str(col.dtype).replace("torch.", "")
+        raise InvalidArgumentError(None, None, f"A field in {where} is not a valid {name}: {bad!r}.") from None
+    numpy_dtypes: dict[Any, Any] = {torch.int32: np.int32, torch.int64: np.int64, torch.float32: np.float32}
+    np_dtype = numpy_dtypes.get(col.dtype, np.float64)
+    if parse is int:
+        info = np.iinfo(np_dtype)
+        if len(values) and (min(values) < info.min or max(values) > info.max):
+            raise InvalidArgumentError(None, None, f"A field in {where} is out of the range of {col.dtype}.")
+    return torch.from_numpy(np.asarray(values, dtype=np_dtype))
+
+
+def _parses(parse: Any, field: bytes) -> bool:
+    try:
+        parse(field)
+    except ValueError:
+        return False
+    return True
+
+
+def _select(n_defaults: int, select_cols: Any, exclude_cols: Any = None) -> list[int] | None:
+    if select_cols is not None and exclude_cols is not None:
+        raise ValueError("Pass at most one of select_cols and exclude_cols.")
+    cols = select_cols if select_cols is not None else exclude_cols
+    if cols is None:
+        return None
+    cols = [int(c) for c in cols]
+    if any(b <= a for a, b in zip(cols, cols[1:])) or any(c < 0 for c in cols):
+        raise InvalidArgumentError(None, None, f"select_cols/exclude_cols must be sorted, unique and >= 0: {cols}.")
+    if select_cols is not None and len(cols) != n_defaults:
+        raise InvalidArgumentError(
+            None, None, f"len(select_cols) ({len(cols)}) must equal len(record_defaults) ({n_defaults})."
+        )
+    return cols
+
+
+def _decode_rows(
+    rows: list[bytes], columns: list[_Column], delim: bytes, quoted: bool, na: bytes, cols: Any, where: Any
+) -> list[Any]:
+    """Columns of ``rows``; ``cols`` is the selected indices (or ``("exclude", list)``)."""
+    n_out = len(columns)
+    split: list[list[bytes]] = []
+    for r, rec in enumerate(rows):
+        try:
+            fields = split_record(rec, delim, quoted)
+        except ValueError as exc:
+            raise InvalidArgumentError(None, None, f"{exc} in {where(r)}.") from None
+        if cols is None:
+            if len(fields) != n_out:
+                raise InvalidArgumentError(None, None, f"Expect {n_out} fields but have {len(fields)} in {where(r)}.")
+        elif isinstance(cols, tuple):
+            excluded = cols[1]
+            if len(fields) != n_out + len(excluded):
+                raise InvalidArgumentError(
+                    None, None, f"Expect {n_out + len(excluded)} fields but have {len(fields)} in {where(r)}."
+                )
+            drop = set(excluded)
+            fields = [f for i, f in enumerate(fields) if i not in drop]
+        else:
+            if len(fields) <= cols[-1]:
+                raise InvalidArgumentError(
+                    None, None, f"Expect at least {cols[-1] + 1} fields but have {len(fields)} in {where(r)}."
+                )
+            fields = [fields[i] for i in cols]
+        split.append(fields)
+    by_col = list(zip(*split)) if split else [() for _ in columns]
+    out = []
+    for c, col in enumerate(columns):
+        try:
+            out.append(_convert(list(by_col[c]), col, na, "a record"))
+        except InvalidArgumentError:
+            for r, fields in enumerate(split):  # find the record, to name it
+                _convert([fields[c]], col, na, f"field {c} of {where(r)}")
+            raise
+    return out
+
+
+def decode_csv(
+    records: Any,
+    record_defaults: Sequence[Any],
+    field_delim: str = ",",
+    use_quote_delim: bool = True,
+    na_value: str = "",
+    select_cols: Sequence[int] | None = None,
+    name: str | None = None,
+) -> list[Any]:
+    """``tf.io.decode_csv``: each string of ``records`` parsed into one value per column.
+
+    Args:
+        records: a string tensor (any shape) of CSV records.
+        record_defaults: one per output column: a dtype or empty tensor (required) or a one-value
+            tensor/list (the default for an empty field); its dtype is the column's.
+        field_delim: the one-character delimiter.
+        use_quote_delim: apply RFC 4180 quoting (``False``: quotes are ordinary characters).
+        na_value: a field equal to this is missing.
+        select_cols: sorted column indices to keep (one ``record_defaults`` item each).
+        name: unused (TF's op name).
+
+    Returns:
+        One tensor per column, each of ``records``' shape.
+    """
+    if len(field_delim) != 1:
+        raise ValueError(f"field_delim must be one character. Received: field_delim={field_delim!r}")
+    columns = _columns(record_defaults)
+    cols = _select(len(columns), select_cols)
+    arr = np.asarray(records.numpy() if hasattr(records, "numpy") else records, dtype=object)
+    shape = arr.shape
+    rows = [r.encode() if isinstance(r, str) else bytes(r) for r in arr.reshape(-1).tolist()]
+    out = _decode_rows(
+        rows, columns, field_delim.encode(), use_quote_delim, na_value.encode(), cols, lambda r: f"record {r}"
+    )
+    return [o.reshape(shape) for o in out]
+
+
+def _open_quote(record: bytes, delim: bytes) -> bool:
+    """Whether ``record`` ends inside a quoted field (so the next line continues it)."""
+    try:
+        split_record(record, delim, True)
+    except ValueError as exc:
+        return str(exc).startswith("Reached end")
+    return False
+
+
+def read_records(path: str, compression: str, quoted: bool, delim: bytes = b",") -> Iterator[tuple[int, bytes]]:
+    """``(line number, record)`` of a CSV file: lines, joined where a quoted field spans them."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        from unison.errors import NotFoundError
+
+        raise NotFoundError(None, None, f"{path}; No such file or directory (a CsvDataset input)") from None
+    if compression == "GZIP":
+        data = gzip.decompress(data)
+    elif compression == "ZLIB":
+        data = zlib.decompress(data)
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    pending: list[bytes] = []
+    start = 0
+    for number, line in enumerate(lines, 1):
+        if pending:
+            pending.append(line)
+            if not _open_quote(b"\n".join(pending), delim):
+                yield start, b"\n".join(pending).removesuffix(b"\r")
+                pending = []
+            continue
+        if quoted and line.count(b'"') % 2 and _open_quote(line, delim):
+            pending, start = [line], number
+            continue
+        yield number, line.removesuffix(b"\r")
+    if pending:
+        raise InvalidArgumentError(
+            None, None, f"Reached end of file without closing quoted field in record (file {path}, line {start})."
+        )
+
+
+class CsvDataset(Dataset):
+    """``tf.data.experimental.CsvDataset``: the records of CSV files, one tuple of column values each.
+
+    Args:
+        filenames: a path, a list of paths, or a dataset of paths.
+        record_defaults: one per output column (see :func:`decode_csv`).
+        compression_type: ``None``/``""``, ``"GZIP"`` or ``"ZLIB"``.
+        buffer_size: accepted for TF compatibility (each file is read whole).
+        header: skip each file's first record.
+        field_delim, use_quote_delim, na_value: as :func:`decode_csv`.
+        select_cols: sorted indices of the columns to keep.
+        exclude_cols: sorted indices of the columns to drop (the others are kept).
+
+    A malformed record raises :class:`~unison.errors.InvalidArgumentError` naming the file and line
+    when the iteration reaches it.
+    """
+
+    def __init__(
+        self,
+        filenames: Any,
+        record_defaults: Sequence[Any],
+        compression_type: str | None = None,
+        buffer_size: int | None = None,
+        header: bool = False,
+        field_delim: str = ",",
+        use_quote_delim: bool = True,
+        na_value: str = "",
+        select_cols: Sequence[int] | None = None,
+        exclude_cols: Sequence[int] | None = None,
+        name: str | None = None,
+    ) -> None:
+        if compression_type not in (None, "", "GZIP", "ZLIB"):
+            raise ValueError(f"compression_type must be None, '', 'GZIP' or 'ZLIB'. Received: {compression_type!r}")
+        if len(field_delim) != 1:
+            raise ValueError(f"field_delim must be one character. Received: field_delim={field_delim!r}")
+        self.filenames = _files(filenames)
+        self._csv_columns = _columns(record_defaults)
+        cols = _select(len(self._csv_columns), select_cols, exclude_cols)
+        self._cols: Any = ("exclude", cols) if exclude_cols is not None else cols
+        self._compression = compression_type or ""
+        self._header, self._quoted = bool(header), bool(use_quote_delim)
+        self._delim, self._na = field_delim.encode(), na_value.encode()
+        self._ignore_errors = False  # make_csv_dataset(ignore_errors=True) skips bad records
+
+    def _iter(self, ctx: IterContext) -> Iterator[Any]:
+        files = self.filenames
+        if ctx.file_shard is not None:
+            files = files[ctx.file_shard[1] :: ctx.file_shard[0]]
+        for path in files:
+            records = read_records(path, self._compression, self._quoted, self._delim)
+            if self._header:
+                next(records, None)
+            while True:
+                chunk = [r for _, r in zip(range(_CHUNK), records)]
+                if not chunk:
+                    break
+                yield from self._rows(chunk, path)
+
+    def _rows(self, chunk: list[tuple[int, bytes]], path: str) -> Iterator[Any]:
+        def where(i: int, rows: list[tuple[int, bytes]] = chunk) -> str:
+            return f"record at line {rows[i][0]} of {path}"
+
+        decode = (self._csv_columns, self._delim, self._quoted, self._na, self._cols)
+        try:
+            cols = _decode_rows([r for _, r in chunk], *decode, where=where)
+        except InvalidArgumentError:
+            for item in chunk:  # again one record at a time: the good records before the bad one come out first
+                try:
+                    one = _decode_rows([item[1]], *decode, where=lambda _, it=item: where(0, [it]))
+                except InvalidArgumentError:
+                    if self._ignore_errors:
+                        continue
+                    raise
+                yield tuple(c[0] for c in one)
+            return
+        for i in range(len(chunk)):
+            yield tuple(c[i] for c in cols)
+
+    def _spec(self) -> Any:
+        return tuple(TensorSpec((), c.dtype) for c in self._csv_columns)
+
+
+__all__ = ["CsvDataset", "decode_csv", "read_records", "split_record"]
