@@ -122,3 +122,31 @@ def test_make_csv_dataset_edges(tf, kind):
     else:
         ds = make(_write("a,b\n1,2\n3\n"), 4, column_defaults=[tf.int32, tf.int32], shuffle=False, num_epochs=1)
     return [_plain(e) for e in ds]
+
+
+@pytest.mark.parametrize("kind", ["types", "na_value", "ignore_errors", "forever", "column_names"])
+@same_as_tf("data.experimental.make_csv_dataset")
+def test_make_csv_dataset_inference_and_options(tf, kind):
+    make = tf.data.experimental.make_csv_dataset
+    if kind == "types":  # int32, int64, float32, float64, string and an all-empty (string) column
+        ds = make(_write("a,b,c,d,e,f\n1,3000000000,1.5,x,,2e300\n2,4,-2,7,,1\n"), 2, shuffle=False, num_epochs=1)
+    elif kind == "na_value":
+        ds = make(_write("a,b\nNA,1\n2,NA\n"), 2, na_value="NA", shuffle=False, num_epochs=1)
+    elif kind == "ignore_errors":
+        text = "a,b\n1,2\n3\nx,4\n5,6\n"
+        ds = make(
+            _write(text), 4, column_defaults=[tf.int32, tf.int32], ignore_errors=True, shuffle=False, num_epochs=1
+        )
+    elif kind == "forever":  # num_epochs=None repeats and drops the last partial batch
+        ds = make(_write("a\n1\n2\n3\n"), 2, shuffle=False).take(3)
+    else:
+        ds = make(
+            _write("1;x\n2;y\n"), 2, header=False, column_names=["p", "q"], field_delim=";", shuffle=False, num_epochs=1
+        )
+    return [_plain(e) for e in ds]
+
+
+@pytest.mark.parametrize("text", ["1,a\r\n2,b\r\n", '1,"a\nb"\n2,c\n', " 1 ,x\n", "1_0,x\n", "3000000000,x\n"])
+@same_as_tf("data.experimental.CsvDataset", edge=True)
+def test_csv_dataset_line_ends_spaces_and_bad_ints(tf, text):
+    return [_plain(e) for e in tf.data.experimental.CsvDataset(_write(text), [tf.int32, tf.string])]

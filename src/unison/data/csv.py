@@ -137,7 +137,12 @@ def split_record(record: bytes, delim: bytes, quoted: bool) -> list[bytes]:
 def _convert(fields: list[bytes], col: _Column, na: bytes, where: str) -> Any:
     """One column's fields as a tensor: empty/NA fields take the default (or raise when required)."""
     if col.default is None and any(f == b"" or f == na for f in fields):
-        raise InvalidArgumentError(None, None, f"Field is required but missing in {where}.")
+        raise InvalidArgumentError(
+            None,
+            None,
+            f"The {where} is required but empty (or na_value), and its column has no default. "
+            "Give the column a default in record_defaults (a one-value tensor) to allow empty fields.",
+        )
     default = col.default
     if col.dtype == STRING:
         fill = default if isinstance(default, bytes) else str(default).encode() if default is not None else b""
@@ -147,16 +152,26 @@ def _convert(fields: list[bytes], col: _Column, na: bytes, where: str) -> Any:
     parse = float if col.dtype in (torch.float32, torch.float64) else int
     try:
         values = [default if (f == b"" or f == na) else parse(f) for f in fields]
+        if any(b"_" in f for f in fields):  # Python's int/float take 1_000; TF's strtol/strtod do not
+            raise ValueError
     except ValueError:
-        bad = next(f for f in fields if f not in (b"", na) and not _parses(parse, f))
+        bad = next(f for f in fields if f not in (b"", na) and (b"_" in f or not _parses(parse, f)))
         name = str(col.dtype).replace("torch.", "")
-        raise InvalidArgumentError(None, None, f"A field in {where} is not a valid {name}: {bad!r}.") from None
+        raise InvalidArgumentError(
+            None,
+            None,
+            f"The {where} is not a valid {name}: {bad!r}. Expected a number (or an empty field for the default).",
+        ) from None
     numpy_dtypes: dict[Any, Any] = {torch.int32: np.int32, torch.int64: np.int64, torch.float32: np.float32}
     np_dtype = numpy_dtypes.get(col.dtype, np.float64)
     if parse is int:
         info = np.iinfo(np_dtype)
         if len(values) and (min(values) < info.min or max(values) > info.max):
-            raise InvalidArgumentError(None, None, f"A field in {where} is out of the range of {col.dtype}.")
+            raise InvalidArgumentError(
+                None,
+                None,
+                f"The {where} is out of the range of {str(col.dtype).replace('torch.', '')}: give that column a wider dtype (int64) in record_defaults.",
+            )
     return torch.from_numpy(np.asarray(values, dtype=np_dtype))
 
 
@@ -217,7 +232,7 @@ def _decode_rows(
     out = []
     for c, col in enumerate(columns):
         try:
-            out.append(_convert(list(by_col[c]), col, na, "a record"))
+            out.append(_convert(list(by_col[c]), col, na, "field of these records"))
         except InvalidArgumentError:
             for r, fields in enumerate(split):  # find the record, to name it
                 _convert([fields[c]], col, na, f"field {c} of {where(r)}")

@@ -67,7 +67,8 @@ def _fits(value: str, dtype: torch.dtype | str) -> bool:
             np.int64(value)
             return True
         if dtype in (torch.float32, torch.float64):
-            return bool((np.float32 if dtype == torch.float32 else np.float64)(value) < np.inf)
+            with np.errstate(over="ignore"):  # a float32 overflow means "not a float32", no warning needed
+                return bool((np.float32 if dtype == torch.float32 else np.float64)(value) < np.inf)
     except (ValueError, OverflowError):
         return False
     return True
