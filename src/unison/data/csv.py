@@ -22,6 +22,7 @@ Example:
 
 from __future__ import annotations
 
+import csv as _csv
 import gzip
 import zlib
 from collections.abc import Iterator, Sequence
@@ -199,15 +200,37 @@ def _select(n_defaults: int, select_cols: Any, exclude_cols: Any = None) -> list
     return cols
 
 
+def _split_quoted(rows: list[bytes], delim: bytes) -> dict[int, list[bytes]]:
+    """The fields of the rows holding quotes, by the C ``csv`` reader (strict: TF's rules for a
+    closing quote); a row it rejects, or whose fields keep a quote (a quote inside an unquoted field
+    is TF's error, ``""`` inside a quoted one is not), is left to :func:`split_record`."""
+    index = [i for i, rec in enumerate(rows) if b'"' in rec and b"\r" not in rec]
+    if not index:
+        return {}
+    texts = [rows[i].decode("latin-1") for i in index]  # latin-1: every byte maps to one char and back
+    try:
+        parsed = list(_csv.reader(texts, delimiter=delim.decode("latin-1"), strict=True))
+    except _csv.Error:
+        return {}
+    if len(parsed) != len(index):
+        return {}
+    return {
+        i: [f.encode("latin-1") for f in fields]
+        for i, fields, text in zip(index, parsed, texts)
+        if fields and not any('"' in f for f in fields) and text.count('"') % 2 == 0
+    }
+
+
 def _decode_rows(
     rows: list[bytes], columns: list[_Column], delim: bytes, quoted: bool, na: bytes, cols: Any, where: Any
 ) -> list[Any]:
     """Columns of ``rows``; ``cols`` is the selected indices (or ``("exclude", list)``)."""
     n_out = len(columns)
     split: list[list[bytes]] = []
+    fast = _split_quoted(rows, delim) if quoted else {}
     for r, rec in enumerate(rows):
         try:
-            fields = split_record(rec, delim, quoted)
+            fields = fast[r] if r in fast else split_record(rec, delim, quoted)
         except ValueError as exc:
             raise InvalidArgumentError(None, None, f"{exc} in {where(r)}.") from None
         if cols is None:
