@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from unison.data.csv import CsvDataset
+from unison.data.csv_dataset import CsvDataset
 from unison.data.dataset import Dataset
 from unison.data.options import AUTOTUNE
 from unison.ops.string_tensor import StringTensor

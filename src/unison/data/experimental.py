@@ -7,7 +7,7 @@ Example:
 
 from typing import Any
 
-from unison.data.csv import CsvDataset
+from unison.data.csv_dataset import CsvDataset
 from unison.data.csv_make import make_csv_dataset
 from unison.data.options import (
     AUTOTUNE,
