@@ -150,3 +150,21 @@ def test_make_csv_dataset_inference_and_options(tf, kind):
 @same_as_tf("data.experimental.CsvDataset", edge=True)
 def test_csv_dataset_line_ends_spaces_and_bad_ints(tf, text):
     return [_plain(e) for e in tf.data.experimental.CsvDataset(_write(text), [tf.int32, tf.string])]
+
+
+@pytest.mark.parametrize("reads", [None, 2])
+@same_as_tf("data.experimental.make_csv_dataset")
+def test_make_csv_dataset_interleaves_files_and_reads_gzip(tf, reads):
+    import gzip
+    import os
+
+    folder = os.path.dirname(_write("x\n1\n2\n3\n", "a.csv"))
+    for name, text in [("b.csv", "x\n10\n20\n"), ("c.csv", "x\n100\n200\n300\n400\n")]:
+        with open(os.path.join(folder, name), "w") as fh:
+            fh.write(text)
+    with gzip.open(os.path.join(folder, "z.gz"), "wt") as fh:
+        fh.write('x,y\n1,"a,b"\n2,c\n')
+    make = tf.data.experimental.make_csv_dataset
+    files = make(os.path.join(folder, "*.csv"), 3, shuffle=False, num_epochs=1, num_parallel_reads=reads)
+    zipped = make(os.path.join(folder, "z.gz"), 3, shuffle=False, num_epochs=1, compression_type="GZIP")
+    return [_plain(e) for e in files], [_plain(e) for e in zipped]
