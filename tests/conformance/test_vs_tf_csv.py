@@ -168,3 +168,9 @@ def test_make_csv_dataset_interleaves_files_and_reads_gzip(tf, reads):
     files = make(os.path.join(folder, "*.csv"), 3, shuffle=False, num_epochs=1, num_parallel_reads=reads)
     zipped = make(os.path.join(folder, "z.gz"), 3, shuffle=False, num_epochs=1, compression_type="GZIP")
     return [_plain(e) for e in files], [_plain(e) for e in zipped]
+
+
+@pytest.mark.parametrize("records", [[], ["a"], ["nan", " 2.5 ", "-inf"]])
+@same_as_tf("io.decode_csv", edge=True)
+def test_decode_csv_empty_batch_bad_float_and_specials(tf, records):
+    return tuple(tf.io.decode_csv(tf.constant(records, tf.string), [tf.constant([0.5], tf.float64)]))
