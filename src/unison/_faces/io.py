@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from unison.data.csv import decode_csv
 from unison.data.tfrecord import TFRecordOptions, TFRecordWriter
 from unison.ops import gfile
 from unison.ops._unsupported import unsupported
@@ -41,6 +42,7 @@ __all__ = [
     "TFRecordOptions",
     "TFRecordWriter",
     "VarLenFeature",
+    "decode_csv",
     "decode_raw",
     "gfile",
     "parse_example",

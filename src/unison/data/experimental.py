@@ -7,6 +7,8 @@ Example:
 
 from typing import Any
 
+from unison.data.csv_dataset import CsvDataset
+from unison.data.csv_make import make_csv_dataset
 from unison.data.options import (
     AUTOTUNE,
     INFINITE_CARDINALITY,
@@ -146,6 +148,8 @@ def Counter(start: int = 0, step: int = 1, dtype: Any = None) -> Any:  # noqa: N
 __all__ = [
     "AUTOTUNE",
     "Counter",
+    "CsvDataset",
+    "make_csv_dataset",
     "bucket_by_sequence_length",
     "choose_from_datasets",
     "enumerate_dataset",
