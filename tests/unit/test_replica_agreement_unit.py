@@ -8,7 +8,7 @@ import torch
 
 from unison import keras
 from unison.comm import LocalCommunicator
-from unison.distribute import agreement
+from unison.optim import agreement
 
 
 @pytest.mark.timeout(30)

@@ -119,7 +119,7 @@ def compute_average_loss(
         rows = per_example_loss.shape[0] if per_example_loss.dim() else 1
         global_batch_size = rows * _replicas_in_sync()
     else:
-        from unison.distribute.agreement import note
+        from unison.optim.agreement import note
 
         note("global batch (compute_average_loss's global_batch_size)", int(global_batch_size))
     if global_batch_size < 0:

@@ -91,7 +91,7 @@ class MirroredStrategy(Strategy):
             comm, device = join_replica(placement, parsed, timeout_seconds, store, job_secret())
             super().__init__(comm, device)
         self._devices = [d.text for d in parsed]
-        from unison.distribute.agreement import mark_multi_replica
+        from unison.optim.agreement import mark_multi_replica
 
         mark_multi_replica(self.extended.communicator)  # an optimizer nothing synchronises is refused
 

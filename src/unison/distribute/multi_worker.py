@@ -157,7 +157,7 @@ class MultiWorkerMirroredStrategy(Strategy):
             super().__init__(*join_job(plan, devices, timeout_s))
         self.cluster_resolver = resolver
         self.communication_options = communication_options
-        from unison.distribute.agreement import mark_multi_replica
+        from unison.optim.agreement import mark_multi_replica
 
         mark_multi_replica(self.extended.communicator)  # an optimizer nothing synchronises is refused
         self._plan = plan

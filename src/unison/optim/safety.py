@@ -35,12 +35,12 @@ def check_consistency(named: Sequence[tuple[str, torch.Tensor]], comm: Communica
 
     ``optimizer`` (the torch optimizer being synchronised) adds its class and param-group
     hyper-parameters to what is compared; Keras optimizers and losses note themselves
-    (:mod:`unison.distribute.agreement`). The facts travel in the structure digest: no extra
+    (:mod:`unison.optim.agreement`). The facts travel in the structure digest: no extra
     collective unless the replicas differ.
     """
     if not comm.is_distributed:
         return
-    from unison.distribute import agreement
+    from unison.optim import agreement
 
     if optimizer is not None:
         agreement.note("optimizer", optimizer, comm)

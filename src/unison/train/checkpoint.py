@@ -353,7 +353,7 @@ def _restore_into(obj: Any, entry: dict[str, Any], path: str, name: str) -> tupl
     if kind == "tensor" and saved_kind == "tensor":
         _restore_tensor(obj, entry["state"], path, name)
     elif kind == "keras_optimizer" and saved_kind == "keras_optimizer":
-        if not restore_optimizer_state(obj, entry["state"], path, name):
+        if not restore_optimizer_state(obj, entry["state"], path, name, _restore_state):
             # iterations and the learning rate are restored; TF too restores slots when they are made
             return [f"{name} (optimizer not built yet: its slots are restored when it is built)"], []
     elif kind == "state_dict" and saved_kind in ("state_dict", "checkpoint"):

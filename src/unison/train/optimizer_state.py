@@ -17,7 +17,8 @@ Example:
     >>> opt = keras.optimizers.Adam(0.1)
     >>> _ = opt.apply_gradients([(torch.ones(2), w)])
     >>> fresh = keras.optimizers.Adam(0.1)
-    >>> restore_optimizer_state(fresh, optimizer_state(opt), "ckpt", "optimizer")
+    >>> load = lambda torch_opt, state, path, name: torch_opt.load_state_dict(state)
+    >>> restore_optimizer_state(fresh, optimizer_state(opt), "ckpt", "optimizer", load)
     False
     >>> int(fresh.iterations)
     1
@@ -25,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -70,7 +72,9 @@ def optimizer_state(optimizer: Any) -> dict[str, Any]:
     return state
 
 
-def restore_optimizer_state(optimizer: Any, state: dict[str, Any], path: str, name: str) -> bool:
+def restore_optimizer_state(
+    optimizer: Any, state: dict[str, Any], path: str, name: str, restore: Callable[[Any, Any, str, str], None]
+) -> bool:
     """Restore ``state`` into ``optimizer``; False when its slots wait for the optimizer's build.
 
     Raises:
@@ -91,9 +95,9 @@ def restore_optimizer_state(optimizer: Any, state: dict[str, Any], path: str, na
     if state.get("torch") is None:
         return True
     if optimizer.torch_optimizer is None:
-        builder.__dict__["_restore_on_build"] = (state, path, name)  # TF's deferred slot restoration
+        builder.__dict__["_restore_on_build"] = (state, path, name, restore)  # TF's deferred slot restoration
         return False
-    _load_built(builder, state, path, name)
+    _load_built(builder, state, path, name, restore)
     return True
 
 
@@ -104,10 +108,12 @@ def apply_deferred(optimizer: Any) -> None:
         _load_built(optimizer, *waiting)
 
 
-def _load_built(builder: Any, state: dict[str, Any], path: str, name: str) -> None:
-    from unison.train.checkpoint import _restore_state
-
-    _restore_state(builder.torch_optimizer, state["torch"], path, name)
+def _load_built(
+    builder: Any, state: dict[str, Any], path: str, name: str, restore: Callable[[Any, Any, str, str], None]
+) -> None:
+    # ``restore`` is the checkpoint's own state loader (its checks and messages), handed in so this
+    # module, which checkpoint.py imports, imports nothing back
+    restore(builder.torch_optimizer, state["torch"], path, name)
     saved = state.get("ema")
     ema = _ema(builder)
     if saved is None or ema is None:

@@ -391,7 +391,7 @@ class Loss:
         from unison.distribute.strategy import in_strategy_run
 
         if in_strategy_run():
-            from unison.distribute.agreement import note
+            from unison.optim.agreement import note
 
             self.__dict__["_agreement_noted"] = True
             note(f"loss ({self.name})", self)

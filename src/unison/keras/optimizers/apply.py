@@ -76,7 +76,7 @@ class StepCounter:
         if not self.checked:
             self.checked = True
             if synchronised:
-                from unison.distribute.agreement import check_synchronised
+                from unison.optim.first_step import check_synchronised
 
                 check_synchronised(self.optimizer, self.optimizer.torch_optimizer)
         schedule = self.optimizer._schedule

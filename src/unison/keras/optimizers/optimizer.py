@@ -301,7 +301,7 @@ class Optimizer:
         if self.weight_decay and not isinstance(self._torch_optimizer, torch.optim.AdamW):
             self._torch_optimizer.register_step_pre_hook(_decoupled_weight_decay(self.weight_decay))
         after_step(self, self._torch_optimizer, params)
-        from unison.distribute.agreement import note
+        from unison.optim.agreement import note
         from unison.train.optimizer_state import apply_deferred
 
         apply_deferred(self)  # slots a tf.train.Checkpoint restored before this first build

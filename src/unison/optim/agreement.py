@@ -17,10 +17,10 @@ one all-gather of a digest (no collective of its own):
 A fact that only some replicas noted (a loss the chief alone computed for a log) is not
 compared. A model or optimizer that steps unsynchronised in a job of a multi-replica strategy
 (made outside ``strategy.scope()``, so ``fit`` never synchronises it) is refused at its first
-step by :func:`check_synchronised`.
+step by :func:`unison.optim.first_step.check_synchronised`.
 
 Example:
-    >>> from unison.distribute.agreement import describe
+    >>> from unison.optim.agreement import describe
     >>> from unison import keras
     >>> describe(keras.optimizers.SGD(0.5))["learning_rate"]
     0.5
@@ -37,7 +37,6 @@ from unison.errors import ReplicaMismatchError
 
 __all__ = [
     "UnsynchronizedTrainingError",
-    "check_synchronised",
     "describe",
     "difference",
     "digest",
@@ -203,35 +202,3 @@ def difference(all_facts: list[dict[str, Any]]) -> str | None:
                 "causes this); otherwise they finish with different results and report the same loss."
             )
     return None
-
-
-def check_synchronised(optimizer: Any, torch_optimizer: Any) -> None:
-    """Refuse the first step of an optimizer nothing synchronises in a multi-replica job.
-
-    A Keras model compiled outside ``strategy.scope()`` of a MirroredStrategy or
-    MultiWorkerMirroredStrategy job trains on each replica alone (different weights, the same
-    logged loss). TF mirrors what it can and raises otherwise; unison raises.
-
-    Raises:
-        UnsynchronizedTrainingError: names the rank, the job's size and the optimizer.
-    """
-    comm = _comm()
-    if comm is None or not getattr(comm, _MULTI, False) or torch_optimizer is None:
-        return
-    if getattr(optimizer, "_created_under", None) == 1:
-        return  # made in an explicit one-replica strategy's scope: local training was asked for
-    from unison.optim.distributed import DistributedOptimizer
-
-    if DistributedOptimizer.of(torch_optimizer) is not None:
-        return
-    from torch.distributed.tensor import DTensor
-
-    if any(isinstance(p, DTensor) for g in torch_optimizer.param_groups for p in g["params"]):
-        return  # a sharded model (FSDP2): its collectives synchronise it
-    raise UnsynchronizedTrainingError(
-        f"Optimizer {getattr(optimizer, 'name', type(optimizer).__name__)!r} is about to take its first step on "
-        f"rank {comm.rank} of {comm.world_size} replicas without synchronising its gradients: the model and its "
-        "optimizer were created (or the model compiled) outside strategy.scope(), so every replica would train "
-        "its own copy. Expected a model built and compiled inside the scope. Fix: `with strategy.scope(): "
-        "model = ...; model.compile(...)` (in a custom loop, call apply_gradients inside strategy.run)."
-    )
