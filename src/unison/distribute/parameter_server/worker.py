@@ -38,6 +38,7 @@ from unison.distribute.parameter_server.client import ParameterServers, ShardCal
 from unison.distribute.parameter_server.variables import VariableSpec
 from unison.distribute.strategy import Strategy
 from unison.errors import DatasetExhaustedError, ParameterServerUnavailableError, WorkerRestartedError
+from unison.optim.distributed import DistributedOptimizer, Sum
 
 _LOADING = threading.local()  # the runtime (and what it collects) while a function is unpickled
 
@@ -465,6 +466,20 @@ def rebuild_optimizer(groups: list[dict]) -> WorkerOptimizer:
                 specs[spec.name] = spec
                 loaded.dense.append(spec.name)
     return WorkerOptimizer(runtime, groups)
+
+
+def rebuild_synchronizer(optimizer: Any, transform: Any, nonfinite: str, passes: int) -> DistributedOptimizer:
+    """fit's synchroniser on a worker: one replica's (a local communicator, no gradient hooks)."""
+    return DistributedOptimizer(
+        optimizer,
+        op=Sum,
+        communicator=LocalCommunicator(),
+        gradient_transform=transform,
+        nonfinite=nonfinite,
+        backward_passes_per_step=passes,
+        hooks=False,
+        check_consistency=False,
+    )
 
 
 def rebuild_metric(key: str, metric: Any) -> Any:

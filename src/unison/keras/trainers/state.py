@@ -25,7 +25,6 @@ Example::
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -44,8 +43,6 @@ from unison.keras.trainers.compile_utils import OutputLosses, resolve_metrics
 from unison.keras.trainers.data_adapters import ArrayAdapter, Batch, make_adapter
 from unison.keras.trainers.trainer import _STATE_ATTRIBUTE, overrides
 from unison.optim.distributed import DistributedOptimizer, Sum
-from unison.optim.fused_step import DirectAdam
-from unison.optim.safety import nonfinite_error
 
 
 class TrainingState:
@@ -63,11 +60,8 @@ class TrainingState:
         self.sharded = False  # keras.distribution.ModelParallel split the parameters (FSDP2)
         self.torch_opt: torch.optim.Optimizer | None = None
         self.params: list[torch.nn.Parameter] = []
-        # One replica: torch's fused Adam kernel called straight (optim/fused_step.py), and the
-        # gradients dropped without Optimizer.zero_grad's per-step bookkeeping (_zero_grads).
-        self._direct: DirectAdam | None = None
+        # The gradients dropped without Optimizer.zero_grad's per-step bookkeeping (_zero_grads).
         self._zero_list: Any = None  # the torch optimizer's one parameter list, when it is self.params
-        self._local_steps = 0  # steps of a one-replica fit (N replicas: the optimizer counts)
         # Keras 3's gradient_accumulation_steps: k batches' gradients, one update (and one
         # synchronisation, through the synchroniser's backward_passes_per_step) every k-th.
         self.accumulate = int(getattr(model.optimizer, "gradient_accumulation_steps", None) or 1)
@@ -224,23 +218,25 @@ class TrainingState:
             and [id(p) for p in groups[0]["params"]] == [id(p) for p in self.params]
         ):
             self._zero_list = groups[0]["params"]
-        if self.comm.is_distributed and not self.sharded:
-            # The strategy's one synchroniser for this optimizer: a user's train_step that calls
-            # optimizer.apply_gradients() reaches the same DistributedOptimizer (and its hooks).
-            self.dist_opt = self.strategy.gradient_synchronizer(
-                self.torch_opt,
-                named_parameters=[(n, p) for n, p in self.model.named_parameters() if p.requires_grad],
-                gradient_transform=self.model.optimizer.clip_gradients,
-                nonfinite="skip" if self.loss_scale is not None else "raise",
-                backward_passes_per_step=self.accumulate,
-            )
+        # The strategy's one synchroniser for this optimizer, on one replica too (a one-process
+        # communicator, no gradient hooks) and under FSDP2 (the non-finite verdict only): every
+        # update takes the same step(), and a user's train_step that calls apply_gradients()
+        # reaches the same object.
+        self.dist_opt = self.strategy.gradient_synchronizer(
+            self.torch_opt,
+            named_parameters=[(n, p) for n, p in self.model.named_parameters() if p.requires_grad],
+            gradient_transform=self.model.optimizer.clip_gradients,
+            nonfinite="skip" if self.loss_scale is not None else "raise",
+            backward_passes_per_step=self.accumulate,
+            hooks=self.comm.is_distributed,
+        )
 
     def empty_output(self, data: Any) -> torch.Tensor:
         return torch.empty((0, *self.out_shape), device=self.device)
 
     def release(self) -> None:
         """Detach gradient hooks (a new compile() replaces this state)."""
-        if self.dist_opt is not None and self.torch_opt is not None:
+        if self.torch_opt is not None:
             self.strategy.forget_synchronizer(self.torch_opt)
 
     # --- steps -------------------------------------------------------------------------------
@@ -344,28 +340,14 @@ class TrainingState:
                 return
             self._pending = 0
         counter.before_step()
-        torch_opt = self.torch_opt  # built before any step (None returned above)
-        if self.dist_opt is not None:
-            skipped = self.dist_opt.skipped_steps
-            self.dist_opt.step()  # reduce, check, (unscale,) clip (Keras options), update
-            finite = self.dist_opt.skipped_steps == skipped  # one verdict on every replica
-        else:
-            self._local_steps += 1
-            if scaler is None:
-                self._check_finite()  # one replica follows the policy of N: a NaN gradient raises
-                finite = True
-            else:
-                finite = self._grads_finite()  # loss scaling: skip the step instead
-            if finite:
-                self.model.optimizer.clip_gradients(self.params)
-                if self._direct is None:
-                    self._direct = DirectAdam.of(torch_opt) or _NO_DIRECT
-                if not self._direct.step():  # the fused kernel straight, or torch's step()
-                    torch_opt.step()
+        sync = self.dist_opt  # built with the torch optimizer (None returned above)
+        assert sync is not None and self.torch_opt is not None
+        skipped = sync.skipped_steps
+        sync.step()  # synchronise (reduce, or only the non-finite verdict), (unscale,) clip, update
         if scaler is not None:
-            scaler.update_scale(finite)
+            scaler.update_scale(sync.skipped_steps == skipped)  # one verdict on every replica
         counter.after_step()
-        self._zero_grads(torch_opt)
+        self._zero_grads(self.torch_opt)
         self._update_metrics(batch, y_pred, loss_sum, local, reg)
 
     def _zero_grads(self, torch_opt: torch.optim.Optimizer) -> None:
@@ -377,33 +359,6 @@ class TrainingState:
             return
         for p in self.params:
             p.grad = None
-
-    def _grads_finite(self) -> bool:
-        """Whether every gradient is finite; sharded, one verdict for all replicas (a collective).
-
-        One sum per gradient, one flag: NaN or Inf anywhere survives the sums (the test the
-        optimizer's buckets make on N replicas); ~20 us per step for the seed MLP. Sharded
-        gradients are checked on this replica's shard and the flags combined, so every replica
-        raises or skips the same step.
-        """
-        grads = [p.grad for p in self.params if p.grad is not None]
-        if self.sharded:
-            grads = [_local(g) for g in grads]  # DTensor shards: only the replica's own part
-        finite = not grads or math.isfinite(torch.stack([g.sum() for g in grads]).sum().item())
-        if self.sharded:
-            flag = torch.tensor([0.0 if finite else 1.0], device=self.device)
-            finite = float(self.comm.all_reduce(flag, name="fit.nonfinite_check").item()) == 0.0
-        return finite
-
-    def _check_finite(self) -> None:
-        """Raise what ``DistributedOptimizer`` raises on N replicas when a gradient is NaN or Inf."""
-        if not self._grads_finite():
-            bad = (
-                n
-                for n, p in self.model.named_parameters()
-                if p.requires_grad and p.grad is not None and not bool(torch.isfinite(_local(p.grad)).all())
-            )
-            raise nonfinite_error(next(bad, None), self.comm, self._local_steps)
 
     def compute_loss(self, y: Any, y_pred: Any, sample_weight: Any, regularization: bool = True) -> torch.Tensor:
         """The loss a step differentiates, scaled as the built-in step scales it.
@@ -528,22 +483,6 @@ class ResumePoint:
     step: int
     epoch_origin: Any  # a batch index (arrays), a pipeline position dict (tf.data), or None
     metrics: torch.Tensor | None
-
-
-class _NoDirect:
-    """The optimizer is not a fused torch Adam: every step is ``torch_opt.step()``."""
-
-    @staticmethod
-    def step() -> bool:
-        return False
-
-
-_NO_DIRECT: Any = _NoDirect()
-
-
-def _local(t: torch.Tensor) -> torch.Tensor:
-    """This replica's part of ``t``: a sharded (``DTensor``) gradient's shard, else ``t``."""
-    return t.to_local() if hasattr(t, "to_local") else t
 
 
 def _zeros_or_text(device: torch.device) -> Callable[[Any], Any]:
