@@ -34,7 +34,7 @@ from unison.keras.layers.conv import conv_relu_pool_fusable, run_conv_relu_pool
 from unison.keras.layers.core import InputLayer
 from unison.keras.saving import weights_file
 from unison.keras.trainers.compile_utils import OutputLosses
-from unison.keras.trainers.trainer import StepMethods
+from unison.keras.trainers.trainer import Trainer
 
 # Keras 2 (tf.keras) compile() keywords TF 2 programs still pass, that change nothing in TF 2:
 # `experimental_run_tf_function` and `cloning` (always on / unused), `sample_weight_mode` (the
@@ -86,7 +86,7 @@ def _functional() -> Any:
     return _FUNCTIONAL[0]  # registered as soon as keras.models is imported
 
 
-class Model(StepMethods, nn.Module):
+class Model(Trainer, nn.Module):
     """A trainable model with Keras's ``compile``/``fit``/``evaluate``/``predict``.
 
     Args:
