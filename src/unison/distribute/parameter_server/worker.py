@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -120,13 +121,17 @@ class RemoteEmbedding(torch.nn.Module):
         return F.embedding(inverse.reshape(ids.shape), rows, padding_idx=pad)
 
 
-class WorkerOptimizer:
+class WorkerOptimizer(torch.optim.Optimizer):
     """An optimizer whose ``step()`` sends the gradients to the variables' parameter servers.
 
-    The update itself (and the optimizer's state) lives on the PS that owns each variable.
+    The update itself (and the optimizer's state) lives on the PS that owns each variable. It is
+    a ``torch.optim.Optimizer`` (``fit``'s synchroniser wraps it, as it wraps any torch
+    optimizer), without torch's constructor: its groups hold the worker's copies.
     """
 
     def __init__(self, runtime: WorkerRuntime, groups: list[dict]) -> None:
+        self._optimizer_step_pre_hooks: OrderedDict[int, Any] = OrderedDict()
+        self._optimizer_step_post_hooks: OrderedDict[int, Any] = OrderedDict()
         self._runtime = runtime
         self.param_groups: list[dict] = []
         self._dense: list[tuple[VariableSpec, torch.Tensor]] = []
@@ -143,7 +148,7 @@ class WorkerOptimizer:
                     self._dense.append((spec, param))
             self.param_groups.append({"params": params, **group["hyper"]})
         self.defaults: dict = {}
-        self.state: dict = {}
+        self.state: Any = {}
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         for _, p in self._dense:
