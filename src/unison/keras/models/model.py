@@ -29,7 +29,7 @@ from unison.distribute.strategy import Strategy, get_strategy, has_strategy
 from unison.errors import NotCompiledError
 from unison.keras import optimizers as optimizers_mod
 from unison.keras.backend.keras_tensor import KerasTensor, has_keras_tensor, symbolic_call
-from unison.keras.layers.base import Layer, _default_name, add_loss_to, call_in_mode, collect_losses, set_trainable
+from unison.keras.layers.base import Layer, _default_name, call_in_mode
 from unison.keras.saving import weights_file
 from unison.keras.trainers.compile_utils import OutputLosses
 from unison.keras.trainers.trainer import Trainer
@@ -84,15 +84,13 @@ def _functional() -> Any:
     return _FUNCTIONAL[0]  # registered as soon as keras.models is imported
 
 
-class Model(Trainer, nn.Module):
+class Model(Trainer, Layer):
     """A trainable model with Keras's ``compile``/``fit``/``evaluate``/``predict``.
 
     Args:
         module: an existing ``torch.nn.Module`` to wrap (optional for subclasses with ``call``).
         name: the model's name.
     """
-
-    _keras_submodule = True  # a TF submodule for layers.weight_lists.keras_submodules
 
     @classmethod
     def _inherits_call(cls) -> bool:
@@ -185,23 +183,14 @@ class Model(Trainer, nn.Module):
         strategy.broadcast_tensors([*self.parameters(), *self.buffers()])
         self._mirrored_build = True
 
-    @property
-    def trainable(self) -> bool:
-        """Whether training updates the model's weights; ``model.trainable = False`` freezes every layer."""
-        return bool(self.__dict__.get("_trainable", True))
-
-    @trainable.setter
-    def trainable(self, value: bool) -> None:
-        set_trainable(self, value)
-
-    @property
+    @property  # type: ignore[misc]  # read-only on a model: its graph decides
     def input_shape(self) -> Any:
         """Shape of the model's input, batch axis ``None`` (functional and Sequential models)."""
         from unison.keras.backend.shapes import model_shape
 
         return model_shape(self, "input")
 
-    @property
+    @property  # type: ignore[misc]
     def output_shape(self) -> Any:
         """Shape of the model's output (a list of shapes for several outputs)."""
         from unison.keras.backend.shapes import model_shape
@@ -225,31 +214,9 @@ class Model(Trainer, nn.Module):
         return frozen + [b for b in self.buffers() if b.is_floating_point()]
 
     @property
-    def non_trainable_variables(self) -> list[torch.Tensor]:
-        return self.non_trainable_weights
-
-    @property
     def weights(self) -> list[torch.Tensor]:
         """``trainable_weights + non_trainable_weights``."""
         return [*self.trainable_weights, *self.non_trainable_weights]
-
-    @property
-    def variables(self) -> list[torch.Tensor]:
-        return self.weights
-
-    @property
-    def submodules(self) -> tuple[nn.Module, ...]:
-        """tf.Module's ``submodules`` (a Keras model is a ``tf.Module`` in TF): its layers, depth first.
-
-        Example:
-            >>> from unison import keras
-            >>> model = keras.Sequential([keras.layers.Dense(2), keras.layers.Dense(1)])
-            >>> [type(m).__name__ for m in model.submodules]
-            ['Dense', 'Dense']
-        """
-        from unison.keras.layers.weight_lists import keras_submodules
-
-        return keras_submodules(self)
 
     def build(self, input_shape: Sequence[int]) -> None:
         """Create every lazily-sized weight by running one example of ``input_shape`` (batch axis included)."""
@@ -267,7 +234,12 @@ class Model(Trainer, nn.Module):
 
     @property
     def built(self) -> bool:
-        return all(getattr(m, "built", True) for m in self.modules() if isinstance(m, Layer))
+        """Whether every layer inside has its weights (a model is built when its layers are)."""
+        return all(getattr(m, "built", True) for m in self.modules() if isinstance(m, Layer) and m is not self)
+
+    @built.setter
+    def built(self, value: bool) -> None:
+        """Layer's constructor marks a new layer unbuilt; a model's state is its layers'."""
 
     @property
     def layers(self) -> list[nn.Module]:
@@ -292,15 +264,6 @@ class Model(Trainer, nn.Module):
             f"No such layer: {name!r}. Existing layers are: "
             f"{[getattr(m, 'name', type(m).__name__) for m in self.layers]}."
         )
-
-    def add_loss(self, loss: Any) -> None:
-        """Add a loss tensor computed in ``call`` (Keras's ``add_loss``); ``fit`` adds it to the loss."""
-        add_loss_to(self, loss)
-
-    @property
-    def losses(self) -> list[torch.Tensor]:
-        """Every layer's add_loss losses (of the latest call) and weight regularisation penalties."""
-        return collect_losses(self)
 
     # --- compile -----------------------------------------------------------------------------
     def compile(
@@ -566,7 +529,9 @@ class Model(Trainer, nn.Module):
             raise TypeError(f"from_config takes the dict get_config() returns. Received: {type(config).__name__}")
         if "nodes" in config and "inputs" in config:
             return saving.from_config({"class_name": "Functional", "config": config}, custom_objects)
-        if cls is saving.serialization.model_class("Sequential") or (cls is Model and "layers" in config and "input_shape" in config):
+        if cls is saving.serialization.model_class("Sequential") or (
+            cls is Model and "layers" in config and "input_shape" in config
+        ):
             return saving.from_config({"class_name": "Sequential", "config": config}, custom_objects)
         if cls is Model:
             raise ValueError(
