@@ -15,60 +15,22 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, cast
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-from unison.distribute import sharding
 from unison.distribute.strategy import Strategy, get_strategy, has_strategy
 from unison.errors import NotCompiledError
 from unison.keras import optimizers as optimizers_mod
 from unison.keras.backend.keras_tensor import KerasTensor, has_keras_tensor, symbolic_call
 from unison.keras.layers.base import Layer, _default_name, call_in_mode
-from unison.keras.saving import weights_file
-from unison.keras.trainers.compile_utils import OutputLosses
+from unison.keras.models import model_io
+from unison.keras.trainers.compile_utils import OutputLosses, check_legacy_compile_kwargs
 from unison.keras.trainers.trainer import Trainer
-
-# Keras 2 (tf.keras) compile() keywords TF 2 programs still pass, that change nothing in TF 2:
-# `experimental_run_tf_function` and `cloning` (always on / unused), `sample_weight_mode` (the
-# v2 loop reads the weights' shape instead), `experimental_steps_per_execution` and
-# `pss_evaluation_shards` (performance knobs), `auto_scale_loss` (Keras 3, mixed precision).
-_IGNORED_COMPILE_KWARGS = frozenset(
-    {
-        "experimental_run_tf_function",
-        "cloning",
-        "sample_weight_mode",
-        "experimental_steps_per_execution",
-        "pss_evaluation_shards",
-        "auto_scale_loss",
-    }
-)
-
-
-def _check_legacy_compile_kwargs(kwargs: dict[str, Any]) -> None:
-    """Accept Keras 2's no-op compile() keywords; refuse those whose meaning cannot be honoured, as TF 2 does."""
-    if kwargs.pop("distribute", None) is not None:
-        raise ValueError(
-            "compile(distribute=...) is not available in TF 2: create and compile the model "
-            "inside `with strategy.scope():` instead."
-        )
-    if kwargs.pop("target_tensors", None) is not None:
-        raise ValueError(
-            "compile(target_tensors=...) is not supported when executing eagerly (TF 2): pass "
-            "the labels to fit(x, y) instead."
-        )
-    unknown = sorted(set(kwargs) - _IGNORED_COMPILE_KWARGS)
-    if unknown:
-        raise TypeError(
-            f"compile() got unexpected keyword arguments: {unknown}. Expected optimizer, loss, "
-            "metrics, loss_weights, weighted_metrics, run_eagerly, steps_per_execution, jit_compile."
-        )
-
 
 # keras.Model(inputs, outputs) is a Functional (functional.py), a subclass of Model: functional.py
 # registers the class here when it is defined, so this module never imports it back.
@@ -282,7 +244,7 @@ class Model(Trainer, Layer):
 
         Under a strategy's scope the optimizer's gradients are synchronised by that strategy.
         """
-        _check_legacy_compile_kwargs(kwargs)
+        check_legacy_compile_kwargs(kwargs)
         # loss=None is allowed, as in Keras 3: a model that adds its loss with add_loss() (fit
         # checks that there is one), or a train_step override that computes its own.
         if isinstance(metrics, str) or (metrics is not None and not isinstance(metrics, Iterable)):
@@ -342,172 +304,42 @@ class Model(Trainer, Layer):
 
         return trainer.predict(self, x, **kwargs)
 
-    # --- weights -------------------------------------------------------------------------------
+    # --- weights and files (models/model_io.py) ---------------------------------------------
     def get_weights(self) -> list[np.ndarray]:
-        """Every parameter and buffer as numpy arrays, in ``state_dict`` order.
-
-        A model that ``keras.distribution.ModelParallel`` sharded gathers its shards: every
-        replica calls it (as every replica runs the program) and each gets the whole weights.
-        """
-        return [t.detach().cpu().numpy().copy() for t in self._full_state().values()]
+        """Every parameter and buffer as numpy arrays, in ``state_dict`` order (a sharded model's whole)."""
+        return model_io.get_weights(self)
 
     def set_weights(self, weights: Sequence[Any]) -> None:
         """Load weights in the order ``get_weights`` returns them."""
-        state = self._full_state()
-        if len(weights) != len(state):
-            raise ValueError(f"set_weights expects {len(state)} arrays, received {len(weights)}.")
-        new = {}
-        for (name, t), w in zip(state.items(), weights):
-            w = torch.as_tensor(np.asarray(w))
-            if tuple(w.shape) != tuple(t.shape):
-                raise ValueError(f"Weight '{name}' has shape {tuple(t.shape)}, received {tuple(w.shape)}.")
-            new[name] = w
-        if sharding.is_sharded(self):
-            sharding.load_full_state(self, new)
-            return
-        with torch.no_grad():
-            for t, w in zip(state.values(), new.values()):
-                t.copy_(w)
-
-    def _full_state(self) -> dict[str, torch.Tensor]:
-        """``state_dict()`` with whole tensors (a collective when the model is sharded)."""
-        gathered = self.__dict__.get("_unison_gathered")
-        return gathered[0] if gathered is not None else sharding.full_state(self)
-
-    def _full_optimizer_state(self) -> dict[str, Any] | None:
-        """The torch optimizer's ``state_dict()`` with whole tensors, or ``None`` before it exists."""
-        gathered = self.__dict__.get("_unison_gathered")
-        if gathered is not None:
-            return cast(dict[str, Any] | None, gathered[1])
-        opt = self.optimizer.torch_optimizer if self.optimizer is not None else None
-        return sharding.full_optimizer_state(self, opt) if opt is not None else None
-
-    @contextlib.contextmanager
-    def _weights_gathered(self) -> Iterator[None]:
-        """Gather a sharded model's weights and optimizer state on every replica for the block.
-
-        The chief alone writes files (``_write_weights``/``_write_model``, ``ModelCheckpoint``);
-        gathering shards is a collective every replica must join, so it happens here first,
-        where every replica still runs. A model that is not sharded gathers nothing.
-        """
-        if not sharding.is_sharded(self) or "_unison_gathered" in self.__dict__:
-            yield
-            return
-        object.__setattr__(self, "_unison_gathered", (self._full_state(), self._full_optimizer_state()))
-        try:
-            yield
-        finally:
-            del self.__dict__["_unison_gathered"]
+        model_io.set_weights(self, weights)
 
     def save_weights(self, filepath: str | os.PathLike[str], overwrite: bool = True) -> None:
-        """Write the weights to ``filepath`` atomically, with a SHA-256 checksum; only the chief writes.
-
-        Every replica calls it (as every replica runs the program) and returns once the file is
-        complete, so a replica that reads the file next finds it.
-        """
-        with self._weights_gathered():
-            self._write_weights(filepath)
-        self._wait_for_chief("save_weights")
-
-    def _wait_for_chief(self, op: str) -> None:
-        comm = self.distribute_strategy.extended.communicator
-        if comm.is_distributed:
-            comm.barrier(name=f"model.{op}")
-
-    def _write_weights(self, filepath: str | os.PathLike[str]) -> None:
-        """The chief's half of ``save_weights`` (ModelCheckpoint calls it on the chief alone)."""
-        if not self.distribute_strategy.extended.should_checkpoint:
-            return
-        weights_file.write_state(filepath, {"state_dict": self._full_state()}, weights_file.WEIGHTS_KIND)
+        """Write the weights to ``filepath`` atomically, with a SHA-256 checksum; only the chief writes."""
+        model_io.save_weights(self, filepath, overwrite)
 
     def load_weights(self, filepath: str | os.PathLike[str]) -> None:
-        """Read weights written by ``save_weights`` or ``save`` (every replica reads the same file).
-
-        The checksum is verified before anything is decoded, and the names and shapes are checked
-        against this model: a damaged or foreign file raises ``WeightsFileError`` naming the file,
-        the model's structure and what the file holds, and loads nothing. A file Keras wrote (HDF5
-        ``.h5``/``.weights.h5``, or a Keras 3 ``.keras`` zip) is read with ``h5py`` instead
-        (:mod:`unison.keras.saving.keras_h5`: Keras's layer order and shapes).
-        """
-        from unison.keras.saving import keras_h5 as weights_h5
-
-        if weights_h5.is_keras_file(filepath):
-            weights_h5.load_weights(self, filepath)
-            return
-        state = weights_file.read_state(filepath, self._full_state(), self._device())
-        sharding.load_full_state(self, state)
+        """Read weights written by ``save_weights``/``save``, or by Keras (``.h5``, ``.keras``), checked first."""
+        model_io.load_weights(self, filepath)
 
     def save(self, filepath: str | os.PathLike[str], overwrite: bool = True, **kwargs: Any) -> None:
-        """Save the model to ``filepath`` atomically, with a checksum (chief only).
-
-        Any path (``"m.keras"``, tf.keras's ``"my_model"`` or ``"m.h5"``) holds the architecture,
-        weights, compile arguments and optimizer state, for ``keras.models.load_model``
-        (:mod:`unison.keras.saving`); ``load_weights`` reads the same file.
-        """
-        # tf.keras 2's keywords: save_format="tf"|"h5"|"keras", options=SaveOptions, and the
-        # SavedModel knobs that have no meaning without traced graphs.
-        save_format = kwargs.pop("save_format", None)
-        options = kwargs.pop("options", None)
-        for ignored in ("include_optimizer", "signatures", "save_traces"):
-            kwargs.pop(ignored, None)
-        if kwargs:
-            raise TypeError(f"save() got unexpected keyword arguments: {sorted(kwargs)}.")
-        if save_format not in (None, "tf", "h5", "keras"):
-            raise ValueError(f"save_format must be 'tf', 'h5' or 'keras'. Received: save_format={save_format!r}")
-        if options is not None:
-            from unison.saved_model import SaveOptions
-
-            if not isinstance(options, SaveOptions):
-                raise TypeError(f"options must be a tf.saved_model.SaveOptions. Received: {type(options).__name__}")
-        with self._weights_gathered():
-            self._write_model(filepath, save_format)
-        self._wait_for_chief("save")  # every replica returns once the chief's file is complete
+        """Save architecture, weights, compile arguments and optimizer state atomically (chief only)."""
+        model_io.save(self, filepath, overwrite, **kwargs)
 
     def save_spec(self, dynamic_batch: bool = True) -> Any:
         """tf.keras 2's ``save_spec()``: ``None`` until the model knows its input, then ``([spec], {})``."""
-        shape = self.input_shape_hint
-        if not self.built or shape is None:
-            return None
-        from unison.data.specs import TensorSpec
+        return model_io.save_spec(self, dynamic_batch)
 
-        return ([TensorSpec(shape=(None, *shape))], {})
-
-    def _write_model(self, filepath: str | os.PathLike[str], save_format: str | None = None) -> None:
-        """The chief's half of ``save`` (ModelCheckpoint calls it on the chief alone).
-
-        Every path holds the whole model (architecture when it has one, weights, compile
-        arguments, optimizer state): tf.keras programs save to ``"my_model"`` or ``"model.h5"``
-        and call ``load_model`` on the same path, and ``load_weights`` reads the file too. A
-        path without an extension, an existing directory or ``save_format="tf"`` becomes a
-        directory as tf.keras 2's SavedModel did (:func:`unison.saved_model.write_keras_export`),
-        which ``tf.saved_model.load`` also reads.
-        """
-        from unison.keras import saving
-
-        path = os.fspath(filepath)
-        if save_format == "tf" or os.path.isdir(path) or (save_format is None and not os.path.splitext(path)[1]):
-            if self.built or save_format == "tf" or os.path.isdir(path):
-                from unison.saved_model import write_keras_export
-
-                write_keras_export(self, path)
-                return
-        if not self.built and not os.fspath(filepath).endswith(".keras"):
-            # an unbuilt model has no weights yet: a weights-format file (ModelCheckpoint's paths)
-            if self.distribute_strategy.extended.should_checkpoint:
-                weights_file.write_state(
-                    filepath,
-                    {"state_dict": self._full_state(), "optimizer": self._full_optimizer_state()},
-                    weights_file.MODEL_FORMAT,
-                )
-            return
-        saving.save_model(self, filepath)
+    # what saving, SavedModel and ModelCheckpoint call (model_io's functions, as methods)
+    _full_state = model_io.full_state
+    _full_optimizer_state = model_io.full_optimizer_state
+    _weights_gathered = model_io.weights_gathered
+    _wait_for_chief = model_io.wait_for_chief
+    _write_weights = model_io.write_weights
+    _write_model = model_io.write_model
 
     def get_config(self) -> dict[str, Any]:
         """The architecture as Keras's ``{"class_name", "config"}`` (Sequential and functional models)."""
-        from unison.keras import saving
-
-        config: dict[str, Any] = saving.model_config(self)["config"]
-        return config
+        return model_io.get_config(self)
 
     @classmethod
     def from_config(cls, config: dict[str, Any], custom_objects: dict[str, Any] | None = None) -> Any:
@@ -542,11 +374,7 @@ class Model(Trainer, Layer):
 
     def to_json(self, **kwargs: Any) -> str:
         """The architecture as JSON text, for ``keras.models.model_from_json``."""
-        import json
-
-        from unison.keras import saving
-
-        return json.dumps(saving.model_config(self), **kwargs)
+        return model_io.to_json(self, **kwargs)
 
     def count_params(self) -> int:
         """Number of scalars in the model's weights, non-trainable ones (moving statistics) included, as Keras."""

@@ -290,3 +290,39 @@ __all__ = [
     "output_names",
     "resolve_metrics",
 ]
+
+
+# Keras 2 (tf.keras) compile() keywords TF 2 programs still pass, that change nothing in TF 2:
+# `experimental_run_tf_function` and `cloning` (always on / unused), `sample_weight_mode` (the
+# v2 loop reads the weights' shape instead), `experimental_steps_per_execution` and
+# `pss_evaluation_shards` (performance knobs), `auto_scale_loss` (Keras 3, mixed precision).
+_IGNORED_COMPILE_KWARGS = frozenset(
+    {
+        "experimental_run_tf_function",
+        "cloning",
+        "sample_weight_mode",
+        "experimental_steps_per_execution",
+        "pss_evaluation_shards",
+        "auto_scale_loss",
+    }
+)
+
+
+def check_legacy_compile_kwargs(kwargs: dict[str, Any]) -> None:
+    """Accept Keras 2's no-op compile() keywords; refuse those whose meaning cannot be honoured, as TF 2 does."""
+    if kwargs.pop("distribute", None) is not None:
+        raise ValueError(
+            "compile(distribute=...) is not available in TF 2: create and compile the model "
+            "inside `with strategy.scope():` instead."
+        )
+    if kwargs.pop("target_tensors", None) is not None:
+        raise ValueError(
+            "compile(target_tensors=...) is not supported when executing eagerly (TF 2): pass "
+            "the labels to fit(x, y) instead."
+        )
+    unknown = sorted(set(kwargs) - _IGNORED_COMPILE_KWARGS)
+    if unknown:
+        raise TypeError(
+            f"compile() got unexpected keyword arguments: {unknown}. Expected optimizer, loss, "
+            "metrics, loss_weights, weighted_metrics, run_eagerly, steps_per_execution, jit_compile."
+        )
