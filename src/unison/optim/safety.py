@@ -87,7 +87,7 @@ def all_finite(params: Sequence[torch.Tensor]) -> bool:
     the seed MLP, where a check per parameter reads each flag).
     """
     grads = [p.grad for p in params if p.grad is not None]
-    grads = [g.to_local() if hasattr(g, "to_local") else g for g in grads]
+    grads = [g if type(g) is torch.Tensor or not hasattr(g, "to_local") else g.to_local() for g in grads]
     return not grads or math.isfinite(torch.stack([g.sum() for g in grads]).sum().item())
 
 
