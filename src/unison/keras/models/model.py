@@ -117,12 +117,13 @@ class Model(Trainer, Layer):
         mode, as torch modules are). A ``call(inputs, training=...)`` of a subclass gets the flag.
         """
         if has_keras_tensor(args, kwargs):  # a model used as a layer of a functional model
-            return symbolic_call(self, args, kwargs, run=super().__call__)
+            return symbolic_call(self, args, kwargs, run=nn.Module.__call__.__get__(self))
         if not getattr(self, "_mirrored_build", True) and args and isinstance(args[0], torch.Tensor):
             self._build_mirrored(args[0])
         if training is not None:
             kwargs["training"] = training
-        return call_in_mode(self, super().__call__, args, kwargs)
+        # torch's call straight: Layer.__call__ would check for symbolic inputs and set the mode again
+        return call_in_mode(self, nn.Module.__call__.__get__(self), args, kwargs)
 
     def _build_mirrored(self, example: torch.Tensor) -> None:
         """Give lazily-built weights replica 0's values before the first call computes anything.
