@@ -448,7 +448,8 @@ class DistributedOptimizer(WrappingOptimizer):
             return  # already synchronised since the last backward (e.g. by a manual call)
         self._synchronized = True
         self.steps += 1
-        started = time.perf_counter()
+        timeline = self._timeline
+        started = time.perf_counter() if timeline is not None else 0.0
         if not self.reduces:
             self._share_verdict()
         elif not self.comm.is_distributed:
@@ -458,7 +459,7 @@ class DistributedOptimizer(WrappingOptimizer):
             self._reduce_buckets()
         self.timings.step_done(self._waited)
         self._waited = 0.0
-        if self._timeline is not None:
+        if timeline is not None:
             self._record_phases(started)
         if not self._scaler_active:  # with a GradScaler, clipping waits until it has unscaled
             self._clip()
@@ -599,7 +600,8 @@ class DistributedOptimizer(WrappingOptimizer):
         transform = gradient_transform if gradient_transform is not None else self.gradient_transform
         if transform is not None:
             transform(self._trainable)
-        since = time.perf_counter()
+        timeline = self._timeline  # the optimizer's phase is timed for the timeline only
+        since = time.perf_counter() if timeline is not None else 0.0
         self.in_step = True
         try:
             if self.sharded is None:
@@ -612,9 +614,9 @@ class DistributedOptimizer(WrappingOptimizer):
         finally:
             self.in_step = False
             self.mark_stepped()
-            self._step_end = time.perf_counter()
-            if self._timeline is not None:
-                self._timeline.add("steps", "optimizer", since, self._step_end, {"step": self.steps})
+            if timeline is not None:
+                self._step_end = time.perf_counter()
+                timeline.add("steps", "optimizer", since, self._step_end, {"step": self.steps})
         if self._optimizer_step_post_hooks:
             self._run_step_hooks(self._optimizer_step_post_hooks, closure)
         return result
