@@ -108,13 +108,13 @@ def run_unison(replicas: int, epochs: int) -> None:
     import unison as tf
     from unison.comm import communicator as comm_mod
     from unison.keras.models import model as model_mod
-    from unison.keras.trainers import data_adapters
+    from unison.keras.trainers import data_adapters, step_loss
     from unison.keras.trainers import loop as trainer
-    from unison.keras.trainers import state as training_state
+    from unison.keras.trainers import trainer as trainer_mod
     from unison.optim import buckets, distributed
 
-    TS = training_state.TrainingState
-    original_step = TS.train_step
+    TS = trainer_mod.Trainer
+    original_step = TS._train_on
 
     def train_step(self: Any, batch: Any) -> None:
         STATE["in_train_step"] = True
@@ -124,11 +124,11 @@ def run_unison(replicas: int, epochs: int) -> None:
         finally:
             STATE["in_train_step"] = False
 
-    TS.train_step = train_step
+    TS._train_on = train_step  # type: ignore[method-assign]
     wrap(model_mod.Model, "forward", "forward")
-    wrap(TS, "_loss_sum", "loss")
-    wrap(TS, "_global_size", "global batch size")
-    wrap(TS, "_update_metrics", "metrics update")
+    wrap(step_loss, "loss_sum", "loss")
+    wrap(step_loss, "global_size", "global batch size")
+    wrap(TS, "_track", "metrics update")
     wrap(torch.Tensor, "backward", "backward (incl. unison's gradient hooks)")
     wrap(distributed.DistributedOptimizer, "_on_grad", "  in backward: gradient hooks (_on_grad, all 4)")
     wrap(buckets.Bucket, "pack", "  in backward: Bucket.pack")

@@ -26,7 +26,7 @@ def accumulated_fit(devices: list[str] | None, k: int | None, batch_size: int, n
         )
     x, y = make_data(n)
     history = model.fit(x, y, batch_size=batch_size, epochs=2, shuffle=False, verbose=0)
-    sync = model._unison_training_state.dist_opt
+    sync = tf.DistributedOptimizer.of(model.optimizer.torch_optimizer)
     return {
         "weights": [w.copy() for w in model.get_weights()],
         "history": history.history,

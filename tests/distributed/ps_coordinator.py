@@ -37,12 +37,13 @@ class Observe(tf.keras.callbacks.Callback):
 
     def on_epoch_begin(self, epoch, logs=None):
         if self.seen is None:
-            st = self.model._unison_training_state
             kernel = self.model.layers[0].kernel
             self.seen = {
                 "epoch": epoch,
                 "kernel": self.strategy.read_variable(kernel).numpy(),
-                "adam_step": float(self.strategy.optimizer_state(st.torch_opt)[0].get("step", 0)),
+                "adam_step": float(
+                    self.strategy.optimizer_state(self.model.optimizer.torch_optimizer)[0].get("step", 0)
+                ),
             }
 
     def on_epoch_end(self, epoch, logs=None):

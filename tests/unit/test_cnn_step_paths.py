@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import unison as tf
-import unison.keras.models.model as model_module
+import unison.keras.models.sequential as model_module  # Sequential.call fuses Conv2D+ReLU+pool
 from unison.keras import mixed_precision
 
 pytestmark = pytest.mark.timeout(60)

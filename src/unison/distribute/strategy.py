@@ -209,6 +209,19 @@ class Strategy:
 
         Every ``optimizer.step()`` inside ``fn`` first SUM-reduces its parameters' gradients
         across replicas (the loss must be divided by the global batch size).
+
+        Who synchronises: each update asks for its synchronisation once, through the one
+        ``DistributedOptimizer`` of its torch optimizer (:meth:`gradient_synchronizer`), whose
+        ``step()`` is the only caller of ``synchronize()`` on that path:
+
+        * Keras's ``optimizer.apply_gradients`` steps that synchroniser (it synchronises, Keras
+          clips the aggregate, the torch optimizer steps);
+        * a ``DistributedOptimizer`` the program made synchronises in its own ``step()``;
+        * a plain torch ``optimizer.step()`` is synchronised by the step hook ``run`` adds for
+          the call, which stays out of a step its synchroniser is already taking.
+
+        ``fit`` takes the same ``step()`` on any number of replicas (it runs in
+        :meth:`replica_context`, without the hook).
         """
         if not callable(fn):
             raise TypeError(f"strategy.run needs a callable. Received: fn={fn!r}")
@@ -243,8 +256,16 @@ class Strategy:
             return optimizer
         sync = DistributedOptimizer.of(optimizer)
         if sync is None:
+            if _fully_sharded(optimizer):
+                # FSDP2 (shard_model, ModelParallel) reduce-scattered the gradients during backward:
+                # the synchroniser only shares the non-finite verdict
+                options = {"gradients": "reduced", "hooks": False, **options}
             sync = DistributedOptimizer(optimizer, **{"op": Sum, "communicator": self._comm, **options})
         return sync
+
+    def has_synchronizer(self, optimizer: torch.optim.Optimizer) -> bool:
+        """Whether a ``DistributedOptimizer`` already synchronises ``optimizer`` (``fit`` made one)."""
+        return isinstance(optimizer, DistributedOptimizer) or DistributedOptimizer.of(optimizer) is not None
 
     def forget_synchronizer(self, optimizer: torch.optim.Optimizer) -> None:
         """Detach and drop the synchronizer of ``optimizer`` (a recompiled Keras model replaces it)."""
@@ -273,8 +294,11 @@ class Strategy:
     def _before_step(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         if isinstance(optimizer, DistributedOptimizer) or _fully_sharded(optimizer):
             return  # it synchronises itself; FSDP2 (shard_model) reduce-scatters during backward
+        sync = DistributedOptimizer.of(optimizer)
+        if sync is not None and sync.in_step:
+            return  # its synchroniser is stepping it, and synchronised first (apply_gradients, fit)
         if self._comm.is_distributed:
-            # a no-op when the optimizer's DistributedOptimizer already synchronised this step
+            # a torch optimizer's own step() inside run: the one request of this step
             self.gradient_synchronizer(optimizer).synchronize()
 
     def _after_step(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:

@@ -34,7 +34,8 @@ from unison.keras.backend.keras_tensor import KerasTensor
 from unison.keras.layers import Input, Layer
 from unison.keras.losses import Loss
 from unison.keras.metrics import Metric
-from unison.keras.models.model import Model, Sequential
+from unison.keras.models.model import Model
+from unison.keras.models.sequential import Sequential
 from unison.keras.optimizers import Optimizer
 
 __all__ = [

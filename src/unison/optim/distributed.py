@@ -36,7 +36,7 @@ from unison.optim.buckets import Bucket, plan_buckets
 from unison.optim.compression import Compression, Compressor
 from unison.optim.fused_step import DirectAdam
 from unison.optim.protocol import WrappingOptimizer
-from unison.optim.safety import check_consistency, first_nonfinite, nonfinite_error
+from unison.optim.safety import all_finite, check_consistency, first_nonfinite, nonfinite_error
 from unison.optim.zero import ShardedState
 from unison.optim.zero2 import GradientShards
 
@@ -156,6 +156,12 @@ class DistributedOptimizer(WrappingOptimizer):
         gradient_transform: called with the parameters after synchronisation, before the step
             (the Keras front end clips here).
         communicator: the replicas to synchronise with; default: the job this process joined.
+        hooks: ``False`` registers no per-parameter gradient hooks: no bucket starts during
+            ``backward()`` and backward passes are not counted (a step that follows every
+            backward pass it owns, like ``fit``'s on one replica, saves their cost).
+        gradients: ``"reduce"`` (default) SUM/Average-reduces them; ``"reduced"``: something
+            else reduced them already (FSDP2's reduce-scatter during backward), so
+            ``synchronize()`` only shares the non-finite verdict (one flag, every replica).
 
     Given a Keras optimizer instead (Horovod's ``hvd.DistributedOptimizer(keras_opt)``), the
     constructor returns the Keras-side wrapper (``unison.horovod.keras_optimizer``), which
@@ -198,6 +204,8 @@ class DistributedOptimizer(WrappingOptimizer):
         groups: Any = None,
         sparse_as_dense: bool = False,
         check_consistency: bool = True,
+        hooks: bool = True,
+        gradients: str = "reduce",
     ) -> None:
         if isinstance(optimizer, DistributedOptimizer):
             raise ValueError(
@@ -250,8 +258,11 @@ class DistributedOptimizer(WrappingOptimizer):
                 f"or unison.Sum without compression or error_feedback. Received: op={op}, "
                 f"compression={compression!r}, error_feedback={error_feedback}. Drop one of them."
             )
+        if gradients not in ("reduce", "reduced"):
+            raise ValueError(f"gradients must be 'reduce' or 'reduced'. Received: gradients={gradients!r}")
         self._wrap(optimizer)
         _WRAPPERS[id(optimizer)] = self
+        self.reduces = gradients == "reduce"
         self.op = op
         self.gradient_predivide_factor = float(gradient_predivide_factor)
         self.compression = _check_compression(compression)
@@ -265,11 +276,12 @@ class DistributedOptimizer(WrappingOptimizer):
         self._names = {id(p): n for n, p in self._named}
         self._trainable = [p for _, p in self._named if p.requires_grad]
         self._bucket_cap = int(bucket_cap_mb * 1024 * 1024)
-        self._buckets = plan_buckets(self._trainable, self._bucket_cap)
+        self._buckets = plan_buckets(self._trainable, self._bucket_cap) if self.reduces else []
         self._bucket_of: dict[int, Bucket] = {id(p): b for b in self._buckets for p in b.params}
         self._passes: dict[int, int] = {}
         self._next_launch = 0
         self._skip = False
+        self.in_step = False  # step() is stepping the wrapped optimizer (strategy.run's hook stays out)
         # A fused torch Adam/AdamW: its kernel called straight when step() would do just that.
         self._direct = DirectAdam.of(optimizer)
         self._scaler_active = False
@@ -294,7 +306,12 @@ class DistributedOptimizer(WrappingOptimizer):
             else None
         )
         # (torch leaves Tensor.register_post_accumulate_grad_hook unannotated)
-        self._hooks = [p.register_post_accumulate_grad_hook(self._on_grad) for p in self._trainable]  # type: ignore[no-untyped-call]
+        self._watch = hooks and self.reduces
+        self._hooks = (
+            [p.register_post_accumulate_grad_hook(self._on_grad) for p in self._trainable]  # type: ignore[no-untyped-call]
+            if self._watch
+            else []
+        )
 
     # --- the wrapped optimizer's state, gathered when sharded ---------------------------------
     def state_dict(self) -> dict[str, Any]:
@@ -343,7 +360,8 @@ class DistributedOptimizer(WrappingOptimizer):
         self._trainable += added
         self._buckets = plan_buckets(self._trainable, self._bucket_cap)
         self._bucket_of = {id(p): b for b in self._buckets for p in b.params}
-        self._hooks += [p.register_post_accumulate_grad_hook(self._on_grad) for p in added]
+        if self._watch:
+            self._hooks += [p.register_post_accumulate_grad_hook(self._on_grad) for p in added]
         self._next_launch = 0
         self._passes.clear()
         self._checked = False  # every replica must add the same group: checked before the next reduction
@@ -430,15 +448,18 @@ class DistributedOptimizer(WrappingOptimizer):
             return  # already synchronised since the last backward (e.g. by a manual call)
         self._synchronized = True
         self.steps += 1
-        started = time.perf_counter()
-        if not self.comm.is_distributed:
+        timeline = self._timeline
+        started = time.perf_counter() if timeline is not None else 0.0
+        if not self.reduces:
+            self._share_verdict()
+        elif not self.comm.is_distributed:
             self._synchronize_local()
         else:
             self._check_once()
             self._reduce_buckets()
         self.timings.step_done(self._waited)
         self._waited = 0.0
-        if self._timeline is not None:
+        if timeline is not None:
             self._record_phases(started)
         if not self._scaler_active:  # with a GradScaler, clipping waits until it has unscaled
             self._clip()
@@ -476,14 +497,25 @@ class DistributedOptimizer(WrappingOptimizer):
         return "keep" if self._scaler_active else self.nonfinite
 
     def _synchronize_local(self) -> None:
-        bad = first_nonfinite(self._named) if self._policy != "keep" else None
-        if bad is not None:
-            self._nonfinite_verdict(bad)
+        if self._policy != "keep" and not all_finite(self._trainable):
+            self._nonfinite_verdict(first_nonfinite(self._named))
             return
         if self.op is Average and self.backward_passes_per_step > 1:
             for p in self._trainable:
                 if p.grad is not None:
                     p.grad.mul_(1.0 / self.backward_passes_per_step)
+
+    def _share_verdict(self) -> None:
+        """Gradients reduced elsewhere (FSDP2): one non-finite flag for every replica, nothing else."""
+        if self._policy == "keep":
+            return
+        finite = all_finite(self._trainable)
+        if self.comm.is_distributed:
+            flag = torch.tensor([0.0 if finite else 1.0], device=self._trainable[0].device if self._trainable else None)
+            finite = float(self.comm.all_reduce(flag, name="gradients.nonfinite_verdict").item()) == 0.0
+        if not finite:
+            local = next((n for n, p in self._named if p.grad is not None and not all_finite([p])), None)
+            self._nonfinite_verdict(local)
 
     def _wait(self, pending: Any) -> None:
         """Wait for a bucket's collective, counting the time blocked (the straggler report's wait)."""
@@ -549,11 +581,15 @@ class DistributedOptimizer(WrappingOptimizer):
         finally:
             self._skip = False
 
-    def step(self, closure: Any = None, grad_scaler: Any = None) -> Any:
+    def step(self, closure: Any = None, grad_scaler: Any = None, gradient_transform: Any = None) -> Any:
         """Synchronise gradients (unless inside ``skip_synchronize``) and step the optimizer.
 
+        This is the one caller of :meth:`synchronize` on every update path (``fit``'s step on any
+        number of replicas, Keras's ``apply_gradients``, a torch loop's ``step()``).
         ``grad_scaler`` is passed by ``torch.amp.GradScaler.step(opt)``, not by users: the scaler
         then unscales and checks the reduced gradients, the same on every replica.
+        ``gradient_transform`` replaces the one given at construction for this step (Keras's
+        ``apply_gradients`` clips with the optimizer that applies them).
         """
         if grad_scaler is not None:
             return scaled_step(self, grad_scaler, closure)
@@ -561,9 +597,12 @@ class DistributedOptimizer(WrappingOptimizer):
             self._run_step_hooks(self._optimizer_step_pre_hooks, closure)
         if not self._skip:
             self.synchronize()
-        if self.gradient_transform is not None:
-            self.gradient_transform(self._trainable)
-        since = time.perf_counter()
+        transform = gradient_transform if gradient_transform is not None else self.gradient_transform
+        if transform is not None:
+            transform(self._trainable)
+        timeline = self._timeline  # the optimizer's phase is timed for the timeline only
+        since = time.perf_counter() if timeline is not None else 0.0
+        self.in_step = True
         try:
             if self.sharded is None:
                 direct = closure is None and self._direct is not None and self._direct.step()
@@ -573,10 +612,11 @@ class DistributedOptimizer(WrappingOptimizer):
                     result = self.optimizer.step(closure)
                 self.sharded.share_updates()
         finally:
+            self.in_step = False
             self.mark_stepped()
-            self._step_end = time.perf_counter()
-            if self._timeline is not None:
-                self._timeline.add("steps", "optimizer", since, self._step_end, {"step": self.steps})
+            if timeline is not None:
+                self._step_end = time.perf_counter()
+                timeline.add("steps", "optimizer", since, self._step_end, {"step": self.steps})
         if self._optimizer_step_post_hooks:
             self._run_step_hooks(self._optimizer_step_post_hooks, closure)
         return result

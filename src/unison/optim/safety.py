@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -94,6 +95,17 @@ def _structure_difference(metas: list[list[tuple[str, tuple[int, ...], str]]]) -
             f"has {len(meta)}. Every replica must build the same model."
         )
     return "Replicas hold different models."
+
+
+def all_finite(params: Sequence[torch.Tensor]) -> bool:
+    """Whether every gradient of ``params`` is finite (a sharded one: this replica's shard).
+
+    One sum per gradient and one read: NaN or Inf anywhere survives the sums (~20 us a step for
+    the seed MLP, where a check per parameter reads each flag).
+    """
+    grads = [p.grad for p in params if p.grad is not None]
+    grads = [g if type(g) is torch.Tensor or not hasattr(g, "to_local") else g.to_local() for g in grads]
+    return not grads or math.isfinite(torch.stack([g.sum() for g in grads]).sum().item())
 
 
 def first_nonfinite(named: Sequence[tuple[str, torch.Tensor]]) -> str | None:

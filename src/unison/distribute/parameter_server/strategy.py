@@ -45,6 +45,7 @@ from unison.distribute.parameter_server.store import OPTIMIZERS
 from unison.distribute.parameter_server.variables import Placement, VariableSpec, describe
 from unison.distribute.strategy import Strategy
 from unison.errors import ParameterServerUnavailableError
+from unison.optim.distributed import DistributedOptimizer
 
 DEFAULT_TIMEOUT_S = 60.0
 EMBEDDING_TABLE_ATTR = "_unison_embedding_table"  # a layer naming its table parameter is sparse
@@ -413,6 +414,11 @@ class ParameterServerStrategy(Strategy):
                     spec = self.variable_spec(param)
                     return remote.rebuild_embedding, (spec.to_json(), table[1], True, getattr(obj, "name", "embedding"))
             return NotImplemented
+        if isinstance(obj, DistributedOptimizer):
+            # fit's synchroniser: the worker steps alone, through the same update code (one
+            # replica's synchroniser over the optimizer whose step pushes to the servers)
+            options = (obj.gradient_transform, obj.nonfinite, obj.backward_passes_per_step)
+            return remote.rebuild_synchronizer, (obj.optimizer, *options)
         if isinstance(obj, torch.optim.Optimizer):
             return remote.rebuild_optimizer, (self._optimizer_groups(obj),)
         if _is_additive_metric(obj) and not getattr(obj, "_unison_worker_copy", False):

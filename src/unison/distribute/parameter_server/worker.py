@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +39,7 @@ from unison.distribute.parameter_server.client import ParameterServers, ShardCal
 from unison.distribute.parameter_server.variables import VariableSpec
 from unison.distribute.strategy import Strategy
 from unison.errors import DatasetExhaustedError, ParameterServerUnavailableError, WorkerRestartedError
+from unison.optim.distributed import DistributedOptimizer, Sum
 
 _LOADING = threading.local()  # the runtime (and what it collects) while a function is unpickled
 
@@ -119,13 +121,17 @@ class RemoteEmbedding(torch.nn.Module):
         return F.embedding(inverse.reshape(ids.shape), rows, padding_idx=pad)
 
 
-class WorkerOptimizer:
+class WorkerOptimizer(torch.optim.Optimizer):
     """An optimizer whose ``step()`` sends the gradients to the variables' parameter servers.
 
-    The update itself (and the optimizer's state) lives on the PS that owns each variable.
+    The update itself (and the optimizer's state) lives on the PS that owns each variable. It is
+    a ``torch.optim.Optimizer`` (``fit``'s synchroniser wraps it, as it wraps any torch
+    optimizer), without torch's constructor: its groups hold the worker's copies.
     """
 
     def __init__(self, runtime: WorkerRuntime, groups: list[dict]) -> None:
+        self._optimizer_step_pre_hooks: OrderedDict[int, Any] = OrderedDict()
+        self._optimizer_step_post_hooks: OrderedDict[int, Any] = OrderedDict()
         self._runtime = runtime
         self.param_groups: list[dict] = []
         self._dense: list[tuple[VariableSpec, torch.Tensor]] = []
@@ -142,7 +148,7 @@ class WorkerOptimizer:
                     self._dense.append((spec, param))
             self.param_groups.append({"params": params, **group["hyper"]})
         self.defaults: dict = {}
-        self.state: dict = {}
+        self.state: Any = {}
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         for _, p in self._dense:
@@ -465,6 +471,20 @@ def rebuild_optimizer(groups: list[dict]) -> WorkerOptimizer:
                 specs[spec.name] = spec
                 loaded.dense.append(spec.name)
     return WorkerOptimizer(runtime, groups)
+
+
+def rebuild_synchronizer(optimizer: Any, transform: Any, nonfinite: str, passes: int) -> DistributedOptimizer:
+    """fit's synchroniser on a worker: one replica's (a local communicator, no gradient hooks)."""
+    return DistributedOptimizer(
+        optimizer,
+        op=Sum,
+        communicator=LocalCommunicator(),
+        gradient_transform=transform,
+        nonfinite=nonfinite,
+        backward_passes_per_step=passes,
+        hooks=False,
+        check_consistency=False,
+    )
 
 
 def rebuild_metric(key: str, metric: Any) -> Any:

@@ -4,9 +4,9 @@ Same names, arguments and behaviour as ``keras.callbacks``, plus the multi-repli
 of unison: every replica runs the callbacks with identical, already-reduced logs (so
 decisions agree), and only the chief replica prints or writes files.
 
-Callbacks depend on ``self.model`` and its public attributes only (``BackupAndRestore`` reaches
-the loop's state as ``model._training_state``, which the trainer mixin owns): they import no
-trainer, model or saving module.
+Callbacks depend on ``self.model`` and its public methods only (``BackupAndRestore`` saves and
+restores a running fit through ``model.fit_state_dict()`` / ``model.load_fit_state_dict()``):
+they import no trainer, model or saving module.
 
 Example:
     >>> from unison.keras import callbacks

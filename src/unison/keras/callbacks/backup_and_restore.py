@@ -6,9 +6,6 @@ import os
 import warnings
 from typing import Any
 
-import torch
-
-from unison.distribute import sharding
 from unison.keras.callbacks._common import is_chief, print_msg
 from unison.keras.callbacks.callback import Callback, Logs
 from unison.train.files import BackupFiles as CheckpointManager  # the callback's old name for it
@@ -101,23 +98,22 @@ class BackupAndRestore(Callback):
         self.restored_from: tuple[int, int] | None = None  # (epoch, step) of the restored backup
         self.saved_at: tuple[int, int] | None = None  # (epoch, step) of a backup made on preemption
 
-    def _state(self) -> Any:
-        st = getattr(self.model, "_training_state", None)  # the loop's state, owned by the model
-        if st is None or st.torch_opt is None:
+    def _communicator(self) -> Any:
+        if getattr(self.model, "fit_state_dict", None) is None:
             raise RuntimeError("BackupAndRestore works inside model.fit(); pass it in callbacks=[...].")
-        return st
+        return self.model.distribute_strategy.extended.communicator
 
     # --- restore ------------------------------------------------------------------------------
     def on_train_begin(self, logs: Logs | None = None) -> None:
-        st = self._state()
+        comm = self._communicator()
         if self.save_before_preemption and self._watcher is None:
             from unison.distribute.preemption import PreemptionWatcher, TerminationConfig
 
             self._watcher = PreemptionWatcher(TerminationConfig())
-        chief = st.comm.rank == 0
+        chief = comm.rank == 0
         payload = self._read_backup() if chief else None
-        if st.comm.is_distributed:
-            payload = st.comm.broadcast_object(payload, name="backup_and_restore.restore")
+        if comm.is_distributed:
+            payload = comm.broadcast_object(payload, name="backup_and_restore.restore")
         self._batches = 0
         self.restored_from = None
         if payload is None:
@@ -135,7 +131,7 @@ class BackupAndRestore(Callback):
                 f"BackupAndRestore: {self.backup_dir!r} holds a backup this version cannot "
                 "read. Delete the directory to start training afresh."
             )
-        self._restore(st, payload)
+        self._restore(payload)
         self.restored_from = (int(payload["epoch"]), int(payload["step"]))
         if self.params.get("verbose", 0):
             print_msg(
@@ -165,28 +161,18 @@ class BackupAndRestore(Callback):
         self._manager.set_aside([path for path, _ in self._manager.damaged])
         return payload
 
-    def _restore(self, st: Any, payload: dict[str, Any]) -> None:
+    def _restore(self, payload: dict[str, Any]) -> None:
         try:
             # A sharded model (keras.distribution.ModelParallel) keeps its shard of the whole state.
-            sharding.load_full_state(self.model, payload["model"])
-            sharding.load_full_optimizer_state(self.model, st.torch_opt, payload["optimizer"])
+            self.model.load_fit_state_dict(payload, int(payload["epoch"]), int(payload["step"]))
         except (RuntimeError, ValueError, KeyError) as exc:
+            if "inside model.fit()" in str(exc):
+                raise
             raise ValueError(
                 f"BackupAndRestore: the backup in {self.backup_dir!r} does not fit this model or "
                 f"optimizer ({str(exc).splitlines()[0]}). It was written by a different program; "
                 "delete the directory to start training afresh."
             ) from exc
-        # Keras's optimizer.iterations: learning-rate schedules and Adam's epsilon follow it (a backup
-        # written before it was kept: torch's own step count of the first parameter, the same number)
-        iterations = payload.get("iterations")
-        if iterations is None:
-            steps = [s["step"] for s in payload["optimizer"].get("state", {}).values() if "step" in s]
-            iterations = int(steps[0]) if steps else None
-        if iterations is not None:
-            self.model.optimizer.iterations.fill_(int(iterations))
-        st.seed = int(payload["seed"])
-        torch.set_rng_state(payload["rng"])
-        st.resume_at(int(payload["epoch"]), int(payload["step"]), payload["epoch_origin"], payload["metrics"])
 
     # --- back up ------------------------------------------------------------------------------
     def on_epoch_begin(self, epoch: int, logs: Logs | None = None) -> None:
@@ -208,35 +194,9 @@ class BackupAndRestore(Callback):
 
     def _backup(self, epoch: int, step: int) -> None:
         """Write the state that resumes at ``step`` batches into ``epoch`` (collective, chief writes)."""
-        st = self._state()
-        # Metric sums of the epoch so far, over every replica: the one collective of a backup.
-        metrics = st.summed_metric_states(name="backup_and_restore.metrics") if step else None
-        if st.sharded:  # the shards are gathered on every replica (a collective), then the chief writes
-            model_state, opt_state = (
-                sharding.full_state(self.model),
-                sharding.full_optimizer_state(self.model, st.torch_opt),
-            )
-        if not is_chief(self.model):
-            return
-        if not st.sharded:
-            model_state, opt_state = self.model.state_dict(), st.torch_opt.state_dict()
-        data = st.train_data
-        origin = data.epoch_origin if step else data.position
-        self._manager.save(
-            {
-                "format": _FORMAT,
-                "epoch": epoch,
-                "step": step,
-                "seed": st.seed,
-                "epoch_origin": origin,
-                "model": model_state,
-                "optimizer": opt_state,
-                "iterations": int(self.model.optimizer.iterations),
-                "metrics": None if metrics is None else metrics.cpu(),
-                "rng": torch.get_rng_state(),
-                "replicas": st.comm.world_size,
-            }
-        )
+        state = self.model.fit_state_dict(step)  # every replica: metric sums and shards are collectives
+        if is_chief(self.model):
+            self._manager.save({"format": _FORMAT, "epoch": epoch, "step": step, **state})
 
     def _save_and_exit(self, epoch: int, step: int) -> None:
         """A worker was preempted: back up after this batch on every worker, then exit (code 42)."""

@@ -16,7 +16,8 @@ Example:
 from __future__ import annotations
 
 from unison.keras.models.functional import Functional
-from unison.keras.models.model import Model, Sequential
+from unison.keras.models.model import Model
+from unison.keras.models.sequential import Sequential
 from unison.keras.saving import clone_model, load_model, model_from_json, save_model
 from unison.keras.saving.serialization import register_model_classes
 

@@ -1,7 +1,7 @@
-"""``keras.Model`` and ``keras.Sequential`` over ``torch.nn``.
+"""``keras.Model`` over ``torch.nn``.
 
 A model is any ``torch.nn.Module``: ``Model(module)`` wraps one you already have, subclasses
-define ``call()``, and ``Sequential`` stacks layers. The model remembers the strategy whose
+define ``call()``, and ``Sequential`` (``sequential.py``) stacks layers. The model remembers the strategy whose
 scope it was created in (``distribute_strategy``); ``fit``/``evaluate``/``predict`` (in
 :mod:`unison.keras.trainers.loop`) talk only to that strategy.
 
@@ -15,62 +15,22 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, cast
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-from unison.distribute import sharding
 from unison.distribute.strategy import Strategy, get_strategy, has_strategy
 from unison.errors import NotCompiledError
 from unison.keras import optimizers as optimizers_mod
 from unison.keras.backend.keras_tensor import KerasTensor, has_keras_tensor, symbolic_call
-from unison.keras.layers.base import Layer, _default_name, add_loss_to, call_in_mode, collect_losses, set_trainable
-from unison.keras.layers.conv import conv_relu_pool_fusable, run_conv_relu_pool
-from unison.keras.layers.core import InputLayer
-from unison.keras.saving import weights_file
-from unison.keras.trainers.compile_utils import OutputLosses
-from unison.keras.trainers.trainer import StepMethods
-
-# Keras 2 (tf.keras) compile() keywords TF 2 programs still pass, that change nothing in TF 2:
-# `experimental_run_tf_function` and `cloning` (always on / unused), `sample_weight_mode` (the
-# v2 loop reads the weights' shape instead), `experimental_steps_per_execution` and
-# `pss_evaluation_shards` (performance knobs), `auto_scale_loss` (Keras 3, mixed precision).
-_IGNORED_COMPILE_KWARGS = frozenset(
-    {
-        "experimental_run_tf_function",
-        "cloning",
-        "sample_weight_mode",
-        "experimental_steps_per_execution",
-        "pss_evaluation_shards",
-        "auto_scale_loss",
-    }
-)
-
-
-def _check_legacy_compile_kwargs(kwargs: dict[str, Any]) -> None:
-    """Accept Keras 2's no-op compile() keywords; refuse those whose meaning cannot be honoured, as TF 2 does."""
-    if kwargs.pop("distribute", None) is not None:
-        raise ValueError(
-            "compile(distribute=...) is not available in TF 2: create and compile the model "
-            "inside `with strategy.scope():` instead."
-        )
-    if kwargs.pop("target_tensors", None) is not None:
-        raise ValueError(
-            "compile(target_tensors=...) is not supported when executing eagerly (TF 2): pass "
-            "the labels to fit(x, y) instead."
-        )
-    unknown = sorted(set(kwargs) - _IGNORED_COMPILE_KWARGS)
-    if unknown:
-        raise TypeError(
-            f"compile() got unexpected keyword arguments: {unknown}. Expected optimizer, loss, "
-            "metrics, loss_weights, weighted_metrics, run_eagerly, steps_per_execution, jit_compile."
-        )
-
+from unison.keras.layers.base import Layer, _default_name, call_in_mode
+from unison.keras.models import model_io
+from unison.keras.trainers.compile_utils import OutputLosses, check_legacy_compile_kwargs
+from unison.keras.trainers.trainer import Trainer
 
 # keras.Model(inputs, outputs) is a Functional (functional.py), a subclass of Model: functional.py
 # registers the class here when it is defined, so this module never imports it back.
@@ -86,15 +46,13 @@ def _functional() -> Any:
     return _FUNCTIONAL[0]  # registered as soon as keras.models is imported
 
 
-class Model(StepMethods, nn.Module):
+class Model(Trainer, Layer):
     """A trainable model with Keras's ``compile``/``fit``/``evaluate``/``predict``.
 
     Args:
         module: an existing ``torch.nn.Module`` to wrap (optional for subclasses with ``call``).
         name: the model's name.
     """
-
-    _keras_submodule = True  # a TF submodule for layers.weight_lists.keras_submodules
 
     @classmethod
     def _inherits_call(cls) -> bool:
@@ -159,12 +117,13 @@ class Model(StepMethods, nn.Module):
         mode, as torch modules are). A ``call(inputs, training=...)`` of a subclass gets the flag.
         """
         if has_keras_tensor(args, kwargs):  # a model used as a layer of a functional model
-            return symbolic_call(self, args, kwargs, run=super().__call__)
+            return symbolic_call(self, args, kwargs, run=nn.Module.__call__.__get__(self))
         if not getattr(self, "_mirrored_build", True) and args and isinstance(args[0], torch.Tensor):
             self._build_mirrored(args[0])
         if training is not None:
             kwargs["training"] = training
-        return call_in_mode(self, super().__call__, args, kwargs)
+        # torch's call straight: Layer.__call__ would check for symbolic inputs and set the mode again
+        return call_in_mode(self, nn.Module.__call__.__get__(self), args, kwargs)
 
     def _build_mirrored(self, example: torch.Tensor) -> None:
         """Give lazily-built weights replica 0's values before the first call computes anything.
@@ -187,23 +146,14 @@ class Model(StepMethods, nn.Module):
         strategy.broadcast_tensors([*self.parameters(), *self.buffers()])
         self._mirrored_build = True
 
-    @property
-    def trainable(self) -> bool:
-        """Whether training updates the model's weights; ``model.trainable = False`` freezes every layer."""
-        return bool(self.__dict__.get("_trainable", True))
-
-    @trainable.setter
-    def trainable(self, value: bool) -> None:
-        set_trainable(self, value)
-
-    @property
+    @property  # type: ignore[misc]  # read-only on a model: its graph decides
     def input_shape(self) -> Any:
         """Shape of the model's input, batch axis ``None`` (functional and Sequential models)."""
         from unison.keras.backend.shapes import model_shape
 
         return model_shape(self, "input")
 
-    @property
+    @property  # type: ignore[misc]
     def output_shape(self) -> Any:
         """Shape of the model's output (a list of shapes for several outputs)."""
         from unison.keras.backend.shapes import model_shape
@@ -227,31 +177,9 @@ class Model(StepMethods, nn.Module):
         return frozen + [b for b in self.buffers() if b.is_floating_point()]
 
     @property
-    def non_trainable_variables(self) -> list[torch.Tensor]:
-        return self.non_trainable_weights
-
-    @property
     def weights(self) -> list[torch.Tensor]:
         """``trainable_weights + non_trainable_weights``."""
         return [*self.trainable_weights, *self.non_trainable_weights]
-
-    @property
-    def variables(self) -> list[torch.Tensor]:
-        return self.weights
-
-    @property
-    def submodules(self) -> tuple[nn.Module, ...]:
-        """tf.Module's ``submodules`` (a Keras model is a ``tf.Module`` in TF): its layers, depth first.
-
-        Example:
-            >>> from unison import keras
-            >>> model = keras.Sequential([keras.layers.Dense(2), keras.layers.Dense(1)])
-            >>> [type(m).__name__ for m in model.submodules]
-            ['Dense', 'Dense']
-        """
-        from unison.keras.layers.weight_lists import keras_submodules
-
-        return keras_submodules(self)
 
     def build(self, input_shape: Sequence[int]) -> None:
         """Create every lazily-sized weight by running one example of ``input_shape`` (batch axis included)."""
@@ -269,7 +197,12 @@ class Model(StepMethods, nn.Module):
 
     @property
     def built(self) -> bool:
-        return all(getattr(m, "built", True) for m in self.modules() if isinstance(m, Layer))
+        """Whether every layer inside has its weights (a model is built when its layers are)."""
+        return all(getattr(m, "built", True) for m in self.modules() if isinstance(m, Layer) and m is not self)
+
+    @built.setter
+    def built(self, value: bool) -> None:
+        """Layer's constructor marks a new layer unbuilt; a model's state is its layers'."""
 
     @property
     def layers(self) -> list[nn.Module]:
@@ -295,15 +228,6 @@ class Model(StepMethods, nn.Module):
             f"{[getattr(m, 'name', type(m).__name__) for m in self.layers]}."
         )
 
-    def add_loss(self, loss: Any) -> None:
-        """Add a loss tensor computed in ``call`` (Keras's ``add_loss``); ``fit`` adds it to the loss."""
-        add_loss_to(self, loss)
-
-    @property
-    def losses(self) -> list[torch.Tensor]:
-        """Every layer's add_loss losses (of the latest call) and weight regularisation penalties."""
-        return collect_losses(self)
-
     # --- compile -----------------------------------------------------------------------------
     def compile(
         self,
@@ -321,7 +245,7 @@ class Model(StepMethods, nn.Module):
 
         Under a strategy's scope the optimizer's gradients are synchronised by that strategy.
         """
-        _check_legacy_compile_kwargs(kwargs)
+        check_legacy_compile_kwargs(kwargs)
         # loss=None is allowed, as in Keras 3: a model that adds its loss with add_loss() (fit
         # checks that there is one), or a train_step override that computes its own.
         if isinstance(metrics, str) or (metrics is not None and not isinstance(metrics, Iterable)):
@@ -381,172 +305,42 @@ class Model(StepMethods, nn.Module):
 
         return trainer.predict(self, x, **kwargs)
 
-    # --- weights -------------------------------------------------------------------------------
+    # --- weights and files (models/model_io.py) ---------------------------------------------
     def get_weights(self) -> list[np.ndarray]:
-        """Every parameter and buffer as numpy arrays, in ``state_dict`` order.
-
-        A model that ``keras.distribution.ModelParallel`` sharded gathers its shards: every
-        replica calls it (as every replica runs the program) and each gets the whole weights.
-        """
-        return [t.detach().cpu().numpy().copy() for t in self._full_state().values()]
+        """Every parameter and buffer as numpy arrays, in ``state_dict`` order (a sharded model's whole)."""
+        return model_io.get_weights(self)
 
     def set_weights(self, weights: Sequence[Any]) -> None:
         """Load weights in the order ``get_weights`` returns them."""
-        state = self._full_state()
-        if len(weights) != len(state):
-            raise ValueError(f"set_weights expects {len(state)} arrays, received {len(weights)}.")
-        new = {}
-        for (name, t), w in zip(state.items(), weights):
-            w = torch.as_tensor(np.asarray(w))
-            if tuple(w.shape) != tuple(t.shape):
-                raise ValueError(f"Weight '{name}' has shape {tuple(t.shape)}, received {tuple(w.shape)}.")
-            new[name] = w
-        if sharding.is_sharded(self):
-            sharding.load_full_state(self, new)
-            return
-        with torch.no_grad():
-            for t, w in zip(state.values(), new.values()):
-                t.copy_(w)
-
-    def _full_state(self) -> dict[str, torch.Tensor]:
-        """``state_dict()`` with whole tensors (a collective when the model is sharded)."""
-        gathered = self.__dict__.get("_unison_gathered")
-        return gathered[0] if gathered is not None else sharding.full_state(self)
-
-    def _full_optimizer_state(self) -> dict[str, Any] | None:
-        """The torch optimizer's ``state_dict()`` with whole tensors, or ``None`` before it exists."""
-        gathered = self.__dict__.get("_unison_gathered")
-        if gathered is not None:
-            return cast(dict[str, Any] | None, gathered[1])
-        opt = self.optimizer.torch_optimizer if self.optimizer is not None else None
-        return sharding.full_optimizer_state(self, opt) if opt is not None else None
-
-    @contextlib.contextmanager
-    def _weights_gathered(self) -> Iterator[None]:
-        """Gather a sharded model's weights and optimizer state on every replica for the block.
-
-        The chief alone writes files (``_write_weights``/``_write_model``, ``ModelCheckpoint``);
-        gathering shards is a collective every replica must join, so it happens here first,
-        where every replica still runs. A model that is not sharded gathers nothing.
-        """
-        if not sharding.is_sharded(self) or "_unison_gathered" in self.__dict__:
-            yield
-            return
-        object.__setattr__(self, "_unison_gathered", (self._full_state(), self._full_optimizer_state()))
-        try:
-            yield
-        finally:
-            del self.__dict__["_unison_gathered"]
+        model_io.set_weights(self, weights)
 
     def save_weights(self, filepath: str | os.PathLike[str], overwrite: bool = True) -> None:
-        """Write the weights to ``filepath`` atomically, with a SHA-256 checksum; only the chief writes.
-
-        Every replica calls it (as every replica runs the program) and returns once the file is
-        complete, so a replica that reads the file next finds it.
-        """
-        with self._weights_gathered():
-            self._write_weights(filepath)
-        self._wait_for_chief("save_weights")
-
-    def _wait_for_chief(self, op: str) -> None:
-        comm = self.distribute_strategy.extended.communicator
-        if comm.is_distributed:
-            comm.barrier(name=f"model.{op}")
-
-    def _write_weights(self, filepath: str | os.PathLike[str]) -> None:
-        """The chief's half of ``save_weights`` (ModelCheckpoint calls it on the chief alone)."""
-        if not self.distribute_strategy.extended.should_checkpoint:
-            return
-        weights_file.write_state(filepath, {"state_dict": self._full_state()}, weights_file.WEIGHTS_KIND)
+        """Write the weights to ``filepath`` atomically, with a SHA-256 checksum; only the chief writes."""
+        model_io.save_weights(self, filepath, overwrite)
 
     def load_weights(self, filepath: str | os.PathLike[str]) -> None:
-        """Read weights written by ``save_weights`` or ``save`` (every replica reads the same file).
-
-        The checksum is verified before anything is decoded, and the names and shapes are checked
-        against this model: a damaged or foreign file raises ``WeightsFileError`` naming the file,
-        the model's structure and what the file holds, and loads nothing. A file Keras wrote (HDF5
-        ``.h5``/``.weights.h5``, or a Keras 3 ``.keras`` zip) is read with ``h5py`` instead
-        (:mod:`unison.keras.saving.keras_h5`: Keras's layer order and shapes).
-        """
-        from unison.keras.saving import keras_h5 as weights_h5
-
-        if weights_h5.is_keras_file(filepath):
-            weights_h5.load_weights(self, filepath)
-            return
-        state = weights_file.read_state(filepath, self._full_state(), self._device())
-        sharding.load_full_state(self, state)
+        """Read weights written by ``save_weights``/``save``, or by Keras (``.h5``, ``.keras``), checked first."""
+        model_io.load_weights(self, filepath)
 
     def save(self, filepath: str | os.PathLike[str], overwrite: bool = True, **kwargs: Any) -> None:
-        """Save the model to ``filepath`` atomically, with a checksum (chief only).
-
-        Any path (``"m.keras"``, tf.keras's ``"my_model"`` or ``"m.h5"``) holds the architecture,
-        weights, compile arguments and optimizer state, for ``keras.models.load_model``
-        (:mod:`unison.keras.saving`); ``load_weights`` reads the same file.
-        """
-        # tf.keras 2's keywords: save_format="tf"|"h5"|"keras", options=SaveOptions, and the
-        # SavedModel knobs that have no meaning without traced graphs.
-        save_format = kwargs.pop("save_format", None)
-        options = kwargs.pop("options", None)
-        for ignored in ("include_optimizer", "signatures", "save_traces"):
-            kwargs.pop(ignored, None)
-        if kwargs:
-            raise TypeError(f"save() got unexpected keyword arguments: {sorted(kwargs)}.")
-        if save_format not in (None, "tf", "h5", "keras"):
-            raise ValueError(f"save_format must be 'tf', 'h5' or 'keras'. Received: save_format={save_format!r}")
-        if options is not None:
-            from unison.saved_model import SaveOptions
-
-            if not isinstance(options, SaveOptions):
-                raise TypeError(f"options must be a tf.saved_model.SaveOptions. Received: {type(options).__name__}")
-        with self._weights_gathered():
-            self._write_model(filepath, save_format)
-        self._wait_for_chief("save")  # every replica returns once the chief's file is complete
+        """Save architecture, weights, compile arguments and optimizer state atomically (chief only)."""
+        model_io.save(self, filepath, overwrite, **kwargs)
 
     def save_spec(self, dynamic_batch: bool = True) -> Any:
         """tf.keras 2's ``save_spec()``: ``None`` until the model knows its input, then ``([spec], {})``."""
-        shape = self.input_shape_hint
-        if not self.built or shape is None:
-            return None
-        from unison.data.specs import TensorSpec
+        return model_io.save_spec(self, dynamic_batch)
 
-        return ([TensorSpec(shape=(None, *shape))], {})
-
-    def _write_model(self, filepath: str | os.PathLike[str], save_format: str | None = None) -> None:
-        """The chief's half of ``save`` (ModelCheckpoint calls it on the chief alone).
-
-        Every path holds the whole model (architecture when it has one, weights, compile
-        arguments, optimizer state): tf.keras programs save to ``"my_model"`` or ``"model.h5"``
-        and call ``load_model`` on the same path, and ``load_weights`` reads the file too. A
-        path without an extension, an existing directory or ``save_format="tf"`` becomes a
-        directory as tf.keras 2's SavedModel did (:func:`unison.saved_model.write_keras_export`),
-        which ``tf.saved_model.load`` also reads.
-        """
-        from unison.keras import saving
-
-        path = os.fspath(filepath)
-        if save_format == "tf" or os.path.isdir(path) or (save_format is None and not os.path.splitext(path)[1]):
-            if self.built or save_format == "tf" or os.path.isdir(path):
-                from unison.saved_model import write_keras_export
-
-                write_keras_export(self, path)
-                return
-        if not self.built and not os.fspath(filepath).endswith(".keras"):
-            # an unbuilt model has no weights yet: a weights-format file (ModelCheckpoint's paths)
-            if self.distribute_strategy.extended.should_checkpoint:
-                weights_file.write_state(
-                    filepath,
-                    {"state_dict": self._full_state(), "optimizer": self._full_optimizer_state()},
-                    weights_file.MODEL_FORMAT,
-                )
-            return
-        saving.save_model(self, filepath)
+    # what saving, SavedModel and ModelCheckpoint call (model_io's functions, as methods)
+    _full_state = model_io.full_state
+    _full_optimizer_state = model_io.full_optimizer_state
+    _weights_gathered = model_io.weights_gathered
+    _wait_for_chief = model_io.wait_for_chief
+    _write_weights = model_io.write_weights
+    _write_model = model_io.write_model
 
     def get_config(self) -> dict[str, Any]:
         """The architecture as Keras's ``{"class_name", "config"}`` (Sequential and functional models)."""
-        from unison.keras import saving
-
-        config: dict[str, Any] = saving.model_config(self)["config"]
-        return config
+        return model_io.get_config(self)
 
     @classmethod
     def from_config(cls, config: dict[str, Any], custom_objects: dict[str, Any] | None = None) -> Any:
@@ -568,7 +362,9 @@ class Model(StepMethods, nn.Module):
             raise TypeError(f"from_config takes the dict get_config() returns. Received: {type(config).__name__}")
         if "nodes" in config and "inputs" in config:
             return saving.from_config({"class_name": "Functional", "config": config}, custom_objects)
-        if cls is Sequential or (cls is Model and "layers" in config and "input_shape" in config):
+        if cls is saving.serialization.model_class("Sequential") or (
+            cls is Model and "layers" in config and "input_shape" in config
+        ):
             return saving.from_config({"class_name": "Sequential", "config": config}, custom_objects)
         if cls is Model:
             raise ValueError(
@@ -579,11 +375,7 @@ class Model(StepMethods, nn.Module):
 
     def to_json(self, **kwargs: Any) -> str:
         """The architecture as JSON text, for ``keras.models.model_from_json``."""
-        import json
-
-        from unison.keras import saving
-
-        return json.dumps(saving.model_config(self), **kwargs)
+        return model_io.to_json(self, **kwargs)
 
     def count_params(self) -> int:
         """Number of scalars in the model's weights, non-trainable ones (moving statistics) included, as Keras."""
@@ -632,203 +424,6 @@ class Model(StepMethods, nn.Module):
         lines = summary_lines(self, line_length, positions, expand_nested, show_trainable, layer_range)
         for line in lines:
             (print if print_fn is None else print_fn)(line)
-
-
-class Sequential(Model):
-    """A linear stack of layers (``keras.Sequential``).
-
-    The first layer's ``input_shape=`` (or a leading ``keras.Input``) builds every layer at
-    once, so the weights exist (and are mirrored) inside ``strategy.scope()``. Such a model also
-    has a symbolic graph, as in Keras: ``model.inputs``/``outputs`` and each layer's
-    ``input``/``output``, so ``keras.Model(model.inputs, [l.output for l in model.layers])``
-    extracts intermediate features.
-
-    Example:
-        >>> from unison import keras
-        >>> model = keras.Sequential([keras.Input(shape=(3,)), keras.layers.Dense(4), keras.layers.Dense(2)])
-        >>> features = keras.Model(model.inputs, [layer.output for layer in model.layers])
-        >>> [tuple(kt.shape) for kt in features.outputs]
-        [(None, 4), (None, 2)]
-    """
-
-    def __init__(self, layers: Sequence[Any] | None = None, name: str | None = None, trainable: bool = True) -> None:
-        super().__init__(name=name)
-        self.stack = nn.ModuleList()
-        # (input, last output) of the symbolic graph, when the input shape is known
-        self._graph: tuple[KerasTensor, Any] | None = None
-        self._graph_input: KerasTensor | None = None
-        for layer in layers or []:
-            self.add(layer)
-        if not trainable:
-            self.trainable = False
-
-    def add(self, layer: Any) -> None:
-        """Append a layer (a ``keras.layers`` layer, any ``torch.nn.Module``, or an ``Input``)."""
-        if isinstance(layer, (InputLayer, KerasTensor)):
-            if len(self.stack):
-                raise ValueError("keras.Input must come first in a Sequential model.")
-            if isinstance(layer, KerasTensor) and not layer.is_input:
-                raise TypeError(
-                    f"Sequential takes layers; {layer!r} is the output of a layer. Use "
-                    "keras.Model(inputs, outputs) for a graph of layers."
-                )
-            if isinstance(layer, KerasTensor):
-                self._graph_input = layer
-                self.input_shape_hint = tuple(layer.shape[1:])  # type: ignore[arg-type]
-            else:
-                self.input_shape_hint = layer.shape
-            return
-        if not isinstance(layer, nn.Module):
-            raise TypeError(
-                f"Sequential takes layers (torch.nn.Module instances). Received: {layer!r} of type "
-                f"{type(layer).__name__}."
-            )
-        if not len(self.stack) and self.input_shape_hint is None:
-            self.input_shape_hint = getattr(layer, "input_shape_arg", None)
-        self.stack.append(layer)
-        if self.input_shape_hint is not None:
-            self._extend_graph([layer])
-
-    def pop(self) -> nn.Module:
-        """Remove and return the last layer (Keras's ``Sequential.pop``)."""
-        if not len(self.stack):
-            raise IndexError(f"There are no layers in Sequential model {self.name!r} to pop.")
-        layer = self.stack[-1]
-        del self.stack[-1]
-        self._graph = None
-        if self.input_shape_hint is not None:
-            self._extend_graph(list(self.stack))
-        return layer
-
-    def _extend_graph(self, layers: list[nn.Module]) -> None:
-        """Call ``layers`` on the graph's last symbolic tensor (builds their weights too).
-
-        Keras layers (and models) are recorded symbolically; a plain torch module ends the graph
-        and the model is built on a zero example instead, as before.
-        """
-        hint = self.input_shape_hint
-        if hint is None:
-            return
-        if not all(isinstance(m, (Layer, Model)) for m in self.stack):
-            self._graph = None
-            if None not in hint:
-                self.build((1, *hint))
-            return
-        if self._graph is None:
-            from unison.keras.backend.keras_tensor import Input
-
-            if self._graph_input is None:
-                self._graph_input = Input(shape=hint)
-            self._graph = (self._graph_input, self._graph_input)
-            layers = list(self.stack)
-        start, x = self._graph
-        try:
-            for layer in layers:
-                x = layer(x)
-        except (RuntimeError, ValueError, TypeError):
-            # A layer that cannot run on the symbolic example (e.g. dtype policies that only
-            # agree under fit's autocast): no graph; build on a zero example as before, which
-            # raises the layer-naming error when the shapes really do not fit.
-            self._graph = None
-            if None not in hint:
-                self.build((1, *hint))
-            return
-        self._graph = (start, x)
-
-    def _adjust_input_rank(self, kt: KerasTensor, value: Any) -> Any:
-        """Keras 3 runs a Sequential with an input shape as a functional model, with its rank rule:
-        data one rank short of an input whose last size is 1 gets that axis (``(N,)`` data for
-        ``input_shape=[1]``), data one rank over it whose last size is 1 loses it; other data is
-        left for the first layer to judge."""
-        if value.ndim == kt.ndim - 1 and kt.shape[-1] == 1:
-            return value[..., None]
-        if value.ndim == kt.ndim + 1 and value.shape[-1] == 1:
-            return value.squeeze(-1)
-        return value
-
-    def _symbolic_graph(self, what: str) -> tuple[KerasTensor, Any]:
-        if self._graph is None:  # ValueError: see layer_call_tensor
-            raise ValueError(
-                f"Sequential model {self.name!r} has no defined {what}: its input shape is unknown. "
-                "Start it with keras.Input(shape=...) (or give the first layer input_shape=)."
-            )
-        return self._graph
-
-    @property
-    def inputs(self) -> list[KerasTensor]:
-        """``[keras.Input]`` of the model's symbolic graph."""
-        return [self._symbolic_graph("inputs")[0]]
-
-    @property
-    def outputs(self) -> list[KerasTensor]:
-        """``[last layer's symbolic output]``."""
-        return [self._symbolic_graph("outputs")[1]]
-
-    @property
-    def input(self) -> KerasTensor:
-        return self._symbolic_graph("input")[0]
-
-    @property
-    def output(self) -> Any:
-        return self._symbolic_graph("output")[1]
-
-    def summary_shapes(self) -> dict[int, str]:
-        """Output shape of each layer from the symbolic graph (empty without one)."""
-        if self._graph is None:
-            return {}
-        shapes: dict[int, str] = {}
-        for layer in self.stack:
-            nodes = layer.__dict__.get("_inbound_nodes") or []
-            if nodes and nodes[-1].outputs:
-                shapes[id(layer)] = str(nodes[-1].outputs[0].shape).replace(",)", ")")
-        return shapes
-
-    @property
-    def layers(self) -> list[nn.Module]:
-        return list(self.stack)
-
-    def call(self, inputs: Any) -> Any:
-        x = inputs
-        if self._graph_input is None and isinstance(x, np.ndarray) and x.dtype.kind in "biuf":
-            from unison.ops.dtypes import as_torch
-
-            # Keras converts a numpy batch to a tensor of floatx (float64 data computes in float32)
-            x = as_torch(x)
-            x = x.float() if x.dtype == torch.float64 else x
-        first_call = "_called_shape" not in self.__dict__ and isinstance(x, torch.Tensor)
-        if first_call:
-            # the shape a model without an input shape was built on, for summary() and input_shape
-            self.__dict__["_called_shape"] = tuple(x.shape[1:])
-            self.__dict__["_called_input_shape"] = tuple(x.shape)
-        text = isinstance(x, np.ndarray) and x.dtype.kind in "OUS"  # strings stay numpy (TextVectorization)
-        if self._graph_input is not None and isinstance(x, (torch.Tensor, np.ndarray)) and not text:
-            from unison.keras.backend.keras_tensor import conform_input
-            from unison.ops.dtypes import as_torch
-
-            x = conform_input(as_torch(x), self._graph_input.dtype)  # as a functional model does
-            x = self._adjust_input_rank(self._graph_input, x)
-        layers = list(self.stack)
-        i = 0
-        while i < len(layers):
-            layer = layers[i]
-            try:
-                if i + 1 < len(layers) and conv_relu_pool_fusable(layer, layers[i + 1], x):
-                    # Conv2D(activation="relu") + MaxPooling2D: the ReLU after the pool (same numbers)
-                    x = run_conv_relu_pool(layer, layers[i + 1], x)
-                    i += 2
-                    continue
-                x = layer(x)
-                i += 1
-            except RuntimeError as exc:
-                # A raw torch shape error from deep inside a kernel becomes one that names the layer.
-                name = getattr(layer, "name", type(layer).__name__)
-                raise ValueError(
-                    f"Layer '{name}' (layer {i} of {self.name!r}) failed on an input of shape "
-                    f"{tuple(getattr(x, 'shape', ()))}: {str(exc).splitlines()[0]}"
-                ) from exc
-        if first_call and isinstance(x, torch.Tensor):
-            self.__dict__["_called_output_shape"] = tuple(x.shape)  # Keras 3's output_shape once built by a call
-        return x
 
 
 def _make_functional(cls: type) -> None:

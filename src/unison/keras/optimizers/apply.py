@@ -165,17 +165,22 @@ def apply_gradients(
     context = get_replica_context()
     strategy = context.strategy if context is not None else None
     sync = None
-    if strategy is not None and strategy.num_replicas_in_sync > 1 and not skip_aggregation:
+    if strategy is not None and (strategy.num_replicas_in_sync > 1 or strategy.has_synchronizer(torch_opt)):
+        # the strategy's one synchroniser for this optimizer (fit's, on one replica too): its
+        # step() SUM-reduces across replicas, then Keras clips the aggregate, then the update
         sync = strategy.gradient_synchronizer(torch_opt)
-        sync.synchronize()  # SUM across replicas before clipping, as Keras clips the aggregate
-    optimizer.clip_gradients(variables)
     optimizer._counter.before_step(synchronised=not skip_aggregation)
     try:
-        torch_opt.step()
+        if sync is None:
+            optimizer.clip_gradients(variables)
+            torch_opt.step()
+        elif skip_aggregation:
+            with sync.skip_synchronize():
+                sync.step(gradient_transform=optimizer.clip_gradients)
+        else:
+            sync.step(gradient_transform=optimizer.clip_gradients)
         optimizer._counter.after_step()
     finally:
-        if sync is not None:
-            sync.mark_stepped()
         for var in variables:
             var.grad = None  # Keras does not accumulate between apply_gradients calls
     return optimizer.iterations

@@ -58,6 +58,11 @@ def _namespace(prefix: str) -> tuple[Any, Any, Any]:
     return _NAMESPACES[prefix]  # registered when unison.keras is imported, before any config is read
 
 
+def model_class(name: str) -> type:
+    """The class ``keras.models`` registered as ``name`` (``"Model"``, ``"Sequential"``, ``"Functional"``)."""
+    return _MODEL_CLASSES[name]
+
+
 def _model_classes() -> tuple[Any, Any, Any]:
     """``(Model, Sequential, Functional)`` as ``keras.models`` registered them."""
     return _MODEL_CLASSES["Model"], _MODEL_CLASSES["Sequential"], _MODEL_CLASSES["Functional"]

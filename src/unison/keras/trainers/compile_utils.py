@@ -35,17 +35,18 @@ class CompileMetrics:
 
     name = "compile_metrics"
 
-    def __init__(self, state: Any) -> None:
-        self._state = state
+    def __init__(self, model: Any) -> None:
+        self._model = model  # None before fit/evaluate set the compiled metrics up
 
     @property
     def metrics(self) -> list[Metric]:
         """Each output's loss tracker (several outputs), then the compiled metrics."""
-        return [*self._state.output_trackers, *self._state.metrics] if self._state is not None else []
+        model = self._model
+        return [*model._output_trackers, *model._compiled_metric_list] if model is not None else []
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        if self._state is not None:
-            self._state.update_compiled_metrics(y_true, y_pred, sample_weight)
+        if self._model is not None:
+            self._model._update_compiled_metrics(y_true, y_pred, sample_weight)
 
     def result(self) -> dict[str, torch.Tensor]:
         return {m.name: m.result() for m in self.metrics}
@@ -76,9 +77,10 @@ class CompiledLoss:
     def __call__(
         self, y_true: Any, y_pred: Any, sample_weight: Any = None, regularization_losses: Any = None
     ) -> torch.Tensor:
-        st = self._model._step_state("compiled_loss")
-        loss = st.compute_loss(y_true, y_pred, sample_weight, regularization=regularization_losses is not None)
-        st.loss_tracker.update_state(loss)
+        model = self._model
+        regularization = regularization_losses is not None
+        loss = model._scaled_loss("compiled_loss", y_true, y_pred, sample_weight, regularization=regularization)
+        model._loss_tracker.update_state(loss)
         return loss
 
 
@@ -288,3 +290,39 @@ __all__ = [
     "output_names",
     "resolve_metrics",
 ]
+
+
+# Keras 2 (tf.keras) compile() keywords TF 2 programs still pass, that change nothing in TF 2:
+# `experimental_run_tf_function` and `cloning` (always on / unused), `sample_weight_mode` (the
+# v2 loop reads the weights' shape instead), `experimental_steps_per_execution` and
+# `pss_evaluation_shards` (performance knobs), `auto_scale_loss` (Keras 3, mixed precision).
+_IGNORED_COMPILE_KWARGS = frozenset(
+    {
+        "experimental_run_tf_function",
+        "cloning",
+        "sample_weight_mode",
+        "experimental_steps_per_execution",
+        "pss_evaluation_shards",
+        "auto_scale_loss",
+    }
+)
+
+
+def check_legacy_compile_kwargs(kwargs: dict[str, Any]) -> None:
+    """Accept Keras 2's no-op compile() keywords; refuse those whose meaning cannot be honoured, as TF 2 does."""
+    if kwargs.pop("distribute", None) is not None:
+        raise ValueError(
+            "compile(distribute=...) is not available in TF 2: create and compile the model "
+            "inside `with strategy.scope():` instead."
+        )
+    if kwargs.pop("target_tensors", None) is not None:
+        raise ValueError(
+            "compile(target_tensors=...) is not supported when executing eagerly (TF 2): pass "
+            "the labels to fit(x, y) instead."
+        )
+    unknown = sorted(set(kwargs) - _IGNORED_COMPILE_KWARGS)
+    if unknown:
+        raise TypeError(
+            f"compile() got unexpected keyword arguments: {unknown}. Expected optimizer, loss, "
+            "metrics, loss_weights, weighted_metrics, run_eagerly, steps_per_execution, jit_compile."
+        )

@@ -41,8 +41,9 @@ from unison.distribute.parameter_server.strategy import DatasetFromFunction
 from unison.keras import distribution
 from unison.keras.callbacks import BackupAndRestore
 from unison.keras.trainers.data_adapters import IterableAdapter, as_batch
+from unison.keras.trainers.epoch_iterator import NoPosition
 from unison.keras.trainers.local_steps import LocalSteps, Step, run_test_step, run_train_step
-from unison.keras.trainers.state import TrainingState, prepare
+from unison.keras.trainers.model_setup import setup_model
 from unison.keras.utils.experimental import DatasetCreator
 
 
@@ -110,20 +111,13 @@ def dataset_function(x: Any, y: Any, sample_weight: Any, batch_size: int, shuffl
     )
 
 
-def _scheduled_train_step(model: Any, st: TrainingState, iterator: Any) -> None:
-    """What a worker runs for one training step (sent once, with the model and its state)."""
-    run_train_step(model, st, as_batch(next(iterator)))
+def _scheduled_train_step(model: Any, iterator: Any) -> None:
+    """What a worker runs for one training step (sent once, with the model and what it trains with)."""
+    run_train_step(model, as_batch(next(iterator)))
 
 
-def _scheduled_test_step(model: Any, st: TrainingState, iterator: Any) -> None:
-    run_test_step(model, st, as_batch(next(iterator)))
-
-
-class _NoPosition:
-    """Steps read from per-worker datasets have no position a backup could record."""
-
-    position = None
-    epoch_origin = None
+def _scheduled_test_step(model: Any, iterator: Any) -> None:
+    run_test_step(model, as_batch(next(iterator)))
 
 
 class CoordinatedSteps:
@@ -144,14 +138,14 @@ class CoordinatedSteps:
     def context(self) -> contextlib.AbstractContextManager[Any]:
         return contextlib.nullcontext()  # the steps run on the workers, under their own context
 
-    def _open(self, dataset_fn: Any, shuffle: bool) -> tuple[TrainingState, Any]:
-        st = prepare(self.model, self.strategy, shuffle=shuffle)
+    def _open(self, dataset_fn: Any) -> Any:
+        self.model._prepare_training()
         sample = dataset_fn(InputContext(num_input_pipelines=1, input_pipeline_id=0, num_replicas_in_sync=1))
-        st.setup_model(IterableAdapter(sample, 1, 0, torch.device("cpu"), per_replica=True))
+        setup_model(self.model, IterableAdapter(sample, 1, 0, torch.device("cpu"), per_replica=True))
         per_worker = self.coordinator.create_per_worker_dataset(
             self.strategy.distribute_datasets_from_function(dataset_fn)
         )
-        return st, iter(per_worker)
+        return iter(per_worker)
 
     # --- training ------------------------------------------------------------------------------
     def open_train(
@@ -163,7 +157,7 @@ class CoordinatedSteps:
         shuffle: bool,
         steps_per_epoch: int | None,
         callbacks: Any = None,
-    ) -> tuple[TrainingState, Any]:
+    ) -> Any:
         if isinstance(distribution.distribution(), distribution.ModelParallel):
             # Ignoring it would train unsharded while the user believes otherwise.
             raise ValueError(
@@ -185,30 +179,33 @@ class CoordinatedSteps:
                     "Under ParameterServerStrategy, BackupAndRestore backs up at the end of each "
                     f"epoch: use save_freq='epoch'. Received: save_freq={cb.save_freq!r}"
                 )
-        st, iterator = self._open(dataset_function(x, y, sample_weight, batch_size, shuffle, "fit"), shuffle=False)
-        # One function for the whole fit: the model and its state travel to each worker once.
-        self._train_fn = functools.partial(_scheduled_train_step, self.model, st)
-        return st, iterator
+        iterator = self._open(dataset_function(x, y, sample_weight, batch_size, shuffle, "fit"))
+        self.model._start_epoch_iterator(NoPosition())
+        # One function for the whole fit: the model (and what it trains with) travels to each worker once.
+        self._train_fn = functools.partial(_scheduled_train_step, self.model)
+        return iterator
 
     def steps_per_epoch(self, train: Any, steps_per_epoch: int | None) -> int | None:
         return steps_per_epoch
 
-    def resume(self, st: TrainingState, train: Any, initial_epoch: int) -> tuple[int, int]:
-        st.train_data = _NoPosition()
-        resume, st.resume = st.resume, None
-        self._push_optimizer_state(st.torch_opt)  # a restored backup's moments go to the servers
-        return (resume.epoch, resume.step) if resume is not None else (initial_epoch, 0)
+    def resume(self, train: Any, initial_epoch: int) -> tuple[int, int]:
+        self._push_optimizer_state(self._torch_optimizer())  # a restored backup's moments go to the servers
+        return self.model._epoch_iterator.start(initial_epoch)
+
+    def _torch_optimizer(self) -> torch.optim.Optimizer | None:
+        sync = self.model._synchronizer
+        return None if sync is None else sync.optimizer
 
     def train_steps(
-        self, st: TrainingState, iterator: Any, epoch: int, steps: int | None, skip: int, callbacks_between: bool = True
+        self, iterator: Any, epoch: int, steps: int | None, skip: int, callbacks_between: bool = True
     ) -> Iterator[Step]:
         for _ in range((steps or 0) - skip):
             yield functools.partial(self.coordinator.schedule, self._train_fn, args=(iterator,))
 
-    def finish_epoch(self, st: TrainingState) -> None:
+    def finish_epoch(self) -> None:
         """Wait for every scheduled step (also refreshes the weights), then pull the optimizer state."""
         self.coordinator.join()
-        self._pull_optimizer_state(st.torch_opt)
+        self._pull_optimizer_state(self._torch_optimizer())
 
     def _pull_optimizer_state(self, opt: torch.optim.Optimizer | None) -> None:
         if opt is None:
@@ -238,17 +235,16 @@ class CoordinatedSteps:
         batch_size: int,
         steps: int | None,
         where: str = "labels (y) given to evaluate",
-    ) -> tuple[TrainingState, Any, int | None]:
+    ) -> tuple[Any, int | None]:
         if steps is None:
             raise ValueError(
                 "Under ParameterServerStrategy, evaluating a dataset function needs steps= (or "
                 "validation_steps= in fit): the number of batches to schedule onto the workers."
             )
-        st, iterator = self._open(dataset_function(x, y, None, batch_size, False, "evaluate"), shuffle=False)
-        return st, iterator, steps
+        return self._open(dataset_function(x, y, None, batch_size, False, "evaluate")), steps
 
-    def eval_steps(self, st: TrainingState, iterator: Any, batch_size: int, steps: int | None) -> Iterator[Step]:
-        fn = functools.partial(_scheduled_test_step, self.model, st)
+    def eval_steps(self, iterator: Any, batch_size: int, steps: int | None) -> Iterator[Step]:
+        fn = functools.partial(_scheduled_test_step, self.model)
         was_training = self.model.training
         self.model.eval()  # the step (and the model in it) is sent with the first schedule: in inference mode
         try:
@@ -257,7 +253,7 @@ class CoordinatedSteps:
         finally:
             self.model.train(was_training)
 
-    def finish_eval(self, st: TrainingState) -> None:
+    def finish_eval(self) -> None:
         self.coordinator.join()
 
 

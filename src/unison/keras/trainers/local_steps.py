@@ -18,11 +18,11 @@ Example::
 
     steps = LocalSteps(model)  # or what Strategy.step_executor picks (trainers/loop.py)
     with steps.context():
-        st, train = steps.open_train(x, y, None, 32, True, None)
-        for run in steps.train_steps(st, train, epoch=0, steps=None, skip=0):
+        train = steps.open_train(x, y, None, 32, True, None)
+        for run in steps.train_steps(train, epoch=0, steps=None, skip=0):
             run()                      # one step here, or one step scheduled onto a worker
-        steps.finish_epoch(st)
-        logs = st.read_metrics()
+        steps.finish_epoch()
+        logs = model._read_metrics()
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ import torch
 from unison.debug.timeline import traced
 from unison.keras import mixed_precision
 from unison.keras.trainers.data_adapters import Batch
-from unison.keras.trainers.state import TrainingState, prepare
+from unison.keras.trainers.epoch_iterator import EpochIterator, adapter, share_seed
+from unison.keras.trainers.model_setup import setup_model
 from unison.keras.trainers.trainer import overrides
 
 Step = Callable[[], Any]
@@ -53,38 +54,37 @@ def _data(batch: Batch) -> Any:
     return (batch.x, batch.y)
 
 
-def run_train_step(model: Any, st: TrainingState, batch: Batch) -> Any:
+def run_train_step(model: Any, batch: Batch) -> Any:
     """One training step on this replica's ``batch``; a user's ``train_step`` gets ``(x, y[, sw])``."""
     if not overrides(model, "train_step"):
-        st.train_step(batch)  # the built-in step, without the round trip through a tuple
+        model._train_on(batch)  # the built-in step, without the round trip through a tuple
         return None
-    st.current = batch
+    return _user_step(model, model.train_step, batch)
+
+
+def _user_step(model: Any, step: Callable[[Any], Any], batch: Batch) -> Any:
+    object.__setattr__(model, "_current", batch)  # compute_loss scales by this batch's global size
     try:
-        with mixed_precision.policy_scope(st.policy, st.device.type):
-            return model.train_step(_data(batch))
+        with mixed_precision.policy_scope(model._policy, model._step_device.type):
+            return step(_data(batch))
     finally:
-        st.current = None
+        object.__setattr__(model, "_current", None)
 
 
-def run_test_step(model: Any, st: TrainingState, batch: Batch) -> Any:
+def run_test_step(model: Any, batch: Batch) -> Any:
     """One evaluation step (no gradients)."""
     with torch.no_grad():
         if not overrides(model, "test_step"):
-            st.eval_step(batch)
+            model._test_on(batch)
             return None
-        st.current = batch
-        try:
-            with mixed_precision.policy_scope(st.policy, st.device.type):
-                return model.test_step(_data(batch))
-        finally:
-            st.current = None
+        return _user_step(model, model.test_step, batch)
 
 
-def run_predict_step(model: Any, st: TrainingState, batch: Batch) -> Any:
+def run_predict_step(model: Any, batch: Batch) -> Any:
     with torch.no_grad():
         if not overrides(model, "predict_step"):
-            return st.predict_forward(batch.x)
-        with mixed_precision.policy_scope(st.policy, st.device.type):
+            return model._predict_on(batch.x)
+        with mixed_precision.policy_scope(model._policy, model._step_device.type):
             return model.predict_step((batch.x,))
 
 
@@ -112,23 +112,25 @@ class LocalSteps:
         shuffle: bool,
         steps_per_epoch: int | None,
         callbacks: Any = None,
-    ) -> tuple[TrainingState, Any]:
-        st = prepare(self.model, self.strategy, shuffle=True)
-        train = st.adapter(x, y, sample_weight, batch_size, shuffle=shuffle)
+    ) -> Any:
+        model = self.model
+        model._prepare_training()
+        seed = share_seed(model._comm)  # replica 0 draws it, as every fit does (even unshuffled)
+        train = adapter(model, x, y, sample_weight, batch_size, shuffle, seed)
+        model._start_epoch_iterator(EpochIterator(train, seed))
         with self.strategy.replica_context():  # the model is built as this replica's
-            st.setup_model(train)
-        return st, train
+            setup_model(model, train)
+        return train
 
     def steps_per_epoch(self, train: Any, steps_per_epoch: int | None) -> int | None:
         return steps_per_epoch or train.steps_per_epoch
 
-    def resume(self, st: TrainingState, train: Any, initial_epoch: int) -> tuple[int, int]:
+    def resume(self, train: Any, initial_epoch: int) -> tuple[int, int]:
         """Where training starts: a restored backup's epoch and step, else ``initial_epoch``."""
-        st.train_data = train
-        return st.resume_point(initial_epoch, train)
+        return self.model._epoch_iterator.start(initial_epoch)
 
     def train_steps(
-        self, st: TrainingState, train: Any, epoch: int, steps: int | None, skip: int, callbacks_between: bool = True
+        self, train: Any, epoch: int, steps: int | None, skip: int, callbacks_between: bool = True
     ) -> Iterator[Step]:
         """One callable per step of the epoch.
 
@@ -137,25 +139,27 @@ class LocalSteps:
         one replica context (entering it costs a few microseconds a step).
         """
         if skip:
-            st.restore_epoch_metrics()
+            it = self.model._epoch_iterator
+            state, it.epoch_metrics = it.epoch_metrics, None
+            self.model._restore_epoch_metrics(state)
         if callbacks_between:
             for batch in traced(train.epoch(epoch, steps, skip=skip)):  # waits on the timeline's data track
-                yield functools.partial(self._train_in_context, st, batch)
+                yield functools.partial(self._train_in_context, batch)
             return
         with self.strategy.replica_context():  # only the steps run until this generator ends
             for batch in traced(train.epoch(epoch, steps, skip=skip)):
-                yield functools.partial(self._train, st, batch)
+                yield functools.partial(self._train, batch)
 
-    def _train_in_context(self, st: TrainingState, batch: Batch) -> None:
+    def _train_in_context(self, batch: Batch) -> None:
         with self.strategy.replica_context():
-            self._train(st, batch)
+            self._train(batch)
 
-    def _train(self, st: TrainingState, batch: Batch) -> None:
-        result = run_train_step(self.model, st, batch)
+    def _train(self, batch: Batch) -> None:
+        result = run_train_step(self.model, batch)
         if result is not None:
             self.last_result = result
 
-    def finish_epoch(self, st: TrainingState) -> None:
+    def finish_epoch(self) -> None:
         """Nothing to collect: every step ran here."""
 
     # --- evaluation ----------------------------------------------------------------------------
@@ -170,25 +174,26 @@ class LocalSteps:
         batch_size: int,
         steps: int | None,
         where: str = "labels (y) given to evaluate",
-    ) -> tuple[TrainingState, Any, int | None]:
-        st = prepare(self.model, self.strategy, False)
-        data = st.adapter(x, y, sample_weight, batch_size, shuffle=False)
+    ) -> tuple[Any, int | None]:
+        model = self.model
+        model._prepare_training()
+        data = adapter(model, x, y, sample_weight, batch_size, shuffle=False)
         with self.strategy.replica_context():
-            st.setup_model(data, where=where)
-        return st, data, steps or data.eval_steps(batch_size)
+            setup_model(model, data, where=where)
+        return data, steps or data.eval_steps(batch_size)
 
-    def eval_steps(self, st: TrainingState, data: Any, batch_size: int, steps: int | None) -> Iterator[Step]:
+    def eval_steps(self, data: Any, batch_size: int, steps: int | None) -> Iterator[Step]:
         blocks = data.blocks(batch_size) if steps is None else data.epoch(0, steps)
         for batch in blocks:
-            yield functools.partial(self._test, st, batch)
+            yield functools.partial(self._test, batch)
 
-    def _test(self, st: TrainingState, batch: Batch) -> None:
+    def _test(self, batch: Batch) -> None:
         with self.strategy.replica_context():
-            result = run_test_step(self.model, st, batch)
+            result = run_test_step(self.model, batch)
         if result is not None:
             self.last_result = result
 
-    def finish_eval(self, st: TrainingState) -> None:
+    def finish_eval(self) -> None:
         """Nothing to collect: every step ran here."""
 
 

@@ -36,9 +36,10 @@ from unison.keras.callbacks import Callback, CallbackList, History, ProgbarLogge
 from unison.keras.trainers.class_weights import with_class_weight
 from unison.keras.trainers.compile_utils import flat_logs
 from unison.keras.trainers.data_adapters import ArrayAdapter, Batch, IterableAdapter, from_pandas, make_adapter
+from unison.keras.trainers.epoch_iterator import adapter
 from unison.keras.trainers.host_threads import busy_host_threads
 from unison.keras.trainers.local_steps import LocalSteps, run_predict_step
-from unison.keras.trainers.state import TrainingState, prepare
+from unison.keras.trainers.model_setup import setup_model
 
 _BATCH_HOOKS = ("on_train_batch_begin", "on_train_batch_end", "on_batch_begin", "on_batch_end")
 
@@ -150,9 +151,9 @@ def _overrides_batch_hooks(cb: Callback) -> bool:
     )
 
 
-def _logs(st: TrainingState, steps: Any) -> dict[str, float]:
+def _logs(model: Any, steps: Any) -> dict[str, float]:
     """The metrics over every replica; a user's step chooses the names (what it returned)."""
-    reduced = st.read_metrics()
+    reduced = model._read_metrics()
     result = steps.last_result
     if not isinstance(result, dict):
         return reduced
@@ -204,7 +205,8 @@ def fit(
 
     steps = step_executor(model)
     with steps.context(), busy_host_threads():  # one torch thread on an oversubscribed host
-        st, train = steps.open_train(x, y, sample_weight, batch_size, shuffle, steps_per_epoch, callbacks)
+        train = steps.open_train(x, y, sample_weight, batch_size, shuffle, steps_per_epoch, callbacks)
+        comm = model.distribute_strategy.extended.communicator
         val = None
         if validation_data is not None:
             val = _Evaluation(
@@ -225,7 +227,7 @@ def fit(
             epochs=epochs,
             steps=n_steps,
         )
-        dynamic_bar = verbose == 1 and not steps.coordinated and st.comm.broadcast_object(sys.stdout.isatty())
+        dynamic_bar = verbose == 1 and not steps.coordinated and comm.broadcast_object(sys.stdout.isatty())
         # a dataset of unknown length: the batch hooks count its steps for the epoch line ("3/3 - ...")
         hooks = dynamic_bar or (verbose != 0 and n_steps is None) or any(_overrides_batch_hooks(cb) for cb in cbs)
         logs_every = 1 if cbs.needs_batch_logs() else (max(1, (n_steps or 50) // 50) if dynamic_bar else 0)
@@ -233,14 +235,14 @@ def fit(
         model.stop_training = False
         cbs.on_train_begin()
         # BackupAndRestore may have restored a backup: continue at its exact epoch and step.
-        start_epoch, first_step = steps.resume(st, train, initial_epoch)
+        start_epoch, first_step = steps.resume(train, initial_epoch)
         logs: dict[str, float] = {}
         for epoch in range(start_epoch, epochs):
             model.train()
-            st.reset_metrics()
+            model.reset_metrics()
             steps.last_result = None
             cbs.on_epoch_begin(epoch)
-            epoch_steps = steps.train_steps(st, train, epoch, steps_per_epoch, first_step, callbacks_between=hooks)
+            epoch_steps = steps.train_steps(train, epoch, steps_per_epoch, first_step, callbacks_between=hooks)
             try:
                 for step, run in enumerate(epoch_steps, first_step):
                     if hooks:
@@ -248,29 +250,29 @@ def fit(
                     run()
                     if hooks:
                         want = logs_every and (step + 1) % logs_every == 0 and not steps.coordinated
-                        cbs.on_train_batch_end(step, _logs(st, steps) if want else None)
+                        cbs.on_train_batch_end(step, _logs(model, steps) if want else None)
             finally:
                 epoch_steps.close()  # a step that raised leaves no replica context entered
             first_step = 0
-            steps.finish_epoch(st)
-            logs = _logs(st, steps)
+            steps.finish_epoch()
+            logs = _logs(model, steps)
             if val is not None and (epoch + 1) % validation_freq == 0:
                 cbs.on_test_begin()  # as Keras's fit, whose validation is an evaluate() with its callbacks
                 val_logs = val.run(None)
                 cbs.on_test_end(val_logs)
                 logs.update({f"val_{k}": v for k, v in val_logs.items()})
             cbs.on_epoch_end(epoch, logs)
-            if verbose and st.comm.is_distributed:  # every replica's figures; the chief names stragglers
-                log_stragglers(st.comm.rank == 0)
-            _wait_for_chief_files(st, "fit.epoch_end")
+            if verbose and comm.is_distributed:  # every replica's figures; the chief names stragglers
+                log_stragglers(comm.rank == 0)
+            _wait_for_chief_files(comm, "fit.epoch_end")
             if model.stop_training:
                 break
         finalize = getattr(model.optimizer, "finalize_variable_values", None)
         if finalize is not None and epochs > initial_epoch:  # use_ema: the weights become their averages
             finalize(model.trainable_weights)
         cbs.on_train_end(logs)
-        _wait_for_chief_files(st, "fit.train_end")
-        st.train_data = None  # do not keep the training data alive through the model
+        _wait_for_chief_files(comm, "fit.train_end")
+        model._start_epoch_iterator(None)  # do not keep the training data alive through the model
     return model.history
 
 
@@ -293,7 +295,7 @@ class _Evaluation:
             data, y, sample_weight = _validation_data(data)
         self.model, self.steps, self.batch_size, self.n = model, steps, batch_size, n
         # the labels are checked against the model as the set opens, named as the user gave them
-        self.st, self.data, self.total = steps.open_eval(data, y, sample_weight, batch_size, n, where=where)
+        self.data, self.total = steps.open_eval(data, y, sample_weight, batch_size, n, where=where)
 
     def run(self, cbs: CallbackList | None) -> dict[str, float]:
         with self.steps.context():
@@ -301,18 +303,18 @@ class _Evaluation:
 
     def _run(self, cbs: CallbackList | None) -> dict[str, float]:
         self.model.eval()
-        self.st.reset_metrics()
+        self.model.reset_metrics()
         self.steps.last_result = None
         # the running loss and metrics, for a callback that reads them (one reduction per batch)
         want_logs = cbs is not None and cbs.needs_batch_logs() and not self.steps.coordinated
-        for step, run in enumerate(self.steps.eval_steps(self.st, self.data, self.batch_size, self.n)):
+        for step, run in enumerate(self.steps.eval_steps(self.data, self.batch_size, self.n)):
             if cbs is not None:
                 cbs.on_test_batch_begin(step)
             run()
             if cbs is not None:
-                cbs.on_test_batch_end(step, _logs(self.st, self.steps) if want_logs else None)
-        self.steps.finish_eval(self.st)
-        return _logs(self.st, self.steps)
+                cbs.on_test_batch_end(step, _logs(self.model, self.steps) if want_logs else None)
+        self.steps.finish_eval()
+        return _logs(self.model, self.steps)
 
 
 def evaluate(
@@ -358,9 +360,9 @@ def _cat(parts: list[Any]) -> Any:
     return torch.cat(parts)
 
 
-def _gather(st: TrainingState, local: Any) -> Any:
+def _gather(comm: Any, local: Any) -> Any:
     """Every replica's outputs, in rank order (each structure leaf gathered)."""
-    return map_structure(lambda t: torch.cat(st.comm.all_gather(t, name="predict.gather")), local)
+    return map_structure(lambda t: torch.cat(comm.all_gather(t, name="predict.gather")), local)
 
 
 def predict(
@@ -386,15 +388,16 @@ def predict(
         # Keras's predict hooks: on_predict_batch_end gets this batch's outputs
         if cbs is not None:
             cbs.on_predict_batch_begin(index)
-        out = run_predict_step(model, st, batch)
+        out = run_predict_step(model, batch)
         if cbs is not None:
             cbs.on_predict_batch_end(index, {"outputs": out})
         return out
 
     with strategy.replica_context(), busy_host_threads():
-        st = prepare(model, strategy, False)
-        data = st.adapter(x, None, None, batch_size, shuffle=False)
-        st.setup_model(data, need_labels=False)
+        model._prepare_training()
+        comm = strategy.extended.communicator
+        data = adapter(model, x, None, None, batch_size, shuffle=False)
+        setup_model(model, data, need_labels=False)
         model.eval()
         if callbacks or verbose != 0:
             # Keras prints predict's progress line (`8/8 ━━━━ 0s 2ms/step`) unless verbose=0.
@@ -405,11 +408,11 @@ def predict(
         if isinstance(data, ArrayAdapter) and steps is None:
             # Each replica predicts one contiguous block; rank order is input order.
             outputs = [step(i, b) for i, b in enumerate(data.blocks(batch_size))]
-            local = _cat(outputs) if outputs else st.empty_output(data)
-            result = _gather(st, local)
+            local = _cat(outputs) if outputs else torch.empty((0, *model._out_shape), device=model._step_device)
+            result = _gather(comm, local)
         else:
             # Each batch is split across replicas: gather batch by batch to keep the order.
-            parts = [_gather(st, step(i, b)) for i, b in enumerate(data.epoch(0, steps))]
+            parts = [_gather(comm, step(i, b)) for i, b in enumerate(data.epoch(0, steps))]
             result = _cat(parts)
         if cbs is not None:
             cbs.on_predict_end()
@@ -419,9 +422,9 @@ def predict(
 __all__ = ["ArrayAdapter", "Batch", "IterableAdapter", "evaluate", "fit", "make_adapter", "predict"]
 
 
-def _wait_for_chief_files(st: TrainingState, name: str) -> None:
+def _wait_for_chief_files(comm: Any, name: str) -> None:
     """Every replica waits here until the chief's callbacks (ModelCheckpoint, CSVLogger, ...)
     finished writing: a replica that reads those files next (``load_weights`` of the newest
     checkpoint) must find them complete, as it would in TF's single process."""
-    if st.comm.is_distributed:
-        st.comm.barrier(name=name)
+    if comm.is_distributed:
+        comm.barrier(name=name)

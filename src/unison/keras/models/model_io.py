@@ -1,0 +1,215 @@
+"""A model's weights and files: ``get_weights``/``set_weights``, ``save_weights``/``load_weights``, ``save``.
+
+``Model``'s methods of the same names call these. Every replica calls them (as every replica runs
+the program); only the chief writes, and every replica returns once the file is complete. A
+sharded model (``keras.distribution.ModelParallel``) gathers its shards first, a collective
+every replica joins (``weights_gathered``), so the chief's half (``write_weights``,
+``write_model``) can run on the chief alone (``ModelCheckpoint``).
+
+Example:
+    >>> from unison import keras
+    >>> model = keras.Sequential([keras.layers.Dense(2, input_shape=(3,))])
+    >>> [w.shape for w in get_weights(model)]
+    [(3, 2), (2,)]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any, cast
+
+import numpy as np
+import torch
+
+from unison.distribute import sharding
+from unison.keras.saving import weights_file
+
+
+def get_weights(model: Any) -> list[np.ndarray]:
+    """Every parameter and buffer as numpy arrays, in ``state_dict`` order.
+
+    A model that ``keras.distribution.ModelParallel`` sharded gathers its shards: every
+    replica calls it (as every replica runs the program) and each gets the whole weights.
+    """
+    return [t.detach().cpu().numpy().copy() for t in full_state(model).values()]
+
+
+def set_weights(model: Any, weights: Sequence[Any]) -> None:
+    """Load weights in the order ``get_weights`` returns them."""
+    state = full_state(model)
+    if len(weights) != len(state):
+        raise ValueError(f"set_weights expects {len(state)} arrays, received {len(weights)}.")
+    new = {}
+    for (name, t), w in zip(state.items(), weights):
+        w = torch.as_tensor(np.asarray(w))
+        if tuple(w.shape) != tuple(t.shape):
+            raise ValueError(f"Weight '{name}' has shape {tuple(t.shape)}, received {tuple(w.shape)}.")
+        new[name] = w
+    if sharding.is_sharded(model):
+        sharding.load_full_state(model, new)
+        return
+    with torch.no_grad():
+        for t, w in zip(state.values(), new.values()):
+            t.copy_(w)
+
+
+def full_state(model: Any) -> dict[str, torch.Tensor]:
+    """``state_dict()`` with whole tensors (a collective when the model is sharded)."""
+    gathered = model.__dict__.get("_unison_gathered")
+    return gathered[0] if gathered is not None else sharding.full_state(model)
+
+
+def full_optimizer_state(model: Any) -> dict[str, Any] | None:
+    """The torch optimizer's ``state_dict()`` with whole tensors, or ``None`` before it exists."""
+    gathered = model.__dict__.get("_unison_gathered")
+    if gathered is not None:
+        return cast(dict[str, Any] | None, gathered[1])
+    opt = model.optimizer.torch_optimizer if model.optimizer is not None else None
+    return sharding.full_optimizer_state(model, opt) if opt is not None else None
+
+
+@contextlib.contextmanager
+def weights_gathered(model: Any) -> Iterator[None]:
+    """Gather a sharded model's weights and optimizer state on every replica for the block.
+
+    The chief alone writes files (``_write_weights``/``_write_model``, ``ModelCheckpoint``);
+    gathering shards is a collective every replica must join, so it happens here first,
+    where every replica still runs. A model that is not sharded gathers nothing.
+    """
+    if not sharding.is_sharded(model) or "_unison_gathered" in model.__dict__:
+        yield
+        return
+    object.__setattr__(model, "_unison_gathered", (full_state(model), full_optimizer_state(model)))
+    try:
+        yield
+    finally:
+        del model.__dict__["_unison_gathered"]
+
+
+def save_weights(model: Any, filepath: str | os.PathLike[str], overwrite: bool = True) -> None:
+    """Write the weights to ``filepath`` atomically, with a SHA-256 checksum; only the chief writes.
+
+    Every replica calls it (as every replica runs the program) and returns once the file is
+    complete, so a replica that reads the file next finds it.
+    """
+    with weights_gathered(model):
+        write_weights(model, filepath)
+    wait_for_chief(model, "save_weights")
+
+
+def wait_for_chief(model: Any, op: str) -> None:
+    comm = model.distribute_strategy.extended.communicator
+    if comm.is_distributed:
+        comm.barrier(name=f"model.{op}")
+
+
+def write_weights(model: Any, filepath: str | os.PathLike[str]) -> None:
+    """The chief's half of ``save_weights`` (ModelCheckpoint calls it on the chief alone)."""
+    if not model.distribute_strategy.extended.should_checkpoint:
+        return
+    weights_file.write_state(filepath, {"state_dict": full_state(model)}, weights_file.WEIGHTS_KIND)
+
+
+def load_weights(model: Any, filepath: str | os.PathLike[str]) -> None:
+    """Read weights written by ``save_weights`` or ``save`` (every replica reads the same file).
+
+    The checksum is verified before anything is decoded, and the names and shapes are checked
+    against this model: a damaged or foreign file raises ``WeightsFileError`` naming the file,
+    the model's structure and what the file holds, and loads nothing. A file Keras wrote (HDF5
+    ``.h5``/``.weights.h5``, or a Keras 3 ``.keras`` zip) is read with ``h5py`` instead
+    (:mod:`unison.keras.saving.keras_h5`: Keras's layer order and shapes).
+    """
+    from unison.keras.saving import keras_h5 as weights_h5
+
+    if weights_h5.is_keras_file(filepath):
+        weights_h5.load_weights(model, filepath)
+        return
+    state = weights_file.read_state(filepath, full_state(model), model._device())
+    sharding.load_full_state(model, state)
+
+
+def save(model: Any, filepath: str | os.PathLike[str], overwrite: bool = True, **kwargs: Any) -> None:
+    """Save the model to ``filepath`` atomically, with a checksum (chief only).
+
+    Any path (``"m.keras"``, tf.keras's ``"my_model"`` or ``"m.h5"``) holds the architecture,
+    weights, compile arguments and optimizer state, for ``keras.models.load_model``
+    (:mod:`unison.keras.saving`); ``load_weights`` reads the same file.
+    """
+    # tf.keras 2's keywords: save_format="tf"|"h5"|"keras", options=SaveOptions, and the
+    # SavedModel knobs that have no meaning without traced graphs.
+    save_format = kwargs.pop("save_format", None)
+    options = kwargs.pop("options", None)
+    for ignored in ("include_optimizer", "signatures", "save_traces"):
+        kwargs.pop(ignored, None)
+    if kwargs:
+        raise TypeError(f"save() got unexpected keyword arguments: {sorted(kwargs)}.")
+    if save_format not in (None, "tf", "h5", "keras"):
+        raise ValueError(f"save_format must be 'tf', 'h5' or 'keras'. Received: save_format={save_format!r}")
+    if options is not None:
+        from unison.saved_model import SaveOptions
+
+        if not isinstance(options, SaveOptions):
+            raise TypeError(f"options must be a tf.saved_model.SaveOptions. Received: {type(options).__name__}")
+    with weights_gathered(model):
+        write_model(model, filepath, save_format)
+    wait_for_chief(model, "save")  # every replica returns once the chief's file is complete
+
+
+def save_spec(model: Any, dynamic_batch: bool = True) -> Any:
+    """tf.keras 2's ``save_spec()``: ``None`` until the model knows its input, then ``([spec], {})``."""
+    shape = model.input_shape_hint
+    if not model.built or shape is None:
+        return None
+    from unison.data.specs import TensorSpec
+
+    return ([TensorSpec(shape=(None, *shape))], {})
+
+
+def write_model(model: Any, filepath: str | os.PathLike[str], save_format: str | None = None) -> None:
+    """The chief's half of ``save`` (ModelCheckpoint calls it on the chief alone).
+
+    Every path holds the whole model (architecture when it has one, weights, compile
+    arguments, optimizer state): tf.keras programs save to ``"my_model"`` or ``"model.h5"``
+    and call ``load_model`` on the same path, and ``load_weights`` reads the file too. A
+    path without an extension, an existing directory or ``save_format="tf"`` becomes a
+    directory as tf.keras 2's SavedModel did (:func:`unison.saved_model.write_keras_export`),
+    which ``tf.saved_model.load`` also reads.
+    """
+    from unison.keras import saving
+
+    path = os.fspath(filepath)
+    if save_format == "tf" or os.path.isdir(path) or (save_format is None and not os.path.splitext(path)[1]):
+        if model.built or save_format == "tf" or os.path.isdir(path):
+            from unison.saved_model import write_keras_export
+
+            write_keras_export(model, path)
+            return
+    if not model.built and not os.fspath(filepath).endswith(".keras"):
+        # an unbuilt model has no weights yet: a weights-format file (ModelCheckpoint's paths)
+        if model.distribute_strategy.extended.should_checkpoint:
+            weights_file.write_state(
+                filepath,
+                {"state_dict": full_state(model), "optimizer": full_optimizer_state(model)},
+                weights_file.MODEL_FORMAT,
+            )
+        return
+    saving.save_model(model, filepath)
+
+
+def get_config(model: Any) -> dict[str, Any]:
+    """The architecture's config (Keras's ``{"class_name", "config"}``'s ``config``)."""
+    from unison.keras import saving
+
+    config: dict[str, Any] = saving.model_config(model)["config"]
+    return config
+
+
+def to_json(model: Any, **kwargs: Any) -> str:
+    """The architecture as JSON text, for ``keras.models.model_from_json``."""
+    import json
+
+    from unison.keras import saving
+
+    return json.dumps(saving.model_config(model), **kwargs)
