@@ -389,3 +389,11 @@ def test_public_program_patterns_raise_no_torch_warning() -> None:
         with tf.GradientTape() as tape:
             y = w * w
         assert float(tape.gradient(y, w)) == 6.0 and float(y) == 9.0
+
+
+def test_fit_on_an_unbatched_dataset_says_so() -> None:
+    model = tf.keras.Sequential([tf.keras.Input((8,)), tf.keras.layers.Dense(2)])
+    model.compile(optimizer="sgd", loss="mse")
+    ds = tf.data.Dataset.from_tensor_slices((np.zeros((16, 8), "float32"), np.zeros((16, 2), "float32")))
+    with pytest.raises(ValueError, match=r"(?s)expected shape=\(None, 8\).*unbatched.*\.batch\("):
+        model.fit(ds, epochs=1, verbose=0)

@@ -21,6 +21,7 @@ import torch
 from unison.distribute.input import map_structure
 from unison.keras.trainers.compile_utils import resolve_metrics
 from unison.keras.trainers.data_adapters import ArrayAdapter
+from unison.keras.utils.input_hints import unbatched_hint
 
 
 def setup_model(
@@ -40,7 +41,7 @@ def setup_model(
         raise ValueError(
             f"Input 0 of layer '{getattr(first, 'name', type(first).__name__)}' is incompatible "
             f"with the layer: expected shape={(None, *hint)}, but received input with shape "
-            f"{(None, *example)}. Reshape the data or change the model's input_shape."
+            f"{(None, *example)}. Reshape the data or change the model's input_shape." + unbatched_hint(hint, example)
         )
     if not model._placed:
         model.to(model._step_device)
