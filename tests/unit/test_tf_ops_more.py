@@ -769,9 +769,9 @@ _ERRORS = [
         ValueError,
         r"3 \(\[height, width, channels\]\) or 4.*tf.expand_dims",
     ),
-    (lambda: tf.image.resize(tf.ones([2, 2, 1]), [2, 2], method="lanczos3"), ValueError, "methods.*method='lanczos3'"),
+    (lambda: tf.image.resize(tf.ones([2, 2, 1]), [2, 2], method="cubic"), ValueError, "method must be.*method='cubic'"),
     (lambda: tf.image.resize(tf.ones([2, 2, 1]), [2]), ValueError, r"\[new_height, new_width\]"),
-    (lambda: tf.image.resize(tf.ones([2, 2, 1]), [0, 2]), ValueError, "two positive ints"),
+    (lambda: tf.image.resize(tf.ones([2, 2, 1]), [0, 2]), tf.errors.InvalidArgumentError, "two positive ints"),
     (lambda: tf.image.crop_to_bounding_box(tf.ones([4, 4, 1]), 2, 0, 3, 2), ValueError, "inside the image"),
     (lambda: tf.image.pad_to_bounding_box(tf.ones([4, 4, 1]), 1, 0, 4, 4), ValueError, "must fit"),
     (lambda: tf.image.resize_with_crop_or_pad(tf.ones([4, 4, 1]), 0, 2), ValueError, "must be positive"),
@@ -805,8 +805,8 @@ def test_bad_inputs_raise_tf_errors_that_say_what_to_do(call, error, message):
 
 
 def test_names_still_unimplemented_point_to_torch_and_new_ones_pickle():
-    with pytest.raises(AttributeError, match=r"tf\.image\.decode_jpeg\. Use PIL"):
-        tf.image.decode_jpeg  # noqa: B018
+    with pytest.raises(AttributeError, match=r"unison does not implement tf\.image\.generate_bounding_box_proposals"):
+        tf.image.generate_bounding_box_proposals  # noqa: B018
     with pytest.raises(AttributeError, match=r"unison does not implement tf\.nest\.no_such"):
         tf.nest.no_such  # noqa: B018
     with pytest.raises(AttributeError, match=r"tf\.nn\.max_pool\. Use tf\.nn\.max_pool2d"):
