@@ -67,7 +67,7 @@ def _greedy(
         picked.append(best)
         picked_scores.append(current[best])
         alive[best] = False
-        row = similarity[best]
+        row = similarity[:, best]  # TF reads overlaps[candidate, selected]
         if sigma > 0:
             current = current * torch.where(row <= threshold, torch.exp(scale * row * row), torch.zeros_like(row))
             alive &= current > score_threshold
@@ -188,7 +188,7 @@ def crop_and_resize(
     xs = _sample(b[:, 1], b[:, 3], width, crop_w)
     x = t.to(torch.float32)
     if method == "nearest":
-        rows, cols = torch.round(ys).long(), torch.round(xs).long()
+        rows, cols = torch.floor(ys + 0.5).long(), torch.floor(xs + 0.5).long()  # roundf: half away from 0
         out = _gather(x, idx, rows.clamp(0, height - 1), cols.clamp(0, width - 1))
     else:
         top, left = ys.floor(), xs.floor()

@@ -64,7 +64,7 @@ def total_variation(images: Any, name: str | None = None) -> torch.Tensor:
     dims = (-3, -2, -1)
     rows = (t[..., 1:, :, :] - t[..., :-1, :, :]).abs().sum(dim=dims)
     cols = (t[..., :, 1:, :] - t[..., :, :-1, :]).abs().sum(dim=dims)
-    return rows + cols
+    return (rows + cols).to(t.dtype)  # torch sums integers in int64; TF keeps the dtype
 
 
 def _float_pair(a: Any, b: Any, max_val: Any, op: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -90,7 +90,15 @@ def _gauss(size: int, sigma: float) -> torch.Tensor:
 
 
 def _ssim_per_channel(
-    x: torch.Tensor, y: torch.Tensor, peak: torch.Tensor, size: int, sigma: float, k1: float, k2: float, op: str
+    x: torch.Tensor,
+    y: torch.Tensor,
+    peak: torch.Tensor,
+    size: int,
+    sigma: float,
+    k1: float,
+    k2: float,
+    op: str,
+    index_map: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     height, width, depth = x.shape[-3:]
     if height < size or width < size:
@@ -116,6 +124,8 @@ def _ssim_per_channel(
     num1 = reducer(x * y) * 2.0
     den1 = reducer(x.square() + y.square())
     cs = (num1 - num0 + c2) / (den1 - den0 + c2)
+    if index_map:
+        return luminance * cs, cs
     return (luminance * cs).mean(dim=(-3, -2)), cs.mean(dim=(-3, -2))
 
 
@@ -129,11 +139,11 @@ def ssim(
     k2: float = 0.03,
     return_index_map: bool = False,
 ) -> torch.Tensor:
-    """``tf.image.ssim``: structural similarity per image (mean over the window positions and channels)."""
-    if return_index_map:
-        raise ValueError("tf.image.ssim: unison does not return the index map; call it with return_index_map=False.")
+    """``tf.image.ssim``: structural similarity per image (mean over the window positions and channels),
+    or with ``return_index_map`` the ``[..., h', w']`` map of each window position (mean over channels)."""
     x, y, peak = _float_pair(img1, img2, max_val, "ssim")
-    per_channel, _ = _ssim_per_channel(x, y, peak, int(filter_size), float(filter_sigma), k1, k2, "ssim")
+    size, sigma = int(filter_size), float(filter_sigma)
+    per_channel, _ = _ssim_per_channel(x, y, peak, size, sigma, k1, k2, "ssim", index_map=return_index_map)
     return per_channel.mean(dim=-1)
 
 
@@ -165,10 +175,11 @@ def ssim_multiscale(
 
 
 def _halve(v: torch.Tensor) -> torch.Tensor:
-    # TF pads an odd side with one zero row/column, then 2x2 average-pools (VALID).
-    flat = v.reshape(-1, *v.shape[-3:])
-    padded = F.pad(flat, (0, 0, 0, flat.shape[2] % 2, 0, flat.shape[1] % 2))
-    pooled = F.avg_pool2d(padded.permute(0, 3, 1, 2), 2).permute(0, 2, 3, 1)
+    # TF pads an odd side by mirroring its last row/column (SYMMETRIC), then 2x2 average-pools (VALID).
+    planes = v.reshape(-1, *v.shape[-3:]).permute(0, 3, 1, 2)
+    planes = torch.cat([planes, planes[:, :, -1:]], dim=2) if planes.shape[2] % 2 else planes
+    planes = torch.cat([planes, planes[:, :, :, -1:]], dim=3) if planes.shape[3] % 2 else planes
+    pooled = F.avg_pool2d(planes, 2).permute(0, 2, 3, 1)
     return pooled.reshape(*v.shape[:-3], *pooled.shape[1:])
 
 
