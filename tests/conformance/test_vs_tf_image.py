@@ -315,3 +315,32 @@ def test_random_colour_stays_in_range_and_repeats_by_seed(tf):
 @same_as_tf("image.random_contrast", "image.stateless_random_contrast", "image.random_hue", edge=True)
 def test_random_hue_bad_delta(tf):
     return tf.image.random_hue(tf.constant(IMAGE), 0.7)
+
+
+@same_as_tf("image.adjust_jpeg_quality")
+def test_adjust_jpeg_quality(tf):
+    smooth = np.kron(UINT8, np.ones((4, 4, 1), np.uint8))
+    return (
+        tf.image.adjust_jpeg_quality(tf.constant(smooth), 40, dct_method="INTEGER_ACCURATE"),
+        tf.image.adjust_jpeg_quality(
+            tf.image.convert_image_dtype(smooth, tf.float32), 90, dct_method="INTEGER_ACCURATE"
+        ),
+    )
+
+
+@same_as_tf("image.adjust_jpeg_quality", edge=True)
+def test_adjust_jpeg_quality_out_of_range(tf):
+    return tf.image.adjust_jpeg_quality(tf.constant(UINT8), 101)
+
+
+@same_as_tf("image.random_jpeg_quality", "image.stateless_random_jpeg_quality", values=False)
+def test_random_jpeg_quality_shapes(tf):
+    return (
+        tf.image.random_jpeg_quality(tf.constant(UINT8), 20, 80),
+        tf.image.stateless_random_jpeg_quality(tf.constant(IMAGE), 20, 80, SEED),
+    )
+
+
+@same_as_tf("image.random_jpeg_quality", "image.stateless_random_jpeg_quality", edge=True)
+def test_random_jpeg_quality_bad_range(tf):
+    return tf.image.stateless_random_jpeg_quality(tf.constant(UINT8), 80, 20, SEED)

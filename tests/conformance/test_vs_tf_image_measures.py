@@ -148,3 +148,93 @@ def test_crop_and_resize_outside_the_image_extrapolates(tf):
         tf.image.crop_and_resize(image, boxes, [1, 0], [5, 4], extrapolation_value=-1.0),
         tf.image.crop_and_resize(image, boxes, [0, 1], [1, 1]),
     )
+
+
+@same_as_tf("image.non_max_suppression_padded")
+def test_non_max_suppression_padded(tf):
+    boxes, scores = tf.constant(BOXES), tf.constant(SCORES)
+    batch_boxes, batch_scores = tf.stack([boxes, tf.reverse(boxes, [0])]), tf.stack([scores, scores])
+    return (
+        tf.image.non_max_suppression_padded(boxes, scores, 5),
+        tf.image.non_max_suppression_padded(boxes, scores, 5, pad_to_max_output_size=True, score_threshold=0.55),
+        tf.image.non_max_suppression_padded(batch_boxes, batch_scores, 5, pad_to_max_output_size=True),
+    )
+
+
+@same_as_tf("image.non_max_suppression_padded", edge=True)
+def test_non_max_suppression_padded_of_a_batch_needs_padding(tf):
+    boxes = tf.constant(np.stack([BOXES, BOXES]))
+    return tf.image.non_max_suppression_padded(boxes, tf.constant(np.stack([SCORES, SCORES])), 3)
+
+
+CLASS_SCORES = _RNG.permutation(np.linspace(0.05, 0.95, 2 * 6 * 3)).reshape(2, 6, 3).astype(np.float32)
+
+
+@same_as_tf("image.combined_non_max_suppression")
+def test_combined_non_max_suppression(tf):
+    shared = tf.constant(np.stack([BOXES / 101, BOXES[::-1] / 101])[:, :, None, :])
+    per_class = tf.constant(np.stack([np.stack([BOXES / 101] * 3, axis=1)] * 2))
+    scores = tf.constant(CLASS_SCORES)
+    return (
+        tf.image.combined_non_max_suppression(shared, scores, 3, 7, iou_threshold=0.3),
+        tf.image.combined_non_max_suppression(per_class, scores, 2, 20, score_threshold=0.4, pad_per_class=True),
+        tf.image.combined_non_max_suppression(tf.constant(BOXES[None, :, None, :]), scores[:1], 2, 4),
+    )
+
+
+@same_as_tf("image.combined_non_max_suppression", edge=True)
+def test_combined_non_max_suppression_bad_q(tf):
+    boxes = tf.zeros([1, 6, 2, 4])
+    return tf.image.combined_non_max_suppression(boxes, tf.constant(CLASS_SCORES[:1]), 2, 4)
+
+
+@same_as_tf("image.draw_bounding_boxes")
+def test_draw_bounding_boxes(tf):
+    boxes = tf.constant([[[0.1, 0.2, 0.8, 0.9], [0.0, 0.0, 1.0, 1.0]], [[0.5, 0.5, 0.6, 0.9], [-0.5, 0.3, 0.5, 2.0]]])
+    colors = tf.constant([[1.0, 0.0, 0.0, 1.0], [0.0, 0.5, 1.0, 1.0]])
+    return (
+        tf.image.draw_bounding_boxes(tf.constant(BATCH), boxes, colors),
+        tf.image.draw_bounding_boxes(tf.constant(BATCH[..., :1]), boxes, None),
+    )
+
+
+@same_as_tf("image.draw_bounding_boxes", edge=True)
+def test_draw_inverted_and_outside_boxes_draws_nothing(tf):
+    boxes = tf.constant([[[0.8, 0.2, 0.1, 0.9], [2.0, 2.0, 3.0, 3.0]]])
+    return tf.image.draw_bounding_boxes(tf.constant(BATCH[:1]), boxes, tf.constant([[1.0, 1.0, 1.0, 1.0]]))
+
+
+@same_as_tf("image.sample_distorted_bounding_box", "image.stateless_sample_distorted_bounding_box", values=False)
+def test_sample_distorted_bounding_box_shapes(tf):
+    boxes = tf.constant([[[0.1, 0.1, 0.9, 0.9]]])
+    return (
+        tf.image.sample_distorted_bounding_box([40, 60, 3], boxes, min_object_covered=0.5),
+        tf.image.stateless_sample_distorted_bounding_box([40, 60, 3], boxes, seed=(1, 2), area_range=(0.3, 0.9)),
+    )
+
+
+@same_as_tf("image.sample_distorted_bounding_box", "image.stateless_sample_distorted_bounding_box", edge=True)
+def test_sampled_crops_lie_inside_and_cover_enough(tf):
+    boxes = tf.constant([[[0.2, 0.3, 0.7, 0.8]]])
+    checks = []
+    for i in range(20):
+        begin, size, box = tf.image.stateless_sample_distorted_bounding_box(
+            [50, 40, 3], boxes, seed=(i, 7), min_object_covered=0.6, area_range=(0.2, 1.0), max_attempts=200
+        )
+        y, x, h, w = int(begin[0]), int(begin[1]), int(size[0]), int(size[1])
+        inside = y >= 0 and x >= 0 and y + h <= 50 and x + w <= 40 and int(size[2]) == -1
+        covered = max(min(35, y + h) - max(10, y), 0) * max(min(32, x + w) - max(12, x), 0) / (25 * 20)
+        checks.append(inside and covered >= 0.6 and abs(float(box[0, 0, 2]) - (y + h) / 50) < 1e-6)
+    again = tf.image.stateless_sample_distorted_bounding_box([50, 40, 3], boxes, seed=(3, 7))[0]
+    same = (
+        again.numpy().tolist()
+        == tf.image.stateless_sample_distorted_bounding_box([50, 40, 3], boxes, seed=(3, 7))[0].numpy().tolist()
+    )
+    whole = tf.image.sample_distorted_bounding_box(
+        [10, 10, 1],
+        tf.zeros([1, 0, 4]),
+        use_image_if_no_bounding_boxes=True,
+        area_range=(1.0, 1.0),
+        aspect_ratio_range=(1.0, 1.0),
+    )
+    return all(checks), same, whole

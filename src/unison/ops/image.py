@@ -30,10 +30,17 @@ import torch.nn.functional as F
 
 from unison.ops._dispatch import wrap_namespace
 from unison.ops.dtypes import to_tensor
+from unison.ops.image_bbox import (
+    draw_bounding_boxes,
+    sample_distorted_bounding_box,
+    stateless_sample_distorted_bounding_box,
+)
 from unison.ops.image_boxes import (
+    combined_non_max_suppression,
     crop_and_resize,
     non_max_suppression,
     non_max_suppression_overlaps,
+    non_max_suppression_padded,
     non_max_suppression_with_scores,
 )
 from unison.ops.image_codecs import (
@@ -71,7 +78,13 @@ from unison.ops.image_color import (
     yuv_to_rgb,
 )
 from unison.ops.image_core import _hw, _rank_3_or_4, convert_image_dtype, stateless_generator
-from unison.ops.image_encode import encode_jpeg, encode_png
+from unison.ops.image_encode import (
+    adjust_jpeg_quality,
+    encode_jpeg,
+    encode_png,
+    random_jpeg_quality,
+    stateless_random_jpeg_quality,
+)
 from unison.ops.image_metrics import (
     extract_patches,
     image_gradients,
@@ -239,8 +252,10 @@ __all__ = [
     "adjust_contrast",
     "adjust_gamma",
     "adjust_hue",
+    "adjust_jpeg_quality",
     "adjust_saturation",
     "central_crop",
+    "combined_non_max_suppression",
     "convert_image_dtype",
     "crop_and_resize",
     "crop_to_bounding_box",
@@ -250,6 +265,7 @@ __all__ = [
     "decode_image",
     "decode_jpeg",
     "decode_png",
+    "draw_bounding_boxes",
     "encode_jpeg",
     "encode_png",
     "extract_jpeg_shape",
@@ -262,6 +278,7 @@ __all__ = [
     "is_jpeg",
     "non_max_suppression",
     "non_max_suppression_overlaps",
+    "non_max_suppression_padded",
     "non_max_suppression_with_scores",
     "pad_to_bounding_box",
     "per_image_standardization",
@@ -272,6 +289,7 @@ __all__ = [
     "random_flip_left_right",
     "random_flip_up_down",
     "random_hue",
+    "random_jpeg_quality",
     "random_saturation",
     "resize",
     "resize_with_crop_or_pad",
@@ -281,6 +299,7 @@ __all__ = [
     "rgb_to_yiq",
     "rgb_to_yuv",
     "rot90",
+    "sample_distorted_bounding_box",
     "sobel_edges",
     "ssim",
     "ssim_multiscale",
@@ -290,7 +309,9 @@ __all__ = [
     "stateless_random_flip_left_right",
     "stateless_random_flip_up_down",
     "stateless_random_hue",
+    "stateless_random_jpeg_quality",
     "stateless_random_saturation",
+    "stateless_sample_distorted_bounding_box",
     "total_variation",
     "transpose",
     "yiq_to_rgb",

@@ -13,7 +13,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -213,7 +213,141 @@ def _gather(x: torch.Tensor, idx: torch.Tensor, rows: torch.Tensor, cols: torch.
     return x[idx[:, None, None], rows[:, :, None], cols[:, None, :]]
 
 
-__all__ = ["crop_and_resize", "non_max_suppression", "non_max_suppression_overlaps", "non_max_suppression_with_scores"]
+def non_max_suppression_padded(
+    boxes: Any,
+    scores: Any,
+    max_output_size: Any,
+    iou_threshold: float = 0.5,
+    score_threshold: float = float("-inf"),
+    pad_to_max_output_size: bool = False,
+    name: str | None = None,
+    sorted_input: bool = False,
+    canonicalized_coordinates: bool = False,
+    tile_size: int = 512,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``tf.image.non_max_suppression_padded``: ``(indices, num_valid)``, the indices padded with 0 to
+    ``max_output_size`` when ``pad_to_max_output_size`` (required for a batch ``[..., n, 4]``)."""
+    op = "non_max_suppression_padded"
+    b, s = to_tensor(boxes, torch.float32), to_tensor(scores, torch.float32)
+    size = int(to_tensor(max_output_size))
+    _threshold(iou_threshold, op)
+    if b.dim() > 2 and not pad_to_max_output_size:
+        raise ValueError(
+            f"tf.image.{op}: 'pad_to_max_output_size' (value {pad_to_max_output_size}) must be True for batched input"
+        )
+    if b.dim() < 2 or b.shape[-1] != 4 or s.shape != b.shape[:-1]:
+        raise InvalidArgumentError(
+            None,
+            None,
+            f"tf.image.{op}: boxes must be [..., num_boxes, 4] and scores [..., num_boxes]. Received "
+            f"{list(b.shape)} and {list(s.shape)}.",
+        )
+    lead = b.shape[:-2]
+    flat_b, flat_s = b.reshape(-1, *b.shape[-2:]), s.reshape(-1, s.shape[-1])
+    picked, counts = [], []
+    for boxes_i, scores_i in zip(flat_b, flat_s):  # one greedy pass per image of the batch
+        chosen = _greedy(_iou(boxes_i), scores_i, size, float(iou_threshold), float(score_threshold), 0.0)[0]
+        counts.append(chosen.shape[0])
+        picked.append(
+            torch.cat([chosen, chosen.new_zeros(size - chosen.shape[0])]) if pad_to_max_output_size else chosen
+        )
+    if b.dim() == 2:
+        return picked[0], torch.tensor(counts[0], dtype=torch.int32)
+    indices = torch.stack(picked).reshape(*lead, size) if picked else torch.zeros(*lead, size, dtype=torch.int32)
+    return indices, torch.tensor(counts, dtype=torch.int32).reshape(lead)
+
+
+class CombinedNonMaxSuppression(NamedTuple):
+    """What ``combined_non_max_suppression`` returns (TF's namedtuple and field names)."""
+
+    nmsed_boxes: torch.Tensor
+    nmsed_scores: torch.Tensor
+    nmsed_classes: torch.Tensor
+    valid_detections: torch.Tensor
+
+
+def combined_non_max_suppression(
+    boxes: Any,
+    scores: Any,
+    max_output_size_per_class: int,
+    max_total_size: int,
+    iou_threshold: float = 0.5,
+    score_threshold: float = float("-inf"),
+    pad_per_class: bool = False,
+    clip_boxes: bool = True,
+    name: str | None = None,
+) -> CombinedNonMaxSuppression:
+    """``tf.image.combined_non_max_suppression``: greedy suppression per class, then the best
+    ``max_total_size`` detections per image: ``(boxes, scores, classes, valid_detections)``.
+
+    ``boxes`` is ``[batch, num_boxes, q, 4]`` (``q`` 1: shared by every class, or one per class),
+    ``scores`` ``[batch, num_boxes, num_classes]``; outputs are zero-padded.
+    """
+    op = "combined_non_max_suppression"
+    b, s = to_tensor(boxes, torch.float32), to_tensor(scores, torch.float32)
+    if b.dim() != 4 or b.shape[-1] != 4 or s.dim() != 3 or s.shape[:2] != b.shape[:2]:
+        raise InvalidArgumentError(
+            None,
+            None,
+            f"tf.image.{op}: boxes must be [batch, num_boxes, q, 4] and scores [batch, num_boxes, "
+            f"num_classes]. Received {list(b.shape)} and {list(s.shape)}.",
+        )
+    classes = s.shape[-1]
+    if b.shape[2] not in (1, classes):
+        raise InvalidArgumentError(
+            None,
+            None,
+            f"tf.image.{op}: third dimension of boxes must be either 1 or num_classes ({classes}). "
+            f"Received {b.shape[2]}.",
+        )
+    _threshold(iou_threshold, op)
+    per_class, total = int(max_output_size_per_class), int(max_total_size)
+    if per_class <= 0 or total <= 0:
+        raise InvalidArgumentError(
+            None,
+            None,
+            f"tf.image.{op}: max_output_size_per_class and max_total_size must be > 0. Received "
+            f"{per_class} and {total}.",
+        )
+    keep = min(per_class * classes, total) if pad_per_class else total
+    out_boxes, out_scores, out_classes, valid = [], [], [], []
+    for image_boxes, image_scores in zip(b, s):
+        found_boxes, found_scores, found_classes = [], [], []
+        for c in range(classes):
+            class_boxes = image_boxes[:, c if b.shape[2] > 1 else 0]
+            chosen, kept = _greedy(
+                _iou(class_boxes), image_scores[:, c], per_class, float(iou_threshold), float(score_threshold), 0.0
+            )
+            found_boxes.append(class_boxes[chosen.long()])
+            found_scores.append(kept)
+            found_classes.append(torch.full((chosen.shape[0],), float(c)))
+        all_scores = torch.cat(found_scores)
+        order = torch.argsort(all_scores, descending=True, stable=True)[:keep]
+        count = order.shape[0]
+        picked = torch.cat(found_boxes)[order]
+        if clip_boxes:
+            picked = picked.clamp(0.0, 1.0)
+        pad = keep - count
+        out_boxes.append(torch.cat([picked, picked.new_zeros(pad, 4)]))
+        out_scores.append(torch.cat([all_scores[order], all_scores.new_zeros(pad)]))
+        out_classes.append(torch.cat([torch.cat(found_classes)[order], torch.zeros(pad)]))
+        valid.append(count)
+    return CombinedNonMaxSuppression(
+        torch.stack(out_boxes),
+        torch.stack(out_scores),
+        torch.stack(out_classes),
+        torch.tensor(valid, dtype=torch.int32),
+    )
+
+
+__all__ = [
+    "combined_non_max_suppression",
+    "crop_and_resize",
+    "non_max_suppression",
+    "non_max_suppression_overlaps",
+    "non_max_suppression_padded",
+    "non_max_suppression_with_scores",
+]
 
 # symbolic-aware here, where pickle finds them by their module and name
 wrap_namespace(globals(), __all__)

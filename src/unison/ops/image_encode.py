@@ -20,10 +20,17 @@ import torch
 
 from unison.errors import InternalError, InvalidArgumentError
 from unison.ops.dtypes import to_tensor
-from unison.ops.image_codecs import _pil, _scalar_string
+from unison.ops.image_codecs import _pil, _scalar_string, decode_jpeg
+from unison.ops.image_core import convert_image_dtype, stateless_generator
 from unison.ops.string_tensor import StringTensor
 
-__all__ = ["encode_jpeg", "encode_png"]
+__all__ = [
+    "adjust_jpeg_quality",
+    "encode_jpeg",
+    "encode_png",
+    "random_jpeg_quality",
+    "stateless_random_jpeg_quality",
+]
 
 
 def _image_for_encoding(image: Any, op: str, dtypes: tuple[torch.dtype, ...], channels: tuple[int, ...]) -> np.ndarray:
@@ -114,3 +121,47 @@ def encode_jpeg(
         options["xmp"] = xmp_metadata.encode()
     pil.save(buffer, "JPEG", **options)
     return _scalar_string(buffer.getvalue())
+
+
+def adjust_jpeg_quality(image: Any, jpeg_quality: Any, dct_method: str = "", name: str | None = None) -> torch.Tensor:
+    """``tf.image.adjust_jpeg_quality``: the image after a JPEG round trip at ``jpeg_quality`` (0-100).
+
+    As in TF: converted to ``uint8`` (saturating), encoded, decoded with ``dct_method`` and
+    converted back to the input's dtype.
+    """
+    t = to_tensor(image)
+    quality = int(to_tensor(jpeg_quality))
+    if not 0 <= quality <= 100:
+        raise InvalidArgumentError(
+            None, None, f"tf.image.adjust_jpeg_quality: jpeg_quality must be in [0, 100]. Received {quality}."
+        )
+    channels = int(t.shape[-1]) if t.dim() else 0
+    as_uint8 = convert_image_dtype(t, torch.uint8, saturate=True)
+    decoded = decode_jpeg(encode_jpeg(as_uint8, quality=quality), channels=channels, dct_method=dct_method)
+    return convert_image_dtype(decoded, t.dtype, saturate=True)
+
+
+def _quality_range(low: int, high: int, op: str) -> None:
+    if not 0 <= int(low) < int(high) <= 100:
+        raise ValueError(
+            f"tf.image.{op}: need 0 <= min_jpeg_quality < max_jpeg_quality <= 100. Received min_jpeg_quality={low}, "
+            f"max_jpeg_quality={high}."
+        )
+
+
+def random_jpeg_quality(
+    image: Any, min_jpeg_quality: int, max_jpeg_quality: int, seed: int | None = None
+) -> torch.Tensor:
+    """``tf.image.random_jpeg_quality``: :func:`adjust_jpeg_quality` at a quality uniform in ``[min, max)``."""
+    _quality_range(min_jpeg_quality, max_jpeg_quality, "random_jpeg_quality")
+    quality = int(torch.randint(int(min_jpeg_quality), int(max_jpeg_quality), ()))
+    return adjust_jpeg_quality(image, quality)
+
+
+def stateless_random_jpeg_quality(image: Any, min_jpeg_quality: int, max_jpeg_quality: int, seed: Any) -> torch.Tensor:
+    """``tf.image.stateless_random_jpeg_quality``: :func:`adjust_jpeg_quality` at a quality the ``seed`` determines."""
+    op = "stateless_random_jpeg_quality"
+    _quality_range(min_jpeg_quality, max_jpeg_quality, op)
+    generator = stateless_generator(seed, f"tf.image.{op}")
+    quality = int(torch.randint(int(min_jpeg_quality), int(max_jpeg_quality), (), generator=generator))
+    return adjust_jpeg_quality(image, quality)
