@@ -226,3 +226,29 @@ def test_decode_compressed_plain(tf):
 @same_as_tf("io.decode_compressed", edge=True)
 def test_decode_compressed_of_bad_zlib_data(tf):
     return tf.io.decode_compressed(tf.constant(b"not zlib"), compression_type="ZLIB")
+
+
+# WebP files (lossless) Pillow wrote from RGB (5x7) and RGBA with alpha > 0. No animated one: TF 2.21's
+# decoder corrupts its heap on one (free(): corrupted unsorted chunks on the next call), killing the oracle.
+WEBP_RGB = bytes.fromhex(
+    "52494646d0000000574542505650384cc40000002f0600010017c1b4d6b625f5ff7fdca57e1d895496603e3a23300499ecee0e7bb08d6c5bc9ff1fcddc2d74cde93f710a60284023b719b6916d2bf9fe713288dc0b2026862268f757803540e610e9ccfc477c9a6fc3d67f8f8515c0811611420e91182a561606cf01b8c6fa097a9d287342eb2f7e37f200f20e953fcf9d74ed0c7f01c3991656c82d379bc9f62d950f02e38be61bb515c2b3951525a85caa6669c606180400583636dbd619d1ff081a3540de38e05ce9bf28cb87fbaa9eeef66d44b19fc4"
+)
+WEBP_RGBA = bytes.fromhex(
+    "52494646fc000000574542505650384cf00000002f0600011017c1c4b66d25ff37c7bdb17e275a85f9320206a195ea4eb381306d0000095ebd59a47be4076ee31e7e7092bb93dc3626b66d2bf9d60c87ea33605e0c4e13954a84ee505dd7625a5b7b93f4c882e6304653383c13a0b2009d8918021786e060bbeca0a338a5e661ad60fb9eed264a2244e8de0ca4482469c9d2f9375a2e10d6063f71d9da3be61c0c76bc46a9d3f40980b4647eacd5613277cbefa5d588436ce32b9ffc408be9169a988ca18adb21b40f6108b7c93ed50ab162af2c55775274e4d179f7d55f01a5eec02000c0b2b1d9b6ce88fe8757e805245d0bee51ef4e5969dc7df2f9ed3c3a64130506"
+)
+
+
+@same_as_tf("io.decode_webp", "image.decode_webp")
+def test_decode_webp(tf):
+    return (
+        tf.io.decode_webp(WEBP_RGB),
+        tf.io.decode_webp(WEBP_RGBA, channels=4),
+        tf.image.decode_webp(WEBP_RGBA),
+        tf.io.decode_image(WEBP_RGB),
+        tf.io.decode_png(WEBP_RGBA),
+    )
+
+
+@same_as_tf("io.decode_webp", "image.decode_webp", edge=True, match="channels")
+def test_decode_webp_with_other_channels_is_an_invalid_argument(tf):
+    return tf.io.decode_webp(WEBP_RGB, channels=4)

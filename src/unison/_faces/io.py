@@ -31,6 +31,7 @@ from unison.ops.image_codecs import (
     decode_image,
     decode_jpeg,
     decode_png,
+    decode_webp,
     extract_jpeg_shape,
     is_jpeg,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "decode_image",
     "decode_jpeg",
     "decode_png",
+    "decode_webp",
     "decode_raw",
     "encode_base64",
     "encode_jpeg",

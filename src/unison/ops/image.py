@@ -50,6 +50,7 @@ from unison.ops.image_codecs import (
     decode_image,
     decode_jpeg,
     decode_png,
+    decode_webp,
     extract_jpeg_shape,
     is_jpeg,
 )
@@ -265,6 +266,7 @@ __all__ = [
     "decode_image",
     "decode_jpeg",
     "decode_png",
+    "decode_webp",
     "draw_bounding_boxes",
     "encode_jpeg",
     "encode_png",

@@ -1,4 +1,4 @@
-"""``tf.io``'s image codecs (JPEG, PNG, GIF, BMP) over Pillow, returning torch ``uint8`` tensors.
+"""``tf.io``'s image decoders (JPEG, PNG, GIF, BMP, WebP) over Pillow, returning torch ``uint8`` tensors.
 
 Why Pillow: it wraps the same libjpeg-turbo, libpng and zlib TF links, and it decodes these
 formats in one call per image. torchvision.io was measured too but its wheels for this torch
@@ -9,8 +9,10 @@ What matches TF: the lossless formats (PNG, BMP, GIF) decode to TF's bytes exact
 decodes to TF's bytes exactly with ``dct_method="INTEGER_ACCURATE"`` (libjpeg's ``JDCT_ISLOW``,
 the one Pillow uses). TF's default (``""``) is libjpeg's fast integer DCT, which Pillow does not
 expose, so the default decode may differ from TF's by a few levels (at most 7 of 255 measured).
-As in TF, ``decode_jpeg``, ``decode_png`` and ``decode_gif`` read any of the four formats
-(``decode_bmp`` only BMP), and ``decode_image`` picks the decoder from the first bytes.
+As in TF, ``decode_jpeg``, ``decode_png`` and ``decode_gif`` read any of the formats (``decode_bmp``
+only BMP), ``decode_image`` picks the decoder from the first bytes, and a WebP comes back with a
+frames axis (``[frames, h, w, c]``) from every decoder but ``decode_image(expand_animations=False)``.
+BMP is read by a small reader of TF's own rules (an 8-bit file's palette indices are gray values).
 
 Example:
     >>> import unison as tf
@@ -40,6 +42,7 @@ __all__ = [
     "decode_image",
     "decode_jpeg",
     "decode_png",
+    "decode_webp",
     "extract_jpeg_shape",
     "is_jpeg",
 ]
@@ -88,14 +91,20 @@ def _scalar_string(data: bytes) -> StringTensor:
 _SIGNATURES = ((b"\xff\xd8\xff", "JPEG"), (b"\x89PNG\r\n\x1a\n", "PNG"), (b"GIF8", "GIF"), (b"BM", "BMP"))
 
 
+def _is_webp(data: bytes) -> bool:
+    return data[:4] == b"RIFF" and data[8:12] == b"WEBP"
+
+
 def _format(data: bytes, op: str) -> str:
     for magic, kind in _SIGNATURES:
         if data.startswith(magic):
             return kind
+    if _is_webp(data):
+        return "WEBP"
     raise InvalidArgumentError(
         None,
         None,
-        f"{op}: Unknown image file format. One of JPEG, PNG, GIF, BMP required (the first bytes are "
+        f"{op}: Unknown image file format. One of JPEG, PNG, GIF, BMP, WebP required (the first bytes are "
         f"{data[:4]!r}). Check that `contents` is an image file's bytes (tf.io.read_file(path)).",
     )
 
@@ -163,6 +172,19 @@ def _frames(image: Any, channels: int) -> np.ndarray:
     return np.stack(frames)
 
 
+def _webp_frames(image: Any, channels: int, op: str) -> np.ndarray:
+    """A WebP's frames ``[frames, h, w, c]``: ``c`` is the file's (3, or 4 with alpha); TF refuses others."""
+    native = 4 if image.mode == "RGBA" or image.info.get("transparency") is not None else 3
+    if channels not in (0, native):
+        raise InvalidArgumentError(
+            None,
+            None,
+            f"{op}: Number of channels requested does not match input: the WebP has {native} channels, "
+            f"channels={channels} was asked for (pass 0 or {native}).",
+        )
+    return _frames(image, native)
+
+
 def _decode(data: bytes, channels: int, op: str, *, animated: bool, dct_method: str = "", ratio: int = 1) -> np.ndarray:
     kind = _format(data, op)
     if kind == "BMP":
@@ -182,6 +204,8 @@ def _decode(data: bytes, channels: int, op: str, *, animated: bool, dct_method: 
     if kind == "GIF":
         frames = _frames(image, channels)
         return frames if animated else frames[0]
+    if kind == "WEBP":
+        return _webp_frames(image, channels, op) if animated else _webp_frames(image, channels, op)[0]
     array = _to_array(image, channels)
     return array[None] if animated else array
 
@@ -207,7 +231,8 @@ def decode_jpeg(
     if int(ratio) not in (1, 2, 4, 8):
         raise InvalidArgumentError(None, None, f"{op}: ratio must be 1, 2, 4, or 8, got {ratio}.")
     data = _scalar_bytes(contents, op)
-    return torch.from_numpy(_decode(data, wanted, op, animated=False, dct_method=dct_method, ratio=int(ratio)).copy())
+    webp = _is_webp(data)  # TF's decoders hand a WebP back with its frames axis
+    return torch.from_numpy(_decode(data, wanted, op, animated=webp, dct_method=dct_method, ratio=int(ratio)).copy())
 
 
 def decode_png(contents: Any, channels: int = 0, dtype: Any = torch.uint8, name: str | None = None) -> torch.Tensor:
@@ -220,7 +245,8 @@ def decode_png(contents: Any, channels: int = 0, dtype: Any = torch.uint8, name:
     target = _image_dtype(dtype)
     if target not in (torch.uint8, torch.uint16):
         raise InvalidArgumentError(None, None, f"{op}: dtype must be tf.uint8 or tf.uint16. Received: dtype={dtype!r}")
-    array = _decode(_scalar_bytes(contents, op), wanted, op, animated=False)
+    data = _scalar_bytes(contents, op)
+    array = _decode(data, wanted, op, animated=_is_webp(data))  # TF hands a WebP back with its frames axis
     return _as_image_dtype(array, target)
 
 
@@ -244,6 +270,22 @@ def decode_gif(contents: Any, name: str | None = None) -> torch.Tensor:
     """``tf.io.decode_gif``: every frame of a GIF as a ``uint8`` ``[frames, height, width, 3]`` tensor."""
     op = "tf.io.decode_gif"
     return torch.from_numpy(np.ascontiguousarray(_decode(_scalar_bytes(contents, op), 3, op, animated=True)))
+
+
+def decode_webp(contents: Any, channels: int = 0, dtype: Any = torch.uint8, name: str | None = None) -> torch.Tensor:
+    """``tf.io.decode_webp``: a WebP (still or animated) as ``[frames, height, width, channels]``.
+
+    ``channels`` is 0 or the file's own (3, or 4 with alpha), as TF requires; ``dtype`` is ``uint8``
+    (the only one TF's op takes).
+    """
+    op = "tf.io.decode_webp"
+    wanted = _check_channels(channels, (0, 3, 4), op)
+    if _image_dtype(dtype) != torch.uint8:
+        raise InvalidArgumentError(None, None, f"{op}: dtype must be tf.uint8. Received: dtype={dtype!r}")
+    data = _scalar_bytes(contents, op)
+    if not _is_webp(data):
+        raise InvalidArgumentError(None, None, f"{op}: the contents are not a WebP file (RIFF....WEBP expected).")
+    return torch.from_numpy(np.ascontiguousarray(_webp_frames(_open(data, op), wanted, op)))
 
 
 def decode_bmp(contents: Any, channels: int = 0, name: str | None = None) -> torch.Tensor:
@@ -316,7 +358,7 @@ def decode_image(
     target = _image_dtype(dtype)
     data = _scalar_bytes(contents, op)
     kind = _format(data, op)
-    array = _decode(data, wanted, op, animated=expand_animations and kind == "GIF")
+    array = _decode(data, wanted, op, animated=expand_animations and kind in ("GIF", "WEBP"))
     if target in (torch.uint8, torch.uint16):
         return _as_image_dtype(array, target)
     return convert_image_dtype(torch.from_numpy(np.ascontiguousarray(array)), target)
