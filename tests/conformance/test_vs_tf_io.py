@@ -252,3 +252,114 @@ def test_decode_webp(tf):
 @same_as_tf("io.decode_webp", "image.decode_webp", edge=True, match="channels")
 def test_decode_webp_with_other_channels_is_an_invalid_argument(tf):
     return tf.io.decode_webp(WEBP_RGB, channels=4)
+
+
+@same_as_tf(
+    "io.gfile.GFile",
+    "io.gfile.copy",
+    "io.gfile.exists",
+    "io.gfile.glob",
+    "io.gfile.isdir",
+    "io.gfile.join",
+    "io.gfile.listdir",
+    "io.gfile.makedirs",
+    "io.gfile.mkdir",
+    "io.gfile.remove",
+    "io.gfile.rename",
+    "io.gfile.rmtree",
+    "io.gfile.stat",
+    "io.gfile.walk",
+    "io.gfile.get_registered_schemes",
+)
+def test_gfile_round_trip(tf, tmp_path):
+    g = tf.io.gfile
+    root = g.join(str(tmp_path), tf.__name__)
+    g.makedirs(g.join(root, "a", "b"))
+    g.mkdir(g.join(root, "c"))
+    g.mkdir(g.join(root, "c"))  # an existing directory is fine, as in TF
+    with g.GFile(g.join(root, "a", "f.txt"), "w") as f:
+        f.write("hello\nworld\n")
+    g.copy(g.join(root, "a", "f.txt"), g.join(root, "a", "g.txt"))
+    g.rename(g.join(root, "a", "g.txt"), g.join(root, "c", "h.txt"))
+    g.copy(g.join(root, "a", "f.txt"), g.join(root, "c", "h.txt"), overwrite=True)
+    lines = list(g.GFile(g.join(root, "c", "h.txt")))
+    data = g.GFile(g.join(root, "a", "f.txt"), "rb").read()
+    info = g.stat(g.join(root, "a", "f.txt"))
+    walked = [(p[len(root) :], sorted(d), sorted(f)) for p, d, f in g.walk(root)]
+    found = sorted(p[len(root) :] for p in g.glob(g.join(root, "*", "*.txt")))
+    g.remove(g.join(root, "c", "h.txt"))
+    g.rmtree(g.join(root, "a"))
+    return (
+        lines,
+        data,
+        info.length,
+        info.is_directory,
+        g.stat(root).is_directory,
+        sorted(walked),
+        found,
+        sorted(g.listdir(root)),
+        g.exists(g.join(root, "a")),
+        g.isdir(g.join(root, "c")),
+        g.exists("file://" + root),
+        g.join("a", "b", "c"),
+        g.join("/a/", "b"),
+        g.join("gs://x", "y"),
+        g.join("a", "/b"),
+        "file" in g.get_registered_schemes() and "" in g.get_registered_schemes(),
+    )
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "stat",
+        "listdir",
+        "rmtree",
+        "remove",
+        "read",
+        "rename",
+        "rename_exists",
+        "copy_exists",
+        "mkdir_no_parent",
+        "remove_dir",
+    ],
+)
+@same_as_tf(
+    "io.gfile.GFile",
+    "io.gfile.copy",
+    "io.gfile.exists",
+    "io.gfile.glob",
+    "io.gfile.isdir",
+    "io.gfile.join",
+    "io.gfile.listdir",
+    "io.gfile.makedirs",
+    "io.gfile.mkdir",
+    "io.gfile.remove",
+    "io.gfile.rename",
+    "io.gfile.rmtree",
+    "io.gfile.stat",
+    "io.gfile.walk",
+    "io.gfile.get_registered_schemes",
+    edge=True,
+)
+def test_gfile_errors_are_tf_errors(tf, tmp_path, action):
+    g = tf.io.gfile
+    root = g.join(str(tmp_path), tf.__name__ + action)
+    g.makedirs(root)
+    missing, present = g.join(root, "missing"), g.join(root, "f.txt")
+    with g.GFile(present, "w") as f:
+        f.write("x")
+    assert list(g.walk(missing)) == [] and g.glob(g.join(missing, "*")) == [] and not g.exists(missing)
+    calls = {
+        "stat": lambda: g.stat(missing),
+        "listdir": lambda: g.listdir(missing),
+        "rmtree": lambda: g.rmtree(missing),
+        "remove": lambda: g.remove(missing),
+        "read": lambda: g.GFile(missing).read(),
+        "rename": lambda: g.rename(missing, g.join(root, "new")),
+        "rename_exists": lambda: g.rename(missing, present),
+        "copy_exists": lambda: g.copy(present, present),
+        "mkdir_no_parent": lambda: g.mkdir(g.join(missing, "x")),
+        "remove_dir": lambda: g.remove(root),
+    }
+    return calls[action]()
