@@ -363,3 +363,25 @@ def test_gfile_errors_are_tf_errors(tf, tmp_path, action):
         "remove_dir": lambda: g.remove(root),
     }
     return calls[action]()
+
+
+@same_as_tf("io.decode_csv")
+def test_decode_csv(tf):
+    records = tf.constant(["1,2.5,a,9000000000,1e300", '3,,"b,c",-1,NA', ' 4, 0.5,"d""e",7,2'])
+    defaults = [[0], [1.0], ["z"], tf.constant([0], tf.int64), tf.constant([0.5], tf.float64)]
+    return (
+        tf.io.decode_csv(records, defaults, na_value="NA"),
+        tf.io.decode_csv(tf.constant([["1;x"], ["2;y"]]), [[0], [""]], field_delim=";"),
+        tf.io.decode_csv("1,2,3", [[0], [0]], select_cols=[0, 2]),
+        tf.io.decode_csv(['"a",b'], [[""], [""]], use_quote_delim=False),
+    )
+
+
+@pytest.mark.parametrize("case", ["required", "not_an_int", "field_count"])
+@same_as_tf("io.decode_csv", edge=True, match="decode_csv")
+def test_decode_csv_errors_are_invalid_arguments(tf, case):
+    if case == "required":
+        return tf.io.decode_csv(["1,,a"], [[0], tf.constant([], tf.float32), ["z"]])
+    if case == "not_an_int":
+        return tf.io.decode_csv(["1.5,2"], [[0], [1.0]])
+    return tf.io.decode_csv(["1,2,3"], [[0], [0]])

@@ -23,7 +23,15 @@ from typing import Any
 from unison.data.tfrecord import TFRecordOptions, TFRecordWriter
 from unison.ops import gfile
 from unison.ops._unsupported import unsupported
-from unison.ops.file_io import decode_base64, decode_compressed, encode_base64, matching_files, read_file, write_file
+from unison.ops.file_io import (
+    decode_base64,
+    decode_compressed,
+    decode_csv,
+    encode_base64,
+    matching_files,
+    read_file,
+    write_file,
+)
 from unison.ops.image_codecs import (
     decode_and_crop_jpeg,
     decode_bmp,
@@ -59,6 +67,7 @@ __all__ = [
     "decode_base64",
     "decode_bmp",
     "decode_compressed",
+    "decode_csv",
     "decode_gif",
     "decode_image",
     "decode_jpeg",

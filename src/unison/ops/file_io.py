@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 import base64
+import csv
 import glob
 import gzip
 import os
@@ -24,11 +25,21 @@ import zlib
 from typing import Any
 
 import numpy as np
+import torch
 
 from unison.errors import DataLossError, InvalidArgumentError, NotFoundError
+from unison.ops.dtypes import as_dtype, is_string_value, string, to_tensor
 from unison.ops.string_tensor import StringTensor
 
-__all__ = ["decode_base64", "decode_compressed", "encode_base64", "matching_files", "read_file", "write_file"]
+__all__ = [
+    "decode_base64",
+    "decode_compressed",
+    "decode_csv",
+    "encode_base64",
+    "matching_files",
+    "read_file",
+    "write_file",
+]
 
 
 def _strings(value: Any) -> np.ndarray:
@@ -161,3 +172,97 @@ def decode_compressed(bytes: Any, compression_type: str = "", name: str | None =
             raise DataLossError(None, None, f"tf.io.decode_compressed: the {kind} data is invalid ({exc}).") from None
 
     return _map_strings(bytes, decode)
+
+
+def _column_default(default: Any, column: int) -> tuple[Any, Any]:
+    """``(dtype, default value or None when required)`` of one ``record_defaults`` entry."""
+    if isinstance(default, StringTensor) or is_string_value(default):
+        values = _strings(default).reshape(-1).tolist()
+        return string, (values[0] if values else None)
+    if isinstance(default, (list, tuple)) and not default:
+        return torch.float32, None  # TF reads [] as an empty float32 tensor: a required float column
+    t = to_tensor(default)
+    if t.dtype not in (torch.int32, torch.int64, torch.float32, torch.float64):
+        raise TypeError(
+            f"tf.io.decode_csv: record_defaults[{column}] must be int32, int64, float32, float64 or string. "
+            f"Received dtype {t.dtype}."
+        )
+    values = t.reshape(-1).tolist()
+    return t.dtype, (values[0] if values else None)
+
+
+def _parse_field(text: str, dtype: Any, column: int, record: int) -> Any:
+    try:
+        if dtype in (torch.int32, torch.int64):
+            value = int(text)
+            bits = 31 if dtype == torch.int32 else 63
+            if not -(2**bits) <= value < 2**bits:
+                raise ValueError(text)
+            return value
+        return float(text)
+    except ValueError:
+        kind = str(dtype).replace("torch.", "")
+        raise InvalidArgumentError(
+            None, None, f"tf.io.decode_csv: Field {column} in record {record} is not a valid {kind}: {text}"
+        ) from None
+
+
+def decode_csv(
+    records: Any,
+    record_defaults: Any,
+    field_delim: str = ",",
+    use_quote_delim: bool = True,
+    na_value: str = "",
+    select_cols: Any = None,
+    name: str | None = None,
+) -> list[Any]:
+    """``tf.io.decode_csv``: CSV lines to one tensor per column, shaped like ``records``.
+
+    Each ``record_defaults`` entry gives a column's dtype (int32, int64, float32, float64 or
+    string) and its default; an empty one makes the column required. A field equal to
+    ``na_value`` (or empty) takes the default.
+
+    Example:
+        >>> import unison as tf
+        >>> ints, words = tf.io.decode_csv(["1,a", '2,"b,c"'], [[0], [""]])
+        >>> ints.tolist(), words.numpy().tolist()
+        ([1, 2], [b'a', b'b,c'])
+    """
+    lines = _strings(records)
+    columns = [_column_default(default, i) for i, default in enumerate(record_defaults)]
+    selected = None if select_cols is None else [int(c) for c in select_cols]
+    if selected is not None and (selected != sorted(set(selected)) or len(selected) != len(columns)):
+        raise ValueError(
+            "tf.io.decode_csv: select_cols must be strictly increasing and have one entry per record_defaults "
+            f"entry. Received select_cols={list(select_cols)} for {len(columns)} defaults."
+        )
+    dialect: dict[str, Any] = {"delimiter": field_delim}
+    dialect.update({"quotechar": '"'} if use_quote_delim else {"quoting": csv.QUOTE_NONE})
+    out: list[list[Any]] = [[] for _ in columns]
+    for record, item in enumerate(lines.reshape(-1).tolist()):
+        text = item.decode() if isinstance(item, (bytes, bytearray)) else str(item)
+        fields = next(csv.reader([text], **dialect), [""])
+        if selected is not None:
+            fields = [fields[c] if c < len(fields) else "" for c in selected]
+        elif len(fields) != len(columns):
+            raise InvalidArgumentError(
+                None, None, f"tf.io.decode_csv: Expect {len(columns)} fields but have {len(fields)} in record {record}."
+            )
+        for column, (field, (dtype, default)) in enumerate(zip(fields, columns)):
+            if field == "" or field == na_value:
+                if default is None:
+                    raise InvalidArgumentError(
+                        None, None, f"tf.io.decode_csv: Field {column} is required but missing in record {record}!"
+                    )
+                out[column].append(default)
+            else:
+                out[column].append(field.encode() if dtype is string else _parse_field(field, dtype, column, record))
+    results: list[Any] = []
+    for values, (dtype, _) in zip(out, columns):
+        if dtype is string:
+            array = np.empty(len(values), dtype=object)
+            array[:] = [v if isinstance(v, bytes) else str(v).encode() for v in values]
+            results.append(StringTensor(array.reshape(lines.shape)))
+        else:
+            results.append(torch.tensor(values, dtype=as_dtype(dtype)).reshape(lines.shape))
+    return results
