@@ -96,3 +96,23 @@ def test_tfrecord_writer(tf, tmp_path, compression):
 @same_as_tf("io.TFRecordWriter", "io.TFRecordOptions", edge=True)
 def test_tfrecord_options_bad_compression(tf, tmp_path):
     return tf.io.TFRecordWriter(str(tmp_path / "x.tfrecord"), tf.io.TFRecordOptions(compression_type="LZ4"))
+
+
+@same_as_tf("io.serialize_sparse", "io.serialize_many_sparse", "io.deserialize_many_sparse")
+def test_serialize_sparse_round_trip(tf):
+    one = tf.sparse.SparseTensor(indices=[[0, 1], [2, 0]], values=tf.constant([1.0, 2.0]), dense_shape=[3, 2])
+    batch = tf.sparse.SparseTensor(
+        indices=[[0, 0, 1], [1, 2, 0], [1, 2, 1]], values=tf.constant([1, 2, 3]), dense_shape=[2, 3, 2]
+    )
+    parts = tf.io.serialize_sparse(one)
+    many = tf.io.serialize_many_sparse(batch)
+    return (
+        [tf.io.parse_tensor(p, t) for p, t in zip(parts, [tf.int64, tf.float32, tf.int64])],
+        tf.io.parse_tensor(many[1][0], tf.int64),
+        tf.io.deserialize_many_sparse(many, tf.int32),
+    )
+
+
+@same_as_tf("io.serialize_sparse", "io.serialize_many_sparse", "io.deserialize_many_sparse", edge=True)
+def test_serialize_many_sparse_of_a_vector(tf):
+    return tf.io.serialize_many_sparse(tf.sparse.SparseTensor(indices=[[0]], values=[1.0], dense_shape=[3]))

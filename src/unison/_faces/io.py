@@ -54,6 +54,7 @@ from unison.ops.parsing import (
     parse_tensor,
     serialize_tensor,
 )
+from unison.ops.sparse_serialize import deserialize_many_sparse, serialize_many_sparse, serialize_sparse
 
 # TFRecord files (unison.data.tfrecord), tf.train.Example parsing (unison.ops.parsing), whole
 # files (unison.ops.file_io) and image codecs (unison.ops.image_codecs).
@@ -73,6 +74,7 @@ __all__ = [
     "decode_jpeg",
     "decode_png",
     "decode_webp",
+    "deserialize_many_sparse",
     "decode_raw",
     "encode_base64",
     "encode_jpeg",
@@ -86,6 +88,8 @@ __all__ = [
     "parse_example",
     "parse_single_example",
     "parse_tensor",
+    "serialize_many_sparse",
+    "serialize_sparse",
     "serialize_tensor",
 ]
 
