@@ -238,3 +238,29 @@ def test_sampled_crops_lie_inside_and_cover_enough(tf):
         aspect_ratio_range=(1.0, 1.0),
     )
     return all(checks), same, whole
+
+
+GLIMPSE_IMAGE = np.arange(2 * 7 * 7 * 2, dtype=np.float32).reshape(2, 7, 7, 2)
+
+
+@pytest.mark.parametrize(
+    ("offsets", "centered", "normalized"),
+    [
+        ([[0.3, -0.2], [1.3, -1.2]], True, False),
+        ([[0.3, 0.8], [0.55, 0.45]], False, True),
+        ([[-0.3, 0.25], [0.9, 0.1]], True, True),
+        ([[3.7, 2.2], [-0.7, -1.2]], False, False),
+    ],
+)
+@same_as_tf("image.extract_glimpse")
+def test_extract_glimpse(tf, offsets, centered, normalized):
+    image = tf.constant(GLIMPSE_IMAGE)
+    return tf.image.extract_glimpse(image, [3, 4], offsets, centered=centered, normalized=normalized, noise="zero")
+
+
+@same_as_tf("image.extract_glimpse", edge=True)
+def test_extract_glimpse_inside_the_image_ignores_the_noise(tf):
+    image = tf.constant(GLIMPSE_IMAGE)
+    inside = tf.image.extract_glimpse(image, [2, 2], [[0.0, 0.0], [0.2, -0.2]])
+    outside = tf.image.extract_glimpse(image, [5, 5], [[0.9, 0.9], [-0.9, 0.0]], noise="gaussian")
+    return inside, list(outside.shape), bool(tf.reduce_all(tf.math.is_finite(outside)))

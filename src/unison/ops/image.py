@@ -38,6 +38,7 @@ from unison.ops.image_bbox import (
 from unison.ops.image_boxes import (
     combined_non_max_suppression,
     crop_and_resize,
+    extract_glimpse,
     non_max_suppression,
     non_max_suppression_overlaps,
     non_max_suppression_padded,
@@ -270,6 +271,7 @@ __all__ = [
     "draw_bounding_boxes",
     "encode_jpeg",
     "encode_png",
+    "extract_glimpse",
     "extract_jpeg_shape",
     "extract_patches",
     "flip_left_right",

@@ -1,4 +1,5 @@
-"""``tf.image``'s box functions: greedy non-max suppression (hard and soft) and ``crop_and_resize``.
+"""``tf.image``'s box functions: greedy non-max suppression (hard and soft), ``crop_and_resize`` and
+``extract_glimpse``.
 
 Boxes are ``[y1, x1, y2, x2]`` (either corner order, as in TF). Greedy suppression is sequential
 by nature: each of at most ``max_output_size`` steps takes the best remaining box and suppresses
@@ -340,9 +341,70 @@ def combined_non_max_suppression(
     )
 
 
+def extract_glimpse(
+    input: Any,  # noqa: A002 - TF's argument name
+    size: Any,
+    offsets: Any,
+    centered: bool = True,
+    normalized: bool = True,
+    noise: str = "uniform",
+    name: str | None = None,
+) -> torch.Tensor:
+    """``tf.image.extract_glimpse``: a ``size = [h, w]`` window of each image at ``offsets`` ``[batch, 2]`` (y, x).
+
+    As TF 2's kernel places it: ``normalized`` offsets are scaled by the image size, ``centered``
+    ones are measured from the image centre (``[-1, 1]`` when also normalized, and only then is the
+    offset the window's centre); the position is truncated to whole pixels. Window pixels outside
+    the image are ``noise``: ``"zero"``, ``"uniform"`` (between the image's min and max) or
+    ``"gaussian"`` (the image's mean and standard deviation).
+    """
+    op = "extract_glimpse"
+    t = to_tensor(input, torch.float32)
+    if t.dim() != 4:
+        raise InvalidArgumentError(
+            None, None, f"tf.image.{op}: input must be 4-D [batch, height, width, channels]. Received {list(t.shape)}."
+        )
+    height, width = (int(v) for v in to_tensor(size).reshape(-1).tolist())
+    where = to_tensor(offsets, torch.float32)
+    if where.shape != (t.shape[0], 2):
+        raise InvalidArgumentError(
+            None, None, f"tf.image.{op}: offsets must be [batch_size, 2] (y, x). Received {list(where.shape)}."
+        )
+    if str(noise) not in ("uniform", "gaussian", "zero"):
+        raise InvalidArgumentError(
+            None, None, f"tf.image.{op}: noise must be 'uniform', 'gaussian' or 'zero'. Received noise={noise!r}."
+        )
+    batch, in_h, in_w, channels = t.shape
+    y, x = where[:, 0], where[:, 1]
+    if normalized:
+        y, x = y * in_h, x * in_w
+        if centered:
+            y, x = y / 2.0 + in_h / 2.0 - height / 2.0, x / 2.0 + in_w / 2.0 - width / 2.0
+    elif centered:
+        y, x = y + in_h / 2.0, x + in_w / 2.0
+    rows = y.trunc().long()[:, None] + torch.arange(height)[None]  # [batch, h]
+    cols = x.trunc().long()[:, None] + torch.arange(width)[None]
+    inside = ((rows >= 0) & (rows < in_h))[:, :, None] & ((cols >= 0) & (cols < in_w))[:, None, :]
+    picked = t[
+        torch.arange(batch)[:, None, None], rows.clamp(0, in_h - 1)[:, :, None], cols.clamp(0, in_w - 1)[:, None, :]
+    ]
+    if noise == "zero":
+        fill = torch.zeros_like(picked)
+    elif noise == "uniform":
+        low = t.amin(dim=(1, 2, 3)).reshape(-1, 1, 1, 1)
+        high = t.amax(dim=(1, 2, 3)).reshape(-1, 1, 1, 1)
+        fill = torch.rand_like(picked) * (high - low) + low
+    else:
+        mean = t.mean(dim=(1, 2, 3)).reshape(-1, 1, 1, 1)
+        std = t.std(dim=(1, 2, 3), correction=0).reshape(-1, 1, 1, 1)
+        fill = torch.randn_like(picked) * std + mean
+    return torch.where(inside[..., None], picked, fill)
+
+
 __all__ = [
     "combined_non_max_suppression",
     "crop_and_resize",
+    "extract_glimpse",
     "non_max_suppression",
     "non_max_suppression_overlaps",
     "non_max_suppression_padded",
