@@ -67,15 +67,18 @@ from unison.horovod.basics import (
 )
 from unison.horovod.rank_size import rank, size
 from unison.keras import initializers, losses, metrics, optimizers  # TF 2's aliases: tf.metrics is tf.keras.metrics
+
+# More of TF's top level (each compared with TensorFlow in tests/conformance/test_vs_tf_array.py)
+from unison.keras.initializers import Constant as constant_initializer  # TF 2's initializers are Keras's
+from unison.keras.initializers import Ones as ones_initializer
+from unison.keras.initializers import RandomNormal as random_normal_initializer
+from unison.keras.initializers import RandomUniform as random_uniform_initializer
+from unison.keras.initializers import Zeros as zeros_initializer
 from unison.ops import compat as compat
-from unison.ops import config, dtypes
+from unison.ops import config, debugging, dtypes
 from unison.ops import image as image
 from unison.ops import math as math
 from unison.ops import nest as nest
-
-# tf.nn's pure functions added to unison.ops.nn after unison.nn's list of re-exports was written:
-# give them to tf.nn too (unison.nn's own __getattr__ would call them unsupported).
-from unison.ops import nn as _ops_nn
 from unison.ops import random as random
 from unison.ops import sparse as sparse
 from unison.ops import strings as strings
@@ -108,6 +111,34 @@ from unison.ops.array import (
     zeros,
     zeros_like,
 )
+from unison.ops.array_more import (
+    bitcast,
+    broadcast_dynamic_shape,
+    broadcast_static_shape,
+    complex,
+    dynamic_partition,
+    dynamic_stitch,
+    ensure_shape,
+    get_static_value,
+    histogram_fixed_width,
+    histogram_fixed_width_bins,
+    identity_n,
+    realdiv,
+    repeat,
+    reverse_sequence,
+    saturate_cast,
+    sequence_mask,
+    shape_n,
+    slice,
+    strided_slice,
+    tensor_scatter_nd_max,
+    tensor_scatter_nd_min,
+    tensor_scatter_nd_sub,
+    truncatediv,
+    truncatemod,
+    unique_with_counts,
+    unravel_index,
+)
 from unison.ops.control_flow import (
     TensorShape,
     cond,
@@ -117,6 +148,27 @@ from unison.ops.control_flow import (
     get_logger,
     map_fn,
     while_loop,
+)
+from unison.ops.control_more import (
+    AggregationMethod,
+    VariableAggregation,
+    VariableSynchronization,
+    case,
+    foldl,
+    foldr,
+    get_current_name_scope,
+    gradients,
+    group,
+    hessians,
+    init_scope,
+    inside_function,
+    is_symbolic_tensor,
+    name_scope,
+    no_op,
+    scan,
+    switch_case,
+    timestamp,
+    tuple,
 )
 from unison.ops.dtypes import (
     DType,
@@ -157,14 +209,22 @@ from unison.ops.indexing import (
 )
 from unison.ops.math import (
     abs,
+    acos,
+    acosh,
     add,
     add_n,
     argmax,
     argmin,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atanh,
     clip_by_global_norm,
     clip_by_norm,
     clip_by_value,
     cos,
+    cosh,
     cumsum,
     divide,
     einsum,
@@ -199,12 +259,15 @@ from unison.ops.math import (
     reduce_sum,
     reduce_variance,
     round,
+    scalar_mul,
     sigmoid,
     sign,
     sin,
+    sinh,
     sqrt,
     square,
     subtract,
+    tan,
     tanh,
     tensordot,
     truediv,
@@ -214,9 +277,6 @@ from unison.ops.ragged import RaggedTensor
 from unison.ops.sparse import SparseTensor
 from unison.optim import Adasum, Average, Compression, DistributedOptimizer, Sum
 from unison.version import __version__
-
-for _name in ("log_sigmoid", "silu", "softplus", "softsign", "swish"):
-    setattr(nn, _name, getattr(_ops_nn, _name))
 
 # tf.saved_model saves Keras models through Keras's own functions; it may not import Keras (Keras
 # imports it), so the face, which imports both, connects them.
@@ -307,6 +367,7 @@ __all__ = [
     "concat",
     "cond",
     "config",
+    "debugging",
     "constant",
     "control_dependencies",
     "convert_to_tensor",
@@ -438,3 +499,16 @@ __all__ = [
     "zeros",
     "zeros_like",
 ]
+
+__all__ += [  # more of TF's top level (see the block above the Keras connection)
+    "AggregationMethod", "VariableAggregation", "VariableSynchronization", "acos", "acosh", "asin", "asinh", "atan",
+    "atan2", "atanh", "bitcast", "broadcast_dynamic_shape", "broadcast_static_shape", "case", "complex",
+    "constant_initializer", "cosh", "dynamic_partition", "dynamic_stitch", "ensure_shape", "foldl", "foldr",
+    "get_current_name_scope", "get_static_value", "gradients", "group", "hessians", "histogram_fixed_width",
+    "histogram_fixed_width_bins", "identity_n", "init_scope", "inside_function", "is_symbolic_tensor",
+    "name_scope", "no_op", "ones_initializer", "random_normal_initializer", "random_uniform_initializer",
+    "realdiv", "repeat", "reverse_sequence", "saturate_cast", "scalar_mul", "scan", "sequence_mask", "shape_n",
+    "sinh", "slice", "strided_slice", "switch_case", "tan", "tensor_scatter_nd_max", "tensor_scatter_nd_min",
+    "tensor_scatter_nd_sub", "timestamp", "truncatediv", "truncatemod", "tuple", "unique_with_counts",
+    "unravel_index", "zeros_initializer",
+]  # fmt: skip

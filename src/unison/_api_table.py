@@ -20,6 +20,8 @@ import torch
 
 _CORE_MODULES = (
     "unison.ops",
+    "unison.ops.array_more",
+    "unison.ops.control_more",
     "unison.core.tape",
     "unison.core.function",
     "unison.core.variables",

@@ -55,6 +55,8 @@ class OpError(UnisonError):
     def __init__(self, *args: object, error_code: int | None = None) -> None:
         if len(args) >= 3:  # TF's (node_def, op, message[, error_code])
             self.node_def, self.op, message = args[0], args[1], str(args[2])
+            if len(args) >= 4 and error_code is None:
+                error_code = int(args[3])  # type: ignore[call-overload]
         else:
             self.node_def, self.op = None, None
             message = str(args[0]) if args else ""
@@ -175,6 +177,33 @@ class CorruptRecordError(DataLossError):
         )
 
 
+# TF's status codes, as ``tf.errors.<CODE>`` (the ``error_code`` of the classes above)
+OK = 0
+CANCELLED = 1
+UNKNOWN = 2
+INVALID_ARGUMENT = 3
+DEADLINE_EXCEEDED = 4
+NOT_FOUND = 5
+ALREADY_EXISTS = 6
+PERMISSION_DENIED = 7
+RESOURCE_EXHAUSTED = 8
+FAILED_PRECONDITION = 9
+ABORTED = 10
+OUT_OF_RANGE = 11
+UNIMPLEMENTED = 12
+INTERNAL = 13
+UNAVAILABLE = 14
+DATA_LOSS = 15
+UNAUTHENTICATED = 16
+
+
+class OperatorNotAllowedInGraphError(TypeError):
+    """TF's ``tf.errors.OperatorNotAllowedInGraphError``: a Python operation on a symbolic tensor.
+
+    unison runs eagerly, so only symbolic (Keras functional-API) values can raise it.
+    """
+
+
 # --- collectives and replicas --------------------------------------------------------------------
 class ReplicaFailedError(UnisonError):
     """Another replica (process) of the job failed; carries its rank and traceback.
@@ -274,20 +303,26 @@ class TaskUnavailableError(UnisonError):
         self.task, self.op = task, op
 
 
-class UnauthenticatedError(UnisonError):
-    """A call or a reply did not prove that its sender holds the cluster token.
+class UnauthenticatedError(OpError):
+    """TF's ``UNAUTHENTICATED``; unison raises it when a call or a reply did not prove that its
+    sender holds the cluster token.
 
     Either a task refused this process's call (missing or wrong token), or a task's reply
-    failed its check (nothing in it was decoded).
+    failed its check (nothing in it was decoded). Built as TF builds it,
+    ``UnauthenticatedError(node_def, op, message)``, or ``UnauthenticatedError(message, task=, op=)``.
 
     Attributes:
-        task: the task, e.g. ``"worker:1"``.
+        task: the task, e.g. ``"worker:1"`` (None when raised as TF's error).
         op: the operation.
     """
 
-    def __init__(self, message: str, task: str | None = None, op: str | None = None) -> None:
-        super().__init__(message)
-        self.task, self.op = task, op
+    error_code = 16
+
+    def __init__(self, *args: object, task: str | None = None, op: str | None = None) -> None:
+        super().__init__(*args)
+        self.task = task
+        if op is not None:
+            self.op = op
 
 
 class RemoteError(UnisonError):

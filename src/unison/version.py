@@ -7,3 +7,6 @@ Example:
 """
 
 __version__ = "0.1.0"  # keep equal to pyproject.toml's [project] version
+
+VERSION = __version__
+"""``tf.version.VERSION``: unison's version (a TF program printing it learns what it runs on)."""

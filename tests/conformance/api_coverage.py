@@ -60,16 +60,40 @@ def _decorator_calls(tree: ast.Module) -> Iterable[tuple[str, ast.Call]]:
                     yield node.name, deco
 
 
+def _string_tables(tree: ast.Module) -> dict[str, tuple[str, ...]]:
+    """Module-level ``NAME = ("a", "b", ...)`` tables, which decorators may unpack (``*NAME``)."""
+    tables = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = node.value
+            if isinstance(value, (ast.Tuple, ast.List)) and all(
+                isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts
+            ):
+                tables[node.targets[0].id] = tuple(e.value for e in value.elts)  # type: ignore[attr-defined]
+    return tables
+
+
+def _names_of(args: list[ast.expr], tables: dict[str, tuple[str, ...]]) -> Iterable[str]:
+    for arg in args:
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            yield arg.value
+        elif isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Name):
+            if arg.value.id not in tables:
+                raise ValueError(
+                    f"@same_as_tf(*{arg.value.id}): {arg.value.id} must be a module-level tuple of strings"
+                )
+            yield from tables[arg.value.id]
+
+
 def scan_tests(folder: pathlib.Path = HERE) -> tuple[dict[str, Evidence], list[Difference]]:
     """The names each ``@same_as_tf`` test checks, from the test files' source."""
     evidence: dict[str, Evidence] = defaultdict(Evidence)
     differences: list[Difference] = []
     for path in sorted(folder.glob("test_*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tables = _string_tables(tree)
         for test, call in _decorator_calls(tree):
-            names = tuple(
-                arg.value for arg in call.args if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
-            )
+            names = tuple(_names_of(call.args, tables))
             keywords = {kw.arg: kw.value for kw in call.keywords if kw.arg}
             edge = isinstance(keywords.get("edge"), ast.Constant) and keywords["edge"].value is True  # type: ignore[union-attr]
             where = f"{path.name}::{test}"
@@ -180,6 +204,18 @@ and naming the torch equivalent where there is one.
 """
 
 
+_STRUCTURAL_DIFFERENCES = [
+    "Differences that follow from unison's values being torch's, which no conformance test can compare away:",
+    "",
+    "- dtypes are torch dtypes: `tf.float32 is torch.float32`, so TF's `DType` attributes `.name`, `.min`, `.max`, "
+    "`.is_integer`, `.size` are absent (`torch.finfo`/`torch.iinfo` give the limits);",
+    "- a tensor's `.shape` is a `torch.Size` (a tuple): `x.shape.as_list()` fails, `tf.TensorShape(x.shape).as_list()` "
+    "and `list(x.shape)` work; `tf.TensorSpec(...).shape` is a tuple too;",
+    "- `tf.function` runs the Python function eagerly, so `tf.inside_function()` is False inside it.",
+    "",
+]
+
+
 def render_tf() -> str:
     import unison
 
@@ -197,6 +233,7 @@ def render_tf() -> str:
         "",
         *render_section("`tf`", version, "tf", states),
         *render_differences(differences, "tf"),
+        *_STRUCTURAL_DIFFERENCES,
     ]
     return "\n".join(lines).rstrip() + "\n"
 

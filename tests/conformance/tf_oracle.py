@@ -131,7 +131,10 @@ def to_portable(value: Any) -> Any:
         return composite
     if hasattr(value, "numpy") and hasattr(value, "dtype"):
         dtype = _dtype_name(value.dtype)
-        array = value.numpy()
+        try:
+            array = value.numpy()
+        except TypeError:  # torch's bfloat16 has no NumPy dtype: compare its values as float32
+            array = value.float().numpy()
         if dtype == "string":
             array = _string_array(array)
         return Portable("array", np.asarray(array), dtype)

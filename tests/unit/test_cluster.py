@@ -82,7 +82,7 @@ def test_cluster_spec_validation() -> None:
         ClusterSpec({"chief": ["a:1", "b:1"]})
     with pytest.raises(ValueError, match="invalid job name"):
         ClusterSpec({"bad job": ["a:1"]})
-    with pytest.raises(ValueError, match="must be a list"):
+    with pytest.raises(TypeError, match="must be a list"):  # TF's error class
         ClusterSpec({"worker": "a:1"})
     with pytest.raises(ValueError, match="task type"):
         TaskSpec("", 0)
@@ -274,7 +274,9 @@ def test_slurm_resolver() -> None:
 def test_simple_resolver_and_default_order() -> None:
     spec = ClusterSpec(TWO_WORKERS)
     r = SimpleClusterResolver(spec, task_type="worker", task_id=1, num_accelerators={"CPU": 2})
-    assert r.job_plan(2).rank == 2 and r.master() == "10.0.0.2:2222"
+    assert (
+        r.job_plan(2).rank == 2 and r.master("worker", 1) == "10.0.0.2:2222" and r.master() == ""
+    )  # TF: master= of the constructor
     with pytest.raises(ValueError, match="task_id=5 is not a task"):
         SimpleClusterResolver(spec, task_type="worker", task_id=5)
     tf_env = {"TF_CONFIG": json.dumps({"cluster": TWO_WORKERS, "task": {"type": "worker", "index": 0}})}
@@ -309,7 +311,7 @@ def test_single_worker_strategy_and_options() -> None:
         tf.distribute.experimental.CommunicationOptions(bytes_per_pack=-1)
     with pytest.raises(TypeError, match="cluster_resolver must be"):
         tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver={"worker": []})
-    with pytest.raises(TypeError, match="communication_options must be"):
+    with pytest.raises(ValueError, match="communication_options must be"):
         tf.distribute.MultiWorkerMirroredStrategy(communication_options={"timeout_seconds": 1})
     if not __import__("torch").cuda.is_available():
         with pytest.warns(UserWarning, match="NCCL needs GPU replicas"):

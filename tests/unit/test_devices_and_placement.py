@@ -35,7 +35,7 @@ def test_malformed_device_strings_name_the_value_and_the_forms(bad: str) -> None
 
 
 def test_device_list_mistakes() -> None:
-    with pytest.raises(TypeError, match="not one string"):
+    with pytest.raises(ValueError, match="not one string"):
         parse_devices("/cpu:0")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="appears twice"):
         parse_devices(["/cpu:0", "/cpu:0"])

@@ -50,7 +50,7 @@ class SimpleClusterResolver(ClusterResolver):
     Example:
         >>> r = SimpleClusterResolver(ClusterSpec({"worker": ["127.0.0.1:2222"]}),
         ...                           task_type="worker", task_id=0)
-        >>> r.master()
+        >>> r.master("worker", 0)
         '127.0.0.1:2222'
     """
 
@@ -83,9 +83,14 @@ class SimpleClusterResolver(ClusterResolver):
         return self._spec
 
     def master(self, task_type: str | None = None, task_id: int | None = None, rpc_layer: str | None = None) -> str:
-        if task_type is None and task_id is None and self._master:
-            return self._master
-        return super().master(task_type, task_id, rpc_layer)
+        """The ``master`` given to the constructor, or the address of ``task_type:task_id`` (TF's rule),
+        prefixed with ``rpc_layer://`` when there is an RPC layer."""
+        if task_type is not None and task_id is not None:
+            address = self._spec.task_address(task_type, task_id)
+        else:
+            address = self._master
+        layer = rpc_layer or self.rpc_layer
+        return f"{layer}://{address}" if layer else address
 
     def job_plan(self, replicas_per_worker: int) -> JobPlan:
         return plan_from_spec(self, self._spec, "cluster spec", "cluster", replicas_per_worker, os.environ, "unison")
@@ -204,7 +209,7 @@ class TFConfigClusterResolver(ClusterResolver):
             )
         try:
             return ClusterSpec(cluster)
-        except ValueError as exc:
+        except (ValueError, TypeError) as exc:
             raise ValueError(f"TF_CONFIG: {exc} (every process must get the same cluster).") from None
 
     def _check_task(self, raw: str) -> None:

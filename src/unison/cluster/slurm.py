@@ -108,6 +108,11 @@ class SlurmClusterResolver(ClusterResolver):
         origin = "SLURM"
         if not 0 < port_base < 65536:
             raise ValueError(f"port_base must be in 1..65535. Received: port_base={port_base!r}")
+        if "SLURM_PROCID" not in env:  # TF's first check, and its error class
+            raise RuntimeError(
+                "SLURM_PROCID not found in environment. Not running inside a SLURM step? Start the program "
+                "with srun (or sbatch + srun) to use SlurmClusterResolver."
+            )
         nodelist = env.get("SLURM_STEP_NODELIST") or env.get("SLURM_JOB_NODELIST")
         if not nodelist:
             raise ValueError(

@@ -118,15 +118,20 @@ class ClusterSpec:
             return
         if cluster is None:
             cluster = {}
+        if hasattr(cluster, "job") and hasattr(cluster, "SerializeToString"):  # a tf.train.ClusterDef
+            # TF's order for a ClusterDef: jobs sorted by name.
+            cluster = {job.name: dict(job.tasks) for job in sorted(cluster.job, key=lambda j: j.name)}
         if not isinstance(cluster, Mapping):
-            raise ValueError(
+            raise TypeError(
                 f"{where} must map job names to address lists, e.g. "
-                f'{{"worker": ["host1:2222", "host2:2222"]}}. Received: {where}={cluster!r}'
+                f'{{"worker": ["host1:2222", "host2:2222"]}}, or be a tf.train.ClusterDef. Received: {where}={cluster!r}'
             )
         items: list[tuple[str, tuple[tuple[int, str], ...]]] = []
         seen: dict[tuple[str, int], str] = {}
         for job, tasks in cluster.items():
-            if not isinstance(job, str) or not _JOB_NAME.match(job):
+            if not isinstance(job, str):
+                raise TypeError(f"{where} has a job name {job!r} of type {type(job).__name__}; job names are strings.")
+            if not _JOB_NAME.match(job):
                 raise ValueError(
                     f"{where} has an invalid job name {job!r}; job names are words such as "
                     f"'chief', 'worker', 'ps' or 'evaluator'."
@@ -136,8 +141,9 @@ class ClusterSpec:
             elif isinstance(tasks, (list, tuple)):
                 indexed = list(enumerate(tasks))
             else:
-                raise ValueError(
-                    f'{where}.{job} must be a list of "host:port" addresses. Received: {where}.{job}={tasks!r}'
+                raise TypeError(
+                    f'{where}.{job} must be a list of "host:port" addresses (or a dict from task index to '
+                    f"address). Received: {where}.{job}={tasks!r}"
                 )
             entries = []
             for index, address in indexed:
@@ -203,6 +209,21 @@ class ClusterSpec:
             dense = [i for i, _ in tasks] == list(range(len(tasks)))
             out[job] = [a for _, a in tasks] if dense else dict(tasks)
         return out
+
+    def as_cluster_def(self) -> Any:
+        """This cluster as a ``tf.train.ClusterDef`` protobuf message (jobs sorted by name, as TF does)."""
+        from unison.ops.train_protos import ClusterDef, JobDef
+
+        return ClusterDef(job=[JobDef(name=job, tasks=dict(tasks)) for job, tasks in sorted(self.jobs_items)])
+
+    def __eq__(self, other: object) -> bool:
+        # TF compares the job -> tasks mapping: the order jobs were given in does not matter.
+        if not isinstance(other, ClusterSpec):
+            return NotImplemented
+        return dict(self.jobs_items) == dict(other.jobs_items)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self.jobs_items))
 
     def __bool__(self) -> bool:
         return bool(self.jobs_items)

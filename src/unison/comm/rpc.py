@@ -590,8 +590,8 @@ class RpcClient:
                     f"failed authentication ({exc}), so nothing in it was decoded. Another process may be listening "
                     f"at {self.address}, or {self.task} runs with a different UNISON_CLUSTER_TOKEN; check the "
                     "cluster spec's address for it and the token on both sides.",
-                    self.task,
-                    op,
+                    task=self.task,
+                    op=op,
                 ) from None
 
     def call(
@@ -689,7 +689,9 @@ class RpcClient:
         code = exc.code() if hasattr(exc, "code") else None
         details = exc.details() if hasattr(exc, "details") else str(exc)
         if code == grpc.StatusCode.UNAUTHENTICATED:
-            return UnauthenticatedError(f"{self.task} ({self.address}) refused {op!r}: {details}.", self.task, op)
+            return UnauthenticatedError(
+                f"{self.task} ({self.address}) refused {op!r}: {details}.", task=self.task, op=op
+            )
         if code == grpc.StatusCode.DEADLINE_EXCEEDED:
             return TaskUnavailableError(
                 f"{self.task} ({self.address}) did not answer {op!r} within {timeout:g} s.", self.task, op

@@ -35,23 +35,18 @@ from unison.data.options import (
     UNKNOWN_CARDINALITY,
     Options,
 )
-from unison.errors import EndOfSequenceError
+from unison.errors import EndOfSequenceError, InvalidArgumentError
 
 _UNSUPPORTED = {
-    "bucket_by_sequence_length": "padded_batch() after sorting, or group elements yourself in a generator",
-    "group_by_window": "a from_generator() that groups elements",
     "window": "batch() (or a from_generator() that yields windows)",
     "snapshot": "cache(filename)",
     "save": "cache(filename)",
     "load": "cache(filename) on the same pipeline",
-    "scan": "a from_generator() that carries the state",
     "sparse_batch": "padded_batch()",
     "random": "from_tensor_slices(np.random.default_rng(seed).integers(...))",
     "from_tensor_slices_sparse": "from_tensor_slices() on dense arrays",
     "distribute": "strategy.experimental_distribute_dataset()",
     "ragged_batch": "padded_batch()",
-    "unique": "a filter() with a Python set",
-    "counter": "Dataset.range(start, sys.maxsize)",
 }
 
 
@@ -149,7 +144,7 @@ class Dataset(metaclass=_DatasetType):
         it = iter(self)
         first = next(it, None)
         if first is None or next(it, None) is not None:
-            raise ValueError(
+            raise InvalidArgumentError(
                 "get_single_element() needs a dataset of exactly one element. Received a dataset "
                 f"with {'no' if first is None else 'more than one'} element. Use take(1) or batch()."
             )
@@ -354,6 +349,62 @@ class Dataset(metaclass=_DatasetType):
     ) -> Dataset:
         """Elements of ``map_func(element)`` datasets, ``block_length`` at a time from ``cycle_length`` of them."""
         return _build("Interleave", self, map_func, cycle_length, block_length)
+
+    @staticmethod
+    def counter(start: int = 0, step: int = 1, dtype: Any = torch.int64, name: str | None = None) -> Dataset:
+        """``start, start + step, ...`` forever (TF's ``Dataset.counter``)."""
+        from unison.ops.dtypes import as_dtype
+
+        return _build("Counter", start, step, as_dtype(dtype))
+
+    def scan(self, initial_state: Any, scan_func: Callable[..., Any], name: str | None = None) -> Dataset:
+        """``scan_func(state, element) -> (new_state, output)`` over the elements, from ``initial_state``."""
+        return _build("Scan", self, initial_state, scan_func)
+
+    def take_while(self, predicate: Callable[..., Any], name: str | None = None) -> Dataset:
+        """The elements up to (not including) the first for which ``predicate`` is False."""
+        return _build("TakeWhile", self, predicate)
+
+    def unique(self, name: str | None = None) -> Dataset:
+        """Each distinct element (int or string scalars) once, in order of first occurrence."""
+        return _build("Unique", self)
+
+    def group_by_window(
+        self,
+        key_func: Callable[..., Any],
+        reduce_func: Callable[..., Dataset],
+        window_size: int | None = None,
+        window_size_func: Callable[..., Any] | None = None,
+        name: str | None = None,
+    ) -> Dataset:
+        """Windows of up to ``window_size`` elements with one int64 key, each reduced to a dataset."""
+        return _build("GroupByWindow", self, key_func, reduce_func, window_size, window_size_func)
+
+    def bucket_by_sequence_length(
+        self,
+        element_length_func: Callable[..., Any],
+        bucket_boundaries: list[int],
+        bucket_batch_sizes: list[int],
+        padded_shapes: Any = None,
+        padding_values: Any = None,
+        pad_to_bucket_boundary: bool = False,
+        no_padding: bool = False,
+        drop_remainder: bool = False,
+        name: str | None = None,
+    ) -> Dataset:
+        """Padded batches of elements of similar length: one batch size per length bucket."""
+        return _build(
+            "bucket_by_sequence_length",
+            self,
+            element_length_func,
+            bucket_boundaries,
+            bucket_batch_sizes,
+            padded_shapes,
+            padding_values,
+            pad_to_bucket_boundary,
+            no_padding,
+            drop_remainder,
+        )
 
     def flat_map(self, map_func: Callable[..., Dataset], name: str | None = None) -> Dataset:
         """The elements of ``map_func(element)`` for each element, in order."""

@@ -7,8 +7,8 @@ given to a source is one tensor, as in TF.
 Example:
     >>> import torch
     >>> el = as_element((1, {"a": [1.0, 2.0]}))
-    >>> el[0].dtype, el[1]["a"].shape
-    (torch.int64, torch.Size([2]))
+    >>> el[0].dtype, el[1]["a"].shape  # a Python int is int32 and a float float32, as in TF
+    (torch.int32, torch.Size([2]))
 """
 
 from __future__ import annotations
@@ -81,6 +81,10 @@ def pack_as(structure: Any, leaves: list[Any]) -> Any:
     return build(structure)
 
 
+def _fits_int32(arr: np.ndarray) -> bool:
+    return arr.size == 0 or bool(arr.min() >= -(2**31) and arr.max() < 2**31)
+
+
 def as_leaf(value: Any) -> Leaf:
     """A value as a leaf: numbers become torch tensors, strings stay numpy arrays."""
     if isinstance(value, torch.Tensor):
@@ -90,6 +94,8 @@ def as_leaf(value: Any) -> Leaf:
     arr = np.asarray(value)
     if arr.dtype == np.float64 and not isinstance(value, (np.ndarray, np.generic)):
         arr = arr.astype(np.float32)  # a Python float is float32 in TF (numpy float64 stays float64)
+    elif arr.dtype == np.int64 and not isinstance(value, (np.ndarray, np.generic)) and _fits_int32(arr):
+        arr = arr.astype(np.int32)  # a Python int is int32 in TF (int64 only beyond its range)
     if arr.dtype.kind in "USO":
         if arr.dtype.kind == "O" and not all(isinstance(v, (str, bytes)) for v in arr.reshape(-1)):
             raise TypeError(

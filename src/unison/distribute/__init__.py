@@ -30,9 +30,19 @@ from unison.distribute.strategy import (
     has_strategy,
     in_cross_replica_context,
 )
+from unison.distribute.values import (
+    DistributedDataset,
+    DistributedIterator,
+    DistributedValues,
+    RunOptions,
+    experimental_set_strategy,
+)
 
 __all__ = [
     "CrossDeviceOps",
+    "DistributedDataset",
+    "DistributedIterator",
+    "DistributedValues",
     "HierarchicalCopyAllReduce",
     "InputContext",
     "InputOptions",
@@ -45,12 +55,14 @@ __all__ = [
     "ReduceOp",
     "ReductionToOneDevice",
     "ReplicaContext",
+    "RunOptions",
     "Server",
     "Strategy",
     "StrategyExtended",
     "cluster_resolver",
     "coordinator",
     "experimental",
+    "experimental_set_strategy",
     "get_replica_context",
     "get_strategy",
     "has_strategy",
@@ -79,7 +91,7 @@ def __getattr__(name: str) -> Any:
 
 # TF strategies unison leaves out, and what to use instead (named in the AttributeError).
 _OTHER_STRATEGIES = {
-    "TPUStrategy": "PyTorch has no TPU backend here; on GPUs or CPUs use MirroredStrategy (one host) or "
+    "TPUStrategy": "unison has no TPU; on GPUs or CPUs use MirroredStrategy (one host) or "
     "MultiWorkerMirroredStrategy (several).",
     "CentralStorageStrategy": "TF has it only as tf.distribute.experimental.CentralStorageStrategy, which unison "
     "implements.",

@@ -8,6 +8,8 @@ Example:
     1
 """
 
+from typing import Any
+
 from unison.cluster import (
     ClusterResolver,
     ClusterSpec,
@@ -17,13 +19,33 @@ from unison.cluster import (
     TFConfigClusterResolver,
     TorchElasticClusterResolver,
 )
+from unison.cluster.cloud import (
+    GCEClusterResolver,
+    KubernetesClusterResolver,
+    KubernetesExecutableLocation,
+    UnionResolver,
+)
 
 __all__ = [
     "ClusterResolver",
     "ClusterSpec",
+    "GCEClusterResolver",
+    "KubernetesClusterResolver",
+    "KubernetesExecutableLocation",
     "SimpleClusterResolver",
     "SlurmClusterResolver",
     "TFConfigClusterResolver",
     "TaskSpec",
     "TorchElasticClusterResolver",
+    "UnionResolver",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TPUClusterResolver":
+        raise AttributeError(
+            "unison does not implement tf.distribute.cluster_resolver.TPUClusterResolver: unison has no TPU. "
+            "Resolve GPU/CPU clusters with TFConfigClusterResolver, SlurmClusterResolver, "
+            "KubernetesClusterResolver or SimpleClusterResolver."
+        )
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

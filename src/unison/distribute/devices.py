@@ -93,7 +93,7 @@ def parse_devices(devices: Sequence[str] | None, missing_gpus: str = "raise") ->
         n = torch.cuda.device_count() if torch.cuda.is_available() else 0
         return [DeviceSpec("gpu", i, f"/gpu:{i}") for i in range(n)] or [DeviceSpec("cpu", 0, "/cpu:0")]
     if isinstance(devices, str):
-        raise TypeError(
+        raise ValueError(  # TF's class (it parses the string's characters as device specs)
             f"devices must be a list of device strings, not one string. Received: devices={devices!r}. "
             f"Did you mean devices=[{devices!r}]?"
         )

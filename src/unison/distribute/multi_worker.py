@@ -137,7 +137,7 @@ class MultiWorkerMirroredStrategy(Strategy):
         if communication_options is None:
             communication_options = CommunicationOptions()
         if not isinstance(communication_options, CommunicationOptions):
-            raise TypeError(
+            raise ValueError(  # TF's class
                 "communication_options must be a tf.distribute.experimental.CommunicationOptions. "
                 f"Received: {type(communication_options).__name__}"
             )

@@ -194,8 +194,17 @@ class Strategy:
         self._comm.broadcast_coalesced(tensors, src=src, name="broadcast_variables")
 
     # --- running replica functions -------------------------------------------------------------
-    def run(self, fn: Callable[..., Any], args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
+    def run(
+        self,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+        options: Any = None,
+    ) -> Any:
         """Run ``fn(*args, **kwargs)`` on this replica; returns this replica's result.
+
+        ``options`` (``tf.distribute.RunOptions``) hold TF's TPU/XLA settings; accepted, and the
+        result does not depend on them here.
 
         Every ``optimizer.step()`` inside ``fn`` first SUM-reduces its parameters' gradients
         across replicas (the loss must be divided by the global batch size).

@@ -29,6 +29,7 @@ import math
 from collections.abc import Callable
 from typing import Any, cast
 
+import numpy as np
 import torch
 
 from unison.errors import format_choices
@@ -151,15 +152,31 @@ class Ones(Initializer):
 class Constant(Initializer):
     """Fill with ``value``."""
 
-    def __init__(self, value: float = 0.0) -> None:
+    def __init__(self, value: Any = 0.0) -> None:
         super().__init__(None)
-        self.value = float(value)
+        # a scalar, or (as TF's constant_initializer and Keras 3's Constant) a list or array
+        array = np.asarray(value.detach().cpu().numpy() if isinstance(value, torch.Tensor) else value)
+        self.value: float | np.ndarray = float(array) if array.ndim == 0 else array
 
     def _fill(self, tensor: torch.Tensor, generator: torch.Generator | None) -> None:
-        tensor.fill_(self.value)
+        if isinstance(self.value, float):
+            tensor.fill_(self.value)
+            return
+        values = torch.as_tensor(self.value, dtype=tensor.dtype)
+        if values.numel() == tensor.numel():
+            tensor.copy_(values.reshape(tensor.shape))
+        else:
+            try:
+                tensor.copy_(torch.broadcast_to(values, tensor.shape))
+            except RuntimeError as exc:
+                raise ValueError(
+                    f"Constant initializer: a value of shape {list(values.shape)} fits neither the shape "
+                    f"{list(tensor.shape)} by size nor by broadcasting. Pass a scalar, or a value with "
+                    f"{tensor.numel()} elements."
+                ) from exc
 
     def get_config(self) -> dict[str, Any]:
-        return {"value": self.value}
+        return {"value": self.value if isinstance(self.value, float) else self.value.tolist()}
 
 
 class RandomUniform(Initializer):

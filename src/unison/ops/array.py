@@ -130,7 +130,7 @@ def squeeze(input: Any, axis: Any = None, name: str | None = None) -> torch.Tens
     axes = axes if isinstance(axes, tuple) else (axes,)
     for a in axes:
         if t.shape[a] != 1:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"Can not squeeze dim[{a}], expected a dimension of 1, got {t.shape[a]} (shape {tuple(t.shape)})."
             )
     return t.squeeze(axes)
@@ -142,7 +142,13 @@ def concat(values: Sequence[Any], axis: int, name: str | None = None) -> torch.T
     if parts and all(isinstance(p, np.ndarray) for p in parts):  # string tensors
         return StringTensor(np.concatenate(parts, axis=int(axis)))  # type: ignore[return-value]
     _no_mixed_strings(parts, "concat")
-    return torch.cat(parts, dim=int(axis))
+    try:
+        return torch.cat(parts, dim=int(axis))
+    except RuntimeError as exc:  # TF programs catch tf.errors.InvalidArgumentError here
+        raise InvalidArgumentError(
+            f"tf.concat: every tensor must have the same shape except along axis {axis}. Received shapes "
+            f"{[list(p.shape) for p in parts]}."
+        ) from exc
 
 
 def stack(values: Sequence[Any], axis: int = 0, name: str = "stack") -> torch.Tensor:
@@ -251,7 +257,13 @@ def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, name
     values = [to_tensor(v) for v in (start, limit, delta)]
     if dtype is None:
         dtype = torch.float32 if builtins.any(v.is_floating_point() for v in values) else torch.int32
-    return torch.arange(values[0].item(), values[1].item(), values[2].item(), dtype=as_dtype(dtype))
+    first, last, step = (v.item() for v in values)
+    if step == 0 or (step > 0 and first > last) or (step < 0 and first < last):
+        raise InvalidArgumentError(
+            f"tf.range: Requires start <= limit when delta > 0 (start >= limit when delta < 0, delta != 0). "
+            f"Received: start={first}, limit={last}, delta={step}."
+        )
+    return torch.arange(first, last, step, dtype=as_dtype(dtype))
 
 
 def shape(input: Any, out_type: Any = torch.int32, name: str | None = None) -> torch.Tensor:
@@ -298,16 +310,38 @@ def tile(input: Any, multiples: Any, name: str | None = None) -> torch.Tensor:
 def gather(
     params: Any, indices: Any, axis: int | None = None, batch_dims: int = 0, name: str | None = None
 ) -> torch.Tensor:
-    """``tf.gather`` (``batch_dims=0``): the slices of ``params`` at ``indices`` along ``axis``."""
-    if batch_dims:
-        raise ValueError(
-            f"unison's tf.gather supports batch_dims=0 only. Received: batch_dims={batch_dims}. "
-            "Use torch.gather for batched gathers."
-        )
+    """``tf.gather``: the slices of ``params`` at ``indices`` along ``axis``, per batch row with ``batch_dims``.
+
+    An index outside ``[0, params.shape[axis])`` is TF's InvalidArgumentError, naming it.
+    """
     p, i = to_tensor(params), to_tensor(indices).long()
-    ax = int(axis or 0) % p.dim()
-    out = p.index_select(ax, i.reshape(-1))
-    return out.reshape(p.shape[:ax] + i.shape + p.shape[ax + 1 :])
+    b = int(batch_dims) % (i.dim() + 1) if batch_dims else 0
+    ax = (int(axis) if axis is not None else b) % p.dim()
+    if i.numel() and (builtins.bool((i < 0).any()) or builtins.bool((i >= p.shape[ax]).any())):
+        flat = i.reshape(-1)
+        k = int(torch.nonzero((flat < 0) | (flat >= p.shape[ax]))[0])
+        raise InvalidArgumentError(
+            f"tf.gather: indices[{k}] = {int(flat[k])} is not in [0, {p.shape[ax]}) (axis {ax} of params "
+            f"with shape {list(p.shape)})."
+        )
+    if not b:
+        out = p.index_select(ax, i.reshape(-1))
+        return out.reshape(p.shape[:ax] + i.shape + p.shape[ax + 1 :])
+    if ax < b or p.shape[:b] != i.shape[:b]:
+        raise InvalidArgumentError(
+            f"tf.gather: with batch_dims={b} the first {b} axes of params {list(p.shape)} and indices "
+            f"{list(i.shape)} must match, and axis ({ax}) must be >= batch_dims."
+        )
+    batch, inner = p.shape[:b], i.shape[b:]
+    rows = p.reshape(-1, *p.shape[b:])  # [N, pre..., A, post...]
+    at = ax - b + 1
+    pre, post = rows.shape[1:at], rows.shape[at + 1 :]
+    moved = rows.movedim(at, 1).reshape(rows.shape[0], p.shape[ax], -1)  # [N, A, pre*post]
+    idx = i.reshape(rows.shape[0], -1, 1).expand(-1, -1, moved.shape[-1])  # [N, K, pre*post]
+    out = moved.gather(1, idx).reshape(rows.shape[0], *inner, *pre, *post)
+    k = len(inner)
+    out = out.movedim(list(builtins.range(1, 1 + k)), list(builtins.range(1 + len(pre), 1 + len(pre) + k)))
+    return out.reshape(*batch, *out.shape[1:])
 
 
 __all__ = [

@@ -1,11 +1,12 @@
-"""``tf.config``: the devices torch sees, in TF's shapes; TF's memory settings as documented no-ops.
+"""``tf.config``: the devices torch sees, in TF's shapes; TF's settings (see also :mod:`.config_options`).
 
-* ``list_physical_devices`` / ``list_logical_devices``: the CPU and every CUDA device torch sees.
+* ``list_physical_devices`` / ``list_logical_devices``: the CPU and every CUDA device torch sees;
+  a type it does not have (``"TPU"``) lists nothing, as in TF.
 * ``set_logical_device_configuration(cpu, [LogicalDeviceConfiguration()] * n)`` records ``n``
   logical CPUs, which ``list_logical_devices`` then reports. unison places replicas by device
   string, so ``MirroredStrategy(["/cpu:0", "/cpu:1"])`` runs two CPU replicas with or without it.
-* ``experimental.set_memory_growth``: a no-op; torch's caching allocator already takes GPU memory
-  as it is needed (TF's behaviour with growth enabled).
+* ``experimental.set_memory_growth``: recorded for GPUs (a ValueError for the CPU, as in TF);
+  torch's caching allocator already takes GPU memory as it is needed (TF's growth behaviour).
 * ``run_functions_eagerly``: a no-op; ``tf.function`` always runs eagerly in unison.
 
 Example:
@@ -20,6 +21,14 @@ import types
 from typing import Any, NamedTuple
 
 import torch
+
+from unison.ops import config_options as _options
+from unison.ops.config_options import (
+    experimental_connect_to_cluster,
+    experimental_connect_to_host,
+    get_soft_device_placement,
+    set_soft_device_placement,
+)
 
 
 class PhysicalDevice(NamedTuple):
@@ -58,12 +67,9 @@ _TYPES = ("CPU", "GPU")
 
 
 def _check_type(device_type: str | None) -> str | None:
-    if device_type is None:
-        return None
-    upper = device_type.upper()
-    if upper not in _TYPES:
-        raise ValueError(f"Unknown device_type {device_type!r}. Expected 'CPU' or 'GPU' (or None for all).")
-    return upper
+    # TF matches the type exactly and lists nothing for a type it does not have ("TPU", "cpu"):
+    # TPU-probing programs call list_logical_devices("TPU") and expect [].
+    return device_type
 
 
 def _gpu_count() -> int:
@@ -93,8 +99,8 @@ def set_logical_device_configuration(
 ) -> None:
     """``tf.config.set_logical_device_configuration``: split ``device`` into logical devices."""
     if not isinstance(device, PhysicalDevice):
-        raise TypeError(
-            "set_logical_device_configuration takes a device from "
+        raise ValueError(
+            "Unrecognized device: set_logical_device_configuration takes a device from "
             f"tf.config.list_physical_devices(). Received: {device!r:.80}"
         )
     if logical_devices is None:
@@ -120,14 +126,17 @@ def set_visible_devices(devices: Any, device_type: str | None = None) -> None:
     """``tf.config.set_visible_devices``: only "all devices" is possible once torch has started."""
     chosen = list(devices) if isinstance(devices, (list, tuple)) else [devices]
     if sorted(d.name for d in chosen) != sorted(d.name for d in list_physical_devices(device_type)):
-        raise ValueError(
-            "unison cannot hide devices from a running process. Set CUDA_VISIBLE_DEVICES "
-            f"before starting Python instead. Received: {chosen!r:.120}"
+        # TF's error once its runtime is initialised (which torch always is by now).
+        raise RuntimeError(
+            "Visible devices cannot be modified after being initialized: unison cannot hide devices from a "
+            f"running process. Set CUDA_VISIBLE_DEVICES before starting Python instead. Received: {chosen!r:.120}"
         )
 
 
 def run_functions_eagerly(run_eagerly: bool) -> None:
     """``tf.config.run_functions_eagerly``: a no-op (unison's ``tf.function`` is always eager)."""
+    if not isinstance(run_eagerly, bool):
+        raise TypeError(f"run_functions_eagerly takes a bool. Received: run_eagerly={run_eagerly!r}")
 
 
 def functions_run_eagerly() -> bool:
@@ -135,12 +144,26 @@ def functions_run_eagerly() -> bool:
     return True
 
 
+# Memory growth per physical device, as set (TF answers only for devices it was set on).
+_MEMORY_GROWTH: dict[str, bool] = {}
+
+
 def _set_memory_growth(device: PhysicalDevice, enable: bool) -> None:
-    """A no-op: torch's caching allocator takes GPU memory on demand already."""
+    """Record it: torch's caching allocator takes GPU memory on demand already (growth is how it works)."""
+    if not isinstance(device, PhysicalDevice):
+        raise ValueError(f"set_memory_growth takes a device from list_physical_devices(). Received: {device!r:.80}")
+    if device.device_type != "GPU":
+        raise ValueError(
+            f"Cannot set memory growth on non-GPU devices: memory growth is a GPU allocator setting. "
+            f"Received: device={device!r}"
+        )
+    _MEMORY_GROWTH[device.name] = bool(enable)
 
 
 def _get_memory_growth(device: PhysicalDevice) -> bool:
-    return True
+    if not isinstance(device, PhysicalDevice):
+        raise ValueError(f"get_memory_growth takes a device from list_physical_devices(). Received: {device!r:.80}")
+    return _MEMORY_GROWTH.get(device.name, device.device_type == "GPU")
 
 
 def _enable_op_determinism() -> None:
@@ -156,7 +179,37 @@ experimental = types.SimpleNamespace(
     VirtualDeviceConfiguration=LogicalDeviceConfiguration,
     enable_op_determinism=_enable_op_determinism,
     set_visible_devices=set_visible_devices,
+    get_visible_devices=get_visible_devices,
+    get_virtual_device_configuration=get_logical_device_configuration,
+    ClusterDeviceFilters=_options.ClusterDeviceFilters,
+    enable_mlir_bridge=_options.enable_mlir_bridge,
+    disable_mlir_bridge=_options.disable_mlir_bridge,
+    enable_tensor_float_32_execution=_options.enable_tensor_float_32_execution,
+    tensor_float_32_execution_enabled=_options.tensor_float_32_execution_enabled,
+    get_device_details=_options.get_device_details,
+    get_device_policy=_options.get_device_policy,
+    set_device_policy=_options.set_device_policy,
+    get_synchronous_execution=_options.get_synchronous_execution,
+    set_synchronous_execution=_options.set_synchronous_execution,
+    get_memory_info=_options.get_memory_info,
+    get_memory_usage=_options.get_memory_usage,
+    reset_memory_stats=_options.reset_memory_stats,
 )
+optimizer = types.SimpleNamespace(
+    get_jit=_options.get_jit,
+    set_jit=_options.set_jit,
+    get_experimental_options=_options.get_experimental_options,
+    set_experimental_options=_options.set_experimental_options,
+)
+# TF's older spellings (deprecated there, still in its public API).
+experimental_run_functions_eagerly = run_functions_eagerly
+
+
+def experimental_functions_run_eagerly() -> bool:
+    """TF's older spelling of :func:`functions_run_eagerly`."""
+    return functions_run_eagerly()
+
+
 threading = types.SimpleNamespace(
     set_intra_op_parallelism_threads=lambda n: torch.set_num_threads(n) if n > 0 else None,
     get_intra_op_parallelism_threads=torch.get_num_threads,
@@ -170,13 +223,20 @@ __all__ = [
     "LogicalDeviceConfiguration",
     "PhysicalDevice",
     "experimental",
+    "experimental_connect_to_cluster",
+    "experimental_connect_to_host",
+    "experimental_functions_run_eagerly",
+    "experimental_run_functions_eagerly",
     "functions_run_eagerly",
+    "get_soft_device_placement",
     "get_logical_device_configuration",
     "get_visible_devices",
     "list_logical_devices",
     "list_physical_devices",
+    "optimizer",
     "run_functions_eagerly",
     "set_logical_device_configuration",
+    "set_soft_device_placement",
     "set_visible_devices",
     "threading",
 ]

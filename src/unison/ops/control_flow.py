@@ -116,6 +116,17 @@ class TensorShape:
             return TensorShape(None)
         return TensorShape(self._dims + o._dims)
 
+    def merge_with(self, other: Any) -> TensorShape:
+        """The most specific shape compatible with both (TF's ``TensorShape.merge_with``)."""
+        theirs = other if isinstance(other, TensorShape) else TensorShape(other)
+        if self._dims is None:
+            return theirs
+        if theirs._dims is None:
+            return self
+        if not self.is_compatible_with(theirs):
+            raise ValueError(f"Shapes {self} and {theirs} are not compatible")
+        return TensorShape([a if a is not None else b for a, b in zip(self._dims, theirs._dims)])
+
     def __add__(self, other: Any) -> TensorShape:
         return self.concatenate(other)
 

@@ -232,7 +232,8 @@ def decode_jpeg(
         raise InvalidArgumentError(None, None, f"{op}: ratio must be 1, 2, 4, or 8, got {ratio}.")
     data = _scalar_bytes(contents, op)
     webp = _is_webp(data)  # TF's decoders hand a WebP back with its frames axis
-    return torch.from_numpy(_decode(data, wanted, op, animated=webp, dct_method=dct_method, ratio=int(ratio)).copy())
+    array = _decode(data, wanted, op, animated=webp, dct_method=dct_method, ratio=int(ratio))
+    return torch.from_numpy(np.require(array, requirements=("C", "W")))  # copies only a view or a read-only array
 
 
 def decode_png(contents: Any, channels: int = 0, dtype: Any = torch.uint8, name: str | None = None) -> torch.Tensor:

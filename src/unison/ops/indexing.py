@@ -93,10 +93,26 @@ def _descending(direction: str, fn: str) -> builtins.bool:
     return direction == "DESCENDING"
 
 
+def _sorted(t: torch.Tensor, axis: int, descending: builtins.bool) -> torch.return_types.sort:
+    result = torch.sort(t, dim=axis, descending=descending, stable=True)
+    if descending or not t.is_floating_point():
+        return result
+    nans = torch.isnan(t)
+    if not builtins.bool(nans.any()):
+        return result
+    # TF sorts through top_k, where NaN is the largest value: NaNs come first in both directions
+    # (torch puts them last when ascending), so each row is rotated by its count of NaNs
+    n = t.shape[axis]
+    shift = nans.sum(dim=axis, keepdim=True)
+    positions = torch.arange(n).reshape([-1 if d == axis % t.dim() else 1 for d in builtins.range(t.dim())])
+    index = (positions - shift) % n
+    return torch.return_types.sort((result.values.gather(axis, index), result.indices.gather(axis, index)))
+
+
 def sort(values: Any, axis: int = -1, direction: str = "ASCENDING", name: str | None = None) -> torch.Tensor:
-    """``tf.sort``: the values sorted along ``axis``."""
+    """``tf.sort``: the values sorted along ``axis`` (NaN first, as TF's sort puts it)."""
     t = to_tensor(values)
-    return torch.sort(t, dim=int(axis), descending=_descending(direction, "tf.sort"), stable=True).values
+    return _sorted(t, int(axis), _descending(direction, "tf.sort")).values
 
 
 def argsort(
@@ -104,8 +120,7 @@ def argsort(
 ) -> torch.Tensor:
     """``tf.argsort``: int32 indices that sort ``values`` along ``axis`` (always stable: ties keep order)."""
     t = to_tensor(values)
-    order = torch.sort(t, dim=int(axis), descending=_descending(direction, "tf.argsort"), stable=True).indices
-    return order.to(torch.int32)
+    return _sorted(t, int(axis), _descending(direction, "tf.argsort")).indices.to(torch.int32)
 
 
 class Unique(NamedTuple):

@@ -44,8 +44,27 @@ def _dims(t: torch.Tensor, axis: Any) -> tuple[int, ...]:
     return (int(axis),)
 
 
+_EXTREMA = ("reduce_max", "reduce_min")
+
+
+def _empty_extremum(
+    t: torch.Tensor, dims: tuple[int, ...], keep: builtins.bool, largest: builtins.bool
+) -> torch.Tensor:
+    # TF's max over nothing is the dtype's lowest value (-inf for floats), its min the highest
+    info = torch.finfo(t.dtype) if t.is_floating_point() else torch.iinfo(t.dtype)
+    fill = (
+        (-float("inf") if largest else float("inf")) if t.is_floating_point() else (info.min if largest else info.max)
+    )
+    shape = (
+        [1 if d in dims else n for d, n in enumerate(t.shape)]
+        if keep
+        else [n for d, n in enumerate(t.shape) if d not in dims]
+    )
+    return torch.full(shape, fill, dtype=t.dtype)
+
+
 def _reduction(
-    name: str, fn: Callable[[torch.Tensor, tuple[int, ...], builtins.bool], torch.Tensor]
+    op_name: str, fn: Callable[[torch.Tensor, tuple[int, ...], builtins.bool], torch.Tensor]
 ) -> Callable[..., torch.Tensor]:
     def reduce(
         input_tensor: Any, axis: Any = None, keepdims: builtins.bool = False, name: str | None = None
@@ -54,10 +73,12 @@ def _reduction(
         dims = _dims(t, axis)
         if t.dim() == 0 or not dims:
             return t.clone()
+        if op_name in _EXTREMA and builtins.any(t.shape[d] == 0 for d in dims):
+            return _empty_extremum(t, dims, keepdims, op_name == "reduce_max")
         return fn(t, dims, keepdims)
 
-    reduce.__name__ = reduce.__qualname__ = name
-    reduce.__doc__ = f"``tf.{name}(input_tensor, axis=None, keepdims=False)``."
+    reduce.__name__ = reduce.__qualname__ = op_name
+    reduce.__doc__ = f"``tf.{op_name}(input_tensor, axis=None, keepdims=False)``."
     return reduce
 
 
@@ -111,13 +132,19 @@ def add_n(inputs: Sequence[Any], name: str | None = None) -> torch.Tensor:
 
 
 def argmax(input: Any, axis: Any = None, output_type: Any = torch.int64, name: str | None = None) -> torch.Tensor:
-    """``tf.argmax``: along ``axis`` (default 0, as in TF)."""
-    return torch.argmax(to_tensor(input), dim=int(axis or 0)).to(as_dtype(output_type))
+    """``tf.argmax``: along ``axis`` (default 0, as in TF); NaN never wins, as in TF's kernel."""
+    t = to_tensor(input)
+    if t.is_floating_point():
+        t = torch.where(torch.isnan(t), torch.full((), -float("inf"), dtype=t.dtype), t)
+    return torch.argmax(t, dim=int(axis or 0)).to(as_dtype(output_type))
 
 
 def argmin(input: Any, axis: Any = None, output_type: Any = torch.int64, name: str | None = None) -> torch.Tensor:
-    """``tf.argmin``: along ``axis`` (default 0, as in TF)."""
-    return torch.argmin(to_tensor(input), dim=int(axis or 0)).to(as_dtype(output_type))
+    """``tf.argmin``: along ``axis`` (default 0, as in TF); NaN never wins, as in TF's kernel."""
+    t = to_tensor(input)
+    if t.is_floating_point():
+        t = torch.where(torch.isnan(t), torch.full((), float("inf"), dtype=t.dtype), t)
+    return torch.argmin(t, dim=int(axis or 0)).to(as_dtype(output_type))
 
 
 def _binary(name: str, op: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> Callable[..., torch.Tensor]:
@@ -152,8 +179,18 @@ less_equal = _binary("less_equal", torch.le)
 add = _binary("add", torch.add)
 subtract = _binary("subtract", torch.sub)
 multiply = _binary("multiply", torch.mul)
-divide = _binary("divide", torch.true_divide)
-truediv = _binary("truediv", torch.true_divide)
+
+
+def _true_divide(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    # TF divides 8- and 16-bit integers in float32 and 32- and 64-bit ones in float64
+    if not (a.is_floating_point() or a.is_complex()) and a.dtype != torch.bool:
+        wide = a.dtype in (torch.int32, torch.int64) or b.dtype in (torch.int32, torch.int64)
+        a = a.to(torch.float64 if wide else torch.float32)
+    return torch.true_divide(a, b)
+
+
+divide = _binary("divide", _true_divide)
+truediv = _binary("truediv", _true_divide)
 floordiv = _binary("floordiv", torch.floor_divide)
 floormod = mod = _binary("floormod", torch.remainder)
 maximum = _binary("maximum", torch.maximum)
@@ -175,7 +212,9 @@ log = _unary("log", torch.log)
 log1p = _unary("log1p", torch.log1p)
 abs = _unary("abs", torch.abs)
 negative = _unary("negative", torch.neg)
-sign = _unary("sign", torch.sign)
+sign = _unary(
+    "sign", lambda t: torch.where(torch.isnan(t), t, torch.sign(t)) if t.is_floating_point() else torch.sign(t)
+)
 floor = _unary("floor", torch.floor)
 ceil = _unary("ceil", torch.ceil)
 round = _unary("round", torch.round)
@@ -183,9 +222,6 @@ sin = _unary("sin", torch.sin)
 cos = _unary("cos", torch.cos)
 tanh = _unary("tanh", torch.tanh)
 
-
-LOGITS_ATTR = "_unison_logits"
-"""Attribute of a softmax output that holds the logits it was computed from (read by Keras's losses)."""
 
 SIGMOID_LOGITS_ATTR = "_unison_sigmoid_logits"
 """Attribute of a sigmoid output that holds the logits it was computed from (read by Keras's losses)."""
@@ -249,13 +285,13 @@ def matmul(
 def cumsum(
     x: Any, axis: int = 0, exclusive: builtins.bool = False, reverse: builtins.bool = False, name: str | None = None
 ) -> torch.Tensor:
-    """``tf.math.cumsum``."""
+    """``tf.math.cumsum``: the running sum along ``axis`` in the input's dtype (``exclusive`` starts at 0)."""
     t = to_tensor(x)
     if reverse:
         t = t.flip(axis)
-    out = t.cumsum(dim=axis)
-    if exclusive:
-        out = out - t
+    if exclusive and t.shape[axis] > 0:  # shift, not subtract: x - x is not 0 for inf or NaN
+        t = torch.cat([torch.zeros_like(t.narrow(axis, 0, 1)), t.narrow(axis, 0, t.shape[axis] - 1)], dim=axis)
+    out = t.cumsum(dim=axis, dtype=t.dtype)
     return out.flip(axis) if reverse else out
 
 
@@ -703,6 +739,146 @@ __all__ = [
 # TF has these at the top level (and in tf.linalg), not in tf.math.
 TOP_LEVEL_ONLY = ["clip_by_global_norm", "clip_by_norm", "einsum", "norm", "tensordot"]
 
+from unison.ops import special as special  # noqa: E402  tf.math.special
+from unison.ops.math_special import (  # noqa: E402  the rest of tf.math, kept in its own module
+    LOGITS_ATTR as LOGITS_ATTR,
+)
+from unison.ops.math_special import (  # noqa: E402
+    accumulate_n,
+    acos,
+    acosh,
+    angle,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atanh,
+    bessel_i0,
+    bessel_i0e,
+    bessel_i1,
+    bessel_i1e,
+    conj,
+    cosh,
+    count_nonzero,
+    cumprod,
+    cumulative_logsumexp,
+    digamma,
+    erf,
+    erfc,
+    erfcinv,
+    erfinv,
+    expm1,
+    igamma,
+    igammac,
+    imag,
+    in_top_k,
+    invert_permutation,
+    is_non_decreasing,
+    is_strictly_increasing,
+    lbeta,
+    lgamma,
+    log_sigmoid,
+    log_softmax,
+    logical_xor,
+    multiply_no_nan,
+    ndtri,
+    nextafter,
+    polygamma,
+    polyval,
+    real,
+    reciprocal_no_nan,
+    rint,
+    scalar_mul,
+    segment_max,
+    segment_mean,
+    segment_min,
+    segment_prod,
+    sinh,
+    sobol_sample,
+    softmax,
+    softplus,
+    softsign,
+    tan,
+    unsorted_segment_max,
+    unsorted_segment_mean,
+    unsorted_segment_min,
+    unsorted_segment_prod,
+    unsorted_segment_sqrt_n,
+    xdivy,
+    xlog1py,
+    xlogy,
+    zero_fraction,
+    zeta,
+)
+
+__all__ += [
+    "accumulate_n",
+    "acos",
+    "acosh",
+    "angle",
+    "asin",
+    "asinh",
+    "atan",
+    "atan2",
+    "atanh",
+    "bessel_i0",
+    "bessel_i0e",
+    "bessel_i1",
+    "bessel_i1e",
+    "conj",
+    "cosh",
+    "count_nonzero",
+    "cumprod",
+    "cumulative_logsumexp",
+    "digamma",
+    "erf",
+    "erfc",
+    "erfcinv",
+    "erfinv",
+    "expm1",
+    "igamma",
+    "igammac",
+    "imag",
+    "in_top_k",
+    "invert_permutation",
+    "is_non_decreasing",
+    "is_strictly_increasing",
+    "lbeta",
+    "lgamma",
+    "log_sigmoid",
+    "log_softmax",
+    "logical_xor",
+    "multiply_no_nan",
+    "ndtri",
+    "nextafter",
+    "polygamma",
+    "polyval",
+    "real",
+    "reciprocal_no_nan",
+    "rint",
+    "scalar_mul",
+    "segment_max",
+    "segment_mean",
+    "segment_min",
+    "segment_prod",
+    "sinh",
+    "sobol_sample",
+    "softmax",
+    "softplus",
+    "softsign",
+    "tan",
+    "unsorted_segment_max",
+    "unsorted_segment_mean",
+    "unsorted_segment_min",
+    "unsorted_segment_prod",
+    "unsorted_segment_sqrt_n",
+    "xdivy",
+    "xlog1py",
+    "xlogy",
+    "zero_fraction",
+    "zeta",
+    "special",
+]
 wrap_namespace(globals(), __all__ + TOP_LEVEL_ONLY + ["global_norm"])
 
 

@@ -17,7 +17,9 @@ import torch.nn.functional as F
 
 from unison.ops._dispatch import wrap_namespace
 from unison.ops.dtypes import to_tensor
-from unison.ops.math import LOGITS_ATTR, clip_by_norm, l2_normalize
+
+# one implementation each, shared with tf.math (the softmax output remembers its logits for Keras)
+from unison.ops.math import clip_by_norm, l2_normalize, log_sigmoid, log_softmax, softmax, softplus, softsign
 from unison.ops.math import sigmoid as _math_sigmoid
 
 
@@ -41,16 +43,6 @@ def selu(features: Any, name: str | None = None) -> torch.Tensor:
     return F.selu(to_tensor(features))
 
 
-def softplus(features: Any, name: str | None = None) -> torch.Tensor:
-    """``tf.nn.softplus``: ``log(exp(x) + 1)`` (torch's stable form: linear above 20)."""
-    return F.softplus(to_tensor(features))
-
-
-def softsign(features: Any, name: str | None = None) -> torch.Tensor:
-    """``tf.nn.softsign``: ``x / (abs(x) + 1)``."""
-    return F.softsign(to_tensor(features))
-
-
 def silu(features: Any, beta: float = 1.0, name: str | None = None) -> torch.Tensor:
     """``tf.nn.silu`` (also ``tf.nn.swish``): ``x * sigmoid(beta * x)``."""
     x = to_tensor(features)
@@ -60,14 +52,11 @@ def silu(features: Any, beta: float = 1.0, name: str | None = None) -> torch.Ten
 swish = silu
 
 
-def log_sigmoid(x: Any, name: str | None = None) -> torch.Tensor:
-    """``tf.math.log_sigmoid``: ``-softplus(-x)``, computed stably."""
-    return F.logsigmoid(to_tensor(x))
-
-
 def gelu(features: Any, approximate: bool = False, name: str | None = None) -> torch.Tensor:
     """``tf.nn.gelu``."""
-    return F.gelu(to_tensor(features), approximate="tanh" if approximate else "none")
+    x = to_tensor(features)
+    out = F.gelu(x, approximate="tanh" if approximate else "none")
+    return torch.where(x == float("inf"), x, out) if x.is_floating_point() else out  # TF: gelu(inf) = inf
 
 
 def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> torch.Tensor:
@@ -83,24 +72,6 @@ def sigmoid(x: Any, name: str | None = None) -> torch.Tensor:
 def tanh(x: Any, name: str | None = None) -> torch.Tensor:
     """``tf.nn.tanh``."""
     return torch.tanh(to_tensor(x))
-
-
-def softmax(logits: Any, axis: int | None = None, name: str | None = None) -> torch.Tensor:
-    """``tf.nn.softmax`` along ``axis`` (default the last).
-
-    Over the last axis the output remembers its logits (``LOGITS_ATTR``), so a Keras categorical
-    cross-entropy on it computes from them, as TF does for a ``Softmax`` op's output in graph mode.
-    """
-    t = to_tensor(logits)
-    out = F.softmax(t, dim=-1 if axis is None else axis)
-    if axis is None or axis in (-1, t.dim() - 1):
-        setattr(out, LOGITS_ATTR, t)
-    return out
-
-
-def log_softmax(logits: Any, axis: int | None = None, name: str | None = None) -> torch.Tensor:
-    """``tf.nn.log_softmax`` along ``axis`` (default the last)."""
-    return F.log_softmax(to_tensor(logits), dim=-1 if axis is None else axis)
 
 
 def sparse_softmax_cross_entropy_with_logits(
@@ -155,8 +126,11 @@ def dropout(
 
 
 def bias_add(value: Any, bias: Any, data_format: str | None = None, name: str | None = None) -> torch.Tensor:
-    """``tf.nn.bias_add`` (channels last)."""
-    return to_tensor(value) + to_tensor(bias)
+    """``tf.nn.bias_add``: ``bias`` added along the channel axis (the last, or axis 1 for ``"NC..."`` formats)."""
+    t, b = to_tensor(value), to_tensor(bias)
+    if data_format is not None and str(data_format).startswith("NC") and t.dim() > 2:
+        return t + b.reshape(-1, *([1] * (t.dim() - 2)))
+    return t + b
 
 
 def moments(

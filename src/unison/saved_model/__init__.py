@@ -12,6 +12,31 @@ Example:
     True
 """
 
+from unison.saved_model.constants import (
+    ASSETS_DIRECTORY,
+    ASSETS_KEY,
+    CLASSIFY_INPUTS,
+    CLASSIFY_METHOD_NAME,
+    CLASSIFY_OUTPUT_CLASSES,
+    CLASSIFY_OUTPUT_SCORES,
+    DEBUG_DIRECTORY,
+    DEBUG_INFO_FILENAME_PB,
+    GPU,
+    PREDICT_INPUTS,
+    PREDICT_METHOD_NAME,
+    PREDICT_OUTPUTS,
+    REGRESS_INPUTS,
+    REGRESS_METHOD_NAME,
+    REGRESS_OUTPUTS,
+    SAVED_MODEL_FILENAME_PB,
+    SAVED_MODEL_FILENAME_PBTXT,
+    SAVED_MODEL_SCHEMA_VERSION,
+    SERVING,
+    TPU,
+    TRAINING,
+    VARIABLES_DIRECTORY,
+    VARIABLES_FILENAME,
+)
 from unison.saved_model.save import (
     DEFAULT_SERVING_SIGNATURE_DEF_KEY as DEFAULT_SERVING_SIGNATURE_DEF_KEY,
 )
@@ -28,4 +53,35 @@ from unison.saved_model.save import (
     write_keras_export as write_keras_export,  # model.save('dir') (keras) writes the same export
 )
 
-__all__ = ["LoadOptions", "LoadedModel", "LoadedModule", "SaveOptions", "contains_saved_model", "load", "save"]
+__all__ = [
+    "ASSETS_DIRECTORY",
+    "ASSETS_KEY",
+    "CLASSIFY_INPUTS",
+    "CLASSIFY_METHOD_NAME",
+    "CLASSIFY_OUTPUT_CLASSES",
+    "CLASSIFY_OUTPUT_SCORES",
+    "DEBUG_DIRECTORY",
+    "DEBUG_INFO_FILENAME_PB",
+    "GPU",
+    "LoadOptions",
+    "LoadedModel",
+    "LoadedModule",
+    "PREDICT_INPUTS",
+    "PREDICT_METHOD_NAME",
+    "PREDICT_OUTPUTS",
+    "REGRESS_INPUTS",
+    "REGRESS_METHOD_NAME",
+    "REGRESS_OUTPUTS",
+    "SAVED_MODEL_FILENAME_PB",
+    "SAVED_MODEL_FILENAME_PBTXT",
+    "SAVED_MODEL_SCHEMA_VERSION",
+    "SERVING",
+    "SaveOptions",
+    "TPU",
+    "TRAINING",
+    "VARIABLES_DIRECTORY",
+    "VARIABLES_FILENAME",
+    "contains_saved_model",
+    "load",
+    "save",
+]

@@ -1,17 +1,23 @@
-"""``tf.train``: checkpoints (``Checkpoint``, ``CheckpointManager``, ``latest_checkpoint``).
+"""``tf.train``: checkpoints (``Checkpoint``, ``CheckpointManager``, ``latest_checkpoint``), ``ClusterSpec``,
+``Coordinator``, ``ExponentialMovingAverage`` and the ``Example`` protos.
 
 See :mod:`unison.train.checkpoint` for the file format and who writes.
 """
 
 from __future__ import annotations
 
+from unison.cluster.spec import ClusterSpec
+from unison.train import experimental
 from unison.train.checkpoint import (
     Checkpoint,
     CheckpointLoadStatus,
     CorruptCheckpointError,
     latest_checkpoint,
 )
+from unison.train.checkpoint_utils import CheckpointOptions, checkpoints_iterator, get_checkpoint_state
+from unison.train.coordinator import Coordinator
 from unison.train.manager import CheckpointManager
+from unison.train.moving_averages import ExponentialMovingAverage
 from unison.train.reader import CheckpointReader, list_variables, load_checkpoint, load_variable
 
 __all__ = [
@@ -19,16 +25,26 @@ __all__ = [
     "Checkpoint",
     "CheckpointLoadStatus",
     "CheckpointManager",
+    "CheckpointOptions",
     "CheckpointReader",
+    "ClusterDef",
+    "ClusterSpec",
+    "Coordinator",
     "CorruptCheckpointError",
     "Example",
+    "ExponentialMovingAverage",
     "Feature",
     "FeatureList",
     "FeatureLists",
     "Features",
     "FloatList",
     "Int64List",
+    "JobDef",
     "SequenceExample",
+    "ServerDef",
+    "checkpoints_iterator",
+    "experimental",
+    "get_checkpoint_state",
     "latest_checkpoint",
     "list_variables",
     "load_checkpoint",
@@ -39,6 +55,7 @@ __all__ = [
 _EXAMPLE_NAMES = (
     "BytesList",
     "Example",
+    "ExponentialMovingAverage",
     "Feature",
     "FeatureList",
     "FeatureLists",
@@ -54,6 +71,16 @@ def __getattr__(name: str) -> object:
         from unison.ops import example
 
         return getattr(example, name)
+    if name in ("ClusterDef", "JobDef", "ServerDef"):
+        from unison.ops import train_protos
+
+        return getattr(train_protos, name)
+    if name in ("CheckpointView", "TrackableView"):
+        raise AttributeError(
+            f"unison does not implement tf.train.{name}: TF's views walk its object-graph proto, which unison's "
+            "checkpoint files do not hold. Use tf.train.list_variables(path) for a checkpoint's keys and "
+            "tf.train.load_checkpoint(path) to read them. docs/tf_api.md lists what unison has of TF 2.21."
+        )
     from unison.ops._unsupported import unsupported
 
     raise unsupported("tf.train", name)

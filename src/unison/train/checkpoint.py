@@ -27,6 +27,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 import io
 import os
 from typing import Any
@@ -257,16 +258,18 @@ class Checkpoint:
                 buffer = io.BytesIO()
                 torch.save({"format": _FORMAT, "save_counter": int(self.save_counter), "objects": objects}, buffer)
                 write_verified(prefix + SUFFIX, buffer.getvalue(), kind=KIND)
+        # tf.train.CheckpointOptions(experimental_write_callbacks=[...]): after the write, with its path.
+        for callback in getattr(options, "experimental_write_callbacks", None) or ():
+            callback(prefix) if inspect.signature(callback).parameters else callback()
         return prefix
 
     def save(self, file_prefix: str | os.PathLike[str], options: Any = None) -> str:
         """Write ``<file_prefix>-<save_counter>`` and record it in the directory's ``checkpoint`` file."""
         self.save_counter.assign_add(1)
-        path = self.write(f"{os.fspath(file_prefix)}-{int(self.save_counter)}")
+        path = self.write(f"{os.fspath(file_prefix)}-{int(self.save_counter)}", options)
         if _is_chief():
-            directory = os.path.dirname(os.path.abspath(path))
-            previous = checkpoint_state(directory)
-            write_checkpoint_state(directory, path, (previous or []) + [path])
+            # TF's Checkpoint.save records only the newest path (a CheckpointManager records its list).
+            write_checkpoint_state(os.path.dirname(os.path.abspath(path)), path, [path])
         return path
 
     # --- restoring --------------------------------------------------------------------------------

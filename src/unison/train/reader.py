@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from unison.errors import NotFoundError
+
 _VALUE = "/.ATTRIBUTES/VARIABLE_VALUE"
 _GRAPH = "_CHECKPOINTABLE_OBJECT_GRAPH"
 
@@ -134,9 +136,11 @@ class CheckpointReader:
         """The value saved under ``name``, as a numpy array (bytes for the object graph)."""
         if name not in self._entries:
             close = [k for k in self._entries if name in k or k.startswith(name.split("/")[0] + "/")][:5]
-            raise KeyError(
-                f"{name!r} not found in checkpoint {self.path!r}. Keys like it: {close or 'none'}; every key: "
-                "tf.train.list_variables(path)."
+            raise NotFoundError(
+                None,
+                None,
+                f"Key {name} not found in checkpoint. {name!r} not found in checkpoint {self.path!r}. Keys like it: {close or 'none'}; every key: "
+                "tf.train.list_variables(path).",
             )
         value = self._entries[name]
         return value.detach().cpu().numpy() if isinstance(value, torch.Tensor) else value

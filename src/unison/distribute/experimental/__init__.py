@@ -11,6 +11,7 @@ from typing import Any
 
 from unison.distribute.central_storage import CentralStorageStrategy
 from unison.distribute.experimental import partitioners
+from unison.distribute.experimental.compat import CollectiveHints, MultiWorkerMirroredStrategy, PreemptionWatcher
 from unison.distribute.input_options import ValueContext
 from unison.distribute.multi_worker import (
     CollectiveCommunication,
@@ -22,16 +23,20 @@ from unison.distribute.preemption import PreemptionCheckpointHandler, Terminatio
 __all__ = [
     "CentralStorageStrategy",
     "CollectiveCommunication",
+    "CollectiveHints",
     "CommunicationImplementation",
     "CommunicationOptions",
+    "MultiWorkerMirroredStrategy",
     "ParameterServerStrategy",
     "PreemptionCheckpointHandler",
+    "PreemptionWatcher",
     "ShardedCheckpoint",
     "TerminationConfig",
     "ValueContext",
     "checkpoint_activations",
     "coordinator",
     "partitioners",
+    "rpc",
     "shard_model",
 ]
 
@@ -55,4 +60,16 @@ def __getattr__(name: str) -> Any:
         from unison.distribute import parameter_server
 
         return parameter_server.ParameterServerStrategy
+    if name == "TPUStrategy":
+        raise AttributeError(
+            "unison does not implement tf.distribute.experimental.TPUStrategy: unison has no TPU. Use "
+            "MirroredStrategy (one host) or MultiWorkerMirroredStrategy (several) on GPUs or CPUs."
+        )
+    if name == "rpc":
+        return importlib.import_module("unison.distribute.experimental.rpc")
+    raise AttributeError(
+        "unison does not implement tf.distribute.experimental.rpc (TF's RPC ops on tf.function "
+        "servers). Use ParameterServerStrategy's ClusterCoordinator.schedule to run functions on "
+        "other tasks, or torch.distributed.rpc."
+    )
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -193,7 +193,7 @@ class ParameterServerStrategy(Strategy):
             "coordinator.create_per_worker_dataset(dataset_fn) with strategy.distribute_datasets_from_function."
         )
 
-    def run(self, fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = None) -> Any:
+    def run(self, fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = None, options: Any = None) -> Any:
         """Outside a scheduled function there is no worker to run on (TF raises too)."""
         raise RuntimeError(
             "Under ParameterServerStrategy, strategy.run only works inside a function given to "
