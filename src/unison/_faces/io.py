@@ -24,6 +24,26 @@ from unison.data.csv import decode_csv
 from unison.data.tfrecord import TFRecordOptions, TFRecordWriter
 from unison.ops import gfile
 from unison.ops._unsupported import unsupported
+from unison.ops.file_io import (
+    decode_base64,
+    decode_compressed,
+    encode_base64,
+    matching_files,
+    read_file,
+    write_file,
+)
+from unison.ops.image_codecs import (
+    decode_and_crop_jpeg,
+    decode_bmp,
+    decode_gif,
+    decode_image,
+    decode_jpeg,
+    decode_png,
+    decode_webp,
+    extract_jpeg_shape,
+    is_jpeg,
+)
+from unison.ops.image_encode import encode_jpeg, encode_png
 from unison.ops.parsing import (
     FixedLenFeature,
     FixedLenSequenceFeature,
@@ -34,20 +54,42 @@ from unison.ops.parsing import (
     parse_tensor,
     serialize_tensor,
 )
+from unison.ops.sparse_serialize import deserialize_many_sparse, serialize_many_sparse, serialize_sparse
 
-# TFRecord files (unison.data.tfrecord) and tf.train.Example parsing (unison.ops.parsing).
+# TFRecord files (unison.data.tfrecord), tf.train.Example parsing (unison.ops.parsing), whole
+# files (unison.ops.file_io) and image codecs (unison.ops.image_codecs).
 __all__ = [
     "FixedLenFeature",
     "FixedLenSequenceFeature",
     "TFRecordOptions",
     "TFRecordWriter",
     "VarLenFeature",
+    "decode_and_crop_jpeg",
+    "decode_base64",
+    "decode_bmp",
+    "decode_compressed",
     "decode_csv",
+    "decode_gif",
+    "decode_image",
+    "decode_jpeg",
+    "decode_png",
+    "decode_webp",
+    "deserialize_many_sparse",
     "decode_raw",
+    "encode_base64",
+    "encode_jpeg",
+    "encode_png",
+    "extract_jpeg_shape",
+    "is_jpeg",
+    "matching_files",
+    "read_file",
+    "write_file",
     "gfile",
     "parse_example",
     "parse_single_example",
     "parse_tensor",
+    "serialize_many_sparse",
+    "serialize_sparse",
     "serialize_tensor",
 ]
 

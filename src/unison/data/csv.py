@@ -290,9 +290,12 @@ def decode_csv(
     arr = np.asarray(records.numpy() if hasattr(records, "numpy") else records, dtype=object)
     shape = arr.shape
     rows = [r.encode() if isinstance(r, str) else bytes(r) for r in arr.reshape(-1).tolist()]
-    out = _decode_rows(
-        rows, columns, field_delim.encode(), use_quote_delim, na_value.encode(), cols, lambda r: f"record {r}"
-    )
+    try:
+        out = _decode_rows(
+            rows, columns, field_delim.encode(), use_quote_delim, na_value.encode(), cols, lambda r: f"record {r}"
+        )
+    except InvalidArgumentError as exc:  # name the op, as the message of a tf.* function does
+        raise InvalidArgumentError(f"tf.io.decode_csv: {exc}") from None
     return [o.reshape(shape) for o in out]
 
 

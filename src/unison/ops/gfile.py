@@ -3,8 +3,9 @@
 Each function keeps TF's name, arguments and documented behaviour: ``makedirs`` succeeds when the
 directory exists, ``mkdir`` fails when its parent is missing, ``rmtree`` removes a directory and
 everything in it, ``glob`` returns matches sorted, ``listdir`` returns entry names (not paths),
-``walk`` yields ``(dirname, subdirs, files)``. A missing path raises TF's ``tf.errors.NotFoundError``
-naming the path, which is also a ``FileNotFoundError`` (what Python code catches).
+``walk`` yields ``(dirname, subdirs, files)``. A missing path raises TF's ``NotFoundError`` and an
+existing target ``AlreadyExistsError`` naming the path; both are also ``FileNotFoundError`` /
+``FileExistsError``, so code written for Python's errors keeps working. ``file://`` URLs are local.
 
 Example:
     >>> import os, tempfile, unison as tf
@@ -17,7 +18,6 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 import glob as _glob
 import os
 import shutil
@@ -31,8 +31,10 @@ __all__ = [
     "GFile",
     "copy",
     "exists",
+    "get_registered_schemes",
     "glob",
     "isdir",
+    "join",
     "listdir",
     "makedirs",
     "mkdir",
@@ -46,10 +48,37 @@ __all__ = [
 _REMOTE = ("gs://", "s3://", "hdfs://", "ram://")
 
 
+class NotFoundError(errors.NotFoundError, FileNotFoundError):
+    """TF's ``tf.errors.NotFoundError`` that is also Python's ``FileNotFoundError``."""
+
+
+class AlreadyExistsError(errors.AlreadyExistsError, FileExistsError):
+    """TF's ``tf.errors.AlreadyExistsError`` that is also Python's ``FileExistsError``."""
+
+
+class FailedPreconditionError(errors.FailedPreconditionError, IsADirectoryError):
+    """TF's ``tf.errors.FailedPreconditionError`` for a directory where a file was expected."""
+
+
+class FileStatistics:
+    """What ``tf.io.gfile.stat`` returns: ``length``, ``mtime_nsec``, ``is_directory`` (as TF's)."""
+
+    def __init__(self, result: os.stat_result, is_directory: bool) -> None:
+        self.length = int(result.st_size)
+        self.mtime_nsec = int(result.st_mtime_ns)
+        self.is_directory = is_directory
+        self.st_size = self.length  # os.stat's name, for code written against an earlier unison
+
+    def __repr__(self) -> str:
+        return f"FileStatistics(length={self.length}, mtime_nsec={self.mtime_nsec}, is_directory={self.is_directory})"
+
+
 def _local(path: Any, argument: str = "path") -> str:
     text = os.fspath(path)
     if isinstance(text, bytes):
         text = text.decode()
+    if text.startswith("file://"):
+        text = text[len("file://") :]
     if text.startswith(_REMOTE) or "://" in text:
         raise ValueError(
             f"tf.io.gfile in unison reads and writes local paths only. Received: {argument}={text!r}. "
@@ -58,21 +87,18 @@ def _local(path: Any, argument: str = "path") -> str:
     return text
 
 
-class NotFoundError(errors.NotFoundError, FileNotFoundError):
-    """TF's ``NotFoundError`` for a missing path, catchable as Python's ``FileNotFoundError`` too."""
-
-
 def _not_found(path: str, what: str) -> NotFoundError:
     return NotFoundError(f"{what}: {path!r} does not exist. Check the path (it is relative to {os.getcwd()!r}).")
 
 
-@dataclasses.dataclass(frozen=True)
-class FileStatistics:
-    """``tf.io.gfile.stat``'s result: ``length`` in bytes, ``mtime_nsec``, ``is_directory``."""
+def get_registered_schemes() -> list[str]:
+    """``tf.io.gfile.get_registered_schemes``: the URL schemes unison's gfile reads (local paths only)."""
+    return ["file", ""]
 
-    length: int
-    mtime_nsec: int
-    is_directory: bool
+
+def join(path: str, *paths: str) -> str:
+    """``tf.io.gfile.join``: path components joined with ``/`` (``os.path.join``'s rules; URLs too)."""
+    return os.path.join(os.fspath(path), *map(os.fspath, paths))
 
 
 def exists(path: str) -> bool:
@@ -119,6 +145,8 @@ def glob(pattern: str | list[str]) -> list[str]:
 def remove(path: str) -> None:
     """``tf.io.gfile.remove``: delete the file at ``path``."""
     path = _local(path)
+    if os.path.isdir(path):
+        raise FailedPreconditionError(f"tf.io.gfile.remove: {path!r} is a directory; remove it with rmtree.")
     if not os.path.isfile(path):
         raise _not_found(path, "tf.io.gfile.remove needs a file")
     os.remove(path)
@@ -135,10 +163,10 @@ def rmtree(path: str) -> None:
 def rename(oldname: str, newname: str, overwrite: bool = False) -> None:
     """``tf.io.gfile.rename``: move ``oldname`` to ``newname`` (an existing target needs ``overwrite=True``)."""
     oldname, newname = _local(oldname, "oldname"), _local(newname, "newname")
+    if os.path.exists(newname) and not overwrite:  # TF checks the target first
+        raise AlreadyExistsError(f"tf.io.gfile.rename: {newname!r} exists. Pass overwrite=True to replace it.")
     if not os.path.exists(oldname):
         raise _not_found(oldname, "tf.io.gfile.rename needs an existing source")
-    if os.path.exists(newname) and not overwrite:
-        raise FileExistsError(f"tf.io.gfile.rename: {newname!r} exists. Pass overwrite=True to replace it.")
     os.replace(oldname, newname)
 
 
@@ -148,17 +176,16 @@ def copy(src: str, dst: str, overwrite: bool = False) -> None:
     if not os.path.isfile(src):
         raise _not_found(src, "tf.io.gfile.copy needs a source file")
     if os.path.exists(dst) and not overwrite:
-        raise FileExistsError(f"tf.io.gfile.copy: {dst!r} exists. Pass overwrite=True to replace it.")
+        raise AlreadyExistsError(f"tf.io.gfile.copy: {dst!r} exists. Pass overwrite=True to replace it.")
     shutil.copyfile(src, dst)
 
 
 def stat(path: str) -> FileStatistics:
-    """``tf.io.gfile.stat``: the size, modification time and kind of ``path``, as TF's FileStatistics."""
+    """``tf.io.gfile.stat``: ``length``, ``mtime_nsec`` and ``is_directory`` of ``path``."""
     path = _local(path)
     if not os.path.exists(path):
         raise _not_found(path, "tf.io.gfile.stat")
-    info = os.stat(path)
-    return FileStatistics(length=info.st_size, mtime_nsec=info.st_mtime_ns, is_directory=os.path.isdir(path))
+    return FileStatistics(os.stat(path), os.path.isdir(path))
 
 
 def walk(top: str, topdown: bool = True, onerror: Any = None) -> Iterator[tuple[str, list[str], list[str]]]:
@@ -180,10 +207,16 @@ class GFile:
 
     def __init__(self, name: str, mode: str = "r") -> None:
         self.name = _local(name, "name")
-        if "r" in mode and not os.path.exists(self.name):
-            raise _not_found(self.name, "tf.io.gfile.GFile opened for reading")
         self.mode = mode
-        self._file: IO[Any] = open(self.name, mode)  # noqa: SIM115 (closed by close()/__exit__)
+        self._opened: IO[Any] | None = None  # opened on first use, as TF's GFile is
+
+    @property
+    def _file(self) -> IO[Any]:
+        if self._opened is None:
+            if "r" in self.mode and not os.path.exists(self.name):
+                raise _not_found(self.name, "tf.io.gfile.GFile opened for reading")
+            self._opened = open(self.name, self.mode)  # noqa: SIM115 (closed by close()/__exit__)
+        return self._opened
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._file, name)
@@ -195,7 +228,12 @@ class GFile:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._file.close()
+        self.close()
+
+    def close(self) -> None:
+        """Close the file (nothing to do when it was never used)."""
+        if self._opened is not None:
+            self._opened.close()
 
     def size(self) -> int:
         """The file's length in bytes."""

@@ -438,7 +438,14 @@ def decode_raw(
         np.asarray(input_bytes, dtype=object) if not isinstance(input_bytes, np.ndarray) else input_bytes.astype(object)
     )
     np_dtype = torch.empty((), dtype=dtype).numpy().dtype.newbyteorder("<" if little_endian else ">")
-    rows = [np.frombuffer(v if isinstance(v, bytes) else v.encode(), dtype=np_dtype) for v in arr.reshape(-1).tolist()]
+    items = [v if isinstance(v, bytes) else v.encode() for v in arr.reshape(-1).tolist()]
+    for item in items:
+        if len(item) % np_dtype.itemsize:
+            raise InvalidArgumentError(
+                f"tf.io.decode_raw: Input to DecodeRaw has length {len(item)} that is not a multiple of "
+                f"{np_dtype.itemsize}, the size of out_type={dtype}. Pass strings of whole {dtype} values."
+            )
+    rows = [np.frombuffer(item, dtype=np_dtype) for item in items]
     if len({len(r) for r in rows}) > 1:
         raise InvalidArgumentError(
             f"tf.io.decode_raw: every string must hold the same number of bytes. Received lengths "
