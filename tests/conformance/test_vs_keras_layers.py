@@ -543,3 +543,144 @@ def test_discretization_adapt_one_hot(tf):
     layer = tf.keras.layers.Discretization(num_bins=3, output_mode="one_hot")
     layer.adapt(np.arange(9, dtype=np.float32))
     return layer(tf.constant([0.0, 4.0, 8.0]))
+
+
+# ---------------------------------------------------------------------------------------------
+# the functional merge names, masking, attention, wrappers and RNN cells
+
+FUNCTIONAL_MERGE = (
+    "keras:layers.add",
+    "keras:layers.average",
+    "keras:layers.concatenate",
+    "keras:layers.dot",
+    "keras:layers.maximum",
+    "keras:layers.minimum",
+    "keras:layers.multiply",
+    "keras:layers.subtract",
+)
+
+
+def _functional_merge(tf, rows: int):
+    a = tf.constant(np.sin(np.arange(rows * 3)).reshape(rows, 3).astype(np.float32))
+    b = tf.constant(np.cos(np.arange(rows * 3)).reshape(rows, 3).astype(np.float32))
+    layers = tf.keras.layers
+    return (
+        layers.add([a, b]),
+        layers.average([a, b]),
+        layers.concatenate([a, b], axis=0),
+        layers.dot([a, b], axes=1),
+        layers.maximum([a, b]),
+        layers.minimum([a, b]),
+        layers.multiply([a, b]),
+        layers.subtract([a, b]),
+    )
+
+
+@same_as_tf(*FUNCTIONAL_MERGE)
+def test_functional_merges(tf):
+    return _functional_merge(tf, 2)
+
+
+@same_as_tf(*FUNCTIONAL_MERGE, edge=True)
+def test_functional_merges_of_one_row(tf):
+    return _functional_merge(tf, 1)
+
+
+def _masked_sequence(tf):
+    x = np.sin(np.arange(24)).reshape(2, 4, 3).astype(np.float32)
+    x[0, 2:] = 0.0  # padded steps
+    return tf.constant(x)
+
+
+@same_as_tf("keras:layers.Masking")
+def test_masking(tf):
+    layer = tf.keras.layers.Masking(mask_value=0.0)
+    x = _masked_sequence(tf)
+    return layer(x), layer.compute_mask(x)
+
+
+@same_as_tf("keras:layers.Masking", edge=True)
+def test_masking_feeds_an_lstm(tf):
+    inputs = tf.keras.Input((4, 3))
+    lstm = tf.keras.layers.LSTM(2)
+    model = tf.keras.Model(inputs, lstm(tf.keras.layers.Masking()(inputs)))
+    lstm.set_weights(_fill(lstm.get_weights()))
+    return model(_masked_sequence(tf))
+
+
+@pytest.mark.parametrize("name", ["Attention", "AdditiveAttention"])
+@same_as_tf("keras:layers.Attention", "keras:layers.AdditiveAttention", rtol=1e-4, atol=1e-5)
+def test_dot_attention(tf, name):
+    layer = getattr(tf.keras.layers, name)()
+    q = tf.constant(np.sin(np.arange(24)).reshape(2, 4, 3).astype(np.float32))
+    v = tf.constant(np.cos(np.arange(18)).reshape(2, 3, 3).astype(np.float32))
+    layer([q, v])
+    layer.set_weights(_fill(layer.get_weights()))
+    out, scores = layer([q, v], return_attention_scores=True)
+    return out, scores, layer.count_params()
+
+
+@pytest.mark.parametrize("name", ["Attention", "AdditiveAttention"])
+@same_as_tf("keras:layers.Attention", "keras:layers.AdditiveAttention", edge=True, rtol=1e-4, atol=1e-5)
+def test_dot_attention_with_masks_and_scale(tf, name):
+    layer = getattr(tf.keras.layers, name)(use_scale=True)
+    q = tf.constant(np.sin(np.arange(12)).reshape(1, 4, 3).astype(np.float32))
+    v = tf.constant(np.cos(np.arange(9)).reshape(1, 3, 3).astype(np.float32))
+    layer([q, v])
+    layer.set_weights(_fill(layer.get_weights()))
+    mask = [tf.constant([[True, True, False, True]]), tf.constant([[True, False, True]])]
+    return layer([q, v], mask=mask)
+
+
+def _time_distributed(tf, rows: int):
+    layer = tf.keras.layers.TimeDistributed(tf.keras.layers.Dense(2))
+    x = tf.constant(np.sin(np.arange(rows * 9)).reshape(rows, 3, 3).astype(np.float32))
+    layer(x)
+    layer.set_weights(_fill(layer.get_weights()))
+    return layer(x), layer.count_params(), _shape(layer.compute_output_shape((rows, 3, 3)))
+
+
+@same_as_tf("keras:layers.TimeDistributed")
+def test_time_distributed(tf):
+    return _time_distributed(tf, 2)
+
+
+@same_as_tf("keras:layers.TimeDistributed", edge=True)
+def test_time_distributed_one_row(tf):
+    return _time_distributed(tf, 1)
+
+
+CELLS = (
+    "keras:layers.RNN",
+    "keras:layers.LSTMCell",
+    "keras:layers.GRUCell",
+    "keras:layers.SimpleRNNCell",
+    "keras:layers.StackedRNNCells",
+)
+
+
+def _cells(tf, rows: int, return_sequences: bool):
+    layers = tf.keras.layers
+    x = tf.constant(np.sin(np.arange(rows * 8)).reshape(rows, 4, 2).astype(np.float32))
+    outs = []
+    for cell in (
+        layers.LSTMCell(3),
+        layers.GRUCell(3),
+        layers.SimpleRNNCell(3),
+        layers.StackedRNNCells([layers.SimpleRNNCell(2), layers.GRUCell(3)]),
+    ):
+        rnn = layers.RNN(cell, return_sequences=return_sequences)
+        rnn(x)
+        rnn.set_weights(_fill(rnn.get_weights()))
+        outs.append((rnn(x), rnn.count_params()))
+    return outs
+
+
+@same_as_tf(*CELLS, rtol=1e-4, atol=1e-5)
+def test_rnn_cells(tf):
+    return _cells(tf, 2, True)
+
+
+@same_as_tf(*CELLS, edge=True, rtol=1e-4, atol=1e-5)
+def test_rnn_cells_one_row_last_output(tf):
+    return _cells(tf, 1, False)
