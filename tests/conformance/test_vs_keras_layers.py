@@ -684,3 +684,75 @@ def test_rnn_cells(tf):
 @same_as_tf(*CELLS, edge=True, rtol=1e-4, atol=1e-5)
 def test_rnn_cells_one_row_last_output(tf):
     return _cells(tf, 1, False)
+
+
+# ---------------------------------------------------------------------------------------------
+# unknown sizes in compute_output_shape, and bad arguments (the same error class as Keras)
+
+UNKNOWN_SIZES = (
+    ("Dense", {"units": 3}, (None, None, 4)),
+    ("Conv1D", {"filters": 2, "kernel_size": 3, "strides": 2, "padding": "same"}, (None, None, 4)),
+    ("Conv2D", {"filters": 2, "kernel_size": 3}, (None, None, 7, 2)),
+    ("MaxPooling2D", {"pool_size": 2}, (None, None, None, 3)),
+    ("GlobalAveragePooling1D", {}, (None, None, 3)),
+    ("Flatten", {}, (None, 3, 4)),
+    ("LSTM", {"units": 3, "return_sequences": True}, (None, None, 2)),
+    ("GRU", {"units": 3}, (None, None, 2)),
+    ("Embedding", {"input_dim": 5, "output_dim": 2}, (None, None)),
+    ("UpSampling1D", {"size": 3}, (None, None, 2)),
+    ("RepeatVector", {"n": 4}, (None, 3)),
+)
+
+
+UNKNOWN_SIZES_NAMES = (
+    "keras:layers.Dense",
+    "keras:layers.Conv1D",
+    "keras:layers.Conv2D",
+    "keras:layers.MaxPooling2D",
+    "keras:layers.GlobalAveragePooling1D",
+    "keras:layers.Flatten",
+    "keras:layers.LSTM",
+    "keras:layers.GRU",
+    "keras:layers.Embedding",
+    "keras:layers.UpSampling1D",
+    "keras:layers.RepeatVector",
+)
+
+
+@pytest.mark.parametrize(("name", "kwargs", "shape"), UNKNOWN_SIZES)
+@same_as_tf(*UNKNOWN_SIZES_NAMES, edge=True)
+def test_output_shape_with_unknown_sizes(tf, name, kwargs, shape):
+    return _shape(getattr(tf.keras.layers, name)(**kwargs).compute_output_shape(shape))
+
+
+BAD_ARGUMENTS = (
+    ("Dense", {"units": 0}),
+    ("Dense", {"units": 2, "activation": "no_such_activation"}),
+    ("Conv2D", {"filters": 2, "kernel_size": 3, "padding": "full"}),
+    ("Dropout", {"rate": 1.5}),
+    ("Reshape", {"target_shape": (5, 5)}),
+    ("LSTM", {"units": 0}),
+    ("Cropping1D", {"cropping": (3, 3)}),
+)
+
+
+BAD_ARGUMENT_NAMES = (
+    "keras:layers.Dense",
+    "keras:layers.Conv2D",
+    "keras:layers.Dropout",
+    "keras:layers.Reshape",
+    "keras:layers.LSTM",
+    "keras:layers.Cropping1D",
+)
+
+
+@pytest.mark.parametrize(("name", "kwargs"), BAD_ARGUMENTS)
+@same_as_tf(*BAD_ARGUMENT_NAMES, edge=True)
+def test_bad_arguments(tf, name, kwargs):
+    layer = getattr(tf.keras.layers, name)(**kwargs)
+    return layer(tf.constant(np.ones((2, 4, 4, 2) if "2D" in name else (2, 4, 3), np.float32)))
+
+
+def test_the_edge_tables_name_their_layers():
+    assert sorted({r[0] for r in UNKNOWN_SIZES}) == sorted(n.split(".")[-1] for n in UNKNOWN_SIZES_NAMES)
+    assert sorted({r[0] for r in BAD_ARGUMENTS}) == sorted(n.split(".")[-1] for n in BAD_ARGUMENT_NAMES)
