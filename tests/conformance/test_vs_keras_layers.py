@@ -756,3 +756,49 @@ def test_bad_arguments(tf, name, kwargs):
 def test_the_edge_tables_name_their_layers():
     assert sorted({r[0] for r in UNKNOWN_SIZES}) == sorted(n.split(".")[-1] for n in UNKNOWN_SIZES_NAMES)
     assert sorted({r[0] for r in BAD_ARGUMENTS}) == sorted(n.split(".")[-1] for n in BAD_ARGUMENT_NAMES)
+
+
+# ---------------------------------------------------------------------------------------------
+# random augmentation layers: inference passes the images through (compared exactly); training
+# draws other random numbers than Keras, so its result is compared by dtype and shape only
+
+AUGMENTATION = (
+    ("RandomFlip", {"mode": "horizontal"}),
+    ("RandomRotation", {"factor": 0.2}),
+    ("RandomTranslation", {"height_factor": 0.2, "width_factor": 0.1}),
+    ("RandomZoom", {"height_factor": 0.2}),
+    ("RandomContrast", {"factor": 0.3}),
+    ("RandomBrightness", {"factor": 0.2}),
+)
+AUGMENTATION_NAMES = (
+    "keras:layers.RandomFlip",
+    "keras:layers.RandomRotation",
+    "keras:layers.RandomTranslation",
+    "keras:layers.RandomZoom",
+    "keras:layers.RandomContrast",
+    "keras:layers.RandomBrightness",
+)
+
+
+def _images(tf, rows: int):
+    return tf.constant((np.sin(np.arange(rows * 48)) * 100 + 120).reshape(rows, 4, 4, 3).astype(np.float32))
+
+
+@pytest.mark.parametrize(("name", "kwargs"), AUGMENTATION)
+@same_as_tf(*AUGMENTATION_NAMES)
+def test_augmentation_at_inference(tf, name, kwargs):
+    layer = getattr(tf.keras.layers, name)(**kwargs)
+    clone = type(layer).from_config(layer.get_config())
+    x = _images(tf, 2)
+    return layer(x, training=False), clone(x, training=False)
+
+
+@pytest.mark.parametrize(("name", "kwargs"), AUGMENTATION)
+@same_as_tf(*AUGMENTATION_NAMES, edge=True, values=False)
+def test_augmentation_in_training_of_one_image(tf, name, kwargs):
+    layer = getattr(tf.keras.layers, name)(seed=3, **kwargs)
+    return layer(_images(tf, 1), training=True)
+
+
+def test_the_augmentation_table_names_its_layers():
+    assert [r[0] for r in AUGMENTATION] == [n.split(".")[-1] for n in AUGMENTATION_NAMES]
