@@ -668,6 +668,16 @@ class Layer(nn.Module):
         """A new layer from ``get_config()``'s output."""
         return cls(**config)
 
+    def compute_output_shape(self, input_shape: Any) -> Any:
+        """The shape of this layer's output for inputs of ``input_shape`` (``None``: any size).
+
+        Inferred by running the layer on a copy (see ``layers/output_shape.py``); a list of shapes
+        for a layer of several inputs or outputs.
+        """
+        from unison.keras.layers.output_shape import infer_output_shape
+
+        return infer_output_shape(self, input_shape)
+
     def count_params(self) -> int:
         """Number of scalars in this layer's weights, non-trainable ones (moving statistics) included."""
         return sum(w.numel() for w in keras_weights(self))

@@ -154,7 +154,8 @@ class Flatten(Layer):
         use_data_format(self, data_format)
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
-        return inputs.reshape(inputs.shape[0], -1)
+        # flatten(1), not reshape(n, -1): -1 is ambiguous in a batch of 0 rows, which Keras flattens
+        return inputs.flatten(1) if inputs.dim() > 1 else inputs.reshape(inputs.shape[0], 1)
 
 
 class Reshape(Layer):

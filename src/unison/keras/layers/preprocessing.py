@@ -89,8 +89,8 @@ class _Preprocessing(Layer):
         super().__init__(**kwargs)
         self.built = True
 
-    def forward(self, inputs: Any) -> Any:
-        return self.call(inputs)
+    def forward(self, inputs: Any, **kwargs: Any) -> Any:
+        return self.call(inputs, **kwargs)  # keyword arguments of call (CategoryEncoding's count_weights)
 
 
 class _Lookup(_Preprocessing):
@@ -363,6 +363,11 @@ class Normalization(_Preprocessing):
         if "mean" not in self._buffers:
             self._initial_state(tuple(x.shape))
         mean, var = self._stat("mean").to(x.device), self._stat("variance").to(x.device)
+        keep = tuple(a % x.dim() for a in self.axis)
+        if keep:  # as Keras: statistics given per feature of `axis` broadcast along that axis, not the last
+            shape = [x.shape[a] if a in keep else 1 for a in range(x.dim())]
+            if mean.numel() == int(np.prod(shape)):
+                mean, var = mean.reshape(shape), var.reshape(shape)
         if self.invert:
             return x * torch.sqrt(var) + mean
         return (x - mean) / torch.clamp(torch.sqrt(var), min=_EPSILON)
@@ -417,8 +422,22 @@ class CategoryEncoding(_Preprocessing):
             raise NotImplementedError("sparse=True is not supported: unison returns dense tensors.")
         self.num_tokens, self.output_mode = num_tokens, output_mode
 
-    def call(self, inputs: Any) -> torch.Tensor:
-        return _category_encode(inputs, self.num_tokens, self.output_mode, self.name)
+    def call(self, inputs: Any, count_weights: Any = None) -> torch.Tensor:
+        if count_weights is None:
+            return _category_encode(inputs, self.num_tokens, self.output_mode, self.name)
+        if self.output_mode != "count":
+            raise ValueError(
+                f"Layer '{self.name}': `count_weights` is only used with output_mode='count'. "
+                f"Received: output_mode={self.output_mode!r}; pass output_mode='count' or drop count_weights."
+            )
+        # Keras: each id adds its weight (instead of 1) to its count
+        ids = torch.as_tensor(_numpy(inputs) if not isinstance(inputs, torch.Tensor) else inputs).long()
+        _category_encode(ids, self.num_tokens, "count", self.name)  # checks the range of the ids
+        weights = torch.as_tensor(
+            _numpy(count_weights) if not isinstance(count_weights, torch.Tensor) else count_weights
+        )
+        counts = torch.zeros((*ids.shape[:-1], self.num_tokens), dtype=torch.float32, device=ids.device)
+        return counts.scatter_add_(-1, ids, weights.to(torch.float32).to(ids.device).expand(ids.shape))
 
 
 def _category_encode(inputs: Any, num_tokens: int, output_mode: str, name: str) -> torch.Tensor:
