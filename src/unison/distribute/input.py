@@ -45,7 +45,6 @@ def map_tensors(fn: Callable[[Any], Any], obj: Any) -> Any:
     return tree.map_structure(fn, obj, only=_TENSORS, sort_keys=False)
 
 
-map_structure = map_tensors  # the name keras/trainers/ imports (renamed there with the trainer's refactor)
 
 
 def first_leaf(obj: Any) -> Any:

@@ -31,7 +31,7 @@ import torch
 
 from unison.data import Dataset
 from unison.debug.straggler import log_stragglers
-from unison.distribute.input import map_structure
+from unison.distribute.input import map_tensors
 from unison.keras.callbacks import Callback, CallbackList, History, ProgbarLogger
 from unison.keras.trainers.class_weights import with_class_weight
 from unison.keras.trainers.compile_utils import flat_logs
@@ -362,7 +362,7 @@ def _cat(parts: list[Any]) -> Any:
 
 def _gather(comm: Any, local: Any) -> Any:
     """Every replica's outputs, in rank order (each structure leaf gathered)."""
-    return map_structure(lambda t: torch.cat(comm.all_gather(t, name="predict.gather")), local)
+    return map_tensors(lambda t: torch.cat(comm.all_gather(t, name="predict.gather")), local)
 
 
 def predict(
@@ -416,7 +416,7 @@ def predict(
             result = _cat(parts)
         if cbs is not None:
             cbs.on_predict_end()
-        return map_structure(lambda t: t.cpu().numpy(), result)
+        return map_tensors(lambda t: t.cpu().numpy(), result)
 
 
 __all__ = ["ArrayAdapter", "Batch", "IterableAdapter", "evaluate", "fit", "make_adapter", "predict"]

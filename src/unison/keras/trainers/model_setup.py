@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from unison.distribute.input import map_structure
+from unison.distribute.input import map_tensors
 from unison.keras.trainers.compile_utils import resolve_metrics
 from unison.keras.trainers.data_adapters import ArrayAdapter
 from unison.keras.utils.input_hints import unbatched_hint
@@ -61,7 +61,7 @@ def setup_model(
         elif multi_input:
             # string inputs among them (a dict of features with a StringLookup column) keep the
             # real example, as a single text input does; numeric ones are zeros
-            zeros = map_structure(_zeros_or_text(model._step_device), sample)
+            zeros = map_tensors(_zeros_or_text(model._step_device), sample)
         elif isinstance(sample, np.ndarray) and sample.dtype.kind in "OUS":
             zeros = np.asarray(sample).reshape((-1, *example))[:1]  # text: built on a real example
         else:
@@ -76,7 +76,7 @@ def setup_model(
         if hasattr(model, "reset_states"):
             model.reset_states()  # stateful RNNs start the first batch from zeros, not the example
         # One output: its shape; several (a list/dict): the structure of their shapes.
-        object.__setattr__(model, "_out_shapes", map_structure(lambda t: tuple(t.shape[1:]), out))
+        object.__setattr__(model, "_out_shapes", map_tensors(lambda t: tuple(t.shape[1:]), out))
         object.__setattr__(model, "_out_shape", model._out_shapes if isinstance(out, torch.Tensor) else ())
         # Mirrored variables: every replica starts from replica 0's weights.
         model.distribute_strategy.broadcast_tensors(list(model.parameters()) + list(model.buffers()))
