@@ -45,8 +45,6 @@ def map_tensors(fn: Callable[[Any], Any], obj: Any) -> Any:
     return tree.map_structure(fn, obj, only=_TENSORS, sort_keys=False)
 
 
-
-
 def first_leaf(obj: Any) -> Any:
     """The first tensor or array in a nested structure (its length is the batch size)."""
     if isinstance(obj, (torch.Tensor, np.ndarray)):

@@ -150,16 +150,16 @@ class ModelCheckpoint(Callback):
             return
         # A sharded model (keras.distribution.ModelParallel) gathers its weights on every replica
         # first: a collective the other replicas cannot join once only the chief goes on.
-        gathered = getattr(self.model, "_weights_gathered", contextlib.nullcontext)
+        gathered = getattr(self.model, "checkpoint_gathered", contextlib.nullcontext)
         with gathered():
             if not is_chief(self.model):
                 return
             # A unison Model's chief-only halves of save_weights/save (the other replicas do not get
             # here, so they must not wait for them); any other model's own methods.
             if self.save_weights_only:
-                writer = getattr(self.model, "_write_weights", self.model.save_weights)
+                writer = getattr(self.model, "write_weights_file", self.model.save_weights)
             else:
-                writer = getattr(self.model, "_write_model", self.model.save)
+                writer = getattr(self.model, "write_model_file", self.model.save)
             _write_atomically(writer, filepath)
         if self.verbose > 0:
             print_msg(self.model, f"\nEpoch {epoch + 1}: finished saving model to {filepath}")

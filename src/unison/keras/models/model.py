@@ -297,10 +297,7 @@ class Model(Trainer, Layer):
         return trainer.evaluate(self, x, y, **kwargs)
 
     def predict(self, x: Any, **kwargs: Any) -> np.ndarray | list[np.ndarray] | dict[str, np.ndarray]:
-        """Outputs for ``x`` as a numpy array (in input order, gathered from every replica).
-
-        A model with several outputs returns a list or dict of arrays, in the shape of its outputs.
-        """
+        """Outputs for ``x`` in input order, gathered from every replica (several outputs: a list or dict)."""
         from unison.keras.trainers import loop as trainer
 
         return trainer.predict(self, x, **kwargs)
@@ -330,13 +327,15 @@ class Model(Trainer, Layer):
         """tf.keras 2's ``save_spec()``: ``None`` until the model knows its input, then ``([spec], {})``."""
         return model_io.save_spec(self, dynamic_batch)
 
-    # what saving, SavedModel and ModelCheckpoint call (model_io's functions, as methods)
+    # what saving and SavedModel call (model_io's functions, as methods)
     _full_state = model_io.full_state
     _full_optimizer_state = model_io.full_optimizer_state
     _weights_gathered = model_io.weights_gathered
     _wait_for_chief = model_io.wait_for_chief
-    _write_weights = model_io.write_weights
-    _write_model = model_io.write_model
+    # for checkpoint callbacks (public, as fit_state_dict): all replicas gather, then the chief writes
+    checkpoint_gathered = model_io.weights_gathered
+    write_weights_file = model_io.write_weights
+    write_model_file = model_io.write_model
 
     def get_config(self) -> dict[str, Any]:
         """The architecture as Keras's ``{"class_name", "config"}`` (Sequential and functional models)."""

@@ -74,7 +74,7 @@ def full_optimizer_state(model: Any) -> dict[str, Any] | None:
 def weights_gathered(model: Any) -> Iterator[None]:
     """Gather a sharded model's weights and optimizer state on every replica for the block.
 
-    The chief alone writes files (``_write_weights``/``_write_model``, ``ModelCheckpoint``);
+    The chief alone writes files (``write_weights_file``/``write_model_file``, ``ModelCheckpoint``);
     gathering shards is a collective every replica must join, so it happens here first,
     where every replica still runs. A model that is not sharded gathers nothing.
     """
