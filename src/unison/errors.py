@@ -177,6 +177,18 @@ class CorruptRecordError(DataLossError):
         )
 
 
+class PathNotFoundError(NotFoundError, FileNotFoundError):
+    """``tf.io.gfile``'s missing path: TF's ``NotFoundError`` that is also Python's ``FileNotFoundError``."""
+
+
+class PathExistsError(AlreadyExistsError, FileExistsError):
+    """``tf.io.gfile``'s existing target: TF's ``AlreadyExistsError``, also Python's ``FileExistsError``."""
+
+
+class PathIsDirectoryError(FailedPreconditionError, IsADirectoryError):
+    """``tf.io.gfile``: a directory where a file was expected (TF's ``FailedPreconditionError``)."""
+
+
 # TF's status codes, as ``tf.errors.<CODE>`` (the ``error_code`` of the classes above)
 OK = 0
 CANCELLED = 1
@@ -244,6 +256,10 @@ class SharedMemoryError(RuntimeError):
 
 class ReplicaMismatchError(UnisonError):
     """Replicas hold different models (names, shapes, dtypes or values)."""
+
+
+class UnsynchronizedTrainingError(ReplicaMismatchError, ValueError):
+    """A model or optimizer would train apart on each replica of a multi-replica strategy."""
 
 
 class NonFiniteGradientError(UnisonError):

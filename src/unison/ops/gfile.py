@@ -48,16 +48,13 @@ __all__ = [
 _REMOTE = ("gs://", "s3://", "hdfs://", "ram://")
 
 
-class NotFoundError(errors.NotFoundError, FileNotFoundError):
-    """TF's ``tf.errors.NotFoundError`` that is also Python's ``FileNotFoundError``."""
+NotFoundError = errors.PathNotFoundError  # TF's NotFoundError, also Python's FileNotFoundError
 
 
-class AlreadyExistsError(errors.AlreadyExistsError, FileExistsError):
-    """TF's ``tf.errors.AlreadyExistsError`` that is also Python's ``FileExistsError``."""
+AlreadyExistsError = errors.PathExistsError  # TF's AlreadyExistsError, also Python's FileExistsError
 
 
-class FailedPreconditionError(errors.FailedPreconditionError, IsADirectoryError):
-    """TF's ``tf.errors.FailedPreconditionError`` for a directory where a file was expected."""
+FailedPreconditionError = errors.PathIsDirectoryError  # a directory where a file was expected
 
 
 class FileStatistics:

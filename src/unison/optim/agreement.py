@@ -33,7 +33,7 @@ import json
 import weakref
 from typing import Any
 
-from unison.errors import ReplicaMismatchError
+from unison.errors import UnsynchronizedTrainingError
 
 __all__ = [
     "UnsynchronizedTrainingError",
@@ -47,10 +47,6 @@ __all__ = [
 
 _FACTS = "_agreement_facts"  # attribute of a Communicator: name -> value or weak provider
 _MULTI = "_agreement_multi_replica"  # set on the communicator of a Mirrored/MultiWorker strategy
-
-
-class UnsynchronizedTrainingError(ReplicaMismatchError, ValueError):
-    """A model or optimizer would train apart on each replica of a multi-replica strategy."""
 
 
 def _holder(comm: Any) -> Any:
