@@ -719,8 +719,14 @@ def test_server_not_started(tf):
     old = os.environ.get("UNISON_CLUSTER_TOKEN")
     os.environ["UNISON_CLUSTER_TOKEN"] = secrets.token_hex(32)
     try:
-        spec = tf.train.ClusterSpec({"worker": ["localhost:1111"]})
-        return tf.distribute.Server(spec, job_name="worker", task_index=0, start=False).target
+        import socket
+
+        with socket.socket() as probe:  # a free port: a fixed one may be taken on a busy machine
+            probe.bind(("localhost", 0))
+            port = probe.getsockname()[1]
+        spec = tf.train.ClusterSpec({"worker": [f"localhost:{port}"]})
+        target = tf.distribute.Server(spec, job_name="worker", task_index=0, start=False).target
+        return target == f"grpc://localhost:{port}"
     finally:
         if old is None:
             del os.environ["UNISON_CLUSTER_TOKEN"]

@@ -176,7 +176,9 @@ def sleeper(sleep_rank: int) -> str:
     x, y = make_batches(1, 8)[0]
     opt._checked = True  # start straight with the gradient collectives
     if unison.rank() == sleep_rank:
-        time.sleep(12)
+        # past the 3 s timeout, so the peer fails naming this rank; and back before this rank's
+        # watchdog (timeout + its report budget after the peer's failure) ends it as stuck
+        time.sleep(6)
     F.cross_entropy(model(x), y).backward()
     try:
         opt.step()

@@ -33,8 +33,9 @@ def check_synchronised(optimizer: Any, torch_optimizer: Any) -> None:
         return  # made in an explicit one-replica strategy's scope: local training was asked for
     from unison.optim.distributed import DistributedOptimizer
 
-    if DistributedOptimizer.of(torch_optimizer) is not None:
-        return
+    synchroniser = DistributedOptimizer.of(torch_optimizer)
+    if synchroniser is not None and getattr(synchroniser.comm, "world_size", 1) == comm.world_size:
+        return  # synchronised over the job's replicas (a one-process synchroniser, fit's on one replica, is not)
     from torch.distributed.tensor import DTensor
 
     if any(isinstance(p, DTensor) for g in torch_optimizer.param_groups for p in g["params"]):
