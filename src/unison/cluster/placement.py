@@ -150,3 +150,21 @@ def cpu_oversubscription_allowed(environ: Mapping[str, str] | None = None) -> bo
     """Whether the user asked for more CPU replicas than cores (``UNISON_CPU_OVERSUBSCRIBE=1``)."""
     env = os.environ if environ is None else environ
     return env.get(ENV_CPU_OVERSUBSCRIBE, "").strip() in ("1", "true", "True", "yes")
+
+
+def local_replica_env(rank: int, world_size: int, store_dir: str) -> dict[str, str]:
+    """The variables that make a process replica ``rank`` of a one-host job rendezvousing in ``store_dir``
+    (what ``unison.testing.run_distributed`` and the notebook launcher set in each replica they start).
+
+    Example:
+        >>> local_replica_env(1, 2, "/tmp/job")[ENV_RANK]
+        '1'
+    """
+    return {
+        ENV_RANK: str(rank),
+        ENV_WORLD_SIZE: str(world_size),
+        ENV_LOCAL_RANK: str(rank),
+        ENV_LOCAL_WORLD_SIZE: str(world_size),
+        ENV_MASTER_ADDR: "127.0.0.1",
+        ENV_STORE_DIR: store_dir,
+    }

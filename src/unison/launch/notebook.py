@@ -43,12 +43,7 @@ from collections.abc import Callable
 from typing import Any
 
 from unison.cluster.placement import (
-    ENV_LOCAL_RANK,
-    ENV_LOCAL_WORLD_SIZE,
-    ENV_MASTER_ADDR,
-    ENV_RANK,
-    ENV_STORE_DIR,
-    ENV_WORLD_SIZE,
+    local_replica_env,
 )
 from unison.cluster.secret import launcher_secret_env
 from unison.errors import ReplicaFailedError
@@ -76,19 +71,12 @@ class _ToParent(io.TextIOBase):
 
 def _replica(payload: bytes, rank: int, world_size: int, store_dir: str, env: dict[str, str], conn: Any) -> None:
     os.environ.update(env)
-    os.environ.update(
-        {
-            ENV_RANK: str(rank),
-            ENV_WORLD_SIZE: str(world_size),
-            ENV_LOCAL_RANK: str(rank),
-            ENV_LOCAL_WORLD_SIZE: str(world_size),
-            ENV_MASTER_ADDR: "127.0.0.1",
-            ENV_STORE_DIR: store_dir,
-        }
-    )
+    os.environ.update(local_replica_env(rank, world_size, store_dir))
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
     sys.stdout = _ToParent(conn) if rank == 0 else open(os.devnull, "w")  # noqa: SIM115 - lives as long as the replica
     try:
+        # the payload comes from this replica's own parent (the kernel that spawned it), through the
+        # argument of the spawned process: nothing here is read from the network
         fn, args, kwargs = pickle.loads(payload)
         result = fn(*args, **kwargs)
         sys.stdout.flush()

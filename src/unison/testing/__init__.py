@@ -34,12 +34,7 @@ import torch.distributed as dist
 
 from unison.cluster.placement import (
     ENV_CPU_OVERSUBSCRIBE,
-    ENV_LOCAL_RANK,
-    ENV_LOCAL_WORLD_SIZE,
-    ENV_MASTER_ADDR,
-    ENV_RANK,
-    ENV_STORE_DIR,
-    ENV_WORLD_SIZE,
+    local_replica_env,
 )
 from unison.cluster.secret import launcher_secret_env
 from unison.errors import ReplicaFailedError
@@ -58,16 +53,7 @@ def _replica_main(
     conn: Any,
 ) -> None:
     os.environ.update(env)
-    os.environ.update(
-        {
-            ENV_RANK: str(rank),
-            ENV_WORLD_SIZE: str(world_size),
-            ENV_LOCAL_RANK: str(rank),
-            ENV_LOCAL_WORLD_SIZE: str(world_size),
-            ENV_MASTER_ADDR: "127.0.0.1",
-            ENV_STORE_DIR: store_dir,
-        }
-    )
+    os.environ.update(local_replica_env(rank, world_size, store_dir))
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
     try:
         result = fn(*args, **kwargs)
