@@ -131,20 +131,29 @@ def add_n(inputs: Sequence[Any], name: str | None = None) -> torch.Tensor:
     return out
 
 
+def _arg_extremum(input: Any, axis: Any, output_type: Any, largest: builtins.bool) -> torch.Tensor:
+    t = to_tensor(input)
+    dim = int(axis or 0)
+    pick = torch.argmax if largest else torch.argmin
+    index = pick(t, dim=dim)
+    if t.is_floating_point():
+        # torch lets a NaN win; TF's kernel never does. Only where a NaN won (looked up at the
+        # chosen positions, not over the whole tensor) is it computed again with NaN pushed aside.
+        chosen = t.gather(dim, index.unsqueeze(dim)) if t.dim() else t
+        if builtins.bool(torch.isnan(chosen).any()):
+            fill = torch.full((), -float("inf") if largest else float("inf"), dtype=t.dtype)
+            index = pick(torch.where(torch.isnan(t), fill, t), dim=dim)
+    return index.to(as_dtype(output_type))
+
+
 def argmax(input: Any, axis: Any = None, output_type: Any = torch.int64, name: str | None = None) -> torch.Tensor:
     """``tf.argmax``: along ``axis`` (default 0, as in TF); NaN never wins, as in TF's kernel."""
-    t = to_tensor(input)
-    if t.is_floating_point() and builtins.bool(torch.isnan(t).any()):  # rare: pay for the copy only then
-        t = torch.where(torch.isnan(t), torch.full((), -float("inf"), dtype=t.dtype), t)
-    return torch.argmax(t, dim=int(axis or 0)).to(as_dtype(output_type))
+    return _arg_extremum(input, axis, output_type, True)
 
 
 def argmin(input: Any, axis: Any = None, output_type: Any = torch.int64, name: str | None = None) -> torch.Tensor:
     """``tf.argmin``: along ``axis`` (default 0, as in TF); NaN never wins, as in TF's kernel."""
-    t = to_tensor(input)
-    if t.is_floating_point() and builtins.bool(torch.isnan(t).any()):  # rare: pay for the copy only then
-        t = torch.where(torch.isnan(t), torch.full((), float("inf"), dtype=t.dtype), t)
-    return torch.argmin(t, dim=int(axis or 0)).to(as_dtype(output_type))
+    return _arg_extremum(input, axis, output_type, False)
 
 
 def _binary(name: str, op: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> Callable[..., torch.Tensor]:
