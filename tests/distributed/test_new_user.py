@@ -31,7 +31,7 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[2]
 EPOCH_LINE = re.compile(
     # the progress bar's last state (verbose=1, "auto" here) or the one-line form (verbose=2)
-    r"^1875/1875 (?:\S+ |- )\d+s (?:- )?\d+ms/step - accuracy: (0\.\d+) - loss: [\d.]+ - val_accuracy: (0\.\d+) "
+    r"^1875/1875 (?:\S+ |- )\d+s (?:- )?\d+(?:s|ms|us)/step - accuracy: (0\.\d+) - loss: [\d.]+ - val_accuracy: (0\.\d+) "
     r"- val_loss: [\d.]+$",
     re.MULTILINE,
 )
