@@ -499,6 +499,32 @@ def format_choices(choices: Iterable[str]) -> str:
     return ", ".join(repr(c) for c in sorted(choices))
 
 
+# --- export for serving (keras/export/, saved_model/tf_graph.py) --------------------------------
+class ExportError(ValueError):
+    """``model.export(...)`` cannot write the requested serving format; the message says why and what to do."""
+
+
+class UnknownExportFormatError(ExportError):
+    """``model.export(format=...)`` got a format it does not know (the message lists the formats)."""
+
+
+class ModelNotBuiltError(ExportError):
+    """The model has no input shape yet, so there is nothing to trace for an export."""
+
+
+class OnnxExportError(ExportError):
+    """torch's ONNX exporter could not convert the model (an op ONNX has no conversion for, or
+    Python control flow torch.export cannot trace); the message names the op and the fix."""
+
+
+class SavedModelExportError(ExportError):
+    """TensorFlow could not rebuild or write the model as a SavedModel (names the layer and the fix)."""
+
+
+class ExportDependencyError(ImportError):
+    """An export needs a package that is not installed (TensorFlow, onnx, onnxscript); names the extra."""
+
+
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
     """`` (did you mean 'x'?)`` for the closest choice to a misspelt ``name``, or ``""``.
 

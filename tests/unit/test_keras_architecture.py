@@ -18,7 +18,8 @@ The tiers, lowest first (a module may import its own tier and those below, never
    ``constraints``, ``distribution``, ``dtype_policies`` (layers compute under a policy),
    ``utils/`` (with Keras's variable lists and ``Model.summary``'s table), ``datasets/``,
    ``preprocessing/`` (re-exports of ``utils/``), ``saving/`` (layers save their inner layers; the
-   classes a config names, optimizers too, are registered by their packages, never imported);
+   classes a config names, optimizers too, are registered by their packages, never imported),
+   ``export/`` (serving formats; the model is the argument, never imported);
 2. ``layers``: ``layers/`` (``FeatureSpace`` too: it is a layer);
 3. ``components``: ``losses/``, ``metrics/``, ``optimizers/``, ``mixed_precision/`` (loss scaling);
 4. ``callbacks``: ``callbacks/`` (they read ``self.model``'s attributes, never the trainer);
@@ -56,6 +57,7 @@ TIERS: list[tuple[str, tuple[str, ...]]] = [
             "datasets",
             "preprocessing",
             "saving",
+            "export",
         ),
     ),
     ("layers", ("layers",)),

@@ -52,6 +52,9 @@ from unison.saved_model.save import (
 from unison.saved_model.save import (
     write_keras_export as write_keras_export,  # model.save('dir') (keras) writes the same export
 )
+from unison.saved_model.save import (
+    write_serving_export as write_serving_export,  # model.export(format='tf_saved_model') writes it
+)
 
 __all__ = [
     "ASSETS_DIRECTORY",

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -156,8 +157,56 @@ def save(obj: Any, export_dir: str | os.PathLike[str], signatures: Any = None, o
         save_module(obj, path, _META_FILE, _FORMAT)
         return
     with obj._weights_gathered():
-        write_keras_export(obj, path)
+        _save_keras(obj, path)
     obj._wait_for_chief("saved_model.save")
+
+
+def _save_keras(model: Any, path: str) -> None:
+    """unison's files, and TF's graph when :func:`_graph_wanted` (a model TF's Keras cannot
+    rebuild keeps unison's files only, with a warning, unless the graph was required)."""
+    from unison.errors import SavedModelExportError
+
+    mode = _graph_wanted()
+    if mode:
+        try:
+            write_serving_export(model, path)  # the chief writes
+            return
+        except SavedModelExportError as error:
+            if os.environ.get("UNISON_SAVED_MODEL_GRAPH", "auto").strip() == "1":
+                raise
+            warnings.warn(f"{error} tf.saved_model.save wrote unison's files only.", stacklevel=4)
+    write_keras_export(model, path)
+
+
+def _graph_wanted() -> bool:
+    """Whether ``tf.saved_model.save`` adds TF's graph: ``$UNISON_SAVED_MODEL_GRAPH`` = ``auto``
+    (the default: when TensorFlow is installed), ``1`` (always; an error without TensorFlow) or ``0``."""
+    from unison.saved_model.tf_graph import tensorflow_python
+
+    mode = os.environ.get("UNISON_SAVED_MODEL_GRAPH", "auto").strip().lower()
+    if mode not in ("auto", "0", "1"):
+        raise ValueError(f"UNISON_SAVED_MODEL_GRAPH must be 'auto', '1' or '0'. Received: {mode!r}")
+    if mode == "auto" and tensorflow_python() is None:
+        warnings.warn(
+            "tf.saved_model.save wrote unison's files only (no saved_model.pb): TensorFlow, which writes the "
+            "graph, is not installed. pip install 'unison[export-tf]' to get a SavedModel TF Serving reads; "
+            "UNISON_SAVED_MODEL_GRAPH=0 silences this.",
+            stacklevel=3,
+        )
+        return False
+    return mode != "0"
+
+
+def write_serving_export(model: Any, export_dir: str) -> None:
+    """The chief's export of a Keras model for serving: a TensorFlow SavedModel (``saved_model.pb``,
+    ``variables/``, written by TensorFlow: :mod:`unison.saved_model.tf_graph`) and, beside it,
+    unison's own files (:func:`write_keras_export`), which ``load`` reads back."""
+    from unison.saved_model.tf_graph import write_tf_saved_model
+
+    if not model.distribute_strategy.extended.should_checkpoint:
+        return
+    write_tf_saved_model(model, export_dir)  # first: a model TF cannot take leaves no half-written folder
+    write_keras_export(model, export_dir)
 
 
 def write_keras_export(model: Any, export_dir: str) -> None:

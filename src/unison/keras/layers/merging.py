@@ -146,8 +146,9 @@ class Concatenate(Merge):
                 f"axis. Received: input_shape={shapes}"
             )
         axis = self.axis % rank
-        reduced = {s[:axis] + s[axis + 1 :] for s in shapes}
-        if len(reduced) > 1:
+        # a list compared pairwise, not a set: torch.export's symbolic sizes compare but do not hash
+        reduced = [s[:axis] + s[axis + 1 :] for s in shapes]
+        if any(r != reduced[0] for r in reduced[1:]):
             raise ValueError(
                 f"A `Concatenate` layer requires inputs with matching shapes except for the concatenation "
                 f"axis. Received: input_shape={shapes}, axis={self.axis}"

@@ -323,6 +323,25 @@ class Model(Trainer, Layer):
         """Save architecture, weights, compile arguments and optimizer state atomically (chief only)."""
         model_io.save(self, filepath, overwrite, **kwargs)
 
+    def export(
+        self,
+        filepath: str | os.PathLike[str],
+        format: str = "tf_saved_model",
+        verbose: bool | None = True,
+        input_signature: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        """Export for serving, as Keras 3: ``format="onnx"`` or ``"tf_saved_model"`` (docs/export.md).
+
+        Example:
+            >>> import os, tempfile, unison as tf
+            >>> model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])
+            >>> model.export(os.path.join(tempfile.mkdtemp(), "m.onnx"), format="onnx")  # doctest: +SKIP
+        """
+        from unison.keras.export import export_model
+
+        export_model(self, filepath, format=format, verbose=verbose, input_signature=input_signature, **kwargs)
+
     def save_spec(self, dynamic_batch: bool = True) -> Any:
         """tf.keras 2's ``save_spec()``: ``None`` until the model knows its input, then ``([spec], {})``."""
         return model_io.save_spec(self, dynamic_batch)
