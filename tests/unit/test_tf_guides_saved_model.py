@@ -18,6 +18,13 @@ import unison as tf
 pytestmark = pytest.mark.timeout(60)
 
 
+@pytest.fixture(autouse=True)
+def _unison_files_only(monkeypatch):
+    """These tests read back unison's half of the folder; TF's graph (a TensorFlow child process per
+    save) is tested in tests/unit/test_export_saved_model.py."""
+    monkeypatch.setenv("UNISON_SAVED_MODEL_GRAPH", "0")
+
+
 def _sequential():
     torch.manual_seed(0)
     return tf.keras.Sequential(

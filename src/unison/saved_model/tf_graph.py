@@ -134,15 +134,14 @@ def write_tf_saved_model(model: Any, export_dir: str, timeout_s: float = _TIMEOU
         )
     try:
         config = model.get_config()
-    except (SavingError, NotImplementedError) as error:
-        config = None
-        why = str(error)
+    except (SavingError, NotImplementedError):
+        config = None  # a subclassed model: its architecture is its Python code
     if not isinstance(config, dict) or not config:
         raise SavedModelExportError(
-            f"Model {model.name!r} cannot be written as a TensorFlow SavedModel: TensorFlow rebuilds it from "
-            f"its architecture config, and a {type(model).__name__} has none that TF's Keras can read"
-            f"{' (' + why[:200] + ')' if config is None else ''}. Build it as a functional or Sequential model, "
-            "or export it with format='onnx' or torch.export (docs/export.md)."
+            f"Model {model.name!r} cannot be written as a TensorFlow SavedModel: TensorFlow rebuilds the model "
+            f"from its architecture config, and this {type(model).__name__} (a subclassed model) has no "
+            "architecture config TF's Keras can read. Build it as a functional or Sequential model, or export it "
+            "with format='onnx' or torch.export (docs/export.md)."
         )
     specs = _inputs(model)
     batch = _check_batch(specs)

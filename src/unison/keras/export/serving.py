@@ -84,6 +84,9 @@ def input_specs(model: Any, input_signature: Any = None) -> list[ServingInput]:
     if symbolic:
         return [ServingInput(str(kt.name), tuple(kt.shape), _dtype(getattr(kt, "dtype", "float32"))) for kt in symbolic]
     hint = getattr(model, "input_shape_hint", None) or model.__dict__.get("_called_shape")
+    first = model.__dict__.get("_first_input")  # (shape, dtype) of a subclassed model's first call
+    if hint is None and first is not None:
+        hint = first[0]
     if hint is None or not getattr(model, "built", False):
         raise ModelNotBuiltError(
             f"Model {getattr(model, 'name', type(model).__name__)!r} cannot be exported: its input shape is not "
@@ -91,7 +94,8 @@ def input_specs(model: Any, input_signature: Any = None) -> list[ServingInput]:
             "batch (or fit it) first, start it with keras.Input(shape=...), or pass "
             "input_signature=[tf.TensorSpec(shape=(None, ...), dtype='float32')] to export()."
         )
-    return [ServingInput("inputs", (None, *tuple(hint)), torch.float32)]
+    dtype = first[1] if first is not None and tuple(first[0]) == tuple(hint) else torch.float32
+    return [ServingInput("inputs", (None, *tuple(hint)), dtype)]
 
 
 def example_inputs(specs: list[ServingInput], batch: int = 2) -> tuple[torch.Tensor, ...]:

@@ -120,6 +120,9 @@ class Model(Trainer, Layer):
             return symbolic_call(self, args, kwargs, run=nn.Module.__call__.__get__(self))
         if not getattr(self, "_mirrored_build", True) and args and isinstance(args[0], torch.Tensor):
             self._build_mirrored(args[0])
+        if args and isinstance(args[0], torch.Tensor) and "_first_input" not in self.__dict__:
+            # what a subclassed model was first called with: model.export traces that (keras/export/)
+            self.__dict__["_first_input"] = (tuple(args[0].shape[1:]), args[0].dtype)
         if training is not None:
             kwargs["training"] = training
         # torch's call straight: Layer.__call__ would check for symbolic inputs and set the mode again
