@@ -8,7 +8,10 @@ model whose architecture saves (``Sequential``, functional models, registered su
 * ``tf.saved_model.save(model, export_dir)`` writes ``export_dir/`` holding ``keras_model.keras``
   (architecture, weights, compile arguments; SHA-256-verified, never unpickled) and
   ``saved_model.json`` (the ``serving_default`` signature: input names, shapes and dtypes, and
-  output names). Only the chief writes; every replica may call it.
+  output names). Only the chief writes; every replica may call it. Where TensorFlow is installed
+  the folder also gets TF's own SavedModel (``saved_model.pb`` + ``variables/``), written by
+  TensorFlow in a child process (:mod:`unison.saved_model.tf_graph`, ``$UNISON_SAVED_MODEL_GRAPH``;
+  docs/export.md), which TF Serving reads.
 * ``tf.saved_model.load(export_dir)`` rebuilds the model (in the current strategy's scope) and
   returns a :class:`LoadedModel`: ``loaded(x)`` runs the model in inference mode,
   ``loaded.signatures["serving_default"](x)`` returns ``{output_name: tensor}`` as TF's serving

@@ -9,10 +9,10 @@ with, or ``input_signature=``), and :class:`ServingModule` is a ``torch.nn.Modul
 
 Example:
     >>> import torch, unison as tf
-    >>> model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])
+    >>> model = tf.keras.Sequential([tf.keras.Input((3,), name="x"), tf.keras.layers.Dense(2)])
     >>> specs = input_specs(model)
     >>> [(s.name, s.shape) for s in specs]
-    [('input_layer', (None, 3))]
+    [('x', (None, 3))]
     >>> [tuple(t.shape) for t in ServingModule(model, specs)(torch.ones(4, 3))]
     [(4, 2)]
 """
