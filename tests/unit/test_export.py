@@ -118,7 +118,7 @@ def application():
     model = keras.applications.MobileNetV2(
         input_shape=(32, 32, 3), alpha=0.35, weights=None, classes=10, classifier_activation=None
     )
-    return model.eval(), [(32, 32, 3)]
+    return _perturb(model), [(32, 32, 3)]  # its initial logits are ~1e-11: nothing to compare
 
 
 def _batch(shapes, rows=3, seed=1):
@@ -168,7 +168,7 @@ def test_onnxruntime_predicts_what_unison_predicts(make, tmp_path):
 @pytest.mark.slow
 def test_onnx_of_a_keras_application(tmp_path):
     _, diff = _onnx_round_trip(application, tmp_path)
-    assert diff < 1e-4, diff
+    assert diff < 1e-5 * 20, diff  # logits up to ~15: float32 rounding over 50 layers
 
 
 @needs_onnx
@@ -336,4 +336,4 @@ def test_tensorflow_serves_a_keras_application(tmp_path):
     model.export(path, format="tf_saved_model", verbose=False)
     batch = _batch(shapes)
     (got,) = _tf_serves(tmp_path, [(path, [model.inputs[0].name], batch)])
-    assert _max_diff(got, _unison(model, batch)) < 1e-4
+    assert _max_diff(got, _unison(model, batch)) < 1e-5 * 20  # logits up to ~15
