@@ -25,7 +25,8 @@ def _record(**features: object) -> bytes:
 
 
 @pytest.mark.parametrize(
-    "values", [[0, 1, 127, 128, 300, 2**31, 2**63 - 1, -1, -(2**63)], [5], list(range(-200, 200, 7))]
+    "values",
+    [[0, 1, 127, 128, 300, 2**31, 2**63 - 1, -1, -(2**63)], [5], list(range(-200, 200, 7)), [-1, 300], [-(2**63), 1]],
 )
 def test_decode_varints_matches_protobuf(values: list[int]) -> None:
     record = _record(x=values)

@@ -197,7 +197,7 @@ def stack_composites(parts: list[Any]) -> Any:
     indices = torch.cat([rows.reshape(-1, 1), torch.cat([p.indices for p in parts])], dim=1)
     shape = torch.stack([p.dense_shape for p in parts]).amax(dim=0)
     values = _values_cat([p.values for p in parts])
-    return SparseTensor(indices, values, torch.cat([torch.tensor([len(parts)]), shape]))
+    return SparseTensor._from_parts(indices, values, torch.cat([torch.tensor([len(parts)]), shape]))
 
 
 def _sparse_row(leaf: SparseTensor, i: int) -> SparseTensor:

@@ -142,7 +142,11 @@ def build_var_len(key: str, spec: VarLenFeature, col: Column, batched: bool) -> 
         shape = [len(counts), int(counts.max()) if len(counts) else 0]
     else:
         indices, shape = within.reshape(-1, 1), [total]
-    return SparseTensor(torch.from_numpy(indices), values, shape)
+    if isinstance(values, np.ndarray):
+        from unison.ops.string_tensor import StringTensor
+
+        values = StringTensor(values)
+    return SparseTensor._from_parts(torch.from_numpy(indices), values, torch.tensor(shape, dtype=torch.int64))
 
 
 def build_sequence(key: str, spec: FixedLenSequenceFeature, col: Column, batched: bool) -> Any:

@@ -168,6 +168,12 @@ def _columns_proto(records: list[bytes], plan: Plan) -> list[Column]:
     return cols
 
 
+def _string_values(values: np.ndarray) -> Any:
+    from unison.ops.string_tensor import StringTensor
+
+    return StringTensor(values)
+
+
 def _one_list(data: bytes, kind: int, start: int, end: int, shape: tuple[int, ...] | None) -> Any:
     """One record's list as an output value (a tensor, or an object array of bytes), shaped
     ``shape`` (None: 1-D); None when the count does not fit ``shape``."""
@@ -227,7 +233,11 @@ def _parse_one(data: bytes, the_plan: Plan) -> dict[str, Any] | None:
             return None
         if cls is VarLenFeature:
             n = value.shape[0]
-            value = SparseTensor(torch.arange(n).reshape(n, 1), value, [n])
+            if isinstance(value, np.ndarray):
+                value = _string_values(value)
+            value = SparseTensor._from_parts(
+                torch.from_numpy(np.arange(n, dtype=np.int64).reshape(n, 1)), value, torch.from_numpy(np.array([n]))
+            )
         elif cls is FixedLenSequenceFeature:
             step = max(math.prod(spec.shape), 1)
             if value.shape[0] % step:
