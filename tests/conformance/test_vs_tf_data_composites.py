@@ -107,3 +107,15 @@ def test_one_record_ragged_features_do_not_batch(tf, tmp_path):
     _write_examples(tf, path)
     spec = {"words": tf.io.RaggedFeature(tf.string)}
     return list(tf.data.TFRecordDataset(path).map(lambda r: tf.io.parse_single_example(r, spec)).batch(4))
+
+
+@same_as_tf("keras:Model.fit", "keras:layers.Dense", "SparseTensor")
+def test_fit_on_a_dataset_of_sparse_inputs(tf):
+    keras = tf.keras
+    st = tf.sparse.SparseTensor([[0, 1], [1, 3], [2, 0], [3, 2]], [1.0, 2.0, 3.0, 4.0], [4, 5])
+    y = tf.constant([[0.0], [1.0], [0.0], [1.0]])
+    ds = tf.data.Dataset.from_tensor_slices((st, y)).batch(2)
+    model = keras.Sequential([keras.layers.Dense(1, kernel_initializer="ones", bias_initializer="zeros")])
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+    history = model.fit(ds, epochs=2, verbose=0, shuffle=False)
+    return history.history["loss"], model.predict(ds.map(lambda x, _: x), verbose=0)
