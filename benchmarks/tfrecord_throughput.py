@@ -8,7 +8,11 @@ both libraries read them in four configurations:
 - ``parse``: the same ``.map(parse_single_example with a feature spec).batch(64)``;
 - ``batch_parse``: the same ``.batch(64).map(parse_example with the spec)`` (TF's advice: vectorise the parse);
 - ``gzip``: ``raw`` on the GZIP copies;
-- ``parallel4``: ``raw`` with ``num_parallel_reads=4``.
+- ``parallel4``: ``raw`` with ``num_parallel_reads=4``;
+- ``parse_varlen`` / ``batch_parse_varlen``: the two parse pipelines on a second set of files whose
+  records vary in length (``VarLenFeature`` int64 ids of 0-30 multi-byte values, ``VarLenFeature``
+  words of 0-5 strings, an int64 label): each batch becomes ``SparseTensor`` elements, and no two
+  records share a layout (unison's per-record byte scan, not its one-layout batch path).
 
 TensorFlow (``--tf-python``, TF 2.21 in its own venv) runs in one long-lived subprocess reading the
 files unison wrote, so the run also checks byte compatibility: the record counts and the label sum
@@ -36,8 +40,8 @@ import tempfile
 import time
 from typing import Any
 
-CONFIGS = ("raw", "parse", "batch_parse", "gzip", "parallel4")
-DEFAULT_TF_PYTHON = "/work/tfvenv/bin/python"
+CONFIGS = ("raw", "parse", "batch_parse", "gzip", "parallel4", "parse_varlen", "batch_parse_varlen")
+DEFAULT_TF_PYTHON = sys.executable  # a Python with tensorflow (this one, when TF is installed beside unison)
 
 
 def _pin_threads() -> None:
@@ -76,7 +80,23 @@ def write_files(work: str, n_files: int, records: int) -> dict[str, list[str]]:
                 wg.write(data)
         plain.append(p)
         gz.append(g)
-    return {"plain": plain, "gzip": gz}
+    varlen = []
+    for f in range(n_files):
+        v = os.path.join(work, f"varlen-{f}.tfrecord")
+        with tf.io.TFRecordWriter(v) as wv:
+            for i in range(records):
+                n_ids, n_words = int(rng.integers(0, 31)), int(rng.integers(0, 6))
+                words = [rng.bytes(int(rng.integers(1, 12))) for _ in range(n_words)]
+                feature = {
+                    "ids": tf.train.Feature(
+                        int64_list=tf.train.Int64List(value=rng.integers(0, 2**20, n_ids).tolist())
+                    ),
+                    "words": tf.train.Feature(bytes_list=tf.train.BytesList(value=words)),
+                    "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[(f * records + i) % 10])),
+                }
+                wv.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
+        varlen.append(v)
+    return {"plain": plain, "gzip": gz, "varlen": varlen}
 
 
 def run_config(tf: Any, files: dict[str, list[str]], config: str, graph: bool = False) -> dict[str, Any]:
@@ -84,16 +104,25 @@ def run_config(tf: Any, files: dict[str, list[str]], config: str, graph: bool = 
     start = time.perf_counter()
     n = 0
     label_sum = 0
-    if config in ("parse", "batch_parse"):
-        spec = {
-            "image": tf.io.FixedLenFeature([], tf.string),
-            "label": tf.io.FixedLenFeature([], tf.int64),
-            "feats": tf.io.FixedLenFeature([16], tf.float32),
-        }
-        if config == "parse":
-            ds = tf.data.TFRecordDataset(files["plain"]).map(lambda r: tf.io.parse_single_example(r, spec)).batch(64)
+    if config.startswith(("parse", "batch_parse")):
+        if config.endswith("varlen"):
+            paths = files["varlen"]
+            spec = {
+                "ids": tf.io.VarLenFeature(tf.int64),
+                "words": tf.io.VarLenFeature(tf.string),
+                "label": tf.io.FixedLenFeature([], tf.int64),
+            }
         else:
-            ds = tf.data.TFRecordDataset(files["plain"]).batch(64).map(lambda b: tf.io.parse_example(b, spec))
+            paths = files["plain"]
+            spec = {
+                "image": tf.io.FixedLenFeature([], tf.string),
+                "label": tf.io.FixedLenFeature([], tf.int64),
+                "feats": tf.io.FixedLenFeature([16], tf.float32),
+            }
+        if config.startswith("parse"):
+            ds = tf.data.TFRecordDataset(paths).map(lambda r: tf.io.parse_single_example(r, spec)).batch(64)
+        else:
+            ds = tf.data.TFRecordDataset(paths).batch(64).map(lambda b: tf.io.parse_example(b, spec))
         if graph:  # TensorFlow only: consume inside one traced reduce, no per-element Python
             n = int(ds.reduce(tf.constant(0, tf.int64), lambda acc, b: acc + tf.shape(b["label"], tf.int64)[0]))
         else:
@@ -266,6 +295,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "batch_parse": "+ batch(64).map(parse_example)",
         "gzip": "GZIP files, raw records",
         "parallel4": "num_parallel_reads=4, raw records",
+        "parse_varlen": "varied records (VarLenFeature x2): map(parse_single_example).batch(64)",
+        "batch_parse_varlen": "varied records (VarLenFeature x2): batch(64).map(parse_example)",
     }
     for c in CONFIGS:
         u = results[("unison", c)]

@@ -161,6 +161,11 @@ class DataLossError(OpError):
     error_code = 15
 
 
+class BatchShapeError(InvalidArgumentError, ValueError):
+    """``batch()`` met elements whose component shapes differ (TF's ``InvalidArgumentError``
+    "Cannot add tensor to the batch"; a ``ValueError`` too, as unison raised it before)."""
+
+
 class CorruptRecordError(DataLossError):
     """A TFRecord file holds a record whose checksum does not match, or ends inside a record.
 

@@ -91,9 +91,9 @@ def test_parse_example_batch_equals_per_record_parse_and_names_a_bad_record():
     missing = _example(y=tf.train.Feature(float_list=tf.train.FloatList(value=[0.5])))
     spec = {"x": tf.io.FixedLenFeature([2], tf.float32)}
     assert tf.io.parse_example([good, good], spec)["x"].tolist() == [[1.0, 2.0], [1.0, 2.0]]
-    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Key: x\..*Values size: 1 .*example 1"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Key: x, Index: 1\..*Values size: 1 "):
         tf.io.parse_example([good, short], spec)
-    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Key: x\..*int64 but expected type: float \(example 2\)"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Key: x, Index: 2\..*int64 but expected type: float"):
         tf.io.parse_example([good, good, ints], spec)
     with_default = {"x": tf.io.FixedLenFeature([2], tf.float32, default_value=[9.0, 9.0])}
     assert tf.io.parse_example([missing, good], with_default)["x"].tolist() == [[9.0, 9.0], [1.0, 2.0]]

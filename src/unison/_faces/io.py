@@ -47,6 +47,7 @@ from unison.ops.image_encode import encode_jpeg, encode_png
 from unison.ops.parsing import (
     FixedLenFeature,
     FixedLenSequenceFeature,
+    RaggedFeature,
     VarLenFeature,
     decode_raw,
     parse_example,
@@ -63,6 +64,7 @@ __all__ = [
     "FixedLenSequenceFeature",
     "TFRecordOptions",
     "TFRecordWriter",
+    "RaggedFeature",
     "VarLenFeature",
     "decode_and_crop_jpeg",
     "decode_base64",

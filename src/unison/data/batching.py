@@ -21,7 +21,7 @@ from unison.data import nest, processes
 from unison.data.context import IterContext
 from unison.data.dataset import Dataset, check_count, transformation
 from unison.data.options import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
-from unison.data.specs import TensorSpec
+from unison.data.specs import DataRaggedTensorSpec, TensorSpec
 from unison.data.transforms import Map
 from unison.ops import tree
 
@@ -85,13 +85,30 @@ class Batch(Dataset):
                 yield pack(nest.gather_all(leaves, index))
             return
         pending: list[Any] = []
+        ragged: list[frozenset[int]] = []  # found on the first batch that needs it
         for element in source._iter(ctx):
             pending.append(element)
             if len(pending) == self._size:
-                yield nest.stack(pending)
+                yield self._stack(pending, ragged)
                 pending = []
         if pending and not self._drop:
-            yield nest.stack(pending)
+            yield self._stack(pending, ragged)
+
+    def _stack(self, pending: list[Any], ragged: list[frozenset[int]]) -> Any:
+        """One batch; rows of a ragged tensor (a RaggedTensorSpec component holding plain tensors)
+        batch into a RaggedTensor, as in TF, which knows it from the spec: asked only when plain
+        stacking fails."""
+        try:
+            return nest.stack(pending, ragged[0] if ragged else frozenset())
+        except ValueError:
+            if ragged:
+                raise
+            specs = nest.flatten(self._inputs[0]._spec())
+            found = frozenset(k for k, s in enumerate(specs) if isinstance(s, DataRaggedTensorSpec))
+            if not found:
+                raise
+            ragged.append(found)
+            return nest.stack(pending, found)
 
     def _cardinality(self) -> int:
         return _batch_cardinality(self._inputs[0]._cardinality(), self._size, self._drop)
@@ -145,6 +162,14 @@ class PaddedBatch(Batch):
         return nest.pack_as(first, out)
 
     def _iter(self, ctx: IterContext) -> Iterator[Any]:
+        specs = nest.flatten(self._inputs[0]._spec())
+        composite = next((s for s in specs if not isinstance(s, TensorSpec)), None)
+        if composite is not None:  # TF decides by the spec: rows of a ragged tensor are refused too
+            raise TypeError(
+                "`padded_batch` is only supported for datasets that produce tensor elements (as in TF); this "
+                f"one has a component of spec {composite!r}. Use batch() (sparse and ragged tensors batch "
+                "without padding), or convert it first with tf.sparse.to_dense / RaggedTensor.to_tensor in a map()."
+            )
         pending: list[Any] = []
         for element in self._inputs[0]._iter(ctx):
             pending.append(element)
@@ -191,11 +216,7 @@ class Unbatch(Dataset):
         return INFINITE_CARDINALITY if n == INFINITE_CARDINALITY else (0 if n == 0 else UNKNOWN_CARDINALITY)
 
     def _spec(self) -> Any:
-        return tree.map_structure(
-            lambda s: TensorSpec(None if s.shape is None else s.shape[1:], s.dtype),
-            self._inputs[0]._spec(),
-            lists=False,
-        )
+        return tree.map_structure(lambda s: s.without_leading(), self._inputs[0]._spec(), lists=False)
 
 
 @transformation

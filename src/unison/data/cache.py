@@ -27,23 +27,30 @@ from unison.core import atomic_io
 from unison.data import nest
 from unison.data.context import IterContext
 from unison.data.dataset import Dataset, transformation
+from unison.ops.ragged_tensor import RaggedTensor
+from unison.ops.sparse_tensor import SparseTensor
 
 SUFFIX = ".unison-cache"
 
 
+def _encode_leaf(leaf: Any, tensors: list[torch.Tensor]) -> Any:
+    """The leaf's kind (JSON) with its tensors appended; a sparse or ragged tensor as its components."""
+    if isinstance(leaf, nest.COMPOSITES):
+        parts = [
+            _encode_leaf(np.asarray(c) if not isinstance(c, torch.Tensor) else c, tensors)
+            for c in leaf._tree_components()
+        ]
+        return {"composite": type(leaf).__name__, "parts": parts}
+    if isinstance(leaf, torch.Tensor):
+        tensors.append(leaf.contiguous())
+        return "t"
+    tensors.append(torch.frombuffer(bytearray(np.ascontiguousarray(leaf).tobytes()) or bytearray(1), dtype=torch.uint8))
+    return {"np": leaf.dtype.str, "shape": list(leaf.shape)}
+
+
 def _encode(element: Any) -> tuple[str, list[torch.Tensor]]:
-    leaves = nest.flatten(element)
-    kinds: list[Any] = []
     tensors: list[torch.Tensor] = []
-    for leaf in leaves:
-        if isinstance(leaf, torch.Tensor):
-            kinds.append("t")
-            tensors.append(leaf.contiguous())
-        else:
-            kinds.append({"np": leaf.dtype.str, "shape": list(leaf.shape)})
-            tensors.append(
-                torch.frombuffer(bytearray(np.ascontiguousarray(leaf).tobytes()) or bytearray(1), dtype=torch.uint8)
-            )
+    kinds = [_encode_leaf(leaf, tensors) for leaf in nest.flatten(element)]
     return json.dumps({"structure": nest.structure_of(element), "kinds": kinds}), tensors
 
 
@@ -55,18 +62,22 @@ def _skeleton(structure: Any) -> Any:
     return None
 
 
+def _decode_leaf(kind: Any, tensors: Iterator[torch.Tensor]) -> Any:
+    if kind == "t":
+        return next(tensors)
+    if "composite" in kind:
+        cls = SparseTensor if kind["composite"] == "SparseTensor" else RaggedTensor
+        return cls._tree_from_components([_decode_leaf(k, tensors) for k in kind["parts"]])
+    t = next(tensors)
+    dtype = np.dtype(kind["np"])
+    count = int(np.prod(kind["shape"])) if kind["shape"] else 1
+    return np.frombuffer(t.numpy().tobytes()[: count * dtype.itemsize], dtype=dtype).reshape(kind["shape"]).copy()
+
+
 def _decode(meta: str, tensors: list[torch.Tensor]) -> Any:
     info = json.loads(meta)
-    leaves: list[Any] = []
-    for kind, t in zip(info["kinds"], tensors):
-        if kind == "t":
-            leaves.append(t)
-        else:
-            dtype = np.dtype(kind["np"])
-            count = int(np.prod(kind["shape"])) if kind["shape"] else 1
-            leaves.append(
-                np.frombuffer(t.numpy().tobytes()[: count * dtype.itemsize], dtype=dtype).reshape(kind["shape"]).copy()
-            )
+    stream = iter(tensors)
+    leaves = [_decode_leaf(kind, stream) for kind in info["kinds"]]
     return nest.pack_as(_skeleton(info["structure"]), leaves)
 
 

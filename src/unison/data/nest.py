@@ -1,8 +1,11 @@
 """Nested elements as TF nests them: tuples and dicts of tensors (torch) or strings (numpy).
 
 A *leaf* is a ``torch.Tensor`` or a ``numpy.ndarray`` (strings stay numpy arrays of ``str`` or
-``bytes``; torch has no string tensors). Tuples (namedtuples too) and dicts are structure; a list
-given to a source is one tensor, as in TF.
+``bytes``; torch has no string tensors), or a composite tensor: a ``tf.SparseTensor`` or a
+``tf.RaggedTensor``, kept whole, batched and unbatched as TF's ``tf.data`` does it (a batch of
+sparse tensors is one sparse tensor with a batch dimension and the largest dense shape; a batch of
+ragged tensors is a ragged tensor with one more ragged dimension). Tuples (namedtuples too) and
+dicts are structure; a list given to a source is one tensor, as in TF.
 
 Example:
     >>> import torch
@@ -19,15 +22,19 @@ from typing import Any
 import numpy as np
 import torch
 
+from unison.errors import BatchShapeError
 from unison.ops import tree
 from unison.ops.dtypes import from_numpy
+from unison.ops.ragged_tensor import RaggedTensor
+from unison.ops.sparse_tensor import SparseTensor
 from unison.ops.string_tensor import as_string_tensor
 
-Leaf = torch.Tensor | np.ndarray
+Leaf = torch.Tensor | np.ndarray | SparseTensor | RaggedTensor
+COMPOSITES = (SparseTensor, RaggedTensor)
 
 
 def is_leaf(obj: Any) -> bool:
-    return isinstance(obj, (torch.Tensor, np.ndarray))
+    return isinstance(obj, (torch.Tensor, np.ndarray, SparseTensor, RaggedTensor))
 
 
 def _rebuild(obj: tuple[Any, ...], items: list[Any]) -> tuple[Any, ...]:
@@ -65,6 +72,8 @@ def as_leaf(value: Any) -> Leaf:
     """A value as a leaf: numbers become torch tensors, strings stay numpy arrays."""
     if isinstance(value, torch.Tensor):
         return value.detach() if value.requires_grad else value  # no new alias per element
+    if isinstance(value, COMPOSITES):
+        return value
     if hasattr(value, "numpy") and not isinstance(value, np.ndarray):  # tensors of other libraries
         value = value.numpy()
     arr = np.asarray(value)
@@ -107,8 +116,13 @@ def _same(a: Any, b: Any) -> bool:
     return not isinstance(b, (dict, tuple))
 
 
-def stack(elements: list[Any]) -> Any:
-    """Stack same-structured elements along a new first dimension (one batch)."""
+def stack(elements: list[Any], ragged: frozenset[int] = frozenset()) -> Any:
+    """Stack same-structured elements along a new first dimension (one batch).
+
+    ``ragged``: the positions (in flattened order) of components whose spec is a
+    ``RaggedTensorSpec`` although the elements hold plain tensors (rows of a ragged tensor, as
+    TF's ``from_tensor_slices``/``unbatch`` give them): they batch into a ``RaggedTensor``.
+    """
     first = elements[0]
     for i, e in enumerate(elements):
         if not _same(first, e) and not same_structure(first, e):
@@ -120,14 +134,20 @@ def stack(elements: list[Any]) -> Any:
         columns: Any = zip(*elements)  # a flat tuple of tensors, the usual (x, y) element
     else:
         columns = zip(*(flatten(e) for e in elements))
-    cols = []
-    for parts in columns:
+    cols: list[Any] = []
+    for k, parts in enumerate(columns):
+        if k in ragged:
+            cols.append(ragged_rows(list(parts)))
+            continue
+        if isinstance(parts[0], COMPOSITES) or isinstance(parts[-1], COMPOSITES):
+            cols.append(stack_composites(list(parts)))
+            continue
         try:
             cols.append(torch.stack(parts) if isinstance(parts[0], torch.Tensor) else np.stack(parts))
         except (RuntimeError, ValueError) as exc:
             shapes = {tuple(p.shape) for p in parts}
             if len(shapes) > 1:
-                raise ValueError(
+                raise BatchShapeError(
                     f"Cannot batch tensors with different shapes in one component: {sorted(shapes)}. "
                     "Use padded_batch() to pad them to a common shape, or map() them to one shape first."
                 ) from None
@@ -135,7 +155,86 @@ def stack(elements: list[Any]) -> Any:
     return pack_as(first, cols)
 
 
+def _values_cat(parts: list[Any]) -> Any:
+    """Concatenate values along the first axis: torch tensors, string arrays or ragged tensors."""
+    if isinstance(parts[0], RaggedTensor):
+        return RaggedTensor.from_row_lengths(
+            _values_cat([p.values for p in parts]), torch.cat([p.row_lengths() for p in parts])
+        )
+    if isinstance(parts[0], torch.Tensor):
+        return torch.cat(parts)
+    return np.concatenate([np.asarray(p, dtype=object) for p in parts])
+
+
+def stack_composites(parts: list[Any]) -> Any:
+    """A batch of sparse or ragged tensors, as TF's ``batch`` makes it.
+
+    Sparse: indices get the batch position in front, the dense shape is the largest of each
+    dimension (elements of different dense shapes batch; their ranks must agree). Ragged: one more
+    ragged dimension whose rows are the elements.
+    """
+    kinds = {type(p) for p in parts}
+    if len(kinds) != 1:
+        raise TypeError(
+            "Cannot batch a component that is a SparseTensor or RaggedTensor in some elements and not in "
+            f"others. Received types {sorted(k.__name__ for k in kinds)}; map() every element to one kind."
+        )
+    if isinstance(parts[0], RaggedTensor):
+        ranks = {p.ragged_rank for p in parts}
+        if len(ranks) != 1:
+            raise ValueError(f"Cannot batch RaggedTensors of different ragged ranks {sorted(ranks)}.")
+        return RaggedTensor.from_row_lengths(
+            _values_cat(parts), torch.tensor([p.nrows_int() for p in parts], dtype=torch.int64)
+        )
+    ranks = {len(p.dense_shape) for p in parts}
+    if len(ranks) != 1:
+        raise ValueError(
+            f"Cannot batch SparseTensors of different ranks {sorted(ranks)} in one component: TF batches "
+            "sparse tensors of one rank (their dense shapes may differ). Reshape them to one rank first."
+        )
+    counts = torch.tensor([len(p.indices) for p in parts], dtype=torch.int64)
+    rows = torch.repeat_interleave(torch.arange(len(parts), dtype=torch.int64), counts)
+    indices = torch.cat([rows.reshape(-1, 1), torch.cat([p.indices for p in parts])], dim=1)
+    shape = torch.stack([p.dense_shape for p in parts]).amax(dim=0)
+    values = _values_cat([p.values for p in parts])
+    return SparseTensor._from_parts(indices, values, torch.cat([torch.tensor([len(parts)]), shape]))
+
+
+def _sparse_row(leaf: SparseTensor, i: int) -> SparseTensor:
+    mask = leaf.indices[:, 0] == i
+    values = leaf.values[mask] if isinstance(leaf.values, torch.Tensor) else np.asarray(leaf.values)[mask.numpy()]
+    return SparseTensor(leaf.indices[mask][:, 1:], values, leaf.dense_shape[1:])
+
+
+def ragged_rows(rows: list[Any]) -> RaggedTensor:
+    """Rows (tensors, string arrays or ragged tensors) as the rows of one ``RaggedTensor``."""
+    lengths = [leaf_rows(r) if isinstance(r, COMPOSITES) else len(r) for r in rows]
+    return RaggedTensor.from_row_lengths(_values_cat(rows), torch.tensor(lengths, dtype=torch.int64))
+
+
+def _gather_composite(leaf: SparseTensor | RaggedTensor, index: np.ndarray) -> Any:
+    """Rows ``index`` of a sparse or ragged tensor, as one tensor of that kind (a batch of its rows)."""
+    rows = [row(leaf, i) for i in index.tolist()]
+    if isinstance(leaf, SparseTensor):
+        if not rows:
+            return SparseTensor(
+                leaf.indices[:0], leaf.values[:0], torch.cat([torch.zeros(1, dtype=torch.int64), leaf.dense_shape[1:]])
+            )
+        out = stack_composites(rows)
+        out.dense_shape[1:] = leaf.dense_shape[1:]  # TF keeps the sliced tensor's row shape
+        return out
+    if not rows:
+        return RaggedTensor.from_row_lengths(leaf.values[:0], torch.zeros(0, dtype=torch.int64))
+    return ragged_rows(rows)
+
+
 def leaf_rows(leaf: Leaf) -> int:
+    if isinstance(leaf, RaggedTensor):
+        return leaf.nrows_int()
+    if isinstance(leaf, SparseTensor):
+        if len(leaf.dense_shape) == 0:
+            raise ValueError("Cannot slice a scalar SparseTensor: it needs a first dimension.")
+        return int(leaf.dense_shape[0])
     if leaf.ndim == 0:
         raise ValueError(
             "Cannot slice a scalar: every component must have a first dimension. "
@@ -145,8 +244,15 @@ def leaf_rows(leaf: Leaf) -> int:
 
 
 def row(leaf: Leaf, i: int) -> Leaf:
-    """Row ``i`` of a leaf; a string row stays a numpy array (0-d for a 1-D column)."""
-    return leaf[i] if isinstance(leaf, torch.Tensor) else np.asarray(leaf[i])
+    """Row ``i`` of a leaf; a string row stays a numpy array (0-d for a 1-D column); a sparse
+    tensor's row is a sparse tensor of one rank less, a ragged tensor's row its values."""
+    if isinstance(leaf, torch.Tensor):
+        return leaf[i]
+    if isinstance(leaf, SparseTensor):
+        return _sparse_row(leaf, i)
+    if isinstance(leaf, RaggedTensor):
+        return leaf[i]
+    return np.asarray(leaf[i])
 
 
 def gather_all(leaves: list[Leaf], index: np.ndarray) -> list[Leaf]:
@@ -155,7 +261,9 @@ def gather_all(leaves: list[Leaf], index: np.ndarray) -> list[Leaf]:
     rows: torch.Tensor | None = None
     out: list[Leaf] = []
     for leaf in leaves:
-        if isinstance(leaf, torch.Tensor):
+        if isinstance(leaf, COMPOSITES):
+            out.append(_gather_composite(leaf, index))
+        elif isinstance(leaf, torch.Tensor):
             if rows is None:
                 rows = torch.from_numpy(index)
             out.append(leaf.index_select(0, rows))
@@ -178,9 +286,11 @@ def packer(structure: Any) -> Callable[[list[Any]], Any]:
 
 
 def concat(parts: list[Leaf]) -> Leaf:
+    if isinstance(parts[0], COMPOSITES):
+        return stack_composites([row(p, i) for p in parts for i in range(leaf_rows(p))])
     if isinstance(parts[0], torch.Tensor):
         return torch.cat([p for p in parts if isinstance(p, torch.Tensor)])
-    return np.concatenate(parts)
+    return np.concatenate([p for p in parts if isinstance(p, np.ndarray)])
 
 
 def user_element(element: Any) -> Any:
@@ -191,6 +301,9 @@ def user_element(element: Any) -> Any:
 
 
 def to_numpy(leaf: Leaf) -> Any:
-    """A leaf as numpy (a scalar becomes a numpy scalar, as ``as_numpy_iterator`` gives)."""
+    """A leaf as numpy (a scalar becomes a numpy scalar, as ``as_numpy_iterator`` gives); a
+    composite tensor stays itself (its parts are tensors with ``.numpy()``)."""
+    if isinstance(leaf, COMPOSITES):
+        return leaf
     arr = leaf.numpy() if isinstance(leaf, torch.Tensor) else np.asarray(leaf)  # string tensors: plain numpy
     return arr[()] if arr.ndim == 0 else arr

@@ -63,9 +63,7 @@ class TensorSlices(Dataset):
         return self._n
 
     def _spec(self) -> Any:
-        return tree.map_structure(
-            lambda c: TensorSpec(tuple(c.shape[1:]), TensorSpec.from_tensor(c).dtype), self._cols, lists=False
-        )
+        return tree.map_structure(lambda c: TensorSpec.from_tensor(c).without_leading(), self._cols, lists=False)
 
 
 @transformation

@@ -19,7 +19,38 @@ from typing import Any
 import numpy as np
 import torch
 
+from unison.ops.composite_specs import RaggedTensorSpec, SparseTensorSpec
+from unison.ops.ragged_tensor import RaggedTensor
+from unison.ops.sparse_tensor import SparseTensor
+
 STRING = "string"
+
+
+class DataSparseTensorSpec(SparseTensorSpec):
+    """``tf.SparseTensorSpec`` of a dataset component: batching adds a leading dimension."""
+
+    def with_leading(self, size: int | None) -> DataSparseTensorSpec:
+        return DataSparseTensorSpec([size, *self.shape.as_list()], self.dtype)
+
+    def without_leading(self) -> DataSparseTensorSpec:
+        return DataSparseTensorSpec(self.shape.as_list()[1:], self.dtype)
+
+
+class DataRaggedTensorSpec(RaggedTensorSpec):
+    """``tf.RaggedTensorSpec`` of a dataset component: batching adds an outer ragged dimension."""
+
+    def with_leading(self, size: int | None) -> DataRaggedTensorSpec:
+        return DataRaggedTensorSpec([size, *self.shape.as_list()], self.dtype, self.ragged_rank + 1)
+
+    def without_leading(self) -> DataRaggedTensorSpec:
+        return DataRaggedTensorSpec(self.shape.as_list()[1:], self.dtype, max(self.ragged_rank - 1, 0))
+
+
+def composite_spec(value: SparseTensor | RaggedTensor) -> SparseTensorSpec | RaggedTensorSpec:
+    """The spec of a sparse or ragged component (its shape as this element has it)."""
+    if isinstance(value, SparseTensor):
+        return DataSparseTensorSpec(value.shape, value.dtype)
+    return DataRaggedTensorSpec(value.shape, value.dtype, value.ragged_rank)
 
 
 def _dtype(dtype: Any) -> torch.dtype | str:
@@ -54,8 +85,11 @@ class TensorSpec:
         self.name = name
 
     @classmethod
-    def from_tensor(cls, value: Any, name: str | None = None) -> TensorSpec:
-        """The spec of a tensor or string array."""
+    def from_tensor(cls, value: Any, name: str | None = None) -> Any:
+        """The spec of a tensor or string array; of a ``SparseTensor`` or ``RaggedTensor``, its
+        ``tf.SparseTensorSpec``/``tf.RaggedTensorSpec`` (what ``element_spec`` shows, as in TF)."""
+        if isinstance(value, (SparseTensor, RaggedTensor)):
+            return composite_spec(value)
         if isinstance(value, torch.Tensor):
             return cls(tuple(value.shape), value.dtype, name)
         arr = np.asarray(value)
@@ -74,6 +108,10 @@ class TensorSpec:
 
     def with_leading(self, size: int | None) -> TensorSpec:
         return TensorSpec(None if self.shape is None else (size, *self.shape), self.dtype, self.name)
+
+    def without_leading(self) -> TensorSpec:
+        """The spec of one row (what ``unbatch`` yields)."""
+        return TensorSpec(None if self.shape is None else self.shape[1:], self.dtype)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, TensorSpec) and (self.shape, self.dtype, self.name) == (

@@ -15,7 +15,15 @@ A feature spec maps each feature name to how to read it, with TF's results:
 ``dtype`` is ``tf.float32``, ``tf.int64`` or ``tf.string`` (TF's three list types). Numbers come
 back as torch tensors, strings as numpy object arrays of ``bytes``. A record that does not match
 its spec raises ``tf.errors.InvalidArgumentError`` naming the feature, the expected and the found
-type or count, as TF's parser does.
+type or count, as TF's parser does. ``RaggedFeature`` (in :mod:`unison.ops.feature_specs`) reads
+a feature as a ``RaggedTensor``.
+
+How: the records' bytes are read straight into one column per feature (:mod:`unison.ops.example_wire`:
+no protobuf messages, numbers decoded for the whole batch by numpy), and
+:mod:`unison.ops.feature_columns` shapes the columns. A record in an encoding the byte reader does
+not take (unpacked lists, repeated keys, unknown fields: valid protobuf no TF writer produces) or a
+damaged one goes through the protobuf runtime instead, which gives the same columns or names the
+record it cannot decode.
 
 Example:
     >>> import unison as tf
@@ -28,87 +36,55 @@ Example:
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import torch
 
 from unison.errors import InvalidArgumentError
-from unison.ops.dtypes import StringDType, as_dtype, string
-from unison.ops.sparse import SparseTensor
+from unison.ops.dtypes import as_dtype, string
+from unison.ops.example_wire import (
+    BYTES,
+    EMPTY,
+    FLOAT,
+    INT64,
+    _Unusual,
+    _varint,
+    column,
+    decode_varints,
+    same_layout_columns,
+    scan,
+)
+from unison.ops.feature_columns import Column, build, type_error
+from unison.ops.feature_specs import (
+    FixedLenFeature,
+    FixedLenSequenceFeature,
+    Plan,
+    RaggedFeature,
+    Spec,
+    VarLenFeature,
+    check_features,
+    list_kind,
+    plan,
+)
+from unison.ops.sparse_tensor import SparseTensor
 
-_KIND = {torch.float32: "float_list", torch.int64: "int64_list"}
-_NP = {torch.float32: np.float32, torch.int64: np.int64}
-_TF_NAME = {"float_list": "float", "int64_list": "int64", "bytes_list": "string"}
-
-
-def _list_dtype(dtype: Any, who: str) -> Any:
-    d = as_dtype(dtype)
-    if d is string or d in _KIND:
-        return d
-    raise ValueError(
-        f"{who} supports dtype tf.float32, tf.int64 or tf.string (the value lists of tf.train.Feature). "
-        f"Received: dtype={dtype!r}; parse as one of these and tf.cast afterwards."
-    )
-
-
-def _shape(shape: Any) -> tuple[int, ...]:
-    if isinstance(shape, int):
-        return (shape,)
-    dims = tuple(int(d) for d in (shape or ()))
-    if any(d < 0 for d in dims):
-        raise ValueError(f"A feature shape needs known, non-negative sizes. Received: shape={list(dims)}")
-    return dims
-
-
-@dataclass(frozen=True)
-class FixedLenFeature:
-    """``tf.io.FixedLenFeature(shape, dtype, default_value=None)``: exactly ``prod(shape)`` values."""
-
-    shape: Any
-    dtype: Any
-    default_value: Any = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "shape", _shape(self.shape))
-        object.__setattr__(self, "dtype", _list_dtype(self.dtype, "FixedLenFeature"))
-
-
-@dataclass(frozen=True)
-class VarLenFeature:
-    """``tf.io.VarLenFeature(dtype)``: any number of values, returned as a ``SparseTensor``."""
-
-    dtype: Any
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "dtype", _list_dtype(self.dtype, "VarLenFeature"))
-
-
-@dataclass(frozen=True)
-class FixedLenSequenceFeature:
-    """``tf.io.FixedLenSequenceFeature(shape, dtype, allow_missing=False, default_value=None)``: ``[n] + shape``."""
-
-    shape: Any
-    dtype: Any
-    allow_missing: bool = False
-    default_value: Any = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "shape", _shape(self.shape))
-        object.__setattr__(self, "dtype", _list_dtype(self.dtype, "FixedLenSequenceFeature"))
-
-
-Spec = FixedLenFeature | VarLenFeature | FixedLenSequenceFeature
+_WIRE = {string: BYTES, torch.float32: FLOAT, torch.int64: INT64}
+_KIND_NAME = {BYTES: "bytes_list", FLOAT: "float_list", INT64: "int64_list"}
 
 
 def _serialized_items(serialized: Any, who: str) -> tuple[list[bytes], bool]:
     """The serialized records as a list of bytes, and whether the input was a single record."""
-    if isinstance(serialized, (bytes, str)):
-        return [serialized.encode() if isinstance(serialized, str) else serialized], True
+    if isinstance(serialized, bytes):
+        return [serialized], True
+    if isinstance(serialized, np.ndarray) and serialized.dtype == object:
+        items = serialized.reshape(-1).tolist()
+        if all(type(v) is bytes for v in items):
+            return items, serialized.ndim == 0
+    if isinstance(serialized, str):
+        return [serialized.encode()], True
     if isinstance(serialized, torch.Tensor):
         raise TypeError(f"{who} takes serialized records (bytes). Received a {serialized.dtype} tensor.")
     arr = np.asarray(serialized, dtype=object)
@@ -118,6 +94,39 @@ def _serialized_items(serialized: Any, who: str) -> tuple[list[bytes], bool]:
             f"{who} takes serialized records (bytes), e.g. from TFRecordDataset. Received: {serialized!r:.80}"
         )
     return items, arr.ndim == 0
+
+
+def _columns_wire(records: list[bytes], plan: Plan) -> list[Column]:
+    """Every feature the plan reads, as columns, from the records' bytes (:mod:`example_wire`)."""
+    wanted, n = plan.wanted, len(plan.reads)
+    kinds = [_WIRE[dtype] for _, dtype in plan.reads]
+    try:
+        same = same_layout_columns(records, wanted, kinds) if len(records) > 1 else None
+        if same is not None:
+            none = np.full(len(records), -1, dtype=np.int64)
+            return [Column([], none) if c is None else Column(*c) for c in same]
+        found = [scan(r, wanted, n) for r in records]
+    except IndexError:
+        raise _Unusual("truncated record") from None
+    cols = []
+    for slot, (key, dtype) in enumerate(plan.reads):
+        kind = _WIRE[dtype]
+        where = [f[slot] for f in found]
+        if None not in where and all(w[0] == kind for w in where):
+            values, counts = column(records, where, kind)
+            cols.append(Column(values, counts))
+            continue
+        rows = []
+        for i, w in enumerate(where):
+            if w is not None:
+                if w[0] != kind and w[0] != EMPTY:
+                    raise type_error(key, i, _KIND_NAME[w[0]], dtype)
+                rows.append(i)
+        values, got = column([records[i] for i in rows], [where[i] for i in rows], kind)
+        counts = np.full(len(records), -1, dtype=np.int64)
+        counts[rows] = got
+        cols.append(Column(values, counts))
+    return cols
 
 
 def _decode(data: bytes, index: int) -> Any:
@@ -134,93 +143,129 @@ def _decode(data: bytes, index: int) -> Any:
         ) from None
 
 
-def _values(example: Any, key: str, spec: Spec, index: int) -> list[Any] | None:
-    """The feature's values as a list, None when absent; a type mismatch is an error naming the feature."""
-    features = example.features.feature
-    if key not in features:
-        return None
-    feature = features[key]
-    kind = feature.WhichOneof("kind")
-    if kind is None:
-        return []
-    expected = "bytes_list" if spec.dtype is string else _KIND[spec.dtype]
-    if kind != expected:
-        raise InvalidArgumentError(
-            f"Key: {key}.  Data types don't match. Data type: {_TF_NAME[kind]} but expected type: "
-            f"{_TF_NAME[expected]} (example {index}). Fix the feature spec's dtype for {key!r}."
-        )
-    return list(getattr(feature, kind).value)
+def _columns_proto(records: list[bytes], plan: Plan) -> list[Column]:
+    """The same columns through the protobuf runtime: any valid encoding, and the decode errors."""
+    maps = [_decode(r, i).features.feature for i, r in enumerate(records)]
+    cols = []
+    for key, dtype in plan.reads:
+        expected = list_kind(dtype)
+        flat: list[Any] = []
+        counts = np.full(len(records), -1, dtype=np.int64)
+        for i, features in enumerate(maps):
+            if key not in features:
+                continue
+            feature = features[key]
+            kind = feature.WhichOneof("kind")
+            if kind is None:
+                counts[i] = 0
+                continue
+            if kind != expected:
+                raise type_error(key, i, kind, dtype)
+            values = getattr(feature, kind).value
+            counts[i] = len(values)
+            flat.extend(values)
+        cols.append(Column(flat, counts))
+    return cols
 
 
-def _dense(values: Sequence[Any], shape: tuple[int, ...], dtype: Any) -> Any:
-    if isinstance(dtype, StringDType):
+def _string_values(values: np.ndarray) -> Any:
+    from unison.ops.string_tensor import StringTensor
+
+    return StringTensor(values)
+
+
+def _one_list(data: bytes, kind: int, start: int, end: int, shape: tuple[int, ...] | None) -> Any:
+    """One record's list as an output value (a tensor, or an object array of bytes), shaped
+    ``shape`` (None: 1-D); None when the count does not fit ``shape``."""
+    if kind == BYTES:
+        if start < end and data[start] == 0x0A and data[start + 1] < 0x80 and start + 2 + data[start + 1] == end:
+            values = [data[start + 2 : end]]  # the usual single bytes value
+        else:
+            values, _ = column([data], [(kind, start, end)], kind)
         out = np.empty(len(values), dtype=object)
-        out[:] = list(values)
-        return out.reshape(shape)
-    return torch.tensor(list(values), dtype=dtype).reshape(shape)
+        out[:] = values
+        if shape is None:
+            return out
+        return out.reshape(shape) if len(values) == math.prod(shape) else None
+    arr: np.ndarray
+    if start == end:
+        arr = np.zeros(0, dtype=np.float32 if kind == FLOAT else np.int64)
+    else:
+        if data[start] != 0x0A:
+            raise _Unusual("unpacked list")
+        length = data[start + 1]
+        pos = start + 2
+        if length >= 0x80:
+            length, pos = _varint(data, start + 1)
+        if pos + length != end:
+            raise _Unusual("list in pieces")
+        if kind == FLOAT:
+            if length & 3:
+                raise _Unusual("FloatList size")
+            arr = np.frombuffer(data, "<f4", length >> 2, pos).astype(np.float32)
+        elif length == 1 and data[pos] < 0x80 and shape == ():  # the usual label
+            return torch.tensor(data[pos], dtype=torch.int64)
+        else:
+            arr, _ = decode_varints(data[pos:end])
+    if shape is not None:
+        if arr.size != math.prod(shape):
+            return None
+        arr = arr.reshape(shape)
+    return torch.from_numpy(arr)
 
 
-def _default(spec: FixedLenFeature, key: str, index: int) -> list[Any]:
-    if spec.default_value is None:
-        raise InvalidArgumentError(
-            f"Feature: {key} (data type: {_TF_NAME['bytes_list' if spec.dtype is string else _KIND[spec.dtype]]}) "
-            f"is required but could not be found (example {index}). Give the spec a default_value, or use "
-            "VarLenFeature for an optional feature."
-        )
-    value = spec.default_value
-    flat = np.asarray(value.numpy() if isinstance(value, torch.Tensor) else value, dtype=object).reshape(-1).tolist()
-    n = math.prod(spec.shape)
-    if len(flat) == 1 and n != 1:
-        flat = flat * n
-    if len(flat) != n:
+def _parse_one(data: bytes, the_plan: Plan) -> dict[str, Any] | None:
+    """One record without batch bookkeeping (``map(parse_single_example)`` calls this per element).
+
+    Returns None for what it leaves to the batch path: a missing feature, a type or count that
+    does not match (that path raises TF's error), ragged partitions.
+    """
+    found = scan(data, the_plan.wanted, len(the_plan.reads))
+    out: dict[str, Any] = {}
+    for key, spec in the_plan.outputs:
+        cls = type(spec)
+        where = found[the_plan.slot[key if cls is not RaggedFeature else (spec.value_key or key)]]
+        kind = _WIRE[spec.dtype]
+        if where is None or where[0] != kind or (cls is RaggedFeature and spec.partitions):
+            return None
+        value = _one_list(data, kind, where[1], where[2], spec.shape if cls is FixedLenFeature else None)
+        if value is None:
+            return None
+        if cls is VarLenFeature:
+            n = value.shape[0]
+            if isinstance(value, np.ndarray):
+                value = _string_values(value)
+            value = SparseTensor._from_parts(
+                torch.from_numpy(np.arange(n, dtype=np.int64).reshape(n, 1)), value, torch.from_numpy(np.array([n]))
+            )
+        elif cls is FixedLenSequenceFeature:
+            step = max(math.prod(spec.shape), 1)
+            if value.shape[0] % step:
+                return None
+            value = value.reshape((value.shape[0] // step,) + spec.shape)
+        out[key] = value
+    return out
+
+
+def _parse(records: list[bytes], specs: Mapping[str, Spec], batched: bool) -> dict[str, Any]:
+    the_plan = plan(specs)
+    if the_plan.needs_allow_missing:
         raise ValueError(
-            f"The default_value of {key!r} must have {n} values (shape {list(spec.shape)}). Received: {value!r}"
+            "Unsupported: FixedLenSequenceFeature requires allow_missing to be True (as in TF). Received: "
+            f"{the_plan.needs_allow_missing!r} without it; pass allow_missing=True."
         )
-    return [v.encode() if isinstance(v, str) else v for v in flat]
-
-
-def _fixed(values: list[Any] | None, spec: FixedLenFeature, key: str, index: int) -> list[Any]:
-    if values is None:
-        return _default(spec, key, index)
-    n = math.prod(spec.shape)
-    if len(values) != n:
-        raise InvalidArgumentError(
-            f"Key: {key}.  Can't parse serialized Example: Number of values != expected. Values size: "
-            f"{len(values)} but output shape: {list(spec.shape)} (example {index}). Fix the shape of "
-            f"{key!r}'s FixedLenFeature, or use VarLenFeature for a varying count."
-        )
-    return values
-
-
-def _sequence(
-    values: list[Any] | None, spec: FixedLenSequenceFeature, key: str, index: int, batched: bool
-) -> list[Any]:
-    if values is None:
-        if not spec.allow_missing:
-            raise InvalidArgumentError(
-                f"Feature: {key} is required but could not be found (example {index}). Pass "
-                "FixedLenSequenceFeature(..., allow_missing=True) to read a missing feature as empty."
-            )
-        return []
-    step = math.prod(spec.shape)
-    if step and len(values) % step:
-        raise InvalidArgumentError(
-            f"Key: {key}.  Number of values is not a multiple of the inner shape {list(spec.shape)}: "
-            f"{len(values)} values (example {index})."
-        )
-    return values
-
-
-def _check_features(features: Any, who: str) -> Mapping[str, Spec]:
-    if not isinstance(features, Mapping) or not features:
-        raise TypeError(f"{who} needs a non-empty dict of feature name -> tf.io.FixedLenFeature/VarLenFeature/...")
-    for key, spec in features.items():
-        if not isinstance(spec, (FixedLenFeature, VarLenFeature, FixedLenSequenceFeature)):
-            raise TypeError(
-                f"{who}: the spec of {key!r} must be tf.io.FixedLenFeature, VarLenFeature or "
-                f"FixedLenSequenceFeature. Received: {spec!r}"
-            )
-    return features
+    if not batched:
+        try:
+            one = _parse_one(records[0], the_plan)
+        except (_Unusual, IndexError):
+            one = None
+        if one is not None:
+            return one
+    try:
+        cols = _columns_wire(records, the_plan)
+    except _Unusual:  # an encoding the byte reader leaves to protobuf (or a damaged record: it names it)
+        cols = _columns_proto(records, the_plan)
+    return {key: build(key, spec, the_plan, cols, batched) for key, spec in the_plan.outputs}
 
 
 def parse_example(
@@ -229,9 +274,10 @@ def parse_example(
     """``tf.io.parse_example``: parse a batch of serialized ``Example`` records into batched values.
 
     ``FixedLenFeature`` gives ``[batch] + shape``, ``VarLenFeature`` a ``SparseTensor`` of dense
-    shape ``[batch, longest]``, ``FixedLenSequenceFeature`` ``[batch, longest] + shape`` padded.
+    shape ``[batch, longest]``, ``FixedLenSequenceFeature`` ``[batch, longest] + shape`` padded,
+    ``RaggedFeature`` a ``RaggedTensor`` with one row per record.
     """
-    specs = _check_features(features, "tf.io.parse_example")
+    specs = check_features(features, "tf.io.parse_example")
     records, _ = _serialized_items(serialized, "tf.io.parse_example")
     return _parse(records, specs, batched=True)
 
@@ -240,7 +286,7 @@ def parse_single_example(
     serialized: Any, features: Mapping[str, Spec], example_names: Any = None, name: str | None = None
 ) -> dict[str, Any]:
     """``tf.io.parse_single_example``: parse one serialized ``Example`` into a dict of values."""
-    specs = _check_features(features, "tf.io.parse_single_example")
+    specs = check_features(features, "tf.io.parse_single_example")
     records, scalar = _serialized_items(serialized, "tf.io.parse_single_example")
     if not scalar and len(records) != 1:
         raise ValueError(
@@ -248,79 +294,6 @@ def parse_single_example(
             "tf.io.parse_example for a batch."
         )
     return _parse(records, specs, batched=False)
-
-
-def _fixed_fast(maps: list[Any], key: str, spec: FixedLenFeature, batched: bool) -> Any:
-    """A ``FixedLenFeature`` present with the right type and count in every record, in one conversion; else None.
-
-    The common case of a batch (``parse_example`` after ``batch``): the values go from protobuf's
-    containers into one numpy array (one tensor per feature per batch, no per-record lists); any
-    record that is not this case sends the feature to the checked path, which names the problem.
-    """
-    kind = "bytes_list" if spec.dtype is string else _KIND[spec.dtype]
-    n = math.prod(spec.shape)
-    if n == 0:
-        return None  # an empty list of the wrong type would pass the count check: let the checked path look
-    columns = []
-    for features in maps:
-        if key not in features:
-            return None
-        values = getattr(features[key], kind).value
-        if len(values) != n:
-            return None
-        columns.append(values)
-    shape = ((len(columns),) if batched else ()) + spec.shape
-    flat = itertools.chain.from_iterable(columns)
-    if spec.dtype is string:
-        out = np.empty(n * len(columns), dtype=object)
-        out[:] = list(flat)
-        return out.reshape(shape)
-    return torch.from_numpy(np.fromiter(flat, _NP[spec.dtype], count=n * len(columns)).reshape(shape))
-
-
-def _parse(records: list[bytes], specs: Mapping[str, Spec], batched: bool) -> dict[str, Any]:
-    examples = [_decode(r, i) for i, r in enumerate(records)]
-    maps = [ex.features.feature for ex in examples]
-    out: dict[str, Any] = {}
-    for key, spec in specs.items():
-        if isinstance(spec, FixedLenFeature) and spec.dtype in (string, torch.float32, torch.int64):
-            fast = _fixed_fast(maps, key, spec, batched)
-            if fast is not None:
-                out[key] = fast
-                continue
-        per = [_values(ex, key, spec, i) for i, ex in enumerate(examples)]
-        if isinstance(spec, FixedLenFeature):
-            rows = [_fixed(v, spec, key, i) for i, v in enumerate(per)]
-            flat = [x for r in rows for x in r]
-            out[key] = _dense(flat, ((len(rows),) if batched else ()) + spec.shape, spec.dtype)
-        elif isinstance(spec, VarLenFeature):
-            rows = [v or [] for v in per]
-            flat = [x for r in rows for x in r]
-            values = _dense(flat, (len(flat),), spec.dtype)
-            if batched:
-                idx = [[b, j] for b, r in enumerate(rows) for j in range(len(r))]
-                shape = [len(rows), max((len(r) for r in rows), default=0)]
-            else:
-                idx, shape = [[j] for j in range(len(flat))], [len(flat)]
-            out[key] = SparseTensor(np.asarray(idx, dtype=np.int64).reshape(len(flat), len(shape)), values, shape)
-        else:
-            if batched and not spec.allow_missing:
-                raise ValueError(
-                    f"tf.io.parse_example: FixedLenSequenceFeature {key!r} needs allow_missing=True in a "
-                    "batch (as in TF)."
-                )
-            rows = [_sequence(v, spec, key, i, batched) for i, v in enumerate(per)]
-            step = max(math.prod(spec.shape), 1)
-            longest = max((len(r) // step for r in rows), default=0)
-            if not batched:
-                out[key] = _dense(rows[0], (len(rows[0]) // step,) + spec.shape, spec.dtype)
-                continue
-            fill = spec.default_value
-            if fill is None:
-                fill = b"" if spec.dtype is string else 0
-            padded = [r + [fill] * (longest * step - len(r)) for r in rows]
-            out[key] = _dense([x for r in padded for x in r], (len(rows), longest) + spec.shape, spec.dtype)
-    return out
 
 
 # --- tf.io.serialize_tensor / parse_tensor (TensorProto, TF's DataType numbers) ----------------------
@@ -459,6 +432,7 @@ def decode_raw(
 __all__ = [
     "FixedLenFeature",
     "FixedLenSequenceFeature",
+    "RaggedFeature",
     "VarLenFeature",
     "decode_raw",
     "parse_example",

@@ -75,6 +75,15 @@ class SparseTensor:
                 f"{len(self.values)} values."
             )
 
+    @classmethod
+    def _from_parts(cls, indices: torch.Tensor, values: Any, dense_shape: torch.Tensor) -> SparseTensor:
+        """A SparseTensor of parts already in its layout (int64 ``[N, rank]`` indices, ``N`` values as
+        a tensor or string tensor, int64 ``[rank]`` shape), without the constructor's conversions:
+        for code that made them so (a parser, a batcher), where the checks would cost more than the work."""
+        out = cls.__new__(cls)
+        out.indices, out.values, out.dense_shape = indices, values, dense_shape
+        return out
+
     def _tree_components(self) -> list[Any]:
         """What ``tf.nest.flatten(..., expand_composites=True)`` yields: TF's component order."""
         return [self.indices, self.values, self.dense_shape]

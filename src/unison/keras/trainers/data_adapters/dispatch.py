@@ -47,7 +47,7 @@ def make_adapter(
                 f"(x, y) or (x, y, sample_weight)). Received: y of type {type(y).__name__}."
             )
         x = DistributedDataset(
-            x,
+            _densify_sparse(x),
             num_replicas,
             replica_id,
             device or torch.device("cpu"),
@@ -76,6 +76,30 @@ def make_adapter(
     raise TypeError(
         "fit/evaluate/predict accept numpy arrays or tensors (x, y), a torch Dataset or DataLoader, "
         f"or an iterable of (x, y) batches. Received: x of type {type(x).__name__}"
+    )
+
+
+def _densify_sparse(dataset: TfDataset) -> TfDataset:
+    """A dataset whose SparseTensor components are dense, as the model receives them.
+
+    Keras on TF feeds a SparseTensor to the model and its Dense layers multiply it as sparse; the
+    values are those of the dense product, so unison densifies each batch before the step (the
+    torch layers take dense tensors). Datasets without sparse components are returned as they are.
+    """
+    from unison.ops.composite_specs import SparseTensorSpec
+    from unison.ops.sparse_tensor import SparseTensor, to_dense
+    from unison.ops.tree import flatten, map_structure
+
+    try:
+        specs = flatten(dataset.element_spec, lists=False)
+    except ValueError:  # an empty dataset: the adapter names that
+        return dataset
+    if not any(isinstance(s, SparseTensorSpec) for s in specs):
+        return dataset
+    return dataset.map(
+        lambda *e: map_structure(
+            lambda v: to_dense(v) if isinstance(v, SparseTensor) else v, e[0] if len(e) == 1 else e, lists=False
+        )
     )
 
 

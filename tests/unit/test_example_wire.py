@@ -1,0 +1,91 @@
+"""The wire-format reader of tf.train.Example: which path reads which batch, and its varint decoder."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import unison as tf
+from unison.ops import example_wire, parsing
+from unison.ops.example_wire import BYTES, FLOAT, INT64, _Unusual
+
+
+def _record(**features: object) -> bytes:
+    feature = {}
+    for key, values in features.items():
+        assert isinstance(values, list)
+        if isinstance(values[0], float):
+            feature[key] = tf.train.Feature(float_list=tf.train.FloatList(value=values))
+        elif isinstance(values[0], int):
+            feature[key] = tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+        else:
+            feature[key] = tf.train.Feature(bytes_list=tf.train.BytesList(value=values))
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+
+@pytest.mark.parametrize(
+    "values",
+    [[0, 1, 127, 128, 300, 2**31, 2**63 - 1, -1, -(2**63)], [5], list(range(-200, 200, 7)), [-1, 300], [-(2**63), 1]],
+)
+def test_decode_varints_matches_protobuf(values: list[int]) -> None:
+    record = _record(x=values)
+    found = example_wire.scan(record, {b"x": 0}, 1)
+    got, counts = example_wire.column([record], found, INT64)
+    assert got.tolist() == values and counts.tolist() == [len(values)]
+
+
+def test_one_layout_batch_is_read_as_byte_columns() -> None:
+    records = [_record(img=[bytes([i]) * 50], label=[i], vec=[float(i), 0.5]) for i in range(8)]
+    cols = example_wire.same_layout_columns(records, {b"img": 0, b"label": 1, b"vec": 2}, [BYTES, INT64, FLOAT])
+    assert cols is not None
+    assert cols[0][0] == [bytes([i]) * 50 for i in range(8)]
+    assert cols[1][0].tolist() == list(range(8))
+    assert cols[2][0].reshape(8, 2)[:, 0].tolist() == [float(i) for i in range(8)]
+
+
+def test_a_batch_of_different_layouts_goes_to_the_per_record_scan() -> None:
+    wanted, kinds = {b"label": 0}, [INT64]
+    # same length, different layout: a 2-byte label and a 1-byte key name change places
+    a, b = _record(label=[200], k=[b"x"]), _record(label=[1], k=[b"xy"])
+    assert len(a) == len(b)
+    assert example_wire.same_layout_columns([a, b], wanted, kinds) is None
+    assert example_wire.same_layout_columns([a, _record(label=[1])], wanted, kinds) is None
+    out = tf.io.parse_example([a, b], {"label": tf.io.FixedLenFeature([], tf.int64)})
+    assert out["label"].tolist() == [200, 1]
+
+
+def test_an_unpacked_list_is_left_to_protobuf(monkeypatch: pytest.MonkeyPatch) -> None:
+    # FloatList{value: 1.5} written unpacked (tag 0x0d): valid protobuf that TF's writers never produce
+    feature = b"\x12\x05\x0d" + np.float32(1.5).tobytes()
+    entry = b"\x0a\x01x\x12" + bytes([len(feature)]) + feature
+    record = b"\x0a" + bytes([len(entry) + 2]) + b"\x0a" + bytes([len(entry)]) + entry
+    found = example_wire.scan(record, {b"x": 0}, 1)
+    with pytest.raises(_Unusual):
+        example_wire.column([record], found, FLOAT)
+    calls = []
+    proto = parsing._columns_proto
+    monkeypatch.setattr(parsing, "_columns_proto", lambda r, p: calls.append(len(r)) or proto(r, p))
+    out = tf.io.parse_example([record, record], {"x": tf.io.FixedLenFeature([], tf.float32)})
+    assert out["x"].tolist() == [1.5, 1.5] and calls == [2]
+
+
+def test_the_usual_batch_never_builds_protobuf_messages(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object) -> None:
+        raise AssertionError("the protobuf path was taken")
+
+    monkeypatch.setattr(parsing, "_columns_proto", refuse)
+    records = [_record(ids=list(range(i)) or [7], w=[b"a"] * (i + 1)) for i in range(5)]
+    spec = {"ids": tf.io.VarLenFeature(tf.int64), "w": tf.io.RaggedFeature(tf.string)}
+    out = tf.io.parse_example(records, spec)
+    assert out["ids"].dense_shape.tolist() == [5, 4]
+    assert [len(r) for r in out["w"].to_list()] == [1, 2, 3, 4, 5]
+    one = tf.io.parse_single_example(records[3], spec)
+    assert one["ids"].values.tolist() == [0, 1, 2] and one["w"].tolist() == [b"a"] * 4
+    assert isinstance(one["ids"].values, torch.Tensor)
+
+
+def test_a_truncated_record_is_named() -> None:
+    record = _record(x=[1.0, 2.0])
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Could not parse example input.*record 1"):
+        tf.io.parse_example([record, record[:-2]], {"x": tf.io.FixedLenFeature([2], tf.float32)})
