@@ -1,18 +1,22 @@
-"""The image-file pipeline, unison vs TensorFlow's tf.data, side by side (issue 34).
+"""The image-file pipeline, unison vs TensorFlow's tf.data, side by side (issues 34 and 39).
 
-The pipeline every image-classification program that reads files has::
+The pipelines every image-classification program that reads files has, over a folder of
+``--images`` generated JPEGs of varied sizes (``--min-side``..``--max-side``, quality 90, smooth
+blocks plus noise so they compress like photos):
 
-    ds = tf.data.Dataset.list_files(folder + "/*.jpg", shuffle=False)
-    ds = ds.map(load, num_parallel_calls=tf.data.AUTOTUNE)   # read_file -> decode_jpeg -> resize
-    ds = ds.batch(32).prefetch(tf.data.AUTOTUNE)
+* ``autotune``: ``list_files -> map(read_file -> decode_jpeg -> resize, AUTOTUNE) -> batch(32) -> prefetch``;
+* ``one_thread``: the same with a sequential ``map`` and ``options.threading.private_threadpool_size = 1``,
+  ``max_intra_op_parallelism = 1`` on both systems (TF's intra/inter-op pools at 1 thread too);
+* ``augment``: ``autotune`` plus ``random_flip_left_right`` and a ``random_crop`` to 200x200;
+* ``keras_dir``: ``keras.utils.image_dataset_from_directory(folder, labels=None, image_size=(224, 224))``.
 
-over a folder of ``--images`` generated JPEGs of varied sizes (``--min-side``..``--max-side``,
-quality 90, smooth blocks plus noise so they compress like photos). Each system runs in its own
-subprocess (unison with ``PYTHONPATH`` at this checkout's ``src``, TF with ``--tf-python``, this
-Python by default), one full pass per run after one warm-up pass; the systems alternate within
-each repeat and each figure is the median images/s of ``--repeats`` runs. The command is printed.
+Each system runs each configuration in its own subprocess (unison with ``PYTHONPATH`` at this
+checkout's ``src``, TF with ``--tf-python``, this Python by default), one warm-up pass then one timed
+pass; the systems alternate within each repeat (ABBA) and each figure is the median of ``--repeats``
+runs: images/s (wall) and the process's CPU milliseconds per image (all its threads), which a shared
+machine disturbs less. The load average is printed with every run. The command is printed.
 
-    python benchmarks/image_files_vs_tf.py --images 2000 --repeats 3 [--tf-python /path/to/python]
+    python benchmarks/image_files_vs_tf.py --images 2000 --repeats 5 [--configs autotune,one_thread] [--tf-python PY]
 """
 
 from __future__ import annotations
@@ -49,40 +53,73 @@ def make_images(folder: str, count: int, min_side: int, max_side: int) -> None:
     open(marker, "w").close()
 
 
-def worker(system: str, folder: str, size: int, batch: int) -> None:
-    """One system's run: a warm-up pass, then a timed pass; prints a JSON line."""
+CONFIGS = ("autotune", "one_thread", "augment", "keras_dir")
+
+
+def worker(system: str, folder: str, size: int, batch: int, config: str) -> None:
+    """One system's run of one configuration: a warm-up pass, then a timed pass; prints a JSON line."""
     if system == "tf":
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         import tensorflow as tf
+
+        if config == "one_thread":
+            tf.config.threading.set_intra_op_parallelism_threads(1)
+            tf.config.threading.set_inter_op_parallelism_threads(1)
+        keras = tf.keras
     else:
         import unison as tf
+        from unison import keras
 
     def load(path):  # noqa: ANN001, ANN202 - the same body runs on both
         image = tf.io.decode_jpeg(tf.io.read_file(path), channels=3)
         return tf.image.resize(image, [size, size])
 
-    def dataset():  # noqa: ANN202
-        ds = tf.data.Dataset.list_files(os.path.join(folder, "*.jpg"), shuffle=False)
-        return ds.map(load, num_parallel_calls=tf.data.AUTOTUNE).batch(batch).prefetch(tf.data.AUTOTUNE)
+    def augment(path):  # noqa: ANN001, ANN202
+        image = tf.image.random_flip_left_right(load(path))
+        return tf.image.random_crop(image, [200, 200, 3])
 
-    for _ in dataset():  # warm-up: workers started, files in the page cache
+    def dataset():  # noqa: ANN202
+        if config == "keras_dir":
+            return keras.utils.image_dataset_from_directory(
+                folder, labels=None, image_size=(size, size), batch_size=batch, shuffle=False, verbose=False
+            )
+        ds = tf.data.Dataset.list_files(os.path.join(folder, "*.jpg"), shuffle=False)
+        if config == "one_thread":
+            options = tf.data.Options()
+            options.threading.private_threadpool_size = 1
+            options.threading.max_intra_op_parallelism = 1
+            return ds.map(load).batch(batch).prefetch(tf.data.AUTOTUNE).with_options(options)
+        fn = augment if config == "augment" else load
+        return ds.map(fn, num_parallel_calls=tf.data.AUTOTUNE).batch(batch).prefetch(tf.data.AUTOTUNE)
+
+    for _ in dataset():  # warm-up: threads started, files in the page cache
         pass
-    start, count = time.perf_counter(), 0
+    start, cpu, count = time.perf_counter(), time.process_time(), 0
     for images in dataset():
         count += int(images.shape[0])
-    seconds = time.perf_counter() - start
-    print(json.dumps({"system": system, "images": count, "seconds": seconds, "images_per_s": count / seconds}))
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    print(
+        json.dumps(
+            {
+                "system": system,
+                "config": config,
+                "images": count,
+                "images_per_s": count / seconds,
+                "cpu_ms_per_image": 1e3 * cpu / count,
+            }
+        )
+    )
 
 
-def run(python: str, system: str, folder: str, size: int, batch: int) -> dict:
+def run(python: str, system: str, folder: str, size: int, batch: int, config: str) -> dict:
     env = dict(os.environ)
     if system == "unison":
         env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
     cmd = [python, os.path.abspath(__file__), "--worker", system, "--dir", folder, "--size", str(size)]
-    cmd += ["--batch", str(batch)]
+    cmd += ["--batch", str(batch), "--configs", config]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if out.returncode != 0:
-        raise RuntimeError(f"{system} failed:\n{out.stderr[-3000:]}")
+        raise RuntimeError(f"{system} {config} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -93,35 +130,59 @@ def main() -> None:
     parser.add_argument("--max-side", type=int, default=640)
     parser.add_argument("--size", type=int, default=224, help="resize target (square)")
     parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--configs", default=",".join(CONFIGS), help=f"comma-separated, of {', '.join(CONFIGS)}")
     parser.add_argument("--dir", default=None, help="folder of JPEGs (generated there when missing)")
     parser.add_argument("--tf-python", default=sys.executable, help="a Python with TensorFlow (default: this one)")
     parser.add_argument("--worker", choices=("unison", "tf"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     folder = args.dir or os.path.join(tempfile.gettempdir(), "unison-image-files-bench")
+    configs = [c for c in args.configs.split(",") if c]
+    unknown = sorted(set(configs) - set(CONFIGS))
+    if unknown:
+        parser.error(f"unknown --configs {unknown}; choose from {list(CONFIGS)}")
     if args.worker:
-        worker(args.worker, folder, args.size, args.batch)
+        worker(args.worker, folder, args.size, args.batch, configs[0])
         return
     print("$ " + shlex.join([sys.executable, *sys.argv]), flush=True)
     os.makedirs(folder, exist_ok=True)
     make_images(folder, args.images, args.min_side, args.max_side)
-    figures: dict[str, list[float]] = {"unison": [], "tf": []}
+    results: dict[tuple[str, str], list[dict]] = {(c, s): [] for c in configs for s in ("unison", "tf")}
+    loads: list[float] = []
     for repeat in range(args.repeats):
         order = ("unison", "tf") if repeat % 2 == 0 else ("tf", "unison")  # ABBA: drift hits both alike
-        for system in order:
-            python = args.tf_python if system == "tf" else sys.executable
-            result = run(python, system, folder, args.size, args.batch)
-            figures[system].append(result["images_per_s"])
-            print(f"repeat {repeat + 1}: {system:6s} {result['images_per_s']:8.1f} images/s", flush=True)
-    ratios = [u / t for u, t in zip(figures["unison"], figures["tf"])]
+        for config in configs:
+            for system in order:
+                python = args.tf_python if system == "tf" else sys.executable
+                result = run(python, system, folder, args.size, args.batch, config)
+                results[(config, system)].append(result)
+                loads.append(os.getloadavg()[0])
+                print(
+                    f"repeat {repeat + 1}: {config:10s} {system:6s} {result['images_per_s']:8.1f} images/s "
+                    f"{result['cpu_ms_per_image']:6.2f} CPU ms/image (load {loads[-1]:.1f})",
+                    flush=True,
+                )
     print(
         f"\n{args.images} JPEGs {args.min_side}-{args.max_side} px -> {args.size}x{args.size}, batch {args.batch}, "
-        f"num_parallel_calls=AUTOTUNE, {os.cpu_count()} CPUs, median of {args.repeats}:"
+        f"{os.cpu_count()} CPUs, load average {min(loads):.1f}-{max(loads):.1f}, median of {args.repeats} "
+        "interleaved repeats:\n"
     )
-    print("| system | images/s |\n|---|---:|")
-    for system, values in figures.items():
-        print(f"| {'unison' if system == 'unison' else 'TensorFlow tf.data'} | {statistics.median(values):.1f} |")
-    print(f"unison / TF: {statistics.median(ratios):.3f} (median of per-repeat ratios)")
+    print(
+        "| configuration | unison images/s | TF images/s | unison / TF (median of per-repeat ratios) "
+        "| unison CPU ms/image | TF CPU ms/image |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
+    for config in configs:
+        mine, theirs = results[(config, "unison")], results[(config, "tf")]
+        ratios = [m["images_per_s"] / t["images_per_s"] for m, t in zip(mine, theirs)]
+
+        def med(rows: list[dict], key: str) -> float:
+            return statistics.median(r[key] for r in rows)
+
+        print(
+            f"| {config} | {med(mine, 'images_per_s'):.1f} | {med(theirs, 'images_per_s'):.1f} | "
+            f"{statistics.median(ratios):.2f}x | {med(mine, 'cpu_ms_per_image'):.2f} | {med(theirs, 'cpu_ms_per_image'):.2f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import torch
 
 from unison.keras import layers
+from unison.keras.layers.text_vectorization import DEFAULT_STRIP_REGEX
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -95,3 +98,41 @@ def test_text_vectorization_errors():
         layers.TextVectorization().adapt("a b")
     with pytest.raises(ValueError, match="does not exist"):
         layers.TextVectorization(vocabulary="/nonexistent/vocab.txt")
+
+
+def _reference_ids(layer, texts, length):
+    """Ids string by string with the regex Keras documents (what the batch-at-once path must equal)."""
+    vocab = {t: i for i, t in enumerate(layer.get_vocabulary())}
+    rows = [[vocab.get(tok, 1) for tok in re.sub(DEFAULT_STRIP_REGEX, "", t.lower()).split()] for t in texts]
+    width = length or max((len(r) for r in rows), default=0)
+    return [(r + [0] * width)[:width] for r in rows]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("length", [None, 3])
+def test_batch_at_once_vectorizing_equals_string_by_string(length):
+    texts = [
+        "The cat, the DOG!",
+        "",
+        "naïve café — Ünïcode's fine",
+        "tab\tand\nnewline  spaces",
+        "a NUL \x00 inside",  # the batch path's own marker: the layer must still be right
+        "cat cat cat cat cat",
+        "?!.,",
+    ]
+    layer = layers.TextVectorization(output_sequence_length=length)
+    layer.adapt(texts)
+    got = layer(np.array(texts, dtype=object)).tolist()
+    assert got == _reference_ids(layer, texts, length)
+    assert layer(np.array(texts[:1] + texts[2:4], dtype=object)).tolist() == _reference_ids(
+        layer, texts[:1] + texts[2:4], length
+    )
+    multi = layers.TextVectorization(output_mode="count")
+    multi.adapt(texts)
+    counts = multi(np.array(texts, dtype=object)).numpy()
+    vocab = {t: i for i, t in enumerate(multi.get_vocabulary())}
+    for row, text in zip(counts, texts):
+        expected = np.zeros(len(vocab), np.float32)
+        for tok in re.sub(DEFAULT_STRIP_REGEX, "", text.lower()).split():
+            expected[vocab.get(tok, 0)] += 1
+        assert row.tolist() == expected.tolist()

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from unison.data import nest, threads
+from unison.data import intraop, nest, threads
 from unison.data.context import IterContext
 from unison.data.dataset import Dataset, check_count, transformation
 from unison.data.options import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
@@ -70,9 +70,17 @@ class Interleave(_Unary):
     in turn; an exhausted slot is refilled from the next input element when the cycle reaches it."""
 
     def __init__(
-        self, input_dataset: Dataset, fn: Callable[..., Dataset], cycle_length: int | None, block_length: int | None
+        self,
+        input_dataset: Dataset,
+        fn: Callable[..., Dataset],
+        cycle_length: int | None,
+        block_length: int | None,
+        num_parallel_calls: int | None = None,
     ) -> None:
         super().__init__(input_dataset)
+        if num_parallel_calls is not None and num_parallel_calls != AUTOTUNE:
+            check_count("num_parallel_calls", num_parallel_calls, 1, "or tf.data.AUTOTUNE")
+        self._parallel = num_parallel_calls not in (None, 1)
         self._fn = fn
         self._cycle = (
             os.cpu_count() or 1
@@ -92,13 +100,28 @@ class Interleave(_Unary):
                 f"{type(ds).__name__} for element {index}"
             )
         # a fresh context per opened dataset: no file sharding inside, seeds derived from the parent's
-        return ds._iter(
+        opened = ds._iter(
             IterContext(seed_base=ctx.derive_seed("interleave", index), options=ds.options(), peek=ctx.peek)
         )
+        if not self._parallel or ctx.peek:
+            return opened
+        # read ahead in a thread of its own: the open datasets of the cycle advance in parallel, and
+        # the consumer still takes their elements in the cycle's order (TF's deterministic order)
+        intra_op = intraop.for_pipeline(ctx.options.threading.max_intra_op_parallelism)
+        return threads.prefetch(opened, 2 * self._block, intra_op=intra_op)
 
     def _iter(self, ctx: IterContext) -> Iterator[Any]:
-        inputs = enumerate(self._input._iter(ctx))
         slots: list[Iterator[Any] | None] = [None] * self._cycle
+        try:
+            yield from self._cycle_through(slots, ctx)
+        finally:
+            for it in slots:  # stop the read-ahead threads of datasets not finished
+                close = getattr(it, "close", None)
+                if close is not None:
+                    close()
+
+    def _cycle_through(self, slots: list[Iterator[Any] | None], ctx: IterContext) -> Iterator[Any]:
+        inputs = enumerate(self._input._iter(ctx))
         inputs_left = True
         slot = 0
         while True:

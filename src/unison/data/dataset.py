@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 import numpy as np
 import torch
 
-from unison.data import nest
+from unison.data import intraop, nest
 from unison.data.context import IterContext
 from unison.data.options import (
     AUTOTUNE,
@@ -133,7 +133,9 @@ class Dataset(metaclass=_DatasetType):
         return Iterator(self, IterContext(options=self.options()))
 
     def _iterate(self, ctx: IterContext) -> PyIterator[Any]:
-        return self._iter(ctx)
+        """The pipeline's elements, each made with the pipeline's intra-op threads (see
+        :mod:`unison.data.intraop`); the consumer's own code between elements keeps its threads."""
+        return intraop.bounded(self._iter(ctx), intraop.for_pipeline(ctx.options.threading.max_intra_op_parallelism))
 
     def as_numpy_iterator(self) -> PyIterator[Any]:
         """Iterate with every leaf as numpy (scalars as numpy scalars), as TF's method."""
@@ -348,8 +350,13 @@ class Dataset(metaclass=_DatasetType):
         deterministic: bool | None = None,
         name: str | None = None,
     ) -> Dataset:
-        """Elements of ``map_func(element)`` datasets, ``block_length`` at a time from ``cycle_length`` of them."""
-        return _build("Interleave", self, map_func, cycle_length, block_length)
+        """Elements of ``map_func(element)`` datasets, ``block_length`` at a time from ``cycle_length`` of them.
+
+        With ``num_parallel_calls`` the ``cycle_length`` open datasets are read ahead each in its own
+        thread (files read and decoded in parallel); the order stays TF's deterministic order (which
+        ``deterministic=False`` also allows).
+        """
+        return _build("Interleave", self, map_func, cycle_length, block_length, num_parallel_calls)
 
     @staticmethod
     def counter(start: int = 0, step: int = 1, dtype: Any = torch.int64, name: str | None = None) -> Dataset:

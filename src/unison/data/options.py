@@ -82,6 +82,8 @@ class Options:
                 merged.experimental_distribute.auto_shard_policy = opts.experimental_distribute.auto_shard_policy
             if opts.threading.private_threadpool_size:
                 merged.threading.private_threadpool_size = opts.threading.private_threadpool_size
+            if opts.threading.max_intra_op_parallelism:
+                merged.threading.max_intra_op_parallelism = opts.threading.max_intra_op_parallelism
             if opts.threading.worker_processes is not None:
                 merged.threading.worker_processes = opts.threading.worker_processes
         return merged

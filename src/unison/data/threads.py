@@ -26,6 +26,8 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from unison.data import intraop
+
 _END = object()
 
 
@@ -47,14 +49,21 @@ def parallel_map(
     deterministic: bool,
     what: str = "map",
     chunk: int = 8,
+    intra_op: int = 1,
 ) -> Iterator[Any]:
     """``fn`` on every item of ``source`` with ``workers`` threads, in order unless not ``deterministic``.
 
     Items go to the pool ``chunk`` at a time, so that the pool's per-task cost (a future, a lock,
     a wake-up) is paid once per chunk, not once per element; up to ``2 * workers`` chunks are in
-    flight, which bounds memory.
+    flight, which bounds memory. Each worker thread runs torch's ops with ``intra_op`` threads
+    (see :mod:`unison.data.intraop`).
     """
-    pool = cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="unison-data-map")
+    pool = cf.ThreadPoolExecutor(
+        max_workers=workers,
+        thread_name_prefix="unison-data-map",
+        initializer=intraop.set_for_this_thread,
+        initargs=(intra_op,),
+    )
     pending: collections.deque[tuple[int, cf.Future[list[Any]]]] = collections.deque()
     limit = 2 * workers
 
@@ -94,7 +103,7 @@ def _completed(pending: collections.deque[tuple[int, cf.Future[list[Any]]]]) -> 
         yield from item[1].result()
 
 
-def prefetch(source: Iterator[Any], size: int) -> Iterator[Any]:
+def prefetch(source: Iterator[Any], size: int, intra_op: int = 1) -> Iterator[Any]:
     """Items of ``source`` produced ahead by a daemon thread into a queue of ``size`` items."""
     q: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=max(1, size))
     stop = threading.Event()
@@ -109,6 +118,7 @@ def prefetch(source: Iterator[Any], size: int) -> Iterator[Any]:
         return False
 
     def fill(src: Iterator[Any]) -> None:
+        intraop.set_for_this_thread(intra_op)  # this thread runs only the pipeline's work
         try:
             for item in src:
                 if not put(("item", item)):

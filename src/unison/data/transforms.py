@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from unison.data import nest, processes, threads
+from unison.data import intraop, nest, processes, threads
 from unison.data.context import IterContext
 from unison.data.dataset import Dataset, check_count, transformation
 from unison.data.options import (
@@ -40,6 +40,15 @@ AUTO_PROCESSES_MIN_ELEMENTS = 4096
 def call(fn: Callable[..., Any], element: Any) -> Any:
     """Call a user function TF's way: a tuple element is unpacked into positional arguments."""
     return fn(*element) if isinstance(element, tuple) and not hasattr(element, "_fields") else fn(element)
+
+
+def _has_strings(columns: Any) -> bool:
+    """Whether an index-backed input has a string component (file names, serialized records)."""
+    for leaf in nest.flatten(columns):
+        dtype = getattr(leaf, "dtype", None)
+        if isinstance(dtype, np.dtype) and dtype.kind in "OSU":
+            return True
+    return False
 
 
 def _as_result(value: Any) -> Any:
@@ -289,7 +298,9 @@ class Map(_Unary):
                     f"or a positive number of processes. Received: {asked!r}"
                 )
             return asked
-        if self._calls != AUTOTUNE or not fused or torch.cuda.is_initialized():
+        if self._calls != AUTOTUNE or not fused or torch.cuda.is_initialized() or _has_strings(self._input._columns()):
+            # strings in: file names or encoded records, whose read/decode/resize ops release the GIL,
+            # so threads run them in parallel and the (large, decoded) results need no transfer
             return 0
         cores = processes.usable_cores()
         n = self._input._cardinality()
@@ -325,7 +336,13 @@ class Map(_Unary):
                 deterministic=deterministic,
             )
             return
-        yield from threads.parallel_map(source, lambda el: _as_result(call(self._fn, el)), workers, deterministic)
+        yield from threads.parallel_map(
+            source,
+            lambda el: _as_result(call(self._fn, el)),
+            workers,
+            deterministic,
+            intra_op=intraop.for_pipeline(ctx.options.threading.max_intra_op_parallelism),
+        )
 
 
 @transformation
@@ -385,7 +402,12 @@ class Prefetch(_Unary):
 
     def _iter(self, ctx: IterContext) -> Iterator[Any]:
         source = self._input._iter(ctx)
-        yield from (source if self._size == 0 else threads.prefetch(source, self._size))
+        if self._size == 0:
+            yield from source
+            return
+        yield from threads.prefetch(
+            source, self._size, intra_op=intraop.for_pipeline(ctx.options.threading.max_intra_op_parallelism)
+        )
 
     def _spec(self) -> Any:
         return self._input._spec()

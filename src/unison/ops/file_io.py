@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from unison.errors import DataLossError, InvalidArgumentError, NotFoundError
+from unison.errors import DataLossError, InvalidArgumentError, NotFoundError, PermissionDeniedError
 from unison.ops.string_tensor import StringTensor
 
 __all__ = [
@@ -70,11 +70,17 @@ def read_file(filename: Any, name: str | None = None) -> StringTensor:
     path = _scalar_path(filename, "tf.io.read_file")
     try:
         with open(path, "rb") as handle:
-            return _scalar(handle.read())
+            contents = _scalar(handle.read())
     except FileNotFoundError:
         raise NotFoundError(None, None, f"tf.io.read_file: {path}; No such file or directory") from None
     except IsADirectoryError:
         raise InvalidArgumentError(None, None, f"tf.io.read_file: {path} is a directory, not a file.") from None
+    except PermissionError:
+        raise PermissionDeniedError(
+            None, None, f"tf.io.read_file: {path}; Permission denied. Make the file readable (chmod) or skip it."
+        ) from None
+    contents.source_file = path  # type: ignore[attr-defined]  # the decoders name the file in their errors
+    return contents
 
 
 def write_file(filename: Any, contents: Any, name: str | None = None) -> None:

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from unison.data import Dataset
+from unison.data import AUTOTUNE, Dataset
 from unison.keras.utils import dataset_utils as du
 
 ALLOWLIST_FORMATS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
@@ -146,7 +146,8 @@ def _dataset(
         image = load_image(str(np.asarray(path)), color_mode, size, interpolation, crop, pad)
         return image.permute(2, 0, 1).contiguous() if data_format == "channels_first" else image
 
-    images = Dataset.from_tensor_slices(np.asarray(paths)).map(load)
+    # decoded in parallel threads, as Keras does (its decode and resize ops release the GIL)
+    images = Dataset.from_tensor_slices(np.asarray(paths)).map(load, num_parallel_calls=AUTOTUNE)
     dataset = images
     if label_mode is not None and label_ids is not None:
         dataset = Dataset.zip((images, du.labels_to_dataset(label_ids, label_mode, len(class_names))))
@@ -181,15 +182,18 @@ def load_image(
     """
     from unison.keras.utils.image_utils import _COLOR_MODES, _pil, crop_to_aspect, resize_images
 
-    try:
-        with _pil().open(path) as img:
-            img = img.convert(_COLOR_MODES[color_mode])  # GIF: its first frame
-            array = np.asarray(img, dtype=np.float32)
-    except OSError as exc:
-        raise ValueError(f"Could not decode the image {path!r}: {exc}. Remove the file or fix it.") from None
-    if array.ndim == 2:
-        array = array[:, :, None]
-    x = torch.from_numpy(np.ascontiguousarray(array))[None]  # (1, h, w, c)
+    x = _decode_rgb_jpeg(path) if color_mode == "rgb" else None
+    if x is None:
+        try:
+            with _pil().open(path) as img:
+                img = img.convert(_COLOR_MODES[color_mode])  # GIF: its first frame
+                array = np.asarray(img, dtype=np.float32)
+        except OSError as exc:
+            raise ValueError(f"Could not decode the image {path!r}: {exc}. Remove the file or fix it.") from None
+        if array.ndim == 2:
+            array = array[:, :, None]
+        x = torch.from_numpy(np.ascontiguousarray(array))
+    x = x[None]  # (1, h, w, c)
     height, width = size
     if crop_to_aspect_ratio:
         x = crop_to_aspect(x, height, width)
@@ -199,6 +203,25 @@ def load_image(
         top, left = (pad_h - in_h) // 2, (pad_w - in_w) // 2
         x = torch.nn.functional.pad(x, (0, 0, left, pad_w - in_w - left, top, pad_h - in_h - top))
     return torch.as_tensor(resize_images(x, height, width, interpolation))[0].to(torch.float32)
+
+
+def _decode_rgb_jpeg(path: str) -> torch.Tensor | None:
+    """An RGB JPEG as float32 ``(h, w, 3)`` through TF's own decoder arithmetic (``tf.io.decode_jpeg``,
+    libjpeg-turbo when simplejpeg is installed), as Keras reads it on TensorFlow; None for other files."""
+    from unison.errors import InvalidArgumentError
+    from unison.ops.image_codecs import decode_jpeg
+
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise ValueError(f"Could not read the image {path!r}: {exc}. Remove the file or fix it.") from None
+    if not data.startswith(b"\xff\xd8\xff"):
+        return None
+    try:
+        return decode_jpeg(data, channels=3).to(torch.float32)
+    except InvalidArgumentError as exc:
+        raise ValueError(f"Could not decode the image {path!r}: {exc}. Remove the file or fix it.") from None
 
 
 __all__ = ["image_dataset_from_directory", "load_image"]
