@@ -35,7 +35,14 @@ from unison.distribute.input import map_tensors
 from unison.keras.callbacks import Callback, CallbackList, History, ProgbarLogger
 from unison.keras.trainers.class_weights import with_class_weight
 from unison.keras.trainers.compile_utils import flat_logs
-from unison.keras.trainers.data_adapters import ArrayAdapter, Batch, IterableAdapter, from_pandas, make_adapter
+from unison.keras.trainers.data_adapters import (
+    ArrayAdapter,
+    Batch,
+    IterableAdapter,
+    from_pandas,
+    make_adapter,
+    warn_if_batch_size_ignored,
+)
 from unison.keras.trainers.epoch_iterator import adapter
 from unison.keras.trainers.host_threads import busy_host_threads
 from unison.keras.trainers.local_steps import LocalSteps, run_predict_step
@@ -186,6 +193,7 @@ def fit(
     model._require_compiled("training")
     if x is None:
         raise ValueError("fit() needs training data: pass x (and y), a Dataset or a DataLoader.")
+    warn_if_batch_size_ignored(x, batch_size, "fit")
     batch_size = 32 if batch_size is None else batch_size
     _check_int("batch_size", batch_size, 1)
     _check_int("epochs", epochs, 0)
@@ -330,6 +338,7 @@ def evaluate(
 ) -> Any:
     """Loss and metrics over ``x, y``; every sample counted once across replicas."""
     model._require_compiled("evaluation")
+    warn_if_batch_size_ignored(x, batch_size, "evaluate")
     batch_size = 32 if batch_size is None else batch_size
     _check_int("batch_size", batch_size, 1)
     verbose = _verbose(verbose)
@@ -377,6 +386,7 @@ def predict(
 
     Under a parameter-server strategy the coordinator predicts (with the weights it holds).
     """
+    warn_if_batch_size_ignored(x, batch_size, "predict")
     batch_size = 32 if batch_size is None else batch_size
     _check_int("batch_size", batch_size, 1)
     x = from_pandas(x)
