@@ -158,7 +158,7 @@ def _overrides_batch_hooks(cb: Callback) -> bool:
     )
 
 
-def _logs(model: Any, steps: Any) -> dict[str, float]:
+def step_logs(model: Any, steps: Any) -> dict[str, float]:
     """The metrics over every replica; a user's step chooses the names (what it returned)."""
     reduced = model._read_metrics()
     result = steps.last_result
@@ -258,12 +258,12 @@ def fit(
                     run()
                     if hooks:
                         want = logs_every and (step + 1) % logs_every == 0 and not steps.coordinated
-                        cbs.on_train_batch_end(step, _logs(model, steps) if want else None)
+                        cbs.on_train_batch_end(step, step_logs(model, steps) if want else None)
             finally:
                 epoch_steps.close()  # a step that raised leaves no replica context entered
             first_step = 0
             steps.finish_epoch()
-            logs = _logs(model, steps)
+            logs = step_logs(model, steps)
             if val is not None and (epoch + 1) % validation_freq == 0:
                 cbs.on_test_begin()  # as Keras's fit, whose validation is an evaluate() with its callbacks
                 val_logs = val.run(None)
@@ -320,9 +320,9 @@ class _Evaluation:
                 cbs.on_test_batch_begin(step)
             run()
             if cbs is not None:
-                cbs.on_test_batch_end(step, _logs(self.model, self.steps) if want_logs else None)
+                cbs.on_test_batch_end(step, step_logs(self.model, self.steps) if want_logs else None)
         self.steps.finish_eval()
-        return _logs(self.model, self.steps)
+        return step_logs(self.model, self.steps)
 
 
 def evaluate(
@@ -429,7 +429,7 @@ def predict(
         return map_tensors(lambda t: t.cpu().numpy(), result)
 
 
-__all__ = ["ArrayAdapter", "Batch", "IterableAdapter", "evaluate", "fit", "make_adapter", "predict"]
+__all__ = ["ArrayAdapter", "Batch", "IterableAdapter", "evaluate", "fit", "make_adapter", "predict", "step_logs"]
 
 
 def _wait_for_chief_files(comm: Any, name: str) -> None:
