@@ -35,6 +35,7 @@ from typing import Any
 import torch
 
 from unison.debug.timeline import traced
+from unison.distribute.input import first_leaf
 from unison.keras import mixed_precision
 from unison.keras.trainers.data_adapters import Batch
 from unison.keras.trainers.epoch_iterator import EpochIterator, adapter, share_seed
@@ -97,6 +98,10 @@ class LocalSteps:
         self.model = model
         self.strategy = model.distribute_strategy
         self.last_result: Any = None  # what a user's train_step/test_step returned last
+        # what fit's end-of-training scaling line counts: this replica's training rows, and the
+        # largest global batch a step took (the batch size a dataset chose, not fit's argument)
+        self.rows = 0
+        self.global_batch = 0
 
     def context(self) -> contextlib.AbstractContextManager[Any]:
         """Where the loop itself runs: cross-replica, as TF's callbacks do (each step enters the replica context)."""
@@ -155,6 +160,10 @@ class LocalSteps:
             self._train(batch)
 
     def _train(self, batch: Batch) -> None:
+        rows = len(first_leaf(batch.x))
+        self.rows += rows
+        size = batch.global_size if batch.global_size is not None else rows * self.strategy.num_replicas_in_sync
+        self.global_batch = max(self.global_batch, size)
         result = run_train_step(self.model, batch)
         if result is not None:
             self.last_result = result
