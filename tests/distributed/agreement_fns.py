@@ -72,3 +72,72 @@ def custom_loop(global_batches: list[int]) -> list:
     for _ in range(2):
         strategy.run(step, args=(x[:4], y[:4]))
     return [p.detach().numpy().copy() for p in model.parameters()]
+
+
+def fit_disagreeing(what: str, log_dir: str) -> list:
+    """``model.fit`` whose replica 1 differs from replica 0 in ``what``: its compiled loss, its
+    ``batch_size`` or its training data; logs each step begun."""
+    strategy = _strategy("mirrored")
+    rank = strategy.extended.replica_id
+    odd = rank == 1
+    torch.manual_seed(0)
+    with strategy.scope():
+        model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
+        loss = keras.losses.MeanAbsoluteError() if what == "loss" and odd else keras.losses.MeanSquaredError()
+        model.compile(optimizer=keras.optimizers.SGD(0.1), loss=loss)
+
+    class Steps(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+            with open(os.path.join(log_dir, f"steps.{rank}"), "a") as fh:
+                fh.write(f"{batch}\n")
+
+    x, y = _data()
+    if what == "data" and odd:
+        x, y = x[:24], y[:24]
+    batch_size = 16 if what == "batch" and odd else 8
+    model.fit(x, y, batch_size=batch_size, epochs=1, verbose=0, callbacks=[Steps()])
+    return [w.detach().numpy().copy() for w in model.weights]
+
+
+def drift_after(steps_before: int, recheck_every: int) -> int:
+    """A torch loop under DistributedOptimizer(recheck_every=...); replica 1 changes a weight by
+    itself after ``steps_before`` steps. Returns the steps taken (the re-check must stop it)."""
+    import unison
+
+    strategy = _strategy("mirrored")
+    rank = strategy.extended.replica_id
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 3)
+    unison.broadcast_parameters(model.state_dict(), root_rank=0)
+    opt = unison.DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.1),
+        named_parameters=model.named_parameters(),
+        recheck_every=recheck_every,
+    )
+    x, y = (torch.from_numpy(a) for a in _data())
+    for step in range(12):
+        if step == steps_before and rank == 1:
+            with torch.no_grad():
+                model.bias[0] += 1.0  # a replica that stepped alone
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+    return opt.consistency_checks
+
+
+def torch_loop(learning_rates: list[float]) -> int:
+    """A torch loop under DistributedOptimizer whose replica r steps with ``learning_rates[r]``."""
+    import unison
+
+    strategy = _strategy("mirrored")
+    rank = strategy.extended.replica_id
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 3)
+    opt = unison.DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=learning_rates[rank]), named_parameters=model.named_parameters()
+    )
+    x, y = (torch.from_numpy(a) for a in _data())
+    opt.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    opt.step()
+    return opt.steps

@@ -1,8 +1,8 @@
 """Two replicas from notebook cells: `notebook_launcher` driven through a real IPython shell.
 
 The cells run in an IPython ``InteractiveShell`` in a child process, as a notebook's kernel runs
-them (jupyter_client and ipykernel are not installed in CI; the kernel executes cells with this
-same shell class). The training function is defined in a cell, so it exists only in the shell's
+them (the kernel executes cells with this same shell class; test_notebook_kernel.py drives a real
+ipykernel kernel through jupyter_client). The training function is defined in a cell, so it exists only in the shell's
 namespace: it reaches the replicas by value.
 """
 

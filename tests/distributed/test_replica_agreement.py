@@ -67,3 +67,42 @@ def test_multi_worker_model_outside_the_scope_is_refused(tmp_path) -> None:
     with pytest.raises(ReplicaFailedError, match=r"(?s)UnsynchronizedTrainingError.*outside strategy.scope"):
         run_multi_worker("agreement_fns:fit", 2, kwargs=kwargs, timeout=240, sys_path=[HERE])
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+@pytest.mark.parametrize(
+    "what,message",
+    [
+        (
+            "loss",
+            r"different loss \(fit's compiled loss\): class is 'MeanAbsoluteError' on rank 1 but 'MeanSquaredError'",
+        ),
+        ("batch", r"different global batch \(fit's batch_size\): rank 1 has 16 where rank 0 has 8"),
+        ("data", r"different training data \(the number of samples in fit's x\): rank 1 has 24 where rank 0 has 32"),
+    ],
+)
+def test_fit_replicas_with_another_loss_batch_or_data_fail_at_the_first_step(tmp_path, what, message) -> None:
+    with pytest.raises(ReplicaFailedError, match=rf"ReplicaMismatchError: Replicas train with {message}"):
+        run_distributed(fns.fit_disagreeing, 2, args=(what, str(tmp_path)), timeout=150)
+    assert not list(tmp_path.iterdir())  # no replica finished a step
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(200)
+def test_replicas_that_drift_apart_are_caught_by_the_periodic_recheck() -> None:
+    # checks before steps 1, 5 and 9 (every 4); replica 1 changes a weight before step 6: step 9's check names it
+    with pytest.raises(ReplicaFailedError, match=r"different values for parameter 'bias': ranks \[1\] differ"):
+        run_distributed(fns.drift_after, 2, args=(5, 4), timeout=150)
+    # agreeing replicas: checked before steps 1, 5 and 9 of 12, and nothing raised
+    assert run_distributed(fns.drift_after, 2, args=(99, 4), timeout=150) == [3, 3]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(200)
+def test_a_torch_optimizer_with_another_learning_rate_is_named() -> None:
+    with pytest.raises(
+        ReplicaFailedError,
+        match=r"different torch optimizer \(class and param groups\): param_groups\[0\].lr is 0.2 on rank 1 but 0.1",
+    ):
+        run_distributed(fns.torch_loop, 2, args=([0.1, 0.2],), timeout=150)

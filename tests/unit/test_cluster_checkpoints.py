@@ -130,9 +130,10 @@ def _fit(
     [
         (None, 7, 20, (1, 1)),  # 13 steps per epoch: backups after steps 7 and 14 -> epoch 1, step 1
         (None, 13, 20, (0, 13)),  # backed up after the epoch's last step: only the epoch's end remains
-        (9, 7, 17, (1, 5)),  # steps_per_epoch: epochs start mid-data; the position is restored
+        (5, 7, 12, (1, 2)),  # steps_per_epoch: epochs start mid-data; the position is restored
+        (9, 7, 17, (2, 1)),  # 9 of 13 batches, then 4 (the data ran out, as in Keras 3), then 9
     ],
-    ids=["mid-epoch", "end-of-epoch", "steps-per-epoch"],
+    ids=["mid-epoch", "end-of-epoch", "steps-per-epoch", "steps-per-epoch-beyond-data"],
 )
 def test_resumed_fit_ends_exactly_where_an_uninterrupted_one_ends(
     tmp_path, steps_per_epoch, save_freq, interrupt_at, resumed

@@ -74,3 +74,23 @@ def test_figures_are_read_from_a_keras_model(monkeypatch, tmp_path) -> None:
     assert fig.parameters == 101770 and fig.device == "cpu" and fig.wait_seconds == 0.0
     assert scaling.reference_path() == tmp_path / "scaling.json"
     assert scaling_line(fig, None).startswith("Scaling: 1 replicas ran 500 samples/s")
+
+
+@pytest.mark.timeout(120)
+def test_a_verbose_one_replica_fit_records_the_reference_and_prints_nothing(monkeypatch, tmp_path, capsys) -> None:
+    import numpy as np
+
+    import unison as tf
+    from unison.keras.trainers import loop
+
+    monkeypatch.setenv("UNISON_CACHE_DIR", str(tmp_path / "datasets"))
+    monkeypatch.setattr(loop, "MIN_REFERENCE_S", 0.0)
+    model = tf.keras.Sequential([tf.keras.Input((8,)), tf.keras.layers.Dense(2)])
+    model.compile(optimizer="sgd", loss="mse")
+    data = tf.data.Dataset.from_tensor_slices((np.ones((50, 8), "float32"), np.ones((50, 2), "float32"))).batch(10)
+    model.fit(data, epochs=2, verbose=2)
+    assert "Scaling:" not in capsys.readouterr().out
+    recorded = scaling.one_replica_reference(scaling.reference_key(18, 10, "cpu"))
+    assert recorded is not None and recorded > 0  # the dataset's batch of 10, not fit's default 32
+    model.fit(data, epochs=1, verbose=0)  # a silent fit records nothing new
+    assert scaling.one_replica_reference(scaling.reference_key(18, 10, "cpu")) == recorded

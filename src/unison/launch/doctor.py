@@ -155,7 +155,12 @@ def _run_task(
     label = [_label(t, a) for t, a in zip(tasks, addresses)]
     chief_host, chief_port = hosts[0]
     use_interface_of(hosts[me][0])
-    info: dict[str, Any] = {"task": label[me], "host": socket.gethostname(), "versions": versions()}
+    info: dict[str, Any] = {
+        "task": label[me],
+        "host": socket.gethostname(),
+        "versions": versions(),
+        "cluster": label,  # this task's TF_CONFIG cluster: every task must list the same one
+    }
     own_server = None
     try:  # this task's own port: the chief's is the rendezvous, the others' must be free for it
         own_server = serve_tcp_store(hosts[me][0], hosts[me][1], len(tasks), timeout)
@@ -181,6 +186,10 @@ def _run_task(
             report.fail(
                 f"{label[me]} cannot reach the chief {label[0]}: {str(exc).splitlines()[0]}. Fix: start the doctor "
                 f"on the chief too, check that {addresses[0]} is the chief's reachable address, open the port."
+            )
+            report.note(
+                f"If the chief runs at another address, the TF_CONFIGs disagree: this task's cluster is "
+                f"{', '.join(label)}; every task's TF_CONFIG must list the same cluster (only 'task' differs)."
             )
             print("\n".join(report.lines))
             return 1
@@ -220,6 +229,30 @@ def _worker(store: Any, me: int, n: int, timeout: float, args: Any) -> None:
     store.wait(["doctor/report"], datetime.timedelta(seconds=timeout + 60))
 
 
+def _cluster_disagreements(infos: dict[int, Any], label: list[str], report: _Report) -> set[int]:
+    """The tasks whose TF_CONFIG lists another cluster than the chief's, each reported with both
+    lists (the chief would otherwise try the addresses it believes in and say it cannot reach them)."""
+    disagree: set[int] = set()
+    for i, got in sorted(infos.items()):
+        theirs = got.get("cluster")
+        if i == 0 or theirs is None or theirs == label:
+            continue
+        disagree.add(i)
+        only_theirs = [t for t in theirs if t not in label]
+        only_chiefs = [t for t in label if t not in theirs]
+        detail = (
+            f"it lists {', '.join(only_theirs) or 'nothing else'} where the chief lists {', '.join(only_chiefs) or 'nothing else'}"
+            if only_theirs or only_chiefs
+            else "the same tasks in another order"
+        )
+        report.fail(
+            f"the TF_CONFIGs disagree: the task that checked in as {got['task']} on {got['host']} has another "
+            f"cluster than the chief: {detail}. Its cluster: {', '.join(theirs)}; the chief's: {', '.join(label)}. "
+            "Fix: give every task the same TF_CONFIG 'cluster' (only 'task' differs from one task to another)."
+        )
+    return disagree
+
+
 def _chief(
     store: Any,
     tasks: list[Any],
@@ -236,15 +269,17 @@ def _chief(
     for i in missing:
         report.fail(
             f"{label[i]} did not check in within {timeout:.0f}s: it cannot reach the chief at "
-            f"{hosts[0][0]}:{hosts[0][1]}, its address is wrong or down, or `unison doctor` is not running there. "
+            f"{hosts[0][0]}:{hosts[0][1]}, its address is wrong or down, `unison doctor` is not running there, "
+            "or its TF_CONFIG names another chief or index (every task must list the same cluster). "
             f"Fix: check the address in TF_CONFIG, the network and firewall between the hosts, and run the doctor on every task."
         )
     if missing:
         report.note(f"{len(infos)} of {n} tasks checked in")
     else:
         report.ok(f"every task reached the chief's rendezvous at {hosts[0][0]}:{hosts[0][1]}")
+    disagree = _cluster_disagreements(infos, label, report)
     for i, got in sorted(infos.items()):
-        if i == 0:
+        if i == 0 or i in disagree:
             continue
         if got["port"]:
             report.fail(

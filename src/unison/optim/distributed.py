@@ -152,7 +152,12 @@ class DistributedOptimizer(WrappingOptimizer):
             Op ``Average`` or ``Sum``, no compression.
         error_feedback: with compression, add what the cast lost back into the next step.
         check_consistency: before the first reduction, check that every replica holds the same
-            parameters (an error naming the first that differs); ``False`` skips the check.
+            parameters and trains with the same optimizer class and hyper-parameters (and the
+            loss and global batch noted by :mod:`unison.optim.agreement`): an error naming the
+            first that differs; ``False`` skips the check.
+        recheck_every: repeat that check before the reduction of every ``recheck_every``-th step
+            (parameter values drift apart only through a bug or a replica that stepped alone;
+            one check costs about one small all-gather); ``0``: only before the first.
         gradient_transform: called with the parameters after synchronisation, before the step
             (the Keras front end clips here).
         communicator: the replicas to synchronise with; default: the job this process joined.
@@ -204,6 +209,7 @@ class DistributedOptimizer(WrappingOptimizer):
         groups: Any = None,
         sparse_as_dense: bool = False,
         check_consistency: bool = True,
+        recheck_every: int = 1000,
         hooks: bool = True,
         gradients: str = "reduce",
     ) -> None:
@@ -258,6 +264,8 @@ class DistributedOptimizer(WrappingOptimizer):
                 f"or unison.Sum without compression or error_feedback. Received: op={op}, "
                 f"compression={compression!r}, error_feedback={error_feedback}. Drop one of them."
             )
+        if isinstance(recheck_every, bool) or not isinstance(recheck_every, int) or recheck_every < 0:
+            raise ValueError(f"recheck_every must be an integer >= 0. Received: recheck_every={recheck_every!r}")
         if gradients not in ("reduce", "reduced"):
             raise ValueError(f"gradients must be 'reduce' or 'reduced'. Received: gradients={gradients!r}")
         self._wrap(optimizer)
@@ -290,6 +298,8 @@ class DistributedOptimizer(WrappingOptimizer):
         # its wrapper turns the check of identical starting weights off.
         self._check_consistency = bool(check_consistency)
         self._checked = False
+        self.recheck_every = recheck_every
+        self.consistency_checks = 0  # how many times the replicas compared (tests, reports)
         self.steps = 0
         self.skipped_steps = 0
         # compute vs collective wait per step (unison.debug.straggler_report); the timeline's
@@ -416,7 +426,8 @@ class DistributedOptimizer(WrappingOptimizer):
         if not self._checked:
             self._checked = True
             if self._check_consistency:
-                check_consistency(self._named, self.comm)
+                check_consistency(self._named, self.comm, optimizer=self.optimizer)
+                self.consistency_checks += 1
 
     def _launch(self, bucket: Bucket) -> None:
         self._check_once()
@@ -459,6 +470,8 @@ class DistributedOptimizer(WrappingOptimizer):
             self._reduce_buckets()
         self.timings.step_done(self._waited)
         self._waited = 0.0
+        if self.recheck_every and self.steps % self.recheck_every == 0:
+            self._checked = False  # every replica counts the same steps: all check again next step
         if timeline is not None:
             self._record_phases(started)
         if not self._scaler_active:  # with a GradScaler, clipping waits until it has unscaled

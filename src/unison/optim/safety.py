@@ -44,7 +44,7 @@ def check_consistency(named: Sequence[tuple[str, torch.Tensor]], comm: Communica
     from unison.optim import agreement
 
     if optimizer is not None:
-        agreement.note("optimizer", optimizer, comm)
+        agreement.note("torch optimizer (class and param groups)", optimizer, comm)
     meta = _describe(named)
     digest = hashlib.sha1((repr(meta) + agreement.digest(comm)).encode()).hexdigest()
     digests = comm.all_gather_object(digest, name="consistency.structure")

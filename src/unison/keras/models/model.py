@@ -305,6 +305,24 @@ class Model(Trainer, Layer):
 
         return trainer.predict(self, x, **kwargs)
 
+    def train_on_batch(self, x: Any, y: Any = None, **kwargs: Any) -> Any:
+        """One training step on one batch; see :mod:`unison.keras.trainers.on_batch`."""
+        from unison.keras.trainers import on_batch
+
+        return on_batch.train_on_batch(self, x, y, **kwargs)
+
+    def test_on_batch(self, x: Any, y: Any = None, **kwargs: Any) -> Any:
+        """The loss and metrics of one batch; see :mod:`unison.keras.trainers.on_batch`."""
+        from unison.keras.trainers import on_batch
+
+        return on_batch.test_on_batch(self, x, y, **kwargs)
+
+    def predict_on_batch(self, x: Any) -> Any:
+        """The outputs for one batch, as numpy arrays."""
+        from unison.keras.trainers import on_batch
+
+        return on_batch.predict_on_batch(self, x)
+
     # --- weights and files (models/model_io.py) ---------------------------------------------
     def get_weights(self) -> list[np.ndarray]:
         """Every parameter and buffer as numpy arrays, in ``state_dict`` order (a sharded model's whole)."""

@@ -180,6 +180,13 @@ class Sequential(Model):
 
     def call(self, inputs: Any) -> Any:
         x = inputs
+        if isinstance(x, dict) and self._refuses_structures():
+            raise ValueError(
+                "The structure of `inputs` doesn't match the expected structure. Expected: one tensor "
+                f"(a Sequential model has a single input). Received: inputs={_describe(x)}. For named "
+                "inputs build a functional model: keras.Model(inputs={'a': keras.Input(shape)}, outputs=...); "
+                "or pass the one array itself."
+            )
         if self._graph_input is None and isinstance(x, np.ndarray) and x.dtype.kind in "biuf":
             from unison.ops.dtypes import as_torch
 
@@ -220,6 +227,19 @@ class Sequential(Model):
         if first_call and isinstance(x, torch.Tensor):
             self.__dict__["_called_output_shape"] = tuple(x.shape)  # Keras 3's output_shape once built by a call
         return x
+
+    def _refuses_structures(self) -> bool:
+        """Keras's structure check: a Sequential built on an Input takes one tensor; so does a
+        first layer of unison's own (a user's layer may take a dict)."""
+        if self._graph_input is not None:
+            return True
+        first = next(iter(self.stack), None)
+        return first is not None and type(first).__module__.startswith("unison.")
+
+
+def _describe(x: dict[Any, Any]) -> str:
+    parts = [f"{k!r}: {type(v).__name__}(shape={tuple(getattr(v, 'shape', ()))})" for k, v in x.items()]
+    return "{" + ", ".join(parts) + "}"
 
 
 __all__ = ["Sequential"]

@@ -35,11 +35,14 @@ from typing import Any
 import torch
 
 from unison.debug.timeline import traced
+from unison.distribute.input import first_leaf
 from unison.keras import mixed_precision
-from unison.keras.trainers.data_adapters import Batch
+from unison.keras.trainers.compile_utils import OutputLosses
+from unison.keras.trainers.data_adapters import ArrayAdapter, Batch
 from unison.keras.trainers.epoch_iterator import EpochIterator, adapter, share_seed
 from unison.keras.trainers.model_setup import setup_model
 from unison.keras.trainers.trainer import overrides
+from unison.optim.agreement import describe, note
 
 Step = Callable[[], Any]
 
@@ -88,6 +91,31 @@ def run_predict_step(model: Any, batch: Batch) -> Any:
             return model.predict_step((batch.x,))
 
 
+def _loss_fact(loss: Any) -> Any:
+    """What replicas compare of compile()'s loss: each loss's class and config (or function name)."""
+    if isinstance(loss, OutputLosses):
+        return {"outputs": list(loss.names), "losses": [_loss_fact(v) for v in loss.losses], "weights": loss.weights}
+    if loss is None or isinstance(loss, str):
+        return loss
+    if callable(getattr(loss, "get_config", None)):
+        return describe(loss)
+    return getattr(loss, "__qualname__", type(loss).__name__)
+
+
+def note_fit_facts(model: Any, train: Any, batch_size: int) -> None:
+    """Facts every replica of a multi-replica ``fit`` must share, compared with the parameters
+    before the first gradient leaves (:mod:`unison.optim.agreement`): the compiled loss, and for
+    arrays the global batch and the number of samples (datasets batch themselves; a replica
+    with other data or another batch_size would step a different number of times, or apart)."""
+    comm = model._comm
+    if not comm.is_distributed:
+        return
+    note("loss (fit's compiled loss)", _loss_fact(model.loss), comm)
+    if isinstance(train, ArrayAdapter):
+        note("global batch (fit's batch_size)", int(batch_size), comm)
+        note("training data (the number of samples in fit's x)", int(train.n), comm)
+
+
 class LocalSteps:
     """Steps that run here, on this process's replica of the model's strategy."""
 
@@ -97,6 +125,10 @@ class LocalSteps:
         self.model = model
         self.strategy = model.distribute_strategy
         self.last_result: Any = None  # what a user's train_step/test_step returned last
+        # what fit's end-of-training scaling line counts: this replica's training rows, and the
+        # largest global batch a step took (the batch size a dataset chose, not fit's argument)
+        self.rows = 0
+        self.global_batch = 0
 
     def context(self) -> contextlib.AbstractContextManager[Any]:
         """Where the loop itself runs: cross-replica, as TF's callbacks do (each step enters the replica context)."""
@@ -117,6 +149,7 @@ class LocalSteps:
         model._prepare_training()
         seed = share_seed(model._comm)  # replica 0 draws it, as every fit does (even unshuffled)
         train = adapter(model, x, y, sample_weight, batch_size, shuffle, seed)
+        note_fit_facts(model, train, batch_size)
         model._start_epoch_iterator(EpochIterator(train, seed))
         with self.strategy.replica_context():  # the model is built as this replica's
             setup_model(model, train)
@@ -155,6 +188,10 @@ class LocalSteps:
             self._train(batch)
 
     def _train(self, batch: Batch) -> None:
+        rows = len(first_leaf(batch.x))
+        self.rows += rows
+        size = batch.global_size if batch.global_size is not None else rows * self.strategy.num_replicas_in_sync
+        self.global_batch = max(self.global_batch, size)
         result = run_train_step(self.model, batch)
         if result is not None:
             self.last_result = result

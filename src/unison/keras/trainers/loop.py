@@ -23,6 +23,7 @@ Example:
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -30,17 +31,27 @@ import numpy as np
 import torch
 
 from unison.data import Dataset
-from unison.debug.straggler import log_stragglers
+from unison.debug.straggler import active_timings, log_stragglers
 from unison.distribute.input import map_tensors
 from unison.keras.callbacks import Callback, CallbackList, History, ProgbarLogger
 from unison.keras.trainers.class_weights import with_class_weight
 from unison.keras.trainers.compile_utils import flat_logs
-from unison.keras.trainers.data_adapters import ArrayAdapter, Batch, IterableAdapter, from_pandas, make_adapter
+from unison.keras.trainers.data_adapters import (
+    ArrayAdapter,
+    Batch,
+    IterableAdapter,
+    from_pandas,
+    make_adapter,
+    warn_if_batch_size_ignored,
+)
 from unison.keras.trainers.epoch_iterator import adapter
 from unison.keras.trainers.host_threads import busy_host_threads
 from unison.keras.trainers.local_steps import LocalSteps, run_predict_step
 from unison.keras.trainers.model_setup import setup_model
+from unison.keras.utils import scaling
 
+# A 1-replica fit shorter than this is too noisy to be the reference a multi-replica fit compares with.
+MIN_REFERENCE_S = 1.0
 _BATCH_HOOKS = ("on_train_batch_begin", "on_train_batch_end", "on_batch_begin", "on_batch_end")
 
 
@@ -151,7 +162,7 @@ def _overrides_batch_hooks(cb: Callback) -> bool:
     )
 
 
-def _logs(model: Any, steps: Any) -> dict[str, float]:
+def step_logs(model: Any, steps: Any) -> dict[str, float]:
     """The metrics over every replica; a user's step chooses the names (what it returned)."""
     reduced = model._read_metrics()
     result = steps.last_result
@@ -186,6 +197,7 @@ def fit(
     model._require_compiled("training")
     if x is None:
         raise ValueError("fit() needs training data: pass x (and y), a Dataset or a DataLoader.")
+    warn_if_batch_size_ignored(x, batch_size, "fit")
     batch_size = 32 if batch_size is None else batch_size
     _check_int("batch_size", batch_size, 1)
     _check_int("epochs", epochs, 0)
@@ -236,6 +248,7 @@ def fit(
         cbs.on_train_begin()
         # BackupAndRestore may have restored a backup: continue at its exact epoch and step.
         start_epoch, first_step = steps.resume(train, initial_epoch)
+        train_seconds, wait_at_start = 0.0, active_timings().total_wait_s
         logs: dict[str, float] = {}
         for epoch in range(start_epoch, epochs):
             model.train()
@@ -243,6 +256,7 @@ def fit(
             steps.last_result = None
             cbs.on_epoch_begin(epoch)
             epoch_steps = steps.train_steps(train, epoch, steps_per_epoch, first_step, callbacks_between=hooks)
+            started = time.perf_counter()
             try:
                 for step, run in enumerate(epoch_steps, first_step):
                     if hooks:
@@ -250,12 +264,13 @@ def fit(
                     run()
                     if hooks:
                         want = logs_every and (step + 1) % logs_every == 0 and not steps.coordinated
-                        cbs.on_train_batch_end(step, _logs(model, steps) if want else None)
+                        cbs.on_train_batch_end(step, step_logs(model, steps) if want else None)
             finally:
                 epoch_steps.close()  # a step that raised leaves no replica context entered
+                train_seconds += time.perf_counter() - started
             first_step = 0
             steps.finish_epoch()
-            logs = _logs(model, steps)
+            logs = step_logs(model, steps)
             if val is not None and (epoch + 1) % validation_freq == 0:
                 cbs.on_test_begin()  # as Keras's fit, whose validation is an evaluate() with its callbacks
                 val_logs = val.run(None)
@@ -271,7 +286,7 @@ def fit(
         if finalize is not None and epochs > initial_epoch:  # use_ema: the weights become their averages
             finalize(model.trainable_weights)
         cbs.on_train_end(logs)
-        _wait_for_chief_files(comm, "fit.train_end")
+        _report_scaling(model, steps, verbose, train_seconds, active_timings().total_wait_s - wait_at_start)
         model._start_epoch_iterator(None)  # do not keep the training data alive through the model
     return model.history
 
@@ -312,9 +327,9 @@ class _Evaluation:
                 cbs.on_test_batch_begin(step)
             run()
             if cbs is not None:
-                cbs.on_test_batch_end(step, _logs(self.model, self.steps) if want_logs else None)
+                cbs.on_test_batch_end(step, step_logs(self.model, self.steps) if want_logs else None)
         self.steps.finish_eval()
-        return _logs(self.model, self.steps)
+        return step_logs(self.model, self.steps)
 
 
 def evaluate(
@@ -330,6 +345,7 @@ def evaluate(
 ) -> Any:
     """Loss and metrics over ``x, y``; every sample counted once across replicas."""
     model._require_compiled("evaluation")
+    warn_if_batch_size_ignored(x, batch_size, "evaluate")
     batch_size = 32 if batch_size is None else batch_size
     _check_int("batch_size", batch_size, 1)
     verbose = _verbose(verbose)
@@ -377,6 +393,7 @@ def predict(
 
     Under a parameter-server strategy the coordinator predicts (with the weights it holds).
     """
+    warn_if_batch_size_ignored(x, batch_size, "predict")
     batch_size = 32 if batch_size is None else batch_size
     _check_int("batch_size", batch_size, 1)
     x = from_pandas(x)
@@ -419,7 +436,30 @@ def predict(
         return map_tensors(lambda t: t.cpu().numpy(), result)
 
 
-__all__ = ["ArrayAdapter", "Batch", "IterableAdapter", "evaluate", "fit", "make_adapter", "predict"]
+__all__ = ["ArrayAdapter", "Batch", "IterableAdapter", "evaluate", "fit", "make_adapter", "predict", "step_logs"]
+
+
+def _report_scaling(model: Any, steps: Any, verbose: int, seconds: float, wait_seconds: float) -> None:
+    """The end-of-fit scaling line (issue 41): on several replicas, the chief prints the measured
+    throughput against one replica's and, when it was slower, why and what would help; a verbose
+    1-replica fit of a second or more records its throughput as that reference
+    (``keras/utils/scaling.py``). Every replica's sample count is gathered, which is also the
+    wait for the chief's files at the end of training."""
+    comm = model.distribute_strategy.extended.communicator
+    rows = getattr(steps, "rows", None)
+    if rows is None:  # steps scheduled onto parameter-server workers: not this loop's to measure
+        _wait_for_chief_files(comm, "fit.train_end")
+        return
+    counts = [(rows, steps.global_batch)]
+    if comm.is_distributed:
+        counts = comm.all_gather_object(counts[0], name="fit.train_end")
+    samples, global_batch = sum(c[0] for c in counts), max(c[1] for c in counts)
+    if comm.rank != 0 or verbose == 0 or samples == 0 or (comm.world_size == 1 and seconds < MIN_REFERENCE_S):
+        return
+    figures = scaling.fit_figures(model, comm.world_size, samples, seconds, global_batch, wait_seconds)
+    line = scaling.end_of_fit(figures)
+    if line is not None:
+        print(line, flush=True)
 
 
 def _wait_for_chief_files(comm: Any, name: str) -> None:

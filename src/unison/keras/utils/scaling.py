@@ -158,11 +158,14 @@ def scaling_line(fig: ScalingFigures, one_replica_samples_per_s: float | None) -
     return head + f". Why: {reason}. What would help: " + ", ".join(help_) + "."
 
 
-def fit_figures(model: Any, replicas: int, samples: int, seconds: float, global_batch: int) -> ScalingFigures:
+def fit_figures(
+    model: Any, replicas: int, samples: int, seconds: float, global_batch: int, wait_seconds: float | None = None
+) -> ScalingFigures:
     """The figures of a ``fit`` that just ended, the rest read from the model and this process.
 
-    The communication time is what this process's ``DistributedOptimizer`` steps spent blocked in
-    collectives since it started (``unison.debug``'s step timings; zero on one replica).
+    The communication time is ``wait_seconds`` (fit passes what its steps spent blocked in
+    collectives), else what this process's ``DistributedOptimizer`` steps spent blocked since it
+    started (``unison.debug``'s step timings); zero on one replica.
     """
     import torch
 
@@ -175,7 +178,7 @@ def fit_figures(model: Any, replicas: int, samples: int, seconds: float, global_
         replicas=replicas,
         samples=samples,
         seconds=seconds,
-        wait_seconds=active_timings().total_wait_s if replicas > 1 else 0.0,
+        wait_seconds=0.0 if replicas <= 1 else active_timings().total_wait_s if wait_seconds is None else wait_seconds,
         global_batch=global_batch,
         device=device,
         cores_per_replica=torch.get_num_threads() if device == "cpu" else None,

@@ -25,7 +25,7 @@ Example:
 
 from unison.keras.trainers.data_adapters.array_adapter import ArrayAdapter, MapDatasetAdapter
 from unison.keras.trainers.data_adapters.batch import Batch, _unpack, as_batch, is_structure
-from unison.keras.trainers.data_adapters.dispatch import from_pandas, make_adapter
+from unison.keras.trainers.data_adapters.dispatch import from_pandas, make_adapter, warn_if_batch_size_ignored
 from unison.keras.trainers.data_adapters.iterable_adapter import IterableAdapter
 from unison.keras.trainers.data_adapters.py_dataset_adapter import PyDatasetAdapter
 
@@ -40,4 +40,5 @@ __all__ = [
     "from_pandas",
     "is_structure",
     "make_adapter",
+    "warn_if_batch_size_ignored",
 ]

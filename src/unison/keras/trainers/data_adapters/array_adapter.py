@@ -16,13 +16,19 @@ from unison.distribute.input import (
     shard_bounds,
     to_tensor,
 )
-from unison.keras.trainers.data_adapters.batch import Batch, _unpack, is_structure
+from unison.keras.trainers.data_adapters.batch import Batch, _unpack, is_structure, ran_out_of_data
 from unison.ops import tree
 from unison.ops.dtypes import from_numpy
 
 
 def _as_tensor(a: Any, name: str) -> torch.Tensor:
     if isinstance(a, torch.Tensor):
+        if a.is_meta:
+            raise ValueError(
+                f"{name} is a tensor on the meta device: it has a shape {tuple(a.shape)} but no values to "
+                f"train on. Materialize it first (e.g. torch.empty_like({name}, device='cpu') filled with "
+                "data, or load the real data) and pass that."
+            )
         t = a.detach()
     elif isinstance(a, np.ndarray) or isinstance(a, (list, tuple)):
         arr = np.asarray(a)
@@ -129,8 +135,11 @@ class ArrayAdapter:
         return torch.randperm(self.n, generator=gen)
 
     def epoch(self, epoch: int, steps: int | None = None, skip: int = 0) -> Iterator[Batch]:
-        """This replica's batches of one epoch (``steps`` may cut it short or wrap around).
+        """This replica's batches of one epoch (``steps`` may cut it short).
 
+        With ``steps`` (``steps_per_epoch``) epochs continue where the previous one stopped; an
+        epoch never runs past the end of the data: as in Keras 3 it stops there with
+        :func:`ran_out_of_data`'s warning, and the next epoch starts a new pass.
         ``skip``: the first batches of the epoch were already trained on (a resumed backup);
         the rest come in the same order as in an uninterrupted run.
         """
@@ -140,16 +149,17 @@ class ArrayAdapter:
             todo = total
         else:
             pass_index, step = self._cursor
+            if step >= total:  # the previous epoch ended exactly with the data
+                pass_index, step = pass_index + 1, 0
             todo = steps
         self.epoch_origin = pass_index * total + step  # where this epoch starts (for backups)
-        if skip and total:
-            pass_index, step = divmod(self.epoch_origin + skip, total)
-            todo -= skip
+        step += skip  # an epoch stays within one pass
+        todo -= skip
         order = self._order(pass_index)
         for _ in range(todo):
             if step >= total:
-                pass_index, step = pass_index + 1, 0
-                order = self._order(pass_index)
+                ran_out_of_data(self.replica_id)
+                break
             g0 = step * self.batch_size
             g1 = min(g0 + self.batch_size, self.n)
             a, b = shard_bounds(g1 - g0, self.num_replicas, self.replica_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +44,22 @@ def _unpack(batch: Any, global_size: int | None) -> Batch:
     if isinstance(batch, dict) and "x" in batch:
         return Batch(batch["x"], batch.get("y"), batch.get("sample_weight"), global_size)
     return Batch(batch, None, None, global_size)
+
+
+def ran_out_of_data(replica_id: int = 0) -> None:
+    """Keras 3's warning when ``steps_per_epoch`` asks for more batches than the data holds.
+
+    The epoch ends there and the next one starts a new pass over the data (Keras 3's
+    ``EpochIterator``); only replica 0 warns, as only the chief prints.
+    """
+    if replica_id == 0:
+        warnings.warn(
+            "Your input ran out of data; interrupting training. Make sure that your dataset or generator "
+            "can generate at least `steps_per_epoch * epochs` batches. You may need to use the `.repeat()` "
+            "function when building your dataset.",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 def _floatx(t: Any) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -58,8 +59,20 @@ def make_adapter(
         return IterableAdapter(x, num_replicas, replica_id, device)
     if isinstance(x, PerReplicaDataset):
         return IterableAdapter(x.dataset, num_replicas, replica_id, device, per_replica=True, seed=seed)
+    if _is_nested_numbers(x):
+        raise ValueError(
+            f"Unrecognized data type: x={_short(x)} (of type list). A list of lists of numbers is not "
+            "an array: Keras takes a list of arrays as the inputs of a multi-input model. Pass "
+            "np.array(x) (one input of shape (samples, features))."
+        )
     if isinstance(x, (np.ndarray, torch.Tensor, list)) and not _is_batch_list(x) or is_structure(x):
         return ArrayAdapter(x, y, sample_weight, batch_size, shuffle, seed, num_replicas, replica_id, device)
+    if not hasattr(x, "__iter__") and not isinstance(x, Dataset):
+        raise ValueError(
+            f"Unrecognized data type: x={_short(x)} (of type {type(x).__name__}). fit/evaluate/predict "
+            "accept numpy arrays or tensors (x, y), a tf.data Dataset, a keras.utils.PyDataset, a torch "
+            "Dataset or DataLoader, or an iterable of (x, y) batches."
+        )
     if y is not None:
         raise ValueError(
             f"`y` must not be given when `x` is a dataset or an iterable of batches (it yields the "
@@ -73,9 +86,9 @@ def make_adapter(
         return MapDatasetAdapter(x, batch_size, shuffle, seed, num_replicas, replica_id, device)
     if hasattr(x, "__iter__"):
         return IterableAdapter(x, num_replicas, replica_id, device)
-    raise TypeError(
-        "fit/evaluate/predict accept numpy arrays or tensors (x, y), a torch Dataset or DataLoader, "
-        f"or an iterable of (x, y) batches. Received: x of type {type(x).__name__}"
+    raise ValueError(
+        f"Unrecognized data type: x={_short(x)} (of type {type(x).__name__}). fit/evaluate/predict accept "
+        "numpy arrays or tensors (x, y), a torch Dataset or DataLoader, or an iterable of (x, y) batches."
     )
 
 
@@ -103,8 +116,47 @@ def _densify_sparse(dataset: TfDataset) -> TfDataset:
     )
 
 
+def warn_if_batch_size_ignored(x: Any, batch_size: int | None, where: str) -> None:
+    """``batch_size`` given with data that yields its own batches: Keras 3 ignores it silently
+    (its docs say not to pass it); unison ignores it too, but says so once."""
+    if batch_size is None:
+        return
+    from torch.utils.data import DataLoader
+
+    from unison.keras.utils.py_dataset import PyDataset  # here: keras.utils imports the trainer's modules
+
+    batched = (TfDataset, DistributedDataset, PerReplicaDataset, PyDataset, DataLoader)
+    if isinstance(x, batched) or hasattr(x, "__next__"):
+        kind = "tf.data Dataset" if isinstance(x, (TfDataset, DistributedDataset)) else type(x).__name__
+        warnings.warn(
+            f"{where}: `batch_size={batch_size}` is ignored because x is a {kind}, which "
+            "yields its own batches. Batch the data itself (e.g. dataset.batch(n)) and leave "
+            "batch_size out.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
 def _is_batch_list(x: Any) -> bool:
     return isinstance(x, list) and bool(x) and isinstance(x[0], (tuple, list, dict))
+
+
+def _is_nested_numbers(x: Any) -> bool:
+    """A Python list of lists (or tuples) of numbers: raw rows, not arrays or batches (Keras refuses it)."""
+    if not isinstance(x, list) or not x or not isinstance(x[0], list):
+        return False
+    return all(isinstance(row, list) and all(_is_number(v) for v in row) for row in x)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float, complex, np.number, np.bool_)) or (
+        isinstance(v, list) and all(map(_is_number, v))
+    )
+
+
+def _short(x: Any) -> str:
+    text = repr(x)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def from_pandas(data: Any) -> Any:

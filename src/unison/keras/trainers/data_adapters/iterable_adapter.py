@@ -19,7 +19,7 @@ from unison.distribute.input import (
     map_tensors,
     split_batch,
 )
-from unison.keras.trainers.data_adapters.batch import Batch, _floatx, _unpack, is_structure
+from unison.keras.trainers.data_adapters.batch import Batch, _floatx, _unpack, is_structure, ran_out_of_data
 from unison.ops.dtypes import from_numpy
 
 
@@ -187,22 +187,26 @@ class IterableAdapter:
             for part in itertools.islice(stream, skip, None):
                 yield self._local(part)
             return
-        # With steps_per_epoch, epochs continue where the previous one stopped (Keras).
+        # With steps_per_epoch, epochs continue where the previous one stopped; an epoch ends where
+        # the data does, with Keras 3's warning, and the next one starts a new pass (its EpochIterator).
         if self._iterator is None:
             self._iterator = self._new_pass()
         self.epoch_origin = self._position(self._pass_start, self._pass_drawn)
         for i in range(steps):
-            try:
-                batch = next(self._iterator)
-            except StopIteration:
+            batch: Any = next(self._iterator, _END)
+            if batch is _END and i == 0:  # the previous epoch ended exactly with the data
                 self._iterator = self._new_pass()
-                again = next(self._iterator, None)
-                if again is None:
+                self.epoch_origin = self._position(self._pass_start, self._pass_drawn)
+                batch = next(self._iterator, _END)
+                if batch is _END:
                     raise ValueError(
                         "The dataset yielded no batch in a whole pass; it cannot fill "
                         f"steps_per_epoch={steps}. Check the data source."
                     ) from None
-                batch = again
+            if batch is _END:
+                ran_out_of_data(self.replica_id)
+                self._iterator = None
+                return
             if i >= skip:
                 yield self._local(batch)
 
