@@ -550,7 +550,10 @@ class Optional:
 
     def get_value(self) -> Any:
         if self._value is _NOTHING:
-            raise ValueError("The Optional has no value (the iterator reached its end). Check has_value() first.")
+            # TF's class: InvalidArgumentError ("The optional does not have a value")
+            raise InvalidArgumentError(
+                None, None, "The Optional has no value (the iterator reached its end). Check has_value() first."
+            )
         return self._value
 
     @staticmethod
