@@ -135,10 +135,9 @@ class Dataset(metaclass=_DatasetType):
     def _iterate(self, ctx: IterContext) -> PyIterator[Any]:
         return self._iter(ctx)
 
-    def as_numpy_iterator(self) -> PyIterator[Any]:
+    def as_numpy_iterator(self) -> NumpyIterator:
         """Iterate with every leaf as numpy (scalars as numpy scalars), as TF's method."""
-        for element in self:
-            yield tree.map_structure(nest.to_numpy, element, lists=False)
+        return NumpyIterator(self)
 
     def get_single_element(self) -> Any:
         """The only element of a one-element dataset (an error when it has none or several)."""
@@ -518,6 +517,21 @@ class Iterator:
 
 
 _NOTHING = object()
+
+
+class NumpyIterator:
+    """``tf.data.NumpyIterator``: what ``ds.as_numpy_iterator()`` returns, elements as NumPy values."""
+
+    def __init__(self, dataset: Dataset) -> None:
+        self._elements = iter(dataset)
+
+    def __iter__(self) -> NumpyIterator:
+        return self
+
+    def __next__(self) -> Any:
+        return tree.map_structure(nest.to_numpy, next(self._elements), lists=False)
+
+    next = __next__
 
 
 def _counting_nodes(dataset: Any) -> list[Any]:
