@@ -18,6 +18,7 @@ from unison._faces import experimental as experimental
 from unison._faces import io as io
 from unison._faces import keras_saving as _keras_saving
 from unison._faces import nn
+from unison._faces import strings as strings
 from unison.core import autodiff as autodiff
 from unison.core import heap as _heap  # noqa: F401  importing it tunes glibc's heap for training steps
 from unison.core import profiler
@@ -91,7 +92,6 @@ from unison.ops import random as random
 from unison.ops import sets as sets
 from unison.ops import signal as signal
 from unison.ops import sparse as sparse
-from unison.ops import strings as strings
 from unison.ops import tools as tools
 from unison.ops.array import (
     Tensor,
