@@ -13,6 +13,7 @@ Example:
 # unison.__version__ stays unison's own version (what pip and bug reports need); TF programs that
 # print tf.__version__ print it. Every name below is listed in docs/tf_core_names.md (generated); docs/tf_api.md is the coverage report.
 from unison import data, distribute, errors, keras, saved_model, train
+from unison._faces import api_types as types
 from unison._faces import dtypes as dtypes
 from unison._faces import experimental as experimental
 from unison._faces import io as io
@@ -87,6 +88,7 @@ from unison.ops import linalg as linalg
 from unison.ops import lookup as lookup
 from unison.ops import math as math
 from unison.ops import nest as nest
+from unison.ops import queues as queue
 from unison.ops import ragged as ragged
 from unison.ops import random as random
 from unison.ops import sets as sets
@@ -558,5 +560,5 @@ __all__ += [  # more of TF's top level (see the block above the Keras connection
     "sinh", "slice", "strided_slice", "switch_case", "tan", "tensor_scatter_nd_max", "tensor_scatter_nd_min",
     "tensor_scatter_nd_sub", "timestamp", "truncatediv", "truncatemod", "tuple", "unique_with_counts",
     "unravel_index", "zeros_initializer", "Assert", "as_string", "assert_equal", "assert_greater", "assert_less",
-    "assert_rank", "autodiff", "experimental", "autograph", "guarantee_const", "tools",
+    "assert_rank", "autodiff", "experimental", "queue", "types", "autograph", "guarantee_const", "tools",
 ]  # fmt: skip

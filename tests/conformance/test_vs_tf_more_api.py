@@ -341,3 +341,57 @@ def test_guarantee_const_and_as_string(tf):
 @same_as_tf("guarantee_const", "as_string", edge=True)
 def test_guarantee_const_and_as_string_edge(tf):
     return tf.guarantee_const(tf.zeros([0])), tf.as_string(tf.constant([True, False])), tf.as_string(tf.constant([]))
+
+
+TYPES = (
+    "types.experimental.Callable",
+    "types.experimental.GenericFunction",
+    "types.experimental.PolymorphicFunction",
+    "types.experimental.ConcreteFunction",
+    "types.experimental.AtomicFunction",
+    "types.experimental.FunctionType",
+    "types.experimental.TraceType",
+    "types.experimental.SupportsTracingProtocol",
+    "types.experimental.TensorLike",
+)
+
+
+@same_as_tf(*TYPES)
+def test_abstract_types_of_functions_and_specs(tf):
+    T = tf.types.experimental
+    poly = tf.function(lambda x: x * 2)
+    concrete = poly.get_concrete_function(tf.TensorSpec([], tf.float32))
+
+    class Traced:
+        def __tf_tracing_type__(self, context):
+            return None
+
+    return (
+        [
+            isinstance(poly, t)
+            for t in (T.Callable, T.GenericFunction, T.PolymorphicFunction, T.ConcreteFunction, T.AtomicFunction)
+        ],
+        [isinstance(concrete, t) for t in (T.Callable, T.ConcreteFunction, T.PolymorphicFunction, T.AtomicFunction)],
+        concrete(tf.constant(3.0)),
+        issubclass(T.FunctionType, __import__("inspect").Signature),
+        [
+            isinstance(s, T.TraceType)
+            for s in (tf.TensorSpec([2], tf.int32), tf.RaggedTensorSpec([None, None], tf.int32), 3)
+        ],
+        isinstance(Traced(), T.SupportsTracingProtocol),
+        [
+            isinstance(v, T.TensorLike)
+            for v in (tf.constant(1.0), 3, 2.5, "s", [1, 2], (1,), __import__("numpy").ones(2))
+        ],
+    )
+
+
+@same_as_tf(*TYPES, edge=True)
+def test_abstract_types_reject_other_values(tf):
+    T = tf.types.experimental
+    return (
+        [isinstance(v, T.TensorLike) for v in (None, {"a": 1}, object())],
+        isinstance(object(), T.SupportsTracingProtocol),
+        [isinstance(f, T.Callable) for f in (len, lambda: 1)],
+        isinstance(tf.SparseTensorSpec([2, 2], tf.float32), T.TraceType),
+    )
