@@ -13,9 +13,14 @@ Example:
 # unison.__version__ stays unison's own version (what pip and bug reports need); TF programs that
 # print tf.__version__ print it. Every name below is listed in docs/tf_core_names.md (generated); docs/tf_api.md is the coverage report.
 from unison import data, distribute, errors, keras, saved_model, train
+from unison._faces import api_types as types
+from unison._faces import dtypes as dtypes
+from unison._faces import experimental as experimental
 from unison._faces import io as io
 from unison._faces import keras_saving as _keras_saving
 from unison._faces import nn
+from unison._faces import strings as strings
+from unison.core import autodiff as autodiff
 from unison.core import heap as _heap  # noqa: F401  importing it tunes glibc's heap for training steps
 from unison.core import profiler
 from unison.core import summary as summary  # tf.summary (TensorBoard event files)
@@ -74,20 +79,22 @@ from unison.keras.initializers import Ones as ones_initializer
 from unison.keras.initializers import RandomNormal as random_normal_initializer
 from unison.keras.initializers import RandomUniform as random_uniform_initializer
 from unison.keras.initializers import Zeros as zeros_initializer
+from unison.ops import autograph as autograph
 from unison.ops import bitwise as bitwise
 from unison.ops import compat as compat
-from unison.ops import config, debugging, dtypes
+from unison.ops import config, debugging
 from unison.ops import image as image
 from unison.ops import linalg as linalg
 from unison.ops import lookup as lookup
 from unison.ops import math as math
 from unison.ops import nest as nest
+from unison.ops import queues as queue
 from unison.ops import ragged as ragged
 from unison.ops import random as random
 from unison.ops import sets as sets
 from unison.ops import signal as signal
 from unison.ops import sparse as sparse
-from unison.ops import strings as strings
+from unison.ops import tools as tools
 from unison.ops.array import (
     Tensor,
     cast,
@@ -117,6 +124,7 @@ from unison.ops.array import (
     zeros,
     zeros_like,
 )
+from unison.ops.array_aliases import guarantee_const
 from unison.ops.array_more import (
     bitcast,
     broadcast_dynamic_shape,
@@ -177,6 +185,7 @@ from unison.ops.control_more import (
     timestamp,
     tuple,
 )
+from unison.ops.debugging import Assert, assert_equal, assert_greater, assert_less, assert_rank
 from unison.ops.dtypes import (
     DType,
     as_dtype,
@@ -288,6 +297,7 @@ from unison.ops.ragged import RaggedTensor, ragged_fill_empty_rows, ragged_fill_
 from unison.ops.random_sampling import random_index_shuffle
 from unison.ops.sparse import SparseTensor
 from unison.ops.sparse_features import edit_distance
+from unison.ops.strings import as_string
 from unison.ops.tensor_array import TensorArray
 from unison.optim import Adasum, Average, Compression, DistributedOptimizer, Sum
 from unison.version import __version__
@@ -549,5 +559,6 @@ __all__ += [  # more of TF's top level (see the block above the Keras connection
     "realdiv", "repeat", "reverse_sequence", "saturate_cast", "scalar_mul", "scan", "sequence_mask", "shape_n",
     "sinh", "slice", "strided_slice", "switch_case", "tan", "tensor_scatter_nd_max", "tensor_scatter_nd_min",
     "tensor_scatter_nd_sub", "timestamp", "truncatediv", "truncatemod", "tuple", "unique_with_counts",
-    "unravel_index", "zeros_initializer",
+    "unravel_index", "zeros_initializer", "Assert", "as_string", "assert_equal", "assert_greater", "assert_less",
+    "assert_rank", "autodiff", "experimental", "queue", "types", "autograph", "guarantee_const", "tools",
 ]  # fmt: skip

@@ -216,6 +216,35 @@ _STRUCTURAL_DIFFERENCES = [
 ]
 
 
+def read_tutorial_names() -> list[tuple[str, int, int]]:
+    """(name, notebooks, uses) of ``api/tutorial_names.txt``: the names TF's tutorials use most."""
+    rows = []
+    for line in (HERE / "api" / "tutorial_names.txt").read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            name, notebooks, uses = line.split()
+            rows.append((name, int(notebooks), int(uses)))
+    return rows
+
+
+def render_tutorial_names(root: Any, evidence: dict[str, Evidence]) -> list[str]:
+    """How many of the names TF's tutorials and guides use most are conformance-tested."""
+    rows = read_tutorial_names()
+    states = classify([name for name, _, _ in rows], root, evidence)
+    done = sum(state == "conformance" for state in states.values())
+    lines = [
+        "## The names TensorFlow's tutorials and guides use most",
+        "",
+        f"`tests/conformance/api/tutorial_names.txt` lists the {len(rows)} `tf.*` names used by the most TF 2 "
+        "notebooks of tensorflow/docs (counted from their code by `tests/conformance/make_tutorial_names.py`): "
+        f"**{done} of {len(rows)} implemented and conformance-tested**.",
+    ]
+    for state in STATES[1:]:
+        names = sorted(name for name, s in states.items() if s == state)
+        if names:
+            lines += ["", f"- {state} ({len(names)}): " + ", ".join(f"`{n}`" for n in names)]
+    return [*lines, ""]
+
+
 def render_tf() -> str:
     import unison
 
@@ -232,6 +261,7 @@ def render_tf() -> str:
         "name does in unison, with its source: [tf_core_names.md](tf_core_names.md).",
         "",
         *render_section("`tf`", version, "tf", states),
+        *render_tutorial_names(unison, evidence),
         *render_differences(differences, "tf"),
         *_STRUCTURAL_DIFFERENCES,
     ]

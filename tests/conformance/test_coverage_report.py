@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from api_coverage import PAGES, REPO, read_listing, scan_tests
+from api_coverage import PAGES, REPO, read_listing, read_tutorial_names, scan_tests
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -24,6 +24,15 @@ def test_listings_are_tensorflows_public_api():
         assert len(set(names)) == len(names)
     _, tf_names = read_listing("tf.txt")
     assert "linalg.det" in tf_names and "keras.layers.Dense" not in tf_names  # tf.keras is left out
+
+
+def test_tutorial_names_are_public_names():
+    """The list of names TF's tutorials use most (make_tutorial_names.py) credits only public names."""
+    rows = read_tutorial_names()
+    public = set(read_listing("tf.txt")[1])
+    assert len(rows) == 150 and len({name for name, _, _ in rows}) == 150
+    assert all(name in public and notebooks >= 1 and uses >= notebooks for name, notebooks, uses in rows)
+    assert rows[0][1] >= rows[-1][1]  # ranked by the number of notebooks using a name
 
 
 def test_every_tested_name_is_a_public_name():

@@ -23,6 +23,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -72,9 +73,9 @@ class Function:
         functools.update_wrapper(bound, bound.python_function)
         return bound
 
-    def get_concrete_function(self, *args: Any, **kwargs: Any) -> Function:
-        """TF returns a traced graph; here the function itself (it runs eagerly)."""
-        return self
+    def get_concrete_function(self, *args: Any, **kwargs: Any) -> ConcreteFunction:
+        """TF returns a traced graph; here the function for those arguments (it runs eagerly)."""
+        return ConcreteFunction(self)
 
     def experimental_get_tracing_count(self) -> int:
         """Always 0: nothing is traced."""
@@ -82,6 +83,25 @@ class Function:
 
     def __repr__(self) -> str:
         return f"<tf.function {getattr(self.python_function, '__qualname__', self.python_function)!r} (eager)>"
+
+
+class ConcreteFunction:
+    """What ``get_concrete_function`` returns: the ``tf.function`` for one input signature, callable.
+
+    TF traces a graph for the given arguments; unison runs the same Python function, so calling it
+    gives what calling the ``tf.function`` gives.
+    """
+
+    def __init__(self, function: Function) -> None:
+        self._function = function
+        self.function_type = inspect.signature(function.python_function)
+        functools.update_wrapper(self, function.python_function)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._function(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<ConcreteFunction {getattr(self._function.python_function, '__qualname__', '?')!r} (eager)>"
 
 
 def _detach_results(value: Any) -> Any:

@@ -20,6 +20,7 @@ Example:
 # (dataset.py imports none of them, so there is no dataset <-> transformation circle): load them all.
 from unison.data import batching, cache, combine, experimental, sources, stateful, transforms  # noqa: F401
 from unison.data.dataset import Dataset, Iterator, Optional
+from unison.data.experimental_more import DatasetSpec, FixedLengthRecordDataset, IteratorSpec, NumpyIterator
 from unison.data.options import (
     AUTOTUNE,
     INFINITE_CARDINALITY,
@@ -37,6 +38,10 @@ __all__ = [
     "INFINITE_CARDINALITY",
     "UNKNOWN_CARDINALITY",
     "Dataset",
+    "DatasetSpec",
+    "FixedLengthRecordDataset",
+    "IteratorSpec",
+    "NumpyIterator",
     "DistributeOptions",
     "Iterator",
     "Optional",

@@ -137,10 +137,9 @@ class Dataset(metaclass=_DatasetType):
         :mod:`unison.data.intraop`); the consumer's own code between elements keeps its threads."""
         return intraop.bounded(self._iter(ctx), intraop.for_pipeline(ctx.options.threading.max_intra_op_parallelism))
 
-    def as_numpy_iterator(self) -> PyIterator[Any]:
+    def as_numpy_iterator(self) -> NumpyIterator:
         """Iterate with every leaf as numpy (scalars as numpy scalars), as TF's method."""
-        for element in self:
-            yield tree.map_structure(nest.to_numpy, element, lists=False)
+        return NumpyIterator(self)
 
     def get_single_element(self) -> Any:
         """The only element of a one-element dataset (an error when it has none or several)."""
@@ -527,6 +526,21 @@ class Iterator:
 _NOTHING = object()
 
 
+class NumpyIterator:
+    """``tf.data.NumpyIterator``: what ``ds.as_numpy_iterator()`` returns, elements as NumPy values."""
+
+    def __init__(self, dataset: Dataset) -> None:
+        self._elements = iter(dataset)
+
+    def __iter__(self) -> NumpyIterator:
+        return self
+
+    def __next__(self) -> Any:
+        return tree.map_structure(nest.to_numpy, next(self._elements), lists=False)
+
+    next = __next__
+
+
 def _counting_nodes(dataset: Any) -> list[Any]:
     """The pipeline's nodes that count their iterations (shuffle, sample), in a fixed order."""
     found: list[Any] = []
@@ -557,7 +571,10 @@ class Optional:
 
     def get_value(self) -> Any:
         if self._value is _NOTHING:
-            raise ValueError("The Optional has no value (the iterator reached its end). Check has_value() first.")
+            # TF's class: InvalidArgumentError ("The optional does not have a value")
+            raise InvalidArgumentError(
+                None, None, "The Optional has no value (the iterator reached its end). Check has_value() first."
+            )
         return self._value
 
     @staticmethod

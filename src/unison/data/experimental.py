@@ -9,12 +9,38 @@ from typing import Any
 
 from unison.data.csv_dataset import CsvDataset
 from unison.data.csv_make import make_csv_dataset
+from unison.data.dataset import Optional
+from unison.data.experimental_more import (
+    SHARD_HINT,
+    DatasetInitializer,
+    Reducer,
+    SqlDataset,
+    TFRecordWriter,
+    at,
+    copy_to_device,
+    dense_to_sparse_batch,
+    enable_debug_mode,
+    get_next_as_optional,
+    get_structure,
+    group_by_reducer,
+    index_table_from_dataset,
+    pad_to_cardinality,
+    parallel_interleave,
+    parse_example_dataset,
+    prefetch_to_device,
+    table_from_dataset,
+)
 from unison.data.options import (
     AUTOTUNE,
     INFINITE_CARDINALITY,
     UNKNOWN_CARDINALITY,
     AutoShardPolicy,
+    AutotuneAlgorithm,
+    AutotuneOptions,
     DistributeOptions,
+    ExternalStatePolicy,
+    OptimizationOptions,
+    ThreadingOptions,
 )
 
 
@@ -169,4 +195,28 @@ __all__ = [
     "DistributeOptions",
     "assert_cardinality",
     "cardinality",
+    "AutotuneAlgorithm",
+    "AutotuneOptions",
+    "DatasetInitializer",
+    "ExternalStatePolicy",
+    "OptimizationOptions",
+    "Optional",
+    "Reducer",
+    "SHARD_HINT",
+    "SqlDataset",
+    "TFRecordWriter",
+    "ThreadingOptions",
+    "at",
+    "copy_to_device",
+    "dense_to_sparse_batch",
+    "enable_debug_mode",
+    "get_next_as_optional",
+    "get_structure",
+    "group_by_reducer",
+    "index_table_from_dataset",
+    "pad_to_cardinality",
+    "parallel_interleave",
+    "parse_example_dataset",
+    "prefetch_to_device",
+    "table_from_dataset",
 ]

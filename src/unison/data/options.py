@@ -61,6 +61,37 @@ class OptimizationOptions:
     apply_default_optimizations: bool = True
 
 
+class AutotuneAlgorithm(enum.IntEnum):
+    """``tf.data.experimental.AutotuneAlgorithm``: how AUTOTUNE searches (TF's names and values).
+
+    unison's AUTOTUNE sizes parallel maps from the cores; the choice is kept on the options.
+    """
+
+    DEFAULT = 0
+    HILL_CLIMB = 1
+    GRADIENT_DESCENT = 2
+    MAX_PARALLELISM = 3
+    STAGE_BASED = 4
+
+
+class ExternalStatePolicy(enum.IntEnum):
+    """``tf.data.experimental.ExternalStatePolicy``: what checkpointing does with external state."""
+
+    WARN = 0
+    IGNORE = 1
+    FAIL = 2
+
+
+@dataclass
+class AutotuneOptions:
+    """``options.autotune``: AUTOTUNE's switch and budgets (``cpu_budget`` cores, ``ram_budget`` bytes)."""
+
+    enabled: bool | None = None
+    cpu_budget: int | None = None
+    ram_budget: int | None = None
+    autotune_algorithm: AutotuneAlgorithm | None = None
+
+
 @dataclass
 class Options:
     """Options of a dataset (``ds.with_options(options)``), as ``tf.data.Options``."""
@@ -70,6 +101,8 @@ class Options:
     experimental_distribute: DistributeOptions = field(default_factory=DistributeOptions)
     threading: ThreadingOptions = field(default_factory=ThreadingOptions)
     experimental_optimization: OptimizationOptions = field(default_factory=OptimizationOptions)
+    autotune: AutotuneOptions = field(default_factory=AutotuneOptions)
+    experimental_external_state_policy: ExternalStatePolicy | None = None
 
     def merge(self, other: Options) -> Options:
         """``other``'s settings over these (the later ``with_options`` wins, as in TF)."""
@@ -86,6 +119,11 @@ class Options:
                 merged.threading.max_intra_op_parallelism = opts.threading.max_intra_op_parallelism
             if opts.threading.worker_processes is not None:
                 merged.threading.worker_processes = opts.threading.worker_processes
+            for name in ("enabled", "cpu_budget", "ram_budget", "autotune_algorithm"):
+                if getattr(opts.autotune, name) is not None:
+                    setattr(merged.autotune, name, getattr(opts.autotune, name))
+            if opts.experimental_external_state_policy is not None:
+                merged.experimental_external_state_policy = opts.experimental_external_state_policy
         return merged
 
     @property

@@ -46,7 +46,12 @@ class StringDType:
     dtype = np.dtype(object)
 
     def __eq__(self, other: object) -> builtins.bool:
-        return isinstance(other, StringDType) or (isinstance(other, np.dtype) and other == np.dtype(object))
+        # tf.data's specs spell the dtype "string": `spec.dtype == tf.string` holds, as in TF
+        return (
+            isinstance(other, StringDType)
+            or (isinstance(other, np.dtype) and other == np.dtype(object))
+            or (isinstance(other, str) and other == "string")
+        )
 
     def __hash__(self) -> int:
         return hash("tf.string")

@@ -9,6 +9,7 @@ Example:
 from __future__ import annotations
 
 from unison.ops._dispatch import wrap_namespace
+from unison.ops.math_scipy import dawsn, expint, fresnel_cos, fresnel_sin, spence
 from unison.ops.math_special import (
     bessel_i0,
     bessel_i0e,
@@ -25,6 +26,11 @@ from unison.ops.math_special import (
 )
 
 __all__ = [
+    "dawsn",
+    "expint",
+    "fresnel_cos",
+    "fresnel_sin",
+    "spence",
     "bessel_i0",
     "bessel_i0e",
     "bessel_i1",

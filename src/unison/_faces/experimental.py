@@ -1,0 +1,58 @@
+"""``tf.experimental``: the names of TF's experimental namespace unison implements.
+
+``Optional`` is tf.data's (``tf.data.experimental.Optional`` is the same class); the float8 dtypes
+are torch's. ``async_scope``, ``async_clear_error`` and ``function_executor_type`` concern TF's
+asynchronous eager executor: unison's ops run synchronously, which is what a program observes
+from TF after the scope ends (TF waits for pending ops on exit and raises their errors).
+
+Example:
+    >>> import unison as tf
+    >>> with tf.experimental.async_scope():
+    ...     y = tf.constant(2.0) * 3
+    >>> float(y), tf.experimental.Optional.from_value(y).has_value()
+    (6.0, True)
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from unison._faces.dtypes import float8_e4m3fn, float8_e5m2
+from unison.data.dataset import Optional
+
+__all__ = [
+    "Optional",
+    "async_clear_error",
+    "async_scope",
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "function_executor_type",
+]
+
+
+@contextlib.contextmanager
+def async_scope() -> Iterator[None]:
+    """``tf.experimental.async_scope``: ops inside may run asynchronously; all are done on exit.
+
+    unison runs each op when called, so every op is done (and has raised its error) on exit, as in TF.
+    """
+    yield
+
+
+def async_clear_error() -> None:
+    """``tf.experimental.async_clear_error``: forget a pending asynchronous error (unison has none)."""
+
+
+@contextlib.contextmanager
+def function_executor_type(executor_type: Any) -> Iterator[None]:
+    """``tf.experimental.function_executor_type``: the executor of ``tf.function`` calls inside.
+
+    unison's functions run the Python function; TF's executor choice does not change results.
+    """
+    if executor_type is not None and not isinstance(executor_type, str):
+        raise TypeError(
+            f"function_executor_type expects a string naming the executor or None. Received: {executor_type!r}."
+        )
+    yield
