@@ -326,6 +326,13 @@ def test_tensorflow_serves_the_saved_model_with_unison_predictions(tmp_path):
         mine = served(x if len(x) > 1 else x[0])
         mine = mine if isinstance(mine, (list, tuple)) else [mine]
         assert _max_diff([m.numpy() for m in mine], want) < 1e-6
+    # TF's half alone (as TF wrote it for a TF program) is refused with what it is
+    graph_only = tmp_path / "graph_only"
+    graph_only.mkdir()
+    for name in ("saved_model.pb", "variables"):
+        os.rename(os.path.join(exported[0][0], name), graph_only / name)
+    with pytest.raises(FileNotFoundError, match="a TensorFlow SavedModel .* serve it with TensorFlow"):
+        tf.saved_model.load(str(graph_only))
 
 
 @needs_tf
