@@ -344,3 +344,11 @@ def test_tensorflow_serves_a_keras_application(tmp_path):
     batch = _batch(shapes)
     (got,) = _tf_serves(tmp_path, [(path, [model.inputs[0].name], batch)])
     assert _max_diff(got, _unison(model, batch)) < 1e-5 * 20  # logits up to ~15
+
+    # a functional model with a layer only unison's code defines: TF's child names the layer
+    inputs = keras.Input((6,), name="x")
+    custom = keras.Model(inputs, ScaledTanh(name="scaled")(keras.layers.Dense(4)(inputs)))
+    custom(torch.zeros(2, 6))
+    with pytest.raises(SavedModelExportError, match=r"layer 'scaled' \(ScaledTanh\).*format='onnx'"):
+        custom.export(str(tmp_path / "custom"), format="tf_saved_model", verbose=False)
+    assert not os.path.exists(tmp_path / "custom")
