@@ -326,6 +326,13 @@ def test_tensorflow_serves_the_saved_model_with_unison_predictions(tmp_path):
         mine = served(x if len(x) > 1 else x[0])
         mine = mine if isinstance(mine, (list, tuple)) else [mine]
         assert _max_diff([m.numpy() for m in mine], want) < 1e-6
+    # TF's half alone (as TF wrote it for a TF program) is refused with what it is
+    graph_only = tmp_path / "graph_only"
+    graph_only.mkdir()
+    for name in ("saved_model.pb", "variables"):
+        os.rename(os.path.join(exported[0][0], name), graph_only / name)
+    with pytest.raises(FileNotFoundError, match="a TensorFlow SavedModel .* serve it with TensorFlow"):
+        tf.saved_model.load(str(graph_only))
 
 
 @needs_tf
@@ -337,3 +344,11 @@ def test_tensorflow_serves_a_keras_application(tmp_path):
     batch = _batch(shapes)
     (got,) = _tf_serves(tmp_path, [(path, [model.inputs[0].name], batch)])
     assert _max_diff(got, _unison(model, batch)) < 1e-5 * 20  # logits up to ~15
+
+    # a functional model with a layer only unison's code defines: TF's child names the layer
+    inputs = keras.Input((6,), name="x")
+    custom = keras.Model(inputs, ScaledTanh(name="scaled")(keras.layers.Dense(4)(inputs)))
+    custom(torch.zeros(2, 6))
+    with pytest.raises(SavedModelExportError, match=r"layer 'scaled' \(ScaledTanh\).*format='onnx'"):
+        custom.export(str(tmp_path / "custom"), format="tf_saved_model", verbose=False)
+    assert not os.path.exists(tmp_path / "custom")

@@ -298,7 +298,10 @@ def load(export_dir: str | os.PathLike[str], tags: Any = None, options: Any = No
                 "or model.save('my_model') to write a directory)"
             )
         elif os.path.isfile(os.path.join(path, "saved_model.pb")):
-            why = "it is a TensorFlow SavedModel (a graph), which unison cannot run"
+            why = (
+                "it is a TensorFlow SavedModel (a graph) without unison's files beside it (saved_model.json), and "
+                "unison cannot run TF graphs; serve it with TensorFlow or TF Serving"
+            )
         else:
             why = "it holds no saved_model.json"
         raise FileNotFoundError(

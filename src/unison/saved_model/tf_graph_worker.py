@@ -115,6 +115,8 @@ def rebuild(keras: Any, job: dict[str, Any]) -> Any:
         return _functional(keras, config)
     if "input_layers" in config:
         return keras.Model.from_config(config)
+    if "layers" in config and any("module" in entry for entry in config["layers"]):
+        return keras.Sequential.from_config(config)  # Keras's own Sequential config
     if "layers" in config and ("input_shape" in config or job["inputs"]):
         return _sequential(keras, config, job["inputs"])
     raise ValueError(f"the architecture config has no layers TF can rebuild (keys {sorted(config)})")
@@ -154,10 +156,11 @@ def _prod(shape: tuple[int, ...]) -> int:
 
 
 def main(work: str) -> int:
+    os.environ["KERAS_BACKEND"] = "tensorflow"  # Keras 3 on TensorFlow, whatever the user's default
+    import keras
     import numpy as np
     import tensorflow as tf
 
-    keras = tf.keras
     with open(os.path.join(work, "model.json"), encoding="utf-8") as fh:
         job = json.load(fh)
     try:

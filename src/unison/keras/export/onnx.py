@@ -100,7 +100,8 @@ def export_onnx(
             "Install them with: pip install 'unison[onnx]' (onnx and onnxscript; onnxruntime to run the file)."
         )
     serving = ServingModule(model, specs).eval()
-    args = example_inputs(specs)
+    device = next((p.device for p in model.parameters()), torch.device("cpu"))
+    args = tuple(t.to(device) for t in example_inputs(specs))  # traced where the weights live
     with torch.no_grad():
         outputs = serving(*args)
     batch = torch.export.Dim("batch")
