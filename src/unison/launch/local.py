@@ -73,7 +73,7 @@ def rerun_command() -> list[str]:
     )
     if ipython_shell() is not None:
         # a notebook: its program is the cells the kernel ran; each replica is a shell replaying them
-        return [sys.executable, "-m", notebook_cells.MODULE]
+        return [sys.executable, "-c", f"from {notebook_cells.MODULE} import replica_main; replica_main()"]
     if hasattr(sys, "ps1") or sys.flags.interactive or "ipykernel" in sys.modules or _in_ipython():
         raise LaunchError(
             "MirroredStrategy needs one process per replica, and unison starts them by re-running "
@@ -213,7 +213,8 @@ class LocalJob:
             self._keep_workdir()
             return
         if self.mirror is not None:
-            self.mirror.close()  # the replica shells end at the end of their input
+            self._finish_mirrored()
+            return
         deadline = time.monotonic() + 600
         for child in self.children:
             while child.proc.poll() is None and time.monotonic() < deadline:
@@ -228,6 +229,20 @@ class LocalJob:
             sys.stderr.flush()
             os._exit(1)
         if self.workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def _finish_mirrored(self) -> None:
+        """A notebook kernel's end (shutdown, restart): its replica shells end at the end of their
+        input; a failure was reported when it happened, and the kernel's exit code stays its own."""
+        if self.mirror is not None:
+            self.mirror.close()
+        deadline = time.monotonic() + 30
+        for child in self.children:
+            while child.proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(_POLL_S)
+        reported, self._stopping = self._stopping, True
+        self.kill_children()
+        if not reported and self.workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
     def _keep_workdir(self) -> None:

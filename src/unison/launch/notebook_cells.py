@@ -3,9 +3,9 @@
 A script's replica 0 starts the other replicas by re-running the script's command, so every
 replica runs the same program up to the strategy and on from there. A notebook has no command to
 re-run; its program is the cells the kernel ran. So in an IPython kernel (Jupyter, or any IPython
-shell) replica 0, the kernel, starts each other replica as ``python -m
-unison.launch.notebook_cells``, an IPython shell of its own, and hands it the cells over the
-replica's private standard input (a pipe from its own parent, never the network):
+shell) replica 0, the kernel, starts each other replica as :func:`replica_main`, an IPython shell
+of its own, and hands it the cells over the replica's private standard input (a pipe from its own
+parent, never the network):
 
 * at the strategy's creation, every cell run so far, the current one included (the replica runs
   them as the script's re-run would: up to the strategy, which joins the kernel's job, and on);
