@@ -85,3 +85,18 @@ def mwms_stuck_in_user_code(stuck: int, folder: str) -> dict[str, Any]:
             fh.write(str(exc))
         raise
     return {}
+
+
+def stopped_rank(stopped: int, folder: str) -> dict[str, Any]:
+    """Rank ``stopped`` freezes itself with SIGSTOP (as a debugger or an OOM-thrashing host would);
+    the others' next collective times out and raises its report."""
+    unison.init(timeout_seconds=TIMEOUT_S)
+    comm = joined()
+    assert comm is not None
+    comm.all_reduce(torch.ones(4))
+    if unison.rank() == stopped:
+        with open(os.path.join(folder, "stopped.pid"), "w") as fh:
+            fh.write(str(os.getpid()))
+        os.kill(os.getpid(), signal.SIGSTOP)
+    comm.all_reduce(torch.ones(4))
+    return {"error": ""}

@@ -82,3 +82,29 @@ def test_a_multi_worker_worker_stuck_in_user_code_exits_without_a_launcher(tmp_p
     # both workers ended: the peer after its timeout, the stuck one within the bound after that
     assert ended - stuck_at < 2 * fns.TIMEOUT_S + bound + 15, ended - stuck_at
     assert (tmp_path / "failed.0").exists()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("path", ["gloo", "shm"])
+def test_a_sigstopped_replica_ends_with_the_job_within_the_timeout(path: str, tmp_path) -> None:
+    env = {"UNISON_SHM_ALLREDUCE": "1" if path == "shm" else "0"}
+    with pytest.raises(ReplicaFailedError, match=r"(?s)Replica 0 of 2 failed: .*(rank|Rank)s? \[?1\]?") as caught:
+        run_distributed(fns.stopped_rank, 2, args=(1, str(tmp_path)), timeout=150, env=env)
+    ended = time.time()
+    stopped_at = os.path.getmtime(tmp_path / "stopped.pid")
+    pid = int((tmp_path / "stopped.pid").read_text())
+    # rank 0's collective reports rank 1 after the timeout; the harness (the launcher) then ends the stopped rank
+    assert ended - stopped_at < fns.TIMEOUT_S + HangExplainer.budget_s(fns.TIMEOUT_S) + 10, str(caught.value)[:2000]
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(pid)

@@ -1,8 +1,10 @@
 """Two replicas from a real Jupyter kernel (issue 41): cells sent through ``jupyter_client`` to an
 ``ipykernel`` kernel define the data, the model and a training function, run it on two replicas
-with ``notebook_launcher``, and get what the same program gets as a script on two replicas. Then
-the kernel restarts, and nothing is left behind: no replica or helper process of the old kernel,
-no ``/dev/shm`` entry of any of its processes, and the new kernel trains again.
+with ``notebook_launcher``, then create ``MirroredStrategy(["/cpu:0", "/cpu:1"])`` straight in a
+cell and fit/evaluate/predict/run from the next cells (mirrored cells); both get what the same
+program gets as a script on two replicas. Then the kernel restarts, and nothing is left behind: no
+replica or helper process of the old kernel, no ``/dev/shm`` entry of any of its processes, and
+the new kernel trains again.
 """
 
 from __future__ import annotations
@@ -53,6 +55,27 @@ def train(devices, pid_dir):
     return {"loss": history.history["loss"], "eval": [float(loss), float(acc)],
             "pred": np.asarray(preds).tolist(), "replicas": strategy.num_replicas_in_sync}
 """
+
+
+DIRECT = [
+    "open(os.path.join(PID_DIR, f'replica.{os.getpid()}'), 'w').close()",
+    "tf.keras.utils.set_random_seed(0)\nstrategy = tf.distribute.MirroredStrategy(['/cpu:0', '/cpu:1'])",
+    """
+with strategy.scope():
+    model = make_model()
+    model.compile(optimizer="adam", metrics=["accuracy"],
+                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+""",
+    "history = model.fit(x, y, batch_size=32, epochs=2, shuffle=False, verbose=2)",
+    """
+loss, acc = model.evaluate(x, y, batch_size=64, verbose=0)
+preds = model.predict(x[:4], verbose=0)
+ranks = strategy.reduce("SUM", strategy.run(lambda: tf.constant(1.0)), axis=None)
+print("RESULT " + json.dumps({"loss": history.history["loss"], "eval": [float(loss), float(acc)],
+                              "pred": np.asarray(preds).tolist(), "replicas": strategy.num_replicas_in_sync,
+                              "run_sum": float(ranks)}))
+""",
+]
 
 
 def _env() -> dict[str, str]:
@@ -158,9 +181,23 @@ def test_two_replicas_from_a_jupyter_kernel_match_the_script_and_leave_nothing_a
         replicas = {int(name.split(".")[1]) for name in os.listdir(pid_dir)}
         assert len(replicas) == 2 and kernel not in replicas
         assert not [p for p in replicas if _alive(p)]  # joined before the cell ended
-        helpers = _children(kernel)  # what the kernel still runs: at most multiprocessing's resource tracker
-        assert len(helpers) <= 1, helpers
+        assert len(_children(kernel)) <= 1  # at most multiprocessing's resource tracker
         assert _shm_of(replicas | {kernel}) == []
+
+        # MirroredStrategy typed straight into the cells, as in TF's notebooks: the kernel is replica 0
+        # and replica 1 runs the same cells (mirrored), so fit/evaluate/predict/run work from cells
+        for cell in DIRECT:
+            printed = _run(client, cell.replace("PID_DIR", repr(str(pid_dir))))
+        direct = _result(printed)
+        assert direct["replicas"] == 2 and direct["run_sum"] == 2.0
+        assert direct["loss"] == pytest.approx(want["loss"], abs=1e-5)
+        assert direct["eval"] == pytest.approx(want["eval"], abs=1e-5)
+        np.testing.assert_allclose(direct["pred"], want["pred"], atol=1e-5)
+        shell_replicas = {int(name.split(".")[1]) for name in os.listdir(pid_dir)} - replicas - {kernel}
+        assert len(shell_replicas) == 1 and all(map(_alive, shell_replicas))  # kept by the kernel for the next cells
+        replicas |= shell_replicas
+        helpers = _children(kernel)  # the mirrored replica and multiprocessing's resource tracker
+        assert shell_replicas <= set(helpers) and len(helpers) <= 2, helpers
 
         manager.restart_kernel(now=True)
         client.wait_for_ready(timeout=120)

@@ -56,19 +56,13 @@ CELLS = [
     "two = notebook_launcher(train, args=(['/cpu:0', '/cpu:1'],), num_replicas=2, timeout=400)",
     "one = train(['/cpu:0'])",
     """
-    try:
-        tf.distribute.MirroredStrategy(['/cpu:0', '/cpu:1'])
-    except Exception as exc:
-        direct = f"{type(exc).__name__}: {exc}"
-    """,
-    """
     import glob, json, multiprocessing
     kids = [open(f'/proc/{c}/cmdline').read().replace(chr(0), ' ').strip()
             for f in glob.glob('/proc/self/task/*/children') for c in open(f).read().split()]
     # multiprocessing's resource tracker stays for the kernel's life, as it does in any notebook using spawn
     kids = [k for k in kids if 'resource_tracker' not in k]
     left = {'active_children': len(multiprocessing.active_children()), 'os_children': kids}
-    print('RESULT ' + json.dumps({'two': two, 'one': one, 'direct': direct, 'left': left}))
+    print('RESULT ' + json.dumps({'two': two, 'one': one, 'left': left}))
     """,
 ]
 
@@ -102,8 +96,6 @@ def test_fit_evaluate_predict_and_run_from_notebook_cells_match_one_replica(tmp_
     np.testing.assert_allclose(two["pred"], one["pred"], atol=1e-4)
     # replica 0's epoch lines reach the cell's output, once per epoch
     assert proc.stdout.count("Epoch 2/2") == 2, proc.stdout  # one from the launcher, one from the 1-replica run
-    # a multi-replica strategy created directly in the shell names the launcher
-    assert "notebook_launcher(train, num_replicas=N)" in got["direct"]
     # nothing left behind: the replica processes were joined before the launcher returned
     assert got["left"] == {"active_children": 0, "os_children": []}, got["left"]
 

@@ -117,3 +117,9 @@ def test_zero_partition_balances_sizes() -> None:
     owner = partition(sizes, 2)
     loads = [sum(t.numel() for t, o in zip(sizes, owner) if o == r) for r in range(2)]
     assert sorted(loads) == [70, 80]
+
+
+@pytest.mark.parametrize("every", [-1, 2.5, True, "10"])
+def test_recheck_every_must_be_a_count(every) -> None:
+    with pytest.raises(ValueError, match=r"recheck_every must be an integer >= 0. Received: recheck_every="):
+        _wrap(_model(), recheck_every=every)

@@ -97,3 +97,22 @@ def test_the_discovery_scripts_mistakes_are_named(tmp_path: pathlib.Path) -> Non
         discover_slots(script("exit 3"))
     with pytest.raises(ValueError, match="could not be run"):
         discover_slots(str(tmp_path / "missing.sh"))
+
+
+def test_a_worker_that_does_not_arrive_at_the_re_forming_is_named() -> None:
+    from types import SimpleNamespace
+
+    from unison.comm.elastic import ElasticGroup
+
+    store = _store()
+    generation = Generation(5, (0, 1, 2))
+    publish(store, generation)
+    store.set("unison/elastic/arrived/5/1", "1")  # worker 1 came; worker 2 hangs
+    store.add("unison/elastic/arrived/5", 1)
+    group = ElasticGroup(store, 0, SimpleNamespace(timeout_s=0.3), generation)  # type: ignore[arg-type]
+    started = time.monotonic()
+    with pytest.raises(
+        ElasticMembershipError, match=r"Only 2 of the 3 workers .* worker 2 did not arrive\..*worker 2's log"
+    ):
+        group._join(generation)
+    assert time.monotonic() - started < 5

@@ -148,6 +148,7 @@ class ElasticGroup:
         deadline = time.monotonic() + self.comm.timeout_s
         while True:
             arrived_key = f"unison/elastic/arrived/{generation.number}"
+            self.store.set(f"{arrived_key}/{self.worker}", "1")  # who came, to name who did not
             self.store.add(arrived_key, 1)
             newer = None
             while newer is None and self.store.add(arrived_key, 0) < generation.size:
@@ -157,10 +158,13 @@ class ElasticGroup:
                     break
                 if time.monotonic() >= deadline:
                     arrived = self.store.add(arrived_key, 0)
+                    missing = [w for w in generation.workers if not self.store.check([f"{arrived_key}/{w}"])]
+                    who = f"worker{'s' if len(missing) != 1 else ''} {', '.join(map(str, missing))}"
                     raise ElasticMembershipError(
                         f"Only {arrived} of the {generation.size} workers of the elastic job's generation "
-                        f"{generation.number} arrived within {self.comm.timeout_s:.0f}s (worker {self.worker} "
-                        "waited). A worker died while the job re-formed, or cannot reach the agent."
+                        f"{generation.number} arrived within {self.comm.timeout_s:g}s (worker {self.worker} "
+                        f"waited): {who} did not arrive. A worker died or hangs while the job re-formed, or "
+                        f"cannot reach the agent: look at {who}'s log."
                     )
                 time.sleep(_POLL_S)
             if newer is None:

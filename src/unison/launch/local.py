@@ -45,6 +45,8 @@ from unison.cluster.placement import (
 from unison.cluster.secret import launcher_secret_env
 from unison.comm.store import private_file_store
 from unison.errors import LaunchError
+from unison.launch import notebook_cells
+from unison.launch.notebook_cells import CellMirror, ipython_shell
 
 ENV_REPLICA_OUTPUT = "UNISON_REPLICA_OUTPUT"
 _POLL_S = 0.05
@@ -69,6 +71,9 @@ def rerun_command() -> list[str]:
         "explicitly: `unison launch --nproc-per-node N train.py` (or `torchrun --nproc-per-node N "
         "train.py`)."
     )
+    if ipython_shell() is not None:
+        # a notebook: its program is the cells the kernel ran; each replica is a shell replaying them
+        return [sys.executable, "-c", f"from {notebook_cells.MODULE} import replica_main; replica_main()"]
     if hasattr(sys, "ps1") or sys.flags.interactive or "ipykernel" in sys.modules or _in_ipython():
         raise LaunchError(
             "MirroredStrategy needs one process per replica, and unison starts them by re-running "
@@ -120,6 +125,7 @@ class LocalJob:
     store: Any
     children: list[_Child] = field(default_factory=list)
     workdir: str = ""
+    mirror: CellMirror | None = None  # replica 0 is a notebook kernel: its cells go to the replicas
     chief_failed: bool = False
     _stopping: bool = False
     _report_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -187,6 +193,11 @@ class LocalJob:
             child = self.failed_child()
             if child is not None:
                 self.report_and_stop(child)
+                if self.mirror is not None:
+                    # a kernel stays: its collective with the dead replica fails (the shared-memory
+                    # path watches the ranks' processes; gloo at its timeout) and the cell raises
+                    self.mirror.close()
+                    return
                 # The main thread may be blocked inside a collective that will never
                 # complete; leaving from here is the only way that cannot hang.
                 os._exit(1)
@@ -200,6 +211,9 @@ class LocalJob:
         if self.chief_failed:
             self.kill_children()
             self._keep_workdir()
+            return
+        if self.mirror is not None:
+            self._finish_mirrored()
             return
         deadline = time.monotonic() + 600
         for child in self.children:
@@ -215,6 +229,20 @@ class LocalJob:
             sys.stderr.flush()
             os._exit(1)
         if self.workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def _finish_mirrored(self) -> None:
+        """A notebook kernel's end (shutdown, restart): its replica shells end at the end of their
+        input; a failure was reported when it happened, and the kernel's exit code stays its own."""
+        if self.mirror is not None:
+            self.mirror.close()
+        deadline = time.monotonic() + 30
+        for child in self.children:
+            while child.proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(_POLL_S)
+        reported, self._stopping = self._stopping, True
+        self.kill_children()
+        if not reported and self.workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
     def _keep_workdir(self) -> None:
@@ -241,7 +269,7 @@ def spawn_replicas(job: LocalJob, ranks: range, env_for: Callable[[int, str], di
         proc = subprocess.Popen(
             command,
             env=env,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE if job.mirror is not None else subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT if out else None,
             preexec_fn=_die_with_parent,
@@ -249,6 +277,8 @@ def spawn_replicas(job: LocalJob, ranks: range, env_for: Callable[[int, str], di
         if out is not None:
             out.close()
         job.children.append(_Child(rank, proc, error_file, log_file))
+    if job.mirror is not None:
+        job.mirror.start(job.children)
 
 
 def watch_replicas(job: LocalJob, who: str) -> None:
@@ -291,6 +321,9 @@ def start_local_job(num_replicas: int, timeout_s: float) -> tuple[ProcessPlaceme
     workdir = tempfile.mkdtemp(prefix="unison-replicas-")  # mode 0700: this user only
     store = private_file_store(workdir, num_replicas, timeout_s)
     job = LocalJob(world_size=num_replicas, store=store, workdir=workdir)
+    shell = ipython_shell()
+    if shell is not None:
+        job.mirror = CellMirror(shell, workdir, timeout_s)
     # This process is replica 0: it reads the secret from its own environment like the others.
     os.environ.update(launcher_secret_env())
 

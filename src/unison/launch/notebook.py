@@ -12,7 +12,9 @@ fresh 0700 store folder whose values are signed with a secret only they hold.
 
 Replica 0's printed output (Keras's epoch lines) appears in the cell; the other replicas' output
 is dropped, as a script's is. The call returns replica 0's return value (make it picklable:
-``history.history`` rather than the ``History`` object). A replica that raises stops the others,
+``history.history`` rather than the ``History`` object); in the replica of a ``MirroredStrategy``
+created in a cell (``unison.launch.notebook_cells``), which re-runs the kernel's earlier cells, the
+call does nothing and returns ``None``. A replica that raises stops the others,
 and the error names it with its traceback; a replica that hangs is stopped after ``timeout``.
 
 Example (a notebook cell)::
@@ -47,6 +49,7 @@ from unison.cluster.placement import (
 )
 from unison.cluster.secret import launcher_secret_env
 from unison.errors import ReplicaFailedError
+from unison.launch.notebook_cells import ENV_MIRRORED_REPLICA
 
 __all__ = ["notebook_launcher"]
 
@@ -119,6 +122,10 @@ def notebook_launcher(
     """
     if isinstance(num_replicas, bool) or not isinstance(num_replicas, int) or num_replicas < 1:
         raise ValueError(f"num_replicas must be an integer >= 1. Received: num_replicas={num_replicas!r}")
+    if os.environ.get(ENV_MIRRORED_REPLICA):
+        # a replica of a MirroredStrategy created in a cell re-runs the kernel's earlier cells: the
+        # launch (and its replicas) is the kernel's alone
+        return None
     payload = _dumps(fn, args, kwargs or {})
     store_dir = tempfile.mkdtemp(prefix="unison-notebook-job-")  # 0700: this user only
     env = launcher_secret_env()
