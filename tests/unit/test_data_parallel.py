@@ -192,3 +192,22 @@ def test_an_error_inside_a_parallel_interleave_reaches_the_consumer_as_itself():
 
     with pytest.raises(ValueError, match="bad record 21"):
         list(D.range(4).interleave(opened, cycle_length=2, num_parallel_calls=2))
+
+
+def test_image_dataset_from_directory_decodes_jpegs_as_tf_io_does_and_names_a_bad_file(tmp_path):
+    paths = _jpegs(str(tmp_path), count=3, size=(30, 50))
+    ds = tf.keras.utils.image_dataset_from_directory(
+        str(tmp_path), labels=None, image_size=(16, 20), batch_size=2, shuffle=False, verbose=False
+    )
+    got = np.concatenate([b.numpy() for b in ds])
+    expected = np.stack(
+        [tf.image.resize(tf.io.decode_jpeg(tf.io.read_file(p), channels=3), [16, 20]).numpy() for p in paths]
+    )
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-4)
+    with open(paths[1], "r+b") as handle:
+        handle.truncate(200)
+    ds = tf.keras.utils.image_dataset_from_directory(
+        str(tmp_path), labels=None, image_size=(16, 20), batch_size=2, shuffle=False, verbose=False
+    )
+    with pytest.raises(ValueError, match="001.jpg"):
+        list(ds)
