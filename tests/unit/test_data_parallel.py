@@ -162,3 +162,52 @@ def test_the_libjpeg_turbo_path_and_pillows_agree_on_the_accurate_dct(tmp_path, 
         assert turbo[c].shape == pillow[c].shape and turbo[c].dtype == np.uint8
         assert np.array_equal(turbo[c], pillow[c]), c
     assert turbo[4].shape[-1] == 4 and (turbo[4][..., 3] == 255).all()
+
+
+@pytest.mark.skipif(not processes.available(), reason="worker processes need fork")
+def test_a_killed_worker_process_is_named_by_rank_and_pid_and_nothing_hangs():
+    import multiprocessing as mp
+    import signal
+
+    options = tf.data.Options()
+    options.threading.worker_processes = 2
+    it = iter(D.range(10**6).map(lambda x: x, num_parallel_calls=2).batch(10).with_options(options))
+    next(it)
+    victim = next(p for p in mp.active_children() if p.name == "unison-data-worker-1")
+    os.kill(victim.pid, signal.SIGKILL)
+    with pytest.raises(RuntimeError, match=rf"worker 1, pid {victim.pid}\) exited unexpectedly"):
+        for _ in range(10**5):
+            next(it)
+    it.close()
+
+
+def test_an_error_inside_a_parallel_interleave_reaches_the_consumer_as_itself():
+    def opened(x):
+        def check(v):
+            if int(v) == 21:
+                raise ValueError("bad record 21")
+            return v
+
+        return D.range(int(x) * 10, int(x) * 10 + 3).map(check)
+
+    with pytest.raises(ValueError, match="bad record 21"):
+        list(D.range(4).interleave(opened, cycle_length=2, num_parallel_calls=2))
+
+
+def test_image_dataset_from_directory_decodes_jpegs_as_tf_io_does_and_names_a_bad_file(tmp_path):
+    paths = _jpegs(str(tmp_path), count=3, size=(30, 50))
+    ds = tf.keras.utils.image_dataset_from_directory(
+        str(tmp_path), labels=None, image_size=(16, 20), batch_size=2, shuffle=False, verbose=False
+    )
+    got = np.concatenate([b.numpy() for b in ds])
+    expected = np.stack(
+        [tf.image.resize(tf.io.decode_jpeg(tf.io.read_file(p), channels=3), [16, 20]).numpy() for p in paths]
+    )
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-4)
+    with open(paths[1], "r+b") as handle:
+        handle.truncate(200)
+    ds = tf.keras.utils.image_dataset_from_directory(
+        str(tmp_path), labels=None, image_size=(16, 20), batch_size=2, shuffle=False, verbose=False
+    )
+    with pytest.raises(ValueError, match="001.jpg"):
+        list(ds)

@@ -405,10 +405,10 @@ class TextVectorization(Layer):
         if self.output_mode == "int":
             lengths = np.bincount(rows, minlength=n)
             length = self.output_sequence_length or int(lengths.max(initial=0))
-            out = np.zeros((n, length), np.int64)
+            padded = np.zeros((n, length), np.int64)
             inside = positions < length
-            out[rows[inside], positions[inside]] = ids[inside]
-            return torch.from_numpy(out)
+            padded[rows[inside], positions[inside]] = ids[inside]
+            return torch.from_numpy(padded)
         width = self.max_tokens if self.pad_to_max_tokens and self.max_tokens else len(self._vocab)
         out = torch.zeros((n, width), dtype=torch.float32)
         where = (torch.from_numpy(rows), torch.from_numpy(ids))
