@@ -120,6 +120,9 @@ class Model(Trainer, Layer):
             return symbolic_call(self, args, kwargs, run=nn.Module.__call__.__get__(self))
         if not getattr(self, "_mirrored_build", True) and args and isinstance(args[0], torch.Tensor):
             self._build_mirrored(args[0])
+        if args and "_first_input_shape" not in self.__dict__ and hasattr(args[0], "shape"):
+            # a subclassed model's build shape, as Keras's build_config records it (model.save writes it)
+            self.__dict__["_first_input_shape"] = tuple(int(s) for s in args[0].shape[1:])
         if training is not None:
             kwargs["training"] = training
         # torch's call straight: Layer.__call__ would check for symbolic inputs and set the mode again
