@@ -54,11 +54,14 @@ _DEFAULTS: dict[str, tuple[Any, ...]] = {
     "autocast": (True,),
     "renorm_momentum": (0.99,),
 }
+# Keys Keras writes that say how to build, not what to build: unison builds from the first call.
+_BUILD_ONLY = ("query_shape", "key_shape", "value_shape", "build_input_shape")
 
 
 _KERAS_NEEDS: dict[str, dict[str, Any]] = {"Rescaling": {"offset": 0.0}}
 
 
+_ONE_AXIS = ("BatchNormalization", "LayerNormalization")
 _KERAS_BASE_ONLY = ("activity_regularizer", "autocast", "input_dim")
 
 
@@ -287,6 +290,94 @@ def _node_value(value: Any, history: dict[int, list[Any]]) -> Any:
     return _json_value(value, "a node argument")
 
 
+# --- Keras 2's dialect (the legacy .h5 files tf_keras writes, which Keras 3 reads too) -------------
+def to_keras2(entry: dict[str, Any]) -> dict[str, Any]:
+    """A Keras 3 config entry (:func:`to_keras`) in Keras 2's dialect, as tf_keras writes ``model_config``.
+
+    ``batch_input_shape`` for InputLayer, ``dtype`` as a name, a registered class by its registered
+    name, list-form ``inbound_nodes`` (tensors as ``[layer, node, tensor, kwargs]``, later positional
+    arguments as keywords named by the layer's ``call``), input and output lists of lists.
+    """
+    out: dict[str, Any] = {"class_name": entry.get("registered_name") or entry["class_name"]}
+    if out["class_name"] in ("Functional", "function"):
+        out["class_name"] = entry["class_name"]
+    config = {k: _keras2_value(v) for k, v in (entry.get("config") or {}).items()}
+    if entry["class_name"] == "InputLayer" and "batch_shape" in config:
+        config["batch_input_shape"] = config.pop("batch_shape")
+        config.setdefault("ragged", False)
+    if entry["class_name"] in ("Sequential", "Functional") and "layers" in config:
+        config["layers"] = [to_keras2(layer) for layer in entry["config"]["layers"]]
+        config.pop("dtype", None)
+        for key in ("input_layers", "output_layers"):
+            refs = config.get(key)
+            if refs and isinstance(refs[0], str):
+                config[key] = [refs]
+    if entry["class_name"] == "MultiHeadAttention" and entry.get("inbound_nodes"):
+        # tf_keras builds the layer from these shapes before its weights are set
+        node = entry["inbound_nodes"][0]
+        shapes = [a["config"]["shape"] for a in node.get("args", []) if _history(a) is not None]
+        named = {k: v["config"]["shape"] for k, v in node.get("kwargs", {}).items() if _history(v) is not None}
+        query = shapes[0] if shapes else named.get("query")
+        value = shapes[1] if len(shapes) > 1 else named.get("value", query)
+        config.update(query_shape=query, value_shape=value, key_shape=named.get("key", value))
+    out["config"] = config
+    if "name" in entry:
+        out["name"] = entry["name"]
+    if "inbound_nodes" in entry:
+        out["inbound_nodes"] = [_keras2_node(node, entry["class_name"]) for node in entry["inbound_nodes"]]
+    return out
+
+
+def _keras2_value(value: Any) -> Any:
+    if isinstance(value, dict) and value.get("class_name") == "DTypePolicy":
+        return value["config"]["name"]
+    return value
+
+
+def _keras2_ref(value: Any) -> Any:
+    ref = _history(value)
+    if ref is not None:
+        return list(ref)
+    if isinstance(value, list):
+        return [_keras2_ref(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _keras2_ref(v) for k, v in value.items()}
+    return value
+
+
+def _call_names(class_name: str) -> list[str]:
+    """The argument names of a layer's call (``query, value, key`` for MultiHeadAttention)."""
+    try:
+        cls = _find_class(class_name, None)
+    except SavingError:
+        return []
+    for klass in cls.__mro__:  # the most derived call() or forward() that names its arguments
+        for attr in ("call", "forward"):
+            fn = klass.__dict__.get(attr)
+            if fn is None:
+                continue
+            params = [p for p in inspect.signature(fn).parameters.values() if p.name != "self"]
+            if params and params[0].kind in (params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD):
+                return [p.name for p in params]
+    return []
+
+
+def _keras2_node(node: dict[str, Any], class_name: str) -> list[Any]:
+    args, kwargs = list(node.get("args", [])), dict(node.get("kwargs", {}))
+    if len(args) > 1:  # Keras 2 keeps only the first argument positional: the rest by call()'s names
+        names = _call_names(class_name)
+        if len(names) < len(args):
+            raise SavingError(
+                f"Cannot write a call of {class_name} with {len(args)} positional arguments in Keras 2's "
+                "format; call it with keyword arguments, or save to .keras."
+            )
+        kwargs.update(zip(names[1:], args[1:]))
+    first = args[0] if args else []
+    tensors = first if isinstance(first, list) else [first]
+    extra = {k: _keras2_ref(v) for k, v in kwargs.items()}
+    return [[*list(_history(t) or ()), extra] for t in tensors]
+
+
 # --- Keras -> unison --------------------------------------------------------------------------
 def _unison_value(value: Any) -> Any:
     """A Keras config value as unison's constructors take it (objects rebuilt by class name)."""
@@ -330,6 +421,11 @@ def _accepted(cls: type) -> set[str]:
 
 def _layer_arguments(cls: type, config: dict[str, Any], where: str) -> dict[str, Any]:
     config = {k: _unison_value(v) for k, v in config.items()}
+    axis = config.get("axis")
+    if isinstance(axis, list) and len(axis) == 1 and cls.__name__ in _ONE_AXIS:
+        config["axis"] = axis[0]  # Keras 2 writes BatchNormalization's axis=-1 as [3]
+    if cls.__name__ == "MultiHeadAttention" and config.get("attention_axes") == [1]:
+        config["attention_axes"] = None  # Keras writes the default (the sequence axis) as [1]
     if config.get("dtype") == "float32":
         config.pop("dtype")
     if not cls.__module__.startswith("unison."):
@@ -342,7 +438,7 @@ def _layer_arguments(cls: type, config: dict[str, Any], where: str) -> dict[str,
         if key in accepted or key.endswith("_constraint"):
             if not (key.endswith("_constraint") and value is None):
                 out[key] = value
-        elif _is_default(key, value):
+        elif _is_default(key, value) or key in _BUILD_ONLY:
             continue  # Keras wrote the default of an argument unison does not spell out
         else:
             raise SavingError(
@@ -366,15 +462,25 @@ def from_keras(entry: dict[str, Any], custom_objects: dict[str, Any] | None = No
         return _rebuild_functional(config, custom_objects)
     if class_name == "Sequential":
         return _rebuild_sequential(config, entry, custom_objects)
-    cls = _find_class(class_name, custom_objects, entry.get("registered_name"))
+    cls = _find_class(class_name, custom_objects, entry.get("registered_name") or _registered_as(class_name))
     if not cls.__module__.startswith("unison."):  # a custom class: its from_config gets its own get_config
-        made = cls.from_config(_unison_value(config)) if hasattr(cls, "from_config") else cls(**config)
+        own = {k: v for k, v in _unison_value(config).items() if not (k in _KERAS_BASE_ONLY and _is_default(k, v))}
+        own.pop("dtype", None) if own.get("dtype") == "float32" else None
+        made = cls.from_config(own) if hasattr(cls, "from_config") else cls(**own)
         shape = (entry.get("build_config") or {}).get("input_shape")
         if shape is not None and hasattr(made, "build") and isinstance(made, _model_classes()[0]):
             made.build([1 if s is None else int(s) for s in shape])
         return made
     where = f"layer {config.get('name', class_name)!r}"
     return cls.from_config(_layer_arguments(cls, config, where))
+
+
+def _registered_as(class_name: str) -> str | None:
+    """The registered name ``package>ClassName`` of a class Keras's legacy ``.h5`` names bare."""
+    from unison.keras.utils.object_registration import get_custom_objects
+
+    found = [name for name in get_custom_objects() if name.endswith(">" + class_name)]
+    return found[0] if len(found) == 1 else None
 
 
 def _input_from(config: dict[str, Any]) -> KerasTensor:
@@ -451,7 +557,26 @@ def _rebuild_functional(config: dict[str, Any], custom_objects: Any) -> nn.Modul
         return [refs(v) for v in value]
 
     inputs, outputs = refs(config["input_layers"]), refs(config["output_layers"])
+    # Keras 2 writes every list of inputs and outputs as a list, one entry or many: one is one tensor
+    inputs = inputs[0] if isinstance(inputs, list) and len(inputs) == 1 else inputs
+    outputs = outputs[0] if isinstance(outputs, list) and len(outputs) == 1 else outputs
     return Functional(inputs, outputs, name=config.get("name"))
+
+
+_MISSING = object()
+
+
+def _keras2_tensor(value: Any, produced: dict[tuple[str, int], list[Any]]) -> Any:
+    """A Keras 2 keyword argument: ``[layer, node, tensor]`` names a tensor (MultiHeadAttention's value)."""
+    if (
+        isinstance(value, list)
+        and len(value) == 3
+        and isinstance(value[0], str)
+        and all(isinstance(v, int) for v in value[1:])
+    ):
+        outs = produced.get((value[0], value[1]))
+        return _MISSING if outs is None else outs[value[2]]
+    return value
 
 
 def _resolve_node(node: Any, produced: dict[tuple[str, int], list[Any]]) -> tuple[list[Any], dict[str, Any]] | None:
@@ -475,6 +600,8 @@ def _resolve_node(node: Any, produced: dict[tuple[str, int], list[Any]]) -> tupl
 
     if isinstance(node, dict):  # Keras 3: {"args": [...], "kwargs": {...}}
         args, kwargs = value(node.get("args", [])), value(node.get("kwargs", {}))
+        # Keras records mask=None (and the like) on every call; a None is the call's own default
+        kwargs = {k: v for k, v in kwargs.items() if v is not None}
     else:  # Keras 2: [[layer, node, tensor, kwargs], ...]
         tensors, kwargs = [], {}
         for ref in node:
@@ -484,10 +611,12 @@ def _resolve_node(node: Any, produced: dict[tuple[str, int], list[Any]]) -> tupl
             tensors.append(outs[int(ref[2])])
             kwargs = dict(ref[3]) if len(ref) > 3 and ref[3] else kwargs
         args = [tensors[0] if len(tensors) == 1 else tensors]
-        kwargs = {k: value(v) for k, v in kwargs.items()}
+        kwargs = {k: _keras2_tensor(v, produced) for k, v in kwargs.items()}
+        if any(v is _MISSING for v in kwargs.values()):
+            return None
     if missing:
         return None
     return list(args), dict(kwargs)
 
 
-__all__ = ["from_keras", "layer_entry", "to_keras"]
+__all__ = ["from_keras", "layer_entry", "to_keras", "to_keras2"]

@@ -238,7 +238,7 @@ def _load_keras3(model: Any, root: Any, path: str) -> None:
         values = [np.asarray(holder[str(i)]) for i in range(len(holder))]
         if not values:  # a layer whose weights Keras keeps in sublayers (MultiHeadAttention's query_dense...)
             for child, _ in layer.named_children():
-                sub = entry.get(child)
+                sub = entry.get(child) or entry.get("_" + child)  # Keras 3's name, tf_keras's
                 if sub is not None and sub.get("vars") is not None:
                     values += [np.asarray(sub["vars"][str(i)]) for i in range(len(sub["vars"]))]
         _assign(layer, values, path, f"'{key}/vars'")
@@ -371,7 +371,11 @@ def write_keras3_weights(
                 entry.create_group(extra).create_group("vars")
         weights, n = list(layer.weights), 0
         for part, arrays in parts:
-            target = holder if part is None else entry.create_group(part).create_group("vars")
+            if part is not None:
+                target = entry.create_group(part).create_group("vars")
+                entry["_" + part] = entry[part]  # tf_keras names the sublayer _query_dense: a hard link
+            else:
+                target = holder
             for i, array in enumerate(arrays):
                 dataset = target.create_dataset(str(i), data=array)
                 if array.shape == tuple(weights[n].shape):
