@@ -299,3 +299,20 @@ def test_every_file_unison_writes_has_the_umask_mode(model: Any, tmp_path: Any, 
     assert any(k.startswith("tfckpt") for k in modes) and any(k.startswith("backup") for k in modes)
     wrong = {k: oct(v) for k, v in modes.items() if v != expected}
     assert not wrong, f"expected {oct(expected)}: {wrong}"
+
+
+@pytest.mark.parametrize("optimizer", ["rmsprop", "adagrad", "adam"])
+def test_any_optimizers_slots_resume_from_a_keras_file(tmp_path: Any, optimizer: str) -> None:
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
+    model.compile(optimizer=optimizer, loss="mse")
+    x, y = np.random.rand(16, 4).astype("float32"), np.random.rand(16, 3).astype("float32")
+    model.fit(x, y, epochs=2, batch_size=4, verbose=0)
+    path = str(tmp_path / "m.keras")
+    model.save(path)
+    again = keras.models.load_model(path)
+    assert int(again.optimizer.iterations) == int(model.optimizer.iterations) == 8
+    # one more identical step on both: equal weights only if the slots came back exactly
+    model.fit(x[:4], y[:4], epochs=1, batch_size=4, verbose=0, shuffle=False)
+    again.fit(x[:4], y[:4], epochs=1, batch_size=4, verbose=0, shuffle=False)
+    for a, b in zip(model.get_weights(), again.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)

@@ -601,7 +601,9 @@ def _resolve_node(node: Any, produced: dict[tuple[str, int], list[Any]]) -> tupl
     if isinstance(node, dict):  # Keras 3: {"args": [...], "kwargs": {...}}
         args, kwargs = value(node.get("args", [])), value(node.get("kwargs", {}))
         # Keras records mask=None (and the like) on every call; a None is the call's own default
-        kwargs = {k: v for k, v in kwargs.items() if v is not None}
+        # and training= fixed at build time (EfficientNet's Dropout): unison's layers take the mode
+        # from the model's call, as Keras's do when it is not fixed
+        kwargs = {k: v for k, v in kwargs.items() if v is not None and k != "training"}
     else:  # Keras 2: [[layer, node, tensor, kwargs], ...]
         tensors, kwargs = [], {}
         for ref in node:

@@ -143,6 +143,58 @@ def _optimizer_vars(model: Any) -> list[np.ndarray] | None:
     return values
 
 
+_TORCH_OPTIMIZER = "unison_optimizer"  # the torch optimizer's state_dict, for any optimizer (Keras ignores it)
+
+
+def _write_torch_optimizer(model: Any, root: Any) -> None:
+    """The torch optimizer's full state (every optimizer's slots, exactly) beside Keras's ``optimizer/vars``."""
+    import torch
+
+    full = getattr(model, "_full_optimizer_state", None)
+    state = full() if full is not None else None
+    if not state:
+        return
+    try:
+        groups = json.dumps(state["param_groups"])
+    except (TypeError, ValueError):
+        return  # a setting that is no JSON value: Keras's optimizer/vars still carry Adam's/SGD's slots
+    group = root.create_group(_TORCH_OPTIMIZER)
+    group.attrs["param_groups"] = groups
+    group.attrs["iterations"] = int(model.optimizer.iterations)
+    for index, slots in state["state"].items():
+        for name, value in slots.items():
+            data = value.detach().cpu().numpy() if isinstance(value, torch.Tensor) else np.asarray(value)
+            dataset = group.create_dataset(f"{index}/{name}", data=data)
+            dataset.attrs["tensor"] = isinstance(value, torch.Tensor)
+
+
+def _load_torch_optimizer(model: Any, root: Any, path: str) -> bool:
+    """Restore the torch optimizer's state unison wrote; False when the file has none (Keras's file)."""
+    import torch
+
+    group = root.get(_TORCH_OPTIMIZER)
+    torch_opt = getattr(model.optimizer, "torch_optimizer", None)
+    if group is None or torch_opt is None:
+        return False
+    state: dict[int, dict[str, Any]] = {}
+    for index in group:
+        slots = state.setdefault(int(index), {})
+        for name in group[index]:
+            dataset = group[index][name]
+            value = np.array(dataset)
+            slots[name] = torch.from_numpy(value) if bool(dataset.attrs.get("tensor", True)) else value.item()
+    try:
+        torch_opt.load_state_dict(
+            {"state": state, "param_groups": json.loads(keras_h5._text(group.attrs["param_groups"]))}
+        )
+    except (ValueError, KeyError) as exc:
+        raise SavingError(
+            f"The optimizer state in {path!r} does not fit the rebuilt model's optimizer ({exc}). "
+            "Load with compile=False and compile again."
+        ) from None
+    return True
+
+
 def _load_optimizer_vars(model: Any, group: Any) -> None:
     """Put Keras's ``optimizer/vars`` (Adam's moments, SGD's momentum) into the compiled optimizer."""
     import torch
@@ -197,6 +249,8 @@ def _weights_bytes(model: Any, with_optimizer: bool) -> bytes:
         keras_h5.write_keras3_weights(
             model, root, _optimizer_vars(model) if with_optimizer else None, state=_state(model)
         )
+        if with_optimizer:
+            _write_torch_optimizer(model, root)
     return buffer.getvalue()
 
 
@@ -336,7 +390,9 @@ def load_keras_file(
                 _load_into(model, root, name, keras3=True)
                 if compile and config.get("compile_config"):
                     _compile(model, config, name)
-                    if "optimizer" in root and "vars" in root["optimizer"]:
+                    if _load_torch_optimizer(model, root, name):
+                        model.optimizer._counter.count.fill_(int(root[_TORCH_OPTIMIZER].attrs["iterations"]))
+                    elif "optimizer" in root and "vars" in root["optimizer"]:
                         _load_optimizer_vars(model, root["optimizer"]["vars"])
             return model
         with _open_h5(name) as root:
