@@ -60,9 +60,6 @@ NOT_YET: dict[tuple[str, str, str, str], str] = {
     ): "Keras 3 writes no config a legacy loader can rebuild a subclass from",
     ("to_keras", "keras3", "transformer", ".h5"): "MultiHeadAttention in .h5: tf_keras needs query_shape, Keras 3 "
     "refuses it; unison writes tf_keras's (Keras 3 reads the .keras)",
-    ("to_keras", "tf_keras", "subclassed", ".weights.h5"): "tf_keras lays out a subclassed model's weights otherwise",
-    ("from_keras", "tf_keras", "subclassed", ".weights.h5"): "tf_keras lays out a subclassed model's weights otherwise",
-    ("from_keras", "tf_keras", "subclassed", ".keras"): "tf_keras lays out a subclassed model's weights otherwise",
     **{("to_keras", "tf_keras", name, ".keras"): _TF_KERAS_ZIP for name in models.MODELS},
 }
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}

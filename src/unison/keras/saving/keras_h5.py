@@ -219,16 +219,42 @@ def keras3_layer_paths(model: Any) -> list[tuple[str, Any]]:
     return paths
 
 
+def _other_paths(model: Any) -> dict[int, list[str]]:
+    """Each layer's other places in a subclassed model's file: its attribute, ``layers/<name>``.
+
+    Keras 3 and tf_keras walk a subclassed model in different orders, so a layer sits under its
+    attribute name in one and under the ``layers`` list in the other; unison reads either and
+    writes both (hard links, one copy of the data).
+    """
+    from unison.keras.saving.serialization import _model_classes
+
+    _, Sequential, Functional = _model_classes()
+    if isinstance(model, (Sequential, Functional)) or not hasattr(model, "named_children"):
+        return {}
+    out: dict[int, list[str]] = {}
+    for name, child in model.named_children():
+        if hasattr(child, "weights"):
+            out.setdefault(id(child), []).append(name)
+    for key, layer in _container_names(list(model.layers)):
+        out.setdefault(id(layer), []).append(f"layers/{key}")
+    return out
+
+
 def _load_keras3(model: Any, root: Any, path: str) -> None:
     if root.get("layers") is None and root.get("vars") is None:
         raise WeightsFileError(
             f"{path}: not a Keras weights file: it has neither Keras 3's 'layers' group nor Keras 2's "
             f"'layer_names' (top-level keys: {sorted(root.keys())[:8]})."
         )
+    others = _other_paths(model)
     for key, layer in keras3_layer_paths(model):
         if layer is None or not list(layer.weights):
             continue
         entry = root.get(key)
+        for other in others.get(id(layer), []):
+            if entry is not None and entry.get("vars") is not None and len(entry["vars"]):
+                break
+            entry, key = root.get(other), other
         holder = entry.get("vars") if entry is not None else None
         if holder is None:
             raise WeightsFileError(
@@ -381,6 +407,10 @@ def write_keras3_weights(
                 if array.shape == tuple(weights[n].shape):
                     written[(weights[n].data_ptr(), tuple(weights[n].shape))] = dataset
                 n += 1
+    for key, layer in keras3_layer_paths(model):
+        for other in _other_paths(model).get(id(layer), []) if layer is not None else []:
+            if other not in root:
+                root[other] = root[key]  # the same group under tf_keras's name for it
     if state is not None:
         _write_state(root, state, written)
     if optimizer_vars is not None:
