@@ -343,7 +343,16 @@ _MHA_PARTS = ("query_dense", "key_dense", "value_dense", "output_dense")
 _MHA_LEGACY = {"query_dense": "query", "key_dense": "key", "value_dense": "value", "output_dense": "attention_output"}
 
 
-def keras_parts(layer: Any) -> list[tuple[str | None, list[np.ndarray]]]:
+def whole_weights(model: Any, state: dict[str, torch.Tensor] | None) -> dict[int, torch.Tensor]:
+    """Each parameter and buffer of ``model`` (by id) as a whole tensor from ``state`` (its full
+    ``state_dict``): a sharded model's weights are shards, the saved file holds them whole."""
+    if not state:
+        return {}
+    named = [*model.named_parameters(remove_duplicate=False), *model.named_buffers(remove_duplicate=False)]
+    return {id(value): state[key] for key, value in named if key in state}
+
+
+def keras_parts(layer: Any, whole: dict[int, torch.Tensor] | None = None) -> list[tuple[str | None, list[np.ndarray]]]:
     """A layer's weights as Keras stores them: ``(sublayer or None, arrays in Keras's shapes)``.
 
     Most layers hold their weights themselves (one part, ``None``). ``MultiHeadAttention`` holds them
@@ -351,7 +360,7 @@ def keras_parts(layer: Any) -> list[tuple[str | None, list[np.ndarray]]]:
     keeps ``(d, heads * key_dim)``, the same numbers in the same order). ``Normalization`` keeps its
     mean and variance in the shape of its axis (``(3,)``, unison broadcasts them as ``(1, 1, 3)``).
     """
-    values = [w.detach().cpu().numpy() for w in layer.weights]
+    values = [(whole or {}).get(id(w), w).detach().cpu().numpy() for w in layer.weights]
     kind = type(layer).__name__
     if kind == "MultiHeadAttention" and len(values) == 8:
         heads, key_dim, value_dim = int(layer.num_heads), int(layer.key_dim), int(layer.value_dim)
@@ -385,13 +394,14 @@ def write_keras3_weights(
     buffers Keras has no place for, so unison reads its own files back exactly.
     """
     written: dict[tuple[int, tuple[int, ...]], Any] = {}
+    whole = whole_weights(model, state)
     root.create_group("layers")
     for key, layer in keras3_layer_paths(model):
         entry = root.create_group(key)
         holder = entry.create_group("vars")
         if layer is None:
             continue
-        parts = keras_parts(layer)
+        parts = keras_parts(layer, whole)
         if parts and parts[0][0] is not None:  # sublayers (MultiHeadAttention's), as Keras nests them
             for extra in ("_dropout_layer", "_softmax"):
                 entry.create_group(extra).create_group("vars")
@@ -404,8 +414,9 @@ def write_keras3_weights(
                 target = holder
             for i, array in enumerate(arrays):
                 dataset = target.create_dataset(str(i), data=array)
-                if array.shape == tuple(weights[n].shape):
-                    written[(weights[n].data_ptr(), tuple(weights[n].shape))] = dataset
+                source = whole.get(id(weights[n]), weights[n])
+                if array.shape == tuple(source.shape):
+                    written[(source.data_ptr(), tuple(source.shape))] = dataset
                 n += 1
     for key, layer in keras3_layer_paths(model):
         for other in _other_paths(model).get(id(layer), []) if layer is not None else []:
@@ -428,6 +439,7 @@ def write_legacy_weights(model: Any, root: Any, state: dict[str, torch.Tensor] |
     """
     layers = keras_layer_order(model)
     written: dict[tuple[int, tuple[int, ...]], Any] = {}
+    whole = whole_weights(model, state)
     root.attrs["layer_names"] = np.array([str(layer.name).encode() for layer in layers])
     root.attrs["backend"] = b"tensorflow"
     for layer in layers:
@@ -435,7 +447,7 @@ def write_legacy_weights(model: Any, root: Any, state: dict[str, torch.Tensor] |
         names = []
         weights = list(layer.weights)
         i = 0
-        for part, arrays in keras_parts(layer):
+        for part, arrays in keras_parts(layer, whole):
             for array in arrays:
                 short = str(getattr(weights[i], "name", f"weight_{i}")).split("/")[-1].split(":")[0] or f"weight_{i}"
                 full = f"{layer.name}/{_MHA_LEGACY[part]}/{short}" if part else f"{layer.name}/{short}"
@@ -443,8 +455,9 @@ def write_legacy_weights(model: Any, root: Any, state: dict[str, torch.Tensor] |
                     full = f"{full}_{i}"
                 names.append(full)
                 dataset = group.create_dataset(full, data=array)
-                if array.shape == tuple(weights[i].shape):
-                    written[(weights[i].data_ptr(), tuple(weights[i].shape))] = dataset
+                source = whole.get(id(weights[i]), weights[i])
+                if array.shape == tuple(source.shape):
+                    written[(source.data_ptr(), tuple(source.shape))] = dataset
                 i += 1
         group.attrs["weight_names"] = np.array([n.encode() for n in names])
     if state is not None:
