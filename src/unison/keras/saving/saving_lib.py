@@ -1,9 +1,11 @@
 """Whole-model files: ``model.save("m.keras")`` and ``keras.models.load_model("m.keras")``.
 
-The file holds the architecture as a JSON config (Keras's ``{"class_name", "config"}`` shape),
-the weights (the model's ``state_dict``) and, for a compiled model, the compile arguments. It is
-written through :mod:`unison.keras.saving.weights_file` (atomic, SHA-256-verified, read with
-``torch.load(weights_only=True)``), so loading never unpickles code: layer classes are looked up
+``.keras``, ``.h5`` and ``.hdf5`` paths are Keras's own formats, written and read by
+:mod:`unison.keras.saving.keras_files` (docs/saving.md). Any other path (ModelCheckpoint's
+``"ckpt-{epoch}"``) is unison's own file: the architecture as a JSON config, the weights (the
+model's ``state_dict``) and, for a compiled model, the compile arguments, written through
+:mod:`unison.keras.saving.weights_file` (atomic, SHA-256-verified, read with
+``torch.load(weights_only=True)``). Loading never unpickles code: layer classes are looked up
 by name among ``custom_objects`` (and ``custom_object_scope``), the classes registered with
 ``@keras.saving.register_keras_serializable`` (:mod:`unison.keras.utils.object_registration`),
 ``keras.layers`` and ``keras.Sequential``/``keras.Model``; torch functions of a functional graph by

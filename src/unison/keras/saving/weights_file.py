@@ -1,4 +1,7 @@
-"""The weights file of ``Model.save_weights`` / ``Model.save``: checksummed, and checked on load.
+"""unison's own weights and model files (any name but ``.keras``/``.h5``): checksummed, checked on load.
+
+Keras's formats (``.keras``, ``.h5``, ``.weights.h5``) are :mod:`unison.keras.saving.keras_files`;
+this is the format of every other path given to ``save_weights``/``save``/``ModelCheckpoint``.
 
 A weights file is written by :func:`unison.core.atomic_io.write_verified`: atomically (temporary file,
 fsync, rename, directory fsync), behind a header holding the SHA-256 of the ``torch.save``
