@@ -469,6 +469,18 @@ class WeightsFileError(ValueError):
     """A weights file is missing, damaged, of another format, or does not fit the model."""
 
 
+class ModelFileError(WeightsFileError):
+    """A model or weights file cannot be read; the message names the file, what it is and what to do."""
+
+
+class CorruptModelFileError(ModelFileError):
+    """A Keras file whose bytes are damaged: a checksum that differs, a truncated or unreadable archive."""
+
+
+class UnsafeModelFileError(ModelFileError):
+    """A file that would need unpickling (a pickle, a ``torch.save`` of objects): refused, never run."""
+
+
 class SavingError(ValueError):
     """A model (or a file) cannot be turned into an architecture config (or back)."""
 

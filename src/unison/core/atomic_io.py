@@ -37,6 +37,7 @@ __all__ = [
     "atomic_write",
     "atomic_write_bytes",
     "atomic_write_text",
+    "created_file_mode",
     "fsync_directory",
     "read_verified",
     "temp_path_for",
@@ -71,6 +72,31 @@ def temp_path_for(path: str | os.PathLike[str]) -> str:
     return os.path.join(directory, f".tmp-{uuid.uuid4().hex[:12]}-{name}")
 
 
+def created_file_mode() -> int:
+    """The mode ``open(path, "w")`` gives a new file: ``0o666`` less the process's umask.
+
+    Example:
+        >>> created_file_mode() & 0o600
+        384
+    """
+    mask = _current_umask()
+    return 0o666 & ~mask
+
+
+def _current_umask() -> int:
+    # Linux reports it without changing it; elsewhere set-and-restore is the only way to read it.
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], Any]) -> None:
     """Call ``write(fh)`` on a temporary binary file, then move it onto ``path`` atomically."""
     target = os.path.abspath(os.fspath(path))
@@ -78,6 +104,10 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], Any]
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
     try:
+        # mkstemp creates 0600; a file unison saves gets the mode open() would give it (0644
+        # under umask 022), as Keras's files do, so a teammate or a serving job can read it.
+        if hasattr(os, "fchmod"):  # not on Windows, where the mode bits mean little
+            os.fchmod(fd, created_file_mode())
         with os.fdopen(fd, "wb") as fh:
             write(fh)
             fh.flush()

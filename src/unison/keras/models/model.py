@@ -123,6 +123,9 @@ class Model(Trainer, Layer):
         if args and isinstance(args[0], torch.Tensor) and "_first_input" not in self.__dict__:
             # what a subclassed model was first called with: model.export traces that (keras/export/)
             self.__dict__["_first_input"] = (tuple(args[0].shape[1:]), args[0].dtype)
+        if args and "_first_input_shape" not in self.__dict__ and hasattr(args[0], "shape"):
+            # a subclassed model's build shape, as Keras's build_config records it (model.save writes it)
+            self.__dict__["_first_input_shape"] = tuple(int(s) for s in args[0].shape[1:])
         if training is not None:
             kwargs["training"] = training
         # torch's call straight: Layer.__call__ would check for symbolic inputs and set the mode again

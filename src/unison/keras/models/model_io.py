@@ -109,7 +109,18 @@ def write_weights(model: Any, filepath: str | os.PathLike[str]) -> None:
     """The chief's half of ``save_weights`` (ModelCheckpoint calls it on the chief alone)."""
     if not model.distribute_strategy.extended.should_checkpoint:
         return
+    if is_hdf5_path(filepath):
+        # HDF5 as Keras writes it: Keras 3's layout for .weights.h5, Keras 2's for any other .h5
+        from unison.keras.saving import keras_files
+
+        keras_files.save_weights_h5(model, filepath)
+        return
     weights_file.write_state(filepath, {"state_dict": full_state(model)}, weights_file.WEIGHTS_KIND)
+
+
+def is_hdf5_path(filepath: str | os.PathLike[str]) -> bool:
+    """Whether a path names a Keras HDF5 file (``.h5``, ``.hdf5``, ``.keras`` excluded)."""
+    return os.fspath(filepath).lower().endswith((".h5", ".hdf5"))
 
 
 def load_weights(model: Any, filepath: str | os.PathLike[str]) -> None:
@@ -123,8 +134,18 @@ def load_weights(model: Any, filepath: str | os.PathLike[str]) -> None:
     """
     from unison.keras.saving import keras_h5 as weights_h5
 
+    exported = os.path.join(os.fspath(filepath), weights_file.EXPORTED_MODEL_FILE)
+    if os.path.isdir(os.fspath(filepath)) and os.path.isfile(exported):
+        filepath = exported  # a directory of model.save("my_model") / tf.saved_model.save
     if weights_h5.is_keras_file(filepath):
-        weights_h5.load_weights(model, filepath)
+        from unison.keras.saving import keras_files
+
+        state = keras_files.verified_unison_state(filepath)  # checksums first, where unison wrote them
+        if state is None:  # a file Keras wrote: by Keras's layer order
+            weights_h5.load_weights(model, filepath)
+            return
+        expected = full_state(model)
+        sharding.load_full_state(model, weights_file.check_state(os.fspath(filepath), state, expected))
         return
     state = weights_file.read_state(filepath, full_state(model), model._device())
     sharding.load_full_state(model, state)

@@ -71,7 +71,10 @@ def keras_layer_order(model: Any) -> list[Any]:
     listed deepest (nearest the inputs) first. unison lists layers in call order, which agrees on
     chains but not always across parallel branches (Inception's), hence this.
     """
-    outputs = list(getattr(model, "outputs", None) or [])
+    try:
+        outputs = list(getattr(model, "outputs", None) or [])
+    except ValueError:  # a Sequential built by a call, without an Input: its layers' own order
+        return list(model.layers)
     if not outputs:
         return list(model.layers)
     index: dict[int, int] = {}
@@ -177,33 +180,106 @@ def _load_legacy(model: Any, group: Any, names: list[str], path: str) -> None:
         _assign(layer, values, path, f"layer group {name!r}")
 
 
+def _container_names(layers: list[Any]) -> list[tuple[str, Any]]:
+    """Keras 3's names for a list of layers: snake-case class, numbered by order (``dense``, ``dense_1``)."""
+    counts: dict[str, int] = {}
+    out = []
+    for layer in layers:
+        base = "input_layer" if layer is None else snake_case(type(layer).__name__)
+        n = counts.get(base)
+        counts[base] = 0 if n is None else n + 1
+        out.append((base if n is None else f"{base}_{n + 1}", layer))
+    return out
+
+
+def keras3_layer_paths(model: Any) -> list[tuple[str, Any]]:
+    """Where Keras 3's weights file keeps each layer of ``model`` (``None``: an InputLayer's place).
+
+    Functional and Sequential models: ``layers/<name>`` over Keras's layer order. A subclassed
+    model as Keras 3 walks it: its attributes in sorted order, each layer at its attribute name,
+    and the ``layers`` list (every layer not met yet at ``layers/<name>``, names counted over all).
+    """
+    from unison.keras.saving.serialization import _model_classes
+
+    _, Sequential, Functional = _model_classes()
+    if isinstance(model, (Sequential, Functional)) or not hasattr(model, "named_children"):
+        return [(f"layers/{key}", layer) for key, layer in _container_names([None, *keras_layer_order(model)])]
+    attributes = {name: child for name, child in model.named_children() if hasattr(child, "weights")}
+    seen: set[int] = set()
+    paths: list[tuple[str, Any]] = []
+    for name in sorted({*attributes, "layers"}):
+        if name == "layers" and name not in attributes:
+            for key, layer in _container_names(list(model.layers)):
+                if id(layer) not in seen:
+                    seen.add(id(layer))
+                    paths.append((f"layers/{key}", layer))
+        elif id(attributes[name]) not in seen:
+            seen.add(id(attributes[name]))
+            paths.append((name, attributes[name]))
+    return paths
+
+
+def _other_paths(model: Any) -> dict[int, list[str]]:
+    """Each layer's other places in a subclassed model's file: its attribute, ``layers/<name>``.
+
+    Keras 3 and tf_keras walk a subclassed model in different orders, so a layer sits under its
+    attribute name in one and under the ``layers`` list in the other; unison reads either and
+    writes both (hard links, one copy of the data).
+    """
+    from unison.keras.saving.serialization import _model_classes
+
+    _, Sequential, Functional = _model_classes()
+    if isinstance(model, (Sequential, Functional)) or not hasattr(model, "named_children"):
+        return {}
+    out: dict[int, list[str]] = {}
+    for name, child in model.named_children():
+        if hasattr(child, "weights"):
+            out.setdefault(id(child), []).append(name)
+    for key, layer in _container_names(list(model.layers)):
+        out.setdefault(id(layer), []).append(f"layers/{key}")
+    return out
+
+
 def _load_keras3(model: Any, root: Any, path: str) -> None:
-    group = root.get("layers")
-    if group is None:
+    if root.get("layers") is None and root.get("vars") is None:
         raise WeightsFileError(
             f"{path}: not a Keras weights file: it has neither Keras 3's 'layers' group nor Keras 2's "
             f"'layer_names' (top-level keys: {sorted(root.keys())[:8]})."
         )
-    counts: dict[str, int] = {}
-    for layer in [None, *keras_layer_order(model)]:  # None: Keras's InputLayer, first of model.layers
-        base = "input_layer" if layer is None else snake_case(type(layer).__name__)
-        n = counts.get(base)
-        counts[base] = 0 if n is None else n + 1
-        key = base if n is None else f"{base}_{n + 1}"
+    others = _other_paths(model)
+    for key, layer in keras3_layer_paths(model):
         if layer is None or not list(layer.weights):
             continue
-        entry = group.get(key)
+        entry = root.get(key)
+        for other in others.get(id(layer), []):
+            if entry is not None and entry.get("vars") is not None and len(entry["vars"]):
+                break
+            entry, key = root.get(other), other
         holder = entry.get("vars") if entry is not None else None
         if holder is None:
             raise WeightsFileError(
-                f"{path}: the file has no weights for layer {layer.name!r} (Keras's entry 'layers/{key}/vars'). "
+                f"{path}: the file has no weights for layer {layer.name!r} (Keras's entry '{key}/vars'). "
                 "It was written for another architecture; build the model the file came from."
             )
         values = [np.asarray(holder[str(i)]) for i in range(len(holder))]
-        _assign(layer, values, path, f"'layers/{key}/vars'")
+        if not values:  # a layer whose weights Keras keeps in sublayers (MultiHeadAttention's query_dense...)
+            for child, _ in layer.named_children():
+                sub = entry.get(child) or entry.get("_" + child)  # Keras 3's name, tf_keras's
+                if sub is not None and sub.get("vars") is not None:
+                    values += [np.asarray(sub["vars"][str(i)]) for i in range(len(sub["vars"]))]
+        _assign(layer, values, path, f"'{key}/vars'")
 
 
 _HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+UNISON_STATE = "unison_state"  # the group of a unison-written file that holds its state_dict by key
+
+
+def read_unison_state(root: Any) -> dict[str, torch.Tensor] | None:
+    """The ``state_dict`` a unison-written Keras weights file carries, or None (a file Keras wrote)."""
+    group = root.get(UNISON_STATE)
+    if group is None:
+        return None
+    return {key: torch.from_numpy(np.array(group[key])) for key in group}
 
 
 def is_keras_file(path: str | os.PathLike[str]) -> bool:
@@ -263,24 +339,160 @@ def load_weights(model: Any, path: str | os.PathLike[str]) -> Any:
     return model
 
 
+_MHA_PARTS = ("query_dense", "key_dense", "value_dense", "output_dense")
+_MHA_LEGACY = {"query_dense": "query", "key_dense": "key", "value_dense": "value", "output_dense": "attention_output"}
+
+
+def whole_weights(model: Any, state: dict[str, torch.Tensor] | None) -> dict[int, torch.Tensor]:
+    """Each parameter and buffer of ``model`` (by id) as a whole tensor from ``state`` (its full
+    ``state_dict``): a sharded model's weights are shards, the saved file holds them whole."""
+    if not state:
+        return {}
+    named = [*model.named_parameters(remove_duplicate=False), *model.named_buffers(remove_duplicate=False)]
+    return {id(value): state[key] for key, value in named if key in state}
+
+
+def keras_parts(layer: Any, whole: dict[int, torch.Tensor] | None = None) -> list[tuple[str | None, list[np.ndarray]]]:
+    """A layer's weights as Keras stores them: ``(sublayer or None, arrays in Keras's shapes)``.
+
+    Most layers hold their weights themselves (one part, ``None``). ``MultiHeadAttention`` holds them
+    in four sublayers whose kernels Keras keeps per head (``(d, heads, key_dim)``; unison's Dense
+    keeps ``(d, heads * key_dim)``, the same numbers in the same order). ``Normalization`` keeps its
+    mean and variance in the shape of its axis (``(3,)``, unison broadcasts them as ``(1, 1, 3)``).
+    """
+    values = [(whole or {}).get(id(w), w).detach().cpu().numpy() for w in layer.weights]
+    kind = type(layer).__name__
+    if kind == "MultiHeadAttention" and len(values) == 8:
+        heads, key_dim, value_dim = int(layer.num_heads), int(layer.key_dim), int(layer.value_dim)
+        parts: list[tuple[str | None, list[np.ndarray]]] = []
+        for i, part in enumerate(_MHA_PARTS):
+            kernel, bias = values[2 * i], values[2 * i + 1]
+            if part == "output_dense":
+                kernel = kernel.reshape(heads, value_dim, kernel.shape[-1])
+            else:
+                per_head = value_dim if part == "value_dense" else key_dim
+                kernel, bias = kernel.reshape(kernel.shape[0], heads, per_head), bias.reshape(heads, per_head)
+            parts.append((part, [kernel, bias]))
+        return parts
+    if kind == "Normalization":
+        values = [np.squeeze(v) if v.ndim > 1 else v for v in values]
+    return [(None, values)]
+
+
+def write_keras3_weights(
+    model: Any,
+    root: Any,
+    optimizer_vars: list[np.ndarray] | None = None,
+    state: dict[str, torch.Tensor] | None = None,
+) -> None:
+    """Fill an open ``h5py`` file (or group) with Keras 3's weights layout (``layers/<name>/vars/<i>``).
+
+    ``optimizer_vars`` (Keras's order: iterations, learning rate, then the slots) go under
+    ``optimizer/vars`` as Keras 3 stores a compiled model's optimizer. ``state`` (the model's
+    ``state_dict``) goes under ``unison_state/<key>``, a group Keras ignores: each entry is a hard
+    link to the dataset Keras's layout already holds for that tensor (no second copy), plus the
+    buffers Keras has no place for, so unison reads its own files back exactly.
+    """
+    written: dict[tuple[int, tuple[int, ...]], Any] = {}
+    whole = whole_weights(model, state)
+    root.create_group("layers")
+    for key, layer in keras3_layer_paths(model):
+        entry = root.create_group(key)
+        holder = entry.create_group("vars")
+        if layer is None:
+            continue
+        parts = keras_parts(layer, whole)
+        if parts and parts[0][0] is not None:  # sublayers (MultiHeadAttention's), as Keras nests them
+            for extra in ("_dropout_layer", "_softmax"):
+                entry.create_group(extra).create_group("vars")
+        weights, n = list(layer.weights), 0
+        for part, arrays in parts:
+            if part is not None:
+                target = entry.create_group(part).create_group("vars")
+                entry["_" + part] = entry[part]  # tf_keras names the sublayer _query_dense: a hard link
+            else:
+                target = holder
+            for i, array in enumerate(arrays):
+                dataset = target.create_dataset(str(i), data=array)
+                source = whole.get(id(weights[n]), weights[n])
+                if array.shape == tuple(source.shape):
+                    written[(source.data_ptr(), tuple(source.shape))] = dataset
+                n += 1
+    for key, layer in keras3_layer_paths(model):
+        for other in _other_paths(model).get(id(layer), []) if layer is not None else []:
+            if other not in root:
+                root[other] = root[key]  # the same group under tf_keras's name for it
+    if state is not None:
+        _write_state(root, state, written)
+    if optimizer_vars is not None:
+        holder = root.create_group("optimizer").create_group("vars")
+        for i, value in enumerate(optimizer_vars):
+            holder.create_dataset(str(i), data=value)
+    root.create_group("vars")
+
+
+def write_legacy_weights(model: Any, root: Any, state: dict[str, torch.Tensor] | None = None) -> None:
+    """Fill an open ``h5py`` group with Keras 2's layout: ``layer_names``, each layer's ``weight_names``.
+
+    This is what ``save_weights("w.h5")`` writes in tf_keras and Keras 3, and the ``model_weights``
+    group of a full-model ``.h5``.
+    """
+    layers = keras_layer_order(model)
+    written: dict[tuple[int, tuple[int, ...]], Any] = {}
+    whole = whole_weights(model, state)
+    root.attrs["layer_names"] = np.array([str(layer.name).encode() for layer in layers])
+    root.attrs["backend"] = b"tensorflow"
+    for layer in layers:
+        group = root.create_group(str(layer.name))
+        names = []
+        weights = list(layer.weights)
+        i = 0
+        for part, arrays in keras_parts(layer, whole):
+            for array in arrays:
+                short = str(getattr(weights[i], "name", f"weight_{i}")).split("/")[-1].split(":")[0] or f"weight_{i}"
+                full = f"{layer.name}/{_MHA_LEGACY[part]}/{short}" if part else f"{layer.name}/{short}"
+                while full in names:
+                    full = f"{full}_{i}"
+                names.append(full)
+                dataset = group.create_dataset(full, data=array)
+                source = whole.get(id(weights[i]), weights[i])
+                if array.shape == tuple(source.shape):
+                    written[(source.data_ptr(), tuple(source.shape))] = dataset
+                i += 1
+        group.attrs["weight_names"] = np.array([n.encode() for n in names])
+    if state is not None:
+        _write_state(root.file, state, written)
+
+
+def _write_state(root: Any, state: dict[str, torch.Tensor], written: dict[tuple[int, tuple[int, ...]], Any]) -> None:
+    own = root.create_group(UNISON_STATE)
+    for key, value in state.items():
+        if not isinstance(value, torch.Tensor):
+            continue
+        same = written.get((value.data_ptr(), tuple(value.shape)))
+        if same is not None and value.numel() > 0:
+            own[key] = same  # a hard link: the same bytes under a second name
+        else:
+            own.create_dataset(key, data=value.detach().cpu().numpy())
+
+
 def save_keras3_weights(model: Any, path: str | os.PathLike[str]) -> None:
     """Write ``model``'s weights in Keras 3's ``.weights.h5`` layout (``layers/<name>/vars/<i>``).
 
     Keras 3 reads such a file into the same architecture with ``model.load_weights(path)``.
     """
     h5py = _h5py()
-    counts: dict[str, int] = {}
     with h5py.File(os.fspath(path), "w") as root:
-        group = root.create_group("layers")
-        for layer in [None, *keras_layer_order(model)]:
-            base = "input_layer" if layer is None else snake_case(type(layer).__name__)
-            n = counts.get(base)
-            counts[base] = 0 if n is None else n + 1
-            key = base if n is None else f"{base}_{n + 1}"
-            holder = group.create_group(key).create_group("vars")
-            for i, weight in enumerate([] if layer is None else list(layer.weights)):
-                holder.create_dataset(str(i), data=weight.detach().cpu().numpy())
-        root.create_group("vars")
+        write_keras3_weights(model, root)
 
 
-__all__ = ["is_keras_file", "keras_layer_order", "load_weights", "save_keras3_weights", "snake_case"]
+__all__ = [
+    "is_keras_file",
+    "keras_layer_order",
+    "read_unison_state",
+    "load_weights",
+    "save_keras3_weights",
+    "snake_case",
+    "write_keras3_weights",
+    "write_legacy_weights",
+]

@@ -1,9 +1,11 @@
 """Whole-model files: ``model.save("m.keras")`` and ``keras.models.load_model("m.keras")``.
 
-The file holds the architecture as a JSON config (Keras's ``{"class_name", "config"}`` shape),
-the weights (the model's ``state_dict``) and, for a compiled model, the compile arguments. It is
-written through :mod:`unison.keras.saving.weights_file` (atomic, SHA-256-verified, read with
-``torch.load(weights_only=True)``), so loading never unpickles code: layer classes are looked up
+``.keras``, ``.h5`` and ``.hdf5`` paths are Keras's own formats, written and read by
+:mod:`unison.keras.saving.keras_files` (docs/saving.md). Any other path (ModelCheckpoint's
+``"ckpt-{epoch}"``) is unison's own file: the architecture as a JSON config, the weights (the
+model's ``state_dict``) and, for a compiled model, the compile arguments, written through
+:mod:`unison.keras.saving.weights_file` (atomic, SHA-256-verified, read with
+``torch.load(weights_only=True)``). Loading never unpickles code: layer classes are looked up
 by name among ``custom_objects`` (and ``custom_object_scope``), the classes registered with
 ``@keras.saving.register_keras_serializable`` (:mod:`unison.keras.utils.object_registration`),
 ``keras.layers`` and ``keras.Sequential``/``keras.Model``; torch functions of a functional graph by
@@ -40,9 +42,9 @@ import torch
 
 from unison.errors import SavingError
 from unison.keras.saving import weights_file
+from unison.keras.saving.keras_files import _compile_config
 from unison.keras.saving.serialization import (
     KERAS_FORMAT,
-    _json_value,
     _namespace,
     _objects_from_config,
     from_config,
@@ -66,8 +68,20 @@ def save_model(model: Any, filepath: str | os.PathLike[str]) -> None:
             f"Model {model.name!r} is not built yet, so it has no weights to save. Give the first "
             "layer input_shape=, start with keras.Input, or call the model on data first."
         )
-    # As in Keras 3, a model without a config (subclassed, wrapped module, a function argument)
-    # still saves its weights; load_model then explains why it cannot rebuild it.
+    path = os.fspath(filepath)
+    if path.lower().endswith((".keras", ".h5", ".hdf5")):
+        # Keras's own formats: what Keras 3 and tf_keras read (keras_files)
+        from unison.keras.saving import keras_files
+
+        if model.distribute_strategy.extended.should_checkpoint:
+            if path.lower().endswith(".keras"):
+                keras_files.save_keras_zip(model, path)
+            else:
+                keras_files.save_legacy_h5(model, path)
+        return
+    # unison's own format for any other name (ModelCheckpoint's "ckpt-{epoch}"): as in Keras 3, a
+    # model without a config (subclassed, wrapped module) still saves its weights; load_model then
+    # explains why it cannot rebuild it.
     try:
         config, config_error = json.dumps(model_config(model)), None
     except SavingError as exc:
@@ -90,20 +104,6 @@ def save_model(model: Any, filepath: str | os.PathLike[str]) -> None:
     )
 
 
-def _compile_config(model: Any) -> dict[str, Any] | None:
-    optimizer, loss, metrics = getattr(model, "_compile_arguments", (None, None, None))
-    try:
-        opt = model.optimizer
-        opt_config = {k: (float(v.numpy()) if hasattr(v, "numpy") else v) for k, v in opt.get_config().items()}
-        return {
-            "optimizer": {"class_name": type(opt).__name__, "config": _json_value(opt_config, "optimizer")},
-            "loss": _json_value(loss, "loss"),
-            "metrics": _json_value(metrics, "metrics"),
-        }
-    except (SavingError, TypeError, ValueError, AttributeError):
-        return None  # a loss or metric object without a name: the loaded model needs compile() again
-
-
 def load_model(
     filepath: str | os.PathLike[str],
     custom_objects: dict[str, Any] | None = None,
@@ -123,6 +123,12 @@ def load_model(
         if not isinstance(options, LoadOptions):
             raise TypeError(f"options must be a tf.saved_model.LoadOptions. Received: {type(options).__name__}")
     path = os.fspath(filepath)
+    if os.path.isdir(path) and os.path.isfile(os.path.join(path, weights_file.EXPORTED_MODEL_FILE)):
+        path = os.path.join(path, weights_file.EXPORTED_MODEL_FILE)
+    from unison.keras.saving import keras_files, keras_h5
+
+    if keras_h5.is_keras_file(path) or (os.path.isfile(path) and _is_zip_or_hdf5(path)):
+        return keras_files.load_keras_file(path, custom_objects, compile)
     payload = weights_file._payload(path, {}, torch.device("cpu"))
     if isinstance(payload, dict) and payload.get("format") == KERAS_FORMAT and payload.get("config_error"):
         raise SavingError(
@@ -149,6 +155,14 @@ def load_model(
             )
             _restore_optimizer(model, payload, path)
     return model
+
+
+def _is_zip_or_hdf5(path: str) -> bool:
+    from unison.keras.saving.file_kinds import HDF5_SIGNATURE
+
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+    return head.startswith(HDF5_SIGNATURE) or head.startswith(b"PK\x03\x04") and path.endswith(".keras")
 
 
 def _restore_optimizer(model: Any, payload: dict[str, Any], path: str) -> None:

@@ -1,4 +1,7 @@
-"""The weights file of ``Model.save_weights`` / ``Model.save``: checksummed, and checked on load.
+"""unison's own weights and model files (any name but ``.keras``/``.h5``): checksummed, checked on load.
+
+Keras's formats (``.keras``, ``.h5``, ``.weights.h5``) are :mod:`unison.keras.saving.keras_files`;
+this is the format of every other path given to ``save_weights``/``save``/``ModelCheckpoint``.
 
 A weights file is written by :func:`unison.core.atomic_io.write_verified`: atomically (temporary file,
 fsync, rename, directory fsync), behind a header holding the SHA-256 of the ``torch.save``
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import io
 import os
+import pickle
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,7 +34,8 @@ from unison.core.atomic_io import (
     read_verified,
     write_verified,
 )
-from unison.errors import WeightsFileError
+from unison.errors import UnsafeModelFileError, WeightsFileError
+from unison.keras.saving.file_kinds import describe_file
 
 # One checksum kind for save_weights and save files (load_weights reads both); the payload's
 # "format" entry says which of the two wrote it.
@@ -93,16 +98,35 @@ def _payload(path: str, expected: Mapping[str, Any], device: torch.device | None
         except VerificationError as exc:
             raise _error(path, expected, str(exc)) from None
     else:  # the format before the checksum: a bare torch.save (nothing to verify it against)
+        what = describe_file(path)
+        if what == "a Python pickle":
+            raise UnsafeModelFileError(
+                f"{path!r} is a Python pickle. unison never unpickles a file (unpickling runs arbitrary code). "
+                "Save the model with model.save('m.keras') or model.save_weights('w.weights.h5') and load that."
+            )
+        if "torch.save" not in what:
+            raise _error(
+                path,
+                expected,
+                f"it is {what}, not a Keras file (.keras zip, HDF5 .h5 / .weights.h5) nor a unison checkpoint.",
+            )
         with open(path, "rb") as fh:
             body = fh.read()
     try:
         return torch.load(io.BytesIO(body), map_location=device, weights_only=True)
     except Exception as exc:  # noqa: BLE001 - torch raises many kinds here, none naming the file
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        # torch's own text advises weights_only=False (arbitrary code) or quotes a C++ check: not passed on
+        if isinstance(exc, pickle.UnpicklingError):
+            raise UnsafeModelFileError(
+                f"{path!r} ({describe_file(path)}) holds Python objects other than tensors, which would need "
+                "unpickling; unison refuses (unpickling runs arbitrary code). Save the model again with "
+                "model.save('m.keras') or model.save_weights('w.weights.h5')."
+            ) from None
         raise _error(
             path,
             expected,
-            f"it is not a weights file torch can read ({type(exc).__name__}: {first}; {os.path.getsize(path)} bytes).",
+            f"it is {describe_file(path)} that cannot be read as unison's checkpoint ({os.path.getsize(path)} "
+            "bytes): truncated or damaged.",
         ) from None
 
 
@@ -124,6 +148,11 @@ def read_state(
         raise _error(name, expected, f"it holds a {type(state).__name__}, not a dict of weights.")
     if not (isinstance(payload, dict) and payload.get("layout") == KERAS_LAYOUT):
         state = _kernels_from_torch_layout(state, expected)
+    return check_state(name, state, expected)
+
+
+def check_state(name: str, state: Mapping[str, Any], expected: Mapping[str, Any]) -> dict[str, Any]:
+    """``state`` when its names and shapes are ``expected``'s; else a ``WeightsFileError`` naming ``name``."""
     missing = [k for k in expected if k not in state]
     unexpected = [k for k in state if k not in expected]
     if missing or unexpected:
