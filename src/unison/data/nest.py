@@ -132,6 +132,8 @@ def stack(elements: list[Any], ragged: frozenset[int] = frozenset()) -> Any:
             )
     if type(first) is tuple and all(type(v) is torch.Tensor for v in first):
         columns: Any = zip(*elements)  # a flat tuple of tensors, the usual (x, y) element
+    elif is_leaf(first):
+        columns = [elements]  # one component (a dataset of records, of labels): nothing to walk
     else:
         columns = zip(*(flatten(e) for e in elements))
     cols: list[Any] = []
@@ -142,6 +144,14 @@ def stack(elements: list[Any], ragged: frozenset[int] = frozenset()) -> Any:
         if isinstance(parts[0], COMPOSITES) or isinstance(parts[-1], COMPOSITES):
             cols.append(stack_composites(list(parts)))
             continue
+        head = parts[0]
+        if type(head) is np.ndarray and head.ndim == 0 and head.dtype == object:
+            # 0-d strings (serialized records): one object array, without np.stack's per-part copies
+            if all(type(p) is np.ndarray and p.ndim == 0 for p in parts):
+                col = np.empty(len(parts), dtype=object)
+                col[:] = [p[()] for p in parts]
+                cols.append(col)
+                continue
         try:
             cols.append(torch.stack(parts) if isinstance(parts[0], torch.Tensor) else np.stack(parts))
         except (RuntimeError, ValueError) as exc:
