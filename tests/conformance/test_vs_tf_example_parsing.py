@@ -13,6 +13,8 @@ from tf_oracle import same_as_tf
 
 
 def _feature(tf, values):
+    if values is None:  # a Feature with no list set
+        return tf.train.Feature()
     if isinstance(values, tuple):  # (kind, values): an explicit list type, e.g. an empty one
         kind, values = values
     elif values and isinstance(values[0], float):
@@ -93,9 +95,9 @@ def test_parse_example_every_kind(tf, layout):
             words=words,
             words_r=words,
             image=[bytes(range(i, i + 40))],
+            empty=None,
         )
-        # a second Features field (protobuf merges it) holding a Feature with no list set
-        records.append(record + _delimited(1, _entry(b"empty", b"")))
+        records.append(record)
     features = {
         "floats": tf.io.FixedLenFeature([2, 2], tf.float32),
         "label": tf.io.FixedLenFeature([], tf.int64),
@@ -158,6 +160,7 @@ def test_parse_example_count_mismatch_is_an_error(tf, case):
     return tf.io.parse_example(tf.constant([_record(tf, x=[0.0, 0.5]), record]), spec)
 
 
+@pytest.mark.filterwarnings("ignore:tf.io.parse_example. records in an encoding:RuntimeWarning")
 @same_as_tf("io.parse_example", "io.parse_single_example", edge=True)
 def test_parse_example_of_unusual_encodings(tf):
     # valid protobuf no TF writer produces: unpacked numbers, a list in two pieces, a repeated key
@@ -174,12 +177,14 @@ def test_parse_example_of_unusual_encodings(tf):
         + _entry(b"r", _delimited(3, _delimited(1, _varint(2))))
         + _delimited(1, _delimited(2, _delimited(1, _delimited(1, b"z"))) + _delimited(1, b"k")),
     ) + bytes([0x10, 0x07])  # unknown varint field 2 of Example
+    record += _delimited(1, _entry(b"late", _delimited(3, _delimited(1, _varint(9)))))  # a second Features: merged
     features = {
         "f": tf.io.FixedLenFeature([2], tf.float32),
         "i": tf.io.VarLenFeature(tf.int64),
         "p": tf.io.FixedLenFeature([2], tf.int64),
         "r": tf.io.FixedLenFeature([], tf.int64),
         "k": tf.io.FixedLenFeature([], tf.string),
+        "late": tf.io.FixedLenFeature([], tf.int64),
     }
     return tf.io.parse_example(tf.constant([record, record]), features), tf.io.parse_single_example(record, features)
 

@@ -44,7 +44,7 @@ from unison.ops.feature_specs import (
     check_features,
     list_kind,
 )
-from unison.ops.parsing import _serialized_items, parse_example, parse_single_example
+from unison.ops.parsing import _parse, _serialized_items
 
 
 def _decode(data: bytes, index: int) -> Any:
@@ -186,7 +186,9 @@ def parse_sequence_example(
     who = "tf.io.parse_sequence_example"
     context_spec, sequence_spec = _check(context_features, sequence_features, who)
     records, _ = _serialized_items(serialized, who)
-    context = parse_example(records, context_spec) if context_spec else {}
+    # a SequenceExample's bytes read as an Example give its context (the feature lists are field 2,
+    # which the byte reader leaves to protobuf: no warning for that here)
+    context = _parse(records, context_spec, batched=True, warn=False) if context_spec else {}
     sequence, lengths = _sequence_outputs(records, sequence_spec, batched=True) if sequence_spec else ({}, {})
     return context, sequence, lengths
 
@@ -204,7 +206,7 @@ def parse_single_sequence_example(
     records, scalar = _serialized_items(serialized, who)
     if not scalar and len(records) != 1:
         raise ValueError(f"{who} takes one serialized record. Received {len(records)}; use parse_sequence_example.")
-    context = parse_single_example(records[0], context_spec) if context_spec else {}
+    context = _parse(records, context_spec, batched=False, warn=False) if context_spec else {}
     sequence, _ = _sequence_outputs(records, sequence_spec, batched=False) if sequence_spec else ({}, {})
     return context, sequence
 
