@@ -51,7 +51,7 @@ def test_ragged_elements_batch_into_a_ragged_dimension(tf):
     return list(ds), list(ds.batch(3)), list(again), repr(ds.element_spec), repr(ds.batch(3).element_spec)
 
 
-@same_as_tf("data.Dataset", "SparseTensor", "RaggedTensor")
+@same_as_tf("data.Dataset")
 def test_nested_structures_with_composites_through_map_prefetch_cache(tf):
     rt = tf.ragged.constant([[1.0], [2.0, 3.0], [], [4.0, 5.0, 6.0]])
     st = tf.sparse.SparseTensor([[0, 0], [1, 1], [3, 2]], [7, 8, 9], [4, 3])
@@ -100,7 +100,7 @@ def test_var_len_and_ragged_features_through_a_pipeline(tf, tmp_path):
     return per_record, vectorised, list(records.batch(4).map(lambda b: tf.io.parse_example(b, spec)).unbatch())
 
 
-@same_as_tf("data.Dataset", "io.RaggedFeature", edge=True)
+@same_as_tf("data.Dataset", edge=True)
 def test_one_record_ragged_features_do_not_batch(tf, tmp_path):
     # parse_single_example gives a RaggedFeature as a plain tensor: rows of different lengths do not batch
     path = str(tmp_path / "ex.tfrecord")
