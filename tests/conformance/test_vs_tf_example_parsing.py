@@ -13,6 +13,8 @@ from tf_oracle import same_as_tf
 
 
 def _feature(tf, values):
+    if values is None:  # a Feature with no list set
+        return tf.train.Feature()
     if isinstance(values, tuple):  # (kind, values): an explicit list type, e.g. an empty one
         kind, values = values
     elif values and isinstance(values[0], float):
@@ -93,9 +95,9 @@ def test_parse_example_every_kind(tf, layout):
             words=words,
             words_r=words,
             image=[bytes(range(i, i + 40))],
+            empty=None,
         )
-        # a second Features field (protobuf merges it) holding a Feature with no list set
-        records.append(record + _delimited(1, _entry(b"empty", b"")))
+        records.append(record)
     features = {
         "floats": tf.io.FixedLenFeature([2, 2], tf.float32),
         "label": tf.io.FixedLenFeature([], tf.int64),
@@ -158,6 +160,7 @@ def test_parse_example_count_mismatch_is_an_error(tf, case):
     return tf.io.parse_example(tf.constant([_record(tf, x=[0.0, 0.5]), record]), spec)
 
 
+@pytest.mark.filterwarnings("ignore:tf.io.parse_example. records in an encoding:RuntimeWarning")
 @same_as_tf("io.parse_example", "io.parse_single_example", edge=True)
 def test_parse_example_of_unusual_encodings(tf):
     # valid protobuf no TF writer produces: unpacked numbers, a list in two pieces, a repeated key
@@ -174,12 +177,14 @@ def test_parse_example_of_unusual_encodings(tf):
         + _entry(b"r", _delimited(3, _delimited(1, _varint(2))))
         + _delimited(1, _delimited(2, _delimited(1, _delimited(1, b"z"))) + _delimited(1, b"k")),
     ) + bytes([0x10, 0x07])  # unknown varint field 2 of Example
+    record += _delimited(1, _entry(b"late", _delimited(3, _delimited(1, _varint(9)))))  # a second Features: merged
     features = {
         "f": tf.io.FixedLenFeature([2], tf.float32),
         "i": tf.io.VarLenFeature(tf.int64),
         "p": tf.io.FixedLenFeature([2], tf.int64),
         "r": tf.io.FixedLenFeature([], tf.int64),
         "k": tf.io.FixedLenFeature([], tf.string),
+        "late": tf.io.FixedLenFeature([], tf.int64),
     }
     return tf.io.parse_example(tf.constant([record, record]), features), tf.io.parse_single_example(record, features)
 
@@ -226,3 +231,64 @@ def test_parse_example_large_batch_of_varints(tf):
 def test_a_feature_read_as_dense_and_ragged_is_refused(tf):
     spec = {"x": tf.io.FixedLenFeature([], tf.int64), "y": tf.io.RaggedFeature(tf.int64, value_key="x")}
     return tf.io.parse_example(tf.constant([_record(tf, x=[1])]), spec)
+
+
+def _sequence_records(tf):
+    def feature_list(steps, kind):
+        return tf.train.FeatureList(feature=[_feature(tf, (kind, s)) for s in steps])
+
+    first = tf.train.SequenceExample(
+        context=tf.train.Features(feature={"c": _feature(tf, [7]), "name": _feature(tf, [b"a"])}),
+        feature_lists=tf.train.FeatureLists(
+            feature_list={
+                "s": feature_list([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], "float"),
+                "v": feature_list([[1], [], [2, 3]], "int64"),
+                "w": feature_list([[b"x"], [b"yy", b"z"]], "bytes"),
+            }
+        ),
+    )
+    second = tf.train.SequenceExample(
+        context=tf.train.Features(feature={"name": _feature(tf, [b"b"])}),
+        feature_lists=tf.train.FeatureLists(
+            feature_list={
+                "s": feature_list([[9.0, 9.5]], "float"),
+                "v": feature_list([[4]], "int64"),
+                "w": feature_list([], "bytes"),
+            }
+        ),
+    )
+    return [first.SerializeToString(), second.SerializeToString()]
+
+
+def _sequence_specs(tf):
+    context = {"c": tf.io.FixedLenFeature([], tf.int64, default_value=0), "name": tf.io.FixedLenFeature([], tf.string)}
+    sequence = {
+        "s": tf.io.FixedLenSequenceFeature([2], tf.float32),
+        "v": tf.io.VarLenFeature(tf.int64),
+        "w": tf.io.RaggedFeature(tf.string),
+        "absent": tf.io.FixedLenSequenceFeature([], tf.int64, allow_missing=True),
+    }
+    return context, sequence
+
+
+@same_as_tf("io.parse_sequence_example", "io.parse_single_sequence_example")
+def test_parse_sequence_example(tf):
+    records = _sequence_records(tf)
+    context, sequence = _sequence_specs(tf)
+    return (
+        tf.io.parse_sequence_example(tf.constant(records), context, sequence),
+        tf.io.parse_single_sequence_example(records[0], context, sequence),
+        tf.io.parse_single_sequence_example(records[1], context, sequence),
+    )
+
+
+@pytest.mark.parametrize("case", ["missing_list", "wrong_type", "wrong_count"])
+@same_as_tf("io.parse_sequence_example", edge=True)
+def test_parse_sequence_example_errors(tf, case):
+    records = _sequence_records(tf)
+    spec = {
+        "missing_list": {"nope": tf.io.FixedLenSequenceFeature([], tf.int64)},
+        "wrong_type": {"v": tf.io.VarLenFeature(tf.float32)},
+        "wrong_count": {"s": tf.io.FixedLenSequenceFeature([3], tf.float32)},
+    }[case]
+    return tf.io.parse_sequence_example(tf.constant(records), None, spec)

@@ -79,3 +79,22 @@ def test_a_record_that_is_not_an_example_is_named(tmp_path) -> None:
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"Could not parse example input.*record 1"):
         list(ds)
     assert os.path.exists(path)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("chunk", [5, 13, 64, 1 << 22])
+def test_records_cut_across_read_chunks(tmp_path, monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    from unison.data import tfrecord
+
+    monkeypatch.setattr(tfrecord, "_CHUNK", chunk)
+    path = str(tmp_path / "chunks.tfrecord")
+    records = [bytes(range(n % 256)) * (1 + n // 256) for n in (0, 1, 7, 30, 200, 700)]
+    _write(path, records)
+    assert list(tfrecord.read_records(path)) == records
+    data = open(path, "rb").read()
+    open(path, "wb").write(data[:-3])  # the last record's checksum cut short
+    with pytest.raises(tf.errors.DataLossError, match=r"truncated record: \d+ bytes of data announced"):
+        list(tfrecord.read_records(path))
+    open(path, "wb").write(data + b"\x01\x02")  # a header cut short after the last record
+    with pytest.raises(tf.errors.DataLossError, match=rf"corrupted record at {len(data)} .*2 bytes into a header"):
+        list(tfrecord.read_records(path))

@@ -55,6 +55,7 @@ from unison.ops.parsing import (
     parse_tensor,
     serialize_tensor,
 )
+from unison.ops.sequence_parsing import parse_sequence_example, parse_single_sequence_example
 from unison.ops.sparse_serialize import deserialize_many_sparse, serialize_many_sparse, serialize_sparse
 
 # TFRecord files (unison.data.tfrecord), tf.train.Example parsing (unison.ops.parsing), whole
@@ -88,7 +89,9 @@ __all__ = [
     "write_file",
     "gfile",
     "parse_example",
+    "parse_sequence_example",
     "parse_single_example",
+    "parse_single_sequence_example",
     "parse_tensor",
     "serialize_many_sparse",
     "serialize_sparse",

@@ -74,6 +74,8 @@ def as_leaf(value: Any) -> Leaf:
         return value.detach() if value.requires_grad else value  # no new alias per element
     if isinstance(value, COMPOSITES):
         return value
+    if type(value) is np.ndarray and value.dtype == object and value.ndim == 0 and type(value[()]) is bytes:
+        return value  # one string (a record, a parsed bytes feature): nothing to convert or check
     if hasattr(value, "numpy") and not isinstance(value, np.ndarray):  # tensors of other libraries
         value = value.numpy()
     arr = np.asarray(value)
@@ -124,7 +126,11 @@ def stack(elements: list[Any], ragged: frozenset[int] = frozenset()) -> Any:
     TF's ``from_tensor_slices``/``unbatch`` give them): they batch into a ``RaggedTensor``.
     """
     first = elements[0]
+    flat_dict = type(first) is dict and all(is_leaf(v) for v in first.values())
     for i, e in enumerate(elements):
+        if flat_dict and type(e) is dict and e.keys() == first.keys():
+            if all(is_leaf(v) for v in e.values()):
+                continue
         if not _same(first, e) and not same_structure(first, e):
             raise ValueError(
                 f"Cannot batch elements of different structures: element 0 is "
@@ -132,6 +138,11 @@ def stack(elements: list[Any], ragged: frozenset[int] = frozenset()) -> Any:
             )
     if type(first) is tuple and all(type(v) is torch.Tensor for v in first):
         columns: Any = zip(*elements)  # a flat tuple of tensors, the usual (x, y) element
+    elif type(first) is dict and all(is_leaf(v) for v in first.values()):
+        # a flat dict (parsed features): columns by sorted key, as flatten orders them
+        columns = [[e[k] for e in elements] for k in sorted(first)]
+    elif is_leaf(first):
+        columns = [elements]  # one component (a dataset of records, of labels): nothing to walk
     else:
         columns = zip(*(flatten(e) for e in elements))
     cols: list[Any] = []
@@ -142,6 +153,14 @@ def stack(elements: list[Any], ragged: frozenset[int] = frozenset()) -> Any:
         if isinstance(parts[0], COMPOSITES) or isinstance(parts[-1], COMPOSITES):
             cols.append(stack_composites(list(parts)))
             continue
+        head = parts[0]
+        if type(head) is np.ndarray and head.ndim == 0 and head.dtype == object:
+            # 0-d strings (serialized records): one object array, without np.stack's per-part copies
+            if all(type(p) is np.ndarray and p.ndim == 0 for p in parts):
+                col = np.empty(len(parts), dtype=object)
+                col[:] = [p[()] for p in parts]
+                cols.append(col)
+                continue
         try:
             cols.append(torch.stack(parts) if isinstance(parts[0], torch.Tensor) else np.stack(parts))
         except (RuntimeError, ValueError) as exc:

@@ -250,10 +250,17 @@ def _open(path: str, compression: str) -> IO[bytes]:
     return open(path, "rb", buffering=1 << 20)
 
 
+_CHUNK = 1 << 22  # records are cut from 4 MiB reads: no read() call per record
+
+
 def read_records(path: str, compression_type: str = "") -> Iterator[bytes]:
-    """The records of one TFRecord file, checksums verified (:class:`CorruptRecordError` otherwise)."""
+    """The records of one TFRecord file, checksums verified (:class:`CorruptRecordError` otherwise).
+
+    The file is read in 4 MiB chunks and each record is cut from the chunk in memory (one copy:
+    the record's bytes); a record longer than what is left is completed by a read of its size.
+    """
     crc = _crc_function()
-    unpack_q, unpack_i = struct.Struct("<Q").unpack, struct.Struct("<I").unpack
+    unpack_q, unpack_i = struct.Struct("<Q").unpack_from, struct.Struct("<I").unpack_from
     offset = 0
     try:
         fh = _open(path, compression_type)
@@ -261,38 +268,46 @@ def read_records(path: str, compression_type: str = "") -> Iterator[bytes]:
         from unison.errors import NotFoundError
 
         raise NotFoundError(f"{path}; No such file or directory (a TFRecordDataset input)") from None
+
+    def more(n: int) -> bytes:
+        try:
+            return fh.read(n)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise CorruptRecordError(path, offset, f"the compressed stream cannot be read ({exc})") from None
+
     with fh:
-        read = fh.read
+        buf = more(_CHUNK)
+        pos = 0
         while True:
-            try:
-                header = read(12)
-            except (OSError, EOFError, zlib.error) as exc:
-                raise CorruptRecordError(path, offset, f"the compressed stream cannot be read ({exc})") from None
-            if not header:
-                return
-            if len(header) < 12:
-                raise CorruptRecordError(
-                    path, offset, f"truncated record: the file ends {len(header)} bytes into a header"
-                )
-            (length,) = unpack_q(header[:8])
-            if ((((c := crc(header[:8])) >> 15 | c << 17) & 0xFFFFFFFF) + _MASK_DELTA) & 0xFFFFFFFF != unpack_i(
-                header[8:]
-            )[0]:
+            if len(buf) - pos < 12:
+                buf, pos = buf[pos:], 0
+                while len(buf) < 12 and (extra := more(_CHUNK)):
+                    buf += extra
+                if not buf:
+                    return
+                if len(buf) < 12:
+                    raise CorruptRecordError(
+                        path, offset, f"truncated record: the file ends {len(buf)} bytes into a header"
+                    )
+            (length,) = unpack_q(buf, pos)
+            c = crc(buf[pos : pos + 8])
+            if (((c >> 15 | c << 17) & 0xFFFFFFFF) + _MASK_DELTA) & 0xFFFFFFFF != unpack_i(buf, pos + 8)[0]:
                 raise CorruptRecordError(path, offset, "the length's checksum does not match")
-            try:
-                body = read(length + 4)
-            except (OSError, EOFError, zlib.error) as exc:
-                raise CorruptRecordError(path, offset, f"the compressed stream cannot be read ({exc})") from None
-            if len(body) < length + 4:
-                raise CorruptRecordError(
-                    path, offset, f"truncated record: {length} bytes of data announced, the file ends first"
-                )
-            data = body[:length]
-            if ((((c := crc(data)) >> 15 | c << 17) & 0xFFFFFFFF) + _MASK_DELTA) & 0xFFFFFFFF != unpack_i(
-                body[length:]
-            )[0]:
+            start, end = pos + 12, pos + 12 + length + 4
+            if end > len(buf):
+                buf, start, end = buf[start:], 0, length + 4
+                while len(buf) < end and (extra := more(max(_CHUNK, end - len(buf)))):
+                    buf += extra
+                if end > len(buf):
+                    raise CorruptRecordError(
+                        path, offset, f"truncated record: {length} bytes of data announced, the file ends first"
+                    )
+            data = buf[start : start + length]
+            c = crc(data)
+            if (((c >> 15 | c << 17) & 0xFFFFFFFF) + _MASK_DELTA) & 0xFFFFFFFF != unpack_i(buf, start + length)[0]:
                 raise CorruptRecordError(path, offset, "the data's checksum does not match")
             yield data
+            pos = end
             offset += 16 + length
 
 

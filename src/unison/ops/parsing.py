@@ -37,6 +37,7 @@ Example:
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -247,7 +248,7 @@ def _parse_one(data: bytes, the_plan: Plan) -> dict[str, Any] | None:
     return out
 
 
-def _parse(records: list[bytes], specs: Mapping[str, Spec], batched: bool) -> dict[str, Any]:
+def _parse(records: list[bytes], specs: Mapping[str, Spec], batched: bool, warn: bool = True) -> dict[str, Any]:
     the_plan = plan(specs)
     if the_plan.needs_allow_missing:
         raise ValueError(
@@ -263,8 +264,16 @@ def _parse(records: list[bytes], specs: Mapping[str, Spec], batched: bool) -> di
             return one
     try:
         cols = _columns_wire(records, the_plan)
-    except _Unusual:  # an encoding the byte reader leaves to protobuf (or a damaged record: it names it)
+    except _Unusual as why:  # an encoding the byte reader leaves to protobuf (or a damaged record: it names it)
         cols = _columns_proto(records, the_plan)
+        if warn:
+            warnings.warn(  # Python shows it once per place: a dataset of such records warns once
+                f"tf.io.parse_example: records in an encoding unison's byte reader does not take ({why}: valid "
+                "protobuf that TF's writers do not produce) are parsed through the protobuf runtime, several "
+                "times slower. Rewrite them with tf.io.TFRecordWriter and tf.train.Example.SerializeToString.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
     return {key: build(key, spec, the_plan, cols, batched) for key, spec in the_plan.outputs}
 
 
