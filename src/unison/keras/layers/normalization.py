@@ -103,12 +103,14 @@ class BatchNormalization(Layer):
     def _channels_at_1(self, inputs: torch.Tensor) -> torch.Tensor:
         """``inputs`` as torch's batch norm wants them, channels at dim 1, without a copy when possible.
 
-        Channels last (Keras's default): the rows ``(-1, C)`` of a contiguous tensor, one view.
+        Channels last (Keras's default), any rank: the view ``(1, C, 1, rows)`` of the contiguous
+        rows, which is channels_last memory, the layout torch's CPU kernel walks in one pass
+        (the plain ``(rows, C)`` matrix takes a per-channel strided path, measured 2x slower).
         Otherwise the feature axis moved to 1 (a view; torch copies only a layout it cannot walk).
         """
         axis = self.axis % inputs.dim()
         if axis == inputs.dim() - 1:
-            return inputs.reshape(-1, self.features)
+            return inputs.reshape(1, 1, -1, self.features).permute(0, 3, 1, 2)
         return inputs if axis == 1 else inputs.movedim(axis, 1)
 
     def _fused_call(self, inputs: torch.Tensor, training: bool) -> torch.Tensor:
@@ -143,9 +145,10 @@ class BatchNormalization(Layer):
                 self.moving_mean.mul_(m).add_(batch_mean, alpha=1 - m)
                 self.moving_variance.mul_(m).add_(batch_var, alpha=(1 - m) * (n - 1) / n)
         y = y.to(inputs.dtype)
-        if y.dim() == 2 and inputs.dim() != 2 and self.axis % inputs.dim() == inputs.dim() - 1:
-            return y.view(inputs.shape)
-        return y if self.axis % inputs.dim() == 1 else y.movedim(1, self.axis % inputs.dim())
+        axis = self.axis % inputs.dim()
+        if axis == inputs.dim() - 1:
+            return y.permute(0, 2, 3, 1).reshape(inputs.shape)
+        return y if axis == 1 else y.movedim(1, axis)
 
     def _synchronized_call(self, inputs: torch.Tensor, context: ReplicaContext | None) -> torch.Tensor:
         """Statistics from sums and sums of squares (one all-reduce when ``context`` is given)."""
