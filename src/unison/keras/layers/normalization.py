@@ -5,7 +5,9 @@ Batch statistics are computed over the *global* batch: each replica contributes 
 sums of squares and row count through one differentiable all-reduce, so N replicas normalise
 exactly as one device would on the global batch (N replicas end with one device's parameters),
 and a replica with zero rows still takes part. Keras's own default is per-replica statistics
-(``synchronized=False``); pass that to get it.
+(``synchronized=False``); pass that to get it. On one replica (or with ``synchronized=False``)
+the layer runs torch's fused batch-norm kernels (one pass forward, one backward) and updates the
+moving statistics as Keras does, from the biased batch variance.
 
 Example:
     >>> import torch
