@@ -12,6 +12,8 @@ Example:
 # --- TF core names (tf.GradientTape, tf.Variable, tf.function, tensor functions) ------------------
 # unison.__version__ stays unison's own version (what pip and bug reports need); TF programs that
 # print tf.__version__ print it. Every name below is listed in docs/tf_core_names.md (generated); docs/tf_api.md is the coverage report.
+# First: OpenMP reads its wait policy once, when torch loads it (core/threads.py says why).
+from unison.core import threads as _threads  # noqa: F401, I001
 from unison import data, distribute, errors, keras, saved_model, train
 from unison._faces import api_types as types
 from unison._faces import dtypes as dtypes

@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from unison.keras import activations
 from unison.keras.dtype_policies import DTypePolicyMixin
 from unison.keras.layers.base import Layer, pair
+from unison.keras.layers.conv_base import keep_channels_last_storage
 from unison.keras.layers.data_format import use_data_format
 
 _PADDINGS = ("valid", "same")
@@ -113,6 +114,7 @@ class Conv2D(DTypePolicyMixin, Layer):
             initializer=k_init,
             regularizer=k_reg,
         )
+        keep_channels_last_storage(self.kernel)
         self.bias = (
             self.add_weight(name="bias", shape=(self.filters,), initializer=b_init, regularizer=b_reg)
             if self.use_bias
@@ -127,11 +129,18 @@ class Conv2D(DTypePolicyMixin, Layer):
                 f"of input shape to have value {self.in_channels}, but received input with shape "
                 f"{tuple(inputs.shape)}."
             )
+        padding: tuple[int, int] = (0, 0)
         if self.padding == "same":
-            x = _pad_same(x, self.kernel_size, self.strides, self.dilation_rate)
-        # torch convolves (filters, in, kh, kw): a permuted view of Keras's kernel, no copy kept.
-        # (Copying it channels-last each call, for oneDNN, measured no faster: cnn_step.md.)
-        y = F.conv2d(x, self.kernel.permute(3, 2, 0, 1), self.bias, self.strides, 0, self.dilation_rate)
+            top, bottom = _same_pads(x.shape[2], self.kernel_size[0], self.strides[0], self.dilation_rate[0])
+            left, right = _same_pads(x.shape[3], self.kernel_size[1], self.strides[1], self.dilation_rate[1])
+            if top == bottom and left == right:
+                # symmetric (odd kernel, stride 1): the convolution pads itself, no padded copy
+                padding = (top, left)
+            else:
+                x = F.pad(x, (left, right, top, bottom))
+        # torch convolves (filters, in, kh, kw): a permuted view of Keras's kernel, whose storage
+        # build() laid out channels-last (keep_channels_last_storage), so oneDNN copies nothing.
+        y = F.conv2d(x, self.kernel.permute(3, 2, 0, 1), self.bias, self.strides, padding, self.dilation_rate)
         if _DEFERRED_RELU.get() is self:
             return y.permute(0, 2, 3, 1)
         return self.activation(y.permute(0, 2, 3, 1))

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 
 from unison.keras.layers.base import pair
 from unison.keras.layers.conv import _check_padding, _to_nchw
-from unison.keras.layers.conv_base import _channels, _Conv, _positive
+from unison.keras.layers.conv_base import _channels, _Conv, _positive, keep_channels_last_storage
 
 
 def _transpose_length(
@@ -84,6 +84,7 @@ class Conv2DTranspose(_Conv):
         self.kernel = self.add_weight(
             name="kernel", shape=(*self.kernel_size, self.filters, self.in_channels), initializer=init, regularizer=reg
         )
+        keep_channels_last_storage(self.kernel)
         self._add_bias(self.filters)
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:

@@ -5,7 +5,9 @@ Batch statistics are computed over the *global* batch: each replica contributes 
 sums of squares and row count through one differentiable all-reduce, so N replicas normalise
 exactly as one device would on the global batch (N replicas end with one device's parameters),
 and a replica with zero rows still takes part. Keras's own default is per-replica statistics
-(``synchronized=False``); pass that to get it.
+(``synchronized=False``); pass that to get it. On one replica (or with ``synchronized=False``)
+the layer runs torch's fused batch-norm kernels (one pass forward, one backward) and updates the
+moving statistics as Keras does, from the biased batch variance.
 
 Example:
     >>> import torch
@@ -91,24 +93,80 @@ class BatchNormalization(Layer):
         return shape
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
-        shape = self._broadcast_shape(inputs)
-        if self.training:
-            dims = [d for d in range(inputs.dim()) if d != self.axis % inputs.dim()]
-            count = inputs.new_tensor([inputs.numel() / self.features])
-            stats = torch.cat([inputs.sum(dims), inputs.square().sum(dims), count])
-            if self.synchronized:
-                # the public, differentiable all-reduce of the replica this step runs on
-                context = get_replica_context() or ReplicaContext(get_strategy())
-                stats = context.all_reduce(ReduceOp.SUM, stats)
-            n = stats[-1].clamp_min(1.0)
-            mean = stats[: self.features] / n
-            var = (stats[self.features : 2 * self.features] / n - mean.square()).clamp_min(0.0)
+        # Keras: a frozen BatchNormalization (trainable=False) runs in inference mode, training or not
+        training = self.training and self.trainable
+        if training and self.synchronized:
+            # the public, differentiable all-reduce of the replica this step runs on
+            context = get_replica_context() or ReplicaContext(get_strategy())
+            if context.num_replicas_in_sync > 1:
+                return self._synchronized_call(inputs, context)
+        return self._fused_call(inputs, training)
+
+    def _channels_at_1(self, inputs: torch.Tensor) -> torch.Tensor:
+        """``inputs`` as torch's batch norm wants them, channels at dim 1, without a copy when possible.
+
+        Channels last (Keras's default), any rank: the view ``(1, C, 1, rows)`` of the contiguous
+        rows, which is channels_last memory, the layout torch's CPU kernel walks in one pass
+        (the plain ``(rows, C)`` matrix takes a per-channel strided path, measured 2x slower).
+        Otherwise the feature axis moved to 1 (a view; torch copies only a layout it cannot walk).
+        """
+        axis = self.axis % inputs.dim()
+        if axis == inputs.dim() - 1:
+            return inputs.reshape(1, 1, -1, self.features).permute(0, 3, 1, 2)
+        return inputs if axis == 1 else inputs.movedim(axis, 1)
+
+    def _fused_call(self, inputs: torch.Tensor, training: bool) -> torch.Tensor:
+        """torch's batch norm kernels (one pass forward, one backward), with Keras's moving statistics.
+
+        Keras's update is ``moving = moving * momentum + batch * (1 - momentum)`` with the *biased*
+        batch variance; torch's running variance is the unbiased one. So the kernel updates two
+        scratch buffers with momentum 1 (they become the batch mean and unbiased variance), and
+        the moving variance gets ``unbiased * (n - 1) / n``. A batch of fewer than two rows per
+        feature takes the reference formulas (torch's unbiased variance is undefined there).
+        """
+        x = self._channels_at_1(inputs)
+        weight = self.gamma if self.gamma is not None else None
+        bias = self.beta if self.beta is not None else None
+        low = inputs.dtype in (torch.float16, torch.bfloat16)
+        if low and weight is not None and weight.dtype != inputs.dtype:
+            # Keras normalises half-precision inputs in float32 (its BatchNormalization casts up and back)
+            x = x.float()
+        if not training:
+            y = torch.nn.functional.batch_norm(
+                x, self.moving_mean, self.moving_variance, weight, bias, False, 0.0, self.epsilon
+            )
+        else:
+            n = x.numel() // max(self.features, 1)
+            if n < 2:
+                return self._synchronized_call(inputs, None)
+            batch_mean = torch.zeros_like(self.moving_mean)
+            batch_var = torch.zeros_like(self.moving_variance)
+            y = torch.batch_norm(x, weight, bias, batch_mean, batch_var, True, 1.0, self.epsilon, False)
             with torch.no_grad():
                 m = self.momentum
-                self.moving_mean.mul_(m).add_(mean.detach(), alpha=1 - m)
-                self.moving_variance.mul_(m).add_(var.detach(), alpha=1 - m)
-        else:
-            mean, var = self.moving_mean, self.moving_variance
+                self.moving_mean.mul_(m).add_(batch_mean, alpha=1 - m)
+                self.moving_variance.mul_(m).add_(batch_var, alpha=(1 - m) * (n - 1) / n)
+        y = y.to(inputs.dtype)
+        axis = self.axis % inputs.dim()
+        if axis == inputs.dim() - 1:
+            return y.permute(0, 2, 3, 1).reshape(inputs.shape)
+        return y if axis == 1 else y.movedim(1, axis)
+
+    def _synchronized_call(self, inputs: torch.Tensor, context: ReplicaContext | None) -> torch.Tensor:
+        """Statistics from sums and sums of squares (one all-reduce when ``context`` is given)."""
+        shape = self._broadcast_shape(inputs)
+        dims = [d for d in range(inputs.dim()) if d != self.axis % inputs.dim()]
+        count = inputs.new_tensor([inputs.numel() / self.features])
+        stats = torch.cat([inputs.sum(dims), inputs.square().sum(dims), count])
+        if context is not None:
+            stats = context.all_reduce(ReduceOp.SUM, stats)
+        n = stats[-1].clamp_min(1.0)
+        mean = stats[: self.features] / n
+        var = (stats[self.features : 2 * self.features] / n - mean.square()).clamp_min(0.0)
+        with torch.no_grad():
+            m = self.momentum
+            self.moving_mean.mul_(m).add_(mean.detach(), alpha=1 - m)
+            self.moving_variance.mul_(m).add_(var.detach(), alpha=1 - m)
         y = (inputs - mean.view(shape)) * torch.rsqrt(var.view(shape) + self.epsilon)
         if self.gamma is not None:
             y = y * self.gamma.view(shape)
@@ -124,7 +182,8 @@ class LayerNormalization(MaskedLayer):
         axis: the axis or axes to normalise over (default -1, the features).
         epsilon: added to the variance (Keras's default ``1e-3``).
         center, scale: learn ``beta``/``gamma`` (shaped like the normalised axes).
-        rms_scaling: divide by the root mean square only (no centering), as RMSNorm.
+        rms_scaling: Keras 3's deprecated option: ``x * rsqrt(variance + epsilon) * gamma`` (the
+            variance about the mean, and no centering of ``x``), as TensorFlow's Keras computes it.
 
     Example:
         >>> import torch
@@ -189,9 +248,12 @@ class LayerNormalization(MaskedLayer):
 
     def call(self, inputs: torch.Tensor, mask: Any = None, training: bool = False) -> torch.Tensor:
         if self.rms_scaling and self.gamma is not None:
+            # Keras 3's (deprecated) rms_scaling divides by the root of the *variance*, not of the
+            # mean square (its warning says so); TF is the reference, so unison does the same.
             x = inputs.float() if inputs.dtype in (torch.float16, torch.bfloat16) else inputs
-            y = x * torch.rsqrt(x.square().mean(self.norm_axes, keepdim=True) + self.epsilon)
-            return y * self._param_view(self.gamma, inputs.dim())
+            var = torch.var(x, dim=self.norm_axes, keepdim=True, correction=0)
+            y = x * torch.rsqrt(var + self.epsilon) * self._param_view(self.gamma, inputs.dim())
+            return y.to(inputs.dtype)
         if self._trailing:
             shape = tuple(inputs.shape[len(inputs.shape) - len(self.norm_axes) :])
             return torch.nn.functional.layer_norm(
@@ -279,14 +341,11 @@ class GroupNormalization(MaskedLayer):
         )
 
     def call(self, inputs: torch.Tensor, mask: Any = None, training: bool = False) -> torch.Tensor:
-        x = inputs.movedim(self._axis, -1)
-        channels = x.shape[-1]
-        grouped = x.reshape(*x.shape[:-1], self._groups, channels // self._groups)
-        reduce = [d for d in range(1, grouped.dim()) if d != grouped.dim() - 2]
-        var, mean = torch.var_mean(grouped, dim=reduce, keepdim=True, correction=0)
-        normed = ((grouped - mean) * torch.rsqrt(var + self.epsilon)).reshape(x.shape)
-        if self.gamma is not None:
-            normed = normed * self.gamma
-        if self.beta is not None:
-            normed = normed + self.beta
-        return normed.movedim(-1, self._axis)
+        # torch's group norm wants channels at dim 1 and groups of consecutive channels, as Keras
+        # splits them; a channels-last 4-D/5-D input moved there is channels_last memory, which
+        # torch's CPU kernel walks in place.
+        x = inputs if self._axis == 1 else inputs.movedim(self._axis, 1)
+        low = x.dtype in (torch.float16, torch.bfloat16)
+        y = torch.nn.functional.group_norm(x.float() if low else x, self._groups, self.gamma, self.beta, self.epsilon)
+        y = y.to(inputs.dtype) if low else y
+        return y if self._axis == 1 else y.movedim(1, self._axis)
