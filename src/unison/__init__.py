@@ -291,6 +291,7 @@ from unison.ops.math import (
     tensordot,
     truediv,
 )
+from unison.ops.nn_spatial import batch_to_space, required_space_to_batch_paddings, space_to_batch, space_to_batch_nd
 from unison.ops.printing import tf_print as print
 from unison.ops.py_function import custom_gradient, grad_pass_through, numpy_function, py_function, recompute_grad
 from unison.ops.ragged import RaggedTensor, ragged_fill_empty_rows, ragged_fill_empty_rows_grad
@@ -560,5 +561,6 @@ __all__ += [  # more of TF's top level (see the block above the Keras connection
     "sinh", "slice", "strided_slice", "switch_case", "tan", "tensor_scatter_nd_max", "tensor_scatter_nd_min",
     "tensor_scatter_nd_sub", "timestamp", "truncatediv", "truncatemod", "tuple", "unique_with_counts",
     "unravel_index", "zeros_initializer", "Assert", "as_string", "assert_equal", "assert_greater", "assert_less",
-    "assert_rank", "autodiff", "experimental", "queue", "types", "autograph", "guarantee_const", "tools",
+    "assert_rank", "autodiff", "batch_to_space", "required_space_to_batch_paddings", "space_to_batch",
+    "space_to_batch_nd", "experimental", "queue", "types", "autograph", "guarantee_const", "tools",
 ]  # fmt: skip

@@ -1,0 +1,148 @@
+"""space_to_batch & co, tf.nn's morphology, max_pool_with_argmax and CTC functions against TensorFlow 2.21."""
+
+from __future__ import annotations
+
+import numpy as np
+from tf_oracle import same_as_tf
+
+SPACE = ("space_to_batch", "space_to_batch_nd", "batch_to_space", "nn.space_to_batch")
+
+
+def _image(tf, shape):
+    return tf.reshape(tf.range(int(np.prod(shape)), dtype=tf.float32), shape)
+
+
+@same_as_tf(*SPACE)
+def test_space_to_batch_round_trip(tf):
+    x = _image(tf, [2, 4, 6, 3])
+    y = tf.space_to_batch(x, [2, 3], [[0, 0], [0, 0]])
+    z = tf.space_to_batch_nd(_image(tf, [1, 3, 5, 1]), [2, 2], [[1, 0], [0, 1]])
+    n = tf.nn.space_to_batch(x, [2, 2], [[1, 1], [0, 2]])
+    return y, z, n, tf.batch_to_space(y, [2, 3], [[0, 0], [0, 0]]), tf.batch_to_space(z, [2, 2], [[1, 0], [0, 1]])
+
+
+@same_as_tf(*SPACE, edge=True)
+def test_space_to_batch_not_divisible(tf):
+    out = [tf.space_to_batch(tf.zeros([0, 2, 2, 1]), [2, 2], [[0, 0], [0, 0]])]
+    try:
+        tf.space_to_batch(_image(tf, [1, 3, 3, 1]), [2, 2], [[0, 0], [0, 0]])
+    except (tf.errors.InvalidArgumentError, ValueError) as error:
+        out.append(type(error).__name__ in ("InvalidArgumentError", "ValueError"))
+    return out
+
+
+@same_as_tf("required_space_to_batch_paddings")
+def test_required_space_to_batch_paddings(tf):
+    return (
+        tf.required_space_to_batch_paddings([5, 7], [2, 3]),
+        tf.required_space_to_batch_paddings(tf.constant([4, 4]), [2, 2], base_paddings=[[1, 0], [1, 2]]),
+    )
+
+
+@same_as_tf("required_space_to_batch_paddings", edge=True)
+def test_required_space_to_batch_paddings_already_divisible(tf):
+    return tf.required_space_to_batch_paddings([6, 0], [3, 2])
+
+
+MORPHOLOGY = ("nn.dilation2d", "nn.erosion2d")
+
+
+@same_as_tf(*MORPHOLOGY)
+def test_dilation_and_erosion(tf):
+    x = tf.sin(_image(tf, [2, 5, 6, 2]))
+    w = tf.cos(_image(tf, [3, 2, 2]))
+    return (
+        tf.nn.dilation2d(x, w, strides=[1, 1, 1, 1], padding="SAME", data_format="NHWC", dilations=[1, 1, 1, 1]),
+        tf.nn.dilation2d(x, w, strides=[1, 2, 1, 1], padding="VALID", data_format="NHWC", dilations=[1, 1, 2, 1]),
+        tf.nn.erosion2d(x, w, strides=[1, 1, 1, 1], padding="SAME", data_format="NHWC", dilations=[1, 1, 1, 1]),
+        tf.nn.erosion2d(x, w, strides=[1, 2, 2, 1], padding="VALID", data_format="NHWC", dilations=[1, 2, 1, 1]),
+    )
+
+
+@same_as_tf(*MORPHOLOGY, edge=True)
+def test_morphology_of_an_empty_batch(tf):
+    w = tf.zeros([2, 2, 1])
+    x = tf.zeros([0, 4, 4, 1])
+    return (
+        tf.nn.dilation2d(x, w, [1, 1, 1, 1], "SAME", "NHWC", [1, 1, 1, 1]),
+        tf.nn.erosion2d(x, w, [1, 1, 1, 1], "VALID", "NHWC", [1, 1, 1, 1]),
+    )
+
+
+@same_as_tf("nn.max_pool_with_argmax")
+def test_max_pool_with_argmax(tf):
+    x = tf.sin(_image(tf, [2, 5, 5, 3]) * 0.37)
+    return (
+        tf.nn.max_pool_with_argmax(x, 2, 2, "VALID"),
+        tf.nn.max_pool_with_argmax(x, [1, 3, 3, 1], [1, 2, 2, 1], "SAME", include_batch_in_index=True),
+        tf.nn.max_pool_with_argmax(x, 2, 1, "SAME", output_dtype=tf.int32),
+    )
+
+
+@same_as_tf("nn.max_pool_with_argmax", edge=True)
+def test_max_pool_with_argmax_ties_pick_the_first(tf):
+    return tf.nn.max_pool_with_argmax(tf.ones([1, 4, 4, 2]), 2, 2, "VALID", include_batch_in_index=True)
+
+
+CTC = ("nn.ctc_loss",)
+
+
+def _logits(tf, time=6, batch=2, classes=5):
+    return tf.sin(tf.reshape(tf.range(time * batch * classes, dtype=tf.float32), [time, batch, classes]) * 0.7)
+
+
+@same_as_tf(*CTC)
+def test_ctc_loss(tf):
+    logits = _logits(tf)
+    labels = tf.constant([[1, 2, 2], [3, 1, 0]])
+    return (
+        tf.nn.ctc_loss(labels, logits, tf.constant([3, 2]), tf.constant([6, 5]), blank_index=0),
+        tf.nn.ctc_loss(labels, logits, tf.constant([3, 2]), tf.constant([6, 6]), blank_index=-1),
+        tf.nn.ctc_loss(
+            labels,
+            tf.transpose(logits, [1, 0, 2]),
+            tf.constant([3, 2]),
+            tf.constant([6, 6]),
+            logits_time_major=False,
+            blank_index=4,
+        ),
+    )
+
+
+@same_as_tf(*CTC, edge=True)
+def test_ctc_loss_repeats_and_padding_past_the_length(tf):
+    logits = _logits(tf, time=5, batch=2)
+    return tf.nn.ctc_loss(
+        tf.constant([[2, 2, 9], [1, 7, 7]]), logits, tf.constant([2, 1]), tf.constant([5, 3]), blank_index=0
+    )
+
+
+DECODE = ("nn.ctc_greedy_decoder",)
+
+
+@same_as_tf(*DECODE)
+def test_ctc_greedy_decoder(tf):
+    logits = _logits(tf, time=8, batch=3)
+    return (
+        tf.nn.ctc_greedy_decoder(logits, tf.constant([8, 5, 8])),
+        tf.nn.ctc_greedy_decoder(logits, tf.constant([8, 8, 3]), merge_repeated=False),
+        tf.nn.ctc_greedy_decoder(logits, tf.constant([8, 8, 8]), blank_index=0),
+    )
+
+
+@same_as_tf(*DECODE, edge=True)
+def test_ctc_greedy_decoder_all_blank(tf):
+    logits = tf.one_hot(tf.fill([4, 2], 4), 5)
+    return tf.nn.ctc_greedy_decoder(logits, tf.constant([4, 0]))
+
+
+@same_as_tf("nn.collapse_repeated", "nn.ctc_unique_labels")
+def test_collapse_repeated_and_unique_labels(tf):
+    labels = tf.constant([[1, 1, 2, 2, 3, 1], [4, 4, 4, 5, 5, 0]])
+    return tf.nn.collapse_repeated(labels, tf.constant([6, 5])), tf.nn.ctc_unique_labels(labels)
+
+
+@same_as_tf("nn.collapse_repeated", "nn.ctc_unique_labels", edge=True)
+def test_collapse_repeated_and_unique_labels_short_rows(tf):
+    labels = tf.constant([[7, 7, 7], [0, 0, 0]], tf.int64)
+    return tf.nn.collapse_repeated(labels, tf.constant([1, 0])), tf.nn.ctc_unique_labels(labels)
