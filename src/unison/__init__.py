@@ -20,6 +20,7 @@ from unison._faces import io as io
 from unison._faces import keras_saving as _keras_saving
 from unison._faces import nn
 from unison._faces import strings as strings
+from unison._faces.type_specs import NoneTensorSpec, OptionalSpec, TypeSpec, type_spec_from_value
 from unison.core import autodiff as autodiff
 from unison.core import heap as _heap  # noqa: F401  importing it tunes glibc's heap for training steps
 from unison.core import profiler
@@ -202,9 +203,14 @@ from unison.ops.dtypes import (
     int16,
     int32,
     int64,
+    register_tensor_conversion_function,
     string,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
+from unison.ops.graph_era import CriticalSection, DeviceSpec, RegisterGradient, no_gradient, vectorized_map
 from unison.ops.indexed_slices import IndexedSlices
 from unison.ops.indexing import (
     argsort,
@@ -561,6 +567,7 @@ __all__ += [  # more of TF's top level (see the block above the Keras connection
     "sinh", "slice", "strided_slice", "switch_case", "tan", "tensor_scatter_nd_max", "tensor_scatter_nd_min",
     "tensor_scatter_nd_sub", "timestamp", "truncatediv", "truncatemod", "tuple", "unique_with_counts",
     "unravel_index", "zeros_initializer", "Assert", "as_string", "assert_equal", "assert_greater", "assert_less",
-    "assert_rank", "autodiff", "batch_to_space", "required_space_to_batch_paddings", "space_to_batch",
+    "assert_rank", "autodiff", "CriticalSection", "DeviceSpec", "RegisterGradient", "no_gradient", "vectorized_map",
+    "NoneTensorSpec", "OptionalSpec", "TypeSpec", "type_spec_from_value", "uint16", "uint32", "uint64", "register_tensor_conversion_function", "batch_to_space", "required_space_to_batch_paddings", "space_to_batch",
     "space_to_batch_nd", "experimental", "queue", "types", "autograph", "guarantee_const", "tools",
 ]  # fmt: skip
