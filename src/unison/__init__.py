@@ -80,6 +80,7 @@ from unison.keras.initializers import Ones as ones_initializer
 from unison.keras.initializers import RandomNormal as random_normal_initializer
 from unison.keras.initializers import RandomUniform as random_uniform_initializer
 from unison.keras.initializers import Zeros as zeros_initializer
+from unison.ops import audio as audio
 from unison.ops import autograph as autograph
 from unison.ops import bitwise as bitwise
 from unison.ops import compat as compat
@@ -567,7 +568,7 @@ __all__ += [  # more of TF's top level (see the block above the Keras connection
     "sinh", "slice", "strided_slice", "switch_case", "tan", "tensor_scatter_nd_max", "tensor_scatter_nd_min",
     "tensor_scatter_nd_sub", "timestamp", "truncatediv", "truncatemod", "tuple", "unique_with_counts",
     "unravel_index", "zeros_initializer", "Assert", "as_string", "assert_equal", "assert_greater", "assert_less",
-    "assert_rank", "autodiff", "CriticalSection", "DeviceSpec", "RegisterGradient", "no_gradient", "vectorized_map",
+    "assert_rank", "audio", "autodiff", "CriticalSection", "DeviceSpec", "RegisterGradient", "no_gradient", "vectorized_map",
     "NoneTensorSpec", "OptionalSpec", "TypeSpec", "type_spec_from_value", "uint16", "uint32", "uint64", "register_tensor_conversion_function", "batch_to_space", "required_space_to_batch_paddings", "space_to_batch",
     "space_to_batch_nd", "experimental", "queue", "types", "autograph", "guarantee_const", "tools",
 ]  # fmt: skip

@@ -395,3 +395,54 @@ def test_abstract_types_reject_other_values(tf):
         [isinstance(f, T.Callable) for f in (len, lambda: 1)],
         isinstance(tf.SparseTensorSpec([2, 2], tf.float32), T.TraceType),
     )
+
+
+AUDIO = ("audio.decode_wav", "audio.encode_wav")
+
+
+@same_as_tf(*AUDIO)
+def test_wav_round_trip(tf):
+    audio = tf.constant([[0.0, 0.5], [-0.25, 1.0], [0.999, -1.0], [0.1234, -0.5678]])
+    wav = tf.audio.encode_wav(audio, 22050)
+    mono = tf.audio.encode_wav(audio[:, :1], tf.constant(8000))
+    return (
+        wav,
+        tf.audio.decode_wav(wav),
+        tf.audio.decode_wav(mono, desired_channels=2),
+        tf.audio.decode_wav(wav, desired_channels=1, desired_samples=6),
+        tf.audio.decode_wav(wav, desired_samples=2),
+    )
+
+
+@same_as_tf(*AUDIO, edge=True)
+def test_wav_clipping_empty_and_bad_bytes(tf):
+    out = [
+        tf.audio.encode_wav(tf.constant([[1.5], [-2.0]]), 100),
+        tf.audio.decode_wav(tf.audio.encode_wav(tf.zeros([0, 1]), 100)),
+    ]
+    try:
+        tf.audio.decode_wav(tf.constant(b"not a wav file at all"))
+    except tf.errors.InvalidArgumentError:
+        out.append("not a wav")
+    return out
+
+
+DLPACK = ("experimental.dlpack.to_dlpack", "experimental.dlpack.from_dlpack")
+
+
+@same_as_tf(*DLPACK)
+def test_dlpack_round_trip(tf):
+    x = tf.reshape(tf.range(6, dtype=tf.float32), [2, 3])
+    ints = tf.constant([1, 2, 3], tf.int64)
+    return (
+        tf.experimental.dlpack.from_dlpack(tf.experimental.dlpack.to_dlpack(x)),
+        tf.experimental.dlpack.from_dlpack(tf.experimental.dlpack.to_dlpack(ints)),
+    )
+
+
+@same_as_tf(*DLPACK, edge=True)
+def test_dlpack_of_empty_and_scalar(tf):
+    return (
+        tf.experimental.dlpack.from_dlpack(tf.experimental.dlpack.to_dlpack(tf.zeros([0, 4]))),
+        tf.experimental.dlpack.from_dlpack(tf.experimental.dlpack.to_dlpack(tf.constant(2.5, tf.float64))),
+    )
