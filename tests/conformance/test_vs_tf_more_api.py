@@ -446,3 +446,70 @@ def test_dlpack_of_empty_and_scalar(tf):
         tf.experimental.dlpack.from_dlpack(tf.experimental.dlpack.to_dlpack(tf.zeros([0, 4]))),
         tf.experimental.dlpack.from_dlpack(tf.experimental.dlpack.to_dlpack(tf.constant(2.5, tf.float64))),
     )
+
+
+def _extension_types(tf):
+    # explicit annotation dicts: this module's `from __future__ import annotations` would make them strings
+    class Point(tf.experimental.ExtensionType):
+        __annotations__ = {"x": int, "label": str}
+        label = "p"
+
+    class Masked(tf.experimental.ExtensionType):
+        __annotations__ = {"values": tf.Tensor, "mask": tf.Tensor}
+
+        def __validate__(self):
+            self.values.shape.__len__()  # the fields are converted before __validate__ runs
+            if self.values.shape != self.mask.shape:
+                raise ValueError("values and mask shapes differ")
+
+        def masked_sum(self):
+            return tf.reduce_sum(tf.where(self.mask, self.values, tf.zeros_like(self.values)))
+
+    class Scaled(tf.experimental.ExtensionType):
+        __annotations__ = {"base": tf.Tensor, "shape": tf.TensorShape}
+
+        def __init__(self, base, factor):
+            self.base = tf.convert_to_tensor(base) * factor
+            self.shape = self.base.shape
+
+    return Point, Masked, Scaled
+
+
+@same_as_tf("experimental.ExtensionType")
+def test_extension_type_fields(tf):
+    Point, Masked, Scaled = _extension_types(tf)
+    m = Masked([1.0, 2.0, 3.0], [True, False, True])
+    s = Scaled([1, 2], 3)
+    return (
+        repr(Point(3)),
+        Point(x=4, label="q").label,
+        m.values,
+        m.mask.dtype == tf.bool,
+        m.masked_sum(),
+        m == Masked([1.0, 2.0, 3.0], [True, False, True]),
+        m != Masked([1.0, 2.0, 4.0], [True, False, True]),
+        s.base,
+        list(s.shape),
+        isinstance(m, tf.experimental.ExtensionType),
+    )
+
+
+@same_as_tf("experimental.ExtensionType", edge=True)
+def test_extension_type_errors(tf):
+    Point, Masked, _ = _extension_types(tf)
+    out = []
+    m = Masked([1, 2], [True, False])
+    try:
+        m.values = tf.constant([3, 4])
+    except AttributeError as error:
+        out.append(str(error))
+    for make in (lambda: Point("s"), lambda: Point(), lambda: Masked([1, 2], [True])):
+        try:
+            make()
+        except (TypeError, ValueError) as error:
+            out.append(type(error).__name__)
+    try:
+        hash(Point(1))
+    except TypeError:
+        out.append("unhashable")
+    return out

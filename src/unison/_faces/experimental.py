@@ -21,9 +21,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from unison._faces.dtypes import float8_e4m3fn, float8_e5m2
+from unison._faces.extension_type import ExtensionType
 from unison.data.dataset import Optional
 
 __all__ = [
+    "ExtensionType",
     "Optional",
     "async_clear_error",
     "dlpack",
