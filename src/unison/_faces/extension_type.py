@@ -12,8 +12,7 @@ values are used eagerly.
 Example:
     >>> import unison as tf
     >>> class Masked(tf.experimental.ExtensionType):
-    ...     values: tf.Tensor
-    ...     mask: tf.Tensor
+    ...     __annotations__ = {"values": tf.Tensor, "mask": tf.Tensor}  # as `values: tf.Tensor` would
     >>> m = Masked([1, 2], [True, False])
     >>> m.values.dtype, bool(m == Masked([1, 2], [True, False]))
     (torch.int32, True)
