@@ -146,3 +146,45 @@ def test_collapse_repeated_and_unique_labels(tf):
 def test_collapse_repeated_and_unique_labels_short_rows(tf):
     labels = tf.constant([[7, 7, 7], [0, 0, 0]], tf.int64)
     return tf.nn.collapse_repeated(labels, tf.constant([1, 0])), tf.nn.ctc_unique_labels(labels)
+
+
+DROPOUT = ("nn.experimental.general_dropout", "nn.experimental.stateless_dropout")
+
+
+@same_as_tf(*DROPOUT)
+def test_dropout_with_a_sampler_and_a_seed(tf):
+    x = tf.reshape(tf.range(1, 13, dtype=tf.float32), [3, 4])
+    samples = tf.reshape(tf.range(12, dtype=tf.float32) / 12.0, [3, 4])
+    general = tf.nn.experimental.general_dropout(x, 0.5, lambda shape, dtype: tf.reshape(samples, shape))
+    columns = tf.nn.experimental.general_dropout(
+        x, 0.25, lambda shape, dtype: tf.constant([[0.1, 0.9, 0.3, 0.2]]), noise_shape=[1, 4]
+    )
+    a = tf.nn.experimental.stateless_dropout(x, 0.5, seed=[1, 2])
+    b = tf.nn.experimental.stateless_dropout(x, 0.5, seed=[1, 2])
+    kept = tf.boolean_mask(a, a != 0)
+    return (
+        general,
+        columns,
+        bool(tf.reduce_all(a == b)),
+        bool(tf.reduce_all(tf.logical_or(a == 0, a == 2 * x))),
+        kept.dtype == tf.float32,
+    )
+
+
+@same_as_tf(*DROPOUT, edge=True)
+def test_dropout_rate_zero_and_bad_rates(tf):
+    x = tf.constant([1.0, 2.0])
+    out = [
+        tf.nn.experimental.stateless_dropout(x, 0.0, seed=[3, 4]),
+        tf.nn.experimental.stateless_dropout(tf.zeros([0]), 0.3, seed=[1, 1]),
+    ]
+    for rate in (1.0, -0.1):
+        try:
+            tf.nn.experimental.stateless_dropout(x, rate, seed=[1, 2])
+        except ValueError:
+            out.append(f"rate {rate}")
+    try:
+        tf.nn.experimental.general_dropout(tf.constant([1, 2]), 0.5, lambda shape, dtype: tf.zeros(shape))
+    except ValueError:
+        out.append("ints")
+    return out

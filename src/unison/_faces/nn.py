@@ -61,6 +61,7 @@ from unison.ops.nn_conv import (
     separable_conv2d,
 )
 from unison.ops.nn_ctc import collapse_repeated, ctc_greedy_decoder, ctc_loss, ctc_unique_labels
+from unison.ops.nn_dropout import experimental
 from unison.ops.nn_more import (
     batch_norm_with_global_normalization,
     batch_normalization,
@@ -143,6 +144,7 @@ def scale_regularization_loss(regularization_loss: torch.Tensor) -> torch.Tensor
 
 
 __all__ = [
+    "experimental",
     "collapse_repeated",
     "ctc_greedy_decoder",
     "ctc_loss",
