@@ -188,3 +188,34 @@ def test_dropout_rate_zero_and_bad_rates(tf):
     except ValueError:
         out.append("ints")
     return out
+
+
+BACKPROP = (  # tf.conv2d_backprop_*_v2 are left out: TF 2.21 has no CPU kernel for them
+    "nn.depthwise_conv2d_backprop_input",
+    "nn.depthwise_conv2d_backprop_filter",
+    "nn.atrous_conv2d_transpose",
+)
+
+
+@same_as_tf(*BACKPROP)
+def test_convolution_backprops(tf):
+    x = tf.sin(_image(tf, [2, 5, 6, 3]) * 0.3)
+    dw = tf.cos(_image(tf, [2, 2, 3, 2]) * 0.5)
+    dyd = tf.sin(_image(tf, [2, 5, 6, 6]) * 0.1)
+    return (
+        tf.nn.depthwise_conv2d_backprop_input([2, 5, 6, 3], dw, dyd, [1, 1, 1, 1], "SAME"),
+        tf.nn.depthwise_conv2d_backprop_filter(x, [2, 2, 3, 2], dyd, [1, 1, 1, 1], "SAME"),
+        tf.nn.atrous_conv2d_transpose(tf.sin(_image(tf, [1, 4, 4, 2])), tf.ones([3, 3, 3, 2]), [1, 4, 4, 3], 2, "SAME"),
+    )
+
+
+@same_as_tf(*BACKPROP, edge=True)
+def test_convolution_backprops_valid_and_dilated(tf):
+    x = tf.sin(_image(tf, [1, 6, 6, 2]))
+    return (
+        tf.nn.depthwise_conv2d_backprop_input(
+            [1, 6, 6, 2], tf.ones([3, 3, 2, 1]), tf.ones([1, 4, 4, 2]), [1, 1, 1, 1], "VALID"
+        ),
+        tf.nn.depthwise_conv2d_backprop_filter(x, [3, 3, 2, 1], tf.ones([1, 4, 4, 2]), [1, 1, 1, 1], "VALID"),
+        tf.nn.atrous_conv2d_transpose(tf.ones([1, 2, 2, 1]), tf.ones([2, 2, 1, 1]), [1, 4, 4, 1], 2, "VALID"),
+    )

@@ -41,6 +41,11 @@ from unison.ops.nn import (
     swish,
     tanh,
 )
+from unison.ops.nn_backprop import (
+    atrous_conv2d_transpose,
+    depthwise_conv2d_backprop_filter,
+    depthwise_conv2d_backprop_input,
+)
 from unison.ops.nn_conv import (
     atrous_conv2d,
     avg_pool,
@@ -144,6 +149,9 @@ def scale_regularization_loss(regularization_loss: torch.Tensor) -> torch.Tensor
 
 
 __all__ = [
+    "atrous_conv2d_transpose",
+    "depthwise_conv2d_backprop_filter",
+    "depthwise_conv2d_backprop_input",
     "experimental",
     "collapse_repeated",
     "ctc_greedy_decoder",
