@@ -204,3 +204,52 @@ def test_top_level_odds(tf):
 @same_as_tf(*TOP, edge=True)
 def test_broadcast_static_shape_mismatch_is_a_value_error(tf):
     return tf.broadcast_static_shape(tf.TensorShape([2, 3]), tf.TensorShape([4]))
+
+
+MORE_SUMMARY = (
+    "summary.write",
+    "summary.image",
+    "summary.audio",
+    "summary.flush",
+    "summary.record_if",
+    "summary.should_record_summaries",
+)
+
+
+def _tags_and_steps(root):
+    from tensorboard.backend.event_processing import event_file_loader
+
+    found = []
+    for name in sorted(os.listdir(root)):
+        for event in event_file_loader.LegacyEventFileLoader(os.path.join(root, name)).Load():
+            found += [(value.tag, int(event.step)) for value in event.summary.value]
+    return sorted(set(found))
+
+
+@same_as_tf(*MORE_SUMMARY)
+def test_more_summaries_write_tags(tf):
+    root = tempfile.mkdtemp()
+    writer = tf.summary.create_file_writer(root)
+    with writer.as_default(step=2):
+        wrote = [
+            bool(tf.summary.write("raw", tf.constant([1.0, 2.0]))),
+            bool(tf.summary.image("img", tf.zeros([2, 4, 4, 3]), max_outputs=1)),
+            bool(tf.summary.audio("snd", tf.zeros([1, 100, 1]), 8000)),
+            bool(tf.summary.should_record_summaries()),
+        ]
+        with tf.summary.record_if(False):
+            wrote.append(bool(tf.summary.write("skipped", 1.0)))
+            wrote.append(bool(tf.summary.should_record_summaries()))
+        with tf.summary.record_if(lambda: True):
+            wrote.append(bool(tf.summary.write("kept", 3.0, step=5)))
+        tf.summary.flush()
+    return wrote, _tags_and_steps(root)
+
+
+@same_as_tf(*MORE_SUMMARY, edge=True)
+def test_more_summaries_without_a_writer(tf):
+    out = [bool(tf.summary.should_record_summaries()), bool(tf.summary.write("x", 1.0, step=1))]
+    tf.summary.flush()
+    with tf.summary.record_if(True):
+        out.append(bool(tf.summary.image("i", tf.zeros([1, 2, 2, 1]), step=1)))
+    return out
