@@ -253,3 +253,37 @@ def test_more_summaries_without_a_writer(tf):
     with tf.summary.record_if(True):
         out.append(bool(tf.summary.image("i", tf.zeros([1, 2, 2, 1]), step=1)))
     return out
+
+
+@same_as_tf("summary.experimental.summary_scope")
+def test_summary_scope(tf):
+    out = []
+    with tf.summary.experimental.summary_scope("loss", "default") as (tag, scope):
+        out.append((tag, scope))
+    with tf.name_scope("outer"):
+        with tf.summary.experimental.summary_scope("a b", "default") as (tag, scope):
+            out.append((tag, scope))
+    return out
+
+
+@same_as_tf("summary.experimental.summary_scope", edge=True)
+def test_summary_scope_default_name(tf):
+    with tf.summary.experimental.summary_scope(None, "fallback") as (tag, scope):
+        return tag, scope
+
+
+@same_as_tf("saved_model.experimental.VariablePolicy")
+def test_variable_policy(tf):
+    policy = tf.saved_model.experimental.VariablePolicy
+    options = tf.saved_model.SaveOptions(experimental_variable_policy="save_variable_devices")
+    return [(p.name, p.value) for p in policy], options.experimental_variable_policy == policy.SAVE_VARIABLE_DEVICES
+
+
+@same_as_tf("saved_model.experimental.VariablePolicy", edge=True)
+def test_variable_policy_bad_value(tf):
+    out = [tf.saved_model.SaveOptions().experimental_variable_policy == tf.saved_model.experimental.VariablePolicy.NONE]
+    try:
+        tf.saved_model.SaveOptions(experimental_variable_policy="keep_everything")
+    except ValueError:
+        out.append("bad policy")
+    return out

@@ -346,7 +346,26 @@ def trace_export(name: str, step: Any = None, profiler_outdir: str | None = None
 
 
 class experimental:  # noqa: N801 - TF's namespace tf.summary.experimental
-    """``tf.summary.experimental.set_step`` / ``get_step``."""
+    """``tf.summary.experimental.set_step`` / ``get_step`` / ``summary_scope``."""
+
+    @staticmethod
+    @contextlib.contextmanager
+    def summary_scope(
+        name: str | None, default_name: str | None = None, values: Any = None
+    ) -> Iterator[tuple[str, str]]:
+        """``(tag, scope)`` for a summary named ``name`` under the current ``tf.name_scope`` (TF's rule)."""
+        import re
+
+        from unison.ops.control_more import get_current_name_scope, name_scope
+
+        base = name or default_name
+        if not base:
+            raise ValueError("summary_scope needs a name or a default_name.")
+        prefix = get_current_name_scope()
+        tag = f"{prefix}/{base}" if prefix else base
+        clean = re.sub(r"[^A-Za-z0-9_.\-/>]", "", base).lstrip("_-/>") or default_name or "summary"
+        with name_scope(clean) as scope:
+            yield tag, scope if scope.endswith("/") else scope + "/"
 
     @staticmethod
     def set_step(step: Any) -> None:

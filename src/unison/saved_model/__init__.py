@@ -12,6 +12,8 @@ Example:
     True
 """
 
+import types
+
 from unison.saved_model.constants import (
     ASSETS_DIRECTORY,
     ASSETS_KEY,
@@ -45,6 +47,7 @@ from unison.saved_model.save import (
     LoadedModule,
     LoadOptions,
     SaveOptions,
+    VariablePolicy,
     contains_saved_model,
     load,
     save,
@@ -53,7 +56,11 @@ from unison.saved_model.save import (
     write_keras_export as write_keras_export,  # model.save('dir') (keras) writes the same export
 )
 
+# tf.saved_model.experimental: the variable policy of SaveOptions
+experimental = types.SimpleNamespace(VariablePolicy=VariablePolicy)
+
 __all__ = [
+    "experimental",
     "ASSETS_DIRECTORY",
     "ASSETS_KEY",
     "CLASSIFY_INPUTS",
