@@ -12,7 +12,6 @@ from unison.data.csv_make import make_csv_dataset
 from unison.data.dataset import Optional
 from unison.data.experimental_more import (
     SHARD_HINT,
-    DatasetInitializer,
     Reducer,
     SqlDataset,
     TFRecordWriter,
@@ -23,12 +22,10 @@ from unison.data.experimental_more import (
     get_next_as_optional,
     get_structure,
     group_by_reducer,
-    index_table_from_dataset,
     pad_to_cardinality,
     parallel_interleave,
     parse_example_dataset,
     prefetch_to_device,
-    table_from_dataset,
 )
 from unison.data.options import (
     AUTOTUNE,
@@ -42,6 +39,7 @@ from unison.data.options import (
     OptimizationOptions,
     ThreadingOptions,
 )
+from unison.data.tables import DatasetInitializer, index_table_from_dataset, table_from_dataset
 
 
 def cardinality(dataset: Any) -> Any:
