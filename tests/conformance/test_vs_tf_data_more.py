@@ -341,3 +341,19 @@ def test_options_unset_fields_and_later_options_win(tf):
         tf.data.Options().experimental_external_state_policy,
         de.SHARD_HINT == -1,
     )
+
+
+@same_as_tf("data.experimental.dense_to_ragged_batch")
+def test_dense_to_ragged_batch(tf):
+    rows = _ragged_rows(tf).apply(tf.data.experimental.dense_to_ragged_batch(3))
+    pairs = tf.data.Dataset.from_tensor_slices(([[1, 2], [3, 4], [5, 6]], [1, 2, 3]))
+    dense = list(pairs.apply(tf.data.experimental.dense_to_ragged_batch(2)).as_numpy_iterator())
+    return [r.to_list() for r in rows], dense
+
+
+@same_as_tf("data.experimental.dense_to_ragged_batch", edge=True)
+def test_dense_to_ragged_batch_drop_remainder_and_empty_rows(tf):
+    rows = _ragged_rows(tf).apply(tf.data.experimental.dense_to_ragged_batch(3, drop_remainder=True))
+    return [r.to_list() for r in rows], list(
+        tf.data.Dataset.range(0).apply(tf.data.experimental.dense_to_ragged_batch(2))
+    )

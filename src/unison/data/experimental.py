@@ -39,6 +39,7 @@ from unison.data.options import (
     OptimizationOptions,
     ThreadingOptions,
 )
+from unison.data.ragged_batch import dense_to_ragged_batch
 from unison.data.tables import DatasetInitializer, index_table_from_dataset, table_from_dataset
 
 
@@ -206,6 +207,7 @@ __all__ = [
     "ThreadingOptions",
     "at",
     "copy_to_device",
+    "dense_to_ragged_batch",
     "dense_to_sparse_batch",
     "enable_debug_mode",
     "get_next_as_optional",
