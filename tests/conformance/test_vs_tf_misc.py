@@ -287,3 +287,27 @@ def test_variable_policy_bad_value(tf):
     except ValueError:
         out.append("bad policy")
     return out
+
+
+def _raw_summary(tag, value):
+    from tensorboard.compat.proto.summary_pb2 import Summary
+
+    return Summary(value=[Summary.Value(tag=tag, simple_value=value)]).SerializeToString()
+
+
+@same_as_tf("summary.experimental.write_raw_pb")
+def test_write_raw_pb(tf):
+    root = tempfile.mkdtemp()
+    writer = tf.summary.create_file_writer(root)
+    with writer.as_default(step=4):
+        wrote = bool(
+            tf.summary.experimental.write_raw_pb(tf.constant([_raw_summary("a", 1.0), _raw_summary("b", 2.0)]))
+        )
+        single = bool(tf.summary.experimental.write_raw_pb(_raw_summary("c", 3.0), step=9))
+    writer.flush()
+    return wrote, single, _tags_and_steps(root)
+
+
+@same_as_tf("summary.experimental.write_raw_pb", edge=True)
+def test_write_raw_pb_without_a_writer(tf):
+    return bool(tf.summary.experimental.write_raw_pb(_raw_summary("a", 1.0), step=1))

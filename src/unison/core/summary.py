@@ -346,7 +346,23 @@ def trace_export(name: str, step: Any = None, profiler_outdir: str | None = None
 
 
 class experimental:  # noqa: N801 - TF's namespace tf.summary.experimental
-    """``tf.summary.experimental.set_step`` / ``get_step`` / ``summary_scope``."""
+    """``tf.summary.experimental.set_step`` / ``get_step`` / ``summary_scope`` / ``write_raw_pb``."""
+
+    @staticmethod
+    def write_raw_pb(tensor: Any, step: Any = None, name: str | None = None) -> bool:
+        """Writes serialized ``Summary`` protos (a string or strings) at ``step``; False without a writer."""
+        from tensorboard.compat.proto.summary_pb2 import Summary
+
+        target = _resolve(step)
+        if target is None:
+            return False
+        writer, at = target
+        raw = tensor.numpy() if hasattr(tensor, "numpy") else tensor
+        for item in np.asarray(raw, dtype=object).reshape(-1).tolist():
+            writer._get_file_writer().add_summary(
+                Summary.FromString(item if isinstance(item, bytes) else bytes(item)), at
+            )
+        return True
 
     @staticmethod
     @contextlib.contextmanager
