@@ -357,3 +357,32 @@ def test_dense_to_ragged_batch_drop_remainder_and_empty_rows(tf):
     return [r.to_list() for r in rows], list(
         tf.data.Dataset.range(0).apply(tf.data.experimental.dense_to_ragged_batch(2))
     )
+
+
+@same_as_tf("data.experimental.save", "data.experimental.load")
+def test_save_and_load_round_trip(tf):
+    path = os.path.join(tempfile.mkdtemp(), "saved")
+    ds = tf.data.Dataset.from_tensor_slices(
+        {"x": [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], "name": [b"a", b"b", b"c"], "id": [1, 2, 3]}
+    )
+    tf.data.experimental.save(ds, path)
+    loaded = tf.data.experimental.load(path)
+    gz = os.path.join(tempfile.mkdtemp(), "gz")
+    tf.data.experimental.save(tf.data.Dataset.range(4), gz, compression="GZIP")
+    return (
+        list(loaded.as_numpy_iterator()),
+        loaded.element_spec["id"].dtype == tf.int32,
+        list(tf.data.experimental.load(gz, compression="GZIP").as_numpy_iterator()),
+    )
+
+
+@same_as_tf("data.experimental.save", "data.experimental.load", edge=True)
+def test_save_and_load_empty_and_missing(tf):
+    path = os.path.join(tempfile.mkdtemp(), "empty")
+    tf.data.experimental.save(tf.data.Dataset.range(0), path)
+    out = [list(tf.data.experimental.load(path).as_numpy_iterator())]
+    try:
+        list(tf.data.experimental.load(os.path.join(tempfile.mkdtemp(), "nothing")))
+    except tf.errors.NotFoundError:
+        out.append("missing")
+    return out

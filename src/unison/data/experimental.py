@@ -40,6 +40,7 @@ from unison.data.options import (
     ThreadingOptions,
 )
 from unison.data.ragged_batch import dense_to_ragged_batch
+from unison.data.save_load import load, save
 from unison.data.tables import DatasetInitializer, index_table_from_dataset, table_from_dataset
 
 
@@ -208,6 +209,8 @@ __all__ = [
     "at",
     "copy_to_device",
     "dense_to_ragged_batch",
+    "load",
+    "save",
     "dense_to_sparse_batch",
     "enable_debug_mode",
     "get_next_as_optional",
