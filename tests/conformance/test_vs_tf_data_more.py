@@ -223,16 +223,13 @@ def test_parse_example_dataset_missing_feature_default(tf):
     return list(ds.apply(tf.data.experimental.parse_example_dataset(features)).as_numpy_iterator())
 
 
-DEVICE = (
-    "data.experimental.copy_to_device",
-    "data.experimental.prefetch_to_device",
-    "data.experimental.enable_debug_mode",
-)
+# enable_debug_mode is left untested on purpose: TF cannot undo it, and the oracle process runs every
+# later test of the session after it (tf.data functions then run eagerly and several TF results change)
+DEVICE = ("data.experimental.copy_to_device", "data.experimental.prefetch_to_device")
 
 
 @same_as_tf(*DEVICE)
 def test_device_transformations_on_the_cpu(tf):
-    tf.data.experimental.enable_debug_mode()
     ds = tf.data.Dataset.range(4).map(lambda x: x * 2)
     copied = ds.apply(tf.data.experimental.copy_to_device("/cpu:0"))
     fetched = ds.apply(tf.data.experimental.prefetch_to_device("/cpu:0", buffer_size=2))
