@@ -22,6 +22,7 @@ from unison._faces import io as io
 from unison._faces import keras_saving as _keras_saving
 from unison._faces import nn
 from unison._faces import strings as strings
+from unison._faces.type_specs import NoneTensorSpec, OptionalSpec, TypeSpec, type_spec_from_value
 from unison.core import autodiff as autodiff
 from unison.core import heap as _heap  # noqa: F401  importing it tunes glibc's heap for training steps
 from unison.core import profiler
@@ -81,6 +82,7 @@ from unison.keras.initializers import Ones as ones_initializer
 from unison.keras.initializers import RandomNormal as random_normal_initializer
 from unison.keras.initializers import RandomUniform as random_uniform_initializer
 from unison.keras.initializers import Zeros as zeros_initializer
+from unison.ops import audio as audio
 from unison.ops import autograph as autograph
 from unison.ops import bitwise as bitwise
 from unison.ops import compat as compat
@@ -204,9 +206,14 @@ from unison.ops.dtypes import (
     int16,
     int32,
     int64,
+    register_tensor_conversion_function,
     string,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
+from unison.ops.graph_era import CriticalSection, DeviceSpec, RegisterGradient, no_gradient, vectorized_map
 from unison.ops.indexed_slices import IndexedSlices
 from unison.ops.indexing import (
     argsort,
@@ -293,6 +300,7 @@ from unison.ops.math import (
     tensordot,
     truediv,
 )
+from unison.ops.nn_spatial import batch_to_space, required_space_to_batch_paddings, space_to_batch, space_to_batch_nd
 from unison.ops.printing import tf_print as print
 from unison.ops.py_function import custom_gradient, grad_pass_through, numpy_function, py_function, recompute_grad
 from unison.ops.ragged import RaggedTensor, ragged_fill_empty_rows, ragged_fill_empty_rows_grad
@@ -562,5 +570,7 @@ __all__ += [  # more of TF's top level (see the block above the Keras connection
     "sinh", "slice", "strided_slice", "switch_case", "tan", "tensor_scatter_nd_max", "tensor_scatter_nd_min",
     "tensor_scatter_nd_sub", "timestamp", "truncatediv", "truncatemod", "tuple", "unique_with_counts",
     "unravel_index", "zeros_initializer", "Assert", "as_string", "assert_equal", "assert_greater", "assert_less",
-    "assert_rank", "autodiff", "experimental", "queue", "types", "autograph", "guarantee_const", "tools",
+    "assert_rank", "audio", "autodiff", "CriticalSection", "DeviceSpec", "RegisterGradient", "no_gradient", "vectorized_map",
+    "NoneTensorSpec", "OptionalSpec", "TypeSpec", "type_spec_from_value", "uint16", "uint32", "uint64", "register_tensor_conversion_function", "batch_to_space", "required_space_to_batch_paddings", "space_to_batch",
+    "space_to_batch_nd", "experimental", "queue", "types", "autograph", "guarantee_const", "tools",
 ]  # fmt: skip

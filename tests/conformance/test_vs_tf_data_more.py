@@ -223,16 +223,13 @@ def test_parse_example_dataset_missing_feature_default(tf):
     return list(ds.apply(tf.data.experimental.parse_example_dataset(features)).as_numpy_iterator())
 
 
-DEVICE = (
-    "data.experimental.copy_to_device",
-    "data.experimental.prefetch_to_device",
-    "data.experimental.enable_debug_mode",
-)
+# enable_debug_mode is left untested on purpose: TF cannot undo it, and the oracle process runs every
+# later test of the session after it (tf.data functions then run eagerly and several TF results change)
+DEVICE = ("data.experimental.copy_to_device", "data.experimental.prefetch_to_device")
 
 
 @same_as_tf(*DEVICE)
 def test_device_transformations_on_the_cpu(tf):
-    tf.data.experimental.enable_debug_mode()
     ds = tf.data.Dataset.range(4).map(lambda x: x * 2)
     copied = ds.apply(tf.data.experimental.copy_to_device("/cpu:0"))
     fetched = ds.apply(tf.data.experimental.prefetch_to_device("/cpu:0", buffer_size=2))
@@ -341,3 +338,48 @@ def test_options_unset_fields_and_later_options_win(tf):
         tf.data.Options().experimental_external_state_policy,
         de.SHARD_HINT == -1,
     )
+
+
+@same_as_tf("data.experimental.dense_to_ragged_batch")
+def test_dense_to_ragged_batch(tf):
+    rows = _ragged_rows(tf).apply(tf.data.experimental.dense_to_ragged_batch(3))
+    pairs = tf.data.Dataset.from_tensor_slices(([[1, 2], [3, 4], [5, 6]], [1, 2, 3]))
+    dense = list(pairs.apply(tf.data.experimental.dense_to_ragged_batch(2)).as_numpy_iterator())
+    return [r.to_list() for r in rows], dense
+
+
+@same_as_tf("data.experimental.dense_to_ragged_batch", edge=True)
+def test_dense_to_ragged_batch_drop_remainder_and_empty_rows(tf):
+    rows = _ragged_rows(tf).apply(tf.data.experimental.dense_to_ragged_batch(3, drop_remainder=True))
+    return [r.to_list() for r in rows], list(
+        tf.data.Dataset.range(0).apply(tf.data.experimental.dense_to_ragged_batch(2))
+    )
+
+
+@same_as_tf("data.experimental.save", "data.experimental.load")
+def test_save_and_load_round_trip(tf):
+    path = os.path.join(tempfile.mkdtemp(), "saved")
+    ds = tf.data.Dataset.from_tensor_slices(
+        {"x": [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], "name": [b"a", b"b", b"c"], "id": [1, 2, 3]}
+    )
+    tf.data.experimental.save(ds, path)
+    loaded = tf.data.experimental.load(path)
+    gz = os.path.join(tempfile.mkdtemp(), "gz")
+    tf.data.experimental.save(tf.data.Dataset.range(4), gz, compression="GZIP")
+    return (
+        list(loaded.as_numpy_iterator()),
+        loaded.element_spec["id"].dtype == tf.int32,
+        list(tf.data.experimental.load(gz, compression="GZIP").as_numpy_iterator()),
+    )
+
+
+@same_as_tf("data.experimental.save", "data.experimental.load", edge=True)
+def test_save_and_load_empty_and_missing(tf):
+    path = os.path.join(tempfile.mkdtemp(), "empty")
+    tf.data.experimental.save(tf.data.Dataset.range(0), path)
+    out = [list(tf.data.experimental.load(path).as_numpy_iterator())]
+    try:
+        list(tf.data.experimental.load(os.path.join(tempfile.mkdtemp(), "nothing")))
+    except tf.errors.NotFoundError:
+        out.append("missing")
+    return out

@@ -204,3 +204,110 @@ def test_top_level_odds(tf):
 @same_as_tf(*TOP, edge=True)
 def test_broadcast_static_shape_mismatch_is_a_value_error(tf):
     return tf.broadcast_static_shape(tf.TensorShape([2, 3]), tf.TensorShape([4]))
+
+
+MORE_SUMMARY = (
+    "summary.write",
+    "summary.image",
+    "summary.audio",
+    "summary.flush",
+    "summary.record_if",
+    "summary.should_record_summaries",
+)
+
+
+def _tags_and_steps(root):
+    from tensorboard.backend.event_processing import event_file_loader
+
+    found = []
+    for name in sorted(os.listdir(root)):
+        for event in event_file_loader.LegacyEventFileLoader(os.path.join(root, name)).Load():
+            found += [(value.tag, int(event.step)) for value in event.summary.value]
+    return sorted(set(found))
+
+
+@same_as_tf(*MORE_SUMMARY)
+def test_more_summaries_write_tags(tf):
+    root = tempfile.mkdtemp()
+    writer = tf.summary.create_file_writer(root)
+    with writer.as_default(step=2):
+        wrote = [
+            bool(tf.summary.write("raw", tf.constant([1.0, 2.0]))),
+            bool(tf.summary.image("img", tf.zeros([2, 4, 4, 3]), max_outputs=1)),
+            bool(tf.summary.audio("snd", tf.zeros([1, 100, 1]), 8000)),
+            bool(tf.summary.should_record_summaries()),
+        ]
+        with tf.summary.record_if(False):
+            wrote.append(bool(tf.summary.write("skipped", 1.0)))
+            wrote.append(bool(tf.summary.should_record_summaries()))
+        with tf.summary.record_if(lambda: True):
+            wrote.append(bool(tf.summary.write("kept", 3.0, step=5)))
+        tf.summary.flush()
+    return wrote, _tags_and_steps(root)
+
+
+@same_as_tf(*MORE_SUMMARY, edge=True)
+def test_more_summaries_without_a_writer(tf):
+    out = [bool(tf.summary.should_record_summaries()), bool(tf.summary.write("x", 1.0, step=1))]
+    tf.summary.flush()
+    with tf.summary.record_if(True):
+        out.append(bool(tf.summary.image("i", tf.zeros([1, 2, 2, 1]), step=1)))
+    return out
+
+
+@same_as_tf("summary.experimental.summary_scope")
+def test_summary_scope(tf):
+    out = []
+    with tf.summary.experimental.summary_scope("loss", "default") as (tag, scope):
+        out.append((tag, scope))
+    with tf.name_scope("outer"):
+        with tf.summary.experimental.summary_scope("a b", "default") as (tag, scope):
+            out.append((tag, scope))
+    return out
+
+
+@same_as_tf("summary.experimental.summary_scope", edge=True)
+def test_summary_scope_default_name(tf):
+    with tf.summary.experimental.summary_scope(None, "fallback") as (tag, scope):
+        return tag, scope
+
+
+@same_as_tf("saved_model.experimental.VariablePolicy")
+def test_variable_policy(tf):
+    policy = tf.saved_model.experimental.VariablePolicy
+    options = tf.saved_model.SaveOptions(experimental_variable_policy="save_variable_devices")
+    return [(p.name, p.value) for p in policy], options.experimental_variable_policy == policy.SAVE_VARIABLE_DEVICES
+
+
+@same_as_tf("saved_model.experimental.VariablePolicy", edge=True)
+def test_variable_policy_bad_value(tf):
+    out = [tf.saved_model.SaveOptions().experimental_variable_policy == tf.saved_model.experimental.VariablePolicy.NONE]
+    try:
+        tf.saved_model.SaveOptions(experimental_variable_policy="keep_everything")
+    except ValueError:
+        out.append("bad policy")
+    return out
+
+
+def _raw_summary(tag, value):
+    from tensorboard.compat.proto.summary_pb2 import Summary
+
+    return Summary(value=[Summary.Value(tag=tag, simple_value=value)]).SerializeToString()
+
+
+@same_as_tf("summary.experimental.write_raw_pb")
+def test_write_raw_pb(tf):
+    root = tempfile.mkdtemp()
+    writer = tf.summary.create_file_writer(root)
+    with writer.as_default(step=4):
+        wrote = bool(
+            tf.summary.experimental.write_raw_pb(tf.constant([_raw_summary("a", 1.0), _raw_summary("b", 2.0)]))
+        )
+        single = bool(tf.summary.experimental.write_raw_pb(_raw_summary("c", 3.0), step=9))
+    writer.flush()
+    return wrote, single, _tags_and_steps(root)
+
+
+@same_as_tf("summary.experimental.write_raw_pb", edge=True)
+def test_write_raw_pb_without_a_writer(tf):
+    return bool(tf.summary.experimental.write_raw_pb(_raw_summary("a", 1.0), step=1))

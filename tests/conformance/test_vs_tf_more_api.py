@@ -395,3 +395,121 @@ def test_abstract_types_reject_other_values(tf):
         [isinstance(f, T.Callable) for f in (len, lambda: 1)],
         isinstance(tf.SparseTensorSpec([2, 2], tf.float32), T.TraceType),
     )
+
+
+AUDIO = ("audio.decode_wav", "audio.encode_wav")
+
+
+@same_as_tf(*AUDIO)
+def test_wav_round_trip(tf):
+    audio = tf.constant([[0.0, 0.5], [-0.25, 1.0], [0.999, -1.0], [0.1234, -0.5678]])
+    wav = tf.audio.encode_wav(audio, 22050)
+    mono = tf.audio.encode_wav(audio[:, :1], tf.constant(8000))
+    return (
+        wav,
+        tf.audio.decode_wav(wav),
+        tf.audio.decode_wav(mono, desired_channels=2),
+        tf.audio.decode_wav(wav, desired_channels=1, desired_samples=6),
+        tf.audio.decode_wav(wav, desired_samples=2),
+    )
+
+
+@same_as_tf(*AUDIO, edge=True)
+def test_wav_clipping_empty_and_bad_bytes(tf):
+    out = [
+        tf.audio.encode_wav(tf.constant([[1.5], [-2.0]]), 100),
+        tf.audio.decode_wav(tf.audio.encode_wav(tf.zeros([0, 1]), 100)),
+    ]
+    try:
+        tf.audio.decode_wav(tf.constant(b"not a wav file at all"))
+    except tf.errors.InvalidArgumentError:
+        out.append("not a wav")
+    return out
+
+
+DLPACK = ("experimental.dlpack.to_dlpack", "experimental.dlpack.from_dlpack")
+
+
+@same_as_tf(*DLPACK)
+def test_dlpack_round_trip(tf):
+    x = tf.reshape(tf.range(6, dtype=tf.float32), [2, 3])
+    ints = tf.constant([1, 2, 3], tf.int64)
+    return (
+        tf.experimental.dlpack.from_dlpack(tf.experimental.dlpack.to_dlpack(x)),
+        tf.experimental.dlpack.from_dlpack(tf.experimental.dlpack.to_dlpack(ints)),
+    )
+
+
+@same_as_tf(*DLPACK, edge=True)
+def test_dlpack_of_empty_and_scalar(tf):
+    return (
+        tf.experimental.dlpack.from_dlpack(tf.experimental.dlpack.to_dlpack(tf.zeros([0, 4]))),
+        tf.experimental.dlpack.from_dlpack(tf.experimental.dlpack.to_dlpack(tf.constant(2.5, tf.float64))),
+    )
+
+
+def _extension_types(tf):
+    # explicit annotation dicts: this module's `from __future__ import annotations` would make them strings
+    class Point(tf.experimental.ExtensionType):
+        __annotations__ = {"x": int, "label": str}
+        label = "p"
+
+    class Masked(tf.experimental.ExtensionType):
+        __annotations__ = {"values": tf.Tensor, "mask": tf.Tensor}
+
+        def __validate__(self):
+            self.values.shape.__len__()  # the fields are converted before __validate__ runs
+            if self.values.shape != self.mask.shape:
+                raise ValueError("values and mask shapes differ")
+
+        def masked_sum(self):
+            return tf.reduce_sum(tf.where(self.mask, self.values, tf.zeros_like(self.values)))
+
+    class Scaled(tf.experimental.ExtensionType):
+        __annotations__ = {"base": tf.Tensor, "shape": tf.TensorShape}
+
+        def __init__(self, base, factor):
+            self.base = tf.convert_to_tensor(base) * factor
+            self.shape = self.base.shape
+
+    return Point, Masked, Scaled
+
+
+@same_as_tf("experimental.ExtensionType")
+def test_extension_type_fields(tf):
+    Point, Masked, Scaled = _extension_types(tf)
+    m = Masked([1.0, 2.0, 3.0], [True, False, True])
+    s = Scaled([1, 2], 3)
+    return (
+        repr(Point(3)),
+        Point(x=4, label="q").label,
+        m.values,
+        m.mask.dtype == tf.bool,
+        m.masked_sum(),
+        m == Masked([1.0, 2.0, 3.0], [True, False, True]),
+        m != Masked([1.0, 2.0, 4.0], [True, False, True]),
+        s.base,
+        list(s.shape),
+        isinstance(m, tf.experimental.ExtensionType),
+    )
+
+
+@same_as_tf("experimental.ExtensionType", edge=True)
+def test_extension_type_errors(tf):
+    Point, Masked, _ = _extension_types(tf)
+    out = []
+    m = Masked([1, 2], [True, False])
+    try:
+        m.values = tf.constant([3, 4])
+    except AttributeError as error:
+        out.append(str(error))
+    for make in (lambda: Point("s"), lambda: Point(), lambda: Masked([1, 2], [True])):
+        try:
+            make()
+        except (TypeError, ValueError) as error:
+            out.append(type(error).__name__)
+    try:
+        hash(Point(1))
+    except TypeError:
+        out.append("unhashable")
+    return out

@@ -193,10 +193,10 @@ def test_config_devices():
 def test_unsupported_attribute_names_the_torch_equivalent():
     with pytest.raises(AttributeError, match=r"unison does not implement tf\.lite\. Use torch\.export"):
         tf.lite  # noqa: B018
-    with pytest.raises(AttributeError, match=r"tf\.math\.betainc\. Use scipy\.special\.betainc"):
-        tf.math.betainc  # noqa: B018
-    with pytest.raises(AttributeError, match=r"unison does not implement tf\.math\.special\.dawsn"):
-        tf.math.special.dawsn  # noqa: B018
+    with pytest.raises(AttributeError, match=r"tf\.math\.approx_min_k\. Use torch\.topk"):
+        tf.math.approx_min_k  # noqa: B018
+    with pytest.raises(AttributeError, match=r"unison does not implement tf\.math\.special\.no_such"):
+        tf.math.special.no_such  # noqa: B018
     with pytest.raises(AttributeError, match=r"tf\.distribute\.TPUStrategy: unison has no TPU.*MirroredStrategy"):
         tf.distribute.TPUStrategy  # noqa: B018
     with pytest.raises(AttributeError, match=r"only as tf\.distribute\.experimental\.CentralStorageStrategy"):

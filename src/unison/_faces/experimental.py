@@ -16,20 +16,41 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import types
 from collections.abc import Iterator
 from typing import Any
 
 from unison._faces.dtypes import float8_e4m3fn, float8_e5m2
+from unison._faces.extension_type import ExtensionType
 from unison.data.dataset import Optional
 
 __all__ = [
+    "ExtensionType",
     "Optional",
     "async_clear_error",
+    "dlpack",
     "async_scope",
     "float8_e4m3fn",
     "float8_e5m2",
     "function_executor_type",
 ]
+
+
+def to_dlpack(tf_tensor: Any) -> Any:
+    """``tf.experimental.dlpack.to_dlpack``: a DLPack capsule sharing the tensor's memory (torch's)."""
+    import torch.utils.dlpack
+
+    return torch.utils.dlpack.to_dlpack(tf_tensor)
+
+
+def from_dlpack(dlcapsule: Any) -> Any:
+    """``tf.experimental.dlpack.from_dlpack``: the tensor of a DLPack capsule (sharing its memory)."""
+    import torch.utils.dlpack
+
+    return torch.utils.dlpack.from_dlpack(dlcapsule)
+
+
+dlpack = types.SimpleNamespace(to_dlpack=to_dlpack, from_dlpack=from_dlpack)
 
 
 @contextlib.contextmanager

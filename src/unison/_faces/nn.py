@@ -41,6 +41,11 @@ from unison.ops.nn import (
     swish,
     tanh,
 )
+from unison.ops.nn_backprop import (
+    atrous_conv2d_transpose,
+    depthwise_conv2d_backprop_filter,
+    depthwise_conv2d_backprop_input,
+)
 from unison.ops.nn_conv import (
     atrous_conv2d,
     avg_pool,
@@ -60,6 +65,8 @@ from unison.ops.nn_conv import (
     pool,
     separable_conv2d,
 )
+from unison.ops.nn_ctc import collapse_repeated, ctc_greedy_decoder, ctc_loss, ctc_unique_labels
+from unison.ops.nn_dropout import experimental
 from unison.ops.nn_more import (
     batch_norm_with_global_normalization,
     batch_normalization,
@@ -84,6 +91,8 @@ from unison.ops.nn_sampled import (
     safe_embedding_lookup_sparse,
     sampled_softmax_loss,
 )
+from unison.ops.nn_spatial import dilation2d, erosion2d, max_pool_with_argmax
+from unison.ops.nn_spatial import space_to_batch_nd as space_to_batch
 
 
 def _replicas_in_sync() -> int:
@@ -140,6 +149,18 @@ def scale_regularization_loss(regularization_loss: torch.Tensor) -> torch.Tensor
 
 
 __all__ = [
+    "atrous_conv2d_transpose",
+    "depthwise_conv2d_backprop_filter",
+    "depthwise_conv2d_backprop_input",
+    "experimental",
+    "collapse_repeated",
+    "ctc_greedy_decoder",
+    "ctc_loss",
+    "ctc_unique_labels",
+    "dilation2d",
+    "erosion2d",
+    "max_pool_with_argmax",
+    "space_to_batch",
     "approx_max_k",
     "all_candidate_sampler",
     "compute_accidental_hits",

@@ -154,10 +154,16 @@ class _NoopWriter:
         pass
 
 
+def _recording() -> bool:
+    condition = getattr(_state, "record_if", True)
+    value = condition() if callable(condition) else condition
+    return bool(value.item() if isinstance(value, (torch.Tensor, np.ndarray)) else value)
+
+
 def _resolve(step: Any) -> tuple[Any, int] | None:
     stack = _stack()
-    if not stack or isinstance(stack[-1], _NoopWriter):
-        return None  # TF: without a default writer a summary op records nothing and returns False
+    if not stack or isinstance(stack[-1], _NoopWriter) or not _recording():
+        return None  # TF: without a default writer (or under record_if(False)) a summary op records nothing
     if step is None:
         step = _state.step
     if step is None:
@@ -211,6 +217,94 @@ def text(name: str, data: Any, step: Any = None, description: str | None = None)
     return True
 
 
+@contextlib.contextmanager
+def record_if(condition: Any) -> Iterator[None]:
+    """``tf.summary.record_if``: summaries inside record only while ``condition`` (a bool, a boolean
+    tensor or a function returning one, read at each summary call) holds."""
+    _stack()
+    previous = getattr(_state, "record_if", True)
+    _state.record_if = condition
+    try:
+        yield
+    finally:
+        _state.record_if = previous
+
+
+def should_record_summaries() -> torch.Tensor:
+    """``tf.summary.should_record_summaries``: whether a summary call here would write (a boolean tensor)."""
+    stack = _stack()
+    return torch.tensor(bool(stack) and not isinstance(stack[-1], _NoopWriter) and _recording())
+
+
+def flush(writer: Any = None, name: str | None = None) -> None:
+    """``tf.summary.flush``: write ``writer``'s (default: the default writer's) pending events to disk."""
+    target = writer if writer is not None else (_stack()[-1] if _stack() else None)
+    if target is not None:
+        target.flush()
+
+
+def _numpy(data: Any) -> np.ndarray:
+    return np.asarray(data.detach().cpu() if isinstance(data, torch.Tensor) else data)
+
+
+def write(tag: str, tensor: Any, step: Any = None, metadata: Any = None, name: str | None = None) -> bool:
+    """``tf.summary.write``: record ``tensor`` (any value) under ``tag`` at ``step``, as a tensor summary."""
+    from tensorboard.compat.proto.summary_pb2 import Summary, SummaryMetadata
+    from tensorboard.util import tensor_util
+
+    value = tensor() if callable(tensor) else tensor
+    target = _resolve(step)
+    if target is None:
+        return False
+    writer, at = target
+    meta = metadata if isinstance(metadata, SummaryMetadata) else SummaryMetadata()
+    if isinstance(metadata, bytes):
+        meta = SummaryMetadata.FromString(metadata)
+    proto = tensor_util.make_tensor_proto(_numpy(value))
+    writer._get_file_writer().add_summary(Summary(value=[Summary.Value(tag=tag, metadata=meta, tensor=proto)]), at)
+    return True
+
+
+def image(name: str, data: Any, step: Any = None, max_outputs: int = 3, description: str | None = None) -> bool:
+    """``tf.summary.image``: record up to ``max_outputs`` images of ``data`` ``[k, h, w, c]`` (floats in [0, 1] or uint8)."""
+    images = _numpy(data)
+    if images.ndim != 4 or images.shape[-1] not in (1, 3, 4):
+        raise ValueError(
+            f"tf.summary.image({name!r}) needs [k, height, width, 1|3|4] images. Received shape {images.shape}."
+        )
+    target = _resolve(step)
+    if target is None:
+        return False
+    writer, at = target
+    writer.add_images(name, images[: int(max_outputs)], global_step=at, dataformats="NHWC")
+    return True
+
+
+def audio(
+    name: str, data: Any, sample_rate: Any, step: Any = None, max_outputs: int = 3, encoding: str | None = None,
+    description: str | None = None,
+) -> bool:  # fmt: skip
+    """``tf.summary.audio``: record up to ``max_outputs`` clips of ``data`` ``[k, samples, channels]`` in [-1, 1].
+
+    torch's writer records mono WAV: the channels of a clip are averaged (TF keeps them).
+    """
+    clips = _numpy(data)
+    if clips.ndim != 3:
+        raise ValueError(
+            f"tf.summary.audio({name!r}) needs [k, samples, channels] audio. Received shape {clips.shape}."
+        )
+    target = _resolve(step)
+    if target is None:
+        return False
+    writer, at = target
+    rate = int(_numpy(sample_rate))
+    for clip in clips[: int(max_outputs)]:
+        writer.add_audio(
+            name, torch.from_numpy(np.ascontiguousarray(clip.mean(axis=-1))), global_step=at, sample_rate=rate
+        )
+    return True
+
+
 _trace: dict[str, Any] = {}
 
 
@@ -252,7 +346,42 @@ def trace_export(name: str, step: Any = None, profiler_outdir: str | None = None
 
 
 class experimental:  # noqa: N801 - TF's namespace tf.summary.experimental
-    """``tf.summary.experimental.set_step`` / ``get_step``."""
+    """``tf.summary.experimental.set_step`` / ``get_step`` / ``summary_scope`` / ``write_raw_pb``."""
+
+    @staticmethod
+    def write_raw_pb(tensor: Any, step: Any = None, name: str | None = None) -> bool:
+        """Writes serialized ``Summary`` protos (a string or strings) at ``step``; False without a writer."""
+        from tensorboard.compat.proto.summary_pb2 import Summary
+
+        target = _resolve(step)
+        if target is None:
+            return False
+        writer, at = target
+        raw = tensor.numpy() if hasattr(tensor, "numpy") else tensor
+        for item in np.asarray(raw, dtype=object).reshape(-1).tolist():
+            writer._get_file_writer().add_summary(
+                Summary.FromString(item if isinstance(item, bytes) else bytes(item)), at
+            )
+        return True
+
+    @staticmethod
+    @contextlib.contextmanager
+    def summary_scope(
+        name: str | None, default_name: str | None = None, values: Any = None
+    ) -> Iterator[tuple[str, str]]:
+        """``(tag, scope)`` for a summary named ``name`` under the current ``tf.name_scope`` (TF's rule)."""
+        import re
+
+        from unison.ops.control_more import get_current_name_scope, name_scope
+
+        base = name or default_name
+        if not base:
+            raise ValueError("summary_scope needs a name or a default_name.")
+        prefix = get_current_name_scope()
+        tag = f"{prefix}/{base}" if prefix else base
+        clean = re.sub(r"[^A-Za-z0-9_.\-/>]", "", base).lstrip("_-/>") or default_name or "summary"
+        with name_scope(clean) as scope:
+            yield tag, scope if scope.endswith("/") else scope + "/"
 
     @staticmethod
     def set_step(step: Any) -> None:
@@ -267,6 +396,12 @@ class experimental:  # noqa: N801 - TF's namespace tf.summary.experimental
 
 __all__ = [
     "SummaryWriter",
+    "audio",
+    "flush",
+    "image",
+    "record_if",
+    "should_record_summaries",
+    "write",
     "create_file_writer",
     "create_noop_writer",
     "experimental",

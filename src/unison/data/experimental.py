@@ -12,7 +12,6 @@ from unison.data.csv_make import make_csv_dataset
 from unison.data.dataset import Optional
 from unison.data.experimental_more import (
     SHARD_HINT,
-    DatasetInitializer,
     Reducer,
     SqlDataset,
     TFRecordWriter,
@@ -23,12 +22,10 @@ from unison.data.experimental_more import (
     get_next_as_optional,
     get_structure,
     group_by_reducer,
-    index_table_from_dataset,
     pad_to_cardinality,
     parallel_interleave,
     parse_example_dataset,
     prefetch_to_device,
-    table_from_dataset,
 )
 from unison.data.options import (
     AUTOTUNE,
@@ -42,6 +39,9 @@ from unison.data.options import (
     OptimizationOptions,
     ThreadingOptions,
 )
+from unison.data.ragged_batch import dense_to_ragged_batch
+from unison.data.save_load import load, save
+from unison.data.tables import DatasetInitializer, index_table_from_dataset, table_from_dataset
 
 
 def cardinality(dataset: Any) -> Any:
@@ -208,6 +208,9 @@ __all__ = [
     "ThreadingOptions",
     "at",
     "copy_to_device",
+    "dense_to_ragged_batch",
+    "load",
+    "save",
     "dense_to_sparse_batch",
     "enable_debug_mode",
     "get_next_as_optional",

@@ -30,14 +30,13 @@ from unison.data.specs import TensorSpec
 from unison.data.tfrecord import TFRecordOptions
 from unison.data.tfrecord import TFRecordWriter as _RecordFileWriter
 from unison.errors import DataLossError, InvalidArgumentError, OutOfRangeError
-from unison.ops import lookup, tree
+from unison.ops import tree
 from unison.ops.dtypes import as_dtype, string
 from unison.ops.parsing import parse_example
 from unison.ops.sparse_tensor import SparseTensor
 
 __all__ = [
     "SHARD_HINT",
-    "DatasetInitializer",
     "DatasetSpec",
     "FixedLengthRecordDataset",
     "IteratorSpec",
@@ -52,12 +51,10 @@ __all__ = [
     "get_next_as_optional",
     "get_structure",
     "group_by_reducer",
-    "index_table_from_dataset",
     "pad_to_cardinality",
     "parallel_interleave",
     "parse_example_dataset",
     "prefetch_to_device",
-    "table_from_dataset",
 ]
 
 SHARD_HINT = -1
@@ -472,72 +469,3 @@ def copy_to_device(target_device: str, source_device: str = "/cpu:0") -> Callabl
 def prefetch_to_device(device: str, buffer_size: int | None = None) -> Callable[[Dataset], Dataset]:
     """For ``ds.apply``: the elements on ``device``, ``buffer_size`` of them prepared ahead."""
     return lambda dataset: dataset.map(_on_device(device)).prefetch(buffer_size if buffer_size is not None else 1)
-
-
-# --- lookup tables from datasets -------------------------------------------------------------------
-
-
-def _stacked(items: list[Any], dtype: Any) -> Any:
-    if dtype == "string":
-        return np.asarray(items, dtype=object)
-    return torch.stack(items) if items else torch.zeros(0, dtype=dtype)
-
-
-class DatasetInitializer(lookup.KeyValueTensorInitializer):
-    """``tf.data.experimental.DatasetInitializer(dataset)``: a table's contents from a dataset of (key, value)."""
-
-    def __init__(self, dataset: Dataset) -> None:
-        spec = dataset.element_spec
-        if not isinstance(spec, tuple) or len(spec) != 2:
-            raise ValueError(
-                f"DatasetInitializer takes a dataset of (key, value) pairs. Received element_spec={spec!r}."
-            )
-        keys, values = [], []
-        for key, value in dataset:
-            keys.append(key.item() if isinstance(key, np.ndarray) else key)
-            values.append(value.item() if isinstance(value, np.ndarray) else value)
-        key_dtype = "string" if spec[0].dtype == "string" else spec[0].dtype
-        value_dtype = "string" if spec[1].dtype == "string" else spec[1].dtype
-        super().__init__(_stacked(keys, key_dtype), _stacked(values, value_dtype))
-
-
-def table_from_dataset(
-    dataset: Dataset | None = None,
-    num_oov_buckets: int = 0,
-    vocab_size: int | None = None,
-    default_value: Any = None,
-    hasher_spec: Any = None,
-    key_dtype: Any = string,
-    name: str | None = None,
-) -> Any:
-    """``tf.data.experimental.table_from_dataset``: a lookup table of a dataset's (key, value) pairs.
-
-    With ``num_oov_buckets`` keys not in the table go to hash buckets after the values (a
-    ``StaticVocabularyTable``); otherwise they get ``default_value`` (a ``StaticHashTable``).
-    """
-    if dataset is None:
-        raise ValueError("table_from_dataset needs a dataset of (key, value) pairs.")
-    if vocab_size is not None:
-        dataset = dataset.take(vocab_size)
-    initializer = DatasetInitializer(dataset)
-    if num_oov_buckets:
-        return lookup.StaticVocabularyTable(initializer, num_oov_buckets)
-    if default_value is None:
-        raise ValueError("table_from_dataset needs a default_value when num_oov_buckets is 0.")
-    return lookup.StaticHashTable(initializer, default_value)
-
-
-def index_table_from_dataset(
-    dataset: Dataset | None = None,
-    num_oov_buckets: int = 0,
-    vocab_size: int | None = None,
-    default_value: Any = -1,
-    hasher_spec: Any = None,
-    key_dtype: Any = string,
-    name: str | None = None,
-) -> Any:
-    """``tf.data.experimental.index_table_from_dataset``: each key of a dataset mapped to its int64 position."""
-    if dataset is None:
-        raise ValueError("index_table_from_dataset needs a dataset of keys.")
-    pairs = dataset.enumerate().map(lambda i, key: (key, i))
-    return table_from_dataset(pairs, num_oov_buckets, vocab_size, default_value, hasher_spec, key_dtype, name)

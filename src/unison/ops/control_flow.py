@@ -109,6 +109,12 @@ class TensorShape:
             a is None or b is None or a == b for a, b in zip(self._dims, o._dims)
         )
 
+    def assert_is_compatible_with(self, other: Any) -> None:
+        """Raises ValueError unless :meth:`is_compatible_with` (TF's message: "Shapes (3,) and (2,) are incompatible")."""
+        o = other if isinstance(other, TensorShape) else TensorShape(other)
+        if not self.is_compatible_with(o):
+            raise ValueError(f"Shapes {self} and {o} are incompatible")
+
     def concatenate(self, other: Any) -> TensorShape:
         """This shape's dimensions followed by ``other``'s."""
         o = other if isinstance(other, TensorShape) else TensorShape(other)

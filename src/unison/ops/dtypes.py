@@ -30,6 +30,10 @@ int16 = torch.int16
 int32 = torch.int32
 int64 = torch.int64
 uint8 = torch.uint8
+# torch keeps few kernels for the wider unsigned types; TF has few too (casts, constants, bit ops)
+uint16 = torch.uint16
+uint32 = torch.uint32
+uint64 = torch.uint64
 bool = torch.bool
 complex64 = torch.complex64
 complex128 = torch.complex128
@@ -77,6 +81,9 @@ _BY_NAME: dict[str, Any] = {
     "int32": int32,
     "int64": int64,
     "uint8": uint8,
+    "uint16": uint16,
+    "uint32": uint32,
+    "uint64": uint64,
     "bool": torch.bool,
     "complex64": complex64,
     "complex128": complex128,
@@ -166,6 +173,45 @@ def as_torch(value: Any, dtype: torch.dtype | None = None, device: Any = None) -
     return tensor if dtype is None and device is None else tensor.to(device=device, dtype=dtype)
 
 
+# TF's registry of conversion functions (a process-wide table in TF too), lowest priority first
+_CONVERSIONS: list[tuple[type | builtins.tuple[type, ...], Any]] = []
+_PRIORITIES: list[int] = []
+
+
+def register_tensor_conversion_function(base_type: Any, conversion_func: Any, priority: int = 100) -> None:
+    """``tf.register_tensor_conversion_function``: ``conversion_func(value, dtype, name, as_ref)`` converts
+    instances of ``base_type`` in ``tf.convert_to_tensor`` (and every op's arguments).
+
+    A function may return ``NotImplemented`` to let the next one try, as in TF. Python numbers,
+    numpy values and tensors cannot be given a new conversion (TF refuses them too).
+
+    Example:
+        >>> class Meters:
+        ...     def __init__(self, v):
+        ...         self.v = v
+        >>> register_tensor_conversion_function(Meters, lambda x, dtype=None, name=None, as_ref=False: to_tensor(x.v))
+        >>> to_tensor(Meters(2.5)).item()
+        2.5
+    """
+    bases = base_type if isinstance(base_type, builtins.tuple) else (base_type,)
+    if not all(isinstance(b, type) for b in bases):
+        raise TypeError(
+            f"register_tensor_conversion_function: base_type must be a type or a tuple of types. Received: {base_type!r}."
+        )
+    refused = (int, float, complex, np.ndarray, np.generic, torch.Tensor)
+    if any(issubclass(b, refused) for b in bases):
+        raise TypeError(
+            f"Cannot register conversions for Python numeric types, NumPy scalars and arrays or tensors. Received: {base_type!r}."
+        )
+    if not callable(conversion_func):
+        raise TypeError(
+            f"register_tensor_conversion_function: conversion_func must be callable. Received: {conversion_func!r}."
+        )
+    at = builtins.sum(1 for p in _PRIORITIES if p <= priority)
+    _PRIORITIES.insert(at, priority)
+    _CONVERSIONS.insert(at, (bases, conversion_func))
+
+
 def to_tensor(value: Any, dtype: Any = None) -> Any:
     """TF's conversion of ``value`` to a tensor (no copy when it already is one of that dtype)."""
     if dtype is not None:
@@ -190,6 +236,11 @@ def to_tensor(value: Any, dtype: Any = None) -> Any:
         items = [to_tensor(v, dtype) for v in value]
         common = dtype or next(t.dtype for t, v in zip(items, value) if isinstance(v, torch.Tensor))
         return torch.stack([t.to(common) for t in items])
+    for base, function in _CONVERSIONS:  # tf.register_tensor_conversion_function's, by priority
+        if isinstance(value, base):
+            converted = function(value, dtype=dtype, name=None, as_ref=False)
+            if converted is not NotImplemented:
+                return converted
     convert = getattr(type(value), "__tf_tensor__", None)
     if convert is not None:  # TF's conversion protocol (tf.IndexedSlices becomes its dense tensor)
         return convert(value, dtype)
@@ -223,4 +274,7 @@ __all__ = [
     "int64",
     "string",
     "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
 ]

@@ -12,6 +12,8 @@ Example:
     True
 """
 
+import types
+
 from unison.saved_model.constants import (
     ASSETS_DIRECTORY,
     ASSETS_KEY,
@@ -45,6 +47,7 @@ from unison.saved_model.save import (
     LoadedModule,
     LoadOptions,
     SaveOptions,
+    VariablePolicy,
     contains_saved_model,
     load,
     save,
@@ -56,7 +59,11 @@ from unison.saved_model.save import (
     write_serving_export as write_serving_export,  # model.export(format='tf_saved_model') writes it
 )
 
+# tf.saved_model.experimental: the variable policy of SaveOptions
+experimental = types.SimpleNamespace(VariablePolicy=VariablePolicy)
+
 __all__ = [
+    "experimental",
     "ASSETS_DIRECTORY",
     "ASSETS_KEY",
     "CLASSIFY_INPUTS",

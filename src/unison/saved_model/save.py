@@ -36,6 +36,7 @@ Example:
 
 from __future__ import annotations
 
+import enum
 import json
 import os
 import warnings
@@ -57,9 +58,30 @@ _FORMAT = "unison.saved_model/1"
 DEFAULT_SERVING_SIGNATURE_DEF_KEY = "serving_default"
 
 
+class VariablePolicy(enum.Enum):
+    """``tf.saved_model.experimental.VariablePolicy``: how a SavedModel keeps variables' devices (TF's values)."""
+
+    NONE = None
+    SAVE_VARIABLE_DEVICES = "save_variable_devices"
+    EXPAND_DISTRIBUTED_VARIABLES = "expand_distributed_variables"
+
+    @classmethod
+    def from_obj(cls, obj: Any) -> VariablePolicy:
+        """A policy from a policy, its value (a string, any case) or None, as SaveOptions accepts them."""
+        if isinstance(obj, cls):
+            return obj
+        for policy in cls:
+            if obj == policy.value or (isinstance(obj, str) and obj.lower() == str(policy.value)):
+                return policy
+        raise ValueError(f"Received invalid VariablePolicy value: {obj!r}. Choose one of {[p.value for p in cls]}.")
+
+
 @dataclass(frozen=True)
 class SaveOptions:
-    """TF's ``tf.saved_model.SaveOptions``: accepted; nothing here changes what unison writes."""
+    """TF's ``tf.saved_model.SaveOptions``: accepted; nothing here changes what unison writes.
+
+    ``experimental_variable_policy`` is converted to a :class:`VariablePolicy`, as in TF.
+    """
 
     namespace_whitelist: Any = None
     save_debug_info: bool = False
@@ -71,6 +93,11 @@ class SaveOptions:
     experimental_skip_saver: bool = False
     experimental_sharding_callback: Any = None
     extra_tags: Any = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "experimental_variable_policy", VariablePolicy.from_obj(self.experimental_variable_policy)
+        )
 
 
 @dataclass(frozen=True)
