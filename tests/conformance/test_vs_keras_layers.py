@@ -465,6 +465,22 @@ def test_hashing_with_a_mask_value(tf):
     return layer(tf.constant([["a", ""], ["c", "c"]]))
 
 
+@same_as_tf("keras:layers.Hashing")
+def test_hashing_with_a_salt(tf):
+    words = tf.constant([["cat"], ["dog"], ["a bird"], [""], ["a much longer string"]])
+    pair = tf.keras.layers.Hashing(num_bins=7, salt=[7, 11])
+    single = tf.keras.layers.Hashing(num_bins=5, salt=13)
+    return pair(words), single(words), single(tf.constant([[1], [22], [333]]))
+
+
+@pytest.mark.parametrize("mode", ["one_hot", "multi_hot", "count"])
+@same_as_tf("keras:layers.Hashing", edge=True)
+def test_hashing_encoded(tf, mode):
+    layer = tf.keras.layers.Hashing(num_bins=4, output_mode=mode)
+    x = tf.constant(["a", "b", "c"]) if mode == "one_hot" else tf.constant([["a", "b"], ["c", "c"]])
+    return layer(x)
+
+
 @same_as_tf("keras:layers.StringLookup")
 def test_string_lookup(tf):
     layer = tf.keras.layers.StringLookup(vocabulary=["a", "b", "c"])
@@ -531,11 +547,11 @@ def test_text_vectorization_bigram_counts(tf):
 
 @same_as_tf("keras:layers.Discretization")
 def test_discretization(tf):
-    # output_mode="multi_hot": the "int" mode's ids are int64 in unison, int32 in Keras on TF (a bug left)
     layer = tf.keras.layers.Discretization(bin_boundaries=[0.0, 1.0, 2.0], output_mode="multi_hot")
+    ids = tf.keras.layers.Discretization(bin_boundaries=[0.0, 1.0, 2.0])
     x = tf.constant([[-1.5, 1.0, 2.5], [0.5, 3.0, 0.0]])
     clone = tf.keras.layers.Discretization.from_config(layer.get_config())
-    return layer(x), clone(x)
+    return layer(x), clone(x), ids(x)
 
 
 @same_as_tf("keras:layers.Discretization", edge=True)
@@ -808,17 +824,52 @@ def test_the_augmentation_table_names_its_layers():
 # Input, InputLayer, Lambda, a Layer subclass, HashedCrossing
 
 
-@same_as_tf("keras:layers.Input")
+def _dtype(dtype) -> str:
+    """A dtype's name on either side (Keras's KerasTensor has a string, unison's a torch dtype)."""
+    return str(getattr(dtype, "name", dtype)).replace("torch.", "")
+
+
+@same_as_tf("keras:layers.Input", "keras:Input")
 def test_input(tf):
-    # (x.dtype is left out: unison's KerasTensor gives a torch dtype, int32 as torch.int64; a bug left)
     x = tf.keras.layers.Input(shape=(3,))
-    return _shape(x.shape), x.ndim
+    y = tf.keras.Input(shape=(2, 3), dtype="float64")
+    return _shape(x.shape), x.ndim, _dtype(x.dtype), _shape(y.shape), _dtype(y.dtype)
 
 
-@same_as_tf("keras:layers.Input", edge=True)
+@same_as_tf("keras:layers.Input", "keras:Input", edge=True)
 def test_input_of_unknown_sizes_and_int_dtype(tf):
     x = tf.keras.layers.Input(shape=(None, 2), dtype="int32")
-    return _shape(x.shape), x.ndim
+    return _shape(x.shape), x.ndim, _dtype(x.dtype), _dtype(tf.keras.Input((1,), dtype="int64").dtype)
+
+
+@same_as_tf("keras:layers.InputLayer")
+def test_input_layer(tf):
+    layer = tf.keras.layers.InputLayer(shape=(3, 2))
+    return _shape(layer.batch_shape), _shape(layer.output.shape), _dtype(layer.output.dtype)
+
+
+@same_as_tf("keras:layers.InputLayer", edge=True)
+def test_input_layer_of_ints_in_a_sequential_model(tf):
+    layer = tf.keras.layers.InputLayer(shape=(None,), dtype="int32")
+    model = tf.keras.Sequential([layer, tf.keras.layers.Embedding(5, 2)])
+    model.layers[-1].set_weights([np.arange(10, dtype=np.float32).reshape(5, 2)])
+    return _shape(layer.batch_shape), _dtype(layer.output.dtype), model(np.array([[1, 4, 0]], np.int32))
+
+
+@same_as_tf(
+    "keras:layers.RandomCrop",
+    differs="RandomCrop(training=False) passes the images through unchanged, as Keras 3.15 does; Keras 2 "
+    "(tf_keras) center-crops and resizes them instead",
+)
+def test_random_crop_at_inference(tf):
+    x = _images(tf, 2)
+    # (compute_output_shape is left out: Keras 3.15 says (3, 2) there while its call gives the input's size)
+    return tf.keras.layers.RandomCrop(3, 2)(x, training=False)
+
+
+@same_as_tf("keras:layers.RandomCrop", edge=True, values=False)
+def test_random_crop_in_training_of_one_image(tf):
+    return tf.keras.layers.RandomCrop(3, 2, seed=1)(_images(tf, 1), training=True)
 
 
 @same_as_tf("keras:layers.Lambda")
