@@ -1157,3 +1157,48 @@ def test_the_tables_cover_the_listed_names():
     listed = {n.split(":")[1].split(".")[-1] for n in OPS_NAMES}
     assert listed == {row[0].split(".")[-1] for row in OPS}
     assert [row[0] for row in OPS] == [row[0] for row in OPS_EDGE]
+
+
+# ---------------------------------------------------------------------------------------------
+# control flow (functions as arguments), empty (values unspecified: shape and dtype), get_item
+
+CONTROL_FLOW_NAMES = (
+    "keras:ops.cond",
+    "keras:ops.fori_loop",
+    "keras:ops.map",
+    "keras:ops.scan",
+    "keras:ops.switch",
+    "keras:ops.vectorized_map",
+    "keras:ops.while_loop",
+    "keras:ops.get_item",
+    "keras:ops.numpy.get_item",
+    "keras:ops.empty",
+    "keras:ops.numpy.empty",
+)
+
+
+def _control_flow(tf, rows: int):
+    ops = tf.keras.ops
+    x = _inputs()["A"][:rows]
+    empty = ops.empty((rows, 2), dtype="float32")
+    return {
+        "cond": ops.cond(rows > 1, lambda: ops.sum(x), lambda: ops.max(ops.abs(x))),
+        "fori_loop": ops.fori_loop(0, 3, lambda i, acc: acc * 2.0 + i, ops.ones_like(x)),
+        "map": ops.map(lambda row: ops.sum(row * row), x),
+        "scan": ops.scan(lambda carry, row: (carry + row, carry * 2.0), ops.zeros((4,)), x),
+        "switch": ops.switch(1, [lambda v: v + 1.0, lambda v: v * 3.0], x),
+        "vectorized_map": ops.vectorized_map(lambda row: ops.max(row), x),
+        "while_loop": ops.while_loop(lambda i, s: i < 4, lambda i, s: (i + 1, s + 0.5), (0, 1.0)),
+        "get_item": ops.get_item(x, 0) if rows else ops.get_item(_inputs()["A"], 1),
+        "empty": (list(ops.shape(empty)), ops.dtype(empty)),
+    }
+
+
+@same_as_tf(*CONTROL_FLOW_NAMES, rtol=1e-5, atol=1e-6)
+def test_control_flow(tf):
+    return _control_flow(tf, 3)
+
+
+@same_as_tf(*CONTROL_FLOW_NAMES, edge=True, rtol=1e-5, atol=1e-6)
+def test_control_flow_of_one_row(tf):
+    return _control_flow(tf, 1)
