@@ -88,14 +88,14 @@ def test_array_utils(tf, dialect):
     edge=True,
     dialects=BOTH,
     rtol=1e-6,
-    differs="utils.normalize(order=1, axis=0) divides each column by its L1 norm, as Keras 2 does; Keras 3.15 "
-    "gives 4/3 for the column [4, 0] (so its run uses order=2)",
+    differs="utils.normalize(x, axis=0) divides each column by its norm, as Keras 2 does; Keras 3.15 gives 4/3 "
+    "for the column [4, 0] of [[3, 4], [0, 0]] (so its run normalizes rows, axis=1)",
 )
 def test_array_utils_edge_cases(tf, dialect):
     u = tf.keras.utils
     return (
         _categorical(u, np.array([[1], [0]]), dialect),
-        u.normalize(np.array([[3.0, 4.0], [0.0, 0.0]]), axis=0, order=1 if dialect == "tf_keras" else 2),
+        u.normalize(np.array([[3.0, 4.0], [0.0, 0.0]]), axis=0 if dialect == "tf_keras" else 1, order=1),
         u.pad_sequences([[], [1, 2]], maxlen=3, dtype="float32"),
         tf.keras.preprocessing.sequence.pad_sequences([[1.5, 2.5]], dtype="float32", padding="post"),
     )
