@@ -85,6 +85,15 @@ def _names_of(args: list[ast.expr], tables: dict[str, tuple[str, ...]]) -> Itera
             yield from tables[arg.value.id]
 
 
+def _dialects(node: ast.expr | None, tables: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The ``dialects=`` of a decorator: a literal tuple of strings or a module-level table's name."""
+    if isinstance(node, ast.Name):
+        return tables.get(node.id, ())
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return tuple(e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
+    return ()
+
+
 def scan_tests(folder: pathlib.Path = HERE) -> tuple[dict[str, Evidence], list[Difference]]:
     """The names each ``@same_as_tf`` test checks, from the test files' source."""
     evidence: dict[str, Evidence] = defaultdict(Evidence)
@@ -97,6 +106,9 @@ def scan_tests(folder: pathlib.Path = HERE) -> tuple[dict[str, Evidence], list[D
             keywords = {kw.arg: kw.value for kw in call.keywords if kw.arg}
             edge = isinstance(keywords.get("edge"), ast.Constant) and keywords["edge"].value is True  # type: ignore[union-attr]
             where = f"{path.name}::{test}"
+            if "tf_keras" in _dialects(keywords.get("dialects"), tables):
+                # a test run in both Keras dialects checks each "keras:" name in Keras 2 too
+                names = (*names, *("tf_keras:" + n.split(":", 1)[1] for n in names if n.startswith("keras:")))
             for name in names:
                 (evidence[name].edge if edge else evidence[name].ordinary).append(where)
             differs = keywords.get("differs")

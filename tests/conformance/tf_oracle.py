@@ -27,6 +27,13 @@ them from the source, without running anything): ``names`` are the public names 
 dtype promotion, NaN, a bad argument) a name needs besides its ordinary test; ``differs`` is the
 reason for a difference kept on purpose, listed in the report.
 
+Keras 2: ``dialects=("keras", "tf_keras")`` runs the test once per dialect (a ``dialect`` parameter
+the body may take too). In the ``"tf_keras"`` run the TensorFlow side's ``tf.keras`` is the
+``tf_keras`` package (Keras 2.21, what ``TF_USE_LEGACY_KERAS=1`` gives), in the ``"keras"`` run (and
+in every test without ``dialects``) the ``keras`` package (Keras 3.15); unison has one
+``keras`` serving both dialects, so its side is the same. A ``"keras:<name>"`` of such a test
+counts for ``"tf_keras:<name>"`` too in the report.
+
 Why a separate process for TensorFlow: TF starts thread pools and reads its own OpenMP settings
 at import; the replica tests of the same pytest run fork processes afterwards, which must not
 inherit them. The oracle is one long-lived process per pytest session, started on first use.
@@ -274,15 +281,36 @@ def _oracle_main(conn: multiprocessing.connection.Connection, here: str) -> None
             return
         if request is None:
             return
-        path, qualname, kwargs = request
+        path, qualname, kwargs, dialect = request
         try:
             body = getattr(_load_module(path), qualname).tf_body
-            result: Any = to_portable(body(tf, **kwargs))
+            result: Any = to_portable(body(_with_keras(tf, dialect), **kwargs))
         except Exception as exc:
             result = _error(exc)
         except BaseException as exc:  # noqa: B036 - report anything, the test process decides
             result = Portable("error", None, type(exc).__name__, traceback.format_exc(limit=3))
         conn.send(result)
+
+
+class _KerasDialect:
+    """TensorFlow with another ``keras``: ``tf.keras`` is ``tf_keras`` (Keras 2), the rest is TF's."""
+
+    def __init__(self, tf: Any, keras: Any) -> None:
+        self._tf = tf
+        self.keras = keras
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._tf, name)
+
+
+def _with_keras(tf: Any, dialect: str) -> Any:
+    # Keras 3's side is the ``keras`` package itself (what the report's listing walks): TF's
+    # ``tf.keras`` is a narrower face of it (no ``keras.losses.mean_squared_error`` there)
+    if dialect == "keras":
+        import keras
+    else:
+        import tf_keras as keras
+    return _KerasDialect(tf, keras)
 
 
 class _Oracle:
@@ -318,9 +346,9 @@ class _Oracle:
         self.conn, self.version = ours, detail
         atexit.register(self.stop)
 
-    def run(self, path: str, qualname: str, kwargs: dict[str, Any]) -> Any:
+    def run(self, path: str, qualname: str, kwargs: dict[str, Any], dialect: str = "keras") -> Any:
         assert self.conn is not None
-        self.conn.send((path, qualname, kwargs))
+        self.conn.send((path, qualname, kwargs, dialect))
         if not self.conn.poll(_ORACLE_TIMEOUT_S):
             self.process.kill()
             self.conn = None
@@ -362,6 +390,7 @@ def same_as_tf(
     check_dtype: bool = True,
     differs: str | None = None,
     match: str | None = None,
+    dialects: Sequence[str] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., None]]:
     """Make ``fn(tf, **params)`` a test that compares unison's result with TensorFlow's.
 
@@ -374,12 +403,17 @@ def same_as_tf(
         differs: why unison differs from TF here on purpose (listed in the coverage report).
         match: a regular expression unison's error message must match when the body raises (the
             message names the op and the argument).
+        dialects: run once per Keras dialect, ``"keras"`` (Keras 3) and/or ``"tf_keras"`` (Keras 2):
+            TensorFlow's side then gets ``tf_keras`` as ``tf.keras``; a body taking a ``dialect``
+            parameter is told which.
 
     Without TensorFlow the body still runs on unison (and must match ``match`` where given); the
     comparison is then skipped with the reason. CI installs TensorFlow, so there it always compares.
     """
     if not check_dtype and not differs:
         raise ValueError("same_as_tf(check_dtype=False) needs differs='why unison keeps another dtype'")
+    if dialects is not None and (not dialects or set(dialects) - {"keras", "tf_keras"}):
+        raise ValueError(f"same_as_tf(dialects=...) takes 'keras' and/or 'tf_keras'. Received: {dialects!r}")
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., None]:
         signature = inspect.signature(fn)
@@ -387,9 +421,14 @@ def same_as_tf(
         if not params or params[0].name != "tf":
             raise TypeError(f"conformance test {fn.__name__} must take `tf` as its first argument")
         path = os.path.abspath(inspect.getfile(fn))
+        body_takes_dialect = "dialect" in signature.parameters
 
         def test(**kwargs: Any) -> None:
             import unison
+
+            dialect = kwargs.pop("dialect", "keras") if dialects is not None else "keras"
+            if body_takes_dialect:
+                kwargs["dialect"] = dialect
 
             try:
                 ours: Any = to_portable(fn(unison, **kwargs))
@@ -405,16 +444,24 @@ def same_as_tf(
                 import pytest
 
                 pytest.skip(f"TensorFlow is not importable here ({_ORACLE.missing}): nothing to compare with")
-            theirs = _ORACLE.run(path, fn.__name__, kwargs)
+            theirs = _ORACLE.run(path, fn.__name__, kwargs, dialect)
             compare(ours, theirs, rtol=rtol, atol=atol, check_dtype=check_dtype, values=values)
 
         test.__name__ = fn.__name__
         test.__qualname__ = fn.__qualname__
         test.__module__ = fn.__module__
         test.__doc__ = fn.__doc__
-        test.__signature__ = signature.replace(parameters=params[1:])  # type: ignore[attr-defined]
+        rest = params[1:]
+        marks = list(getattr(fn, "pytestmark", []))
+        if dialects is not None:
+            import pytest
+
+            if not body_takes_dialect:
+                rest = [*rest, inspect.Parameter("dialect", inspect.Parameter.KEYWORD_ONLY)]
+            marks.append(pytest.mark.parametrize("dialect", list(dialects)))
+        test.__signature__ = signature.replace(parameters=rest)  # type: ignore[attr-defined]
         test.tf_body = fn  # type: ignore[attr-defined]
-        test.pytestmark = list(getattr(fn, "pytestmark", []))  # type: ignore[attr-defined]
+        test.pytestmark = marks  # type: ignore[attr-defined]
         return test
 
     return decorate

@@ -116,7 +116,7 @@ def test_discretization_output_modes_equal_tf():
     assert count(np.array([[-1.5, -1.0], [3.4, 0.5]])).tolist() == [[2.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 1.0]]
     # the boundaries compare as float32, as TF's Bucketize
     ints = layers.Discretization(bin_boundaries=[0.1, 0.2])(np.array([0.1, 0.2, 0.30000001, 0.19999999]))
-    assert ints.tolist() == [1, 2, 2, 1] and ints.dtype == torch.int64
+    assert ints.tolist() == [1, 2, 2, 1] and ints.dtype == torch.int32  # Keras's dtype
 
 
 def test_discretization_errors_and_config():

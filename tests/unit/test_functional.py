@@ -23,7 +23,7 @@ def _two_layer() -> keras.Model:
 
 def test_input_is_symbolic_with_batch_axis_none() -> None:
     x = keras.Input(shape=(5, 2), dtype="int32", name="ids")
-    assert x.shape == (None, 5, 2) and x.dtype == torch.int64 and x.name == "ids"
+    assert x.shape == (None, 5, 2) and x.dtype == torch.int32 and x.name == "ids"  # Keras's dtype
     y = keras.layers.Dense(3)(keras.Input(shape=(5,)))
     assert y.shape == (None, 3)
 

@@ -149,7 +149,7 @@ def test_percentage_and_logarithmic_errors() -> None:
     m = metrics.MeanAbsolutePercentageError()
     m.update_state(y_true, y_pred)
     assert float(m.result()) == pytest.approx(68.75)
-    assert isinstance(losses.get("mape"), losses.MeanAbsolutePercentageError)
+    assert isinstance(losses.resolve("mape"), losses.MeanAbsolutePercentageError)
     assert float(metrics.get("msle", y_true_shape=(2, 2), y_pred_shape=(2, 2))(y_true, y_pred)) == pytest.approx(
         want.mean()
     )

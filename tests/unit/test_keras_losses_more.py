@@ -94,7 +94,7 @@ def test_hinge_family_with_zero_one_labels_converted() -> None:
     ],
 )
 def test_string_names_resolve(name: str, cls: type) -> None:
-    assert isinstance(losses.get(name), cls)
+    assert isinstance(losses.resolve(name), cls)
 
 
 def test_function_spellings_are_keras_functions() -> None:
@@ -149,7 +149,7 @@ def test_user_function_returning_a_scalar_is_the_batch_loss() -> None:
     def contrastive(y_true: torch.Tensor, y_pred: torch.Tensor) -> torch.Tensor:
         return torch.mean((y_true - y_pred) ** 2)  # keras.io's siamese example reduces itself
 
-    loss = losses.get(contrastive)
+    loss = losses.resolve(contrastive)
     y_true, y_pred = torch.tensor([0.0, 1.0, 1.0, 0.0]), torch.tensor([[0.5], [0.5], [1.0], [0.0]])
     assert float(loss(y_true, y_pred)) == pytest.approx(0.125)
     # a sample weight cannot apply per example: the scalar is scaled by the mean weight, as Keras 3
@@ -173,7 +173,7 @@ def test_compile_with_a_scalar_user_loss_trains() -> None:
 
 
 def test_wrong_length_result_still_explains() -> None:
-    loss = losses.get(lambda t, p: torch.zeros(3))
+    loss = losses.resolve(lambda t, p: torch.zeros(3))
     with pytest.raises(ValueError, match="one loss per example"):
         loss.per_example(torch.zeros(4), torch.zeros(4, 1))
 
@@ -193,6 +193,6 @@ def test_binary_focal_crossentropy_matches_keras_example_and_options() -> None:
     loss = losses.BinaryFocalCrossentropy(apply_class_balancing=True, alpha=0.3, gamma=1.5, from_logits=True)
     expected = np.mean([reference(t, p, 1.5, 0.3) for t, p in zip([1.0, 0.0], probs)])
     assert float(loss(_t([[1.0, 0.0]]), logits)) == pytest.approx(expected)
-    assert isinstance(losses.get("binary_focal_crossentropy"), losses.BinaryFocalCrossentropy)
+    assert isinstance(losses.resolve("binary_focal_crossentropy"), losses.BinaryFocalCrossentropy)
     with pytest.raises(ValueError, match="label_smoothing"):
         losses.BinaryFocalCrossentropy(label_smoothing=2.0)

@@ -272,8 +272,9 @@ def test_random_crop_resizing_and_center_crop() -> None:
     for i in range(6):
         found = [(r, c) for r in range(5) for c in range(6) if torch.equal(out[i], x[i, r : r + 4, c : c + 5])]
         assert found, "each crop is a window of its own image"
-    inference = crop(x, training=False)
-    torch.testing.assert_close(inference, layers.Resizing(4, 5, crop_to_aspect_ratio=True)(x))
+    torch.testing.assert_close(crop(x, training=False), x)  # Keras 3: unchanged at inference
+    small = crop(x[:, :3, :4], training=True)  # smaller than the crop: resized
+    torch.testing.assert_close(small, layers.Resizing(4, 5, crop_to_aspect_ratio=True)(x[:, :3, :4]))
     resized = layers.Resizing(4, 5)(x)
     torch.testing.assert_close(resized, tf.image.resize(x, [4, 5]))
     assert layers.Resizing(4, 4, interpolation="nearest")(torch.ones(8, 8, 1, dtype=torch.uint8)).dtype == torch.float32

@@ -23,7 +23,7 @@ def _np_sparse_ce(labels: np.ndarray, probs: np.ndarray) -> np.ndarray:
 def test_sparse_ce_matches_numpy_reference_per_example() -> None:
     probs = np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8], [0.3, 0.4, 0.3]], dtype=np.float64)
     labels = np.array([0, 2, 0])
-    got = losses.get("sparse_categorical_crossentropy").per_example(torch.tensor(labels), torch.tensor(probs))
+    got = losses.resolve("sparse_categorical_crossentropy").per_example(torch.tensor(labels), torch.tensor(probs))
     assert got.shape == (3,)
     np.testing.assert_allclose(got.numpy(), _np_sparse_ce(labels, probs), rtol=1e-6)
 
@@ -50,7 +50,7 @@ def test_softmax_output_uses_attached_logits_for_a_confident_prediction() -> Non
     logits = torch.tensor([[200.0, 0.0, -50.0], [1.0, 2.0, 3.0]], requires_grad=True)
     probs = activations.get("softmax")(logits)
     labels = torch.tensor([1, 2])
-    got = losses.get("sparse_categorical_crossentropy").per_example(labels, probs)
+    got = losses.resolve("sparse_categorical_crossentropy").per_example(labels, probs)
     expected = -torch.log_softmax(logits, dim=-1)[[0, 1], [1, 2]]
     assert torch.isfinite(got).all()
     torch.testing.assert_close(got, expected)
@@ -85,7 +85,7 @@ def test_categorical_ce_normalises_probabilities_like_keras() -> None:
 def test_binary_ce_matches_numpy_and_aligns_label_rank() -> None:
     y_pred = np.array([[0.9], [0.2], [1.0]], dtype=np.float64)
     y_true = np.array([1.0, 0.0, 0.0])
-    got = losses.get("binary_crossentropy").per_example(torch.tensor(y_true), torch.tensor(y_pred))
+    got = losses.resolve("binary_crossentropy").per_example(torch.tensor(y_true), torch.tensor(y_pred))
     p = np.clip(y_pred[:, 0], EPS, 1 - EPS)
     expected = -(y_true * np.log(p) + (1 - y_true) * np.log(1 - p))
     assert got.shape == (3,)  # not (3, 3): labels of shape (batch,) must not broadcast
@@ -119,7 +119,7 @@ def test_from_logits_true_on_softmax_output_warns_and_uses_logits() -> None:
 def test_regression_losses_average_the_last_axis_per_example(name, fn) -> None:
     y_true = torch.tensor([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
     y_pred = torch.tensor([[1.5, 1.0, 3.0], [2.0, -2.0, 1.0]])
-    torch.testing.assert_close(losses.get(name).per_example(y_true, y_pred), fn(y_pred - y_true))
+    torch.testing.assert_close(losses.resolve(name).per_example(y_true, y_pred), fn(y_pred - y_true))
 
 
 def test_mse_with_one_dimensional_targets_gives_one_value_per_example() -> None:
@@ -141,7 +141,7 @@ def test_half_precision_predictions_are_computed_in_float32() -> None:
 
 
 def test_sparse_check_targets_reports_out_of_range_label() -> None:
-    loss = losses.get("sparse_categorical_crossentropy")
+    loss = losses.resolve("sparse_categorical_crossentropy")
     loss.check_targets(np.arange(10, dtype=np.uint8), 10)
     with pytest.raises(ValueError) as err:
         loss.check_targets(np.array([0, 3, 10]), 10)
@@ -202,32 +202,32 @@ def test_other_losses_do_not_check_targets() -> None:
     ],
 )
 def test_get_resolves_keras_names(identifier, cls) -> None:
-    assert type(losses.get(identifier)) is cls
+    assert type(losses.resolve(identifier)) is cls
 
 
 def test_get_returns_instances_and_wraps_callables() -> None:
     instance = losses.BinaryCrossentropy(from_logits=True)
-    assert losses.get(instance) is instance
+    assert losses.resolve(instance) is instance
 
     def squared(y_true, y_pred):
         return (y_true - y_pred) ** 2
 
-    wrapped = losses.get(squared)
+    wrapped = losses.resolve(squared)
     assert wrapped.name == "squared"
     torch.testing.assert_close(wrapped.per_example(torch.zeros(2, 2), torch.ones(2, 2)), torch.ones(2))
 
 
 def test_wrapped_callable_that_averages_the_batch_is_the_batch_loss() -> None:
     # Keras 3 reduces whatever the function returns: a scalar is the batch's loss.
-    loss = losses.get(lambda y_true, y_pred: ((y_true - y_pred) ** 2).mean())
+    loss = losses.resolve(lambda y_true, y_pred: ((y_true - y_pred) ** 2).mean())
     assert loss.per_example(torch.zeros(4, 2), torch.ones(4, 2)).tolist() == [1.0] * 4
     with pytest.raises(ValueError, match="one loss per example"):
-        losses.get(lambda y_true, y_pred: torch.zeros(3)).per_example(torch.zeros(4, 2), torch.ones(4, 2))
+        losses.resolve(lambda y_true, y_pred: torch.zeros(3)).per_example(torch.zeros(4, 2), torch.ones(4, 2))
 
 
 def test_get_unknown_string_lists_names_and_received_value() -> None:
     with pytest.raises(ValueError) as err:
-        losses.get("sparse_categorical_crossentropi")
+        losses.resolve("sparse_categorical_crossentropi")
     message = str(err.value)
     assert "'sparse_categorical_crossentropy'" in message and "'mse'" in message
     assert "Received: loss='sparse_categorical_crossentropi'" in message
@@ -235,9 +235,18 @@ def test_get_unknown_string_lists_names_and_received_value() -> None:
 
 def test_get_rejects_non_callable() -> None:
     with pytest.raises(ValueError, match="Received: loss=3"):
-        losses.get(3)
+        losses.resolve(3)
 
 
 def test_label_smoothing_is_validated() -> None:
     with pytest.raises(ValueError, match="label_smoothing=1.5"):
         losses.CategoricalCrossentropy(label_smoothing=1.5)
+
+
+def test_get_gives_the_function_for_a_function_name_and_an_instance_for_a_class_name():
+    # Keras's losses.get: get("mean_squared_error") is the per-example function
+    assert losses.get("mean_squared_error") is losses.mean_squared_error
+    assert isinstance(losses.get("MeanSquaredError"), losses.MeanSquaredError)
+    assert losses.get(None) is None
+    with pytest.raises(ValueError, match="Unknown loss function"):
+        losses.get("mean_sqared_error")

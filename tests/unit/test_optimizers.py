@@ -82,11 +82,6 @@ def test_get_gives_keras_3_defaults(name, cls, expected) -> None:
         (optimizers.Adam(weight_decay=0.01), torch.optim.AdamW, {"weight_decay": 0.01}),
         (optimizers.AdamW(), torch.optim.AdamW, {"weight_decay": 0.004, "eps": 1e-7}),
         (
-            optimizers.RMSprop(rho=0.8, momentum=0.5, centered=True),
-            torch.optim.RMSprop,
-            {"alpha": 0.8, "momentum": 0.5, "centered": True, "eps": 1e-7},
-        ),
-        (
             optimizers.Adagrad(initial_accumulator_value=0.2),
             torch.optim.Adagrad,
             {"initial_accumulator_value": 0.2, "eps": 1e-7},
@@ -97,6 +92,16 @@ def test_build_maps_hyper_parameters_to_torch(opt, torch_cls, group) -> None:
     built = opt.build(_layer().parameters())
     assert type(built) is torch_cls and opt.torch_optimizer is built
     assert {k: built.param_groups[0][k] for k in group} == group
+
+
+def test_rmsprop_divides_by_the_root_of_velocity_plus_epsilon() -> None:
+    # Keras: w -= lr * g / sqrt(v + eps); torch's RMSprop would give w -= lr * g / (sqrt(v) + eps)
+    w = torch.nn.Parameter(torch.tensor([1.0]))
+    opt = optimizers.RMSprop(learning_rate=0.1, epsilon=0.01)
+    opt.apply_gradients([(torch.tensor([0.1]), w)])
+    velocity = 0.1 * 0.1**2
+    assert w.item() == pytest.approx(1.0 - 0.1 * 0.1 / (velocity + 0.01) ** 0.5, rel=1e-6)
+    assert [tuple(v.shape) for v in opt.variables] == [(), (1,)]
 
 
 def test_sgd_momentum_follows_keras_update_rule() -> None:

@@ -215,7 +215,7 @@ def torch_loss(name: str, model: nn.Module) -> Callable[[torch.Tensor, torch.Ten
         return nn.CrossEntropyLoss(reduction="none")
     from unison.keras import losses
 
-    loss = getattr(model, "loss", None) or losses.get("sparse_categorical_crossentropy")
+    loss = getattr(model, "loss", None) or losses.resolve("sparse_categorical_crossentropy")
     return lambda logits, y: loss.per_example(y, logits)
 
 

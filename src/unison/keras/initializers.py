@@ -118,6 +118,16 @@ class Initializer:
         """Return the constructor arguments (Keras's ``get_config``)."""
         return {"seed": self.seed}
 
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Initializer:
+        """The initializer ``get_config()`` describes (Keras's ``Initializer.from_config``).
+
+        Example:
+            >>> Constant.from_config(Constant(0.5).get_config()).value
+            0.5
+        """
+        return cls(**config)
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
         return f"{type(self).__name__}({args})"

@@ -133,3 +133,46 @@ def fingerprint64(s: bytes) -> int:
 
 
 __all__ = ["fingerprint64"]
+
+
+def _sip_rounds(n: int, v0: int, v1: int, v2: int, v3: int) -> tuple[int, int, int, int]:
+    for _ in range(n):
+        v0 = (v0 + v1) & _M
+        v1 = _rot(v1, 64 - 13) ^ v0
+        v0 = _rot(v0, 32)
+        v2 = (v2 + v3) & _M
+        v3 = _rot(v3, 64 - 16) ^ v2
+        v0 = (v0 + v3) & _M
+        v3 = _rot(v3, 64 - 21) ^ v0
+        v2 = (v2 + v1) & _M
+        v1 = _rot(v1, 64 - 17) ^ v2
+        v2 = _rot(v2, 32)
+    return v0, v1, v2, v3
+
+
+def siphash24(k0: int, k1: int, data: bytes) -> int:
+    """SipHash-2-4 of ``data`` under the 128-bit key ``(k0, k1)``: TF's ``to_hash_bucket_strong``.
+
+    Keras's ``Hashing(salt=...)`` takes ``siphash24(salt0, salt1, utf8 bytes) % num_bins`` (checked
+    against TensorFlow 2.21 in tests/conformance/test_vs_keras_layers.py).
+
+    Example:
+        >>> siphash24(7, 11, b"cat") % (1 << 62)
+        104006874299542004
+    """
+    v0, v1 = k0 ^ 0x736F6D6570736575, k1 ^ 0x646F72616E646F6D
+    v2, v3 = k0 ^ 0x6C7967656E657261, k1 ^ 0x7465646279746573
+    n = len(data)
+    end = n - n % 8
+    for i in range(0, end, 8):
+        m = int.from_bytes(data[i : i + 8], "little")
+        v3 ^= m
+        v0, v1, v2, v3 = _sip_rounds(2, v0, v1, v2, v3)
+        v0 ^= m
+    last = ((n & 0xFF) << 56) | int.from_bytes(data[end:], "little")
+    v3 ^= last
+    v0, v1, v2, v3 = _sip_rounds(2, v0, v1, v2, v3)
+    v0 ^= last
+    v2 ^= 0xFF
+    v0, v1, v2, v3 = _sip_rounds(4, v0, v1, v2, v3)
+    return v0 ^ v1 ^ v2 ^ v3

@@ -45,16 +45,16 @@ _DTYPES = {
     "float64": torch.float64,
     "float16": torch.float16,
     "bfloat16": torch.bfloat16,
-    "int32": torch.int64,
+    "int32": torch.int32,
     "int64": torch.int64,
-    "int8": torch.int64,
-    "uint8": torch.int64,
+    "int8": torch.int8,
+    "uint8": torch.uint8,
     "bool": torch.bool,
 }
 
 
 def torch_dtype(dtype: Any) -> torch.dtype:
-    """The torch dtype of an ``Input``'s ``dtype=`` (integer inputs become int64 ids, as torch indexes)."""
+    """The torch dtype of an ``Input``'s ``dtype=``: Keras's own (``"int32"`` stays int32)."""
     if dtype is None:
         return torch.float32
     if isinstance(dtype, torch.dtype):

@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -179,7 +180,7 @@ def flatten(x: Any) -> Tensor:
 def batch_flatten(x: Any) -> Tensor:
     """``K.batch_flatten(x)``: ``(batch, everything else)``."""
     t = tensor(x)
-    return t.reshape(t.shape[0], -1)
+    return t.reshape(t.shape[0], math.prod(t.shape[1:]))  # not -1: an empty batch has a known width too
 
 
 def tile(x: Any, n: Any) -> Tensor:

@@ -325,8 +325,9 @@ class RandomBrightness(_Augmentation):
 class RandomCrop(_Augmentation):
     """Crop each image to ``height x width`` at a random position when training.
 
-    At inference, and for images smaller than the crop, it resizes instead: the largest central
-    window of the target aspect ratio, resized bilinearly to ``height x width``.
+    At inference the images pass through unchanged, as in Keras 3.15 (Keras 2 center-cropped and
+    resized them instead). In training, images smaller than the crop are resized: the largest
+    central window of the target aspect ratio, resized bilinearly to ``height x width``.
     """
 
     def __init__(self, height: int, width: int, seed: int | None = None, **kwargs: Any) -> None:
@@ -335,7 +336,9 @@ class RandomCrop(_Augmentation):
 
     def call(self, inputs: Any, training: bool = True) -> torch.Tensor:
         x, batched = image_batch(inputs, self)
-        if training and x.shape[1] >= self.height and x.shape[2] >= self.width:
+        if not training:
+            return x if batched else x[0]
+        if x.shape[1] >= self.height and x.shape[2] >= self.width:
             n = x.shape[0]
             top = torch.floor(self._uniform(x, (0.0, 1.0)) * (x.shape[1] - self.height + 1)).long()
             left = torch.floor(self._uniform(x, (0.0, 1.0)) * (x.shape[2] - self.width + 1)).long()

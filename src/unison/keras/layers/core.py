@@ -51,9 +51,28 @@ class InputLayer:
             raise ValueError("InputLayer needs shape=, the shape of one example, e.g. InputLayer(shape=(784,)).")
         if isinstance(shape, int):
             shape = (shape,)
-        self.shape = tuple(int(s) for s in shape)
+        self.shape = tuple(None if s is None else int(s) for s in shape)
         self.dtype = dtype
         self.name = name or "input_layer"
+        self.batch_size = batch_size
+        self._output: Any = None
+
+    @property
+    def batch_shape(self) -> tuple[int | None, ...]:
+        """``(batch_size, *shape)``, ``None`` for an unknown batch size (Keras's ``InputLayer.batch_shape``)."""
+        return (self.batch_size, *self.shape)
+
+    @property
+    def output(self) -> Any:
+        """The symbolic tensor this layer stands for (``keras.Input`` of the same shape, dtype and name).
+
+        Example:
+            >>> InputLayer(shape=(3,)).output.shape
+            (None, 3)
+        """
+        if self._output is None:
+            self._output = Input(shape=self.shape, batch_size=self.batch_size, dtype=self.dtype, name=self.name)
+        return self._output
 
     def get_config(self) -> dict[str, Any]:
         return {"shape": list(self.shape), "name": self.name}

@@ -10,9 +10,9 @@ ties by the token in descending order (TextVectorization's order).
 Hashing and the choice among several OOV slots use TF's hash, so the bins equal TF's: FarmHash's
 ``Fingerprint64`` of the value's UTF-8 text (integers hashed as their decimal text in
 ``Hashing``) modulo the number of bins; ``IntegerLookup`` puts an OOV integer in slot
-``value % num_oov_indices``, as TF's vocabulary table does. With ``salt``, Keras uses SipHash
-keyed by the salt; here a salted hash is the first 8 bytes of BLAKE2b keyed by the salt: as
-deterministic, but its bins differ from TF's.
+``value % num_oov_indices``, as TF's vocabulary table does. With ``salt`` (an integer ``s``, taken
+as the key ``(s, s)``, or a pair of integers), ``Hashing`` uses SipHash-2-4 keyed by it, as TF's
+``to_hash_bucket_strong`` does for Keras, so salted bins equal TF's too.
 
 ``HashedCrossing`` hashes as TF's ``tf.sparse.cross_hashed`` (what Keras's layer calls): starting
 from the key ``0xDECAFCAFFE``, each feature's value is folded in with ``FingerprintCat64`` (an
@@ -33,7 +33,6 @@ Example:
 from __future__ import annotations
 
 import collections
-import hashlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -42,7 +41,7 @@ import torch
 
 from unison.keras.backend.keras_tensor import SYMBOLIC_STRING
 from unison.keras.layers.base import Layer
-from unison.ops.farmhash import fingerprint64
+from unison.ops.farmhash import fingerprint64, siphash24
 from unison.ops.ragged import RaggedTensor
 from unison.ops.string_tensor import StringTensor
 
@@ -78,8 +77,19 @@ def stable_hash(value: Any, salt: Any = None) -> int:
         text = str(value.item() if isinstance(value, np.generic) else value).encode("utf-8")
     if salt is None:
         return fingerprint64(text)
-    key = str(salt).encode("utf-8")[:64]
-    return int.from_bytes(hashlib.blake2b(text, digest_size=8, key=key).digest(), "little")
+    k0, k1 = _salt_key(salt)
+    return siphash24(k0, k1, text)
+
+
+def _salt_key(salt: Any) -> tuple[int, int]:
+    """Keras's ``salt``: an integer (used as both key halves) or a pair of integers."""
+    if isinstance(salt, int) and not isinstance(salt, bool):
+        return salt & ((1 << 64) - 1), salt & ((1 << 64) - 1)
+    if isinstance(salt, (list, tuple)) and len(salt) == 2 and all(isinstance(k, int) for k in salt):
+        return salt[0] & ((1 << 64) - 1), salt[1] & ((1 << 64) - 1)
+    raise ValueError(
+        f"`salt` must be an integer or a tuple/list of two integers (the SipHash key). Received: salt={salt!r}"
+    )
 
 
 class _Preprocessing(Layer):
@@ -472,9 +482,14 @@ class Hashing(_Preprocessing):
             raise ValueError(
                 f"num_bins must be a positive integer (>= 2 with mask_value). Received: num_bins={num_bins!r}"
             )
-        if output_mode != "int":
-            raise NotImplementedError(f"Hashing supports output_mode='int' only. Received: output_mode={output_mode!r}")
-        self.num_bins, self.mask_value, self.salt = num_bins, mask_value, salt
+        if output_mode not in ("int", "one_hot", "multi_hot", "count"):
+            raise ValueError(
+                "`output_mode` must be one of 'int', 'one_hot', 'multi_hot', 'count'. "
+                f"Received: output_mode={output_mode!r}"
+            )
+        if salt is not None:
+            _salt_key(salt)  # a bad salt fails here, not at the first call
+        self.num_bins, self.mask_value, self.salt, self.output_mode = num_bins, mask_value, salt, output_mode
 
     def _bin(self, value: Any) -> int:
         if isinstance(value, bytes):
@@ -489,7 +504,7 @@ class Hashing(_Preprocessing):
         device = inputs.device if isinstance(inputs, torch.Tensor) else None
         arr = _numpy(inputs)
         bins = np.array([self._bin(v) for v in arr.reshape(-1).tolist()], dtype="int64").reshape(arr.shape)
-        return torch.as_tensor(bins, device=device)
+        return _encode(torch.as_tensor(bins, device=device), self.num_bins, self.output_mode, "Hashing")
 
 
 _CROSS_KEY = 0xDECAFCAFFE  # tf.sparse.cross_hashed's default hash_key
@@ -522,7 +537,7 @@ class Discretization(_Preprocessing):
 
     ``bin_boundaries=[0., 1., 2.]`` gives the bins ``(-inf, 0)``, ``[0, 1)``, ``[1, 2)``,
     ``[2, inf)``; or ``num_bins=`` and ``adapt(data)`` learn boundaries from Keras's approximate
-    quantiles (within ``epsilon``). ``output_mode``: ``"int"`` (bin ids, int64), ``"one_hot"``,
+    quantiles (within ``epsilon``). ``output_mode``: ``"int"`` (bin ids, int32), ``"one_hot"``,
     ``"multi_hot"`` or ``"count"`` (float32 vectors of ``len(bin_boundaries) + 1``).
 
     Example:
@@ -601,7 +616,8 @@ class Discretization(_Preprocessing):
         x = inputs if isinstance(inputs, torch.Tensor) else torch.as_tensor(_numpy(inputs))
         x = x.to(torch.float32)
         boundaries = torch.tensor(self.bin_boundaries, dtype=torch.float32, device=x.device)
-        ids = torch.bucketize(x, boundaries, right=True)  # numpy.digitize: b[i-1] <= x < b[i]
+        # numpy.digitize: b[i-1] <= x < b[i]; int32 ids, as Keras's (TF's Bucketize gives int32)
+        ids = torch.bucketize(x, boundaries, right=True, out_int32=True)
         return _encode(ids, len(self.bin_boundaries) + 1, self.output_mode, self.name)
 
     def get_config(self) -> dict[str, Any]:

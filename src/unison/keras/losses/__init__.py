@@ -8,7 +8,7 @@ imports them all, closes no circle. Nothing here imports layers, models or train
 
 Example:
     >>> from unison.keras import losses
-    >>> losses.get("mse").name
+    >>> losses.resolve("mse").name
     'mean_squared_error'
 """
 
@@ -179,16 +179,39 @@ __all__ += [
 LossLike = str | Loss | Callable[..., torch.Tensor] | None
 
 
-@overload
-def get(identifier: None) -> None: ...
+def get(identifier: LossLike | type[Loss]) -> Loss | Callable[..., torch.Tensor] | None:
+    """Keras's ``losses.get``: a function's name gives the function, a class's name an instance.
+
+    ``get("mean_squared_error")`` is the per-example function, ``get("MeanSquaredError")`` a
+    ``MeanSquaredError()``; a ``Loss`` or a callable comes back as it is, ``None`` as ``None``.
+    ``compile`` uses :func:`resolve`, which always gives a ``Loss``.
+
+    Raises:
+        ValueError: for an unknown name or an identifier that is not callable.
+
+    Example:
+        >>> get("mse") is mean_squared_error
+        True
+    """
+    if isinstance(identifier, str):
+        function = _FUNCTIONS.get(identifier)
+        if function is not None:
+            return function
+    if callable(identifier) and not isinstance(identifier, type):
+        return cast(Callable[..., torch.Tensor], identifier)
+    return resolve(identifier)
 
 
 @overload
-def get(identifier: str | Loss | type[Loss] | Callable[..., torch.Tensor]) -> Loss: ...
+def resolve(identifier: None) -> None: ...
 
 
-def get(identifier: LossLike | type[Loss]) -> Loss | None:
-    """Resolve a Keras loss identifier to a ``Loss``.
+@overload
+def resolve(identifier: str | Loss | type[Loss] | Callable[..., torch.Tensor]) -> Loss: ...
+
+
+def resolve(identifier: LossLike | type[Loss]) -> Loss | None:
+    """Resolve a Keras loss identifier to a ``Loss`` (what ``compile(loss=...)`` needs).
 
     Args:
         identifier: a Keras name (``"sparse_categorical_crossentropy"``, ``"mse"``,
@@ -200,7 +223,7 @@ def get(identifier: LossLike | type[Loss]) -> Loss | None:
         ValueError: for an unknown name or an identifier that is not callable.
 
     Example:
-        >>> get("mse").name
+        >>> resolve("mse").name
         'mean_squared_error'
     """
     if identifier is None or isinstance(identifier, Loss):
@@ -223,6 +246,13 @@ def get(identifier: LossLike | type[Loss]) -> Loss | None:
         f"'sparse_categorical_crossentropy', a Loss or a callable. Received: loss={identifier!r}"
     )
 
+
+# the per-example functions by the names Keras's get() knows (its own names and Keras 2's aliases)
+_FUNCTIONS: dict[str, Callable[..., torch.Tensor]] = {
+    name: value
+    for name, value in globals().items()
+    if name in __all__ and name.islower() and callable(value) and not isinstance(value, type) and name != "get"
+}
 
 # load_model finds this package's classes by name through the registry (saving/serialization.py).
 register_namespace("losses", sys.modules[__name__], Loss, LossFunctionWrapper)

@@ -13,7 +13,7 @@ uses the logits attached to it; otherwise probabilities are clipped to ``[1e-7, 
 Example:
     >>> import torch
     >>> from unison.keras import losses
-    >>> loss = losses.get("sparse_categorical_crossentropy")
+    >>> loss = losses.resolve("sparse_categorical_crossentropy")
     >>> y_pred = torch.tensor([[0.9, 0.1], [0.2, 0.8]])
     >>> [round(v, 4) for v in loss.per_example(torch.tensor([0, 1]), y_pred).tolist()]
     [0.1054, 0.2231]
@@ -407,6 +407,17 @@ class Loss:
     def get_config(self) -> dict[str, Any]:
         """Return the constructor arguments."""
         return {"name": self.name, "reduction": self.reduction}
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Loss:
+        """The loss ``get_config()`` describes (Keras's ``Loss.from_config``).
+
+        Example:
+            >>> from unison.keras.losses import Huber
+            >>> Huber.from_config(Huber(delta=0.5).get_config()).get_config()["delta"]
+            0.5
+        """
+        return cls(**config)
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())

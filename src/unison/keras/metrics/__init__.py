@@ -100,6 +100,10 @@ from unison.keras.metrics.regression import (
 )
 from unison.keras.saving.serialization import register_namespace
 
+# importing the submodule ``metrics.hinge`` bound the package attribute ``hinge`` to it: the public
+# ``keras.metrics.hinge`` is the loss function, as in Keras
+hinge = losses.hinge  # noqa: F811
+
 __all__ = [
     "BinaryAccuracy",
     "CategoricalAccuracy",

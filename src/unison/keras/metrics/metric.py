@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -219,6 +220,22 @@ class Metric:
     def get_config(self) -> dict[str, Any]:
         """Return the constructor arguments."""
         return {"name": self.name}
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Metric:
+        """The (fresh) metric ``get_config()`` describes (Keras's ``Metric.from_config``).
+
+        Example:
+            >>> from unison.keras.metrics import Precision
+            >>> Precision.from_config(Precision(name="p").get_config()).name
+            'p'
+        """
+        # a config may hold what the class derives itself (MeanIoU's target_class_ids, as Keras's
+        # own get_config gives): keep only what the constructor takes, unless it takes **kwargs
+        parameters = inspect.signature(cls.__init__).parameters
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+            config = {k: v for k, v in config.items() if k in parameters}
+        return cls(**config)
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())

@@ -222,9 +222,9 @@ def broadcast_to(x: Any, shape: Any) -> Tensor:
     return torch.broadcast_to(tensor(x), shape_tuple(shape, "broadcast_to"))
 
 
-def size(x: Any) -> int:
-    """``keras.ops.size(x)``: the number of values."""
-    return tensor(x).numel()
+def size(x: Any) -> Tensor:
+    """``keras.ops.size(x)``: the number of values, an int32 scalar tensor as Keras on TF gives."""
+    return torch.tensor(tensor(x).numel(), dtype=torch.int32)
 
 
 def ndim(x: Any) -> int:
@@ -259,8 +259,8 @@ def hstack(xs: Sequence[Any]) -> Tensor:
 
 
 def vstack(xs: Sequence[Any]) -> Tensor:
-    """``keras.ops.vstack(xs)``."""
-    return torch.vstack(_promoted(xs))
+    """``keras.ops.vstack(xs)``: Keras on TF concatenates on axis 0, so 1-D inputs stay 1-D (not numpy's rows)."""
+    return torch.cat(_promoted(xs), dim=0)
 
 
 def append(x1: Any, x2: Any, axis: int | None = None) -> Tensor:

@@ -79,7 +79,9 @@ divide_no_nan = _binary(
 
 abs = absolute = _unary("abs", torch.abs)
 negative = _unary("negative", torch.neg)
-sign = _unary("sign", torch.sign)
+sign = _unary(
+    "sign", lambda t: torch.where(torch.isnan(t), t, torch.sign(t)) if t.is_floating_point() else torch.sign(t)
+)  # NaN stays NaN (TF)
 square = _unary("square", torch.square)
 sqrt = _unary("sqrt", torch.sqrt, to_float=True)
 rsqrt = _unary("rsqrt", torch.rsqrt, to_float=True)

@@ -65,6 +65,9 @@ def saturate_cast(x: Any, dtype: Any) -> Tensor:
     info = torch.finfo(target) if target.is_floating_point else torch.iinfo(target)
     if t.is_floating_point() or target.is_floating_point:
         t = torch.clamp(t, builtins.max(info.min, torch.finfo(torch.float64).min), info.max)
+    elif t.dtype != torch.bool:  # int to a narrower or unsigned int: clip, never wrap (TF's saturate_cast)
+        source = torch.iinfo(t.dtype)
+        t = torch.clamp(t, builtins.max(info.min, source.min), builtins.min(info.max, source.max))
     return t.to(target)
 
 

@@ -106,9 +106,19 @@ def eigh(x: Any) -> tuple[Tensor, Tensor]:
 
 
 def lu_factor(x: Any) -> tuple[Tensor, Tensor]:
-    """``keras.ops.lu_factor(x)``: ``(lu, pivots)``; pivots are 0-based, as in SciPy."""
+    """``keras.ops.lu_factor(x)``: ``(lu, p)``, ``p`` the row permutation (``x[p] == L @ U``) as Keras on TF gives.
+
+    LAPACK's pivots (torch's, 1-based row swaps applied in order) are turned into that permutation.
+    """
     lu, pivots = torch.linalg.lu_factor(_matrices(x, "lu_factor"))
-    return lu, (pivots - 1).to(torch.int32)
+    perms = []
+    for row_swaps in pivots.reshape(-1, pivots.shape[-1]).sub(1).tolist():
+        perm = list(range(lu.shape[-2]))
+        for i, j in enumerate(row_swaps):
+            perm[i], perm[j] = perm[j], perm[i]
+        perms.append(perm)
+    permutation = torch.tensor(perms, dtype=torch.int32).reshape(pivots.shape)
+    return lu, permutation
 
 
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: builtins.bool = False) -> Tensor:

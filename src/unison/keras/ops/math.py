@@ -12,7 +12,7 @@ Example:
 from __future__ import annotations
 
 import builtins
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -57,13 +57,20 @@ def segment_max(data: Any, segment_ids: Any, num_segments: int | None = None, so
     return out.scatter_reduce(0, index, values, reduce="amax", include_self=True)
 
 
-def top_k(x: Any, k: int, sorted: builtins.bool = True) -> tuple[Tensor, Tensor]:
+class TopK(NamedTuple):
+    """What ``top_k`` returns: a pair with named fields, as TF's ``TopKV2`` (``result.values``)."""
+
+    values: Tensor
+    indices: Tensor
+
+
+def top_k(x: Any, k: int, sorted: builtins.bool = True) -> TopK:
     """``keras.ops.top_k(x, k, sorted=True)``: ``(values, int32 indices)`` of the ``k`` largest on the last axis."""
     t = tensor(x)
     if not 0 < int(k) <= t.shape[-1]:
         raise ValueError(f"keras.ops.top_k: k must be in [1, {t.shape[-1]}] (the last axis). Received: k={k!r}")
     values, indices = _tf_top_k(t, int(k), sorted=sorted)
-    return values, indices
+    return TopK(values, indices)
 
 
 def in_top_k(targets: Any, predictions: Any, k: int) -> Tensor:

@@ -1,4 +1,8 @@
-"""``RMSprop`` on ``torch.optim.RMSprop``, with Keras 3's defaults.
+"""``RMSprop`` with Keras's update rule and Keras 3's defaults.
+
+Keras divides by ``sqrt(velocity + epsilon)``, torch's ``RMSprop`` by ``sqrt(velocity) + epsilon``
+(another step wherever the velocity is small or ``epsilon`` large), so the rule is written here as
+a small ``torch.optim.Optimizer`` (the pattern of :mod:`.adaptive`).
 
 Example:
     >>> RMSprop().get_config()["rho"]
@@ -7,16 +11,41 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 
-from unison.keras.optimizers.optimizer import Optimizer, OptimizerOptions, ParamList, _for_torch, _number
+from unison.keras.optimizers.adaptive import _RuleOptimizer
+from unison.keras.optimizers.optimizer import Optimizer, OptimizerOptions, ParamList, _number
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 __all__ = ["RMSprop"]
+
+
+class _RMSpropRule(_RuleOptimizer):
+    # Keras's slots, in its order: velocities, then momentums (momentum > 0), then average gradients
+    # (centered), the last two made on first use so that `variables` lists only what Keras has
+    _SLOTS = ("velocity",)
+
+    def _update(self, p: torch.Tensor, g: torch.Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        rho, momentum = group["rho"], group["momentum"]
+        velocity = state["velocity"]
+        velocity.mul_(rho).addcmul_(g, g, value=1.0 - rho)
+        if momentum > 0 and "momentum" not in state:
+            state["momentum"] = torch.zeros_like(p)
+        denominator = velocity
+        if group["centered"]:
+            average = state.setdefault("average_gradient", torch.zeros_like(p))
+            average.mul_(rho).add_(g, alpha=1.0 - rho)
+            denominator = velocity - average * average
+        increment = group["lr"] * g / (denominator + group["eps"]).sqrt()
+        if momentum > 0:
+            state["momentum"].mul_(momentum).add_(increment)
+            p.sub_(state["momentum"])
+        else:
+            p.sub_(increment)
 
 
 class RMSprop(Optimizer):
@@ -45,10 +74,10 @@ class RMSprop(Optimizer):
         self.centered = bool(centered)
 
     def _make(self, params: ParamList) -> torch.optim.Optimizer:
-        return torch.optim.RMSprop(
-            _for_torch(params),
+        return _RMSpropRule(
+            params,
             lr=self._learning_rate,
-            alpha=self.rho,
+            rho=self.rho,
             eps=self.epsilon,
             momentum=self.momentum,
             centered=self.centered,

@@ -177,14 +177,14 @@ class OutputLosses:
         names = output_names(model)
         if names is None or len(names) < 2:
             if isinstance(loss, (list, tuple)) and len(loss) == 1:
-                return losses_mod.get(loss[0])
+                return losses_mod.resolve(loss[0])
             if isinstance(loss, (list, tuple, dict)):
                 raise ValueError(
                     f"compile(loss=...) got a {type(loss).__name__} of losses, but the model has one "
                     f"output. Pass one loss. Received: loss={loss!r:.200}"
                 )
-            return losses_mod.get(loss)
-        resolved = [losses_mod.get(item) for item in _per_output(loss, names, "loss")]
+            return losses_mod.resolve(loss)
+        resolved = [losses_mod.resolve(item) for item in _per_output(loss, names, "loss")]
         if all(item is None for item in resolved):
             raise ValueError(
                 f"compile(loss=...) gives none of the outputs {names} a loss. Received: loss={loss!r:.200}"
