@@ -27,6 +27,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import IO
 
 import pytest
 
@@ -138,34 +139,75 @@ def _until(what: str, cond: Callable[[], bool], out: pathlib.Path, timeout: floa
         time.sleep(0.05)
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(500)
-def test_elastic_across_three_hosts_loses_one_and_adds_one(tmp_path: pathlib.Path, four_hosts: Hosts) -> None:
-    slots = tmp_path / "slots"
-    slots.write_text("h0:1\nh1:1\nh2:1\n")
-    discovery = tmp_path / "discover.sh"
-    discovery.write_text(f"#!/bin/sh\ncat {slots}\n")
-    discovery.chmod(0o700)
-    (tmp_path / "hold").touch()  # pace the steps and wait before the last one until we are done
+def _launch(out: pathlib.Path, discovery: pathlib.Path, hosts: Hosts) -> tuple[subprocess.Popen[bytes], IO[bytes]]:
+    """`unison launch` in host h0's namespace: the chief, its store on h0's address."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_") and k != "GLOO_SOCKET_IFNAME"}
     env.update(
-        OUT=str(tmp_path),
+        OUT=str(out),
         PYTHONUNBUFFERED="1",
         UNISON_COLLECTIVE_TIMEOUT="30",
         UNISON_CLUSTER_TOKEN=uuid.uuid4().hex * 2,
         OMP_NUM_THREADS="1",
     )
-    chief = ADDRESSES["h0"]
     cmd = [
-        *("ip", "netns", "exec", four_hosts.namespace("h0")),
+        *("ip", "netns", "exec", hosts.namespace("h0")),
         *(sys.executable, "-m", "unison.cli", "launch"),
-        *("--min-workers", "2", "--max-workers", "4", "--master", f"{chief}:{PORT}"),
+        *("--min-workers", "2", "--max-workers", "4", "--master", f"{ADDRESSES['h0']}:{PORT}"),
         *("--host-discovery-script", str(discovery)),
-        *("--host-exec", f"ip netns exec {four_hosts.prefix}{{host}}"),
+        *("--host-exec", f"ip netns exec {hosts.prefix}{{host}}"),
         str(SCRIPT),
     ]
-    log = open(tmp_path / "agent.log", "wb")
-    agent = subprocess.Popen(cmd, env=env, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
+    log = open(out / "agent.log", "wb")
+    return subprocess.Popen(cmd, env=env, cwd=out, stdout=log, stderr=subprocess.STDOUT), log
+
+
+def _discovery(out: pathlib.Path, answer: str) -> tuple[pathlib.Path, pathlib.Path]:
+    slots = out / "slots"
+    slots.write_text(answer)
+    discovery = out / "discover.sh"
+    discovery.write_text(f"#!/bin/sh\ncat {slots}\n")
+    discovery.chmod(0o700)
+    return slots, discovery
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_host_no_longer_discovered_is_stopped_and_the_others_go_on(tmp_path: pathlib.Path, four_hosts: Hosts) -> None:
+    slots, discovery = _discovery(tmp_path, "h0:1\nh1:1\nh2:1\n")
+    (tmp_path / "hold").touch()
+    agent, log = _launch(tmp_path, discovery, four_hosts)
+    try:
+        _until("3 workers training", lambda: all(len(_steps(tmp_path, w)) >= 3 for w in (0, 1, 2)), tmp_path)
+        pids = {w: int((tmp_path / f"pid.{w}").read_text()) for w in (0, 1)}
+        slots.write_text("h0:1\nh1:1\n")  # Horovod's removed host
+        _until(
+            "steps at size 2",
+            lambda: all(s["size"] == 2 for w in (0, 1) for s in _steps(tmp_path, w)[-1:]),
+            tmp_path,
+            timeout=60,
+        )
+        (tmp_path / "hold").unlink()
+        agent.wait(timeout=200)
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.wait()
+        log.close()
+    text = (tmp_path / "agent.log").read_text()
+    assert agent.returncode == 0, text[-4000:]
+    assert "host(s) h2 no longer discovered: stopping worker(s) [2]" in text, text[-4000:]
+    results = {int(p.suffix[1:]): json.loads(p.read_text()) for p in tmp_path.glob("result.*")}
+    assert sorted(results) == [0, 1], results
+    assert all(r["size"] == 2 and r["pid"] == pids[w] and r["acc"] >= BAND for w, r in results.items()), results
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(500)
+def test_elastic_across_three_hosts_loses_one_and_adds_one(tmp_path: pathlib.Path, four_hosts: Hosts) -> None:
+    slots, discovery = _discovery(tmp_path, "h0:1\nh1:1\nh2:1\n")
+    (tmp_path / "hold").touch()  # pace the steps and wait before the last one until we are done
+    chief = ADDRESSES["h0"]
+    agent, log = _launch(tmp_path, discovery, four_hosts)
     try:
         _until("3 workers training", lambda: all(len(_steps(tmp_path, w)) >= 3 for w in (0, 1, 2)), tmp_path)
         pids = {w: int((tmp_path / f"pid.{w}").read_text()) for w in (0, 1, 2)}

@@ -31,7 +31,8 @@ when it ends, the worker is lost. Workers reach each other over gloo on the inte
 route to ``CHIEF_ADDR`` leaves by (``GLOO_SOCKET_IFNAME`` overrides it).
 
 Lost workers are not replaced by themselves (Horovod blacklists a failing host); a discovery
-script that reports more slots adds workers.
+script that reports more slots adds workers, and one that stops naming a host (while naming
+others) stops that host's workers, which the others then re-form without.
 
 Example::
 
@@ -259,6 +260,13 @@ class ElasticAgent:
             if self.args.host_discovery_script and time.monotonic() >= next_discovery:
                 next_discovery = time.monotonic() + _DISCOVERY_EVERY_S
                 hosts = self._hosts()
+                gone = [w for w in self.members if self.host_of[w] not in hosts]
+                if gone and hosts:  # Horovod's removed host: its workers stop, the others re-form
+                    names = sorted({self.host_of[w] for w in gone})
+                    self._say(f"host(s) {', '.join(names)} no longer discovered: stopping worker(s) {gone}")
+                    for worker in gone:
+                        if self.procs[worker].poll() is None:
+                            self.procs[worker].kill()  # seen as lost by the next poll
                 for host, slots in hosts.items():  # a host's slots grew (a new host: from 0)
                     room = self.max_workers - len(self.members)
                     grown = slots - last_slots.get(host, 0)
