@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import pathlib
 import time
 
@@ -148,3 +149,25 @@ def test_elastic_across_hosts_options_are_checked_together(
     err = refused("--master", "10.0.0.1:29400", "--host-exec", "ssh {host}")
     assert "signs its membership store with the secret derived from UNISON_CLUSTER_TOKEN, which is not set" in err
     assert "drop --nnodes/--rdzv-endpoint/--tf-config/--max-restarts" in refused("--max-restarts", "1")
+
+
+def test_a_generation_across_hosts_gives_each_worker_its_local_rank_and_size() -> None:
+    store = _store()
+    publish(store, Generation(2, (0, 3, 4, 5), ("h0", "h1", "h0", "h2")))
+    latest = read_latest(store)
+    assert latest == Generation(2, (0, 3, 4, 5), ("h0", "h1", "h0", "h2"))
+    assert [latest.local_of(w) for w in latest.workers] == [(0, 2), (0, 1), (1, 2), (0, 1)]
+    assert Generation(0, (0, 1)).local_of(1) == (1, 2)  # no hosts: one host
+
+
+def test_an_elastic_worker_talks_on_the_interface_toward_the_chief(monkeypatch: pytest.MonkeyPatch) -> None:
+    from unison.launch.rendezvous import local_ipv4_interfaces, use_interface_toward
+
+    if "127.0.0.1" not in local_ipv4_interfaces():
+        pytest.skip("no IPv4 loopback interface listed here")
+    monkeypatch.delenv("GLOO_SOCKET_IFNAME", raising=False)
+    use_interface_toward("127.0.0.1")
+    assert os.environ["GLOO_SOCKET_IFNAME"] == local_ipv4_interfaces()["127.0.0.1"]
+    monkeypatch.setenv("GLOO_SOCKET_IFNAME", "mine")
+    use_interface_toward("127.0.0.1")
+    assert os.environ["GLOO_SOCKET_IFNAME"] == "mine"  # the user's choice wins
