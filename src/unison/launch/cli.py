@@ -274,7 +274,7 @@ def _check(args: Any) -> None:
 
 
 def _check_elastic(args: Any) -> None:
-    """The elastic options: coherent with each other and with the rest (one host, no restarts)."""
+    """The elastic options: coherent with each other and with the rest (one agent, no restarts)."""
     names = ("min_workers", "max_workers", "host_discovery_script", "host_exec")
     elastic = any(getattr(args, n, None) is not None for n in names)
     if not elastic:
