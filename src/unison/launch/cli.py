@@ -84,7 +84,7 @@ def _nnodes(value: str) -> int:
     if counts[0] != counts[1]:
         raise argparse.ArgumentTypeError(
             f"an elastic node range ({value}) is not supported by unison launch; give a fixed --nnodes, or "
-            "use --min-workers/--max-workers for an elastic job on one host"
+            "use --min-workers/--max-workers for an elastic job (--master/--host-exec across hosts)"
         )
     return counts[0]
 
