@@ -67,6 +67,7 @@ def main() -> None:
                 torch.nn.functional.cross_entropy(model(data[idx]), labels[idx]).backward()
                 opt.step()
                 entry = dict(rank=hvd.rank(), size=hvd.size(), pid=os.getpid(), epoch=state.epoch, batch=state.batch)
+                entry.update(local_rank=hvd.local_rank(), local_size=hvd.local_size())
                 log.write(json.dumps({**entry, "time": time.time(), "lr": opt.param_groups[0]["lr"]}) + "\n")
                 log.flush()
                 if os.path.exists(hold):

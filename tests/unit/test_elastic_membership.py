@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import pathlib
 import time
 
@@ -80,7 +81,9 @@ def test_a_multi_worker_strategy_in_an_elastic_worker_is_refused_not_run_alone()
 
 
 def test_the_discovery_scripts_mistakes_are_named(tmp_path: pathlib.Path) -> None:
-    from unison.launch.elastic_agent import discover_slots
+    from types import SimpleNamespace
+
+    from unison.launch.elastic_agent import check_hosts, discover_hosts, discover_slots
 
     def script(body: str) -> str:
         path = tmp_path / f"d{len(list(tmp_path.iterdir()))}.sh"
@@ -89,9 +92,13 @@ def test_the_discovery_scripts_mistakes_are_named(tmp_path: pathlib.Path) -> Non
         return str(path)
 
     assert discover_slots(script("echo localhost:2; echo 127.0.0.1:1")) == 3
-    with pytest.raises(ValueError, match="reported host 'node7'; unison's elastic agent runs the workers of one"):
-        discover_slots(script("echo node7:4"))
-    with pytest.raises(ValueError, match="printed 'localhost:many'; expected 'localhost:SLOTS'"):
+    assert discover_hosts(script("echo node7:4; echo localhost:1; echo node7:2")) == {"node7": 6, "localhost": 1}
+    one_host = SimpleNamespace(master=None, host_exec=None)
+    check_hosts({"localhost": 2}, one_host)
+    with pytest.raises(ValueError, match=r"reported host 'node7', another host than this one\. An elastic job across"):
+        check_hosts({"node7": 4}, one_host)
+    check_hosts({"node7": 4}, SimpleNamespace(master="10.0.0.1:29400", host_exec="ssh {host}"))
+    with pytest.raises(ValueError, match="printed 'localhost:many'; expected 'HOST:SLOTS'"):
         discover_slots(script("echo localhost:many"))
     with pytest.raises(ValueError, match="exited with 3"):
         discover_slots(script("exit 3"))
@@ -116,3 +123,51 @@ def test_a_worker_that_does_not_arrive_at_the_re_forming_is_named() -> None:
     ):
         group._join(generation)
     assert time.monotonic() - started < 5
+
+
+def test_elastic_across_hosts_options_are_checked_together(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import argparse
+
+    from unison.launch import cli
+
+    script = tmp_path / "train.py"
+    script.write_text("")
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    monkeypatch.delenv("UNISON_CLUSTER_TOKEN", raising=False)
+
+    def refused(*flags: str) -> str:
+        args = parser.parse_args(["--min-workers", "1", *flags, str(script)])
+        assert cli.run(args) == 2
+        return capsys.readouterr().err
+
+    assert "--host-exec must contain {host}" in refused("--master", "10.0.0.1:29400", "--host-exec", "ssh node")
+    assert "--host-exec was given without --master CHIEF_ADDR:PORT" in refused("--host-exec", "ssh {host}")
+    assert "--master was given without --host-exec" in refused("--master", "10.0.0.1:29400")
+    err = refused("--master", "10.0.0.1:29400", "--host-exec", "ssh {host}")
+    assert "signs its membership store with the secret derived from UNISON_CLUSTER_TOKEN, which is not set" in err
+    assert "drop --nnodes/--rdzv-endpoint/--tf-config/--max-restarts" in refused("--max-restarts", "1")
+
+
+def test_a_generation_across_hosts_gives_each_worker_its_local_rank_and_size() -> None:
+    store = _store()
+    publish(store, Generation(2, (0, 3, 4, 5), ("h0", "h1", "h0", "h2")))
+    latest = read_latest(store)
+    assert latest == Generation(2, (0, 3, 4, 5), ("h0", "h1", "h0", "h2"))
+    assert [latest.local_of(w) for w in latest.workers] == [(0, 2), (0, 1), (1, 2), (0, 1)]
+    assert Generation(0, (0, 1)).local_of(1) == (1, 2)  # no hosts: one host
+
+
+def test_an_elastic_worker_talks_on_the_interface_toward_the_chief(monkeypatch: pytest.MonkeyPatch) -> None:
+    from unison.launch.rendezvous import local_ipv4_interfaces, use_interface_toward
+
+    if "127.0.0.1" not in local_ipv4_interfaces():
+        pytest.skip("no IPv4 loopback interface listed here")
+    monkeypatch.delenv("GLOO_SOCKET_IFNAME", raising=False)
+    use_interface_toward("127.0.0.1")
+    assert os.environ["GLOO_SOCKET_IFNAME"] == local_ipv4_interfaces()["127.0.0.1"]
+    monkeypatch.setenv("GLOO_SOCKET_IFNAME", "mine")
+    use_interface_toward("127.0.0.1")
+    assert os.environ["GLOO_SOCKET_IFNAME"] == "mine"  # the user's choice wins

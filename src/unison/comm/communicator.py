@@ -427,13 +427,14 @@ class Communicator:
             dist.destroy_process_group()
         gc.collect()  # free the old group now (a traceback may still hold it)
 
-    def reform(self, store: Any, rank: int, world_size: int) -> None:
+    def reform(self, store: Any, rank: int, world_size: int, local: tuple[int, int] | None = None) -> None:
         """Join a new process group in place: another rank, size and store (after :meth:`leave_group`).
 
         The old group, if still joined, is left first. Everything that holds this object (a
         ``DistributedOptimizer``, ``unison.rank()``) sees the new group. The shared-memory
         all-reduce and the hang explainer stay off (gloo fails at once when a peer's
-        connection closes).
+        connection closes). ``local`` is ``(local rank, local size)`` among the workers of this
+        host (default: every worker on this host).
 
         Example::
 
@@ -460,7 +461,7 @@ class Communicator:
         # the group's own connections (gloo connects every pair while the group forms)
         self._group_sockets = {fd: inode for fd, inode in _socket_fds().items() if before.get(fd) != inode}
         self.rank, self.world_size = rank, world_size
-        self.local_rank, self.local_size = rank, world_size  # elastic jobs run on one host
+        self.local_rank, self.local_size = local if local is not None else (rank, world_size)
         self.store = store
 
     def shutdown(self) -> None:

@@ -10,10 +10,17 @@ and joins the next one **in the same process** (:meth:`Communicator.reform`): th
 :class:`Communicator` object that the optimizers and ``unison.rank()/size()`` hold stays the
 same, only its rank, size and process group change.
 
+Across hosts (``--master CHIEF:PORT`` and a discovery script naming several hosts) the store
+listens on the chief's address and the workers of every host join it over TCP; the store is
+then signed with the secret derived from ``UNISON_CLUSTER_TOKEN``, set on every host. Each
+generation also names each worker's host, from which a worker's local rank and local size
+(its place among the workers of its host) follow.
+
 Store keys (values signed with the job's secret, :class:`AuthenticatedStore`):
 
 - ``unison/elastic/generation``: the latest generation number;
 - ``unison/elastic/members/<g>``: generation ``g``'s worker ids (JSON);
+- ``unison/elastic/hosts/<g>``: their hosts, in the same order (JSON);
 - ``unison/elastic/error``: why the job cannot go on (fewer workers than ``--min-workers``);
 - ``unison/elastic/failed/<g>`` (a counter): workers that saw a collective of ``g`` fail.
 
@@ -49,21 +56,28 @@ def members_key(number: int) -> str:
     return f"unison/elastic/members/{number}"
 
 
+def hosts_key(number: int) -> str:
+    return f"unison/elastic/hosts/{number}"
+
+
 def failed_key(number: int) -> str:
     return f"unison/elastic/failed/{number}"
 
 
 @dataclass(frozen=True)
 class Generation:
-    """One membership of the job: its number and its workers' ids in rank order.
+    """One membership of the job: its number, its workers' ids in rank order and their hosts.
 
     Example:
         >>> Generation(3, (0, 2, 5)).rank_of(5)
         2
+        >>> Generation(3, (0, 2, 5), ("a", "b", "b")).local_of(5)
+        (1, 2)
     """
 
     number: int
     workers: tuple[int, ...]
+    hosts: tuple[str, ...] = ()  # one per worker; empty: every worker on one host
 
     @property
     def size(self) -> int:
@@ -72,10 +86,19 @@ class Generation:
     def rank_of(self, worker: int) -> int:
         return self.workers.index(worker)
 
+    def local_of(self, worker: int) -> tuple[int, int]:
+        """``(local rank, local size)``: ``worker``'s place among the workers of its host."""
+        if len(self.hosts) != len(self.workers):
+            return self.rank_of(worker), self.size
+        host = self.hosts[self.rank_of(worker)]
+        mates = [w for w, h in zip(self.workers, self.hosts) if h == host]
+        return mates.index(worker), len(mates)
+
 
 def publish(store: dist.Store, generation: Generation) -> None:
     """Make ``generation`` the job's latest (the agent; members first, then the number)."""
     store.set(members_key(generation.number), json.dumps(list(generation.workers)))
+    store.set(hosts_key(generation.number), json.dumps(list(generation.hosts)))
     store.set(KEY_GENERATION, str(generation.number))
 
 
@@ -92,7 +115,8 @@ def read_latest(store: dist.Store) -> Generation | None:
         return None
     number = int(store.get(KEY_GENERATION).decode())
     workers = tuple(int(w) for w in json.loads(store.get(members_key(number)).decode()))
-    return Generation(number, workers)
+    hosts = tuple(str(h) for h in json.loads(store.get(hosts_key(number)).decode()))
+    return Generation(number, workers, hosts)
 
 
 def wait_for_generation(store: dist.Store, worker: int, newer_than: int, timeout_s: float, why: str) -> Generation:
@@ -172,7 +196,7 @@ class ElasticGroup:
             generation = newer  # the membership changed again while we waited: meet in the newest
         rank = generation.rank_of(self.worker)
         group_store = dist.PrefixStore(f"unison/elastic/group/{generation.number}", self.store)
-        self.comm.reform(group_store, rank, generation.size)
+        self.comm.reform(group_store, rank, generation.size, local=generation.local_of(self.worker))
         self.generation = generation
 
     def latest_for_all(self) -> int:

@@ -37,7 +37,7 @@ from unison.debug.hang import HangExplainer
 from unison.distribute.devices import DeviceSpec
 from unison.launch.doctor import preflight
 from unison.launch.local import install_replica_hooks, start_local_job
-from unison.launch.rendezvous import open_store, use_interface_of, wait_for_tasks
+from unison.launch.rendezvous import open_store, use_interface_of, use_interface_toward, wait_for_tasks
 from unison.launch.worker_replicas import install_elastic_error_hook, start_worker_replicas
 
 LOCAL_JOB = "local-job"  # the key of the one-host job this process launched as replica 0
@@ -162,6 +162,7 @@ def join_environment(timeout_s: float) -> Communicator | None:
         return comm
     elastic = elastic_address()
     if elastic is not None:  # started by `unison launch --min-workers`: membership comes from its agent
+        use_interface_toward(elastic[0].rpartition(":")[0])  # across hosts: the link to the chief's store
         return join_elastic(elastic[0], elastic[1], job_secret(), timeout_s)
     placement = resolve_placement()
     if placement is None or placement.world_size == 1:

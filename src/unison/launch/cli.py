@@ -14,6 +14,8 @@ Examples::
     unison launch --nproc-per-node 2 --max-restarts 3 train.py
     unison launch --tf-config --nproc-per-node 2 train.py
     unison launch --nproc-per-node 3 --min-workers 2 --max-workers 4 train.py   # elastic, in place
+    unison launch --min-workers 2 --max-workers 4 --master 10.0.0.1:29400 --host-discovery-script ./hosts.sh \
+        --host-exec 'ssh -o BatchMode=yes {host}' train.py   # elastic across hosts (UNISON_CLUSTER_TOKEN set)
 
 torchrun's spellings (``--nproc_per_node=2``, ``--nnodes``, ``--node_rank``, ``--master_addr``/
 ``--master_port``, ``--rdzv_backend``/``--rdzv_endpoint``/``--rdzv_id``/``--rdzv_conf``,
@@ -29,7 +31,9 @@ lines; its log's path), the rank that failed first named first; the folder is th
 removed after a successful job. SIGTERM or Ctrl-C stops every local process and prints one line.
 
 ``--min-workers``/``--max-workers`` run :mod:`unison.launch.elastic_agent` instead of torchrun:
-workers that are lost are not restarted, the survivors re-form in place (``hvd.elastic.run``).
+workers that are lost are not restarted, the survivors re-form in place (``hvd.elastic.run``);
+with ``--master`` and ``--host-exec`` the agent also starts workers on the hosts the discovery
+script names.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ import sys
 import tempfile
 from typing import Any
 
-from unison.cluster.secret import launcher_secret_env
+from unison.cluster.secret import ENV_CLUSTER_TOKEN, cluster_secret, launcher_secret_env
 from unison.cluster.spec import parse_address
 from unison.debug.timeline import ENV_TIMELINE, merge
 from unison.launch.failures import from_child_failed_error, summary
@@ -80,7 +84,7 @@ def _nnodes(value: str) -> int:
     if counts[0] != counts[1]:
         raise argparse.ArgumentTypeError(
             f"an elastic node range ({value}) is not supported by unison launch; give a fixed --nnodes, or "
-            "use --min-workers/--max-workers for an elastic job on one host"
+            "use --min-workers/--max-workers for an elastic job (--master/--host-exec across hosts)"
         )
     return counts[0]
 
@@ -160,7 +164,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--host-discovery-script",
         default=None,
         metavar="PATH",
-        help="elastic job: a program printing 'localhost:SLOTS'; more slots start more workers (Horovod's option)",
+        help="elastic job: a program printing 'HOST:SLOTS' lines; more slots start more workers (Horovod's option)",
+    )
+    parser.add_argument(
+        "--host-exec",
+        default=None,
+        metavar="TEMPLATE",
+        help="elastic job across hosts: the command that runs a worker on {host} (e.g. 'ssh -o BatchMode=yes "
+        "{host}'); needs --master CHIEF_ADDR:PORT and UNISON_CLUSTER_TOKEN on every host",
     )
     parser.add_argument(
         "--elastic-timeout",
@@ -263,8 +274,9 @@ def _check(args: Any) -> None:
 
 
 def _check_elastic(args: Any) -> None:
-    """The elastic options: coherent with each other and with the rest (one host, no restarts)."""
-    elastic = any(getattr(args, n, None) is not None for n in ("min_workers", "max_workers", "host_discovery_script"))
+    """The elastic options: coherent with each other and with the rest (one agent, no restarts)."""
+    names = ("min_workers", "max_workers", "host_discovery_script", "host_exec")
+    elastic = any(getattr(args, n, None) is not None for n in names)
     if not elastic:
         return
     if args.min_workers is None:
@@ -278,11 +290,13 @@ def _check_elastic(args: Any) -> None:
             f"--max-workers must be >= --min-workers. Received: --min-workers {args.min_workers} "
             f"--max-workers {args.max_workers}"
         )
-    if args.nnodes > 1 or args.master or getattr(args, "rdzv_endpoint", None) or args.tf_config or args.max_restarts:
+    if args.nnodes > 1 or getattr(args, "rdzv_endpoint", None) or args.tf_config or args.max_restarts:
         raise ValueError(
-            "--min-workers/--max-workers run an elastic job on this host, which re-forms in place instead of "
-            "restarting: drop --nnodes/--master/--tf-config/--max-restarts (or drop the elastic options)."
+            "--min-workers/--max-workers run an elastic job, which re-forms in place instead of restarting, from "
+            "one agent on the chief host (--master CHIEF_ADDR:PORT and --host-exec start the other hosts' "
+            "workers): drop --nnodes/--rdzv-endpoint/--tf-config/--max-restarts (or drop the elastic options)."
         )
+    _check_elastic_hosts(args)
     if not args.host_discovery_script and args.min_workers > args.nproc_per_node:
         raise ValueError(
             f"--min-workers {args.min_workers} is more than the {args.nproc_per_node} worker(s) available "
@@ -291,6 +305,30 @@ def _check_elastic(args: Any) -> None:
         )
     if args.elastic_timeout <= 0:
         raise ValueError(f"--elastic-timeout must be > 0. Received: --elastic-timeout {args.elastic_timeout}")
+
+
+def _check_elastic_hosts(args: Any) -> None:
+    """An elastic job across hosts: ``--master`` and ``--host-exec`` together, and the cluster token set."""
+    host_exec = getattr(args, "host_exec", None)
+    if host_exec is not None and "{host}" not in host_exec:
+        raise ValueError(
+            f"--host-exec must contain {{host}}, where the host's name goes. Received: --host-exec {host_exec!r}. "
+            "Example: --host-exec 'ssh -o BatchMode=yes {host}'"
+        )
+    if bool(host_exec) != bool(args.master):
+        given, missing = ("--host-exec", "--master CHIEF_ADDR:PORT") if host_exec else ("--master", "--host-exec")
+        raise ValueError(
+            f"An elastic job across hosts needs both --master CHIEF_ADDR:PORT (where its membership store "
+            f"listens, reachable from every host) and --host-exec 'TEMPLATE' (how to start a worker on {{host}}); "
+            f"{given} was given without {missing}. On one host give neither."
+        )
+    if args.master and cluster_secret() is None:
+        raise ValueError(
+            f"An elastic job across hosts signs its membership store with the secret derived from "
+            f"{ENV_CLUSTER_TOKEN}, which is not set. Fix: set the same {ENV_CLUSTER_TOKEN} (e.g. "
+            f"`export {ENV_CLUSTER_TOKEN}=$(python -c 'import secrets; print(secrets.token_hex(32))')` on the "
+            "chief, then the same value on every host) before `unison launch`."
+        )
 
 
 def torchrun_argv(args: Any, free_ports: list[int] | None = None) -> tuple[list[str], dict[str, str]]:

@@ -79,6 +79,30 @@ def use_interface_of(host: str | None) -> None:
         os.environ["GLOO_SOCKET_IFNAME"] = name
 
 
+def use_interface_toward(host: str) -> None:
+    """Make gloo talk on the interface this machine reaches ``host`` through (unless the user chose one).
+
+    An elastic worker knows only the chief's store address: the interface its route to that
+    address leaves by is the one the other hosts' workers reach it on (the chief's own host
+    included, whose address is then that of a real interface, not the loopback).
+
+    Example::
+
+        use_interface_toward("10.0.0.1")   # GLOO_SOCKET_IFNAME=eth0 where eth0 routes to 10.0.0.1
+    """
+    if "GLOO_SOCKET_IFNAME" in os.environ:
+        return
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect((host, 9))  # a datagram socket's connect only picks the route; nothing is sent
+            address = probe.getsockname()[0]
+    except OSError:
+        return
+    name = local_ipv4_interfaces().get(address)
+    if name:
+        os.environ["GLOO_SOCKET_IFNAME"] = name
+
+
 def open_store(plan: JobPlan, timeout_s: float) -> dist.Store:
     """Serve the job's store (the chief's first replica) or connect to it (every other replica).
 
