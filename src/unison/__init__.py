@@ -300,6 +300,8 @@ from unison.ops.math import (
     tensordot,
     truediv,
 )
+from unison.ops.hashing import fingerprint
+from unison.ops.nn_extras import approx_top_k, conv, extract_volume_patches
 from unison.ops.nn_spatial import batch_to_space, required_space_to_batch_paddings, space_to_batch, space_to_batch_nd
 from unison.ops.printing import tf_print as print
 from unison.ops.py_function import custom_gradient, grad_pass_through, numpy_function, py_function, recompute_grad
@@ -560,6 +562,10 @@ __all__ = [
 ]
 
 __all__ += [  # more of TF's top level (see the block above the Keras connection)
+    "approx_top_k",
+    "conv",
+    "extract_volume_patches",
+    "fingerprint",
     "AggregationMethod", "VariableAggregation", "VariableSynchronization", "acos", "acosh", "asin", "asinh", "atan",
     "atan2", "atanh", "bitcast", "broadcast_dynamic_shape", "broadcast_static_shape", "case", "complex",
     "constant_initializer", "cosh", "dynamic_partition", "dynamic_stitch", "ensure_shape", "foldl", "foldr",

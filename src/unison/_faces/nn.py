@@ -67,6 +67,7 @@ from unison.ops.nn_conv import (
 )
 from unison.ops.nn_ctc import collapse_repeated, ctc_greedy_decoder, ctc_loss, ctc_unique_labels
 from unison.ops.nn_dropout import experimental
+from unison.ops.nn_extras import isotonic_regression, with_space_to_batch
 from unison.ops.nn_more import (
     batch_norm_with_global_normalization,
     batch_normalization,
@@ -152,6 +153,8 @@ __all__ = [
     "atrous_conv2d_transpose",
     "depthwise_conv2d_backprop_filter",
     "depthwise_conv2d_backprop_input",
+    "isotonic_regression",
+    "with_space_to_batch",
     "experimental",
     "collapse_repeated",
     "ctc_greedy_decoder",

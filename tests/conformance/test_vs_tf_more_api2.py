@@ -1,0 +1,137 @@
+"""Still more of TF against TensorFlow 2.21: tf.fingerprint, tf.strings.to_hash_bucket, tf.approx_top_k,
+tf.extract_volume_patches, tf.conv, tf.nn.isotonic_regression and tf.nn.with_space_to_batch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tf_oracle import same_as_tf
+
+STRINGS = ["", "a", "hello world!", "0123456789abcdef", "x" * 37, "\u00e9t\u00e9 \u2603", "z" * 64]
+
+
+@same_as_tf("fingerprint")
+def test_fingerprint_of_strings_numbers_and_rows(tf):
+    return (
+        tf.fingerprint(tf.constant(STRINGS)),
+        tf.fingerprint(tf.constant([[1, 2, 3], [4, 5, 6]], dtype=tf.int32)),
+        tf.fingerprint(tf.constant([[0.5, -1.0], [2.0, 3.0]])),
+        tf.fingerprint(tf.constant([["ab", "c"], ["d", ""]])),
+    )
+
+
+@same_as_tf("fingerprint", edge=True)
+def test_fingerprint_of_a_scalar_is_an_error_and_of_no_rows_is_empty(tf):
+    empty = tf.fingerprint(tf.zeros([0, 3], tf.int64))
+    try:
+        tf.fingerprint(tf.constant(5))
+    except tf.errors.InvalidArgumentError:
+        return empty, "scalar refused"
+    return empty, "scalar accepted"
+
+
+@same_as_tf("strings.to_hash_bucket")
+def test_to_hash_bucket_uses_tfs_legacy_hash(tf):
+    long_strings = [chr(97 + i % 26) * i for i in range(0, 40)]
+    return tf.strings.to_hash_bucket(STRINGS, 1000003), tf.strings.to_hash_bucket(long_strings, 97)
+
+
+@same_as_tf("strings.to_hash_bucket", edge=True)
+def test_to_hash_bucket_of_a_matrix_with_one_bucket(tf):
+    return tf.strings.to_hash_bucket(tf.constant([["a", "b"], ["", "c"]]), 1)
+
+
+@same_as_tf("approx_top_k")
+def test_approx_top_k_is_exact_on_cpu(tf):
+    x = tf.constant(np.random.RandomState(0).randn(3, 10).astype(np.float32))
+    values, indices = tf.approx_top_k(x, 4)
+    return values, indices
+
+
+@same_as_tf("approx_top_k", edge=True)
+def test_approx_top_k_ties_keep_the_lower_index(tf):
+    values, indices = tf.approx_top_k(tf.constant([[1.0, 3.0, 3.0, 1.0, 3.0]]), 3)
+    return values, indices
+
+
+@pytest.mark.parametrize("padding", ["VALID", "SAME"])
+@same_as_tf("extract_volume_patches")
+def test_extract_volume_patches(tf, padding):
+    x = tf.reshape(tf.range(2 * 3 * 4 * 5 * 2, dtype=tf.float32), [2, 3, 4, 5, 2])
+    return tf.extract_volume_patches(x, [1, 2, 2, 3, 1], [1, 1, 2, 2, 1], padding)
+
+
+@same_as_tf("extract_volume_patches", edge=True)
+def test_extract_volume_patches_with_a_kernel_larger_than_the_input(tf):
+    x = tf.ones([1, 2, 2, 2, 1])
+    return tf.extract_volume_patches(x, [1, 3, 3, 3, 1], [1, 1, 1, 1, 1], "VALID")
+
+
+@same_as_tf("conv")
+def test_conv_raw_op_2d_and_batch_dims(tf):
+    rng = np.random.RandomState(1)
+    x = tf.constant(rng.randn(2, 5, 5, 3).astype(np.float32))
+    w = tf.constant(rng.randn(3, 3, 3, 4).astype(np.float32))
+    x2 = tf.constant(rng.randn(2, 2, 6, 5, 2).astype(np.float32))
+    w1 = tf.constant(rng.randn(2, 2, 2, 3).astype(np.float32))
+    return (
+        tf.conv(x, w, [1, 1, 1, 1], "SAME"),
+        tf.conv(x, w, [1, 2, 2, 1], "VALID", dilations=[1, 1, 1, 1]),
+        tf.conv(x, w, [1, 1, 1, 1], "EXPLICIT", explicit_paddings=[0, 0, 1, 2, 0, 1, 0, 0]),
+        tf.conv(x2, w1, [1, 1, 1, 1], "VALID", batch_dims=2),
+    )
+
+
+@same_as_tf("conv", edge=True)
+def test_conv_refuses_one_spatial_axis_and_takes_3d(tf):
+    rng = np.random.RandomState(2)
+    x = tf.constant(rng.randn(1, 4, 3, 4, 2).astype(np.float32))
+    w = tf.constant(rng.randn(2, 2, 2, 2, 3).astype(np.float32))
+    try:
+        tf.conv(tf.ones([1, 5, 2]), tf.ones([2, 2, 2]), [1, 1, 1], "VALID")
+    except tf.errors.InvalidArgumentError:
+        refused = True
+    else:
+        refused = False
+    return refused, tf.conv(x, w, [1, 1, 2, 1, 1], "SAME")
+
+
+@same_as_tf("nn.isotonic_regression")
+def test_isotonic_regression_both_directions_and_axes(tf):
+    x = tf.constant(np.random.RandomState(3).randn(3, 7).astype(np.float32))
+    dec = tf.nn.isotonic_regression(x)
+    inc_output, inc_segments = tf.nn.isotonic_regression(x, decreasing=False)
+    col_output, col_segments = tf.nn.isotonic_regression(x, axis=0)
+    return dec.output, dec.segments, inc_output, inc_segments, col_output, col_segments
+
+
+@same_as_tf("nn.isotonic_regression", edge=True)
+def test_isotonic_regression_of_ties_and_integers(tf):
+    ties = tf.nn.isotonic_regression(tf.constant([[1.0, 1.0, 2.0, 2.0, 0.0]]))
+    ints = tf.nn.isotonic_regression(tf.constant([[1, 5, 2]]), decreasing=False)
+    return ties.output, ties.segments, ints[0], ints[1]
+
+
+@pytest.mark.parametrize("padding", ["VALID", "SAME"])
+@same_as_tf("nn.with_space_to_batch")
+def test_with_space_to_batch_runs_a_dilated_conv(tf, padding):
+    rng = np.random.RandomState(4)
+    x = tf.constant(rng.randn(2, 7, 6, 3).astype(np.float32))
+    w = tf.constant(rng.randn(3, 2, 3, 2).astype(np.float32))
+
+    def op(converted, num_spatial_dims, pad):
+        return tf.nn.conv2d(converted, w, 1, pad)
+
+    return tf.nn.with_space_to_batch(x, [2, 3], padding, op, filter_shape=[3, 2])
+
+
+@same_as_tf("nn.with_space_to_batch", edge=True)
+def test_with_space_to_batch_rate_one_calls_op_directly(tf):
+    seen = []
+
+    def op(x, n, pad):
+        seen.append((n, pad))
+        return x * 2.0
+
+    out = tf.nn.with_space_to_batch(tf.ones([1, 3, 1]), [1], "SAME", op)
+    return out, seen
