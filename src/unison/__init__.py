@@ -302,6 +302,7 @@ from unison.ops.math import (
 )
 from unison.ops.hashing import fingerprint
 from unison.ops.nn_extras import approx_top_k, conv, extract_volume_patches
+from unison.ops.tensor_protos import make_ndarray, make_tensor_proto
 from unison.ops.nn_spatial import batch_to_space, required_space_to_batch_paddings, space_to_batch, space_to_batch_nd
 from unison.ops.printing import tf_print as print
 from unison.ops.py_function import custom_gradient, grad_pass_through, numpy_function, py_function, recompute_grad
@@ -566,6 +567,8 @@ __all__ += [  # more of TF's top level (see the block above the Keras connection
     "conv",
     "extract_volume_patches",
     "fingerprint",
+    "make_ndarray",
+    "make_tensor_proto",
     "AggregationMethod", "VariableAggregation", "VariableSynchronization", "acos", "acosh", "asin", "asinh", "atan",
     "atan2", "atanh", "bitcast", "broadcast_dynamic_shape", "broadcast_static_shape", "case", "complex",
     "constant_initializer", "cosh", "dynamic_partition", "dynamic_stitch", "ensure_shape", "foldl", "foldr",

@@ -135,3 +135,48 @@ def test_with_space_to_batch_rate_one_calls_op_directly(tf):
 
     out = tf.nn.with_space_to_batch(tf.ones([1, 3, 1]), [1], "SAME", op)
     return out, seen
+
+
+PROTO_VALUES = [
+    ("float", [1.0, 2.5]),
+    ("scalar", 3),
+    ("big int", [2**40, 1]),
+    ("bools", [True, False, True]),
+    ("strings", [["a", "bc"], ["", "d"]]),
+    ("nested", [[1, 2, 3], [4, 5, 6]]),
+]
+
+
+@pytest.mark.parametrize("case", [c for c, _ in PROTO_VALUES])
+@same_as_tf("make_tensor_proto", "make_ndarray")
+def test_make_tensor_proto_bytes_and_make_ndarray_round_trip(tf, case):
+    values = dict(PROTO_VALUES)[case]
+    proto = tf.make_tensor_proto(values)
+    return proto.SerializeToString(), tf.make_ndarray(proto)
+
+
+@same_as_tf("make_tensor_proto", "make_ndarray", edge=True)
+def test_make_tensor_proto_with_dtype_shape_broadcast_and_errors(tf):
+    out = []
+    for kwargs in (
+        {"values": 5.0, "shape": [2, 2]},
+        {"values": [1, 2], "dtype": tf.float64},
+        {"values": np.arange(6, dtype=np.int16).reshape(2, 3)},
+        {"values": np.array([1.5, 2.5], dtype=np.float16)},
+        {"values": [1.0], "shape": [3], "allow_broadcast": True},
+        {"values": [], "shape": [0, 2]},
+        {"values": [1 + 2j, 3j]},
+    ):
+        proto = tf.make_tensor_proto(**kwargs)
+        out.append((proto.SerializeToString(), tf.make_ndarray(proto)))
+    errors = []
+    for kwargs in (
+        {"values": [1, 2, 3], "shape": [2]},
+        {"values": None},
+        {"values": [1, 2], "shape": [3], "verify_shape": True},
+    ):
+        try:
+            tf.make_tensor_proto(**kwargs)
+        except (TypeError, ValueError) as exc:
+            errors.append(type(exc).__name__)
+    return out, errors
