@@ -25,13 +25,13 @@ from unison.ops.dtypes import as_dtype, string
 __all__ = ["make_ndarray", "make_tensor_proto"]
 
 # TF's DataType numbers for the numpy dtypes a TensorProto carries
-_ENUM = {
+_ENUM: dict[np.dtype[Any], int] = {
     np.dtype(np.float32): 1, np.dtype(np.float64): 2, np.dtype(np.int32): 3, np.dtype(np.uint8): 4,
     np.dtype(np.int16): 5, np.dtype(np.int8): 6, np.dtype(object): 7, np.dtype(np.complex64): 8,
     np.dtype(np.int64): 9, np.dtype(np.bool_): 10, np.dtype(np.complex128): 18, np.dtype(np.float16): 19,
     np.dtype(np.uint16): 17, np.dtype(np.uint32): 22, np.dtype(np.uint64): 23,
 }  # fmt: skip
-_NUMPY = {v: k for k, v in _ENUM.items()}
+_NUMPY: dict[int, np.dtype[Any]] = {v: k for k, v in _ENUM.items()}
 # the types TF writes as raw bytes when the values fill the shape and are more than one
 _CONTENT = {1, 2, 3, 4, 5, 6, 9, 17, 19, 22, 23}
 _INT_VAL = {3, 4, 5, 6, 17}
