@@ -30,6 +30,7 @@ from unison.core import summary as summary  # tf.summary (TensorBoard event file
 from unison.core.function import Function, function
 from unison.core.module import Module
 from unison.core.tape import GradientTape, UnconnectedGradients
+from unison.core.variable_creators import variable_creator_scope
 from unison.core.variables import Variable
 from unison.data.specs import TensorSpec
 
@@ -569,6 +570,7 @@ __all__ += [  # more of TF's top level (see the block above the Keras connection
     "fingerprint",
     "make_ndarray",
     "make_tensor_proto",
+    "variable_creator_scope",
     "AggregationMethod", "VariableAggregation", "VariableSynchronization", "acos", "acosh", "asin", "asinh", "atan",
     "atan2", "atanh", "bitcast", "broadcast_dynamic_shape", "broadcast_static_shape", "case", "complex",
     "constant_initializer", "cosh", "dynamic_partition", "dynamic_stitch", "ensure_shape", "foldl", "foldr",

@@ -180,3 +180,65 @@ def test_make_tensor_proto_with_dtype_shape_broadcast_and_errors(tf):
         except (TypeError, ValueError) as exc:
             errors.append(type(exc).__name__)
     return out, errors
+
+
+def _variable_kwargs(kwargs):
+    return {k: (v.name if hasattr(v, "name") and not isinstance(v, str) else v) for k, v in kwargs.items()}
+
+
+@same_as_tf("variable_creator_scope")
+def test_variable_creator_scope_nests_innermost_first_and_sees_tfs_kwargs(tf):
+    calls = []
+
+    def outer(next_creator, **kwargs):
+        calls.append(("outer", kwargs["name"]))
+        kwargs["trainable"] = False
+        return next_creator(**kwargs)
+
+    def inner(next_creator, **kwargs):
+        calls.append(("inner", sorted(_variable_kwargs(kwargs).items())))
+        kwargs["name"] = "renamed"
+        return next_creator(**kwargs)
+
+    with tf.variable_creator_scope(outer):
+        with tf.variable_creator_scope(inner):
+            v = tf.Variable(2.0, name="x")
+        w = tf.Variable(3.0, name="y")
+    z = tf.Variable(4.0, name="z")
+    return calls, (v.name, v.trainable, v.numpy()), (w.name, w.trainable), (z.name, z.trainable)
+
+
+@same_as_tf("variable_creator_scope", edge=True)
+def test_variable_creator_scope_creator_may_return_its_own_object(tf):
+    with tf.variable_creator_scope(lambda next_creator, **kwargs: ("made by creator", kwargs["initial_value"])):
+        made = tf.Variable(5)
+    return made
+
+
+JSON_EXAMPLES = [
+    '{"features": {"feature": {"b": {"int64List": {"value": [1, "300", -2]}},'
+    ' "a": {"bytesList": {"value": ["aGk=", ""]}}, "c": {"floatList": {"value": [1.5, 2, "NaN"]}}}}}',
+    "{}",
+    '{"features": {}}',
+    '{"features": {"feature": {"z": {}, "y": {"float_list": {"value": []}}}}}',
+]
+
+
+@same_as_tf("io.decode_json_example")
+def test_decode_json_example_gives_tfs_bytes(tf):
+    out = tf.io.decode_json_example(JSON_EXAMPLES)
+    parsed = tf.io.parse_example(out[:1], {"b": tf.io.VarLenFeature(tf.int64), "a": tf.io.VarLenFeature(tf.string)})
+    return out, tf.sparse.to_dense(parsed["b"]), tf.sparse.to_dense(parsed["a"])
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ['{"features": 3}', "not json", '{"foo": 1}', '{"features": {"feature": {"a": {"int64List": {"value": [1.5]}}}}}'],
+)
+@same_as_tf("io.decode_json_example", edge=True)
+def test_decode_json_example_refuses_what_is_not_an_example(tf, bad):
+    try:
+        tf.io.decode_json_example([bad])
+    except tf.errors.InvalidArgumentError:
+        return "InvalidArgumentError"
+    return "accepted"
