@@ -242,3 +242,102 @@ def test_decode_json_example_refuses_what_is_not_an_example(tf, bad):
     except tf.errors.InvalidArgumentError:
         return "InvalidArgumentError"
     return "accepted"
+
+
+def _masked_type(tf):
+    class Masked(tf.experimental.ExtensionType):
+        __annotations__ = {"values": tf.Tensor, "mask": tf.Tensor}
+
+    return Masked
+
+
+@same_as_tf("experimental.dispatch_for_api", "experimental.unregister_dispatch_for")
+def test_dispatch_for_api_overrides_a_function_for_an_extension_type(tf):
+    Masked = _masked_type(tf)
+
+    def masked_sum(input_tensor, axis=None, keepdims=False, name=None):
+        kept = tf.where(input_tensor.mask, input_tensor.values, tf.zeros_like(input_tensor.values))
+        return tf.math.reduce_sum(kept, axis=axis, keepdims=keepdims)
+
+    tf.experimental.dispatch_for_api(tf.math.reduce_sum, {"input_tensor": Masked})(masked_sum)
+    m = Masked([1.0, 2.0, 4.0], [True, False, True])
+    dispatched = (tf.math.reduce_sum(m), tf.reduce_sum(m, axis=0), tf.math.reduce_sum(tf.constant([1.0, 2.0])))
+    tf.experimental.unregister_dispatch_for(masked_sum)
+    try:
+        tf.math.reduce_sum(m)
+    except (TypeError, ValueError):
+        after = "not dispatched"
+    else:
+        after = "still dispatched"
+    return dispatched, after
+
+
+@same_as_tf("experimental.dispatch_for_api", "experimental.unregister_dispatch_for", edge=True)
+def test_dispatch_for_api_checks_signatures_and_unknown_targets(tf):
+    Masked = _masked_type(tf)
+    out = []
+    try:
+        tf.experimental.dispatch_for_api(tf.math.reduce_sum, {"nope": Masked})
+    except ValueError:
+        out.append("bad parameter refused")
+
+    def wrong_params(x, name=None):
+        return x
+
+    try:
+        tf.experimental.dispatch_for_api(tf.math.reduce_sum, {"input_tensor": Masked})(wrong_params)
+    except ValueError:
+        out.append("bad target refused")
+    try:
+        tf.experimental.unregister_dispatch_for(wrong_params)
+    except ValueError:
+        out.append("unknown target refused")
+    return out
+
+
+@same_as_tf("experimental.dispatch_for_unary_elementwise_apis", "experimental.dispatch_for_binary_elementwise_apis")
+def test_elementwise_dispatch_handlers(tf):
+    Masked = _masked_type(tf)
+
+    def unary(api_func, x):
+        return Masked(api_func(x.values), x.mask)
+
+    def binary(api_func, x, y):
+        return Masked(api_func(x.values, y.values), tf.logical_and(x.mask, y.mask))
+
+    tf.experimental.dispatch_for_unary_elementwise_apis(Masked)(unary)
+    tf.experimental.dispatch_for_binary_elementwise_apis(Masked, Masked)(binary)
+    a = Masked([-1.0, 4.0], [True, False])
+    b = Masked([2.0, 3.0], [True, True])
+    results = [tf.math.abs(a), tf.math.sqrt(b), tf.math.add(a, b), tf.math.maximum(a, b), tf.math.multiply(a, b)]
+    tf.experimental.unregister_dispatch_for(unary)
+    tf.experimental.unregister_dispatch_for(binary)
+    return [(r.values, r.mask) for r in results]
+
+
+@same_as_tf("experimental.dispatch_for_binary_elementwise_apis", "experimental.extension_type.as_dict", edge=True)
+def test_binary_dispatch_needs_both_types_and_as_dict(tf):
+    Masked = _masked_type(tf)
+
+    def binary(api_func, x, y):
+        return Masked(api_func(x.values, y.values), x.mask)
+
+    tf.experimental.dispatch_for_binary_elementwise_apis(Masked, Masked)(binary)
+    a = Masked([1.0, 2.0], [True, False])
+    try:
+        tf.math.add(a, tf.constant([1.0, 1.0]))
+    except (TypeError, ValueError):
+        mixed = "not dispatched"
+    else:
+        mixed = "dispatched"
+    fields = tf.experimental.extension_type.as_dict(tf.math.subtract(a, a))
+    tf.experimental.unregister_dispatch_for(binary)
+    return mixed, sorted(fields), fields["values"], fields["mask"]
+
+
+@same_as_tf("experimental.extension_type.as_dict")
+def test_as_dict_lists_fields_in_order(tf):
+    class Point(tf.experimental.ExtensionType):
+        __annotations__ = {"x": int, "y": int, "label": str}
+
+    return list(tf.experimental.extension_type.as_dict(Point(1, 2, "p")).items())
