@@ -208,11 +208,13 @@ from unison.ops.dtypes import (
     int32,
     int64,
     register_tensor_conversion_function,
+    resource,
     string,
     uint8,
     uint16,
     uint32,
     uint64,
+    variant,
 )
 from unison.ops.graph_era import CriticalSection, DeviceSpec, RegisterGradient, no_gradient, vectorized_map
 from unison.ops.indexed_slices import IndexedSlices
@@ -570,7 +572,9 @@ __all__ += [  # more of TF's top level (see the block above the Keras connection
     "fingerprint",
     "make_ndarray",
     "make_tensor_proto",
+    "resource",
     "variable_creator_scope",
+    "variant",
     "AggregationMethod", "VariableAggregation", "VariableSynchronization", "acos", "acosh", "asin", "asinh", "atan",
     "atan2", "atanh", "bitcast", "broadcast_dynamic_shape", "broadcast_static_shape", "case", "complex",
     "constant_initializer", "cosh", "dynamic_partition", "dynamic_stitch", "ensure_shape", "foldl", "foldr",

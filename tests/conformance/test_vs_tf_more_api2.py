@@ -341,3 +341,69 @@ def test_as_dict_lists_fields_in_order(tf):
         __annotations__ = {"x": int, "y": int, "label": str}
 
     return list(tf.experimental.extension_type.as_dict(Point(1, 2, "p")).items())
+
+
+@same_as_tf("experimental.dispatch_for_unary_elementwise_apis", edge=True)
+def test_unary_dispatch_leaves_other_types_and_apis_alone(tf):
+    Masked = _masked_type(tf)
+    Other = _masked_type(tf)
+
+    def unary(api_func, x):
+        return Masked(api_func(x.values), x.mask)
+
+    tf.experimental.dispatch_for_unary_elementwise_apis(Masked)(unary)
+    plain = tf.math.negative(tf.constant([1.0, -2.0]))
+    try:
+        tf.math.abs(Other([1.0], [True]))
+    except (TypeError, ValueError):
+        other = "not dispatched"
+    else:
+        other = "dispatched"
+    tf.experimental.unregister_dispatch_for(unary)
+    return plain, other
+
+
+OPAQUE = ("resource", "variant", "dtypes.resource", "dtypes.variant")
+
+
+@pytest.mark.parametrize("which", ["resource", "variant"])
+@same_as_tf(*OPAQUE)
+def test_resource_and_variant_dtypes(tf, which):
+    d = getattr(tf, which)
+    flags = (d.is_numpy_compatible, d.is_floating, d.is_integer, d.is_bool, d.is_complex, d.is_quantized, d.is_unsigned)
+    return repr(d), str(d), d.name, d.as_datatype_enum, flags, d.size, d.base_dtype is d, d.real_dtype is d
+
+
+@same_as_tf(*OPAQUE, edge=True)
+def test_resource_and_variant_by_name_and_comparisons(tf):
+    return (
+        tf.as_dtype("resource") == tf.resource,
+        tf.as_dtype("variant") == tf.dtypes.variant,
+        tf.resource == tf.variant,
+        tf.resource == tf.float32,
+        tf.dtypes.resource == tf.resource,
+        tf.variant == tf.dtypes.variant,
+        len({tf.resource, tf.dtypes.resource, tf.variant}),
+    )
+
+
+@same_as_tf("types.experimental.distributed.PerReplica", "types.experimental.distributed.Mirrored")
+def test_per_replica_and_mirrored_are_distributed_values_interfaces(tf):
+    d = tf.types.experimental.distributed
+    return (
+        issubclass(d.PerReplica, tf.distribute.DistributedValues),
+        issubclass(d.Mirrored, tf.distribute.DistributedValues),
+        issubclass(d.PerReplica, d.Mirrored),
+        d.PerReplica.__name__,
+        d.Mirrored.__name__,
+    )
+
+
+@same_as_tf("types.experimental.distributed.PerReplica", "types.experimental.distributed.Mirrored", edge=True)
+def test_one_replica_values_are_plain(tf):
+    d = tf.types.experimental.distributed
+    strategy = tf.distribute.get_strategy()
+    result = strategy.run(lambda: tf.constant(2.0))
+    with strategy.scope():
+        v = tf.Variable(1.0)
+    return isinstance(result, d.PerReplica), isinstance(v, d.Mirrored), isinstance(tf.constant(1.0), d.PerReplica)
