@@ -407,3 +407,31 @@ def test_one_replica_values_are_plain(tf):
     with strategy.scope():
         v = tf.Variable(1.0)
     return isinstance(result, d.PerReplica), isinstance(v, d.Mirrored), isinstance(tf.constant(1.0), d.PerReplica)
+
+
+def _sparse(st):
+    return st.indices, st.values, st.dense_shape
+
+
+@same_as_tf("nn.ctc_beam_search_decoder")
+def test_ctc_beam_search_decoder_top_paths(tf):
+    logits = tf.constant(np.random.RandomState(5).randn(4, 2, 3).astype(np.float32) * 2.0)
+    decoded, log_probs = tf.nn.ctc_beam_search_decoder(logits, [4, 3], beam_width=50, top_paths=3)
+    return [_sparse(d) for d in decoded], log_probs
+
+
+@same_as_tf("nn.ctc_beam_search_decoder", edge=True)
+def test_ctc_beam_search_decoder_repeats_need_a_blank_and_empty_sequences(tf):
+    # class 2 is the blank: "a a" decodes to [0] unless a blank separates them
+    probs = np.array(
+        [[[0.9, 0.05, 0.05]], [[0.9, 0.05, 0.05]], [[0.05, 0.05, 0.9]], [[0.9, 0.05, 0.05]]], dtype=np.float32
+    )
+    logits = tf.math.log(tf.constant(np.concatenate([probs, probs], axis=1)))
+    decoded, log_probs = tf.nn.ctc_beam_search_decoder(logits, [4, 0], beam_width=30, top_paths=1)
+    try:
+        tf.nn.ctc_beam_search_decoder(logits, [4, 0], beam_width=30, top_paths=2)
+    except tf.errors.InvalidArgumentError:
+        too_few = "refused"
+    else:
+        too_few = "accepted"
+    return [_sparse(d) for d in decoded], log_probs, too_few

@@ -66,6 +66,7 @@ from unison.ops.nn_conv import (
     separable_conv2d,
 )
 from unison.ops.nn_ctc import collapse_repeated, ctc_greedy_decoder, ctc_loss, ctc_unique_labels
+from unison.ops.nn_ctc_beam import ctc_beam_search_decoder
 from unison.ops.nn_dropout import experimental
 from unison.ops.nn_extras import isotonic_regression, with_space_to_batch
 from unison.ops.nn_more import (
@@ -153,6 +154,7 @@ __all__ = [
     "atrous_conv2d_transpose",
     "depthwise_conv2d_backprop_filter",
     "depthwise_conv2d_backprop_input",
+    "ctc_beam_search_decoder",
     "isotonic_regression",
     "with_space_to_batch",
     "experimental",
