@@ -435,3 +435,53 @@ def test_ctc_beam_search_decoder_repeats_need_a_blank_and_empty_sequences(tf):
     else:
         too_few = "accepted"
     return [_sparse(d) for d in decoded], log_probs, too_few
+
+
+FRACTIONAL = ("nn.fractional_max_pool", "nn.fractional_avg_pool")
+
+
+@pytest.mark.parametrize("overlapping", [False, True])
+@pytest.mark.parametrize("pseudo_random", [False, True])
+@same_as_tf(*FRACTIONAL)
+def test_fractional_pools_with_even_cells_are_deterministic(tf, overlapping, pseudo_random):
+    x = tf.constant(np.random.RandomState(6).randn(2, 6, 8, 3).astype(np.float32))
+    out = []
+    for pool in (tf.nn.fractional_max_pool, tf.nn.fractional_avg_pool):
+        value, rows, cols = pool(x, [1.0, 2.0, 2.0, 1.0], pseudo_random=pseudo_random, overlapping=overlapping, seed=7)
+        out.append((value, rows, cols))
+        value, rows, cols = pool(x, [1.0, 3.0, 4.0, 1.0], pseudo_random=pseudo_random, overlapping=overlapping)
+        out.append((value, rows, cols))
+    return out
+
+
+@pytest.mark.parametrize("pseudo_random", [False, True])
+@same_as_tf(*FRACTIONAL, edge=True)
+def test_fractional_pools_with_uneven_cells_keep_tfs_rules(tf, pseudo_random):
+    # widths are random here (TF's own draw cannot be reproduced): check the rules every draw keeps
+    x = np.random.RandomState(8).randn(1, 7, 9, 2).astype(np.float32)
+    results = []
+    for pool, reduce in ((tf.nn.fractional_max_pool, np.max), (tf.nn.fractional_avg_pool, np.mean)):
+        value, rows, cols = pool(tf.constant(x), [1.0, 1.6, 2.2, 1.0], pseudo_random=pseudo_random)
+        rows, cols, value = rows.numpy().tolist(), cols.numpy().tolist(), value.numpy()
+        widths = sorted({b - a for a, b in zip(rows, rows[1:])} | {b - a for a, b in zip(cols, cols[1:])})
+        expected = np.array(
+            [
+                [
+                    reduce(x[0, rows[i] : rows[i + 1], cols[j] : cols[j + 1], :], axis=(0, 1))
+                    for j in range(len(cols) - 1)
+                ]
+                for i in range(len(rows) - 1)
+            ]
+        )
+        results.append(
+            (
+                value.shape,
+                rows[0],
+                rows[-1],
+                cols[0],
+                cols[-1],
+                widths[0] >= 1,
+                bool(np.allclose(value[0], expected, atol=1e-6)),
+            )
+        )
+    return results

@@ -68,7 +68,7 @@ from unison.ops.nn_conv import (
 from unison.ops.nn_ctc import collapse_repeated, ctc_greedy_decoder, ctc_loss, ctc_unique_labels
 from unison.ops.nn_ctc_beam import ctc_beam_search_decoder
 from unison.ops.nn_dropout import experimental
-from unison.ops.nn_extras import isotonic_regression, with_space_to_batch
+from unison.ops.nn_extras import fractional_avg_pool, fractional_max_pool, isotonic_regression, with_space_to_batch
 from unison.ops.nn_more import (
     batch_norm_with_global_normalization,
     batch_normalization,
@@ -155,6 +155,8 @@ __all__ = [
     "depthwise_conv2d_backprop_filter",
     "depthwise_conv2d_backprop_input",
     "ctc_beam_search_decoder",
+    "fractional_avg_pool",
+    "fractional_max_pool",
     "isotonic_regression",
     "with_space_to_batch",
     "experimental",

@@ -1,5 +1,6 @@
 """More of TF's neural-network ops: ``tf.nn.isotonic_regression``, ``tf.nn.with_space_to_batch``,
-``tf.approx_top_k``, ``tf.extract_volume_patches`` and the raw ``tf.conv`` op.
+``tf.approx_top_k``, ``tf.extract_volume_patches``, the raw ``tf.conv`` op and
+``tf.nn.fractional_max_pool`` / ``fractional_avg_pool``.
 
 ``isotonic_regression`` is the pool-adjacent-violators algorithm per row (the least-squares
 non-increasing fit, or non-decreasing with ``decreasing=False``), with TF's ``segments``: the index
@@ -28,7 +29,15 @@ from unison.ops.dtypes import to_tensor
 from unison.ops.nn_conv import _same, convolution
 from unison.ops.nn_spatial import batch_to_space, required_space_to_batch_paddings, space_to_batch_nd
 
-__all__ = ["approx_top_k", "conv", "extract_volume_patches", "isotonic_regression", "with_space_to_batch"]
+__all__ = [
+    "approx_top_k",
+    "conv",
+    "extract_volume_patches",
+    "fractional_avg_pool",
+    "fractional_max_pool",
+    "isotonic_regression",
+    "with_space_to_batch",
+]
 
 
 class IsotonicRegression(NamedTuple):
@@ -281,3 +290,103 @@ def with_space_to_batch(
     converted = space_to_batch_nd(x, block_full, pad_full)
     result = to_tensor(op(converted, n, "VALID"))
     return batch_to_space(result, block_full, crop_full)
+
+
+# --- fractional pooling -------------------------------------------------------------------------
+class FractionalPool(NamedTuple):
+    """``tf.nn.fractional_max_pool`` / ``fractional_avg_pool``'s result."""
+
+    output: torch.Tensor
+    row_pooling_sequence: torch.Tensor
+    col_pooling_sequence: torch.Tensor
+
+
+def _pooling_sequence(n_in: int, n_out: int, pseudo_random: bool, rng: np.random.Generator) -> list[int]:
+    """Cell boundaries (``n_out + 1`` of them, from 0 to ``n_in``) as TF draws them."""
+    if n_in % n_out == 0:  # every cell equally wide: no randomness, as in TF
+        step = n_in // n_out
+        return list(range(0, n_in + 1, step))
+    alpha = n_in / n_out
+    if pseudo_random:  # ceil(alpha * (i + u)) - ceil(alpha * u) for one u in [0, 1)
+        u = float(rng.uniform(0.0, 1.0))
+        base = int(np.ceil(alpha * u))
+        return [int(np.ceil(alpha * (i + u))) - base for i in range(n_out)] + [n_in]
+    small = n_in // n_out  # a random order of widths floor(alpha) and ceil(alpha) that sums to n_in
+    widths = [small] * n_out
+    for i in range(n_in - small * n_out):
+        widths[i] += 1
+    rng.shuffle(widths)
+    return [0, *np.cumsum(widths).tolist()]
+
+
+def _fractional_pool(
+    value: Any, pooling_ratio: Any, pseudo_random: bool, overlapping: bool, seed: int, reduce: str
+) -> FractionalPool:
+    fn = f"tf.nn.fractional_{reduce}_pool"
+    x = to_tensor(value)
+    if x.dim() != 4:
+        raise ValueError(f"{fn}: value must be 4-D [batch, rows, cols, channels]. Received shape {list(x.shape)}.")
+    ratio = [float(r) for r in (pooling_ratio if isinstance(pooling_ratio, (list, tuple)) else [pooling_ratio])]
+    if len(ratio) == 1:
+        ratio = [1.0, ratio[0], ratio[0], 1.0]
+    elif len(ratio) == 2:
+        ratio = [1.0, *ratio, 1.0]
+    if len(ratio) != 4 or ratio[0] != 1.0 or ratio[3] != 1.0 or min(ratio) < 1.0:
+        raise InvalidArgumentError(
+            None, None, f"{fn}: pooling_ratio must be [1.0, rows >= 1, cols >= 1, 1.0]. Received: {pooling_ratio!r}"
+        )
+    rows, cols = x.shape[1], x.shape[2]
+    out_rows, out_cols = int(rows // ratio[1]), int(cols // ratio[2])
+    if out_rows < 1 or out_cols < 1:
+        raise InvalidArgumentError(
+            None, None, f"{fn}: pooling_ratio {ratio} is too large for an input of {rows}x{cols} (no output cell)."
+        )
+    rng = np.random.default_rng(int(seed) if seed else None)
+    row_seq = _pooling_sequence(rows, out_rows, pseudo_random, rng)
+    col_seq = _pooling_sequence(cols, out_cols, pseudo_random, rng)
+
+    def cells(seq: list[int], n: int) -> list[tuple[int, int]]:
+        # overlapping cells also take the boundary row/column they share with the next cell
+        return [(seq[i], min(seq[i + 1] + (1 if overlapping else 0), n)) for i in range(len(seq) - 1)]
+
+    out_rows_t = []
+    for r0, r1 in cells(row_seq, rows):
+        row_cells = []
+        for c0, c1 in cells(col_seq, cols):
+            window = x[:, r0:r1, c0:c1, :]
+            row_cells.append(window.amax(dim=(1, 2)) if reduce == "max" else window.mean(dim=(1, 2)))
+        out_rows_t.append(torch.stack(row_cells, dim=1))
+    output = torch.stack(out_rows_t, dim=1)
+    return FractionalPool(output, torch.tensor(row_seq, dtype=torch.int64), torch.tensor(col_seq, dtype=torch.int64))
+
+
+def fractional_max_pool(
+    value: Any, pooling_ratio: Any, pseudo_random: bool = False, overlapping: bool = False, seed: int = 0,
+    name: str | None = None,
+) -> FractionalPool:  # fmt: skip
+    """``tf.nn.fractional_max_pool``: max over cells of random widths ``floor``/``ceil(rows / out_rows)``.
+
+    The output has ``floor(size / ratio)`` rows and columns; the cell boundaries come back as
+    ``row_pooling_sequence`` / ``col_pooling_sequence``. When a size divides evenly every cell is
+    equally wide and the result is TF's exactly; otherwise the widths are drawn as TF draws them
+    (same distribution) from NumPy's generator, so a seed does not reproduce TF's particular draw.
+
+    Example:
+        >>> out = fractional_max_pool(torch.arange(16.0).reshape(1, 4, 4, 1), [1.0, 2.0, 2.0, 1.0])
+        >>> out.output[0, :, :, 0].tolist(), out.row_pooling_sequence.tolist()
+        ([[5.0, 7.0], [13.0, 15.0]], [0, 2, 4])
+    """
+    return _fractional_pool(value, pooling_ratio, pseudo_random, overlapping, seed, "max")
+
+
+def fractional_avg_pool(
+    value: Any, pooling_ratio: Any, pseudo_random: bool = False, overlapping: bool = False, seed: int = 0,
+    name: str | None = None,
+) -> FractionalPool:  # fmt: skip
+    """``tf.nn.fractional_avg_pool``: the mean over the cells of :func:`fractional_max_pool`.
+
+    Example:
+        >>> fractional_avg_pool(torch.arange(16.0).reshape(1, 4, 4, 1), [1.0, 2.0, 2.0, 1.0]).output[0, 0, 0, 0].item()
+        2.5
+    """
+    return _fractional_pool(value, pooling_ratio, pseudo_random, overlapping, seed, "avg")
