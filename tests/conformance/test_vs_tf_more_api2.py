@@ -485,3 +485,56 @@ def test_fractional_pools_with_uneven_cells_keep_tfs_rules(tf, pseudo_random):
             )
         )
     return results
+
+
+def _kind(tf, obj):
+    if isinstance(obj, tf.train.Checkpoint):
+        return "checkpoint"
+    if isinstance(obj, tf.Variable):
+        return f"variable {float(obj.numpy())}"
+    if isinstance(obj, tf.Module):
+        return "module"
+    if isinstance(obj, dict):
+        return "dict"
+    if isinstance(obj, (list, tuple)):
+        return "list"
+    return type(obj).__name__
+
+
+def _module_tree(tf):
+    m = tf.Module()
+    m.w = tf.Variable(1.0)
+    m.sub = tf.Module()
+    m.sub.v = tf.Variable(2.0)
+    m.items = [tf.Variable(3.0), 7]
+    m.table = {"k": tf.Variable(4.0)}
+    m.count = 5
+    return m
+
+
+@same_as_tf("train.TrackableView")
+def test_trackable_view_children_and_descendants(tf):
+    m = _module_tree(tf)
+    ckpt = tf.train.Checkpoint(model=m, step=tf.Variable(0.0))
+    view = tf.train.TrackableView(ckpt)
+    return (
+        {k: _kind(tf, v) for k, v in view.children(ckpt).items()},
+        {k: _kind(tf, v) for k, v in view.children(m).items()},
+        {k: _kind(tf, v) for k, v in tf.train.TrackableView.children(m.items).items()},
+        sorted(_kind(tf, v) for v in view.descendants()),
+        view.root is ckpt,
+    )
+
+
+@same_as_tf("train.TrackableView", edge=True)
+def test_trackable_view_counts_a_shared_variable_once(tf):
+    v = tf.Variable(9.0)
+    m = tf.Module()
+    m.only_numbers = [1, 2]
+    ckpt = tf.train.Checkpoint(a=v, b=v, m=m)  # the view holds its root weakly, as TF's
+    shared = tf.train.TrackableView(ckpt)
+    return (
+        len(shared.descendants()),
+        {k: _kind(tf, x) for k, x in shared.children(m).items()},
+        shared.children(m.only_numbers),
+    )
