@@ -538,3 +538,64 @@ def test_trackable_view_counts_a_shared_variable_once(tf):
         {k: _kind(tf, x) for k, x in shared.children(m).items()},
         shared.children(m.only_numbers),
     )
+
+
+def _write_example_files(tf, directory):
+    import os
+
+    paths = []
+    for f in range(2):
+        path = os.path.join(directory, f"part-{f}.tfrecord")
+        with tf.io.TFRecordWriter(path) as writer:
+            for i in range(5):
+                n = f * 10 + i
+                feature = {
+                    "x": tf.train.Feature(float_list=tf.train.FloatList(value=[n * 0.5, n * 1.0])),
+                    "tokens": tf.train.Feature(int64_list=tf.train.Int64List(value=list(range(i % 3)))),
+                    "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[n % 2])),
+                }
+                writer.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
+        paths.append(path)
+    return os.path.join(directory, "part-*.tfrecord")
+
+
+@same_as_tf("data.experimental.make_batched_features_dataset")
+def test_make_batched_features_dataset_reads_parses_and_splits_labels(tf):
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as directory:
+        pattern = _write_example_files(tf, directory)
+        features = {
+            "x": tf.io.FixedLenFeature([2], tf.float32),
+            "tokens": tf.io.VarLenFeature(tf.int64),
+            "label": tf.io.FixedLenFeature([], tf.int64),
+        }
+        ds = tf.data.experimental.make_batched_features_dataset(
+            pattern, 4, features, label_key="label", num_epochs=1, shuffle=False
+        )
+        out = [(f["x"], tf.sparse.to_dense(f["tokens"]), label) for f, label in ds]
+        forever = tf.data.experimental.make_batched_features_dataset(
+            pattern, 3, features, num_epochs=None, shuffle=False
+        )
+        repeated = [b["label"] for b in forever.take(5)]
+    return out, repeated
+
+
+@same_as_tf("data.experimental.make_batched_features_dataset", edge=True)
+def test_make_batched_features_dataset_checks_the_label_key_and_drops_the_last_batch(tf):
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as directory:
+        pattern = _write_example_files(tf, directory)
+        features = {"label": tf.io.FixedLenFeature([], tf.int64)}
+        try:
+            tf.data.experimental.make_batched_features_dataset(pattern, 2, features, label_key="y", num_epochs=1)
+        except ValueError:
+            refused = True
+        else:
+            refused = False
+        ds = tf.data.experimental.make_batched_features_dataset(
+            pattern, 3, features, num_epochs=2, shuffle=False, drop_final_batch=True
+        )
+        sizes = [int(b["label"].shape[0]) for b in ds]
+    return refused, sizes
