@@ -599,3 +599,35 @@ def test_make_batched_features_dataset_checks_the_label_key_and_drops_the_last_b
         )
         sizes = [int(b["label"].shape[0]) for b in ds]
     return refused, sizes
+
+
+@same_as_tf("saved_model.experimental.TrackableResource")
+def test_trackable_resource_creates_its_handle_once(tf):
+    class Table(tf.saved_model.experimental.TrackableResource):
+        def __init__(self):
+            super().__init__()
+            self.created = 0
+
+        def _create_resource(self):
+            self.created += 1
+            return tf.constant([1, 2, 3])
+
+        def _initialize(self):
+            pass
+
+    table = Table()
+    before = table.created
+    first, second = table.resource_handle, table.resource_handle
+    return before, table.created, first is second, first, table._resource_device
+
+
+@same_as_tf("saved_model.experimental.TrackableResource", edge=True)
+def test_trackable_resource_without_create_resource_is_an_error(tf):
+    class Empty(tf.saved_model.experimental.TrackableResource):
+        pass
+
+    try:
+        Empty().resource_handle
+    except NotImplementedError:
+        return "NotImplementedError"
+    return "made a handle"

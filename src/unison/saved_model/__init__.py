@@ -39,6 +39,7 @@ from unison.saved_model.constants import (
     VARIABLES_DIRECTORY,
     VARIABLES_FILENAME,
 )
+from unison.saved_model.resources import TrackableResource
 from unison.saved_model.save import (
     DEFAULT_SERVING_SIGNATURE_DEF_KEY as DEFAULT_SERVING_SIGNATURE_DEF_KEY,
 )
@@ -60,7 +61,7 @@ from unison.saved_model.save import (
 )
 
 # tf.saved_model.experimental: the variable policy of SaveOptions
-experimental = types.SimpleNamespace(VariablePolicy=VariablePolicy)
+experimental = types.SimpleNamespace(VariablePolicy=VariablePolicy, TrackableResource=TrackableResource)
 
 __all__ = [
     "experimental",
