@@ -627,7 +627,7 @@ def test_trackable_resource_without_create_resource_is_an_error(tf):
         pass
 
     try:
-        Empty().resource_handle
+        _ = Empty().resource_handle
     except NotImplementedError:
         return "NotImplementedError"
     return "made a handle"
