@@ -631,3 +631,39 @@ def test_trackable_resource_without_create_resource_is_an_error(tf):
     except NotImplementedError:
         return "NotImplementedError"
     return "made a handle"
+
+
+@same_as_tf("saved_model.Asset")
+def test_asset_file_travels_with_the_saved_model(tf):
+    import os
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as directory:
+        vocab = os.path.join(directory, "vocab.txt")
+        with open(vocab, "w") as f:
+            f.write("a\nb\nc\n")
+        module = tf.Module()
+        module.vocab = tf.saved_model.Asset(vocab)
+        module.w = tf.Variable(1.0)
+        before = module.vocab.asset_path.numpy() == vocab.encode()
+        export = os.path.join(directory, "saved")
+        tf.saved_model.save(module, export)
+        os.remove(vocab)  # the SavedModel carries its own copy
+        loaded = tf.saved_model.load(export)
+        path = loaded.vocab.asset_path.numpy().decode()
+        with open(path) as f:
+            content = f.read()
+        return (
+            before,
+            os.path.basename(path),
+            os.path.relpath(os.path.dirname(path), export),
+            content,
+            sorted(os.listdir(os.path.join(export, "assets"))),
+            loaded.vocab.asset_path.dtype == tf.string,
+        )
+
+
+@same_as_tf("saved_model.Asset", edge=True)
+def test_asset_path_is_a_scalar_string_tensor(tf):
+    asset = tf.saved_model.Asset("some/file.txt")
+    return asset.asset_path, len(asset.asset_path.shape)

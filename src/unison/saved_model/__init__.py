@@ -39,7 +39,7 @@ from unison.saved_model.constants import (
     VARIABLES_DIRECTORY,
     VARIABLES_FILENAME,
 )
-from unison.saved_model.resources import TrackableResource
+from unison.saved_model.resources import Asset, TrackableResource
 from unison.saved_model.save import (
     DEFAULT_SERVING_SIGNATURE_DEF_KEY as DEFAULT_SERVING_SIGNATURE_DEF_KEY,
 )
@@ -64,6 +64,7 @@ from unison.saved_model.save import (
 experimental = types.SimpleNamespace(VariablePolicy=VariablePolicy, TrackableResource=TrackableResource)
 
 __all__ = [
+    "Asset",
     "experimental",
     "ASSETS_DIRECTORY",
     "ASSETS_KEY",

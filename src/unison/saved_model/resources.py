@@ -1,4 +1,9 @@
-"""``tf.saved_model.experimental.TrackableResource``: the base class of objects that own a resource.
+"""``tf.saved_model.experimental.TrackableResource`` (the base class of objects that own a resource)
+and ``tf.saved_model.Asset`` (a file a SavedModel carries).
+
+``Asset(path)`` holds a file's path as a string tensor (``asset_path``); ``tf.saved_model.save`` of
+a ``tf.Module`` copies the file into the SavedModel's ``assets/`` directory and ``load`` gives an
+``Asset`` whose ``asset_path`` is that copy, as TF does.
 
 A subclass implements ``_create_resource()`` (returning the handle, e.g. a table or any object) and
 may implement ``_initialize()`` and ``_destroy_resource()``; ``resource_handle`` creates the handle
@@ -16,9 +21,38 @@ Example:
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
-__all__ = ["TrackableResource"]
+import numpy as np
+
+__all__ = ["Asset", "TrackableResource"]
+
+
+class Asset:
+    """``tf.saved_model.Asset(path)``: a file to export with a SavedModel (see the module notes).
+
+    Example:
+        >>> Asset("vocab.txt").asset_path.item()
+        b'vocab.txt'
+    """
+
+    def __init__(self, path: Any) -> None:
+        from unison.ops.string_tensor import as_string_tensor
+
+        value = path.item() if isinstance(path, np.ndarray) else path
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if not isinstance(value, (str, bytes)):
+            raise TypeError(f"tf.saved_model.Asset takes a file path (a string). Received: {path!r}")
+        arr = np.empty((), dtype=object)
+        arr[()] = value.encode("utf-8") if isinstance(value, str) else value
+        self._path = as_string_tensor(arr)
+
+    @property
+    def asset_path(self) -> Any:
+        """The file's path, a scalar string tensor."""
+        return self._path
 
 
 class TrackableResource:
