@@ -667,3 +667,56 @@ def test_asset_file_travels_with_the_saved_model(tf):
 def test_asset_path_is_a_scalar_string_tensor(tf):
     asset = tf.saved_model.Asset("some/file.txt")
     return asset.asset_path, len(asset.asset_path.shape)
+
+
+def _encodings(p):
+    return (
+        p.row_splits(),
+        p.value_rowids(),
+        p.nrows(),
+        p.nvals(),
+        p.row_starts(),
+        p.row_limits(),
+        p.row_lengths(),
+        p.offsets_in_rows(),
+        p.is_uniform(),
+        p.uniform_row_length(),
+        p.static_nrows,
+        p.static_uniform_row_length,
+    )
+
+
+@same_as_tf("experimental.RowPartition")
+def test_row_partition_constructors_and_encodings(tf):
+    RP = tf.experimental.RowPartition
+    parts = [
+        RP.from_row_lengths([2, 0, 3]),
+        RP.from_row_splits([0, 1, 1, 4]),
+        RP.from_value_rowids([0, 0, 2], nrows=4),
+        RP.from_row_starts([0, 2], nvals=5),
+        RP.from_row_limits([2, 5]),
+        RP.from_uniform_row_length(3, nvals=6),
+        RP.from_row_splits([0, 1, 1], dtype=tf.int32),
+    ]
+    return (
+        [_encodings(p) for p in parts],
+        [p.dtype == tf.int64 for p in parts],
+        parts[0].with_dtype(tf.int32).row_splits(),
+    )
+
+
+@pytest.mark.parametrize("case", ["splits not from zero", "splits decreasing", "negative length", "rowids unsorted"])
+@same_as_tf("experimental.RowPartition", edge=True)
+def test_row_partition_validates_its_argument(tf, case):
+    RP = tf.experimental.RowPartition
+    make = {
+        "splits not from zero": lambda: RP.from_row_splits([1, 2]),
+        "splits decreasing": lambda: RP.from_row_splits([0, 3, 2]),
+        "negative length": lambda: RP.from_row_lengths([1, -1]),
+        "rowids unsorted": lambda: RP.from_value_rowids([1, 0]),
+    }[case]
+    try:
+        make()
+    except tf.errors.InvalidArgumentError:
+        return "InvalidArgumentError"
+    return "accepted"
