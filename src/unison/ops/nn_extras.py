@@ -117,7 +117,9 @@ def approx_top_k(
 ) -> ApproxTopK:  # fmt: skip
     """``tf.approx_top_k``: the ``k`` largest (or smallest) values along ``reduction_dimension``, sorted.
 
-    TF's CPU kernel is exact, and so is this; indices are int32.
+    TF's CPU kernel is exact, and so is this; indices are int32. ``is_max_k=False`` (the ``k``
+    smallest) is computed here; TF 2.21's CPU kernel refuses it (``NotFoundError``), so that case
+    is not checked against TF.
 
     Example:
         >>> approx_top_k([[5.0, 1.0, 3.0]], 2).indices.tolist()
