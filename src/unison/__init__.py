@@ -30,6 +30,7 @@ from unison.core import summary as summary  # tf.summary (TensorBoard event file
 from unison.core.function import Function, function
 from unison.core.module import Module
 from unison.core.tape import GradientTape, UnconnectedGradients
+from unison.core.variable_creators import variable_creator_scope
 from unison.core.variables import Variable
 from unison.data.specs import TensorSpec
 
@@ -207,11 +208,13 @@ from unison.ops.dtypes import (
     int32,
     int64,
     register_tensor_conversion_function,
+    resource,
     string,
     uint8,
     uint16,
     uint32,
     uint64,
+    variant,
 )
 from unison.ops.graph_era import CriticalSection, DeviceSpec, RegisterGradient, no_gradient, vectorized_map
 from unison.ops.indexed_slices import IndexedSlices
@@ -300,6 +303,9 @@ from unison.ops.math import (
     tensordot,
     truediv,
 )
+from unison.ops.hashing import fingerprint
+from unison.ops.nn_extras import approx_top_k, conv, extract_volume_patches
+from unison.ops.tensor_protos import make_ndarray, make_tensor_proto
 from unison.ops.nn_spatial import batch_to_space, required_space_to_batch_paddings, space_to_batch, space_to_batch_nd
 from unison.ops.printing import tf_print as print
 from unison.ops.py_function import custom_gradient, grad_pass_through, numpy_function, py_function, recompute_grad
@@ -560,6 +566,15 @@ __all__ = [
 ]
 
 __all__ += [  # more of TF's top level (see the block above the Keras connection)
+    "approx_top_k",
+    "conv",
+    "extract_volume_patches",
+    "fingerprint",
+    "make_ndarray",
+    "make_tensor_proto",
+    "resource",
+    "variable_creator_scope",
+    "variant",
     "AggregationMethod", "VariableAggregation", "VariableSynchronization", "acos", "acosh", "asin", "asinh", "atan",
     "atan2", "atanh", "bitcast", "broadcast_dynamic_shape", "broadcast_static_shape", "case", "complex",
     "constant_initializer", "cosh", "dynamic_partition", "dynamic_stitch", "ensure_shape", "foldl", "foldr",

@@ -805,12 +805,12 @@ def test_bad_inputs_raise_tf_errors_that_say_what_to_do(call, error, message):
 
 
 def test_names_still_unimplemented_point_to_torch_and_new_ones_pickle():
-    with pytest.raises(AttributeError, match=r"tf\.nn\.ctc_beam_search_decoder\. Use torchaudio"):
-        tf.nn.ctc_beam_search_decoder  # noqa: B018
+    with pytest.raises(AttributeError, match=r"tf\.math\.approx_min_k\. Use torch\.topk"):
+        tf.math.approx_min_k  # noqa: B018
     with pytest.raises(AttributeError, match=r"unison does not implement tf\.nest\.no_such"):
         tf.nest.no_such  # noqa: B018
-    with pytest.raises(AttributeError, match=r"unison does not implement tf\.nn\.fractional_max_pool"):
-        tf.nn.fractional_max_pool  # noqa: B018
+    with pytest.raises(AttributeError, match=r"unison does not implement tf\.nn\.RNNCellDropoutWrapper"):
+        tf.nn.RNNCellDropoutWrapper  # noqa: B018
     for fn in (tf.nn.l2_normalize, tf.nn.conv2d, tf.einsum, tf.image.resize, tf.pad, tf.nest.flatten):
         assert pickle.loads(pickle.dumps(fn)) is fn
     assert tf.nn.l2_normalize is tf.math.l2_normalize

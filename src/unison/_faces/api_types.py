@@ -25,6 +25,8 @@ import torch
 from unison.core.function import ConcreteFunction as _EagerConcrete
 from unison.core.function import Function
 from unison.data.specs import TensorSpec
+from unison.distribute.values import Mirrored as _Mirrored
+from unison.distribute.values import PerReplica as _PerReplica
 from unison.ops import composite_specs
 
 __all__ = ["experimental"]
@@ -88,4 +90,7 @@ experimental = types.SimpleNamespace(
     SupportsTracingProtocol=SupportsTracingProtocol,
     TensorLike=TensorLike,
     TraceType=TraceType,
+    # the interfaces of TF's per-replica containers; unison's strategies hand out plain tensors
+    # (one process per replica, see unison.distribute.values), as TF does with one replica
+    distributed=types.SimpleNamespace(Mirrored=_Mirrored, PerReplica=_PerReplica),
 )

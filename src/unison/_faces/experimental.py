@@ -20,16 +20,30 @@ import types
 from collections.abc import Iterator
 from typing import Any
 
+from unison._faces.dispatch import (
+    dispatch_for_api,
+    dispatch_for_binary_elementwise_apis,
+    dispatch_for_unary_elementwise_apis,
+    unregister_dispatch_for,
+)
 from unison._faces.dtypes import float8_e4m3fn, float8_e5m2
 from unison._faces.extension_type import ExtensionType
+from unison._faces.extension_type import as_dict as _as_dict
 from unison.data.dataset import Optional
+from unison.ops.row_partition import RowPartition
 
 __all__ = [
     "ExtensionType",
     "Optional",
+    "RowPartition",
     "async_clear_error",
     "dlpack",
     "async_scope",
+    "dispatch_for_api",
+    "dispatch_for_binary_elementwise_apis",
+    "dispatch_for_unary_elementwise_apis",
+    "extension_type",
+    "unregister_dispatch_for",
     "float8_e4m3fn",
     "float8_e5m2",
     "function_executor_type",
@@ -51,6 +65,7 @@ def from_dlpack(dlcapsule: Any) -> Any:
 
 
 dlpack = types.SimpleNamespace(to_dlpack=to_dlpack, from_dlpack=from_dlpack)
+extension_type = types.SimpleNamespace(as_dict=_as_dict)  # tf.experimental.extension_type
 
 
 @contextlib.contextmanager

@@ -6,8 +6,8 @@ values for ``tf.Tensor`` fields with ``tf.convert_to_tensor`` and for ``tf.Tenso
 with ``tf.TensorShape``, checks Python-typed fields (a TypeError naming the field), then calls
 ``__validate__``. Fields cannot be set afterwards (outside a custom ``__init__``), instances are
 unhashable, ``==`` / ``!=`` give a boolean tensor (every field equal), and ``repr`` lists the
-fields, as in TF. TF's tracing machinery (``Spec``, batching, dispatch) is not implemented:
-values are used eagerly.
+fields, as in TF. ``tf.experimental.dispatch_for_*`` overrides (:mod:`unison._faces.dispatch`)
+apply to them. TF's tracing machinery (``Spec``, batching) is not implemented: values are used eagerly.
 
 Example:
     >>> import unison as tf
@@ -29,7 +29,7 @@ import torch
 from unison.ops.control_flow import TensorShape
 from unison.ops.dtypes import to_tensor
 
-__all__ = ["ExtensionType"]
+__all__ = ["ExtensionType", "as_dict"]
 
 _MISSING = inspect.Parameter.empty
 
@@ -133,6 +133,27 @@ class ExtensionType:
 
     __hash__ = None  # type: ignore[assignment]  # TF's extension types are unhashable
 
+    @staticmethod
+    def __unison_tf_op__(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A tf function called with an extension type: its ``dispatch_for_*`` override, if one matches."""
+        from unison._faces.dispatch import dispatch
+
+        return dispatch(fn, args, kwargs)
+
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
         return f"{type(self).__qualname__}({fields})"
+
+
+def as_dict(value: ExtensionType) -> dict[str, Any]:
+    """``tf.experimental.extension_type.as_dict``: the fields of an extension type value, by name.
+
+    Example:
+        >>> class P(ExtensionType):
+        ...     __annotations__ = {"x": int}
+        >>> as_dict(P(3))
+        {'x': 3}
+    """
+    if not isinstance(value, ExtensionType):
+        raise TypeError(f"as_dict takes an ExtensionType value. Received: {type(value).__name__}")
+    return {name: getattr(value, name) for name in value._fields}

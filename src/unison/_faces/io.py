@@ -44,6 +44,7 @@ from unison.ops.image_codecs import (
     is_jpeg,
 )
 from unison.ops.image_encode import encode_jpeg, encode_png
+from unison.ops.json_example import decode_json_example
 from unison.ops.parsing import (
     FixedLenFeature,
     FixedLenSequenceFeature,
@@ -78,6 +79,7 @@ __all__ = [
     "decode_png",
     "decode_webp",
     "deserialize_many_sparse",
+    "decode_json_example",
     "decode_raw",
     "encode_base64",
     "encode_jpeg",

@@ -66,7 +66,9 @@ from unison.ops.nn_conv import (
     separable_conv2d,
 )
 from unison.ops.nn_ctc import collapse_repeated, ctc_greedy_decoder, ctc_loss, ctc_unique_labels
+from unison.ops.nn_ctc_beam import ctc_beam_search_decoder
 from unison.ops.nn_dropout import experimental
+from unison.ops.nn_extras import fractional_avg_pool, fractional_max_pool, isotonic_regression, with_space_to_batch
 from unison.ops.nn_more import (
     batch_norm_with_global_normalization,
     batch_normalization,
@@ -152,6 +154,11 @@ __all__ = [
     "atrous_conv2d_transpose",
     "depthwise_conv2d_backprop_filter",
     "depthwise_conv2d_backprop_input",
+    "ctc_beam_search_decoder",
+    "fractional_avg_pool",
+    "fractional_max_pool",
+    "isotonic_regression",
+    "with_space_to_batch",
     "experimental",
     "collapse_repeated",
     "ctc_greedy_decoder",

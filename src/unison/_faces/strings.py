@@ -8,6 +8,7 @@ Example:
 
 from __future__ import annotations
 
+from unison.ops.hashing import to_hash_bucket
 from unison.ops.strings import *  # noqa: F403  the functions of ops.strings
 from unison.ops.strings import __all__ as _base_names
 from unison.ops.strings import __getattr__ as __getattr__  # tf.strings.<missing>: the named error
@@ -23,6 +24,7 @@ from unison.ops.strings_more import (
 __all__ = [
     *_base_names,
     "ngrams",
+    "to_hash_bucket",
     "to_hash_bucket_strong",
     "unicode_decode_with_offsets",
     "unicode_split_with_offsets",

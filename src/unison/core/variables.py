@@ -56,12 +56,27 @@ class Variable(torch.nn.Parameter):
     def __new__(
         cls,
         initial_value: Any = None,
-        trainable: bool = True,
+        trainable: bool | None = None,
         name: str | None = None,
         dtype: Any = None,
         shape: Any = None,
         **kwargs: Any,
     ) -> Variable:
+        from unison.core.variable_creators import creators, run_creators
+
+        if creators() and not kwargs.pop("_skip_creators", False):  # tf.variable_creator_scope's hook
+            from unison.ops.control_more import VariableAggregation, VariableSynchronization
+
+            tf_kwargs = {
+                "initial_value": initial_value, "trainable": trainable, "validate_shape": True,
+                "caching_device": None, "name": name, "variable_def": None, "dtype": dtype, "import_scope": None,
+                "constraint": None, "synchronization": VariableSynchronization.AUTO,
+                "aggregation": VariableAggregation.NONE, "shape": shape, "experimental_enable_variable_lifting": None,
+            }  # fmt: skip
+            tf_kwargs.update(kwargs)
+            return cast(Variable, run_creators(lambda **kw: cls(_skip_creators=True, **kw), tf_kwargs))
+        kwargs.pop("_skip_creators", None)
+        trainable = True if trainable is None else trainable
         if initial_value is None:
             raise ValueError(
                 "tf.Variable needs an initial_value. Received: initial_value=None. Example: tf.Variable(tf.zeros([3]))"

@@ -27,6 +27,7 @@ from unison.data.experimental_more import (
     parse_example_dataset,
     prefetch_to_device,
 )
+from unison.data.features_dataset import make_batched_features_dataset
 from unison.data.options import (
     AUTOTUNE,
     INFINITE_CARDINALITY,
@@ -176,6 +177,7 @@ __all__ = [
     "Counter",
     "CsvDataset",
     "make_csv_dataset",
+    "make_batched_features_dataset",
     "bucket_by_sequence_length",
     "choose_from_datasets",
     "enumerate_dataset",

@@ -34,6 +34,14 @@ class DistributedValues(abc.ABC):  # noqa: B024 - TF's interface has no abstract
     """Base class for values held per replica (TF's ``tf.distribute.DistributedValues``)."""
 
 
+class PerReplica(DistributedValues):
+    """``tf.types.experimental.distributed.PerReplica``: values that differ per replica (TF's interface)."""
+
+
+class Mirrored(DistributedValues):
+    """``tf.types.experimental.distributed.Mirrored``: values kept equal on every replica (TF's interface)."""
+
+
 class DistributedDataset(abc.ABC):
     """What ``experimental_distribute_dataset``/``distribute_datasets_from_function`` return."""
 
@@ -110,4 +118,12 @@ def experimental_set_strategy(strategy: Any) -> None:
         _SET.append((strategy, scope))
 
 
-__all__ = ["DistributedDataset", "DistributedIterator", "DistributedValues", "RunOptions", "experimental_set_strategy"]
+__all__ = [
+    "DistributedDataset",
+    "DistributedIterator",
+    "DistributedValues",
+    "Mirrored",
+    "PerReplica",
+    "RunOptions",
+    "experimental_set_strategy",
+]

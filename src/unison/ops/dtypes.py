@@ -66,6 +66,47 @@ class StringDType:
 
 string = StringDType()
 
+
+class OpaqueDType:
+    """``tf.resource`` / ``tf.variant``: TF's dtypes of handles and of opaque variant values.
+
+    They have no numbers and no numpy form; unison's values never carry them (its variables are
+    torch tensors, its composite values Python objects), so these objects exist for programs that
+    name or compare them, with TF's attributes.
+    """
+
+    is_numpy_compatible = False
+    is_floating = is_integer = is_bool = is_complex = is_quantized = is_unsigned = False
+    size = 0
+
+    def __init__(self, name: str, number: int) -> None:
+        self.name = name
+        self.as_datatype_enum = number
+
+    @property
+    def base_dtype(self) -> OpaqueDType:
+        return self
+
+    @property
+    def real_dtype(self) -> OpaqueDType:
+        return self
+
+    def __eq__(self, other: object) -> builtins.bool:
+        return other is self or (isinstance(other, str) and other == self.name)
+
+    def __hash__(self) -> int:
+        return hash(("tf", self.name))
+
+    def __repr__(self) -> str:
+        return f"tf.{self.name}"
+
+    def __str__(self) -> str:
+        return f"<dtype: '{self.name}'>"
+
+
+resource = OpaqueDType("resource", 20)
+variant = OpaqueDType("variant", 21)
+
 DType = torch.dtype
 
 _BY_NAME: dict[str, Any] = {
@@ -88,12 +129,14 @@ _BY_NAME: dict[str, Any] = {
     "complex64": complex64,
     "complex128": complex128,
     "string": string,
+    "resource": resource,
+    "variant": variant,
 }
 
 
 def as_dtype(type_value: Any) -> Any:
     """``tf.as_dtype``: a torch dtype (or ``tf.string``) from a dtype, a numpy dtype or a name."""
-    if isinstance(type_value, (torch.dtype, StringDType)):
+    if isinstance(type_value, (torch.dtype, StringDType, OpaqueDType)):
         return type_value
     if isinstance(type_value, str) and type_value in _BY_NAME:
         return _BY_NAME[type_value]
@@ -272,7 +315,9 @@ __all__ = [
     "int16",
     "int32",
     "int64",
+    "resource",
     "string",
+    "variant",
     "uint8",
     "uint16",
     "uint32",

@@ -106,6 +106,10 @@ def _tensor_file() -> descriptor_pb2.FileDescriptorProto:
         ("int64_val", 10, _F.TYPE_INT64),
         ("bool_val", 11, _F.TYPE_BOOL),
         ("half_val", 13, _F.TYPE_INT32),
+        ("scomplex_val", 9, _F.TYPE_FLOAT),
+        ("dcomplex_val", 12, _F.TYPE_DOUBLE),
+        ("uint32_val", 16, _F.TYPE_UINT32),
+        ("uint64_val", 17, _F.TYPE_UINT64),
     ):
         _field(tensor, name, number, kind, _F.LABEL_REPEATED).options.packed = True
     _field(tensor, "string_val", 8, _F.TYPE_BYTES, _F.LABEL_REPEATED)

@@ -39,6 +39,7 @@ from unison.saved_model.constants import (
     VARIABLES_DIRECTORY,
     VARIABLES_FILENAME,
 )
+from unison.saved_model.resources import Asset, TrackableResource
 from unison.saved_model.save import (
     DEFAULT_SERVING_SIGNATURE_DEF_KEY as DEFAULT_SERVING_SIGNATURE_DEF_KEY,
 )
@@ -60,9 +61,10 @@ from unison.saved_model.save import (
 )
 
 # tf.saved_model.experimental: the variable policy of SaveOptions
-experimental = types.SimpleNamespace(VariablePolicy=VariablePolicy)
+experimental = types.SimpleNamespace(VariablePolicy=VariablePolicy, TrackableResource=TrackableResource)
 
 __all__ = [
+    "Asset",
     "experimental",
     "ASSETS_DIRECTORY",
     "ASSETS_KEY",

@@ -104,10 +104,16 @@ def _container(value: Any, path: str, constants: dict[str, torch.Tensor]) -> dic
     return {"type": kind, "items": out}
 
 
-def _tree(module: torch.nn.Module, path: str, constants: dict[str, torch.Tensor]) -> dict[str, Any]:
+def _tree(
+    module: torch.nn.Module, path: str, constants: dict[str, torch.Tensor], assets: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The module's class, name, plain attributes, functions and sub-modules; its tensor
-    attributes (not variables: TF captures them in its graphs) go into ``constants`` by path."""
+    attributes (not variables: TF captures them in its graphs) go into ``constants`` by path,
+    its ``tf.saved_model.Asset`` s into ``assets``."""
     from unison.core.module import _OWN, _TORCH_INTERNALS
+    from unison.saved_model.resources import Asset
+
+    assets = {} if assets is None else assets
 
     attrs: dict[str, Any] = {}
     functions: dict[str, str] = {}
@@ -121,6 +127,8 @@ def _tree(module: torch.nn.Module, path: str, constants: dict[str, torch.Tensor]
             containers[key] = _container(value, f"{path}{key}.", constants)
         elif isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter):
             constants[path + key] = value.detach().cpu().clone()
+        elif isinstance(value, Asset):
+            assets[path + key] = value
         elif (ref := _function_ref(value, type(module).__module__)) is not None:
             functions[key] = ref
     return {
@@ -130,11 +138,40 @@ def _tree(module: torch.nn.Module, path: str, constants: dict[str, torch.Tensor]
         "functions": functions,
         "containers": containers,
         "children": {
-            name: _tree(child, f"{path}{name}.", constants)
+            name: _tree(child, f"{path}{name}.", constants, assets)
             for name, child in module._modules.items()
             if child is not None
         },
     }
+
+
+def _copy_assets(assets: dict[str, Any], path: str) -> dict[str, str]:
+    """Copy each Asset's file into ``path/assets/`` (TF's layout); attribute path -> file name there."""
+    import shutil
+
+    out: dict[str, str] = {}
+    if not assets:
+        return out
+    folder = os.path.join(path, "assets")
+    os.makedirs(folder, exist_ok=True)
+    used: dict[str, str] = {}  # file name -> source, so two different files never share a name
+    for key, asset in assets.items():
+        source = asset.asset_path.item().decode("utf-8")
+        if not os.path.isfile(source):
+            raise FileNotFoundError(
+                f"tf.saved_model.save: the Asset at {key!r} names {source!r}, which is not a file. "
+                "Create the file before saving."
+            )
+        name = base = os.path.basename(source)
+        n = 1
+        while name in used and used[name] != os.path.abspath(source):
+            stem, ext = os.path.splitext(base)
+            name, n = f"{stem}_{n}{ext}", n + 1
+        if name not in used:
+            shutil.copyfile(source, os.path.join(folder, name))
+            used[name] = os.path.abspath(source)
+        out[key] = name
+    return out
 
 
 def save_module(obj: torch.nn.Module, path: str, meta_file: str, fmt: str) -> None:
@@ -143,9 +180,11 @@ def save_module(obj: torch.nn.Module, path: str, meta_file: str, fmt: str) -> No
 
     os.makedirs(os.path.join(path, "variables"), exist_ok=True)
     constants: dict[str, torch.Tensor] = {}
-    tree = _tree(obj, "", constants)
+    assets: dict[str, Any] = {}
+    tree = _tree(obj, "", constants, assets)
     Checkpoint(root=obj, constants=constants).write(os.path.join(path, "variables", "variables"))
     if _is_chief():
+        asset_files = _copy_assets(assets, path)
         trainable = [k for k, v in obj.named_parameters() if getattr(v, "trainable", v.requires_grad)]
         meta = {
             "format": fmt,
@@ -154,6 +193,7 @@ def save_module(obj: torch.nn.Module, path: str, meta_file: str, fmt: str) -> No
             "tree": tree,
             "trainable": trainable,
             "signatures": {},
+            "assets": asset_files,
         }
         atomic_write_text(os.path.join(path, meta_file), json.dumps(meta, indent=1))
 
@@ -347,6 +387,15 @@ def load_module(path: str, meta: dict[str, Any]) -> Any:
         _set(node, leaf, variable)
         if isinstance(node, LoadedModule):
             node._variables.append(variable)
+    from unison.saved_model.resources import Asset
+
+    for key, name in meta.get("assets", {}).items():  # files carried in assets/
+        node, leaf = _node_for(root, key, rebuilt is not None, meta["class"], path)
+        asset = Asset(os.path.join(path, "assets", name))
+        if isinstance(node, (list, dict, LoadedModule)):
+            _set(node, leaf, asset)
+        else:
+            object.__setattr__(node, leaf, asset)
     for key, value in constants.items():  # tensor attributes (TF: constants its graphs captured)
         node, leaf = _node_for(root, key, rebuilt is not None, meta["class"], path)
         if isinstance(node, (list, dict, LoadedModule)):

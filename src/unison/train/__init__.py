@@ -49,6 +49,7 @@ __all__ = [
     "list_variables",
     "load_checkpoint",
     "load_variable",
+    "TrackableView",
 ]
 
 
@@ -75,7 +76,11 @@ def __getattr__(name: str) -> object:
         from unison.ops import train_protos
 
         return getattr(train_protos, name)
-    if name in ("CheckpointView", "TrackableView"):
+    if name == "TrackableView":
+        from unison.train.trackable_view import TrackableView
+
+        return TrackableView
+    if name == "CheckpointView":
         raise AttributeError(
             f"unison does not implement tf.train.{name}: TF's views walk its object-graph proto, which unison's "
             "checkpoint files do not hold. Use tf.train.list_variables(path) for a checkpoint's keys and "
