@@ -130,3 +130,36 @@ def test_application_outputs(tf, module, name):
     model.set_weights(_same_arrays([tuple(w.shape) for w in model.get_weights()]))
     images = (np.arange(2 * 32 * 32 * 3, dtype="float32").reshape(2, 32, 32, 3) % 255.0).astype("float32")
     return model.predict(images, verbose=0)
+
+
+PREPROCESS_MODULES = (
+    "densenet",
+    "efficientnet",
+    "imagenet_utils",
+    "inception_v3",
+    "mobilenet_v2",
+    "resnet",
+    "resnet50",
+    "resnet_v2",
+    "vgg16",
+    "vgg19",
+    "xception",
+)
+
+
+@pytest.mark.parametrize("module", PREPROCESS_MODULES)
+@same_as_tf(
+    *(f"keras:applications.{m}.preprocess_input" for m in PREPROCESS_MODULES),
+    dialects=BOTH,
+)
+def test_preprocess_input(tf, module):
+    # a batch of images of 0..255 values, as numpy (each module's own scaling: caffe, torch or tf)
+    images = (np.arange(2 * 3 * 4 * 3, dtype="float32").reshape(2, 3, 4, 3) * 7.0) % 256.0
+    return getattr(tf.keras.applications, module).preprocess_input(images.copy())
+
+
+@pytest.mark.parametrize("mode", ["caffe", "torch", "tf"])
+@same_as_tf("keras:applications.imagenet_utils.preprocess_input", edge=True, dialects=BOTH)
+def test_imagenet_utils_preprocess_modes(tf, mode):
+    images = (np.arange(2 * 2 * 2 * 3, dtype="float32").reshape(2, 2, 2, 3) * 11.0) % 256.0
+    return tf.keras.applications.imagenet_utils.preprocess_input(images.copy(), mode=mode)
