@@ -1,0 +1,236 @@
+"""Callbacks, model helpers, the serialisation registry, mixed precision and data utils, unison
+against Keras 3 and Keras 2 on TF 2.21.
+
+The training runs start from the same weights (``set_weights``) with plain SGD on a small
+regression, so histories, learning rates and stopping epochs are comparable.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tf_oracle import same_as_tf
+
+BOTH = ("keras", "tf_keras")
+
+
+def _data():
+    x = np.linspace(-1.0, 1.0, 32, dtype="float32").reshape(16, 2)
+    y = (x @ np.array([[0.5], [-1.5]], dtype="float32") + 0.25).astype("float32")
+    return x, y
+
+
+def _model(keras, lr: float = 0.1):
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.set_weights([np.array([[0.1], [0.2]], dtype="float32"), np.array([0.0], dtype="float32")])
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=lr), loss="mse")
+    return model
+
+
+@same_as_tf(
+    "keras:callbacks.History",
+    "keras:callbacks.Callback",
+    "keras:callbacks.LambdaCallback",
+    "keras:callbacks.CallbackList",
+    rtol=1e-4,
+    atol=1e-5,
+    dialects=BOTH,
+)
+def test_history_and_lambda_callback(tf):
+    keras = tf.keras
+    x, y = _data()
+    model = _model(keras)
+    ends = []
+
+    class Counter(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            ends.append(epoch)
+
+    lam = keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: ends.append(10 + epoch))
+    history = model.fit(x, y, batch_size=16, epochs=3, verbose=0, shuffle=False, callbacks=[Counter(), lam])
+    assert isinstance(history, keras.callbacks.History)
+    calls = []
+
+    class Recorder(keras.callbacks.Callback):
+        def on_train_begin(self, logs=None):
+            calls.append("begin")
+
+    callback_list = keras.callbacks.CallbackList([Recorder()], model=model)
+    callback_list.on_train_begin()
+    return {"loss": history.history["loss"], "epochs": history.epoch, "ends": ends, "calls": calls}
+
+
+@same_as_tf("keras:callbacks.EarlyStopping", rtol=1e-4, atol=1e-5, dialects=BOTH)
+def test_early_stopping_restores_best(tf):
+    keras = tf.keras
+    x, y = _data()
+    model = _model(keras, lr=1.5)  # diverges: the loss grows from the 1st epoch
+    stop = keras.callbacks.EarlyStopping(monitor="loss", patience=2, restore_best_weights=True)
+    history = model.fit(x, y, batch_size=16, epochs=20, verbose=0, shuffle=False, callbacks=[stop])
+    return {"epochs": len(history.history["loss"]), "stopped": stop.stopped_epoch, "weights": model.get_weights()}
+
+
+@same_as_tf(
+    "keras:callbacks.LearningRateScheduler", "keras:callbacks.ReduceLROnPlateau", rtol=1e-4, atol=1e-6, dialects=BOTH
+)
+def test_learning_rate_callbacks(tf):
+    keras = tf.keras
+    x, y = _data()
+    model = _model(keras)
+    sched = keras.callbacks.LearningRateScheduler(lambda epoch, lr: lr * 0.5)
+    model.fit(x, y, batch_size=16, epochs=3, verbose=0, shuffle=False, callbacks=[sched])
+    after_schedule = float(np.asarray(model.optimizer.learning_rate))
+    model2 = _model(keras, lr=1.5)
+    plateau = keras.callbacks.ReduceLROnPlateau(monitor="loss", factor=0.1, patience=1, min_lr=1e-4)
+    model2.fit(x, y, batch_size=16, epochs=4, verbose=0, shuffle=False, callbacks=[plateau])
+    return after_schedule, float(np.asarray(model2.optimizer.learning_rate))
+
+
+@same_as_tf("keras:callbacks.CSVLogger", rtol=1e-4, atol=1e-5, dialects=BOTH)
+def test_csv_logger_file(tf, tmp_path):
+    keras = tf.keras
+    x, y = _data()
+    path = str(tmp_path / "log.csv")
+    _model(keras).fit(
+        x, y, batch_size=16, epochs=2, verbose=0, shuffle=False, callbacks=[keras.callbacks.CSVLogger(path)]
+    )
+    with open(path) as f:
+        rows = [line.strip().split(",") for line in f if line.strip()]
+    return (
+        rows[0],
+        np.array([[float(v) for v in row[:2]] for row in rows[1:]], dtype="float64"),
+        [row[2:] for row in rows[1:]],
+    )
+
+
+@same_as_tf("keras:models.clone_model", "keras:models.model_from_json", "keras:models.Sequential", dialects=BOTH)
+def test_clone_and_model_from_json(tf):
+    keras = tf.keras
+    model = _model(keras)
+    clone = keras.models.clone_model(model)
+    again = keras.models.model_from_json(model.to_json())
+    return {
+        "clone_shapes": [list(w.shape) for w in clone.get_weights()],
+        "json_shapes": [list(w.shape) for w in again.get_weights()],
+        "json_layers": [type(layer).__name__ for layer in again.layers],
+        "is_sequential": isinstance(again, keras.Sequential),
+    }
+
+
+@same_as_tf(
+    "keras:models.save_model",
+    "keras:models.load_model",
+    "keras:saving.save_model",
+    "keras:saving.load_model",
+    "keras:models.Model",
+    dialects=BOTH,
+)
+def test_save_and_load_model(tf, tmp_path):
+    keras = tf.keras
+    inputs = keras.Input((2,))
+    model = keras.models.Model(inputs, keras.layers.Dense(3, name="out")(inputs))
+    model.set_weights([np.arange(6, dtype="float32").reshape(2, 3) / 10.0, np.ones(3, dtype="float32")])
+    path = str(tmp_path / "m.keras")
+    keras.models.save_model(model, path)
+    loaded = keras.saving.load_model(path)
+    x = np.array([[1.0, -2.0]], dtype="float32")
+    return loaded.predict(x, verbose=0), [layer.name for layer in loaded.layers if layer.weights]
+
+
+@same_as_tf(
+    "keras:saving.register_keras_serializable",
+    "keras:saving.get_registered_name",
+    "keras:saving.get_registered_object",
+    "keras:saving.get_custom_objects",
+    "keras:saving.custom_object_scope",
+    "keras:saving.CustomObjectScope",
+    "keras:utils.register_keras_serializable",
+    "keras:utils.get_registered_name",
+    "keras:utils.get_registered_object",
+    "keras:utils.get_custom_objects",
+    "keras:utils.custom_object_scope",
+    "keras:utils.CustomObjectScope",
+    dialects=BOTH,
+)
+def test_serialization_registry(tf):
+    keras = tf.keras
+
+    @keras.saving.register_keras_serializable(package="Conf")
+    class Twice(keras.layers.Layer):
+        def call(self, inputs):
+            return inputs * 2.0
+
+    def plain(x):
+        return x
+
+    name = keras.saving.get_registered_name(Twice)
+    found = keras.saving.get_registered_object(name) is Twice
+    with keras.saving.custom_object_scope({"plain_fn": plain}):
+        in_scope = keras.utils.get_registered_object("plain_fn") is plain
+    with keras.utils.CustomObjectScope({"plain_fn2": plain}):
+        in_scope2 = (
+            "plain_fn2" in keras.utils.get_custom_objects() or keras.saving.get_registered_object("plain_fn2") is plain
+        )
+    return {
+        "name": name,
+        "found": found,
+        "in_scope": in_scope,
+        "in_scope2": in_scope2,
+        "unregistered": keras.utils.get_registered_name(plain),
+        "in_custom_objects": name in keras.saving.get_custom_objects(),
+    }
+
+
+@same_as_tf(
+    "keras:mixed_precision.Policy",
+    "keras:mixed_precision.global_policy",
+    "keras:mixed_precision.set_global_policy",
+    dialects=BOTH,
+)
+def test_mixed_precision_policy(tf):
+    mp = tf.keras.mixed_precision
+    before = mp.global_policy().name
+    policy = mp.Policy("mixed_bfloat16")
+    mp.set_global_policy("mixed_float16")
+    try:
+        during = (mp.global_policy().name, mp.global_policy().compute_dtype, mp.global_policy().variable_dtype)
+    finally:
+        mp.set_global_policy(before)
+    return {
+        "before": before,
+        "policy": (policy.name, policy.compute_dtype, policy.variable_dtype),
+        "during": during,
+        "after": mp.global_policy().name,
+    }
+
+
+@same_as_tf("keras:utils.img_to_array", "keras:utils.array_to_img", dialects=BOTH)
+def test_img_array_round_trip(tf):
+    image = (np.arange(4 * 5 * 3, dtype="float32").reshape(4, 5, 3) * 4.0) % 256.0
+    pil = tf.keras.utils.array_to_img(image, scale=False)
+    back = tf.keras.utils.img_to_array(pil)
+    return pil.size, pil.mode, back
+
+
+@same_as_tf("keras:utils.unpack_x_y_sample_weight", dialects=BOTH)
+def test_unpack_x_y_sample_weight(tf):
+    unpack = tf.keras.utils.unpack_x_y_sample_weight
+    x, y, w = np.ones(2), np.zeros(2), np.full(2, 3.0)
+    return [[v is None for v in unpack(data)] for data in ((x,), (x, y), (x, y, w), x)]
+
+
+@pytest.mark.parametrize(("sequence_length", "sequence_stride", "sampling_rate"), [(3, 1, 1), (4, 2, 2)])
+@same_as_tf("keras:utils.timeseries_dataset_from_array", dialects=BOTH)
+def test_timeseries_dataset_from_array(tf, sequence_length, sequence_stride, sampling_rate):
+    data = np.arange(20, dtype="float32").reshape(10, 2)
+    targets = np.arange(10, dtype="int32")
+    ds = tf.keras.utils.timeseries_dataset_from_array(
+        data,
+        targets,
+        sequence_length=sequence_length,
+        sequence_stride=sequence_stride,
+        sampling_rate=sampling_rate,
+        batch_size=2,
+        shuffle=False,
+    )
+    return [(np.asarray(a), np.asarray(b)) for a, b in ds]
