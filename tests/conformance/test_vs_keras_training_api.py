@@ -234,3 +234,42 @@ def test_timeseries_dataset_from_array(tf, sequence_length, sequence_stride, sam
         shuffle=False,
     )
     return [(np.asarray(a), np.asarray(b)) for a, b in ds]
+
+
+@same_as_tf("keras:utils.pack_x_y_sample_weight", dialects=BOTH)
+def test_pack_x_y_sample_weight(tf, dialect):
+    pack = tf.keras.utils.pack_x_y_sample_weight
+    x, y, w = np.ones(2), np.zeros(2), np.full(2, 3.0)
+    packed = [pack(x), pack(x, y), pack(x, y, w)]
+    if dialect == "keras":  # Keras 2 returns a list x as it is, Keras 3 (unison) as (x,)
+        packed.append(pack([x, y]))
+    kinds = [type(p).__name__ if isinstance(p, (tuple, list)) else "array" for p in packed]
+    return kinds, [len(p) if isinstance(p, tuple) else 0 for p in packed]
+
+
+@same_as_tf("keras:utils.get_source_inputs", "keras:utils.is_keras_tensor", dialects=BOTH)
+def test_get_source_inputs(tf, dialect):
+    keras = tf.keras
+    a, b = keras.Input((2,), name="a"), keras.Input((2,), name="b")
+    summed = keras.layers.Add()([keras.layers.Dense(2)(a), b])
+    sources = keras.utils.get_source_inputs(summed)
+    # Keras 3 has it in utils too, and answers False for a non-symbolic value (Keras 2 raises)
+    is_keras_tensor = keras.utils.is_keras_tensor if dialect == "keras" else keras.backend.is_keras_tensor
+    plain = is_keras_tensor(np.ones(2)) if dialect == "keras" else False
+    return [s.name for s in sources], is_keras_tensor(summed), plain
+
+
+@same_as_tf("keras:utils.clear_session", dialects=("keras",))
+def test_clear_session_resets_default_names(tf):
+    keras = tf.keras
+    keras.layers.Dense(1)
+    keras.utils.clear_session()
+    return keras.layers.Dense(1).name, keras.layers.Dense(1).name
+
+
+@same_as_tf("keras:utils.Progbar", dialects=BOTH)
+def test_progbar_counts(tf):
+    bar = tf.keras.utils.Progbar(4, verbose=0)
+    bar.update(1, values=[("loss", 2.0)])
+    bar.add(2, values=[("loss", 1.0)])
+    return bar.target, bar._seen_so_far
