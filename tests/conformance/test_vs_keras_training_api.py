@@ -273,3 +273,61 @@ def test_progbar_counts(tf):
     bar.update(1, values=[("loss", 2.0)])
     bar.add(2, values=[("loss", 1.0)])
     return bar.target, bar._seen_so_far
+
+
+@same_as_tf(
+    "keras:Layer",
+    "keras:Loss",
+    "keras:Metric",
+    "keras:Optimizer",
+    "keras:Sequential",
+    "keras:KerasTensor",
+    rtol=1e-5,
+    atol=1e-6,
+    dialects=("keras",),
+)
+def test_top_level_base_classes(tf):
+    keras = tf.keras
+
+    class Scale(keras.Layer):
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[-1],), initializer="ones")
+
+        def call(self, inputs):
+            return inputs * self.w
+
+    class Mae(keras.Loss):
+        def call(self, y_true, y_pred):
+            return keras.ops.mean(keras.ops.abs(y_true - y_pred), axis=-1)
+
+    class Total(keras.Metric):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.total = self.add_variable(shape=(), initializer="zeros", name="total")
+
+        def update_state(self, values, sample_weight=None):
+            self.total.assign_add(keras.ops.sum(values))
+
+        def result(self):
+            return self.total
+
+    model = keras.Sequential([keras.Input((3,)), Scale()])
+    x = np.array([[1.0, -2.0, 3.0]], dtype="float32")
+    metric = Total()
+    metric.update_state(np.array([1.0, 2.5], dtype="float32"))
+    loss = Mae()(np.zeros((2, 3), dtype="float32"), np.ones((2, 3), dtype="float32") * 2.0)
+    return {
+        "out": model.predict(x, verbose=0),
+        "weights": [list(w.shape) for w in model.weights],
+        "loss": np.asarray(loss),
+        "metric": np.asarray(metric.result()),
+        "optimizer": isinstance(keras.optimizers.SGD(), keras.Optimizer),
+        "input": isinstance(keras.Input((2,)), keras.KerasTensor),
+    }
+
+
+@same_as_tf("keras:Variable", dialects=("keras",))
+def test_keras_variable(tf):
+    v = tf.keras.Variable(np.array([1.0, 2.0], dtype="float32"), trainable=False, name="v")
+    v.assign_add(np.array([0.5, 0.5], dtype="float32"))
+    return np.asarray(v), list(v.shape), v.trainable
