@@ -331,3 +331,16 @@ def test_keras_variable(tf):
     v = tf.keras.Variable(np.array([1.0, 2.0], dtype="float32"), trainable=False, name="v")
     v.assign_add(np.array([0.5, 0.5], dtype="float32"))
     return np.asarray(v), list(v.shape), v.trainable
+
+
+@same_as_tf("keras:mixed_precision.LossScaleOptimizer", rtol=1e-4, atol=1e-6, dialects=BOTH)
+def test_loss_scale_optimizer_trains_as_its_inner_optimizer(tf):
+    # the loss scale cancels out: the weights after fit are plain SGD's
+    keras = tf.keras
+    x, y = _data()
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.set_weights([np.array([[0.1], [0.2]], dtype="float32"), np.array([0.0], dtype="float32")])
+    optimizer = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.SGD(learning_rate=0.1))
+    model.compile(optimizer=optimizer, loss="mse")
+    history = model.fit(x, y, batch_size=8, epochs=2, verbose=0, shuffle=False)
+    return history.history["loss"], model.get_weights()
