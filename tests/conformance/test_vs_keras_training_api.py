@@ -344,3 +344,40 @@ def test_loss_scale_optimizer_trains_as_its_inner_optimizer(tf):
     model.compile(optimizer=optimizer, loss="mse")
     history = model.fit(x, y, batch_size=8, epochs=2, verbose=0, shuffle=False)
     return history.history["loss"], model.get_weights()
+
+
+@same_as_tf("tf_keras:models.model_from_config", dialects=("tf_keras",))
+def test_model_from_config(tf):
+    keras = tf.keras
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(3, name="d")])
+    again = keras.models.model_from_config({"class_name": "Sequential", "config": model.get_config()})
+    return [type(layer).__name__ for layer in again.layers], [list(w.shape) for w in again.get_weights()]
+
+
+@same_as_tf("tf_keras:models.model_from_config", edge=True, dialects=("tf_keras",))
+def test_model_from_config_of_a_bare_config_raises(tf):
+    keras = tf.keras
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(3)])
+    return keras.models.model_from_config(model.get_config())
+
+
+@same_as_tf(
+    "keras:backend.is_float_dtype",
+    "keras:backend.is_int_dtype",
+    "keras:backend.result_type",
+    "keras:backend.standardize_dtype",
+    dialects=("keras",),
+)
+def test_backend_dtype_helpers(tf):
+    backend = tf.keras.backend
+    names = ["float16", "float32", "int8", "int32", "uint8", "bool"]
+    return {
+        "float": [backend.is_float_dtype(n) for n in names],
+        "int": [backend.is_int_dtype(n) for n in names],
+        "standard": [backend.standardize_dtype(n) for n in names],
+        "result": [
+            backend.result_type("int32", "float32"),
+            backend.result_type("int8", "int32"),
+            backend.result_type("float16", "float32"),
+        ],
+    }
