@@ -163,3 +163,11 @@ def test_preprocess_input(tf, module):
 def test_imagenet_utils_preprocess_modes(tf, mode):
     images = (np.arange(2 * 2 * 2 * 3, dtype="float32").reshape(2, 2, 2, 3) * 11.0) % 256.0
     return tf.keras.applications.imagenet_utils.preprocess_input(images.copy(), mode=mode)
+
+
+@pytest.mark.parametrize("module", PREPROCESS_MODULES)
+@same_as_tf(*(f"keras:applications.{m}.preprocess_input" for m in PREPROCESS_MODULES), edge=True, dialects=BOTH)
+def test_preprocess_input_of_one_image(tf, module):
+    # one image without a batch axis, float64 values: each module keeps the rank
+    image = (np.arange(3 * 2 * 3, dtype="float32").reshape(3, 2, 3) * 13.0) % 256.0
+    return getattr(tf.keras.applications, module).preprocess_input(image.copy())

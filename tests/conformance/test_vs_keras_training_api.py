@@ -381,3 +381,143 @@ def test_backend_dtype_helpers(tf):
             backend.result_type("float16", "float32"),
         ],
     }
+
+
+def _fit_edge(keras, case):
+    x, y = _data()
+    model = _model(keras)
+    cb = keras.callbacks
+    if case == "history_no_epochs":
+        history = model.fit(x, y, epochs=1, initial_epoch=1, verbose=0)  # nothing left to train
+        return sorted(history.history), history.epoch
+    if case == "early_stopping_unknown_monitor":  # warns and trains every epoch
+        history = model.fit(x, y, batch_size=16, epochs=3, verbose=0, shuffle=False, callbacks=[cb.EarlyStopping()])
+        return len(history.history["loss"])
+    if case == "lambda_train_end_only":
+        seen = []
+        model.fit(x, y, epochs=2, verbose=0, callbacks=[cb.LambdaCallback(on_train_end=lambda logs: seen.append(1))])
+        return seen
+    if case == "bare_callback":
+        history = model.fit(x, y, batch_size=16, epochs=2, verbose=0, shuffle=False, callbacks=[cb.Callback()])
+        return history.history["loss"]
+    if case == "empty_callback_list":
+        callbacks = cb.CallbackList([], model=model)
+        callbacks.on_epoch_begin(0)
+        return len(list(callbacks.callbacks)) if hasattr(callbacks, "callbacks") else 0
+    if case == "scheduler_keeps_rate":
+        sched = cb.LearningRateScheduler(lambda epoch, lr: lr)
+        model.fit(x, y, batch_size=16, epochs=2, verbose=0, shuffle=False, callbacks=[sched])
+        return float(np.asarray(model.optimizer.learning_rate))
+    if case == "plateau_floor":
+        model = _model(keras, lr=1.5)
+        plateau = cb.ReduceLROnPlateau(monitor="loss", factor=0.5, patience=0, min_lr=1.0)
+        model.fit(x, y, batch_size=16, epochs=4, verbose=0, shuffle=False, callbacks=[plateau])
+        return float(np.asarray(model.optimizer.learning_rate))
+    raise AssertionError(case)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "history_no_epochs",
+        "early_stopping_unknown_monitor",
+        "lambda_train_end_only",
+        "bare_callback",
+        "empty_callback_list",
+        "scheduler_keeps_rate",
+        "plateau_floor",
+    ],
+)
+@same_as_tf(
+    "keras:callbacks.History",
+    "keras:callbacks.EarlyStopping",
+    "keras:callbacks.LambdaCallback",
+    "keras:callbacks.Callback",
+    "keras:callbacks.CallbackList",
+    "keras:callbacks.LearningRateScheduler",
+    "keras:callbacks.ReduceLROnPlateau",
+    edge=True,
+    rtol=1e-4,
+    atol=1e-6,
+    dialects=BOTH,
+)
+def test_callback_edge_cases(tf, case):
+    return _fit_edge(tf.keras, case)
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["pack_none", "source_of_input", "unpack_list", "array_to_img_scaled", "timeseries_window", "progbar_unknown"],
+)
+@same_as_tf(
+    "keras:utils.pack_x_y_sample_weight",
+    "keras:utils.get_source_inputs",
+    "keras:utils.unpack_x_y_sample_weight",
+    "keras:utils.array_to_img",
+    "keras:utils.img_to_array",
+    "keras:utils.timeseries_dataset_from_array",
+    "keras:utils.Progbar",
+    edge=True,
+    dialects=BOTH,
+)
+def test_utils_edge_cases(tf, case):
+    utils = tf.keras.utils
+    if case == "pack_none":
+        return utils.pack_x_y_sample_weight(np.ones(2), None, None)
+    if case == "source_of_input":
+        x = tf.keras.Input((2,), name="only")
+        return [t.name for t in utils.get_source_inputs(x)]
+    if case == "unpack_list":
+        return [v is None for v in utils.unpack_x_y_sample_weight([np.ones(2), np.zeros(2)])]
+    if case == "array_to_img_scaled":
+        image = np.linspace(-1.0, 1.0, 2 * 3 * 3, dtype="float32").reshape(2, 3, 3)
+        return utils.img_to_array(utils.array_to_img(image, scale=True))
+    if case == "timeseries_window":
+        ds = utils.timeseries_dataset_from_array(
+            np.arange(10, dtype="float32"), None, sequence_length=4, start_index=2, end_index=9, batch_size=8
+        )
+        return [np.asarray(b) for b in ds]
+    if case == "progbar_unknown":
+        bar = utils.Progbar(None, verbose=0)
+        bar.update(3)
+        return bar.target is None, bar._seen_so_far
+    raise AssertionError(case)
+
+
+@pytest.mark.parametrize("case", ["missing_object", "scope_of_two", "registered_function"])
+@same_as_tf(
+    "keras:saving.get_registered_object",
+    "keras:saving.get_custom_objects",
+    "keras:saving.register_keras_serializable",
+    "keras:saving.get_registered_name",
+    "keras:utils.get_registered_object",
+    "keras:utils.custom_object_scope",
+    "keras:utils.get_custom_objects",
+    "keras:utils.register_keras_serializable",
+    "keras:utils.get_registered_name",
+    edge=True,
+    dialects=BOTH,
+)
+def test_registry_edge_cases(tf, case):
+    saving = tf.keras.saving
+    if case == "missing_object":
+        return saving.get_registered_object("NoSuchThing_xyz") is None
+    if case == "scope_of_two":
+
+        def one(x):
+            return x
+
+        def two(x):
+            return x
+
+        with tf.keras.utils.custom_object_scope({"one_fn": one, "two_fn": two}):
+            inside = [saving.get_registered_object("one_fn") is one, saving.get_registered_object("two_fn") is two]
+        return inside, saving.get_registered_object("two_fn") is None, "two_fn" in saving.get_custom_objects()
+    if case == "registered_function":
+
+        @saving.register_keras_serializable(package="ConfEdge", name="halve")
+        def halve(x):
+            return x / 2
+
+        return saving.get_registered_name(halve), saving.get_registered_object("ConfEdge>halve") is halve
+    raise AssertionError(case)
