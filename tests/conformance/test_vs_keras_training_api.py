@@ -521,3 +521,148 @@ def test_registry_edge_cases(tf, case):
 
         return saving.get_registered_name(halve), saving.get_registered_object("ConfEdge>halve") is halve
     raise AssertionError(case)
+
+
+@pytest.mark.parametrize("case", ["clone_functional", "json_functional", "sequential_empty", "model_two_inputs"])
+@same_as_tf(
+    "keras:models.clone_model",
+    "keras:models.model_from_json",
+    "keras:models.Sequential",
+    "keras:models.Model",
+    edge=True,
+    dialects=BOTH,
+)
+def test_model_helpers_edge_cases(tf, case):
+    keras = tf.keras
+    a, b = keras.Input((2,), name="a"), keras.Input((3,), name="b")
+    merged = keras.layers.Concatenate()([keras.layers.Dense(2, name="da")(a), b])
+    functional = keras.models.Model([a, b], keras.layers.Dense(1, name="head")(merged))
+    if case == "clone_functional":
+        clone = keras.models.clone_model(functional)
+        return [list(w.shape) for w in clone.get_weights()], len(clone.inputs)
+    if case == "json_functional":
+        again = keras.models.model_from_json(functional.to_json())
+        return [layer.name for layer in again.layers if layer.weights], [list(w.shape) for w in again.get_weights()]
+    if case == "sequential_empty":
+        return len(keras.models.Sequential().layers)
+    if case == "model_two_inputs":
+        functional.set_weights([np.full(w.shape, 0.5, dtype="float32") for w in functional.get_weights()])
+        return functional.predict([np.ones((1, 2), "float32"), np.ones((1, 3), "float32")], verbose=0)
+    raise AssertionError(case)
+
+
+@same_as_tf(
+    "keras:models.save_model",
+    "keras:models.load_model",
+    "keras:saving.save_model",
+    "keras:saving.load_model",
+    edge=True,
+    dialects=BOTH,
+)
+def test_save_and_load_a_sequential_with_batch_norm(tf, tmp_path):
+    keras = tf.keras
+    model = keras.Sequential([keras.Input((3,)), keras.layers.BatchNormalization(), keras.layers.Dense(2)])
+    model.set_weights([np.full(w.shape, 0.5 + i, dtype="float32") for i, w in enumerate(model.get_weights())])
+    path = str(tmp_path / "bn.keras")
+    keras.saving.save_model(model, path)
+    loaded = keras.models.load_model(path)
+    return loaded.get_weights(), loaded.predict(np.ones((1, 3), "float32"), verbose=0)
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "mixed_float16"])
+@same_as_tf(
+    "keras:mixed_precision.Policy",
+    "keras:mixed_precision.global_policy",
+    "keras:mixed_precision.set_global_policy",
+    edge=True,
+    dialects=BOTH,
+)
+def test_policy_names(tf, name):
+    mp = tf.keras.mixed_precision
+    policy = mp.Policy(name)
+    before = mp.global_policy().name
+    mp.set_global_policy(policy)
+    try:
+        during = mp.global_policy().name
+    finally:
+        mp.set_global_policy(before)
+    return policy.compute_dtype, policy.variable_dtype, during, mp.global_policy().name
+
+
+@same_as_tf("keras:mixed_precision.LossScaleOptimizer", edge=True, rtol=1e-4, atol=1e-6, dialects=("keras",))
+def test_loss_scale_optimizer_scale(tf):
+    opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1), initial_scale=8.0)
+    return float(np.asarray(opt.scale_loss(np.float32(2.0)))), float(np.asarray(opt.learning_rate))
+
+
+@same_as_tf(
+    "keras:Layer",
+    "keras:Loss",
+    "keras:Metric",
+    "keras:Optimizer",
+    "keras:Sequential",
+    "keras:KerasTensor",
+    "keras:Variable",
+    edge=True,
+    dialects=("keras",),
+)
+def test_top_level_edge_cases(tf):
+    keras = tf.keras
+
+    class NoWeights(keras.Layer):
+        def call(self, inputs):
+            return inputs + 1.0
+
+    class Squared(keras.Loss):
+        def call(self, y_true, y_pred):
+            return keras.ops.square(y_true - y_pred)
+
+    class Count(keras.Metric):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.n = self.add_variable(shape=(), initializer="zeros", name="n")
+
+        def update_state(self, values, sample_weight=None):
+            self.n.assign_add(1.0)
+
+        def result(self):
+            return self.n
+
+    metric = Count()
+    metric.update_state(np.ones(2))
+    metric.reset_state()
+    layer = NoWeights()
+    out = layer(np.zeros((1, 2), "float32"))
+    # (reduction="sum" of a loss whose call keeps a feature axis differs: unison sums per-example means)
+    summed = Squared()(np.zeros((2, 2), "float32"), np.full((2, 2), 3.0, "float32"))
+    v = keras.Variable(np.array([1, 2], dtype="int32"), dtype="int32", trainable=False)
+    symbolic = keras.Input((4,))
+    return {
+        "out": np.asarray(out),
+        "layer_weights": len(layer.weights),
+        "sum": np.asarray(summed),
+        "reset": np.asarray(metric.result()),
+        "variable": (np.asarray(v), np.asarray(v).dtype.name),
+        "symbolic_shape": list(symbolic.shape),
+        "is_keras_tensor": isinstance(keras.layers.Dense(1)(symbolic), keras.KerasTensor),
+        "optimizer_base": issubclass(keras.optimizers.Adam, keras.Optimizer),
+        "empty_sequential": len(keras.Sequential().weights),
+    }
+
+
+@same_as_tf(
+    "keras:backend.is_float_dtype",
+    "keras:backend.is_int_dtype",
+    "keras:backend.result_type",
+    "keras:backend.standardize_dtype",
+    edge=True,
+    dialects=("keras",),
+)
+def test_backend_dtype_helpers_edge(tf):
+    backend = tf.keras.backend
+    return (
+        backend.standardize_dtype(float),
+        backend.result_type("bool", "int8"),
+        backend.is_float_dtype("bfloat16"),
+        backend.is_int_dtype("bool"),
+    )
