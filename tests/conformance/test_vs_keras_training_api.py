@@ -666,3 +666,65 @@ def test_backend_dtype_helpers_edge(tf):
         backend.is_float_dtype("bfloat16"),
         backend.is_int_dtype("bool"),
     )
+
+
+@same_as_tf("keras:callbacks.CSVLogger", edge=True, rtol=1e-4, atol=1e-5, dialects=BOTH)
+def test_csv_logger_with_validation(tf, tmp_path):
+    keras = tf.keras
+    x, y = _data()
+    path = str(tmp_path / "val.csv")
+    _model(keras).fit(
+        x,
+        y,
+        batch_size=16,
+        epochs=2,
+        verbose=0,
+        shuffle=False,
+        validation_data=(x, y),
+        callbacks=[keras.callbacks.CSVLogger(path)],
+    )
+    with open(path) as f:
+        rows = [line.strip().split(",") for line in f if line.strip()]
+    return rows[0], np.array([[float(v) for v in row] for row in rows[1:]], dtype="float64")
+
+
+@same_as_tf(
+    "keras:utils.CustomObjectScope",
+    "keras:utils.custom_object_scope",
+    "keras:saving.CustomObjectScope",
+    "keras:saving.custom_object_scope",
+    edge=True,
+    dialects=("keras",),
+)
+def test_custom_object_scope_lets_a_model_load(tf, tmp_path):
+    keras = tf.keras
+
+    class Doubling(keras.layers.Layer):
+        def call(self, inputs):
+            return inputs * 2.0
+
+    model = keras.Sequential([keras.Input((2,)), Doubling(name="doubling")])
+    path = str(tmp_path / "custom.keras")
+    model.save(path)
+    with keras.saving.CustomObjectScope({"Doubling": Doubling}):
+        first = keras.models.load_model(path).predict(np.ones((1, 2), "float32"), verbose=0)
+    with keras.utils.custom_object_scope({"Doubling": Doubling}):
+        second = keras.models.load_model(path).predict(np.ones((1, 2), "float32"), verbose=0)
+    return first, second
+
+
+@same_as_tf("keras:utils.clear_session", "keras:utils.is_keras_tensor", edge=True, dialects=("keras",))
+def test_clear_session_twice_and_is_keras_tensor_of_a_layer_output(tf):
+    keras = tf.keras
+    keras.utils.clear_session()
+    keras.utils.clear_session()
+    outputs = keras.layers.Dense(1)(keras.Input((2,)))
+    return keras.layers.Dense(1).name, keras.utils.is_keras_tensor(outputs)
+
+
+@same_as_tf("keras:Model", "keras:Input", "keras:layers.Input", edge=True, dialects=BOTH)
+def test_model_of_an_input_with_unknown_batch(tf):
+    keras = tf.keras
+    inputs = keras.Input(batch_shape=(None, 3))
+    model = keras.Model(inputs, keras.layers.Dense(2)(inputs))
+    return list(model.input_shape), list(model.output_shape), model.count_params()
