@@ -143,7 +143,6 @@ def test_save_and_load_model(tf, tmp_path):
     "keras:saving.get_registered_object",
     "keras:saving.get_custom_objects",
     "keras:saving.custom_object_scope",
-    "keras:saving.CustomObjectScope",
     "keras:utils.register_keras_serializable",
     "keras:utils.get_registered_name",
     "keras:utils.get_registered_object",
@@ -247,7 +246,7 @@ def test_pack_x_y_sample_weight(tf, dialect):
     return kinds, [len(p) if isinstance(p, tuple) else 0 for p in packed]
 
 
-@same_as_tf("keras:utils.get_source_inputs", "keras:utils.is_keras_tensor", dialects=BOTH)
+@same_as_tf("keras:utils.get_source_inputs", dialects=BOTH)
 def test_get_source_inputs(tf, dialect):
     keras = tf.keras
     a, b = keras.Input((2,), name="a"), keras.Input((2,), name="b")
@@ -728,3 +727,15 @@ def test_model_of_an_input_with_unknown_batch(tf):
     inputs = keras.Input(batch_shape=(None, 3))
     model = keras.Model(inputs, keras.layers.Dense(2)(inputs))
     return list(model.input_shape), list(model.output_shape), model.count_params()
+
+
+@same_as_tf("keras:saving.CustomObjectScope", "keras:utils.is_keras_tensor", dialects=("keras",))
+def test_saving_custom_object_scope_and_is_keras_tensor(tf):
+    keras = tf.keras
+
+    def plain(x):
+        return x
+
+    with keras.saving.CustomObjectScope({"plain_in_scope": plain}):
+        inside = keras.saving.get_registered_object("plain_in_scope") is plain
+    return inside, keras.utils.is_keras_tensor(keras.Input((2,))), keras.utils.is_keras_tensor(np.ones(2))

@@ -35,7 +35,7 @@ def _mixed_model(keras):
 
 
 @pytest.mark.parametrize("frozen", [False, True])
-@same_as_tf("keras:Model.get_weights", "keras:Model.set_weights", "keras:Model.weights", dialects=BOTH)
+@same_as_tf("keras:Model", dialects=BOTH)
 def test_model_weights_order_and_exchange(tf, frozen):
     model = _mixed_model(tf.keras)
     if frozen:  # a frozen first layer: Keras still lists weights layer by layer
@@ -53,13 +53,13 @@ def test_model_weights_order_and_exchange(tf, frozen):
     }
 
 
-@same_as_tf("keras:Model.set_weights", edge=True, dialects=BOTH)
+@same_as_tf("keras:Model", edge=True, dialects=BOTH)
 def test_set_weights_of_the_wrong_count_raises(tf):
     model = _mixed_model(tf.keras)
     model.set_weights(model.get_weights()[:-1])
 
 
-@same_as_tf("keras:Sequential.get_weights", dialects=BOTH)
+@same_as_tf("keras:Sequential", dialects=BOTH)
 def test_sequential_conv_bn_weights_order(tf):
     keras = tf.keras
     model = keras.Sequential(
