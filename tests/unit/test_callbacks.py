@@ -382,10 +382,11 @@ def test_model_checkpoint_invalid_mode() -> None:
 def test_csv_logger_writes_header_and_rows(tmp_path: Any) -> None:
     path = tmp_path / "log.csv"
     fit([CSVLogger(str(path))], FakeModel(), [{"loss": 0.5, "accuracy": 0.75}, {"loss": 0.25, "accuracy": 0.875}])
+    # Keras adds a val_ column per metric when the first epoch has no validation (written NA)
     assert path.read_text().splitlines() == [
-        "epoch,accuracy,loss",
-        "0,0.75,0.5",
-        "1,0.875,0.25",
+        "epoch,accuracy,loss,val_accuracy,val_loss",
+        "0,0.75,0.5,NA,NA",
+        "1,0.875,0.25,NA,NA",
     ]
 
 
@@ -396,10 +397,10 @@ def test_csv_logger_append_separator_and_missing_values(tmp_path: Any) -> None:
     assert path.read_text().splitlines() == [
         "epoch\tloss\tval_loss",
         "0\t1.0\t2.0",
-        "0\t0.5",
+        "0\t0.5\tNA",
     ]
     fit([CSVLogger(str(path), separator="\t")], FakeModel(), [{"loss": 0.5}, {"acc": 1.0}])
-    assert path.read_text().splitlines() == ["epoch\tloss", "0\t0.5", "1\tNA"]
+    assert path.read_text().splitlines() == ["epoch\tloss\tval_loss", "0\t0.5\tNA", "1\tNA\tNA"]
 
 
 def test_csv_logger_writes_nothing_on_non_chief(tmp_path: Any) -> None:

@@ -55,6 +55,35 @@ def is_keras_tensor(x: Any) -> bool:
     return isinstance(x, KerasTensor)
 
 
+def get_source_inputs(tensor: Any) -> list[Any]:
+    """The ``keras.Input`` tensors ``tensor`` is computed from (Keras's ``utils.get_source_inputs``).
+
+    Example:
+        >>> from unison import keras
+        >>> x = keras.Input((2,), name="x")
+        >>> [t.name for t in get_source_inputs(keras.layers.Dense(1)(x))]
+        ['x']
+    """
+    if not isinstance(tensor, KerasTensor):
+        raise ValueError(
+            f"get_source_inputs expects a symbolic tensor (keras.Input or a layer's output on one). "
+            f"Received: {type(tensor).__name__}"
+        )
+    found: list[Any] = []
+    seen: set[int] = set()
+    stack = [tensor]
+    while stack:  # depth first, the first parents first (Keras's order)
+        kt = stack.pop()
+        if id(kt) in seen:
+            continue
+        seen.add(id(kt))
+        if kt._node is None:
+            found.append(kt)
+        else:
+            stack.extend(reversed(kt._node.parents))
+    return found
+
+
 def is_float_dtype(dtype: Any) -> bool:
     """Whether ``dtype`` is a floating-point dtype."""
     return torch_dtype(dtype).is_floating_point
@@ -173,6 +202,7 @@ __all__ = [
     "batch_set_value",
     "clear_session",
     "constant",
+    "get_source_inputs",
     "count_params",
     "get_uid",
     "get_value",

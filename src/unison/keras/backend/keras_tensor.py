@@ -99,6 +99,10 @@ class Node:
 class KerasTensor:
     """A symbolic batch: ``shape`` (batch axis ``None``), ``dtype``, ``name``, and its producer."""
 
+    # The batch size an Input fixed (``keras.Input(shape, batch_size=4)``), carried to the outputs of
+    # the ops that keep the batch axis; None: the batch axis varies.
+    _batch_size: int | None = None
+
     def __init__(
         self, example: Any, node: Node | None = None, name: str | None = None, variable_example: Any = None
     ) -> None:
@@ -112,11 +116,12 @@ class KerasTensor:
     def shape(self) -> tuple[int | None, ...]:
         sizes = tuple(self._example.shape[1:])
         other = self._variable_example
+        batch = self._batch_size
         if other is None or tuple(other.shape) == tuple(self._example.shape):
-            return (None, *sizes)
+            return (batch, *sizes)
         if other.ndim != self._example.ndim:
-            return (None, *(None for _ in sizes))  # an op whose rank depends on a size: nothing is known
-        return (None, *(a if a == b else None for a, b in zip(sizes, other.shape[1:])))
+            return (batch, *(None for _ in sizes))  # an op whose rank depends on a size: nothing is known
+        return (batch, *(a if a == b else None for a, b in zip(sizes, other.shape[1:])))
 
     @property
     def dtype(self) -> Any:
@@ -145,7 +150,7 @@ class KerasTensor:
         return (
             KerasTensor,
             (meta(self._example), None, self.name, meta(self._variable_example)),
-            {"_node": self._node},
+            {"_node": self._node, "_batch_size": self._batch_size},
         )
 
     def __bool__(self) -> bool:
@@ -232,7 +237,9 @@ def Input(
     Args:
         shape: shape of one example, e.g. ``(784,)``; ``None`` for a size that varies from batch
             to batch (``(None,)`` for sequences of any length, ``(None, None, 3)`` for images).
-        batch_size: accepted for Keras compatibility (the batch axis stays symbolic).
+        batch_size: a fixed batch size: the input's ``shape`` (and that of the outputs computed
+            from it) starts with it instead of ``None``, as in Keras. Data of other batch sizes
+            still runs (unison's graph does not specialise on it).
         dtype: ``"float32"`` (default), ``"int32"``/``"int64"`` (ids) ...
         name: the input's name (the key of a dict of inputs).
     """
@@ -240,6 +247,12 @@ def Input(
         raise TypeError(f"Input got unexpected keyword arguments: {sorted(kwargs)}.")
     if shape is None and batch_shape is not None:
         shape = tuple(batch_shape)[1:]
+        if batch_size is None:
+            batch_size = tuple(batch_shape)[0]
+    if batch_size is not None and (not isinstance(batch_size, (int, np.integer)) or batch_size <= 0):
+        raise ValueError(
+            f"Input's batch_size must be a positive int (or None for any batch size). Received: batch_size={batch_size!r}"
+        )
     if shape is None:
         raise ValueError("Input needs shape=, the shape of one example, e.g. Input(shape=(784,)).")
     if isinstance(shape, int):
@@ -254,10 +267,13 @@ def Input(
     name = name or _input_name()
     if is_string_dtype(dtype):  # string preprocessing models (StringLookup on a string Input)
         examples = [np.full((EXAMPLE_ROWS, *dims), SYMBOLIC_STRING, dtype=object) for dims in sizes]
-        return KerasTensor(examples[0], None, name, examples[1] if variable else None)
-    as_dtype, device = torch_dtype(dtype), _device()
-    examples_t = [torch.zeros((EXAMPLE_ROWS, *dims), dtype=as_dtype, device=device) for dims in sizes]
-    return KerasTensor(examples_t[0], None, name, examples_t[1] if variable else None)
+        kt = KerasTensor(examples[0], None, name, examples[1] if variable else None)
+    else:
+        as_dtype, device = torch_dtype(dtype), _device()
+        examples_t = [torch.zeros((EXAMPLE_ROWS, *dims), dtype=as_dtype, device=device) for dims in sizes]
+        kt = KerasTensor(examples_t[0], None, name, examples_t[1] if variable else None)
+    kt._batch_size = None if batch_size is None else int(batch_size)
+    return kt
 
 
 _INPUT_COUNT = [0]
@@ -350,10 +366,15 @@ def symbolic_call(
                 "the size of every axis this layer depends on."
             ) from exc
 
+    batches = {kt._batch_size for kt in node.parents}
+    batch = batches.pop() if len(batches) == 1 else None
+
     def wrap(value: Any, other_value: Any) -> Any:
         if isinstance(value, (torch.Tensor, np.ndarray)):
             suffix = f"_{len(node.outputs)}" if node.outputs else ""
             kt = KerasTensor(value, node, f"{_op_name(op)}_output{suffix}", other_value)
+            if batch is not None and value.ndim and value.shape[0] == EXAMPLE_ROWS:
+                kt._batch_size = batch  # the op kept the batch axis (as Keras's output spec does)
             node.outputs.append(kt)
             return kt
         pairs = _pair_structure(value, other_value)

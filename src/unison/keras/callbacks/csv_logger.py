@@ -29,8 +29,8 @@ def _cell(value: Any) -> Any:
 class CSVLogger(Callback):
     """Write each epoch's logs as one row of a CSV file: ``epoch`` (0-based), then metrics.
 
-    Columns are the sorted names of the first epoch's logs (plus any ``val_`` names the
-    model reports in ``model.metrics_names``); a missing value is written as ``NA``. Only
+    Columns are the sorted names of the first epoch's logs, then (when those have no ``val_``
+    name) a ``val_`` column for each, as Keras writes them; a missing value is written as ``NA``. Only
     the chief replica writes. After every epoch the whole file is rewritten under a
     temporary name and renamed into place, so the file on disk is always complete.
 
@@ -82,10 +82,10 @@ class CSVLogger(Callback):
         logs = logs or {}
         if self.keys is None:
             self.keys = sorted(logs)
-            for name in getattr(self.model, "metrics_names", None) or ():
-                # Columns for validation metrics even if the first epoch had none.
-                if name.startswith("val_") and name not in self.keys:
-                    self.keys.append(name)
+            # As Keras (3 and 2): without val_ keys in the first epoch's logs (no validation yet,
+            # validation_freq > 1), a val_ column per key, written as NA until validation runs.
+            if not any(key.startswith("val_") for key in self.keys):
+                self.keys.extend([f"val_{key}" for key in self.keys])
         if self._writer is None:
             self._writer = csv.DictWriter(
                 self._rows,

@@ -342,7 +342,7 @@ class Normalization(_Preprocessing):
         reduce = tuple(a for a in range(arr.ndim) if a not in keep)
         mean = arr.mean(axis=reduce, keepdims=True)
         var = arr.var(axis=reduce, keepdims=True)
-        shape = [arr.shape[a] if a in keep else 1 for a in range(1, arr.ndim)] if keep else []
+        shape = [arr.shape[a] for a in sorted(keep)]  # Keras's shape: the kept axes' sizes, e.g. (3,)
         self._set(mean.reshape(shape).astype("float32"), var.reshape(shape).astype("float32"))
         self._set_count(float(np.prod([arr.shape[a] for a in reduce])))
 
@@ -358,8 +358,8 @@ class Normalization(_Preprocessing):
         Such a layer passes its inputs through unchanged (as Keras's does) until ``adapt`` or loaded
         weights set the statistics; EfficientNet's input normalisation starts this way.
         """
-        keep = tuple(a % len(shape) for a in self.axis)
-        dims = [shape[a] if a in keep else 1 for a in range(1, len(shape))] if keep else []
+        # Keras's weight shape: the sizes of the kept axes only ((3,) for images' channels, axis=-1)
+        dims = [shape[a] for a in sorted({a % len(shape) for a in self.axis})]
         self._set(np.zeros(dims, dtype="float32"), np.ones(dims, dtype="float32"))
         self._set_count(0.0)
 

@@ -15,13 +15,37 @@ Example:
 
 from __future__ import annotations
 
+from typing import Any
+
 from unison.keras.models.functional import Functional
 from unison.keras.models.model import Model
 from unison.keras.models.sequential import Sequential
 from unison.keras.saving import clone_model, load_model, model_from_json, save_model
-from unison.keras.saving.serialization import register_model_classes
+from unison.keras.saving.serialization import from_config, register_model_classes
+from unison.keras.utils.object_registration import CustomObjectScope
 
-__all__ = ["Model", "Sequential", "clone_model", "load_model", "model_from_json", "save_model"]
+__all__ = ["Model", "Sequential", "clone_model", "load_model", "model_from_config", "model_from_json", "save_model"]
+
+
+def model_from_config(config: dict[str, Any], custom_objects: dict[str, Any] | None = None) -> Any:
+    """A new model (or layer) from ``{"class_name": ..., "config": ...}`` (Keras 2's ``model_from_config``).
+
+    Example:
+        >>> from unison import keras
+        >>> m = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+        >>> again = model_from_config({"class_name": "Sequential", "config": m.get_config()})
+        >>> [type(layer).__name__ for layer in again.layers]
+        ['Dense']
+    """
+    if not isinstance(config, dict) or "class_name" not in config or "config" not in config:
+        raise ValueError(
+            "model_from_config expects a dict {'class_name': ..., 'config': ...} (e.g. "
+            "{'class_name': 'Sequential', 'config': model.get_config()}). "
+            f"Received: {config!r:.120}"
+        )
+    with CustomObjectScope(custom_objects):
+        return from_config(config, custom_objects)
+
 
 # load_model and clone_model find the model classes through the registry (saving/serialization.py).
 register_model_classes(Model, Sequential, Functional)

@@ -90,6 +90,44 @@ def _trace(inputs: list[KerasTensor], outputs: list[KerasTensor]) -> list[Node]:
     return order
 
 
+def _keras_layer_order(inputs: list[KerasTensor], outputs: list[KerasTensor], nodes: list[Node]) -> list[Any]:
+    """The ops of ``nodes`` in the order Keras lists a functional model's layers (and so its weights).
+
+    Keras (3 and 2, ``map_graph``) orders them by depth, the longest path to an output, deepest
+    first; among equal depths by when a depth-first walk from the outputs first reached them. So
+    ResNet50's shortcut ``conv2_block1_0_conv`` comes after ``conv2_block1_2_conv``, not where it
+    was called. ``nodes`` is ``_trace``'s post-order (Keras's nodes in decreasing depth).
+    """
+    given = {id(kt) for kt in inputs}
+
+    def key(node: Node) -> int:  # a layer called twice is one layer; each torch function call is its own
+        return id(node.op) if isinstance(node.op, nn.Module) else id(node)
+
+    index: dict[int, int] = {}
+    done: set[int] = set()
+    for out in outputs:  # Keras's _build_map: each op's index is its first visit (pre-order)
+        stack = [out]
+        while stack:
+            kt = stack.pop()
+            node = kt._node
+            if node is None or id(kt) in given or id(node) in done:
+                continue
+            done.add(id(node))
+            index.setdefault(key(node), len(index))
+            stack.extend(reversed(node.parents))
+    node_depth: dict[int, int] = {}
+    op_depth: dict[int, int] = {}
+    ops: dict[int, Any] = {}
+    for node in reversed(nodes):
+        depth = max(node_depth.setdefault(id(node), 0), op_depth.get(key(node), 0))
+        op_depth[key(node)], node_depth[id(node)], ops[key(node)] = depth, depth, node.op
+        for parent in node.parents:
+            if parent._node is not None and id(parent) not in given:
+                node_depth[id(parent._node)] = max(depth + 1, node_depth.get(id(parent._node), 0))
+    ordered = sorted(op_depth, key=lambda k: (-op_depth[k], index.get(k, len(index))))
+    return [ops[k] for k in ordered]
+
+
 class Functional(Model):
     """A model defined by its symbolic ``inputs`` and ``outputs`` (``keras.Model(inputs, outputs)``).
 
@@ -113,21 +151,22 @@ class Functional(Model):
         self._nodes = _trace(flat_in, flat_out)
         self._input_struct, self._output_struct = inputs, outputs
         self._flat_inputs, self._flat_outputs = flat_in, flat_out
-        # Register each layer once (a shared layer is one module), in call order: state_dict keys
-        # are positional (graph_layers.0.kernel), like Sequential's, so the same architecture built
-        # again in one process (its layers auto-named dense_2, ...) loads the same weights file.
+        # Register each layer once (a shared layer is one module), in Keras's order (model.layers,
+        # model.weights): state_dict keys are positional (graph_layers.0.kernel), like Sequential's,
+        # so the same architecture built again in one process (its layers auto-named dense_2, ...)
+        # loads the same weights file.
         self.graph_layers = nn.ModuleList()
         seen: set[str] = set()
-        for node in self._nodes:
-            if isinstance(node.op, nn.Module) and not any(m is node.op for m in self.graph_layers):
-                key = getattr(node.op, "name", None) or f"module_{len(self.graph_layers)}"
+        for op in _keras_layer_order(flat_in, flat_out, self._nodes):
+            if isinstance(op, nn.Module) and not any(m is op for m in self.graph_layers):
+                key = getattr(op, "name", None) or f"module_{len(self.graph_layers)}"
                 if key in seen:
                     raise ValueError(
                         f"All layers of a functional model need unique names; {key!r} is used "
                         "by two different layers. Give one of them another name=."
                     )
                 seen.add(key)
-                self.graph_layers.append(node.op)
+                self.graph_layers.append(op)
         if len(flat_in) == 1:
             self.input_shape_hint = tuple(flat_in[0].shape[1:])  # type: ignore[arg-type]
         if not trainable:

@@ -31,6 +31,7 @@ from unison.keras.layers.base import Layer, _default_name, call_in_mode
 from unison.keras.models import model_io
 from unison.keras.trainers.compile_utils import OutputLosses, check_legacy_compile_kwargs
 from unison.keras.trainers.trainer import Trainer
+from unison.keras.utils.weight_lists import keras_non_trainable_weights, keras_trainable_weights, keras_weights
 
 # keras.Model(inputs, outputs) is a Functional (functional.py), a subclass of Model: functional.py
 # registers the class here when it is defined, so this module never imports it back.
@@ -169,8 +170,8 @@ class Model(Trainer, Layer):
     # --- Keras's variable lists (torch parameters and buffers) ----------------------------------
     @property
     def trainable_variables(self) -> list[nn.Parameter]:
-        """Parameters that training updates, in creation order (``trainable_weights``)."""
-        return [p for p in self.parameters() if p.requires_grad]
+        """Parameters that training updates, layer by layer in Keras's order (``trainable_weights``)."""
+        return keras_trainable_weights(self)
 
     @property
     def trainable_weights(self) -> list[nn.Parameter]:
@@ -178,14 +179,14 @@ class Model(Trainer, Layer):
 
     @property
     def non_trainable_weights(self) -> list[torch.Tensor]:
-        """Frozen parameters and floating-point buffers (e.g. BatchNorm's moving statistics)."""
-        frozen = [p for p in self.parameters() if not p.requires_grad]
-        return frozen + [b for b in self.buffers() if b.is_floating_point()]
+        """Frozen parameters and floating-point states (e.g. BatchNorm's moving statistics)."""
+        return keras_non_trainable_weights(self)
 
     @property
     def weights(self) -> list[torch.Tensor]:
-        """``trainable_weights + non_trainable_weights``."""
-        return [*self.trainable_weights, *self.non_trainable_weights]
+        """Every variable layer by layer, each layer's own in creation order, as Keras 3 and 2 list
+        a model's (a BatchNormalization's gamma, beta, moving mean, moving variance in a row)."""
+        return keras_weights(self)
 
     def build(self, input_shape: Sequence[int]) -> None:
         """Create every lazily-sized weight by running one example of ``input_shape`` (batch axis included)."""
@@ -328,7 +329,7 @@ class Model(Trainer, Layer):
 
     # --- weights and files (models/model_io.py) ---------------------------------------------
     def get_weights(self) -> list[np.ndarray]:
-        """Every parameter and buffer as numpy arrays, in ``state_dict`` order (a sharded model's whole)."""
+        """The weights as numpy arrays in Keras's order, layer by layer (a sharded model's whole)."""
         return model_io.get_weights(self)
 
     def set_weights(self, weights: Sequence[Any]) -> None:

@@ -28,31 +28,59 @@ from unison.keras.saving import weights_file
 
 
 def get_weights(model: Any) -> list[np.ndarray]:
-    """Every parameter and buffer as numpy arrays, in ``state_dict`` order.
+    """The model's weights as numpy arrays, in Keras's order (``model.weights``).
 
-    A model that ``keras.distribution.ModelParallel`` sharded gathers its shards: every
-    replica calls it (as every replica runs the program) and each gets the whole weights.
+    Keras (3 and 2) lists a model's variables layer by layer, each layer's own in creation
+    order (a BatchNormalization's gamma, beta, moving mean, moving variance), so arrays from a
+    Keras model of the same architecture load here, and back. A model that
+    ``keras.distribution.ModelParallel`` sharded gathers its shards: every replica calls it (as
+    every replica runs the program) and each gets the whole weights.
     """
-    return [t.detach().cpu().numpy().copy() for t in full_state(model).values()]
+    state = full_state(model)
+    return [state[name].detach().cpu().numpy().copy() for name in keras_state_names(model)]
 
 
 def set_weights(model: Any, weights: Sequence[Any]) -> None:
-    """Load weights in the order ``get_weights`` returns them."""
+    """Load weights in the order ``get_weights`` returns them (Keras's ``model.weights`` order)."""
     state = full_state(model)
-    if len(weights) != len(state):
-        raise ValueError(f"set_weights expects {len(state)} arrays, received {len(weights)}.")
-    new = {}
-    for (name, t), w in zip(state.items(), weights):
+    names = keras_state_names(model)
+    if len(weights) != len(names):
+        raise ValueError(
+            f"set_weights expects {len(names)} arrays (one per weight, in the order of model.weights), "
+            f"received {len(weights)}. Pass model.get_weights() of a model of the same architecture."
+        )
+    new = dict(state)
+    for i, (name, w) in enumerate(zip(names, weights)):
+        t = state[name]
         w = torch.as_tensor(np.asarray(w))
         if tuple(w.shape) != tuple(t.shape):
-            raise ValueError(f"Weight '{name}' has shape {tuple(t.shape)}, received {tuple(w.shape)}.")
-        new[name] = w
+            raise ValueError(
+                f"set_weights: weight {i} ('{name}') has shape {tuple(t.shape)}, received an array of shape "
+                f"{tuple(w.shape)}. Pass arrays in the order and shapes of model.weights."
+            )
+        new[name] = w.to(t.dtype)
     if sharding.is_sharded(model):
         sharding.load_full_state(model, new)
         return
     with torch.no_grad():
-        for t, w in zip(state.values(), new.values()):
-            t.copy_(w)
+        for name in names:
+            state[name].copy_(new[name])
+
+
+def keras_state_names(model: Any) -> list[str]:
+    """The ``state_dict`` names of ``model.weights``, in Keras's order (each shared variable once).
+
+    The order is the same on every replica (it follows the model's construction), so a
+    sharded model's replicas agree on it.
+    """
+    from unison.keras.utils.weight_lists import keras_weights
+
+    names: dict[int, str] = {}
+    for name, p in model.named_parameters():
+        names.setdefault(id(p), name)
+    for name, b in model.named_buffers():
+        names.setdefault(id(b), name)
+    return [names[id(v)] for v in keras_weights(model) if id(v) in names]
 
 
 def full_state(model: Any) -> dict[str, torch.Tensor]:

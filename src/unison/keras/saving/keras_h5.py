@@ -141,7 +141,7 @@ def _assign(layer: Any, values: list[np.ndarray], path: str, where: str) -> None
                     f"in the model and {tuple(array.shape)} in the file ({where}). Build the model with the "
                     "configuration the file was written for (input channels, classes, include_top, alpha...)."
                 )
-            # same values, other rank: a Normalization's mean is (3,) in Keras and (1, 1, 3) here
+            # same values, other rank (a Normalization's (1, 1, 3) mean of a file unison wrote before it kept (3,))
             tensor = torch.as_tensor(array.reshape(tuple(target.shape)), dtype=target.dtype)
             target.copy_(tensor.to(target.device))
 
@@ -357,8 +357,7 @@ def keras_parts(layer: Any, whole: dict[int, torch.Tensor] | None = None) -> lis
 
     Most layers hold their weights themselves (one part, ``None``). ``MultiHeadAttention`` holds them
     in four sublayers whose kernels Keras keeps per head (``(d, heads, key_dim)``; unison's Dense
-    keeps ``(d, heads * key_dim)``, the same numbers in the same order). ``Normalization`` keeps its
-    mean and variance in the shape of its axis (``(3,)``, unison broadcasts them as ``(1, 1, 3)``).
+    keeps ``(d, heads * key_dim)``, the same numbers in the same order).
     """
     values = [(whole or {}).get(id(w), w).detach().cpu().numpy() for w in layer.weights]
     kind = type(layer).__name__
@@ -374,8 +373,6 @@ def keras_parts(layer: Any, whole: dict[int, torch.Tensor] | None = None) -> lis
                 kernel, bias = kernel.reshape(kernel.shape[0], heads, per_head), bias.reshape(heads, per_head)
             parts.append((part, [kernel, bias]))
         return parts
-    if kind == "Normalization":
-        values = [np.squeeze(v) if v.ndim > 1 else v for v in values]
     return [(None, values)]
 
 

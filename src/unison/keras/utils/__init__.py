@@ -10,7 +10,7 @@ package's ``__init__`` runs before any of its modules.
 from typing import Any
 
 from unison.keras.utils import experimental
-from unison.keras.utils.data_adapter_utils import unpack_x_y_sample_weight
+from unison.keras.utils.data_adapter_utils import pack_x_y_sample_weight, unpack_x_y_sample_weight
 from unison.keras.utils.dataset_utils import split_dataset
 from unison.keras.utils.file_utils import get_file
 from unison.keras.utils.image_dataset import image_dataset_from_directory
@@ -25,6 +25,7 @@ from unison.keras.utils.object_registration import (
     get_registered_object,
     register_keras_serializable,
 )
+from unison.keras.utils.progbar import Progbar
 from unison.keras.utils.py_dataset import PyDataset, Sequence
 from unison.keras.utils.sequence_utils import normalize, pad_sequences
 from unison.keras.utils.text_dataset import text_dataset_from_directory
@@ -57,7 +58,16 @@ __all__ = [
     "timeseries_dataset_from_array",
     "to_categorical",
     "unpack_x_y_sample_weight",
+    "pack_x_y_sample_weight",
+    "Progbar",
+    "clear_session",
+    "get_source_inputs",
+    "is_keras_tensor",
 ]
+
+# Keras 3's keras.utils also offers these backend helpers; imported when first asked for (the
+# backend package imports modules of this one).
+_FROM_BACKEND = ("clear_session", "get_source_inputs", "is_keras_tensor")
 
 
 def __getattr__(name: str) -> Any:
@@ -65,4 +75,8 @@ def __getattr__(name: str) -> Any:
         from unison.keras.layers.feature_space import FeatureSpace
 
         return FeatureSpace
+    if name in _FROM_BACKEND:
+        from unison.keras.backend import common
+
+        return getattr(common, name)
     raise AttributeError(f"module 'unison.keras.utils' has no attribute {name!r}")

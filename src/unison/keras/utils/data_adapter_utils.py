@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["unpack_x_y_sample_weight"]
+__all__ = ["pack_x_y_sample_weight", "unpack_x_y_sample_weight"]
 
 
 def unpack_x_y_sample_weight(data: Any) -> tuple[Any, Any, Any]:
@@ -32,3 +32,22 @@ def unpack_x_y_sample_weight(data: Any) -> tuple[Any, Any, Any]:
         "Data is expected to be in format `x`, `(x,)`, `(x, y)`, or `(x, y, sample_weight)`. "
         f"Received a tuple of length {len(data)}: {data!r:.120}"
     )
+
+
+def pack_x_y_sample_weight(x: Any, y: Any = None, sample_weight: Any = None) -> Any:
+    """The inverse of :func:`unpack_x_y_sample_weight` (Keras's ``keras.utils.pack_x_y_sample_weight``).
+
+    ``x`` alone is returned as ``(x,)`` when it is a tuple or list (so it is not read as
+    ``(x, y)``), else as itself; otherwise a tuple of the parts given.
+
+    Example:
+        >>> pack_x_y_sample_weight(1, 2)
+        (1, 2)
+        >>> pack_x_y_sample_weight([1, 2])
+        ([1, 2],)
+    """
+    if y is None:
+        return (x,) if isinstance(x, (tuple, list)) else x
+    if sample_weight is None:
+        return (x, y)
+    return (x, y, sample_weight)
