@@ -127,9 +127,9 @@ def make_cluster_certs(tasks: dict[str, str], out_dir: str, days: int = 365) -> 
     written = {}
     for name, data in files.items():
         path = os.path.join(out_dir, name)
-        atomic_write_bytes(path, data)  # a private temporary file (0600) renamed: keys are never readable
-        if not name.endswith("-key.pem"):
-            os.chmod(path, 0o644)
+        # a private key is 0600 from its first byte (never readable by others, whatever the umask);
+        # certificates are public
+        atomic_write_bytes(path, data, mode=0o600 if name.endswith("-key.pem") else 0o644)
         written[name] = path
     return written
 

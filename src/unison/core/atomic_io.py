@@ -97,8 +97,11 @@ def _current_umask() -> int:
     return mask
 
 
-def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], Any]) -> None:
-    """Call ``write(fh)`` on a temporary binary file, then move it onto ``path`` atomically."""
+def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], Any], mode: int | None = None) -> None:
+    """Call ``write(fh)`` on a temporary binary file, then move it onto ``path`` atomically.
+
+    The file gets ``mode`` where given (``0o600`` for a private key), else the umask's mode.
+    """
     target = os.path.abspath(os.fspath(path))
     directory = os.path.dirname(target)
     os.makedirs(directory, exist_ok=True)
@@ -107,7 +110,7 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], Any]
         # mkstemp creates 0600; a file unison saves gets the mode open() would give it (0644
         # under umask 022), as Keras's files do, so a teammate or a serving job can read it.
         if hasattr(os, "fchmod"):  # not on Windows, where the mode bits mean little
-            os.fchmod(fd, created_file_mode())
+            os.fchmod(fd, created_file_mode() if mode is None else mode)
         with os.fdopen(fd, "wb") as fh:
             write(fh)
             fh.flush()
@@ -120,9 +123,9 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], Any]
     fsync_directory(directory)
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, mode: int | None = None) -> None:
     """Write ``data`` to ``path`` so that a reader sees the old file or the new one, never a part."""
-    atomic_write(path, lambda fh: fh.write(data))
+    atomic_write(path, lambda fh: fh.write(data), mode)
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> None:

@@ -59,6 +59,12 @@ def _in_ipython() -> bool:
     return bool(get is not None and get() is not None)
 
 
+def _in_kernel() -> bool:
+    """Whether a Jupyter kernel runs this program (a test that merely imported ipykernel is not one)."""
+    app = getattr(sys.modules.get("ipykernel.kernelapp"), "IPKernelApp", None)
+    return bool(app is not None and app.initialized())
+
+
 def rerun_command() -> list[str]:
     """Return the command line that re-runs this program, or raise :class:`LaunchError`.
 
@@ -74,7 +80,7 @@ def rerun_command() -> list[str]:
     if ipython_shell() is not None:
         # a notebook: its program is the cells the kernel ran; each replica is a shell replaying them
         return [sys.executable, "-c", f"from {notebook_cells.MODULE} import replica_main; replica_main()"]
-    if hasattr(sys, "ps1") or sys.flags.interactive or "ipykernel" in sys.modules or _in_ipython():
+    if hasattr(sys, "ps1") or sys.flags.interactive or _in_kernel() or _in_ipython():
         raise LaunchError(
             "MirroredStrategy needs one process per replica, and unison starts them by re-running "
             "the command that started this program, but this is an interactive session: there "

@@ -47,7 +47,7 @@ class CSVLogger(Callback):
         >>> logger.on_train_begin()
         >>> logger.on_epoch_end(0, {"loss": 0.5, "accuracy": 0.75})
         >>> open(path).read().splitlines()
-        ['epoch,accuracy,loss', '0,0.75,0.5']
+        ['epoch,accuracy,loss,val_accuracy,val_loss', '0,0.75,0.5,NA,NA']
     """
 
     def __init__(self, filename: str | os.PathLike[str], separator: str = ",", append: bool = False) -> None:
