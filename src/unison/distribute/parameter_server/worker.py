@@ -410,6 +410,15 @@ def _update_rule(optimizer: Any) -> tuple[str, dict]:
         fresh = type(optimizer).from_config(optimizer.get_config())
         probe = fresh.build([torch.nn.Parameter(torch.zeros(1))])
         name = type(probe).__name__
+        if name == "_RMSpropRule":
+            # Keras's RMSprop rule (lr * g / sqrt(v + eps)) runs on workers; the parameter servers
+            # apply torch's RMSprop (lr * g / (sqrt(v) + eps)): the same step but for eps's place,
+            # a relative difference of about eps / sqrt(v) (eps is 1e-7 by default)
+            group = probe.param_groups[0]
+            hyper = {"lr": float(group["lr"]), "alpha": float(group["rho"]), "eps": float(group["eps"])}
+            hyper |= {"momentum": float(group["momentum"]), "centered": bool(group["centered"])}
+            optimizer._unison_ps_rule = ("RMSprop", hyper)
+            return ("RMSprop", hyper)
         if OPTIMIZERS.get(name) is not type(probe) or probe._optimizer_step_pre_hooks:
             raise ValueError(
                 f"The parameter servers apply updates with one of {sorted(OPTIMIZERS)}; this Keras optimizer "
