@@ -246,9 +246,16 @@ class LocalJob:
         for child in self.children:
             while child.proc.poll() is None and time.monotonic() < deadline:
                 time.sleep(_POLL_S)
-        reported, self._stopping = self._stopping, True
+        with self._report_lock:
+            reported, self._stopping = self._stopping, True
+        # a replica that died just before the kernel's end, before the watchdog's next look
+        failed = [] if reported else [c for c in self.children if c.proc.returncode not in (0, None)]
+        for child in failed:
+            sys.stderr.write(self.failure_report(child))
         self.kill_children()
-        if not reported and self.workdir:
+        if failed:
+            self._keep_workdir()
+        elif not reported and self.workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
     def _keep_workdir(self) -> None:
