@@ -53,7 +53,7 @@ TIERS: list[tuple[str, ...]] = [
     ("ops",),
 ]
 # Leaves every room may use: they import no other part of unison.
-ANYWHERE_MODULES = {"unison.errors", "unison.core.atomic_io", "unison.version"}
+ANYWHERE_MODULES = {"unison.errors", "unison.core.atomic_io", "unison.core.interactive", "unison.version"}
 
 
 def module_files() -> dict[str, pathlib.Path]:

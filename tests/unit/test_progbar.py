@@ -173,3 +173,16 @@ def test_stream_that_cannot_encode_the_bar_gets_ascii_fallback() -> None:
 def test_invalid_verbose_is_a_value_error_naming_it() -> None:
     with pytest.raises(ValueError, match=r"verbose=3"):
         Progbar(10, verbose=3)
+
+
+def test_a_process_that_imported_ipykernel_still_prints_plain_lines_to_a_pipe() -> None:
+    # The full test run imports ipykernel (the notebook tests) before these tests; Keras's
+    # `"ipykernel" in sys.modules` would then redraw with '\r' and escapes into a pipe.
+    pytest.importorskip("ipykernel.kernelapp")
+    clock, out = FakeClock(), io.StringIO()
+    bar = Progbar(2, verbose=1, stream=out, clock=clock)
+    clock.now += 1.0
+    bar.update(1, [("loss", 0.5)])
+    clock.now += 1.0
+    bar.update(2, [("loss", 0.5)])
+    assert out.getvalue().startswith("2/2 ━") and "\r" not in out.getvalue() and "\x1b" not in out.getvalue()

@@ -44,25 +44,13 @@ from unison.cluster.placement import (
 )
 from unison.cluster.secret import launcher_secret_env
 from unison.comm.store import private_file_store
+from unison.core.interactive import in_ipython, in_jupyter_kernel
 from unison.errors import LaunchError
 from unison.launch import notebook_cells
 from unison.launch.notebook_cells import CellMirror, ipython_shell
 
 ENV_REPLICA_OUTPUT = "UNISON_REPLICA_OUTPUT"
 _POLL_S = 0.05
-
-
-def _in_ipython() -> bool:
-    """Whether an IPython shell runs this program (a program that merely imported IPython is not one)."""
-    ipython = sys.modules.get("IPython")
-    get = getattr(ipython, "get_ipython", None)
-    return bool(get is not None and get() is not None)
-
-
-def _in_kernel() -> bool:
-    """Whether a Jupyter kernel runs this program (a test that merely imported ipykernel is not one)."""
-    app = getattr(sys.modules.get("ipykernel.kernelapp"), "IPKernelApp", None)
-    return bool(app is not None and app.initialized())
 
 
 def rerun_command() -> list[str]:
@@ -80,7 +68,7 @@ def rerun_command() -> list[str]:
     if ipython_shell() is not None:
         # a notebook: its program is the cells the kernel ran; each replica is a shell replaying them
         return [sys.executable, "-c", f"from {notebook_cells.MODULE} import replica_main; replica_main()"]
-    if hasattr(sys, "ps1") or sys.flags.interactive or _in_kernel() or _in_ipython():
+    if hasattr(sys, "ps1") or sys.flags.interactive or in_jupyter_kernel() or in_ipython():
         raise LaunchError(
             "MirroredStrategy needs one process per replica, and unison starts them by re-running "
             "the command that started this program, but this is an interactive session: there "

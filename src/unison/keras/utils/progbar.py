@@ -33,6 +33,8 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TextIO
 
+from unison.core.interactive import in_jupyter_kernel
+
 __all__ = ["Progbar"]
 
 _BAR_CHAR = "━"
@@ -84,7 +86,7 @@ def _format_eta(seconds: float) -> str:
 def _stream_is_dynamic(stream: TextIO) -> bool:
     # Notebooks and PyCharm's console understand '\r' although they are not TTYs.
     isatty = getattr(stream, "isatty", None)
-    return bool((isatty is not None and isatty()) or "ipykernel" in sys.modules or "PYCHARM_HOSTED" in os.environ)
+    return bool((isatty is not None and isatty()) or in_jupyter_kernel() or "PYCHARM_HOSTED" in os.environ)
 
 
 class Progbar:
