@@ -68,7 +68,7 @@ def _spec(tf, kind, dtype, shape=()):
     return tf.io.RaggedFeature(dtype)
 
 
-@pytest.mark.parametrize("layout", ["same", "varied"])
+@pytest.mark.parametrize("layout", ["same", "varied", "varied_large"])  # large: unison's whole-batch scan
 @same_as_tf(
     "io.parse_example",
     "io.FixedLenFeature",
@@ -79,7 +79,7 @@ def _spec(tf, kind, dtype, shape=()):
 def test_parse_example_every_kind(tf, layout):
     rng = np.random.default_rng(3)
     records = []
-    for i in range(6):
+    for i in range(140 if layout == "varied_large" else 6):
         n = 3 if layout == "same" else i % 4
         floats = [float(v) for v in rng.standard_normal(4).astype(np.float32)]
         ids = [int(v) for v in rng.integers(-(2**40), 2**40, size=n)] or ("int64", [])
@@ -91,10 +91,10 @@ def test_parse_example_every_kind(tf, layout):
             ids=ids,
             ids_seq=ids,
             ids_r=ids,
-            label=[i * 1000 if layout == "varied" else i],
+            label=[i if layout == "same" else i * 1000],
             words=words,
             words_r=words,
-            image=[bytes(range(i, i + 40))],
+            image=[bytes(range(i % 200, i % 200 + 40))],
             empty=None,
         )
         records.append(record)
@@ -187,6 +187,28 @@ def test_parse_example_of_unusual_encodings(tf):
         "late": tf.io.FixedLenFeature([], tf.int64),
     }
     return tf.io.parse_example(tf.constant([record, record]), features), tf.io.parse_single_example(record, features)
+
+
+@pytest.mark.parametrize("case", ["wrong_dtype", "too_few", "missing", "damaged", "repeated_key"])
+@pytest.mark.filterwarnings("ignore:tf.io.parse_example. records in an encoding:RuntimeWarning")
+@same_as_tf("io.parse_example", edge=True)
+def test_parse_example_errors_in_a_large_varied_batch(tf, case):
+    # 150 records of varied layouts: unison's whole-batch scan (not the per-record one) meets the bad record
+    records = [_record(tf, x=[float(i)] * 2, ids=list(range(i % 5)), w=[b"a"] * (i % 3)) for i in range(150)]
+    bad = {
+        "wrong_dtype": _record(tf, x=[1, 2], ids=[1]),
+        "too_few": _record(tf, x=[1.0], ids=[1]),
+        "missing": _record(tf, ids=[1]),
+        "damaged": records[7][:-3],
+        "repeated_key": records[7] + _delimited(1, _entry(b"x", _delimited(2, _delimited(1, b"\0\0\0\0" * 2)))),
+    }[case]
+    records[97] = bad
+    spec = {
+        "x": tf.io.FixedLenFeature([2], tf.float32),
+        "ids": tf.io.VarLenFeature(tf.int64),
+        "w": tf.io.RaggedFeature(tf.string),
+    }
+    return tf.io.parse_example(tf.constant(records), spec)
 
 
 @same_as_tf("io.parse_example", edge=True)

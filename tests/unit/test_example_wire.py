@@ -90,3 +90,67 @@ def test_a_truncated_record_is_named() -> None:
     record = _record(x=[1.0, 2.0])
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"Could not parse example input.*record 1"):
         tf.io.parse_example([record, record[:-2]], {"x": tf.io.FixedLenFeature([2], tf.float32)})
+
+
+def _random_record(rng: np.random.Generator) -> bytes:
+    feature = {}
+    if rng.random() < 0.8:
+        ids = rng.integers(-(2**40), 2**40, int(rng.integers(0, 6))).tolist()
+        feature["ids"] = tf.train.Feature(int64_list=tf.train.Int64List(value=ids))
+    if rng.random() < 0.8:
+        words = [rng.bytes(int(rng.integers(0, 200))) for _ in range(int(rng.integers(0, 4)))]
+        feature["w"] = tf.train.Feature(bytes_list=tf.train.BytesList(value=words))
+    if rng.random() < 0.8:
+        feature["fl"] = tf.train.Feature(float_list=tf.train.FloatList(value=rng.random(int(rng.integers(0, 40)))))
+    if rng.random() < 0.5:
+        feature["other"] = tf.train.Feature(float_list=tf.train.FloatList(value=[1.0]))
+    if rng.random() < 0.2:
+        feature["e"] = tf.train.Feature()  # no list set: an empty list of the spec's type
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+
+def test_the_whole_batch_scan_gives_the_per_record_scans_columns() -> None:
+    rng = np.random.default_rng(1)
+    wanted, kinds = {b"ids": 0, b"w": 1, b"fl": 2, b"e": 3, b"never": 4}, [INT64, BYTES, FLOAT, INT64, FLOAT]
+    for _ in range(60):
+        records = [_random_record(rng) for _ in range(int(rng.integers(1, 40)))] + [b""]  # b"": an empty Example
+        got = example_wire.batch_columns(records, wanted, kinds)
+        found = [example_wire.scan(r, wanted, len(kinds)) for r in records]
+        for slot, kind in enumerate(kinds):
+            rows = [i for i, f in enumerate(found) if f[slot] is not None]
+            if not rows:
+                assert got[slot] is None
+                continue
+            values, counts = example_wire.column([records[i] for i in rows], [found[i][slot] for i in rows], kind)
+            expected = np.full(len(records), -1)
+            expected[rows] = counts
+            assert got[slot][1].tolist() == expected.tolist()
+            assert list(got[slot][0]) == list(values)
+
+
+def test_the_whole_batch_scan_names_a_wrong_list_type_and_leaves_odd_encodings() -> None:
+    records = [_record(x=[1.0]), _record(x=[1.0]), _record(x=[5]), _record(x=[b"s"])]
+    with pytest.raises(example_wire.WrongKind) as info:
+        example_wire.batch_columns(records, {b"x": 0}, [FLOAT])
+    assert (info.value.slot, info.value.index, info.value.kind) == (0, 2, INT64)
+    with pytest.raises(_Unusual):  # cut short: its lengths point past its end
+        example_wire.batch_columns([records[0], records[0][:-2]], {b"x": 0}, [FLOAT])
+    with pytest.raises(_Unusual):  # two Features messages: protobuf merges them
+        example_wire.batch_columns([records[0] + records[1]], {b"x": 0}, [FLOAT])
+
+
+def test_a_large_varied_batch_parses_as_per_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(2)
+    records = [_random_record(rng) for _ in range(200)]
+    spec = {
+        "ids": tf.io.VarLenFeature(tf.int64),
+        "w": tf.io.RaggedFeature(tf.string),
+        "fl": tf.io.FixedLenSequenceFeature([], tf.float32, allow_missing=True),
+    }
+    batch = tf.io.parse_example(records, spec)  # 200 >= the threshold: the whole-batch scan
+    monkeypatch.setattr(parsing, "_BATCH_SCAN_MIN", 10**9)
+    single = tf.io.parse_example(records, spec)
+    assert batch["ids"].indices.tolist() == single["ids"].indices.tolist()
+    assert batch["ids"].values.tolist() == single["ids"].values.tolist()
+    assert batch["w"].to_list() == single["w"].to_list()
+    assert torch.equal(batch["fl"], single["fl"])

@@ -51,8 +51,10 @@ from unison.ops.example_wire import (
     EMPTY,
     FLOAT,
     INT64,
+    WrongKind,
     _Unusual,
     _varint,
+    batch_columns,
     column,
     decode_varints,
     same_layout_columns,
@@ -97,15 +99,25 @@ def _serialized_items(serialized: Any, who: str) -> tuple[list[bytes], bool]:
     return items, arr.ndim == 0
 
 
+_BATCH_SCAN_MIN = 128  # below this many records the per-record scan costs less than numpy's per-call overhead
+
+
 def _columns_wire(records: list[bytes], plan: Plan) -> list[Column]:
     """Every feature the plan reads, as columns, from the records' bytes (:mod:`example_wire`)."""
     wanted, n = plan.wanted, len(plan.reads)
     kinds = [_WIRE[dtype] for _, dtype in plan.reads]
+    none = np.full(len(records), -1, dtype=np.int64)
     try:
         same = same_layout_columns(records, wanted, kinds) if len(records) > 1 else None
         if same is not None:
-            none = np.full(len(records), -1, dtype=np.int64)
             return [Column([], none) if c is None else Column(*c) for c in same]
+        if len(records) >= _BATCH_SCAN_MIN:
+            try:
+                batch = batch_columns(records, wanted, kinds)
+            except WrongKind as wrong:
+                key, dtype = plan.reads[wrong.slot]
+                raise type_error(key, wrong.index, _KIND_NAME[wrong.kind], dtype) from None
+            return [Column([], none) if c is None else Column(*c) for c in batch]
         found = [scan(r, wanted, n) for r in records]
     except IndexError:
         raise _Unusual("truncated record") from None
