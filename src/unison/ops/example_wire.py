@@ -564,8 +564,8 @@ def batch_columns(records: list[bytes], wanted: dict[bytes, int], kinds: list[in
         >>> import unison as tf
         >>> ex = lambda v: tf.train.Example(features=tf.train.Features(feature={"x": tf.train.Feature(
         ...     int64_list=tf.train.Int64List(value=v))})).SerializeToString()
-        >>> [(values.tolist(), counts.tolist())] = batch_columns([ex([1, 2]), ex([300])], {b"x": 0}, [INT64])
-        >>> values, counts
+        >>> [(values, counts)] = batch_columns([ex([1, 2]), ex([300])], {b"x": 0}, [INT64])
+        >>> values.tolist(), counts.tolist()
         ([1, 2, 300], [2, 1])
     """
     rows = len(records)
