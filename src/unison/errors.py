@@ -182,6 +182,32 @@ class CorruptRecordError(DataLossError):
         )
 
 
+class ExampleParseError(InvalidArgumentError):
+    """A serialized ``tf.train.Example`` that ``tf.io.parse_example`` cannot read with its spec:
+    undecodable bytes, a feature of another list type (a wrong dtype), a missing required feature
+    or a count the spec's shape does not take. TF raises ``InvalidArgumentError`` (this is one).
+
+    Attributes:
+        feature: the feature's name (None when the record itself cannot be decoded).
+        index: the record's place in the batch given to ``parse_example`` (0 for one record).
+        path: the TFRecord file the record was read from, when unison's ``TFRecordDataset`` or
+            ``tf_record_iterator`` read it (else None).
+        offset: the byte offset of the record's header in that file's (uncompressed) record
+            stream, as :class:`CorruptRecordError` counts it (else None).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        feature: str | None = None,
+        index: int | None = None,
+        path: str | None = None,
+        offset: int | None = None,
+    ) -> None:
+        self.feature, self.index, self.path, self.offset = feature, index, path, offset
+        super().__init__(message)
+
+
 class PathNotFoundError(NotFoundError, FileNotFoundError):
     """``tf.io.gfile``'s missing path: TF's ``NotFoundError`` that is also Python's ``FileNotFoundError``."""
 

@@ -130,7 +130,7 @@ def test_the_whole_batch_scan_gives_the_per_record_scans_columns() -> None:
 
 def test_the_whole_batch_scan_names_a_wrong_list_type_and_leaves_odd_encodings() -> None:
     records = [_record(x=[1.0]), _record(x=[1.0]), _record(x=[5]), _record(x=[b"s"])]
-    with pytest.raises(example_wire.WrongKind) as info:
+    with pytest.raises(example_wire._WrongKind) as info:
         example_wire.batch_columns(records, {b"x": 0}, [FLOAT])
     assert (info.value.slot, info.value.index, info.value.kind) == (0, 2, INT64)
     with pytest.raises(_Unusual):  # cut short: its lengths point past its end

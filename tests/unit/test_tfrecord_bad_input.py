@@ -7,6 +7,7 @@ import os
 import pytest
 
 import unison as tf
+from unison.errors import ExampleParseError
 
 SPEC = {"x": tf.io.FixedLenFeature([2], tf.float32), "ids": tf.io.VarLenFeature(tf.int64)}
 
@@ -98,3 +99,89 @@ def test_records_cut_across_read_chunks(tmp_path, monkeypatch: pytest.MonkeyPatc
     open(path, "wb").write(data + b"\x01\x02")  # a header cut short after the last record
     with pytest.raises(tf.errors.DataLossError, match=rf"corrupted record at {len(data)} .*2 bytes into a header"):
         list(tfrecord.read_records(path))
+
+
+def _pipeline(path: str, how: str, spec: dict, compression: str | None = None):
+    ds = tf.data.TFRecordDataset(path, compression_type=compression)
+    if how == "map_then_batch":
+        return ds.map(lambda r: tf.io.parse_single_example(r, spec)).batch(4)
+    if how == "parallel_map_then_batch":
+        return ds.map(lambda r: tf.io.parse_single_example(r, spec), num_parallel_calls=2).batch(4)
+    size = 200 if how == "large_batch_then_map" else 4  # 200: the whole-batch numpy scan
+    return ds.batch(size).map(lambda b: tf.io.parse_example(b, spec))
+
+
+BAD = {  # (the bad record, the feature the error names, what its message says)
+    "count": (_record([1.0, 2.0, 3.0], [1]), "x", r"Key: x, Index: \d+\.  Number of float values != expected"),
+    "dtype": (
+        tf.train.Example(
+            features=tf.train.Features(feature={"x": tf.train.Feature(int64_list=tf.train.Int64List(value=[1, 2]))})
+        ).SerializeToString(),
+        "x",
+        r"Key: x, Index: \d+\.  Data types don't match\. Data type: int64 but expected type: float",
+    ),
+    "missing": (
+        tf.train.Example(
+            features=tf.train.Features(feature={"ids": tf.train.Feature(int64_list=tf.train.Int64List(value=[3]))})
+        ).SerializeToString(),
+        "x",
+        r"Feature: x \(data type: float\) is required but could not be found",
+    ),
+    "undecodable": (b"\x0a\x05junk", None, r"Could not parse example input"),
+}
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("case", sorted(BAD))
+@pytest.mark.parametrize("how", ["map_then_batch", "parallel_map_then_batch", "batch_then_map", "large_batch_then_map"])
+def test_a_bad_record_names_the_file_its_byte_offset_and_the_feature(tmp_path, how: str, case: str) -> None:
+    bad, feature, message = BAD[case]
+    path = str(tmp_path / "bad.tfrecord")
+    records = [_record([float(i), 0.5], list(range(i % 4))) for i in range(150)]
+    records[137] = bad
+    _write(path, records)
+    offset = sum(16 + len(r) for r in records[:137])  # each record: 12 bytes of header, its data, 4 of CRC
+    with pytest.raises(tf.errors.InvalidArgumentError, match=message) as info:
+        list(_pipeline(path, how, {"x": tf.io.FixedLenFeature([2], tf.float32)}))
+    err = info.value
+    assert isinstance(err, ExampleParseError)
+    assert (err.path, err.offset, err.feature) == (path, offset, feature)
+    assert f"the record at byte offset {offset} of {path!r}" in str(err)
+    if feature is not None:
+        assert f"feature {feature!r}" in str(err)
+
+
+@pytest.mark.timeout(60)
+def test_a_bad_record_in_a_gzip_file_names_its_offset_in_the_record_stream(tmp_path) -> None:
+    path = str(tmp_path / "bad.tfrecord.gz")
+    records = [_record([1.0, 2.0]) for _ in range(5)] + [_record([1.0])]
+    with tf.io.TFRecordWriter(path, "GZIP") as writer:
+        for r in records:
+            writer.write(r)
+    with pytest.raises(ExampleParseError) as info:
+        list(_pipeline(path, "batch_then_map", {"x": tf.io.FixedLenFeature([2], tf.float32)}, "GZIP"))
+    assert (info.value.path, info.value.offset, info.value.index) == (path, 5 * (16 + len(records[0])), 1)
+
+
+def test_records_not_read_from_a_file_are_named_by_their_index() -> None:
+    with pytest.raises(ExampleParseError, match=r"Key: x, Index: 1\.") as info:
+        tf.io.parse_example([_record([1.0, 2.0]), _record([1.0])], {"x": tf.io.FixedLenFeature([2], tf.float32)})
+    assert (info.value.path, info.value.offset, info.value.feature, info.value.index) == (None, None, "x", 1)
+    assert "byte offset" not in str(info.value)
+
+
+def test_the_origin_table_keeps_only_recent_records(monkeypatch: pytest.MonkeyPatch) -> None:
+    from unison.ops import record_origin
+
+    monkeypatch.setattr(record_origin, "KEEP", 3)
+    record_origin.forget()
+    try:
+        kept = [bytes([i]) * 10 for i in range(5)]
+        for i, data in enumerate(kept):
+            record_origin.remember(data, "f", i * 26)
+        assert [record_origin.origin(d) for d in kept] == [None, None, ("f", 52), ("f", 78), ("f", 104)]
+        monkeypatch.setattr(record_origin, "KEEP_BYTES", 15)
+        record_origin.remember(b"x" * 10, "g", 0)  # the byte limit drops all but the newest
+        assert record_origin.origin(kept[4]) is None and record_origin._held[0] == 10
+    finally:
+        record_origin.forget()

@@ -77,6 +77,10 @@ class Batch(Dataset):
                 inner._columns(), tasks, source.element_fn(), procs, stack=True, deterministic=source.deterministic(ctx)
             )
             return
+        direct = getattr(source, "_record_batches", None)  # a reader that cuts whole batches (TFRecordDataset)
+        if direct is not None:
+            yield from direct(ctx, self._size, self._drop)
+            return
         columns = source._columns()
         if columns is not None:
             # one index operation per component and batch; the structure is resolved once

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import os
 import struct
 import zlib
@@ -41,6 +42,7 @@ from unison.data.dataset import Dataset
 from unison.data.sources import _files
 from unison.data.specs import TensorSpec
 from unison.errors import CorruptRecordError
+from unison.ops.record_origin import remember
 
 _MASK_DELTA = 0xA282EAD8
 _COMPRESSIONS = ("", "GZIP", "ZLIB")
@@ -306,6 +308,7 @@ def read_records(path: str, compression_type: str = "") -> Iterator[bytes]:
             c = crc(data)
             if (((c >> 15 | c << 17) & 0xFFFFFFFF) + _MASK_DELTA) & 0xFFFFFFFF != unpack_i(buf, start + length)[0]:
                 raise CorruptRecordError(path, offset, "the data's checksum does not match")
+            remember(data, path, offset)  # a parse error names this file and offset (ops/record_origin.py)
             yield data
             pos = end
             offset += 16 + length
@@ -360,15 +363,15 @@ class TFRecordDataset(Dataset):
         self._parallel = num_parallel_reads
         _crc_function()  # fail at construction, not at the first element, when the package is missing
 
-    def _iter(self, ctx: IterContext) -> Iterator[Any]:
+    def _records(self, ctx: IterContext) -> Iterator[bytes]:
+        """Every record, in TF's order (files one after another, or ``num_parallel_reads`` interleaved)."""
         files = self.filenames
         if ctx.file_shard is not None:
             files = files[ctx.file_shard[1] :: ctx.file_shard[0]]
         cycle = 1 if self._parallel is None else len(files) if self._parallel == -1 else self._parallel
         if cycle <= 1:
             for path in files:
-                for data in read_records(path, self._compression):
-                    yield _scalar(data)
+                yield from read_records(path, self._compression)
             return
         pending = iter(files)
         slots: list[Iterator[bytes]] = []
@@ -388,8 +391,23 @@ class TFRecordDataset(Dataset):
                     else:
                         slots[i] = read_records(nxt, self._compression)
                     continue
-                yield _scalar(data)
+                yield data
                 i += 1
+
+    def _iter(self, ctx: IterContext) -> Iterator[Any]:
+        return map(_scalar, self._records(ctx))
+
+    def _record_batches(self, ctx: IterContext, size: int, drop_remainder: bool) -> Iterator[np.ndarray]:
+        """``batch(size)`` of the records cut straight from the reader: one object array per batch,
+        without a 0-d array per record and a stack per batch (``Batch`` asks for this)."""
+        records = self._records(ctx)
+        while True:
+            chunk = list(itertools.islice(records, size))
+            if not chunk or (drop_remainder and len(chunk) < size):
+                return
+            out = np.empty(len(chunk), dtype=object)
+            out[:] = chunk
+            yield out
 
     def _spec(self) -> Any:
         return TensorSpec((), "string")

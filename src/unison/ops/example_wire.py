@@ -380,7 +380,7 @@ def same_layout_columns(records: list[bytes], wanted: dict[bytes, int], kinds: l
 _PAD = bytes(16)  # after the joined records: a read past a damaged record's end finds zeros, not an IndexError
 
 
-class WrongKind(Exception):  # noqa: N818 - carries what the caller names in TF's type error
+class _WrongKind(Exception):  # noqa: N818 - carries what the caller names in TF's type error
     """A record holds a feature as another list type than the spec's (the caller raises TF's error)."""
 
     def __init__(self, slot: int, index: int, kind: int) -> None:
@@ -557,7 +557,7 @@ def batch_columns(records: list[bytes], wanted: dict[bytes, int], kinds: list[in
         None when no record has it.
 
     Raises:
-        WrongKind: a record's list type is not ``kinds[slot]`` (the first such record).
+        _WrongKind: a record's list type is not ``kinds[slot]`` (the first such record).
         _Unusual: an encoding left to the protobuf runtime (see the module docstring).
 
     Example:
@@ -598,7 +598,7 @@ def batch_columns(records: list[bytes], wanted: dict[bytes, int], kinds: list[in
         bad = (k != want) & (k != EMPTY)
         if bad.any():
             first = int(np.argmin(np.where(bad, rec[sel], rows)))
-            raise WrongKind(s, int(rec[sel][first]), int(k[first]))
+            raise _WrongKind(s, int(rec[sel][first]), int(k[first]))
         if want == BYTES:
             out.append(_bytes_column(data, buf, rows, rec[sel], start[sel], end[sel]))
         else:
@@ -611,7 +611,7 @@ __all__ = [
     "EMPTY",
     "FLOAT",
     "INT64",
-    "WrongKind",
+    "_WrongKind",
     "_Unusual",
     "batch_columns",
     "column",

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from unison.errors import InvalidArgumentError
+from unison.errors import ExampleParseError
 from unison.ops.dtypes import string
 from unison.ops.feature_specs import (
     FixedLenFeature,
@@ -57,19 +57,23 @@ class Column:
     counts: np.ndarray
 
 
-def type_error(key: str, index: int, found: str, dtype: Any) -> InvalidArgumentError:
+def type_error(key: str, index: int, found: str, dtype: Any) -> ExampleParseError:
     """TF's message for a feature whose list is not the spec's type (``found``: the list kind)."""
-    return InvalidArgumentError(
+    return ExampleParseError(
         f"Key: {key}, Index: {index}.  Data types don't match. Data type: {_TF_NAME[found]} but expected type: "
         f"{_TF_NAME[list_kind(dtype)]}. Fix the feature spec's dtype for {key!r}, or write the feature as "
-        f"a {list_kind(dtype)}."
+        f"a {list_kind(dtype)}.",
+        feature=key,
+        index=index,
     )
 
 
-def _missing(key: str, dtype: Any, index: int, fix: str) -> InvalidArgumentError:
-    return InvalidArgumentError(
+def _missing(key: str, dtype: Any, index: int, fix: str) -> ExampleParseError:
+    return ExampleParseError(
         f"Feature: {key} (data type: {_TF_NAME[list_kind(dtype)]}) is required but could not be found "
-        f"(example {index}). {fix}"
+        f"(example {index}). {fix}",
+        feature=key,
+        index=index,
     )
 
 
@@ -110,10 +114,12 @@ def build_fixed(key: str, spec: FixedLenFeature, col: Column, batched: bool) -> 
     wrong = present & (counts != n)
     if wrong.any():
         i = int(np.argmax(wrong))
-        raise InvalidArgumentError(
+        raise ExampleParseError(
             f"Key: {key}, Index: {i}.  Number of {_TF_NAME[list_kind(spec.dtype)]} values != expected.  "
             f"Values size: {int(counts[i])} but output shape: {list(spec.shape)}. Fix the shape of {key!r}'s "
-            "FixedLenFeature, or read it with VarLenFeature/RaggedFeature for a varying count."
+            "FixedLenFeature, or read it with VarLenFeature/RaggedFeature for a varying count.",
+            feature=key,
+            index=i,
         )
     values = _array(col.values, spec.dtype)
     rows = len(counts)
@@ -164,9 +170,11 @@ def build_sequence(key: str, spec: FixedLenSequenceFeature, col: Column, batched
     odd = counts % step != 0
     if odd.any():
         i = int(np.argmax(odd))
-        raise InvalidArgumentError(
+        raise ExampleParseError(
             f"Key: {key}, Index: {i}.  Number of values is not a multiple of the inner shape {list(spec.shape)}: "
-            f"{int(counts[i])} values. Fix the feature's shape in the spec or the record."
+            f"{int(counts[i])} values. Fix the feature's shape in the spec or the record.",
+            feature=key,
+            index=i,
         )
     values = _array(col.values, spec.dtype)
     if not batched:
@@ -203,7 +211,9 @@ def _lengths_of(part: Any, key: str, col: Column, items: np.ndarray) -> tuple[np
             ln = v
         elif isinstance(part, RowSplits):
             if c and v[0] != 0:
-                raise InvalidArgumentError(f"Key: {part.key}, Index: {r}.  RowSplits must start with 0.")
+                raise ExampleParseError(
+                    f"Key: {part.key}, Index: {r}.  RowSplits must start with 0.", feature=part.key, index=r
+                )
             ln = np.diff(v) if c else np.zeros(0, np.int64)
         elif isinstance(part, RowStarts):
             ln = np.diff(np.append(v, items[r]))
@@ -212,9 +222,11 @@ def _lengths_of(part: Any, key: str, col: Column, items: np.ndarray) -> tuple[np
         else:  # ValueRowIds: one row id per value, rows up to the largest id
             ln = np.bincount(v, minlength=int(v.max()) + 1 if c else 0) if c else np.zeros(0, np.int64)
         if (ln < 0).any() or int(ln.sum()) != int(items[r]):
-            raise InvalidArgumentError(
+            raise ExampleParseError(
                 f"Key: {part.key}, Index: {r}.  The partition {type(part).__name__}({part.key!r}) of feature "
-                f"{key!r} does not cover its {int(items[r])} values (it gives rows of lengths {ln.tolist()})."
+                f"{key!r} does not cover its {int(items[r])} values (it gives rows of lengths {ln.tolist()}).",
+                feature=part.key,
+                index=r,
             )
         lengths.append(ln)
         rows[r] = len(ln)
@@ -234,9 +246,11 @@ def build_ragged(key: str, spec: RaggedFeature, plan: Plan, cols: list[Column], 
             k = int(part.length)
             if k <= 0 or (items % k).any():
                 i = int(np.argmax(items % k)) if k > 0 else 0
-                raise InvalidArgumentError(
+                raise ExampleParseError(
                     f"Key: {source}, Index: {i}.  {int(items[i])} values do not split into rows of "
-                    f"UniformRowLength({k})."
+                    f"UniformRowLength({k}).",
+                    feature=source,
+                    index=i,
                 )
             current = current.reshape((-1, k) + tuple(current.shape[1:]))
             items = items // k

@@ -44,16 +44,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from unison.errors import InvalidArgumentError
+from unison.errors import ExampleParseError, InvalidArgumentError
 from unison.ops.dtypes import as_dtype, string
 from unison.ops.example_wire import (
     BYTES,
     EMPTY,
     FLOAT,
     INT64,
-    WrongKind,
     _Unusual,
     _varint,
+    _WrongKind,
     batch_columns,
     column,
     decode_varints,
@@ -72,6 +72,7 @@ from unison.ops.feature_specs import (
     list_kind,
     plan,
 )
+from unison.ops.record_origin import origin
 from unison.ops.sparse_tensor import SparseTensor
 
 _WIRE = {string: BYTES, torch.float32: FLOAT, torch.int64: INT64}
@@ -114,7 +115,7 @@ def _columns_wire(records: list[bytes], plan: Plan) -> list[Column]:
         if len(records) >= _BATCH_SCAN_MIN:
             try:
                 batch = batch_columns(records, wanted, kinds)
-            except WrongKind as wrong:
+            except _WrongKind as wrong:
                 key, dtype = plan.reads[wrong.slot]
                 raise type_error(key, wrong.index, _KIND_NAME[wrong.kind], dtype) from None
             return [Column([], none) if c is None else Column(*c) for c in batch]
@@ -150,9 +151,10 @@ def _decode(data: bytes, index: int) -> Any:
     try:
         return Example.FromString(data)
     except DecodeError as exc:
-        raise InvalidArgumentError(
+        raise ExampleParseError(
             f"Could not parse example input, value: {data[:40]!r}{'...' if len(data) > 40 else ''} "
-            f"(record {index}: {exc}). Pass serialized tf.train.Example records."
+            f"(record {index}: {exc}). Pass serialized tf.train.Example records.",
+            index=index,
         ) from None
 
 
@@ -260,7 +262,33 @@ def _parse_one(data: bytes, the_plan: Plan) -> dict[str, Any] | None:
     return out
 
 
+def _located(error: ExampleParseError, records: list[bytes]) -> ExampleParseError:
+    """``error`` naming the TFRecord file and byte offset of its record, when the reader noted them."""
+    where = origin(records[error.index]) if error.index is not None and error.index < len(records) else None
+    if where is None:
+        return error
+    path, offset = where
+    feature = f"feature {error.feature!r} of " if error.feature is not None else ""
+    return ExampleParseError(
+        f"{error.message} (In {feature}the record at byte offset {offset} of {path!r}.)",
+        feature=error.feature,
+        index=error.index,
+        path=path,
+        offset=offset,
+    )
+
+
 def _parse(records: list[bytes], specs: Mapping[str, Spec], batched: bool, warn: bool = True) -> dict[str, Any]:
+    try:
+        return _parse_records(records, specs, batched, warn)
+    except ExampleParseError as error:
+        located = _located(error, records)
+        if located is error:
+            raise
+        raise located from None
+
+
+def _parse_records(records: list[bytes], specs: Mapping[str, Spec], batched: bool, warn: bool) -> dict[str, Any]:
     the_plan = plan(specs)
     if the_plan.needs_allow_missing:
         raise ValueError(
@@ -284,7 +312,7 @@ def _parse(records: list[bytes], specs: Mapping[str, Spec], batched: bool, warn:
                 "protobuf that TF's writers do not produce) are parsed through the protobuf runtime, several "
                 "times slower. Rewrite them with tf.io.TFRecordWriter and tf.train.Example.SerializeToString.",
                 RuntimeWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
     return {key: build(key, spec, the_plan, cols, batched) for key, spec in the_plan.outputs}
 
