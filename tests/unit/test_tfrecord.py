@@ -100,3 +100,22 @@ def test_parse_example_batch_equals_per_record_parse_and_names_a_bad_record():
     # a zero-size feature of the wrong type is still a type error, not an empty value
     with pytest.raises(tf.errors.InvalidArgumentError, match="Data types don't match"):
         tf.io.parse_example([ints], {"x": tf.io.FixedLenFeature([0], tf.float32)})
+
+
+@pytest.mark.parametrize("parallel", [None, 2])
+@pytest.mark.parametrize("drop", [False, True])
+def test_batches_of_records_equal_the_records_batched_one_by_one(tmp_path, parallel, drop):
+    paths = []
+    for f in range(3):
+        paths.append(str(tmp_path / f"r{f}.tfrecord"))
+        with tf.io.TFRecordWriter(paths[-1]) as w:
+            for i in range(7 + f):
+                w.write(bytes([f, i]) * i + b"\x00")  # trailing NUL bytes kept
+    one_by_one = [r.numpy() for r in tf.data.TFRecordDataset(paths, num_parallel_reads=parallel)]
+    ds = tf.data.TFRecordDataset(paths, num_parallel_reads=parallel).batch(4, drop_remainder=drop)
+    batches = [b.numpy().tolist() for b in ds]
+    expected = [one_by_one[i : i + 4] for i in range(0, len(one_by_one), 4)]
+    if drop:
+        expected = [b for b in expected if len(b) == 4]
+    assert batches == expected
+    assert ds.element_spec == tf.TensorSpec([4 if drop else None], tf.string)
