@@ -7,6 +7,7 @@ import os
 import pytest
 
 import unison as tf
+from unison.data import tfrecord
 from unison.errors import ExampleParseError
 
 SPEC = {"x": tf.io.FixedLenFeature([2], tf.float32), "ids": tf.io.VarLenFeature(tf.int64)}
@@ -170,18 +171,23 @@ def test_records_not_read_from_a_file_are_named_by_their_index() -> None:
     assert "byte offset" not in str(info.value)
 
 
-def test_the_origin_table_keeps_only_recent_records(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_origin_rings_keep_only_recent_records(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     from unison.ops import record_origin
 
-    monkeypatch.setattr(record_origin, "KEEP", 3)
-    record_origin.forget()
+    monkeypatch.setattr(record_origin, "RING_RECORDS", 4)
+    paths = []
+    for f in range(2):
+        paths.append(str(tmp_path / f"r{f}.tfrecord"))
+        _write(paths[-1], [bytes([f, i]) * 5 for i in range(6)])
     try:
-        kept = [bytes([i]) * 10 for i in range(5)]
-        for i, data in enumerate(kept):
-            record_origin.remember(data, "f", i * 26)
-        assert [record_origin.origin(d) for d in kept] == [None, None, ("f", 52), ("f", 78), ("f", 104)]
-        monkeypatch.setattr(record_origin, "KEEP_BYTES", 15)
-        record_origin.remember(b"x" * 10, "g", 0)  # the byte limit drops all but the newest
-        assert record_origin.origin(kept[4]) is None and record_origin._held[0] == 10
+        records = list(tfrecord.read_records(paths[0]))
+        # a ring of 4: the first two records were overwritten, the last four are named
+        assert [record_origin.origin(r) for r in records] == [None, None] + [(paths[0], i * 26) for i in range(2, 6)]
+        copy = records[5][:5] + records[5][5:]
+        assert copy == records[5] and record_origin.origin(copy) is None  # an equal copy is not the record read
+        monkeypatch.setattr(record_origin, "RING_BYTES", 19)  # room for one 10-byte record: a ring of 1
+        later = list(tfrecord.read_records(paths[1]))
+        assert record_origin.origin(later[5]) == (paths[1], 130) and record_origin.origin(later[4]) is None
+        assert record_origin.origin(records[5]) == (paths[0], 130)  # the earlier file's ring is still kept
     finally:
         record_origin.forget()

@@ -42,7 +42,7 @@ from unison.data.dataset import Dataset
 from unison.data.sources import _files
 from unison.data.specs import TensorSpec
 from unison.errors import CorruptRecordError
-from unison.ops.record_origin import remember
+from unison.ops.record_origin import Ring, new_ring
 
 _MASK_DELTA = 0xA282EAD8
 _COMPRESSIONS = ("", "GZIP", "ZLIB")
@@ -277,6 +277,10 @@ def read_records(path: str, compression_type: str = "") -> Iterator[bytes]:
         except (OSError, EOFError, zlib.error) as exc:
             raise CorruptRecordError(path, offset, f"the compressed stream cannot be read ({exc})") from None
 
+    ring: Ring | None = None
+    kept: list[object] = []
+    offsets: list[int] = []
+    slot = mask = 0
     with fh:
         buf = more(_CHUNK)
         pos = 0
@@ -308,7 +312,13 @@ def read_records(path: str, compression_type: str = "") -> Iterator[bytes]:
             c = crc(data)
             if (((c >> 15 | c << 17) & 0xFFFFFFFF) + _MASK_DELTA) & 0xFFFFFFFF != unpack_i(buf, start + length)[0]:
                 raise CorruptRecordError(path, offset, "the data's checksum does not match")
-            remember(data, path, offset)  # a parse error names this file and offset (ops/record_origin.py)
+            if ring is None:
+                ring = new_ring(path, length)
+                kept, offsets, mask = ring.records, ring.offsets, ring.mask
+            # a parse error names this file and offset (ops/record_origin.py): two list stores per record
+            kept[slot] = data
+            offsets[slot] = offset
+            slot = (slot + 1) & mask
             yield data
             pos = end
             offset += 16 + length

@@ -277,13 +277,26 @@ def column(records: list[bytes], where: list[Any], kind: int) -> tuple[Any, np.n
         if (sizes_arr & 3).any():
             raise _Unusual("FloatList size")
         return np.frombuffer(b"".join(parts), dtype="<f4").astype(np.float32, copy=False), sizes_arr >> 2
-    values_arr, ends = decode_varints(b"".join(parts))
-    if len(values_arr) == sum(sizes):  # one byte per value: each record's count is its size
-        return values_arr, np.asarray(sizes, dtype=np.int64)
+    joined = b"".join(parts)
+    values_arr, _ = decode_varints(joined)
+    sizes_arr = np.asarray(sizes, dtype=np.int64)
+    if len(values_arr) == len(joined):  # one byte per value: each record's count is its size
+        return values_arr, sizes_arr
+    return values_arr, _varint_counts(np.frombuffer(joined, dtype=np.uint8), sizes_arr)
+
+
+def _varint_counts(raw: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """How many varints each record's part of ``raw`` holds (parts of ``sizes`` bytes, in order).
+
+    A varint ends at each byte below 0x80, so a record's count is how many of its bytes are
+    below 0x80, provided its last byte is one (else a varint runs into the next record).
+    """
+    last = raw < 0x80
     bounds = np.cumsum(sizes)
-    if len(ends) and (bounds[-1] != ends[-1] or not np.isin(bounds[bounds > 0], ends).all()):
+    if not last[bounds[sizes > 0] - 1].all():
         raise _Unusual("varint across records")
-    return values_arr, np.diff(np.searchsorted(ends, bounds, side="right"), prepend=0)
+    ends_before = np.concatenate(([0], np.cumsum(last)))
+    return ends_before[bounds] - ends_before[bounds - sizes]
 
 
 def _list_ranges(data: bytes, kind: int, start: int, end: int, free: list[Any]) -> list[tuple[int, int]]:
@@ -503,16 +516,10 @@ def _packed_column(buf: np.ndarray, rows: int, rec: np.ndarray, start: np.ndarra
             raise _Unusual("FloatList size")
         counts[rec] = sizes >> 2
         return raw.view("<f4").astype(np.float32, copy=False), counts
-    last = raw < 0x80
-    if last.all():  # one byte per value: each record's count is its size
+    if (raw < 0x80).all():  # one byte per value: each record's count is its size
         counts[rec] = sizes
         return raw.astype(np.int64), counts
-    bounds = np.cumsum(sizes)
-    if not last[bounds[sizes > 0] - 1].all():
-        raise _Unusual("varint across records")  # a record's payload ends inside a varint
-    # a varint ends at each byte below 0x80: a record's count is how many of its bytes do
-    ends_before = np.concatenate(([0], np.cumsum(last)))
-    counts[rec] = ends_before[bounds] - ends_before[bounds - sizes]
+    counts[rec] = _varint_counts(raw, sizes)
     values, _ = decode_varints(raw)
     return values, counts
 

@@ -84,6 +84,8 @@ def _serialized_items(serialized: Any, who: str) -> tuple[list[bytes], bool]:
     if isinstance(serialized, bytes):
         return [serialized], True
     if isinstance(serialized, np.ndarray) and serialized.dtype == object:
+        if serialized.ndim == 0 and type(serialized[()]) is bytes:  # one record from TFRecordDataset
+            return [serialized[()]], True
         items = serialized.reshape(-1).tolist()
         if all(type(v) is bytes for v in items):
             return items, serialized.ndim == 0
@@ -219,7 +221,7 @@ def _one_list(data: bytes, kind: int, start: int, end: int, shape: tuple[int, ..
                 raise _Unusual("FloatList size")
             arr = np.frombuffer(data, "<f4", length >> 2, pos).astype(np.float32)
         elif length == 1 and data[pos] < 0x80 and shape == ():  # the usual label
-            return torch.tensor(data[pos], dtype=torch.int64)
+            return torch.from_numpy(np.array(data[pos], dtype=np.int64))  # half torch.tensor(int)'s cost
         else:
             arr, _ = decode_varints(data[pos:end])
     if shape is not None:

@@ -1,19 +1,19 @@
 """Where a serialized record came from: the TFRecord file and byte offset, for parse errors.
 
-The TFRecord reader (:mod:`unison.data.tfrecord`) notes each record it yields with
-:func:`remember`; when ``tf.io.parse_example`` later finds a record that does not match its spec,
-:func:`origin` gives the file and offset to name in the error. A record is known by its
-``bytes`` object (batching and ``map`` pass the same object on), and the table holds the most
-recent records only (:data:`KEEP` of them, :data:`KEEP_BYTES` in all), so a record that waited
-long in a large shuffle buffer may be named by its place in the batch alone (as are empty and
-1-byte records, which CPython shares between all their copies).
-
-The table keeps a reference to each record it names, so an ``id`` in it always belongs to the
-record it was noted for (an ``id`` is reused only after its object is freed).
+The TFRecord reader (:mod:`unison.data.tfrecord`) keeps each file's most recent records in a
+:class:`Ring` (a reference and an offset per record: two list stores, no lock, no hashing);
+when ``tf.io.parse_example`` later finds a record that does not match its spec, :func:`origin`
+looks the record up by identity (batching and ``map`` pass the same ``bytes`` object on) and
+gives the file and offset to name in the error. Only recent records are kept (a ring holds up to
+:data:`RING_RECORDS` records and about :data:`RING_BYTES` bytes of them; the :data:`RINGS` most
+recent files keep theirs), so a record that waited long in a large shuffle buffer may be named by
+its place in the batch alone, as are empty and 1-byte records (CPython shares one object among
+all equal copies of those, so their identity names no one record).
 
 Example:
-    >>> data = b"\\x0a\\x00"
-    >>> remember(data, "train.tfrecord", 48)
+    >>> ring = new_ring("train.tfrecord", 100)
+    >>> data = b"\\x0a\\x05 a record"
+    >>> ring.records[0], ring.offsets[0] = data, 48
     >>> origin(data)
     ('train.tfrecord', 48)
     >>> origin(b"another record") is None
@@ -22,50 +22,51 @@ Example:
 
 from __future__ import annotations
 
-import threading
 from collections import deque
 
-KEEP = 65536  # records: more than a shuffle buffer usually holds
-KEEP_BYTES = 64 << 20  # and no more than this many bytes of them held alive
-
-_lock = threading.Lock()  # readers in pipeline threads note records concurrently
-_table: dict[int, tuple[bytes, str, int]] = {}
-_order: deque[int] = deque()
-_held = [0]
+RING_RECORDS = 1 << 16  # records per file: more than a shuffle buffer usually holds
+RING_BYTES = 8 << 20  # and about this many bytes of them held alive (64 MiB over RINGS files at most)
+RINGS = 8  # files whose recent records are kept (num_parallel_reads files at once, and the last done)
 
 
-def remember(data: bytes, path: str, offset: int) -> None:
-    """Note that ``data`` is the record at ``offset`` of ``path`` (dropping the oldest notes beyond the limits)."""
-    if len(data) < 2:
-        return  # b"" and 1-byte strings are shared objects in CPython: their id names no one record
-    key = id(data)
-    with _lock:
-        old = _table.get(key)
-        _table[key] = (data, path, offset)
-        if old is not None:  # the same object again (while held, its id is not reused): the newer place
-            return
-        _order.append(key)
-        _held[0] += len(data)
-        while len(_order) > KEEP or _held[0] > KEEP_BYTES:
-            gone = _table.pop(_order.popleft(), None)
-            if gone is not None:
-                _held[0] -= len(gone[0])
+class Ring:
+    """One file's recent records and their offsets; slot ``k`` is written at record ``k mod size``."""
+
+    __slots__ = ("mask", "offsets", "path", "records")
+
+    def __init__(self, path: str, size: int) -> None:
+        self.path, self.mask = path, size - 1
+        self.records: list[object] = [None] * size
+        self.offsets: list[int] = [0] * size
+
+
+_rings: deque[Ring] = deque(maxlen=RINGS)
+
+
+def new_ring(path: str, record_size: int) -> Ring:
+    """A ring for the records of ``path`` (sized from its first record's length), kept for :func:`origin`."""
+    size = 1
+    while size < RING_RECORDS and (size * 2) * max(record_size, 1) <= RING_BYTES:
+        size *= 2
+    ring = Ring(path, size)
+    _rings.append(ring)  # the oldest ring (and its records) is dropped past RINGS
+    return ring
 
 
 def origin(data: object) -> tuple[str, int] | None:
-    """``(path, offset)`` of a record the TFRecord reader noted recently, else None."""
-    hit = _table.get(id(data))
-    if hit is None or hit[0] is not data:
+    """``(path, offset)`` of a record the TFRecord reader read recently, else None."""
+    if not isinstance(data, bytes) or len(data) < 2:
         return None
-    return hit[1], hit[2]
+    for ring in reversed(list(_rings)):
+        for k, record in enumerate(ring.records):
+            if record is data:
+                return ring.path, ring.offsets[k]
+    return None
 
 
 def forget() -> None:
-    """Drop every note (tests; a process that wants the memory back)."""
-    with _lock:
-        _table.clear()
-        _order.clear()
-        _held[0] = 0
+    """Drop every ring (tests; a process that wants the memory back)."""
+    _rings.clear()
 
 
-__all__ = ["KEEP", "KEEP_BYTES", "forget", "origin", "remember"]
+__all__ = ["RINGS", "RING_BYTES", "RING_RECORDS", "Ring", "forget", "new_ring", "origin"]
