@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import deque
 
 import pytest
 
@@ -175,19 +176,18 @@ def test_the_origin_rings_keep_only_recent_records(tmp_path, monkeypatch: pytest
     from unison.ops import record_origin
 
     monkeypatch.setattr(record_origin, "RING_RECORDS", 4)
+    monkeypatch.setattr(record_origin, "_rings", deque(maxlen=2))
     paths = []
-    for f in range(2):
+    for f in range(3):
         paths.append(str(tmp_path / f"r{f}.tfrecord"))
         _write(paths[-1], [bytes([f, i]) * 5 for i in range(6)])
-    try:
-        records = list(tfrecord.read_records(paths[0]))
-        # a ring of 4: the first two records were overwritten, the last four are named
-        assert [record_origin.origin(r) for r in records] == [None, None] + [(paths[0], i * 26) for i in range(2, 6)]
-        copy = records[5][:5] + records[5][5:]
-        assert copy == records[5] and record_origin.origin(copy) is None  # an equal copy is not the record read
-        monkeypatch.setattr(record_origin, "RING_BYTES", 19)  # room for one 10-byte record: a ring of 1
-        later = list(tfrecord.read_records(paths[1]))
-        assert record_origin.origin(later[5]) == (paths[1], 130) and record_origin.origin(later[4]) is None
-        assert record_origin.origin(records[5]) == (paths[0], 130)  # the earlier file's ring is still kept
-    finally:
-        record_origin.forget()
+    records = list(tfrecord.read_records(paths[0]))
+    # a ring of 4: the first two records were overwritten, the last four are named
+    assert [record_origin.origin(r) for r in records] == [None, None] + [(paths[0], i * 26) for i in range(2, 6)]
+    copy = records[5][:5] + records[5][5:]
+    assert copy == records[5] and record_origin.origin(copy) is None  # an equal copy is not the record read
+    second = list(tfrecord.read_records(paths[1]))
+    assert record_origin.origin(second[5]) == (paths[1], 130)
+    assert record_origin.origin(records[5]) == (paths[0], 130)  # two rings kept
+    list(tfrecord.read_records(paths[2]))
+    assert record_origin.origin(records[5]) is None and record_origin.origin(second[5]) == (paths[1], 130)

@@ -278,7 +278,8 @@ def read_records(path: str, compression_type: str = "") -> Iterator[bytes]:
             raise CorruptRecordError(path, offset, f"the compressed stream cannot be read ({exc})") from None
 
     ring: Ring | None = None
-    kept: list[object] = []
+    ids: list[int] = []
+    crcs: list[int] = []
     offsets: list[int] = []
     slot = mask = 0
     with fh:
@@ -313,10 +314,11 @@ def read_records(path: str, compression_type: str = "") -> Iterator[bytes]:
             if (((c >> 15 | c << 17) & 0xFFFFFFFF) + _MASK_DELTA) & 0xFFFFFFFF != unpack_i(buf, start + length)[0]:
                 raise CorruptRecordError(path, offset, "the data's checksum does not match")
             if ring is None:
-                ring = new_ring(path, length)
-                kept, offsets, mask = ring.records, ring.offsets, ring.mask
-            # a parse error names this file and offset (ops/record_origin.py): two list stores per record
-            kept[slot] = data
+                ring = new_ring(path, crc)
+                ids, crcs, offsets, mask = ring.ids, ring.crcs, ring.offsets, ring.mask
+            # a parse error names this file and offset (ops/record_origin.py): three list stores per record
+            ids[slot] = id(data)
+            crcs[slot] = c
             offsets[slot] = offset
             slot = (slot + 1) & mask
             yield data
@@ -405,7 +407,12 @@ class TFRecordDataset(Dataset):
                 i += 1
 
     def _iter(self, ctx: IterContext) -> Iterator[Any]:
-        return map(_scalar, self._records(ctx))
+        if self._parallel is None or self._parallel == 1:  # one file at a time: no generator in between
+            files = self.filenames if ctx.file_shard is None else self.filenames[ctx.file_shard[1] :: ctx.file_shard[0]]
+            for path in files:
+                yield from map(_scalar, read_records(path, self._compression))
+            return
+        yield from map(_scalar, self._records(ctx))
 
     def _record_batches(self, ctx: IterContext, size: int, drop_remainder: bool) -> Iterator[np.ndarray]:
         """``batch(size)`` of the records cut straight from the reader: one object array per batch,

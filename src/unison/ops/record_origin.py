@@ -1,19 +1,23 @@
 """Where a serialized record came from: the TFRecord file and byte offset, for parse errors.
 
-The TFRecord reader (:mod:`unison.data.tfrecord`) keeps each file's most recent records in a
-:class:`Ring` (a reference and an offset per record: two list stores, no lock, no hashing);
-when ``tf.io.parse_example`` later finds a record that does not match its spec, :func:`origin`
-looks the record up by identity (batching and ``map`` pass the same ``bytes`` object on) and
-gives the file and offset to name in the error. Only recent records are kept (a ring holds up to
-:data:`RING_RECORDS` records and about :data:`RING_BYTES` bytes of them; the :data:`RINGS` most
-recent files keep theirs), so a record that waited long in a large shuffle buffer may be named by
-its place in the batch alone, as are empty and 1-byte records (CPython shares one object among
-all equal copies of those, so their identity names no one record).
+The TFRecord reader (:mod:`unison.data.tfrecord`) notes each record it reads in its file's
+:class:`Ring`: the record's ``id``, its CRC-32C (which the reader computes anyway to verify it)
+and its offset, three list stores and no reference to the record (holding records would keep
+them alive and cost the reader its memory reuse). When ``tf.io.parse_example`` later finds a
+record that does not match its spec, :func:`origin` finds the slot whose ``id`` and checksum are
+the record's (batching and ``map`` pass the same ``bytes`` object on; a reused ``id`` would also
+need an equal checksum to be taken for it) and gives the file and offset to name in the error.
+
+Only recent records are noted (:data:`RING_RECORDS` per file, the :data:`RINGS` most recent
+files), so a record that waited long in a large shuffle buffer may be named by its place in the
+batch alone, as are empty and 1-byte records (CPython shares one object among all equal copies
+of those, so their identity names no one record).
 
 Example:
-    >>> ring = new_ring("train.tfrecord", 100)
+    >>> import zlib
+    >>> ring = new_ring("train.tfrecord", zlib.crc32)
     >>> data = b"\\x0a\\x05 a record"
-    >>> ring.records[0], ring.offsets[0] = data, 48
+    >>> ring.ids[0], ring.crcs[0], ring.offsets[0] = id(data), zlib.crc32(data), 48
     >>> origin(data)
     ('train.tfrecord', 48)
     >>> origin(b"another record") is None
@@ -23,33 +27,31 @@ Example:
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 
-RING_RECORDS = 1 << 16  # records per file: more than a shuffle buffer usually holds
-RING_BYTES = 8 << 20  # and about this many bytes of them held alive (64 MiB over RINGS files at most)
-RINGS = 8  # files whose recent records are kept (num_parallel_reads files at once, and the last done)
+RING_RECORDS = 1 << 14  # records noted per file (a power of 2): more than most shuffle buffers hold
+RINGS = 8  # files whose recent records are noted (num_parallel_reads files at once, and the last done)
 
 
 class Ring:
-    """One file's recent records and their offsets; slot ``k`` is written at record ``k mod size``."""
+    """One file's recent records: slot ``k`` notes record ``k mod size`` (id, checksum, offset)."""
 
-    __slots__ = ("mask", "offsets", "path", "records")
+    __slots__ = ("crc", "crcs", "ids", "mask", "offsets", "path")
 
-    def __init__(self, path: str, size: int) -> None:
-        self.path, self.mask = path, size - 1
-        self.records: list[object] = [None] * size
+    def __init__(self, path: str, crc: Callable[[bytes], int], size: int) -> None:
+        self.path, self.crc, self.mask = path, crc, size - 1
+        self.ids: list[int] = [0] * size
+        self.crcs: list[int] = [0] * size
         self.offsets: list[int] = [0] * size
 
 
 _rings: deque[Ring] = deque(maxlen=RINGS)
 
 
-def new_ring(path: str, record_size: int) -> Ring:
-    """A ring for the records of ``path`` (sized from its first record's length), kept for :func:`origin`."""
-    size = 1
-    while size < RING_RECORDS and (size * 2) * max(record_size, 1) <= RING_BYTES:
-        size *= 2
-    ring = Ring(path, size)
-    _rings.append(ring)  # the oldest ring (and its records) is dropped past RINGS
+def new_ring(path: str, crc: Callable[[bytes], int]) -> Ring:
+    """A ring for the records of ``path`` whose checksums ``crc`` computes, kept for :func:`origin`."""
+    ring = Ring(path, crc, RING_RECORDS)
+    _rings.append(ring)  # the oldest ring is dropped past RINGS
     return ring
 
 
@@ -57,16 +59,17 @@ def origin(data: object) -> tuple[str, int] | None:
     """``(path, offset)`` of a record the TFRecord reader read recently, else None."""
     if not isinstance(data, bytes) or len(data) < 2:
         return None
+    key = id(data)
     for ring in reversed(list(_rings)):
-        for k, record in enumerate(ring.records):
-            if record is data:
+        for k, seen in enumerate(ring.ids):
+            if seen == key and ring.crcs[k] == ring.crc(data):
                 return ring.path, ring.offsets[k]
     return None
 
 
 def forget() -> None:
-    """Drop every ring (tests; a process that wants the memory back)."""
+    """Drop every ring (tests)."""
     _rings.clear()
 
 
-__all__ = ["RINGS", "RING_BYTES", "RING_RECORDS", "Ring", "forget", "new_ring", "origin"]
+__all__ = ["RINGS", "RING_RECORDS", "Ring", "forget", "new_ring", "origin"]
