@@ -423,6 +423,18 @@ class NoWorkerAvailableError(UnisonError):
     """No worker answered for ``timeout_seconds`` while functions were waiting."""
 
 
+class TPUNotSupportedError(ValueError):
+    """A TPU-only name was used (``TPUStrategy``, ``TPUClusterResolver``): unison's backend has no TPUs.
+
+    A ``ValueError``, the class TF raises when it finds no TPU, so the usual probe falls back::
+
+        try:
+            strategy = tf.distribute.TPUStrategy(tf.distribute.cluster_resolver.TPUClusterResolver())
+        except ValueError:
+            strategy = tf.distribute.MirroredStrategy()
+    """
+
+
 # --- files and checkpoints -----------------------------------------------------------------------
 class VerificationError(ValueError):
     """A verified file is damaged, truncated, empty or of another kind than expected."""
