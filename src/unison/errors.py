@@ -166,6 +166,11 @@ class BatchShapeError(InvalidArgumentError, ValueError):
     "Cannot add tensor to the batch"; a ``ValueError`` too, as unison raised it before)."""
 
 
+class IndexOutOfRangeError(InvalidArgumentError, ValueError):
+    """An N-d index of ``gather_nd``/``scatter_nd``/``tensor_scatter_nd_*`` outside the shape (TF's
+    ``InvalidArgumentError``; a ``ValueError`` too, as unison raised it before)."""
+
+
 class CorruptRecordError(DataLossError):
     """A TFRecord file holds a record whose checksum does not match, or ends inside a record.
 
