@@ -40,7 +40,6 @@ from unison.ops import tree
 
 _UNSUPPORTED = {
     "window": "batch() (or a from_generator() that yields windows)",
-    "snapshot": "cache(filename)",
     "save": "cache(filename)",
     "load": "cache(filename) on the same pipeline",
     "sparse_batch": "padded_batch()",
@@ -380,6 +379,17 @@ class Dataset(metaclass=_DatasetType):
     ) -> Dataset:
         """``(class, element)`` pairs kept at random so that the classes follow ``target_dist``."""
         return _build("RejectionResample", self, class_func, target_dist, initial_dist, seed)
+
+    def snapshot(
+        self,
+        path: str,
+        compression: str | None = "AUTO",
+        reader_func: Callable[..., Any] | None = None,
+        shard_func: Callable[..., Any] | None = None,
+        name: str | None = None,
+    ) -> Dataset:
+        """The first complete iteration kept under ``path``; later ones (any process) read it back."""
+        return _build("Snapshot", self, path, compression, reader_func, shard_func)
 
     def ignore_errors(self, log_warning: bool = False, name: str | None = None) -> Dataset:
         """The elements, without those whose upstream ``map``/``filter`` function raised."""

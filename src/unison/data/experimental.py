@@ -41,7 +41,7 @@ from unison.data.options import (
     ThreadingOptions,
 )
 from unison.data.ragged_batch import dense_to_ragged_batch
-from unison.data.resampling import RandomDataset, ignore_errors, rejection_resample
+from unison.data.resampling import RandomDataset, ignore_errors, rejection_resample, snapshot
 from unison.data.save_load import load, save
 from unison.data.tables import DatasetInitializer, index_table_from_dataset, table_from_dataset
 
@@ -178,6 +178,7 @@ __all__ = [
     "RandomDataset",
     "ignore_errors",
     "rejection_resample",
+    "snapshot",
     "Counter",
     "CsvDataset",
     "make_csv_dataset",

@@ -1,5 +1,6 @@
-"""``Dataset.random``, ``Dataset.rejection_resample`` and ``Dataset.ignore_errors`` (and their
-``tf.data.experimental`` spellings ``RandomDataset``, ``rejection_resample``, ``ignore_errors``).
+"""``Dataset.random``, ``Dataset.rejection_resample``, ``Dataset.ignore_errors`` and ``Dataset.snapshot``
+(and their ``tf.data.experimental`` spellings ``RandomDataset``, ``rejection_resample``,
+``ignore_errors``, ``snapshot``).
 
 - ``random(seed)``: int64 scalars in ``[0, 2**32)`` without end. The same seed gives the same stream
   (not TF's Philox numbers: unison draws from NumPy's PCG64); iterating a seeded dataset again
@@ -12,6 +13,8 @@
 - ``ignore_errors(log_warning=False)``: an element whose ``map`` function or ``filter`` predicate
   raised upstream is dropped instead of ending the iteration. (In TF an error under a ``batch``
   drops that whole batch; here the failing element is dropped before it is batched.)
+- ``snapshot(path)``: the first complete iteration kept on disk under ``path``, one folder per
+  pipeline (see :func:`Snapshot`).
 
 Example:
     >>> import unison as tf
@@ -26,6 +29,8 @@ Example:
 from __future__ import annotations
 
 import copy
+import hashlib
+import os
 import secrets
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -39,7 +44,15 @@ from unison.data.options import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
 from unison.data.specs import TensorSpec
 from unison.errors import InvalidArgumentError
 
-__all__ = ["IgnoreErrors", "RandomDataset", "RejectionResample", "ignore_errors", "rejection_resample"]
+__all__ = [
+    "IgnoreErrors",
+    "RandomDataset",
+    "RejectionResample",
+    "Snapshot",
+    "ignore_errors",
+    "rejection_resample",
+    "snapshot",
+]
 
 
 @transformation
@@ -170,3 +183,61 @@ def rejection_resample(
 ) -> Callable[[Dataset], Dataset]:
     """``tf.data.experimental.rejection_resample``: a transformation for ``ds.apply``."""
     return lambda dataset: RejectionResample(dataset, class_func, target_dist, initial_dist, seed)
+
+
+def _fingerprint(dataset: Dataset) -> str:
+    """A name for a pipeline: its nodes' types, plain arguments and functions' bytecode, hashed.
+
+    TF names a snapshot by its graph's fingerprint, so that another pipeline given the same path
+    writes a snapshot of its own; this is the same idea on unison's pipeline objects.
+    """
+    digest = hashlib.sha256()
+
+    def visit(node: Any, depth: int) -> None:
+        digest.update(f"{depth}:{type(node).__qualname__};".encode())
+        for key, value in sorted(vars(node).items()):
+            if isinstance(value, (bool, int, float, str, bytes, type(None))):
+                digest.update(f"{key}={value!r};".encode())
+            elif callable(value) and hasattr(value, "__code__"):
+                code = value.__code__
+                digest.update(f"{key}:{code.co_code.hex()}{code.co_consts!r};".encode())
+            elif isinstance(value, torch.Tensor) and value.numel() <= 4096:
+                digest.update(f"{key}:{value.tolist()!r};".encode())
+            elif isinstance(value, np.ndarray) and value.size <= 4096:
+                digest.update(f"{key}:{value.tolist()!r};".encode())
+        for child in getattr(node, "_inputs", ()):
+            visit(child, depth + 1)
+
+    visit(dataset, 0)
+    return str(int.from_bytes(digest.digest()[:8], "little") >> 1)
+
+
+@transformation
+def Snapshot(  # noqa: N802 - registered under the name Dataset.snapshot builds
+    dataset: Dataset, path: str, compression: str | None = "AUTO", reader_func: Any = None, shard_func: Any = None
+) -> Dataset:
+    """``Dataset.snapshot(path)``: the elements of the first complete iteration, kept under ``path``.
+
+    A later iteration, in this process or another, reads them from
+    ``<path>/<fingerprint>/snapshot.unison-cache`` instead of running the pipeline (what
+    ``cache(filename)`` does, one folder per pipeline as TF's). ``compression`` and ``shard_func``
+    only shape TF's files and are accepted as such; a ``reader_func`` would reorder the shards
+    TF writes, and unison writes one file, so it is refused.
+    """
+    if reader_func is not None:
+        raise ValueError(
+            "Dataset.snapshot(reader_func=...) is not supported: unison keeps a snapshot as one file, not "
+            "shards to interleave. Reorder after it instead: ds.snapshot(path).shuffle(...) or .interleave(...)."
+        )
+    if compression is not None and not isinstance(compression, str):
+        raise TypeError(f"Dataset.snapshot: compression must be a string or None. Received: {compression!r}")
+    from unison.data.cache import Cache
+
+    return Cache(dataset, os.path.join(os.fspath(path), _fingerprint(dataset), "snapshot"))
+
+
+def snapshot(
+    path: str, compression: str | None = "AUTO", reader_func: Any = None, shard_func: Any = None
+) -> Callable[[Dataset], Dataset]:
+    """``tf.data.experimental.snapshot``: a transformation for ``ds.apply`` (``ds.snapshot(path)``)."""
+    return lambda dataset: Snapshot(dataset, path, compression, reader_func, shard_func)
