@@ -166,6 +166,11 @@ class BatchShapeError(InvalidArgumentError, ValueError):
     "Cannot add tensor to the batch"; a ``ValueError`` too, as unison raised it before)."""
 
 
+class IndexOutOfRangeError(InvalidArgumentError, ValueError):
+    """An N-d index of ``gather_nd``/``scatter_nd``/``tensor_scatter_nd_*`` outside the shape (TF's
+    ``InvalidArgumentError``; a ``ValueError`` too, as unison raised it before)."""
+
+
 class CorruptRecordError(DataLossError):
     """A TFRecord file holds a record whose checksum does not match, or ends inside a record.
 
@@ -447,6 +452,18 @@ class FunctionError(UnisonError):
 
 class NoWorkerAvailableError(UnisonError):
     """No worker answered for ``timeout_seconds`` while functions were waiting."""
+
+
+class TPUNotSupportedError(ValueError):
+    """A TPU-only name was used (``TPUStrategy``, ``TPUClusterResolver``): unison's backend has no TPUs.
+
+    A ``ValueError``, the class TF raises when it finds no TPU, so the usual probe falls back::
+
+        try:
+            strategy = tf.distribute.TPUStrategy(tf.distribute.cluster_resolver.TPUClusterResolver())
+        except ValueError:
+            strategy = tf.distribute.MirroredStrategy()
+    """
 
 
 # --- files and checkpoints -----------------------------------------------------------------------

@@ -12,6 +12,10 @@ A name's state:
   least one edge case (``edge=True``);
 - **partly tested**: unison has it and a test compares it, but not both kinds;
 - **untested**: unison has it, no conformance test names it;
+- **TPU-only**: a TPU-only name (``TPUStrategy``, ``TPUClusterResolver``): it exists for
+  ``isinstance`` checks, using it raises ``TPUNotSupportedError`` (a ``ValueError``, TF's class when it
+  finds no TPU) saying what to use instead, and a test compares that error with TF's and checks the
+  message (``match=``). Counted apart: not implemented, and not "conformance";
 - **missing**: ``tf.<name>`` raises unison's AttributeError naming what to use instead.
 """
 
@@ -28,7 +32,9 @@ from typing import Any
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 
-STATES = ("conformance", "partly tested", "untested", "missing")
+STATES = ("conformance", "partly tested", "untested", "TPU-only", "missing")
+# the columns every page shows; "TPU-only" only where a listing has such names
+_ALWAYS = ("conformance", "partly tested", "untested", "missing")
 
 
 @dataclass
@@ -37,6 +43,7 @@ class Evidence:
 
     ordinary: list[str] = field(default_factory=list)
     edge: list[str] = field(default_factory=list)
+    matched: list[str] = field(default_factory=list)  # tests that also check unison's message (match=)
 
 
 @dataclass(frozen=True)
@@ -111,21 +118,31 @@ def scan_tests(folder: pathlib.Path = HERE) -> tuple[dict[str, Evidence], list[D
                 names = (*names, *("tf_keras:" + n.split(":", 1)[1] for n in names if n.startswith("keras:")))
             for name in names:
                 (evidence[name].edge if edge else evidence[name].ordinary).append(where)
+                if "match" in keywords:
+                    evidence[name].matched.append(where)
             differs = keywords.get("differs")
             if isinstance(differs, ast.Constant) and isinstance(differs.value, str):
                 differences.append(Difference(names, where, differs.value))
     return dict(evidence), differences
 
 
-def resolves(root: Any, dotted: str) -> bool:
-    """Whether ``root.<dotted>`` exists in unison (an AttributeError or ImportError says it does not)."""
+_ABSENT = object()
+
+
+def lookup(root: Any, dotted: str) -> Any:
+    """``root.<dotted>`` in unison, or ``_ABSENT`` (an AttributeError or ImportError says it is not there)."""
     obj = root
     for part in dotted.split("."):
         try:
             obj = getattr(obj, part)
         except (AttributeError, ImportError, NotImplementedError):
-            return False
-    return True
+            return _ABSENT
+    return obj
+
+
+def resolves(root: Any, dotted: str) -> bool:
+    """Whether ``root.<dotted>`` exists in unison."""
+    return lookup(root, dotted) is not _ABSENT
 
 
 def classify(names: list[str], root: Any, evidence: dict[str, Evidence], prefix: str = "") -> dict[str, str]:
@@ -133,8 +150,12 @@ def classify(names: list[str], root: Any, evidence: dict[str, Evidence], prefix:
     states = {}
     for name in names:
         seen = evidence.get(prefix + name)
-        if not resolves(root, name):
+        obj = lookup(root, name)
+        if obj is _ABSENT:
             states[name] = "missing"
+        elif getattr(obj, "_tpu_only", False) is True:
+            # exists only to raise TPUNotSupportedError: counted as such once a test checks that error
+            states[name] = "TPU-only" if seen and seen.matched else "untested"
         elif seen and seen.ordinary and seen.edge:
             states[name] = "conformance"
         elif seen:
@@ -158,27 +179,27 @@ def render_section(title: str, version: str, label: str, states: dict[str, str])
         total[state] += 1
     n = len(states)
     done = total["conformance"]
+    columns = [s for s in STATES if s in _ALWAYS or total[s]]
+    tpu = f", {total['TPU-only']} TPU-only (a named error saying what to use instead)" if total["TPU-only"] else ""
     lines = [
         f"## {title}",
         "",
         f"Measured against the public API of {version}: **{n} names; {done} implemented and conformance-tested "
         f"({100 * done / n:.1f}%)**, {total['partly tested']} partly tested, {total['untested']} implemented "
-        f"without a conformance test, {total['missing']} missing.",
+        f"without a conformance test{tpu}, {total['missing']} missing.",
         "",
-        "| module | names | conformance | partly tested | untested | missing |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| module | names | " + " | ".join(columns) + " |",
+        "|---|---:|" + "---:|" * len(columns),
     ]
     for module in sorted(by_module):
         counts = by_module[module]
         size = sum(len(v) for v in counts.values())
         lines.append(
             f"| `{label}{'.' + module if module else ''}` | {size} | "
-            + " | ".join(str(len(counts.get(s, []))) for s in STATES)
+            + " | ".join(str(len(counts.get(s, []))) for s in columns)
             + " |"
         )
-    lines.append(
-        f"| **all** | **{n}** | **{done}** | {total['partly tested']} | {total['untested']} | {total['missing']} |"
-    )
+    lines.append(f"| **all** | **{n}** | **{done}** | " + " | ".join(str(total[s]) for s in columns[1:]) + " |")
     lines.append("")
     for module in sorted(by_module):
         lines.append(f"### `{label}{'.' + module if module else ''}`")
@@ -213,6 +234,16 @@ shapes and error classes, on ordinary input and on an edge case (empty, broadcas
 promotion, NaN or a bad argument); `.ci/run` installs TensorFlow (the `conformance` extra) so CI
 compares for real. A **missing** name raises `AttributeError` saying unison does not implement it
 and naming the torch equivalent where there is one.
+"""
+
+_TPU_NOTE = """A **TPU-only** name (`TPUStrategy`, `experimental.TPUStrategy`, `cluster_resolver.TPUClusterResolver`)
+exists, so `isinstance` checks work, and using it raises `unison.errors.TPUNotSupportedError`: TPUs
+are not supported on unison's PyTorch backend; the message names MirroredStrategy /
+MultiWorkerMirroredStrategy (or the GPU/CPU resolvers) and torch_xla for TPUs from PyTorch. The
+error is a `ValueError`, the class TF raises when it finds no TPU, so the usual
+`try: TPUStrategy(TPUClusterResolver()) except ValueError:` probe falls back as on TF; its tests
+compare that error class with TF's and check the message. Such names are counted in their own column,
+neither as implemented nor as conformance-tested.
 """
 
 
@@ -267,6 +298,7 @@ def render_tf() -> str:
         "# TensorFlow's API in unison: the coverage report",
         "",
         _HEADER,
+        _TPU_NOTE,
         "Left out of the listing, as the TF-API issue measures it: `tf.keras` (see [keras_api.md](keras_api.md)), "
         "`tf.compat`, `tf.estimator`, `tf.tpu`, `tf.lite`, `tf.xla`, `tf.raw_ops`, DTensor, `tf.security`, "
         "`tf.quantization`, `tf.feature_column`, `tf.test` and `tf.experimental.numpy`. What each supported "

@@ -876,3 +876,49 @@ def test_rpc_bad_arguments(tf, case):
     if case == "layer":
         return rpc.Server.create("http", "localhost:1")
     return rpc.Server.create("grpc", "localhost:1").register("f", lambda a: a)
+
+
+# TPU-only names: they exist, and using them raises a ValueError (TF's class when no TPU is found)
+# whose message, on unison, says TPUs are not supported and what to use instead
+_NO_TPU = r"TPUs are not supported on unison's PyTorch backend.*MirroredStrategy.*torch_xla"
+
+
+@same_as_tf("distribute.TPUStrategy", match=_NO_TPU)
+def test_tpu_strategy_without_a_tpu(tf):
+    return tf.distribute.TPUStrategy()
+
+
+@same_as_tf("distribute.experimental.TPUStrategy", match=_NO_TPU)
+def test_experimental_tpu_strategy_without_a_tpu(tf):
+    return tf.distribute.experimental.TPUStrategy()
+
+
+@same_as_tf(
+    "distribute.cluster_resolver.TPUClusterResolver",
+    match=r"TPUs are not supported on unison's PyTorch backend.*TFConfigClusterResolver.*torch_xla",
+)
+def test_tpu_cluster_resolver_without_a_tpu(tf):
+    return tf.distribute.cluster_resolver.TPUClusterResolver()
+
+
+@same_as_tf(
+    "distribute.TPUStrategy",
+    "distribute.experimental.TPUStrategy",
+    "distribute.cluster_resolver.TPUClusterResolver",
+    edge=True,
+)
+def test_tpu_probe_falls_back(tf):
+    """The probe programs carry: try a TPU, fall back on ValueError; isinstance checks say no TPU."""
+    try:
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver()
+        strategy = tf.distribute.TPUStrategy(resolver)
+    except ValueError:
+        strategy = tf.distribute.get_strategy()
+    subclass = issubclass(tf.distribute.TPUStrategy, tf.distribute.Strategy)
+    is_tpu = isinstance(strategy, (tf.distribute.TPUStrategy, tf.distribute.experimental.TPUStrategy))
+    return strategy.num_replicas_in_sync, is_tpu, subclass
+
+
+@same_as_tf("distribute.cluster_resolver.TPUClusterResolver", edge=True)
+def test_tpu_cluster_resolver_connect_without_a_tpu(tf):
+    return tf.distribute.cluster_resolver.TPUClusterResolver.connect()

@@ -18,7 +18,7 @@ Example:
 
 # Each transformation module registers its Dataset subclasses with dataset.py when it loads
 # (dataset.py imports none of them, so there is no dataset <-> transformation circle): load them all.
-from unison.data import batching, cache, combine, experimental, sources, stateful, transforms  # noqa: F401
+from unison.data import batching, cache, combine, experimental, resampling, sources, stateful, transforms  # noqa: F401
 from unison.data.dataset import Dataset, Iterator, Optional
 from unison.data.experimental_more import DatasetSpec, FixedLengthRecordDataset, IteratorSpec, NumpyIterator
 from unison.data.options import (

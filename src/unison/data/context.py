@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
 from typing import Any
 
@@ -22,6 +23,9 @@ from unison.data.options import Options
 
 class IterContext:
     """What one iteration of a pipeline shares between its transformations.
+
+    ``ignore_errors`` is set (``"silent"`` or ``"log"``) in the copy an ``ignore_errors()`` node hands
+    to the nodes above it: their ``map``/``filter`` then drop an element whose function raised.
 
     Args:
         seed_base: base of unseeded shuffles' seeds (``None``: fresh randomness).
@@ -40,7 +44,18 @@ class IterContext:
         self.file_shard = file_shard
         self.options = options or Options()
         self.peek = peek
+        self.ignore_errors = ""
         self._nodes: dict[int, int] = {}
+
+    def drops(self, exc: BaseException, where: str) -> bool:
+        """Whether ``exc``, raised by a user function of ``where``, drops its element (``ignore_errors``)."""
+        if not self.ignore_errors:
+            return False
+        if self.ignore_errors == "log":
+            logging.getLogger("unison.data").warning(
+                "ignore_errors: dropped an element whose %s raised %s: %s", where, type(exc).__name__, exc
+            )
+        return True
 
     def node_index(self, node: Any) -> int:
         """A stable number for a pipeline node within this iteration (first-visit order)."""

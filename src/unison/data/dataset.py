@@ -40,11 +40,9 @@ from unison.ops import tree
 
 _UNSUPPORTED = {
     "window": "batch() (or a from_generator() that yields windows)",
-    "snapshot": "cache(filename)",
     "save": "cache(filename)",
     "load": "cache(filename) on the same pipeline",
     "sparse_batch": "padded_batch()",
-    "random": "from_tensor_slices(np.random.default_rng(seed).integers(...))",
     "from_tensor_slices_sparse": "from_tensor_slices() on dense arrays",
     "distribute": "strategy.experimental_distribute_dataset()",
     "ragged_batch": "padded_batch()",
@@ -363,6 +361,39 @@ class Dataset(metaclass=_DatasetType):
         from unison.ops.dtypes import as_dtype
 
         return _build("Counter", start, step, as_dtype(dtype))
+
+    @staticmethod
+    def random(
+        seed: int | None = None, rerandomize_each_iteration: bool | None = None, name: str | None = None
+    ) -> Dataset:
+        """Random int64 scalars in ``[0, 2**32)`` without end (see :mod:`unison.data.resampling`)."""
+        return _build("RandomDataset", seed, rerandomize_each_iteration)
+
+    def rejection_resample(
+        self,
+        class_func: Callable[..., Any],
+        target_dist: Any,
+        initial_dist: Any = None,
+        seed: int | None = None,
+        name: str | None = None,
+    ) -> Dataset:
+        """``(class, element)`` pairs kept at random so that the classes follow ``target_dist``."""
+        return _build("RejectionResample", self, class_func, target_dist, initial_dist, seed)
+
+    def snapshot(
+        self,
+        path: str,
+        compression: str | None = "AUTO",
+        reader_func: Callable[..., Any] | None = None,
+        shard_func: Callable[..., Any] | None = None,
+        name: str | None = None,
+    ) -> Dataset:
+        """The first complete iteration kept under ``path``; later ones (any process) read it back."""
+        return _build("Snapshot", self, path, compression, reader_func, shard_func)
+
+    def ignore_errors(self, log_warning: bool = False, name: str | None = None) -> Dataset:
+        """The elements, without those whose upstream ``map``/``filter`` function raised."""
+        return _build("IgnoreErrors", self, log_warning)
 
     def scan(self, initial_state: Any, scan_func: Callable[..., Any], name: str | None = None) -> Dataset:
         """``scan_func(state, element) -> (new_state, output)`` over the elements, from ``initial_state``."""

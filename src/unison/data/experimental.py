@@ -41,6 +41,7 @@ from unison.data.options import (
     ThreadingOptions,
 )
 from unison.data.ragged_batch import dense_to_ragged_batch
+from unison.data.resampling import RandomDataset, ignore_errors, rejection_resample, snapshot
 from unison.data.save_load import load, save
 from unison.data.tables import DatasetInitializer, index_table_from_dataset, table_from_dataset
 
@@ -174,6 +175,10 @@ def Counter(start: int = 0, step: int = 1, dtype: Any = None) -> Any:  # noqa: N
 
 __all__ = [
     "AUTOTUNE",
+    "RandomDataset",
+    "ignore_errors",
+    "rejection_resample",
+    "snapshot",
     "Counter",
     "CsvDataset",
     "make_csv_dataset",

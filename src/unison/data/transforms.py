@@ -316,12 +316,18 @@ class Map(_Unary):
         if self._calls is None or self._calls == 1:
             for index, element in enumerate(source):
                 try:
-                    yield _as_result(call(self._fn, element))
+                    result = _as_result(call(self._fn, element))
                 except Exception as exc:  # noqa: BLE001 - the user's function: re-raised, annotated with the element
+                    if ctx.drops(exc, "map function"):
+                        continue
                     raise threads.annotate(exc, "map", index) from None
+                yield result
             return
         workers = ctx.options.threads if self._calls == AUTOTUNE else int(self._calls)
         deterministic = self.deterministic(ctx)
+        if ctx.ignore_errors:  # threads: a failed element comes back as a marker and is dropped
+            yield from _without_dropped(source, self._fn, ctx, workers, deterministic)
+            return
         procs = self.process_workers(ctx)
         columns = self._input._columns()
         if procs:
@@ -345,6 +351,29 @@ class Map(_Unary):
         )
 
 
+_DROPPED = object()
+
+
+def _without_dropped(
+    source: Iterator[Any], fn: Callable[..., Any], ctx: IterContext, workers: int, deterministic: bool
+) -> Iterator[Any]:
+    def attempt(element: Any) -> Any:
+        try:
+            return _as_result(call(fn, element))
+        except Exception as exc:  # noqa: BLE001 - dropped under ignore_errors (logged when asked)
+            ctx.drops(exc, "map function")
+            return _DROPPED
+
+    mapped = threads.parallel_map(
+        source,
+        attempt,
+        workers,
+        deterministic,
+        intra_op=intraop.for_pipeline(ctx.options.threading.max_intra_op_parallelism),
+    )
+    return (result for result in mapped if result is not _DROPPED)
+
+
 @transformation
 class Filter(_Unary):
     def __init__(self, input_dataset: Dataset, predicate: Callable[..., Any]) -> None:
@@ -358,6 +387,8 @@ class Filter(_Unary):
             try:
                 keep = call(self._predicate, element)
             except Exception as exc:  # noqa: BLE001 - the user's function: re-raised, annotated with the element
+                if ctx.drops(exc, "filter predicate"):
+                    continue
                 raise threads.annotate(exc, "filter", index) from None
             if isinstance(keep, torch.Tensor):
                 if keep.numel() != 1 or keep.dtype != torch.bool:

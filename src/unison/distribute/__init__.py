@@ -30,6 +30,7 @@ from unison.distribute.strategy import (
     has_strategy,
     in_cross_replica_context,
 )
+from unison.distribute.tpu import TPUStrategy
 from unison.distribute.values import (
     DistributedDataset,
     DistributedIterator,
@@ -59,6 +60,7 @@ __all__ = [
     "Server",
     "Strategy",
     "StrategyExtended",
+    "TPUStrategy",
     "cluster_resolver",
     "coordinator",
     "experimental",
@@ -91,8 +93,6 @@ def __getattr__(name: str) -> Any:
 
 # TF strategies unison leaves out, and what to use instead (named in the AttributeError).
 _OTHER_STRATEGIES = {
-    "TPUStrategy": "unison has no TPU; on GPUs or CPUs use MirroredStrategy (one host) or "
-    "MultiWorkerMirroredStrategy (several).",
     "CentralStorageStrategy": "TF has it only as tf.distribute.experimental.CentralStorageStrategy, which unison "
     "implements.",
 }

@@ -8,8 +8,6 @@ Example:
     1
 """
 
-from typing import Any
-
 from unison.cluster import (
     ClusterResolver,
     ClusterSpec,
@@ -25,6 +23,7 @@ from unison.cluster.cloud import (
     KubernetesExecutableLocation,
     UnionResolver,
 )
+from unison.distribute.tpu import TPUClusterResolver
 
 __all__ = [
     "ClusterResolver",
@@ -35,17 +34,8 @@ __all__ = [
     "SimpleClusterResolver",
     "SlurmClusterResolver",
     "TFConfigClusterResolver",
+    "TPUClusterResolver",
     "TaskSpec",
     "TorchElasticClusterResolver",
     "UnionResolver",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "TPUClusterResolver":
-        raise AttributeError(
-            "unison does not implement tf.distribute.cluster_resolver.TPUClusterResolver: unison has no TPU. "
-            "Resolve GPU/CPU clusters with TFConfigClusterResolver, SlurmClusterResolver, "
-            "KubernetesClusterResolver or SimpleClusterResolver."
-        )
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

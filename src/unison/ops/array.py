@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from unison.errors import InvalidArgumentError
-from unison.ops import eager_numpy, tensor_repr
+from unison.ops import eager_numpy, fastpath, tensor_repr
 from unison.ops._dispatch import wrap_namespace
 from unison.ops.dtypes import as_dtype, to_tensor
 from unison.ops.string_tensor import StringTensor
@@ -299,7 +299,9 @@ def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None)
     if x is None or y is None:
         raise ValueError("tf.where takes both x and y, or neither. Received only one of them.")
     xt, yt = to_tensor(x), to_tensor(y)
-    return torch.where(cond, xt, yt.to(xt.dtype) if xt.dtype != yt.dtype and not isinstance(y, torch.Tensor) else yt)
+    return fastpath.select(
+        cond, xt, yt.to(xt.dtype) if xt.dtype != yt.dtype and not isinstance(y, torch.Tensor) else yt
+    )
 
 
 def tile(input: Any, multiples: Any, name: str | None = None) -> torch.Tensor:

@@ -15,6 +15,8 @@ from typing import Any, NamedTuple
 
 import torch
 
+from unison.errors import IndexOutOfRangeError
+from unison.ops import fastpath
 from unison.ops._dispatch import wrap_namespace
 from unison.ops.array import _axes, _shape
 from unison.ops.dtypes import as_dtype, to_tensor
@@ -194,7 +196,7 @@ def _check_nd_indices(idx: torch.Tensor, dims: Sequence[int], fn: str) -> None:
     bad = (idx < 0) | (idx >= limits)
     if bool(bad.any()):
         where_bad = torch.nonzero(bad.any(dim=-1))[0].tolist()
-        raise ValueError(
+        raise IndexOutOfRangeError(
             f"{fn}: indices{where_bad} = {idx[tuple(where_bad)].tolist()} does not index into shape "
             f"{list(dims)}. Every index must be in [0, size) of its axis (negative indices are errors, as in TF)."
         )
@@ -232,6 +234,10 @@ def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None =
             f"tf.gather_nd: index length {k} (indices.shape[-1]) exceeds the rank {p.dim() - b} of params "
             f"after batch_dims={b}. Received params of shape {list(p.shape)}."
         )
+    if not b:
+        fast = fastpath.gather_nd(p, i)
+        if fast is not None:
+            return fast
     _check_nd_indices(i, list(p.shape[b : b + k]), "tf.gather_nd")
     batch = tuple(p.shape[:b])
     nb = 1

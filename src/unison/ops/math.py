@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from unison.errors import InvalidArgumentError
+from unison.ops import fastpath
 from unison.ops._dispatch import wrap_namespace
 from unison.ops.dtypes import as_dtype, to_tensor
 
@@ -134,6 +135,9 @@ def add_n(inputs: Sequence[Any], name: str | None = None) -> torch.Tensor:
 def _arg_extremum(input: Any, axis: Any, output_type: Any, largest: builtins.bool) -> torch.Tensor:
     t = to_tensor(input)
     dim = int(axis or 0)
+    fast = fastpath.argextremum(t, dim, largest)
+    if fast is not None:
+        return fast.to(as_dtype(output_type))
     pick = torch.argmax if largest else torch.argmin
     index = pick(t, dim=dim)
     if t.is_floating_point():
@@ -179,12 +183,29 @@ def _float_op(op: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[torch.Ten
     return lambda t: op(t if t.is_floating_point() or t.is_complex() else t.float())
 
 
-equal = _binary("equal", torch.eq)
-not_equal = _binary("not_equal", torch.ne)
-greater = _binary("greater", torch.gt)
-greater_equal = _binary("greater_equal", torch.ge)
-less = _binary("less", torch.lt)
-less_equal = _binary("less_equal", torch.le)
+def _compare(op: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> Callable[..., torch.Tensor]:
+    return lambda a, b: fastpath.compare(op, a, b)
+
+
+def _order(name: str, op: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> Callable[..., torch.Tensor]:
+    def compare(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        if a.dtype == torch.bool or b.dtype == torch.bool:  # TF orders numbers only
+            raise InvalidArgumentError(
+                f"tf.math.{name}: bool tensors have no order; compare numbers (tf.cast(x, tf.int32)) or use "
+                "tf.math.equal/not_equal/logical_*. Received: x and y of dtypes "
+                f"{str(a.dtype).replace('torch.', '')} and {str(b.dtype).replace('torch.', '')}."
+            )
+        return fastpath.compare(op, a, b)
+
+    return compare
+
+
+equal = _binary("equal", _compare(torch.eq))
+not_equal = _binary("not_equal", _compare(torch.ne))
+greater = _binary("greater", _order("greater", torch.gt))
+greater_equal = _binary("greater_equal", _order("greater_equal", torch.ge))
+less = _binary("less", _order("less", torch.lt))
+less_equal = _binary("less_equal", _order("less_equal", torch.le))
 add = _binary("add", torch.add)
 subtract = _binary("subtract", torch.sub)
 multiply = _binary("multiply", torch.mul)
@@ -229,7 +250,7 @@ ceil = _unary("ceil", torch.ceil)
 round = _unary("round", torch.round)
 sin = _unary("sin", torch.sin)
 cos = _unary("cos", torch.cos)
-tanh = _unary("tanh", torch.tanh)
+tanh = _unary("tanh", fastpath.tanh)
 
 
 SIGMOID_LOGITS_ATTR = "_unison_sigmoid_logits"

@@ -15,6 +15,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from unison.ops import fastpath
 from unison.ops._dispatch import wrap_namespace
 from unison.ops.dtypes import to_tensor
 
@@ -71,7 +72,7 @@ def sigmoid(x: Any, name: str | None = None) -> torch.Tensor:
 
 def tanh(x: Any, name: str | None = None) -> torch.Tensor:
     """``tf.nn.tanh``."""
-    return torch.tanh(to_tensor(x))
+    return fastpath.tanh(to_tensor(x))
 
 
 def sparse_softmax_cross_entropy_with_logits(

@@ -19,6 +19,7 @@ from unison.distribute.multi_worker import (
     CommunicationOptions,
 )
 from unison.distribute.preemption import PreemptionCheckpointHandler, TerminationConfig
+from unison.distribute.tpu import TPUStrategyV1 as TPUStrategy
 
 __all__ = [
     "CentralStorageStrategy",
@@ -31,6 +32,7 @@ __all__ = [
     "PreemptionCheckpointHandler",
     "PreemptionWatcher",
     "ShardedCheckpoint",
+    "TPUStrategy",
     "TerminationConfig",
     "ValueContext",
     "checkpoint_activations",
@@ -60,16 +62,6 @@ def __getattr__(name: str) -> Any:
         from unison.distribute import parameter_server
 
         return parameter_server.ParameterServerStrategy
-    if name == "TPUStrategy":
-        raise AttributeError(
-            "unison does not implement tf.distribute.experimental.TPUStrategy: unison has no TPU. Use "
-            "MirroredStrategy (one host) or MultiWorkerMirroredStrategy (several) on GPUs or CPUs."
-        )
     if name == "rpc":
         return importlib.import_module("unison.distribute.experimental.rpc")
-    raise AttributeError(
-        "unison does not implement tf.distribute.experimental.rpc (TF's RPC ops on tf.function "
-        "servers). Use ParameterServerStrategy's ClusterCoordinator.schedule to run functions on "
-        "other tasks, or torch.distributed.rpc."
-    )
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
