@@ -15,6 +15,11 @@ from unison.keras.utils.dataset_utils import split_dataset
 from unison.keras.utils.file_utils import get_file
 from unison.keras.utils.image_dataset import image_dataset_from_directory
 from unison.keras.utils.image_utils import array_to_img, img_to_array, load_img, save_img
+from unison.keras.utils.io_utils import (
+    disable_interactive_logging,
+    enable_interactive_logging,
+    is_interactive_logging_enabled,
+)
 from unison.keras.utils.model_visualization import model_to_dot, plot_model
 from unison.keras.utils.numerical import set_random_seed, to_categorical
 from unison.keras.utils.object_registration import (
@@ -32,6 +37,9 @@ from unison.keras.utils.text_dataset import text_dataset_from_directory
 from unison.keras.utils.timeseries import timeseries_dataset_from_array
 
 __all__ = [
+    "disable_interactive_logging",
+    "enable_interactive_logging",
+    "is_interactive_logging_enabled",
     "CustomObjectScope",
     "FeatureSpace",
     "custom_object_scope",
