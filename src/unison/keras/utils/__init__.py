@@ -76,6 +76,8 @@ __all__ = [
 # Keras 3's keras.utils also offers these backend helpers; imported when first asked for (the
 # backend package imports modules of this one).
 _FROM_BACKEND = ("clear_session", "get_source_inputs", "is_keras_tensor")
+# Keras 2's keras.utils also offers the object (de)serializers of keras.saving (above this package)
+_FROM_SAVING = ("serialize_keras_object", "deserialize_keras_object")
 
 
 def __getattr__(name: str) -> Any:
@@ -83,6 +85,10 @@ def __getattr__(name: str) -> Any:
         from unison.keras.layers.feature_space import FeatureSpace
 
         return FeatureSpace
+    if name in _FROM_SAVING:
+        from unison.keras.saving import object_io
+
+        return getattr(object_io, name)
     if name in _FROM_BACKEND:
         from unison.keras.backend import common
 
