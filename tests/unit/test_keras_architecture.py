@@ -58,6 +58,8 @@ TIERS: list[tuple[str, tuple[str, ...]]] = [
             "preprocessing",
             "saving",
             "export",
+            "config",
+            "quantizers",
         ),
     ),
     ("layers", ("layers",)),

@@ -51,8 +51,30 @@ __all__ = [
     "TruncatedNormal",
     "VarianceScaling",
     "Zeros",
+    "IdentityInitializer",
+    "OrthogonalInitializer",
+    "STFT",
+    "STFTInitializer",
     "compute_fans",
+    "constant",
+    "deserialize",
     "get",
+    "glorot_normal",
+    "glorot_uniform",
+    "he_normal",
+    "he_uniform",
+    "identity",
+    "lecun_normal",
+    "lecun_uniform",
+    "ones",
+    "orthogonal",
+    "random_normal",
+    "random_uniform",
+    "serialize",
+    "stft",
+    "truncated_normal",
+    "variance_scaling",
+    "zeros",
 ]
 
 _TRUNCATED_STD = 0.87962566103423978
@@ -392,6 +414,84 @@ class Identity(Initializer):
         return {"gain": self.gain}
 
 
+_WINDOWS: dict[str, Callable[..., torch.Tensor]] = {
+    "hann": torch.hann_window,
+    "hanning": torch.hann_window,
+    "hamming": torch.hamming_window,
+    "blackman": torch.blackman_window,
+    "bartlett": torch.bartlett_window,
+}
+
+
+class STFT(Initializer):
+    """Conv kernels computing a short-time Fourier transform (Keras 3's ``STFT``).
+
+    A kernel of shape ``(frame_length, 1, fft_length // 2 + 1)`` holds
+    ``cos(-2 pi t f / fft_length)`` (``side="real"``) or its ``sin`` (``side="imag"``), times the
+    window divided by its L2 norm (``scaling="density"``) or L1 norm (``"spectrum"``).
+
+    Args:
+        side: ``"real"`` or ``"imag"``.
+        window: ``"hann"``, ``"hamming"``, ``"blackman"``, ``"bartlett"``, the window's values, or ``None``.
+        scaling: ``"density"``, ``"spectrum"`` or ``None``.
+        periodic: a periodic window (for spectral analysis) instead of a symmetric one.
+
+    Example:
+        >>> STFT(window=None, scaling=None)(shape=(4, 1, 3))[:, 0, 1].round(decimals=3).tolist()
+        [1.0, 0.0, -1.0, -0.0]
+    """
+
+    def __init__(
+        self, side: str = "real", window: Any = "hann", scaling: str | None = "density", periodic: bool = False
+    ) -> None:
+        super().__init__(None)
+        if side not in ("real", "imag"):
+            raise ValueError(f"side should be 'real' or 'imag', not {side!r}")
+        if isinstance(window, str) and window not in _WINDOWS:
+            raise ValueError(
+                f"Unknown window {window!r}. Expected one of {format_choices(list(_WINDOWS))}, the window's "
+                "values, or None."
+            )
+        if scaling is not None and scaling not in ("density", "spectrum"):
+            raise ValueError(
+                f"Scaling is invalid, it must be `None`, 'density' or 'spectrum'. Received scaling={scaling!r}"
+            )
+        self.side, self.window, self.scaling, self.periodic = side, window, scaling, periodic
+
+    def _fill(self, tensor: torch.Tensor, generator: torch.Generator | None) -> None:
+        if tensor.dim() != 3:
+            raise ValueError(
+                "The STFT initializer makes kernels of shape (frame_length, 1, fft_length // 2 + 1). "
+                f"Received: shape={tuple(tensor.shape)}"
+            )
+        frame_length, _, bins = tensor.shape
+        fft_length = (bins - 1) * 2
+        t = torch.arange(frame_length, dtype=torch.float64).reshape(-1, 1, 1)
+        f = torch.arange(bins, dtype=torch.float64).reshape(1, 1, -1) / fft_length
+        args = -2.0 * t * f * math.pi
+        kernel = torch.cos(args) if self.side == "real" else torch.sin(args)
+        if self.window is not None:
+            if isinstance(self.window, str):
+                win = _WINDOWS[self.window](frame_length, periodic=self.periodic, dtype=torch.float64)
+            else:
+                win = torch.as_tensor(np.asarray(self.window), dtype=torch.float64)
+            if win.dim() != 1 or win.shape[0] != frame_length:
+                raise ValueError(
+                    f"The shape of `window` must be equal to [frame_length]. Received: window shape={tuple(win.shape)}"
+                )
+            win = win.reshape(-1, 1, 1)
+            scale = 1.0
+            if self.scaling == "density":
+                scale = float(torch.sqrt(torch.sum(win * win)))
+            elif self.scaling == "spectrum":
+                scale = float(torch.sum(win.abs()))
+            kernel = kernel * win / scale
+        tensor.copy_(kernel.to(tensor.dtype))
+
+    def get_config(self) -> dict[str, Any]:
+        return {"side": self.side, "window": self.window, "periodic": self.periodic, "scaling": self.scaling}
+
+
 _REGISTRY: dict[str, Callable[[], Initializer]] = {
     "identity": Identity,
     "glorot_uniform": GlorotUniform,
@@ -412,6 +512,7 @@ _REGISTRY: dict[str, Callable[[], Initializer]] = {
     "truncated_normal": TruncatedNormal,
     "orthogonal": Orthogonal,
     "variance_scaling": VarianceScaling,
+    "stft": STFT,
 }
 for _cls in (
     GlorotUniform,
@@ -429,6 +530,7 @@ for _cls in (
     Orthogonal,
     VarianceScaling,
     Identity,
+    STFT,
 ):
     _REGISTRY[_cls.__name__] = _cls
 del _cls
@@ -498,6 +600,8 @@ def get(identifier: InitializerLike) -> Callable[[torch.Tensor], None]:
                 f"Received: initializer={identifier!r}"
             )
         return factory()
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
     if isinstance(identifier, type) and issubclass(identifier, Initializer):
         identifier = identifier()
     if isinstance(identifier, Initializer):
@@ -512,3 +616,70 @@ def get(identifier: InitializerLike) -> Callable[[torch.Tensor], None]:
         "Could not interpret initializer identifier: expected a name such as "
         f"'glorot_uniform' or a callable. Received: initializer={identifier!r}"
     )
+
+
+def serialize(initializer: Initializer) -> dict[str, Any]:
+    """Keras's serialized form of a built-in initializer: ``module``, ``class_name``, ``config``, ``registered_name``.
+
+    Example:
+        >>> serialize(Constant(2.0))["config"]
+        {'value': 2.0}
+    """
+    if not isinstance(initializer, Initializer):
+        raise TypeError(
+            "serialize() takes a keras.initializers.Initializer such as GlorotUniform(). "
+            f"Received: {initializer!r} ({type(initializer).__name__})"
+        )
+    return {
+        "module": "keras.initializers",
+        "class_name": type(initializer).__name__,
+        "config": initializer.get_config(),
+        "registered_name": None,
+    }
+
+
+def deserialize(config: dict[str, Any] | str, custom_objects: dict[str, Any] | None = None) -> Initializer:
+    """The initializer a name (``"he_normal"``, ``"HeNormal"``) or a :func:`serialize` dict describes.
+
+    Raises:
+        ValueError: an unknown name (the message lists the known ones).
+
+    Example:
+        >>> deserialize({"class_name": "Constant", "config": {"value": 2.0}}).value
+        2.0
+    """
+    if isinstance(config, str):
+        name, options = config, {}
+    elif isinstance(config, dict) and "class_name" in config:
+        name, options = str(config["class_name"]), dict(config.get("config") or {})
+    else:
+        raise TypeError(
+            "deserialize() takes an initializer's name or the dict serialize() returns "
+            f"({{'class_name': ..., 'config': ...}}). Received: {config!r}"
+        )
+    factory = (custom_objects or {}).get(name) or _REGISTRY.get(name)
+    if factory is None:
+        raise ValueError(
+            f"Unknown initializer: {name!r}{did_you_mean(name, _REGISTRY)}. Expected one of: "
+            f"{format_choices([k for k in _REGISTRY if k.islower()])}."
+        )
+    return cast(Initializer, factory(**options))
+
+
+# Keras's other spellings of the classes: snake_case aliases and the *Initializer names
+constant = Constant
+glorot_normal = GlorotNormal
+glorot_uniform = GlorotUniform
+he_normal = HeNormal
+he_uniform = HeUniform
+identity = IdentityInitializer = Identity
+lecun_normal = LecunNormal
+lecun_uniform = LecunUniform
+ones = Ones
+orthogonal = OrthogonalInitializer = Orthogonal
+random_normal = RandomNormal
+random_uniform = RandomUniform
+stft = STFTInitializer = STFT
+truncated_normal = TruncatedNormal
+variance_scaling = VarianceScaling
+zeros = Zeros

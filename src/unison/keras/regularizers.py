@@ -12,7 +12,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -80,10 +80,57 @@ class L2(L1L2):
         return {"l2": self.l2}
 
 
+class OrthogonalRegularizer(Regularizer):
+    """Push the rows (``mode="rows"``) or columns of a 2-D weight towards orthogonality.
+
+    The penalty is ``factor * 0.5 * sum(|P - diag(P)|) / (n (n - 1) / 2)`` where ``P`` is the
+    matrix of dot products of the L2-normalised rows (columns) and ``n`` their count.
+
+    Raises:
+        ValueError: a ``mode`` other than ``"rows"``/``"columns"``, a negative ``factor``, or a weight not of rank 2.
+
+    Example:
+        >>> round(OrthogonalRegularizer(1.0)(torch.tensor([[1.0, 0.0], [1.0, 1.0]])).item(), 4)
+        0.7071
+    """
+
+    def __init__(self, factor: float = 0.01, mode: str = "rows") -> None:
+        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or factor < 0:
+            raise ValueError(f"Invalid value for argument factor: expected a float >= 0. Received: factor={factor!r}")
+        if mode not in ("rows", "columns"):
+            raise ValueError(
+                f'Invalid value for argument `mode`. Expected one of {{"rows", "columns"}}. Received: mode={mode}'
+            )
+        self.factor, self.mode = float(factor), mode
+
+    def __call__(self, weight: torch.Tensor) -> torch.Tensor:
+        if weight.dim() != 2:
+            raise ValueError(
+                f"Inputs to OrthogonalRegularizer must have rank 2. Received: inputs.shape={tuple(weight.shape)}"
+            )
+        w = weight if self.mode == "rows" else weight.T
+        w = torch.nn.functional.normalize(w, dim=1, eps=1e-12)
+        product = w @ w.T
+        size = w.shape[0]
+        off = product * (1.0 - torch.eye(size, dtype=w.dtype, device=w.device))
+        pairs = size * (size - 1.0) / 2.0
+        return self.factor * 0.5 * off.abs().sum() / pairs
+
+    def get_config(self) -> dict[str, Any]:
+        return {"factor": self.factor, "mode": self.mode}
+
+
 l1, l2, l1_l2 = L1, L2, L1L2
+orthogonal_regularizer = OrthogonalRegularizer
 _NAMES: dict[str, Callable[[], Regularizer]] = {"l1": L1, "l2": L2, "l1_l2": L1L2, "l1l2": L1L2}
 
-_CLASSES: dict[str, type[Regularizer]] = {"L1": L1, "L2": L2, "L1L2": L1L2}
+_NAMES["orthogonal_regularizer"] = OrthogonalRegularizer
+_CLASSES: dict[str, type[Regularizer]] = {
+    "L1": L1,
+    "L2": L2,
+    "L1L2": L1L2,
+    "OrthogonalRegularizer": OrthogonalRegularizer,
+}
 
 RegularizerLike = dict[str, Any] | str | Regularizer | Callable[[torch.Tensor], torch.Tensor] | None
 
@@ -101,3 +148,38 @@ def get(identifier: RegularizerLike) -> Callable[[torch.Tensor], torch.Tensor] |
         f"Unknown regularizer: {identifier!r}. Expected one of: {format_choices(_NAMES)}, a "
         f"keras.regularizers instance, or a callable. Received: regularizer={identifier!r}"
     )
+
+
+def serialize(regularizer: Regularizer) -> dict[str, Any]:
+    """Keras's serialized form: ``{"module": "keras.regularizers", "class_name", "config", "registered_name"}``.
+
+    Example:
+        >>> serialize(L2(0.1))["config"]
+        {'l2': 0.1}
+    """
+    if not isinstance(regularizer, Regularizer):
+        raise TypeError(f"serialize() takes a keras.regularizers.Regularizer. Received: {regularizer!r}")
+    return {
+        "module": "keras.regularizers",
+        "class_name": type(regularizer).__name__,
+        "config": regularizer.get_config(),
+        "registered_name": None,
+    }
+
+
+def deserialize(config: dict[str, Any] | str, custom_objects: dict[str, Any] | None = None) -> Regularizer:
+    """The regularizer a :func:`serialize` dict or a name (``"l2"``, ``"L1L2"``) describes.
+
+    Raises:
+        ValueError: an unknown name.
+    """
+    if isinstance(config, str):
+        cls = (custom_objects or {}).get(config) or _NAMES.get(config.lower()) or _CLASSES.get(config)
+        if cls is None:
+            raise ValueError(f"Unknown regularizer: {config!r}. Expected one of: {format_choices(_NAMES)}.")
+        return cls()
+    name = str(config.get("class_name"))
+    found: Any = (custom_objects or {}).get(name) or _CLASSES.get(name) or _NAMES.get(name.lower())
+    if found is None:
+        raise ValueError(f"Unknown regularizer: {name!r}. Expected one of: {format_choices(_CLASSES)}.")
+    return cast(Regularizer, found.from_config(dict(config.get("config") or {})))

@@ -122,7 +122,8 @@ def get_value(x: Any) -> Any:
         return x
     if isinstance(x, torch.Tensor):
         t = x.detach().cpu()
-        return (t.float() if t.dtype == torch.bfloat16 else t).numpy()
+        # a copy, as Keras's: later updates of the variable must not change a value already read
+        return (t.float() if t.dtype == torch.bfloat16 else t).numpy().copy()
     if hasattr(x, "numpy"):
         return x.numpy()
     return np.asarray(x)
@@ -185,9 +186,13 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None 
     return torch.broadcast_to(t, tuple(shape)).clone() if shape is not None else t
 
 
+_PHASES: list[int] = []  # K.learning_phase_scope's values, innermost last
+
+
 def learning_phase() -> int:
-    """``K.learning_phase()``: 0, as in TF 2's eager Keras; layers take ``training=`` instead."""
-    return 0
+    """``K.learning_phase()``: 0, as in TF 2's eager Keras (inside ``K.learning_phase_scope(v)``: ``v``);
+    layers take ``training=`` instead."""
+    return _PHASES[-1] if _PHASES else 0
 
 
 def set_learning_phase(value: int) -> None:

@@ -66,7 +66,6 @@ zeros_like = _arr.zeros_like
 sigmoid = _nn.sigmoid
 softplus = _nn.softplus
 softsign = _nn.softsign
-hard_sigmoid = _nn.hard_sigmoid
 binary_crossentropy = _nn.binary_crossentropy
 categorical_crossentropy = _nn.categorical_crossentropy
 sparse_categorical_crossentropy = _nn.sparse_categorical_crossentropy
@@ -249,8 +248,15 @@ def switch(condition: Any, then_expression: Any, else_expression: Any) -> Any:
 
 
 def in_train_phase(x: Any, alt: Any, training: Any = None) -> Any:
-    """``K.in_train_phase(x, alt, training=None)``: ``x`` when training, else ``alt`` (default: not training)."""
-    chosen = x if training is not None and bool(training) else alt
+    """``K.in_train_phase(x, alt, training=None)``: ``x`` when training, else ``alt``.
+
+    ``training=None`` reads ``K.learning_phase()`` (0 unless inside ``K.learning_phase_scope(1)``).
+    """
+    if training is None:
+        from unison.keras.backend.common import learning_phase
+
+        training = learning_phase()
+    chosen = x if bool(training) else alt
     return chosen() if callable(chosen) else chosen
 
 
@@ -309,6 +315,12 @@ def random_bernoulli(shape: Any, p: float = 0.0, dtype: Any = None, seed: Any = 
 
 
 random_binomial = random_bernoulli
+
+
+def hard_sigmoid(x: Any) -> Tensor:
+    """``K.hard_sigmoid``: Keras 2's segment ``clip(0.2 * x + 0.5, 0, 1)`` (Keras 3's is ``x / 6 + 0.5``)."""
+    t = float_of(tensor(x))
+    return torch.clamp(0.2 * t + 0.5, 0.0, 1.0)
 
 
 def print_tensor(x: Any, message: str = "", summarize: int = 3) -> Any:

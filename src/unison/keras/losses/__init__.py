@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import cast, overload
+from typing import Any, cast, overload
 
 import torch
 
@@ -41,6 +41,7 @@ from unison.keras.losses.loss import (
     sparse_categorical_crossentropy,
     squeeze_or_expand_to_same_rank,
 )
+from unison.keras.losses.overlap import Dice, Tversky, dice, tversky
 from unison.keras.losses.probabilistic import KLDivergence, Poisson, kl_divergence, poisson
 from unison.keras.losses.regression import (
     CosineSimilarity,
@@ -116,6 +117,8 @@ _EXTRA: tuple[type[Loss], ...] = (
     Hinge,
     SquaredHinge,
     CategoricalHinge,
+    Dice,
+    Tversky,
 )
 _CLASSES += _EXTRA
 _REGISTRY.update({cls.__name__: cls for cls in _EXTRA})
@@ -174,6 +177,10 @@ __all__ += [
     "binary_focal_crossentropy",
     "CategoricalFocalCrossentropy",
     "categorical_focal_crossentropy",
+    "Dice",
+    "Tversky",
+    "dice",
+    "tversky",
 ]
 
 LossLike = str | Loss | Callable[..., torch.Tensor] | None
@@ -254,5 +261,31 @@ _FUNCTIONS: dict[str, Callable[..., torch.Tensor]] = {
     if name in __all__ and name.islower() and callable(value) and not isinstance(value, type) and name != "get"
 }
 
+
+def serialize(loss: Any) -> Any:
+    """Keras's serialized form of a loss (``{"module", "class_name", "config", "registered_name"}``).
+
+    Example:
+        >>> serialize(Huber())["class_name"]
+        'Huber'
+    """
+    from unison.keras.saving.object_io import serialize_keras_object
+
+    return serialize_keras_object(loss)
+
+
+def deserialize(config: Any, custom_objects: Any = None, **kwargs: Any) -> Any:
+    """The loss a :func:`serialize` dict (or a name) describes.
+
+    Raises:
+        ValueError: a name this module does not export.
+    """
+    from unison.keras.saving.object_io import deserialize_keras_object
+
+    return deserialize_keras_object(config, custom_objects, namespace=sys.modules[__name__], what="loss")
+
+
 # load_model finds this package's classes by name through the registry (saving/serialization.py).
 register_namespace("losses", sys.modules[__name__], Loss, LossFunctionWrapper)
+
+__all__ += ["deserialize", "serialize"]

@@ -367,3 +367,50 @@ __all__ += [
 
 # load_model finds this package's classes by name through the registry (saving/serialization.py).
 register_namespace("metrics", sys.modules[__name__], Metric, MeanMetricWrapper)
+
+
+def serialize(metric: Any) -> Any:
+    """Keras's serialized form of a metric (``{"module", "class_name", "config", "registered_name"}``).
+
+    Example:
+        >>> serialize(Mean())["class_name"]
+        'Mean'
+    """
+    from unison.keras.saving.object_io import serialize_keras_object
+
+    return serialize_keras_object(metric)
+
+
+def deserialize(config: Any, custom_objects: Any = None, **kwargs: Any) -> Any:
+    """The metric a :func:`serialize` dict (or a name) describes.
+
+    Raises:
+        ValueError: a name this module does not export.
+    """
+    from unison.keras.saving.object_io import deserialize_keras_object
+
+    return deserialize_keras_object(config, custom_objects, namespace=sys.modules[__name__], what="metric")
+
+
+# Keras 3's correlation metrics; Keras 2's and 3's metric spellings of loss functions
+from unison.keras.metrics.correlation import (  # noqa: E402
+    ConcordanceCorrelation,
+    PearsonCorrelation,
+    concordance_correlation,
+    pearson_correlation,
+)
+
+binary_focal_crossentropy = losses.binary_focal_crossentropy
+categorical_focal_crossentropy = losses.categorical_focal_crossentropy
+kullback_leibler_divergence = losses.kl_divergence
+
+__all__ += ["deserialize", "serialize"]
+__all__ += [
+    "ConcordanceCorrelation",
+    "PearsonCorrelation",
+    "binary_focal_crossentropy",
+    "categorical_focal_crossentropy",
+    "concordance_correlation",
+    "kullback_leibler_divergence",
+    "pearson_correlation",
+]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import Any, cast
 
 import torch
 
@@ -114,3 +115,37 @@ __all__ += ["legacy", "schedules"]
 
 # saving_lib (below this package) rebuilds a compiled optimizer by its class name through this entry.
 register_namespace("optimizers", sys.modules[__name__], Optimizer, Optimizer)
+
+
+def serialize(optimizer: Any) -> Any:
+    """Keras's serialized form of a optimizer (``{"module", "class_name", "config", "registered_name"}``).
+
+    Example:
+        >>> serialize(SGD())["class_name"]
+        'sgd'
+    """
+    from unison.keras.saving.object_io import serialize_keras_object
+
+    data = serialize_keras_object(optimizer)
+    if isinstance(data, dict) and str(data.get("class_name", "")).lower() in _REGISTRY:
+        data["class_name"] = data["class_name"].lower()  # Keras writes the built-ins' short names ("adam")
+    return data
+
+
+def deserialize(config: Any, custom_objects: Any = None, **kwargs: Any) -> Any:
+    """The optimizer a :func:`serialize` dict (or a name) describes.
+
+    Raises:
+        ValueError: a name this module does not export.
+    """
+    from unison.keras.saving.object_io import deserialize_keras_object
+
+    if isinstance(config, dict) and str(config.get("class_name", "")).lower() in _REGISTRY:
+        cls = _REGISTRY[str(config["class_name"]).lower()]
+        return cast(Any, cls).from_config(dict(config.get("config") or {}))
+    if isinstance(config, str) and config.lower() in _REGISTRY:
+        return _REGISTRY[config.lower()]()
+    return deserialize_keras_object(config, custom_objects, namespace=sys.modules[__name__], what="optimizer")
+
+
+__all__ += ["deserialize", "serialize"]

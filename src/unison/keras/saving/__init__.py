@@ -12,6 +12,9 @@ Example:
     'unison.keras/1'
 """
 
+from typing import Any
+
+from unison.keras.saving.object_io import deserialize_keras_object, serialize_keras_object
 from unison.keras.saving.saving_lib import (
     CustomObjectScope,
     clone_model,
@@ -33,6 +36,10 @@ from unison.keras.saving.serialization import from_config as from_config
 from unison.keras.saving.serialization import layer_config as layer_config
 
 __all__ = [
+    "deserialize_keras_object",
+    "load_weights",
+    "save_weights",
+    "serialize_keras_object",
     "KERAS_FORMAT",
     "CustomObjectScope",
     "SavingError",
@@ -47,3 +54,13 @@ __all__ = [
     "register_keras_serializable",
     "save_model",
 ]
+
+
+def save_weights(model: Any, filepath: str, overwrite: bool = True, **kwargs: Any) -> None:
+    """``keras.saving.save_weights(model, filepath)``: ``model.save_weights(filepath)`` (``.weights.h5``)."""
+    model.save_weights(filepath, overwrite=overwrite, **kwargs)
+
+
+def load_weights(model: Any, filepath: str, skip_mismatch: bool = False, **kwargs: Any) -> None:
+    """``keras.saving.load_weights(model, filepath)``: ``model.load_weights(filepath)``."""
+    model.load_weights(filepath, skip_mismatch=skip_mismatch, **kwargs)

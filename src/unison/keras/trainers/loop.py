@@ -33,6 +33,7 @@ import torch
 from unison.data import Dataset
 from unison.debug.straggler import active_timings, log_stragglers
 from unison.distribute.input import map_tensors
+from unison.keras import config as keras_config
 from unison.keras.callbacks import Callback, CallbackList, History, ProgbarLogger
 from unison.keras.trainers.class_weights import with_class_weight
 from unison.keras.trainers.compile_utils import flat_logs
@@ -205,6 +206,7 @@ def fit(
     _check_int("validation_freq", validation_freq, 1)
     if steps_per_epoch is not None:
         _check_int("steps_per_epoch", steps_per_epoch, 1)
+    epochs, steps_per_epoch = keras_config.fit_limits(epochs, steps_per_epoch)
     verbose = _verbose(verbose)
     x, y, sample_weight, validation_data = from_pandas((x, y, sample_weight, validation_data))
     if validation_split and validation_data is None:

@@ -15,6 +15,11 @@ from unison.keras.utils.dataset_utils import split_dataset
 from unison.keras.utils.file_utils import get_file
 from unison.keras.utils.image_dataset import image_dataset_from_directory
 from unison.keras.utils.image_utils import array_to_img, img_to_array, load_img, save_img
+from unison.keras.utils.io_utils import (
+    disable_interactive_logging,
+    enable_interactive_logging,
+    is_interactive_logging_enabled,
+)
 from unison.keras.utils.model_visualization import model_to_dot, plot_model
 from unison.keras.utils.numerical import set_random_seed, to_categorical
 from unison.keras.utils.object_registration import (
@@ -32,6 +37,9 @@ from unison.keras.utils.text_dataset import text_dataset_from_directory
 from unison.keras.utils.timeseries import timeseries_dataset_from_array
 
 __all__ = [
+    "disable_interactive_logging",
+    "enable_interactive_logging",
+    "is_interactive_logging_enabled",
     "CustomObjectScope",
     "FeatureSpace",
     "custom_object_scope",
@@ -68,6 +76,8 @@ __all__ = [
 # Keras 3's keras.utils also offers these backend helpers; imported when first asked for (the
 # backend package imports modules of this one).
 _FROM_BACKEND = ("clear_session", "get_source_inputs", "is_keras_tensor")
+# Keras 2's keras.utils also offers the object (de)serializers of keras.saving (above this package)
+_FROM_SAVING = ("serialize_keras_object", "deserialize_keras_object")
 
 
 def __getattr__(name: str) -> Any:
@@ -75,6 +85,10 @@ def __getattr__(name: str) -> Any:
         from unison.keras.layers.feature_space import FeatureSpace
 
         return FeatureSpace
+    if name in _FROM_SAVING:
+        from unison.keras.saving import object_io
+
+        return getattr(object_io, name)
     if name in _FROM_BACKEND:
         from unison.keras.backend import common
 
