@@ -14,6 +14,7 @@ import sys
 
 from torch import nn
 
+from unison.keras.layers import experimental
 from unison.keras.layers.activation_layers import ELU, LeakyReLU, PReLU, ReLU, Softmax
 from unison.keras.layers.attention import MultiHeadAttention
 from unison.keras.layers.augmentation import (
@@ -227,6 +228,8 @@ __all__ = [
     "RandomWidth",
     "RandomZoom",
     "Resizing",
+    # Keras 2's layers.experimental.preprocessing path
+    "experimental",
 ]
 
 # load_model finds this package's classes by name through the registry (saving/serialization.py).
