@@ -28,6 +28,16 @@ from unison.keras.layers.augmentation import (
     RandomWidth,
     RandomZoom,
 )
+from unison.keras.layers.augmentation_color import (
+    AutoContrast,
+    Equalization,
+    RandomColorDegeneration,
+    RandomGrayscale,
+    RandomInvert,
+    RandomPosterization,
+    RandomSharpness,
+    Solarization,
+)
 from unison.keras.layers.base import Layer
 from unison.keras.layers.conv import AveragePooling2D, Conv2D, GlobalAveragePooling2D, MaxPooling2D
 from unison.keras.layers.conv1d import Conv1D
@@ -230,6 +240,15 @@ __all__ = [
     "Resizing",
     # Keras 2's layers.experimental.preprocessing path
     "experimental",
+    # Keras 3's colour augmentation
+    "AutoContrast",
+    "Equalization",
+    "RandomColorDegeneration",
+    "RandomGrayscale",
+    "RandomInvert",
+    "RandomPosterization",
+    "RandomSharpness",
+    "Solarization",
 ]
 
 # load_model finds this package's classes by name through the registry (saving/serialization.py).
