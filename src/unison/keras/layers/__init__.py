@@ -32,12 +32,14 @@ from unison.keras.layers.augmentation_color import (
     AutoContrast,
     Equalization,
     RandomColorDegeneration,
+    RandomGaussianBlur,
     RandomGrayscale,
     RandomInvert,
     RandomPosterization,
     RandomSharpness,
     Solarization,
 )
+from unison.keras.layers.augmentation_mix import CutMix, MixUp, Pipeline
 from unison.keras.layers.base import Layer
 from unison.keras.layers.conv import AveragePooling2D, Conv2D, GlobalAveragePooling2D, MaxPooling2D
 from unison.keras.layers.conv1d import Conv1D
@@ -249,6 +251,10 @@ __all__ = [
     "RandomPosterization",
     "RandomSharpness",
     "Solarization",
+    "RandomGaussianBlur",
+    "CutMix",
+    "MixUp",
+    "Pipeline",
 ]
 
 # load_model finds this package's classes by name through the registry (saving/serialization.py).

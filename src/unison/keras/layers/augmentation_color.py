@@ -252,8 +252,61 @@ class RandomSharpness(_Augmentation):
         return (x + (1.0 - sharpness) * (smoothed - x)).clamp(self.value_range[0], self.value_range[1])
 
 
+def _odd_sizes(kernel_size: Any) -> tuple[int, int]:
+    message = f"kernel_size must be an odd number. Received: kernel_size={kernel_size}"
+    sizes = list(kernel_size) if isinstance(kernel_size, (tuple, list)) else [kernel_size, kernel_size]
+    if len(sizes) != 2 or not all(isinstance(k, int) and not isinstance(k, bool) and k > 0 and k % 2 for k in sizes):
+        raise ValueError(message)
+    return int(sizes[0]), int(sizes[1])
+
+
+def _gaussian(size: int, sigma: torch.Tensor) -> torch.Tensor:
+    x = torch.arange(size, dtype=sigma.dtype, device=sigma.device) - (size - 1) / 2
+    kernel = torch.exp(-0.5 * (x / sigma) ** 2)
+    return kernel / kernel.sum()
+
+
+class RandomGaussianBlur(_Augmentation):
+    """Blur an image with a Gaussian kernel, with a probability drawn from ``factor``.
+
+    As Keras 3: a uniform draw below the drawn probability blurs that image; the kernel's two
+    sigmas (columns, rows) are drawn once per batch from ``sigma`` (a number ``s``: ``(0, s)``);
+    zero padding; the result is clipped to ``value_range``.
+    """
+
+    def __init__(
+        self,
+        factor: Any = 1.0,
+        kernel_size: Any = 3,
+        sigma: Any = 1.0,
+        value_range: Any = (0, 255),
+        data_format: str | None = None,
+        seed: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(seed, data_format=data_format, **kwargs)
+        self.factor = keras_factor(factor, (0, 1))
+        self.kernel_size = _odd_sizes(kernel_size)
+        self.sigma = keras_factor(sigma, (0, 1), "sigma")
+        self.value_range = value_range_of(value_range)
+
+    def _augment(self, x: torch.Tensor) -> torch.Tensor:
+        probability = self._uniform(x, self.factor)
+        apply = (self._uniform(x, (0.0, 1.0)) < probability).reshape(-1, 1, 1, 1)
+        sigma = self.random.uniform((2,), self.sigma[0], self.sigma[1], x.device).to(x.dtype) + 1e-6
+        k0, k1 = self.kernel_size
+        # Keras's kernel: outer(rows' 1-D kernel, columns') laid out as (k0, k1)
+        kernel = torch.outer(_gaussian(k1, sigma[1]), _gaussian(k0, sigma[0])).reshape(k0, k1)
+        c = x.shape[-1]
+        blurred = F.conv2d(
+            x.permute(0, 3, 1, 2), kernel.expand(c, 1, k0, k1), padding=(k0 // 2, k1 // 2), groups=c
+        ).permute(0, 2, 3, 1)
+        return torch.where(apply, blurred, x).clamp(self.value_range[0], self.value_range[1])
+
+
 __all__ = [
     "AutoContrast",
+    "RandomGaussianBlur",
     "Equalization",
     "RandomColorDegeneration",
     "RandomGrayscale",
