@@ -14,6 +14,7 @@ import sys
 
 from torch import nn
 
+from unison.keras.layers import experimental
 from unison.keras.layers.activation_layers import ELU, LeakyReLU, PReLU, ReLU, Softmax
 from unison.keras.layers.attention import MultiHeadAttention
 from unison.keras.layers.augmentation import (
@@ -27,6 +28,18 @@ from unison.keras.layers.augmentation import (
     RandomWidth,
     RandomZoom,
 )
+from unison.keras.layers.augmentation_color import (
+    AutoContrast,
+    Equalization,
+    RandomColorDegeneration,
+    RandomGaussianBlur,
+    RandomGrayscale,
+    RandomInvert,
+    RandomPosterization,
+    RandomSharpness,
+    Solarization,
+)
+from unison.keras.layers.augmentation_mix import CutMix, MixUp, Pipeline
 from unison.keras.layers.base import Layer
 from unison.keras.layers.conv import AveragePooling2D, Conv2D, GlobalAveragePooling2D, MaxPooling2D
 from unison.keras.layers.conv1d import Conv1D
@@ -227,6 +240,21 @@ __all__ = [
     "RandomWidth",
     "RandomZoom",
     "Resizing",
+    # Keras 2's layers.experimental.preprocessing path
+    "experimental",
+    # Keras 3's colour augmentation
+    "AutoContrast",
+    "Equalization",
+    "RandomColorDegeneration",
+    "RandomGrayscale",
+    "RandomInvert",
+    "RandomPosterization",
+    "RandomSharpness",
+    "Solarization",
+    "RandomGaussianBlur",
+    "CutMix",
+    "MixUp",
+    "Pipeline",
 ]
 
 # load_model finds this package's classes by name through the registry (saving/serialization.py).

@@ -41,6 +41,7 @@ import torch
 
 from unison.keras.backend.keras_tensor import SYMBOLIC_STRING
 from unison.keras.layers.base import Layer
+from unison.keras.layers.preprocessing_layer import PreprocessingLayer
 from unison.ops.farmhash import fingerprint64, siphash24
 from unison.ops.ragged import RaggedTensor
 from unison.ops.string_tensor import StringTensor
@@ -56,8 +57,9 @@ def _numpy(data: Any) -> np.ndarray:
     return np.asarray(data)
 
 
-def _batches(data: Any) -> Iterable[np.ndarray]:
-    """``adapt``'s data: an array/tensor/list, or an iterable of batches (a tf.data-like dataset)."""
+def _batches(data: Any, steps: int | None = None) -> Iterable[np.ndarray]:
+    """``adapt``'s data: an array/tensor/list, or an iterable of batches (a tf.data-like dataset),
+    of which ``steps`` are read (all when None), as Keras's ``adapt(data, steps=)``."""
     if isinstance(data, (np.ndarray, torch.Tensor, list, tuple)):
         yield _numpy(data)
         return
@@ -65,7 +67,9 @@ def _batches(data: Any) -> Iterable[np.ndarray]:
         raise ValueError(
             f"adapt() takes an array, a tensor, a list, or an iterable of batches. Received: {type(data).__name__}"
         )
-    for batch in data:
+    for i, batch in enumerate(data):
+        if steps is not None and i >= steps:
+            return
         yield _numpy(batch[0] if isinstance(batch, tuple) else batch)
 
 
@@ -103,7 +107,7 @@ class _Preprocessing(Layer):
         return self.call(inputs, **kwargs)  # keyword arguments of call (CategoryEncoding's count_weights)
 
 
-class _Lookup(_Preprocessing):
+class _Lookup(_Preprocessing, PreprocessingLayer):
     _default_mask: Any = None
     _default_oov: Any = None
 
@@ -183,7 +187,7 @@ class _Lookup(_Preprocessing):
     def adapt(self, data: Any, batch_size: int | None = None, steps: int | None = None) -> None:
         """Learn the vocabulary from ``data``: tokens by falling frequency (ties: token descending)."""
         counts: collections.Counter[Any] = collections.Counter()
-        for batch in _batches(data):
+        for batch in _batches(data, steps):
             counts.update(self._convert(t) for t in batch.reshape(-1).tolist())
         counts.pop(self.mask_token, None)
         if self.num_oov_indices:
@@ -192,6 +196,7 @@ class _Lookup(_Preprocessing):
         if self.max_tokens is not None:
             ordered = ordered[: max(0, self.max_tokens - self._first)]
         self.set_vocabulary(ordered)
+        self._is_adapted = True
 
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()
@@ -291,7 +296,7 @@ class IntegerLookup(_Lookup):
         return int(token)
 
 
-class Normalization(_Preprocessing):
+class Normalization(_Preprocessing, PreprocessingLayer):
     """``(x - mean) / max(sqrt(variance), 1e-7)`` per feature on ``axis`` (Keras's ``Normalization``).
 
     Args:
@@ -336,7 +341,7 @@ class Normalization(_Preprocessing):
     def adapt(self, data: Any, batch_size: int | None = None, steps: int | None = None) -> None:
         """Compute mean and variance of ``data`` over every axis but ``axis``."""
         arr = np.concatenate(
-            [b.astype("float64").reshape((-1, *b.shape[1:])) if b.ndim else b.reshape(1) for b in _batches(data)]
+            [b.astype("float64").reshape((-1, *b.shape[1:])) if b.ndim else b.reshape(1) for b in _batches(data, steps)]
         )
         keep = tuple(a % arr.ndim for a in self.axis)
         reduce = tuple(a for a in range(arr.ndim) if a not in keep)
@@ -345,6 +350,7 @@ class Normalization(_Preprocessing):
         shape = [arr.shape[a] for a in sorted(keep)]  # Keras's shape: the kept axes' sizes, e.g. (3,)
         self._set(mean.reshape(shape).astype("float32"), var.reshape(shape).astype("float32"))
         self._set_count(float(np.prod([arr.shape[a] for a in reduce])))
+        self._is_adapted = True
 
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()
@@ -532,7 +538,7 @@ def _encode(ids: torch.Tensor, depth: int, output_mode: str, name: str) -> torch
     return _category_encode(ids, depth, output_mode, name)
 
 
-class Discretization(_Preprocessing):
+class Discretization(_Preprocessing, PreprocessingLayer):
     """Buckets continuous values by ranges (Keras's ``Discretization``).
 
     ``bin_boundaries=[0., 1., 2.]`` gives the bins ``(-inf, 0)``, ``[0, 1)``, ``[1, 2)``,
@@ -593,6 +599,7 @@ class Discretization(_Preprocessing):
                 break
             self.update_state(batch[0] if isinstance(batch, tuple) else batch)
         self.finalize_state()
+        self._is_adapted = True
 
     def update_state(self, data: Any) -> None:
         summary = _summarize(_numpy(data).astype("float32"), self.epsilon)

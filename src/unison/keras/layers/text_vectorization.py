@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from unison.keras.layers.base import Layer
+from unison.keras.layers.preprocessing_layer import PreprocessingLayer
 
 DEFAULT_STRIP_REGEX = r'[!"#$%&()\*\+,-\./:;<=>?@\[\\\]^_`{|}~\']'
 _STANDARDIZE = ("lower_and_strip_punctuation", "lower", "strip_punctuation")
@@ -64,7 +64,7 @@ def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> None:
     )
 
 
-class TextVectorization(Layer):
+class TextVectorization(PreprocessingLayer):
     """Map strings to token ids (Keras 3's ``TextVectorization``).
 
     Args:
@@ -320,6 +320,7 @@ class TextVectorization(Layer):
             df = np.asarray([documents[t] for t in tokens], np.float64)
             idf = np.log(1.0 + num_documents / (1.0 + df))
         self._set(tokens, idf)
+        self._is_adapted = True
 
     @staticmethod
     def _batches(data: Any, steps: int | None) -> Iterable[Any]:
