@@ -35,6 +35,7 @@ from unison.keras import constraints, initializers, regularizers
 from unison.keras.backend.common import _COUNTERS  # Keras-style unique default names: dense, dense_1, ...
 from unison.keras.backend.keras_tensor import has_keras_tensor, layer_call_tensor, symbolic_call
 from unison.keras.layers.data_format import from_channels_last, to_channels_last
+from unison.keras.layers.input_spec import assert_input_compatibility
 from unison.keras.utils.weight_lists import (
     assign_weights,
     keras_non_trainable_weights,
@@ -385,6 +386,8 @@ class Layer(nn.Module):
     """
 
     _keras_submodule = True  # a TF submodule for keras_submodules (utils/weight_lists.py imports no Layer)
+    # Keras's input_spec: an InputSpec (or a list of them) a layer may set; checked on each call
+    input_spec: Any = None
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         # Remember the constructor arguments: get_config() (and so model saving) rebuilds from them.
@@ -489,6 +492,9 @@ class Layer(nn.Module):
                 )
             args = (kwargs.pop(first),)
         inputs, args = args[0], args[1:]
+        spec = self.input_spec
+        if spec is not None:
+            assert_input_compatibility(spec, inputs, self.name)
         channels_first = self.__dict__.get("_channels_first", False)
         if channels_first:  # data_format="channels_first": compute channels-last (see layers/data_format.py)
             inputs = to_channels_last(inputs)

@@ -1,0 +1,14 @@
+"""tf_keras's ``keras.layers.experimental``: ``EinsumDense``, ``RandomFourierFeatures`` and
+``SyncBatchNormalization`` (the same classes as unison's ``keras.layers`` where Keras 3 has them).
+
+Example:
+    >>> from unison.keras.layers import experimental
+    >>> experimental.EinsumDense("ab,bc->ac", output_shape=3).equation
+    'ab,bc->ac'
+"""
+
+from unison.keras.layers.einsum_dense import EinsumDense
+from unison.keras.layers.kernelized import RandomFourierFeatures
+from unison.keras.layers.normalization import SyncBatchNormalization
+
+__all__ = ["EinsumDense", "RandomFourierFeatures", "SyncBatchNormalization"]
