@@ -388,6 +388,8 @@ class Layer(nn.Module):
     _keras_submodule = True  # a TF submodule for keras_submodules (utils/weight_lists.py imports no Layer)
     # Keras's input_spec: an InputSpec (or a list of them) a layer may set; checked on each call
     input_spec: Any = None
+    # `*_initializer` arguments a layer resolves itself (RandomFourierFeatures's "laplacian"), not by name
+    _own_argument_names: frozenset[str] = frozenset()
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         # Remember the constructor arguments: get_config() (and so model saving) rebuilds from them.
@@ -412,7 +414,8 @@ class Layer(nn.Module):
                 f"{type(self).__name__} got unexpected keyword arguments: {sorted(kwargs)}"
                 f"{_keyword_hints(type(self), kwargs)}. Check the spelling against the Keras signature."
             )
-        _check_named_arguments(getattr(self, "_init_arguments", ((), {}))[1])
+        own = type(self)._own_argument_names
+        _check_named_arguments({k: v for k, v in getattr(self, "_init_arguments", ((), {}))[1].items() if k not in own})
         self.name = name or _default_name(type(self))
         self.input_shape_arg = shape_argument(input_shape, type(self).__name__)
         self.built = False
@@ -690,7 +693,8 @@ class Layer(nn.Module):
 
     def get_weights(self) -> list[Any]:
         """The layer's weights as numpy arrays, in the order of ``layer.weights``."""
-        return [p.detach().cpu().numpy() for p in keras_weights(self)]
+        # copies, as Keras's: a snapshot must not follow later training (torch's numpy() shares memory)
+        return [p.detach().cpu().numpy().copy() for p in keras_weights(self)]
 
     def set_weights(self, weights: list[Any]) -> None:
         """Set the layer's weights from arrays in the order of ``layer.weights`` (Keras's ``set_weights``)."""

@@ -74,7 +74,7 @@ def analyze_equation(
     else:
         input_map = {dim: i for i, dim in enumerate(input_spec)}
         output_map = {dim: i for i, dim in enumerate(output_spec)}
-    if len(out) != len(output_spec) + max(elided, 0):
+    if len(out) < len(output_spec) + max(elided, 0):
         raise ValueError(
             f"EinsumDense: output_shape={tuple(output_shape) if not isinstance(output_shape, int) else output_shape} "
             f"does not fit the output '{output_spec}' of equation '{equation}' (give one entry per output axis "
@@ -125,6 +125,12 @@ def analyze_equation(
         shift = elided if left_elided else 0
         sizes = {char: out[i + shift] for i, char in enumerate(output_spec)}
         first = min(output_spec.find(char) for char in bias_axes)
+        unknown = [c for c in bias_axes if sizes[c] is None]
+        if unknown:
+            raise ValueError(
+                f"EinsumDense: the bias axis '{unknown[0]}' of equation '{equation}' has no known size (output "
+                f"shape {tuple(out)}). Give its size in output_shape, or leave it out of bias_axes."
+            )
         bias = [int(sizes[c]) if c in bias_axes else 1 for c in output_spec[first:]]  # type: ignore[arg-type]
         if not left_elided:
             bias.extend([1] * max(elided, 0))

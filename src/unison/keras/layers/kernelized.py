@@ -37,6 +37,8 @@ class RandomFourierFeatures(Layer):
         trainable: whether ``kernel_scale`` is trained (default ``False``).
     """
 
+    _own_argument_names = frozenset({"kernel_initializer"})
+
     def __init__(
         self,
         output_dim: int,

@@ -15,6 +15,7 @@ from typing import Any
 
 from torch import nn
 
+from unison.errors import SavingError, UnknownLayerError
 from unison.keras.saving.serialization import from_config, layer_config
 
 
@@ -40,7 +41,13 @@ def deserialize(config: dict[str, Any], custom_objects: dict[str, Any] | None = 
             "keras.layers.deserialize takes the dict keras.layers.serialize returns, with 'class_name' and "
             f"'config'. Received: {config!r:.120}"
         )
-    return from_config(config, custom_objects)
+    try:
+        return from_config(config, custom_objects)
+    except SavingError as exc:
+        if "Unknown layer or model class" not in str(exc):
+            raise
+        # Keras 3 raises TypeError ("Could not locate class ..."): callers catch that
+        raise UnknownLayerError(str(exc)) from None
 
 
 __all__ = ["deserialize", "serialize"]

@@ -103,7 +103,7 @@ class SpectralNormalization(Wrapper):
         return self._ordered() if self.built else super().weights
 
     def get_weights(self) -> list[Any]:
-        return [w.detach().cpu().numpy() for w in self.weights]
+        return [w.detach().cpu().numpy().copy() for w in self.weights]
 
     def set_weights(self, weights: list[Any]) -> None:
         if not self.built:
