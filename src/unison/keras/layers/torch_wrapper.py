@@ -4,8 +4,9 @@ unison's layers are ``torch.nn.Module``\\ s, so the wrapped module is simply a c
 parameters are the layer's weights (``weights``, ``trainable_weights``, ``get_weights``,
 ``save_weights``/``load_weights`` and the optimizer see them), ``trainable = False`` freezes
 them, and ``model.save`` keeps the module itself in the layer's config (pickled by
-``torch.save``, as Keras does, base64 text in the JSON). Loading such a config unpickles it:
-load only files you trust.
+``torch.save``, as Keras does, base64 text in the JSON). Loading such a config unpickles it, so,
+as in Keras, ``from_config`` refuses unless given ``safe_mode=False`` (``load_model(path,
+safe_mode=False)`` passes it on): load only files you trust.
 
 Example:
     >>> import torch
@@ -17,13 +18,28 @@ Example:
 from __future__ import annotations
 
 import base64
+import contextlib
+import contextvars
 import io
+from collections.abc import Iterator
 from typing import Any
 
 import torch
 from torch import nn
 
 from unison.keras.layers.base import Layer
+
+_SAFE_MODE: contextvars.ContextVar[bool | None] = contextvars.ContextVar("unison_safe_mode", default=None)
+
+
+@contextlib.contextmanager
+def safe_mode_scope(safe_mode: bool | None) -> Iterator[None]:
+    """``load_model``'s ``safe_mode`` for the configs rebuilt inside (``False`` allows unpickling)."""
+    token = _SAFE_MODE.set(safe_mode)
+    try:
+        yield
+    finally:
+        _SAFE_MODE.reset(token)
 
 
 class TorchModuleWrapper(Layer):
@@ -69,14 +85,22 @@ class TorchModuleWrapper(Layer):
         }
 
     @classmethod
-    def from_config(cls, config: dict[str, Any]) -> TorchModuleWrapper:
+    def from_config(cls, config: dict[str, Any], safe_mode: bool | None = None) -> TorchModuleWrapper:
         config = dict(config)
         module = config.pop("module")
-        if isinstance(module, str):
-            module = base64.b64decode(module)
-        if isinstance(module, (bytes, bytearray)):
+        if isinstance(module, (str, bytes, bytearray)):
+            allowed = safe_mode if safe_mode is not None else _SAFE_MODE.get()
+            if allowed is not False:
+                raise ValueError(
+                    "Requested the deserialization of a `torch.nn.Module` object via `torch.load()`. This carries "
+                    "a potential risk of arbitrary code execution and thus it is disallowed by default. If you "
+                    "trust the source of the artifact, pass `safe_mode=False` to the loading function "
+                    "(keras.models.load_model(path, safe_mode=False) or TorchModuleWrapper.from_config(config, "
+                    "safe_mode=False))."
+                )
+            raw = base64.b64decode(module) if isinstance(module, str) else bytes(module)
             # a whole pickled module, as Keras stores it (weights_only=False unpickles code: trusted files only)
-            module = torch.load(io.BytesIO(module), weights_only=False)
+            module = torch.load(io.BytesIO(raw), weights_only=False)
         trainable = config.pop("trainable", True)
         layer = cls(module, **config)
         layer.trainable = trainable
