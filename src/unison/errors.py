@@ -528,6 +528,10 @@ class SavingError(ValueError):
     """A model (or a file) cannot be turned into an architecture config (or back)."""
 
 
+class UnknownLayerError(SavingError, TypeError):
+    """``keras.layers.deserialize`` of a class it cannot find (a TypeError, as Keras 3's "Could not locate class")."""
+
+
 # --- data and Keras ------------------------------------------------------------------------------
 class StringInputError(TypeError):
     """A ``tf.strings`` function was given something that is not strings (a numeric tensor, ...)."""

@@ -22,6 +22,7 @@ A name's state:
 from __future__ import annotations
 
 import ast
+import importlib.util
 import pathlib
 import sys
 from collections import defaultdict
@@ -80,16 +81,38 @@ def _string_tables(tree: ast.Module) -> dict[str, tuple[str, ...]]:
     return tables
 
 
-def _names_of(args: list[ast.expr], tables: dict[str, tuple[str, ...]]) -> Iterable[str]:
+def _module_namespace(path: pathlib.Path) -> dict[str, Any]:
+    """The test module's globals, for a decorator that unpacks a computed table (``*NAMES``, ``*NAMES[2:]``).
+
+    Test modules import only numpy, pytest and tf_oracle at module level, so importing one is cheap.
+    """
+    if path not in _NAMESPACES:
+        if str(path.parent) not in sys.path:
+            sys.path.insert(0, str(path.parent))
+        spec = importlib.util.spec_from_file_location(f"_coverage_{path.stem}", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _NAMESPACES[path] = vars(module)
+    return _NAMESPACES[path]
+
+
+_NAMESPACES: dict[pathlib.Path, dict[str, Any]] = {}
+
+
+def _names_of(args: list[ast.expr], tables: dict[str, tuple[str, ...]], path: pathlib.Path | None = None) -> Iterable[str]:
     for arg in args:
         if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
             yield arg.value
-        elif isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Name):
-            if arg.value.id not in tables:
-                raise ValueError(
-                    f"@same_as_tf(*{arg.value.id}): {arg.value.id} must be a module-level tuple of strings"
-                )
+        elif isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Name) and arg.value.id in tables:
             yield from tables[arg.value.id]
+        elif isinstance(arg, ast.Starred) and path is not None:
+            value = tuple(eval(ast.unparse(arg.value), _module_namespace(path)))  # the module's own expression
+            if not all(isinstance(v, str) for v in value):
+                raise ValueError(f"@same_as_tf(*{ast.unparse(arg.value)}) in {path.name}: not a sequence of strings")
+            yield from value
+        elif isinstance(arg, ast.Starred):
+            raise ValueError(f"@same_as_tf(*{ast.unparse(arg.value)}): must be a module-level tuple of strings")
 
 
 def _dialects(node: ast.expr | None, tables: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
@@ -109,7 +132,7 @@ def scan_tests(folder: pathlib.Path = HERE) -> tuple[dict[str, Evidence], list[D
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         tables = _string_tables(tree)
         for test, call in _decorator_calls(tree):
-            names = tuple(_names_of(call.args, tables))
+            names = tuple(_names_of(call.args, tables, path))
             keywords = {kw.arg: kw.value for kw in call.keywords if kw.arg}
             edge = isinstance(keywords.get("edge"), ast.Constant) and keywords["edge"].value is True  # type: ignore[union-attr]
             where = f"{path.name}::{test}"

@@ -91,6 +91,15 @@ def build(keras: Any, name: str) -> Any:
         x = layers.LayerNormalization()(layers.Add()([inputs, attention]))
         ff = layers.Dense(8)(layers.Dense(16, activation="relu")(x))
         return keras.Model(inputs, layers.LayerNormalization()(layers.Add()([x, ff])))
+    if name == "einsum_transformer":  # issue 35's block: EinsumDense feed-forward and head projections
+        inputs = keras.Input((6, 8))
+        attention = layers.MultiHeadAttention(num_heads=2, key_dim=4)(inputs, inputs)
+        x = layers.LayerNormalization()(layers.Add()([inputs, attention]))
+        h = layers.EinsumDense("abc,cd->abd", output_shape=(None, 16), bias_axes="d", activation="relu")(x)
+        h = layers.EinsumDense("abd,dc->abc", output_shape=(None, 8), bias_axes="c")(h)
+        heads = layers.EinsumDense("abc,cde->abde", output_shape=(None, 2, 4), bias_axes="de")(x)
+        merged = layers.EinsumDense("abde,dec->abc", output_shape=(None, 8), bias_axes="c")(heads)
+        return keras.Model(inputs, layers.LayerNormalization()(layers.Add()([x, h, merged])))
     if name == "mobilenet_v2":
         return keras.applications.MobileNetV2(input_shape=(32, 32, 3), alpha=0.35, weights=None, classes=5)
     if name == "efficientnet_b0":
@@ -107,7 +116,7 @@ def inputs(name: str) -> list[np.ndarray]:
         return [rng.rand(2, 6).astype(np.float32), rng.rand(2, 5).astype(np.float32)]
     if name in ("custom_layer", "subclassed"):
         return [rng.rand(2, 5).astype(np.float32)]
-    if name == "transformer":
+    if name in ("transformer", "einsum_transformer"):
         return [rng.rand(2, 6, 8).astype(np.float32)]
     return [rng.rand(2, 32, 32, 3).astype(np.float32) * 255.0]
 

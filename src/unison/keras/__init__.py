@@ -33,7 +33,7 @@ from unison.keras import (
     utils,
 )
 from unison.keras.backend.keras_tensor import KerasTensor
-from unison.keras.layers import Input, Layer
+from unison.keras.layers import Input, InputSpec, Layer
 from unison.keras.losses import Loss
 from unison.keras.metrics import Metric
 from unison.keras.models.model import Model
@@ -42,6 +42,7 @@ from unison.keras.optimizers import Optimizer
 
 __all__ = [
     "Input",
+    "InputSpec",
     "KerasTensor",
     "Layer",
     "Loss",

@@ -14,7 +14,8 @@ import sys
 
 from torch import nn
 
-from unison.keras.layers import experimental
+from unison.keras.layers import experimental  # tf_keras's layers.experimental
+from unison.keras.layers.abstract_rnn_cell import AbstractRNNCell
 from unison.keras.layers.activation_layers import ELU, LeakyReLU, PReLU, ReLU, Softmax
 from unison.keras.layers.attention import MultiHeadAttention
 from unison.keras.layers.augmentation import (
@@ -46,7 +47,11 @@ from unison.keras.layers.conv1d import Conv1D
 from unison.keras.layers.conv_transpose import Conv2DTranspose
 from unison.keras.layers.core import Activation, Dense, Dropout, Embedding, Flatten, Input, InputLayer, Reshape
 from unison.keras.layers.dot_attention import AdditiveAttention, Attention
+from unison.keras.layers.einsum_dense import EinsumDense
+from unison.keras.layers.group_query_attention import GroupedQueryAttention, GroupQueryAttention
 from unison.keras.layers.image_resizing import CenterCrop, Resizing
+from unison.keras.layers.input_spec import InputSpec
+from unison.keras.layers.layer_serialization import deserialize, serialize
 from unison.keras.layers.merging import (
     Add,
     Average,
@@ -108,11 +113,15 @@ from unison.keras.layers.resampling import (
     ZeroPadding2D,
 )
 from unison.keras.layers.reshaping1d import Cropping1D, UpSampling1D, ZeroPadding1D
+from unison.keras.layers.reversible_embedding import ReversibleEmbedding
+from unison.keras.layers.rms_norm import RMSNormalization
 from unison.keras.layers.rnn import RNN
 from unison.keras.layers.rnn_cell import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
 from unison.keras.layers.separable_conv import DepthwiseConv2D, SeparableConv2D
+from unison.keras.layers.spectral_norm import SpectralNormalization
 from unison.keras.layers.text_vectorization import TextVectorization
-from unison.keras.layers.wrappers import Bidirectional, TimeDistributed
+from unison.keras.layers.torch_wrapper import TorchModuleWrapper
+from unison.keras.layers.wrappers import Bidirectional, TimeDistributed, Wrapper
 from unison.keras.saving.serialization import register_namespace
 
 MaxPool2D = MaxPooling2D
@@ -255,6 +264,19 @@ __all__ = [
     "CutMix",
     "MixUp",
     "Pipeline",
+    # issue 35: the rest of Keras's layers
+    "AbstractRNNCell",
+    "EinsumDense",
+    "GroupQueryAttention",
+    "GroupedQueryAttention",
+    "InputSpec",
+    "RMSNormalization",
+    "ReversibleEmbedding",
+    "SpectralNormalization",
+    "TorchModuleWrapper",
+    "Wrapper",
+    "deserialize",
+    "serialize",
 ]
 
 # load_model finds this package's classes by name through the registry (saving/serialization.py).

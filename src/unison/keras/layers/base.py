@@ -35,6 +35,7 @@ from unison.keras import constraints, initializers, regularizers
 from unison.keras.backend.common import _COUNTERS  # Keras-style unique default names: dense, dense_1, ...
 from unison.keras.backend.keras_tensor import has_keras_tensor, layer_call_tensor, symbolic_call
 from unison.keras.layers.data_format import from_channels_last, to_channels_last
+from unison.keras.layers.input_spec import assert_input_compatibility
 from unison.keras.utils.weight_lists import (
     assign_weights,
     keras_non_trainable_weights,
@@ -385,6 +386,10 @@ class Layer(nn.Module):
     """
 
     _keras_submodule = True  # a TF submodule for keras_submodules (utils/weight_lists.py imports no Layer)
+    # Keras's input_spec: an InputSpec (or a list of them) a layer may set; checked on each call
+    input_spec: Any = None
+    # `*_initializer` arguments a layer resolves itself (RandomFourierFeatures's "laplacian"), not by name
+    _own_argument_names: frozenset[str] = frozenset()
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         # Remember the constructor arguments: get_config() (and so model saving) rebuilds from them.
@@ -409,7 +414,8 @@ class Layer(nn.Module):
                 f"{type(self).__name__} got unexpected keyword arguments: {sorted(kwargs)}"
                 f"{_keyword_hints(type(self), kwargs)}. Check the spelling against the Keras signature."
             )
-        _check_named_arguments(getattr(self, "_init_arguments", ((), {}))[1])
+        own = type(self)._own_argument_names
+        _check_named_arguments({k: v for k, v in getattr(self, "_init_arguments", ((), {}))[1].items() if k not in own})
         self.name = name or _default_name(type(self))
         self.input_shape_arg = shape_argument(input_shape, type(self).__name__)
         self.built = False
@@ -489,6 +495,9 @@ class Layer(nn.Module):
                 )
             args = (kwargs.pop(first),)
         inputs, args = args[0], args[1:]
+        spec = self.input_spec
+        if spec is not None:
+            assert_input_compatibility(spec, inputs, self.name)
         channels_first = self.__dict__.get("_channels_first", False)
         if channels_first:  # data_format="channels_first": compute channels-last (see layers/data_format.py)
             inputs = to_channels_last(inputs)
@@ -684,7 +693,8 @@ class Layer(nn.Module):
 
     def get_weights(self) -> list[Any]:
         """The layer's weights as numpy arrays, in the order of ``layer.weights``."""
-        return [p.detach().cpu().numpy() for p in keras_weights(self)]
+        # copies, as Keras's: a snapshot must not follow later training (torch's numpy() shares memory)
+        return [p.detach().cpu().numpy().copy() for p in keras_weights(self)]
 
     def set_weights(self, weights: list[Any]) -> None:
         """Set the layer's weights from arrays in the order of ``layer.weights`` (Keras's ``set_weights``)."""

@@ -349,3 +349,25 @@ class GroupNormalization(MaskedLayer):
         y = torch.nn.functional.group_norm(x.float() if low else x, self._groups, self.gamma, self.beta, self.epsilon)
         y = y.to(inputs.dtype) if low else y
         return y if self._axis == 1 else y.movedim(1, self._axis)
+
+
+class SyncBatchNormalization(BatchNormalization):
+    """tf_keras's ``layers.experimental.SyncBatchNormalization``: ``BatchNormalization`` whose batch
+    statistics are always taken over the global batch (all replicas), which is unison's
+    ``BatchNormalization(synchronized=True)``.
+
+    Example:
+        >>> import torch
+        >>> SyncBatchNormalization()(torch.randn(4, 3)).shape
+        torch.Size([4, 3])
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs = dict(kwargs)
+        if kwargs.pop("synchronized", True) is not True:
+            raise ValueError(
+                "SyncBatchNormalization always synchronises its statistics across replicas; for per-replica "
+                "statistics use BatchNormalization(synchronized=False)."
+            )
+        kwargs["synchronized"] = True
+        super().__init__(*args, **kwargs)

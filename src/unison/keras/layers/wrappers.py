@@ -1,6 +1,7 @@
-"""Layer wrappers (Keras 3): ``Bidirectional`` (a recurrent layer run both ways) and ``TimeDistributed``.
+"""Layer wrappers (Keras 3): ``Wrapper`` (their base), ``Bidirectional`` (a recurrent layer run both
+ways) and ``TimeDistributed``.
 
-Both save with the model: ``get_config`` holds the wrapped layer's ``{"class_name", "config"}``.
+All save with the model: ``get_config`` holds the wrapped layer's ``{"class_name", "config"}``.
 
 Example:
     >>> import torch
@@ -45,6 +46,58 @@ def _clone(layer: Layer, name: str, **changes: Any) -> Layer:
 
 def _strip(name: str, prefix: str) -> str:
     return name[len(prefix) :] if name.startswith(prefix) else name
+
+
+class Wrapper(MaskedLayer):
+    """Base of layers that wrap one layer (Keras's ``layers.Wrapper``): it builds the wrapped layer
+    and saves it in its config (``{"layer": {"class_name", "config"}}``).
+
+    Subclasses implement ``call``; by default the wrapped layer's output passes through.
+
+    Example:
+        >>> import torch
+        >>> from unison.keras.layers.core import Dense
+        >>> Wrapper(Dense(2))(torch.zeros(1, 3)).shape
+        torch.Size([1, 2])
+    """
+
+    supports_masking = False
+
+    def __init__(self, layer: Any, **kwargs: Any) -> None:
+        if not isinstance(layer, Layer):
+            raise ValueError(
+                f"Layer {layer!r:.80} supplied to Wrapper isn't a supported layer type. Please ensure wrapped "
+                "layer is a valid Keras layer."
+            )
+        super().__init__(**kwargs)
+        self.layer = layer
+
+    def build(self, input_shape: Any = None) -> None:
+        if not self.layer.built:
+            self.layer.build(input_shape)
+            self.layer.built = True
+
+    def forward(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        shape = getattr(inputs, "shape", None)
+        self.ensure_built(tuple(shape) if shape is not None else None)
+        return self.call(inputs, *args, **kwargs)
+
+    def call(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        return self.layer(inputs, *args, **kwargs)
+
+    def compute_output_shape(self, input_shape: Any) -> Any:
+        return self.layer.compute_output_shape(input_shape)
+
+    def get_config(self) -> dict[str, Any]:
+        config = super().get_config()
+        config["layer"] = _serialize(self.layer)
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Wrapper:
+        config = dict(config)
+        config["layer"] = _deserialize(config["layer"])
+        return cls(**config)
 
 
 class Bidirectional(MaskedLayer):
@@ -206,4 +259,4 @@ class TimeDistributed(MaskedLayer):
         return cls(**config)
 
 
-__all__ = ["Bidirectional", "TimeDistributed"]
+__all__ = ["Bidirectional", "TimeDistributed", "Wrapper"]

@@ -117,6 +117,14 @@ def load_model(
     ``tf.saved_model.save``. ``options`` (tf.keras 2's ``tf.saved_model.LoadOptions``) is checked
     and otherwise changes nothing: files are read on this host.
     """
+    from unison.keras.layers.torch_wrapper import safe_mode_scope
+
+    # safe_mode=False lets a TorchModuleWrapper's pickled module load (Keras's rule); nothing else unpickles
+    with safe_mode_scope(safe_mode):
+        return _load_model(filepath, custom_objects, compile, options)
+
+
+def _load_model(filepath: str | os.PathLike[str], custom_objects: Any, compile: bool, options: Any) -> Any:
     if options is not None:
         from unison.saved_model import LoadOptions
 
