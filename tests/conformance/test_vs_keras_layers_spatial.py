@@ -49,12 +49,6 @@ SINGLE = (
     ("GlobalAvgPool3D", {}, (2, 2, 3, 4, 2), False),
     ("GlobalMaxPooling3D", {}, (2, 3, 3, 3, 2), False),
     ("GlobalMaxPool3D", {}, (2, 2, 3, 4, 2), False),
-    ("AdaptiveAveragePooling1D", {"output_size": 3}, (2, 7, 2), False),
-    ("AdaptiveAveragePooling2D", {"output_size": (2, 3)}, (2, 5, 7, 2), False),
-    ("AdaptiveAveragePooling3D", {"output_size": 2}, (1, 5, 4, 3, 2), False),
-    ("AdaptiveMaxPooling1D", {"output_size": 3}, (2, 7, 2), False),
-    ("AdaptiveMaxPooling2D", {"output_size": (2, 3)}, (2, 5, 7, 2), False),
-    ("AdaptiveMaxPooling3D", {"output_size": 2}, (1, 5, 4, 3, 2), False),
     ("Cropping3D", {"cropping": ((1, 0), (0, 2), (1, 1))}, (2, 3, 4, 5, 2), False),
     ("ZeroPadding3D", {"padding": ((1, 0), (0, 2), (1, 1))}, (2, 2, 3, 2, 2), False),
     ("UpSampling3D", {"size": (1, 2, 3)}, (2, 2, 3, 2, 2), False),
@@ -99,12 +93,6 @@ SINGLE_EDGE = (
     ("GlobalAvgPool3D", CF, (1, 3, 2, 2, 2), False),
     ("GlobalMaxPooling3D", {"keepdims": True}, (1, 2, 2, 2, 3), False),
     ("GlobalMaxPool3D", CF, (1, 3, 2, 2, 2), False),
-    ("AdaptiveAveragePooling1D", {"output_size": 4, **CF}, (1, 2, 6), False),
-    ("AdaptiveAveragePooling2D", {"output_size": 3, **CF}, (1, 2, 4, 5), False),
-    ("AdaptiveAveragePooling3D", {"output_size": (1, 2, 3)}, (1, 3, 5, 6, 1), False),
-    ("AdaptiveMaxPooling1D", {"output_size": 4, **CF}, (1, 2, 6), False),
-    ("AdaptiveMaxPooling2D", {"output_size": 3, **CF}, (1, 2, 4, 5), False),
-    ("AdaptiveMaxPooling3D", {"output_size": (1, 2, 3)}, (1, 3, 5, 6, 1), False),
     ("Cropping3D", {"cropping": 1, **CF}, (1, 2, 3, 4, 5), False),
     ("ZeroPadding3D", {"padding": 1, **CF}, (1, 2, 2, 2, 2), False),
     ("UpSampling3D", {"size": 2, **CF}, (1, 2, 2, 1, 2), False),
@@ -142,12 +130,6 @@ SINGLE_NAMES = (
     "keras:layers.GlobalAvgPool3D",
     "keras:layers.GlobalMaxPooling3D",
     "keras:layers.GlobalMaxPool3D",
-    "keras:layers.AdaptiveAveragePooling1D",
-    "keras:layers.AdaptiveAveragePooling2D",
-    "keras:layers.AdaptiveAveragePooling3D",
-    "keras:layers.AdaptiveMaxPooling1D",
-    "keras:layers.AdaptiveMaxPooling2D",
-    "keras:layers.AdaptiveMaxPooling3D",
     "keras:layers.Cropping3D",
     "keras:layers.ZeroPadding3D",
     "keras:layers.UpSampling3D",
@@ -333,3 +315,47 @@ def test_keras2_only_layer_edge(tf, name, kwargs, shape):
 def test_the_keras2_tables_cover_the_listed_names():
     assert [r[0] for r in KERAS2] == [n.split(".")[-1] for n in KERAS2_NAMES]
     assert [r[0] for r in KERAS2_EDGE] == [n.split(".")[-1] for n in KERAS2_NAMES]
+
+
+# Keras 3 only (tf_keras has no adaptive pooling): windows [floor(i * n / out), ceil((i + 1) * n / out)).
+ADAPTIVE = (
+    ("AdaptiveAveragePooling1D", {"output_size": 3}, (2, 7, 2), False),
+    ("AdaptiveAveragePooling2D", {"output_size": (2, 3)}, (2, 5, 7, 2), False),
+    ("AdaptiveAveragePooling3D", {"output_size": 2}, (1, 5, 4, 3, 2), False),
+    ("AdaptiveMaxPooling1D", {"output_size": 3}, (2, 7, 2), False),
+    ("AdaptiveMaxPooling2D", {"output_size": (2, 3)}, (2, 5, 7, 2), False),
+    ("AdaptiveMaxPooling3D", {"output_size": 2}, (1, 5, 4, 3, 2), False),
+)
+ADAPTIVE_EDGE = (
+    ("AdaptiveAveragePooling1D", {"output_size": 4, **CF}, (1, 2, 6), False),
+    ("AdaptiveAveragePooling2D", {"output_size": 3, **CF}, (1, 2, 4, 5), False),
+    ("AdaptiveAveragePooling3D", {"output_size": (1, 2, 3)}, (1, 3, 5, 6, 1), False),
+    ("AdaptiveMaxPooling1D", {"output_size": 4, **CF}, (1, 2, 6), False),
+    ("AdaptiveMaxPooling2D", {"output_size": 3, **CF}, (1, 2, 4, 5), False),
+    ("AdaptiveMaxPooling3D", {"output_size": (1, 2, 3)}, (1, 3, 5, 6, 1), False),
+)
+ADAPTIVE_NAMES = (
+    "keras:layers.AdaptiveAveragePooling1D",
+    "keras:layers.AdaptiveAveragePooling2D",
+    "keras:layers.AdaptiveAveragePooling3D",
+    "keras:layers.AdaptiveMaxPooling1D",
+    "keras:layers.AdaptiveMaxPooling2D",
+    "keras:layers.AdaptiveMaxPooling3D",
+)
+
+
+@pytest.mark.parametrize(("name", "kwargs", "shape", "training"), ADAPTIVE)
+@same_as_tf(*ADAPTIVE_NAMES, rtol=1e-4, atol=1e-5)
+def test_adaptive_pooling(tf, name, kwargs, shape, training):
+    return _run(tf, name, kwargs, shape, training)
+
+
+@pytest.mark.parametrize(("name", "kwargs", "shape", "training"), ADAPTIVE_EDGE)
+@same_as_tf(*ADAPTIVE_NAMES, edge=True, rtol=1e-4, atol=1e-5)
+def test_adaptive_pooling_edge(tf, name, kwargs, shape, training):
+    return _run(tf, name, kwargs, shape, training)
+
+
+def test_the_adaptive_tables_cover_the_listed_names():
+    assert [r[0] for r in ADAPTIVE] == [n.split(".")[-1] for n in ADAPTIVE_NAMES]
+    assert [r[0] for r in ADAPTIVE_EDGE] == [n.split(".")[-1] for n in ADAPTIVE_NAMES]
