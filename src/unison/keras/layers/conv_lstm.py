@@ -24,7 +24,7 @@ from unison.keras import activations
 from unison.keras.layers.base import Layer
 from unison.keras.layers.conv import _check_padding
 from unison.keras.layers.conv_base import _positive
-from unison.keras.layers.conv_nd import conv_fn, ntuple, pad_same_nd
+from unison.keras.layers.conv_nd import conv_fn, conv_same, ntuple, pad_same_nd
 from unison.keras.layers.data_format import use_data_format
 from unison.keras.layers.misc import RandomSource, check_rate
 
@@ -144,10 +144,11 @@ class _ConvLSTM(Layer):
             x = x * self.random.keep_mask((batch, 1, *x.shape[2:]), self.dropout, x)
         # the input convolution of every step at once: (N * T, C, *s)
         flat = x.reshape(batch * steps, *x.shape[2:]).movedim(-1, 1)
+        padding: tuple[int, ...] = (0,) * self.rank
         if self.padding == "same":
-            flat = pad_same_nd(flat, self.kernel_size, self.strides, self.dilation_rate)
+            flat, padding = conv_same(flat, self.kernel_size, self.strides, self.dilation_rate)
         conv = conv_fn(self.rank)
-        xw = conv(flat, self._torch_kernel(self.kernel), self.bias, self.strides, 0, self.dilation_rate)
+        xw = conv(flat, self._torch_kernel(self.kernel), self.bias, self.strides, padding, self.dilation_rate)
         xw = xw.reshape(batch, steps, *xw.shape[1:])  # (N, T, 4F, *out)
         out_spatial = tuple(xw.shape[3:])
         h, c = self._initial(initial_state, x, out_spatial)
@@ -155,11 +156,16 @@ class _ConvLSTM(Layer):
         if training and self.recurrent_dropout:
             rec_mask = self.random.keep_mask(h.shape, self.recurrent_dropout, x)
         rk = self._torch_kernel(self.recurrent_kernel)
+        ones = (1,) * self.rank
+        # the recurrent convolution is "same" at stride 1: padded by the convolution itself for odd kernels
+        symmetric = all(k % 2 for k in self.kernel_size)
+        rec_padding = tuple(k // 2 for k in self.kernel_size) if symmetric else (0,) * self.rank
         order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)
         outputs = []
         for t in order:
             hr = h if rec_mask is None else h * rec_mask
-            z = xw[:, t] + conv(pad_same_nd(hr, self.kernel_size, (1,) * self.rank), rk)
+            hp = hr if symmetric else pad_same_nd(hr, self.kernel_size, ones)
+            z = xw[:, t] + conv(hp, rk, None, 1, rec_padding)
             zi, zf, zc, zo = z.chunk(4, dim=1)
             i, f, o = self.recurrent_activation(zi), self.recurrent_activation(zf), self.recurrent_activation(zo)
             c = f * c + i * self.activation(zc)

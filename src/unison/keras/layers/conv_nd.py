@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from unison.keras.layers.conv import _check_padding, _same_pads
 from unison.keras.layers.conv_base import _channels, _Conv, _positive
 
-__all__ = ["Conv3D", "check_spatial_rank", "conv_fn", "ntuple", "pad_same_nd", "to_torch_layout"]
+__all__ = ["Conv3D", "check_spatial_rank", "conv_fn", "conv_same", "ntuple", "pad_same_nd", "to_torch_layout"]
 
 _AXES = {1: "batch, steps, channels", 2: "batch, height, width, channels", 3: "batch, depth, height, width, channels"}
 
@@ -85,6 +85,20 @@ def pad_same_nd(
     for axis in reversed(range(rank)):  # F.pad lists the last axis first
         pads += _same_pads(x.shape[2 + axis], kernel[axis], strides[axis], dilation[axis])
     return F.pad(x, pads, value=value) if any(pads) else x
+
+
+def conv_same(
+    x: torch.Tensor, kernel: tuple[int, ...], strides: tuple[int, ...], dilation: tuple[int, ...]
+) -> tuple[torch.Tensor, tuple[int, ...]]:
+    """``x`` and the ``padding`` argument for a convolution with TF's ``"same"`` padding.
+
+    Where TF pads both ends equally (odd kernels at stride 1) the convolution pads itself, with no
+    padded copy of the input; otherwise ``x`` comes back padded and the padding is 0.
+    """
+    pads = [_same_pads(x.shape[2 + a], kernel[a], strides[a], dilation[a]) for a in range(len(kernel))]
+    if all(before == after for before, after in pads):
+        return x, tuple(before for before, _ in pads)
+    return pad_same_nd(x, kernel, strides, dilation), (0,) * len(kernel)
 
 
 class _ConvND(_Conv):
@@ -150,10 +164,11 @@ class _ConvND(_Conv):
         check_spatial_rank(self, inputs.dim(), self.rank, inputs.shape)
         _channels(self, inputs, self.in_channels)
         x = to_torch_layout(inputs)
+        padding: tuple[int, ...] = (0,) * self.rank
         if self.padding == "same":
-            x = pad_same_nd(x, self.kernel_size, self.strides, self.dilation_rate)
+            x, padding = conv_same(x, self.kernel_size, self.strides, self.dilation_rate)
         weight = self.kernel.permute(self.rank + 1, self.rank, *range(self.rank))
-        y = conv_fn(self.rank)(x, weight, self.bias, self.strides, 0, self.dilation_rate, self.groups)
+        y = conv_fn(self.rank)(x, weight, self.bias, self.strides, padding, self.dilation_rate, self.groups)
         return self.activation(from_torch_layout(y))
 
 

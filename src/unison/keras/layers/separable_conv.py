@@ -20,9 +20,9 @@ from unison.keras.layers.conv_base import _channels, _Conv, _positive
 from unison.keras.layers.conv_nd import (
     check_spatial_rank,
     conv_fn,
+    conv_same,
     from_torch_layout,
     ntuple,
-    pad_same_nd,
     to_torch_layout,
 )
 
@@ -81,14 +81,15 @@ class _Depthwise(_Conv):
         check_spatial_rank(self, inputs.dim(), self.rank, inputs.shape)
         x = to_torch_layout(inputs)
         _channels(self, inputs, self.in_channels)
+        padding: tuple[int, ...] = (0,) * self.rank
         if self.padding == "same":
-            x = pad_same_nd(x, self.kernel_size, self.strides, self.dilation_rate)
+            x, padding = conv_same(x, self.kernel_size, self.strides, self.dilation_rate)
         # (*k, in, m) -> (in * m, 1, *k): output channel c * m + j comes from input channel c
         weight = self.depthwise_kernel.permute(self.rank, self.rank + 1, *range(self.rank)).reshape(
             self.in_channels * self.depth_multiplier, 1, *self.kernel_size
         )
         bias = self.bias if self._depthwise_bias else None
-        return conv_fn(self.rank)(x, weight, bias, self.strides, 0, self.dilation_rate, self.in_channels)
+        return conv_fn(self.rank)(x, weight, bias, self.strides, padding, self.dilation_rate, self.in_channels)
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
         return self.activation(from_torch_layout(self._depthwise(inputs)))
