@@ -23,7 +23,16 @@ import torch.nn.functional as F
 from unison.keras.layers.conv import _check_padding, _same_pads
 from unison.keras.layers.conv_base import _channels, _Conv, _positive
 
-__all__ = ["Conv3D", "check_spatial_rank", "conv_fn", "conv_same", "ntuple", "pad_same_nd", "to_torch_layout"]
+__all__ = [
+    "Conv3D",
+    "check_spatial_rank",
+    "conv_fn",
+    "conv_same",
+    "grouped_conv",
+    "ntuple",
+    "pad_same_nd",
+    "to_torch_layout",
+]
 
 _AXES = {1: "batch, steps, channels", 2: "batch, height, width, channels", 3: "batch, depth, height, width, channels"}
 
@@ -69,6 +78,26 @@ def from_torch_layout(y: torch.Tensor) -> torch.Tensor:
 
 def conv_fn(rank: int) -> Any:
     return (F.conv1d, F.conv2d, F.conv3d)[rank - 1]
+
+
+def grouped_conv(
+    x: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None,
+    strides: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+    groups: int,
+) -> torch.Tensor:
+    """``conv{1,2,3}d`` of a ``(batch, channels, *spatial)`` tensor; a grouped 1-D one runs as a 2-D
+    convolution of height 1, which torch's CPU kernels compute 2-3 times faster (forward and
+    backward) than its grouped ``conv1d``."""
+    if x.dim() == 3 and groups > 1:
+        y = F.conv2d(
+            x.unsqueeze(2), weight.unsqueeze(2), bias, (1, strides[0]), (0, padding[0]), (1, dilation[0]), groups
+        )
+        return y.squeeze(2)
+    return conv_fn(x.dim() - 2)(x, weight, bias, strides, padding, dilation, groups)
 
 
 def pad_same_nd(
@@ -168,7 +197,7 @@ class _ConvND(_Conv):
         if self.padding == "same":
             x, padding = conv_same(x, self.kernel_size, self.strides, self.dilation_rate)
         weight = self.kernel.permute(self.rank + 1, self.rank, *range(self.rank))
-        y = conv_fn(self.rank)(x, weight, self.bias, self.strides, padding, self.dilation_rate, self.groups)
+        y = grouped_conv(x, weight, self.bias, self.strides, padding, self.dilation_rate, self.groups)
         return self.activation(from_torch_layout(y))
 
 

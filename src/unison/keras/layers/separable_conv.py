@@ -22,6 +22,7 @@ from unison.keras.layers.conv_nd import (
     conv_fn,
     conv_same,
     from_torch_layout,
+    grouped_conv,
     ntuple,
     to_torch_layout,
 )
@@ -89,7 +90,7 @@ class _Depthwise(_Conv):
             self.in_channels * self.depth_multiplier, 1, *self.kernel_size
         )
         bias = self.bias if self._depthwise_bias else None
-        return conv_fn(self.rank)(x, weight, bias, self.strides, padding, self.dilation_rate, self.in_channels)
+        return grouped_conv(x, weight, bias, self.strides, padding, self.dilation_rate, self.in_channels)
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
         return self.activation(from_torch_layout(self._depthwise(inputs)))
