@@ -44,13 +44,16 @@ from unison.keras.layers.augmentation_mix import CutMix, MixUp, Pipeline
 from unison.keras.layers.base import Layer
 from unison.keras.layers.conv import AveragePooling2D, Conv2D, GlobalAveragePooling2D, MaxPooling2D
 from unison.keras.layers.conv1d import Conv1D
-from unison.keras.layers.conv_transpose import Conv2DTranspose
+from unison.keras.layers.conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
+from unison.keras.layers.conv_nd import Conv3D
+from unison.keras.layers.conv_transpose import Conv1DTranspose, Conv2DTranspose, Conv3DTranspose
 from unison.keras.layers.core import Activation, Dense, Dropout, Embedding, Flatten, Input, InputLayer, Reshape
 from unison.keras.layers.dot_attention import AdditiveAttention, Attention
 from unison.keras.layers.einsum_dense import EinsumDense
 from unison.keras.layers.group_query_attention import GroupedQueryAttention, GroupQueryAttention
 from unison.keras.layers.image_resizing import CenterCrop, Resizing
 from unison.keras.layers.input_spec import InputSpec
+from unison.keras.layers.keras2_layers import LocallyConnected1D, LocallyConnected2D, ThresholdedReLU
 from unison.keras.layers.layer_serialization import deserialize, serialize
 from unison.keras.layers.merging import (
     Add,
@@ -90,6 +93,22 @@ from unison.keras.layers.normalization import (
     UnitNormalization,
 )
 from unison.keras.layers.pooling1d import GlobalAveragePooling1D, GlobalAvgPool1D, GlobalMaxPool1D, GlobalMaxPooling1D
+from unison.keras.layers.pooling_nd import (
+    AdaptiveAveragePooling1D,
+    AdaptiveAveragePooling2D,
+    AdaptiveAveragePooling3D,
+    AdaptiveMaxPooling1D,
+    AdaptiveMaxPooling2D,
+    AdaptiveMaxPooling3D,
+    AveragePooling3D,
+    AvgPool3D,
+    GlobalAveragePooling3D,
+    GlobalAvgPool3D,
+    GlobalMaxPool3D,
+    GlobalMaxPooling3D,
+    MaxPool3D,
+    MaxPooling3D,
+)
 from unison.keras.layers.preprocessing import (
     CategoryEncoding,
     Discretization,
@@ -113,11 +132,12 @@ from unison.keras.layers.resampling import (
     ZeroPadding2D,
 )
 from unison.keras.layers.reshaping1d import Cropping1D, UpSampling1D, ZeroPadding1D
+from unison.keras.layers.reshaping3d import Cropping3D, SpatialDropout3D, UpSampling3D, ZeroPadding3D
 from unison.keras.layers.reversible_embedding import ReversibleEmbedding
 from unison.keras.layers.rms_norm import RMSNormalization
 from unison.keras.layers.rnn import RNN
 from unison.keras.layers.rnn_cell import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
-from unison.keras.layers.separable_conv import DepthwiseConv2D, SeparableConv2D
+from unison.keras.layers.separable_conv import DepthwiseConv1D, DepthwiseConv2D, SeparableConv1D, SeparableConv2D
 from unison.keras.layers.spectral_norm import SpectralNormalization
 from unison.keras.layers.text_vectorization import TextVectorization
 from unison.keras.layers.torch_wrapper import TorchModuleWrapper
@@ -132,6 +152,11 @@ Convolution2DTranspose = Conv2DTranspose
 SeparableConvolution2D = SeparableConv2D
 GlobalAvgPool2D = GlobalAveragePooling2D
 AvgPool2D = AveragePooling2D
+# the rest of Keras's convolution, pooling and reshaping layers (issue 35)
+Convolution1DTranspose = Conv1DTranspose
+Convolution3D = Conv3D
+Convolution3DTranspose = Conv3DTranspose
+SeparableConvolution1D = SeparableConv1D
 
 __all__ = [
     "Activation",
@@ -277,6 +302,40 @@ __all__ = [
     "Wrapper",
     "deserialize",
     "serialize",
+    # 3-D, transposed 1-D/3-D, separable 1-D, adaptive pooling, ConvLSTM, Keras 2 layers (issue 35)
+    "Conv1DTranspose",
+    "Convolution1DTranspose",
+    "Conv3D",
+    "Convolution3D",
+    "Conv3DTranspose",
+    "Convolution3DTranspose",
+    "SeparableConv1D",
+    "SeparableConvolution1D",
+    "DepthwiseConv1D",
+    "AveragePooling3D",
+    "AvgPool3D",
+    "MaxPooling3D",
+    "MaxPool3D",
+    "GlobalAveragePooling3D",
+    "GlobalAvgPool3D",
+    "GlobalMaxPooling3D",
+    "GlobalMaxPool3D",
+    "AdaptiveAveragePooling1D",
+    "AdaptiveAveragePooling2D",
+    "AdaptiveAveragePooling3D",
+    "AdaptiveMaxPooling1D",
+    "AdaptiveMaxPooling2D",
+    "AdaptiveMaxPooling3D",
+    "Cropping3D",
+    "ZeroPadding3D",
+    "UpSampling3D",
+    "SpatialDropout3D",
+    "ConvLSTM1D",
+    "ConvLSTM2D",
+    "ConvLSTM3D",
+    "LocallyConnected1D",
+    "LocallyConnected2D",
+    "ThresholdedReLU",
 ]
 
 # load_model finds this package's classes by name through the registry (saving/serialization.py).

@@ -1,7 +1,8 @@
-"""``Conv2DTranspose``: Keras's transposed 2-D convolution, channels-last.
+"""``Conv1DTranspose``, ``Conv2DTranspose``, ``Conv3DTranspose``: Keras's transposed convolutions, channels-last.
 
-The kernel is in Keras's layout ``(kh, kw, filters, in)`` and viewed in torch's layout (a
-permute, no copy). ``"same"`` padding gives ``size * stride`` outputs, as in TF.
+One rank-generic class: the kernel is in Keras's layout ``(*kernel_size, filters, in)`` and viewed
+in torch's layout (a permute, no copy) for torch's native ``conv_transpose{1,2,3}d``. ``"same"``
+padding gives ``size * stride`` outputs, as in TF.
 
 Example:
     >>> import torch
@@ -16,9 +17,11 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from unison.keras.layers.base import pair
-from unison.keras.layers.conv import _check_padding, _to_nchw
+from unison.keras.layers.conv import _check_padding
 from unison.keras.layers.conv_base import _channels, _Conv, _positive, keep_channels_last_storage
+from unison.keras.layers.conv_nd import check_spatial_rank, from_torch_layout, ntuple, to_torch_layout
+
+_TRANSPOSED = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)
 
 
 def _transpose_length(
@@ -32,23 +35,25 @@ def _transpose_length(
     return (size - 1) * stride + kernel - 2 * pad + output_padding
 
 
-class Conv2DTranspose(_Conv):
-    """Transposed 2-D convolution (the gradient of ``Conv2D``), Keras's ``Conv2DTranspose``.
+class _ConvTranspose(_Conv):
+    """Transposed convolution of ``rank`` spatial axes (the gradient of a convolution).
 
     Output size per axis, as Keras: ``size * stride`` for ``"same"``; ``size * stride +
     max(kernel - stride, 0)`` for ``"valid"``; with ``output_padding``, ``(size - 1) * stride +
     kernel - 2 * pad + output_padding`` (``pad = kernel // 2`` for ``"same"``, else 0).
     """
 
+    rank = 2
+
     def __init__(
         self,
         filters: int,
         kernel_size: Any,
-        strides: Any = (1, 1),
+        strides: Any = 1,
         padding: str = "valid",
         output_padding: Any = None,
         data_format: str | None = None,
-        dilation_rate: Any = (1, 1),
+        dilation_rate: Any = 1,
         activation: Any = None,
         use_bias: bool = True,
         kernel_initializer: Any = "glorot_uniform",
@@ -59,12 +64,12 @@ class Conv2DTranspose(_Conv):
     ) -> None:
         super().__init__(data_format, activation, use_bias, bias_initializer, bias_regularizer, **kwargs)
         self.filters = _positive(filters, "filters")
-        self.kernel_size = pair(kernel_size, "kernel_size")
-        self.strides = pair(strides, "strides")
-        self.dilation_rate = pair(dilation_rate, "dilation_rate")
+        self.kernel_size = ntuple(kernel_size, self.rank, "kernel_size")
+        self.strides = ntuple(strides, self.rank, "strides")
+        self.dilation_rate = ntuple(dilation_rate, self.rank, "dilation_rate")
         self.padding = _check_padding(padding)
         self.output_padding = (
-            pair(output_padding, "output_padding", positive=False) if output_padding is not None else None
+            ntuple(output_padding, self.rank, "output_padding", positive=False) if output_padding is not None else None
         )
         if self.output_padding is not None and any(p >= s for p, s in zip(self.output_padding, self.strides)):
             raise ValueError(
@@ -74,25 +79,24 @@ class Conv2DTranspose(_Conv):
         self._kernel_args = (kernel_initializer, kernel_regularizer)
 
     def build(self, input_shape: torch.Size) -> None:
-        if len(input_shape) != 4:
-            raise ValueError(
-                f"Input 0 of layer '{self.name}' is incompatible with the layer: expected ndim=4 (batch, height, "
-                f"width, channels), found ndim={len(input_shape)}. Full shape received: {tuple(input_shape)}"
-            )
+        check_spatial_rank(self, len(input_shape), self.rank, input_shape)
         self.in_channels = int(input_shape[-1])
         init, reg = self._kernel_args
         self.kernel = self.add_weight(
             name="kernel", shape=(*self.kernel_size, self.filters, self.in_channels), initializer=init, regularizer=reg
         )
-        keep_channels_last_storage(self.kernel)
+        if self.rank == 2:
+            keep_channels_last_storage(self.kernel)
         self._add_bias(self.filters)
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
-        x = _to_nchw(inputs, self)
+        check_spatial_rank(self, inputs.dim(), self.rank, inputs.shape)
         _channels(self, inputs, self.in_channels)
-        y = F.conv_transpose2d(x, self.kernel.permute(3, 2, 0, 1), None, self.strides, 0, 0, 1, self.dilation_rate)
-        pads = []
-        for axis in (1, 0):  # F.pad lists the last axis (width) first
+        x = to_torch_layout(inputs)
+        weight = self.kernel.permute(self.rank + 1, self.rank, *range(self.rank))  # (in, filters, *k)
+        y = _TRANSPOSED[self.rank - 1](x, weight, None, self.strides, 0, 0, 1, self.dilation_rate)
+        pads: list[int] = []
+        for axis in reversed(range(self.rank)):  # F.pad lists the last axis first
             size, full = x.shape[2 + axis], y.shape[2 + axis]
             k, s, d = self.kernel_size[axis], self.strides[axis], self.dilation_rate[axis]
             op = self.output_padding[axis] if self.output_padding is not None else None
@@ -102,8 +106,26 @@ class Conv2DTranspose(_Conv):
             pads += [-before, target - (full - before)]
         y = F.pad(y, pads)
         if self.bias is not None:
-            y = y + self.bias.reshape(1, -1, 1, 1)
-        return self.activation(y.permute(0, 2, 3, 1))
+            y = y + self.bias.reshape(1, -1, *(1,) * self.rank)
+        return self.activation(from_torch_layout(y))
 
 
-__all__ = ["Conv2DTranspose"]
+class Conv1DTranspose(_ConvTranspose):
+    """Transposed 1-D convolution over ``(batch, steps, channels)`` (Keras's ``Conv1DTranspose``)."""
+
+    rank = 1
+
+
+class Conv2DTranspose(_ConvTranspose):
+    """Transposed 2-D convolution over ``(batch, height, width, channels)`` (Keras's ``Conv2DTranspose``)."""
+
+    rank = 2
+
+
+class Conv3DTranspose(_ConvTranspose):
+    """Transposed 3-D convolution over ``(batch, depth, height, width, channels)`` (Keras's ``Conv3DTranspose``)."""
+
+    rank = 3
+
+
+__all__ = ["Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose"]

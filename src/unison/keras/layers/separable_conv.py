@@ -1,4 +1,7 @@
-"""``DepthwiseConv2D`` and ``SeparableConv2D``: Keras's per-channel (then pointwise) 2-D convolutions.
+"""``DepthwiseConv1D``/``2D`` and ``SeparableConv1D``/``2D``: Keras's per-channel (then pointwise) convolutions.
+
+One rank-generic pair of classes: ``depthwise_kernel`` is ``(*kernel_size, in, depth_multiplier)``
+and ``pointwise_kernel`` ``(*(1,) * rank, in * depth_multiplier, filters)``, as in Keras.
 
 Example:
     >>> import torch
@@ -11,31 +14,39 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
-from unison.keras.layers.base import pair
-from unison.keras.layers.conv import _check_padding, _pad_same, _to_nchw
+from unison.keras.layers.conv import _check_padding
 from unison.keras.layers.conv_base import _channels, _Conv, _positive
+from unison.keras.layers.conv_nd import (
+    check_spatial_rank,
+    conv_fn,
+    conv_same,
+    from_torch_layout,
+    grouped_conv,
+    ntuple,
+    to_torch_layout,
+)
 
-__all__ = ["DepthwiseConv2D", "SeparableConv2D"]
+__all__ = ["DepthwiseConv1D", "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D"]
 
 
-class DepthwiseConv2D(_Conv):
-    """Depthwise 2-D convolution: each input channel convolved with its own ``depth_multiplier`` filters.
+class _Depthwise(_Conv):
+    """Depthwise convolution: each input channel convolved with its own ``depth_multiplier`` filters.
 
     Output channel ``c * depth_multiplier + m`` comes from input channel ``c`` (TF's order).
     """
 
-    _depthwise_bias = True  # SeparableConv2D adds its bias after the pointwise step
+    _depthwise_bias = True  # SeparableConv adds its bias after the pointwise step
+    rank = 2
 
     def __init__(
         self,
         kernel_size: Any,
-        strides: Any = (1, 1),
+        strides: Any = 1,
         padding: str = "valid",
         depth_multiplier: int = 1,
         data_format: str | None = None,
-        dilation_rate: Any = (1, 1),
+        dilation_rate: Any = 1,
         activation: Any = None,
         use_bias: bool = True,
         depthwise_initializer: Any = "glorot_uniform",
@@ -45,19 +56,15 @@ class DepthwiseConv2D(_Conv):
         **kwargs: Any,
     ) -> None:
         super().__init__(data_format, activation, use_bias, bias_initializer, bias_regularizer, **kwargs)
-        self.kernel_size = pair(kernel_size, "kernel_size")
-        self.strides = pair(strides, "strides")
-        self.dilation_rate = pair(dilation_rate, "dilation_rate")
+        self.kernel_size = ntuple(kernel_size, self.rank, "kernel_size")
+        self.strides = ntuple(strides, self.rank, "strides")
+        self.dilation_rate = ntuple(dilation_rate, self.rank, "dilation_rate")
         self.padding = _check_padding(padding)
         self.depth_multiplier = _positive(depth_multiplier, "depth_multiplier")
         self._depthwise_args = (depthwise_initializer, depthwise_regularizer)
 
     def build(self, input_shape: torch.Size) -> None:
-        if len(input_shape) != 4:
-            raise ValueError(
-                f"Input 0 of layer '{self.name}' is incompatible with the layer: expected ndim=4 (batch, height, "
-                f"width, channels), found ndim={len(input_shape)}. Full shape received: {tuple(input_shape)}"
-            )
+        check_spatial_rank(self, len(input_shape), self.rank, input_shape)
         self.in_channels = int(input_shape[-1])
         init, reg = self._depthwise_args
         self.depthwise_kernel = self.add_weight(
@@ -72,21 +79,40 @@ class DepthwiseConv2D(_Conv):
         self._add_bias(self.in_channels * self.depth_multiplier)
 
     def _depthwise(self, inputs: torch.Tensor) -> torch.Tensor:
-        x = _to_nchw(inputs, self)
+        check_spatial_rank(self, inputs.dim(), self.rank, inputs.shape)
+        x = to_torch_layout(inputs)
         _channels(self, inputs, self.in_channels)
+        padding: tuple[int, ...] = (0,) * self.rank
         if self.padding == "same":
-            x = _pad_same(x, self.kernel_size, self.strides, self.dilation_rate)
-        kh, kw = self.kernel_size
-        weight = self.depthwise_kernel.permute(2, 3, 0, 1).reshape(self.in_channels * self.depth_multiplier, 1, kh, kw)
+            x, padding = conv_same(x, self.kernel_size, self.strides, self.dilation_rate)
+        # (*k, in, m) -> (in * m, 1, *k): output channel c * m + j comes from input channel c
+        weight = self.depthwise_kernel.permute(self.rank, self.rank + 1, *range(self.rank)).reshape(
+            self.in_channels * self.depth_multiplier, 1, *self.kernel_size
+        )
         bias = self.bias if self._depthwise_bias else None
-        return F.conv2d(x, weight, bias, self.strides, 0, self.dilation_rate, self.in_channels)
+        return grouped_conv(x, weight, bias, self.strides, padding, self.dilation_rate, self.in_channels)
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
-        return self.activation(self._depthwise(inputs).permute(0, 2, 3, 1))
+        return self.activation(from_torch_layout(self._depthwise(inputs)))
 
 
-class SeparableConv2D(DepthwiseConv2D):
-    """Depthwise convolution followed by a 1x1 pointwise convolution to ``filters`` channels."""
+class DepthwiseConv1D(_Depthwise):
+    """Depthwise 1-D convolution over ``(batch, steps, channels)`` (Keras's ``DepthwiseConv1D``)."""
+
+    rank = 1
+
+
+class DepthwiseConv2D(_Depthwise):
+    """Depthwise 2-D convolution over ``(batch, height, width, channels)`` (Keras's ``DepthwiseConv2D``).
+
+    Output channel ``c * depth_multiplier + m`` comes from input channel ``c`` (TF's order).
+    """
+
+    rank = 2
+
+
+class _Separable(_Depthwise):
+    """Depthwise convolution followed by a pointwise (kernel size 1) convolution to ``filters`` channels."""
 
     _depthwise_bias = False
 
@@ -94,10 +120,10 @@ class SeparableConv2D(DepthwiseConv2D):
         self,
         filters: int,
         kernel_size: Any,
-        strides: Any = (1, 1),
+        strides: Any = 1,
         padding: str = "valid",
         data_format: str | None = None,
-        dilation_rate: Any = (1, 1),
+        dilation_rate: Any = 1,
         depth_multiplier: int = 1,
         activation: Any = None,
         use_bias: bool = True,
@@ -131,12 +157,25 @@ class SeparableConv2D(DepthwiseConv2D):
         init, reg = self._pointwise_args
         self.pointwise_kernel = self.add_weight(
             name="pointwise_kernel",
-            shape=(1, 1, self.in_channels * self.depth_multiplier, self.filters),
+            shape=(*(1,) * self.rank, self.in_channels * self.depth_multiplier, self.filters),
             initializer=init,
             regularizer=reg,
         )
         self._add_bias(self.filters)
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
-        y = F.conv2d(self._depthwise(inputs), self.pointwise_kernel.permute(3, 2, 0, 1), self.bias)
-        return self.activation(y.permute(0, 2, 3, 1))
+        weight = self.pointwise_kernel.permute(self.rank + 1, self.rank, *range(self.rank))
+        y = conv_fn(self.rank)(self._depthwise(inputs), weight, self.bias)
+        return self.activation(from_torch_layout(y))
+
+
+class SeparableConv1D(_Separable):
+    """Separable 1-D convolution over ``(batch, steps, channels)`` (Keras's ``SeparableConv1D``)."""
+
+    rank = 1
+
+
+class SeparableConv2D(_Separable):
+    """Separable 2-D convolution over ``(batch, height, width, channels)`` (Keras's ``SeparableConv2D``)."""
+
+    rank = 2
