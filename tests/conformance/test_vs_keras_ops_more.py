@@ -1,0 +1,415 @@
+"""The rest of ``keras.ops`` (numpy-style functions, ``nn``, ``math``, ``linalg``, ``image``) on
+unison against Keras 3.15 on TensorFlow 2.21.
+
+Like ``test_vs_keras_ops.py``: one generic body calls ``keras.ops.<name>(*args, **kwargs)`` on the
+same NumPy inputs on both sides. ``ROWS`` holds, per op, its ordinary call and its edge case
+(NaN, an empty array, broadcasting, integer dtype promotion or a bad argument); ``ROW_NAMES`` lists
+the public names they cover, for the report. Inputs are named by strings beginning with ``@``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tf_oracle import same_as_tf
+
+
+def _inputs() -> dict:
+    a = (np.sin(np.arange(12)) * 2.0).reshape(3, 4).astype(np.float32)
+    return {
+        "A": a,
+        "B": (np.cos(np.arange(12)) * 2.0).reshape(3, 4).astype(np.float32),
+        "C": np.array([[1.0], [-2.0], [0.5]], np.float32),
+        "V": np.array([0.5, -1.0, 2.0, 3.0], np.float32),
+        "V3": np.array([1.0, -2.0, 0.5], np.float32),
+        "I": (np.arange(12) % 5).reshape(3, 4).astype(np.int32),
+        "I2": (np.arange(12) % 3 + 1).reshape(3, 4).astype(np.int32),
+        "I64": (np.arange(12) % 5).reshape(3, 4).astype(np.int64),
+        "IV": np.array([12, 18, -7, 0], np.int32),
+        "IW": np.array([8, 4, 3, 5], np.int32),
+        "IC": np.array([[2], [3], [1]], np.int32),
+        "M": (np.arange(12) % 3 == 0).reshape(3, 4),
+        "N": np.array([np.nan, np.inf, -np.inf, 0.0, -1.5, 2.5], np.float32),
+        "NZ": np.array([-0.0, 0.0, -2.0, 3.0, np.inf, -np.inf], np.float32),
+        "AN": np.array(
+            [[1.0, np.nan, 3.0, -2.0], [np.nan, np.nan, np.nan, np.nan], [4.0, 0.5, np.nan, 2.0]], np.float32
+        ),
+        "E": np.zeros((0, 4), np.float32),
+        "E1": np.zeros((0,), np.float32),
+        "Q": (np.sin(np.arange(24)) * 2.0).reshape(2, 3, 4).astype(np.float32),
+        "Q6": (np.sin(np.arange(24)) * 2.0).reshape(2, 2, 6).astype(np.float32),
+        "CPX": (np.array([1 + 2j, -3 + 0j, 0 - 1j, 2.5 + 0.5j], np.complex64)),
+        "D": np.array([1.0, 2.0, 4.0, 7.0, 0.0], np.float32),
+        "D4": np.array([1.0, 0.5, -1.0, 2.0], np.float32),
+        "H": np.array([0.1, 0.5, 0.5, 0.9, 1.7, 2.0, -0.3], np.float32),
+        "U": np.array([3, 1, 2, 3, 1, 5, 1], np.int32),
+        "U2": np.array([[1, 2], [3, 4], [1, 2]], np.int32),
+        "IT": np.array([3, -1, 2, -1, 5], np.int32),
+        "FLAT": np.array([0, 5, 11, 7], np.int32),
+        "FLAT64": np.array([0, 5, 11, 7], np.int64),
+        "S7": np.arange(7, dtype=np.float32),
+        "X4": np.array([0.0, 1.0, 3.0, 6.0], np.float32),
+    }
+
+
+def _arg(value, inputs: dict):
+    if isinstance(value, str) and value.startswith("@"):
+        return inputs[value[1:]]
+    if isinstance(value, list) and value and all(isinstance(v, str) and v.startswith("@") for v in value):
+        return [inputs[v[1:]] for v in value]
+    return value
+
+
+# name -> ((args, kwargs), (edge args, edge kwargs)). A name with a dot is looked up below keras.ops.
+ROWS = (
+    # element-wise, one argument: ordinary values and NaN/inf/signed zeros, or integer promotion
+    ("angle", (("@CPX",), {}), (("@N",), {})),
+    ("cbrt", (("@A",), {}), (("@I64",), {})),
+    ("deg2rad", (("@A",), {}), (("@I64",), {})),
+    ("rad2deg", (("@A",), {}), (("@I",), {})),
+    ("fabs", (("@A",), {}), (("@I64",), {})),
+    ("i0", (("@A",), {}), (("@I",), {})),
+    ("sinc", (("@A",), {}), (("@NZ",), {})),
+    ("signbit", (("@A",), {}), (("@NZ",), {})),
+    ("isneginf", (("@N",), {}), (("@I",), {})),
+    ("isposinf", (("@N",), {}), (("@I",), {})),
+    ("isreal", (("@CPX",), {}), (("@A",), {})),
+    ("bitwise_invert", (("@IV",), {}), (("@A",), {})),
+    ("bitwise_not", (("@IV",), {}), (("@M",), {})),
+    # element-wise, two arguments: ordinary values and broadcasting (3, 1) against (4,) or bad dtypes
+    ("bitwise_and", (("@IV", "@IW"), {}), (("@IC", "@IW"), {})),
+    ("bitwise_or", (("@IV", "@IW"), {}), (("@IC", "@IW"), {})),
+    ("bitwise_xor", (("@IV", "@IW"), {}), (("@A", "@B"), {})),
+    ("bitwise_left_shift", (("@IV", 2), {}), (("@IC", "@IW"), {})),
+    ("bitwise_right_shift", (("@IV", 1), {}), (("@IC", "@IW"), {})),
+    ("left_shift", (("@IW", "@IW"), {}), (("@IC", "@IW"), {})),
+    ("right_shift", (("@IV", "@IW"), {}), (("@A", 1), {})),
+    ("fmax", (("@AN", "@A"), {}), (("@C", "@V"), {})),
+    ("fmin", (("@AN", "@A"), {}), (("@I", "@I64"), {})),
+    ("fmod", (("@A", "@C"), {}), (("@IV", "@IW"), {})),
+    ("gcd", (("@IV", "@IW"), {}), (("@IC", "@IW"), {})),
+    ("lcm", (("@IV", "@IW"), {}), (("@A", "@B"), {})),
+    ("heaviside", (("@NZ", 0.5), {}), (("@I", "@I64"), {})),
+    ("ldexp", (("@A", "@I"), {}), (("@A", "@B"), {})),
+    ("logaddexp2", (("@A", "@B"), {}), (("@C", "@V"), {})),
+    ("nextafter", (("@A", "@B"), {}), (("@I", "@I2"), {})),
+    ("kron", (("@C", "@V"), {}), (("@I", "@IC"), {})),
+    ("allclose", (("@A", "@A"), {}), (("@N", "@N"), {"equal_nan": True})),
+    ("isin", (("@U", [1, 5]), {}), (("@I", [1.0, 2.5]), {"invert": True})),
+    # NaN-ignoring reductions: an axis, then an all-NaN row with keepdims
+    ("nansum", (("@AN",), {"axis": 1}), (("@AN",), {"axis": 0, "keepdims": True})),
+    ("nanprod", (("@AN",), {"axis": 1}), (("@M",), {"axis": 0, "keepdims": True})),
+    ("nanmean", (("@AN",), {"axis": 1}), (("@I",), {"axis": 0, "keepdims": True})),
+    ("nanvar", (("@AN",), {"axis": 1}), (("@AN",), {"keepdims": True})),
+    ("nanstd", (("@AN",), {"axis": 1}), (("@AN",), {"axis": 0, "keepdims": True})),
+    ("nanmax", (("@AN",), {"axis": 1}), (("@AN",), {"axis": 0, "keepdims": True})),
+    ("nanmin", (("@AN",), {"axis": 1}), (("@I",), {"axis": 0, "keepdims": True})),
+    ("nanargmax", (("@AN",), {"axis": 0}), (("@A",), {"keepdims": True})),
+    ("nanargmin", (("@AN",), {"axis": 0}), (("@I",), {"axis": 1, "keepdims": True})),
+    ("nancumsum", (("@AN",), {"axis": 1}), (("@M",), {})),
+    ("nancumprod", (("@AN",), {"axis": 1}), (("@I",), {"axis": 0, "dtype": "float32"})),
+    ("nanmedian", (("@AN",), {"axis": 1}), (("@AN",), {"axis": 0, "keepdims": True})),
+    ("nanquantile", (("@AN", [0.25, 0.5]), {"axis": 0}), (("@AN", 0.3), {"method": "nearest"})),
+    ("nanpercentile", (("@AN", 40.0), {"axis": 1}), (("@A", 75.0), {"axis": 0, "method": "midpoint"})),
+    ("percentile", (("@A", [10.0, 90.0]), {"axis": 1}), (("@I", 50), {"keepdims": True})),
+    ("ptp", (("@A",), {"axis": 1}), (("@I",), {"axis": 0, "keepdims": True})),
+    # arrays
+    ("empty_like", (("@A",), {"__shape": True}), (("@I",), {"dtype": "float32", "__shape": True})),
+    ("diagflat", (("@V",), {}), (("@C",), {"k": -1})),
+    ("diff", (("@A",), {}), (("@A",), {"n": 2, "axis": 0})),
+    ("fliplr", (("@A",), {}), (("@E",), {})),
+    ("flipud", (("@A",), {}), (("@Q",), {})),
+    ("rot90", (("@A",), {}), (("@Q",), {"k": -3, "axes": (1, 2)})),
+    ("dstack", ((["@A", "@B"],), {}), ((["@V", "@V"],), {})),
+    ("array_split", (("@S7", 3), {}), (("@A", [1, 3]), {"axis": 1})),
+    ("hsplit", (("@A", 2), {}), (("@S7", [2, 5]), {})),
+    ("vsplit", (("@Q6", 2), {}), (("@A", [1]), {})),
+    ("dsplit", (("@Q6", 3), {}), (("@Q6", [1, 4]), {})),
+    ("argpartition", (("@D",), {"kth": 2}), (("@IT",), {"kth": 1})),
+    ("unravel_index", (("@FLAT", (3, 4)), {}), (("@FLAT64", (2, 2, 3)), {})),
+    ("vander", (("@V3",), {}), (("@V3",), {"N": 4, "increasing": True})),
+    ("view", (("@A", "int32"), {}), (("@I", "float32"), {})),
+    ("corrcoef", (("@A",), {}), (("@I",), {})),
+    ("correlate", (("@D", "@V3"), {}), (("@D", "@D4"), {"mode": "same"})),
+    ("trapezoid", (("@A",), {}), (("@V",), {"x": "@X4"})),
+    ("histogram", (("@H",), {"bins": 4}), (("@H",), {"bins": 3, "range": (0.0, 1.0)})),
+    ("unique", (("@U",), {}), (("@U",), {"return_index": True, "return_inverse": True, "return_counts": True})),
+    ("bartlett", ((6,), {}), ((1,), {})),
+    ("blackman", ((6,), {}), ((1,), {})),
+    ("hamming", ((5,), {}), ((0,), {})),
+    ("hanning", ((5,), {}), ((2,), {})),
+    ("kaiser", ((6, 3.5), {}), ((1, 2.0), {})),
+    ("logspace", ((0.0, 2.0, 5), {}), ((1.0, 3.0, 4), {"endpoint": False, "base": 2})),
+    ("geomspace", ((1.0, 1000.0, 4), {}), ((-1.0, -16.0, 5), {"endpoint": False})),
+)
+
+
+def _call(tf, name: str, args: tuple, kwargs: dict):
+    inputs = _inputs()
+    kwargs = dict(kwargs)
+    shape_only = kwargs.pop("__shape", False)
+    ops = tf.keras.ops
+    fn = ops
+    for part in name.split("."):
+        fn = getattr(fn, part)
+    out = fn(*[_arg(a, inputs) for a in args], **{k: _arg(v, inputs) for k, v in kwargs.items()})
+    if shape_only:  # values unspecified
+        return list(ops.shape(out)), ops.dtype(out)
+    return out
+
+
+def _aliases(tf, name: str) -> list:
+    """Whether each public alias of ``ops.<name>`` is the same function (as Keras exports it)."""
+    if "." in name:
+        return []
+    ops = tf.keras.ops
+    return [getattr(getattr(ops, module), name, None) is getattr(ops, name) for module in _ALIAS_MODULES.get(name, ())]
+
+
+_ALIAS_MODULES = {
+    "angle": ("numpy",),
+    "cbrt": ("numpy",),
+    "deg2rad": ("numpy",),
+    "rad2deg": ("numpy",),
+    "fabs": ("numpy",),
+    "i0": ("numpy",),
+    "sinc": ("numpy",),
+    "signbit": ("numpy",),
+    "isneginf": ("numpy",),
+    "isposinf": ("numpy",),
+    "isreal": ("numpy",),
+    "bitwise_invert": ("numpy",),
+    "bitwise_not": ("numpy",),
+    "bitwise_and": ("numpy",),
+    "bitwise_or": ("numpy",),
+    "bitwise_xor": ("numpy",),
+    "bitwise_left_shift": ("numpy",),
+    "bitwise_right_shift": ("numpy",),
+    "left_shift": ("numpy",),
+    "right_shift": ("numpy",),
+    "fmax": ("numpy",),
+    "fmin": ("numpy",),
+    "fmod": ("numpy",),
+    "gcd": ("numpy",),
+    "lcm": ("numpy",),
+    "heaviside": ("numpy",),
+    "ldexp": ("numpy",),
+    "logaddexp2": ("numpy",),
+    "nextafter": ("numpy",),
+    "kron": ("numpy",),
+    "allclose": ("numpy",),
+    "isin": ("numpy",),
+    "nansum": ("numpy",),
+    "nanprod": ("numpy",),
+    "nanmean": ("numpy",),
+    "nanvar": ("numpy",),
+    "nanstd": ("numpy",),
+    "nanmax": ("numpy",),
+    "nanmin": ("numpy",),
+    "nanargmax": ("numpy",),
+    "nanargmin": ("numpy",),
+    "nancumsum": ("numpy",),
+    "nancumprod": ("numpy",),
+    "nanmedian": ("numpy",),
+    "nanquantile": ("numpy",),
+    "nanpercentile": ("numpy",),
+    "percentile": ("numpy",),
+    "ptp": ("numpy",),
+    "empty_like": ("numpy",),
+    "diagflat": ("numpy",),
+    "diff": ("numpy",),
+    "fliplr": ("numpy",),
+    "flipud": ("numpy",),
+    "rot90": ("numpy",),
+    "dstack": ("numpy",),
+    "array_split": ("numpy",),
+    "hsplit": ("numpy",),
+    "vsplit": ("numpy",),
+    "dsplit": ("numpy",),
+    "argpartition": ("numpy",),
+    "unravel_index": ("numpy",),
+    "vander": ("numpy",),
+    "view": ("numpy",),
+    "corrcoef": ("numpy",),
+    "correlate": ("numpy",),
+    "trapezoid": ("numpy",),
+    "histogram": ("numpy",),
+    "unique": ("numpy",),
+    "bartlett": ("numpy",),
+    "blackman": ("numpy",),
+    "hamming": ("numpy",),
+    "hanning": ("numpy",),
+    "kaiser": ("numpy",),
+    "logspace": ("numpy",),
+    "geomspace": ("numpy",),
+}
+
+ROW_NAMES = (
+    "keras:ops.angle",
+    "keras:ops.numpy.angle",
+    "keras:ops.cbrt",
+    "keras:ops.numpy.cbrt",
+    "keras:ops.deg2rad",
+    "keras:ops.numpy.deg2rad",
+    "keras:ops.rad2deg",
+    "keras:ops.numpy.rad2deg",
+    "keras:ops.fabs",
+    "keras:ops.numpy.fabs",
+    "keras:ops.i0",
+    "keras:ops.numpy.i0",
+    "keras:ops.sinc",
+    "keras:ops.numpy.sinc",
+    "keras:ops.signbit",
+    "keras:ops.numpy.signbit",
+    "keras:ops.isneginf",
+    "keras:ops.numpy.isneginf",
+    "keras:ops.isposinf",
+    "keras:ops.numpy.isposinf",
+    "keras:ops.isreal",
+    "keras:ops.numpy.isreal",
+    "keras:ops.bitwise_invert",
+    "keras:ops.numpy.bitwise_invert",
+    "keras:ops.bitwise_not",
+    "keras:ops.numpy.bitwise_not",
+    "keras:ops.bitwise_and",
+    "keras:ops.numpy.bitwise_and",
+    "keras:ops.bitwise_or",
+    "keras:ops.numpy.bitwise_or",
+    "keras:ops.bitwise_xor",
+    "keras:ops.numpy.bitwise_xor",
+    "keras:ops.bitwise_left_shift",
+    "keras:ops.numpy.bitwise_left_shift",
+    "keras:ops.bitwise_right_shift",
+    "keras:ops.numpy.bitwise_right_shift",
+    "keras:ops.left_shift",
+    "keras:ops.numpy.left_shift",
+    "keras:ops.right_shift",
+    "keras:ops.numpy.right_shift",
+    "keras:ops.fmax",
+    "keras:ops.numpy.fmax",
+    "keras:ops.fmin",
+    "keras:ops.numpy.fmin",
+    "keras:ops.fmod",
+    "keras:ops.numpy.fmod",
+    "keras:ops.gcd",
+    "keras:ops.numpy.gcd",
+    "keras:ops.lcm",
+    "keras:ops.numpy.lcm",
+    "keras:ops.heaviside",
+    "keras:ops.numpy.heaviside",
+    "keras:ops.ldexp",
+    "keras:ops.numpy.ldexp",
+    "keras:ops.logaddexp2",
+    "keras:ops.numpy.logaddexp2",
+    "keras:ops.nextafter",
+    "keras:ops.numpy.nextafter",
+    "keras:ops.kron",
+    "keras:ops.numpy.kron",
+    "keras:ops.allclose",
+    "keras:ops.numpy.allclose",
+    "keras:ops.isin",
+    "keras:ops.numpy.isin",
+    "keras:ops.nansum",
+    "keras:ops.numpy.nansum",
+    "keras:ops.nanprod",
+    "keras:ops.numpy.nanprod",
+    "keras:ops.nanmean",
+    "keras:ops.numpy.nanmean",
+    "keras:ops.nanvar",
+    "keras:ops.numpy.nanvar",
+    "keras:ops.nanstd",
+    "keras:ops.numpy.nanstd",
+    "keras:ops.nanmax",
+    "keras:ops.numpy.nanmax",
+    "keras:ops.nanmin",
+    "keras:ops.numpy.nanmin",
+    "keras:ops.nanargmax",
+    "keras:ops.numpy.nanargmax",
+    "keras:ops.nanargmin",
+    "keras:ops.numpy.nanargmin",
+    "keras:ops.nancumsum",
+    "keras:ops.numpy.nancumsum",
+    "keras:ops.nancumprod",
+    "keras:ops.numpy.nancumprod",
+    "keras:ops.nanmedian",
+    "keras:ops.numpy.nanmedian",
+    "keras:ops.nanquantile",
+    "keras:ops.numpy.nanquantile",
+    "keras:ops.nanpercentile",
+    "keras:ops.numpy.nanpercentile",
+    "keras:ops.percentile",
+    "keras:ops.numpy.percentile",
+    "keras:ops.ptp",
+    "keras:ops.numpy.ptp",
+    "keras:ops.empty_like",
+    "keras:ops.numpy.empty_like",
+    "keras:ops.diagflat",
+    "keras:ops.numpy.diagflat",
+    "keras:ops.diff",
+    "keras:ops.numpy.diff",
+    "keras:ops.fliplr",
+    "keras:ops.numpy.fliplr",
+    "keras:ops.flipud",
+    "keras:ops.numpy.flipud",
+    "keras:ops.rot90",
+    "keras:ops.numpy.rot90",
+    "keras:ops.dstack",
+    "keras:ops.numpy.dstack",
+    "keras:ops.array_split",
+    "keras:ops.numpy.array_split",
+    "keras:ops.hsplit",
+    "keras:ops.numpy.hsplit",
+    "keras:ops.vsplit",
+    "keras:ops.numpy.vsplit",
+    "keras:ops.dsplit",
+    "keras:ops.numpy.dsplit",
+    "keras:ops.argpartition",
+    "keras:ops.numpy.argpartition",
+    "keras:ops.unravel_index",
+    "keras:ops.numpy.unravel_index",
+    "keras:ops.vander",
+    "keras:ops.numpy.vander",
+    "keras:ops.view",
+    "keras:ops.numpy.view",
+    "keras:ops.corrcoef",
+    "keras:ops.numpy.corrcoef",
+    "keras:ops.correlate",
+    "keras:ops.numpy.correlate",
+    "keras:ops.trapezoid",
+    "keras:ops.numpy.trapezoid",
+    "keras:ops.histogram",
+    "keras:ops.numpy.histogram",
+    "keras:ops.unique",
+    "keras:ops.numpy.unique",
+    "keras:ops.bartlett",
+    "keras:ops.numpy.bartlett",
+    "keras:ops.blackman",
+    "keras:ops.numpy.blackman",
+    "keras:ops.hamming",
+    "keras:ops.numpy.hamming",
+    "keras:ops.hanning",
+    "keras:ops.numpy.hanning",
+    "keras:ops.kaiser",
+    "keras:ops.numpy.kaiser",
+    "keras:ops.logspace",
+    "keras:ops.numpy.logspace",
+    "keras:ops.geomspace",
+    "keras:ops.numpy.geomspace",
+)
+
+
+@pytest.mark.parametrize(("name", "call", "edge"), ROWS, ids=[row[0] for row in ROWS])
+@same_as_tf(*ROW_NAMES, rtol=1e-4, atol=1e-5)
+def test_op(tf, name, call, edge):
+    return _call(tf, name, *call), _aliases(tf, name)
+
+
+@pytest.mark.parametrize(("name", "call", "edge"), ROWS, ids=[row[0] for row in ROWS])
+@same_as_tf(*ROW_NAMES, edge=True, rtol=1e-4, atol=1e-5)
+def test_op_edge(tf, name, call, edge):
+    return _call(tf, name, *edge)
+
+
+def test_the_table_covers_the_listed_names():
+    listed = {n.split(":")[1].split(".")[-1] for n in ROW_NAMES}
+    assert listed == {row[0].split(".")[-1] for row in ROWS}
