@@ -49,6 +49,23 @@ def _inputs() -> dict:
         "FLAT64": np.array([0, 5, 11, 7], np.int64),
         "S7": np.arange(7, dtype=np.float32),
         "X4": np.array([0.0, 1.0, 3.0, 6.0], np.float32),
+        "P": np.abs(a) + 0.5,
+        "X": (np.sin(np.arange(150)) * 2.0).reshape(2, 5, 5, 3).astype(np.float32),
+        "X1": (np.sin(np.arange(30)) * 2.0).reshape(2, 5, 3).astype(np.float32),
+        "X3": (np.sin(np.arange(120)) * 2.0).reshape(1, 4, 5, 3, 2).astype(np.float32),
+        "XCF": (np.sin(np.arange(150)) * 2.0).reshape(2, 3, 5, 5).astype(np.float32),
+        "DS": np.arange(32, dtype=np.float32).reshape(1, 2, 2, 8),
+        "SD": np.arange(32, dtype=np.float32).reshape(1, 4, 4, 2),
+        "NCHW": (np.sin(np.arange(40)) * 2.0).reshape(1, 2, 4, 5).astype(np.float32),
+        "FOLD": (np.cos(np.arange(96)) * 2.0).reshape(1, 8, 12).astype(np.float32),
+        "FOLD9": (np.cos(np.arange(72)) * 2.0).reshape(1, 8, 9).astype(np.float32),
+        "G34": (np.cos(np.arange(12)) + 1.0).reshape(3, 4).astype(np.float32),
+        "CTC_T": np.array([[1, 2, 2], [3, 1, 0]], np.int32),
+        "CTC_T0": np.array([[1, 0, 2], [2, 1, 1]], np.int32),
+        "CTC_Y": (np.sin(np.arange(40)) * 2.0).reshape(2, 5, 4).astype(np.float32),
+        "CTC_TL": np.array([3, 2], np.int32),
+        "CTC_YL": np.array([5, 4], np.int32),
+        "CTC_SL": np.array([5, 3], np.int32),
     }
 
 
@@ -140,6 +157,36 @@ ROWS = (
     ("hanning", ((5,), {}), ((2,), {})),
     ("kaiser", ((6, 3.5), {}), ((1, 2.0), {})),
     ("logspace", ((0.0, 2.0, 5), {}), ((1.0, 3.0, 4), {"endpoint": False, "base": 2})),
+    # nn: activations (NaN/inf or integer input as the edge)
+    ("hard_tanh", (("@A",), {}), (("@I",), {})),
+    ("hard_shrink", (("@A",), {"threshold": 1.0}), (("@N",), {})),
+    ("soft_shrink", (("@A",), {"threshold": 1.0}), (("@N",), {})),
+    ("tanh_shrink", (("@A",), {}), (("@N",), {})),
+    ("squareplus", (("@A",), {"b": 1}), (("@N",), {})),
+    ("sparse_plus", (("@A",), {}), (("@N",), {})),
+    ("sparse_sigmoid", (("@A",), {}), (("@N",), {})),
+    ("sparsemax", (("@A",), {}), (("@Q",), {"axis": 1})),
+    ("threshold", (("@A", 0.5, -1.0), {}), (("@I", 2, 0.5), {})),
+    ("polar", (("@P", "@A"), {}), (("@C", "@V"), {})),
+    # nn: normalisation, pooling, rearrangements, CTC
+    ("layer_normalization", (("@Q",), {"gamma": "@V", "beta": "@V"}), (("@Q",), {"axis": (1, 2), "gamma": "@G34"})),
+    ("rms_normalization", (("@Q",), {"scale": "@V"}), (("@Q",), {"axis": (1, 2), "epsilon": 0.5})),
+    (
+        "adaptive_average_pool",
+        (("@X", (2, 3)), {"__tensor": True}),
+        (("@XCF", 4), {"data_format": "channels_first", "__tensor": True}),
+    ),
+    ("adaptive_max_pool", (("@X", (2, 3)), {"__tensor": True}), (("@X1", 3), {"__tensor": True})),
+    ("depth_to_space", (("@DS", 2), {}), (("@SD", 2), {"data_format": "channels_first"})),
+    ("space_to_depth", (("@SD", 2), {}), (("@SD", 2), {"data_format": "channels_first"})),
+    ("unfold", (("@NCHW", 2), {}), (("@NCHW", (2, 3)), {"stride": 2, "padding": 1, "dilation": (1, 2)})),
+    ("fold", (("@FOLD", (4, 5), 2), {}), (("@FOLD9", (4, 5), 2), {"stride": 2, "padding": 1})),
+    (
+        "ctc_loss",
+        (("@CTC_T", "@CTC_Y", "@CTC_TL", "@CTC_YL"), {}),
+        (("@CTC_T0", "@CTC_Y", [3, 3], "@CTC_YL"), {"mask_index": 3}),
+    ),
+    ("ctc_decode", (("@CTC_Y", "@CTC_SL"), {}), (("@CTC_Y", "@CTC_SL"), {"merge_repeated": False, "mask_index": 3})),
     ("geomspace", ((1.0, 1000.0, 4), {}), ((-1.0, -16.0, 5), {"endpoint": False})),
 )
 
@@ -148,11 +195,15 @@ def _call(tf, name: str, args: tuple, kwargs: dict):
     inputs = _inputs()
     kwargs = dict(kwargs)
     shape_only = kwargs.pop("__shape", False)
+    as_tensor = kwargs.pop("__tensor", False)  # Keras's adaptive pools on TF read inputs.shape.as_list()
     ops = tf.keras.ops
     fn = ops
     for part in name.split("."):
         fn = getattr(fn, part)
-    out = fn(*[_arg(a, inputs) for a in args], **{k: _arg(v, inputs) for k, v in kwargs.items()})
+    values = [_arg(a, inputs) for a in args]
+    if as_tensor:
+        values = [ops.convert_to_tensor(v) if isinstance(v, np.ndarray) else v for v in values]
+    out = fn(*values, **{k: _arg(v, inputs) for k, v in kwargs.items()})
     if shape_only:  # values unspecified
         return list(ops.shape(out)), ops.dtype(out)
     return out
@@ -241,8 +292,29 @@ _ALIAS_MODULES = {
     "hanning": ("numpy",),
     "kaiser": ("numpy",),
     "logspace": ("numpy",),
+    "hard_tanh": ("nn",),
+    "hard_shrink": ("nn",),
+    "soft_shrink": ("nn",),
+    "tanh_shrink": ("nn",),
+    "squareplus": ("nn",),
+    "sparse_plus": ("nn",),
+    "sparse_sigmoid": ("nn",),
+    "sparsemax": ("nn",),
+    "threshold": ("nn",),
+    "polar": ("nn",),
+    "layer_normalization": ("nn",),
+    "rms_normalization": ("nn",),
+    "adaptive_average_pool": ("nn",),
+    "adaptive_max_pool": ("nn",),
+    "depth_to_space": ("nn",),
+    "space_to_depth": ("nn",),
+    "unfold": ("nn",),
+    "fold": ("nn",),
+    "ctc_loss": ("nn",),
+    "ctc_decode": ("nn",),
     "geomspace": ("numpy",),
 }
+
 
 ROW_NAMES = (
     "keras:ops.angle",
@@ -393,6 +465,46 @@ ROW_NAMES = (
     "keras:ops.numpy.kaiser",
     "keras:ops.logspace",
     "keras:ops.numpy.logspace",
+    "keras:ops.hard_tanh",
+    "keras:ops.nn.hard_tanh",
+    "keras:ops.hard_shrink",
+    "keras:ops.nn.hard_shrink",
+    "keras:ops.soft_shrink",
+    "keras:ops.nn.soft_shrink",
+    "keras:ops.tanh_shrink",
+    "keras:ops.nn.tanh_shrink",
+    "keras:ops.squareplus",
+    "keras:ops.nn.squareplus",
+    "keras:ops.sparse_plus",
+    "keras:ops.nn.sparse_plus",
+    "keras:ops.sparse_sigmoid",
+    "keras:ops.nn.sparse_sigmoid",
+    "keras:ops.sparsemax",
+    "keras:ops.nn.sparsemax",
+    "keras:ops.threshold",
+    "keras:ops.nn.threshold",
+    "keras:ops.polar",
+    "keras:ops.nn.polar",
+    "keras:ops.layer_normalization",
+    "keras:ops.nn.layer_normalization",
+    "keras:ops.rms_normalization",
+    "keras:ops.nn.rms_normalization",
+    "keras:ops.adaptive_average_pool",
+    "keras:ops.nn.adaptive_average_pool",
+    "keras:ops.adaptive_max_pool",
+    "keras:ops.nn.adaptive_max_pool",
+    "keras:ops.depth_to_space",
+    "keras:ops.nn.depth_to_space",
+    "keras:ops.space_to_depth",
+    "keras:ops.nn.space_to_depth",
+    "keras:ops.unfold",
+    "keras:ops.nn.unfold",
+    "keras:ops.fold",
+    "keras:ops.nn.fold",
+    "keras:ops.ctc_loss",
+    "keras:ops.nn.ctc_loss",
+    "keras:ops.ctc_decode",
+    "keras:ops.nn.ctc_decode",
     "keras:ops.geomspace",
     "keras:ops.numpy.geomspace",
 )
@@ -413,3 +525,34 @@ def test_op_edge(tf, name, call, edge):
 def test_the_table_covers_the_listed_names():
     listed = {n.split(":")[1].split(".")[-1] for n in ROW_NAMES}
     assert listed == {row[0].split(".")[-1] for row in ROWS}
+
+
+# ---------------------------------------------------------------------------------------------
+# keras.activations: the same functions as activations (and by name through activations.get)
+
+ACTIVATION_NAMES = ("keras:activations.sparse_sigmoid", "keras:activations.sparsemax", "keras:activations.threshold")
+
+
+@same_as_tf(*ACTIVATION_NAMES, rtol=1e-5, atol=1e-6)
+def test_activations(tf):
+    x = _inputs()["A"]
+    act = tf.keras.activations
+    return {
+        "sparse_sigmoid": act.sparse_sigmoid(x),
+        "sparsemax": act.sparsemax(x, axis=0),
+        "threshold": act.threshold(x, 0.25, 9.0),
+        "by_name": act.get("sparsemax")(x),
+        "serialized": act.serialize(act.sparse_sigmoid),
+        "deserialized": act.deserialize("threshold")(x, 0.0, 1.0),
+    }
+
+
+@same_as_tf(*ACTIVATION_NAMES, edge=True, rtol=1e-5, atol=1e-6)
+def test_activations_of_special_values(tf):
+    n = _inputs()["N"]
+    act = tf.keras.activations
+    return {
+        "sparse_sigmoid": act.sparse_sigmoid(n),
+        "sparsemax": act.sparsemax(np.array([[1.0, 1.0], [-np.inf, 0.0]], np.float32)),
+        "threshold": act.threshold(n, 0.0, -1.0),
+    }
