@@ -61,6 +61,17 @@ def _inputs() -> dict:
         "FOLD9": (np.cos(np.arange(72)) * 2.0).reshape(1, 8, 9).astype(np.float32),
         "G34": (np.cos(np.arange(12)) + 1.0).reshape(3, 4).astype(np.float32),
         "CTC_T": np.array([[1, 2, 2], [3, 1, 0]], np.int32),
+        "SIG": (np.sin(np.arange(64) * 0.3) + np.cos(np.arange(64) * 0.05)).reshape(2, 32).astype(np.float32),
+        "STR": (np.sin(np.arange(90)) * 2.0).reshape(2, 5, 9).astype(np.float32),
+        "STI": (np.cos(np.arange(90)) * 0.5).reshape(2, 5, 9).astype(np.float32),
+        "VC": np.array([[1.0, 2.0], [-3.0, 0.5], [0.0, -1.0]], np.float32),
+        "L": np.tril(a[:, :3]) + 3 * np.eye(3, dtype=np.float32),
+        "LT": (np.tril(a[:, :3]) + 3 * np.eye(3, dtype=np.float32)).T.copy(),
+        "S": (a[:, :3] @ a[:, :3].T + 3 * np.eye(3)).astype(np.float32),
+        "RANK1": np.outer([1.0, 2.0, 3.0], [1.0, -1.0, 0.5]).astype(np.float32),
+        "TALL": (np.sin(np.arange(12)) * 2.0).reshape(4, 3).astype(np.float32),
+        "SEG": np.array([0, 0, 2], np.int32),
+        "SCAN": np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 4.0], [2.0, 2.0], [-1.0, 1.0]], np.float32),
         "CTC_T0": np.array([[1, 0, 2], [2, 1, 1]], np.int32),
         "CTC_Y": (np.sin(np.arange(40)) * 2.0).reshape(2, 5, 4).astype(np.float32),
         "CTC_TL": np.array([3, 2], np.int32),
@@ -187,6 +198,28 @@ ROWS = (
         (("@CTC_T0", "@CTC_Y", [3, 3], "@CTC_YL"), {"mask_index": 3}),
     ),
     ("ctc_decode", (("@CTC_Y", "@CTC_SL"), {}), (("@CTC_Y", "@CTC_SL"), {"merge_repeated": False, "mask_index": 3})),
+    # math: FFTs on (real, imag), STFT, segments, complex views, erfc, cdist
+    ("erfc", (("@A",), {}), (("@N",), {})),
+    ("cdist", (("@A", "@B"), {}), (("@E", "@A"), {})),
+    ("fft", ((["@A", "@B"],), {}), ((["@E", "@E"],), {})),
+    ("fft2", ((["@Q", "@Q"],), {}), ((["@A", "@E"],), {})),
+    ("ifft2", ((["@Q", "@Q"],), {}), ((["@I", "@I"],), {})),
+    ("rfft", (("@A",), {}), (("@A",), {"fft_length": 6})),
+    ("irfft", ((["@A", "@B"],), {}), ((["@A", "@B"],), {"fft_length": 5})),
+    ("stft", (("@SIG", 8, 4, 16), {}), (("@SIG", 8, 3, 8), {"window": "hamming", "center": False})),
+    ("istft", ((["@STR", "@STI"], 8, 4, 16), {}), ((["@STR", "@STI"], 8, 4, 16), {"length": 20, "center": False})),
+    ("segment_min", (("@A", "@SEG"), {}), (("@A", "@SEG"), {"num_segments": 4})),
+    ("segment_prod", (("@A", "@SEG"), {}), (("@A", "@SEG"), {"num_segments": 2, "sorted": True})),
+    ("view_as_complex", (("@VC",), {}), (("@A",), {})),
+    ("view_as_real", (("@CPX",), {}), (("@A",), {})),
+    # linalg
+    ("cholesky_inverse", (("@L",), {}), (("@LT",), {"upper": True})),
+    ("matrix_rank", (("@S",), {}), (("@RANK1",), {"tol": 0.1})),
+    ("pinv", (("@TALL",), {}), (("@RANK1",), {"rcond": 0.01})),
+    ("jvp", (("@A",), {"__jvp": True}), (("@E",), {"__jvp": True})),
+    # core: functions as arguments, einops
+    ("associative_scan", (("@SCAN",), {"__scan": True}), (("@SCAN",), {"__scan": True, "reverse": True, "axis": 1})),
+    ("rearrange", (("@Q", "b h w -> b (h w)"), {}), (("@Q6", "b h (w c) -> (b c) w h"), {"c": 2})),
     ("geomspace", ((1.0, 1000.0, 4), {}), ((-1.0, -16.0, 5), {"endpoint": False})),
 )
 
@@ -200,7 +233,22 @@ def _call(tf, name: str, args: tuple, kwargs: dict):
     fn = ops
     for part in name.split("."):
         fn = getattr(fn, part)
-    values = [_arg(a, inputs) for a in args]
+    if kwargs.pop("__jvp", False):  # a function and its tangent: jvp of sin(x) * y at (x, y)
+        fn = lambda f, x, **kw: ops.jvp(  # noqa: E731
+            lambda p, q: ops.sin(p) * q,
+            (ops.convert_to_tensor(x), ops.convert_to_tensor(x * 2.0)),  # Keras's TF jvp needs tensors
+            (ops.ones_like(x), ops.convert_to_tensor(x)),
+            **kw,
+        )
+        args = ("@fn", *args)
+    if kwargs.pop("__scan", False):  # pairs (sum, max) scanned together: an associative f on a structure
+        fn = lambda f, x, **kw: ops.associative_scan(  # noqa: E731
+            lambda a, b: {"sum": a["sum"] + b["sum"], "max": ops.maximum(a["max"], b["max"])},
+            {"sum": x, "max": x},
+            **kw,
+        )
+        args = ("@fn", *args)
+    values = [None if a == "@fn" else _arg(a, inputs) for a in args]
     if as_tensor:
         values = [ops.convert_to_tensor(v) if isinstance(v, np.ndarray) else v for v in values]
     out = fn(*values, **{k: _arg(v, inputs) for k, v in kwargs.items()})
@@ -312,6 +360,25 @@ _ALIAS_MODULES = {
     "fold": ("nn",),
     "ctc_loss": ("nn",),
     "ctc_decode": ("nn",),
+    "erfc": (),
+    "cdist": (),
+    "fft": (),
+    "fft2": (),
+    "ifft2": (),
+    "rfft": (),
+    "irfft": (),
+    "stft": (),
+    "istft": (),
+    "segment_min": (),
+    "segment_prod": (),
+    "view_as_complex": (),
+    "view_as_real": (),
+    "cholesky_inverse": ("linalg",),
+    "matrix_rank": ("linalg",),
+    "pinv": ("linalg",),
+    "jvp": ("linalg",),
+    "associative_scan": (),
+    "rearrange": (),
     "geomspace": ("numpy",),
 }
 
@@ -505,6 +572,29 @@ ROW_NAMES = (
     "keras:ops.nn.ctc_loss",
     "keras:ops.ctc_decode",
     "keras:ops.nn.ctc_decode",
+    "keras:ops.erfc",
+    "keras:ops.cdist",
+    "keras:ops.fft",
+    "keras:ops.fft2",
+    "keras:ops.ifft2",
+    "keras:ops.rfft",
+    "keras:ops.irfft",
+    "keras:ops.stft",
+    "keras:ops.istft",
+    "keras:ops.segment_min",
+    "keras:ops.segment_prod",
+    "keras:ops.view_as_complex",
+    "keras:ops.view_as_real",
+    "keras:ops.cholesky_inverse",
+    "keras:ops.linalg.cholesky_inverse",
+    "keras:ops.matrix_rank",
+    "keras:ops.linalg.matrix_rank",
+    "keras:ops.pinv",
+    "keras:ops.linalg.pinv",
+    "keras:ops.jvp",
+    "keras:ops.linalg.jvp",
+    "keras:ops.associative_scan",
+    "keras:ops.rearrange",
     "keras:ops.geomspace",
     "keras:ops.numpy.geomspace",
 )
@@ -556,3 +646,47 @@ def test_activations_of_special_values(tf):
         "sparsemax": act.sparsemax(np.array([[1.0, 1.0], [-np.inf, 0.0]], np.float32)),
         "threshold": act.threshold(n, 0.0, -1.0),
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# custom_gradient: the gradient a GradientTape sees is grad_fn's
+
+
+def _clipped_gradient(tf, values, weights):
+    ops = tf.keras.ops
+
+    @ops.custom_gradient
+    def doubled(x):
+        def grad(*args, upstream=None):
+            if upstream is None:
+                (upstream,) = args
+            return ops.clip(upstream, -0.5, 0.5)
+
+        return x * 2.0, grad
+
+    x = tf.Variable(values)
+    with tf.GradientTape() as tape:
+        y = ops.sum(ops.multiply(doubled(x), weights))
+    return y, tape.gradient(y, x)
+
+
+@same_as_tf("keras:ops.custom_gradient", rtol=1e-6, atol=1e-7)
+def test_custom_gradient(tf):
+    return _clipped_gradient(tf, np.array([1.0, -2.0, 3.0], np.float32), np.array([3.0, 0.1, -1.0], np.float32))
+
+
+@same_as_tf("keras:ops.custom_gradient", edge=True, rtol=1e-6, atol=1e-7)
+def test_custom_gradient_of_two_inputs(tf):
+    ops = tf.keras.ops
+
+    @ops.custom_gradient
+    def product(a, b):
+        def grad(upstream):
+            return upstream * b * 10.0, upstream * a
+
+        return a * b, grad
+
+    a, b = tf.Variable(np.array([1.0, 2.0], np.float32)), tf.Variable(np.array([3.0, -1.0], np.float32))
+    with tf.GradientTape() as tape:
+        y = ops.sum(product(a, b))
+    return y, tape.gradient(y, [a, b])
