@@ -28,6 +28,7 @@ from unison.keras import (
     random,
     regularizers,
     saving,
+    tree,
     utils,
 )
 from unison.keras.backend.keras_tensor import KerasTensor
@@ -68,5 +69,6 @@ __all__ = [
     "regularizers",
     "remat",
     "saving",
+    "tree",
     "utils",
 ]
