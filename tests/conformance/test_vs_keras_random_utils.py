@@ -105,3 +105,36 @@ def test_array_utils_edge_cases(tf, dialect):
 @same_as_tf("keras:utils.pad_sequences", edge=True, dialects=BOTH)
 def test_pad_sequences_refuses_a_bad_side(tf, bad):
     return tf.keras.utils.pad_sequences([[1, 2, 3]], **bad)
+
+
+# gamma, beta, binomial: shapes and dtypes (the numbers come from another generator), ranges and
+# sample means within a few standard errors of the distributions' means
+DISTRIBUTION_NAMES = ("keras:random.gamma", "keras:random.beta", "keras:random.binomial")
+
+
+def _distributions(tf, n: int, dtype: str):
+    r = tf.keras.random
+    seed = r.SeedGenerator(5)
+    g = np.asarray(r.gamma((n,), 2.0, dtype=dtype, seed=seed))
+    b = np.asarray(r.beta((n,), 2.0, 6.0, dtype=dtype, seed=seed))
+    k = np.asarray(r.binomial((n,), 10, 0.3, dtype=dtype, seed=seed))
+    return {
+        "gamma": r.gamma((2, n), 2.0, dtype=dtype, seed=seed),  # compared by shape and dtype
+        "beta": r.beta((2, n), 2.0, 6.0, dtype=dtype, seed=seed),
+        "binomial": r.binomial((2, n), 10, 0.3, dtype=dtype, seed=seed),
+        "gamma_positive": bool((g > 0).all()),
+        "beta_in_unit_interval": bool(((b >= 0) & (b <= 1)).all()),
+        "binomial_whole_counts": bool(((k >= 0) & (k <= 10) & (k == np.round(k))).all()),
+        "means_close": n < 100
+        or bool(abs(g.mean() - 2.0) < 0.2 and abs(b.mean() - 0.25) < 0.02 and abs(k.mean() - 3.0) < 0.2),
+    }
+
+
+@same_as_tf(*DISTRIBUTION_NAMES, values=False)
+def test_distributions(tf):
+    return _distributions(tf, 4000, "float32")
+
+
+@same_as_tf(*DISTRIBUTION_NAMES, edge=True, values=False)
+def test_distributions_of_one_value_in_float64(tf):
+    return _distributions(tf, 1, "float64")

@@ -47,6 +47,7 @@ TIERS: list[tuple[str, tuple[str, ...]]] = [
             "ops",
             "backend",
             "random",
+            "tree",
             "activations",
             "initializers",
             "regularizers",

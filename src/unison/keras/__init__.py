@@ -30,6 +30,7 @@ from unison.keras import (
     random,
     regularizers,
     saving,
+    tree,
     utils,
 )
 from unison.keras.backend.keras_tensor import KerasTensor
@@ -73,5 +74,6 @@ __all__ = [
     "regularizers",
     "remat",
     "saving",
+    "tree",
     "utils",
 ]

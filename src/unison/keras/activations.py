@@ -24,9 +24,13 @@ import torch
 from torch import nn
 
 from unison.errors import did_you_mean, format_choices
+from unison.keras.ops import _nn_more
 from unison.ops.math import LOGITS_ATTR, SIGMOID_LOGITS_ATTR
 
 __all__ = [
+    "sparse_sigmoid",
+    "sparsemax",
+    "threshold",
     "tanh_shrink",
     "squareplus",
     "sparse_plus",
@@ -354,6 +358,27 @@ def sparse_plus(x: torch.Tensor) -> torch.Tensor:
     return torch.where(x <= -1, torch.zeros_like(x), torch.where(x >= 1, x, (x + 1) ** 2 / 4))
 
 
+def sparse_sigmoid(x: torch.Tensor) -> torch.Tensor:
+    """``keras.activations.sparse_sigmoid``: 0 below -1, ``(x + 1) / 2`` on ``[-1, 1]``, 1 above.
+
+    Example:
+        >>> sparse_sigmoid(torch.tensor([-2.0, 0.0, 3.0])).tolist()
+        [0.0, 0.5, 1.0]
+    """
+    return _nn_more.sparse_sigmoid(x)
+
+
+def sparsemax(x: torch.Tensor, axis: int = -1) -> torch.Tensor:
+    """``keras.activations.sparsemax``: a softmax whose small entries are exactly 0 (Keras's formula,
+    see ``keras.ops.sparsemax``)."""
+    return _nn_more.sparsemax(x, axis=axis)
+
+
+def threshold(x: torch.Tensor, threshold: float, default_value: float) -> torch.Tensor:
+    """``keras.activations.threshold``: ``x`` where ``x > threshold``, else ``default_value``."""
+    return _nn_more.threshold(x, threshold, default_value)
+
+
 def glu(x: torch.Tensor, axis: int = -1) -> torch.Tensor:
     """``keras.activations.glu``: halves ``a, b`` of ``axis``, ``a * sigmoid(b)`` (the axis must be even)."""
     x = torch.as_tensor(x)
@@ -365,7 +390,21 @@ def glu(x: torch.Tensor, axis: int = -1) -> torch.Tensor:
     return nn.functional.glu(x, dim=axis)
 
 
-for _fn in (log_sigmoid, celu, hard_tanh, hard_shrink, soft_shrink, tanh_shrink, squareplus, sparse_plus, glu):
+_LAMBDA_ACTIVATIONS: tuple[Callable[..., torch.Tensor], ...] = (
+    log_sigmoid,
+    celu,
+    hard_tanh,
+    hard_shrink,
+    soft_shrink,
+    tanh_shrink,
+    squareplus,
+    sparse_plus,
+    sparse_sigmoid,
+    sparsemax,
+    threshold,
+    glu,
+)
+for _fn in _LAMBDA_ACTIVATIONS:
     _REGISTRY[_fn.__name__] = (lambda f: lambda: Lambda(f))(_fn)
 
 
@@ -391,7 +430,20 @@ _FUNCTION_NAMES: dict[Callable[..., torch.Tensor], str] = {
     linear: "linear",
     **{
         f: f.__name__
-        for f in (log_sigmoid, celu, hard_tanh, hard_shrink, soft_shrink, tanh_shrink, squareplus, sparse_plus, glu)
+        for f in (
+            log_sigmoid,
+            celu,
+            hard_tanh,
+            hard_shrink,
+            soft_shrink,
+            tanh_shrink,
+            squareplus,
+            sparse_plus,
+            sparse_sigmoid,
+            sparsemax,
+            threshold,
+            glu,
+        )
     },
 }
 

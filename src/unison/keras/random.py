@@ -184,9 +184,72 @@ def categorical(logits: Any, num_samples: int, dtype: Any = "int32", seed: Any =
     return draws.to(device=tensor(logits).device, dtype=torch_dtype(dtype))
 
 
+def _with_generator(gen: torch.Generator | None, draw: Any) -> Tensor:
+    # torch's gamma sampler takes no generator: run it on the global one, seeded from ``gen`` and
+    # restored afterwards, so a seed still fixes the numbers and the global stream is untouched.
+    if gen is None:
+        return draw()
+    seed = int(torch.randint(0, 2**62, (1,), generator=gen))
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return draw()
+
+
+def _broadcast_param(value: Any, shape: tuple[int, ...], dt: torch.dtype, fn: str, name: str) -> Tensor:
+    t = tensor(value).to(device="cpu", dtype=dt)
+    try:
+        return torch.broadcast_to(t, shape)
+    except RuntimeError:
+        raise ValueError(
+            f"keras.random.{fn}: {name} of shape {tuple(t.shape)} does not broadcast to shape {shape}. "
+            f"Pass a scalar or a tensor that broadcasts to the requested shape."
+        ) from None
+
+
+def gamma(shape: Any, alpha: Any, dtype: Any = None, seed: Any = None) -> Tensor:
+    """``keras.random.gamma(shape, alpha, dtype=None, seed=None)``: draws from Gamma(``alpha``, 1)
+    (``alpha`` a number or a tensor broadcasting to ``shape``).
+
+    Example: ``gamma((2,), 2.0, seed=1)`` has shape (2,) and positive values.
+    """
+    dt = _float_dtype(dtype, "gamma")
+    dims = shape_tuple(shape, "gamma")
+    concentration = _broadcast_param(alpha, dims, torch.float64, "gamma", "alpha")
+    draw = _with_generator(_generator(seed, "gamma"), lambda: torch._standard_gamma(concentration))
+    return _placed(draw.to(dt))
+
+
+def beta(shape: Any, alpha: Any, beta: Any, dtype: Any = None, seed: Any = None) -> Tensor:
+    """``keras.random.beta(shape, alpha, beta, dtype=None, seed=None)``: draws from Beta(``alpha``,
+    ``beta``) in [0, 1], as ``X / (X + Y)`` of two gamma draws."""
+    dt = _float_dtype(dtype, "beta")
+    dims = shape_tuple(shape, "beta")
+    a = _broadcast_param(alpha, dims, torch.float64, "beta", "alpha")
+    b = _broadcast_param(beta, dims, torch.float64, "beta", "beta")
+    gen = _generator(seed, "beta")
+    x = _with_generator(gen, lambda: torch._standard_gamma(a))
+    y = _with_generator(gen, lambda: torch._standard_gamma(b))
+    return _placed((x / (x + y)).to(dt))
+
+
+def binomial(shape: Any, counts: Any, probabilities: Any, dtype: Any = None, seed: Any = None) -> Tensor:
+    """``keras.random.binomial(shape, counts, probabilities, dtype=None, seed=None)``: the number of
+    successes in ``counts`` trials of success probability ``probabilities``, as floats (floatx)."""
+    dt = _float_dtype(dtype, "binomial")
+    dims = shape_tuple(shape, "binomial")
+    n = _broadcast_param(counts, dims, torch.float64, "binomial", "counts").contiguous()
+    p = _broadcast_param(probabilities, dims, torch.float64, "binomial", "probabilities").contiguous()
+    gen = _generator(seed, "binomial")
+    draw = torch.binomial(n, p, generator=gen) if gen is not None else torch.binomial(n, p)
+    return _placed(draw.to(dt))
+
+
 __all__ = [
     "SeedGenerator",
+    "beta",
+    "binomial",
     "categorical",
+    "gamma",
     "dropout",
     "normal",
     "randint",

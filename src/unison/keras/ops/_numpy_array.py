@@ -581,7 +581,9 @@ def quantile(x: Any, q: Any, axis: Any = None, method: str = "linear", keepdims:
     t = float_of(tensor(x))
     qs = tensor(q).to(t.dtype)
     if axis is None:
-        return torch.quantile(t.reshape(-1), qs, interpolation=method)
+        out = torch.quantile(t.reshape(-1), qs, interpolation=method)
+        # keepdims without an axis keeps every axis as 1 (after q's own axis), as Keras
+        return out.reshape(*qs.shape, *([1] * t.dim())) if keepdims else out
     return torch.quantile(t, qs, dim=int(axis), keepdim=keepdims, interpolation=method)
 
 

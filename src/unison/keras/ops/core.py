@@ -23,6 +23,8 @@ import numpy as np
 import torch
 
 from unison.keras.ops._convert import shape_tuple, standardize_dtype, tensor, torch_dtype
+from unison.keras.ops._core_more import *  # noqa: F403
+from unison.keras.ops._core_more import __all__ as _more_names
 from unison.ops import control_flow as _tf_control
 from unison.ops import nest as _nest
 from unison.ops._dispatch import wrap_namespace
@@ -273,3 +275,4 @@ wrap_namespace(
         "stop_gradient",
     ],
 )
+__all__ = sorted([*__all__, *_more_names])  # wrapped in their own module

@@ -16,6 +16,8 @@ from typing import Any
 import torch
 
 from unison.keras.ops._convert import float_of, tensor
+from unison.keras.ops._math_more import LINALG_NAMES as _more_names
+from unison.keras.ops._math_more import cholesky_inverse, jvp, matrix_rank, pinv  # noqa: F401
 from unison.ops._dispatch import wrap_namespace
 
 Tensor = torch.Tensor
@@ -162,3 +164,4 @@ __all__ = [
 
 # Symbolic keras.Input tensors defer these to the functional graph (see unison.ops._dispatch).
 wrap_namespace(globals(), __all__)
+__all__ = sorted([*__all__, *_more_names])  # wrapped in their own module

@@ -17,6 +17,22 @@ from typing import Any, NamedTuple
 import torch
 
 from unison.keras.ops._convert import float_of, tensor
+from unison.keras.ops._math_more import MATH_NAMES as _more_names
+from unison.keras.ops._math_more import (  # noqa: F401
+    cdist,
+    erfc,
+    fft,
+    fft2,
+    ifft2,
+    irfft,
+    istft,
+    rfft,
+    segment_min,
+    segment_prod,
+    stft,
+    view_as_complex,
+    view_as_real,
+)
 from unison.keras.ops._numpy_math import logsumexp, rsqrt
 from unison.ops._dispatch import wrap_namespace
 from unison.ops.math import top_k as _tf_top_k
@@ -125,3 +141,4 @@ __all__ = [
 
 # Symbolic keras.Input tensors defer these to the functional graph (see unison.ops._dispatch).
 wrap_namespace(globals(), __all__)
+__all__ = sorted([*__all__, *_more_names])  # wrapped in their own module

@@ -24,6 +24,8 @@ import torch
 import torch.nn.functional as F
 
 from unison.keras.ops._convert import axes, float_of, tensor, torch_dtype
+from unison.keras.ops._nn_more import *  # noqa: F403
+from unison.keras.ops._nn_more import __all__ as _more_names
 from unison.ops._dispatch import wrap_namespace
 
 Tensor = torch.Tensor
@@ -562,3 +564,4 @@ __all__ = [
 
 # Symbolic keras.Input tensors defer these to the functional graph (see unison.ops._dispatch).
 wrap_namespace(globals(), __all__)
+__all__ = sorted([*__all__, *_more_names])  # already wrapped in _nn_more
