@@ -19,7 +19,9 @@ from unison.keras.applications import (
     densenet,
     efficientnet,
     imagenet_utils,
+    inception_resnet_v2,
     inception_v3,
+    mobilenet,
     mobilenet_v2,
     resnet,
     resnet50,
@@ -39,7 +41,9 @@ from unison.keras.applications.efficientnet import (
     EfficientNetB6,
     EfficientNetB7,
 )
+from unison.keras.applications.inception_resnet_v2 import InceptionResNetV2
 from unison.keras.applications.inception_v3 import InceptionV3
+from unison.keras.applications.mobilenet import MobileNet
 from unison.keras.applications.mobilenet_v2 import MobileNetV2
 from unison.keras.applications.resnet import ResNet50, ResNet101, ResNet152
 from unison.keras.applications.resnet_v2 import ResNet50V2, ResNet101V2, ResNet152V2
@@ -59,7 +63,9 @@ __all__ = [
     "EfficientNetB5",
     "EfficientNetB6",
     "EfficientNetB7",
+    "InceptionResNetV2",
     "InceptionV3",
+    "MobileNet",
     "MobileNetV2",
     "ResNet101",
     "ResNet101V2",
@@ -73,7 +79,9 @@ __all__ = [
     "densenet",
     "efficientnet",
     "imagenet_utils",
+    "inception_resnet_v2",
     "inception_v3",
+    "mobilenet",
     "mobilenet_v2",
     "resnet",
     "resnet50",
