@@ -16,19 +16,29 @@ Example:
 """
 
 from unison.keras.applications import (
+    convnext,
     densenet,
     efficientnet,
+    efficientnet_v2,
     imagenet_utils,
     inception_resnet_v2,
     inception_v3,
     mobilenet,
     mobilenet_v2,
+    mobilenet_v3,
     resnet,
     resnet50,
     resnet_v2,
     vgg16,
     vgg19,
     xception,
+)
+from unison.keras.applications.convnext import (
+    ConvNeXtBase,
+    ConvNeXtLarge,
+    ConvNeXtSmall,
+    ConvNeXtTiny,
+    ConvNeXtXLarge,
 )
 from unison.keras.applications.densenet import DenseNet121, DenseNet169, DenseNet201
 from unison.keras.applications.efficientnet import (
@@ -41,10 +51,20 @@ from unison.keras.applications.efficientnet import (
     EfficientNetB6,
     EfficientNetB7,
 )
+from unison.keras.applications.efficientnet_v2 import (
+    EfficientNetV2B0,
+    EfficientNetV2B1,
+    EfficientNetV2B2,
+    EfficientNetV2B3,
+    EfficientNetV2L,
+    EfficientNetV2M,
+    EfficientNetV2S,
+)
 from unison.keras.applications.inception_resnet_v2 import InceptionResNetV2
 from unison.keras.applications.inception_v3 import InceptionV3
 from unison.keras.applications.mobilenet import MobileNet
 from unison.keras.applications.mobilenet_v2 import MobileNetV2
+from unison.keras.applications.mobilenet_v3 import MobileNetV3Large, MobileNetV3Small
 from unison.keras.applications.resnet import ResNet50, ResNet101, ResNet152
 from unison.keras.applications.resnet_v2 import ResNet50V2, ResNet101V2, ResNet152V2
 from unison.keras.applications.vgg16 import VGG16
@@ -52,6 +72,11 @@ from unison.keras.applications.vgg19 import VGG19
 from unison.keras.applications.xception import Xception
 
 __all__ = [
+    "ConvNeXtBase",
+    "ConvNeXtLarge",
+    "ConvNeXtSmall",
+    "ConvNeXtTiny",
+    "ConvNeXtXLarge",
     "DenseNet121",
     "DenseNet169",
     "DenseNet201",
@@ -63,10 +88,19 @@ __all__ = [
     "EfficientNetB5",
     "EfficientNetB6",
     "EfficientNetB7",
+    "EfficientNetV2B0",
+    "EfficientNetV2B1",
+    "EfficientNetV2B2",
+    "EfficientNetV2B3",
+    "EfficientNetV2L",
+    "EfficientNetV2M",
+    "EfficientNetV2S",
     "InceptionResNetV2",
     "InceptionV3",
     "MobileNet",
     "MobileNetV2",
+    "MobileNetV3Large",
+    "MobileNetV3Small",
     "ResNet101",
     "ResNet101V2",
     "ResNet152",
@@ -76,13 +110,16 @@ __all__ = [
     "VGG16",
     "VGG19",
     "Xception",
+    "convnext",
     "densenet",
     "efficientnet",
+    "efficientnet_v2",
     "imagenet_utils",
     "inception_resnet_v2",
     "inception_v3",
     "mobilenet",
     "mobilenet_v2",
+    "mobilenet_v3",
     "resnet",
     "resnet50",
     "resnet_v2",
