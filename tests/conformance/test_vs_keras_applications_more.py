@@ -180,6 +180,148 @@ TOO_SMALL_NAMES = (
 )
 
 
+# Keras 2-only families (Keras 3 has neither): (module, constructor, input shape, keyword arguments)
+TF_KERAS_STRUCTURES = (
+    *(("regnet", f"RegNet{kind}{size}", (32, 32, 3), {}) for kind in "XY" for size in
+      ("002", "004", "006", "008", "016", "032", "040", "064", "080", "120", "160", "320")),
+    *(("resnet_rs", f"ResNetRS{depth}", (32, 32, 3), {}) for depth in (50, 101, 152, 200, 270, 350, 420)),
+)  # fmt: skip
+TF_KERAS_NAMES = (
+    "tf_keras:applications.RegNetX002",
+    "tf_keras:applications.regnet.RegNetX002",
+    "tf_keras:applications.RegNetX004",
+    "tf_keras:applications.regnet.RegNetX004",
+    "tf_keras:applications.RegNetX006",
+    "tf_keras:applications.regnet.RegNetX006",
+    "tf_keras:applications.RegNetX008",
+    "tf_keras:applications.regnet.RegNetX008",
+    "tf_keras:applications.RegNetX016",
+    "tf_keras:applications.regnet.RegNetX016",
+    "tf_keras:applications.RegNetX032",
+    "tf_keras:applications.regnet.RegNetX032",
+    "tf_keras:applications.RegNetX040",
+    "tf_keras:applications.regnet.RegNetX040",
+    "tf_keras:applications.RegNetX064",
+    "tf_keras:applications.regnet.RegNetX064",
+    "tf_keras:applications.RegNetX080",
+    "tf_keras:applications.regnet.RegNetX080",
+    "tf_keras:applications.RegNetX120",
+    "tf_keras:applications.regnet.RegNetX120",
+    "tf_keras:applications.RegNetX160",
+    "tf_keras:applications.regnet.RegNetX160",
+    "tf_keras:applications.RegNetX320",
+    "tf_keras:applications.regnet.RegNetX320",
+    "tf_keras:applications.RegNetY002",
+    "tf_keras:applications.regnet.RegNetY002",
+    "tf_keras:applications.RegNetY004",
+    "tf_keras:applications.regnet.RegNetY004",
+    "tf_keras:applications.RegNetY006",
+    "tf_keras:applications.regnet.RegNetY006",
+    "tf_keras:applications.RegNetY008",
+    "tf_keras:applications.regnet.RegNetY008",
+    "tf_keras:applications.RegNetY016",
+    "tf_keras:applications.regnet.RegNetY016",
+    "tf_keras:applications.RegNetY032",
+    "tf_keras:applications.regnet.RegNetY032",
+    "tf_keras:applications.RegNetY040",
+    "tf_keras:applications.regnet.RegNetY040",
+    "tf_keras:applications.RegNetY064",
+    "tf_keras:applications.regnet.RegNetY064",
+    "tf_keras:applications.RegNetY080",
+    "tf_keras:applications.regnet.RegNetY080",
+    "tf_keras:applications.RegNetY120",
+    "tf_keras:applications.regnet.RegNetY120",
+    "tf_keras:applications.RegNetY160",
+    "tf_keras:applications.regnet.RegNetY160",
+    "tf_keras:applications.RegNetY320",
+    "tf_keras:applications.regnet.RegNetY320",
+    "tf_keras:applications.ResNetRS50",
+    "tf_keras:applications.resnet_rs.ResNetRS50",
+    "tf_keras:applications.ResNetRS101",
+    "tf_keras:applications.resnet_rs.ResNetRS101",
+    "tf_keras:applications.ResNetRS152",
+    "tf_keras:applications.resnet_rs.ResNetRS152",
+    "tf_keras:applications.ResNetRS200",
+    "tf_keras:applications.resnet_rs.ResNetRS200",
+    "tf_keras:applications.ResNetRS270",
+    "tf_keras:applications.resnet_rs.ResNetRS270",
+    "tf_keras:applications.ResNetRS350",
+    "tf_keras:applications.resnet_rs.ResNetRS350",
+    "tf_keras:applications.ResNetRS420",
+    "tf_keras:applications.resnet_rs.ResNetRS420",
+)
+TF_KERAS_OUTPUTS = (
+    ("regnet", "RegNetX002", (32, 32, 3), {}),
+    ("regnet", "RegNetY002", (32, 32, 3), {}),
+    ("resnet_rs", "ResNetRS50", (32, 32, 3), {}),
+)
+TF_KERAS_TOO_SMALL = tuple((module, name, (31, 31, 3)) for module, name, _, _ in TF_KERAS_STRUCTURES)
+TF_KERAS_TOO_SMALL_NAMES = (
+    "tf_keras:applications.RegNetX002",
+    "tf_keras:applications.regnet.RegNetX002",
+    "tf_keras:applications.RegNetX004",
+    "tf_keras:applications.regnet.RegNetX004",
+    "tf_keras:applications.RegNetX006",
+    "tf_keras:applications.regnet.RegNetX006",
+    "tf_keras:applications.RegNetX008",
+    "tf_keras:applications.regnet.RegNetX008",
+    "tf_keras:applications.RegNetX016",
+    "tf_keras:applications.regnet.RegNetX016",
+    "tf_keras:applications.RegNetX032",
+    "tf_keras:applications.regnet.RegNetX032",
+    "tf_keras:applications.RegNetX040",
+    "tf_keras:applications.regnet.RegNetX040",
+    "tf_keras:applications.RegNetX064",
+    "tf_keras:applications.regnet.RegNetX064",
+    "tf_keras:applications.RegNetX080",
+    "tf_keras:applications.regnet.RegNetX080",
+    "tf_keras:applications.RegNetX120",
+    "tf_keras:applications.regnet.RegNetX120",
+    "tf_keras:applications.RegNetX160",
+    "tf_keras:applications.regnet.RegNetX160",
+    "tf_keras:applications.RegNetX320",
+    "tf_keras:applications.regnet.RegNetX320",
+    "tf_keras:applications.RegNetY002",
+    "tf_keras:applications.regnet.RegNetY002",
+    "tf_keras:applications.RegNetY004",
+    "tf_keras:applications.regnet.RegNetY004",
+    "tf_keras:applications.RegNetY006",
+    "tf_keras:applications.regnet.RegNetY006",
+    "tf_keras:applications.RegNetY008",
+    "tf_keras:applications.regnet.RegNetY008",
+    "tf_keras:applications.RegNetY016",
+    "tf_keras:applications.regnet.RegNetY016",
+    "tf_keras:applications.RegNetY032",
+    "tf_keras:applications.regnet.RegNetY032",
+    "tf_keras:applications.RegNetY040",
+    "tf_keras:applications.regnet.RegNetY040",
+    "tf_keras:applications.RegNetY064",
+    "tf_keras:applications.regnet.RegNetY064",
+    "tf_keras:applications.RegNetY080",
+    "tf_keras:applications.regnet.RegNetY080",
+    "tf_keras:applications.RegNetY120",
+    "tf_keras:applications.regnet.RegNetY120",
+    "tf_keras:applications.RegNetY160",
+    "tf_keras:applications.regnet.RegNetY160",
+    "tf_keras:applications.RegNetY320",
+    "tf_keras:applications.regnet.RegNetY320",
+    "tf_keras:applications.ResNetRS50",
+    "tf_keras:applications.resnet_rs.ResNetRS50",
+    "tf_keras:applications.ResNetRS101",
+    "tf_keras:applications.resnet_rs.ResNetRS101",
+    "tf_keras:applications.ResNetRS152",
+    "tf_keras:applications.resnet_rs.ResNetRS152",
+    "tf_keras:applications.ResNetRS200",
+    "tf_keras:applications.resnet_rs.ResNetRS200",
+    "tf_keras:applications.ResNetRS270",
+    "tf_keras:applications.resnet_rs.ResNetRS270",
+    "tf_keras:applications.ResNetRS350",
+    "tf_keras:applications.resnet_rs.ResNetRS350",
+    "tf_keras:applications.ResNetRS420",
+    "tf_keras:applications.resnet_rs.ResNetRS420",
+)
+
+
 def _names(table: tuple, prefix: str = "keras") -> tuple[str, ...]:
     """The public names a table's builders cover (``applications.X`` and its module's ``X``)."""
     names = []
@@ -194,6 +336,8 @@ def test_name_tables_list_every_builder():
     # the coverage report reads the literal tables; they must name what the tables build
     assert _names(STRUCTURES) == STRUCTURE_NAMES
     assert _names(TOO_SMALL) == TOO_SMALL_NAMES
+    assert _names(TF_KERAS_STRUCTURES, "tf_keras") == TF_KERAS_NAMES
+    assert _names(TF_KERAS_TOO_SMALL, "tf_keras") == TF_KERAS_TOO_SMALL_NAMES
 
 
 def _layer_names(model, dialect: str, compared: str) -> list[str]:
@@ -258,4 +402,27 @@ def test_application_refuses_a_too_small_input(tf, module, name, shape):
 @pytest.mark.parametrize(("module", "name", "shape", "kwargs"), OUTPUTS)
 @same_as_tf("keras:Model", rtol=1e-3, atol=1e-4, dialects=BOTH)
 def test_application_outputs(tf, module, name, shape, kwargs):
+    return _predict(tf, module, name, shape, kwargs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("module", "name", "shape", "kwargs"), TF_KERAS_STRUCTURES)
+@same_as_tf(*TF_KERAS_NAMES, dialects=("tf_keras",))
+def test_keras2_application_structure(tf, module, name, shape, kwargs, dialect):
+    apps = tf.keras.applications
+    model = getattr(apps, name)(weights=None, include_top=False, input_shape=shape, **kwargs)
+    same = getattr(apps, name) is getattr(getattr(apps, module), name)
+    return {**_structure(model, dialect, compared="tf_keras"), "same_function": same}
+
+
+@pytest.mark.parametrize(("module", "name", "shape"), TF_KERAS_TOO_SMALL)
+@same_as_tf(*TF_KERAS_TOO_SMALL_NAMES, edge=True, dialects=("tf_keras",))
+def test_keras2_application_refuses_a_too_small_input(tf, module, name, shape):
+    return getattr(tf.keras.applications, name)(weights=None, include_top=False, input_shape=shape)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("module", "name", "shape", "kwargs"), TF_KERAS_OUTPUTS)
+@same_as_tf("tf_keras:Model", rtol=1e-3, atol=1e-4, dialects=("tf_keras",))
+def test_keras2_application_outputs(tf, module, name, shape, kwargs):
     return _predict(tf, module, name, shape, kwargs)

@@ -1,8 +1,8 @@
 """Private layers some applications need that ``keras.layers`` lacks (not public API).
 
-``GroupedConv2D`` is Keras's ``Conv2D(groups=...)`` with ``padding="same"`` and stride 1
-(ConvNeXt's 7x7 depthwise convolution, whose kernel Keras stores as ``(7, 7, 1, channels)``,
-unlike ``DepthwiseConv2D``'s ``(7, 7, channels, 1)``); ``LayerScale`` multiplies by a learned
+``GroupedConv2D`` is Keras's ``Conv2D(groups=...)`` with ``padding="same"`` (ConvNeXt's 7x7
+depthwise convolution, whose kernel Keras stores as ``(7, 7, 1, channels)``, unlike
+``DepthwiseConv2D``'s ``(7, 7, channels, 1)``; RegNet's grouped 3x3 convolutions); ``LayerScale`` multiplies by a learned
 per-channel vector; ``StochasticDepth`` drops a residual branch per example while training.
 
 Example:
@@ -24,11 +24,14 @@ from unison.keras.layers.base import Layer
 
 
 class GroupedConv2D(Layer):
-    """A stride-1, ``"same"``-padded ``Conv2D`` with ``groups`` channel groups (Keras's kernel layout)."""
+    """A ``"same"``-padded ``Conv2D`` with ``groups`` channel groups (Keras's kernel layout)."""
 
-    def __init__(self, filters: int, kernel_size: int, groups: int, **kwargs: Any) -> None:
+    def __init__(
+        self, filters: int, kernel_size: int, groups: int, strides: int = 1, use_bias: bool = True, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.filters, self.kernel_size, self.groups = int(filters), int(kernel_size), int(groups)
+        self.strides, self.use_bias = int(strides), bool(use_bias)
 
     def build(self, input_shape: torch.Size) -> None:
         channels = int(input_shape[-1])
@@ -41,15 +44,22 @@ class GroupedConv2D(Layer):
         self.kernel = self.add_weight(
             name="kernel", shape=(size, size, channels // self.groups, self.filters), initializer="glorot_uniform"
         )
-        self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer="zeros")
+        self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer="zeros") if self.use_bias else None
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
         weight = self.kernel.permute(3, 2, 0, 1)  # (filters, in / groups, kh, kw): torch's layout
-        y = F.conv2d(inputs.permute(0, 3, 1, 2), weight, self.bias, padding="same", groups=self.groups)
+        x = inputs.permute(0, 3, 1, 2)
+        pads = []
+        for size in (x.shape[3], x.shape[2]):  # F.pad takes the last axis first
+            # TF's "same": ceil(size / stride) outputs, the extra padding after (not before)
+            total = max((-(-size // self.strides) - 1) * self.strides + self.kernel_size - size, 0)
+            pads += [total // 2, total - total // 2]
+        y = F.conv2d(F.pad(x, pads), weight, self.bias, stride=self.strides, groups=self.groups)
         return y.permute(0, 2, 3, 1)
 
     def get_config(self) -> dict[str, Any]:
-        config = {"filters": self.filters, "kernel_size": self.kernel_size, "groups": self.groups}
+        config = {"filters": self.filters, "kernel_size": self.kernel_size, "groups": self.groups,
+                  "strides": self.strides, "use_bias": self.use_bias}  # fmt: skip
         return {**super().get_config(), **config}
 
 
