@@ -1,0 +1,428 @@
+"""More Keras applications against Keras 3 and Keras 2: the families added after the first eleven.
+
+Each family's small variant is built with ``weights=None`` on unison and on Keras, without its
+top, and compared on its parameter count, the shapes of its weights in ``model.weights`` order,
+the names of its layers that hold weights (Keras 3's names; Keras 2-only families: Keras 2's) and
+its output shape; ``test_*_outputs`` loads the same arrays (``set_weights``) into both and
+compares predictions. The big variants of each family are compared on structure only (their
+numbers are the small variant's blocks, repeated and widened), and every builder's edge case is
+an input below the family's minimum size, which both refuse with the same error class.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from tf_oracle import same_as_tf
+
+BOTH = ("keras", "tf_keras")
+
+# (module, constructor, input shape, keyword arguments): structure compared in both dialects
+STRUCTURES = (
+    ("mobilenet", "MobileNet", (32, 32, 3), {"alpha": 0.5}),
+    ("inception_resnet_v2", "InceptionResNetV2", (75, 75, 3), {}),
+    (None, "MobileNetV3Small", (32, 32, 3), {"alpha": 0.75}),
+    (None, "MobileNetV3Large", (32, 32, 3), {"minimalistic": True}),
+    ("convnext", "ConvNeXtTiny", (32, 32, 3), {}),
+    ("convnext", "ConvNeXtSmall", (32, 32, 3), {}),
+    ("convnext", "ConvNeXtBase", (32, 32, 3), {}),
+    ("convnext", "ConvNeXtLarge", (32, 32, 3), {}),
+    ("convnext", "ConvNeXtXLarge", (32, 32, 3), {}),
+    *(("efficientnet_v2", f"EfficientNetV2{v}", (32, 32, 3), {}) for v in ("B0", "B1", "B2", "B3", "S", "M", "L")),
+    # builders implemented before, untested until now
+    ("densenet", "DenseNet201", (32, 32, 3), {}),
+    ("efficientnet", "EfficientNetB1", (32, 32, 3), {}),
+    ("efficientnet", "EfficientNetB2", (32, 32, 3), {}),
+    ("efficientnet", "EfficientNetB3", (32, 32, 3), {}),
+    ("efficientnet", "EfficientNetB4", (32, 32, 3), {}),
+    ("efficientnet", "EfficientNetB5", (32, 32, 3), {}),
+    ("efficientnet", "EfficientNetB6", (32, 32, 3), {}),
+    ("efficientnet", "EfficientNetB7", (32, 32, 3), {}),
+    ("resnet_v2", "ResNet101V2", (32, 32, 3), {}),
+    ("resnet_v2", "ResNet152V2", (32, 32, 3), {}),
+    ("resnet", "ResNet152", (32, 32, 3), {}),
+)
+
+
+STRUCTURE_NAMES = (
+    "keras:applications.MobileNet",
+    "keras:applications.mobilenet.MobileNet",
+    "keras:applications.InceptionResNetV2",
+    "keras:applications.inception_resnet_v2.InceptionResNetV2",
+    "keras:applications.MobileNetV3Small",
+    "keras:applications.MobileNetV3Large",
+    "keras:applications.ConvNeXtTiny",
+    "keras:applications.convnext.ConvNeXtTiny",
+    "keras:applications.ConvNeXtSmall",
+    "keras:applications.convnext.ConvNeXtSmall",
+    "keras:applications.ConvNeXtBase",
+    "keras:applications.convnext.ConvNeXtBase",
+    "keras:applications.ConvNeXtLarge",
+    "keras:applications.convnext.ConvNeXtLarge",
+    "keras:applications.ConvNeXtXLarge",
+    "keras:applications.convnext.ConvNeXtXLarge",
+    "keras:applications.EfficientNetV2B0",
+    "keras:applications.efficientnet_v2.EfficientNetV2B0",
+    "keras:applications.EfficientNetV2B1",
+    "keras:applications.efficientnet_v2.EfficientNetV2B1",
+    "keras:applications.EfficientNetV2B2",
+    "keras:applications.efficientnet_v2.EfficientNetV2B2",
+    "keras:applications.EfficientNetV2B3",
+    "keras:applications.efficientnet_v2.EfficientNetV2B3",
+    "keras:applications.EfficientNetV2S",
+    "keras:applications.efficientnet_v2.EfficientNetV2S",
+    "keras:applications.EfficientNetV2M",
+    "keras:applications.efficientnet_v2.EfficientNetV2M",
+    "keras:applications.EfficientNetV2L",
+    "keras:applications.efficientnet_v2.EfficientNetV2L",
+    "keras:applications.DenseNet201",
+    "keras:applications.densenet.DenseNet201",
+    "keras:applications.EfficientNetB1",
+    "keras:applications.efficientnet.EfficientNetB1",
+    "keras:applications.EfficientNetB2",
+    "keras:applications.efficientnet.EfficientNetB2",
+    "keras:applications.EfficientNetB3",
+    "keras:applications.efficientnet.EfficientNetB3",
+    "keras:applications.EfficientNetB4",
+    "keras:applications.efficientnet.EfficientNetB4",
+    "keras:applications.EfficientNetB5",
+    "keras:applications.efficientnet.EfficientNetB5",
+    "keras:applications.EfficientNetB6",
+    "keras:applications.efficientnet.EfficientNetB6",
+    "keras:applications.EfficientNetB7",
+    "keras:applications.efficientnet.EfficientNetB7",
+    "keras:applications.ResNet101V2",
+    "keras:applications.resnet_v2.ResNet101V2",
+    "keras:applications.ResNet152V2",
+    "keras:applications.resnet_v2.ResNet152V2",
+    "keras:applications.ResNet152",
+    "keras:applications.resnet.ResNet152",
+)
+# (module, constructor, input shape, keyword arguments): predictions compared on the same weights
+OUTPUTS = (
+    ("mobilenet", "MobileNet", (32, 32, 3), {"alpha": 0.25}),
+    ("inception_resnet_v2", "InceptionResNetV2", (75, 75, 3), {}),
+    (None, "MobileNetV3Small", (32, 32, 3), {}),
+    (None, "MobileNetV3Large", (32, 32, 3), {"alpha": 0.75}),
+    ("convnext", "ConvNeXtTiny", (32, 32, 3), {}),
+    ("efficientnet_v2", "EfficientNetV2B0", (32, 32, 3), {}),
+    ("efficientnet_v2", "EfficientNetV2S", (32, 32, 3), {}),
+)
+# (module, constructor, an input below its minimum size)
+TOO_SMALL = (
+    ("mobilenet", "MobileNet", (31, 31, 3)),
+    ("inception_resnet_v2", "InceptionResNetV2", (74, 74, 3)),
+    (None, "MobileNetV3Small", (31, 32, 3)),
+    (None, "MobileNetV3Large", (32, 31, 3)),
+    *(("convnext", f"ConvNeXt{size}", (31, 31, 3)) for size in ("Tiny", "Small", "Base", "Large", "XLarge")),
+    *(("efficientnet_v2", f"EfficientNetV2{v}", (31, 31, 3)) for v in ("B0", "B1", "B2", "B3", "S", "M", "L")),
+    ("densenet", "DenseNet201", (31, 31, 3)),
+    *(("efficientnet", f"EfficientNetB{i}", (16, 16, 3)) for i in range(1, 8)),
+    ("resnet_v2", "ResNet101V2", (31, 31, 3)),
+    ("resnet_v2", "ResNet152V2", (31, 31, 3)),
+    ("resnet", "ResNet152", (31, 31, 3)),
+)
+TOO_SMALL_NAMES = (
+    "keras:applications.MobileNet",
+    "keras:applications.mobilenet.MobileNet",
+    "keras:applications.InceptionResNetV2",
+    "keras:applications.inception_resnet_v2.InceptionResNetV2",
+    "keras:applications.MobileNetV3Small",
+    "keras:applications.MobileNetV3Large",
+    "keras:applications.ConvNeXtTiny",
+    "keras:applications.convnext.ConvNeXtTiny",
+    "keras:applications.ConvNeXtSmall",
+    "keras:applications.convnext.ConvNeXtSmall",
+    "keras:applications.ConvNeXtBase",
+    "keras:applications.convnext.ConvNeXtBase",
+    "keras:applications.ConvNeXtLarge",
+    "keras:applications.convnext.ConvNeXtLarge",
+    "keras:applications.ConvNeXtXLarge",
+    "keras:applications.convnext.ConvNeXtXLarge",
+    "keras:applications.EfficientNetV2B0",
+    "keras:applications.efficientnet_v2.EfficientNetV2B0",
+    "keras:applications.EfficientNetV2B1",
+    "keras:applications.efficientnet_v2.EfficientNetV2B1",
+    "keras:applications.EfficientNetV2B2",
+    "keras:applications.efficientnet_v2.EfficientNetV2B2",
+    "keras:applications.EfficientNetV2B3",
+    "keras:applications.efficientnet_v2.EfficientNetV2B3",
+    "keras:applications.EfficientNetV2S",
+    "keras:applications.efficientnet_v2.EfficientNetV2S",
+    "keras:applications.EfficientNetV2M",
+    "keras:applications.efficientnet_v2.EfficientNetV2M",
+    "keras:applications.EfficientNetV2L",
+    "keras:applications.efficientnet_v2.EfficientNetV2L",
+    "keras:applications.DenseNet201",
+    "keras:applications.densenet.DenseNet201",
+    "keras:applications.EfficientNetB1",
+    "keras:applications.efficientnet.EfficientNetB1",
+    "keras:applications.EfficientNetB2",
+    "keras:applications.efficientnet.EfficientNetB2",
+    "keras:applications.EfficientNetB3",
+    "keras:applications.efficientnet.EfficientNetB3",
+    "keras:applications.EfficientNetB4",
+    "keras:applications.efficientnet.EfficientNetB4",
+    "keras:applications.EfficientNetB5",
+    "keras:applications.efficientnet.EfficientNetB5",
+    "keras:applications.EfficientNetB6",
+    "keras:applications.efficientnet.EfficientNetB6",
+    "keras:applications.EfficientNetB7",
+    "keras:applications.efficientnet.EfficientNetB7",
+    "keras:applications.ResNet101V2",
+    "keras:applications.resnet_v2.ResNet101V2",
+    "keras:applications.ResNet152V2",
+    "keras:applications.resnet_v2.ResNet152V2",
+    "keras:applications.ResNet152",
+    "keras:applications.resnet.ResNet152",
+)
+
+
+# Keras 2-only families (Keras 3 has neither): (module, constructor, input shape, keyword arguments)
+TF_KERAS_STRUCTURES = (
+    *(("regnet", f"RegNet{kind}{size}", (32, 32, 3), {}) for kind in "XY" for size in
+      ("002", "004", "006", "008", "016", "032", "040", "064", "080", "120", "160", "320")),
+    *(("resnet_rs", f"ResNetRS{depth}", (32, 32, 3), {}) for depth in (50, 101, 152, 200, 270, 350, 420)),
+)  # fmt: skip
+TF_KERAS_NAMES = (
+    "tf_keras:applications.RegNetX002",
+    "tf_keras:applications.regnet.RegNetX002",
+    "tf_keras:applications.RegNetX004",
+    "tf_keras:applications.regnet.RegNetX004",
+    "tf_keras:applications.RegNetX006",
+    "tf_keras:applications.regnet.RegNetX006",
+    "tf_keras:applications.RegNetX008",
+    "tf_keras:applications.regnet.RegNetX008",
+    "tf_keras:applications.RegNetX016",
+    "tf_keras:applications.regnet.RegNetX016",
+    "tf_keras:applications.RegNetX032",
+    "tf_keras:applications.regnet.RegNetX032",
+    "tf_keras:applications.RegNetX040",
+    "tf_keras:applications.regnet.RegNetX040",
+    "tf_keras:applications.RegNetX064",
+    "tf_keras:applications.regnet.RegNetX064",
+    "tf_keras:applications.RegNetX080",
+    "tf_keras:applications.regnet.RegNetX080",
+    "tf_keras:applications.RegNetX120",
+    "tf_keras:applications.regnet.RegNetX120",
+    "tf_keras:applications.RegNetX160",
+    "tf_keras:applications.regnet.RegNetX160",
+    "tf_keras:applications.RegNetX320",
+    "tf_keras:applications.regnet.RegNetX320",
+    "tf_keras:applications.RegNetY002",
+    "tf_keras:applications.regnet.RegNetY002",
+    "tf_keras:applications.RegNetY004",
+    "tf_keras:applications.regnet.RegNetY004",
+    "tf_keras:applications.RegNetY006",
+    "tf_keras:applications.regnet.RegNetY006",
+    "tf_keras:applications.RegNetY008",
+    "tf_keras:applications.regnet.RegNetY008",
+    "tf_keras:applications.RegNetY016",
+    "tf_keras:applications.regnet.RegNetY016",
+    "tf_keras:applications.RegNetY032",
+    "tf_keras:applications.regnet.RegNetY032",
+    "tf_keras:applications.RegNetY040",
+    "tf_keras:applications.regnet.RegNetY040",
+    "tf_keras:applications.RegNetY064",
+    "tf_keras:applications.regnet.RegNetY064",
+    "tf_keras:applications.RegNetY080",
+    "tf_keras:applications.regnet.RegNetY080",
+    "tf_keras:applications.RegNetY120",
+    "tf_keras:applications.regnet.RegNetY120",
+    "tf_keras:applications.RegNetY160",
+    "tf_keras:applications.regnet.RegNetY160",
+    "tf_keras:applications.RegNetY320",
+    "tf_keras:applications.regnet.RegNetY320",
+    "tf_keras:applications.ResNetRS50",
+    "tf_keras:applications.resnet_rs.ResNetRS50",
+    "tf_keras:applications.ResNetRS101",
+    "tf_keras:applications.resnet_rs.ResNetRS101",
+    "tf_keras:applications.ResNetRS152",
+    "tf_keras:applications.resnet_rs.ResNetRS152",
+    "tf_keras:applications.ResNetRS200",
+    "tf_keras:applications.resnet_rs.ResNetRS200",
+    "tf_keras:applications.ResNetRS270",
+    "tf_keras:applications.resnet_rs.ResNetRS270",
+    "tf_keras:applications.ResNetRS350",
+    "tf_keras:applications.resnet_rs.ResNetRS350",
+    "tf_keras:applications.ResNetRS420",
+    "tf_keras:applications.resnet_rs.ResNetRS420",
+)
+TF_KERAS_OUTPUTS = (
+    ("regnet", "RegNetX002", (32, 32, 3), {}),
+    ("regnet", "RegNetY002", (32, 32, 3), {}),
+    ("resnet_rs", "ResNetRS50", (32, 32, 3), {}),
+)
+TF_KERAS_TOO_SMALL = tuple((module, name, (31, 31, 3)) for module, name, _, _ in TF_KERAS_STRUCTURES)
+TF_KERAS_TOO_SMALL_NAMES = (
+    "tf_keras:applications.RegNetX002",
+    "tf_keras:applications.regnet.RegNetX002",
+    "tf_keras:applications.RegNetX004",
+    "tf_keras:applications.regnet.RegNetX004",
+    "tf_keras:applications.RegNetX006",
+    "tf_keras:applications.regnet.RegNetX006",
+    "tf_keras:applications.RegNetX008",
+    "tf_keras:applications.regnet.RegNetX008",
+    "tf_keras:applications.RegNetX016",
+    "tf_keras:applications.regnet.RegNetX016",
+    "tf_keras:applications.RegNetX032",
+    "tf_keras:applications.regnet.RegNetX032",
+    "tf_keras:applications.RegNetX040",
+    "tf_keras:applications.regnet.RegNetX040",
+    "tf_keras:applications.RegNetX064",
+    "tf_keras:applications.regnet.RegNetX064",
+    "tf_keras:applications.RegNetX080",
+    "tf_keras:applications.regnet.RegNetX080",
+    "tf_keras:applications.RegNetX120",
+    "tf_keras:applications.regnet.RegNetX120",
+    "tf_keras:applications.RegNetX160",
+    "tf_keras:applications.regnet.RegNetX160",
+    "tf_keras:applications.RegNetX320",
+    "tf_keras:applications.regnet.RegNetX320",
+    "tf_keras:applications.RegNetY002",
+    "tf_keras:applications.regnet.RegNetY002",
+    "tf_keras:applications.RegNetY004",
+    "tf_keras:applications.regnet.RegNetY004",
+    "tf_keras:applications.RegNetY006",
+    "tf_keras:applications.regnet.RegNetY006",
+    "tf_keras:applications.RegNetY008",
+    "tf_keras:applications.regnet.RegNetY008",
+    "tf_keras:applications.RegNetY016",
+    "tf_keras:applications.regnet.RegNetY016",
+    "tf_keras:applications.RegNetY032",
+    "tf_keras:applications.regnet.RegNetY032",
+    "tf_keras:applications.RegNetY040",
+    "tf_keras:applications.regnet.RegNetY040",
+    "tf_keras:applications.RegNetY064",
+    "tf_keras:applications.regnet.RegNetY064",
+    "tf_keras:applications.RegNetY080",
+    "tf_keras:applications.regnet.RegNetY080",
+    "tf_keras:applications.RegNetY120",
+    "tf_keras:applications.regnet.RegNetY120",
+    "tf_keras:applications.RegNetY160",
+    "tf_keras:applications.regnet.RegNetY160",
+    "tf_keras:applications.RegNetY320",
+    "tf_keras:applications.regnet.RegNetY320",
+    "tf_keras:applications.ResNetRS50",
+    "tf_keras:applications.resnet_rs.ResNetRS50",
+    "tf_keras:applications.ResNetRS101",
+    "tf_keras:applications.resnet_rs.ResNetRS101",
+    "tf_keras:applications.ResNetRS152",
+    "tf_keras:applications.resnet_rs.ResNetRS152",
+    "tf_keras:applications.ResNetRS200",
+    "tf_keras:applications.resnet_rs.ResNetRS200",
+    "tf_keras:applications.ResNetRS270",
+    "tf_keras:applications.resnet_rs.ResNetRS270",
+    "tf_keras:applications.ResNetRS350",
+    "tf_keras:applications.resnet_rs.ResNetRS350",
+    "tf_keras:applications.ResNetRS420",
+    "tf_keras:applications.resnet_rs.ResNetRS420",
+)
+
+
+def _names(table: tuple, prefix: str = "keras") -> tuple[str, ...]:
+    """The public names a table's builders cover (``applications.X`` and its module's ``X``)."""
+    names = []
+    for module, builder, *_ in table:
+        names.append(f"{prefix}:applications.{builder}")
+        if module is not None:  # MobileNetV3's builders are only at the top (Keras's module has none)
+            names.append(f"{prefix}:applications.{module}.{builder}")
+    return tuple(names)
+
+
+def test_name_tables_list_every_builder():
+    # the coverage report reads the literal tables; they must name what the tables build
+    assert _names(STRUCTURES) == STRUCTURE_NAMES
+    assert _names(TOO_SMALL) == TOO_SMALL_NAMES
+    assert _names(TF_KERAS_STRUCTURES, "tf_keras") == TF_KERAS_NAMES
+    assert _names(TF_KERAS_TOO_SMALL, "tf_keras") == TF_KERAS_TOO_SMALL_NAMES
+
+
+def _layer_names(model, dialect: str, compared: str) -> list[str]:
+    """Names of the layers with weights in the ``compared`` dialect (Keras's automatic names lose
+    their counter, which depends on what the process built before)."""
+    if dialect != compared:
+        return []
+    return [re.sub(r"_\d+$", "", layer.name) for layer in model.layers if layer.weights]
+
+
+def _structure(model, dialect: str, compared: str = "keras") -> dict:
+    return {
+        "count_params": model.count_params(),
+        "weight_shapes": [list(w.shape) for w in model.weights],
+        "layers_with_weights": _layer_names(model, dialect, compared),
+        "output_shape": [-1 if d is None else int(d) for d in model.output_shape],
+    }
+
+
+def _same_arrays(shapes: list[tuple[int, ...]]) -> list[np.ndarray]:
+    """Weights both sides load: kernels of mean 0 scaled by their fan-in, positive vectors (a
+    BatchNormalization's variance must be), all from their position, so the activations stay finite."""
+    out = []
+    for i, shape in enumerate(shapes):
+        size = int(np.prod(shape)) if shape else 1
+        wave = np.sin(np.arange(size, dtype="float64") * 0.37 + i)
+        if len(shape) > 1:
+            values = wave / np.sqrt(max(size // shape[-1], 1))
+        else:
+            values = 0.75 + 0.25 * wave
+        out.append(values.reshape(shape).astype("float32"))
+    return out
+
+
+def _predict(tf, module: str, name: str, shape: tuple, kwargs: dict):
+    model = getattr(tf.keras.applications, name)(
+        weights=None, include_top=False, input_shape=shape, pooling="avg", **kwargs
+    )
+    model.set_weights(_same_arrays([tuple(w.shape) for w in model.get_weights()]))
+    count = int(np.prod(shape))
+    images = (np.arange(2 * count, dtype="float32").reshape(2, *shape) % 255.0).astype("float32")
+    return model.predict(images, verbose=0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("module", "name", "shape", "kwargs"), STRUCTURES)
+@same_as_tf(*STRUCTURE_NAMES, dialects=BOTH)
+def test_application_structure(tf, module, name, shape, kwargs, dialect):
+    apps = tf.keras.applications
+    model = getattr(apps, name)(weights=None, include_top=False, input_shape=shape, **kwargs)
+    same = module is None or getattr(apps, name) is getattr(getattr(apps, module), name)
+    return {**_structure(model, dialect), "same_function": same}
+
+
+@pytest.mark.parametrize(("module", "name", "shape"), TOO_SMALL)
+@same_as_tf(*TOO_SMALL_NAMES, edge=True, dialects=BOTH)
+def test_application_refuses_a_too_small_input(tf, module, name, shape):
+    return getattr(tf.keras.applications, name)(weights=None, include_top=False, input_shape=shape)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("module", "name", "shape", "kwargs"), OUTPUTS)
+@same_as_tf("keras:Model", rtol=1e-3, atol=1e-4, dialects=BOTH)
+def test_application_outputs(tf, module, name, shape, kwargs):
+    return _predict(tf, module, name, shape, kwargs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("module", "name", "shape", "kwargs"), TF_KERAS_STRUCTURES)
+@same_as_tf(*TF_KERAS_NAMES, dialects=("tf_keras",))
+def test_keras2_application_structure(tf, module, name, shape, kwargs, dialect):
+    apps = tf.keras.applications
+    model = getattr(apps, name)(weights=None, include_top=False, input_shape=shape, **kwargs)
+    same = getattr(apps, name) is getattr(getattr(apps, module), name)
+    return {**_structure(model, dialect, compared="tf_keras"), "same_function": same}
+
+
+@pytest.mark.parametrize(("module", "name", "shape"), TF_KERAS_TOO_SMALL)
+@same_as_tf(*TF_KERAS_TOO_SMALL_NAMES, edge=True, dialects=("tf_keras",))
+def test_keras2_application_refuses_a_too_small_input(tf, module, name, shape):
+    return getattr(tf.keras.applications, name)(weights=None, include_top=False, input_shape=shape)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("module", "name", "shape", "kwargs"), TF_KERAS_OUTPUTS)
+@same_as_tf("tf_keras:Model", rtol=1e-3, atol=1e-4, dialects=("tf_keras",))
+def test_keras2_application_outputs(tf, module, name, shape, kwargs):
+    return _predict(tf, module, name, shape, kwargs)
