@@ -100,7 +100,9 @@ def _module_namespace(path: pathlib.Path) -> dict[str, Any]:
 _NAMESPACES: dict[pathlib.Path, dict[str, Any]] = {}
 
 
-def _names_of(args: list[ast.expr], tables: dict[str, tuple[str, ...]], path: pathlib.Path | None = None) -> Iterable[str]:
+def _names_of(
+    args: list[ast.expr], tables: dict[str, tuple[str, ...]], path: pathlib.Path | None = None
+) -> Iterable[str]:
     for arg in args:
         if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
             yield arg.value
