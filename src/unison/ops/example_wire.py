@@ -11,7 +11,11 @@ containers costs far more than the bytes do, so this module reads the encoding i
   payload lies in the record (one ``bytes`` slice per value list, no per-value work);
 - :func:`column` joins those payloads across the batch and decodes them at once: packed floats
   with ``numpy.frombuffer``, packed int64 varints with a vectorised varint decoder, bytes lists by
-  their length prefixes.
+  their length prefixes;
+- :func:`batch_columns` does both for a whole batch of varied layouts with numpy: all records'
+  map entries walked in lock-step (one step per feature position, not per record), keys matched
+  by one comparison per wanted key, each feature's payloads gathered by one fancy index; it
+  pays numpy's per-call cost ~100 times per batch, so it is used for batches of 128 or more.
 
 Only the encoding TF (and every protobuf library) writes is read here: features in one
 ``Features`` message, each map entry as ``key`` then ``value``, packed number lists. Anything else

@@ -139,20 +139,24 @@ def build_var_len(key: str, spec: VarLenFeature, col: Column, batched: bool) -> 
     from unison.ops.sparse_tensor import SparseTensor
 
     counts = np.maximum(col.counts, 0)
-    total = int(counts.sum())
+    ends = np.cumsum(counts)
+    total = int(ends[-1]) if len(ends) else 0
     values = _output(_array(col.values, spec.dtype), spec.dtype)
-    within = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
     if batched:
         rows = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-        indices = np.stack([rows, within], axis=1)
+        indices = np.empty((total, 2), dtype=np.int64)  # filled in place: no stack of two columns
+        indices[:, 0] = rows
+        np.subtract(np.arange(total, dtype=np.int64), (ends - counts)[rows], out=indices[:, 1])
         shape = [len(counts), int(counts.max()) if len(counts) else 0]
     else:
-        indices, shape = within.reshape(-1, 1), [total]
+        indices, shape = np.arange(total, dtype=np.int64).reshape(-1, 1), [total]
     if isinstance(values, np.ndarray):
         from unison.ops.string_tensor import StringTensor
 
         values = StringTensor(values)
-    return SparseTensor._from_parts(torch.from_numpy(indices), values, torch.tensor(shape, dtype=torch.int64))
+    return SparseTensor._from_parts(
+        torch.from_numpy(indices), values, torch.from_numpy(np.array(shape, dtype=np.int64))
+    )
 
 
 def build_sequence(key: str, spec: FixedLenSequenceFeature, col: Column, batched: bool) -> Any:

@@ -14,12 +14,16 @@ A feature spec maps each feature name to how to read it, with TF's results:
 
 ``dtype`` is ``tf.float32``, ``tf.int64`` or ``tf.string`` (TF's three list types). Numbers come
 back as torch tensors, strings as numpy object arrays of ``bytes``. A record that does not match
-its spec raises ``tf.errors.InvalidArgumentError`` naming the feature, the expected and the found
-type or count, as TF's parser does. ``RaggedFeature`` (in :mod:`unison.ops.feature_specs`) reads
+its spec raises :class:`~unison.errors.ExampleParseError` (a ``tf.errors.InvalidArgumentError``)
+naming the feature, the expected and the found type or count, as TF's parser does, and the file
+and byte offset of a record ``TFRecordDataset`` read (:mod:`unison.ops.record_origin`).
+``RaggedFeature`` (in :mod:`unison.ops.feature_specs`) reads
 a feature as a ``RaggedTensor``.
 
 How: the records' bytes are read straight into one column per feature (:mod:`unison.ops.example_wire`:
-no protobuf messages, numbers decoded for the whole batch by numpy), and
+no protobuf messages, numbers decoded for the whole batch by numpy; a batch of
+:data:`_BATCH_SCAN_MIN` or more records of varied layouts is scanned in lock-step for all records
+at once), and
 :mod:`unison.ops.feature_columns` shapes the columns. A record in an encoding the byte reader does
 not take (unpacked lists, repeated keys, unknown fields: valid protobuf no TF writer produces) or a
 damaged one goes through the protobuf runtime instead, which gives the same columns or names the
