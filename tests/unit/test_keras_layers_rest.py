@@ -225,3 +225,13 @@ def test_random_fourier_features_errors():
         layers.experimental.RandomFourierFeatures(2, kernel_initializer="cosine")
     with pytest.raises(ValueError, match="rank of the input tensor should be 2"):
         layers.experimental.RandomFourierFeatures(2)(torch.zeros(1, 2, 3))
+
+
+def test_left_out_layers_say_what_to_use_instead():
+    with pytest.raises(AttributeError, match="FeatureSpace"):
+        _ = layers.DenseFeatures
+    with pytest.raises(AttributeError, match="StringLookup"):
+        _ = layers.experimental.DynamicEmbedding
+    with pytest.raises(AttributeError, match="has no attribute 'NoSuchLayer'"):
+        _ = layers.NoSuchLayer
+    assert not hasattr(layers, "__wrapped__")

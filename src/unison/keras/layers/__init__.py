@@ -340,3 +340,15 @@ __all__ = [
 
 # load_model finds this package's classes by name through the registry (saving/serialization.py).
 register_namespace("layers", sys.modules[__name__], nn.Module, nn.Module)
+
+# Keras layers unison leaves out on purpose, with what to use instead (issue 35)
+_NOT_IMPLEMENTED = {
+    "DenseFeatures": "tf_keras's DenseFeatures reads tf.feature_column columns, which unison does not have: use "
+    "keras.utils.FeatureSpace or the preprocessing layers (Normalization, StringLookup, CategoryEncoding, ...)",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _NOT_IMPLEMENTED:
+        raise AttributeError(f"unison does not implement keras.layers.{name}. {_NOT_IMPLEMENTED[name]}.")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

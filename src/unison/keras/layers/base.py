@@ -46,8 +46,10 @@ from unison.keras.utils.weight_lists import (
 
 
 def _default_name(cls: type) -> str:
-    base = re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
-    base = base.replace("2_d", "2d").replace("1_d", "1d")
+    # Keras's to_snake_case: Conv2D -> conv2d, RMSNormalization -> rms_normalization, PReLU -> p_re_lu
+    base = re.sub(r"\W+", "", cls.__name__)
+    base = re.sub("(.)([A-Z][a-z]+)", r"\1_\2", base)
+    base = re.sub("([a-z])([A-Z])", r"\1_\2", base).lower()
     n = _COUNTERS.get(base, 0)
     _COUNTERS[base] = n + 1
     return base if n == 0 else f"{base}_{n}"

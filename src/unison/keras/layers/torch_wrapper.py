@@ -18,28 +18,14 @@ Example:
 from __future__ import annotations
 
 import base64
-import contextlib
-import contextvars
 import io
-from collections.abc import Iterator
 from typing import Any
 
 import torch
 from torch import nn
 
 from unison.keras.layers.base import Layer
-
-_SAFE_MODE: contextvars.ContextVar[bool | None] = contextvars.ContextVar("unison_safe_mode", default=None)
-
-
-@contextlib.contextmanager
-def safe_mode_scope(safe_mode: bool | None) -> Iterator[None]:
-    """``load_model``'s ``safe_mode`` for the configs rebuilt inside (``False`` allows unpickling)."""
-    token = _SAFE_MODE.set(safe_mode)
-    try:
-        yield
-    finally:
-        _SAFE_MODE.reset(token)
+from unison.keras.saving.safe_mode import current_safe_mode
 
 
 class TorchModuleWrapper(Layer):
@@ -89,7 +75,7 @@ class TorchModuleWrapper(Layer):
         config = dict(config)
         module = config.pop("module")
         if isinstance(module, (str, bytes, bytearray)):
-            allowed = safe_mode if safe_mode is not None else _SAFE_MODE.get()
+            allowed = safe_mode if safe_mode is not None else current_safe_mode()
             if allowed is not False:
                 raise ValueError(
                     "Requested the deserialization of a `torch.nn.Module` object via `torch.load()`. This carries "

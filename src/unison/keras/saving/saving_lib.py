@@ -43,6 +43,7 @@ import torch
 from unison.errors import SavingError
 from unison.keras.saving import weights_file
 from unison.keras.saving.keras_files import _compile_config
+from unison.keras.saving.safe_mode import safe_mode_scope
 from unison.keras.saving.serialization import (
     KERAS_FORMAT,
     _namespace,
@@ -117,8 +118,6 @@ def load_model(
     ``tf.saved_model.save``. ``options`` (tf.keras 2's ``tf.saved_model.LoadOptions``) is checked
     and otherwise changes nothing: files are read on this host.
     """
-    from unison.keras.layers.torch_wrapper import safe_mode_scope
-
     # safe_mode=False lets a TorchModuleWrapper's pickled module load (Keras's rule); nothing else unpickles
     with safe_mode_scope(safe_mode):
         return _load_model(filepath, custom_objects, compile, options)

@@ -16,3 +16,13 @@ from unison.keras.layers.kernelized import RandomFourierFeatures
 from unison.keras.layers.normalization import SyncBatchNormalization
 
 __all__ = ["EinsumDense", "RandomFourierFeatures", "SyncBatchNormalization", "preprocessing"]
+
+
+def __getattr__(name: str) -> object:
+    if name in ("DynamicEmbedding", "DynamicLookup"):
+        raise AttributeError(
+            f"unison does not implement keras.layers.experimental.{name} (tf_keras's vocabulary that changes "
+            "during training). Use a fixed keras.layers.Embedding / StringLookup over a vocabulary built "
+            "beforehand (StringLookup.adapt)."
+        )
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
