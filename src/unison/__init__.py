@@ -308,7 +308,14 @@ from unison.ops.nn_extras import approx_top_k, conv, extract_volume_patches
 from unison.ops.tensor_protos import make_ndarray, make_tensor_proto
 from unison.ops.nn_spatial import batch_to_space, required_space_to_batch_paddings, space_to_batch, space_to_batch_nd
 from unison.ops.printing import tf_print as print
-from unison.ops.py_function import custom_gradient, grad_pass_through, numpy_function, py_function, recompute_grad
+from unison.ops.py_function import (
+    custom_gradient,
+    grad_pass_through,
+    nondifferentiable_batch_function,
+    numpy_function,
+    py_function,
+    recompute_grad,
+)
 from unison.ops.ragged import RaggedTensor, ragged_fill_empty_rows, ragged_fill_empty_rows_grad
 from unison.ops.random_sampling import random_index_shuffle
 from unison.ops.sparse import SparseTensor
@@ -588,4 +595,5 @@ __all__ += [  # more of TF's top level (see the block above the Keras connection
     "assert_rank", "audio", "autodiff", "CriticalSection", "DeviceSpec", "RegisterGradient", "no_gradient", "vectorized_map",
     "NoneTensorSpec", "OptionalSpec", "TypeSpec", "type_spec_from_value", "uint16", "uint32", "uint64", "register_tensor_conversion_function", "batch_to_space", "required_space_to_batch_paddings", "space_to_batch",
     "space_to_batch_nd", "experimental", "queue", "types", "autograph", "guarantee_const", "tools",
+    "nondifferentiable_batch_function",
 ]  # fmt: skip

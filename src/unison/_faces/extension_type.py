@@ -7,7 +7,10 @@ with ``tf.TensorShape``, checks Python-typed fields (a TypeError naming the fiel
 ``__validate__``. Fields cannot be set afterwards (outside a custom ``__init__``), instances are
 unhashable, ``==`` / ``!=`` give a boolean tensor (every field equal), and ``repr`` lists the
 fields, as in TF. ``tf.experimental.dispatch_for_*`` overrides (:mod:`unison._faces.dispatch`)
-apply to them. TF's tracing machinery (``Spec``, batching) is not implemented: values are used eagerly.
+apply to them. Each subclass gets its ``Spec`` (a ``tf.experimental.ExtensionTypeSpec``, what
+``tf.type_spec_from_value`` and ``value._type_spec`` give): a ``TensorSpec`` per tensor field, the
+nested type's ``Spec`` per extension-type field, the value itself for a Python field. Batching them
+(``BatchableExtensionType``) is not implemented: values are used eagerly.
 
 Example:
     >>> import unison as tf
@@ -26,10 +29,11 @@ from typing import Any, ClassVar
 
 import torch
 
+from unison._faces.type_specs import TypeSpec
 from unison.ops.control_flow import TensorShape
 from unison.ops.dtypes import to_tensor
 
-__all__ = ["ExtensionType", "as_dict"]
+__all__ = ["ExtensionType", "ExtensionTypeSpec", "as_dict"]
 
 _MISSING = inspect.Parameter.empty
 
@@ -55,6 +59,7 @@ class ExtensionType:
 
     _fields: ClassVar[dict[str, Any]] = {}
     _defaults: ClassVar[dict[str, Any]] = {}
+    Spec: ClassVar[type[ExtensionTypeSpec]]  # made for each subclass (see _spec_class)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -71,6 +76,7 @@ class ExtensionType:
         cls._defaults = {name: cls.__dict__[name] for name in fields if name in cls.__dict__}
         for name in cls._defaults:
             delattr(cls, name)  # the default lives in _defaults; the attribute is the instance's
+        cls.Spec = _spec_class(cls)
         if "__init__" not in cls.__dict__:
             cls.__init__ = ExtensionType._generated_init  # type: ignore[method-assign,assignment]
         else:
@@ -143,6 +149,139 @@ class ExtensionType:
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
         return f"{type(self).__qualname__}({fields})"
+
+    @property
+    def _type_spec(self) -> ExtensionTypeSpec:
+        """This value's ``Spec`` (TF's ``value._type_spec``)."""
+        return type(self).Spec.from_value(self)
+
+
+class ExtensionTypeSpec(TypeSpec):
+    """``tf.experimental.ExtensionTypeSpec``: the base of every extension type's ``Spec``.
+
+    ``MyType.Spec(field=spec, ...)`` takes the fields of ``MyType`` by name or position: a
+    ``tf.TensorSpec`` for a tensor field, the nested type's ``Spec`` for an extension-type field,
+    the value for a Python field.
+
+    Example:
+        >>> import unison as tf
+        >>> class Masked(tf.experimental.ExtensionType):
+        ...     __annotations__ = {"values": tf.Tensor, "mask": tf.Tensor}
+        >>> spec = tf.type_spec_from_value(Masked([1.0, 2.0], [True, False]))
+        >>> spec
+        Masked.Spec(values=TensorSpec(shape=(2,), dtype=tf.float32, name=None), mask=TensorSpec(shape=(2,), dtype=tf.bool, name=None))
+        >>> spec.is_compatible_with(Masked([3.0, 4.0], [False, False])), spec.value_type is Masked
+        (True, True)
+    """
+
+    _value_type: ClassVar[type[ExtensionType]]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if not hasattr(type(self), "_value_type"):
+            raise TypeError(
+                "ExtensionTypeSpec is the base of each extension type's Spec: make `MyType.Spec(...)` instead."
+            )
+        fields = self._value_type._fields
+        params = [
+            inspect.Parameter(
+                name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=self._value_type._defaults.get(name, _MISSING)
+            )
+            for name in fields
+        ]
+        bound = inspect.Signature(params).bind(*args, **kwargs)
+        bound.apply_defaults()
+        for name, value in bound.arguments.items():
+            expected = _field_spec_type(fields[name])
+            if expected is not None and not isinstance(value, expected):
+                raise TypeError(f"{name}: expected a {expected.__name__}, got '{type(value).__name__}'")
+            object.__setattr__(self, name, value)
+
+    @property
+    def value_type(self) -> type[ExtensionType]:
+        """The extension type this spec describes."""
+        return self._value_type
+
+    @classmethod
+    def from_value(cls, value: Any) -> ExtensionTypeSpec:
+        """The spec of ``value``, an instance of this spec's extension type."""
+        if not isinstance(value, ExtensionType):
+            raise TypeError(f"{cls.__qualname__}.from_value takes an extension type value. Received: {value!r:.80}")
+        spec_type = type(value).Spec
+        return spec_type(**{name: _spec_of(getattr(value, name)) for name in value._fields})
+
+    def _field_values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self._value_type._fields)
+
+    def is_compatible_with(self, other: Any) -> bool:
+        """Whether ``other`` (a value or a spec) has this type and compatible fields."""
+        if isinstance(other, ExtensionType):
+            other = other._type_spec
+        if type(other) is not type(self):
+            return False
+        for mine, theirs in zip(self._field_values(), other._field_values()):
+            if isinstance(mine, TypeSpec) or hasattr(mine, "is_compatible_with"):
+                if not mine.is_compatible_with(theirs):
+                    return False
+            elif mine != theirs:
+                return False
+        return True
+
+    def _to_components(self, value: ExtensionType) -> list[Any]:
+        """The tensors of ``value``, field by field (nested extension types flattened)."""
+        parts: list[Any] = []
+        for name in self._value_type._fields:
+            field = getattr(value, name)
+            if isinstance(field, ExtensionType):
+                parts += field._type_spec._to_components(field)
+            elif isinstance(field, torch.Tensor):
+                parts.append(field)
+        return parts
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._field_values() == other._field_values()
+
+    def __hash__(self) -> int:
+        return hash(repr(self))
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._value_type._fields)
+        return f"{self._value_type.__qualname__}.Spec({fields})"
+
+
+def _field_spec_type(annotation: Any) -> type | None:
+    """The spec class a field of this annotation takes in a Spec (``None``: any value)."""
+    if annotation is torch.Tensor:
+        from unison.data.specs import TensorSpec
+
+        return TensorSpec
+    if isinstance(annotation, type) and issubclass(annotation, ExtensionType):
+        return annotation.Spec
+    return None
+
+
+def _spec_of(value: Any) -> Any:
+    if isinstance(value, ExtensionType):
+        return value._type_spec
+    if isinstance(value, torch.Tensor):
+        from unison.data.specs import TensorSpec
+
+        return TensorSpec.from_tensor(value)
+    return value
+
+
+def _spec_class(value_type: type[ExtensionType]) -> type[ExtensionTypeSpec]:
+    """``value_type.Spec``: a subclass of ``ExtensionTypeSpec`` (and of a ``Spec`` the class body declared)."""
+    declared = value_type.__dict__.get("Spec")
+    bases: tuple[type, ...] = (ExtensionTypeSpec,)
+    if isinstance(declared, type) and not issubclass(declared, ExtensionTypeSpec):
+        bases = (declared, ExtensionTypeSpec)  # TF lets the body add methods to its Spec
+
+    class Spec(*bases):  # type: ignore[misc]
+        _value_type = value_type
+
+    Spec.__qualname__ = f"{value_type.__qualname__}.Spec"
+    Spec.__module__ = value_type.__module__
+    return Spec
 
 
 def as_dict(value: ExtensionType) -> dict[str, Any]:

@@ -104,6 +104,9 @@ def type_spec_from_value(value: Any) -> Any:
     """
     if isinstance(value, TypeSpec):
         raise TypeError(f"Could not build a TypeSpec for {value!r}: it is a spec already.")
+    spec = getattr(type(value), "_type_spec", None)
+    if isinstance(spec, property):  # an extension type's value: its Spec
+        return value._type_spec
     if isinstance(value, Dataset):
         return DatasetSpec.from_value(value)
     if isinstance(value, RaggedTensor):

@@ -201,4 +201,85 @@ def grad_pass_through(f: Callable[..., Any]) -> Callable[..., Any]:
     return inner
 
 
-__all__ = ["custom_gradient", "grad_pass_through", "numpy_function", "py_function", "recompute_grad"]
+def nondifferentiable_batch_function(
+    num_batch_threads: int,
+    max_batch_size: int,
+    batch_timeout_micros: int,
+    allowed_batch_sizes: list[int] | None = None,
+    max_enqueued_batches: int = 10,
+    autograph: bool = True,
+    enable_large_batch_splitting: bool = True,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``tf.nondifferentiable_batch_function``: a decorator whose function runs on batched tensors, without gradients.
+
+    TF queues concurrent calls (in a serving process) and runs them as one batch of up to
+    ``max_batch_size`` rows; each caller gets its own rows back, so the values are those of calling
+    the function on its own inputs, which is what this does (eagerly, one call at a time). As in
+    TF: every argument must be a tensor (not a ``tf.Variable``) with a batch dimension, all of one
+    size and at most ``max_batch_size``, and no gradient flows through the result.
+    ``allowed_batch_sizes`` is checked (increasing, ending with ``max_batch_size``) but sets no
+    further limit here; TF 2.21 with it also refuses some calls of fewer rows. A gradient asked
+    through the result is ``None`` here (TF raises ``LookupError``: no gradient is registered).
+
+    Example:
+        >>> import unison as tf
+        >>> @tf.nondifferentiable_batch_function(1, 2, 10)
+        ... def double(x):
+        ...     return x * 2
+        >>> double(tf.constant([[1.0], [2.0]])).tolist()
+        [[2.0], [4.0]]
+    """
+    for label, value in (("num_batch_threads", num_batch_threads), ("max_batch_size", max_batch_size)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(
+                f"nondifferentiable_batch_function: {label} must be a positive integer. Received: {value!r}"
+            )
+    if allowed_batch_sizes and (
+        list(allowed_batch_sizes) != sorted(set(allowed_batch_sizes)) or allowed_batch_sizes[-1] != max_batch_size
+    ):
+        raise ValueError(
+            "nondifferentiable_batch_function: allowed_batch_sizes must increase and end with max_batch_size="
+            f"{max_batch_size}. Received: {list(allowed_batch_sizes)}"
+        )
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        from unison.errors import InvalidArgumentError
+
+        def decorated(*args: Any) -> Any:  # TF's name for it too (no functools.wraps there)
+            rows = set()
+            for arg in args:
+                if isinstance(arg, torch.nn.Parameter) or not isinstance(arg, torch.Tensor):  # tf.Variable is one
+                    raise ValueError(
+                        "All arguments to functions decorated with `batch_function` are supposed to be Tensors; "
+                        f"found {arg!r:.80}. Pass tf.convert_to_tensor(value) (a tf.Variable's value: v.value())."
+                    )
+                if arg.dim() == 0:
+                    raise InvalidArgumentError(
+                        f"{fn.__name__}: batching input tensors must have at least one dimension. Received a scalar."
+                    )
+                rows.add(arg.shape[0])
+            if len(rows) > 1:
+                raise InvalidArgumentError(
+                    f"{fn.__name__}: batching input tensors must have equal 0th-dimension sizes. Received {sorted(rows)}."
+                )
+            if rows and max(rows) > max_batch_size:  # TF 2.21 refuses it, whatever enable_large_batch_splitting says
+                raise InvalidArgumentError(
+                    f"{fn.__name__}: task size {max(rows)} is larger than maximum input batch size {max_batch_size}. "
+                    "Call it on at most max_batch_size rows at a time, or raise max_batch_size."
+                )
+            with torch.no_grad():
+                return fn(*args)
+
+        return decorated
+
+    return decorate
+
+
+__all__ = [
+    "custom_gradient",
+    "grad_pass_through",
+    "nondifferentiable_batch_function",
+    "numpy_function",
+    "py_function",
+    "recompute_grad",
+]
