@@ -64,3 +64,12 @@ def test_pipeline_passes_training_on():
     x = torch.zeros(1, 2, 2, 1)
     assert torch.as_tensor(pipe(x)).flatten().tolist() == [256.0] * 4
     assert torch.as_tensor(pipe(x, training=False)).flatten().tolist() == [1.0] * 4
+
+
+def test_mel_spectrogram_checks_its_arguments_and_audio():
+    with pytest.raises(ValueError, match="`sequence_stride` must be a positive integer"):
+        layers.MelSpectrogram(sequence_stride=0)
+    with pytest.raises(ValueError, match='"hann"'):
+        layers.MelSpectrogram(window="blackman")
+    with pytest.raises(ValueError, match="needs more than 1024 samples"):
+        layers.MelSpectrogram()(torch.zeros(1, 100))

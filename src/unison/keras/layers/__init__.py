@@ -111,6 +111,7 @@ from unison.keras.layers.reshaping1d import Cropping1D, UpSampling1D, ZeroPaddin
 from unison.keras.layers.rnn import RNN
 from unison.keras.layers.rnn_cell import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
 from unison.keras.layers.separable_conv import DepthwiseConv2D, SeparableConv2D
+from unison.keras.layers.spectrogram import MelSpectrogram
 from unison.keras.layers.text_vectorization import TextVectorization
 from unison.keras.layers.wrappers import Bidirectional, TimeDistributed
 from unison.keras.saving.serialization import register_namespace
@@ -255,6 +256,7 @@ __all__ = [
     "CutMix",
     "MixUp",
     "Pipeline",
+    "MelSpectrogram",
 ]
 
 # load_model finds this package's classes by name through the registry (saving/serialization.py).
