@@ -1,4 +1,4 @@
-"""Keras 3's colour augmentation layers on unison against Keras 3.15 on TensorFlow 2.21.
+"""Keras 3's colour (and hue/saturation) augmentation layers on unison against Keras 3.15 on TensorFlow 2.21.
 
 Deterministic settings are compared by value: ``AutoContrast`` and ``Equalization`` always, the
 random layers with a one-value factor (``(f, f)``) or a probability of 0 or 1, and every layer at
@@ -24,6 +24,8 @@ LAYERS = (
     ("RandomColorDegeneration", {"factor": (0.4, 0.4)}, {"factor": 0.8}),
     ("RandomPosterization", {"factor": (3, 3)}, {"factor": (2, 6)}),
     ("RandomSharpness", {"factor": (0.3, 0.3)}, {"factor": 0.5}),
+    ("RandomHue", {"factor": (1.0, 1.0)}, {"factor": 0.5}),
+    ("RandomSaturation", {"factor": (0.7, 0.7)}, {"factor": 0.5}),
 )
 NAMES = (
     "keras:layers.AutoContrast",
@@ -34,6 +36,8 @@ NAMES = (
     "keras:layers.RandomColorDegeneration",
     "keras:layers.RandomPosterization",
     "keras:layers.RandomSharpness",
+    "keras:layers.RandomHue",
+    "keras:layers.RandomSaturation",
 )
 RANDOM_NAMES = (
     "keras:layers.Solarization",
@@ -42,6 +46,8 @@ RANDOM_NAMES = (
     "keras:layers.RandomColorDegeneration",
     "keras:layers.RandomPosterization",
     "keras:layers.RandomSharpness",
+    "keras:layers.RandomHue",
+    "keras:layers.RandomSaturation",
 )
 
 

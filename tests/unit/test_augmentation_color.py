@@ -73,3 +73,9 @@ def test_mel_spectrogram_checks_its_arguments_and_audio():
         layers.MelSpectrogram(window="blackman")
     with pytest.raises(ValueError, match="needs more than 1024 samples"):
         layers.MelSpectrogram()(torch.zeros(1, 100))
+
+
+def test_hue_and_saturation_need_rgb_images():
+    for layer in (layers.RandomHue(factor=0.5), layers.RandomSaturation(factor=0.5)):
+        with pytest.raises(ValueError, match="RGB images"):
+            layer(torch.zeros(1, 2, 2, 1))

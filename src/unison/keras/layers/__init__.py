@@ -39,6 +39,7 @@ from unison.keras.layers.augmentation_color import (
     RandomSharpness,
     Solarization,
 )
+from unison.keras.layers.augmentation_hsv import RandomHue, RandomSaturation
 from unison.keras.layers.augmentation_mix import CutMix, MixUp, Pipeline
 from unison.keras.layers.base import Layer
 from unison.keras.layers.conv import AveragePooling2D, Conv2D, GlobalAveragePooling2D, MaxPooling2D
@@ -257,6 +258,8 @@ __all__ = [
     "MixUp",
     "Pipeline",
     "MelSpectrogram",
+    "RandomHue",
+    "RandomSaturation",
 ]
 
 # load_model finds this package's classes by name through the registry (saving/serialization.py).
