@@ -79,3 +79,14 @@ def test_hue_and_saturation_need_rgb_images():
     for layer in (layers.RandomHue(factor=0.5), layers.RandomSaturation(factor=0.5)):
         with pytest.raises(ValueError, match="RGB images"):
             layer(torch.zeros(1, 2, 2, 1))
+
+
+def test_random_shear_round_trips_its_config_and_checks_factors():
+    layer = layers.RandomShear(x_factor=0.4, y_factor=(0.1, 0.3), seed=2)
+    clone = type(layer).from_config(layer.get_config())
+    x = torch.rand(2, 5, 5, 3)
+    assert torch.equal(torch.as_tensor(layer(x)), torch.as_tensor(clone(x)))
+    with pytest.raises(ValueError, match=r"range \[0, 1\]"):
+        layers.RandomShear(x_factor=-0.5)
+    with pytest.raises(NotImplementedError, match="fill_mode"):
+        layers.RandomShear(fill_mode="edge")

@@ -41,6 +41,7 @@ from unison.keras.layers.augmentation_color import (
 )
 from unison.keras.layers.augmentation_hsv import RandomHue, RandomSaturation
 from unison.keras.layers.augmentation_mix import CutMix, MixUp, Pipeline
+from unison.keras.layers.augmentation_shear import RandomShear
 from unison.keras.layers.base import Layer
 from unison.keras.layers.conv import AveragePooling2D, Conv2D, GlobalAveragePooling2D, MaxPooling2D
 from unison.keras.layers.conv1d import Conv1D
@@ -260,6 +261,7 @@ __all__ = [
     "MelSpectrogram",
     "RandomHue",
     "RandomSaturation",
+    "RandomShear",
 ]
 
 # load_model finds this package's classes by name through the registry (saving/serialization.py).
