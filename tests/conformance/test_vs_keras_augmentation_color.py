@@ -26,6 +26,11 @@ LAYERS = (
     ("RandomSharpness", {"factor": (0.3, 0.3)}, {"factor": 0.5}),
     ("RandomHue", {"factor": (1.0, 1.0)}, {"factor": 0.5}),
     ("RandomSaturation", {"factor": (0.7, 0.7)}, {"factor": 0.5}),
+    (
+        "RandomColorJitter",
+        {"brightness_factor": (0.1, 0.1), "contrast_factor": (0.0, 0.0), "saturation_factor": (0.6, 0.6)},
+        {"brightness_factor": 0.2, "contrast_factor": 0.3, "saturation_factor": 0.5, "hue_factor": 0.2},
+    ),
 )
 NAMES = (
     "keras:layers.AutoContrast",
@@ -38,6 +43,7 @@ NAMES = (
     "keras:layers.RandomSharpness",
     "keras:layers.RandomHue",
     "keras:layers.RandomSaturation",
+    "keras:layers.RandomColorJitter",
 )
 RANDOM_NAMES = (
     "keras:layers.Solarization",
@@ -48,6 +54,7 @@ RANDOM_NAMES = (
     "keras:layers.RandomSharpness",
     "keras:layers.RandomHue",
     "keras:layers.RandomSaturation",
+    "keras:layers.RandomColorJitter",
 )
 
 

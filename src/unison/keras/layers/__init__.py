@@ -39,7 +39,7 @@ from unison.keras.layers.augmentation_color import (
     RandomSharpness,
     Solarization,
 )
-from unison.keras.layers.augmentation_hsv import RandomHue, RandomSaturation
+from unison.keras.layers.augmentation_hsv import RandomColorJitter, RandomHue, RandomSaturation
 from unison.keras.layers.augmentation_mix import CutMix, MixUp, Pipeline
 from unison.keras.layers.augmentation_shear import RandomShear
 from unison.keras.layers.base import Layer
@@ -262,6 +262,7 @@ __all__ = [
     "RandomHue",
     "RandomSaturation",
     "RandomShear",
+    "RandomColorJitter",
 ]
 
 # load_model finds this package's classes by name through the registry (saving/serialization.py).

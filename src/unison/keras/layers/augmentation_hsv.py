@@ -1,4 +1,5 @@
-"""Keras 3's hue and saturation augmentation: ``RandomHue`` and ``RandomSaturation``.
+"""Keras 3's hue and saturation augmentation: ``RandomHue``, ``RandomSaturation``, and
+``RandomColorJitter`` (brightness, contrast, saturation and hue in turn).
 
 Both go through HSV (``tf.image.rgb_to_hsv``'s formulas) as Keras 3 does. ``RandomHue`` turns
 the hue by ``±f / 2`` of a full turn (``f`` drawn from ``factor`` in ``[0, 1]``, the sign at
@@ -19,7 +20,7 @@ from typing import Any
 
 import torch
 
-from unison.keras.layers.augmentation import _Augmentation
+from unison.keras.layers.augmentation import RandomBrightness, RandomContrast, _Augmentation
 from unison.keras.layers.augmentation_color import keras_factor, to_range, value_range_of
 from unison.ops.image_color import hsv_to_rgb, rgb_to_hsv
 
@@ -66,4 +67,40 @@ class RandomSaturation(_Augmentation):
         return hsv_to_rgb(torch.stack([hsv[..., 0], saturation, hsv[..., 2]], dim=-1))
 
 
-__all__ = ["RandomHue", "RandomSaturation"]
+class RandomColorJitter(_Augmentation):
+    """``RandomBrightness``, ``RandomContrast``, ``RandomSaturation`` and ``RandomHue`` in that order,
+    each only when its factor is given (Keras 3's ``RandomColorJitter``); identity at inference."""
+
+    def __init__(
+        self,
+        value_range: Any = (0, 255),
+        brightness_factor: Any = None,
+        contrast_factor: Any = None,
+        saturation_factor: Any = None,
+        hue_factor: Any = None,
+        seed: int | None = None,
+        data_format: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(seed, data_format=data_format, **kwargs)
+        self.value_range = value_range
+        self.brightness_factor, self.contrast_factor = brightness_factor, contrast_factor
+        self.saturation_factor, self.hue_factor = saturation_factor, hue_factor
+        steps: list[_Augmentation] = []
+        if brightness_factor is not None:
+            steps.append(RandomBrightness(brightness_factor, value_range=value_range, seed=seed))
+        if contrast_factor is not None:
+            steps.append(RandomContrast(contrast_factor, value_range=value_range, seed=seed))
+        if saturation_factor is not None:
+            steps.append(RandomSaturation(saturation_factor, value_range=value_range, seed=seed))
+        if hue_factor is not None:
+            steps.append(RandomHue(hue_factor, value_range=value_range, seed=seed))
+        self._steps = torch.nn.ModuleList(steps)
+
+    def _augment(self, x: torch.Tensor) -> torch.Tensor:
+        for step in self._steps:
+            x = step._augment(x)
+        return x
+
+
+__all__ = ["RandomColorJitter", "RandomHue", "RandomSaturation"]
