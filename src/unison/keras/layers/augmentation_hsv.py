@@ -95,10 +95,11 @@ class RandomColorJitter(_Augmentation):
             steps.append(RandomSaturation(saturation_factor, value_range=value_range, seed=seed))
         if hue_factor is not None:
             steps.append(RandomHue(hue_factor, value_range=value_range, seed=seed))
-        self._steps = torch.nn.ModuleList(steps)
+        self._steps = torch.nn.ModuleList(steps)  # registered as submodules
+        self._order = steps
 
     def _augment(self, x: torch.Tensor) -> torch.Tensor:
-        for step in self._steps:
+        for step in self._order:
             x = step._augment(x)
         return x
 
