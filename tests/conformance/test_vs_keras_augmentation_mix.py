@@ -107,3 +107,28 @@ def test_random_shear_of_one_image_keeps_shape_and_dtype(tf):
 @same_as_tf("keras:layers.RandomShear", edge=True)
 def test_random_shear_bad_factors(tf, kwargs):
     return tf.keras.layers.RandomShear(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"factor": (1.0, 1.0), "scale": (1.0, 1.0), "fill_value": 7.0},
+        {"factor": (1.0, 1.0), "scale": (1.0, 1.0), "fill_value": (300.0, 5.0, -2.0)},
+        {"factor": 0.0, "fill_value": 3.0},
+    ],
+)
+@same_as_tf("keras:layers.RandomErasing")
+def test_random_erasing_of_the_whole_image_or_never(tf, kwargs):
+    layer = tf.keras.layers.RandomErasing(**kwargs)
+    x = tf.constant(_IMAGES)
+    return _value(layer(x)), _value(layer(x, training=False)), _value(type(layer).from_config(layer.get_config())(x))
+
+
+@same_as_tf("keras:layers.RandomErasing", values=False, edge=True)
+def test_random_erasing_with_noise_keeps_shape_and_dtype(tf):
+    return _value(tf.keras.layers.RandomErasing(seed=3)(tf.constant(_IMAGES)))
+
+
+@same_as_tf("keras:layers.RandomErasing", edge=True)
+def test_random_erasing_bad_fill_value(tf):
+    return tf.keras.layers.RandomErasing(fill_value=(1.0, 2.0))(tf.constant(_IMAGES))

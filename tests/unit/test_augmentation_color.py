@@ -90,3 +90,8 @@ def test_random_shear_round_trips_its_config_and_checks_factors():
         layers.RandomShear(x_factor=-0.5)
     with pytest.raises(NotImplementedError, match="fill_mode"):
         layers.RandomShear(fill_mode="edge")
+
+
+def test_random_erasing_says_what_fill_value_it_takes():
+    with pytest.raises(ValueError, match="list of three numbers"):
+        layers.RandomErasing(fill_value="black")(torch.zeros(1, 2, 2, 3))

@@ -40,7 +40,7 @@ from unison.keras.layers.augmentation_color import (
     Solarization,
 )
 from unison.keras.layers.augmentation_hsv import RandomColorJitter, RandomHue, RandomSaturation
-from unison.keras.layers.augmentation_mix import CutMix, MixUp, Pipeline
+from unison.keras.layers.augmentation_mix import CutMix, MixUp, Pipeline, RandomErasing
 from unison.keras.layers.augmentation_shear import RandomShear
 from unison.keras.layers.base import Layer
 from unison.keras.layers.conv import AveragePooling2D, Conv2D, GlobalAveragePooling2D, MaxPooling2D
@@ -263,6 +263,7 @@ __all__ = [
     "RandomSaturation",
     "RandomShear",
     "RandomColorJitter",
+    "RandomErasing",
 ]
 
 # load_model finds this package's classes by name through the registry (saving/serialization.py).
