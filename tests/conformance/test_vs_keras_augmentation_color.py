@@ -1,4 +1,4 @@
-"""Keras 3's colour augmentation layers on unison against Keras 3.15 on TensorFlow 2.21.
+"""Keras 3's colour (and hue/saturation) augmentation layers on unison against Keras 3.15 on TensorFlow 2.21.
 
 Deterministic settings are compared by value: ``AutoContrast`` and ``Equalization`` always, the
 random layers with a one-value factor (``(f, f)``) or a probability of 0 or 1, and every layer at
@@ -24,8 +24,38 @@ LAYERS = (
     ("RandomColorDegeneration", {"factor": (0.4, 0.4)}, {"factor": 0.8}),
     ("RandomPosterization", {"factor": (3, 3)}, {"factor": (2, 6)}),
     ("RandomSharpness", {"factor": (0.3, 0.3)}, {"factor": 0.5}),
+    ("RandomHue", {"factor": (1.0, 1.0)}, {"factor": 0.5}),
+    ("RandomSaturation", {"factor": (0.7, 0.7)}, {"factor": 0.5}),
+    (
+        "RandomColorJitter",
+        {"brightness_factor": (0.1, 0.1), "contrast_factor": (0.0, 0.0), "saturation_factor": (0.6, 0.6)},
+        {"brightness_factor": 0.2, "contrast_factor": 0.3, "saturation_factor": 0.5, "hue_factor": 0.2},
+    ),
 )
-NAMES = tuple("keras:layers." + row[0] for row in LAYERS)
+NAMES = (
+    "keras:layers.AutoContrast",
+    "keras:layers.Equalization",
+    "keras:layers.Solarization",
+    "keras:layers.RandomInvert",
+    "keras:layers.RandomGrayscale",
+    "keras:layers.RandomColorDegeneration",
+    "keras:layers.RandomPosterization",
+    "keras:layers.RandomSharpness",
+    "keras:layers.RandomHue",
+    "keras:layers.RandomSaturation",
+    "keras:layers.RandomColorJitter",
+)
+RANDOM_NAMES = (
+    "keras:layers.Solarization",
+    "keras:layers.RandomInvert",
+    "keras:layers.RandomGrayscale",
+    "keras:layers.RandomColorDegeneration",
+    "keras:layers.RandomPosterization",
+    "keras:layers.RandomSharpness",
+    "keras:layers.RandomHue",
+    "keras:layers.RandomSaturation",
+    "keras:layers.RandomColorJitter",
+)
 
 
 def _value(out):
@@ -54,7 +84,7 @@ def test_a_random_transform_keeps_shape_and_dtype(tf, name, fixed, random):
 
 
 @pytest.mark.parametrize(("name", "fixed", "random"), LAYERS[2:])
-@same_as_tf(*NAMES[2:], edge=True)
+@same_as_tf(*RANDOM_NAMES, edge=True)
 def test_random_values_stay_in_the_value_range(tf, name, fixed, random):
     layer = getattr(tf.keras.layers, name)(**random)
     out = _value(layer(tf.constant(_IMAGES), training=True))
@@ -93,3 +123,8 @@ def test_flat_images_and_other_value_ranges(tf):
 )
 def test_bad_factors_are_errors(tf, name, kwargs):
     return getattr(tf.keras.layers, name)(**kwargs)
+
+
+def test_the_name_tables_follow_the_layer_table():
+    assert [n.split(".")[-1] for n in NAMES] == [row[0] for row in LAYERS]
+    assert RANDOM_NAMES == NAMES[2:]

@@ -14,7 +14,6 @@ import pytest
 from tf_oracle import same_as_tf
 
 K2 = ("tf_keras",)
-PATH = "tf_keras:layers.experimental.preprocessing."
 
 _IMAGES = (np.sin(np.arange(2 * 6 * 6 * 3)) * 100 + 120).reshape(2, 6, 6, 3).astype(np.float32)
 _WORDS = np.array([["a", "b"], ["c", "a"], ["z", "b"]])
@@ -46,7 +45,27 @@ LAYERS = (
         np.array(["cat the cat a"]),
     ),
 )
-NAMES = tuple(PATH + row[0] for row in LAYERS) + (PATH + "Discretization",)
+NAMES = (
+    "tf_keras:layers.experimental.preprocessing.CategoryEncoding",
+    "tf_keras:layers.experimental.preprocessing.CenterCrop",
+    "tf_keras:layers.experimental.preprocessing.HashedCrossing",
+    "tf_keras:layers.experimental.preprocessing.Hashing",
+    "tf_keras:layers.experimental.preprocessing.IntegerLookup",
+    "tf_keras:layers.experimental.preprocessing.Normalization",
+    "tf_keras:layers.experimental.preprocessing.RandomContrast",
+    "tf_keras:layers.experimental.preprocessing.RandomCrop",
+    "tf_keras:layers.experimental.preprocessing.RandomFlip",
+    "tf_keras:layers.experimental.preprocessing.RandomHeight",
+    "tf_keras:layers.experimental.preprocessing.RandomRotation",
+    "tf_keras:layers.experimental.preprocessing.RandomTranslation",
+    "tf_keras:layers.experimental.preprocessing.RandomWidth",
+    "tf_keras:layers.experimental.preprocessing.RandomZoom",
+    "tf_keras:layers.experimental.preprocessing.Rescaling",
+    "tf_keras:layers.experimental.preprocessing.Resizing",
+    "tf_keras:layers.experimental.preprocessing.StringLookup",
+    "tf_keras:layers.experimental.preprocessing.TextVectorization",
+    "tf_keras:layers.experimental.preprocessing.Discretization",
+)
 
 
 def _value(out):
@@ -69,7 +88,7 @@ def test_experimental_preprocessing_layer(tf, name, kwargs, inputs, adapt):
 
 
 @same_as_tf(
-    PATH + "Discretization",
+    "tf_keras:layers.experimental.preprocessing.Discretization",
     dialects=K2,
     differs="Discretization gives int32 bin indices, as Keras 3 does; Keras 2 gave int64 (compared as int64)",
 )
@@ -89,7 +108,7 @@ def test_the_path_holds_keras_layers_classes(tf):
     return same, adaptable
 
 
-@same_as_tf(PATH + "PreprocessingLayer", dialects=K2)
+@same_as_tf("tf_keras:layers.experimental.preprocessing.PreprocessingLayer", dialects=K2)
 def test_a_preprocessing_layer_subclass_adapts_batch_by_batch(tf):
     class RunningMax(tf.keras.layers.experimental.preprocessing.PreprocessingLayer):
         def build(self, input_shape):  # adapt builds the layer on the first batch, then resets nothing
@@ -116,7 +135,12 @@ def test_a_preprocessing_layer_subclass_adapts_batch_by_batch(tf):
     return before, layer.is_adapted, layer.peak, layer.batches, _value(out)
 
 
-@same_as_tf(PATH + "PreprocessingLayer", PATH + "Normalization", edge=True, dialects=K2)
+@same_as_tf(
+    "tf_keras:layers.experimental.preprocessing.PreprocessingLayer",
+    "tf_keras:layers.experimental.preprocessing.Normalization",
+    edge=True,
+    dialects=K2,
+)
 def test_is_adapted_after_adapt_of_a_dataset_with_steps(tf):
     norm = tf.keras.layers.experimental.preprocessing.Normalization()
     before = norm.is_adapted
@@ -125,7 +149,12 @@ def test_is_adapted_after_adapt_of_a_dataset_with_steps(tf):
     return before, norm.is_adapted, _value(norm(tf.constant([[1.5]])))
 
 
-@same_as_tf(PATH + "Resizing", PATH + "Hashing", edge=True, dialects=K2)
+@same_as_tf(
+    "tf_keras:layers.experimental.preprocessing.Resizing",
+    "tf_keras:layers.experimental.preprocessing.Hashing",
+    edge=True,
+    dialects=K2,
+)
 def test_a_bad_argument_is_an_error(tf):
     return tf.keras.layers.experimental.preprocessing.Hashing(num_bins=0)
 
@@ -133,3 +162,21 @@ def test_a_bad_argument_is_an_error(tf):
 def test_the_table_names_its_layers():
     assert len(NAMES) == 19 and len(set(NAMES)) == 19
     assert [n.rsplit(".", 1)[1] for n in NAMES[:-1]] == [row[0] for row in LAYERS]
+
+
+@pytest.mark.parametrize(("name", "kwargs", "inputs", "adapt"), LAYERS)
+@same_as_tf(*NAMES, edge=True, dialects=K2)
+def test_experimental_preprocessing_layer_on_an_empty_batch(tf, name, kwargs, inputs, adapt):
+    layer = getattr(tf.keras.layers.experimental.preprocessing, name)(**kwargs)
+    if adapt is not None:
+        layer.adapt(adapt)
+    x = tuple(tf.constant(i[:0]) for i in inputs) if isinstance(inputs, tuple) else tf.constant(inputs[:0])
+    return _value(layer(x, training=False)).shape
+
+
+@same_as_tf("tf_keras:layers.experimental.preprocessing.Discretization", edge=True, dialects=K2)
+def test_experimental_discretization_of_an_empty_batch_and_nan(tf):
+    layer = tf.keras.layers.experimental.preprocessing.Discretization(bin_boundaries=[0.0, 1.0])
+    return _value(layer(tf.constant(np.zeros((0, 2), np.float32)))).shape, _value(
+        layer(tf.constant([[-1.0, 2.0]]))
+    ).tolist()

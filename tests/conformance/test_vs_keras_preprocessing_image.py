@@ -13,7 +13,6 @@ import pytest
 from tf_oracle import same_as_tf
 
 K2 = ("tf_keras",)
-IMG = "tf_keras:preprocessing.image."
 
 
 def _image(channels_first: bool = False) -> np.ndarray:
@@ -32,7 +31,7 @@ def _image(channels_first: bool = False) -> np.ndarray:
         {"theta": -50, "tx": 1, "ty": 2, "shear": 10, "zx": 1.2, "zy": 0.8, "order": 0},
     ],
 )
-@same_as_tf(IMG + "apply_affine_transform", dialects=K2)
+@same_as_tf("tf_keras:preprocessing.image.apply_affine_transform", dialects=K2)
 def test_apply_affine_transform(tf, params, fill_mode):
     f = tf.keras.preprocessing.image.apply_affine_transform
     channels_first = f(_image(True), fill_mode=fill_mode, cval=7.0, **params)
@@ -40,14 +39,18 @@ def test_apply_affine_transform(tf, params, fill_mode):
     return channels_first, channels_last
 
 
-@same_as_tf(IMG + "apply_affine_transform", edge=True, dialects=K2)
+@same_as_tf("tf_keras:preprocessing.image.apply_affine_transform", edge=True, dialects=K2)
 def test_apply_affine_transform_identity_and_uint8(tf):
     f = tf.keras.preprocessing.image.apply_affine_transform
     x = np.arange(2 * 4 * 5, dtype=np.uint8).reshape(2, 4, 5)
     return f(x), f(x, theta=90), f(_image(True), zx=1, zy=1)
 
 
-@same_as_tf(IMG + "apply_channel_shift", IMG + "apply_brightness_shift", dialects=K2)
+@same_as_tf(
+    "tf_keras:preprocessing.image.apply_channel_shift",
+    "tf_keras:preprocessing.image.apply_brightness_shift",
+    dialects=K2,
+)
 def test_channel_and_brightness_shifts(tf):
     image = tf.keras.preprocessing.image
     x = _image()
@@ -60,7 +63,13 @@ def test_channel_and_brightness_shifts(tf):
     )
 
 
-@same_as_tf(IMG + "random_rotation", IMG + "random_shift", IMG + "random_shear", IMG + "random_zoom", dialects=K2)
+@same_as_tf(
+    "tf_keras:preprocessing.image.random_rotation",
+    "tf_keras:preprocessing.image.random_shift",
+    "tf_keras:preprocessing.image.random_shear",
+    "tf_keras:preprocessing.image.random_zoom",
+    dialects=K2,
+)
 def test_random_geometry_after_the_same_seed(tf):
     image = tf.keras.preprocessing.image
     np.random.seed(3)
@@ -74,7 +83,9 @@ def test_random_geometry_after_the_same_seed(tf):
     )
 
 
-@same_as_tf(IMG + "random_channel_shift", IMG + "random_brightness", dialects=K2)
+@same_as_tf(
+    "tf_keras:preprocessing.image.random_channel_shift", "tf_keras:preprocessing.image.random_brightness", dialects=K2
+)
 def test_random_intensity_after_the_same_seed(tf):
     image = tf.keras.preprocessing.image
     np.random.seed(11)
@@ -82,7 +93,9 @@ def test_random_intensity_after_the_same_seed(tf):
     return image.random_channel_shift(x, 40.0, channel_axis=2), image.random_brightness(x, (0.5, 1.5))
 
 
-@same_as_tf(IMG + "random_zoom", IMG + "random_brightness", edge=True, dialects=K2)
+@same_as_tf(
+    "tf_keras:preprocessing.image.random_zoom", "tf_keras:preprocessing.image.random_brightness", edge=True, dialects=K2
+)
 def test_a_range_that_is_not_two_numbers_is_an_error(tf):
     return tf.keras.preprocessing.image.random_zoom(_image(True), (0.5,))
 
@@ -98,7 +111,12 @@ GENERATOR = (
 
 
 @pytest.mark.parametrize("kwargs", GENERATOR)
-@same_as_tf(IMG + "ImageDataGenerator", IMG + "NumpyArrayIterator", IMG + "Iterator", dialects=K2)
+@same_as_tf(
+    "tf_keras:preprocessing.image.ImageDataGenerator",
+    "tf_keras:preprocessing.image.NumpyArrayIterator",
+    "tf_keras:preprocessing.image.Iterator",
+    dialects=K2,
+)
 def test_image_data_generator_flow_after_the_same_seed(tf, kwargs):
     import warnings
 
@@ -113,7 +131,12 @@ def test_image_data_generator_flow_after_the_same_seed(tf, kwargs):
     return len(it), batches, {k: v for k, v in params.items() if v is not None}
 
 
-@same_as_tf(IMG + "ImageDataGenerator", IMG + "NumpyArrayIterator", edge=True, dialects=K2)
+@same_as_tf(
+    "tf_keras:preprocessing.image.ImageDataGenerator",
+    "tf_keras:preprocessing.image.NumpyArrayIterator",
+    edge=True,
+    dialects=K2,
+)
 def test_flow_subsets_and_extra_inputs(tf):
     gen = tf.keras.preprocessing.image.ImageDataGenerator(validation_split=0.4)
     x = np.stack([_image() + i for i in range(5)])
@@ -127,12 +150,14 @@ def test_flow_subsets_and_extra_inputs(tf):
     "kwargs",
     [{"validation_split": 1.5}, {"zoom_range": (0.5, 1.0, 2.0)}, {"brightness_range": 0.5}, {"data_format": "nhwc"}],
 )
-@same_as_tf(IMG + "ImageDataGenerator", edge=True, dialects=K2)
+@same_as_tf("tf_keras:preprocessing.image.ImageDataGenerator", edge=True, dialects=K2)
 def test_image_data_generator_bad_arguments(tf, kwargs):
     return tf.keras.preprocessing.image.ImageDataGenerator(**kwargs)
 
 
-@same_as_tf(IMG + "NumpyArrayIterator", IMG + "Iterator", edge=True, dialects=K2)
+@same_as_tf(
+    "tf_keras:preprocessing.image.NumpyArrayIterator", "tf_keras:preprocessing.image.Iterator", edge=True, dialects=K2
+)
 def test_flow_of_mismatched_lengths_and_ranks(tf):
     gen = tf.keras.preprocessing.image.ImageDataGenerator()
     out = []
@@ -164,7 +189,9 @@ def _write_images(root):
 
 
 @pytest.mark.parametrize("class_mode", ["categorical", "binary", "sparse", "input", None])
-@same_as_tf(IMG + "DirectoryIterator", IMG + "ImageDataGenerator", dialects=K2)
+@same_as_tf(
+    "tf_keras:preprocessing.image.DirectoryIterator", "tf_keras:preprocessing.image.ImageDataGenerator", dialects=K2
+)
 def test_flow_from_directory(tf, class_mode, tmp_path_factory):
     root = _write_images(tmp_path_factory.mktemp("flow"))
     gen = tf.keras.preprocessing.image.ImageDataGenerator(rescale=1 / 255.0, horizontal_flip=True)
@@ -173,7 +200,7 @@ def test_flow_from_directory(tf, class_mode, tmp_path_factory):
     return it.class_indices, it.filenames, list(it.classes), it.samples, batches
 
 
-@same_as_tf(IMG + "DirectoryIterator", edge=True, dialects=K2)
+@same_as_tf("tf_keras:preprocessing.image.DirectoryIterator", edge=True, dialects=K2)
 def test_flow_from_directory_subset_grayscale(tf, tmp_path_factory):
     root = _write_images(tmp_path_factory.mktemp("subset"))
     gen = tf.keras.preprocessing.image.ImageDataGenerator(validation_split=0.5)
@@ -182,7 +209,7 @@ def test_flow_from_directory_subset_grayscale(tf, tmp_path_factory):
     return val.filenames, val[0], train.filenames, train[0], train.class_indices
 
 
-@same_as_tf(IMG + "ImageDataGenerator", dialects=K2)
+@same_as_tf("tf_keras:preprocessing.image.ImageDataGenerator", dialects=K2)
 def test_flow_from_dataframe(tf, tmp_path_factory):
     pandas = pytest.importorskip("pandas")
     root = _write_images(tmp_path_factory.mktemp("frame"))
@@ -205,3 +232,28 @@ def test_smart_resize(tf):
 @same_as_tf("keras:preprocessing.image.smart_resize", edge=True, dialects=("keras", "tf_keras"))
 def test_smart_resize_of_a_rank_two_array_is_an_error(tf):
     return tf.keras.preprocessing.image.smart_resize(np.zeros((4, 4)), (2, 2))
+
+
+@same_as_tf(
+    "tf_keras:preprocessing.image.apply_brightness_shift",
+    "tf_keras:preprocessing.image.apply_channel_shift",
+    "tf_keras:preprocessing.image.random_channel_shift",
+    "tf_keras:preprocessing.image.random_rotation",
+    "tf_keras:preprocessing.image.random_shear",
+    "tf_keras:preprocessing.image.random_shift",
+    edge=True,
+    dialects=K2,
+)
+def test_transforms_of_a_one_pixel_and_a_constant_image(tf):
+    image = tf.keras.preprocessing.image
+    np.random.seed(0)
+    pixel = np.array([[[10.0]], [[20.0]], [[30.0]]], np.float32)  # channels first, 1 x 1
+    flat = np.full((3, 4, 3), 80.0, np.float32)  # channels last, one value
+    return (
+        image.random_rotation(pixel, 90),
+        image.random_shear(pixel, 45, fill_mode="constant"),
+        image.random_shift(pixel, 0.5, 0.5),
+        image.random_channel_shift(flat, 20.0, channel_axis=2),
+        image.apply_channel_shift(flat, 5.0, channel_axis=2),
+        image.apply_brightness_shift(flat, 1.5, scale=False),
+    )

@@ -165,3 +165,11 @@ def test_skipgrams_with_a_sampling_table(tf):
     seq = tf.keras.preprocessing.sequence
     table = seq.make_sampling_table(8, sampling_factor=0.05)
     return seq.skipgrams([1, 2, 3, 4, 5, 6, 7], 8, window_size=1, sampling_table=table, seed=3)
+
+
+@same_as_tf("tf_keras:preprocessing.text.one_hot", dialects=K2)
+def test_one_hot_with_its_own_split_and_filters(tf):
+    text = tf.keras.preprocessing.text
+    words = text.one_hot("Alpha|beta|ALPHA!|", 1000, split="|", filters="!")
+    words_cased = text.one_hot("x X", 1000, lower=False)
+    return len(words), words[0] == words[2], all(0 < w < 1000 for w in words), len(words_cased)

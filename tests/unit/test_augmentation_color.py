@@ -64,3 +64,34 @@ def test_pipeline_passes_training_on():
     x = torch.zeros(1, 2, 2, 1)
     assert torch.as_tensor(pipe(x)).flatten().tolist() == [256.0] * 4
     assert torch.as_tensor(pipe(x, training=False)).flatten().tolist() == [1.0] * 4
+
+
+def test_mel_spectrogram_checks_its_arguments_and_audio():
+    with pytest.raises(ValueError, match="`sequence_stride` must be a positive integer"):
+        layers.MelSpectrogram(sequence_stride=0)
+    with pytest.raises(ValueError, match='"hann"'):
+        layers.MelSpectrogram(window="blackman")
+    with pytest.raises(ValueError, match="needs more than 1024 samples"):
+        layers.MelSpectrogram()(torch.zeros(1, 100))
+
+
+def test_hue_and_saturation_need_rgb_images():
+    for layer in (layers.RandomHue(factor=0.5), layers.RandomSaturation(factor=0.5)):
+        with pytest.raises(ValueError, match="RGB images"):
+            layer(torch.zeros(1, 2, 2, 1))
+
+
+def test_random_shear_round_trips_its_config_and_checks_factors():
+    layer = layers.RandomShear(x_factor=0.4, y_factor=(0.1, 0.3), seed=2)
+    clone = type(layer).from_config(layer.get_config())
+    x = torch.rand(2, 5, 5, 3)
+    assert torch.equal(torch.as_tensor(layer(x)), torch.as_tensor(clone(x)))
+    with pytest.raises(ValueError, match=r"range \[0, 1\]"):
+        layers.RandomShear(x_factor=-0.5)
+    with pytest.raises(NotImplementedError, match="fill_mode"):
+        layers.RandomShear(fill_mode="edge")
+
+
+def test_random_erasing_says_what_fill_value_it_takes():
+    with pytest.raises(ValueError, match="list of three numbers"):
+        layers.RandomErasing(fill_value="black")(torch.zeros(1, 2, 2, 3))

@@ -40,7 +40,9 @@ from unison.keras.layers.augmentation_color import (
     RandomSharpness,
     Solarization,
 )
-from unison.keras.layers.augmentation_mix import CutMix, MixUp, Pipeline
+from unison.keras.layers.augmentation_hsv import RandomColorJitter, RandomHue, RandomSaturation
+from unison.keras.layers.augmentation_mix import CutMix, MixUp, Pipeline, RandomErasing
+from unison.keras.layers.augmentation_shear import RandomShear
 from unison.keras.layers.base import Layer
 from unison.keras.layers.conv import AveragePooling2D, Conv2D, GlobalAveragePooling2D, MaxPooling2D
 from unison.keras.layers.conv1d import Conv1D
@@ -139,6 +141,7 @@ from unison.keras.layers.rnn import RNN
 from unison.keras.layers.rnn_cell import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
 from unison.keras.layers.separable_conv import DepthwiseConv1D, DepthwiseConv2D, SeparableConv1D, SeparableConv2D
 from unison.keras.layers.spectral_norm import SpectralNormalization
+from unison.keras.layers.spectrogram import MelSpectrogram
 from unison.keras.layers.text_vectorization import TextVectorization
 from unison.keras.layers.torch_wrapper import TorchModuleWrapper
 from unison.keras.layers.wrappers import Bidirectional, TimeDistributed, Wrapper
@@ -336,6 +339,12 @@ __all__ = [
     "LocallyConnected1D",
     "LocallyConnected2D",
     "ThresholdedReLU",
+    "MelSpectrogram",
+    "RandomHue",
+    "RandomSaturation",
+    "RandomShear",
+    "RandomColorJitter",
+    "RandomErasing",
 ]
 
 # load_model finds this package's classes by name through the registry (saving/serialization.py).

@@ -30,7 +30,7 @@ from unison.keras.layers.base import Layer, takes_training
 from unison.keras.layers.image_resizing import image_batch
 from unison.keras.saving.serialization import from_config, layer_config
 
-__all__ = ["CutMix", "MixUp", "Pipeline"]
+__all__ = ["CutMix", "MixUp", "Pipeline", "RandomErasing"]
 
 
 class _Mixing(_Augmentation):
@@ -130,6 +130,60 @@ class CutMix(_Mixing):
             kept = (1.0 - (x1 - x0) * (y1 - y0) / (width * height)).reshape(-1, 1)
             y = kept * y + (1.0 - kept) * y[order]
         return x, y
+
+
+class RandomErasing(_Augmentation):
+    """Erase a random box of an image (with a probability drawn from ``factor``), as Keras 3.
+
+    The box's sides are ``sqrt(s)`` of the image's, ``s`` drawn per side from ``scale``; it is
+    filled with ``fill_value`` (a number or one per channel), or with Gaussian noise times
+    ``value_range[1]`` when None, clipped to ``value_range``.
+    """
+
+    def __init__(
+        self,
+        factor: Any = 1.0,
+        scale: Any = (0.02, 0.33),
+        fill_value: Any = None,
+        value_range: Any = (0, 255),
+        seed: int | None = None,
+        data_format: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(seed, data_format=data_format, **kwargs)
+        self.factor = keras_factor(factor, (0, 1))
+        self.scale = keras_factor(scale, (0, 1), "scale")
+        self.fill_value, self.value_range = fill_value, value_range
+
+    def _augment(self, x: torch.Tensor) -> torch.Tensor:
+        n, height, width, _ = x.shape
+        sides = torch.sqrt(self.random.uniform((n, 2), self.scale[0], self.scale[1], x.device)).to(x.dtype)
+
+        def bounds(length: int, ratio: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            crop = ratio * length
+            start = self.random.uniform((n,), 0.0, 1.0, x.device).to(x.dtype) * (length - crop)
+            return start.reshape(-1, 1, 1, 1), (start + crop).reshape(-1, 1, 1, 1)
+
+        x0, x1 = bounds(width, sides[:, 0])
+        y0, y1 = bounds(height, sides[:, 1])
+        grid_y = torch.arange(height, dtype=x.dtype, device=x.device).reshape(1, -1, 1, 1)
+        grid_x = torch.arange(width, dtype=x.dtype, device=x.device).reshape(1, 1, -1, 1)
+        box = (grid_x >= x0) & (grid_x < x1) & (grid_y >= y0) & (grid_y < y1)
+        apply = (self._uniform(x, (0.0, 1.0)) < self._uniform(x, self.factor)).reshape(-1, 1, 1, 1)
+        if self.fill_value is not None and not (
+            isinstance(self.fill_value, (int, float))
+            or (isinstance(self.fill_value, (tuple, list)) and len(self.fill_value) == 3)
+        ):  # checked when used, as Keras 3 does
+            raise ValueError(
+                "The `fill_value` argument should be a number (or a list of three numbers). "
+                f"Received: fill_value={self.fill_value}"
+            )
+        if self.fill_value is None:
+            fill = self.random.normal(tuple(x.shape), x.device).to(x.dtype) * self.value_range[1]
+        else:
+            fill = torch.as_tensor(self.fill_value, dtype=x.dtype, device=x.device).expand_as(x)
+        fill = fill.clamp(self.value_range[0], self.value_range[1])
+        return torch.where(box & apply, fill, x)
 
 
 class Pipeline(Layer):
