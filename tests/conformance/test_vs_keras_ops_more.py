@@ -72,6 +72,12 @@ def _inputs() -> dict:
         "TALL": (np.sin(np.arange(12)) * 2.0).reshape(4, 3).astype(np.float32),
         "SEG": np.array([0, 0, 2], np.int32),
         "SCAN": np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 4.0], [2.0, 2.0], [-1.0, 1.0]], np.float32),
+        "IMG": (np.abs(np.sin(np.arange(48) * 0.7))).reshape(4, 4, 3).astype(np.float32),
+        "IMGCF": (np.abs(np.sin(np.arange(96) * 0.7))).reshape(2, 3, 4, 4).astype(np.float32),
+        "IMGI": np.ones((2, 2, 3), np.int32),
+        "IMG8": (np.abs(np.sin(np.arange(384) * 0.3))).reshape(2, 8, 8, 3).astype(np.float32),
+        "IMG8B": (np.abs(np.cos(np.arange(384) * 0.3))).reshape(2, 8, 8, 3).astype(np.float32),
+        "IMG8S": (np.abs(np.sin(np.arange(64) * 0.3))).reshape(8, 8, 1).astype(np.float32),
         "CTC_T0": np.array([[1, 0, 2], [2, 1, 1]], np.int32),
         "CTC_Y": (np.sin(np.arange(40)) * 2.0).reshape(2, 5, 4).astype(np.float32),
         "CTC_TL": np.array([3, 2], np.int32),
@@ -220,6 +226,33 @@ ROWS = (
     # core: functions as arguments, einops
     ("associative_scan", (("@SCAN",), {"__scan": True}), (("@SCAN",), {"__scan": True, "reverse": True, "axis": 1})),
     ("rearrange", (("@Q", "b h w -> b (h w)"), {}), (("@Q6", "b h (w c) -> (b c) w h"), {"c": 2})),
+    # image: colour spaces, edges, blur, SSIM, pad and crop
+    ("image.rgb_to_hsv", (("@IMG",), {}), (("@IMGCF",), {"data_format": "channels_first"})),
+    ("image.hsv_to_rgb", (("@IMG",), {}), (("@IMGI",), {})),
+    ("image.sobel_edges", (("@X",), {}), (("@XCF",), {"data_format": "channels_first"})),
+    (
+        "image.gaussian_blur",
+        (("@X",), {}),
+        (("@XCF",), {"kernel_size": (5, 5), "sigma": (2.0, 0.5), "data_format": "channels_first"}),
+    ),
+    (
+        "image.ssim",
+        (("@IMG8", "@IMG8B"), {"filter_size": 5}),
+        (("@IMG8S", "@IMG8S"), {"filter_size": 3, "max_val": 2.0}),
+    ),
+    (
+        "image.pad_images",
+        (("@X", 1, 2), {"target_height": 8, "target_width": 9}),
+        (
+            ("@IMGCF", None, 0),
+            {"bottom_padding": 2, "right_padding": 1, "target_height": 7, "data_format": "channels_first"},
+        ),
+    ),
+    (
+        "image.crop_images",
+        (("@X", 1, 2), {"target_height": 3, "target_width": 2}),
+        (("@X", 1), {"bottom_cropping": 1, "left_cropping": 3, "target_width": 3}),
+    ),
     ("geomspace", ((1.0, 1000.0, 4), {}), ((-1.0, -16.0, 5), {"endpoint": False})),
 )
 
@@ -595,6 +628,13 @@ ROW_NAMES = (
     "keras:ops.linalg.jvp",
     "keras:ops.associative_scan",
     "keras:ops.rearrange",
+    "keras:ops.image.rgb_to_hsv",
+    "keras:ops.image.hsv_to_rgb",
+    "keras:ops.image.sobel_edges",
+    "keras:ops.image.gaussian_blur",
+    "keras:ops.image.ssim",
+    "keras:ops.image.pad_images",
+    "keras:ops.image.crop_images",
     "keras:ops.geomspace",
     "keras:ops.numpy.geomspace",
 )

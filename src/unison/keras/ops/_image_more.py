@@ -1,0 +1,237 @@
+"""``keras.ops.image``, part 2: colour spaces, Sobel edges, Gaussian blur, SSIM and padding or
+cropping to a size, with Keras's arguments (``data_format=None`` reads ``image_data_format()``).
+
+Example:
+    >>> from unison.keras import ops
+    >>> tuple(ops.image.pad_images(ops.ones((4, 4, 3)), 1, 2, target_height=7, target_width=8).shape)
+    (7, 8, 3)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from unison.errors import InvalidArgumentError
+from unison.keras.ops._convert import tensor
+from unison.ops import image_color as _tf_color
+from unison.ops import image_metrics as _tf_metrics
+from unison.ops._dispatch import wrap_namespace
+
+Tensor = torch.Tensor
+
+
+def _data_format(data_format: str | None) -> str:
+    from unison.keras.ops._config import standardize_data_format
+
+    return standardize_data_format(data_format)
+
+
+def _rank_3_or_4(t: Tensor, what: str = "images") -> None:
+    if t.dim() not in (3, 4):
+        raise ValueError(
+            f"Invalid {what} rank: expected rank 3 (single image) or rank 4 (batch of images). "
+            f"Received input with shape: {what}.shape={tuple(t.shape)}"
+        )
+
+
+def _last(t: Tensor, first: bool) -> Tensor:
+    return t.movedim(-3, -1) if first else t
+
+
+def _back(t: Tensor, first: bool) -> Tensor:
+    return t.movedim(-1, -3) if first else t
+
+
+def _color(images: Any, data_format: str | None, convert: Any) -> Tensor:
+    t = tensor(images)
+    _rank_3_or_4(t)
+    if not t.is_floating_point():
+        raise ValueError(f"Invalid images dtype: expected float dtype. Received: images.dtype={t.dtype}")
+    first = _data_format(data_format) == "channels_first"
+    return _back(tensor(convert(_last(t, first))), first)
+
+
+def rgb_to_hsv(images: Any, data_format: str | None = None) -> Tensor:
+    """``keras.ops.image.rgb_to_hsv(images, data_format=None)``: RGB in [0, 1] to HSV in [0, 1]."""
+    return _color(images, data_format, _tf_color.rgb_to_hsv)
+
+
+def hsv_to_rgb(images: Any, data_format: str | None = None) -> Tensor:
+    """``keras.ops.image.hsv_to_rgb(images, data_format=None)``: HSV in [0, 1] to RGB."""
+    return _color(images, data_format, _tf_color.hsv_to_rgb)
+
+
+def sobel_edges(images: Any, data_format: str | None = None) -> Tensor:
+    """``keras.ops.image.sobel_edges(images, data_format=None)``: the vertical and horizontal Sobel
+    responses, ``(N, H, W, C, 2)`` (``(N, C, H, W, 2)`` channels-first)."""
+    t = tensor(images)
+    first = data_format == "channels_first"  # Keras compares the raw argument here
+    edges = tensor(_tf_metrics.sobel_edges(t.permute(0, 2, 3, 1) if first else t))
+    return edges.permute(0, 3, 1, 2, 4) if first else edges
+
+
+def _gaussian_1d(size: int, sigma: Any, dtype: torch.dtype) -> Tensor:
+    x = torch.arange(size, dtype=dtype) - (size - 1) / 2
+    kernel = torch.exp(-0.5 * (x / torch.as_tensor(sigma, dtype=dtype)) ** 2)
+    return kernel / kernel.sum()
+
+
+def gaussian_blur(
+    images: Any, kernel_size: Any = (3, 3), sigma: Any = (1.0, 1.0), data_format: str | None = None
+) -> Tensor:
+    """``keras.ops.image.gaussian_blur(images, kernel_size=(3, 3), sigma=(1.0, 1.0), data_format=None)``:
+    a depthwise Gaussian filter with TF's ``"same"`` padding (zeros outside the image)."""
+    t = tensor(images)
+    _rank_3_or_4(t)
+    squeeze = t.dim() == 3
+    if squeeze:
+        t = t.unsqueeze(0)
+    first = data_format == "channels_first"  # Keras's TF backend compares the raw argument
+    x = t if first else t.permute(0, 3, 1, 2)
+    kh, kw = (int(kernel_size[0]), int(kernel_size[1]))
+    # Keras's kernel: outer(gauss(kw, sigma[1]), gauss(kh, sigma[0])) reshaped (not transposed) to (kh, kw)
+    ky = _gaussian_1d(kw, sigma[1], x.dtype)
+    kx = _gaussian_1d(kh, sigma[0], x.dtype)
+    kernel = torch.outer(ky, kx).reshape(kh, kw).to(x.device)
+    channels = x.shape[1]
+    weight = kernel.reshape(1, 1, kh, kw).expand(channels, 1, kh, kw)
+    # TF "same": the extra row or column of padding goes after
+    top, left = (kh - 1) // 2, (kw - 1) // 2
+    padded = F.pad(x, (left, kw - 1 - left, top, kh - 1 - top))
+    out = F.conv2d(padded, weight, groups=channels)
+    out = out if first else out.permute(0, 2, 3, 1)
+    return out.squeeze(0) if squeeze else out
+
+
+def ssim(
+    image1: Any,
+    image2: Any,
+    max_val: float = 1.0,
+    filter_size: int = 11,
+    filter_sigma: float = 1.5,
+    k1: float = 0.01,
+    k2: float = 0.03,
+    data_format: str | None = None,
+) -> Tensor:
+    """``keras.ops.image.ssim(image1, image2, max_val=1.0, filter_size=11, filter_sigma=1.5, k1=0.01,
+    k2=0.03, data_format=None)``: the structural similarity per image pair (a Gaussian window over
+    the valid region, averaged over positions and channels)."""
+    a, b = tensor(image1), tensor(image2)
+    original = a.dtype
+    compute = a.dtype if a.is_floating_point() else torch.get_default_dtype()
+    a, b = a.to(compute), b.to(compute)
+    _rank_3_or_4(a, "image1")
+    _rank_3_or_4(b, "image2")
+    unbatched = a.dim() == 3
+    if unbatched:
+        a, b = a.unsqueeze(0), b.unsqueeze(0)
+    if _data_format(data_format) == "channels_last":
+        a, b = a.permute(0, 3, 1, 2), b.permute(0, 3, 1, 2)
+    n, c, h, w = a.shape
+    g = _gaussian_1d(filter_size, filter_sigma, compute).to(a.device)
+    weight = torch.outer(g, g).reshape(1, 1, filter_size, filter_size)
+    x, y = a.reshape(n * c, 1, h, w), b.reshape(n * c, 1, h, w)
+
+    def blur(v: Tensor) -> Tensor:
+        return F.conv2d(v, weight)
+
+    mu1, mu2 = blur(x), blur(y)
+    s11 = blur(x * x) - mu1 * mu1
+    s22 = blur(y * y) - mu2 * mu2
+    s12 = blur(x * y) - mu1 * mu2
+    c1, c2 = (k1 * max_val) ** 2, (k2 * max_val) ** 2
+    value = ((2 * mu1 * mu2 + c1) * (2 * s12 + c2)) / ((mu1 * mu1 + mu2 * mu2 + c1) * (s11 + s22 + c2))
+    per_image = value.mean(dim=(1, 2, 3)).reshape(n, c).mean(dim=-1)
+    out = per_image[0] if unbatched else per_image
+    return out.to(original)
+
+
+def _exactly_two(a: Any, b: Any, target: Any, names: str) -> None:
+    if [a, b, target].count(None) != 1:
+        raise ValueError(
+            f"Must specify exactly two of {names}. Received: {names.replace(', ', '/')}=({a}, {b}, {target})"
+        )
+    for value, label in zip((a, b, target), names.split(", ")):
+        if value is not None and value < 0:
+            raise ValueError(f"{label} must be >= 0. Received: {label}={value}")
+
+
+def pad_images(
+    images: Any,
+    top_padding: int | None = None,
+    left_padding: int | None = None,
+    bottom_padding: int | None = None,
+    right_padding: int | None = None,
+    target_height: int | None = None,
+    target_width: int | None = None,
+    data_format: str | None = None,
+) -> Tensor:
+    """``keras.ops.image.pad_images(images, top_padding=None, left_padding=None, bottom_padding=None,
+    right_padding=None, target_height=None, target_width=None, data_format=None)``: zero padding;
+    give exactly two of each (top, bottom, height) and (left, right, width)."""
+    t = tensor(images)
+    _rank_3_or_4(t)
+    _exactly_two(top_padding, bottom_padding, target_height, "top_padding, bottom_padding, target_height")
+    _exactly_two(left_padding, right_padding, target_width, "left_padding, right_padding, target_width")
+    first = _data_format(data_format) == "channels_first"
+    height, width = (t.shape[-2], t.shape[-1]) if first else (t.shape[-3], t.shape[-2])
+    top = top_padding if top_padding is not None else target_height - bottom_padding - height  # type: ignore[operator]
+    bottom = bottom_padding if bottom_padding is not None else target_height - top - height  # type: ignore[operator]
+    left = left_padding if left_padding is not None else target_width - right_padding - width  # type: ignore[operator]
+    right = right_padding if right_padding is not None else target_width - left - width  # type: ignore[operator]
+    for value, label in (
+        (top, "top_padding"),
+        (left, "left_padding"),
+        (right, "right_padding"),
+        (bottom, "bottom_padding"),
+    ):
+        if value < 0:
+            raise ValueError(f"{label} must be >= 0. Received: {label}={value}")
+    pad = (left, right, top, bottom) if first else (0, 0, left, right, top, bottom)
+    return F.pad(t, pad)
+
+
+def crop_images(
+    images: Any,
+    top_cropping: int | None = None,
+    left_cropping: int | None = None,
+    bottom_cropping: int | None = None,
+    right_cropping: int | None = None,
+    target_height: int | None = None,
+    target_width: int | None = None,
+    data_format: str | None = None,
+) -> Tensor:
+    """``keras.ops.image.crop_images(images, top_cropping=None, left_cropping=None, bottom_cropping=None,
+    right_cropping=None, target_height=None, target_width=None, data_format=None)``: a crop; give
+    exactly two of each (top, bottom, height) and (left, right, width)."""
+    t = tensor(images)
+    _rank_3_or_4(t)
+    _exactly_two(top_cropping, bottom_cropping, target_height, "top_cropping, bottom_cropping, target_height")
+    _exactly_two(left_cropping, right_cropping, target_width, "left_cropping, right_cropping, target_width")
+    first = _data_format(data_format) == "channels_first"
+    height, width = (t.shape[-2], t.shape[-1]) if first else (t.shape[-3], t.shape[-2])
+    top = top_cropping if top_cropping is not None else height - target_height - bottom_cropping  # type: ignore[operator]
+    th = target_height if target_height is not None else height - bottom_cropping - top  # type: ignore[operator]
+    left = left_cropping if left_cropping is not None else width - target_width - right_cropping  # type: ignore[operator]
+    tw = target_width if target_width is not None else width - right_cropping - left  # type: ignore[operator]
+    for value, label in ((top, "top_cropping"), (th, "target_height"), (left, "left_cropping"), (tw, "target_width")):
+        if value < 0:
+            raise ValueError(f"{label} must be >= 0. Received: {label}={value}")
+    if top + th > height or left + tw > width:
+        raise InvalidArgumentError(
+            None,
+            None,
+            f"keras.ops.image.crop_images: the crop (top {top}, left {left}, {th}x{tw}) reaches past the "
+            f"{height}x{width} image. Make top + height <= {height} and left + width <= {width}.",
+        )
+    h_axis, w_axis = (-2, -1) if first else (-3, -2)
+    return t.narrow(h_axis, top, th).narrow(w_axis, left, tw)
+
+
+__all__ = ["crop_images", "gaussian_blur", "hsv_to_rgb", "pad_images", "rgb_to_hsv", "sobel_edges", "ssim"]
+
+# Symbolic keras.Input tensors defer these to the functional graph (see unison.ops._dispatch).
+wrap_namespace(globals(), __all__)
