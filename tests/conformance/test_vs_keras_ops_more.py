@@ -78,6 +78,12 @@ def _inputs() -> dict:
         "IMG8": (np.abs(np.sin(np.arange(384) * 0.3))).reshape(2, 8, 8, 3).astype(np.float32),
         "IMG8B": (np.abs(np.cos(np.arange(384) * 0.3))).reshape(2, 8, 8, 3).astype(np.float32),
         "IMG8S": (np.abs(np.sin(np.arange(64) * 0.3))).reshape(8, 8, 1).astype(np.float32),
+        "AFF": np.array([0.9, 0.2, 0.3, -0.1, 1.1, -0.4, 0.0, 0.0], np.float32),
+        "AFF2": np.array(
+            [[1.0, 0.0, -1.5, 0.0, 1.0, 2.2, 0.0, 0.0], [0.7, -0.7, 2.0, 0.7, 0.7, -1.0, 0.01, 0.02]], np.float32
+        ),
+        "PS": np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0], [4.0, 4.0]], np.float32),
+        "PE": np.array([[0.5, 0.2], [3.6, 0.4], [0.1, 3.9], [4.2, 3.5]], np.float32),
         "CTC_T0": np.array([[1, 0, 2], [2, 1, 1]], np.int32),
         "CTC_Y": (np.sin(np.arange(40)) * 2.0).reshape(2, 5, 4).astype(np.float32),
         "CTC_TL": np.array([3, 2], np.int32),
@@ -252,6 +258,16 @@ ROWS = (
         "image.crop_images",
         (("@X", 1, 2), {"target_height": 3, "target_width": 2}),
         (("@X", 1), {"bottom_cropping": 1, "left_cropping": 3, "target_width": 3}),
+    ),
+    (
+        "image.affine_transform",
+        (("@X", "@AFF"), {}),
+        (("@X", "@AFF2"), {"interpolation": "nearest", "fill_mode": "reflect"}),
+    ),
+    (
+        "image.perspective_transform",
+        (("@X", "@PS", "@PE"), {}),
+        (("@XCF", "@PS", "@PE"), {"interpolation": "nearest", "fill_value": 0.5, "data_format": "channels_first"}),
     ),
     ("geomspace", ((1.0, 1000.0, 4), {}), ((-1.0, -16.0, 5), {"endpoint": False})),
 )
@@ -635,6 +651,8 @@ ROW_NAMES = (
     "keras:ops.image.ssim",
     "keras:ops.image.pad_images",
     "keras:ops.image.crop_images",
+    "keras:ops.image.affine_transform",
+    "keras:ops.image.perspective_transform",
     "keras:ops.geomspace",
     "keras:ops.numpy.geomspace",
 )

@@ -231,7 +231,171 @@ def crop_images(
     return t.narrow(h_axis, top, th).narrow(w_axis, left, tw)
 
 
-__all__ = ["crop_images", "gaussian_blur", "hsv_to_rgb", "pad_images", "rgb_to_hsv", "sobel_edges", "ssim"]
+# --- projective transforms (TF's ImageProjectiveTransformV3) ----------------------------------------
+
+_INTERPOLATIONS = ("nearest", "bilinear")
+_FILL_MODES = ("constant", "nearest", "wrap", "reflect")
+
+
+def _fold(coord: Tensor, size: int, mode: str) -> Tensor:
+    """TF's map_coordinate: a source coordinate outside ``[0, size - 1]`` folded back as ``mode`` says."""
+    if mode == "constant":
+        return coord
+    if mode == "nearest":
+        return coord.clamp(0.0, size - 1.0)
+    if size <= 1:
+        return torch.zeros_like(coord)
+    if mode == "reflect":
+        period = 2.0 * size
+        folded = torch.remainder(coord, period)
+        folded = torch.where(folded >= size, period - 1.0 - folded, folded)
+        inside = (coord >= 0) & (coord <= size - 1)
+        return torch.where(inside, coord, folded).clamp(0.0, size - 1.0)
+    # wrap, with TF's integer arithmetic on (size - 1)
+    span = float(size - 1)
+    below = coord + size * (torch.trunc(-coord / span) + 1)
+    above = coord - size * torch.trunc(coord / span)
+    out = torch.where(coord < 0, below, torch.where(coord > size - 1, above, coord))
+    return out.clamp(0.0, size - 1.0)
+
+
+def _project(images: Tensor, transforms: Tensor, interpolation: str, fill_mode: str, fill_value: float) -> Tensor:
+    """Each output pixel (x, y) reads the input at ``((a0 x + a1 y + a2) / k, (b0 x + b1 y + b2) / k)``,
+    ``k = c0 x + c1 y + 1``; NHWC images, ``(N, 8)`` transforms."""
+    n, height, width, channels = images.shape
+    m = transforms.to(device=images.device, dtype=torch.float32)
+    if m.shape[0] == 1 and n > 1:
+        m = m.expand(n, 8)
+    ys, xs = torch.meshgrid(
+        torch.arange(height, device=images.device, dtype=torch.float32),
+        torch.arange(width, device=images.device, dtype=torch.float32),
+        indexing="ij",
+    )
+
+    def coef(i: int) -> Tensor:
+        return m[:, i, None, None]
+
+    k = coef(6) * xs + coef(7) * ys + 1.0
+    src_x = _fold((coef(0) * xs + coef(1) * ys + coef(2)) / k, width, fill_mode)
+    src_y = _fold((coef(3) * xs + coef(4) * ys + coef(5)) / k, height, fill_mode)
+    flat = images.reshape(n, height * width, channels)
+    work = flat.to(torch.float32)
+
+    def read(iy: Tensor, ix: Tensor) -> Tensor:
+        inside = (iy >= 0) & (iy <= height - 1) & (ix >= 0) & (ix <= width - 1)
+        index = (iy.clamp(0, height - 1) * width + ix.clamp(0, width - 1)).long().reshape(n, -1, 1)
+        values = work.gather(1, index.expand(-1, -1, channels)).reshape(n, height, width, channels)
+        return torch.where(inside.unsqueeze(-1), values, torch.full_like(values, float(fill_value)))
+
+    if interpolation == "nearest":
+        # std::round: halves away from zero
+        out = read(
+            torch.sign(src_y) * torch.floor(src_y.abs() + 0.5), torch.sign(src_x) * torch.floor(src_x.abs() + 0.5)
+        )
+    else:
+        y0, x0 = torch.floor(src_y), torch.floor(src_x)
+        wy, wx = (src_y - y0).unsqueeze(-1), (src_x - x0).unsqueeze(-1)
+        top = read(y0, x0) * (1 - wx) + read(y0, x0 + 1) * wx
+        bottom = read(y0 + 1, x0) * (1 - wx) + read(y0 + 1, x0 + 1) * wx
+        out = top * (1 - wy) + bottom * wy
+    return out.to(images.dtype)
+
+
+def _check_interpolation(interpolation: str, fill_mode: str = "constant") -> None:
+    if interpolation not in _INTERPOLATIONS:
+        raise ValueError(
+            f"Invalid value for argument `interpolation`. Expected of one {_INTERPOLATIONS}. "
+            f"Received: interpolation={interpolation}"
+        )
+    if fill_mode not in _FILL_MODES:
+        raise ValueError(
+            f"Invalid value for argument `fill_mode`. Expected of one {_FILL_MODES}. Received: fill_mode={fill_mode}"
+        )
+
+
+def affine_transform(
+    images: Any,
+    transform: Any,
+    interpolation: str = "bilinear",
+    fill_mode: str = "constant",
+    fill_value: float = 0,
+    data_format: str | None = None,
+) -> Tensor:
+    """``keras.ops.image.affine_transform(images, transform, interpolation="bilinear",
+    fill_mode="constant", fill_value=0, data_format=None)``: ``transform`` ``[a0, a1, a2, b0, b1, b2,
+    c0, c1]`` (or a batch of them) maps each output pixel to the input point it samples."""
+    _check_interpolation(interpolation, fill_mode)
+    t, m = tensor(images), tensor(transform)
+    _rank_3_or_4(t)
+    if m.dim() not in (1, 2) or m.shape[-1] != 8:
+        raise ValueError(
+            "Invalid transform: expected shape (8,) (single transform) or (batch, 8) (batch of transforms). "
+            f"Received input with shape: transform.shape={tuple(m.shape)}"
+        )
+    squeeze = t.dim() == 3
+    x = t.unsqueeze(0) if squeeze else t
+    first = _data_format(data_format) == "channels_first"
+    x = x.permute(0, 2, 3, 1) if first else x
+    out = _project(x, m.reshape(-1, 8), interpolation, fill_mode, fill_value)
+    out = out.permute(0, 3, 1, 2) if first else out
+    return out.squeeze(0) if squeeze else out
+
+
+def _homography(start: Tensor, end: Tensor) -> Tensor:
+    """The 8 projective coefficients mapping each ``end`` point to its ``start`` point (batched)."""
+    sx, sy, ex, ey = start[..., 0], start[..., 1], end[..., 0], end[..., 1]
+    zero, one = torch.zeros_like(ex), torch.ones_like(ex)
+    rows_x = torch.stack([ex, ey, one, zero, zero, zero, -sx * ex, -sx * ey], dim=-1)
+    rows_y = torch.stack([zero, zero, zero, ex, ey, one, -sy * ex, -sy * ey], dim=-1)
+    a = torch.stack([rows_x, rows_y], dim=-2).reshape(*start.shape[:-2], 8, 8)
+    b = torch.stack([sx, sy], dim=-1).reshape(*start.shape[:-2], 8, 1)
+    return torch.linalg.solve(a, b).squeeze(-1)
+
+
+def perspective_transform(
+    images: Any,
+    start_points: Any,
+    end_points: Any,
+    interpolation: str = "bilinear",
+    fill_value: float = 0,
+    data_format: str | None = None,
+) -> Tensor:
+    """``keras.ops.image.perspective_transform(images, start_points, end_points, interpolation="bilinear",
+    fill_value=0, data_format=None)``: the homography taking the 4 ``start_points`` ``(x, y)`` to the
+    4 ``end_points``."""
+    _check_interpolation(interpolation)
+    t = tensor(images)
+    _rank_3_or_4(t)
+    start, end = tensor(start_points).to(torch.float32), tensor(end_points).to(torch.float32)
+    for pts, label in ((start, "start_points"), (end, "end_points")):
+        if pts.dim() not in (2, 3) or tuple(pts.shape[-2:]) != (4, 2):
+            raise ValueError(
+                f"Invalid {label} shape: expected (4, 2) for a single image or (N, 4, 2) for a batch. "
+                f"Received shape: {tuple(pts.shape)}"
+            )
+    if start.shape != end.shape:
+        raise ValueError("start_points and end_points must have the same shape.")
+    squeeze = t.dim() == 3
+    x = t.unsqueeze(0) if squeeze else t
+    first = _data_format(data_format) == "channels_first"
+    x = x.permute(0, 2, 3, 1) if first else x
+    m = _homography(start.reshape(-1, 4, 2).double(), end.reshape(-1, 4, 2).double()).to(torch.float32)
+    out = _project(x, m, interpolation, "constant", fill_value)
+    out = out.permute(0, 3, 1, 2) if first else out
+    return out.squeeze(0) if squeeze else out
+
+
+__all__ = [
+    "affine_transform",
+    "perspective_transform",
+    "crop_images",
+    "gaussian_blur",
+    "hsv_to_rgb",
+    "pad_images",
+    "rgb_to_hsv",
+    "sobel_edges",
+    "ssim",
+]
 
 # Symbolic keras.Input tensors defer these to the functional graph (see unison.ops._dispatch).
 wrap_namespace(globals(), __all__)
