@@ -9,6 +9,9 @@ Example:
 
 from __future__ import annotations
 
+import functools
+import itertools
+import operator
 from typing import Any
 
 import torch
@@ -385,8 +388,82 @@ def perspective_transform(
     return out.squeeze(0) if squeeze else out
 
 
+_MAP_FILL_MODES = ("constant", "nearest", "wrap", "mirror", "reflect")
+
+
+def _fix_index(index: Tensor, size: int, fill_mode: str) -> tuple[Tensor, Tensor]:
+    """An integer index brought into ``[0, size)`` as ``fill_mode`` says, and whether it was inside."""
+    if fill_mode == "constant":
+        return index.clamp(0, size - 1), (index >= 0) & (index < size)
+    everywhere = torch.ones_like(index, dtype=torch.bool)
+    if fill_mode == "nearest":
+        return index.clamp(0, size - 1), everywhere
+    if fill_mode == "wrap":
+        return torch.remainder(index, size), everywhere
+    folded = torch.remainder(index.abs(), 2 * size)
+    under = folded < size
+    fixed = torch.where(under, folded, 2 * size - folded)
+    if fill_mode == "reflect":
+        fixed = torch.where(under, fixed, fixed - 1)
+    return fixed, everywhere
+
+
+def map_coordinates(
+    inputs: Any, coordinates: Any, order: int, fill_mode: str = "constant", fill_value: float = 0
+) -> Tensor:
+    """``keras.ops.image.map_coordinates(inputs, coordinates, order, fill_mode="constant", fill_value=0)``:
+    ``inputs`` sampled at ``coordinates`` (shape ``(inputs.ndim, ...)``), nearest (``order=0``) or
+    linear (``order=1``); integer inputs are rounded back."""
+    x = tensor(inputs)
+    coords = tensor(coordinates)
+    if coords.dim() < 2:
+        raise ValueError(
+            f"Invalid coordinates rank: expected at least rank 2. Received input with shape: {tuple(coords.shape)}"
+        )
+    if coords.shape[0] != x.dim():
+        raise ValueError(
+            "First dim of `coordinates` must be the same as the rank of `inputs`. Received inputs with shape: "
+            f"{tuple(x.shape)} and coordinate leading dim of {coords.shape[0]}"
+        )
+    if fill_mode not in _MAP_FILL_MODES:
+        raise ValueError(
+            f"Invalid value for argument `fill_mode`. Expected one of {set(_MAP_FILL_MODES)}. Received: fill_mode={fill_mode}"
+        )
+    if order not in (0, 1):
+        raise NotImplementedError("map_coordinates currently requires order<=1")
+    weight_dtype = coords.dtype if coords.is_floating_point() else torch.get_default_dtype()
+    nodes_per_axis = []
+    for axis in range(x.dim()):
+        c = coords[axis]
+        if order == 0:
+            index = (torch.round(c) if c.is_floating_point() else c).long()
+            nodes = [(index, torch.ones((), dtype=weight_dtype))]
+        else:
+            c = c.to(weight_dtype)
+            lower = torch.floor(c)
+            upper_weight = c - lower
+            nodes = [(lower.long(), 1 - upper_weight), (lower.long() + 1, upper_weight)]
+        nodes_per_axis.append([(*_fix_index(i, x.shape[axis], fill_mode), w) for i, w in nodes])
+    result: Tensor | None = None
+    fill = torch.as_tensor(fill_value, dtype=x.dtype).to(weight_dtype)
+    for combo in itertools.product(*nodes_per_axis):  # 2**ndim corners at most: a loop over axes, not elements
+        indices = tuple(item[0] for item in combo)
+        gathered = x[indices].to(weight_dtype)
+        if fill_mode == "constant":
+            valid = torch.stack([item[1] for item in combo]).all(dim=0)
+            gathered = torch.where(valid, gathered, fill)
+        weight = functools.reduce(operator.mul, [item[2] for item in combo])
+        term = weight * gathered
+        result = term if result is None else result + term
+    assert result is not None
+    if not x.is_floating_point():
+        result = torch.round(result)
+    return result.to(x.dtype)
+
+
 __all__ = [
     "affine_transform",
+    "map_coordinates",
     "perspective_transform",
     "crop_images",
     "gaussian_blur",
