@@ -85,6 +85,7 @@ def _inputs() -> dict:
         "PS": np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0], [4.0, 4.0]], np.float32),
         "PE": np.array([[0.5, 0.2], [3.6, 0.4], [0.1, 3.9], [4.2, 3.5]], np.float32),
         "MC": np.array([[[0.5, -1.2, 2.7], [1.0, 3.4, 0.2]], [[0.0, 1.5, 4.6], [-0.6, 2.2, 3.9]]], np.float32),
+        "X3V": (np.sin(np.arange(60)) * 2.0).reshape(3, 4, 5, 1).astype(np.float32),
         "CTC_T0": np.array([[1, 0, 2], [2, 1, 1]], np.int32),
         "CTC_Y": (np.sin(np.arange(40)) * 2.0).reshape(2, 5, 4).astype(np.float32),
         "CTC_TL": np.array([3, 2], np.int32),
@@ -271,6 +272,7 @@ ROWS = (
         (("@XCF", "@PS", "@PE"), {"interpolation": "nearest", "fill_value": 0.5, "data_format": "channels_first"}),
     ),
     ("image.map_coordinates", (("@A", "@MC", 1), {}), (("@I", "@MC", 0), {"fill_mode": "reflect"})),
+    ("image.extract_patches_3d", (("@X3", 2), {}), (("@X3V", (2, 2, 1)), {"strides": 1, "padding": "same"})),
     ("geomspace", ((1.0, 1000.0, 4), {}), ((-1.0, -16.0, 5), {"endpoint": False})),
 )
 
@@ -656,6 +658,7 @@ ROW_NAMES = (
     "keras:ops.image.affine_transform",
     "keras:ops.image.perspective_transform",
     "keras:ops.image.map_coordinates",
+    "keras:ops.image.extract_patches_3d",
     "keras:ops.geomspace",
     "keras:ops.numpy.geomspace",
 )

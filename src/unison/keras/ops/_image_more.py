@@ -461,8 +461,54 @@ def map_coordinates(
     return result.to(x.dtype)
 
 
+def extract_patches_3d(
+    volumes: Any,
+    size: Any,
+    strides: Any = None,
+    dilation_rate: Any = 1,
+    padding: str = "valid",
+    data_format: str | None = None,
+) -> Tensor:
+    """``keras.ops.image.extract_patches_3d(volumes, size, strides=None, dilation_rate=1,
+    padding="valid", data_format=None)``: ``(d, h, w)`` patches of volumes as the last axis
+    (``d * h * w * channels`` values; ``strides`` defaults to ``size``), as Keras computes them: a
+    convolution with an identity kernel."""
+    from unison.keras.ops.nn import conv
+
+    if isinstance(size, int):
+        size = (size, size, size)
+    if len(size) != 3:
+        raise TypeError(f"Invalid `size` argument. Expected an int or a tuple of length 3. Received: size={size}")
+    strides = size if strides is None else strides
+    if isinstance(strides, int):
+        strides = (strides, strides, strides)
+    if len(strides) != 3:
+        raise ValueError(f"Invalid `strides` argument. Got: {strides}")
+    t = tensor(volumes)
+    if t.dim() not in (4, 5):
+        raise ValueError(
+            f"extract_patches_3d takes a volume (rank 4) or a batch of volumes (rank 5). Received shape {tuple(t.shape)}."
+        )
+    first = _data_format(data_format) == "channels_first"
+    channels = t.shape[-4] if first else t.shape[-1]
+    out_dim = size[0] * size[1] * size[2] * channels
+    kernel = torch.eye(out_dim, dtype=t.dtype, device=t.device).reshape(*size, channels, out_dim)
+    unbatched = t.dim() == 4
+    x = t.unsqueeze(0) if unbatched else t
+    patches = conv(
+        x,
+        kernel,
+        strides=tuple(strides),
+        padding=padding,
+        data_format="channels_first" if first else "channels_last",
+        dilation_rate=dilation_rate,
+    )
+    return patches.squeeze(0) if unbatched else patches
+
+
 __all__ = [
     "affine_transform",
+    "extract_patches_3d",
     "map_coordinates",
     "perspective_transform",
     "crop_images",
