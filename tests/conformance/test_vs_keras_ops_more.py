@@ -86,6 +86,7 @@ def _inputs() -> dict:
         "PE": np.array([[0.5, 0.2], [3.6, 0.4], [0.1, 3.9], [4.2, 3.5]], np.float32),
         "MC": np.array([[[0.5, -1.2, 2.7], [1.0, 3.4, 0.2]], [[0.0, 1.5, 4.6], [-0.6, 2.2, 3.9]]], np.float32),
         "X3V": (np.sin(np.arange(60)) * 2.0).reshape(3, 4, 5, 1).astype(np.float32),
+        "IMGD": np.sin(np.arange(192) * 0.1).reshape(8, 8, 3).astype(np.float64),
         "CTC_T0": np.array([[1, 0, 2], [2, 1, 1]], np.int32),
         "CTC_Y": (np.sin(np.arange(40)) * 2.0).reshape(2, 5, 4).astype(np.float32),
         "CTC_TL": np.array([3, 2], np.int32),
@@ -273,6 +274,11 @@ ROWS = (
     ),
     ("image.map_coordinates", (("@A", "@MC", 1), {}), (("@I", "@MC", 0), {"fill_mode": "reflect"})),
     ("image.extract_patches_3d", (("@X3", 2), {}), (("@X3V", (2, 2, 1)), {"strides": 1, "padding": "same"})),
+    (
+        "image.scale_and_translate",
+        (("@X", (2, 8, 3, 3), [1.6, 0.6], [0.5, -0.2], (1, 2), "bilinear"), {}),
+        (("@IMGD", (6, 5, 3), [0.75, 1.25], [0.0, 0.3], (0, 1), "lanczos3"), {"antialias": False}),
+    ),
     ("geomspace", ((1.0, 1000.0, 4), {}), ((-1.0, -16.0, 5), {"endpoint": False})),
 )
 
@@ -659,6 +665,7 @@ ROW_NAMES = (
     "keras:ops.image.perspective_transform",
     "keras:ops.image.map_coordinates",
     "keras:ops.image.extract_patches_3d",
+    "keras:ops.image.scale_and_translate",
     "keras:ops.geomspace",
     "keras:ops.numpy.geomspace",
 )

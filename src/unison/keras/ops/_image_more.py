@@ -506,8 +506,83 @@ def extract_patches_3d(
     return patches.squeeze(0) if unbatched else patches
 
 
+_SCALE_METHODS = ("linear", "bilinear", "trilinear", "triangle", "cubic", "bicubic", "tricubic", "lanczos3", "lanczos5")
+
+
+def _kernel(method: str, x: Tensor) -> Tensor:
+    if method == "linear":
+        return torch.clamp(1 - x.abs(), min=0.0)
+    if method == "cubic":  # Keys' cubic, a = -0.5
+        out = ((1.5 * x - 2.5) * x) * x + 1.0
+        out = torch.where(x >= 1.0, ((-0.5 * x + 2.5) * x - 4.0) * x + 2.0, out)
+        return torch.where(x >= 2.0, torch.zeros((), dtype=x.dtype), out)
+    radius = 3.0 if method == "lanczos3" else 5.0
+    y = radius * torch.sin(torch.pi * x) * torch.sin(torch.pi * x / radius)
+    safe = torch.where(x != 0, torch.pi**2 * x**2, torch.ones((), dtype=x.dtype))
+    out = torch.where(x > 1e-3, y / safe, torch.ones((), dtype=x.dtype))
+    return torch.where(x > radius, torch.zeros((), dtype=x.dtype), out)
+
+
+def _weight_matrix(
+    in_size: int, out_size: int, scale: Tensor, translation: Tensor, method: str, antialias: bool
+) -> Tensor:
+    dtype = scale.dtype
+    inv_scale = 1.0 / scale
+    kernel_scale = torch.clamp(inv_scale, min=1.0) if antialias else torch.ones((), dtype=dtype)
+    sample = (torch.arange(out_size, dtype=dtype) + 0.5) * inv_scale - translation * inv_scale - 0.5
+    x = (sample[None, :] - torch.arange(in_size, dtype=dtype)[:, None]).abs() / kernel_scale
+    weights = _kernel(method, x)
+    total = weights.sum(dim=0, keepdim=True)
+    eps = float(torch.finfo(torch.float32).eps)
+    zero = torch.zeros((), dtype=dtype)
+    weights = torch.where(total.abs() > 1000.0 * eps, weights / torch.where(total != 0, total, 1.0), zero)
+    inside = (sample >= -0.5) & (sample <= in_size - 0.5)
+    return torch.where(inside[None, :], weights, zero)
+
+
+def scale_and_translate(
+    images: Any,
+    output_shape: Any,
+    scale: Any,
+    translation: Any,
+    spatial_dims: Any,
+    method: str,
+    antialias: bool = True,
+) -> Tensor:
+    """``keras.ops.image.scale_and_translate(images, output_shape, scale, translation, spatial_dims,
+    method, antialias=True)``: JAX's ``scale_and_translate``: each of ``spatial_dims`` resampled to
+    ``output_shape`` with ``(x + 0.5) * scale + translation`` by a separable kernel (linear, cubic,
+    lanczos3, lanczos5), widened by ``1 / scale`` when ``antialias`` and downsampling."""
+    if method not in _SCALE_METHODS:
+        raise ValueError(
+            f"Invalid value for argument `method`. Expected of one {set(_SCALE_METHODS)}. Received: method={method}"
+        )
+    if method in ("bilinear", "trilinear", "triangle"):
+        method = "linear"
+    elif method in ("bicubic", "tricubic"):
+        method = "cubic"
+    x = tensor(images)
+    sc, tr = tensor(scale), tensor(translation)
+    dtype = torch.promote_types(sc.dtype, tr.dtype)
+    dtype = dtype if dtype.is_floating_point else torch.get_default_dtype()
+    sc, tr = sc.to(dtype).reshape(-1), tr.to(dtype).reshape(-1)
+    dims = list(spatial_dims)
+    if not dims:
+        return x
+    rounding = not (x.is_floating_point() or x.is_complex())
+    out = x.to(torch.float32) if rounding else x
+    for i, d in enumerate(dims):
+        d = d % x.dim()
+        w = _weight_matrix(x.shape[d], int(output_shape[d]), sc[i], tr[i], method, antialias).to(out.dtype)
+        out = torch.tensordot(out, w, dims=([d], [0])).movedim(-1, d)
+    if rounding:
+        out = torch.clamp(torch.round(out), x.min().to(out.dtype), x.max().to(out.dtype)).to(x.dtype)
+    return out
+
+
 __all__ = [
     "affine_transform",
+    "scale_and_translate",
     "extract_patches_3d",
     "map_coordinates",
     "perspective_transform",
