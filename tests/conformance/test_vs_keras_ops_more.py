@@ -761,3 +761,24 @@ def test_custom_gradient_of_two_inputs(tf):
     with tf.GradientTape() as tape:
         y = ops.sum(product(a, b))
     return y, tape.gradient(y, [a, b])
+
+
+# ---------------------------------------------------------------------------------------------
+# elastic_transform: random displacements (another generator), so the values are compared where
+# they do not depend on the draw (alpha=0 leaves the images as they are), else shapes and ranges
+
+
+@same_as_tf("keras:ops.image.elastic_transform", rtol=1e-5, atol=1e-6)
+def test_elastic_transform_without_displacement(tf):
+    images = _inputs()["X"]
+    return tf.keras.ops.image.elastic_transform(images, alpha=0.0, sigma=1.0, seed=3)
+
+
+@same_as_tf("keras:ops.image.elastic_transform", edge=True)
+def test_elastic_transform_stays_within_the_image_values(tf):
+    ops = tf.keras.ops
+    images = _inputs()["XCF"]
+    out = ops.image.elastic_transform(images, alpha=3.0, sigma=1.0, seed=7, data_format="channels_first")
+    values = ops.convert_to_numpy(out)
+    inside = bool((values >= images.min() - 1e-5).all() and (values <= images.max() + 1e-5).all())
+    return list(ops.shape(out)), ops.dtype(out), inside

@@ -580,8 +580,53 @@ def scale_and_translate(
     return out
 
 
+def elastic_transform(
+    images: Any,
+    alpha: float = 20.0,
+    sigma: float = 5.0,
+    interpolation: str = "bilinear",
+    fill_mode: str = "reflect",
+    fill_value: float = 0.0,
+    seed: Any = None,
+    data_format: str | None = None,
+) -> Tensor:
+    """``keras.ops.image.elastic_transform(images, alpha=20.0, sigma=5.0, interpolation="bilinear",
+    fill_mode="reflect", fill_value=0.0, seed=None, data_format=None)``: each pixel moved by Gaussian
+    noise (``sigma`` times a standard normal) blurred with ``sigma`` and scaled by ``alpha``; as in
+    Keras, the horizontal and vertical displacements are the same draw."""
+    from unison.keras import random as _random
+
+    _check_interpolation(interpolation, fill_mode)
+    t = tensor(images)
+    _rank_3_or_4(t)
+    if not t.is_floating_point():
+        raise ValueError(f"keras.ops.image.elastic_transform needs float images. Received dtype {t.dtype}.")
+    squeeze = t.dim() == 3
+    x = t.unsqueeze(0) if squeeze else t
+    first = _data_format(data_format) == "channels_first"
+    x = x.permute(0, 2, 3, 1) if first else x
+    n, height, width, channels = x.shape
+    size = 6 * int(sigma) | 1
+    noise = tensor(_random.normal((n, height, width), dtype=x.dtype, seed=seed)).to(x.device) * sigma
+    shift = gaussian_blur(noise.unsqueeze(-1), (size, size), (sigma, sigma), data_format="channels_last")[..., 0]
+    ys, xs = torch.meshgrid(
+        torch.arange(height, dtype=x.dtype, device=x.device),
+        torch.arange(width, dtype=x.dtype, device=x.device),
+        indexing="ij",
+    )
+    src_y = (ys + alpha * shift).unsqueeze(-1).expand(n, height, width, channels)
+    src_x = (xs + alpha * shift).unsqueeze(-1).expand(n, height, width, channels)
+    batch = torch.arange(n, dtype=x.dtype, device=x.device).reshape(n, 1, 1, 1).expand_as(src_y)
+    channel = torch.arange(channels, dtype=x.dtype, device=x.device).reshape(1, 1, 1, channels).expand_as(src_y)
+    order = _INTERPOLATIONS.index(interpolation)
+    out = map_coordinates(x, torch.stack([batch, src_y, src_x, channel]), order, fill_mode, fill_value)
+    out = out.permute(0, 3, 1, 2) if first else out
+    return out.squeeze(0) if squeeze else out
+
+
 __all__ = [
     "affine_transform",
+    "elastic_transform",
     "scale_and_translate",
     "extract_patches_3d",
     "map_coordinates",
