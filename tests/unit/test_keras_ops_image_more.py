@@ -21,3 +21,14 @@ def test_scale_and_translate_of_an_int_image_rounds_and_keeps_the_dtype() -> Non
 def test_scale_and_translate_refuses_an_unknown_method() -> None:
     with pytest.raises(ValueError, match="method"):
         ops.image.scale_and_translate(np.ones((2, 2, 1), np.float32), (4, 4, 1), [2.0, 2.0], [0.0, 0.0], (0, 1), "box")
+
+
+def test_elastic_transform_follows_keras_random_seed_rules() -> None:
+    from unison.keras import random
+
+    images = np.random.default_rng(0).random((1, 6, 6, 2)).astype(np.float32)
+    a = ops.image.elastic_transform(images, alpha=2.0, sigma=1.0, seed=random.SeedGenerator(4))
+    b = ops.image.elastic_transform(images, alpha=2.0, sigma=1.0, seed=random.SeedGenerator(4))
+    np.testing.assert_array_equal(ops.convert_to_numpy(a), ops.convert_to_numpy(b))
+    with pytest.raises(TypeError, match="seed must be"):
+        ops.image.elastic_transform(images, seed="seven")

@@ -580,6 +580,23 @@ def scale_and_translate(
     return out
 
 
+def _standard_normal(shape: tuple[int, ...], dtype: torch.dtype, seed: Any) -> Tensor:
+    # keras.random's seed rules (None: the global generator; an int; a SeedGenerator), without
+    # importing keras.random, which sits beside ops and imports it
+    if seed is None:
+        generator = None
+    elif hasattr(seed, "torch_generator"):
+        generator = seed.torch_generator()
+    elif isinstance(seed, int) and not isinstance(seed, bool):
+        generator = torch.Generator().manual_seed(seed)
+    else:
+        raise TypeError(
+            f"keras.ops.image.elastic_transform: seed must be None, an int or a keras.random.SeedGenerator. "
+            f"Received: seed={seed!r}"
+        )
+    return torch.randn(shape, generator=generator, dtype=dtype)
+
+
 def elastic_transform(
     images: Any,
     alpha: float = 20.0,
@@ -594,8 +611,6 @@ def elastic_transform(
     fill_mode="reflect", fill_value=0.0, seed=None, data_format=None)``: each pixel moved by Gaussian
     noise (``sigma`` times a standard normal) blurred with ``sigma`` and scaled by ``alpha``; as in
     Keras, the horizontal and vertical displacements are the same draw."""
-    from unison.keras import random as _random
-
     _check_interpolation(interpolation, fill_mode)
     t = tensor(images)
     _rank_3_or_4(t)
@@ -607,7 +622,7 @@ def elastic_transform(
     x = x.permute(0, 2, 3, 1) if first else x
     n, height, width, channels = x.shape
     size = 6 * int(sigma) | 1
-    noise = tensor(_random.normal((n, height, width), dtype=x.dtype, seed=seed)).to(x.device) * sigma
+    noise = _standard_normal((n, height, width), x.dtype, seed).to(x.device) * sigma
     shift = gaussian_blur(noise.unsqueeze(-1), (size, size), (sigma, sigma), data_format="channels_last")[..., 0]
     ys, xs = torch.meshgrid(
         torch.arange(height, dtype=x.dtype, device=x.device),
