@@ -72,6 +72,21 @@ def _inputs() -> dict:
         "TALL": (np.sin(np.arange(12)) * 2.0).reshape(4, 3).astype(np.float32),
         "SEG": np.array([0, 0, 2], np.int32),
         "SCAN": np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 4.0], [2.0, 2.0], [-1.0, 1.0]], np.float32),
+        "IMG": (np.abs(np.sin(np.arange(48) * 0.7))).reshape(4, 4, 3).astype(np.float32),
+        "IMGCF": (np.abs(np.sin(np.arange(96) * 0.7))).reshape(2, 3, 4, 4).astype(np.float32),
+        "IMGI": np.ones((2, 2, 3), np.int32),
+        "IMG8": (np.abs(np.sin(np.arange(384) * 0.3))).reshape(2, 8, 8, 3).astype(np.float32),
+        "IMG8B": (np.abs(np.cos(np.arange(384) * 0.3))).reshape(2, 8, 8, 3).astype(np.float32),
+        "IMG8S": (np.abs(np.sin(np.arange(64) * 0.3))).reshape(8, 8, 1).astype(np.float32),
+        "AFF": np.array([0.9, 0.2, 0.3, -0.1, 1.1, -0.4, 0.0, 0.0], np.float32),
+        "AFF2": np.array(
+            [[1.0, 0.0, -1.5, 0.0, 1.0, 2.2, 0.0, 0.0], [0.7, -0.7, 2.0, 0.7, 0.7, -1.0, 0.01, 0.02]], np.float32
+        ),
+        "PS": np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0], [4.0, 4.0]], np.float32),
+        "PE": np.array([[0.5, 0.2], [3.6, 0.4], [0.1, 3.9], [4.2, 3.5]], np.float32),
+        "MC": np.array([[[0.5, -1.2, 2.7], [1.0, 3.4, 0.2]], [[0.0, 1.5, 4.6], [-0.6, 2.2, 3.9]]], np.float32),
+        "X3V": (np.sin(np.arange(60)) * 2.0).reshape(3, 4, 5, 1).astype(np.float32),
+        "IMGD": np.sin(np.arange(192) * 0.1).reshape(8, 8, 3).astype(np.float64),
         "CTC_T0": np.array([[1, 0, 2], [2, 1, 1]], np.int32),
         "CTC_Y": (np.sin(np.arange(40)) * 2.0).reshape(2, 5, 4).astype(np.float32),
         "CTC_TL": np.array([3, 2], np.int32),
@@ -220,6 +235,50 @@ ROWS = (
     # core: functions as arguments, einops
     ("associative_scan", (("@SCAN",), {"__scan": True}), (("@SCAN",), {"__scan": True, "reverse": True, "axis": 1})),
     ("rearrange", (("@Q", "b h w -> b (h w)"), {}), (("@Q6", "b h (w c) -> (b c) w h"), {"c": 2})),
+    # image: colour spaces, edges, blur, SSIM, pad and crop
+    ("image.rgb_to_hsv", (("@IMG",), {}), (("@IMGCF",), {"data_format": "channels_first"})),
+    ("image.hsv_to_rgb", (("@IMG",), {}), (("@IMGI",), {})),
+    ("image.sobel_edges", (("@X",), {}), (("@XCF",), {"data_format": "channels_first"})),
+    (
+        "image.gaussian_blur",
+        (("@X",), {}),
+        (("@XCF",), {"kernel_size": (5, 5), "sigma": (2.0, 0.5), "data_format": "channels_first"}),
+    ),
+    (
+        "image.ssim",
+        (("@IMG8", "@IMG8B"), {"filter_size": 5}),
+        (("@IMG8S", "@IMG8S"), {"filter_size": 3, "max_val": 2.0}),
+    ),
+    (
+        "image.pad_images",
+        (("@X", 1, 2), {"target_height": 8, "target_width": 9}),
+        (
+            ("@IMGCF", None, 0),
+            {"bottom_padding": 2, "right_padding": 1, "target_height": 7, "data_format": "channels_first"},
+        ),
+    ),
+    (
+        "image.crop_images",
+        (("@X", 1, 2), {"target_height": 3, "target_width": 2}),
+        (("@X", 1), {"bottom_cropping": 1, "left_cropping": 3, "target_width": 3}),
+    ),
+    (
+        "image.affine_transform",
+        (("@X", "@AFF"), {}),
+        (("@X", "@AFF2"), {"interpolation": "nearest", "fill_mode": "reflect"}),
+    ),
+    (
+        "image.perspective_transform",
+        (("@X", "@PS", "@PE"), {}),
+        (("@XCF", "@PS", "@PE"), {"interpolation": "nearest", "fill_value": 0.5, "data_format": "channels_first"}),
+    ),
+    ("image.map_coordinates", (("@A", "@MC", 1), {}), (("@I", "@MC", 0), {"fill_mode": "reflect"})),
+    ("image.extract_patches_3d", (("@X3", 2), {}), (("@X3V", (2, 2, 1)), {"strides": 1, "padding": "same"})),
+    (
+        "image.scale_and_translate",
+        (("@X", (2, 8, 3, 3), [1.6, 0.6], [0.5, -0.2], (1, 2), "bilinear"), {}),
+        (("@IMGD", (6, 5, 3), [0.75, 1.25], [0.0, 0.3], (0, 1), "lanczos3"), {"antialias": False}),
+    ),
     ("geomspace", ((1.0, 1000.0, 4), {}), ((-1.0, -16.0, 5), {"endpoint": False})),
 )
 
@@ -595,6 +654,18 @@ ROW_NAMES = (
     "keras:ops.linalg.jvp",
     "keras:ops.associative_scan",
     "keras:ops.rearrange",
+    "keras:ops.image.rgb_to_hsv",
+    "keras:ops.image.hsv_to_rgb",
+    "keras:ops.image.sobel_edges",
+    "keras:ops.image.gaussian_blur",
+    "keras:ops.image.ssim",
+    "keras:ops.image.pad_images",
+    "keras:ops.image.crop_images",
+    "keras:ops.image.affine_transform",
+    "keras:ops.image.perspective_transform",
+    "keras:ops.image.map_coordinates",
+    "keras:ops.image.extract_patches_3d",
+    "keras:ops.image.scale_and_translate",
     "keras:ops.geomspace",
     "keras:ops.numpy.geomspace",
 )
@@ -690,3 +761,24 @@ def test_custom_gradient_of_two_inputs(tf):
     with tf.GradientTape() as tape:
         y = ops.sum(product(a, b))
     return y, tape.gradient(y, [a, b])
+
+
+# ---------------------------------------------------------------------------------------------
+# elastic_transform: random displacements (another generator), so the values are compared where
+# they do not depend on the draw (alpha=0 leaves the images as they are), else shapes and ranges
+
+
+@same_as_tf("keras:ops.image.elastic_transform", rtol=1e-5, atol=1e-6)
+def test_elastic_transform_without_displacement(tf):
+    images = _inputs()["X"]
+    return tf.keras.ops.image.elastic_transform(images, alpha=0.0, sigma=1.0, seed=3)
+
+
+@same_as_tf("keras:ops.image.elastic_transform", edge=True)
+def test_elastic_transform_stays_within_the_image_values(tf):
+    ops = tf.keras.ops
+    images = _inputs()["XCF"]
+    out = ops.image.elastic_transform(images, alpha=3.0, sigma=1.0, seed=7, data_format="channels_first")
+    values = ops.convert_to_numpy(out)
+    inside = bool((values >= images.min() - 1e-5).all() and (values <= images.max() + 1e-5).all())
+    return list(ops.shape(out)), ops.dtype(out), inside

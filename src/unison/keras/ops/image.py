@@ -17,6 +17,8 @@ from typing import Any
 import torch
 
 from unison.keras.ops._convert import tensor
+from unison.keras.ops._image_more import *  # noqa: F403
+from unison.keras.ops._image_more import __all__ as _more_names
 from unison.ops import image as _tf_image
 from unison.ops._dispatch import wrap_namespace
 
@@ -135,3 +137,4 @@ __all__ = ["extract_patches", "resize", "rgb_to_grayscale"]
 
 # Symbolic keras.Input tensors defer these to the functional graph (see unison.ops._dispatch).
 wrap_namespace(globals(), __all__)
+__all__ = sorted([*__all__, *_more_names])  # wrapped in _image_more
