@@ -359,3 +359,29 @@ def test_adaptive_pooling_edge(tf, name, kwargs, shape, training):
 def test_the_adaptive_tables_cover_the_listed_names():
     assert [r[0] for r in ADAPTIVE] == [n.split(".")[-1] for n in ADAPTIVE_NAMES]
     assert [r[0] for r in ADAPTIVE_EDGE] == [n.split(".")[-1] for n in ADAPTIVE_NAMES]
+
+
+# An input of the wrong rank: both raise ValueError (Keras's input_spec; unison's own check). Keras 3's
+# Conv1DTranspose raises IndexError there and tf_keras's SeparableConv1D InvalidArgumentError: unison's
+# ValueError names the expected rank (tests/unit/test_keras_layers_spatial.py).
+WRONG_RANK = (
+    ("Conv3D", {"filters": 2, "kernel_size": 2}, (1, 4, 4, 2)),
+    ("DepthwiseConv1D", {"kernel_size": 2}, (1, 4, 4, 2)),
+    ("MaxPooling3D", {}, (1, 4, 4, 2)),
+    ("Cropping3D", {}, (1, 4, 4, 2)),
+    ("ConvLSTM2D", {"filters": 2, "kernel_size": 2}, (1, 3, 4, 2)),
+)
+WRONG_RANK_NAMES = (
+    "keras:layers.Conv3D",
+    "keras:layers.DepthwiseConv1D",
+    "keras:layers.MaxPooling3D",
+    "keras:layers.Cropping3D",
+    "keras:layers.ConvLSTM2D",
+)
+
+
+@pytest.mark.parametrize(("name", "kwargs", "shape"), WRONG_RANK)
+@same_as_tf(*WRONG_RANK_NAMES, edge=True, dialects=BOTH)
+def test_an_input_of_the_wrong_rank_raises(tf, name, kwargs, shape):
+    x = tf.constant(np.zeros(shape, dtype=np.float32))
+    return getattr(tf.keras.layers, name)(**kwargs)(x)

@@ -133,8 +133,13 @@ class _Separable(_Depthwise):
         depthwise_regularizer: Any = None,
         pointwise_regularizer: Any = None,
         bias_regularizer: Any = None,
+        *,
+        kernel_initializer: Any = None,
+        kernel_regularizer: Any = None,
         **kwargs: Any,
     ) -> None:
+        # kernel_initializer/kernel_regularizer: tf_keras's SeparableConv configs carry its base Conv's,
+        # which no weight uses there either (the kernels have their depthwise_/pointwise_ ones)
         super().__init__(
             kernel_size,
             strides,
