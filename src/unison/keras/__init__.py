@@ -17,6 +17,7 @@ from unison.keras import (
     constraints,
     datasets,
     distribution,
+    dtype_policies,
     initializers,
     layers,
     losses,
@@ -33,15 +34,28 @@ from unison.keras import (
     utils,
 )
 from unison.keras.backend.keras_tensor import KerasTensor
+from unison.keras.backend.scopes import device, name_scope, version
+from unison.keras.dtype_policies import DTypePolicy, FloatDTypePolicy
+from unison.keras.initializers import Initializer
 from unison.keras.layers import Input, Layer
 from unison.keras.losses import Loss
 from unison.keras.metrics import Metric
 from unison.keras.models.model import Model
 from unison.keras.models.sequential import Sequential
 from unison.keras.optimizers import Optimizer
+from unison.keras.quantizers import Quantizer
+from unison.keras.regularizers import Regularizer
 
 __all__ = [
+    "DTypePolicy",
+    "FloatDTypePolicy",
+    "Initializer",
     "Input",
+    "Quantizer",
+    "Regularizer",
+    "device",
+    "name_scope",
+    "version",
     "KerasTensor",
     "Layer",
     "Loss",
@@ -58,6 +72,7 @@ __all__ = [
     "constraints",
     "datasets",
     "distribution",
+    "dtype_policies",
     "initializers",
     "layers",
     "losses",
