@@ -85,3 +85,23 @@ def test_cosine_decay_restarts_with_longer_periods(tf):
     return _restarts(
         tf, {"initial_learning_rate": 0.5, "first_decay_steps": 3, "t_mul": 3.0, "m_mul": 0.9, "alpha": 0.2}
     )
+
+
+KERAS2_EXPERIMENTAL_NAMES = ("tf_keras:experimental.CosineDecay", "tf_keras:experimental.CosineDecayRestarts")
+
+
+@same_as_tf(*KERAS2_EXPERIMENTAL_NAMES, dialects=("tf_keras",), rtol=1e-5, atol=1e-7)
+def test_keras2_experimental_schedules(tf):
+    e = tf.keras.experimental
+    decay, restarts = e.CosineDecay(0.1, decay_steps=8, alpha=0.1), e.CosineDecayRestarts(0.1, first_decay_steps=3)
+    return [float(np.asarray(decay(k))) for k in range(0, 12, 2)], [
+        float(np.asarray(restarts(k))) for k in range(0, 12, 2)
+    ]
+
+
+@same_as_tf(*KERAS2_EXPERIMENTAL_NAMES, edge=True, dialects=("tf_keras",), rtol=1e-5, atol=1e-7)
+def test_keras2_experimental_schedules_past_the_end(tf):
+    e = tf.keras.experimental
+    decay = e.CosineDecay(0.1, decay_steps=2)
+    restarts = e.CosineDecayRestarts(0.1, first_decay_steps=2, t_mul=1.0, m_mul=0.5, alpha=0.5)
+    return [float(np.asarray(decay(k))) for k in (2, 5, 100)], [float(np.asarray(restarts(k))) for k in (2, 5, 9)]
