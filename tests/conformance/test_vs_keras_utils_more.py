@@ -48,7 +48,12 @@ def test_interactive_logging_off_keeps_fit_quiet_and_working(tf):
     return state, len(history.history["loss"])
 
 
-OBJECT_NAMES = ("keras:utils.serialize_keras_object", "keras:utils.deserialize_keras_object")
+OBJECT_NAMES = (
+    "keras:utils.serialize_keras_object",
+    "keras:utils.deserialize_keras_object",
+    "keras:saving.serialize_keras_object",
+    "keras:saving.deserialize_keras_object",
+)
 
 
 @pytest.mark.parametrize("kind", ["initializer", "regularizer", "loss"])
@@ -62,6 +67,8 @@ def test_object_serialization(tf, kind):
     }[kind]
     data = k.utils.serialize_keras_object(obj)
     back = k.utils.deserialize_keras_object(data)
+    again = k.saving.deserialize_keras_object(k.saving.serialize_keras_object(obj))
+    assert type(again) is type(back)
     w = tf.constant(np.array([[1.0, -2.0], [0.5, 0.0]], np.float32))
     if kind == "initializer":
         value = back((2, 2))
@@ -229,3 +236,40 @@ def test_mean_relative_error_with_a_zero_normalizer(tf):
     m = tf.keras.metrics.MeanRelativeError(normalizer=[0.0, 2.0])
     m.update_state(tf.constant([1.0, 1.0]), tf.constant([3.0, 5.0]))
     return m.result()
+
+
+WEIGHTS_NAMES = ("keras:saving.save_weights", "keras:saving.load_weights")
+
+
+def _weights_roundtrip(tf, skip_mismatch):
+    import os
+    import tempfile
+
+    def build(units):
+        model = tf.keras.Sequential(
+            [tf.keras.Input((3,)), tf.keras.layers.Dense(units, kernel_initializer="glorot_uniform")]
+        )
+        return model
+
+    source, target = build(2), build(2)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "w.weights.h5")
+        tf.keras.saving.save_weights(source, path)
+        tf.keras.saving.load_weights(target, path, skip_mismatch=skip_mismatch)
+        return bool(np.allclose(np.asarray(source(x)), np.asarray(target(x)))), sorted(os.listdir(folder))
+
+
+@same_as_tf(*WEIGHTS_NAMES)
+def test_save_and_load_weights(tf):
+    return _weights_roundtrip(tf, False)
+
+
+@same_as_tf(*WEIGHTS_NAMES, edge=True)
+def test_save_and_load_weights_refuse_another_file_name(tf):
+    import os
+    import tempfile
+
+    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])
+    with tempfile.TemporaryDirectory() as folder:
+        tf.keras.saving.save_weights(model, os.path.join(folder, "w.h5"))
