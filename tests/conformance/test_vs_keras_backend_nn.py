@@ -349,3 +349,31 @@ def test_gradients_need_a_graph(tf):
     K = tf.keras.backend
     v = K.variable(np.ones(2, np.float32))
     return K.gradients(K.sum(v * v), [v])
+
+
+LOCAL_NAMES = ("tf_keras:backend.local_conv1d", "tf_keras:backend.local_conv2d")
+
+
+def _local(tf, fmt):
+    K = tf.keras.backend
+    r = np.random.default_rng(1)
+    x1 = r.standard_normal((2, 7, 3)).astype(np.float32)
+    k1 = r.standard_normal((3, 3 * 3, 4)).astype(np.float32)  # output_length 3, kernel 3, stride 2
+    x2 = r.standard_normal((2, 5, 5, 2)).astype(np.float32)
+    k2 = r.standard_normal((4, 2 * 2 * 2, 3)).astype(np.float32)  # 2x2 outputs, 2x2 kernel, stride 2
+    if fmt == "channels_first":
+        x1, x2 = x1.transpose(0, 2, 1).copy(), x2.transpose(0, 3, 1, 2).copy()
+    return (
+        K.local_conv1d(tf.constant(x1), tf.constant(k1), (3,), (2,), data_format=fmt),
+        K.local_conv2d(tf.constant(x2), tf.constant(k2), (2, 2), (2, 2), (2, 2), data_format=fmt),
+    )
+
+
+@same_as_tf(*LOCAL_NAMES, dialects=KERAS2, rtol=1e-5, atol=1e-5)
+def test_local_conv(tf):
+    return _local(tf, "channels_last")
+
+
+@same_as_tf(*LOCAL_NAMES, edge=True, dialects=KERAS2, rtol=1e-5, atol=1e-5)
+def test_local_conv_channels_first(tf):
+    return _local(tf, "channels_first")

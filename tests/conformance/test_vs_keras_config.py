@@ -158,7 +158,14 @@ def test_fit_caps_above_the_request_change_nothing(tf):
     return _fit_with_caps(tf, 50, None)
 
 
-@same_as_tf("keras:config.backend")
+@same_as_tf("keras:config.backend", "keras:backend.backend")
 def test_backend_name(tf):
     name = tf.keras.config.backend()
     return name == tf.keras.backend.backend(), name in ("tensorflow", "torch", "jax", "numpy", "openvino")
+
+
+@same_as_tf("keras:config.backend", "keras:backend.backend", edge=True)
+def test_backend_name_survives_clear_session(tf):
+    tf.keras.backend.clear_session()
+    name = tf.keras.config.backend()
+    return name == tf.keras.backend.backend(), isinstance(name, str) and name.islower()

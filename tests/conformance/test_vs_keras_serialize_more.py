@@ -203,3 +203,25 @@ def test_metric_spellings_of_focal_losses_keras3_from_logits(tf):
     return M.binary_focal_crossentropy(y, logits, from_logits=True), M.categorical_focal_crossentropy(
         y, logits, from_logits=True
     )
+
+
+GCE_NAMES = ("keras:losses.CategoricalGeneralizedCrossEntropy", "keras:losses.categorical_generalized_cross_entropy")
+
+
+@pytest.mark.parametrize("q", [0.5, 0.1])
+@same_as_tf(*GCE_NAMES, rtol=1e-5, atol=1e-6)
+def test_generalized_cross_entropy(tf, q):
+    L = tf.keras.losses
+    ids = tf.constant(np.array([0, 3, 1]))
+    probs = tf.constant(P / P.sum(axis=1, keepdims=True))
+    return (
+        L.categorical_generalized_cross_entropy(ids, probs, q=q),
+        L.CategoricalGeneralizedCrossEntropy(q=q)(ids, probs),
+        L.CategoricalGeneralizedCrossEntropy(q=q, reduction="sum")(ids, probs),
+    )
+
+
+@pytest.mark.parametrize("q", [0.0, 1.0])
+@same_as_tf(*GCE_NAMES, edge=True)
+def test_generalized_cross_entropy_refuses_q_outside_the_interval(tf, q):
+    tf.keras.losses.CategoricalGeneralizedCrossEntropy(q=q)

@@ -17,6 +17,8 @@ from unison.keras import (
     constraints,
     datasets,
     distribution,
+    dtype_policies,
+    experimental,
     initializers,
     layers,
     losses,
@@ -34,16 +36,29 @@ from unison.keras import (
     utils,
 )
 from unison.keras.backend.keras_tensor import KerasTensor
+from unison.keras.backend.scopes import device, name_scope, version
+from unison.keras.dtype_policies import DTypePolicy, FloatDTypePolicy
+from unison.keras.initializers import Initializer
 from unison.keras.layers import Input, InputSpec, Layer
 from unison.keras.losses import Loss
 from unison.keras.metrics import Metric
 from unison.keras.models.model import Model
 from unison.keras.models.sequential import Sequential
 from unison.keras.optimizers import Optimizer
+from unison.keras.quantizers import Quantizer
+from unison.keras.regularizers import Regularizer
 
 __all__ = [
+    "DTypePolicy",
+    "FloatDTypePolicy",
+    "Initializer",
     "Input",
     "InputSpec",
+    "Quantizer",
+    "Regularizer",
+    "device",
+    "name_scope",
+    "version",
     "KerasTensor",
     "Layer",
     "Loss",
@@ -60,6 +75,8 @@ __all__ = [
     "constraints",
     "datasets",
     "distribution",
+    "dtype_policies",
+    "experimental",
     "initializers",
     "layers",
     "losses",

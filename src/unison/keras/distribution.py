@@ -44,6 +44,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterator, MutableMapping, Sequence
+from typing import Any
 
 import torch
 
@@ -58,6 +59,7 @@ __all__ = [
     "ModelParallel",
     "TensorLayout",
     "distribution",
+    "get_device_count",
     "list_devices",
     "set_distribution",
 ]
@@ -98,6 +100,11 @@ def _scope(value: DataParallel | ModelParallel) -> Iterator[DataParallel | Model
         yield value
     finally:
         _CURRENT[0] = previous
+
+
+def get_device_count(device_type: str | None = None) -> int:
+    """How many devices of ``device_type`` (``None``: the default kind) this process sees."""
+    return len(list_devices(device_type))
 
 
 def list_devices(device_type: str | None = None) -> list[str]:
@@ -198,9 +205,20 @@ class DataParallel:
     """
 
     def __init__(self, device_mesh: DeviceMesh | None = None, devices: Sequence[str] | None = None) -> None:
-        self.device_mesh = device_mesh  # None: every replica of the job
-        self.devices = list(devices) if devices is not None else None
-        self.batch_dim_name = device_mesh.axis_names[0] if device_mesh is not None else "batch"
+        if device_mesh is None:  # as Keras: one "batch" axis over the given (or all local) devices
+            listed = list(devices) if devices is not None else list_devices()
+            device_mesh = DeviceMesh((len(listed),), ("batch",), listed)
+        self.device_mesh = device_mesh
+        self.devices = list(devices) if devices is not None else device_mesh.devices
+        self.batch_dim_name = device_mesh.axis_names[0]
+
+    def get_data_layout(self, data_shape: Sequence[int]) -> TensorLayout:
+        """The layout of an input batch: its first dimension split over the batch axis."""
+        return TensorLayout((self.batch_dim_name,) + (None,) * (len(data_shape) - 1), self.device_mesh)
+
+    def get_variable_layout(self, variable: Any) -> TensorLayout:
+        """Variables are replicated: every dimension whole."""
+        return TensorLayout((None,) * len(tuple(variable.shape)), self.device_mesh)
 
     def scope(self) -> contextlib.AbstractContextManager[DataParallel | ModelParallel]:
         """The distribution of the block (Keras 3's ``with distribution.scope():``)."""
@@ -242,6 +260,10 @@ class ModelParallel:
         self.layout_map = layout_map or LayoutMap(self.device_mesh)
         for key, layout in self.layout_map.items():
             self._split_dim(key, layout)  # validate before any process group is touched
+
+    def get_data_layout(self, data_shape: Sequence[int]) -> TensorLayout:
+        """The layout of an input batch: its first dimension split over the batch axis."""
+        return TensorLayout((self.batch_dim_name,) + (None,) * (len(data_shape) - 1), self.device_mesh)
 
     def _split_dim(self, key: str, layout: TensorLayout) -> int:
         named = [i for i, a in enumerate(layout.axes) if a is not None]

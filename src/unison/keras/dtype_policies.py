@@ -38,7 +38,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -50,8 +50,9 @@ _POLICIES: dict[str, tuple[str, str]] = {
     "mixed_float16": ("float16", "float32"),
     "bfloat16": ("bfloat16", "bfloat16"),
     "float16": ("float16", "float16"),
+    "float64": ("float64", "float64"),
 }
-_TORCH = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+_TORCH = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16, "float64": torch.float64}
 
 
 # Input dtypes the float32 policy leaves as they are (its cast touches other floats only).
@@ -73,7 +74,11 @@ class Policy:
     def __init__(self, name: str) -> None:
         if isinstance(name, torch.dtype):
             name = str(name).replace("torch.", "")
-        if not isinstance(name, str) or name not in _POLICIES:
+        if not isinstance(name, str):
+            raise TypeError(
+                f"'name' must be a string, such as 'mixed_float16'. Received: name={name!r} (of type {type(name)})"
+            )
+        if name not in _POLICIES:
             raise ValueError(
                 f"Cannot convert {name!r} to a mixed precision policy. Expected one of: "
                 f"{format_choices(list(_POLICIES))}. Received: name={name!r}"
@@ -120,6 +125,19 @@ class Policy:
             cast._keras_mask = mask  # type: ignore[attr-defined]  # a padding mask survives the cast
         return cast
 
+    @property
+    def quantization_mode(self) -> str | None:
+        """``None``: float policies do not quantize."""
+        return None
+
+    def get_config(self) -> dict[str, Any]:
+        """``{"name": ...}`` (Keras's ``DTypePolicy.get_config``)."""
+        return {"name": self.name}
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Policy:
+        return cls(**config)
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Policy) and other.name == self.name
 
@@ -131,6 +149,41 @@ class Policy:
 
 
 DTypePolicy = Policy
+
+
+class FloatDTypePolicy(Policy):
+    """Keras 3's name for a float (not quantized) policy; a :class:`Policy` in every way."""
+
+
+def serialize(policy: Policy) -> dict[str, Any]:
+    """Keras's serialized form: ``{"module": "keras", "class_name": "DTypePolicy", "config": {"name": ...}, ...}``.
+
+    Example:
+        >>> serialize(Policy("mixed_float16"))["config"]
+        {'name': 'mixed_float16'}
+    """
+    if not isinstance(policy, Policy):
+        raise TypeError(f"serialize() takes a DTypePolicy. Received: {policy!r}")
+    name = "DTypePolicy" if type(policy) is Policy else type(policy).__name__
+    return {"module": "keras", "class_name": name, "config": policy.get_config(), "registered_name": None}
+
+
+def deserialize(config: Any, custom_objects: dict[str, Any] | None = None) -> Any:
+    """The policy :func:`serialize` described; a name comes back as it is (as in Keras).
+
+    Raises:
+        ValueError: an unknown policy class.
+    """
+    if isinstance(config, str):
+        return config
+    cls = {"DTypePolicy": Policy, "FloatDTypePolicy": FloatDTypePolicy, **(custom_objects or {})}.get(
+        str(config.get("class_name"))
+    )
+    if cls is None:
+        raise ValueError(
+            f"Unknown dtype policy class {config.get('class_name')!r}. Expected 'DTypePolicy' or 'FloatDTypePolicy'."
+        )
+    return cls.from_config(dict(config.get("config") or {}))
 
 
 class _Global:
@@ -147,7 +200,14 @@ def get(identifier: Any) -> Policy:
     """
     if isinstance(identifier, Policy):
         return identifier
-    return Policy(identifier)
+    if isinstance(identifier, dict):
+        return cast(Policy, deserialize(identifier))
+    if not isinstance(identifier, (str, torch.dtype)):
+        raise ValueError(
+            "Cannot interpret `dtype` argument. Expected a string or an instance of DTypePolicy. "
+            f"Received: dtype={identifier!r}"
+        )
+    return Policy(identifier)  # type: ignore[arg-type]  # a torch.dtype is converted by Policy
 
 
 def set_global_policy(policy: str | Policy | None) -> None:
@@ -271,9 +331,12 @@ class DTypePolicyMixin:
 __all__ = [
     "DTypePolicy",
     "DTypePolicyMixin",
+    "FloatDTypePolicy",
     "Policy",
+    "deserialize",
     "get",
     "global_policy",
     "policy_scope",
+    "serialize",
     "set_global_policy",
 ]

@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -50,6 +51,8 @@ __all__ = [
     "gradients",
     "in_top_k",
     "learning_phase_scope",
+    "local_conv1d",
+    "local_conv2d",
     "manual_variable_initialization",
     "map_fn",
     "moving_average_update",
@@ -688,3 +691,55 @@ def rnn(
     if not time_major:
         stacked = stacked.transpose(0, 1)
     return outputs[-1], stacked, states
+
+
+def _local_conv(
+    inputs: Any,
+    kernel: Any,
+    kernel_size: Sequence[int],
+    strides: Sequence[int],
+    output_shape: Sequence[int],
+    data_format: str | None,
+) -> Tensor:
+    """Keras 2's unshared convolution: each output position has its own ``(feature_dim, filters)`` kernel."""
+    fmt = _format(data_format)
+    x = float_of(tensor(inputs))
+    k = tensor(kernel).to(x.dtype)
+    feature_dim, filters = k.shape[1], k.shape[-1]
+    ndims = len(output_shape)
+    patches = []
+    for position in itertools.product(*(range(int(n)) for n in output_shape)):
+        index: list[Any] = [slice(None)]
+        if fmt == "channels_first":
+            index.append(slice(None))
+        index.extend(slice(position[d] * strides[d], position[d] * strides[d] + kernel_size[d]) for d in range(ndims))
+        if fmt == "channels_last":
+            index.append(slice(None))
+        patches.append(x[tuple(index)].reshape(1, -1, feature_dim))
+    stacked = torch.cat(patches, dim=0)  # (positions, batch, feature_dim)
+    out = torch.bmm(stacked, k.reshape(-1, feature_dim, filters))  # (positions, batch, filters)
+    out = out.reshape(*[int(n) for n in output_shape], -1, filters)
+    if fmt == "channels_first":
+        order = [ndims, ndims + 1, *range(ndims)]
+    else:
+        order = [ndims, *range(ndims), ndims + 1]
+    return out.permute(order)
+
+
+def local_conv1d(
+    inputs: Any, kernel: Any, kernel_size: Sequence[int], strides: Sequence[int], data_format: str | None = None
+) -> Tensor:
+    """``K.local_conv1d``: ``kernel`` is ``(output_length, kernel_size * input_dim, filters)``."""
+    return _local_conv(inputs, kernel, kernel_size, strides, (tensor(kernel).shape[0],), data_format)
+
+
+def local_conv2d(
+    inputs: Any,
+    kernel: Any,
+    kernel_size: Sequence[int],
+    strides: Sequence[int],
+    output_shape: Sequence[int],
+    data_format: str | None = None,
+) -> Tensor:
+    """``K.local_conv2d``: ``kernel`` is ``(out_rows * out_cols, kh * kw * channels, filters)``."""
+    return _local_conv(inputs, kernel, kernel_size, strides, tuple(output_shape), data_format)

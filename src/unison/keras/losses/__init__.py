@@ -41,7 +41,14 @@ from unison.keras.losses.loss import (
     sparse_categorical_crossentropy,
     squeeze_or_expand_to_same_rank,
 )
-from unison.keras.losses.overlap import Dice, Tversky, dice, tversky
+from unison.keras.losses.overlap import (
+    CategoricalGeneralizedCrossEntropy,
+    Dice,
+    Tversky,
+    categorical_generalized_cross_entropy,
+    dice,
+    tversky,
+)
 from unison.keras.losses.probabilistic import KLDivergence, Poisson, kl_divergence, poisson
 from unison.keras.losses.regression import (
     CosineSimilarity,
@@ -119,6 +126,7 @@ _EXTRA: tuple[type[Loss], ...] = (
     CategoricalHinge,
     Dice,
     Tversky,
+    CategoricalGeneralizedCrossEntropy,
 )
 _CLASSES += _EXTRA
 _REGISTRY.update({cls.__name__: cls for cls in _EXTRA})
@@ -177,8 +185,10 @@ __all__ += [
     "binary_focal_crossentropy",
     "CategoricalFocalCrossentropy",
     "categorical_focal_crossentropy",
+    "CategoricalGeneralizedCrossEntropy",
     "Dice",
     "Tversky",
+    "categorical_generalized_cross_entropy",
     "dice",
     "tversky",
 ]

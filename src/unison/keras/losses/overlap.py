@@ -1,4 +1,5 @@
-"""Keras 3's overlap losses for segmentation: ``Dice`` and ``Tversky`` (and their functions).
+"""Keras 3's overlap losses for segmentation, ``Dice`` and ``Tversky`` (and their functions), and its
+noise-robust ``CategoricalGeneralizedCrossEntropy``.
 
 ``dice = 1 - 2 * sum(y * p) / (sum(y) + sum(p) + epsilon)``; ``tversky = 1 - TP / (TP + alpha * FP +
 beta * FN + epsilon)`` with ``TP = sum(y * p)``, ``FP = sum((1 - p) * y)``, ``FN = sum(p * (1 - y))``
@@ -22,7 +23,14 @@ from unison.keras.losses.loss import LossFunctionWrapper
 from unison.keras.ops._config import epsilon
 from unison.keras.ops._convert import float_of, tensor
 
-__all__ = ["Dice", "Tversky", "dice", "tversky"]
+__all__ = [
+    "CategoricalGeneralizedCrossEntropy",
+    "Dice",
+    "Tversky",
+    "categorical_generalized_cross_entropy",
+    "dice",
+    "tversky",
+]
 
 
 def _sum(x: torch.Tensor, axis: Any) -> torch.Tensor:
@@ -76,3 +84,39 @@ class Tversky(LossFunctionWrapper):
     ) -> None:
         super().__init__(tversky, name=name, reduction=reduction, alpha=alpha, beta=beta, axis=axis)
         self.alpha, self.beta, self.axis = alpha, beta, axis
+
+
+def categorical_generalized_cross_entropy(y_true: Any, y_pred: Any, q: float) -> torch.Tensor:
+    """Keras 3's generalized cross entropy (noise-robust): ``(1 - p_true ** q) / q`` per example.
+
+    ``y_true`` holds integer class ids; ``y_pred`` probabilities over the last axis.
+
+    Example:
+        >>> round(categorical_generalized_cross_entropy(torch.tensor([1]), torch.tensor([[0.2, 0.8]]), 0.5).item(), 4)
+        0.2111
+    """
+    p = float_of(tensor(y_pred))
+    ids = tensor(y_true).long()
+    one_hot = torch.nn.functional.one_hot(ids, num_classes=p.shape[-1]).to(p.dtype)
+    prob = (p * one_hot).sum(dim=-1)
+    return (1 - torch.pow(prob, q)) / q
+
+
+class CategoricalGeneralizedCrossEntropy(LossFunctionWrapper):
+    """Keras ``CategoricalGeneralizedCrossEntropy(q=0.5)``: between cross entropy (q -> 0) and MAE (q = 1).
+
+    Raises:
+        ValueError: ``q`` outside ``(0, 1)``.
+    """
+
+    def __init__(
+        self,
+        q: float = 0.5,
+        reduction: str | None = "sum_over_batch_size",
+        name: str = "categorical_generalized_cross_entropy",
+        dtype: Any = None,
+    ) -> None:
+        if not 0 < q < 1:
+            raise ValueError(f"q must be in the interval (0, 1). Received: q={q!r}")
+        super().__init__(categorical_generalized_cross_entropy, name=name, reduction=reduction, q=q)
+        self.q = q

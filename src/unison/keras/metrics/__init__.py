@@ -399,6 +399,7 @@ from unison.keras.metrics.correlation import (  # noqa: E402
     concordance_correlation,
     pearson_correlation,
 )
+from unison.keras.metrics.regression import MeanRelativeError  # noqa: E402
 
 binary_focal_crossentropy = losses.binary_focal_crossentropy
 categorical_focal_crossentropy = losses.categorical_focal_crossentropy
@@ -407,6 +408,7 @@ kullback_leibler_divergence = losses.kl_divergence
 __all__ += ["deserialize", "serialize"]
 __all__ += [
     "ConcordanceCorrelation",
+    "MeanRelativeError",
     "PearsonCorrelation",
     "binary_focal_crossentropy",
     "categorical_focal_crossentropy",

@@ -17,13 +17,15 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import numpy as np
 import torch
 
 from unison.keras import losses
-from unison.keras.metrics.metric import MeanMetricWrapper, Metric, TensorLike, _as_tensors, _MeanState
+from unison.keras.metrics.metric import Mean, MeanMetricWrapper, Metric, TensorLike, _as_tensors, _MeanState
 from unison.ops.dtypes import as_torch
 
 __all__ = [
+    "MeanRelativeError",
     "cosine_similarity",
     "CosineSimilarity",
     "LogCoshError",
@@ -224,3 +226,31 @@ class MeanSquaredLogarithmicError(MeanMetricWrapper):
 
     def __init__(self, name: str = "mean_squared_logarithmic_error") -> None:
         super().__init__(losses.mean_squared_logarithmic_error, name=name)
+
+
+class MeanRelativeError(Mean):
+    """Keras 2's ``MeanRelativeError(normalizer)``: the mean of ``|y_pred - y_true| / normalizer`` (0 where it is 0).
+
+    Example:
+        >>> m = MeanRelativeError(normalizer=[1.0, 2.0])
+        >>> m.update_state(torch.tensor([1.0, 2.0]), torch.tensor([2.0, 6.0]))
+        >>> float(m.result())
+        1.5
+    """
+
+    def __init__(self, normalizer: Any, name: str | None = None, dtype: Any = None) -> None:
+        super().__init__(name or "mean_relative_error")
+        self.normalizer = torch.as_tensor(np.asarray(normalizer), dtype=torch.float32)
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:  # type: ignore[override]
+        t = as_torch(y_true).to(torch.float32)
+        p = as_torch(y_pred).to(torch.float32)
+        norm = self.normalizer.to(p.device)
+        error = (p - t).abs()
+        relative = torch.where(
+            norm == 0, torch.zeros_like(error), error / torch.where(norm == 0, torch.ones_like(norm), norm)
+        )
+        super().update_state(relative, sample_weight)
+
+    def get_config(self) -> dict[str, Any]:
+        return {"name": self.name, "normalizer": self.normalizer.tolist()}

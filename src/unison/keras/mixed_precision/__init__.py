@@ -21,6 +21,10 @@ from unison.keras.dtype_policies import (
 )
 from unison.keras.mixed_precision.loss_scale import LossScaleOptimizer
 
+# Keras 3's newer spellings of global_policy / set_global_policy
+dtype_policy = global_policy
+set_dtype_policy = set_global_policy
+
 __all__ = [
     "DTypePolicy",
     "DTypePolicyMixin",
@@ -28,6 +32,8 @@ __all__ = [
     "Policy",
     "get",
     "global_policy",
+    "dtype_policy",
     "policy_scope",
+    "set_dtype_policy",
     "set_global_policy",
 ]

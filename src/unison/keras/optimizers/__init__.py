@@ -27,7 +27,7 @@ from unison.errors import did_you_mean, format_choices
 
 # ``keras.optimizers.schedules`` and ``keras.optimizers.legacy`` (Keras 2's module name for the
 # same optimizers) are attributes of this package, as in Keras.
-from unison.keras.optimizers import legacy, schedules
+from unison.keras.optimizers import experimental, legacy, schedules
 from unison.keras.optimizers.adagrad import Adagrad
 from unison.keras.optimizers.adam import Adam, AdamW
 from unison.keras.optimizers.adaptive import Adadelta, Adamax, Ftrl, Lion, Nadam
@@ -111,7 +111,7 @@ def get(identifier: OptimizerLike) -> Optimizer:
     )
 
 
-__all__ += ["legacy", "schedules"]
+__all__ += ["experimental", "legacy", "schedules"]
 
 # saving_lib (below this package) rebuilds a compiled optimizer by its class name through this entry.
 register_namespace("optimizers", sys.modules[__name__], Optimizer, Optimizer)

@@ -17,17 +17,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import torch
 
 __all__ = [
     "CosineDecay",
+    "CosineDecayRestarts",
     "ExponentialDecay",
     "InverseTimeDecay",
     "LearningRateSchedule",
     "PiecewiseConstantDecay",
     "PolynomialDecay",
+    "deserialize",
     "serialize",
 ]
 
@@ -221,6 +223,69 @@ class PolynomialDecay(LearningRateSchedule):
             "cycle": self.cycle,
             "name": self.name,
         }
+
+
+class CosineDecayRestarts(LearningRateSchedule):
+    """Cosine decay with warm restarts (SGDR): each period is ``t_mul`` times longer and starts ``m_mul`` times lower.
+
+    Example:
+        >>> s = CosineDecayRestarts(1.0, first_decay_steps=10)
+        >>> round(s(5), 4), round(s(10), 4)
+        (0.5, 1.0)
+    """
+
+    def __init__(
+        self,
+        initial_learning_rate: float,
+        first_decay_steps: int,
+        t_mul: float = 2.0,
+        m_mul: float = 1.0,
+        alpha: float = 0.0,
+        name: str = "SGDRDecay",
+    ) -> None:
+        self.initial_learning_rate = float(initial_learning_rate)
+        self.first_decay_steps = _positive(first_decay_steps, "first_decay_steps", "CosineDecayRestarts")
+        self.t_mul, self.m_mul, self.alpha, self.name = float(t_mul), float(m_mul), float(alpha), name
+
+    def __call__(self, step: Any) -> float:
+        fraction = _step(step) / self.first_decay_steps
+        if self.t_mul != 1.0:  # geometric periods: find the restart the step falls in
+            i_restart = math.floor(math.log(1.0 - fraction * (1.0 - self.t_mul)) / math.log(self.t_mul))
+            sum_r = (1.0 - self.t_mul**i_restart) / (1.0 - self.t_mul)
+            fraction = (fraction - sum_r) / self.t_mul**i_restart
+        else:
+            i_restart = math.floor(fraction)
+            fraction -= i_restart
+        cosine = 0.5 * self.m_mul**i_restart * (1.0 + math.cos(math.pi * fraction))
+        return self.initial_learning_rate * ((1 - self.alpha) * cosine + self.alpha)
+
+    def get_config(self) -> dict[str, Any]:
+        return {
+            "initial_learning_rate": self.initial_learning_rate,
+            "first_decay_steps": self.first_decay_steps,
+            "t_mul": self.t_mul,
+            "m_mul": self.m_mul,
+            "alpha": self.alpha,
+            "name": self.name,
+        }
+
+
+def deserialize(config: dict[str, Any], custom_objects: dict[str, Any] | None = None) -> LearningRateSchedule:
+    """The schedule :func:`serialize` described.
+
+    Raises:
+        ValueError: an unknown schedule class.
+
+    Example:
+        >>> deserialize(serialize(ExponentialDecay(0.1, 10, 0.5)))(10)
+        0.05
+    """
+    name = str(config.get("class_name"))
+    known = {cls.__name__: cls for cls in LearningRateSchedule.__subclasses__()}
+    cls = (custom_objects or {}).get(name) or known.get(name)
+    if cls is None:
+        raise ValueError(f"Unknown learning rate schedule: {name!r}. Expected one of {sorted(known)}.")
+    return cast(LearningRateSchedule, cls(**dict(config.get("config") or {})))
 
 
 def serialize(schedule: LearningRateSchedule) -> dict[str, Any]:

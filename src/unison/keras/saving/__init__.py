@@ -57,10 +57,25 @@ __all__ = [
 
 
 def save_weights(model: Any, filepath: str, overwrite: bool = True, **kwargs: Any) -> None:
-    """``keras.saving.save_weights(model, filepath)``: ``model.save_weights(filepath)`` (``.weights.h5``)."""
+    """``keras.saving.save_weights(model, filepath)``: ``model.save_weights(filepath)`` in Keras 3's ``.weights.h5``.
+
+    Raises:
+        ValueError: a ``filepath`` that does not end in ``.weights.h5`` (Keras 3's rule for this function).
+    """
+    if not str(filepath).endswith(".weights.h5"):
+        raise ValueError(f"The filename must end in `.weights.h5`. Received: filepath={filepath}")
     model.save_weights(filepath, overwrite=overwrite, **kwargs)
 
 
 def load_weights(model: Any, filepath: str, skip_mismatch: bool = False, **kwargs: Any) -> None:
-    """``keras.saving.load_weights(model, filepath)``: ``model.load_weights(filepath)``."""
-    model.load_weights(filepath, skip_mismatch=skip_mismatch, **kwargs)
+    """``keras.saving.load_weights(model, filepath)``: ``model.load_weights(filepath)``.
+
+    Raises:
+        ValueError: ``skip_mismatch=True`` (unison loads every weight or none).
+    """
+    if skip_mismatch:
+        raise ValueError(
+            "keras.saving.load_weights(skip_mismatch=True) is not supported: unison checks every weight against "
+            "the model and loads all or none. Build the model with the saved shapes, then load."
+        )
+    model.load_weights(filepath, **kwargs)

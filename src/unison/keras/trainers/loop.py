@@ -267,6 +267,8 @@ def fit(
                     if hooks:
                         want = logs_every and (step + 1) % logs_every == 0 and not steps.coordinated
                         cbs.on_train_batch_end(step, step_logs(model, steps) if want else None)
+                        if model.stop_training:  # as Keras: a batch callback (TerminateOnNaN) ends the epoch now
+                            break
             finally:
                 epoch_steps.close()  # a step that raised leaves no replica context entered
                 train_seconds += time.perf_counter() - started

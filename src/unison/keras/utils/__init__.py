@@ -21,7 +21,7 @@ from unison.keras.utils.io_utils import (
     is_interactive_logging_enabled,
 )
 from unison.keras.utils.model_visualization import model_to_dot, plot_model
-from unison.keras.utils.numerical import set_random_seed, to_categorical
+from unison.keras.utils.numerical import set_random_seed, to_categorical, to_ordinal, warmstart_embedding_matrix
 from unison.keras.utils.object_registration import (
     CustomObjectScope,
     custom_object_scope,
@@ -37,6 +37,9 @@ from unison.keras.utils.text_dataset import text_dataset_from_directory
 from unison.keras.utils.timeseries import timeseries_dataset_from_array
 
 __all__ = [
+    "to_ordinal",
+    "warmstart_embedding_matrix",
+    "standardize_dtype",
     "disable_interactive_logging",
     "enable_interactive_logging",
     "is_interactive_logging_enabled",
@@ -75,7 +78,7 @@ __all__ = [
 
 # Keras 3's keras.utils also offers these backend helpers; imported when first asked for (the
 # backend package imports modules of this one).
-_FROM_BACKEND = ("clear_session", "get_source_inputs", "is_keras_tensor")
+_FROM_BACKEND = ("clear_session", "get_source_inputs", "is_keras_tensor", "standardize_dtype")
 # Keras 2's keras.utils also offers the object (de)serializers of keras.saving (above this package)
 _FROM_SAVING = ("serialize_keras_object", "deserialize_keras_object")
 

@@ -260,7 +260,8 @@ def split_dataset(
     if shuffle:
         seed = seed if seed is not None else int(np.random.randint(1_000_000))
         rows = [rows[i] for i in np.random.RandomState(seed).permutation(len(rows))]
-    return _from_rows(rows[:left]), _from_rows(rows[left : left + right])
+    # as Keras: the right part is the last `right` rows (with both sizes given, rows between are left out)
+    return _from_rows(rows[:left]), _from_rows(rows[len(rows) - right :])
 
 
 def _from_rows(rows: list[Any]) -> Dataset:

@@ -65,3 +65,49 @@ def set_random_seed(seed: int) -> None:
 
 
 __all__ = ["set_random_seed", "to_categorical"]
+
+
+def to_ordinal(y: Any, num_classes: int | None = None, dtype: str = "float32") -> np.ndarray:
+    """Keras 2's ``to_ordinal``: class ``k`` of ``n`` as ``k`` ones then ``n - 1 - k`` zeros (ordinal regression).
+
+    Example:
+        >>> to_ordinal([0, 2, 1], num_classes=3).tolist()
+        [[0.0, 0.0], [1.0, 1.0], [1.0, 0.0]]
+    """
+    labels = np.array(y, dtype="int")
+    shape = labels.shape
+    if shape and shape[-1] == 1 and len(shape) > 1:
+        shape = tuple(shape[:-1])
+    labels = labels.reshape(-1)
+    if not num_classes:
+        num_classes = int(np.max(labels)) + 1 if labels.size else 1
+    ranks = np.arange(num_classes - 1)[None, :]
+    ordinal = (ranks < labels[:, None]).astype(dtype)
+    return ordinal.reshape(tuple(shape) + (num_classes - 1,))
+
+
+def warmstart_embedding_matrix(
+    base_vocabulary: Any, new_vocabulary: Any, base_embeddings: Any, new_embeddings_initializer: Any = "uniform"
+) -> torch.Tensor:
+    """Keras 2's ``warmstart_embedding_matrix``: rows of ``base_embeddings`` for the words both vocabularies
+    share, freshly initialised rows (``new_embeddings_initializer``) for the new words.
+
+    Example:
+        >>> m = warmstart_embedding_matrix(["a", "b"], ["b", "c"], np.array([[1.0], [2.0]], "float32"), "zeros")
+        >>> m.tolist()
+        [[2.0], [0.0]]
+    """
+    from unison.keras import initializers
+
+    base = torch.as_tensor(np.asarray(base_embeddings))
+    if base.dim() != 2:
+        raise ValueError(f"base_embeddings must be a 2-D matrix (vocabulary, dim). Received shape {tuple(base.shape)}")
+    words = [w.decode() if isinstance(w, bytes) else w for w in np.asarray(base_vocabulary).tolist()]
+    new_words = [w.decode() if isinstance(w, bytes) else w for w in np.asarray(new_vocabulary).tolist()]
+    out = torch.empty(len(new_words), base.shape[1], dtype=base.dtype)
+    initializers.get(new_embeddings_initializer)(out)
+    position = {word: i for i, word in enumerate(words)}
+    for index, word in enumerate(new_words):
+        if word in position:
+            out[index] = base[position[word]]
+    return out
