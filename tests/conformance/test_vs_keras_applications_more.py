@@ -31,6 +31,8 @@ STRUCTURES = (
     ("convnext", "ConvNeXtLarge", (32, 32, 3), {}),
     ("convnext", "ConvNeXtXLarge", (32, 32, 3), {}),
     *(("efficientnet_v2", f"EfficientNetV2{v}", (32, 32, 3), {}) for v in ("B0", "B1", "B2", "B3", "S", "M", "L")),
+    ("nasnet", "NASNetMobile", (32, 32, 3), {}),
+    ("nasnet", "NASNetLarge", (32, 32, 3), {}),
     # builders implemented before, untested until now
     ("densenet", "DenseNet201", (32, 32, 3), {}),
     ("efficientnet", "EfficientNetB1", (32, 32, 3), {}),
@@ -77,6 +79,10 @@ STRUCTURE_NAMES = (
     "keras:applications.efficientnet_v2.EfficientNetV2M",
     "keras:applications.EfficientNetV2L",
     "keras:applications.efficientnet_v2.EfficientNetV2L",
+    "keras:applications.NASNetMobile",
+    "keras:applications.nasnet.NASNetMobile",
+    "keras:applications.NASNetLarge",
+    "keras:applications.nasnet.NASNetLarge",
     "keras:applications.DenseNet201",
     "keras:applications.densenet.DenseNet201",
     "keras:applications.EfficientNetB1",
@@ -109,6 +115,7 @@ OUTPUTS = (
     ("convnext", "ConvNeXtTiny", (32, 32, 3), {}),
     ("efficientnet_v2", "EfficientNetV2B0", (32, 32, 3), {}),
     ("efficientnet_v2", "EfficientNetV2S", (32, 32, 3), {}),
+    ("nasnet", "NASNetMobile", (32, 32, 3), {}),
 )
 # (module, constructor, an input below its minimum size)
 TOO_SMALL = (
@@ -118,6 +125,8 @@ TOO_SMALL = (
     (None, "MobileNetV3Large", (32, 31, 3)),
     *(("convnext", f"ConvNeXt{size}", (31, 31, 3)) for size in ("Tiny", "Small", "Base", "Large", "XLarge")),
     *(("efficientnet_v2", f"EfficientNetV2{v}", (31, 31, 3)) for v in ("B0", "B1", "B2", "B3", "S", "M", "L")),
+    ("nasnet", "NASNetMobile", (31, 31, 3)),
+    ("nasnet", "NASNetLarge", (31, 31, 3)),
     ("densenet", "DenseNet201", (31, 31, 3)),
     *(("efficientnet", f"EfficientNetB{i}", (16, 16, 3)) for i in range(1, 8)),
     ("resnet_v2", "ResNet101V2", (31, 31, 3)),
@@ -155,6 +164,10 @@ TOO_SMALL_NAMES = (
     "keras:applications.efficientnet_v2.EfficientNetV2M",
     "keras:applications.EfficientNetV2L",
     "keras:applications.efficientnet_v2.EfficientNetV2L",
+    "keras:applications.NASNetMobile",
+    "keras:applications.nasnet.NASNetMobile",
+    "keras:applications.NASNetLarge",
+    "keras:applications.nasnet.NASNetLarge",
     "keras:applications.DenseNet201",
     "keras:applications.densenet.DenseNet201",
     "keras:applications.EfficientNetB1",
@@ -426,3 +439,26 @@ def test_keras2_application_refuses_a_too_small_input(tf, module, name, shape):
 @same_as_tf("tf_keras:Model", rtol=1e-3, atol=1e-4, dialects=("tf_keras",))
 def test_keras2_application_outputs(tf, module, name, shape, kwargs):
     return _predict(tf, module, name, shape, kwargs)
+
+
+KERAS2_PREPROCESS_MODULES = ("regnet", "resnet_rs")
+KERAS2_PREPROCESS_NAMES = (
+    "tf_keras:applications.regnet.preprocess_input",
+    "tf_keras:applications.resnet_rs.preprocess_input",
+)
+
+
+@pytest.mark.parametrize("module", KERAS2_PREPROCESS_MODULES)
+@same_as_tf(*KERAS2_PREPROCESS_NAMES, dialects=("tf_keras",))
+def test_keras2_preprocess_input(tf, module):
+    # these models rescale inside: the images come back as they went in
+    images = (np.arange(2 * 3 * 4 * 3, dtype="float32").reshape(2, 3, 4, 3) * 7.0) % 256.0
+    return getattr(tf.keras.applications, module).preprocess_input(images.copy())
+
+
+@pytest.mark.parametrize("module", KERAS2_PREPROCESS_MODULES)
+@same_as_tf(*KERAS2_PREPROCESS_NAMES, edge=True, dialects=("tf_keras",))
+def test_keras2_preprocess_input_of_integers(tf, module):
+    # integer pixels, one image without a batch axis: unchanged too, dtype included
+    image = np.arange(3 * 2 * 3, dtype="int32").reshape(3, 2, 3)
+    return getattr(tf.keras.applications, module).preprocess_input(image.copy())

@@ -26,6 +26,7 @@ from unison.keras.applications import (
     mobilenet,
     mobilenet_v2,
     mobilenet_v3,
+    nasnet,
     regnet,
     resnet,
     resnet50,
@@ -67,6 +68,7 @@ from unison.keras.applications.inception_v3 import InceptionV3
 from unison.keras.applications.mobilenet import MobileNet
 from unison.keras.applications.mobilenet_v2 import MobileNetV2
 from unison.keras.applications.mobilenet_v3 import MobileNetV3Large, MobileNetV3Small
+from unison.keras.applications.nasnet import NASNetLarge, NASNetMobile
 from unison.keras.applications.regnet import (
     RegNetX002,
     RegNetX004,
@@ -138,6 +140,8 @@ __all__ = [
     "MobileNetV2",
     "MobileNetV3Large",
     "MobileNetV3Small",
+    "NASNetLarge",
+    "NASNetMobile",
     "RegNetX002",
     "RegNetX004",
     "RegNetX006",
@@ -188,6 +192,7 @@ __all__ = [
     "mobilenet",
     "mobilenet_v2",
     "mobilenet_v3",
+    "nasnet",
     "regnet",
     "resnet",
     "resnet50",
