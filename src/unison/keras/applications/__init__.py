@@ -1,6 +1,7 @@
 """``keras.applications``: the image-classification architectures Keras ships, built from unison's layers.
 
-Each builder makes a functional ``keras.Model`` with Keras 3's architecture, layer names,
+Each builder makes a functional ``keras.Model`` with Keras 3's architecture (RegNet and ResNetRS,
+which only Keras 2 ships: Keras 2's), layer names,
 parameter counts and arguments (``include_top``, ``weights``, ``input_tensor``, ``input_shape``,
 ``pooling``, ``classes``, ``classifier_activation``). ``weights=None`` initialises randomly;
 ``weights="imagenet"`` reads Keras's pretrained file from Keras's cache (``~/.keras/models/``,
