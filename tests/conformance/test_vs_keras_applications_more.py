@@ -4,7 +4,8 @@ Each family's small variant is built with ``weights=None`` on unison and on Kera
 top, and compared on its parameter count, the shapes of its weights in ``model.weights`` order,
 the names of its layers that hold weights (Keras 3's names; Keras 2-only families: Keras 2's) and
 its output shape; ``test_*_outputs`` loads the same arrays (``set_weights``) into both and
-compares predictions. The big variants of each family are compared on structure only (their
+compares predictions, and ``test_*_from_one_weights_file`` builds both from one weights file
+(unison writes it, Keras reads it). The big variants of each family are compared on structure only (their
 numbers are the small variant's blocks, repeated and widened), and every builder's edge case is
 an input below the family's minimum size, which both refuse with the same error class.
 """
@@ -463,3 +464,39 @@ def test_keras2_preprocess_input_of_integers(tf, module):
     # integer pixels, one image without a batch axis: unchanged too, dtype included
     image = np.arange(3 * 2 * 3, dtype="int32").reshape(3, 2, 3)
     return getattr(tf.keras.applications, module).preprocess_input(image.copy())
+
+
+# constructors whose predictions are compared from one weights file: unison writes it (Keras 3's
+# .weights.h5 for Keras 3, Keras 2's HDF5 .h5 for Keras 2), then both sides build from it
+FROM_FILE = ("MobileNetV3Small", "EfficientNetV2B0")
+KERAS2_FROM_FILE = ("RegNetY002", "ResNetRS50")
+
+
+def _from_one_file(tf, name: str, suffix: str):
+    import os
+    import tempfile
+
+    path = os.path.join(tempfile.gettempdir(), f"unison_conformance_{name}{suffix}")
+    apps = tf.keras.applications
+    if type(tf).__name__ != "_KerasDialect":
+        # unison's side runs first: it writes the file both sides then build the model from
+        model = getattr(apps, name)(weights=None, include_top=False, input_shape=(32, 32, 3), pooling="avg")
+        model.set_weights(_same_arrays([tuple(w.shape) for w in model.get_weights()]))
+        model.save_weights(path)
+    model = getattr(apps, name)(weights=path, include_top=False, input_shape=(32, 32, 3), pooling="avg")
+    images = (np.arange(2 * 32 * 32 * 3, dtype="float32").reshape(2, 32, 32, 3) % 255.0).astype("float32")
+    return model.predict(images, verbose=0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", FROM_FILE)
+@same_as_tf("keras:Model", rtol=1e-3, atol=1e-4, dialects=("keras",))
+def test_application_from_one_weights_file(tf, name):
+    return _from_one_file(tf, name, ".weights.h5")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", KERAS2_FROM_FILE)
+@same_as_tf("tf_keras:Model", rtol=1e-3, atol=1e-4, dialects=("tf_keras",))
+def test_keras2_application_from_one_weights_file(tf, name):
+    return _from_one_file(tf, name, ".h5")
