@@ -143,6 +143,7 @@ PREPROCESS_MODULES = (
     "mobilenet",
     "mobilenet_v2",
     "mobilenet_v3",
+    "nasnet",
     "resnet",
     "resnet50",
     "resnet_v2",
@@ -162,6 +163,7 @@ PREPROCESS_NAMES = (
     "keras:applications.mobilenet.preprocess_input",
     "keras:applications.mobilenet_v2.preprocess_input",
     "keras:applications.mobilenet_v3.preprocess_input",
+    "keras:applications.nasnet.preprocess_input",
     "keras:applications.resnet.preprocess_input",
     "keras:applications.resnet50.preprocess_input",
     "keras:applications.resnet_v2.preprocess_input",
@@ -193,3 +195,33 @@ def test_preprocess_input_of_one_image(tf, module):
     # one image without a batch axis, float64 values: each module keeps the rank
     image = (np.arange(3 * 2 * 3, dtype="float32").reshape(3, 2, 3) * 13.0) % 256.0
     return getattr(tf.keras.applications, module).preprocess_input(image.copy())
+
+
+DECODE_NAMES = (
+    "keras:applications.convnext.decode_predictions",
+    "keras:applications.densenet.decode_predictions",
+    "keras:applications.efficientnet.decode_predictions",
+    "keras:applications.efficientnet_v2.decode_predictions",
+    "keras:applications.imagenet_utils.decode_predictions",
+    "keras:applications.inception_resnet_v2.decode_predictions",
+    "keras:applications.inception_v3.decode_predictions",
+    "keras:applications.mobilenet.decode_predictions",
+    "keras:applications.mobilenet_v2.decode_predictions",
+    "keras:applications.mobilenet_v3.decode_predictions",
+    "keras:applications.nasnet.decode_predictions",
+    "keras:applications.resnet.decode_predictions",
+    "keras:applications.resnet50.decode_predictions",
+    "keras:applications.resnet_v2.decode_predictions",
+    "keras:applications.vgg16.decode_predictions",
+    "keras:applications.vgg19.decode_predictions",
+    "keras:applications.xception.decode_predictions",
+)
+
+
+@pytest.mark.parametrize("module", PREPROCESS_MODULES)
+@same_as_tf(*DECODE_NAMES, edge=True, dialects=BOTH)
+def test_decode_predictions_refuses_a_non_imagenet_shape(tf, module):
+    # predictions of 10 classes, not ImageNet's 1000: refused before the class index is read
+    # (the ordinary case needs ImageNet's class index file, which this machine has not)
+    assert DECODE_NAMES == tuple(f"keras:applications.{m}.decode_predictions" for m in PREPROCESS_MODULES)
+    return getattr(tf.keras.applications, module).decode_predictions(np.full((2, 10), 0.1, dtype="float32"))

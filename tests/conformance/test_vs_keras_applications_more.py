@@ -4,7 +4,8 @@ Each family's small variant is built with ``weights=None`` on unison and on Kera
 top, and compared on its parameter count, the shapes of its weights in ``model.weights`` order,
 the names of its layers that hold weights (Keras 3's names; Keras 2-only families: Keras 2's) and
 its output shape; ``test_*_outputs`` loads the same arrays (``set_weights``) into both and
-compares predictions. The big variants of each family are compared on structure only (their
+compares predictions, and ``test_*_from_one_weights_file`` builds both from one weights file
+(unison writes it, Keras reads it). The big variants of each family are compared on structure only (their
 numbers are the small variant's blocks, repeated and widened), and every builder's edge case is
 an input below the family's minimum size, which both refuse with the same error class.
 """
@@ -31,6 +32,8 @@ STRUCTURES = (
     ("convnext", "ConvNeXtLarge", (32, 32, 3), {}),
     ("convnext", "ConvNeXtXLarge", (32, 32, 3), {}),
     *(("efficientnet_v2", f"EfficientNetV2{v}", (32, 32, 3), {}) for v in ("B0", "B1", "B2", "B3", "S", "M", "L")),
+    ("nasnet", "NASNetMobile", (32, 32, 3), {}),
+    ("nasnet", "NASNetLarge", (32, 32, 3), {}),
     # builders implemented before, untested until now
     ("densenet", "DenseNet201", (32, 32, 3), {}),
     ("efficientnet", "EfficientNetB1", (32, 32, 3), {}),
@@ -77,6 +80,10 @@ STRUCTURE_NAMES = (
     "keras:applications.efficientnet_v2.EfficientNetV2M",
     "keras:applications.EfficientNetV2L",
     "keras:applications.efficientnet_v2.EfficientNetV2L",
+    "keras:applications.NASNetMobile",
+    "keras:applications.nasnet.NASNetMobile",
+    "keras:applications.NASNetLarge",
+    "keras:applications.nasnet.NASNetLarge",
     "keras:applications.DenseNet201",
     "keras:applications.densenet.DenseNet201",
     "keras:applications.EfficientNetB1",
@@ -109,6 +116,7 @@ OUTPUTS = (
     ("convnext", "ConvNeXtTiny", (32, 32, 3), {}),
     ("efficientnet_v2", "EfficientNetV2B0", (32, 32, 3), {}),
     ("efficientnet_v2", "EfficientNetV2S", (32, 32, 3), {}),
+    ("nasnet", "NASNetMobile", (32, 32, 3), {}),
 )
 # (module, constructor, an input below its minimum size)
 TOO_SMALL = (
@@ -118,6 +126,8 @@ TOO_SMALL = (
     (None, "MobileNetV3Large", (32, 31, 3)),
     *(("convnext", f"ConvNeXt{size}", (31, 31, 3)) for size in ("Tiny", "Small", "Base", "Large", "XLarge")),
     *(("efficientnet_v2", f"EfficientNetV2{v}", (31, 31, 3)) for v in ("B0", "B1", "B2", "B3", "S", "M", "L")),
+    ("nasnet", "NASNetMobile", (31, 31, 3)),
+    ("nasnet", "NASNetLarge", (31, 31, 3)),
     ("densenet", "DenseNet201", (31, 31, 3)),
     *(("efficientnet", f"EfficientNetB{i}", (16, 16, 3)) for i in range(1, 8)),
     ("resnet_v2", "ResNet101V2", (31, 31, 3)),
@@ -155,6 +165,10 @@ TOO_SMALL_NAMES = (
     "keras:applications.efficientnet_v2.EfficientNetV2M",
     "keras:applications.EfficientNetV2L",
     "keras:applications.efficientnet_v2.EfficientNetV2L",
+    "keras:applications.NASNetMobile",
+    "keras:applications.nasnet.NASNetMobile",
+    "keras:applications.NASNetLarge",
+    "keras:applications.nasnet.NASNetLarge",
     "keras:applications.DenseNet201",
     "keras:applications.densenet.DenseNet201",
     "keras:applications.EfficientNetB1",
@@ -342,10 +356,11 @@ def test_name_tables_list_every_builder():
 
 def _layer_names(model, dialect: str, compared: str) -> list[str]:
     """Names of the layers with weights in the ``compared`` dialect (Keras's automatic names lose
-    their counter, which depends on what the process built before)."""
+    their counter, which depends on what the process built before; so does the number of Keras 2's
+    ResNetRS stems, ``stem_3_stem_conv_1``)."""
     if dialect != compared:
         return []
-    return [re.sub(r"_\d+$", "", layer.name) for layer in model.layers if layer.weights]
+    return [re.sub(r"^stem_\d+_", "stem_", re.sub(r"_\d+$", "", layer.name)) for layer in model.layers if layer.weights]
 
 
 def _structure(model, dialect: str, compared: str = "keras") -> dict:
@@ -426,3 +441,62 @@ def test_keras2_application_refuses_a_too_small_input(tf, module, name, shape):
 @same_as_tf("tf_keras:Model", rtol=1e-3, atol=1e-4, dialects=("tf_keras",))
 def test_keras2_application_outputs(tf, module, name, shape, kwargs):
     return _predict(tf, module, name, shape, kwargs)
+
+
+KERAS2_PREPROCESS_MODULES = ("regnet", "resnet_rs")
+KERAS2_PREPROCESS_NAMES = (
+    "tf_keras:applications.regnet.preprocess_input",
+    "tf_keras:applications.resnet_rs.preprocess_input",
+)
+
+
+@pytest.mark.parametrize("module", KERAS2_PREPROCESS_MODULES)
+@same_as_tf(*KERAS2_PREPROCESS_NAMES, dialects=("tf_keras",))
+def test_keras2_preprocess_input(tf, module):
+    # these models rescale inside: the images come back as they went in
+    images = (np.arange(2 * 3 * 4 * 3, dtype="float32").reshape(2, 3, 4, 3) * 7.0) % 256.0
+    return getattr(tf.keras.applications, module).preprocess_input(images.copy())
+
+
+@pytest.mark.parametrize("module", KERAS2_PREPROCESS_MODULES)
+@same_as_tf(*KERAS2_PREPROCESS_NAMES, edge=True, dialects=("tf_keras",))
+def test_keras2_preprocess_input_of_integers(tf, module):
+    # integer pixels, one image without a batch axis: unchanged too, dtype included
+    image = np.arange(3 * 2 * 3, dtype="int32").reshape(3, 2, 3)
+    return getattr(tf.keras.applications, module).preprocess_input(image.copy())
+
+
+# constructors whose predictions are compared from one weights file: unison writes it (Keras 3's
+# .weights.h5 for Keras 3, Keras 2's HDF5 .h5 for Keras 2), then both sides build from it
+FROM_FILE = ("MobileNetV3Small", "EfficientNetV2B0")
+KERAS2_FROM_FILE = ("RegNetY002", "ResNetRS50")
+
+
+def _from_one_file(tf, name: str, suffix: str):
+    import os
+    import tempfile
+
+    path = os.path.join(tempfile.gettempdir(), f"unison_conformance_{name}{suffix}")
+    apps = tf.keras.applications
+    if type(tf).__name__ != "_KerasDialect":
+        # unison's side runs first: it writes the file both sides then build the model from
+        model = getattr(apps, name)(weights=None, include_top=False, input_shape=(32, 32, 3), pooling="avg")
+        model.set_weights(_same_arrays([tuple(w.shape) for w in model.get_weights()]))
+        model.save_weights(path)
+    model = getattr(apps, name)(weights=path, include_top=False, input_shape=(32, 32, 3), pooling="avg")
+    images = (np.arange(2 * 32 * 32 * 3, dtype="float32").reshape(2, 32, 32, 3) % 255.0).astype("float32")
+    return model.predict(images, verbose=0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", FROM_FILE)
+@same_as_tf("keras:Model", rtol=1e-3, atol=1e-4, dialects=("keras",))
+def test_application_from_one_weights_file(tf, name):
+    return _from_one_file(tf, name, ".weights.h5")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", KERAS2_FROM_FILE)
+@same_as_tf("tf_keras:Model", rtol=1e-3, atol=1e-4, dialects=("tf_keras",))
+def test_keras2_application_from_one_weights_file(tf, name):
+    return _from_one_file(tf, name, ".h5")

@@ -1,6 +1,7 @@
 """``keras.applications``: the image-classification architectures Keras ships, built from unison's layers.
 
-Each builder makes a functional ``keras.Model`` with Keras 3's architecture, layer names,
+Each builder makes a functional ``keras.Model`` with Keras 3's architecture (RegNet and ResNetRS,
+which only Keras 2 ships: Keras 2's), layer names,
 parameter counts and arguments (``include_top``, ``weights``, ``input_tensor``, ``input_shape``,
 ``pooling``, ``classes``, ``classifier_activation``). ``weights=None`` initialises randomly;
 ``weights="imagenet"`` reads Keras's pretrained file from Keras's cache (``~/.keras/models/``,
@@ -26,6 +27,7 @@ from unison.keras.applications import (
     mobilenet,
     mobilenet_v2,
     mobilenet_v3,
+    nasnet,
     regnet,
     resnet,
     resnet50,
@@ -67,6 +69,7 @@ from unison.keras.applications.inception_v3 import InceptionV3
 from unison.keras.applications.mobilenet import MobileNet
 from unison.keras.applications.mobilenet_v2 import MobileNetV2
 from unison.keras.applications.mobilenet_v3 import MobileNetV3Large, MobileNetV3Small
+from unison.keras.applications.nasnet import NASNetLarge, NASNetMobile
 from unison.keras.applications.regnet import (
     RegNetX002,
     RegNetX004,
@@ -138,6 +141,8 @@ __all__ = [
     "MobileNetV2",
     "MobileNetV3Large",
     "MobileNetV3Small",
+    "NASNetLarge",
+    "NASNetMobile",
     "RegNetX002",
     "RegNetX004",
     "RegNetX006",
@@ -188,6 +193,7 @@ __all__ = [
     "mobilenet",
     "mobilenet_v2",
     "mobilenet_v3",
+    "nasnet",
     "regnet",
     "resnet",
     "resnet50",

@@ -63,9 +63,9 @@ def _block(inputs: Any, filters_in: int, filters_out: int, group_width: int, str
         skip = inputs
     x = _conv1x1(inputs, filters_out, f"{name}_conv_1x1_1")
     x = layers.ReLU(name=f"{name}_conv_1x1_1_relu")(_bn(x, f"{name}_conv_1x1_1_bn"))
-    x = _blocks.GroupedConv2D(
-        filters_out, 3, groups=filters_out // group_width, strides=stride, use_bias=False, name=f"{name}_conv_3x3"
-    )(x)
+    # a stage narrower than the group width is one group (Keras 2's Conv2D reads groups=0 as 1)
+    groups = max(filters_out // group_width, 1)
+    x = _blocks.GroupedConv2D(filters_out, 3, groups=groups, strides=stride, use_bias=False, name=f"{name}_conv_3x3")(x)
     x = layers.ReLU(name=f"{name}_conv_3x3_relu")(_bn(x, f"{name}_conv_3x3_bn"))
     if se:
         gate = layers.GlobalAveragePooling2D(keepdims=True, name=f"{name}_squeeze_and_excite_gap")(x)

@@ -1,6 +1,6 @@
 """``keras.applications.resnet_rs`` (Keras 2, ``tf_keras``): ResNetRS50 to ResNetRS420.
 
-Keras 2's architecture and names (``stem_1_stem_conv_1``, ``BlockGroup2__block_0__conv_1``,
+Keras 2's architecture and names (``stem_1_stem_conv_1``, its number counting the stems built, ``BlockGroup2__block_0__conv_1``,
 ``BlockGroup3__block_0__projection_conv``, ``..._se_se_reduce``): ResNet-D bottleneck blocks with
 squeeze-and-excitation, a 3-convolution stem, average-pooled projections, batch normalisation
 with momentum 0 and epsilon 1e-5. With ``include_preprocessing=True`` (the default) the model
@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from unison.keras import initializers, layers
@@ -34,6 +35,7 @@ _VARIANTS = {
 _MEAN = (0.485, 0.456, 0.406)
 _VARIANCE = (0.229**2, 0.224**2, 0.225**2)
 _BN_MOMENTUM, _BN_EPSILON = 0.0, 1e-5
+_STEMS = itertools.count(1)  # Keras 2 names each stem by a process-wide counter ("stem_1_stem_conv_1")
 
 
 def _conv_init() -> Any:
@@ -117,9 +119,10 @@ def ResNetRS(
     if include_preprocessing and int(x.shape[-1]) == 3:
         x = layers.Rescaling(scale=1.0 / 255)(x)
         x = _blocks.FixedNormalization(_MEAN, _VARIANCE)(x)
+    stem = f"stem_{next(_STEMS)}"
     for k, (filters, strides) in enumerate(((32, 2), (32, 1), (64, 1), (64, 2)), start=1):
-        x = _conv_fixed_padding(x, filters, 3, strides, f"stem_1_stem_conv_{k}")
-        x = layers.Activation("relu", name=f"stem_1_stem_act_{k}")(_bn(x, f"stem_1_stem_batch_norm_{k}"))
+        x = _conv_fixed_padding(x, filters, 3, strides, f"{stem}_stem_conv_{k}")
+        x = layers.Activation("relu", name=f"{stem}_stem_act_{k}")(_bn(x, f"{stem}_stem_batch_norm_{k}"))
     for i, (filters, repeats) in enumerate(groups):
         survival = drop_connect_rate * (i + 2) / (len(groups) + 1)
         strides = 1 if i == 0 else 2
