@@ -6,7 +6,8 @@ dimension of 1 broadcasts); their output mask is the AND of the inputs' masks. `
 needs equal shapes except on ``axis``.
 
 Example:
-    >>> import torch
+    >>> import numpy as np
+import torch
     >>> Add()([torch.ones(2, 3), torch.ones(2, 3)]).sum().item()
     12.0
     >>> tuple(Concatenate(axis=-1)([torch.ones(2, 3), torch.ones(2, 4)]).shape)
@@ -19,6 +20,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
 from unison.keras.layers.masking import MaskedLayer
@@ -60,8 +62,10 @@ class Merge(MaskedLayer):
     def call(self, inputs: list[torch.Tensor], mask: Any = None, training: bool = False) -> torch.Tensor:  # type: ignore[override]
         shapes = [tuple(x.shape) for x in inputs]
         try:
-            torch.broadcast_shapes(*shapes)
-        except RuntimeError:
+            # numpy's check: torch.broadcast_shapes goes through torch._refs, which imports sympy
+            # on first use (about 1 s) and costs more per call in every Add of every step
+            np.broadcast_shapes(*shapes)
+        except ValueError:
             raise ValueError(
                 f"Inputs of layer '{self.name}' have incompatible shapes. Received: "
                 f"shapes={shapes}; element-wise merges need equal shapes (or 1 to broadcast)."
