@@ -6,8 +6,7 @@ dimension of 1 broadcasts); their output mask is the AND of the inputs' masks. `
 needs equal shapes except on ``axis``.
 
 Example:
-    >>> import numpy as np
-import torch
+    >>> import torch
     >>> Add()([torch.ones(2, 3), torch.ones(2, 3)]).sum().item()
     12.0
     >>> tuple(Concatenate(axis=-1)([torch.ones(2, 3), torch.ones(2, 4)]).shape)
