@@ -99,8 +99,11 @@ class _NadamRule(_RuleOptimizer):
     def _update(self, p: torch.Tensor, g: torch.Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         b1, b2, eps = group["beta_1"], group["beta_2"], group["eps"]
         t = state["step"]
-        u_t = b1 * (1.0 - 0.5 * 0.96**t)
-        u_next = b1 * (1.0 - 0.5 * 0.96 ** (t + 1))
+        # Keras 3's schedule is 0.96**t; Keras 2's legacy Nadam raises 0.96 to (decay * t), with
+        # its `decay` argument (0 by default, so a constant u = b1/2): `schedule_scale` is that factor
+        k = group.get("schedule_scale", 1.0)
+        u_t = b1 * (1.0 - 0.5 * 0.96 ** (k * t))
+        u_next = b1 * (1.0 - 0.5 * 0.96 ** (k * (t + 1)))
         # Keras keeps the product of the u's in one variable (u_product); here per parameter,
         # the same number since every parameter steps every time.
         product = state.get("u_product", 1.0) * u_t
