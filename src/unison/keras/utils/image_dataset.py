@@ -24,7 +24,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -182,7 +182,7 @@ def load_image(
     """
     from unison.keras.utils.image_utils import _COLOR_MODES, _pil, crop_to_aspect, resize_images
 
-    x = _decode_rgb_jpeg(path) if color_mode == "rgb" else None
+    x = _decode_like_tf(path, _CHANNELS[color_mode])
     if x is None:
         try:
             with _pil().open(path) as img:
@@ -205,21 +205,26 @@ def load_image(
     return torch.as_tensor(resize_images(x, height, width, interpolation))[0].to(torch.float32)
 
 
-def _decode_rgb_jpeg(path: str) -> torch.Tensor | None:
-    """An RGB JPEG as float32 ``(h, w, 3)`` through TF's own decoder arithmetic (``tf.io.decode_jpeg``,
-    libjpeg-turbo when simplejpeg is installed), as Keras reads it on TensorFlow; None for other files."""
+def _decode_like_tf(path: str, channels: int) -> torch.Tensor | None:
+    """A JPEG or PNG as float32 ``(h, w, channels)`` through TF's own decoder arithmetic
+    (``tf.io.decode_image(channels=...)``, as Keras reads it on TensorFlow: libjpeg-turbo's
+    grayscale plane, libpng's fixed-point RGB -> gray); None for other files (Pillow reads them)."""
     from unison.errors import InvalidArgumentError
-    from unison.ops.image_codecs import decode_jpeg
+    from unison.ops.image_codecs import decode_jpeg, decode_png
 
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError as exc:
         raise ValueError(f"Could not read the image {path!r}: {exc}. Remove the file or fix it.") from None
-    if not data.startswith(b"\xff\xd8\xff"):
+    if data.startswith(b"\xff\xd8\xff") and channels in (1, 3):
+        decode: Callable[..., torch.Tensor] = decode_jpeg
+    elif data.startswith(b"\x89PNG\r\n\x1a\n"):
+        decode = decode_png
+    else:
         return None
     try:
-        return decode_jpeg(data, channels=3).to(torch.float32)
+        return decode(data, channels=channels).to(torch.float32)
     except InvalidArgumentError as exc:
         raise ValueError(f"Could not decode the image {path!r}: {exc}. Remove the file or fix it.") from None
 
