@@ -61,10 +61,13 @@ class Merge(MaskedLayer):
     def call(self, inputs: list[torch.Tensor], mask: Any = None, training: bool = False) -> torch.Tensor:  # type: ignore[override]
         shapes = [tuple(x.shape) for x in inputs]
         try:
-            # numpy's check: torch.broadcast_shapes goes through torch._refs, which imports sympy
-            # on first use (about 1 s) and costs more per call in every Add of every step
-            np.broadcast_shapes(*shapes)
-        except ValueError:
+            if all(type(d) is int for shape in shapes for d in shape):
+                # numpy's check: torch.broadcast_shapes goes through torch._refs, which imports
+                # sympy on first use (about 1 s) and costs more per call in every Add of every step
+                np.broadcast_shapes(*shapes)
+            else:  # symbolic sizes (torch.export, ONNX): numpy would fix the batch size to a number
+                torch.broadcast_shapes(*shapes)
+        except (ValueError, RuntimeError):
             raise ValueError(
                 f"Inputs of layer '{self.name}' have incompatible shapes. Received: "
                 f"shapes={shapes}; element-wise merges need equal shapes (or 1 to broadcast)."
