@@ -14,6 +14,7 @@ figure is steadier than wall time on a shared machine) and of wall time.
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import time
 from collections.abc import Callable
@@ -31,6 +32,11 @@ def conv2d_height_one(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torc
     """What it does now: the same memory as a channels_last ``(batch, channels, 1, steps)``."""
     y = F.conv2d(x.permute(0, 2, 1).unsqueeze(2), w.permute(2, 1, 0).unsqueeze(2), b, 1, (0, 1))
     return y.squeeze(2).permute(0, 2, 1)
+
+
+def _step(fn: Callable[..., torch.Tensor], *tensors: torch.Tensor) -> None:
+    *inputs, grad = tensors
+    fn(*inputs).backward(grad)
 
 
 def timed(fn: Callable[[], None], calls: int) -> tuple[float, float]:
@@ -60,7 +66,8 @@ def main() -> None:
         runs: dict[str, list[tuple[float, float]]] = {"conv1d": [], "conv2d": []}
         for _ in range(args.repeats):
             for name, fn in (("conv1d", conv1d_on_permuted), ("conv2d", conv2d_height_one)):
-                runs[name].append(timed(lambda fn=fn: fn(x, w, b).backward(grad), args.calls))
+                step = functools.partial(_step, fn, x, w, b, grad)
+                runs[name].append(timed(step, args.calls))
         cpu = {k: statistics.median(c for c, _ in v) for k, v in runs.items()}
         wall = {k: statistics.median(t for _, t in v) for k, v in runs.items()}
         print(
