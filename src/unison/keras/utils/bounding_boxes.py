@@ -52,9 +52,9 @@ def as_tensor(value: Any, dtype: torch.dtype | None = None) -> torch.Tensor:
     if isinstance(value, torch.Tensor):
         tensor = value
     elif hasattr(value, "numpy") and not isinstance(value, np.ndarray):
-        tensor = torch.as_tensor(np.asarray(value.numpy()))
+        tensor = torch.as_tensor(np.ascontiguousarray(value.numpy()))
     else:
-        tensor = torch.as_tensor(np.asarray(value))
+        tensor = torch.as_tensor(np.ascontiguousarray(value))  # a reversed view has negative strides
     return tensor if dtype is None else tensor.to(dtype)
 
 
