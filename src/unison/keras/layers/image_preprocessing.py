@@ -115,11 +115,16 @@ class ImagePreprocessingLayer(Layer):
         return out.squeeze(0)
 
     def call(self, data: Any, training: bool = True) -> Any:
+        if isinstance(data, dict) and "images" not in data:
+            raise ValueError(
+                f"Layer '{self.name}' takes images or a dict with an 'images' key (and optionally 'labels', "
+                f"'bounding_boxes', 'segmentation_masks'). Received a dict with keys {sorted(data)}"
+            )
+        batched = self._batched(data["images"] if isinstance(data, dict) else data)  # checked before any draw
         transformation = self.get_random_transformation(data, training=training)
         if not isinstance(data, dict):
-            return self._on_batch(self.transform_images, data, self._batched(data), transformation, training)
+            return self._on_batch(self.transform_images, data, batched, transformation, training)
         data = dict(data)
-        batched = self._batched(data["images"])
         data["images"] = self._on_batch(self.transform_images, data["images"], batched, transformation, training)
         if "bounding_boxes" in data:
             if not self.bounding_box_format:
