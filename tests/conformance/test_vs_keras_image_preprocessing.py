@@ -266,3 +266,34 @@ def test_layers_inside_a_dataset_map(tf):
     still = [_np(b) for b in ds.map(layers.RandomPerspective(factor=0.0)).batch(2)]
     mixed = [_np(b) for b in ds.map(layers.AugMix(chain_depth=0)).batch(2)]
     return clahe, still, mixed
+
+
+# ---------------------------------------------------------------------------------------------
+# what every random draw shares: the transformation's keys, outputs inside value_range
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs"),
+    [
+        ("AugMix", {"value_range": (30, 210), "factor": 0.8}),
+        ("RandAugment", {"value_range": (30, 210), "num_ops": 4, "factor": 0.9}),
+        ("RandomElasticTransform", {"value_range": (30, 210)}),
+        ("RandomPerspective", {"scale": 0.5}),
+    ],
+)
+@same_as_tf(
+    "keras:layers.AugMix",
+    "keras:layers.RandAugment",
+    "keras:layers.RandomElasticTransform",
+    "keras:layers.RandomPerspective",
+)
+def test_random_draws_stay_in_range_and_name_their_parts(tf, name, kwargs):
+    layer = getattr(tf.keras.layers, name)(seed=11, **kwargs)
+    x = tf.constant(np.clip(_IMAGES, 30, 210))
+    low, high = kwargs.get("value_range", (0, 255))
+    inside = []
+    for _ in range(3):
+        out = _np(layer(x))
+        inside.append(bool(out.min() >= low - 1e-3) and bool(out.max() <= high + 1e-3))
+    transformation = layer.get_random_transformation(x, training=True)
+    return inside, sorted(transformation), layer.get_random_transformation(x, training=False) is None
