@@ -297,3 +297,29 @@ def test_random_draws_stay_in_range_and_name_their_parts(tf, name, kwargs):
         inside.append(bool(out.min() >= low - 1e-3) and bool(out.max() <= high + 1e-3))
     transformation = layer.get_random_transformation(x, training=True)
     return inside, sorted(transformation), layer.get_random_transformation(x, training=False) is None
+
+
+@same_as_tf(
+    "keras:layers.RandAugment",
+    "keras:layers.RandomElasticTransform",
+    "keras:layers.RandomPerspective",
+    "keras:layers.MaxNumBoundingBoxes",
+    values=False,
+    edge=True,
+)
+def test_random_layers_inside_a_dataset_map(tf):
+    layers = tf.keras.layers
+    ds = tf.data.Dataset.from_tensor_slices(_IMAGES)
+    out = [
+        [_np(b) for b in ds.map(layer).batch(2)]
+        for layer in (
+            layers.RandAugment(seed=1),
+            layers.RandomElasticTransform(seed=1),
+            layers.RandomPerspective(seed=1),
+        )
+    ]
+    boxes = {"boxes": np.ones((2, 3, 4), np.float32), "labels": np.ones((2, 3), np.float32)}
+    data = tf.data.Dataset.from_tensor_slices({"images": _IMAGES, "bounding_boxes": boxes})
+    limited = data.map(layers.MaxNumBoundingBoxes(max_number=5, bounding_box_format="xyxy")).batch(2)
+    first = next(iter(limited))
+    return out, _np(first["bounding_boxes"]["boxes"]), _np(first["bounding_boxes"]["labels"])
