@@ -256,7 +256,6 @@ def test_max_num_bounding_boxes_needs_a_format(tf):
 @same_as_tf(
     "keras:layers.ContrastLimitedAdaptiveHistogramEqualization",
     "keras:layers.RandomPerspective",
-    "keras:layers.AugMix",
     atol=1e-3,
 )
 def test_layers_inside_a_dataset_map(tf):
@@ -264,8 +263,7 @@ def test_layers_inside_a_dataset_map(tf):
     ds = tf.data.Dataset.from_tensor_slices(_IMAGES)
     clahe = [_np(b) for b in ds.map(layers.ContrastLimitedAdaptiveHistogramEqualization()).batch(2)]
     still = [_np(b) for b in ds.map(layers.RandomPerspective(factor=0.0)).batch(2)]
-    mixed = [_np(b) for b in ds.map(layers.AugMix(chain_depth=0)).batch(2)]
-    return clahe, still, mixed
+    return clahe, still
 
 
 # ---------------------------------------------------------------------------------------------
@@ -276,7 +274,7 @@ def test_layers_inside_a_dataset_map(tf):
     ("name", "kwargs"),
     [
         ("AugMix", {"value_range": (30, 210), "factor": 0.8}),
-        ("RandAugment", {"value_range": (30, 210), "num_ops": 4, "factor": 0.9}),
+        ("RandAugment", {"value_range": (30, 210), "num_ops": 3, "factor": 0.9}),
         ("RandomElasticTransform", {"value_range": (30, 210)}),
         ("RandomPerspective", {"scale": 0.5}),
     ],
@@ -292,7 +290,7 @@ def test_random_draws_stay_in_range_and_name_their_parts(tf, name, kwargs):
     x = tf.constant(np.clip(_IMAGES, 30, 210))
     low, high = kwargs.get("value_range", (0, 255))
     inside = []
-    for _ in range(3):
+    for _ in range(2):
         out = _np(layer(x))
         inside.append(bool(out.min() >= low - 1e-3) and bool(out.max() <= high + 1e-3))
     transformation = layer.get_random_transformation(x, training=True)
@@ -300,7 +298,6 @@ def test_random_draws_stay_in_range_and_name_their_parts(tf, name, kwargs):
 
 
 @same_as_tf(
-    "keras:layers.RandAugment",
     "keras:layers.RandomElasticTransform",
     "keras:layers.RandomPerspective",
     "keras:layers.MaxNumBoundingBoxes",
@@ -312,11 +309,8 @@ def test_random_layers_inside_a_dataset_map(tf):
     ds = tf.data.Dataset.from_tensor_slices(_IMAGES)
     out = [
         [_np(b) for b in ds.map(layer).batch(2)]
-        for layer in (
-            layers.RandAugment(seed=1),
-            layers.RandomElasticTransform(seed=1),
-            layers.RandomPerspective(seed=1),
-        )
+        # (RandAugment in a map: checked on unison's tf.data in tests/unit; tracing it costs Keras seconds)
+        for layer in (layers.RandomElasticTransform(seed=1), layers.RandomPerspective(seed=1))
     ]
     boxes = {"boxes": np.ones((2, 3, 4), np.float32), "labels": np.ones((2, 3), np.float32)}
     data = tf.data.Dataset.from_tensor_slices({"images": _IMAGES, "bounding_boxes": boxes})
