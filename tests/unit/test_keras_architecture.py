@@ -62,6 +62,7 @@ TIERS: list[tuple[str, tuple[str, ...]]] = [
             "export",
             "config",
             "quantizers",
+            "visualization",
         ),
     ),
     ("layers", ("layers",)),

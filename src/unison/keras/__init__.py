@@ -34,6 +34,7 @@ from unison.keras import (
     saving,
     tree,
     utils,
+    visualization,
 )
 from unison.keras.backend.keras_tensor import KerasTensor
 from unison.keras.backend.scopes import device, name_scope, version
@@ -93,4 +94,5 @@ __all__ = [
     "saving",
     "tree",
     "utils",
+    "visualization",
 ]
