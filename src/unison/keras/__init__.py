@@ -48,6 +48,10 @@ from unison.keras.optimizers import Optimizer
 from unison.keras.quantizers import Quantizer
 from unison.keras.regularizers import Regularizer
 
+# Keras 3 exports loss scaling as keras.optimizers.LossScaleOptimizer too (the same class). It
+# lives in mixed_precision/, which imports optimizers/, so this face, above both, hangs it there.
+setattr(optimizers, "LossScaleOptimizer", mixed_precision.LossScaleOptimizer)  # noqa: B010
+
 __all__ = [
     "DTypePolicy",
     "FloatDTypePolicy",
