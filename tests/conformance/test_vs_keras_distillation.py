@@ -55,3 +55,63 @@ def test_distillation_losses_refuse_bad_arguments(tf):
         # NaN logits: the loss is NaN, not an error
         bool(np.isnan(np.asarray(d.LogitsDistillation().compute_loss(TEACHER * np.nan, STUDENT)))),
     )
+
+
+X = (np.sin(np.arange(24) * 0.5)).reshape(8, 3).astype(np.float32)
+Y = (np.arange(8) % 2).astype(np.int32)
+
+
+def _pair(keras):
+    def make(seed):
+        model = keras.Sequential(
+            [keras.Input((3,)), keras.layers.Dense(4, activation="tanh", name="h"), keras.layers.Dense(2, name="o")]
+        )
+        model.set_weights(
+            [(np.cos(np.arange(w.size) + seed) * 0.5).reshape(w.shape).astype(np.float32) for w in model.get_weights()]
+        )
+        return model
+
+    return make(1), make(2)
+
+
+@same_as_tf("keras:distillation.Distiller", dialects=("keras",), rtol=1e-4, atol=1e-5)
+def test_distiller_trains_the_student_only(tf):
+    keras = tf.keras
+    d = keras.distillation
+    teacher, student = _pair(keras)
+    losses = [
+        d.LogitsDistillation(temperature=2.0),
+        d.FeatureDistillation(teacher_layer_name="h", student_layer_name="h"),
+    ]
+    distiller = d.Distiller(teacher, student, losses, distillation_loss_weights=[1.0, 0.5], student_loss_weight=0.3)
+    distiller.compile(
+        optimizer=keras.optimizers.SGD(0.1), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    )
+    first = distiller.compute_loss(X, Y, distiller(X))
+    history = distiller.fit(X, Y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+    return (
+        first,
+        {k: history.history[k] for k in ("student_loss", "distillation_loss", "total_loss", "loss")},
+        student.get_weights(),
+        teacher.get_weights(),
+        distiller.predict(X[:2], verbose=0),
+        teacher.trainable,
+    )
+
+
+@same_as_tf("keras:distillation.Distiller", edge=True, dialects=("keras",))
+def test_distiller_refuses_bad_arguments(tf):
+    keras = tf.keras
+    d = keras.distillation
+    teacher, student = _pair(keras)
+    logits = d.LogitsDistillation()
+    wide = keras.Sequential([keras.Input((3,)), keras.layers.Dense(5)])
+    distiller = d.Distiller(teacher, student, logits)
+    return (
+        _raised(lambda: d.Distiller(teacher, student, logits, student_loss_weight=1.5)),
+        _raised(lambda: d.Distiller(teacher, student, None)),
+        _raised(lambda: d.Distiller(teacher, student, [logits, logits], distillation_loss_weights=[1.0])),
+        _raised(lambda: d.Distiller(teacher, wide, logits)),
+        _raised(lambda: d.Distiller(teacher, student, d.FeatureDistillation(teacher_layer_name="nope"))),
+        _raised(lambda: distiller.compile(optimizer="sgd", loss=None)),
+    )
