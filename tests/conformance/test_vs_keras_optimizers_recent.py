@@ -144,3 +144,49 @@ def test_loss_scale_optimizer_skips_a_step_with_inf_gradients(tf):
         optimizer.apply_gradients([(tf.constant(g), w)])
         out.append((np.array(w), float(np.asarray(optimizer.dynamic_scale)), int(np.asarray(optimizer.iterations))))
     return out
+
+
+def _map_raised(fn):
+    try:
+        fn()
+    except (ValueError, TypeError) as e:
+        return type(e).__name__
+    return None
+
+
+@same_as_tf("keras:optimizers.OptimizerMap", dialects=("keras",))
+def test_optimizer_map_finds_optimizers_by_path(tf):
+    o = tf.keras.optimizers
+    m = o.OptimizerMap(default_optimizer=o.RMSprop())
+    m["encoder/layer_0/dense"] = o.Adam()
+    m["encoder/.*"] = o.SGD()
+    m["decoder"] = o.Adam()
+    # (class names: Keras numbers its optimizers' default names, adam_1, ...)
+    paths = ("decoder", "encoder/layer_0/dense", "encoder/layer_0/attention/query", "decoder/x")
+    names = [type(m[k]).__name__ for k in paths]
+    del m["decoder"]
+    return names, len(m), sorted(m), type(m["decoder"]).__name__, type(m.default_optimizer).__name__
+
+
+@same_as_tf("keras:optimizers.OptimizerMap", edge=True, dialects=("keras",))
+def test_optimizer_map_refuses_bad_entries(tf):
+    o = tf.keras.optimizers
+    m = o.OptimizerMap(o.SGD(), {"a.*": o.Adam(), ".*b": o.Adam()})
+
+    def duplicate():
+        m["a.*"] = o.SGD()
+
+    def bad_value():
+        m["c"] = "sgd"
+
+    def scaled():
+        m["d"] = o.LossScaleOptimizer(o.SGD())
+
+    return (
+        _map_raised(lambda: m["ab"]),  # two patterns match
+        _map_raised(duplicate),
+        _map_raised(bad_value),
+        _map_raised(scaled),
+        _map_raised(lambda: o.OptimizerMap("sgd")),
+        _map_raised(lambda: o.OptimizerMap(o.SGD(), [("a", o.SGD())])),
+    )

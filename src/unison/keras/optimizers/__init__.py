@@ -40,6 +40,7 @@ from unison.keras.optimizers.optimizer import (
     TorchOptimizer,
 )
 from unison.keras.optimizers.optimizer import Params as Params
+from unison.keras.optimizers.optimizer_map import OptimizerMap
 from unison.keras.optimizers.recent import Adafactor, Lamb, Muon, ScheduleFreeAdamW
 from unison.keras.optimizers.rmsprop import RMSprop
 from unison.keras.optimizers.sgd import SGD
@@ -75,7 +76,7 @@ _REGISTRY: dict[str, Callable[[], Optimizer]] = {
     "schedulefreeadamw": ScheduleFreeAdamW,
 }  # Keras 3.15's get() does not know "lamb" either
 __all__ += ["Adadelta", "Adamax", "Ftrl", "Lion", "Nadam", "OptimizerVariables"]
-__all__ += ["Adafactor", "Lamb", "Muon", "ScheduleFreeAdamW"]
+__all__ += ["Adafactor", "Lamb", "Muon", "OptimizerMap", "ScheduleFreeAdamW"]
 
 OptimizerLike = str | Optimizer | torch.optim.Optimizer
 
