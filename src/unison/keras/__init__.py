@@ -16,6 +16,7 @@ from unison.keras import (
     config,
     constraints,
     datasets,
+    distillation,
     distribution,
     dtype_policies,
     experimental,
@@ -49,6 +50,10 @@ from unison.keras.optimizers import Optimizer
 from unison.keras.quantizers import Quantizer
 from unison.keras.regularizers import Regularizer
 
+# Keras 3 exports loss scaling as keras.optimizers.LossScaleOptimizer too (the same class). It
+# lives in mixed_precision/, which imports optimizers/, so this face, above both, hangs it there.
+setattr(optimizers, "LossScaleOptimizer", mixed_precision.LossScaleOptimizer)  # noqa: B010
+
 __all__ = [
     "DTypePolicy",
     "FloatDTypePolicy",
@@ -75,6 +80,7 @@ __all__ = [
     "config",
     "constraints",
     "datasets",
+    "distillation",
     "distribution",
     "dtype_policies",
     "experimental",
