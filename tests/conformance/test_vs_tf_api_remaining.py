@@ -32,7 +32,7 @@ def test_approx_min_k_under_xla(tf):
     return tuple(last(x)), tuple(first(x))
 
 
-@same_as_tf("math.approx_min_k", edge=True)
+@same_as_tf("math.approx_min_k", "nn.approx_min_k", edge=True)
 @pytest.mark.parametrize("case", ["infinities_and_ties", "half", "k_too_big"])
 def test_approx_min_k_edges(tf, case):
     x = {
