@@ -72,3 +72,30 @@ def test_match_filenames_once_without_matches(tf):
     d = _files(tf, [])
     found = tf.io.match_filenames_once(d + "/*.none").numpy()
     return found.shape, found.dtype == object
+
+
+@same_as_tf("data.experimental.enable_debug_mode")
+def test_data_debug_mode_runs_functions_per_element(tf):
+    import importlib
+
+    calls = []
+
+    def double(x):
+        calls.append(1)
+        return x * 2
+
+    tf.data.experimental.enable_debug_mode()
+    try:
+        ds = tf.data.Dataset.range(5).map(double, num_parallel_calls=4).map(lambda x: x + 1)
+        first = [int(v) for v in ds]
+        before = len(calls)
+        second = [int(v) for v in ds]
+        per_pass = len(calls) - before  # TF traces once more on the first pass; then one call per element
+    finally:  # TF's private switch back (unison keeps the same function beside its own)
+        importlib.import_module(tf.data.experimental.enable_debug_mode.__module__).toggle_debug_mode(False)
+    return first, second, per_pass
+
+
+@same_as_tf("data.experimental.enable_debug_mode", edge=True)
+def test_data_debug_mode_takes_no_arguments(tf):
+    return tf.data.experimental.enable_debug_mode(True)
