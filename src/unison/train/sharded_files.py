@@ -134,7 +134,8 @@ def validate_shards(shards: Sequence[Shard], items: Sequence[ShardableTensor], d
         listing = "".join(f"  tensor:\n    checkpoint_key: {k}\n" for k in lost)
         raise RuntimeError(
             "After executing the checkpoint sharding callback, tensors in the object graph were not found in "
-            f"the checkpoint shards:\n{where}{listing}"
+            f"the checkpoint shards:\n{where}{listing}A sharding callback must return every value it was given "
+            "(whole, or in slices that cover it); nothing was written."
         )
 
 
