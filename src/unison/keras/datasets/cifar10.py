@@ -30,8 +30,13 @@ _SPEC = _keras_files.KerasArchive(
     archive="cifar-10-python.tar.gz",
     file_hash="6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7fe0b5c001ce",
     aliases=("cifar-10",),
-    keras_dirs=("cifar-10-batches-py",),  # Keras 3: get_file("cifar-10-batches-py", extract=True)
-    keras_archives=("cifar-10-batches-py.tar.gz", "cifar-10-batches-py_archive"),  # Keras 2, Keras 3
+    # Keras 3.15: get_file("cifar-10-batches-py-target", extract=True) (earlier Keras 3: without "-target")
+    keras_dirs=("cifar-10-batches-py-target", "cifar-10-batches-py"),
+    keras_archives=(  # Keras 2, Keras 3.15, earlier Keras 3
+        "cifar-10-batches-py.tar.gz",
+        "cifar-10-batches-py-target_archive",
+        "cifar-10-batches-py_archive",
+    ),
 )
 # The "binary version" from the same page: records of 1 label byte + 3072 pixels; read, never downloaded.
 _BINARY = _keras_files.KerasArchive(
