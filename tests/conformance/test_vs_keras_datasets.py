@@ -5,9 +5,9 @@ There is no network here: each test writes small synthetic files in Keras's on-d
 IDX ``.gz``, CIFAR's pickled batches, JSON word indexes) into a temporary ``$KERAS_HOME/datasets`` in the
 layouts Keras 3 and Keras 2 leave there. Keras is pointed at that folder (its dataset modules'
 ``get_file`` gets ``cache_dir=``) and its hash check is replaced, for the test only, by one that
-accepts the synthetic files; unison finds the same files through ``$KERAS_HOME``. Downloads are sent
-to a closed port (``https_proxy``), so a missing file can only end in an error. Everything changed is
-restored afterwards.
+accepts the synthetic files; unison finds the same files through ``$KERAS_HOME``. ``urllib``'s
+``urlopen``, through which both download, fails at once, so a missing file can only end in an error.
+Everything changed is restored afterwards.
 """
 
 from __future__ import annotations
@@ -39,14 +39,19 @@ class _KerasCache:
         self.datasets = os.path.join(self.home, "datasets")
         os.makedirs(self.datasets)
         self.env = {k: os.environ.get(k) for k in ("KERAS_HOME", "UNISON_DATA_DIR", "UNISON_CACHE_DIR")}
-        self.env.update({k: os.environ.get(k) for k in ("https_proxy", "http_proxy", "no_proxy", "NO_PROXY")})
-        for k in ("UNISON_DATA_DIR", "no_proxy", "NO_PROXY"):
-            os.environ.pop(k, None)
-        # no network: every download goes to a closed local port and fails at once
-        os.environ["https_proxy"] = os.environ["http_proxy"] = "http://127.0.0.1:9"
+        os.environ.pop("UNISON_DATA_DIR", None)
         os.environ["KERAS_HOME"] = self.home
         os.environ["UNISON_CACHE_DIR"] = os.path.join(self.home, "unison-cache")
-        self.patched = []
+        # no network: every download (Keras's urlretrieve and unison's both open through urllib's
+        # urlopen) fails at once
+        import urllib.error
+        import urllib.request
+
+        def offline(url, *args, **kwargs):
+            raise urllib.error.URLError(f"no network in this test ({url})")
+
+        self.patched = [(urllib.request, "urlopen", urllib.request.urlopen)]
+        urllib.request.urlopen = offline
         if _is_unison(self.tf):
             from pathlib import Path
 

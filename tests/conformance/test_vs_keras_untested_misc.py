@@ -1,5 +1,5 @@
 """Small Keras names that had no conformance test, against Keras 3.15 and Keras 2 (tf_keras) on TF 2.21:
-``config.set_backend``, ``metrics.binary_accuracy``,
+``config.enable_unsafe_deserialization``, ``config.set_backend``, ``metrics.binary_accuracy``,
 ``ops.vectorize``, ``distribution.get_device_count``, ``optimizers.legacy.*`` (Keras 3's dialect),
 and tf_keras's ``activations.hard_sigmoid``, ``backend.backend``, ``backend.set_learning_phase``,
 ``layers.InputLayer``, ``layers.RandomHeight``/``RandomWidth``, ``layers.SpectralNormalization`` and
@@ -28,6 +28,52 @@ def _dtype(dtype):
 
 def _shape(shape):
     return tuple(None if d is None else int(d) for d in shape)
+
+
+# --------------------------------------------------------------------------------------------
+# config.enable_unsafe_deserialization
+
+
+def _safe_mode_restorer(tf):
+    """A function putting deserialization's safe mode back (a global of each library)."""
+    keras = tf.keras
+    if keras.__name__ == "keras":  # Keras 3 keeps it in its global state
+        from keras.src.backend.common import global_state
+
+        before = global_state.get_global_attribute("safe_mode_saving")
+        return lambda: global_state.set_global_attribute("safe_mode_saving", before)
+    config = keras.config  # unison's module holds the setting
+
+    before = config._Settings.safe_mode
+    return lambda: setattr(config._Settings, "safe_mode", before)
+
+
+def _lambda_round_trip(tf, enable: bool):
+    import os
+    import tempfile
+
+    model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Lambda(lambda t: t * 3.0 - 1.0)])
+    restore = _safe_mode_restorer(tf)
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "lam.keras")
+        model.save(path)
+        try:
+            if enable:
+                tf.keras.config.enable_unsafe_deserialization()
+            loaded = tf.keras.saving.load_model(path)
+            return _arr(loaded(np.array([[1.0, 2.0]], np.float32)))
+        finally:
+            restore()
+
+
+@same_as_tf("keras:config.enable_unsafe_deserialization")
+def test_unsafe_deserialization_loads_a_lambda(tf):
+    return _lambda_round_trip(tf, enable=True)
+
+
+@same_as_tf("keras:config.enable_unsafe_deserialization", edge=True)
+def test_without_unsafe_deserialization_a_lambda_is_refused(tf):
+    return _lambda_round_trip(tf, enable=False)
 
 
 # --------------------------------------------------------------------------------------------
