@@ -4,9 +4,9 @@
 2 bird, 3 cat, 4 deer, 5 dog, 6 frog, 7 horse, 8 ship, 9 truck (Krizhevsky 2009). The folder
 ``cifar-10-batches-py/`` (``data_batch_1`` ... ``data_batch_5``, ``test_batch``) or the tarball
 ``cifar-10-python.tar.gz`` (or the binary version, ``cifar-10-batches-bin/`` or
-``cifar-10-binary.tar.gz``) is looked up in ``$UNISON_DATA_DIR/cifar10/``, Debian's
-``/usr/share/datasets/cifar10/``, Keras's cache ``~/.keras/datasets/`` (Keras 2's and Keras 3's
-layouts) and unison's cache, else downloaded from Keras's URL and checked against Keras's sha256.
+``cifar-10-binary.tar.gz``) is looked up in ``$UNISON_DATA_DIR/cifar10/``, Keras's cache
+``~/.keras/datasets/`` (Keras 2's and Keras 3's layouts), Debian's ``/usr/share/datasets/cifar10/``
+and unison's cache, else downloaded from Keras's URL and checked against Keras's sha256.
 
 Example:
     >>> from unison.keras.datasets import cifar10

@@ -3,9 +3,9 @@
 50,000 training and 10,000 test colour images, 32x32, labelled with 100 fine classes grouped into
 20 coarse superclasses (Krizhevsky 2009). The folder ``cifar-100-python/`` (``train``, ``test``) or
 the tarball ``cifar-100-python.tar.gz`` (or the binary version, ``cifar-100-binary/`` or
-``cifar-100-binary.tar.gz``) is looked up in ``$UNISON_DATA_DIR/cifar100/``, Debian's
-``/usr/share/datasets/cifar100/``, Keras's cache ``~/.keras/datasets/`` (Keras 2's and Keras 3's
-layouts) and unison's cache, else downloaded from Keras's URL and checked against Keras's sha256.
+``cifar-100-binary.tar.gz``) is looked up in ``$UNISON_DATA_DIR/cifar100/``, Keras's cache
+``~/.keras/datasets/`` (Keras 2's and Keras 3's layouts), Debian's ``/usr/share/datasets/cifar100/``
+and unison's cache, else downloaded from Keras's URL and checked against Keras's sha256.
 
 Example:
     >>> from unison.keras.datasets import cifar100

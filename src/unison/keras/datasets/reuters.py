@@ -1,8 +1,8 @@
 """The Reuters newswire topic set, loaded like ``keras.datasets.reuters``.
 
 11,228 newswires labelled with 46 topics, each a list of word indices. Keras's ``reuters.npz`` and
-``reuters_word_index.json`` are looked up in ``$UNISON_DATA_DIR/reuters/``, Debian's
-``/usr/share/datasets/reuters/``, Keras's cache ``~/.keras/datasets/`` and unison's cache, else
+``reuters_word_index.json`` are looked up in ``$UNISON_DATA_DIR/reuters/``, Keras's cache
+``~/.keras/datasets/``, Debian's ``/usr/share/datasets/reuters/`` and unison's cache, else
 downloaded from Keras's URL and checked against Keras's hash. The ragged arrays inside the ``.npz``
 are read by a restricted unpickler.
 
