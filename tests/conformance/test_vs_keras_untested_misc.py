@@ -1,12 +1,10 @@
 """Small Keras names that had no conformance test, against Keras 3.15 and Keras 2 (tf_keras) on TF 2.21:
-``config.enable_unsafe_deserialization``, ``config.set_backend``, ``metrics.binary_accuracy``,
+``config.enable_unsafe_deserialization``, ``metrics.binary_accuracy``,
 ``ops.vectorize``, ``distribution.get_device_count``, ``optimizers.legacy.*`` (Keras 3's dialect),
 and tf_keras's ``activations.hard_sigmoid``, ``backend.backend``, ``backend.set_learning_phase``,
 ``layers.InputLayer``, ``layers.RandomHeight``/``RandomWidth``, ``layers.SpectralNormalization`` and
 ``utils.experimental.DatasetCreator``.
-
-``set_backend`` reloads the whole ``keras`` package in Keras 3: the test puts the old modules back
-(the oracle process must keep its Keras)."""
+(``config.set_backend`` is compared in ``test_vs_keras_torch_backend.py``.)"""
 
 from __future__ import annotations
 
@@ -74,46 +72,6 @@ def test_unsafe_deserialization_loads_a_lambda(tf):
 @same_as_tf("keras:config.enable_unsafe_deserialization", edge=True)
 def test_without_unsafe_deserialization_a_lambda_is_refused(tf):
     return _lambda_round_trip(tf, enable=False)
-
-
-# --------------------------------------------------------------------------------------------
-# config.set_backend: in a child process (Keras 3 reloads its package)
-
-
-def _set_backend(tf, name: str):
-    """Call ``set_backend(name)``; on Keras 3 put its reloaded package back afterwards (it clears every
-    ``keras*`` module and re-imports ``keras``, which this process must keep as it was)."""
-    import os
-    import sys
-
-    if tf.keras.__name__ != "keras":  # unison: one backend, nothing to reload
-        tf.keras.config.set_backend(name)
-        return tf.keras.config.backend(), type(tf.keras.ops.ones((2,))).__module__.split(".")[0]
-    saved = {k: m for k, m in sys.modules.items() if k.startswith("keras")}
-    before = os.environ.get("KERAS_BACKEND")
-    try:
-        tf.keras.config.set_backend(name)
-        import keras as reloaded
-
-        return reloaded.config.backend(), type(reloaded.ops.ones((2,))).__module__.split(".")[0]
-    finally:
-        for key in [k for k in sys.modules if k.startswith("keras")]:
-            del sys.modules[key]
-        sys.modules.update(saved)
-        if before is None:
-            os.environ.pop("KERAS_BACKEND", None)
-        else:
-            os.environ["KERAS_BACKEND"] = before
-
-
-@same_as_tf("keras:config.set_backend")
-def test_set_backend_to_torch(tf):
-    return _set_backend(tf, "torch")
-
-
-@same_as_tf("keras:config.set_backend", edge=True)
-def test_set_backend_to_an_unknown_name(tf):
-    return _set_backend(tf, "no_such_backend")
 
 
 # --------------------------------------------------------------------------------------------
