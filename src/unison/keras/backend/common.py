@@ -190,15 +190,30 @@ _PHASES: list[int] = []  # K.learning_phase_scope's values, innermost last
 
 
 def learning_phase() -> int:
-    """``K.learning_phase()``: 0, as in TF 2's eager Keras (inside ``K.learning_phase_scope(v)``: ``v``);
-    layers take ``training=`` instead."""
-    return _PHASES[-1] if _PHASES else 0
+    """``K.learning_phase()``: 0, as in TF 2's eager Keras (inside ``K.learning_phase_scope(v)``: ``v``;
+    after ``K.set_learning_phase(v)``: ``v``); layers take ``training=`` instead."""
+    if _PHASES:
+        return _PHASES[-1]
+    return _SET_PHASE[0] if _SET_PHASE else 0
+
+
+_SET_PHASE: list[int] = []  # K.set_learning_phase's value (empty: never set), below every scope
 
 
 def set_learning_phase(value: int) -> None:
-    """``K.set_learning_phase`` (deprecated in Keras): checked and ignored; pass ``training=`` to layers."""
+    """``K.set_learning_phase`` (deprecated in Keras 2): ``learning_phase()`` returns ``value`` afterwards.
+
+    Layers still take ``training=`` (their call argument decides dropout and batch statistics), as
+    tf_keras's own layers do in eager code.
+
+    Example:
+        >>> set_learning_phase(1); learning_phase()
+        1
+        >>> set_learning_phase(0)
+    """
     if value not in (0, 1):
         raise ValueError(f"K.set_learning_phase expects 0 or 1. Received: value={value!r}")
+    _SET_PHASE[:] = [int(value)]
 
 
 __all__ = [
