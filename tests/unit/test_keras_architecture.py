@@ -59,6 +59,7 @@ TIERS: list[tuple[str, tuple[str, ...]]] = [
             "datasets",
             "preprocessing",
             "saving",
+            "legacy",
             "export",
             "config",
             "quantizers",

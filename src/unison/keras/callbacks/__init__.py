@@ -17,7 +17,9 @@ Example:
 
 from __future__ import annotations
 
+from unison.keras.callbacks import experimental
 from unison.keras.callbacks.backup_and_restore import BackupAndRestore
+from unison.keras.callbacks.base_logger import BaseLogger
 from unison.keras.callbacks.callback import Callback
 from unison.keras.callbacks.callback_list import CallbackList
 from unison.keras.callbacks.csv_logger import CSVLogger
@@ -37,6 +39,8 @@ from unison.keras.callbacks.terminate_on_nan import TerminateOnNaN
 
 __all__ = [
     "BackupAndRestore",
+    "BaseLogger",
+    "experimental",
     "CSVLogger",
     "Callback",
     "CallbackList",

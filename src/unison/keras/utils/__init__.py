@@ -88,6 +88,11 @@ def __getattr__(name: str) -> Any:
         from unison.keras.layers.feature_space import FeatureSpace
 
         return FeatureSpace
+    if name == "legacy":
+        # tf_keras.utils.legacy: Keras 2's object (de)serializers, kept with the saving code
+        from unison.keras.saving import legacy_serialization
+
+        return legacy_serialization
     if name in _FROM_SAVING:
         from unison.keras.saving import object_io
 
