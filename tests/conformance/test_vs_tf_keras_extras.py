@@ -276,3 +276,71 @@ def test_legacy_serialize_mistakes(tf, dialect, case):
     if case == "bad_form":
         return legacy.deserialize_keras_object(3, module_objects={})
     return legacy.serialize_keras_object(object())
+
+
+def _linear_data():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(16, 3)).astype("float32")
+    y = (x @ np.array([[0.5], [-1.0], [2.0]], "float32") + 0.3).astype("float32")
+    return x, y
+
+
+@same_as_tf("tf_keras:experimental.LinearModel", rtol=1e-4, atol=1e-5, dialects=K2)
+def test_linear_model_trains(tf):
+    keras = tf.keras
+    x, y = _linear_data()
+    model = keras.experimental.LinearModel(units=1)
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+    history = model.fit(x, y, batch_size=8, epochs=3, verbose=0, shuffle=False)
+    named = keras.experimental.LinearModel(units=2, activation="relu", kernel_initializer="ones")
+    out = named({"b": tf.constant(x[:2, :2]), "a": tf.constant(x[:2, 2:])})
+    return history.history["loss"], model.get_weights(), out, [w.shape for w in named.get_weights()]
+
+
+@pytest.mark.parametrize("case", ["missing_key", "list_inputs", "no_bias_sigmoid"])
+@same_as_tf("tf_keras:experimental.LinearModel", edge=True, rtol=1e-5, atol=1e-6, dialects=K2)
+def test_linear_model_edges(tf, case):
+    x, _ = _linear_data()
+    keras = tf.keras
+    if case == "missing_key":
+        model = keras.experimental.LinearModel()
+        model({"a": tf.constant(x[:, :1]), "b": tf.constant(x[:, 1:])})
+        return model({"a": tf.constant(x[:, :1])})
+    if case == "list_inputs":
+        model = keras.experimental.LinearModel(units=2, kernel_initializer="ones", bias_initializer="ones")
+        return model([tf.constant(x[:4, :1]), tf.constant(x[:4, 1:])]), len(model.get_weights())
+    model = keras.experimental.LinearModel(use_bias=False, activation="sigmoid", kernel_initializer="ones")
+    return model(tf.constant(x[:4])), len(model.get_weights())
+
+
+def _wide_deep(tf, activation=None):
+    keras = tf.keras
+    dnn = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, activation="relu"), keras.layers.Dense(1)])
+    dnn.set_weights(
+        [
+            np.linspace(-1.0, 1.0, 12, dtype="float32").reshape(3, 4),
+            np.zeros(4, "float32"),
+            np.linspace(0.5, -0.5, 4, dtype="float32").reshape(4, 1),
+            np.zeros(1, "float32"),
+        ]
+    )
+    return keras.experimental.WideDeepModel(keras.experimental.LinearModel(), dnn, activation=activation)
+
+
+@same_as_tf("tf_keras:experimental.WideDeepModel", rtol=1e-4, atol=1e-5, dialects=K2)
+def test_wide_deep_model_trains(tf):
+    x, y = _linear_data()
+    model = _wide_deep(tf)
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.05), loss="mse")
+    history = model.fit(x, y, batch_size=8, epochs=2, verbose=0, shuffle=False)
+    return history.history["loss"], model.linear_model.get_weights(), model.dnn_model.get_weights()
+
+
+@pytest.mark.parametrize("case", ["pair_of_inputs", "sigmoid"])
+@same_as_tf("tf_keras:experimental.WideDeepModel", edge=True, rtol=1e-5, atol=1e-6, dialects=K2)
+def test_wide_deep_model_edges(tf, case):
+    x, _ = _linear_data()
+    if case == "sigmoid":
+        return _wide_deep(tf, activation="sigmoid")(tf.constant(x[:4]))
+    model = _wide_deep(tf)
+    return model((tf.constant(x[:4, :2]), tf.constant(x[:4])))
