@@ -344,3 +344,31 @@ def test_wide_deep_model_edges(tf, case):
         return _wide_deep(tf, activation="sigmoid")(tf.constant(x[:4]))
     model = _wide_deep(tf)
     return model((tf.constant(x[:4, :2]), tf.constant(x[:4])))
+
+
+def _sam_fit(tf, num_batch_splits, metrics=()):
+    keras = tf.keras
+    x, y = _linear_data()
+    inner = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2, activation="tanh"), keras.layers.Dense(1)])
+    inner.set_weights(
+        [
+            np.array([[0.2, -0.4], [0.1, 0.3], [-0.5, 0.2]], "float32"),
+            np.array([0.05, -0.05], "float32"),
+            np.array([[0.7], [-0.6]], "float32"),
+            np.array([0.1], "float32"),
+        ]
+    )
+    sam = keras.models.experimental.SharpnessAwareMinimization(inner, rho=0.1, num_batch_splits=num_batch_splits)
+    sam.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse", metrics=list(metrics))
+    history = sam.fit(x, y, batch_size=8, epochs=2, verbose=0, shuffle=False)
+    return {k: v for k, v in history.history.items()}, inner.get_weights(), sam.rho, sam.num_batch_splits
+
+
+@same_as_tf("tf_keras:models.experimental.SharpnessAwareMinimization", rtol=1e-4, atol=1e-5, dialects=K2)
+def test_sharpness_aware_minimization(tf):
+    return _sam_fit(tf, None, metrics=("mae",))
+
+
+@same_as_tf("tf_keras:models.experimental.SharpnessAwareMinimization", edge=True, rtol=1e-4, atol=1e-5, dialects=K2)
+def test_sharpness_aware_minimization_in_batch_splits(tf):
+    return _sam_fit(tf, 2)

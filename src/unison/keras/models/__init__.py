@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from unison.keras.models import experimental
 from unison.keras.models.functional import Functional
 from unison.keras.models.model import Model
 from unison.keras.models.sequential import Sequential
@@ -25,6 +26,7 @@ from unison.keras.saving.serialization import from_config, register_model_classe
 from unison.keras.utils.object_registration import CustomObjectScope
 
 __all__ = [
+    "experimental",
     "Model",
     "Sequential",
     "clone_model",
