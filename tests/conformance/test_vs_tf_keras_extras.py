@@ -372,3 +372,58 @@ def test_sharpness_aware_minimization(tf):
 @same_as_tf("tf_keras:models.experimental.SharpnessAwareMinimization", edge=True, rtol=1e-4, atol=1e-5, dialects=K2)
 def test_sharpness_aware_minimization_in_batch_splits(tf):
     return _sam_fit(tf, 2)
+
+
+SIDECAR = (
+    "tf_keras:utils.SidecarEvaluator",
+    "tf_keras:experimental.SidecarEvaluator",
+    "tf_keras:callbacks.SidecarEvaluatorModelExport",
+)
+
+
+def _sidecar(tf, tmp_path, weight_sets, max_evaluations):
+    import os
+    import warnings
+
+    keras = tf.keras
+    x, y = _linear_data()
+    folder = tmp_path / tf.__name__
+    trained = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    checkpoint = tf.train.Checkpoint(model=trained)
+    for weights in weight_sets:
+        trained.set_weights(weights)
+        checkpoint.save(str(folder / "ckpts" / "ckpt"))
+    fresh = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1, kernel_initializer="zeros")])
+    fresh.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse", metrics=["mae"])
+    seen = []
+    export = keras.callbacks.SidecarEvaluatorModelExport(
+        export_filepath=str(folder / "best" / "best-{epoch:02d}.weights.h5"),
+        checkpoint_filepath=str(folder / "ckpts" / "ckpt-{epoch}"),
+        monitor="loss",
+        save_weights_only=True,
+    )
+    log = keras.callbacks.LambdaCallback(on_test_end=lambda logs: seen.append(dict(logs)))
+    data = tf.data.Dataset.from_tensor_slices((x, y)).batch(8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        old = keras.experimental.SidecarEvaluator(fresh, data, str(folder / "ckpts"), max_evaluations=max_evaluations)
+    evaluator = keras.utils.SidecarEvaluator(
+        fresh, data, str(folder / "ckpts"), max_evaluations=max_evaluations, callbacks=[log, export]
+    )
+    evaluator.start()
+    exported = sorted(os.listdir(folder / "best"))
+    return fresh.get_weights(), seen, exported, isinstance(old, keras.utils.SidecarEvaluator)
+
+
+W1 = [np.array([[0.5], [-1.0], [2.0]], "float32"), np.array([0.3], "float32")]
+W2 = [np.array([[0.1], [0.2], [0.3]], "float32"), np.array([-0.2], "float32")]
+
+
+@same_as_tf(*SIDECAR, rtol=1e-5, atol=1e-6, dialects=K2)
+def test_sidecar_evaluator(tf, tmp_path):
+    return _sidecar(tf, tmp_path, [W1], max_evaluations=1)
+
+
+@same_as_tf(*SIDECAR, edge=True, rtol=1e-5, atol=1e-6, dialects=K2)
+def test_sidecar_evaluator_takes_the_newest_checkpoint(tf, tmp_path):
+    return _sidecar(tf, tmp_path, [W1, W2], max_evaluations=2)

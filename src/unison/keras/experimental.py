@@ -3,8 +3,8 @@
 ``tf.keras.experimental.CosineDecay`` and ``CosineDecayRestarts`` are the schedules of
 ``keras.optimizers.schedules``; ``LinearModel`` and ``WideDeepModel`` are Keras 2's premade
 models (``keras/models/premade.py``). This module is a face: it gathers names from the
-components and the models. ``SequenceFeatures`` (feature columns) and ``SidecarEvaluator`` are
-not built: asking for them says so.
+components and the models. ``SidecarEvaluator`` is ``keras.utils.SidecarEvaluator``'s deprecated
+path. ``SequenceFeatures`` (feature columns) is not built: asking for it says so.
 
 Example:
     >>> from unison.keras import experimental
@@ -16,10 +16,11 @@ from typing import Any
 
 from unison.keras.models.premade import LinearModel, WideDeepModel
 from unison.keras.optimizers.schedules import CosineDecay, CosineDecayRestarts
+from unison.keras.utils.sidecar_evaluator import SidecarEvaluatorExperimental as SidecarEvaluator
 
-__all__ = ["CosineDecay", "CosineDecayRestarts", "LinearModel", "WideDeepModel"]
+__all__ = ["CosineDecay", "CosineDecayRestarts", "LinearModel", "SidecarEvaluator", "WideDeepModel"]
 
-_NOT_BUILT = ("SequenceFeatures", "SidecarEvaluator")
+_NOT_BUILT = ("SequenceFeatures",)
 
 
 def __getattr__(name: str) -> Any:

@@ -33,6 +33,7 @@ from unison.keras.callbacks.learning_rate import (
 from unison.keras.callbacks.model_checkpoint import ModelCheckpoint
 from unison.keras.callbacks.progbar_logger import ProgbarLogger
 from unison.keras.callbacks.remote_monitor import RemoteMonitor
+from unison.keras.callbacks.sidecar_export import SidecarEvaluatorModelExport
 from unison.keras.callbacks.swap_ema_weights import SwapEMAWeights
 from unison.keras.callbacks.tensorboard import TensorBoard
 from unison.keras.callbacks.terminate_on_nan import TerminateOnNaN
@@ -52,6 +53,7 @@ __all__ = [
     "ProgbarLogger",
     "ReduceLROnPlateau",
     "RemoteMonitor",
+    "SidecarEvaluatorModelExport",
     "SwapEMAWeights",
     "TensorBoard",
     "TerminateOnNaN",

@@ -35,11 +35,13 @@ from unison.keras.utils.object_registration import (
 from unison.keras.utils.progbar import Progbar
 from unison.keras.utils.py_dataset import PyDataset, Sequence
 from unison.keras.utils.sequence_utils import normalize, pad_sequences
+from unison.keras.utils.sidecar_evaluator import SidecarEvaluator
 from unison.keras.utils.text_dataset import text_dataset_from_directory
 from unison.keras.utils.timed_threads import StepsPerExecutionTuner, TimedThread
 from unison.keras.utils.timeseries import timeseries_dataset_from_array
 
 __all__ = [
+    "SidecarEvaluator",
     "GeneratorEnqueuer",
     "OrderedEnqueuer",
     "SequenceEnqueuer",
