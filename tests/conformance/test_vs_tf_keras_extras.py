@@ -10,7 +10,6 @@ import pytest
 from tf_oracle import same_as_tf
 
 K2 = ("tf_keras",)
-BOTH = ("keras", "tf_keras")
 RNG_NAMES = (
     "tf_keras:backend.experimental.disable_tf_random_generator",
     "tf_keras:backend.experimental.enable_tf_random_generator",
@@ -197,12 +196,8 @@ def test_model_from_yaml_is_refused_with_custom_objects(tf):
     return tf.keras.models.model_from_yaml("", custom_objects={"x": 1})
 
 
-LEGACY_NAMES = (
-    "tf_keras:utils.legacy.serialize_keras_object",
-    "tf_keras:utils.legacy.deserialize_keras_object",
-    "keras:legacy.saving.serialize_keras_object",
-    "keras:legacy.saving.deserialize_keras_object",
-)
+LEGACY_NAMES = ("tf_keras:utils.legacy.serialize_keras_object", "tf_keras:utils.legacy.deserialize_keras_object")
+KERAS3_LEGACY_NAMES = ("keras:legacy.saving.serialize_keras_object", "keras:legacy.saving.deserialize_keras_object")
 
 
 def _legacy(tf, dialect):
@@ -227,8 +222,17 @@ def _scale_class(tf):
     return Scale
 
 
-@same_as_tf(*LEGACY_NAMES, dialects=BOTH)
+@same_as_tf(*LEGACY_NAMES, dialects=K2)
 def test_legacy_serialize_round_trip(tf, dialect):
+    return _legacy_round_trip(tf, dialect)
+
+
+@same_as_tf(*KERAS3_LEGACY_NAMES, dialects=("keras",))
+def test_keras3_legacy_saving_round_trip(tf, dialect):
+    return _legacy_round_trip(tf, dialect)
+
+
+def _legacy_round_trip(tf, dialect):
     legacy = _legacy(tf, dialect)
     Scale = _scale_class(tf)
 
@@ -261,8 +265,18 @@ def test_legacy_serialize_round_trip(tf, dialect):
 
 
 @pytest.mark.parametrize("case", ["no_config", "unknown_class", "unknown_name", "bad_form", "not_serializable"])
-@same_as_tf(*LEGACY_NAMES, edge=True, dialects=BOTH)
+@same_as_tf(*LEGACY_NAMES, edge=True, dialects=K2)
 def test_legacy_serialize_mistakes(tf, dialect, case):
+    return _legacy_mistake(tf, dialect, case)
+
+
+@pytest.mark.parametrize("case", ["no_config", "unknown_class", "unknown_name", "bad_form", "not_serializable"])
+@same_as_tf(*KERAS3_LEGACY_NAMES, edge=True, dialects=("keras",))
+def test_keras3_legacy_saving_mistakes(tf, dialect, case):
+    return _legacy_mistake(tf, dialect, case)
+
+
+def _legacy_mistake(tf, dialect, case):
     legacy = _legacy(tf, dialect)
     if case == "no_config":
         return legacy.deserialize_keras_object({"class_name": "Dense"}, module_objects={})
