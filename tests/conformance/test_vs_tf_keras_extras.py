@@ -1,7 +1,9 @@
 """Keras 2's (tf_keras) own names on unison against tf_keras 2.21 on TF 2.21: the random-generator
 switch, ``RadialConstraint``, ``MeanTensor``, ``PyMetric``, ``BaseLogger``, the experimental
-``BackupAndRestore``, ``model_from_yaml``'s refusal and the legacy object (de)serializers (Keras 3's
-``keras.legacy.saving`` too)."""
+``BackupAndRestore``, ``model_from_yaml``'s refusal, the legacy object (de)serializers (Keras 3's
+``keras.legacy.saving`` too), the premade ``LinearModel``/``WideDeepModel``,
+``SharpnessAwareMinimization``, ``SidecarEvaluator`` and ``BackupAndRestore``'s resumed fit (both
+dialects)."""
 
 from __future__ import annotations
 
@@ -441,3 +443,49 @@ def test_sidecar_evaluator(tf, tmp_path):
 @same_as_tf(*SIDECAR, edge=True, rtol=1e-5, atol=1e-6, dialects=K2)
 def test_sidecar_evaluator_takes_the_newest_checkpoint(tf, tmp_path):
     return _sidecar(tf, tmp_path, [W1, W2], max_evaluations=2)
+
+
+def _backup_fit(tf, tmp_path, interrupt_at):
+    import os
+
+    keras = tf.keras
+    x, y = _linear_data()
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1, kernel_initializer="zeros")])
+    model.compile(optimizer=keras.optimizers.SGD(0.05), loss="mse")
+    backup = str(tmp_path / tf.__name__ / "backup")
+
+    class Interrupt(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            if epoch == interrupt_at:
+                raise RuntimeError("interrupted")
+
+    first = None
+    if interrupt_at is not None:
+        try:
+            model.fit(
+                x,
+                y,
+                batch_size=8,
+                epochs=3,
+                verbose=0,
+                shuffle=False,
+                callbacks=[keras.callbacks.BackupAndRestore(backup), Interrupt()],
+            )
+        except RuntimeError as e:
+            first = str(e)
+    history = model.fit(
+        x, y, batch_size=8, epochs=3, verbose=0, shuffle=False, callbacks=[keras.callbacks.BackupAndRestore(backup)]
+    )
+    # the backup's files are gone after a finished fit (tf_keras keeps the empty folder, Keras 3 not)
+    left = [name for _, _, files in os.walk(backup) for name in files]
+    return first, history.history["loss"], history.epoch, model.get_weights(), left
+
+
+@same_as_tf("keras:callbacks.BackupAndRestore", rtol=1e-5, atol=1e-6, dialects=("keras", "tf_keras"))
+def test_backup_and_restore_uninterrupted(tf, tmp_path):
+    return _backup_fit(tf, tmp_path, None)
+
+
+@same_as_tf("keras:callbacks.BackupAndRestore", edge=True, rtol=1e-5, atol=1e-6, dialects=("keras", "tf_keras"))
+def test_backup_and_restore_resumes_after_an_interruption(tf, tmp_path):
+    return _backup_fit(tf, tmp_path / "resume", 1)
