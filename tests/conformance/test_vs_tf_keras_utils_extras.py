@@ -197,3 +197,29 @@ def test_audio_dataset_edges(tf, tmp_path, case):
     if case == "ragged_and_length":
         return make(root, ragged=True, output_sequence_length=3)
     return make(root, label_mode="onehot")
+
+
+@same_as_tf("tf_keras:utils.experimental.DatasetCreator", rtol=1e-5, atol=1e-6, dialects=K2)
+def test_dataset_creator_in_fit(tf):
+    keras = tf.keras
+    x = np.linspace(-1.0, 1.0, 24, dtype="float32").reshape(8, 3)
+    y = x.sum(axis=1, keepdims=True) * 0.5
+
+    def dataset_fn(input_context):
+        batch = input_context.get_per_replica_batch_size(4)
+        return tf.data.Dataset.from_tensor_slices((x, y)).batch(batch).repeat()
+
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1, kernel_initializer="zeros")])
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+    creator = keras.utils.experimental.DatasetCreator(dataset_fn)
+    history = model.fit(creator, epochs=2, steps_per_epoch=2, verbose=0)
+    return history.history["loss"], model.get_weights()
+
+
+@pytest.mark.parametrize("case", ["not_callable", "bad_options"])
+@same_as_tf("tf_keras:utils.experimental.DatasetCreator", edge=True, dialects=K2)
+def test_dataset_creator_mistakes(tf, case):
+    creator = tf.keras.utils.experimental.DatasetCreator
+    if case == "not_callable":
+        return creator(3)
+    return creator(lambda ctx: None, input_options="fast")
