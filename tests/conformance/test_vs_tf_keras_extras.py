@@ -489,3 +489,62 @@ def test_backup_and_restore_uninterrupted(tf, tmp_path):
 @same_as_tf("keras:callbacks.BackupAndRestore", edge=True, rtol=1e-5, atol=1e-6, dialects=("keras", "tf_keras"))
 def test_backup_and_restore_resumes_after_an_interruption(tf, tmp_path):
     return _backup_fit(tf, tmp_path / "resume", 1)
+
+
+def _remote_monitor_posts(tf, reachable=True):
+    import http.server
+    import json
+    import threading
+    import urllib.parse
+
+    received = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode()
+            if self.headers.get("Content-Type", "").startswith("application/json"):
+                received.append(("json", self.path, json.loads(body)))
+            else:
+                form = urllib.parse.parse_qs(body)
+                received.append(("form", self.path, {k: json.loads(v[0]) for k, v in form.items()}))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    port = server.server_address[1]
+    if not reachable:
+        server.shutdown()
+        server.server_close()
+    keras = tf.keras
+    x, y = _linear_data()
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1, kernel_initializer="zeros")])
+    model.compile(optimizer=keras.optimizers.SGD(0.05), loss="mse")
+    root = f"http://127.0.0.1:{port}"
+    monitors = [
+        keras.callbacks.RemoteMonitor(root=root, path="/form/", field="payload"),
+        keras.callbacks.RemoteMonitor(root=root, path="/json/", send_as_json=True),
+    ]
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        history = model.fit(x, y, batch_size=8, epochs=2, verbose=0, shuffle=False, callbacks=monitors)
+    if reachable:
+        server.shutdown()
+        server.server_close()
+    return received, history.history["loss"]
+
+
+@same_as_tf("keras:callbacks.RemoteMonitor", rtol=1e-5, atol=1e-6, dialects=("keras", "tf_keras"))
+def test_remote_monitor_posts_each_epoch(tf):
+    return _remote_monitor_posts(tf)
+
+
+@same_as_tf("keras:callbacks.RemoteMonitor", edge=True, rtol=1e-5, atol=1e-6, dialects=("keras", "tf_keras"))
+def test_remote_monitor_without_a_server_keeps_training(tf):
+    return _remote_monitor_posts(tf, reachable=False)
