@@ -22,7 +22,7 @@ The tiers, lowest first (a module may import its own tier and those below, never
    ``export/`` (serving formats; the model is the argument, never imported);
 2. ``layers``: ``layers/`` (``FeatureSpace`` too: it is a layer);
 3. ``components``: ``losses/``, ``metrics/``, ``optimizers/``, ``mixed_precision/`` (loss scaling),
-   ``experimental`` (Keras 2's names for the schedules);
+   (``experimental``, Keras 2's schedules and premade models, is a face);
 4. ``callbacks``: ``callbacks/`` (they read ``self.model``'s attributes, never the trainer);
 5. ``trainers``: ``trainers/`` (the loop, the steps, the state; the model is the argument);
 6. ``models``: ``models/`` (``Model`` inherits the trainer mixin and calls the loop), ``distillation/``
@@ -60,6 +60,7 @@ TIERS: list[tuple[str, tuple[str, ...]]] = [
             "datasets",
             "preprocessing",
             "saving",
+            "legacy",
             "export",
             "config",
             "quantizers",
@@ -67,14 +68,14 @@ TIERS: list[tuple[str, tuple[str, ...]]] = [
         ),
     ),
     ("layers", ("layers",)),
-    ("components", ("losses", "metrics", "optimizers", "mixed_precision", "experimental")),
+    ("components", ("losses", "metrics", "optimizers", "mixed_precision")),
     ("callbacks", ("callbacks",)),
     ("trainers", ("trainers",)),
     ("models", ("models", "distillation")),
     ("faces", ("applications",)),
 ]
 # Package faces that re-export what lies above their own modules: they sit on top.
-FACES = ("", "utils", "preprocessing")
+FACES = ("", "utils", "preprocessing", "experimental")
 
 
 def tier_of(module: str) -> int | None:

@@ -27,17 +27,21 @@ from typing import Any, cast
 
 import torch
 
+from unison.errors import InvalidArgumentError
+
 __all__ = [
     "Constraint",
     "MaxNorm",
     "MinMaxNorm",
     "NonNeg",
+    "RadialConstraint",
     "UnitNorm",
     "deserialize",
     "get",
     "max_norm",
     "min_max_norm",
     "non_neg",
+    "radial_constraint",
     "serialize",
     "unit_norm",
 ]
@@ -159,11 +163,54 @@ class MinMaxNorm(Constraint):
         return {"min_value": self.min_value, "max_value": self.max_value, "rate": self.rate, "axis": self.axis}
 
 
+class RadialConstraint(Constraint):
+    """Keras 2's (``tf_keras``) constraint making a square ``Conv2D`` kernel constant on each ring.
+
+    The kernel is ``(rows, cols, in, out)``; every ``rows x rows`` slice becomes rings of one value
+    each, taken as ``tf_keras`` takes them: the outermost ring from the slice's last diagonal entry,
+    each ring inward from the diagonal entry before, and the middle (one entry for an odd size, two
+    by two for an even one) from entry ``[rows // 2 - 1, rows // 2 - 1]``.
+
+    Example:
+        >>> import torch
+        >>> w = torch.arange(16.0).reshape(4, 4, 1, 1)
+        >>> RadialConstraint()(w)[:, :, 0, 0].tolist()
+        [[15.0, 15.0, 15.0, 15.0], [15.0, 5.0, 5.0, 15.0], [15.0, 5.0, 5.0, 15.0], [15.0, 15.0, 15.0, 15.0]]
+    """
+
+    def __call__(self, w: torch.Tensor) -> torch.Tensor:
+        if w.dim() != 4:
+            raise ValueError(
+                "The weight tensor must have rank 4. "
+                f"Received weight tensor with shape: {tuple(w.shape)}. RadialConstraint is for Conv2D kernels "
+                "(rows, cols, input_depth, output_depth)."
+            )
+        size = int(w.shape[0])
+        if size < 2 or int(w.shape[1]) != size:
+            # tf_keras fails in a reshape there (InvalidArgumentError); say why
+            raise InvalidArgumentError(
+                None,
+                None,
+                "RadialConstraint needs a square kernel of at least 2 x 2 (rows == cols >= 2). "
+                f"Received weight tensor with shape: {tuple(w.shape)}.",
+            )
+        start = size // 2
+        pos = torch.arange(size, device=w.device)
+        # ring depth counted from the outside: 0 on the border, growing inward
+        depth = torch.minimum(
+            torch.minimum(pos[:, None], pos[None, :]), torch.minimum(size - 1 - pos[:, None], size - 1 - pos[None, :])
+        )
+        middle = start if size % 2 else start - 1
+        index = torch.where(depth >= middle, torch.full_like(depth, start - 1), 2 * start - 1 - depth)
+        return w[index, index]
+
+
 # Keras's function-style aliases (Keras 3 and Keras 2 both export these names).
 max_norm = MaxNorm
 non_neg = NonNeg
 unit_norm = UnitNorm
 min_max_norm = MinMaxNorm
+radial_constraint = RadialConstraint  # Keras 2 (tf_keras) only
 
 _BY_NAME: dict[str, type[Constraint]] = {
     "max_norm": MaxNorm,
@@ -174,6 +221,8 @@ _BY_NAME: dict[str, type[Constraint]] = {
     "unitnorm": UnitNorm,
     "min_max_norm": MinMaxNorm,
     "minmaxnorm": MinMaxNorm,
+    "radial_constraint": RadialConstraint,
+    "radialconstraint": RadialConstraint,
 }
 
 ConstraintLike = Constraint | Callable[[torch.Tensor], torch.Tensor] | str | dict[str, Any] | None

@@ -17,7 +17,9 @@ Example:
 
 from __future__ import annotations
 
+from unison.keras.callbacks import experimental
 from unison.keras.callbacks.backup_and_restore import BackupAndRestore
+from unison.keras.callbacks.base_logger import BaseLogger
 from unison.keras.callbacks.callback import Callback
 from unison.keras.callbacks.callback_list import CallbackList
 from unison.keras.callbacks.csv_logger import CSVLogger
@@ -31,12 +33,15 @@ from unison.keras.callbacks.learning_rate import (
 from unison.keras.callbacks.model_checkpoint import ModelCheckpoint
 from unison.keras.callbacks.progbar_logger import ProgbarLogger
 from unison.keras.callbacks.remote_monitor import RemoteMonitor
+from unison.keras.callbacks.sidecar_export import SidecarEvaluatorModelExport
 from unison.keras.callbacks.swap_ema_weights import SwapEMAWeights
 from unison.keras.callbacks.tensorboard import TensorBoard
 from unison.keras.callbacks.terminate_on_nan import TerminateOnNaN
 
 __all__ = [
     "BackupAndRestore",
+    "BaseLogger",
+    "experimental",
     "CSVLogger",
     "Callback",
     "CallbackList",
@@ -48,6 +53,7 @@ __all__ = [
     "ProgbarLogger",
     "ReduceLROnPlateau",
     "RemoteMonitor",
+    "SidecarEvaluatorModelExport",
     "SwapEMAWeights",
     "TensorBoard",
     "TerminateOnNaN",

@@ -50,6 +50,7 @@ from unison.keras.losses import (
     sparse_categorical_crossentropy,
     squared_hinge,
 )
+from unison.keras.metrics import experimental
 from unison.keras.metrics.accuracy import (
     BinaryAccuracy,
     CategoricalAccuracy,
@@ -78,6 +79,7 @@ from unison.keras.metrics.confusion import (
 )
 from unison.keras.metrics.f_score import F1Score, FBetaScore
 from unison.keras.metrics.hinge import CategoricalHinge, Hinge, SquaredHinge
+from unison.keras.metrics.host_metrics import MeanTensor
 from unison.keras.metrics.iou import BinaryIoU, IoU, MeanIoU, OneHotIoU, OneHotMeanIoU
 from unison.keras.metrics.metric import Mean, MeanMetricWrapper, Metric, Shape, Sum, _snake
 from unison.keras.metrics.probabilistic import (
@@ -416,3 +418,4 @@ __all__ += [
     "kullback_leibler_divergence",
     "pearson_correlation",
 ]
+__all__ += ["MeanTensor", "experimental"]

@@ -38,8 +38,10 @@ class LossScaleOptimizer(Optimizer):
     Args:
         inner_optimizer: the optimizer that updates the variables (an ``Optimizer`` or name).
         initial_scale: the first loss scale (Keras's default ``2**15``).
-        dynamic_growth_steps: double the scale after this many finite steps in a row.
+        dynamic_growth_steps: double the scale after this many finite steps in a row (2000).
         name: a name for logs.
+        dynamic: Keras 2's switch (keyword only): ``False`` keeps ``initial_scale`` fixed, which
+            must then be given, without ``dynamic_growth_steps``.
 
     Contract: ``fit`` multiplies the loss by :attr:`dynamic_scale` before ``backward()``;
     :meth:`clip_gradients` (called after the cross-replica reduction, before the update)
@@ -50,11 +52,28 @@ class LossScaleOptimizer(Optimizer):
     def __init__(
         self,
         inner_optimizer: Any,
-        initial_scale: float = 2.0**15,
-        dynamic_growth_steps: int = 2000,
+        initial_scale: float | None = None,
+        dynamic_growth_steps: int | None = None,
         name: str | None = None,
+        *,
+        dynamic: bool = True,
         **kwargs: Any,
     ) -> None:
+        if not isinstance(dynamic, bool):
+            raise TypeError(
+                f'"dynamic" argument to LossScaleOptimizer.__init__ must be a bool, but got: {dynamic!r}. '
+                "Pass dynamic=False with initial_scale=<the fixed scale> for Keras 2's fixed loss scale."
+            )
+        if not dynamic:
+            # Keras 2's fixed scale: no growth, no halving
+            if initial_scale is None:
+                raise ValueError('"initial_scale" must be specified if "dynamic" is False')
+            if dynamic_growth_steps is not None:
+                raise ValueError(
+                    f'"dynamic_growth_steps" must be None if "dynamic" is False, but got: {dynamic_growth_steps}'
+                )
+        initial_scale = 2.0**15 if initial_scale is None else initial_scale
+        dynamic_growth_steps = 2000 if dynamic_growth_steps is None else dynamic_growth_steps
         if kwargs:
             raise TypeError(f"LossScaleOptimizer got unexpected keyword arguments: {sorted(kwargs)}.")
         inner = optimizers_mod.get(inner_optimizer)
@@ -79,6 +98,7 @@ class LossScaleOptimizer(Optimizer):
         super().__init__(inner.learning_rate, name=name or "loss_scale_optimizer")
         self.inner_optimizer = inner
         self.initial_scale = float(initial_scale)
+        self.dynamic = dynamic
         self.dynamic_growth_steps = dynamic_growth_steps
         self.dynamic_scale = float(initial_scale)
         self.step_counter = 0  # finite steps since the scale last changed
@@ -156,8 +176,31 @@ class LossScaleOptimizer(Optimizer):
                     p.grad.mul_(inv)
         self.inner_optimizer.clip_gradients(params)
 
+    @property
+    def loss_scale(self) -> torch.Tensor:
+        """The current scale as a float32 scalar tensor (Keras 2's ``loss_scale``)."""
+        return torch.tensor(self.dynamic_scale, dtype=torch.float32)
+
+    def get_scaled_loss(self, loss: Any) -> Any:
+        """Keras 2's ``loss * loss_scale`` (a callable loss gives a callable), for custom loops."""
+        if callable(loss):
+            return lambda: self.get_scaled_loss(loss())
+        loss = torch.as_tensor(loss)
+        return loss * torch.tensor(self.dynamic_scale, dtype=loss.dtype)
+
+    def get_unscaled_gradients(self, grads: Sequence[Any]) -> list[Any]:
+        """Keras 2's gradients divided by the scale (``None`` entries stay ``None``)."""
+        inverse = 1.0 / torch.tensor(self.dynamic_scale, dtype=torch.float32)
+        return [None if g is None else torch.as_tensor(g) * inverse.to(torch.as_tensor(g).dtype) for g in grads]
+
     def update_scale(self, finite: bool) -> None:
-        """Keras's dynamic rule: halve and reset on overflow; double after a run of finite steps."""
+        """Keras's dynamic rule: halve and reset on overflow; double after a run of finite steps.
+
+        A fixed scale (``dynamic=False``) never changes; a non-finite step is still skipped.
+        """
+        if not self.dynamic:
+            self.skipped_steps += 0 if finite else 1
+            return
         if not finite:
             self.dynamic_scale = max(self.dynamic_scale / 2.0, 1e-30)
             self.step_counter = 0
@@ -173,7 +216,8 @@ class LossScaleOptimizer(Optimizer):
             "name": self.name,
             "inner_optimizer": self.inner_optimizer.get_config(),
             "initial_scale": self.initial_scale,
-            "dynamic_growth_steps": self.dynamic_growth_steps,
+            "dynamic_growth_steps": self.dynamic_growth_steps if self.dynamic else None,
+            **({} if self.dynamic else {"dynamic": False}),
         }
 
     def __repr__(self) -> str:

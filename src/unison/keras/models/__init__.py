@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from unison.keras.models import experimental
 from unison.keras.models.functional import Functional
 from unison.keras.models.model import Model
 from unison.keras.models.sequential import Sequential
@@ -24,7 +25,17 @@ from unison.keras.saving import clone_model, load_model, model_from_json, save_m
 from unison.keras.saving.serialization import from_config, register_model_classes
 from unison.keras.utils.object_registration import CustomObjectScope
 
-__all__ = ["Model", "Sequential", "clone_model", "load_model", "model_from_config", "model_from_json", "save_model"]
+__all__ = [
+    "experimental",
+    "Model",
+    "Sequential",
+    "clone_model",
+    "load_model",
+    "model_from_config",
+    "model_from_json",
+    "model_from_yaml",
+    "save_model",
+]
 
 
 def model_from_config(config: dict[str, Any], custom_objects: dict[str, Any] | None = None) -> Any:
@@ -45,6 +56,24 @@ def model_from_config(config: dict[str, Any], custom_objects: dict[str, Any] | N
         )
     with CustomObjectScope(custom_objects):
         return from_config(config, custom_objects)
+
+
+def model_from_yaml(yaml_string: str, custom_objects: dict[str, Any] | None = None) -> Any:
+    """Keras 2's removed YAML loader: raises, as ``tf_keras`` does (YAML configs could run code).
+
+    Raises:
+        RuntimeError: always; use ``model.to_json()`` and :func:`model_from_json`.
+
+    Example:
+        >>> model_from_yaml("class_name: Sequential")
+        Traceback (most recent call last):
+        ...
+        RuntimeError: Method `model_from_yaml()` has been removed due to security risk of arbitrary code execution. Please use `Model.to_json()` and `model_from_json()` instead.
+    """
+    raise RuntimeError(
+        "Method `model_from_yaml()` has been removed due to security risk of arbitrary code execution. "
+        "Please use `Model.to_json()` and `model_from_json()` instead."
+    )
 
 
 # load_model and clone_model find the model classes through the registry (saving/serialization.py).

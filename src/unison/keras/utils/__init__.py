@@ -10,8 +10,10 @@ package's ``__init__`` runs before any of its modules.
 from typing import Any
 
 from unison.keras.utils import bounding_boxes, experimental
+from unison.keras.utils.audio_dataset import audio_dataset_from_directory
 from unison.keras.utils.data_adapter_utils import pack_x_y_sample_weight, unpack_x_y_sample_weight
 from unison.keras.utils.dataset_utils import split_dataset
+from unison.keras.utils.enqueuers import GeneratorEnqueuer, OrderedEnqueuer, SequenceEnqueuer
 from unison.keras.utils.file_utils import get_file
 from unison.keras.utils.image_dataset import image_dataset_from_directory
 from unison.keras.utils.image_utils import array_to_img, img_to_array, load_img, save_img
@@ -33,10 +35,19 @@ from unison.keras.utils.object_registration import (
 from unison.keras.utils.progbar import Progbar
 from unison.keras.utils.py_dataset import PyDataset, Sequence
 from unison.keras.utils.sequence_utils import normalize, pad_sequences
+from unison.keras.utils.sidecar_evaluator import SidecarEvaluator
 from unison.keras.utils.text_dataset import text_dataset_from_directory
+from unison.keras.utils.timed_threads import StepsPerExecutionTuner, TimedThread
 from unison.keras.utils.timeseries import timeseries_dataset_from_array
 
 __all__ = [
+    "SidecarEvaluator",
+    "GeneratorEnqueuer",
+    "OrderedEnqueuer",
+    "SequenceEnqueuer",
+    "StepsPerExecutionTuner",
+    "TimedThread",
+    "audio_dataset_from_directory",
     "to_ordinal",
     "warmstart_embedding_matrix",
     "standardize_dtype",
@@ -89,6 +100,11 @@ def __getattr__(name: str) -> Any:
         from unison.keras.layers.feature_space import FeatureSpace
 
         return FeatureSpace
+    if name == "legacy":
+        # tf_keras.utils.legacy: Keras 2's object (de)serializers, kept with the saving code
+        from unison.keras.saving import legacy_serialization
+
+        return legacy_serialization
     if name in _FROM_SAVING:
         from unison.keras.saving import object_io
 

@@ -17,17 +17,27 @@ class DatasetCreator:
     """Wraps ``dataset_fn(input_context) -> iterable of batches`` for ``model.fit``.
 
     Under ``ParameterServerStrategy`` every worker calls it with its own ``InputContext``
-    (``input_pipeline_id`` = the worker's index) and reads its batches from the result.
+    (``input_pipeline_id`` = the worker's index) and reads its batches from the result; under
+    any other strategy each replica (one process each) calls it and reads per-replica batches,
+    as ``distribute_datasets_from_function`` does.
 
     Args:
         dataset_fn: the function; it should return an endless iterable (repeat the data), as
             ``fit`` bounds each epoch with ``steps_per_epoch``.
-        input_options: accepted for TF compatibility; unused.
+        input_options: a ``tf.distribute.InputOptions`` (accepted for TF compatibility; unused).
     """
 
     def __init__(self, dataset_fn: Callable[..., Any], input_options: Any = None) -> None:
         if not callable(dataset_fn):
             raise TypeError(f"DatasetCreator takes a function of an InputContext. Received: {dataset_fn!r}")
+        if input_options is not None:
+            from unison.distribute.input_options import InputOptions
+
+            if not isinstance(input_options, InputOptions):
+                raise TypeError(
+                    "`input_options` for `DatasetCreator` must be a `tf.distribute.InputOptions`. "
+                    f"Received: {input_options!r}"
+                )
         self.dataset_fn = dataset_fn
         self.input_options = input_options
 

@@ -12,6 +12,7 @@ from torch.utils.data import Dataset
 from unison.data import Dataset as TfDataset
 from unison.distribute.input import (
     DistributedDataset,
+    InputContext,
     InputPlacement,
     PerReplicaDataset,
 )
@@ -19,6 +20,7 @@ from unison.keras.trainers.data_adapters.array_adapter import ArrayAdapter, MapD
 from unison.keras.trainers.data_adapters.batch import is_structure
 from unison.keras.trainers.data_adapters.iterable_adapter import IterableAdapter
 from unison.keras.trainers.data_adapters.py_dataset_adapter import PyDatasetAdapter
+from unison.keras.utils.experimental import DatasetCreator
 
 
 def make_adapter(
@@ -41,6 +43,13 @@ def make_adapter(
         )
     # Keras takes pandas frames and series as the arrays they hold (its data adapters do the same).
     x, y, sample_weight = from_pandas((x, y, sample_weight))
+    if isinstance(x, DatasetCreator):
+        # TF's fit on other strategies than parameter servers: distribute_datasets_from_function,
+        # one input pipeline per replica (one process each), per-replica batches
+        context = InputContext(
+            num_input_pipelines=num_replicas, input_pipeline_id=replica_id, num_replicas_in_sync=num_replicas
+        )
+        x = PerReplicaDataset(x(context), device or torch.device("cpu"), seed, replica_id)
     if isinstance(x, TfDataset):
         if y is not None:
             raise ValueError(
