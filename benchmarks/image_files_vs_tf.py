@@ -10,14 +10,13 @@ blocks plus noise so they compress like photos):
 * ``augment``: ``autotune`` plus ``random_flip_left_right`` and a ``random_crop`` to 200x200;
 * ``keras_dir``: ``keras.utils.image_dataset_from_directory(folder, labels=None, image_size=(224, 224))``.
 
-Each system is one long-lived subprocess per configuration (unison with ``PYTHONPATH`` at this checkout's ``src``, TF
-with ``--tf-python``, this Python by default; ``--baseline-src DIR`` adds a third, unison at another
-checkout's ``src``, for a before/after table in the same run). A process is asked for its
-configuration once per repeat: it runs one warm-up pass (threads started, files in the page cache) then one timed pass.
-The systems alternate within each repeat (ABBA: the order reverses every repeat) and each figure is
-the median of ``--repeats`` runs: images/s (wall) and the process's CPU milliseconds per image (all
-its threads), which a shared machine disturbs less. The load average is printed with every run.
-The command is printed.
+Each system runs in one long-lived subprocess per configuration (unison with ``PYTHONPATH`` at this
+checkout's ``src``, TF with ``--tf-python``, this Python by default; ``--baseline-src DIR`` adds a
+third, unison at another checkout's ``src``, for a before/after table from the same run). In each
+repeat every process runs one warm-up pass (threads started, files in the page cache) and one timed
+pass; the order of the systems reverses every repeat (ABBA) and each figure is the median of
+``--repeats`` runs: images/s (wall) and the process's CPU milliseconds per image (all its threads),
+which a shared machine disturbs less. The load average is printed with every run, and the command.
 
     python benchmarks/image_files_vs_tf.py --images 2000 --repeats 5 [--configs autotune,one_thread] [--tf-python PY]
         [--baseline-src OTHER_CHECKOUT/src]
