@@ -96,3 +96,6 @@ def test_resizing_integer_images_in_the_scratch_buffer_gives_a_fresh_conversions
     strided = images[1].permute(1, 0, 2)  # not contiguous: the plain conversion, its own layout
     assert torch.equal(tf.image.resize(strided, [24, 31]), reference(strided))
     assert image_resize._as_float_input(torch.ones(2, 2, 1)).dtype == torch.float32
+    batch = torch.stack([images[3], images[3].flip(0)])  # under vmap: the plain conversion, per image
+    mapped = torch.func.vmap(lambda image: tf.image.resize(image, [24, 31]))(batch)
+    assert torch.equal(mapped[0], want[3]) and torch.equal(mapped[1], reference(images[3].flip(0)))

@@ -157,13 +157,19 @@ def _size(size: Any, op: str) -> tuple[int, int]:
 
 
 # Integer pixels become float32 before the bilinear kernel reads them. A fresh float copy of each
-# decoded image (4 bytes a value, ~2 MB for a 640x480 photo) is mostly page faults: freed right
-# after the resize and allocated again at another size for the next image, it goes back to the OS
-# and comes back zeroed (measured in an image pipeline: 0.36 ms of CPU per image for the copy, vs
-# 0.08 ms into memory already mapped). So each thread converts into a buffer of its own, kept
-# between calls; only images up to this many values use it (48 MB of float32 per thread at most).
-_SCRATCH_MAX = 12 * 1024 * 1024
+# decoded image (4 bytes a value, ~2 MB for a 640x480 photo) is mostly page faults when it is freed
+# right after the resize and the next image, of another size, needs it again: the memory goes back
+# to the OS and comes back zeroed (a loop over 300 photos keeping its results: 0.36 ms of CPU per
+# image for the copy, 0.05-0.08 ms into memory already mapped; the one-thread image pipeline of
+# benchmarks/image_files_vs_tf.py, in-process A/B: 1.46 vs 1.52 CPU ms per image in all). So each
+# thread converts into a buffer of its own, kept between calls, for images up to this many values
+# (32 MB of float32 per thread at most; a pipeline's worker threads free theirs when they end).
+_SCRATCH_MAX = 8 * 1024 * 1024
 _scratch = threading.local()
+
+
+def _traced() -> bool:
+    return bool(torch.compiler.is_compiling() or torch.jit.is_tracing() or torch._C._are_functorch_transforms_active())
 
 
 def _as_float_input(x: torch.Tensor) -> torch.Tensor:
@@ -173,13 +179,14 @@ def _as_float_input(x: torch.Tensor) -> torch.Tensor:
     n = x.numel()
     if x.dtype.is_floating_point or x.dtype.is_complex or x.device.type != "cpu" or n > _SCRATCH_MAX:
         return x.to(torch.float32)
-    if type(x) is not torch.Tensor or not x.is_contiguous() or torch.compiler.is_compiling():
-        # traced or wrapped tensors: the plain op, which tracers know; a strided view: ``to`` keeps
-        # its layout, which picks the kernel (and its rounding), so the plain op keeps that too
+    if type(x) is not torch.Tensor or not x.is_contiguous() or _traced():
+        # traced or transformed tensors (vmap): the plain op, which tracers know; a strided view:
+        # ``to`` keeps its layout, which picks the kernel (and its rounding), so the plain op too
         return x.to(torch.float32)
     buffer = getattr(_scratch, "buffer", None)
     if buffer is None or buffer.numel() < n:
-        buffer = torch.empty(max(n + n // 4, 1 << 16), dtype=torch.float32)  # room for the next, larger image
+        room = min(max(n + n // 4, 1 << 16), _SCRATCH_MAX)  # room for the next, larger image
+        buffer = torch.empty(room, dtype=torch.float32)
         _scratch.buffer = buffer
     return buffer[:n].view(x.shape).copy_(x)
 
