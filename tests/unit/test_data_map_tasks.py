@@ -1,6 +1,7 @@
 """A parallel ``map`` in threads sends cheap elements to its pool in chunks and costly ones (an image
 decode) one at a time, with the same results, order and errors. And ``resize``'s reused float
-buffer for integer images: the same values as a fresh conversion, from any thread."""
+buffer for integer images: the same values as a fresh conversion, from any thread. And batches of
+text lines cut straight from the reader: the arrays that stacking the lines gives."""
 
 from __future__ import annotations
 
@@ -99,3 +100,16 @@ def test_resizing_integer_images_in_the_scratch_buffer_gives_a_fresh_conversions
     batch = torch.stack([images[3], images[3].flip(0)])  # under vmap: the plain conversion, per image
     mapped = torch.func.vmap(lambda image: tf.image.resize(image, [24, 31]))(batch)
     assert torch.equal(mapped[0], want[3]) and torch.equal(mapped[1], reference(images[3].flip(0)))
+
+
+@pytest.mark.parametrize("size, drop", [(1, False), (3, False), (3, True), (20, False), (20, True)])
+def test_batches_of_text_lines_cut_from_the_reader_equal_the_lines_stacked_one_by_one(tmp_path, size, drop):
+    path = tmp_path / "lines.txt"
+    path.write_bytes(b"a\nbb\n\nccc\r\n\xc3\xa9t\xc3\xa9\nnul\x00\x00\n\x00x\nlast")
+    lines = [np.asarray(line.numpy()) for line in tf.data.TextLineDataset(str(path))]
+    want = [np.stack(lines[i : i + size]) for i in range(0, len(lines), size)]
+    if drop:
+        want = [w for w in want if len(w) == size]
+    got = [np.asarray(b.numpy()) for b in tf.data.TextLineDataset(str(path)).batch(size, drop_remainder=drop)]
+    assert [g.tolist() for g in got] == [w.tolist() for w in want]
+    assert [g.shape for g in got] == [w.shape for w in want]
