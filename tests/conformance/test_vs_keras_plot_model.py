@@ -68,3 +68,51 @@ def test_plot_model_files_and_bad_arguments(tf):
                 out.append(type(exc).__name__)
         no_names = _graph(tf.keras.utils.model_to_dot(_sequential(tf), show_layer_names=False, dpi=96))
     return out, no_names
+
+
+K2_DIFFERS = (
+    "unison draws Keras 3's graph (HTML-table labels, no input node for a Sequential model); tf_keras "
+    "labels nodes with Graphviz records and draws a Sequential's InputLayer: in Keras 2's dialect the "
+    "layers' names and classes, the edges between them and the written files are compared"
+)
+
+
+def _k2_graph(dot):
+    import re
+
+    nodes = [n for n in dot.get_nodes() if n.get_name() not in ("node", "edge", "graph")]
+    names = []
+    for n in nodes:
+        text = re.sub(r"<[^>]+>", " ", str(n.get("label")))
+        found = re.search(r"(\w+)\W+\(?(\w+)\)?", text.replace("{", " ").replace("|", " "))
+        names.append(found.groups() if found else None)
+    where = {n.get_name(): i for i, n in enumerate(nodes)}
+    keep = [i for i, pair in enumerate(names) if pair and pair[1] != "InputLayer"]
+    edges = sorted(
+        (keep.index(where[e.get_source()]), keep.index(where[e.get_destination()]))
+        for e in dot.get_edges()
+        if where[e.get_source()] in keep and where[e.get_destination()] in keep
+    )
+    return [names[i] for i in keep], edges
+
+
+@same_as_tf(*NAMES, dialects=("tf_keras",), differs=K2_DIFFERS)
+def test_keras2_model_to_dot_layers_and_edges(tf):
+    return _k2_graph(tf.keras.utils.model_to_dot(_functional(tf))), _k2_graph(
+        tf.keras.utils.model_to_dot(_sequential(tf), show_shapes=True)
+    )
+
+
+@same_as_tf(*NAMES, edge=True, dialects=("tf_keras",), differs=K2_DIFFERS)
+def test_keras2_plot_model_writes_png_and_pdf(tf):
+    import os
+    import tempfile
+
+    out = []
+    with tempfile.TemporaryDirectory() as folder:
+        for name in ("m.png", "m.pdf"):
+            path = os.path.join(folder, name)
+            tf.keras.utils.plot_model(_functional(tf), to_file=path, show_shapes=True, rankdir="LR")
+            with open(path, "rb") as f:
+                out.append((os.path.getsize(path) > 100, f.read(4)))
+    return out
