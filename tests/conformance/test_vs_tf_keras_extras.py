@@ -548,3 +548,44 @@ def test_remote_monitor_posts_each_epoch(tf):
 @same_as_tf("keras:callbacks.RemoteMonitor", edge=True, rtol=1e-5, atol=1e-6, dialects=("keras", "tf_keras"))
 def test_remote_monitor_without_a_server_keeps_training(tf):
     return _remote_monitor_posts(tf, reachable=False)
+
+
+@same_as_tf("tf_keras:backend.set_learning_phase", dialects=K2)
+def test_set_learning_phase(tf):
+    import warnings
+
+    K = tf.keras.backend
+    x, alt = tf.constant([1.0, 2.0]), tf.constant([-1.0, -2.0])
+    before = K.learning_phase()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            K.set_learning_phase(1)
+            on = K.learning_phase(), K.in_train_phase(x, alt)
+            with K.learning_phase_scope(0):
+                scoped = K.learning_phase()
+            after_scope = K.learning_phase()
+        finally:
+            K.set_learning_phase(0)
+    reset = before, on, scoped, after_scope, K.learning_phase(), K.in_train_phase(x, alt)
+    _forget_learning_phase()
+    return reset
+
+
+def _forget_learning_phase():
+    # tf_keras remembers that a phase was set (layers then read it for training=None): put the
+    # oracle's tf_keras back as it was, unset, for the tests that run after this one
+    import sys
+
+    backend = sys.modules.get("tf_keras.src.backend")
+    if backend is not None:
+        backend._DUMMY_EAGER_GRAPH.learning_phase_is_set = False
+
+
+@same_as_tf("tf_keras:backend.set_learning_phase", edge=True, dialects=K2)
+def test_set_learning_phase_refuses_other_values(tf):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return tf.keras.backend.set_learning_phase(2)
