@@ -129,7 +129,7 @@ from unison.ops.array import (
     zeros,
     zeros_like,
 )
-from unison.ops.array_aliases import guarantee_const
+from unison.ops.array_aliases import guarantee_const, parallel_stack
 from unison.ops.array_more import (
     bitcast,
     broadcast_dynamic_shape,
@@ -594,6 +594,6 @@ __all__ += [  # more of TF's top level (see the block above the Keras connection
     "unravel_index", "zeros_initializer", "Assert", "as_string", "assert_equal", "assert_greater", "assert_less",
     "assert_rank", "audio", "autodiff", "CriticalSection", "DeviceSpec", "RegisterGradient", "no_gradient", "vectorized_map",
     "NoneTensorSpec", "OptionalSpec", "TypeSpec", "type_spec_from_value", "uint16", "uint32", "uint64", "register_tensor_conversion_function", "batch_to_space", "required_space_to_batch_paddings", "space_to_batch",
-    "space_to_batch_nd", "experimental", "queue", "types", "autograph", "guarantee_const", "tools",
+    "space_to_batch_nd", "experimental", "queue", "types", "autograph", "guarantee_const", "parallel_stack", "tools",
     "nondifferentiable_batch_function",
 ]  # fmt: skip

@@ -739,3 +739,36 @@ def test_saving_custom_object_scope_and_is_keras_tensor(tf):
     with keras.saving.CustomObjectScope({"plain_in_scope": plain}):
         inside = keras.saving.get_registered_object("plain_in_scope") is plain
     return inside, keras.utils.is_keras_tensor(keras.Input((2,))), keras.utils.is_keras_tensor(np.ones(2))
+
+
+@same_as_tf("keras:Layer", "keras:layers.Dense", "keras:layers.BatchNormalization", dialects=("keras", "tf_keras"))
+def test_a_layer_built_by_hand_keeps_the_weights_set_before_its_first_call(tf):
+    """``layer.build(shape)`` marks the layer built: the first call must not build again and
+    replace the weights set in between (Keras wraps every ``build``)."""
+    keras = tf.keras
+    dense = keras.layers.Dense(2, kernel_constraint=keras.constraints.NonNeg())
+    dense.build((None, 3))
+    dense.set_weights([np.arange(6, dtype="float32").reshape(3, 2), np.array([0.5, -0.5], dtype="float32")])
+    bn = keras.layers.BatchNormalization()
+    bn.build((None, 2))
+    bn.set_weights(
+        [np.array([2.0, 3.0], "float32"), np.zeros(2, "float32"), np.ones(2, "float32"), np.ones(2, "float32") * 4]
+    )
+
+    class Scale(keras.layers.Layer):
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="w")
+            super().build(input_shape)
+
+        def call(self, inputs):
+            return inputs * self.w
+
+    scale = Scale()
+    scale.build((None, 2))
+    scale.set_weights([np.array([10.0, -1.0], "float32")])
+    x = np.array([[1.0, 2.0, 3.0]], dtype="float32")
+    return {
+        "built": [dense.built, bn.built, scale.built],
+        "out": np.asarray(scale(bn(dense(x), training=False))),
+        "weights": [np.asarray(w) for w in dense.get_weights() + bn.get_weights() + scale.get_weights()],
+    }

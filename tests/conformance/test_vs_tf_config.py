@@ -5,6 +5,7 @@ Settings are process-wide on both sides, so every test that changes one puts it 
 
 from __future__ import annotations
 
+import numpy as np
 from tf_oracle import same_as_tf
 
 
@@ -386,8 +387,67 @@ def test_threading_after_ops_ran_keeps_working(tf):
     return out
 
 
-# enable_op_determinism's ordinary test is left out on purpose: it cannot be undone, and in the shared
-# TensorFlow process it makes every unseeded random op of the tests that follow raise.
+def _disable_op_determinism(tf):
+    """Undo enable_op_determinism and forget the global seed, for the tests that follow.
+
+    TF has no public way back; its own tests call ``disable_op_determinism`` of the module the public
+    function lives in (``tensorflow.python.framework.config``), and unison keeps the same function
+    beside its own (``unison.ops.determinism``), so one line serves both.
+    """
+    import importlib
+
+    importlib.import_module(tf.config.experimental.enable_op_determinism.__module__).disable_op_determinism()
+    tf.random.set_seed(None)
+
+
+@same_as_tf("config.experimental.enable_op_determinism")
+def test_op_determinism_repeats_bit_for_bit_and_needs_seeds(tf):
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal([20000]).astype(np.float32)
+    whole = np.round(data * 8).astype(np.float32)  # integer-valued: sums exact in any order, comparable with TF
+    ids = rng.integers(0, 7, [20000]).astype(np.int32)
+    unseeded = {
+        "random.normal": lambda: tf.random.normal([2]),
+        "random.shuffle": lambda: tf.random.shuffle(tf.range(3)),
+        "nn.dropout": lambda: tf.nn.dropout(tf.ones([4]), 0.5),
+        "Dataset.shuffle": lambda: list(tf.data.Dataset.range(4).shuffle(4)),
+        "Generator": lambda: tf.random.Generator.from_non_deterministic_state(),
+        "random.uniform(seed=1)": lambda: tf.random.uniform([2], seed=1),
+        "stateless_normal": lambda: tf.random.stateless_normal([2], seed=[1, 2]),
+    }
+
+    def run(values):
+        w = tf.Variable(tf.reshape(values[:2000], [200, 10]))
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.gather(w, ids[:5000] * 20) ** 2)
+        return [
+            tf.math.unsorted_segment_sum(values, ids, 7),
+            tf.tensor_scatter_nd_add(tf.zeros([7]), ids[:, None], values),
+            tf.reduce_sum(tf.reshape(values, [200, 100]), axis=0),
+            tf.matmul(tf.reshape(values, [100, 200]), tf.reshape(values, [200, 100])),
+            tf.convert_to_tensor(tape.gradient(loss, w)),
+        ]
+
+    tf.random.set_seed(None)
+    tf.config.experimental.enable_op_determinism()
+    try:
+        errors = {}
+        for name, op in unseeded.items():
+            try:
+                op()
+                errors[name] = None
+            except RuntimeError as e:
+                errors[name] = str(e)
+        first, second = run(data), run(data)
+        bitwise = [bool(np.array_equal(a.numpy(), b.numpy())) for a, b in zip(first, second)]
+        tf.random.set_seed(7)
+        a = tf.random.normal([5])
+        tf.random.set_seed(7)
+        seeded_repeats = bool(np.array_equal(a.numpy(), tf.random.normal([5]).numpy()))
+        exact = run(whole)[:3]
+    finally:
+        _disable_op_determinism(tf)
+    return errors, bitwise, seeded_repeats, exact
 
 
 @same_as_tf("config.experimental.enable_op_determinism", edge=True)

@@ -314,3 +314,64 @@ def test_parse_sequence_example_errors(tf, case):
         "wrong_count": {"s": tf.io.FixedLenSequenceFeature([3], tf.float32)},
     }[case]
     return tf.io.parse_sequence_example(tf.constant(records), None, spec)
+
+
+# --- tf.io.SparseFeature -------------------------------------------------------------------------------
+def _indexed_example(tf, ix, values, iy=None):
+    feature = {
+        "ix": tf.train.Feature(int64_list=tf.train.Int64List(value=ix)),
+        "v": tf.train.Feature(float_list=tf.train.FloatList(value=values)),
+    }
+    if iy is not None:
+        feature["iy"] = tf.train.Feature(int64_list=tf.train.Int64List(value=iy))
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+
+@same_as_tf("io.SparseFeature", "io.parse_example", "io.parse_single_example")
+def test_sparse_feature(tf):
+    batch = [_indexed_example(tf, [3, 1], [1.0, 2.0]), _indexed_example(tf, [], []), _indexed_example(tf, [4], [7.0])]
+    one = {"s": tf.io.SparseFeature(index_key="ix", value_key="v", dtype=tf.float32, size=5)}
+    two_d = {"s": tf.io.SparseFeature(["ix", "iy"], "v", tf.float32, [5, 3])}
+    with_raw = {
+        "s": tf.io.SparseFeature("ix", "v", tf.float32, 5, already_sorted=True),
+        "ix": tf.io.VarLenFeature(tf.int64),
+    }
+    return (
+        tf.io.parse_example(batch, one),
+        tf.io.parse_single_example(batch[0], one),
+        tf.io.parse_example([_indexed_example(tf, [3, 1], [1.0, 2.0], iy=[0, 2])], two_d),
+        tf.io.parse_example(batch[:1], with_raw),
+    )
+
+
+@pytest.mark.parametrize("case", ["lengths", "conflict", "no_size", "sizes", "value_type", "out_of_range"])
+@same_as_tf("io.SparseFeature", edge=True)
+def test_sparse_feature_edges(tf, case):
+    spec = tf.io.SparseFeature("ix", "v", tf.float32, 5)
+    record, features = _indexed_example(tf, [3], [1.0]), {"s": spec}
+    if case == "lengths":
+        record = _indexed_example(tf, [3, 1], [1.0])
+    elif case == "conflict":
+        features["ix"] = tf.io.VarLenFeature(tf.float32)
+    elif case == "no_size":
+        features["s"] = tf.io.SparseFeature("ix", "v", tf.float32, None)
+    elif case == "sizes":
+        features["s"] = tf.io.SparseFeature(["ix"], "v", tf.float32, [5, 3])
+    elif case == "value_type":
+        features["s"] = tf.io.SparseFeature("ix", "v", tf.int64, 5)
+    else:  # TF does not check indices against size
+        record = _indexed_example(tf, [7, -1], [1.0, 2.0])
+    return tf.io.parse_example([record], features)
+
+
+@pytest.mark.parametrize("case", ["missing_list", "wrong_type", "a_batch"])
+@same_as_tf("io.parse_single_sequence_example", edge=True)
+def test_parse_single_sequence_example_errors(tf, case):
+    records = _sequence_records(tf)
+    spec = {
+        "missing_list": {"nope": tf.io.FixedLenSequenceFeature([], tf.int64)},
+        "wrong_type": {"v": tf.io.VarLenFeature(tf.float32)},
+        "a_batch": {"v": tf.io.VarLenFeature(tf.int64)},
+    }[case]
+    serialized = tf.constant(records) if case == "a_batch" else records[0]
+    return tf.io.parse_single_sequence_example(serialized, None, spec)

@@ -186,7 +186,7 @@ def test_cifar100_fine_and_coarse(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     batches = write_cifar100(tmp_path / "data" / "cifar100" / "cifar-100-python")
     monkeypatch.setenv(_fetch.ENV_DATA_DIR, str(tmp_path / "data"))
     (x_train, y_train), (x_test, y_test) = cifar100.load_data()
-    assert x_train.shape == (3, 32, 32, 3) and y_train.shape == (3, 1) and y_train.dtype == np.uint8
+    assert x_train.shape == (3, 32, 32, 3) and y_train.shape == (3, 1) and y_train.dtype == np.int64
     assert y_train[:, 0].tolist() == batches["train"]["fine_labels"]
     assert y_test[:, 0].tolist() == batches["test"]["fine_labels"]
     (_, y_coarse), _ = cifar100.load_data(label_mode="coarse")

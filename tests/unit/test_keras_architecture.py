@@ -25,7 +25,8 @@ The tiers, lowest first (a module may import its own tier and those below, never
    (``experimental``, Keras 2's schedules and premade models, is a face);
 4. ``callbacks``: ``callbacks/`` (they read ``self.model``'s attributes, never the trainer);
 5. ``trainers``: ``trainers/`` (the loop, the steps, the state; the model is the argument);
-6. ``models``: ``models/`` (``Model`` inherits the trainer mixin and calls the loop);
+6. ``models``: ``models/`` (``Model`` inherits the trainer mixin and calls the loop), ``distillation/``
+   (``Distiller`` is a ``Model``);
 7. ``faces``: ``applications/`` and the package faces that gather everything.
 
 Run as a script (``python tests/unit/test_keras_architecture.py [SRC_DIR]``) it prints the graph,
@@ -63,13 +64,14 @@ TIERS: list[tuple[str, tuple[str, ...]]] = [
             "export",
             "config",
             "quantizers",
+            "visualization",
         ),
     ),
     ("layers", ("layers",)),
     ("components", ("losses", "metrics", "optimizers", "mixed_precision")),
     ("callbacks", ("callbacks",)),
     ("trainers", ("trainers",)),
-    ("models", ("models",)),
+    ("models", ("models", "distillation")),
     ("faces", ("applications",)),
 ]
 # Package faces that re-export what lies above their own modules: they sit on top.

@@ -91,10 +91,8 @@ def test_fit_ends_with_averages_and_swap_evaluates_with_them() -> None:
 
 def test_swap_without_use_ema_is_an_error() -> None:
     model = _model(False)
+    x, y = np.zeros((4, 3), "float32"), np.zeros((4, 1), "float32")
+    # as in Keras, the error comes at the first swap (a validation), not when training starts
+    model.fit(x, y, verbose=0, callbacks=[keras.callbacks.SwapEMAWeights()])
     with pytest.raises(ValueError, match="use_ema=True"):
-        model.fit(
-            np.zeros((4, 3), "float32"),
-            np.zeros((4, 1), "float32"),
-            verbose=0,
-            callbacks=[keras.callbacks.SwapEMAWeights()],
-        )
+        model.fit(x, y, verbose=0, validation_data=(x, y), callbacks=[keras.callbacks.SwapEMAWeights()])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 
 from unison.distribute.strategy import get_replica_context
-from unison.ops.math import approx_max_k, in_top_k, top_k, zero_fraction
+from unison.ops.math import approx_max_k, approx_min_k, in_top_k, top_k, zero_fraction
 from unison.ops.nn import (
     avg_pool2d,
     bias_add,
@@ -169,6 +169,7 @@ __all__ = [
     "max_pool_with_argmax",
     "space_to_batch",
     "approx_max_k",
+    "approx_min_k",
     "all_candidate_sampler",
     "compute_accidental_hits",
     "embedding_lookup_sparse",

@@ -30,6 +30,7 @@ from typing import Any
 import torch
 
 from unison.core.tape import _RECORDING
+from unison.ops.control_more import function_body
 
 
 class Function:
@@ -53,7 +54,8 @@ class Function:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.input_signature is not None:
             _check_signature(self.python_function, self.input_signature, args, kwargs)
-        result = self.python_function(*args, **kwargs)
+        with function_body():
+            result = self.python_function(*args, **kwargs)
         if not _RECORDING.tapes:
             # Outside a GradientTape, a tf.function's results are plain values in TF: nothing can
             # differentiate them. torch would keep the autograd graph of the whole step alive in

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -34,6 +36,10 @@ _state = threading.local()  # per thread, as TF's default writer: the stack of a
 
 def summary_writer_class() -> Any:
     """``torch.utils.tensorboard.SummaryWriter``, or an ImportError that says how to install it."""
+    # TensorBoard's compat layer imports TensorFlow when it is installed (10 s, and TF's thread pools
+    # in this process); its documented "no TensorFlow" switch makes it use its own stub instead
+    if "tensorboard.compat.tf" not in sys.modules:
+        sys.modules.setdefault("tensorboard.compat.notf", types.ModuleType("tensorboard.compat.notf"))
     try:
         from torch.utils.tensorboard import SummaryWriter
     except ImportError as exc:  # torch imports the tensorboard package lazily here

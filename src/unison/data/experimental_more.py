@@ -227,8 +227,22 @@ def get_next_as_optional(iterator: DatasetIterator) -> Optional:
     return iterator.get_next_as_optional()
 
 
+DEBUG_MODE = False  # TF's flag of the same name; unison's pipelines run user functions eagerly either way
+
+
+def toggle_debug_mode(debug_mode: bool) -> None:
+    """Set tf.data's debug mode (TF keeps this one private; its tests turn the mode off with it)."""
+    global DEBUG_MODE
+    DEBUG_MODE = bool(debug_mode)
+
+
 def enable_debug_mode() -> None:
-    """``tf.data.experimental.enable_debug_mode``: run user functions eagerly (unison always does)."""
+    """``tf.data.experimental.enable_debug_mode``: run user functions eagerly, element by element, in order.
+
+    unison's ``map``/``filter``/... call the Python function for every element on every pass
+    already (TF's debug mode, less its one extra tracing call), so this records the mode.
+    """
+    toggle_debug_mode(True)
 
 
 class DatasetSpec:

@@ -30,6 +30,7 @@ from unison.data.options import (
     Options,
 )
 from unison.data.shuffle_buffer import buffer_shuffle, shuffle_blocks
+from unison.ops.determinism import require_seed
 
 _CHUNK = 4096
 # AUTOTUNE starts worker processes only for at least this many elements: starting two workers
@@ -244,6 +245,7 @@ class Shuffle(_IndexOp):
                 "(dataset.cardinality()), or a smaller buffer such as 10000."
             )
         self._buffer = check_count("buffer_size", buffer_size, 1, "elements held in the shuffle buffer")
+        require_seed(seed)  # TF: an unseeded shuffle is refused while op determinism is on
         self._seed, self._reshuffle = seed, bool(reshuffle)
         self._iterations = 0
 

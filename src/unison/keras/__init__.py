@@ -16,6 +16,7 @@ from unison.keras import (
     config,
     constraints,
     datasets,
+    distillation,
     distribution,
     dtype_policies,
     experimental,
@@ -35,6 +36,7 @@ from unison.keras import (
     saving,
     tree,
     utils,
+    visualization,
 )
 from unison.keras.backend.keras_tensor import KerasTensor
 from unison.keras.backend.scopes import device, name_scope, version
@@ -48,6 +50,10 @@ from unison.keras.models.sequential import Sequential
 from unison.keras.optimizers import Optimizer
 from unison.keras.quantizers import Quantizer
 from unison.keras.regularizers import Regularizer
+
+# Keras 3 exports loss scaling as keras.optimizers.LossScaleOptimizer too (the same class). It
+# lives in mixed_precision/, which imports optimizers/, so this face, above both, hangs it there.
+setattr(optimizers, "LossScaleOptimizer", mixed_precision.LossScaleOptimizer)  # noqa: B010
 
 __all__ = [
     "DTypePolicy",
@@ -75,6 +81,7 @@ __all__ = [
     "config",
     "constraints",
     "datasets",
+    "distillation",
     "distribution",
     "dtype_policies",
     "experimental",
@@ -95,4 +102,5 @@ __all__ = [
     "saving",
     "tree",
     "utils",
+    "visualization",
 ]

@@ -36,7 +36,6 @@ TORCH_EQUIVALENTS: dict[str, str] = {
     "tf.placeholder": "function arguments",
     "tf.custom_gradient": "torch.autograd.Function",
     "tf.random.Generator": "torch.Generator",
-    "tf.math.approx_min_k": "torch.topk(largest=False) (TF 2.21 has no CPU kernel for ApproxMinK either)",
     "tf.random.stateless_uniform": "torch.rand with a seeded torch.Generator",
     "tf.train.Saver": "tf.train.Checkpoint",
     "tf.estimator": "Keras Model.fit or a custom loop",

@@ -29,6 +29,7 @@ from unison.ops.config_options import (
     get_soft_device_placement,
     set_soft_device_placement,
 )
+from unison.ops.determinism import enable_op_determinism
 
 
 class PhysicalDevice(NamedTuple):
@@ -166,10 +167,6 @@ def _get_memory_growth(device: PhysicalDevice) -> bool:
     return _MEMORY_GROWTH.get(device.name, device.device_type == "GPU")
 
 
-def _enable_op_determinism() -> None:
-    torch.use_deterministic_algorithms(True)
-
-
 experimental = types.SimpleNamespace(
     set_memory_growth=_set_memory_growth,
     get_memory_growth=_get_memory_growth,
@@ -177,7 +174,7 @@ experimental = types.SimpleNamespace(
     list_logical_devices=list_logical_devices,
     set_virtual_device_configuration=set_logical_device_configuration,
     VirtualDeviceConfiguration=LogicalDeviceConfiguration,
-    enable_op_determinism=_enable_op_determinism,
+    enable_op_determinism=enable_op_determinism,
     set_visible_devices=set_visible_devices,
     get_visible_devices=get_visible_devices,
     get_virtual_device_configuration=get_logical_device_configuration,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import enum
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -155,6 +156,24 @@ def get_current_name_scope() -> str:
 def init_scope() -> Iterator[None]:
     """``tf.init_scope``: lifts code out of a graph in TF; unison is always eager, so it changes nothing."""
     yield
+
+
+_FUNCTION_BODY = threading.local()  # how deep this thread is in tf.function bodies
+
+
+@contextlib.contextmanager
+def function_body() -> Iterator[None]:
+    """Marks a ``tf.function``'s body while it runs: ops TF allows only in graphs (``parallel_stack``) run there."""
+    _FUNCTION_BODY.depth = getattr(_FUNCTION_BODY, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _FUNCTION_BODY.depth -= 1
+
+
+def in_function_body() -> builtins.bool:
+    """Whether a ``tf.function``'s body is running on this thread."""
+    return getattr(_FUNCTION_BODY, "depth", 0) > 0
 
 
 def inside_function() -> builtins.bool:

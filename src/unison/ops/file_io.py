@@ -29,6 +29,7 @@ from unison.errors import DataLossError, InvalidArgumentError, NotFoundError, Pe
 from unison.ops.string_tensor import StringTensor
 
 __all__ = [
+    "match_filenames_once",
     "decode_base64",
     "decode_compressed",
     "encode_base64",
@@ -117,6 +118,20 @@ def matching_files(pattern: Any, name: str | None = None) -> StringTensor:
         text = item.decode() if isinstance(item, (bytes, bytearray)) else str(item)
         found.extend(sorted(p.encode() for p in glob.glob(text)))
     return StringTensor(np.array(found, dtype=object).reshape(len(found)))
+
+
+def match_filenames_once(pattern: Any, name: str | None = None) -> StringTensor:
+    """``tf.io.match_filenames_once``: the files matching ``pattern`` when it is called, sorted.
+
+    TF 2 returns a variable initialised, once, to ``tf.io.matching_files(pattern)``; unison has no
+    string variables, so this is that value (files added later do not appear in it either).
+
+    Example:
+        >>> import tempfile
+        >>> match_filenames_once(tempfile.mkdtemp() + "/*.none").shape
+        (0,)
+    """
+    return matching_files(pattern, name)
 
 
 def _map_strings(value: Any, fn: Any) -> StringTensor:

@@ -29,6 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from unison.ops._dispatch import wrap_namespace
+from unison.ops.determinism import require_seed
 from unison.ops.dtypes import to_tensor
 from unison.ops.image_bbox import (
     draw_bounding_boxes,
@@ -111,7 +112,8 @@ def flip_up_down(image: Any) -> torch.Tensor:
     return _rank_3_or_4(image, "flip_up_down").flip(-3)
 
 
-def _random_flip(image: Any, axis: int, fn: str) -> torch.Tensor:
+def _random_flip(image: Any, axis: int, fn: str, seed: int | None = None) -> torch.Tensor:
+    require_seed(seed)
     t = _rank_3_or_4(image, fn)
     if t.dim() == 3:
         return t.flip(axis) if float(torch.rand(())) < 0.5 else t
@@ -121,12 +123,12 @@ def _random_flip(image: Any, axis: int, fn: str) -> torch.Tensor:
 
 def random_flip_left_right(image: Any, seed: int | None = None) -> torch.Tensor:
     """``tf.image.random_flip_left_right``: mirror the width axis with probability 1/2 (each image of a batch)."""
-    return _random_flip(image, -2, "random_flip_left_right")
+    return _random_flip(image, -2, "random_flip_left_right", seed)
 
 
 def random_flip_up_down(image: Any, seed: int | None = None) -> torch.Tensor:
     """``tf.image.random_flip_up_down``: mirror the height axis with probability 1/2 (each image of a batch)."""
-    return _random_flip(image, -3, "random_flip_up_down")
+    return _random_flip(image, -3, "random_flip_up_down", seed)
 
 
 # --- crops and pads -----------------------------------------------------------------------------
@@ -201,6 +203,7 @@ def random_crop(value: Any, size: Any, seed: int | None = None, name: str | None
             f"tf.image.random_crop: size needs one entry per axis, each at most the value's size. Received "
             f"size={target} for a value of shape {list(t.shape)}."
         )
+    require_seed(seed)
     offsets = [int(torch.randint(0, d - s + 1, ())) for s, d in zip(target, t.shape)]
     return t[tuple(slice(o, o + s) for o, s in zip(offsets, target))]
 

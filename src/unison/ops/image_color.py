@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from unison.ops._dispatch import wrap_namespace
+from unison.ops.determinism import require_seed
 from unison.ops.dtypes import to_tensor
 from unison.ops.image_core import _as_float, _no_gradient, _rank_3_or_4, convert_image_dtype, stateless_generator
 
@@ -58,6 +59,7 @@ def random_brightness(image: Any, max_delta: float, seed: int | None = None) -> 
     """``tf.image.random_brightness``: :func:`adjust_brightness` by one delta uniform in ``[-max_delta, max_delta)``."""
     if float(max_delta) < 0:
         raise ValueError(f"tf.image.random_brightness: max_delta must be non-negative. Received: {max_delta}")
+    require_seed(seed)
     delta = (torch.rand(()) * 2 - 1) * float(max_delta)
     return adjust_brightness(image, delta)
 
@@ -68,6 +70,7 @@ def random_contrast(image: Any, lower: float, upper: float, seed: int | None = N
         raise ValueError(f"tf.image.random_contrast: upper must be > lower. Received: lower={lower}, upper={upper}")
     if float(lower) < 0:
         raise ValueError(f"tf.image.random_contrast: lower must be non-negative. Received: lower={lower}")
+    require_seed(seed)
     factor = torch.rand(()) * (float(upper) - float(lower)) + float(lower)
     return adjust_contrast(image, factor)
 
@@ -263,12 +266,14 @@ def random_hue(image: Any, max_delta: float, seed: int | None = None) -> torch.T
     """``tf.image.random_hue``: :func:`adjust_hue` by a delta uniform in ``[-max_delta, max_delta)``."""
     if not 0.0 <= float(max_delta) <= 0.5:
         raise ValueError(f"tf.image.random_hue: max_delta must be in [0, 0.5]. Received: max_delta={max_delta}")
+    require_seed(seed)
     return adjust_hue(image, float((torch.rand(()) * 2 - 1) * float(max_delta)))
 
 
 def random_saturation(image: Any, lower: float, upper: float, seed: int | None = None) -> torch.Tensor:
     """``tf.image.random_saturation``: :func:`adjust_saturation` by a factor uniform in ``[lower, upper)``."""
     _check_range(lower, upper, "random_saturation")
+    require_seed(seed)
     return adjust_saturation(image, float(torch.rand(()) * (float(upper) - float(lower)) + float(lower)))
 
 

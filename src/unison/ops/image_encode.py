@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from unison.errors import InternalError, InvalidArgumentError
+from unison.ops.determinism import require_seed
 from unison.ops.dtypes import to_tensor
 from unison.ops.image_codecs import _pil, _scalar_string, decode_jpeg
 from unison.ops.image_core import convert_image_dtype, stateless_generator
@@ -154,6 +155,7 @@ def random_jpeg_quality(
 ) -> torch.Tensor:
     """``tf.image.random_jpeg_quality``: :func:`adjust_jpeg_quality` at a quality uniform in ``[min, max)``."""
     _quality_range(min_jpeg_quality, max_jpeg_quality, "random_jpeg_quality")
+    require_seed(seed)
     quality = int(torch.randint(int(min_jpeg_quality), int(max_jpeg_quality), ()))
     return adjust_jpeg_quality(image, quality)
 

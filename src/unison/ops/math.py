@@ -770,7 +770,7 @@ __all__ = [
 TOP_LEVEL_ONLY = ["clip_by_global_norm", "clip_by_norm", "einsum", "norm", "tensordot"]
 
 from unison.ops import special as special  # noqa: E402  tf.math.special
-from unison.ops.math_scipy import approx_max_k, betainc  # noqa: E402  torch lacks them: SciPy computes them
+from unison.ops.math_scipy import approx_max_k, approx_min_k, betainc  # noqa: E402  torch lacks them: SciPy computes them
 from unison.ops.math_special import (  # noqa: E402  the rest of tf.math, kept in its own module
     LOGITS_ATTR as LOGITS_ATTR,
 )
@@ -910,6 +910,7 @@ __all__ += [
     "zeta",
     "special",
     "approx_max_k",
+    "approx_min_k",
     "betainc",
 ]
 wrap_namespace(globals(), __all__ + TOP_LEVEL_ONLY + ["global_norm"])

@@ -1,5 +1,5 @@
 """``tf.math`` functions torch lacks, computed by SciPy: ``betainc`` and the special functions
-``dawsn``, ``expint``, ``fresnel_cos``, ``fresnel_sin``, ``spence``; and ``approx_max_k``.
+``dawsn``, ``expint``, ``fresnel_cos``, ``fresnel_sin``, ``spence``; and ``approx_max_k``/``approx_min_k``.
 
 SciPy is optional (the ``tf`` extra installs it): without it these functions raise an ImportError
 saying how to install it. Values are computed in float64 and returned in the input's dtype (float32
@@ -22,7 +22,7 @@ import torch
 from unison.errors import InvalidArgumentError
 from unison.ops.dtypes import to_tensor
 
-__all__ = ["approx_max_k", "betainc", "dawsn", "expint", "fresnel_cos", "fresnel_sin", "spence"]
+__all__ = ["approx_max_k", "approx_min_k", "betainc", "dawsn", "expint", "fresnel_cos", "fresnel_sin", "spence"]
 
 
 def _scipy_special() -> Any:
@@ -141,3 +141,40 @@ def approx_max_k(
     key = torch.where(torch.isnan(t), torch.full_like(t, float("-inf")), t)
     _, indices = torch.topk(key, int(k), dim=dim, largest=True, sorted=True)
     return ApproxTopK(torch.gather(t, dim, indices), indices.to(torch.int32))
+
+
+def approx_min_k(
+    operand: Any,
+    k: int,
+    reduction_dimension: int = -1,
+    recall_target: float = 0.95,
+    reduction_input_size_override: int = -1,
+    aggregate_to_topk: bool = True,
+    name: str | None = None,
+) -> ApproxTopK:
+    """``tf.math.approx_min_k``: the ``k`` smallest values along ``reduction_dimension`` and their indices.
+
+    TF runs it through XLA (``tf.function(jit_compile=True)``) or on a GPU/TPU (its CPU kernel
+    takes only ``approx_max_k``); XLA's CPU result is the exact bottom k, ties by lowest index,
+    which is what this gives everywhere. NaN ranks above every number here (XLA's place for it
+    depends on the values around it).
+
+    Example:
+        >>> values, indices = approx_min_k([[3.0, 1.0, 2.0, 5.0]], 2)
+        >>> values.tolist(), indices.tolist()
+        ([[1.0, 2.0]], [[1, 2]])
+    """
+    t = to_tensor(operand)
+    if t.dtype not in (torch.float16, torch.bfloat16, torch.float32):
+        raise InvalidArgumentError(
+            None, None, f"tf.math.approx_min_k takes half, bfloat16 or float values (as TF). Received dtype {t.dtype}."
+        )
+    dim = reduction_dimension % t.dim() if t.dim() else 0
+    if not 0 < int(k) <= t.shape[dim]:
+        raise ValueError(  # TF's shape check when the function is traced
+            f"input must have last dimension >= k = {k} but was {t.shape[dim]}: tf.math.approx_min_k's k must be "
+            f"in [1, {t.shape[dim]}] (the size of the reduced dimension)."
+        )
+    key = torch.where(torch.isnan(t), torch.full_like(t, float("inf")), t)
+    order = torch.sort(key, dim=dim, stable=True).indices.narrow(dim, 0, int(k))
+    return ApproxTopK(torch.gather(t, dim, order), order.to(torch.int32))

@@ -17,6 +17,7 @@ import torch.nn.functional as F
 
 from unison.ops import fastpath
 from unison.ops._dispatch import wrap_namespace
+from unison.ops.determinism import require_seed
 from unison.ops.dtypes import to_tensor
 
 # one implementation each, shared with tf.math (the softmax output remembers its logits for Keras)
@@ -123,6 +124,7 @@ def dropout(
     """``tf.nn.dropout``: zero elements with probability ``rate``, scale the rest by 1/(1-rate)."""
     if not 0 <= rate < 1:
         raise ValueError(f"rate must be in [0, 1). Received: rate={rate}")
+    require_seed(seed)
     return F.dropout(to_tensor(x), p=float(rate), training=True)
 
 

@@ -10,7 +10,9 @@ A feature spec maps each feature name to how to read it, with TF's results:
   ``[batch, longest]`` for a batch), as TF returns it;
 - ``FixedLenSequenceFeature(shape, dtype, allow_missing=False, default_value=None)``: a multiple
   of ``prod(shape)`` values, as ``[n] + shape`` (a batch is padded with ``default_value`` or 0 to
-  the longest; ``parse_example`` needs ``allow_missing=True``, as in TF).
+  the longest; ``parse_example`` needs ``allow_missing=True``, as in TF);
+- ``SparseFeature(index_key, value_key, dtype, size)``: a ``SparseTensor`` whose indices come from
+  one feature and values from another (:mod:`unison.ops.sparse_feature`).
 
 ``dtype`` is ``tf.float32``, ``tf.int64`` or ``tf.string`` (TF's three list types). Numbers come
 back as torch tensors, strings as numpy object arrays of ``bytes``. A record that does not match
@@ -77,6 +79,7 @@ from unison.ops.feature_specs import (
     plan,
 )
 from unison.ops.record_origin import origin
+from unison.ops.sparse_feature import SparseFeature, assemble_sparse_features, expand_sparse_features
 from unison.ops.sparse_tensor import SparseTensor
 
 _WIRE = {string: BYTES, torch.float32: FLOAT, torch.int64: INT64}
@@ -332,23 +335,27 @@ def parse_example(
     shape ``[batch, longest]``, ``FixedLenSequenceFeature`` ``[batch, longest] + shape`` padded,
     ``RaggedFeature`` a ``RaggedTensor`` with one row per record.
     """
-    specs = check_features(features, "tf.io.parse_example")
+    expanded, sparse = expand_sparse_features(features)
+    specs = check_features(expanded, "tf.io.parse_example")
     records, _ = _serialized_items(serialized, "tf.io.parse_example")
-    return _parse(records, specs, batched=True)
+    parsed = _parse(records, specs, batched=True)
+    return assemble_sparse_features(parsed, sparse, features, True, len(records)) if sparse else parsed
 
 
 def parse_single_example(
     serialized: Any, features: Mapping[str, Spec], example_names: Any = None, name: str | None = None
 ) -> dict[str, Any]:
     """``tf.io.parse_single_example``: parse one serialized ``Example`` into a dict of values."""
-    specs = check_features(features, "tf.io.parse_single_example")
+    expanded, sparse = expand_sparse_features(features)
+    specs = check_features(expanded, "tf.io.parse_single_example")
     records, scalar = _serialized_items(serialized, "tf.io.parse_single_example")
     if not scalar and len(records) != 1:
         raise ValueError(
             f"tf.io.parse_single_example takes one serialized record. Received {len(records)}; use "
             "tf.io.parse_example for a batch."
         )
-    return _parse(records, specs, batched=False)
+    parsed = _parse(records, specs, batched=False)
+    return assemble_sparse_features(parsed, sparse, features, False, 1) if sparse else parsed
 
 
 # --- tf.io.serialize_tensor / parse_tensor (TensorProto, TF's DataType numbers) ----------------------
@@ -488,6 +495,7 @@ __all__ = [
     "FixedLenFeature",
     "FixedLenSequenceFeature",
     "RaggedFeature",
+    "SparseFeature",
     "VarLenFeature",
     "decode_raw",
     "parse_example",

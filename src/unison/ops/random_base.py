@@ -20,13 +20,23 @@ import numpy as np
 import torch
 
 from unison.ops.array import _shape
+from unison.ops.determinism import note_global_seed, require_seed
 from unison.ops.dtypes import as_dtype, to_tensor
 
 
-def set_seed(seed: int) -> None:
-    """``tf.random.set_seed``: seed torch's generators (and numpy's, which Keras utilities use)."""
+def set_seed(seed: int | None) -> None:
+    """``tf.random.set_seed``: seed torch's generators (and numpy's, which Keras utilities use).
+
+    ``set_seed(None)`` forgets the global seed, as in TF (torch's generators are reseeded from the
+    operating system's entropy).
+    """
+    if seed is None:
+        note_global_seed(None)
+        torch.seed()
+        return
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise TypeError(f"tf.random.set_seed takes an integer. Received: seed={seed!r}")
+    note_global_seed(int(seed))
     torch.manual_seed(int(seed))
     np.random.seed(int(seed) % 2**32)
 
@@ -40,6 +50,7 @@ def uniform(
     name: str | None = None,
 ) -> torch.Tensor:
     """``tf.random.uniform``: floats in ``[minval, maxval)`` (default ``[0, 1)``); ints need ``maxval``."""
+    require_seed(seed)
     dt = as_dtype(dtype)
     size = _shape(shape)
     if dt.is_floating_point:
@@ -60,6 +71,7 @@ def normal(
     name: str | None = None,
 ) -> torch.Tensor:
     """``tf.random.normal``."""
+    require_seed(seed)
     return torch.randn(_shape(shape), dtype=as_dtype(dtype)) * float(to_tensor(stddev)) + float(to_tensor(mean))
 
 
@@ -72,6 +84,7 @@ def truncated_normal(
     name: str | None = None,
 ) -> torch.Tensor:
     """``tf.random.truncated_normal``: normal values redrawn beyond two standard deviations."""
+    require_seed(seed)
     out = torch.empty(_shape(shape), dtype=as_dtype(dtype))
     m, s = float(to_tensor(mean)), float(to_tensor(stddev))
     return torch.nn.init.trunc_normal_(out, mean=m, std=s, a=m - 2 * s, b=m + 2 * s)
@@ -79,6 +92,7 @@ def truncated_normal(
 
 def shuffle(value: Any, seed: int | None = None, name: str | None = None) -> torch.Tensor:
     """``tf.random.shuffle``: a random permutation along the first axis."""
+    require_seed(seed)
     t = to_tensor(value)
     return t[torch.randperm(t.shape[0])]
 
@@ -92,6 +106,7 @@ def categorical(
     the result is ``[batch_size, num_samples]`` of ``dtype`` ``int64`` (default) or ``int32``, and
     ``num_samples=0`` gives an empty ``[batch_size, 0]``.
     """
+    require_seed(seed)
     out_dtype = as_dtype(dtype)
     if out_dtype not in (torch.int32, torch.int64):
         raise ValueError(

@@ -24,6 +24,7 @@ import torch
 
 from unison.errors import InvalidArgumentError
 from unison.ops.array import _shape
+from unison.ops.determinism import require_seed
 from unison.ops.dtypes import as_dtype, to_tensor
 from unison.ops.random_base import categorical, normal, uniform
 from unison.ops.random_stateless import _binomial, _full_int, _seed_words, _seeded
@@ -39,6 +40,7 @@ def gamma(
     shape: Any, alpha: Any, beta: Any = None, dtype: Any = torch.float32, seed: int | None = None, name: Any = None
 ) -> torch.Tensor:
     """``tf.random.gamma``: ``shape + broadcast(alpha, beta).shape`` draws of Gamma(alpha, rate=beta)."""
+    require_seed(seed)
     dt = as_dtype(dtype)
     a = to_tensor(alpha).to(dt)
     b = to_tensor(1.0 if beta is None else beta).to(dt)
@@ -50,6 +52,7 @@ def poisson(
     shape: Any, lam: Any, dtype: Any = torch.float32, seed: int | None = None, name: Any = None
 ) -> torch.Tensor:
     """``tf.random.poisson``: ``shape + lam.shape`` Poisson draws of rate ``lam``."""
+    require_seed(seed)
     rate = to_tensor(lam).double()
     size = _shape(shape) + tuple(rate.shape)
     return torch.poisson(torch.broadcast_to(rate, size).contiguous()).to(as_dtype(dtype))

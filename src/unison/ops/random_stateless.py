@@ -77,7 +77,9 @@ def _mix(words: list[int]) -> int:
 @contextlib.contextmanager
 def _seeded(words: list[int]) -> Iterator[None]:
     """Run a draw on torch's CPU generator seeded from ``words``, restoring the global stream."""
-    with torch.random.fork_rng(devices=[]):
+    from unison.ops.determinism import seeded
+
+    with torch.random.fork_rng(devices=[]), seeded():
         torch.manual_seed(_mix(words))
         yield
 
@@ -148,7 +150,11 @@ class Generator:
 
     @classmethod
     def from_non_deterministic_state(cls, alg: Any = None) -> Generator:
-        """A generator seeded from the operating system's entropy."""
+        """A generator seeded from the operating system's entropy (a RuntimeError under op determinism, as TF)."""
+        from unison.ops.determinism import is_op_determinism_enabled
+
+        if is_op_determinism_enabled():
+            raise RuntimeError('"from_non_deterministic_state" cannot be called when determinism is enabled.')
         return cls(alg=alg)
 
     @classmethod
@@ -278,7 +284,7 @@ _GLOBAL: list[Generator] = []
 def get_global_generator() -> Generator:
     """``tf.random.get_global_generator``: the process's generator (created non-deterministically)."""
     if not _GLOBAL:
-        _GLOBAL.append(Generator.from_non_deterministic_state())
+        _GLOBAL.append(Generator(alg=None))  # from the OS's entropy
     return _GLOBAL[0]
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "CheckpointManager",
     "CheckpointOptions",
     "CheckpointReader",
+    "CheckpointView",
     "ClusterDef",
     "ClusterSpec",
     "Coordinator",
@@ -81,11 +82,9 @@ def __getattr__(name: str) -> object:
 
         return TrackableView
     if name == "CheckpointView":
-        raise AttributeError(
-            f"unison does not implement tf.train.{name}: TF's views walk its object-graph proto, which unison's "
-            "checkpoint files do not hold. Use tf.train.list_variables(path) for a checkpoint's keys and "
-            "tf.train.load_checkpoint(path) to read them. docs/tf_api.md lists what unison has of TF 2.21."
-        )
+        from unison.train.checkpoint_view import CheckpointView
+
+        return CheckpointView
     from unison.ops._unsupported import unsupported
 
     raise unsupported("tf.train", name)

@@ -12,7 +12,9 @@ same path back.
 
 ``save(prefix)`` numbers the files as TF does (``prefix-1``, ``prefix-2``... from
 ``save_counter``) and records them in the directory's ``checkpoint`` file (TF's format), which
-``tf.train.latest_checkpoint(directory)`` reads.
+``tf.train.latest_checkpoint(directory)`` reads. With a sharding callback in
+``tf.train.CheckpointOptions`` the values are spread over shard files next to it (see
+:mod:`unison.train.sharding`).
 
 Example:
     >>> import tempfile, torch, unison as tf
@@ -39,6 +41,7 @@ from unison.core.atomic_io import VerificationError, read_verified, write_verifi
 from unison.debug.timeline import span
 from unison.errors import CorruptCheckpointError
 from unison.train.optimizer_state import optimizer_state, restore_optimizer_state
+from unison.train.sharded_files import read_shards, shard_files, write_shards
 from unison.train.tracking import DictWrapper, ListWrapper, as_state_dict, as_tree
 
 KIND = "tf.train.Checkpoint"
@@ -249,8 +252,15 @@ class Checkpoint:
         objects = self._state()
         if _is_chief():
             with span("checkpoint", "tf.train.Checkpoint.write"):
+                payload = {"format": _FORMAT, "save_counter": int(self.save_counter), "objects": objects}
+                sharding = getattr(options, "experimental_sharding_callback", None)
+                if sharding is not None:
+                    payload = write_shards(prefix, payload, sharding)  # the shards first, this file last
+                else:
+                    for stale in shard_files(prefix):  # of an earlier sharded write of this prefix
+                        os.remove(stale)
                 buffer = io.BytesIO()
-                torch.save({"format": _FORMAT, "save_counter": int(self.save_counter), "objects": objects}, buffer)
+                torch.save(payload, buffer)
                 write_verified(prefix + SUFFIX, buffer.getvalue(), kind=KIND)
         # tf.train.CheckpointOptions(experimental_write_callbacks=[...]): after the write, with its path.
         for callback in getattr(options, "experimental_write_callbacks", None) or ():
@@ -310,11 +320,13 @@ def _read_payload(path: str) -> dict[str, Any]:
     except VerificationError as exc:
         raise CorruptCheckpointError(str(exc)) from exc
     try:
-        payload = torch.load(io.BytesIO(body), map_location="cpu", weights_only=True)
+        payload: dict[str, Any] = torch.load(io.BytesIO(body), map_location="cpu", weights_only=True)
     except Exception as exc:  # verified bytes torch cannot read: another format version
         raise CorruptCheckpointError(f"{file!r} cannot be read as a tf.train.Checkpoint: {exc}") from exc
     if not isinstance(payload, dict) or payload.get("format") != _FORMAT:
         raise CorruptCheckpointError(f"{file!r} has an unknown checkpoint format.")
+    if "shards" in payload:  # written with a tf.train.experimental sharding callback
+        return read_shards(file[: -len(SUFFIX)] if file.endswith(SUFFIX) else file, payload)
     return payload
 
 

@@ -107,7 +107,8 @@ class CheckpointOptions:
 
     unison writes every checkpoint on the calling thread, so ``enable_async`` gives the same
     files as a synchronous save; ``experimental_write_callbacks`` run after each write with the
-    path written (those that take one argument).
+    path written (those that take one argument); ``experimental_sharding_callback`` (a
+    ``tf.train.experimental.ShardingCallback``) spreads the values over shard files.
     """
 
     __slots__ = (
@@ -138,13 +139,17 @@ class CheckpointOptions:
                     f"Received: {callback!r} with parameters {list(inspect.signature(callback).parameters)}"
                 )
         self.experimental_write_callbacks = experimental_write_callbacks
-        if experimental_sharding_callback is not None:
+        from unison.train.sharding import ShardingCallback
+
+        if experimental_sharding_callback is not None and not isinstance(
+            experimental_sharding_callback, ShardingCallback
+        ):
             raise ValueError(
-                "The experimental_sharding_callback checkpoint option must be of type ShardingCallback; "
-                "unison writes one file per checkpoint and has no sharding callbacks. "
-                f"Received: {type(experimental_sharding_callback).__name__}"
+                "The experimental_sharding_callback checkpoint option must be of type ShardingCallback "
+                "(tf.train.experimental.ShardByTaskPolicy(), MaxShardSizePolicy(max_shard_size) or a subclass). "
+                f"Received: {experimental_sharding_callback!r:.80} of type {type(experimental_sharding_callback)}"
             )
-        self.experimental_sharding_callback = None
+        self.experimental_sharding_callback = experimental_sharding_callback
         self.experimental_skip_slot_variables = experimental_skip_slot_variables
 
 

@@ -25,6 +25,7 @@ from unison.train.checkpoint import (
     checkpoint_state,
     write_checkpoint_state,
 )
+from unison.train.sharded_files import shard_files
 
 
 class CheckpointManager:
@@ -110,7 +111,7 @@ class CheckpointManager:
         os.makedirs(self.directory, exist_ok=True)
         self._checkpoint.save_counter.assign_add(1)
         number = int(self._checkpoint.save_counter) if checkpoint_number is None else int(checkpoint_number)
-        path = self._checkpoint.write(f"{self._prefix}-{number}")
+        path = self._checkpoint.write(f"{self._prefix}-{number}", options)
         self._paths = [p for p in self._paths if p != path] + [path]
         if _is_chief():
             self._sweep()
@@ -125,10 +126,11 @@ class CheckpointManager:
             if self._keep_hours is not None and time.time() - self._last_kept_time >= self._keep_hours * 3600:
                 self._last_kept_time = time.time()
                 continue  # kept on disk for good, no longer managed (TF's behaviour)
-            try:
-                os.remove(old + SUFFIX)
-            except FileNotFoundError:
-                pass
+            for file in [old + SUFFIX, *shard_files(old)]:
+                try:
+                    os.remove(file)
+                except FileNotFoundError:
+                    pass
 
     def restore_or_initialize(self) -> str | None:
         """Restore the latest checkpoint, or call ``init_fn`` when there is none."""

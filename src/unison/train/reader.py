@@ -5,7 +5,9 @@ object path from the ``Checkpoint`` to the variable, as TF names it
 (``model/dense_1/w/.ATTRIBUTES/VARIABLE_VALUE``): a module's ``state_dict`` key ``dense_1.w``
 becomes ``dense_1/w``, nested ``Checkpoint`` objects add their name, optimizer state is listed
 under the optimizer's name (its slots by parameter index: torch numbers them, TF names them after
-the variable), and TF's ``save_counter`` and ``_CHECKPOINTABLE_OBJECT_GRAPH`` entries are there.
+the variable), and TF's ``save_counter`` and ``_CHECKPOINTABLE_OBJECT_GRAPH`` entries are there. The
+keys come from :mod:`unison.train.object_graph`: a positional root's values have no ``root/`` in
+front, as in TF.
 
 Example:
     >>> import tempfile, unison as tf
@@ -57,40 +59,10 @@ class VariableDType:
         return f"tf.{self.name}"
 
 
-def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
-    if isinstance(value, torch.Tensor):
-        out[prefix + _VALUE] = value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _flatten(f"{prefix}/{str(key).replace('.', '/')}", item, out)
-    elif isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
-            _flatten(f"{prefix}/{i}", item, out)
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        out[prefix + _VALUE] = torch.tensor(value)
-
-
-def _objects(prefix: str, objects: dict[str, Any], out: dict[str, Any]) -> None:
-    from unison.train.tracking import as_tree
-
-    for name, entry in objects.items():
-        path = f"{prefix}{name}"
-        kind, state = entry["kind"], entry["state"]
-        if kind == "tensor":
-            out[path + _VALUE] = state
-        elif kind in ("checkpoint", "list", "dict"):
-            _objects(path + "/", as_tree(entry)["state"], out)
-        elif kind == "keras_optimizer":
-            _flatten(path, state.get("torch") or {}, out)
-            if state.get("learning_rate") is not None:
-                out[f"{path}/learning_rate{_VALUE}"] = torch.tensor(state["learning_rate"], dtype=torch.float32)
-        else:
-            _flatten(path, state, out)
-
-
 def _entries(payload: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    _objects("", payload["objects"], out)
+    from unison.train.object_graph import object_graph
+
+    out: dict[str, Any] = {node.key: node.tensor() for node in object_graph(payload) if node.key is not None}
     out["save_counter" + _VALUE] = torch.tensor(int(payload.get("save_counter", 0)), dtype=torch.int64)
     out[_GRAPH] = json.dumps(sorted(payload["objects"])).encode()
     return dict(sorted(out.items()))

@@ -14,14 +14,17 @@ Example:
     5.0
 """
 
-from unison.keras.backend import common, config, legacy, legacy_nn
+from unison.keras.backend import common, config, legacy, legacy_ctc, legacy_nn
 from unison.keras.backend import experimental as experimental
 from unison.keras.backend.common import *  # noqa: F403
 from unison.keras.backend.config import *  # noqa: F403
 from unison.keras.backend.legacy import *  # noqa: F403
+from unison.keras.backend.legacy_ctc import *  # noqa: F403
 from unison.keras.backend.legacy_nn import *  # noqa: F403
 
-__all__ = sorted({*common.__all__, *config.__all__, *legacy.__all__, *legacy_nn.__all__, "experimental"})
+__all__ = sorted(
+    {*common.__all__, *config.__all__, *legacy.__all__, *legacy_ctc.__all__, *legacy_nn.__all__, "experimental"}
+)
 
 
 def __getattr__(name: str) -> object:

@@ -189,27 +189,31 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None 
 _PHASES: list[int] = []  # K.learning_phase_scope's values, innermost last
 
 
-_GLOBAL_PHASE = [0]  # K.set_learning_phase's value (0 until set, as in TF 2's eager Keras)
-
-
 def learning_phase() -> int:
-    """``K.learning_phase()``: the value of ``K.set_learning_phase`` (0 by default), or inside
-    ``K.learning_phase_scope(v)`` ``v``. ``K.in_train_phase``/``K.dropout`` read it; layers take
-    ``training=`` instead."""
-    return _PHASES[-1] if _PHASES else _GLOBAL_PHASE[0]
+    """``K.learning_phase()``: 0, as in TF 2's eager Keras (inside ``K.learning_phase_scope(v)``: ``v``;
+    after ``K.set_learning_phase(v)``: ``v``); layers take ``training=`` instead."""
+    if _PHASES:
+        return _PHASES[-1]
+    return _SET_PHASE[0] if _SET_PHASE else 0
+
+
+_SET_PHASE: list[int] = []  # K.set_learning_phase's value (empty: never set), below every scope
 
 
 def set_learning_phase(value: int) -> None:
-    """``K.set_learning_phase`` (deprecated in Keras): the value ``K.learning_phase()`` returns from now on.
+    """``K.set_learning_phase`` (deprecated in Keras 2): ``learning_phase()`` returns ``value`` afterwards.
 
-    Layers are not switched by it: pass ``training=`` to them.
+    Layers still take ``training=`` (their call argument decides dropout and batch statistics), as
+    tf_keras's own layers do in eager code.
 
-    Raises:
-        ValueError: ``value`` is not 0 or 1.
+    Example:
+        >>> set_learning_phase(1); learning_phase()
+        1
+        >>> set_learning_phase(0)
     """
     if value not in (0, 1):
-        raise ValueError(f"Expected learning phase to be 0 or 1. Received: value={value!r}")
-    _GLOBAL_PHASE[0] = int(value)
+        raise ValueError(f"K.set_learning_phase expects 0 or 1. Received: value={value!r}")
+    _SET_PHASE[:] = [int(value)]
 
 
 __all__ = [

@@ -20,6 +20,8 @@ class ProgbarLogger(Callback):
     validation is silent; its ``val_`` metrics appear on the epoch's line.
 
     Args:
+        count_mode: Keras 2's ``"steps"`` or ``"samples"`` (checked; the bar counts steps, as Keras 3's).
+        stateful_metrics: Keras 2's argument, accepted and unused (every metric shows its running value).
         stream: where to print; ``None`` means ``sys.stdout`` when a bar starts.
 
     Example:
@@ -35,7 +37,12 @@ class ProgbarLogger(Callback):
         'Epoch 1/2'
     """
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+    def __init__(
+        self, count_mode: str = "steps", stateful_metrics: Any = None, *, stream: TextIO | None = None
+    ) -> None:
+        # count_mode/stateful_metrics: Keras 2's arguments (Keras 3 takes none); the bar counts steps
+        if count_mode not in ("steps", "samples"):
+            raise ValueError(f'Unknown `count_mode`: {count_mode!r}. Expected "steps" or "samples".')
         super().__init__()
         self.stream = stream
         self.verbose = 1

@@ -50,9 +50,6 @@ class SwapEMAWeights(Callback):
         if swap_ema_weights(self._optimizer(), self.model.trainable_weights):
             self._ema_in_model = not self._ema_in_model
 
-    def on_train_begin(self, logs: Logs | None = None) -> None:
-        self._optimizer()
-
     def on_epoch_begin(self, epoch: int, logs: Logs | None = None) -> None:
         if self.swap_on_epoch and self._ema_in_model:
             self._swap()

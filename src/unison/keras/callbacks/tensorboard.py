@@ -149,6 +149,7 @@ class TensorBoard(Callback):
             return
         train, val = self._writer("train"), None
         logs = dict(logs or {})
+        logs.update(_learning_rates(self.model))  # Keras 3 logs the optimizer's rate as epoch_learning_rate
         if self.write_steps_per_second:
             elapsed = time.perf_counter() - self._epoch_start
             if elapsed > 0 and self._epoch_steps:
@@ -180,6 +181,19 @@ class TensorBoard(Callback):
         self._profiling = False
         if profiler.is_running():
             profiler.stop()
+
+    def on_test_end(self, logs: Logs | None = None) -> None:
+        # Keras 3: each evaluation's results against the optimizer's step count, in validation/
+        optimizer = getattr(self.model, "optimizer", None)
+        if not is_chief(self.model) or optimizer is None or not hasattr(optimizer, "iterations"):
+            return
+        step = int(_number(optimizer.iterations) or 0)
+        val = self._writer("validation")
+        for name, value in (logs or {}).items():
+            number = _number(value)
+            if number is not None:
+                val.add_scalar(f"evaluation_{name}_vs_iterations", number, global_step=step)
+        val.flush()
 
     def on_train_end(self, logs: Logs | None = None) -> None:
         if self._profiling:  # fit ended inside the range: keep what was recorded
@@ -258,6 +272,19 @@ def _weight_image(w: np.ndarray) -> np.ndarray | None:
         return None
     low, high = float(img.min()), float(img.max())
     return (img - low) / (high - low) if high > low else np.zeros_like(img)
+
+
+def _learning_rates(model: Any) -> dict[str, float]:
+    """``{"learning_rate": lr}`` of the model's optimizer (one entry per optimizer of a multi-optimizer)."""
+    optimizer = getattr(model, "optimizer", None)
+    optimizer = getattr(optimizer, "inner_optimizer", optimizer)  # a LossScaleOptimizer's
+    if optimizer is None:
+        return {}
+    if hasattr(optimizer, "optimizers"):
+        rates = {f"learning_rate_{o.name}": _number(getattr(o, "learning_rate", None)) for o in optimizer.optimizers}
+    else:
+        rates = {"learning_rate": _number(getattr(optimizer, "learning_rate", None))}
+    return {k: v for k, v in rates.items() if v is not None}
 
 
 def _number(value: Any) -> float | None:

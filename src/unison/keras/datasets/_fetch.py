@@ -208,15 +208,35 @@ def locate(spec: DatasetSpec) -> Path:
 SYSTEM_DATA_DIR = Path("/usr/share/datasets")
 
 
-def local_folder(spec: DatasetSpec) -> Path | None:
-    """A folder on this machine that holds all four files: under ``$UNISON_DATA_DIR``, then
-    under Debian's ``/usr/share/datasets`` (the data set's name or one of its aliases), else the
-    cache; ``None`` when none is complete."""
+def user_folder(spec: DatasetSpec) -> Path | None:
+    """``$UNISON_DATA_DIR/<name>`` (or an alias) when it holds all four files, else ``None``."""
     for name in (spec.name, *spec.aliases):
         user = data_dir(name)
         # A partial user folder is not an error: the cache or a download can still supply the set.
         if user is not None and not missing_files(user):
             return user
+    return None
+
+
+def keras_folder(spec: DatasetSpec) -> Path:
+    """Keras's own cache folder of an IDX set: ``$KERAS_HOME/datasets/<alias>`` (``~/.keras``).
+
+    Keras's ``fashion_mnist.load_data`` keeps its four ``.gz`` files in ``datasets/fashion-mnist``.
+    """
+    home = os.environ.get("KERAS_HOME")
+    root = Path(home).expanduser() if home else Path.home() / ".keras"
+    return root / "datasets" / (spec.aliases[0] if spec.aliases else spec.name)
+
+
+def local_folder(spec: DatasetSpec) -> Path | None:
+    """A folder on this machine that holds all four files: under ``$UNISON_DATA_DIR``, then
+    Keras's cache (what Keras itself would read), then Debian's ``/usr/share/datasets`` (the data
+    set's name or one of its aliases), else unison's cache; ``None`` when none is complete."""
+    user = user_folder(spec)
+    if user is not None:
+        return user
+    if spec.aliases and not missing_files(keras_folder(spec)):
+        return keras_folder(spec)
     for name in (spec.name, *spec.aliases):
         if not missing_files(SYSTEM_DATA_DIR / name):
             return SYSTEM_DATA_DIR / name

@@ -5,9 +5,10 @@ tarball, ``.npz`` files, JSON word indexes). For data set ``<name>`` and Keras f
 unison looks, in order, in:
 
 1. ``$UNISON_DATA_DIR/<name>/`` (the user's folder);
-2. ``/usr/share/datasets/<name>/`` (Debian's dataset packages, also under the aliases);
-3. Keras's cache, ``$KERAS_HOME/datasets/`` (default ``~/.keras/datasets/``), in the layouts Keras 2
-   and Keras 3 leave there, so a machine that ran TF or Keras needs nothing new;
+2. Keras's cache, ``$KERAS_HOME/datasets/`` (default ``~/.keras/datasets/``), in the layouts Keras 2
+   and Keras 3 leave there, so a machine that ran TF or Keras needs nothing new and reads what
+   Keras reads;
+3. ``/usr/share/datasets/<name>/`` (Debian's dataset packages, also under the aliases);
 4. unison's cache, ``$UNISON_CACHE_DIR/<name>/`` (default ``~/.cache/unison/datasets/<name>/``);
 
 and otherwise downloads the file from Keras's URL into unison's cache, verified against Keras's
@@ -89,9 +90,10 @@ def _roots(name: str, aliases: Sequence[str]) -> list[tuple[str, Path]]:
         user = _fetch.data_dir(n)
         if user is not None:
             places.append((f"${_fetch.ENV_DATA_DIR}/{n}", user))
+    # Keras's cache before Debian's: unison reads the file Keras itself would read
+    places.append(("Keras's cache", keras_datasets_dir()))
     for n in (name, *aliases):
         places.append(("Debian's dataset packages", _fetch.SYSTEM_DATA_DIR / n))
-    places.append(("Keras's cache", keras_datasets_dir()))
     places.append(("unison's cache", _fetch.cache_dir(name)))
     return places
 

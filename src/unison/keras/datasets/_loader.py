@@ -81,7 +81,8 @@ def load(spec: _fetch.DatasetSpec, npz: str | None = None, npz_required: bool = 
     missing: Path | None = None
     if npz is not None:
         file = keras_file(npz)
-        if file.is_file() and (npz_required or _fetch.local_folder(spec) is None):
+        # Keras's own cache file comes right after the user's folder: it is what Keras reads
+        if file.is_file() and (npz_required or _fetch.user_folder(spec) is None):
             return read_npz(file)
         # In Keras ``path`` only names the cache file: a missing one is downloaded, so programs pass
         # per-process names (Horovod's ``path="mnist-%d.npz" % hvd.rank()``). Fall back to the usual lookup.

@@ -3,7 +3,7 @@
 506 suburbs of Boston in the 1970s, 13 attributes each; the target is the median home value in
 k$ (StatLib). Keras warns that the attribute "B" makes the set ethically problematic; prefer
 ``california_housing(version="small")`` for new work. Keras's ``boston_housing.npz`` is looked up in
-``$UNISON_DATA_DIR/boston_housing/``, Debian's folder, Keras's cache ``~/.keras/datasets/`` and
+``$UNISON_DATA_DIR/boston_housing/``, Keras's cache ``~/.keras/datasets/``, Debian's folder and
 unison's cache, else downloaded from Keras's URL and checked against Keras's sha256.
 
 Example:

@@ -3,8 +3,8 @@
 20,640 California block groups from the 1990 census, 8 features each (MedInc, HouseAge, AveRooms,
 AveBedrms, Population, AveOccup, Latitude, Longitude); the target is the median house value in
 dollars (StatLib). ``version="small"`` keeps the first 600 samples. Keras's
-``california_housing.npz`` is looked up in ``$UNISON_DATA_DIR/california_housing/``, Debian's folder,
-Keras's cache ``~/.keras/datasets/`` and unison's cache, else downloaded from Keras's URL and checked
+``california_housing.npz`` is looked up in ``$UNISON_DATA_DIR/california_housing/``, Keras's cache
+``~/.keras/datasets/``, Debian's folder and unison's cache, else downloaded from Keras's URL and checked
 against Keras's sha256.
 
 Example:

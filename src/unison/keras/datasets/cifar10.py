@@ -4,9 +4,9 @@
 2 bird, 3 cat, 4 deer, 5 dog, 6 frog, 7 horse, 8 ship, 9 truck (Krizhevsky 2009). The folder
 ``cifar-10-batches-py/`` (``data_batch_1`` ... ``data_batch_5``, ``test_batch``) or the tarball
 ``cifar-10-python.tar.gz`` (or the binary version, ``cifar-10-batches-bin/`` or
-``cifar-10-binary.tar.gz``) is looked up in ``$UNISON_DATA_DIR/cifar10/``, Debian's
-``/usr/share/datasets/cifar10/``, Keras's cache ``~/.keras/datasets/`` (Keras 2's and Keras 3's
-layouts) and unison's cache, else downloaded from Keras's URL and checked against Keras's sha256.
+``cifar-10-binary.tar.gz``) is looked up in ``$UNISON_DATA_DIR/cifar10/``, Keras's cache
+``~/.keras/datasets/`` (Keras 2's and Keras 3's layouts), Debian's ``/usr/share/datasets/cifar10/``
+and unison's cache, else downloaded from Keras's URL and checked against Keras's sha256.
 
 Example:
     >>> from unison.keras.datasets import cifar10
@@ -30,8 +30,13 @@ _SPEC = _keras_files.KerasArchive(
     archive="cifar-10-python.tar.gz",
     file_hash="6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7fe0b5c001ce",
     aliases=("cifar-10",),
-    keras_dirs=("cifar-10-batches-py",),  # Keras 3: get_file("cifar-10-batches-py", extract=True)
-    keras_archives=("cifar-10-batches-py.tar.gz", "cifar-10-batches-py_archive"),  # Keras 2, Keras 3
+    # Keras 3.15: get_file("cifar-10-batches-py-target", extract=True) (earlier Keras 3: without "-target")
+    keras_dirs=("cifar-10-batches-py-target", "cifar-10-batches-py"),
+    keras_archives=(  # Keras 2, Keras 3.15, earlier Keras 3
+        "cifar-10-batches-py.tar.gz",
+        "cifar-10-batches-py-target_archive",
+        "cifar-10-batches-py_archive",
+    ),
 )
 # The "binary version" from the same page: records of 1 label byte + 3072 pixels; read, never downloaded.
 _BINARY = _keras_files.KerasArchive(

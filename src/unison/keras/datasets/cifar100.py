@@ -3,9 +3,9 @@
 50,000 training and 10,000 test colour images, 32x32, labelled with 100 fine classes grouped into
 20 coarse superclasses (Krizhevsky 2009). The folder ``cifar-100-python/`` (``train``, ``test``) or
 the tarball ``cifar-100-python.tar.gz`` (or the binary version, ``cifar-100-binary/`` or
-``cifar-100-binary.tar.gz``) is looked up in ``$UNISON_DATA_DIR/cifar100/``, Debian's
-``/usr/share/datasets/cifar100/``, Keras's cache ``~/.keras/datasets/`` (Keras 2's and Keras 3's
-layouts) and unison's cache, else downloaded from Keras's URL and checked against Keras's sha256.
+``cifar-100-binary.tar.gz``) is looked up in ``$UNISON_DATA_DIR/cifar100/``, Keras's cache
+``~/.keras/datasets/`` (Keras 2's and Keras 3's layouts), Debian's ``/usr/share/datasets/cifar100/``
+and unison's cache, else downloaded from Keras's URL and checked against Keras's sha256.
 
 Example:
     >>> from unison.keras.datasets import cifar100
@@ -29,7 +29,7 @@ _SPEC = _keras_files.KerasArchive(
     file_hash="85cd44d02ba6437773c5bbd22e183051d648de2e7d6b014e1ef29b855ba677a7",
     aliases=("cifar-100",),
     keras_dirs=("cifar-100-python-target",),  # Keras 3: get_file("cifar-100-python-target", extract=True)
-    keras_archives=("cifar-100-python-target_archive",),
+    keras_archives=("cifar-100-python-target_archive", "cifar-100-python.tar.gz"),  # Keras 3, Keras 2
 )
 # The "binary version": records of a coarse and a fine label byte + 3072 pixels; read, never downloaded.
 _BINARY = _keras_files.KerasArchive(
@@ -51,7 +51,7 @@ def load_data(label_mode: str = "fine") -> tuple[tuple[np.ndarray, np.ndarray], 
 
     Returns:
         ``((x_train, y_train), (x_test, y_test))``: uint8 images ``(50000, 32, 32, 3)`` and
-        ``(10000, 32, 32, 3)`` (channels last) and uint8 labels ``(50000, 1)`` and ``(10000, 1)``.
+        ``(10000, 32, 32, 3)`` (channels last) and int64 labels ``(50000, 1)`` and ``(10000, 1)``.
 
     Raises:
         ValueError: ``label_mode`` is neither ``"fine"`` nor ``"coarse"``.
@@ -77,7 +77,8 @@ def load_data(label_mode: str = "fine") -> tuple[tuple[np.ndarray, np.ndarray], 
         key = f"{label_mode}_labels"
         x_train, y_train = _cifar.load_batch(folder / "train", key)
         x_test, y_test = _cifar.load_batch(folder / "test", key)
+    # Keras makes the label lists int64 arrays (CIFAR-10's are uint8, filled into a preallocated array)
     return (
-        (_cifar.channels_last(x_train), y_train.reshape(-1, 1)),
-        (_cifar.channels_last(x_test), y_test.reshape(-1, 1)),
+        (_cifar.channels_last(x_train), y_train.astype(np.int64).reshape(-1, 1)),
+        (_cifar.channels_last(x_test), y_test.astype(np.int64).reshape(-1, 1)),
     )

@@ -3,7 +3,8 @@
 60,000 training and 10,000 test images, 28x28 grayscale, in 10 classes: 0 T-shirt/top,
 1 Trouser, 2 Pullover, 3 Dress, 4 Coat, 5 Sandal, 6 Shirt, 7 Sneaker, 8 Bag, 9 Ankle boot
 (Xiao, Rasul, Vollgraf 2017; MIT license). Files are looked up in
-``$UNISON_DATA_DIR/fashion_mnist/`` (or ``fashion-mnist/``, Debian's and Keras's name), then in the cache (``$UNISON_CACHE_DIR/fashion_mnist/``,
+``$UNISON_DATA_DIR/fashion_mnist/`` (or ``fashion-mnist/``, Debian's and Keras's name), then Keras's
+own ``~/.keras/datasets/fashion-mnist/``, Debian's ``/usr/share/datasets/``, then in the cache (``$UNISON_CACHE_DIR/fashion_mnist/``,
 default ``~/.cache/unison/datasets/fashion_mnist/``), then downloaded from Keras's mirror (or
 ``$UNISON_DATASETS_MIRROR``) with sha256 verification.
 

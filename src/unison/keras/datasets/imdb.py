@@ -2,8 +2,8 @@
 
 25,000 training and 25,000 test reviews labelled 1 (positive) or 0 (negative), each a list of word
 indices (Maas et al. 2011). Keras's ``imdb.npz`` and ``imdb_word_index.json`` are looked up in
-``$UNISON_DATA_DIR/imdb/``, Debian's ``/usr/share/datasets/imdb/``, Keras's cache
-``~/.keras/datasets/`` and unison's cache, else downloaded from Keras's URL and checked against
+``$UNISON_DATA_DIR/imdb/``, Keras's cache ``~/.keras/datasets/``, Debian's
+``/usr/share/datasets/imdb/`` and unison's cache, else downloaded from Keras's URL and checked against
 Keras's hash. The ragged arrays inside the ``.npz`` are read by a restricted unpickler.
 
 Example:

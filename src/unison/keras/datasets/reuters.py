@@ -1,8 +1,8 @@
 """The Reuters newswire topic set, loaded like ``keras.datasets.reuters``.
 
 11,228 newswires labelled with 46 topics, each a list of word indices. Keras's ``reuters.npz`` and
-``reuters_word_index.json`` are looked up in ``$UNISON_DATA_DIR/reuters/``, Debian's
-``/usr/share/datasets/reuters/``, Keras's cache ``~/.keras/datasets/`` and unison's cache, else
+``reuters_word_index.json`` are looked up in ``$UNISON_DATA_DIR/reuters/``, Keras's cache
+``~/.keras/datasets/``, Debian's ``/usr/share/datasets/reuters/`` and unison's cache, else
 downloaded from Keras's URL and checked against Keras's hash. The ragged arrays inside the ``.npz``
 are read by a restricted unpickler.
 
@@ -69,7 +69,7 @@ def load_data(
         ``y`` int arrays of topic indices 0-45 (names: :func:`get_label_names`).
 
     Raises:
-        ValueError: a negative limit or ``test_split`` outside ``[0, 1)``.
+        ValueError: a negative limit or ``test_split`` outside ``[0, 1]``.
         DatasetError: the file is nowhere and cannot be downloaded, or is corrupt or unsafe.
 
     Example:
@@ -78,8 +78,8 @@ def load_data(
         True
     """
     _sequences.check_args("reuters.load_data", num_words, skip_top, maxlen)
-    if not 0 <= test_split < 1:
-        raise ValueError(f"reuters.load_data(test_split={test_split!r}): test_split must be in [0, 1).")
+    if not 0 <= test_split <= 1:  # Keras takes 1.0 (everything in the test split)
+        raise ValueError(f"reuters.load_data(test_split={test_split!r}): test_split must be in [0, 1].")
     arrays = _sequences.read_npz(_NPZ, path, ("x", "y"))
     _sequences.check_sequences(arrays["x"], arrays["y"], path)
     xs_raw, labels = _sequences.shuffle(np.random.RandomState(seed), arrays["x"], arrays["y"])

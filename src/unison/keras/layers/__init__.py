@@ -42,8 +42,11 @@ from unison.keras.layers.augmentation_color import (
 )
 from unison.keras.layers.augmentation_hsv import RandomColorJitter, RandomHue, RandomSaturation
 from unison.keras.layers.augmentation_mix import CutMix, MixUp, Pipeline, RandomErasing
+from unison.keras.layers.augmentation_policy import AugMix, RandAugment
 from unison.keras.layers.augmentation_shear import RandomShear
+from unison.keras.layers.augmentation_warp import RandomElasticTransform, RandomPerspective
 from unison.keras.layers.base import Layer
+from unison.keras.layers.clahe import ContrastLimitedAdaptiveHistogramEqualization
 from unison.keras.layers.conv import AveragePooling2D, Conv2D, GlobalAveragePooling2D, MaxPooling2D
 from unison.keras.layers.conv1d import Conv1D
 from unison.keras.layers.conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
@@ -53,6 +56,7 @@ from unison.keras.layers.core import Activation, Dense, Dropout, Embedding, Flat
 from unison.keras.layers.dot_attention import AdditiveAttention, Attention
 from unison.keras.layers.einsum_dense import EinsumDense
 from unison.keras.layers.group_query_attention import GroupedQueryAttention, GroupQueryAttention
+from unison.keras.layers.image_preprocessing import MaxNumBoundingBoxes
 from unison.keras.layers.image_resizing import CenterCrop, Resizing
 from unison.keras.layers.input_spec import InputSpec
 from unison.keras.layers.keras2_layers import LocallyConnected1D, LocallyConnected2D, ThresholdedReLU
@@ -142,6 +146,7 @@ from unison.keras.layers.rnn_cell import GRUCell, LSTMCell, SimpleRNNCell, Stack
 from unison.keras.layers.separable_conv import DepthwiseConv1D, DepthwiseConv2D, SeparableConv1D, SeparableConv2D
 from unison.keras.layers.spectral_norm import SpectralNormalization
 from unison.keras.layers.spectrogram import MelSpectrogram
+from unison.keras.layers.stft_spectrogram import STFTSpectrogram
 from unison.keras.layers.text_vectorization import TextVectorization
 from unison.keras.layers.torch_wrapper import TorchModuleWrapper
 from unison.keras.layers.wrappers import Bidirectional, TimeDistributed, Wrapper
@@ -292,6 +297,13 @@ __all__ = [
     "CutMix",
     "MixUp",
     "Pipeline",
+    "AugMix",
+    "RandAugment",
+    "RandomElasticTransform",
+    "RandomPerspective",
+    "ContrastLimitedAdaptiveHistogramEqualization",
+    "MaxNumBoundingBoxes",
+    "STFTSpectrogram",
     # issue 35: the rest of Keras's layers
     "AbstractRNNCell",
     "EinsumDense",

@@ -367,6 +367,13 @@ class _RandomSide(_Augmentation):
             )
         self.interpolation = check_choice(interpolation, ("bilinear", "nearest", "bicubic", "area"), "interpolation")
 
+    def compute_output_shape(self, input_shape: Any) -> tuple[Any, ...]:
+        # Keras 2's rule: the resized side is unknown until a batch draws its factor (None), even
+        # for a fixed factor; batched (N, H, W, C) and single (H, W, C) images alike
+        shape = list(input_shape)
+        shape[self._axis - 4] = None
+        return tuple(shape)
+
     def _augment(self, x: torch.Tensor) -> torch.Tensor:
         # One draw per batch: the images of a batch must keep one shape to stay one tensor.
         scale = 1.0 + float(self.random.uniform((1,), self._range[0], self._range[1], x.device)[0])

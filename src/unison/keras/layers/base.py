@@ -378,6 +378,39 @@ def _keyword_hints(cls: type, unknown: dict[str, Any]) -> str:
     return f" ({'; '.join(hints)})" if hints else ""
 
 
+def finish_build(layer: nn.Module) -> None:
+    """What follows a layer's ``build``: marked built, constraints attached, frozen if not trainable."""
+    layer.built = True  # type: ignore[assignment]
+    attach_constraints(layer)
+    if not layer.trainable:
+        for p in layer.parameters():
+            p.requires_grad_(False)
+
+
+def _marking_built(build: Callable[..., None]) -> Callable[..., None]:
+    """``build`` that leaves the layer built, as Keras's does, however it is called.
+
+    Keras 3 wraps every layer's ``build`` so that ``layer.build(shape)`` called by the user marks it
+    built; otherwise the first call would build again and replace the weights the user set in
+    between. Only the outermost ``build`` finishes (a subclass's ``super().build()`` runs before its
+    own weights exist, and constraints must find them).
+    """
+
+    @functools.wraps(build)
+    def build_and_mark(self: nn.Module, *args: Any, **kwargs: Any) -> None:
+        depth = self.__dict__.get("_build_depth", 0)
+        self.__dict__["_build_depth"] = depth + 1
+        try:
+            build(self, *args, **kwargs)
+        finally:
+            self.__dict__["_build_depth"] = depth
+        if depth == 0:
+            finish_build(self)
+
+    build_and_mark._marks_built = True  # type: ignore[attr-defined]
+    return build_and_mark
+
+
 class Layer(nn.Module):
     """Base of unison's Keras layers: lazy ``build(input_shape)`` then ``call(inputs)``.
 
@@ -392,6 +425,12 @@ class Layer(nn.Module):
     input_spec: Any = None
     # `*_initializer` arguments a layer resolves itself (RandomFourierFeatures's "laplacian"), not by name
     _own_argument_names: frozenset[str] = frozenset()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        build = cls.__dict__.get("build")
+        if build is not None and not getattr(build, "_marks_built", False):
+            cls.build = _marking_built(build)  # type: ignore[method-assign]
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         # Remember the constructor arguments: get_config() (and so model saving) rebuilds from them.
@@ -505,11 +544,7 @@ class Layer(nn.Module):
             inputs = to_channels_last(inputs)
         if not self.built:
             self.build(_shape_structure(inputs))
-            self.built = True
-            attach_constraints(self)
-            if not self.trainable:
-                for p in self.parameters():
-                    p.requires_grad_(False)
+            finish_build(self)  # Layer's own build (a subclass's build already finished)
         if channels_first:
             return cast(torch.Tensor, from_channels_last(self.call(inputs, *args, **kwargs)))
         return self.call(inputs, *args, **kwargs)

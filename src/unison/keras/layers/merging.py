@@ -15,7 +15,10 @@ Example:
 
 from __future__ import annotations
 
+import codecs
 import functools
+import marshal
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -204,6 +207,24 @@ class Lambda(MaskedLayer):
     def build(self, input_shape: Any) -> None:
         pass
 
+    def get_config(self) -> dict[str, Any]:
+        """Keras 3's config: a Python ``lambda`` is saved as its bytecode (``{"class_name": "__lambda__"}``),
+        which only an unsafe load (``safe_mode=False`` or ``enable_unsafe_deserialization()``) rebuilds."""
+        config = super().get_config()
+        for key in ("function", "output_shape", "mask"):
+            if _is_lambda(config.get(key)):
+                config[key] = _dump_lambda(config[key])
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Lambda:
+        config = dict(config)
+        for key in ("function", "output_shape", "mask"):
+            value = config.get(key)
+            if isinstance(value, dict) and value.get("class_name") == "__lambda__":
+                config[key] = _load_lambda(key, value.get("config", {}))
+        return cls(**config)
+
     def call(self, inputs: Any, mask: Any = None, training: bool = False) -> Any:
         return self.function(inputs, **self.arguments)
 
@@ -211,6 +232,41 @@ class Lambda(MaskedLayer):
         if callable(self.mask):
             return self.mask(inputs, mask)
         return self.mask
+
+
+def _is_lambda(value: Any) -> bool:
+    return isinstance(value, types.LambdaType) and value.__name__ == "<lambda>"
+
+
+def _dump_lambda(fn: Any) -> dict[str, Any]:
+    """Keras's ``func_dump``: the code object marshalled and base64-encoded, defaults and closure values."""
+    code = codecs.encode(marshal.dumps(fn.__code__), "base64").decode("ascii")
+    closure = [c.cell_contents for c in fn.__closure__] if fn.__closure__ else None
+    return {"class_name": "__lambda__", "config": {"code": code, "defaults": fn.__defaults__, "closure": closure}}
+
+
+def _load_lambda(key: str, config: dict[str, Any]) -> Any:
+    """Keras's ``func_load``, allowed only outside safe mode (running saved bytecode runs any code)."""
+    from unison.keras import config as keras_config
+    from unison.keras.saving.safe_mode import current_safe_mode
+
+    if keras_config.safe_mode() and current_safe_mode() is not False:
+        raise ValueError(
+            f"Requested the deserialization of a `Lambda` layer whose `{key}` is a Python `lambda`. This "
+            "carries a potential risk of arbitrary code execution and thus it is disallowed by default. If you "
+            "trust the source of the saved model, pass `safe_mode=False` to the loading function, or call "
+            "`keras.config.enable_unsafe_deserialization()`."
+        )
+    code = marshal.loads(codecs.decode(str(config["code"]).encode("ascii"), "base64"))
+    defaults = tuple(config["defaults"]) if config.get("defaults") is not None else None
+    closure = None
+    if config.get("closure") is not None:
+        closure = tuple(_cell(v) for v in config["closure"])
+    return types.FunctionType(code, globals(), name=code.co_name, argdefs=defaults, closure=closure)
+
+
+def _cell(value: Any) -> Any:
+    return (lambda: value).__closure__[0]  # type: ignore[index]
 
 
 def _merge_fn(cls: type[Merge]) -> Callable[..., torch.Tensor]:

@@ -66,6 +66,7 @@ from unison.keras.losses.regression import (
     mean_squared_error,
     mean_squared_logarithmic_error,
 )
+from unison.keras.losses.structured import CTC, Circle, circle, ctc
 from unison.keras.saving.serialization import register_namespace
 
 __all__ = [
@@ -127,6 +128,7 @@ _EXTRA: tuple[type[Loss], ...] = (
     Dice,
     Tversky,
     CategoricalGeneralizedCrossEntropy,
+    Circle,
 )
 _CLASSES += _EXTRA
 _REGISTRY.update({cls.__name__: cls for cls in _EXTRA})
@@ -140,6 +142,7 @@ _REGISTRY.update(
         "KLD": KLDivergence,
         "kl_divergence": KLDivergence,
         "kullback_leibler_divergence": KLDivergence,
+        "CTC": CTC,
     }
 )
 
@@ -191,6 +194,10 @@ __all__ += [
     "categorical_generalized_cross_entropy",
     "dice",
     "tversky",
+    "CTC",
+    "Circle",
+    "circle",
+    "ctc",
 ]
 
 LossLike = str | Loss | Callable[..., torch.Tensor] | None

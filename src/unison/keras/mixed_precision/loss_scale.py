@@ -103,6 +103,7 @@ class LossScaleOptimizer(Optimizer):
         self.dynamic_scale = float(initial_scale)
         self.step_counter = 0  # finite steps since the scale last changed
         self.skipped_steps = 0
+        self._custom_loop_finite: bool | None = None  # set while apply_gradients runs
 
     # --- the inner optimizer does the work ------------------------------------------------------
     def build(self, params: Params) -> torch.optim.Optimizer:
@@ -133,9 +134,41 @@ class LossScaleOptimizer(Optimizer):
         """``loss * dynamic_scale`` (what ``backward()`` runs on)."""
         return loss * self.dynamic_scale
 
+    def apply_gradients(
+        self,
+        grads_and_vars: Any,
+        name: str | None = None,
+        skip_gradients_aggregation: bool = False,
+        **kwargs: Any,
+    ) -> torch.Tensor:
+        """Keras 3's custom-loop step: gradients of the scaled loss in, the inner optimizer's update out.
+
+        A step whose (cross-replica reduced) gradients hold Inf/NaN changes no weight and does not
+        count in ``iterations``; the scale halves. Otherwise the gradients are divided by the scale
+        and the scale doubles after ``dynamic_growth_steps`` finite steps in a row.
+        """
+        self._custom_loop_finite = True
+        try:
+            iterations = super().apply_gradients(grads_and_vars, name, skip_gradients_aggregation, **kwargs)
+            if not self._custom_loop_finite:
+                self._counter.count.sub_(1)  # a skipped step is no iteration, as in Keras
+            self.update_scale(bool(self._custom_loop_finite))
+        finally:
+            self._custom_loop_finite = None
+        return iterations
+
     def clip_gradients(self, params: Params) -> None:
         """Divide the (reduced) gradients by the scale, then clip as the inner optimizer does."""
         params = list(params)
+        if self._custom_loop_finite is not None:
+            # apply_gradients (fit skips through its DistributedOptimizer instead): the reduced
+            # gradients are the same on every replica, so every replica takes the same decision.
+            grads = [p.grad for p in _flatten(params) if p.grad is not None]
+            self._custom_loop_finite = all(bool(torch.isfinite(g).all()) for g in grads)
+            if not self._custom_loop_finite:
+                for p in _flatten(params):
+                    p.grad = None  # torch optimizers leave a parameter without a gradient as it is
+                return
         inv = 1.0 / self.dynamic_scale
         with torch.no_grad():
             for p in _flatten(params):

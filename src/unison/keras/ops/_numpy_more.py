@@ -869,25 +869,33 @@ def vectorize(
     Example: ``vectorize(lambda a, b: a * b + 1)([1.0, 2.0], 3.0)`` gives ``[4.0, 7.0]``.
     """
     excluded_set = set(excluded or ())
-    core_dims = 0
+    core: list[int] | None = None  # the number of core axes of each input, from the signature
     if signature is not None:
         inputs_part = signature.split("->")[0]
-        parts = [p for p in inputs_part.replace(" ", "").strip("()").split("),(") if p is not None]
-        core_dims = builtins.max((len([d for d in p.split(",") if d]) for p in parts), default=0)
+        parts = inputs_part.replace(" ", "").strip("()").split("),(")
+        core = [len([d for d in p.split(",") if d]) for p in parts]
 
     def wrapped(*args: Any, **kwargs: Any) -> Tensor:
         positions = [i for i in builtins.range(len(args)) if i not in excluded_set]
         names = [k for k in kwargs if k not in excluded_set]
         ts = [tensor(args[i]) for i in positions] + [tensor(kwargs[k]) for k in names]
-        if signature is None:
-            try:
-                ts = list(torch.broadcast_tensors(*ts))
-            except RuntimeError:
-                raise ValueError(
-                    f"keras.ops.vectorize: the input shapes {[tuple(t.shape) for t in ts]} cannot be broadcast "
-                    "together. Pass inputs whose shapes broadcast (numpy's rules), or a signature for core axes."
-                ) from None
-        batch_ndim = builtins.max(t.dim() for t in ts) - core_dims if ts else 0
+        cores = core if core is not None and len(core) == len(ts) else [0] * len(ts)
+        if core is not None and len(core) != len(ts):
+            raise ValueError(
+                f"keras.ops.vectorize: the signature {signature!r} names {len(core)} inputs, the call passed "
+                f"{len(ts)}. Pass one argument per input of the signature (or list the others in excluded=)."
+            )
+        # numpy's gufunc rule: the loop axes (all but each input's core axes) broadcast together
+        loops = [tuple(t.shape[: t.dim() - c]) for t, c in zip(ts, cores)]
+        try:
+            loop_shape = torch.broadcast_shapes(*loops) if ts else ()
+        except RuntimeError:
+            raise ValueError(
+                f"keras.ops.vectorize: the input shapes {[tuple(t.shape) for t in ts]} cannot be broadcast "
+                "together. Pass inputs whose shapes broadcast (numpy's rules), or a signature for core axes."
+            ) from None
+        ts = [t.expand(*loop_shape, *t.shape[t.dim() - c :]) for t, c in zip(ts, cores)]
+        batch_ndim = len(loop_shape)
 
         def call(*vals: Tensor) -> Tensor:
             new_args = list(args)
@@ -899,7 +907,7 @@ def vectorize(
             return pyfunc(*new_args, **new_kwargs)
 
         fn: Callable[..., Tensor] = call
-        for _ in builtins.range(builtins.max(batch_ndim, 0)):
+        for _ in builtins.range(batch_ndim):
             fn = torch.vmap(fn)
         return tensor(fn(*ts))
 

@@ -2,7 +2,8 @@
 
 This package owns the Keras optimizers. ``optimizer.py`` holds the base (``Optimizer``, its
 options, clipping, the variables list) and the optimizers torch ships (SGD, Adam, AdamW, RMSprop,
-Adagrad, a wrapped torch optimizer); ``adaptive.py`` Keras 3's other update rules; ``apply.py``
+Adagrad, a wrapped torch optimizer); ``adaptive.py`` Keras 3's other update rules, ``recent.py`` its newer ones (Adafactor, Lamb,
+Muon, ScheduleFreeAdamW); ``apply.py``
 the custom-loop half (``apply_gradients``, ``minimize``, iterations, learning rates);
 ``schedules.py`` and ``legacy.py`` the ``keras.optimizers.schedules``/``legacy`` namespaces.
 The modules import only ``optimizer.py`` and ``unison.distribute`` (a custom loop's gradients go
@@ -39,6 +40,8 @@ from unison.keras.optimizers.optimizer import (
     TorchOptimizer,
 )
 from unison.keras.optimizers.optimizer import Params as Params
+from unison.keras.optimizers.optimizer_map import OptimizerMap
+from unison.keras.optimizers.recent import Adafactor, Lamb, Muon, ScheduleFreeAdamW
 from unison.keras.optimizers.rmsprop import RMSprop
 from unison.keras.optimizers.sgd import SGD
 from unison.keras.saving.serialization import register_namespace
@@ -68,8 +71,12 @@ _REGISTRY: dict[str, Callable[[], Optimizer]] = {
     "nadam": Nadam,
     "lion": Lion,
     "ftrl": Ftrl,
-}
+    "adafactor": Adafactor,
+    "muon": Muon,
+    "schedulefreeadamw": ScheduleFreeAdamW,
+}  # Keras 3.15's get() does not know "lamb" either
 __all__ += ["Adadelta", "Adamax", "Ftrl", "Lion", "Nadam", "OptimizerVariables"]
+__all__ += ["Adafactor", "Lamb", "Muon", "OptimizerMap", "ScheduleFreeAdamW"]
 
 OptimizerLike = str | Optimizer | torch.optim.Optimizer
 

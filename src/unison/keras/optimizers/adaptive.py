@@ -60,11 +60,12 @@ class _RuleOptimizer(torch.optim.Optimizer):
                 if p.grad is None:
                     continue
                 state = self.state[p]
-                if not state:
+                if "step" not in state:
                     state["step"] = 0
                     for slot in self._SLOTS:
-                        initial = group.get(f"initial_{slot}", 0.0)
-                        state[slot] = torch.full_like(p, initial, memory_format=torch.preserve_format)
+                        if slot not in state:  # a step pre-hook may have set one (ScheduleFreeAdamW's z)
+                            initial = group.get(f"initial_{slot}", 0.0)
+                            state[slot] = torch.full_like(p, initial, memory_format=torch.preserve_format)
                 state["step"] += 1
                 self._update(p, p.grad.to(p.dtype), state, group)
         return loss

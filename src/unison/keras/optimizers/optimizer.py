@@ -190,6 +190,7 @@ class Optimizer:
     """
 
     _CONFIG: ClassVar[tuple[str, ...]] = ()  # subclass hyper-parameters for get_config
+    _OWN_DECAY: ClassVar[bool] = False  # the rule applies weight_decay itself (Muon: a rate per kind of weight)
 
     def __init__(
         self,
@@ -298,7 +299,7 @@ class Optimizer:
             raise ValueError(f"Optimizer {self.name!r} received no parameters to optimize. Received: params=[]")
         self._torch_optimizer = self._make(params)
         self._param_ids = ids
-        if self.weight_decay and not isinstance(self._torch_optimizer, torch.optim.AdamW):
+        if self.weight_decay and not self._OWN_DECAY and not isinstance(self._torch_optimizer, torch.optim.AdamW):
             self._torch_optimizer.register_step_pre_hook(_decoupled_weight_decay(self.weight_decay))
         after_step(self, self._torch_optimizer, params)
         from unison.optim.agreement import note

@@ -9,7 +9,7 @@ package's ``__init__`` runs before any of its modules.
 
 from typing import Any
 
-from unison.keras.utils import experimental
+from unison.keras.utils import bounding_boxes, experimental
 from unison.keras.utils.audio_dataset import audio_dataset_from_directory
 from unison.keras.utils.data_adapter_utils import pack_x_y_sample_weight, unpack_x_y_sample_weight
 from unison.keras.utils.dataset_utils import split_dataset
@@ -69,6 +69,7 @@ __all__ = [
     "model_to_dot",
     "plot_model",
     "save_img",
+    "bounding_boxes",
     "experimental",
     "get_file",
     "image_dataset_from_directory",
