@@ -741,7 +741,9 @@ def test_saving_custom_object_scope_and_is_keras_tensor(tf):
     return inside, keras.utils.is_keras_tensor(keras.Input((2,))), keras.utils.is_keras_tensor(np.ones(2))
 
 
-@same_as_tf("keras:Layer", "keras:layers.Dense", "keras:layers.BatchNormalization", dialects=("keras", "tf_keras"))
+@same_as_tf(
+    "keras:layers.Layer", "keras:layers.Dense", "keras:layers.BatchNormalization", dialects=("keras", "tf_keras")
+)
 def test_a_layer_built_by_hand_keeps_the_weights_set_before_its_first_call(tf):
     """``layer.build(shape)`` marks the layer built: the first call must not build again and
     replace the weights set in between (Keras wraps every ``build``)."""
