@@ -1,13 +1,15 @@
 """More Keras applications against Keras 3 and Keras 2: the families added after the first eleven.
 
-Each family's small variant is built with ``weights=None`` on unison and on Keras, without its
-top, and compared on its parameter count, the shapes of its weights in ``model.weights`` order,
-the names of its layers that hold weights (Keras 3's names; Keras 2-only families: Keras 2's) and
-its output shape; ``test_*_outputs`` loads the same arrays (``set_weights``) into both and
-compares predictions, and ``test_*_from_one_weights_file`` builds both from one weights file
-(unison writes it, Keras reads it). The big variants of each family are compared on structure only (their
-numbers are the small variant's blocks, repeated and widened), and every builder's edge case is
-an input below the family's minimum size, which both refuse with the same error class.
+Each family's variants are built with ``weights=None`` on unison and on Keras, without their top,
+and compared on the parameter count, the shapes of the weights in ``model.weights`` order, the
+names of the layers that hold weights (Keras 3's names; Keras 2-only families: Keras 2's) and the
+output shape; unison builds each model once for both dialects (``tf_oracle.unison_once``). The
+small variants' ``test_*_outputs`` load the same arrays (``set_weights``) into both and compare
+predictions, and ``test_*_from_one_weights_file`` builds both from one weights file (unison
+writes it, Keras reads it); the big variants are compared on structure (their numbers are the
+small variant's blocks, repeated and widened, and their outputs come from the same builder).
+Every builder's edge case is an input below the family's minimum size, which both refuse with the
+same error class.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import re
 
 import numpy as np
 import pytest
-from tf_oracle import same_as_tf
+from tf_oracle import same_as_tf, unison_once
 
 BOTH = ("keras", "tf_keras")
 
@@ -39,9 +41,7 @@ STRUCTURES = (
     ("resnet_v2", "ResNet101V2", (32, 32, 3), {}),
 )
 
-# The largest variants: their structure is compared with Keras 3 only. Each builds in 10-30 s per side
-# on 2 cores, and Keras 2's copy of the same builder is compared on the smaller variants above;
-# the report lists their tf_keras names as implemented without a conformance test.
+# The largest variants (10-30 s per build on 2 cores): unison builds each once for both dialects.
 LARGE_STRUCTURES = (
     ("convnext", "ConvNeXtBase", (32, 32, 3), {}),
     ("convnext", "ConvNeXtLarge", (32, 32, 3), {}),
@@ -278,11 +278,6 @@ TF_KERAS_OUTPUTS = (
     ("regnet", "RegNetY002", (32, 32, 3), {}),
     ("resnet_rs", "ResNetRS50", (32, 32, 3), {}),
 )
-# The largest Keras 2-only variants (30-55 s each on 2 cores) are not compared: they share their
-# builder with the smaller ones above, and the report lists them as implemented without a test.
-LARGE_KERAS2 = ("RegNetX320", "RegNetY320", "ResNetRS270", "ResNetRS350", "ResNetRS420")
-TF_KERAS_COMPARED = tuple(row for row in TF_KERAS_STRUCTURES if row[1] not in LARGE_KERAS2)
-TF_KERAS_COMPARED_NAMES = tuple(n for n in TF_KERAS_NAMES if n.rsplit(".", 1)[1] not in LARGE_KERAS2)
 TF_KERAS_TOO_SMALL = tuple((module, name, (31, 31, 3)) for module, name, _, _ in TF_KERAS_STRUCTURES)
 TF_KERAS_TOO_SMALL_NAMES = (
     "tf_keras:applications.RegNetX002",
@@ -366,7 +361,6 @@ def test_name_tables_list_every_builder():
     assert _names(LARGE_STRUCTURES) == LARGE_STRUCTURE_NAMES
     assert _names(TOO_SMALL) == TOO_SMALL_NAMES
     assert _names(TF_KERAS_STRUCTURES, "tf_keras") == TF_KERAS_NAMES
-    assert _names(TF_KERAS_COMPARED, "tf_keras") == TF_KERAS_COMPARED_NAMES
     assert _names(TF_KERAS_TOO_SMALL, "tf_keras") == TF_KERAS_TOO_SMALL_NAMES
 
 
@@ -421,15 +415,22 @@ def test_application_structure(tf, module, name, shape, kwargs, dialect):
 
 
 def _built_structure(tf, module, name, shape, kwargs, dialect) -> dict:
-    apps = tf.keras.applications
-    model = getattr(apps, name)(weights=None, include_top=False, input_shape=shape, **kwargs)
-    same = module is None or getattr(apps, name) is getattr(getattr(apps, module), name)
-    return {**_structure(model, dialect), "same_function": same}
+    def build() -> dict:
+        apps = tf.keras.applications
+        model = getattr(apps, name)(weights=None, include_top=False, input_shape=shape, **kwargs)
+        same = module is None or getattr(apps, name) is getattr(getattr(apps, module), name)
+        return {**_structure(model, "keras"), "same_function": same}
+
+    # unison builds the model once for both dialects (tf_oracle.unison_once)
+    result = dict(unison_once(tf, ("applications_more structure", name, shape, repr(kwargs)), build))
+    if dialect != "keras":
+        result["layers_with_weights"] = []  # Keras 2 names some blocks otherwise: compared with Keras 3
+    return result
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("module", "name", "shape", "kwargs"), LARGE_STRUCTURES)
-@same_as_tf(*LARGE_STRUCTURE_NAMES, dialects=("keras",))
+@same_as_tf(*LARGE_STRUCTURE_NAMES, dialects=BOTH)
 def test_large_application_structure(tf, module, name, shape, kwargs, dialect):
     return _built_structure(tf, module, name, shape, kwargs, dialect)
 
@@ -448,8 +449,8 @@ def test_application_outputs(tf, module, name, shape, kwargs):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("module", "name", "shape", "kwargs"), TF_KERAS_COMPARED)
-@same_as_tf(*TF_KERAS_COMPARED_NAMES, dialects=("tf_keras",))
+@pytest.mark.parametrize(("module", "name", "shape", "kwargs"), TF_KERAS_STRUCTURES)
+@same_as_tf(*TF_KERAS_NAMES, dialects=("tf_keras",))
 def test_keras2_application_structure(tf, module, name, shape, kwargs, dialect):
     apps = tf.keras.applications
     model = getattr(apps, name)(weights=None, include_top=False, input_shape=shape, **kwargs)
