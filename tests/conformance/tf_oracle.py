@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["same_as_tf", "oracle_available", "to_portable", "compare"]
+__all__ = ["same_as_tf", "oracle_available", "to_portable", "compare", "unison_once"]
 
 # Relative and absolute tolerances per dtype name; exact where absent (ints, bools, strings).
 TOLERANCES: dict[str, tuple[float, float]] = {
@@ -465,6 +465,24 @@ def same_as_tf(
         return test
 
     return decorate
+
+
+_UNISON_RESULTS: dict[tuple[Any, ...], Any] = {}
+
+
+def unison_once(tf: Any, key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
+    """``compute()``, run once per ``key`` on unison's side, for a body run in both Keras dialects.
+
+    unison has one ``keras`` for both dialects, so the same call gives the same result in each; a
+    costly one (building a large application model) is computed in the first dialect's run and
+    reused in the second's, where TensorFlow's side (another Keras) computes its own. ``key`` must
+    name every argument ``compute`` depends on; the result must not be changed by the caller.
+    """
+    if getattr(tf, "__name__", "") != "unison":
+        return compute()
+    if key not in _UNISON_RESULTS:
+        _UNISON_RESULTS[key] = compute()
+    return _UNISON_RESULTS[key]
 
 
 def tf_names(entries: Sequence[str]) -> list[str]:

@@ -261,6 +261,7 @@ def test_preprocess_input_modes_as_keras() -> None:
 
 def test_decode_predictions_reads_a_local_class_index(tmp_path: Any, monkeypatch: Any) -> None:
     monkeypatch.delenv(imagenet_utils.CLASS_INDEX_ENV, raising=False)
+    monkeypatch.setattr(imagenet_utils, "CLASS_INDEX", None)  # read once per process, as Keras: restored after
     monkeypatch.setenv("KERAS_HOME", str(tmp_path / "keras"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     preds = np.zeros((2, 1000), dtype="float32")
@@ -277,6 +278,15 @@ def test_decode_predictions_reads_a_local_class_index(tmp_path: Any, monkeypatch
     assert top[1][0][:2] == ("n00000999", "class_999") and float(top[0][0][2]) == pytest.approx(0.9)
     with pytest.raises(ValueError, match=r"shape \(samples, 1000\)"):
         applications.resnet50.decode_predictions(preds[:, :10])
+    # kept in Keras's module global once read: another file is not read until it is reset
+    assert imagenet_utils.CLASS_INDEX == index
+    monkeypatch.setenv(imagenet_utils.CLASS_INDEX_ENV, str(tmp_path / "moved.json"))
+    assert applications.vgg16.decode_predictions(preds, top=1)[1][0][:2] == ("n00000999", "class_999")
+    imagenet_utils.CLASS_INDEX = {str(i): ["w", f"mine_{i}"] for i in range(1000)}  # a program's own labels
+    assert applications.resnet.decode_predictions(preds, top=1)[0][0][1] == "mine_3"
+    imagenet_utils.CLASS_INDEX = None
+    with pytest.raises(FileNotFoundError, match="moved.json"):
+        applications.resnet50.decode_predictions(preds)
     path.write_text(json.dumps({"0": ["a", "b"]}))
     with pytest.raises(ValueError, match="not ImageNet's class index"):
         imagenet_utils.decode_predictions(preds, path=str(path))

@@ -9,6 +9,9 @@ first converted to float32; a tensor gives a new tensor.
 ``decode_predictions`` needs ImageNet's class index (``imagenet_class_index.json``, the file
 Keras downloads). unison downloads nothing: it reads the file from ``path=``, from
 ``$UNISON_IMAGENET_CLASS_INDEX``, or from Keras's cache ``~/.keras/models/`` (``$KERAS_HOME``).
+As in Keras, the index found there is read once and kept in the module global ``CLASS_INDEX``
+(``{"0": [wordnet_id, name], ...}``): a program may read it, or set it to its own labels (set it
+back to ``None`` to read the file again).
 
 Example:
     >>> import numpy as np
@@ -32,7 +35,10 @@ _MODES = ("caffe", "tf", "torch")
 _CAFFE_MEAN = (103.939, 116.779, 123.68)  # BGR
 _TORCH_MEAN = (0.485, 0.456, 0.406)
 _TORCH_STD = (0.229, 0.224, 0.225)
-_CLASS_INDEX: dict[str, dict[str, list[str]]] = {}  # path -> parsed file (read once per path)
+# Keras's module global (keras.src.applications.imagenet_utils.CLASS_INDEX): the default index once
+# read, or labels a program put there; decode_predictions without path= uses it when set
+CLASS_INDEX: dict[str, list[str]] | None = None
+_CLASS_INDEX: dict[str, dict[str, list[str]]] = {}  # path= file -> parsed file (read once per path)
 
 
 def _check_data_format(data_format: str | None) -> str:
@@ -144,10 +150,16 @@ def class_index_candidates(path: str | os.PathLike[str] | None = None) -> list[p
 def load_class_index(path: str | os.PathLike[str] | None = None) -> dict[str, list[str]]:
     """ImageNet's class index (``{"0": ["n01440764", "tench"], ...}``) from a local file.
 
+    Without ``path``, the module's ``CLASS_INDEX`` when set; else the first file found (which then
+    becomes ``CLASS_INDEX``, as Keras keeps it).
+
     Raises:
         FileNotFoundError: when no candidate file exists (the message lists where unison looked).
         ValueError: when the file is not a 1000-class index.
     """
+    global CLASS_INDEX
+    if path is None and CLASS_INDEX is not None:
+        return CLASS_INDEX
     candidates = class_index_candidates(path)
     for candidate in candidates:
         if candidate.is_file():
@@ -164,6 +176,8 @@ def load_class_index(path: str | os.PathLike[str] | None = None) -> dict[str, li
                         '"0".."999", each [wordnet_id, name] (the imagenet_class_index.json Keras uses).'
                     )
                 _CLASS_INDEX[key] = index
+            if path is None:
+                CLASS_INDEX = _CLASS_INDEX[key]
             return _CLASS_INDEX[key]
     looked = ", ".join(str(c) for c in candidates)
     raise FileNotFoundError(
@@ -183,12 +197,22 @@ def decode_predictions(
     Args:
         preds: predictions of shape ``(samples, 1000)`` (an array or a tensor).
         top: how many classes per sample, best first.
-        path: the class index file (default: ``$UNISON_IMAGENET_CLASS_INDEX``, then Keras's cache
-            ``~/.keras/models/imagenet_class_index.json``).
+        path: the class index file (default: the module's ``CLASS_INDEX`` once read or set, else
+            ``$UNISON_IMAGENET_CLASS_INDEX``, then Keras's cache ``~/.keras/models/imagenet_class_index.json``).
 
     Raises:
         ValueError: when ``preds`` is not of shape ``(samples, 1000)``.
         FileNotFoundError: when the class index is not on this machine.
+
+    Example:
+        >>> import numpy as np
+        >>> from unison.keras.applications import imagenet_utils as utils
+        >>> saved, utils.CLASS_INDEX = utils.CLASS_INDEX, {str(i): [f"n{i:08d}", f"c{i}"] for i in range(1000)}
+        >>> preds = np.zeros((1, 1000), "float32")
+        >>> preds[0, 7] = 0.9
+        >>> utils.decode_predictions(preds, top=1)[0][0][:2]
+        ('n00000007', 'c7')
+        >>> utils.CLASS_INDEX = saved
     """
     if isinstance(preds, torch.Tensor):
         preds = preds.detach().cpu().numpy()
