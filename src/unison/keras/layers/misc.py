@@ -300,6 +300,8 @@ class Masking(MaskedLayer):
 
     def forward(self, inputs: Any, mask: Any = None, training: bool | None = None) -> Any:
         # the mask is computed once and serves both the output and the mask it carries
+        if type(self).call is not Masking.call or type(self).compute_mask is not Masking.compute_mask:
+            return super().forward(inputs, mask, training)  # a subclass's own call/compute_mask
         self.ensure_built(tuple(getattr(inputs, "shape", ())))
         keep = self._keep(inputs)
         return set_mask(inputs * keep.unsqueeze(-1).to(inputs.dtype), keep)
