@@ -185,7 +185,10 @@ def _container_names(layers: list[Any]) -> list[tuple[str, Any]]:
     counts: dict[str, int] = {}
     out = []
     for layer in layers:
-        base = "input_layer" if layer is None else snake_case(type(layer).__name__)
+        # a private stand-in for a Keras layer (applications' GroupedConv2D is Keras's Conv2D) names
+        # the Keras class it stands for, as Keras's file does
+        kind = getattr(type(layer), "keras_class_name", type(layer).__name__)
+        base = "input_layer" if layer is None else snake_case(kind)
         n = counts.get(base)
         counts[base] = 0 if n is None else n + 1
         out.append((base if n is None else f"{base}_{n + 1}", layer))
