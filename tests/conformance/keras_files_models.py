@@ -106,6 +106,8 @@ def build(keras: Any, name: str) -> Any:
         x = layers.Conv2D(5, 1)(stem(inputs))
         down = keras.Sequential([layers.LayerNormalization(epsilon=1e-6), layers.Conv2D(6, 2, strides=2)])
         return keras.Model(inputs, layers.Dense(2)(layers.GlobalAveragePooling2D()(down(x))))
+    if name == "convnext_tiny":  # nested Sequentials and a grouped (depthwise) Conv2D
+        return keras.applications.ConvNeXtTiny(weights=None, include_top=False, input_shape=(32, 32, 3), pooling="avg")
     if name == "mobilenet_v2":
         return keras.applications.MobileNetV2(input_shape=(32, 32, 3), alpha=0.35, weights=None, classes=5)
     if name == "efficientnet_b0":

@@ -1,5 +1,6 @@
 """A Functional model with nested Sequentials (ConvNeXt's stem and downsampling blocks) in Keras 3's
-``.weights.h5``: Keras 3 files a nested model's layers under ``layers/<model>/layers/<name>``.
+``.weights.h5``: Keras 3 files a nested model's layers under ``layers/<model>/layers/<name>``; and
+``ConvNeXtTiny`` itself (its depthwise convolutions are Keras's ``Conv2D(groups=...)``: ``conv2d``).
 
 Keras 3 (``tensorflow.keras``, in a subprocess: ``keras_files_oracle.py``) builds the model
 (``keras_files_models.build(keras, "nested_sequential")``), moves its weights off their initial
@@ -34,10 +35,10 @@ NAME = "nested_sequential"
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}
 
 
-def _oracle(action: str, directory: str) -> dict[str, str]:
+def _oracle(action: str, directory: str, name: str = NAME) -> dict[str, str]:
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
     done = subprocess.run(
-        [sys.executable, os.path.join(HERE, "keras_files_oracle.py"), "keras3", action, directory, NAME],
+        [sys.executable, os.path.join(HERE, "keras_files_oracle.py"), "keras3", action, directory, name],
         env=env,
         capture_output=True,
         text=True,
@@ -49,16 +50,17 @@ def _oracle(action: str, directory: str) -> dict[str, str]:
         return dict(json.load(fh))
 
 
-def test_keras_weights_of_nested_sequentials_load_in_unison(tmp_path: Any) -> None:
+@pytest.mark.parametrize("name", [NAME, "convnext_tiny"])
+def test_keras_weights_of_nested_sequentials_load_in_unison(name: str, tmp_path: Any) -> None:
     from unison import keras
 
     directory = str(tmp_path)
-    written = _oracle("write", directory)
-    assert written[NAME + ".weights.h5"] == "ok", written
-    model = models.build(keras, NAME)
-    model.load_weights(os.path.join(directory, NAME + ".weights.h5"))
-    want = np.load(os.path.join(directory, NAME + ".npy"))
-    np.testing.assert_allclose(models.predict(model, NAME), want, **TOLERANCE)
+    written = _oracle("write", directory, name)
+    assert written[name + ".weights.h5"] == "ok", written
+    model = models.build(keras, name)
+    model.load_weights(os.path.join(directory, name + ".weights.h5"))
+    want = np.load(os.path.join(directory, name + ".npy"))
+    np.testing.assert_allclose(models.predict(model, name), want, **TOLERANCE)
 
 
 def test_unison_weights_of_nested_sequentials_load_in_keras(tmp_path: Any) -> None:
