@@ -142,7 +142,12 @@ def _pick(a: torch.Tensor, b: torch.Tensor, largest: bool) -> torch.Tensor:
     """Element-wise max/min; through ``_PickGrad`` when a float input needs a gradient (eagerly)."""
     needs_grad = torch.is_grad_enabled() and (a.requires_grad or b.requires_grad)
     # tracers (torch.compile, torch.export, ONNX) see the plain op they know how to convert
-    tracing = torch.compiler.is_compiling() or torch.compiler.is_exporting() or torch.jit.is_tracing()
+    tracing = (
+        torch.compiler.is_compiling()
+        or torch.compiler.is_exporting()
+        or torch.jit.is_tracing()
+        or torch._C._are_functorch_transforms_active()  # vmap/grad of torch.func
+    )
     if needs_grad and a.is_floating_point() and a.dtype == b.dtype and not tracing:
         return _PickGrad.apply(a, b, largest)
     return torch.maximum(a, b) if largest else torch.minimum(a, b)
