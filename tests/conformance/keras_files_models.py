@@ -100,6 +100,14 @@ def build(keras: Any, name: str) -> Any:
         heads = layers.EinsumDense("abc,cde->abde", output_shape=(None, 2, 4), bias_axes="de")(x)
         merged = layers.EinsumDense("abde,dec->abc", output_shape=(None, 8), bias_axes="c")(heads)
         return keras.Model(inputs, layers.LayerNormalization()(layers.Add()([x, h, merged])))
+    if name == "nested_sequential":  # ConvNeXt's shape: Sequential stems/downsamplers inside a Functional
+        stem = keras.Sequential([layers.Conv2D(4, 2, strides=2), layers.LayerNormalization(epsilon=1e-6)])
+        inputs = keras.Input((8, 8, 3))
+        x = layers.Conv2D(5, 1)(stem(inputs))
+        down = keras.Sequential([layers.LayerNormalization(epsilon=1e-6), layers.Conv2D(6, 2, strides=2)])
+        return keras.Model(inputs, layers.Dense(2)(layers.GlobalAveragePooling2D()(down(x))))
+    if name == "convnext_tiny":  # nested Sequentials and a grouped (depthwise) Conv2D
+        return keras.applications.ConvNeXtTiny(weights=None, include_top=False, input_shape=(32, 32, 3), pooling="avg")
     if name == "mobilenet_v2":
         return keras.applications.MobileNetV2(input_shape=(32, 32, 3), alpha=0.35, weights=None, classes=5)
     if name == "efficientnet_b0":
@@ -118,6 +126,8 @@ def inputs(name: str) -> list[np.ndarray]:
         return [rng.rand(2, 5).astype(np.float32)]
     if name in ("transformer", "einsum_transformer"):
         return [rng.rand(2, 6, 8).astype(np.float32)]
+    if name == "nested_sequential":
+        return [rng.rand(2, 8, 8, 3).astype(np.float32)]
     return [rng.rand(2, 32, 32, 3).astype(np.float32) * 255.0]
 
 

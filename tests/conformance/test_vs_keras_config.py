@@ -169,3 +169,33 @@ def test_backend_name_survives_clear_session(tf):
     tf.keras.backend.clear_session()
     name = tf.keras.config.backend()
     return name == tf.keras.backend.backend(), isinstance(name, str) and name.islower()
+
+
+@pytest.mark.parametrize("interactive", [True, False])
+@same_as_tf(
+    "keras:config.disable_interactive_logging", "keras:utils.Progbar", "keras:callbacks.ProgbarLogger", edge=True
+)
+def test_progress_output_follows_interactive_logging(tf, interactive):
+    # with interactive logging off, Keras sends the bar and the "Epoch i/n" lines to its logger
+    import contextlib
+    import io
+
+    import numpy as np
+
+    keras = tf.keras
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    out = io.StringIO()
+    before = keras.config.is_interactive_logging_enabled()
+    try:
+        if not interactive:
+            keras.config.disable_interactive_logging()
+        with contextlib.redirect_stdout(out):
+            bar = keras.utils.Progbar(2, verbose=1)
+            bar.update(1)
+            bar.update(2, finalize=True)
+            model.fit(np.ones((4, 2)), np.ones((4, 1)), epochs=2, batch_size=4, verbose=2)
+    finally:
+        keras.config.enable_interactive_logging() if before else keras.config.disable_interactive_logging()
+    text = out.getvalue()
+    return text == "", "Epoch 2/2" in text, text.count("2/2")

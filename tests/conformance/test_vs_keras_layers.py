@@ -352,6 +352,20 @@ def test_merging_layer(tf, name, kwargs, shapes):
     return _run_merge(tf, name, kwargs, shapes)
 
 
+@pytest.mark.parametrize("name", ["Maximum", "Minimum"])
+@same_as_tf("keras:layers.Maximum", "keras:layers.Minimum", edge=True, dialects=BOTH)
+def test_maximum_minimum_gradient_at_ties(tf, name):
+    # TF sends a tie's whole gradient to the first input (torch's own maximum splits it in half)
+    a = tf.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    b = tf.constant([[1.0, 3.0, 3.0], [0.0, 9.0, 6.0]])
+    c = tf.constant([[1.0, 0.0, 7.0], [4.0, 5.0, -1.0]])
+    with tf.GradientTape() as tape:
+        tape.watch([a, b, c])
+        out = getattr(tf.keras.layers, name)()([a, b, c])
+        loss = tf.reduce_sum(out * tf.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
+    return out, tape.gradient(loss, [a, b, c])
+
+
 @pytest.mark.parametrize(("name", "kwargs", "shapes"), MERGE_EDGE)
 @same_as_tf(*MERGE_NAMES, edge=True, dialects=BOTH, rtol=1e-5, atol=1e-6)
 def test_merging_layer_edge(tf, name, kwargs, shapes):

@@ -235,6 +235,17 @@ def test_timeseries_dataset_from_array(tf, sequence_length, sequence_stride, sam
     return [(np.asarray(a), np.asarray(b)) for a, b in ds]
 
 
+@pytest.mark.parametrize("targets", [None, "ids"])
+@same_as_tf("keras:utils.timeseries_dataset_from_array", edge=True, dialects=BOTH)
+def test_timeseries_dataset_too_short_is_empty(tf, targets):
+    # fewer time steps than one window: Keras returns an empty dataset (no error)
+    data = np.arange(5, dtype="float32")
+    ds = tf.keras.utils.timeseries_dataset_from_array(
+        data, None if targets is None else np.arange(5), sequence_length=10, batch_size=4
+    )
+    return [np.asarray(b if targets is None else b[0]) for b in ds], int(ds.cardinality())
+
+
 @same_as_tf("keras:utils.pack_x_y_sample_weight", dialects=BOTH)
 def test_pack_x_y_sample_weight(tf, dialect):
     pack = tf.keras.utils.pack_x_y_sample_weight

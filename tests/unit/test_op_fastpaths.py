@@ -85,3 +85,19 @@ def test_results_own_their_memory():
     y += 1  # a writable result, not a view of x
     torch.testing.assert_close(y - 1, torch.tanh(x))
     assert tf.argmax(torch.tensor(3.0).reshape(1), axis=0).dtype == torch.int64
+
+
+def test_tanh_autograd_matches_torch_first_and_second_derivatives() -> None:
+    from unison.keras import activations
+
+    x = torch.linspace(-4, 4, 9, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(fastpath.tanh_autograd, (x,))
+    assert torch.autograd.gradgradcheck(fastpath.tanh_autograd, (x,))  # a gradient penalty still works
+    y = torch.randn(20000, requires_grad=True)  # below the size torch would split over threads
+    ours = activations.get("tanh")(y)
+    assert ours.grad_fn is not None and "NumpyTanh" in type(ours.grad_fn).__name__  # the fast path ran
+    torch.testing.assert_close(ours, torch.tanh(y), rtol=0, atol=2e-7)
+    upstream = torch.randn(20000)
+    (got,) = torch.autograd.grad(ours, y, upstream)
+    (want,) = torch.autograd.grad(torch.tanh(y), y, upstream)
+    torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)

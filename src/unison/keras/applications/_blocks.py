@@ -26,6 +26,8 @@ from unison.keras.layers.base import Layer
 class GroupedConv2D(Layer):
     """A ``"same"``-padded ``Conv2D`` with ``groups`` channel groups (Keras's kernel layout)."""
 
+    keras_class_name = "Conv2D"  # its name in Keras 3's weights files (layers/conv2d...)
+
     def __init__(
         self, filters: int, kernel_size: int, groups: int, strides: int = 1, use_bias: bool = True, **kwargs: Any
     ) -> None:

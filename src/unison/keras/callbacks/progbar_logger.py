@@ -7,6 +7,7 @@ from typing import Any, TextIO
 
 from unison.keras.callbacks._common import is_chief
 from unison.keras.callbacks.callback import Callback, Logs
+from unison.keras.utils.io_utils import is_interactive_logging_enabled, print_msg
 from unison.keras.utils.progbar import Progbar
 
 
@@ -71,6 +72,9 @@ class ProgbarLogger(Callback):
         # Keras 3 prints the epoch header only when there is more than one epoch.
         if self._active() and self.epochs > 1:
             out = self._out()
+            if out is sys.stdout and not is_interactive_logging_enabled():
+                print_msg(f"Epoch {epoch + 1}/{self.epochs}")  # to the logger, as Keras
+                return
             out.write(f"Epoch {epoch + 1}/{self.epochs}\n")
             out.flush()
 

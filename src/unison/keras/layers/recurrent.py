@@ -227,7 +227,7 @@ class SimpleRNN(RNNBase):
         self.recurrent_activation = activations.get(None)  # SimpleRNN has no gates: the identity
 
     def _fused_function(self) -> Callable[..., Any] | None:
-        if type(self.activation) is nn.Tanh:
+        if type(self.activation) in (nn.Tanh, activations.Tanh):
             return torch.rnn_tanh
         if type(self.activation) is nn.ReLU:
             return torch.rnn_relu

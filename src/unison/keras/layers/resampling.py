@@ -21,6 +21,7 @@ from unison.keras.layers.base import Layer, pair
 from unison.keras.layers.conv import _check_padding, _same_pads, _to_nchw
 from unison.keras.layers.conv_base import check_rank, single_int
 from unison.keras.layers.data_format import use_data_format
+from unison.keras.layers.reshaping1d import repeat_nearest
 
 
 class UpSampling2D(Layer):
@@ -46,7 +47,7 @@ class UpSampling2D(Layer):
         _to_nchw(inputs, self)
         sh, sw = self.size
         if self.interpolation == "nearest":
-            return inputs.repeat_interleave(sh, dim=1).repeat_interleave(sw, dim=2)
+            return repeat_nearest(inputs, (sh, sw))
         from unison.ops.image import resize
 
         return resize(inputs, [inputs.shape[1] * sh, inputs.shape[2] * sw], method=self.interpolation)

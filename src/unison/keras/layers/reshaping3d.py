@@ -20,6 +20,7 @@ from unison.keras.layers.base import Layer
 from unison.keras.layers.conv_nd import check_spatial_rank, ntuple
 from unison.keras.layers.data_format import use_data_format
 from unison.keras.layers.misc import SpatialDropout1D
+from unison.keras.layers.reshaping1d import repeat_nearest
 
 __all__ = ["Cropping3D", "SpatialDropout3D", "UpSampling3D", "ZeroPadding3D"]
 
@@ -88,11 +89,7 @@ class UpSampling3D(Layer):
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
         check_spatial_rank(self, inputs.dim(), 3, inputs.shape)
-        # one broadcast copy (its backward a plain sum) instead of three repeat_interleave copies
-        n, d, h, w, c = inputs.shape
-        sd, sh, sw = self.size
-        y = inputs.reshape(n, d, 1, h, 1, w, 1, c).expand(n, d, sd, h, sh, w, sw, c)
-        return y.reshape(n, d * sd, h * sh, w * sw, c)
+        return repeat_nearest(inputs, self.size)
 
 
 class SpatialDropout3D(SpatialDropout1D):

@@ -185,7 +185,10 @@ def _container_names(layers: list[Any]) -> list[tuple[str, Any]]:
     counts: dict[str, int] = {}
     out = []
     for layer in layers:
-        base = "input_layer" if layer is None else snake_case(type(layer).__name__)
+        # a private stand-in for a Keras layer (applications' GroupedConv2D is Keras's Conv2D) names
+        # the Keras class it stands for, as Keras's file does
+        kind = getattr(type(layer), "keras_class_name", type(layer).__name__)
+        base = "input_layer" if layer is None else snake_case(kind)
         n = counts.get(base)
         counts[base] = 0 if n is None else n + 1
         out.append((base if n is None else f"{base}_{n + 1}", layer))
@@ -240,6 +243,14 @@ def _other_paths(model: Any) -> dict[int, list[str]]:
     return out
 
 
+def _is_container(layer: Any) -> bool:
+    """Whether Keras 3 files ``layer``'s weights under its own ``layers/<name>`` (a nested model)."""
+    from unison.keras.saving.serialization import _model_classes
+
+    _, Sequential, Functional = _model_classes()
+    return isinstance(layer, (Sequential, Functional))
+
+
 def _load_keras3(model: Any, root: Any, path: str) -> None:
     if root.get("layers") is None and root.get("vars") is None:
         raise WeightsFileError(
@@ -251,6 +262,9 @@ def _load_keras3(model: Any, root: Any, path: str) -> None:
         if layer is None or not list(layer.weights):
             continue
         entry = root.get(key)
+        if _is_container(layer) and entry is not None and entry.get("layers") is not None:
+            _load_keras3(layer, entry, path)  # a nested Sequential/Functional: its own layers/<name>
+            continue
         for other in others.get(id(layer), []):
             if entry is not None and entry.get("vars") is not None and len(entry["vars"]):
                 break
@@ -376,27 +390,18 @@ def keras_parts(layer: Any, whole: dict[int, torch.Tensor] | None = None) -> lis
     return [(None, values)]
 
 
-def write_keras3_weights(
-    model: Any,
-    root: Any,
-    optimizer_vars: list[np.ndarray] | None = None,
-    state: dict[str, torch.Tensor] | None = None,
+def _write_layers(
+    model: Any, root: Any, whole: dict[int, torch.Tensor], written: dict[tuple[int, tuple[int, ...]], Any]
 ) -> None:
-    """Fill an open ``h5py`` file (or group) with Keras 3's weights layout (``layers/<name>/vars/<i>``).
-
-    ``optimizer_vars`` (Keras's order: iterations, learning rate, then the slots) go under
-    ``optimizer/vars`` as Keras 3 stores a compiled model's optimizer. ``state`` (the model's
-    ``state_dict``) goes under ``unison_state/<key>``, a group Keras ignores: each entry is a hard
-    link to the dataset Keras's layout already holds for that tensor (no second copy), plus the
-    buffers Keras has no place for, so unison reads its own files back exactly.
-    """
-    written: dict[tuple[int, tuple[int, ...]], Any] = {}
-    whole = whole_weights(model, state)
+    """``model``'s layers under ``root/layers/<name>/vars/<i>``, nested models recursively."""
     root.create_group("layers")
     for key, layer in keras3_layer_paths(model):
         entry = root.create_group(key)
         holder = entry.create_group("vars")
         if layer is None:
+            continue
+        if _is_container(layer):  # a nested Sequential/Functional: Keras nests its layers/<name>
+            _write_layers(layer, entry, whole, written)
             continue
         parts = keras_parts(layer, whole)
         if parts and parts[0][0] is not None:  # sublayers (MultiHeadAttention's), as Keras nests them
@@ -415,6 +420,25 @@ def write_keras3_weights(
                 if array.shape == tuple(source.shape):
                     written[(source.data_ptr(), tuple(source.shape))] = dataset
                 n += 1
+
+
+def write_keras3_weights(
+    model: Any,
+    root: Any,
+    optimizer_vars: list[np.ndarray] | None = None,
+    state: dict[str, torch.Tensor] | None = None,
+) -> None:
+    """Fill an open ``h5py`` file (or group) with Keras 3's weights layout (``layers/<name>/vars/<i>``).
+
+    ``optimizer_vars`` (Keras's order: iterations, learning rate, then the slots) go under
+    ``optimizer/vars`` as Keras 3 stores a compiled model's optimizer. ``state`` (the model's
+    ``state_dict``) goes under ``unison_state/<key>``, a group Keras ignores: each entry is a hard
+    link to the dataset Keras's layout already holds for that tensor (no second copy), plus the
+    buffers Keras has no place for, so unison reads its own files back exactly.
+    """
+    written: dict[tuple[int, tuple[int, ...]], Any] = {}
+    whole = whole_weights(model, state)
+    _write_layers(model, root, whole, written)
     for key, layer in keras3_layer_paths(model):
         for other in _other_paths(model).get(id(layer), []) if layer is not None else []:
             if other not in root:

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TextIO
 
 from unison.core.interactive import in_jupyter_kernel
+from unison.keras.utils import io_utils
 
 __all__ = ["Progbar"]
 
@@ -255,6 +256,10 @@ class Progbar:
         return per_unit
 
     def _write(self, message: str) -> None:
+        if self.stream is sys.stdout and not io_utils.is_interactive_logging_enabled():
+            # keras.config.disable_interactive_logging(): Keras's bar then goes to the logger
+            io_utils.print_msg(message, line_break=False)
+            return
         try:
             self.stream.write(message)
         except UnicodeEncodeError:

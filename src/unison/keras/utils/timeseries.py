@@ -87,12 +87,8 @@ def timeseries_dataset_from_array(
     num_seqs = end - start - (sequence_length - 1) * sampling_rate
     if target_values is not None:  # Keras: fewer targets than windows -> as many windows as targets
         num_seqs = min(num_seqs, len(target_values) - start)
-    if num_seqs <= 0:
-        raise ValueError(
-            f"No window fits: {end - start} time steps (start_index={start}, end_index={end}) are fewer than "
-            f"sequence_length={sequence_length} at sampling_rate={sampling_rate}. Pass more data or a shorter window."
-        )
-    positions = np.arange(0, num_seqs, sequence_stride, dtype=np.int64)
+    # no window fits (too little data): an empty dataset, as Keras (np.arange of a negative stop)
+    positions = np.arange(0, max(num_seqs, 0), sequence_stride, dtype=np.int64)
     if shuffle:
         seed = seed if seed is not None else int(np.random.randint(1_000_000))
         np.random.RandomState(seed).shuffle(positions)
