@@ -96,6 +96,21 @@ class AveragePooling3D(_PoolND):
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
         x = self._planar(inputs)
+        pd, ph, pw = self.pool_size
+        if (
+            self.padding == "valid"
+            and self.strides[0] == pd
+            and all(size >= k for size, k in zip(inputs.shape[1:4], self.pool_size))
+        ):
+            # Depth windows that tile the input: a 2-D average of each depth slice (torch's
+            # channels-last 2-D kernel), then the mean of each window's ``pd`` slices. The same
+            # average, about 2x faster forward + backward than avg_pool3d, whose CPU kernel walks
+            # the channels-last view slowly (benchmarks/layers_vs_keras.py).
+            n, d, h, w, c = inputs.shape
+            depth = d // pd * pd
+            planes = inputs[:, :depth].reshape(n * depth, h, w, c).permute(0, 3, 1, 2)
+            y = F.avg_pool2d(planes, (ph, pw), self.strides[1:]).permute(0, 2, 3, 1)
+            return y.reshape(n, depth // pd, pd, *y.shape[1:]).mean(dim=2)
         if self.padding == "same":
             if self._pads_only_after(x):
                 y = F.avg_pool3d(x, self.pool_size, self.strides, ceil_mode=True, count_include_pad=False)
