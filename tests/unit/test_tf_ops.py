@@ -193,8 +193,8 @@ def test_config_devices():
 def test_unsupported_attribute_names_the_torch_equivalent():
     with pytest.raises(AttributeError, match=r"unison does not implement tf\.lite\. Use torch\.export"):
         tf.lite  # noqa: B018
-    with pytest.raises(AttributeError, match=r"tf\.math\.approx_min_k\. Use torch\.topk"):
-        tf.math.approx_min_k  # noqa: B018
+    with pytest.raises(AttributeError, match=r"tf\.signal\.fftnd\. Use torch\.fft\.fftn"):
+        tf.signal.fftnd  # noqa: B018
     with pytest.raises(AttributeError, match=r"unison does not implement tf\.math\.special\.no_such"):
         tf.math.special.no_such  # noqa: B018
     # exists (isinstance checks); making one raises a ValueError, as TF's does without a TPU

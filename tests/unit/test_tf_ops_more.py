@@ -805,8 +805,8 @@ def test_bad_inputs_raise_tf_errors_that_say_what_to_do(call, error, message):
 
 
 def test_names_still_unimplemented_point_to_torch_and_new_ones_pickle():
-    with pytest.raises(AttributeError, match=r"tf\.math\.approx_min_k\. Use torch\.topk"):
-        tf.math.approx_min_k  # noqa: B018
+    with pytest.raises(AttributeError, match=r"tf\.signal\.fftnd\. Use torch\.fft\.fftn"):
+        tf.signal.fftnd  # noqa: B018
     with pytest.raises(AttributeError, match=r"unison does not implement tf\.nest\.no_such"):
         tf.nest.no_such  # noqa: B018
     with pytest.raises(AttributeError, match=r"unison does not implement tf\.nn\.RNNCellDropoutWrapper"):
