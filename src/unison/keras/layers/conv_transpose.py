@@ -2,7 +2,8 @@
 
 One rank-generic class: the kernel is in Keras's layout ``(*kernel_size, filters, in)`` and viewed
 in torch's layout (a permute, no copy) for torch's native ``conv_transpose{1,2,3}d``. ``"same"``
-padding gives ``size * stride`` outputs, as in TF.
+padding gives ``size * stride`` outputs, as in TF. torch computes Keras's output window of the
+full transposed convolution directly (its ``padding`` and ``output_padding``), with no cropped copy.
 
 Example:
     >>> import torch
