@@ -133,11 +133,14 @@ class Conv2D(DTypePolicyMixin, Layer):
         if self.padding == "same":
             top, bottom = _same_pads(x.shape[2], self.kernel_size[0], self.strides[0], self.dilation_rate[0])
             left, right = _same_pads(x.shape[3], self.kernel_size[1], self.strides[1], self.dilation_rate[1])
-            if top == bottom and left == right:
-                # symmetric (odd kernel, stride 1): the convolution pads itself, no padded copy
-                padding = (top, left)
-            else:
-                x = F.pad(x, (left, right, top, bottom))
+            # The convolution pads both ends by the smaller count itself; only TF's extra cells
+            # after (the odd one of an even kernel, or stride 2: kernel 5 pads 1 before, 2 after)
+            # go into a padded copy. Padding the whole amount in the copy made oneDNN's kernels
+            # run on a larger, unaligned input: the DCGAN's discriminator convolution took 1.15x
+            # as long forward and backward (benchmarks/models_vs_tf.py, BENCHMARKS.md issue 36).
+            padding = (top, left)
+            if bottom != top or right != left:
+                x = F.pad(x, (0, right - left, 0, bottom - top))
         # torch convolves (filters, in, kh, kw): a permuted view of Keras's kernel, whose storage
         # build() laid out channels-last (keep_channels_last_storage), so oneDNN copies nothing.
         y = F.conv2d(x, self.kernel.permute(3, 2, 0, 1), self.bias, self.strides, padding, self.dilation_rate)

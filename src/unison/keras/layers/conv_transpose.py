@@ -2,7 +2,8 @@
 
 One rank-generic class: the kernel is in Keras's layout ``(*kernel_size, filters, in)`` and viewed
 in torch's layout (a permute, no copy) for torch's native ``conv_transpose{1,2,3}d``. ``"same"``
-padding gives ``size * stride`` outputs, as in TF.
+padding gives ``size * stride`` outputs, as in TF. torch computes Keras's output window of the
+full transposed convolution directly (its ``padding`` and ``output_padding``), with no cropped copy.
 
 Example:
     >>> import torch
@@ -33,6 +34,28 @@ def _transpose_length(
         return size * stride + max(kernel - stride, 0) if padding == "valid" else size * stride
     pad = kernel // 2 if padding == "same" else 0
     return (size - 1) * stride + kernel - 2 * pad + output_padding
+
+
+class _Narrow(torch.autograd.Function):
+    """``y[:, :, :t1, :t2, ...]`` (a view) whose gradient keeps ``y``'s memory layout.
+
+    Slicing's own backward zero-fills a contiguous (channels-first) tensor, so the transposed
+    convolution's backward got its gradient in another layout than its channels-last input and
+    weight, and oneDNN reordered it: 8% of the DCGAN generator's stride-2 layer, forward and
+    backward (BENCHMARKS.md issue 36).
+    """
+
+    @staticmethod
+    def forward(ctx: Any, y: torch.Tensor, sizes: tuple[int, ...]) -> torch.Tensor:
+        ctx.layout = (y.shape, y.stride())
+        return y[(slice(None), slice(None)) + tuple(slice(0, n) for n in sizes)]
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
+        shape, stride = ctx.layout
+        full = grad.new_empty_strided(shape, stride).zero_()
+        full[(slice(None), slice(None)) + tuple(slice(0, n) for n in grad.shape[2:])] = grad
+        return full, None
 
 
 class _ConvTranspose(_Conv):
@@ -89,22 +112,61 @@ class _ConvTranspose(_Conv):
             keep_channels_last_storage(self.kernel)
         self._add_bias(self.filters)
 
+    def _crops(self, x: torch.Tensor) -> list[tuple[int, int, int]]:
+        """Per spatial axis, ``(full, before, target)``: the full transposed convolution's length,
+        how many of its leading cells Keras drops, and Keras's output length."""
+        crops = []
+        for axis in range(self.rank):
+            size = x.shape[2 + axis]
+            k, s, d = self.kernel_size[axis], self.strides[axis], self.dilation_rate[axis]
+            op = self.output_padding[axis] if self.output_padding is not None else None
+            target = _transpose_length(size, k, s, d, self.padding, op)
+            full = (size - 1) * s + (k - 1) * d + 1
+            # The forward "same" convolution of the target size pads `before` pixels first.
+            before = max(full - target, 0) // 2 if self.padding == "same" else 0
+            crops.append((full, before, target))
+        return crops
+
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
         check_spatial_rank(self, inputs.dim(), self.rank, inputs.shape)
         _channels(self, inputs, self.in_channels)
         x = to_torch_layout(inputs)
         weight = self.kernel.permute(self.rank + 1, self.rank, *range(self.rank))  # (in, filters, *k)
+        crops = self._crops(x)
+        # torch's `padding` p drops p cells at both ends of the full transposed convolution and
+        # `output_padding` q (< max(stride, dilation)) gives back q at the end: Keras's window is
+        # [before, before + target) = torch's [p, full - p + q) for p = before, q = before - after.
+        # Computing that window directly skips the cropping copy (forward and backward); where the
+        # crop is lopsided the other way (stride 2, kernel 5, "same": 1 before, 2 after), torch
+        # computes `after - before` extra cells at the end, dropped by a view.
+        padding: list[int] = []
+        output_padding: list[int] = []
+        narrow = False
+        for full, before, target in crops:
+            # Keras's arguments keep q < stride: "same" crops at least as much after as before
+            # (after > before: q = 0), and `after` < 0 (zeros added after: "valid" with a stride
+            # above the kernel, or output_padding) is above -stride.
+            after = full - before - target
+            padding.append(before)
+            output_padding.append(max(before - after, 0))
+            narrow = narrow or after > before
+        y = _TRANSPOSED[self.rank - 1](
+            x, weight, None, self.strides, tuple(padding), tuple(output_padding), 1, self.dilation_rate
+        )
+        if narrow:
+            y = _Narrow.apply(y, tuple(target for _, _, target in crops))
+        return self._finish(y)
+
+    def _call_cropped(self, x: torch.Tensor, weight: torch.Tensor, crops: list[tuple[int, int, int]]) -> torch.Tensor:
+        """The full transposed convolution, then Keras's window of it (a copy): what ``call`` computed
+        before it asked torch for the window directly, kept as the reference its tests compare with."""
         y = _TRANSPOSED[self.rank - 1](x, weight, None, self.strides, 0, 0, 1, self.dilation_rate)
         pads: list[int] = []
-        for axis in reversed(range(self.rank)):  # F.pad lists the last axis first
-            size, full = x.shape[2 + axis], y.shape[2 + axis]
-            k, s, d = self.kernel_size[axis], self.strides[axis], self.dilation_rate[axis]
-            op = self.output_padding[axis] if self.output_padding is not None else None
-            target = _transpose_length(size, k, s, d, self.padding, op)
-            # The forward "same" convolution of the target size pads `before` pixels first.
-            before = (max((size - 1) * s + (k - 1) * d + 1 - target, 0) // 2) if self.padding == "same" else 0
+        for full, before, target in reversed(crops):  # F.pad lists the last axis first
             pads += [-before, target - (full - before)]
-        y = F.pad(y, pads)
+        return self._finish(F.pad(y, pads))
+
+    def _finish(self, y: torch.Tensor) -> torch.Tensor:
         if self.bias is not None:
             y = y + self.bias.reshape(1, -1, *(1,) * self.rank)
         return self.activation(from_torch_layout(y))
