@@ -262,6 +262,17 @@ def plan(features: Mapping[str, Spec]) -> Plan:
     return hit[0]
 
 
+def known_plan(features: Any) -> Plan | None:
+    """The plan :func:`plan` made for this dict's content (its keys and spec objects), else None.
+
+    Only checked spec dicts get a plan, so a hit means the dict needs no checks again.
+    """
+    if type(features) is not dict:
+        return None
+    hit = _PLANS.get((*features, *map(id, features.values())))
+    return None if hit is None else hit[0]
+
+
 __all__ = [
     "FixedLenFeature",
     "FixedLenSequenceFeature",
@@ -271,6 +282,7 @@ __all__ = [
     "Spec",
     "VarLenFeature",
     "check_features",
+    "known_plan",
     "list_kind",
     "plan",
 ]

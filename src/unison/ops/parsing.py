@@ -62,9 +62,10 @@ from unison.ops.example_wire import (
     _WrongKind,
     batch_columns,
     column,
-    decode_varints,
     same_layout_columns,
     scan,
+    scan_columns,
+    varint_values,
 )
 from unison.ops.feature_columns import Column, build, type_error
 from unison.ops.feature_specs import (
@@ -75,6 +76,7 @@ from unison.ops.feature_specs import (
     Spec,
     VarLenFeature,
     check_features,
+    known_plan,
     list_kind,
     plan,
 )
@@ -128,6 +130,10 @@ def _columns_wire(records: list[bytes], plan: Plan) -> list[Column]:
                 key, dtype = plan.reads[wrong.slot]
                 raise type_error(key, wrong.index, _KIND_NAME[wrong.kind], dtype) from None
             return [Column([], none) if c is None else Column(*c) for c in batch]
+        try:
+            return [Column(*c) for c in scan_columns(records, wanted, kinds)]
+        except _WrongKind:
+            pass  # the per-record scan below names the error in TF's order (feature, then record)
         found = [scan(r, wanted, n) for r in records]
     except IndexError:
         raise _Unusual("truncated record") from None
@@ -230,7 +236,7 @@ def _one_list(data: bytes, kind: int, start: int, end: int, shape: tuple[int, ..
         elif length == 1 and data[pos] < 0x80 and shape == ():  # the usual label
             return torch.from_numpy(np.array(data[pos], dtype=np.int64))  # half torch.tensor(int)'s cost
         else:
-            arr, _ = decode_varints(data[pos:end])
+            arr = varint_values(data[pos:end])
     if shape is not None:
         if arr.size != math.prod(shape):
             return None
@@ -346,6 +352,18 @@ def parse_single_example(
     serialized: Any, features: Mapping[str, Spec], example_names: Any = None, name: str | None = None
 ) -> dict[str, Any]:
     """``tf.io.parse_single_example``: parse one serialized ``Example`` into a dict of values."""
+    # map(parse_single_example) calls this per record with the same spec dict: once its plan is known
+    # (the dict was checked), a record from TFRecordDataset goes straight to the one-record reader
+    the_plan = known_plan(features)
+    if the_plan is not None and not the_plan.needs_allow_missing and type(serialized) is np.ndarray:
+        data = serialized[()] if serialized.shape == () else None
+        if type(data) is bytes:
+            try:
+                one = _parse_one(data, the_plan)
+            except (_Unusual, IndexError):
+                one = None
+            if one is not None:
+                return one
     expanded, sparse = expand_sparse_features(features)
     specs = check_features(expanded, "tf.io.parse_single_example")
     records, scalar = _serialized_items(serialized, "tf.io.parse_single_example")
