@@ -185,6 +185,7 @@ class Plan:
     slot: dict[str, int] = field(default_factory=dict)  # a feature has one list type: the name is enough
     wanted: dict[bytes, int] = field(default_factory=dict)
     needs_allow_missing: list[str] = field(default_factory=list)  # FixedLenSequenceFeatures TF refuses
+    single: list[tuple[Any, ...]] | None = None  # the one-record parse's recipe (ops/parsing.py), made on first use
 
     def slot_of(self, key: str, dtype: Any) -> int:
         return self.slot[key]
