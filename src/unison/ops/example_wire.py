@@ -10,8 +10,11 @@ containers costs far more than the bytes do, so this module reads the encoding i
   with a tight loop over its bytes and returns, per wanted feature, the list's kind and where its
   payload lies in the record (one ``bytes`` slice per value list, no per-value work);
 - :func:`column` joins those payloads across the batch and decodes them at once: packed floats
-  with ``numpy.frombuffer``, packed int64 varints with a vectorised varint decoder, bytes lists by
-  their length prefixes;
+  with ``numpy.frombuffer``, packed int64 varints with a vectorised varint decoder (a short
+  payload with the protobuf runtime's C parser, :func:`varint_values`), bytes lists by their
+  length prefixes;
+- :func:`scan_columns` does both in one pass over each record of a batch of varied layouts: each
+  wanted list goes straight to its column (``parse_example`` below the lock-step threshold);
 - :func:`batch_columns` does both for a whole batch of varied layouts with numpy: all records'
   map entries walked in lock-step (one step per feature position, not per record), keys matched
   by one comparison per wanted key, each feature's payloads gathered by one fancy index; it
@@ -268,9 +271,11 @@ def varint_values(buf: bytes) -> np.ndarray:
         >>> varint_values(bytes([1, 0xAC, 0x02])).tolist()
         [1, 300]
     """
+    if len(buf) > _UPB_MAX:
+        return decode_varints(buf)[0]  # numpy's fixed costs are small beside the work
     if not buf or max(buf) < 0x80:  # one byte per value (labels, small ids)
         return np.frombuffer(buf, dtype=np.uint8).astype(np.int64)
-    parse = _int64_list_parser() if len(buf) <= _UPB_MAX else None
+    parse = _int64_list_parser()
     if parse is None:
         return decode_varints(buf)[0]
     size = len(buf)
