@@ -18,7 +18,8 @@ containers costs far more than the bytes do, so this module reads the encoding i
 - :func:`batch_columns` does both for a whole batch of varied layouts with numpy: all records'
   map entries walked in lock-step (one step per feature position, not per record), keys matched
   by one comparison per wanted key, each feature's payloads gathered by one fancy index; it
-  pays numpy's per-call cost ~100 times per batch, so it is used for batches of 128 or more.
+  pays numpy's per-call cost ~100 times per batch, so it is used for batches of 192 or more
+  (below, :func:`scan_columns` costs less: 3.3 vs 3.9 us per record at 128, 3.1 vs 2.6 at 256).
 
 Only the encoding TF (and every protobuf library) writes is read here: features in one
 ``Features`` message, each map entry as ``key`` then ``value``, packed number lists. Anything else

@@ -112,7 +112,7 @@ def _serialized_items(serialized: Any, who: str) -> tuple[list[bytes], bool]:
     return items, arr.ndim == 0
 
 
-_BATCH_SCAN_MIN = 128  # below this many records the per-record scan costs less than numpy's per-call overhead
+_BATCH_SCAN_MIN = 192  # below this many records the one-pass scan costs less than numpy's per-call overhead
 
 
 def _columns_wire(records: list[bytes], plan: Plan) -> list[Column]:
