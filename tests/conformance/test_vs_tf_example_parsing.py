@@ -193,8 +193,8 @@ def test_parse_example_of_unusual_encodings(tf):
 @pytest.mark.filterwarnings("ignore:tf.io.parse_example. records in an encoding:RuntimeWarning")
 @same_as_tf("io.parse_example", edge=True)
 def test_parse_example_errors_in_a_large_varied_batch(tf, case):
-    # 150 records of varied layouts: unison's whole-batch scan (not the per-record one) meets the bad record
-    records = [_record(tf, x=[float(i)] * 2, ids=list(range(i % 5)), w=[b"a"] * (i % 3)) for i in range(150)]
+    # 200 records of varied layouts: unison's whole-batch scan (not the per-record one) meets the bad record
+    records = [_record(tf, x=[float(i)] * 2, ids=list(range(i % 5)), w=[b"a"] * (i % 3)) for i in range(200)]
     bad = {
         "wrong_dtype": _record(tf, x=[1, 2], ids=[1]),
         "too_few": _record(tf, x=[1.0], ids=[1]),

@@ -114,18 +114,22 @@ def test_the_whole_batch_scan_gives_the_per_record_scans_columns() -> None:
     wanted, kinds = {b"ids": 0, b"w": 1, b"fl": 2, b"e": 3, b"never": 4}, [INT64, BYTES, FLOAT, INT64, FLOAT]
     for _ in range(60):
         records = [_random_record(rng) for _ in range(int(rng.integers(1, 40)))] + [b""]  # b"": an empty Example
+        if rng.random() < 0.1:  # a value of 3-byte lengths
+            records.append(_record(w=[rng.bytes(20000)], ids=[2**62, 1]))
         got = example_wire.batch_columns(records, wanted, kinds)
+        one_pass = example_wire.scan_columns(records, wanted, kinds)  # the one-pass scan gives the same columns
         found = [example_wire.scan(r, wanted, len(kinds)) for r in records]
         for slot, kind in enumerate(kinds):
             rows = [i for i, f in enumerate(found) if f[slot] is not None]
             if not rows:
                 assert got[slot] is None
+                assert one_pass[slot][1].tolist() == [-1] * len(records) and len(one_pass[slot][0]) == 0
                 continue
             values, counts = example_wire.column([records[i] for i in rows], [found[i][slot] for i in rows], kind)
             expected = np.full(len(records), -1)
             expected[rows] = counts
-            assert got[slot][1].tolist() == expected.tolist()
-            assert list(got[slot][0]) == list(values)
+            assert got[slot][1].tolist() == expected.tolist() == one_pass[slot][1].tolist()
+            assert list(got[slot][0]) == list(values) == list(one_pass[slot][0])
 
 
 def test_the_whole_batch_scan_names_a_wrong_list_type_and_leaves_odd_encodings() -> None:
@@ -133,6 +137,12 @@ def test_the_whole_batch_scan_names_a_wrong_list_type_and_leaves_odd_encodings()
     with pytest.raises(example_wire._WrongKind) as info:
         example_wire.batch_columns(records, {b"x": 0}, [FLOAT])
     assert (info.value.slot, info.value.index, info.value.kind) == (0, 2, INT64)
+    with pytest.raises(example_wire._WrongKind) as info:
+        example_wire.scan_columns(records, {b"x": 0}, [FLOAT])
+    assert (info.value.slot, info.value.index, info.value.kind) == (0, 2, INT64)
+    for odd in ([records[0], records[0][:-2]], [records[0] + records[1]]):
+        with pytest.raises((_Unusual, IndexError)):
+            example_wire.scan_columns(odd, {b"x": 0}, [FLOAT])
     with pytest.raises(_Unusual):  # cut short: its lengths point past its end
         example_wire.batch_columns([records[0], records[0][:-2]], {b"x": 0}, [FLOAT])
     with pytest.raises(_Unusual):  # two Features messages: protobuf merges them

@@ -191,3 +191,80 @@ def test_the_origin_rings_keep_only_recent_records(tmp_path, monkeypatch: pytest
     assert record_origin.origin(records[5]) == (paths[0], 130)  # two rings kept
     list(tfrecord.read_records(paths[2]))
     assert record_origin.origin(records[5]) is None and record_origin.origin(second[5]) == (paths[1], 130)
+
+
+def _frames(records: list[bytes]) -> list[int]:
+    """Each record's offset in an uncompressed file of ``records``."""
+    out, at = [], 0
+    for r in records:
+        out.append(at)
+        at += 16 + len(r)
+    return out
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("chunk", [40, 1 << 22])
+@pytest.mark.parametrize("where", ["length", "length_crc", "huge_length", "data", "data_crc"])
+def test_a_damaged_record_is_named_after_the_records_before_it(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, chunk: int, where: str
+) -> None:
+    # the reader checks a whole read's records at once: the ones before the damage still come first
+    monkeypatch.setattr(tfrecord, "_CHUNK", chunk)
+    path = str(tmp_path / "damaged.tfrecord")
+    records = [bytes([i]) * (i % 7) for i in range(40)]
+    _write(path, records)
+    at = _frames(records)[23]
+    data = bytearray(open(path, "rb").read())
+    if where == "length":
+        data[at] ^= 0x02  # the length field: the walk goes astray, the length's checksum catches it
+    elif where == "length_crc":
+        data[at + 9] ^= 0x10
+    elif where == "huge_length":
+        data[at + 6] = 0x7F  # ~2**55 bytes announced: raised, never read or waited for
+    elif where == "data":
+        data[at + 12] ^= 0x01
+    else:
+        data[at + 12 + len(records[23]) + 2] ^= 0x01
+    open(path, "wb").write(bytes(data))
+    got: list[bytes] = []
+    check = "data's" if where.startswith("data") else "length's"
+    with pytest.raises(tf.errors.DataLossError, match=rf"corrupted record at {at} in .*damaged\.tfrecord.*{check}"):
+        for r in tfrecord.read_records(path):
+            got.append(r)
+    assert got == records[:23]
+    batched: list[bytes] = []
+    with pytest.raises(tf.errors.DataLossError, match=rf"corrupted record at {at} "):
+        for b in tf.data.TFRecordDataset(path).batch(5):
+            batched.extend(b.numpy().tolist())
+    assert batched == records[:20]  # the batch that holds the damaged record is not given, as in TF
+
+
+@pytest.mark.timeout(60)
+def test_interleaved_files_give_the_records_before_a_damaged_one(tmp_path) -> None:
+    paths = [str(tmp_path / f"p{f}.tfrecord") for f in range(2)]
+    records = [[bytes([f, i]) * 3 for i in range(6)] for f in range(2)]
+    for p, rs in zip(paths, records):
+        _write(p, rs)
+    data = bytearray(open(paths[1], "rb").read())
+    data[_frames(records[1])[2] + 12] ^= 0x01
+    open(paths[1], "wb").write(bytes(data))
+    got: list[bytes] = []
+    with pytest.raises(tf.errors.DataLossError, match=r"corrupted record at 44 in .*p1\.tfrecord"):
+        for r in tf.data.TFRecordDataset(paths, num_parallel_reads=2):
+            got.append(r.numpy())
+    # TF's order: a0 b0 a1 b1 a2, then b2 is damaged
+    assert got == [records[0][0], records[1][0], records[0][1], records[1][1], records[0][2]]
+
+
+def test_blocks_of_records_wrap_around_the_origin_ring(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from unison.ops import record_origin
+
+    monkeypatch.setattr(record_origin, "RING_RECORDS", 8)
+    monkeypatch.setattr(tfrecord, "_CHUNK", 100)  # blocks of 3 records: the ring's stores wrap around
+    path = str(tmp_path / "ring.tfrecord")
+    records = [bytes([7, i]) * 6 for i in range(20)]
+    _write(path, records)
+    got = list(tfrecord.read_records(path))
+    assert got == records
+    offsets = _frames(records)
+    assert [record_origin.origin(r) for r in got] == [None] * 12 + [(path, o) for o in offsets[12:]]

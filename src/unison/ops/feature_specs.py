@@ -185,6 +185,7 @@ class Plan:
     slot: dict[str, int] = field(default_factory=dict)  # a feature has one list type: the name is enough
     wanted: dict[bytes, int] = field(default_factory=dict)
     needs_allow_missing: list[str] = field(default_factory=list)  # FixedLenSequenceFeatures TF refuses
+    single: list[tuple[Any, ...]] | None = None  # the one-record parse's recipe (ops/parsing.py), made on first use
 
     def slot_of(self, key: str, dtype: Any) -> int:
         return self.slot[key]
@@ -262,6 +263,17 @@ def plan(features: Mapping[str, Spec]) -> Plan:
     return hit[0]
 
 
+def known_plan(features: Any) -> Plan | None:
+    """The plan :func:`plan` made for this dict's content (its keys and spec objects), else None.
+
+    Only checked spec dicts get a plan, so a hit means the dict needs no checks again.
+    """
+    if type(features) is not dict:
+        return None
+    hit = _PLANS.get((*features, *map(id, features.values())))
+    return None if hit is None else hit[0]
+
+
 __all__ = [
     "FixedLenFeature",
     "FixedLenSequenceFeature",
@@ -271,6 +283,7 @@ __all__ = [
     "Spec",
     "VarLenFeature",
     "check_features",
+    "known_plan",
     "list_kind",
     "plan",
 ]

@@ -62,9 +62,10 @@ from unison.ops.example_wire import (
     _WrongKind,
     batch_columns,
     column,
-    decode_varints,
     same_layout_columns,
     scan,
+    scan_columns,
+    varint_values,
 )
 from unison.ops.feature_columns import Column, build, type_error
 from unison.ops.feature_specs import (
@@ -75,12 +76,14 @@ from unison.ops.feature_specs import (
     Spec,
     VarLenFeature,
     check_features,
+    known_plan,
     list_kind,
     plan,
 )
 from unison.ops.record_origin import origin
 from unison.ops.sparse_feature import SparseFeature, assemble_sparse_features, expand_sparse_features
 from unison.ops.sparse_tensor import SparseTensor
+from unison.ops.string_tensor import StringTensor
 
 _WIRE = {string: BYTES, torch.float32: FLOAT, torch.int64: INT64}
 _KIND_NAME = {BYTES: "bytes_list", FLOAT: "float_list", INT64: "int64_list"}
@@ -109,7 +112,7 @@ def _serialized_items(serialized: Any, who: str) -> tuple[list[bytes], bool]:
     return items, arr.ndim == 0
 
 
-_BATCH_SCAN_MIN = 128  # below this many records the per-record scan costs less than numpy's per-call overhead
+_BATCH_SCAN_MIN = 192  # below this many records the one-pass scan costs less than numpy's per-call overhead
 
 
 def _columns_wire(records: list[bytes], plan: Plan) -> list[Column]:
@@ -128,6 +131,10 @@ def _columns_wire(records: list[bytes], plan: Plan) -> list[Column]:
                 key, dtype = plan.reads[wrong.slot]
                 raise type_error(key, wrong.index, _KIND_NAME[wrong.kind], dtype) from None
             return [Column([], none) if c is None else Column(*c) for c in batch]
+        try:
+            return [Column(*c) for c in scan_columns(records, wanted, kinds)]
+        except _WrongKind:
+            pass  # the per-record scan below names the error in TF's order (feature, then record)
         found = [scan(r, wanted, n) for r in records]
     except IndexError:
         raise _Unusual("truncated record") from None
@@ -192,15 +199,9 @@ def _columns_proto(records: list[bytes], plan: Plan) -> list[Column]:
     return cols
 
 
-def _string_values(values: np.ndarray) -> Any:
-    from unison.ops.string_tensor import StringTensor
-
-    return StringTensor(values)
-
-
 def _one_list(data: bytes, kind: int, start: int, end: int, shape: tuple[int, ...] | None) -> Any:
-    """One record's list as an output value (a tensor, or an object array of bytes), shaped
-    ``shape`` (None: 1-D); None when the count does not fit ``shape``."""
+    """One record's list as a numpy array (float32, int64, or object of bytes), shaped ``shape``
+    (None: 1-D); None when the count does not fit ``shape``."""
     if kind == BYTES:
         if start < end and data[start] == 0x0A and data[start + 1] < 0x80 and start + 2 + data[start + 1] == end:
             values = [data[start + 2 : end]]  # the usual single bytes value
@@ -228,14 +229,33 @@ def _one_list(data: bytes, kind: int, start: int, end: int, shape: tuple[int, ..
                 raise _Unusual("FloatList size")
             arr = np.frombuffer(data, "<f4", length >> 2, pos).astype(np.float32)
         elif length == 1 and data[pos] < 0x80 and shape == ():  # the usual label
-            return torch.from_numpy(np.array(data[pos], dtype=np.int64))  # half torch.tensor(int)'s cost
+            return np.array(data[pos], dtype=np.int64)
         else:
-            arr, _ = decode_varints(data[pos:end])
+            arr = varint_values(data[pos:end])
     if shape is not None:
         if arr.size != math.prod(shape):
             return None
         arr = arr.reshape(shape)
-    return torch.from_numpy(arr)
+    return arr
+
+
+_VAR, _FIXED, _SEQUENCE, _RAGGED = range(4)
+_ROLE = {VarLenFeature: _VAR, FixedLenFeature: _FIXED, FixedLenSequenceFeature: _SEQUENCE, RaggedFeature: _RAGGED}
+
+
+def _single_recipe(the_plan: Plan) -> list[tuple[Any, ...]]:
+    """Per output of a one-record parse: (key, role, slot, list kind, shape to read, inner shape);
+    empty when an output needs the batch path (ragged partitions). Made once per plan."""
+    recipe: list[tuple[Any, ...]] = []
+    for key, spec in the_plan.outputs:
+        role = _ROLE[type(spec)]
+        if role == _RAGGED and spec.partitions:
+            return []
+        slot = the_plan.slot[key if role != _RAGGED else (spec.value_key or key)]
+        shape = spec.shape if role == _FIXED else None
+        inner = spec.shape if role == _SEQUENCE else None
+        recipe.append((key, role, slot, _WIRE[spec.dtype], shape, inner))
+    return recipe
 
 
 def _parse_one(data: bytes, the_plan: Plan) -> dict[str, Any] | None:
@@ -244,30 +264,34 @@ def _parse_one(data: bytes, the_plan: Plan) -> dict[str, Any] | None:
     Returns None for what it leaves to the batch path: a missing feature, a type or count that
     does not match (that path raises TF's error), ragged partitions.
     """
+    recipe = the_plan.single
+    if recipe is None:
+        recipe = the_plan.single = _single_recipe(the_plan)
+    if not recipe:
+        return None
     found = scan(data, the_plan.wanted, len(the_plan.reads))
     out: dict[str, Any] = {}
-    for key, spec in the_plan.outputs:
-        cls = type(spec)
-        where = found[the_plan.slot[key if cls is not RaggedFeature else (spec.value_key or key)]]
-        kind = _WIRE[spec.dtype]
-        if where is None or where[0] != kind or (cls is RaggedFeature and spec.partitions):
+    for key, role, slot, kind, shape, inner in recipe:
+        where = found[slot]
+        if where is None or where[0] != kind:
             return None
-        value = _one_list(data, kind, where[1], where[2], spec.shape if cls is FixedLenFeature else None)
+        value = _one_list(data, kind, where[1], where[2], shape)
         if value is None:
             return None
-        if cls is VarLenFeature:
+        if role == _VAR:
             n = value.shape[0]
-            if isinstance(value, np.ndarray):
-                value = _string_values(value)
-            value = SparseTensor._from_parts(
-                torch.from_numpy(np.arange(n, dtype=np.int64).reshape(n, 1)), value, torch.from_numpy(np.array([n]))
+            out[key] = SparseTensor._from_parts(
+                torch.from_numpy(np.arange(n, dtype=np.int64).reshape(n, 1)),
+                StringTensor(value) if kind == BYTES else torch.from_numpy(value),
+                torch.from_numpy(np.array([n], dtype=np.int64)),
             )
-        elif cls is FixedLenSequenceFeature:
-            step = max(math.prod(spec.shape), 1)
+            continue
+        if role == _SEQUENCE:
+            step = max(math.prod(inner), 1)
             if value.shape[0] % step:
                 return None
-            value = value.reshape((value.shape[0] // step,) + spec.shape)
-        out[key] = value
+            value = value.reshape((value.shape[0] // step,) + inner)
+        out[key] = value if kind == BYTES else torch.from_numpy(value)
     return out
 
 
@@ -346,6 +370,18 @@ def parse_single_example(
     serialized: Any, features: Mapping[str, Spec], example_names: Any = None, name: str | None = None
 ) -> dict[str, Any]:
     """``tf.io.parse_single_example``: parse one serialized ``Example`` into a dict of values."""
+    # map(parse_single_example) calls this per record with the same spec dict: once its plan is known
+    # (the dict was checked), a record from TFRecordDataset goes straight to the one-record reader
+    the_plan = known_plan(features)
+    if the_plan is not None and not the_plan.needs_allow_missing and isinstance(serialized, np.ndarray):
+        data = serialized.item() if serialized.shape == () and serialized.dtype == object else None
+        if type(data) is bytes:
+            try:
+                one = _parse_one(data, the_plan)
+            except (_Unusual, IndexError):
+                one = None
+            if one is not None:
+                return one
     expanded, sparse = expand_sparse_features(features)
     specs = check_features(expanded, "tf.io.parse_single_example")
     records, scalar = _serialized_items(serialized, "tf.io.parse_single_example")
