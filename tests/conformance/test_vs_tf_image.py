@@ -34,6 +34,23 @@ def test_resize_antialias_and_aspect_ratio(tf, method):
 
 
 @same_as_tf("image.resize", edge=True)
+def test_resize_bilinear_of_integer_and_float_images_of_edge_sizes(tf):
+    # 1-pixel and non-square images, up- and
+    # down-scaling, a batch of one, uint16, int32 and float64 pixels: the same float32 values
+    rng = np.random.default_rng(11)
+    big = rng.integers(0, 256, (1, 29, 17, 3), dtype=np.uint8)
+    return (
+        tf.image.resize(tf.constant(UINT8[:1, :1]), [3, 2]),
+        tf.image.resize(tf.constant(UINT8[:, :1]), [5, 4]),
+        tf.image.resize(tf.constant(UINT8), [11, 2]),
+        tf.image.resize(tf.constant(big), [8, 31]),
+        tf.image.resize(tf.constant(rng.integers(0, 65536, (3, 5, 2), dtype=np.uint16)), [7, 2]),
+        tf.image.resize(tf.constant(rng.integers(-(2**31), 2**31, (1, 4, 9, 1), dtype=np.int32)), [6, 4]),
+        tf.image.resize(tf.constant(IMAGE.astype(np.float64) * 1e3), [4, 12]),
+    )
+
+
+@same_as_tf("image.resize", edge=True)
 def test_resize_nearest_keeps_the_dtype(tf):
     return tf.image.resize(tf.constant(UINT8), [7, 3], method=tf.image.ResizeMethod.NEAREST_NEIGHBOR)
 

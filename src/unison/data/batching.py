@@ -59,6 +59,64 @@ def _batch_cardinality(n: int, size: int, drop: bool) -> int:
     return n // size if drop else -(-n // size)
 
 
+# Elements of at least this many bytes are copied into their batch as they come (images: 602 KB
+# each at 224x224x3 float32) rather than kept until the batch is full and stacked: the element is
+# still in the cache when it is copied, and its memory goes back to the allocator at once, warm for
+# the next element (one thread resizing 320 photos in batches of 32, stack vs this: 0.48 vs 0.41
+# CPU ms per image). Small elements (labels, rows of numbers) are stacked once per batch: one copy
+# call per element would cost more than the copying.
+FILL_MIN_BYTES = 64 * 1024
+
+
+class _Filling:
+    """One batch of same-shaped dense tensors (an element that is a tensor or a flat tuple of
+    them), each element copied into the batch's buffers when it arrives."""
+
+    def __init__(self, first: Any, parts: tuple[torch.Tensor, ...], size: int) -> None:
+        self.tuple = type(first) is tuple
+        self.buffers = [torch.empty((size, *p.shape), dtype=p.dtype, device=p.device) for p in parts]
+        self.count = 0
+        self.add(first)
+
+    @staticmethod
+    def parts(element: Any) -> tuple[torch.Tensor, ...] | None:
+        parts = element if type(element) is tuple else (element,)
+        for p in parts:
+            if type(p) is not torch.Tensor or p.layout != torch.strided or p.requires_grad:
+                return None
+        return parts
+
+    @classmethod
+    def start(cls, element: Any, size: int) -> _Filling | None:
+        """A batch begun with ``element``, or None where it is not large dense tensors."""
+        parts = cls.parts(element)
+        if not parts or sum(p.nelement() * p.element_size() for p in parts) < FILL_MIN_BYTES:
+            return None
+        return cls(element, parts, size)
+
+    def add(self, element: Any) -> bool:
+        """Copy ``element`` in; False (nothing copied) where it has another structure, shape or dtype."""
+        parts = self.parts(element)
+        if parts is None or len(parts) != len(self.buffers) or (type(element) is tuple) != self.tuple:
+            return False
+        for p, b in zip(parts, self.buffers):
+            if p.shape != b.shape[1:] or p.dtype != b.dtype or p.device != b.device:
+                return False
+        for p, b in zip(parts, self.buffers):
+            b[self.count].copy_(p)
+        self.count += 1
+        return True
+
+    def batch(self) -> Any:
+        out = [b if self.count == len(b) else b[: self.count] for b in self.buffers]
+        return tuple(out) if self.tuple else out[0]
+
+    def rows(self) -> list[Any]:
+        """The elements copied so far, as rows of the buffers (for stacking after a misfit)."""
+        rows = [b[: self.count].unbind(0) for b in self.buffers]
+        return list(zip(*rows)) if self.tuple else list(rows[0])
+
+
 @transformation
 class Batch(Dataset):
     def __init__(self, input_dataset: Dataset, batch_size: int, drop_remainder: bool) -> None:
@@ -88,13 +146,36 @@ class Batch(Dataset):
             for index in group_indices(source._index_chunks(ctx), self._size, self._drop):
                 yield pack(nest.gather_all(leaves, index))
             return
+        yield from self._batches(source._iter(ctx))
+
+    def _batches(self, elements: Iterator[Any]) -> Iterator[Any]:
+        """Batches of ``elements``: large tensor elements are copied into the batch as they come
+        (see :class:`_Filling`), the others stacked once a batch's worth is there."""
         pending: list[Any] = []
         ragged: list[frozenset[int]] = []  # found on the first batch that needs it
-        for element in source._iter(ctx):
+        filling: _Filling | None = None
+        fill = True  # until an element does not fit the batch begun: then stacking, as before
+        for element in elements:
+            if filling is not None:
+                if filling.add(element):
+                    if filling.count == self._size:
+                        yield filling.batch()
+                        filling = None
+                    continue
+                pending, filling, fill = filling.rows(), None, False
+            elif fill and not pending:
+                filling = _Filling.start(element, self._size)
+                if filling is not None:
+                    if self._size == 1:
+                        yield filling.batch()
+                        filling = None
+                    continue
             pending.append(element)
             if len(pending) == self._size:
                 yield self._stack(pending, ragged)
                 pending = []
+        if filling is not None and not self._drop:
+            yield filling.batch()
         if pending and not self._drop:
             yield self._stack(pending, ragged)
 
