@@ -1,4 +1,5 @@
-"""``batch`` copies large tensor elements into the batch as they arrive (``batching._Filling``):
+"""``batch`` after a sequential ``map`` copies large tensor elements into the batch as they arrive
+(``batching._Filling``):
 the same batches as stacking them, for tensors and (image, label) tuples, short and size-1
 batches; an element of another shape, dtype or structure falls back to stacking, with the
 same results and errors as before."""
@@ -17,7 +18,8 @@ D = tf.data.Dataset
 
 
 def _gen(items):
-    return D.from_generator(lambda: iter(items), output_signature=_signature(items[0]))
+    # a sequential map: the elements are made in the thread that batches them
+    return D.from_generator(lambda: iter(items), output_signature=_signature(items[0])).map(lambda x: x)
 
 
 def _signature(item):
@@ -65,7 +67,7 @@ def test_an_element_of_another_shape_dtype_or_structure_falls_back_to_stacking()
     np.testing.assert_array_equal(batches[0].numpy(), np.stack(big))
 
 
-def test_a_small_element_is_stacked_once_per_batch(monkeypatch):
+def test_small_elements_and_a_parallel_maps_elements_are_stacked_once_per_batch(monkeypatch):
     started = []
     real = batching._Filling.__init__
 
@@ -78,3 +80,6 @@ def test_a_small_element_is_stacked_once_per_batch(monkeypatch):
     assert started == []
     list(_gen(_images(3)).batch(2))
     assert started == [1, 1]
+    parallel = D.from_tensor_slices(np.stack(_images(3))).map(lambda x: x + 1, num_parallel_calls=2).batch(2)
+    assert [tuple(b.shape) for b in parallel] == [(2, 40, 30, 16), (1, 40, 30, 16)]
+    assert started == [1, 1], "elements of a parallel map are stacked"

@@ -310,6 +310,10 @@ class Map(_Unary):
             return 0
         return min(cores, ctx.options.threading.private_threadpool_size or cores)
 
+    def sequential(self) -> bool:
+        """Whether this map runs its function in the iterating thread, one element at a time."""
+        return self._calls is None or self._calls == 1
+
     def deterministic(self, ctx: IterContext) -> bool:
         return ctx.options.is_deterministic if self._deterministic is None else self._deterministic
 
