@@ -64,8 +64,8 @@ def _batch_cardinality(n: int, size: int, drop: bool) -> int:
 # the element is still in the cache when it is copied, and its memory goes back to the allocator at
 # once, warm for the next element (one thread resizing 320 photos in batches of 32, stack vs this:
 # 0.48 vs 0.41 CPU ms per image). Not after a parallel map: its elements come from other threads
-# (other cores' caches), and there it measured slower (the image pipeline with AUTOTUNE, in-process
-# A/B: 1.63 and 1.46 vs 1.44 and 1.33 CPU ms per image, load 3.8-4.5). Small elements (labels, rows
+# (other cores' caches), and there it measured slower (the image pipeline with AUTOTUNE, processes
+# alternated: 1.63 and 1.46 vs 1.44 and 1.33 CPU ms per image, load 3.8-4.5). Small elements (labels, rows
 # of numbers) are stacked once per batch: one copy call per element would cost more than the copying.
 FILL_MIN_BYTES = 64 * 1024
 
