@@ -102,3 +102,14 @@ def test_half_heads_attend_in_float32_and_come_back_in_their_dtype(dtype: torch.
         q.to(dtype).float(), k.to(dtype).float(), v.to(dtype).float(), attn_mask=mask, scale=0.5
     )
     torch.testing.assert_close(out, expected.to(dtype), rtol=0, atol=0)  # float32 attention, one rounding
+
+
+def test_grouped_query_attention_fused_path_under_mixed_bfloat16() -> None:
+    torch.manual_seed(3)
+    gqa = layers.GroupedQueryAttention(head_dim=4, num_query_heads=4, num_key_value_heads=2, dtype="mixed_bfloat16")
+    gen = torch.Generator().manual_seed(4)
+    q, v = torch.randn(B, T, DIM, generator=gen), torch.randn(B, S, DIM, generator=gen)
+    fused = gqa(q, v)
+    explicit, _ = gqa(q, v, return_attention_scores=True)
+    scale = max(explicit.float().abs().max().item(), 1.0)
+    torch.testing.assert_close(fused.float() / scale, explicit.float() / scale, rtol=3e-2, atol=3e-2)
