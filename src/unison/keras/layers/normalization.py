@@ -27,7 +27,6 @@ import torch
 from unison.comm.reduce_op import ReduceOp
 from unison.distribute.strategy import ReplicaContext, get_replica_context, get_strategy
 from unison.keras import initializers
-from unison.keras.dtype_policies import autocast_enabled
 from unison.keras.layers.base import Layer
 from unison.keras.layers.masking import MaskedLayer
 from unison.keras.layers.misc import check_axes
@@ -257,17 +256,13 @@ class LayerNormalization(MaskedLayer):
             return y.to(inputs.dtype)
         if self._trailing:
             shape = tuple(inputs.shape[len(inputs.shape) - len(self.norm_axes) :])
-            gamma = self.gamma.reshape(shape) if self.gamma is not None else None
-            beta = self.beta.reshape(shape) if self.beta is not None else None
-            low = _autocast_half_dtype(inputs)
-            if low is None:
-                return torch.nn.functional.layer_norm(inputs, shape, gamma, beta, self.epsilon)
-            # Under a mixed policy Keras normalises in float32 and returns the compute dtype.
-            # torch's autocast would return float32 (layer_norm is on its float32 list) after
-            # copying a half input up; torch's CPU kernel takes half inputs with float32
-            # parameters and normalises in float32 itself, so autocast is switched off here.
-            with torch.autocast(inputs.device.type, enabled=False):
-                return torch.nn.functional.layer_norm(inputs, shape, gamma, beta, self.epsilon).to(low)
+            return torch.nn.functional.layer_norm(
+                inputs,
+                shape,
+                self.gamma.reshape(shape) if self.gamma is not None else None,
+                self.beta.reshape(shape) if self.beta is not None else None,
+                self.epsilon,
+            )
         x = inputs.float() if inputs.dtype in (torch.float16, torch.bfloat16) else inputs
         var, mean = torch.var_mean(x, dim=self.norm_axes, keepdim=True, correction=0)
         y = (x - mean) * torch.rsqrt(var + self.epsilon)
@@ -276,23 +271,6 @@ class LayerNormalization(MaskedLayer):
         if self.beta is not None:
             y = y + self._param_view(self.beta, x.dim())
         return y
-
-
-def _autocast_half_dtype(inputs: torch.Tensor) -> torch.dtype | None:
-    """The half dtype a mixed policy's autocast computes in on ``inputs``' device, or ``None``.
-
-    Example:
-        >>> with torch.autocast("cpu", dtype=torch.bfloat16):
-        ...     _autocast_half_dtype(torch.zeros(1))
-        torch.bfloat16
-        >>> _autocast_half_dtype(torch.zeros(1)) is None
-        True
-    """
-    device = inputs.device.type
-    if device != "cpu" or not autocast_enabled(device):
-        return None  # elsewhere autocast's float32 layer_norm stays (only the CPU kernel was measured)
-    dtype = torch.get_autocast_dtype(device)
-    return dtype if dtype in (torch.bfloat16, torch.float16) else None
 
 
 class UnitNormalization(MaskedLayer):
