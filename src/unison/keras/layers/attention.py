@@ -9,7 +9,8 @@ weights (Keras's masked softmax), so its output is the output projection's bias.
 The projections are :class:`~unison.keras.layers.Dense` layers (``query_dense``, ``key_dense``,
 ``value_dense``, ``output_dense``), built from the first call's shapes. Attention itself runs in
 ``torch.nn.functional.scaled_dot_product_attention`` (fused kernels, dropout on the attention
-weights in training); ``return_attention_scores=True`` computes the weights explicitly.
+weights in training; on CPU in float32 under a low-precision policy, see :func:`fused_attention`);
+``return_attention_scores=True`` computes the weights explicitly.
 
 Example:
     >>> import torch
@@ -41,6 +42,41 @@ def _positive_int(value: Any, name: str, allow_none: bool = False) -> None:
         raise ValueError(
             f"Received an invalid value for argument `{name}`, expected {expected}. Received: {name}={value!r}"
         )
+
+
+def fused_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    attn_mask: torch.Tensor | None,
+    dropout_p: float,
+    is_causal: bool,
+    scale: float,
+) -> torch.Tensor:
+    """``scaled_dot_product_attention``; on CPU, half-precision heads are attended in float32.
+
+    torch's CPU attention kernels are slow in low precision: forward + backward of the Transformer
+    benchmark's attention (32 x 2 heads x 200 steps x 32) take 33 ms of CPU time in bfloat16 and
+    118 ms in float16 against 22 ms with the heads cast to float32 and the output cast back (one
+    thread, ``BENCHMARKS.md``). The casts cost little (the heads are ``T x key_dim`` per head, the
+    ``T x S`` weights never leave the kernel), and the result differs from the low-precision
+    kernel's by its output rounding only: Keras also takes the softmax in float32 under a mixed
+    policy. The output has the heads' dtype, as before.
+
+    Example:
+        >>> q = torch.randn(1, 2, 3, 4, dtype=torch.bfloat16)
+        >>> fused_attention(q, q, q, None, 0.0, False, 0.5).dtype
+        torch.bfloat16
+    """
+    if q.device.type != "cpu" or q.dtype not in (torch.bfloat16, torch.float16):
+        return F.scaled_dot_product_attention(
+            q, k, v, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale
+        )
+    with torch.autocast("cpu", enabled=False):  # autocast would cast the float32 heads back down
+        out = F.scaled_dot_product_attention(
+            q.float(), k.float(), v.float(), attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale
+        )
+    return out.to(q.dtype)
 
 
 class MultiHeadAttention(MaskedLayer):
@@ -256,7 +292,7 @@ class MultiHeadAttention(MaskedLayer):
                 and value_mask is None
                 and key_mask is None
             )
-            attended = F.scaled_dot_product_attention(
+            attended = fused_attention(
                 q,
                 k,
                 v,

@@ -27,7 +27,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from unison.keras.layers.attention import _positive_int
+from unison.keras.layers.attention import _positive_int, fused_attention
 from unison.keras.layers.einsum_dense import EinsumDense
 from unison.keras.layers.masking import MaskedLayer, get_mask, set_mask
 
@@ -215,7 +215,8 @@ class GroupedQueryAttention(MaskedLayer):
             scores = weights
             attended = (F.dropout(weights, rate, True) if rate else weights) @ v.to(weights.dtype)
         else:
-            attended = F.scaled_dot_product_attention(q, k, v, dropout_p=rate, scale=scale)
+            # float32 heads on CPU under a half-precision policy (torch's CPU kernels are slow there)
+            attended = fused_attention(q, k, v, None, rate, False, scale)
         out = attended.transpose(1, 2)  # (B, T, H, D)
         if gate is not None:
             out = out * gate
