@@ -118,11 +118,17 @@ def test_ema_shadow_follows_the_variable_on_its_device_and_dtype():
 def test_op_determinism_turns_torchs_deterministic_algorithms_on():
     import torch
 
+    from unison.ops import determinism
+
     before = torch.are_deterministic_algorithms_enabled()
+    was_on = determinism.is_op_determinism_enabled()
     try:
         tf.config.experimental.enable_op_determinism()
         assert torch.are_deterministic_algorithms_enabled()
     finally:
+        # both switches back: left on, every later unseeded shuffle in this process raises
+        if not was_on:
+            determinism.disable_op_determinism()
         torch.use_deterministic_algorithms(before)
 
 
