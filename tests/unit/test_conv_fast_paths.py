@@ -3,7 +3,7 @@
 ``Conv{1,2,3}DTranspose`` ask torch's transposed convolution for Keras's output window directly
 (``padding``/``output_padding``, a view where the crop is lopsided) instead of computing the full
 transposed convolution and cropping it with a copy. Each case compares the outputs and the
-gradients (input, kernel, bias) with the cropping path, ``_ConvTranspose._call_cropped``, on
+gradients (input, kernel, bias) with the cropping path (`_cropped_call` below), on
 random inputs: odd sizes, ``"same"``/``"valid"``, strides 1-3, dilation, ``output_padding``,
 and ``mixed_bfloat16``.
 """
@@ -29,10 +29,16 @@ def _float32_policy():
 
 
 def _cropped_call(layer: Any, inputs: torch.Tensor) -> torch.Tensor:
-    """The layer's output by the cropping path (the reference)."""
+    """The layer's output by the cropping path (the reference: what ``call`` computed before it
+    asked torch for Keras's window directly): the full transposed convolution, then the window."""
     x = to_torch_layout(inputs)
     weight = layer.kernel.permute(layer.rank + 1, layer.rank, *range(layer.rank))
-    return layer._call_cropped(x, weight, layer._crops(x))
+    transposed = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[layer.rank - 1]
+    y = transposed(x, weight, None, layer.strides, 0, 0, 1, layer.dilation_rate)
+    pads: list[int] = []
+    for full, before, target in reversed(layer._crops(x)):  # F.pad lists the last axis first
+        pads += [-before, target - (full - before)]
+    return layer._finish(F.pad(y, pads))
 
 
 def _grads(layer: Any, x: torch.Tensor, out: torch.Tensor, seed: torch.Tensor) -> list[torch.Tensor]:

@@ -157,15 +157,6 @@ class _ConvTranspose(_Conv):
             y = _Narrow.apply(y, tuple(target for _, _, target in crops))
         return self._finish(y)
 
-    def _call_cropped(self, x: torch.Tensor, weight: torch.Tensor, crops: list[tuple[int, int, int]]) -> torch.Tensor:
-        """The full transposed convolution, then Keras's window of it (a copy): what ``call`` computed
-        before it asked torch for the window directly, kept as the reference its tests compare with."""
-        y = _TRANSPOSED[self.rank - 1](x, weight, None, self.strides, 0, 0, 1, self.dilation_rate)
-        pads: list[int] = []
-        for full, before, target in reversed(crops):  # F.pad lists the last axis first
-            pads += [-before, target - (full - before)]
-        return self._finish(F.pad(y, pads))
-
     def _finish(self, y: torch.Tensor) -> torch.Tensor:
         if self.bias is not None:
             y = y + self.bias.reshape(1, -1, *(1,) * self.rank)
