@@ -16,7 +16,7 @@ import torch.nn.functional as F
 
 import unison as tf
 from unison.data import threads
-from unison.ops import image_resize
+from unison.ops import image_resize, image_resize_cv2
 
 D = tf.data.Dataset
 pytestmark = pytest.mark.timeout(60)
@@ -68,12 +68,21 @@ def test_a_parallel_map_of_costly_elements_keeps_order_errors_and_batches():
     assert "element 9" in " ".join(getattr(info.value, "__notes__", []))
 
 
-def test_resizing_integer_images_in_the_scratch_buffer_gives_a_fresh_conversions_values():
+@pytest.mark.parametrize("opencv", [True, False], ids=["opencv", "torch"])
+def test_resizing_integer_images_in_the_scratch_buffer_gives_a_fresh_conversions_values(opencv, monkeypatch):
+    # both kernels' scratch buffers: OpenCV's (numpy) where it is installed, torch's without it
+    if opencv and image_resize_cv2._cv2() is None:
+        pytest.skip("OpenCV is not installed here: only torch's kernel runs")
+    if not opencv:
+        monkeypatch.setattr(image_resize_cv2, "usable", lambda x: False)
     rng = np.random.default_rng(3)
     sizes = [(37, 53), (120, 90), (9, 11), (64, 64)]
     images = [torch.from_numpy(rng.integers(0, 256, (*s, 3), dtype=np.uint8)) for s in sizes]
 
-    def reference(image):
+    def reference(image):  # the same kernel on a fresh float32 copy
+        return tf.image.resize(image.to(torch.float32).contiguous(), [24, 31])
+
+    def planar_reference(image):  # torch's kernel, which vmap (a functorch transform) always runs
         planar = image.to(torch.float32)[None].permute(0, 3, 1, 2)
         return F.interpolate(planar, size=(24, 31), mode="bilinear", align_corners=False).permute(0, 2, 3, 1)[0]
 
@@ -99,7 +108,8 @@ def test_resizing_integer_images_in_the_scratch_buffer_gives_a_fresh_conversions
     assert image_resize._as_float_input(torch.ones(2, 2, 1)).dtype == torch.float32
     batch = torch.stack([images[3], images[3].flip(0)])  # under vmap: the plain conversion, per image
     mapped = torch.func.vmap(lambda image: tf.image.resize(image, [24, 31]))(batch)
-    assert torch.equal(mapped[0], want[3]) and torch.equal(mapped[1], reference(images[3].flip(0)))
+    assert torch.equal(mapped[0], planar_reference(images[3]))
+    assert torch.equal(mapped[1], planar_reference(images[3].flip(0)))
 
 
 @pytest.mark.parametrize("size, drop", [(1, False), (3, False), (3, True), (20, False), (20, True)])

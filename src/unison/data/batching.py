@@ -20,6 +20,7 @@ import torch
 from unison.data import nest, processes
 from unison.data.context import IterContext
 from unison.data.dataset import Dataset, check_count, transformation
+from unison.data.map_batch import FILL_MIN_BYTES, dense_parts, map_into_batches
 from unison.data.options import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
 from unison.data.specs import DataRaggedTensorSpec, TensorSpec
 from unison.data.transforms import Map
@@ -59,15 +60,13 @@ def _batch_cardinality(n: int, size: int, drop: bool) -> int:
     return n // size if drop else -(-n // size)
 
 
-# Elements of a sequential map of at least this many bytes are copied into their batch as they come
-# (images: 602 KB each at 224x224x3 float32) rather than kept until the batch is full and stacked:
-# the element is still in the cache when it is copied, and its memory goes back to the allocator at
-# once, warm for the next element (one thread resizing 320 photos in batches of 32, stack vs this:
-# 0.48 vs 0.41 CPU ms per image). Not after a parallel map: its elements come from other threads
-# (other cores' caches), and there it measured slower (the image pipeline with AUTOTUNE, processes
-# alternated: 1.63 and 1.46 vs 1.44 and 1.33 CPU ms per image, load 3.8-4.5). Small elements (labels, rows
-# of numbers) are stacked once per batch: one copy call per element would cost more than the copying.
-FILL_MIN_BYTES = 64 * 1024
+# After a sequential map, elements of at least FILL_MIN_BYTES are copied into their batch as they
+# come, in the consuming thread (after a parallel map the workers do it: unison.data.map_batch): the
+# element is still in the cache when it is copied, and its memory goes back to the allocator at once,
+# warm for the next element (one thread resizing 320 photos in batches of 32, stack vs this: 0.48 vs
+# 0.41 CPU ms per image). Copying them in the consuming thread after a *parallel* map measured slower
+# (its elements come from other cores' caches: the image pipeline with AUTOTUNE, 1.63 and 1.46 vs
+# 1.44 and 1.33 CPU ms per image, load 3.8-4.5).
 
 
 class _Filling:
@@ -82,11 +81,7 @@ class _Filling:
 
     @staticmethod
     def parts(element: Any) -> tuple[torch.Tensor, ...] | None:
-        parts = element if type(element) is tuple else (element,)
-        for p in parts:
-            if type(p) is not torch.Tensor or p.layout != torch.strided or p.requires_grad:
-                return None
-        return parts
+        return dense_parts(element)
 
     @classmethod
     def start(cls, element: Any, size: int) -> _Filling | None:
@@ -147,6 +142,15 @@ class Batch(Dataset):
             leaves, pack = nest.flatten(columns), nest.packer(columns)
             for index in group_indices(source._index_chunks(ctx), self._size, self._drop):
                 yield pack(nest.gather_all(leaves, index))
+            return
+        threaded = source.threaded_map(ctx) if isinstance(source, Map) and self._size > 1 else None
+        if threaded is not None:
+            # a parallel, deterministic map: its workers copy their elements into the batch
+            ragged: list[frozenset[int]] = []
+            elements, fn, workers, intra_op = threaded
+            yield from map_into_batches(
+                elements, fn, workers, self._size, self._drop, lambda rows: self._stack(rows, ragged), intra_op
+            )
             return
         # elements a sequential map makes in this thread are copied into the batch as they come
         yield from self._batches(source._iter(ctx), fill=isinstance(source, Map) and source.sequential())

@@ -317,6 +317,16 @@ class Map(_Unary):
     def deterministic(self, ctx: IterContext) -> bool:
         return ctx.options.is_deterministic if self._deterministic is None else self._deterministic
 
+    def threaded_map(self, ctx: IterContext) -> tuple[Iterator[Any], Callable[[Any], Any], int, int] | None:
+        """For a ``batch`` that follows: ``(input elements, function, worker threads, intra-op
+        threads)`` where this map runs in threads, deterministically, errors not ignored (the
+        workers then copy their results into the batch: :mod:`unison.data.map_batch`); else None."""
+        if self.sequential() or ctx.ignore_errors or not self.deterministic(ctx) or self.process_workers(ctx, True):
+            return None
+        workers = ctx.options.threads if self._calls == AUTOTUNE else int(self._calls or 1)
+        intra_op = intraop.for_pipeline(ctx.options.threading.max_intra_op_parallelism)
+        return self._input._iter(ctx), self.element_fn(), workers, intra_op
+
     def _iter(self, ctx: IterContext) -> Iterator[Any]:
         source = self._input._iter(ctx)
         if self._calls is None or self._calls == 1:

@@ -1,7 +1,8 @@
 """``tf.image.resize`` and its family, channels last as in TF.
 
 ``resize`` follows TF 2 (half-pixel centres): ``bilinear`` equals
-``torch.nn.functional.interpolate(..., mode="bilinear", align_corners=False)``; ``nearest``
+``torch.nn.functional.interpolate(..., mode="bilinear", align_corners=False)`` (computed by
+OpenCV's kernel where it is installed and nothing differentiates: see ``image_resize_cv2``); ``nearest``
 picks ``floor((i + 0.5) * in / out)``; ``bicubic`` is Keys' cubic (a = -0.5) with out-of-image
 taps dropped and the rest renormalised, its weights read from TF's 1024-entry table; ``area``
 weighs each input pixel by its overlap; ``lanczos3``/``lanczos5``/``gaussian``/``mitchellcubic``
@@ -24,6 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from unison.errors import InvalidArgumentError
+from unison.ops import image_resize_cv2
 from unison.ops._dispatch import wrap_namespace
 from unison.ops.dtypes import to_tensor
 from unison.ops.image_core import _batched
@@ -221,6 +223,10 @@ def resize(
         >>> [round(v, 4) for v in tf.image.resize(image, [3, 5])[0, :, 0].tolist()]
         [0.6667, 0.3333, 0.0, 0.0, 0.0]
     """
+    if method == "bilinear" and not antialias and not preserve_aspect_ratio:
+        fast = image_resize_cv2.bilinear(images, size, as_float=_as_float_input)  # the common case, lean
+        if fast is not None:
+            return fast
     x, batched = _batched(images, "resize")
     kind = str(method).lower()
     if kind not in _RESIZE_METHODS:
@@ -239,7 +245,12 @@ def resize(
         rows, cols = _nearest_index(height, new_height), _nearest_index(width, new_width)
         out = x.index_select(1, rows.to(x.device)).index_select(2, cols.to(x.device))
     else:
+        fast = None
         if kind == "bilinear" and not antialias:
+            fast = image_resize_cv2.bilinear(x, [new_height, new_width], as_float=_as_float_input)
+        if fast is not None:
+            out = fast
+        elif kind == "bilinear" and not antialias:
             xf = _as_float_input(x)  # read by the kernel only: the output is a new tensor
             planar = F.interpolate(
                 xf.permute(0, 3, 1, 2), size=(new_height, new_width), mode="bilinear", align_corners=False
