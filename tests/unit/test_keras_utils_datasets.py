@@ -115,6 +115,26 @@ def test_validation_split_follows_keras_shuffle_and_tail_rule(tmp_path: Path, ca
     assert sorted(int(v) for _, y in val for v in y) == sorted(labels[p] for p in val.file_paths)
 
 
+def test_shuffled_images_keep_their_labels_and_the_validation_part_keeps_its_order(tmp_path: Path) -> None:
+    # Keras 3's order: (file, label) pairs shuffled, then decoded; the validation part is not reshuffled
+    root = _folder(tmp_path)
+    value_class = {value: ["bird", "cat", "dog"].index(c) for c, _, value in FILES}
+    train, val = keras.utils.image_dataset_from_directory(
+        root, validation_split=0.4, subset="both", seed=3, image_size=(2, 2), batch_size=2, verbose=False
+    )
+
+    def nearest(v: int) -> int:  # the file's value (JPEG is lossy)
+        return min(value_class, key=lambda k: abs(k - v))
+
+    for _ in range(3):  # every epoch reshuffles; each image keeps its own label
+        pairs = [(v, int(label)) for x, y in train for v, label in zip(_values(x), y)]
+        assert len(pairs) == 3 and all(label == value_class[nearest(v)] for v, label in pairs)
+    orders = [[v for x, _ in val for v in _values(x)] for _ in range(3)]
+    assert orders[0] == orders[1] == orders[2]
+    in_file_order = [round(float(np.asarray(Image.open(p).convert("RGB")).mean())) for p in val.file_paths]
+    assert [abs(a - b) <= 2 for a, b in zip(orders[0], in_file_order)] == [True, True]
+
+
 def test_image_dataset_trains_a_model(tmp_path: Path) -> None:
     root = _folder(tmp_path)
     ds = keras.utils.image_dataset_from_directory(root, image_size=(4, 4), batch_size=2, seed=1, verbose=False)

@@ -121,7 +121,9 @@ def image_dataset_from_directory(
                 raise ValueError(
                     f"No {which} images found in directory {directory}. Allowed formats: {ALLOWLIST_FORMATS}"
                 )
-            parts.append(_dataset(p, y, label_mode, names, options, data_format, batch_size, shuffle, seed))
+            # Keras 3 shuffles the training part only (both parts come from the seeded shuffled file list)
+            part_shuffle = shuffle and which == "training"
+            parts.append(_dataset(p, y, label_mode, names, options, data_format, batch_size, part_shuffle, seed))
         return parts
     paths, label_ids = du.training_or_validation_split(paths, label_ids, validation_split, subset)
     if not paths:
@@ -146,13 +148,20 @@ def _dataset(
         image = load_image(str(np.asarray(path)), color_mode, size, interpolation, crop, pad)
         return image.permute(2, 0, 1).contiguous() if data_format == "channels_first" else image
 
-    # decoded in parallel threads, as Keras does (its decode and resize ops release the GIL)
-    images = Dataset.from_tensor_slices(np.asarray(paths)).map(load, num_parallel_calls=AUTOTUNE)
-    dataset = images
-    if label_mode is not None and label_ids is not None:
-        dataset = Dataset.zip((images, du.labels_to_dataset(label_ids, label_mode, len(class_names))))
+    # Keras 3's order: the file names (and labels) are shuffled, then decoded in parallel threads
+    # (the decode and resize ops release the GIL), then batched; a map right before batch has its
+    # workers copy each image into its batch (unison.data.map_batch), and the shuffle buffer holds
+    # names, not decoded images
+    dataset = Dataset.from_tensor_slices(np.asarray(paths))
+    labelled = label_mode is not None and label_ids is not None
+    if labelled:
+        dataset = Dataset.zip((dataset, du.labels_to_dataset(label_ids, label_mode, len(class_names))))
     if shuffle:
-        dataset = dataset.shuffle(buffer_size=(batch_size or 128) * 8, seed=seed)
+        dataset = dataset.shuffle(buffer_size=batch_size * 8 if batch_size is not None else 1024, seed=seed)
+    if labelled:
+        dataset = dataset.map(lambda path, label: (load(path), label), num_parallel_calls=AUTOTUNE)
+    else:
+        dataset = dataset.map(load, num_parallel_calls=AUTOTUNE)
     if batch_size is not None:
         dataset = dataset.batch(batch_size)
     dataset = dataset.prefetch(-1)
@@ -180,7 +189,8 @@ def load_image(
         >>> load_image(path, "grayscale", (4, 4)).shape
         torch.Size([4, 4, 1])
     """
-    from unison.keras.utils.image_utils import _COLOR_MODES, _pil, crop_to_aspect, resize_images
+    from unison.keras.utils.image_utils import _COLOR_MODES, _pil, crop_to_aspect
+    from unison.ops.image import resize
 
     x = _decode_like_tf(path, _CHANNELS[color_mode])
     if x is None:
@@ -202,11 +212,14 @@ def load_image(
         pad_h, pad_w = max(in_h, int(in_w * height / width)), max(in_w, int(in_h * width / height))
         top, left = (pad_h - in_h) // 2, (pad_w - in_w) // 2
         x = torch.nn.functional.pad(x, (0, 0, left, pad_w - in_w - left, top, pad_h - in_h - top))
-    return torch.as_tensor(resize_images(x, height, width, interpolation))[0].to(torch.float32)
+    if (x.shape[1], x.shape[2]) != (height, width):
+        # integer pixels go to the resize as they are: it reads them as float32 (without a fresh copy)
+        x = resize(x, [height, width], method=interpolation)
+    return x[0].to(torch.float32)
 
 
 def _decode_like_tf(path: str, channels: int) -> torch.Tensor | None:
-    """A JPEG or PNG as float32 ``(h, w, channels)`` through TF's own decoder arithmetic
+    """A JPEG or PNG as uint8 ``(h, w, channels)`` through TF's own decoder arithmetic
     (``tf.io.decode_image(channels=...)``, as Keras reads it on TensorFlow: libjpeg-turbo's
     grayscale plane, libpng's fixed-point RGB -> gray); None for other files (Pillow reads them)."""
     from unison.errors import InvalidArgumentError
@@ -224,7 +237,7 @@ def _decode_like_tf(path: str, channels: int) -> torch.Tensor | None:
     else:
         return None
     try:
-        return decode(data, channels=channels).to(torch.float32)
+        return decode(data, channels=channels)  # uint8: float32 after the resize
     except InvalidArgumentError as exc:
         raise ValueError(f"Could not decode the image {path!r}: {exc}. Remove the file or fix it.") from None
 
