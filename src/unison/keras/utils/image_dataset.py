@@ -154,7 +154,7 @@ def _dataset(
     # names, not decoded images
     dataset = Dataset.from_tensor_slices(np.asarray(paths))
     labelled = label_mode is not None and label_ids is not None
-    if labelled:
+    if label_mode is not None and label_ids is not None:
         dataset = Dataset.zip((dataset, du.labels_to_dataset(label_ids, label_mode, len(class_names))))
     if shuffle:
         dataset = dataset.shuffle(buffer_size=batch_size * 8 if batch_size is not None else 1024, seed=seed)
