@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import unison as tf
-from unison.ops import example_wire, parsing
+from unison.ops import example_batch_wire, example_wire, parsing
 from unison.ops.example_wire import BYTES, FLOAT, INT64, _Unusual
 
 
@@ -116,7 +116,7 @@ def test_the_whole_batch_scan_gives_the_per_record_scans_columns() -> None:
         records = [_random_record(rng) for _ in range(int(rng.integers(1, 40)))] + [b""]  # b"": an empty Example
         if rng.random() < 0.1:  # a value of 3-byte lengths
             records.append(_record(w=[rng.bytes(20000)], ids=[2**62, 1]))
-        got = example_wire.batch_columns(records, wanted, kinds)
+        got = example_batch_wire.batch_columns(records, wanted, kinds)
         one_pass = example_wire.scan_columns(records, wanted, kinds)  # the one-pass scan gives the same columns
         found = [example_wire.scan(r, wanted, len(kinds)) for r in records]
         for slot, kind in enumerate(kinds):
@@ -135,7 +135,7 @@ def test_the_whole_batch_scan_gives_the_per_record_scans_columns() -> None:
 def test_the_whole_batch_scan_names_a_wrong_list_type_and_leaves_odd_encodings() -> None:
     records = [_record(x=[1.0]), _record(x=[1.0]), _record(x=[5]), _record(x=[b"s"])]
     with pytest.raises(example_wire._WrongKind) as info:
-        example_wire.batch_columns(records, {b"x": 0}, [FLOAT])
+        example_batch_wire.batch_columns(records, {b"x": 0}, [FLOAT])
     assert (info.value.slot, info.value.index, info.value.kind) == (0, 2, INT64)
     with pytest.raises(example_wire._WrongKind) as info:
         example_wire.scan_columns(records, {b"x": 0}, [FLOAT])
@@ -144,9 +144,9 @@ def test_the_whole_batch_scan_names_a_wrong_list_type_and_leaves_odd_encodings()
         with pytest.raises((_Unusual, IndexError)):
             example_wire.scan_columns(odd, {b"x": 0}, [FLOAT])
     with pytest.raises(_Unusual):  # cut short: its lengths point past its end
-        example_wire.batch_columns([records[0], records[0][:-2]], {b"x": 0}, [FLOAT])
+        example_batch_wire.batch_columns([records[0], records[0][:-2]], {b"x": 0}, [FLOAT])
     with pytest.raises(_Unusual):  # two Features messages: protobuf merges them
-        example_wire.batch_columns([records[0] + records[1]], {b"x": 0}, [FLOAT])
+        example_batch_wire.batch_columns([records[0] + records[1]], {b"x": 0}, [FLOAT])
 
 
 def test_a_large_varied_batch_parses_as_per_record(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -52,6 +52,7 @@ import torch
 
 from unison.errors import ExampleParseError, InvalidArgumentError
 from unison.ops.dtypes import as_dtype, string
+from unison.ops.example_batch_wire import batch_columns
 from unison.ops.example_wire import (
     BYTES,
     EMPTY,
@@ -60,7 +61,6 @@ from unison.ops.example_wire import (
     _Unusual,
     _varint,
     _WrongKind,
-    batch_columns,
     column,
     same_layout_columns,
     scan,
