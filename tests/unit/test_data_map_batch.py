@@ -116,3 +116,12 @@ def test_map_into_batches_places_large_elements_and_stacks_small_ones():
     assert [b.tolist() for b in small] == [[[0], [1]], [[2], [3]]]
     assert map_batch.dense_parts({"x": torch.zeros(1)}) is None
     assert map_batch.dense_parts((torch.zeros(1), torch.ones(2))) is not None
+
+
+def test_a_worker_that_dies_outside_the_function_is_named_not_a_hang(monkeypatch):
+    def broken_report(self, index, value):
+        raise MemoryError("no room for the result")
+
+    monkeypatch.setattr(map_batch._Pull, "report", broken_report)
+    with pytest.raises(RuntimeError, match="map worker thread 'unison-data-map-batch-.*stopped while making batch 0"):
+        list(map_batch.map_into_batches(iter(range(4)), lambda i: torch.zeros(3), 2, 2, False))

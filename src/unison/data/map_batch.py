@@ -127,6 +127,7 @@ class _Pull:
         self.done: dict[int, int] = {}  # batch number -> elements finished
         self.results: dict[int, Any] = {}  # element index -> _PLACED, the element, or _Failed
         self.stopped = False
+        self.broken: tuple[str, BaseException] | None = None  # a worker that died outside the function
 
     def take_next(self) -> tuple[int, Any] | None:
         """The next element and its index, or None when there is none (or the pipeline stopped)."""
@@ -172,12 +173,25 @@ class _Pull:
                 last = first + self.size if self.total is None else min(first + self.size, self.total)
                 if self.done.get(number, 0) == last - first:
                     break
+                if self.broken is not None:
+                    name, error = self.broken
+                    raise RuntimeError(
+                        f"The map worker thread {name!r} of a unison.data pipeline stopped while making batch "
+                        f"{number} ({type(error).__name__}: {error}); its elements cannot come. This is a bug; "
+                        "please report it."
+                    ) from error
                 self.cond.wait()
             out = [self.results.pop(i) for i in range(first, last)]
             del self.done[number]
             self.consumed = number + 1
             self.cond.notify_all()  # workers waiting for room may go on
             return out
+
+    def died(self, error: BaseException) -> None:
+        """The calling worker stopped on an error of this module's own (not the function's)."""
+        with self.cond:
+            self.broken = (threading.current_thread().name, error)
+            self.cond.notify_all()
 
     def stop(self) -> None:
         with self.cond:
@@ -205,19 +219,22 @@ def map_into_batches(
     pull = _Pull(elements, size, ahead)
 
     def work() -> None:
-        intraop.set_for_this_thread(intra_op)
-        while True:
-            item = pull.take_next()
-            if item is None:
-                return
-            index, element = item
-            try:
-                result = fn(element)
-                value = _PLACED if buffers.place(index, result) else result
-            except BaseException as exc:  # noqa: BLE001 - the user's function: raised to the consumer, annotated
-                value = _Failed(threads.annotate(exc, "map", index))
-            del element, item
-            pull.report(index, value)
+        try:
+            intraop.set_for_this_thread(intra_op)
+            while True:
+                item = pull.take_next()
+                if item is None:
+                    return
+                index, element = item
+                try:
+                    result = fn(element)
+                    value = _PLACED if buffers.place(index, result) else result
+                except BaseException as exc:  # noqa: BLE001 - the user's function: raised to the consumer, annotated
+                    value = _Failed(threads.annotate(exc, "map", index))
+                del element, item
+                pull.report(index, value)
+        except BaseException as exc:  # noqa: BLE001 - never a silent hang: the consumer raises it, naming this thread
+            pull.died(exc)
 
     pool = [threading.Thread(target=work, name=f"unison-data-map-batch-{k}", daemon=True) for k in range(workers)]
     for thread in pool:
