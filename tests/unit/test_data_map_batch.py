@@ -5,12 +5,16 @@ batch, an error in the function."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import threading
+
 import numpy as np
 import pytest
 import torch
 
 import unison as tf
-from unison.data import map_batch
+from unison.data import map_batch, threads
 
 
 def _image(i):  # a large element (64x64x8 float32 = 128 KB), its values from its index
@@ -125,3 +129,56 @@ def test_a_worker_that_dies_outside_the_function_is_named_not_a_hang(monkeypatch
     monkeypatch.setattr(map_batch._Pull, "report", broken_report)
     with pytest.raises(RuntimeError, match="map worker thread 'unison-data-map-batch-.*stopped while making batch 0"):
         list(map_batch.map_into_batches(iter(range(4)), lambda i: torch.zeros(3), 2, 2, False))
+
+
+def test_workers_are_not_daemon_threads_even_when_a_daemon_thread_starts_them():
+    # a daemon thread stopped by Python's exit inside a torch call aborts the process (exit 134):
+    # the workers are joined at exit instead, also when a prefetch (daemon) thread started them
+    seen = {}
+
+    def record(i):
+        seen[threading.current_thread().name] = threading.current_thread().daemon
+        return torch.zeros(200, 100)
+
+    def consume():
+        list(map_batch.map_into_batches(iter(range(8)), record, 2, 4, False))
+
+    starter = threading.Thread(target=consume, daemon=True)
+    starter.start()
+    starter.join(timeout=30)
+    assert seen and not any(seen.values())
+
+
+def test_exit_stops_live_prefetch_threads():
+    ds = tf.data.Dataset.range(1000).map(lambda i: tf.fill([64, 64, 8], tf.cast(i, tf.float32))).batch(4).prefetch(2)
+    it = iter(ds)
+    next(it)
+    with threads._LIVE_LOCK:
+        live = [t for t in threads._LIVE if t.is_alive()]
+    assert live, "the pipeline's prefetch thread is registered while it runs"
+    threads._stop_at_exit()  # what atexit runs before the interpreter finalises
+    assert not any(t.is_alive() for t in live)
+    del it
+
+
+def test_a_program_that_exits_with_an_image_pipelines_iterator_open_exits_cleanly(tmp_path):
+    from PIL import Image
+
+    for i in range(24):
+        Image.fromarray(np.full((300, 400, 3), i, np.uint8)).save(tmp_path / f"{i}.jpg")
+    program = tmp_path / "open_iterator.py"
+    program.write_text(
+        "import sys\n"
+        "import unison as tf\n"
+        "load = lambda p: tf.image.resize(tf.io.decode_jpeg(tf.io.read_file(p), channels=3), [224, 224])\n"
+        "files = tf.data.Dataset.list_files(sys.argv[1] + '/*.jpg', shuffle=False)\n"
+        "ds = files.map(load, num_parallel_calls=tf.data.AUTOTUNE).batch(4).prefetch(2)\n"
+        "it = iter(ds)\n"
+        "next(it)\n"
+        "print('done', flush=True)\n"
+    )
+    for _ in range(2):  # the abort it guards against came at one exit in 2-10
+        out = subprocess.run(
+            [sys.executable, str(program), str(tmp_path)], capture_output=True, text=True, timeout=120, check=False
+        )
+        assert (out.returncode, out.stdout.strip()) == (0, "done"), out.stderr[-2000:]

@@ -135,7 +135,11 @@ class _Pull:
             while (
                 not self.stopped and self.total is None and self.next_index // self.size >= self.consumed + self.ahead
             ):
-                self.cond.wait()  # memory bound: at most ``ahead`` batches in the making
+                # memory bound: at most ``ahead`` batches in the making; a consumer that dropped its
+                # iterator without closing it never makes room, so the wait also ends at exit
+                self.cond.wait(timeout=0.1)
+                if not threading.main_thread().is_alive():
+                    self.stopped = True
             if self.stopped or self.total is not None:
                 return None
             index = self.next_index
@@ -173,6 +177,8 @@ class _Pull:
                 last = first + self.size if self.total is None else min(first + self.size, self.total)
                 if self.done.get(number, 0) == last - first:
                     break
+                if self.stopped:  # the workers stopped (the process is exiting): no more batches
+                    return None
                 if self.broken is not None:
                     name, error = self.broken
                     raise RuntimeError(
@@ -180,7 +186,7 @@ class _Pull:
                         f"{number} ({type(error).__name__}: {error}); its elements cannot come. This is a bug; "
                         "please report it."
                     ) from error
-                self.cond.wait()
+                self.cond.wait(timeout=0.1)
             out = [self.results.pop(i) for i in range(first, last)]
             del self.done[number]
             self.consumed = number + 1
@@ -236,7 +242,12 @@ def map_into_batches(
         except BaseException as exc:  # noqa: BLE001 - never a silent hang: the consumer raises it, naming this thread
             pull.died(exc)
 
-    pool = [threading.Thread(target=work, name=f"unison-data-map-batch-{k}", daemon=True) for k in range(workers)]
+    # Not daemon threads (said explicitly: a thread inherits the flag of the one that starts it, and a
+    # prefetch thread is a daemon): at exit the interpreter waits for them, each finishing at most its
+    # current element. A daemon thread that Python's finalisation stops inside a torch call unwinds
+    # through torch's C++ frames and aborts the process ("terminate called without an active
+    # exception", exit status 134).
+    pool = [threading.Thread(target=work, name=f"unison-data-map-batch-{k}", daemon=False) for k in range(workers)]
     for thread in pool:
         thread.start()
     try:
@@ -254,6 +265,8 @@ def map_into_batches(
             number += 1
     finally:
         pull.stop()
+        for thread in pool:
+            thread.join(timeout=0.0 if pull.total is None else 5.0)
 
 
 __all__ = ["map_into_batches"]

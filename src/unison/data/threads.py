@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import atexit
 import collections
 import concurrent.futures as cf
 import itertools
@@ -126,6 +127,25 @@ def _completed(pending: collections.deque[tuple[int, cf.Future[list[Any]]]]) -> 
         yield from item[1].result()
 
 
+# The prefetch threads still running, so that the process stops them before it exits: a daemon
+# thread still inside a torch op while the process tears its libraries down aborted it ("terminate
+# called without an active exception", exit status 134) when a program exited with a dataset
+# iterator still open (measured: 1 exit in 10 of a script that took one batch of an image pipeline).
+_LIVE: dict[threading.Thread, threading.Event] = {}
+_LIVE_LOCK = threading.Lock()
+
+
+@atexit.register
+def _stop_at_exit() -> None:
+    """Ask every live prefetch thread to stop and give each up to 2 s to finish its current element."""
+    with _LIVE_LOCK:
+        live = list(_LIVE.items())
+    for _, stop in live:
+        stop.set()
+    for thread, _ in live:
+        thread.join(timeout=2.0)
+
+
 def prefetch(source: Iterator[Any], size: int, intra_op: int = 1) -> Iterator[Any]:
     """Items of ``source`` produced ahead by a daemon thread into a queue of ``size`` items."""
     q: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=max(1, size))
@@ -150,12 +170,18 @@ def prefetch(source: Iterator[Any], size: int, intra_op: int = 1) -> Iterator[An
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer, which re-raises it
             put(("error", exc))
         finally:
-            close = getattr(src, "close", None)
-            if close is not None:
-                close()
+            try:
+                close = getattr(src, "close", None)
+                if close is not None:
+                    close()
+            finally:
+                with _LIVE_LOCK:
+                    _LIVE.pop(threading.current_thread(), None)
 
     thread = threading.Thread(target=fill, args=(source,), name="unison-data-prefetch", daemon=True)
     del source  # only the thread holds the upstream iterator: it closes it when it stops
+    with _LIVE_LOCK:
+        _LIVE[thread] = stop
     thread.start()
     try:
         while True:
