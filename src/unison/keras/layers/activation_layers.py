@@ -67,6 +67,8 @@ class ReLU(_Activation):
 class LeakyReLU(_Activation):
     """``x`` for ``x >= 0``, ``negative_slope * x`` otherwise (Keras 2's ``alpha=`` is the same argument)."""
 
+    _config_omitted = frozenset({"alpha"})  # Keras 2's name for negative_slope
+
     def __init__(self, negative_slope: float | None = None, alpha: float | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if negative_slope is not None and alpha is not None:

@@ -70,6 +70,8 @@ def _pad_same(
 class Conv2D(DTypePolicyMixin, Layer):
     """2-D convolution over ``(N, H, W, C)`` inputs (Keras's ``Conv2D``)."""
 
+    _config_extras = ("activity_regularizer",)  # Keras lists it for convolutions
+
     def __init__(
         self,
         filters: int,

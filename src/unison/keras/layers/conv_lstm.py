@@ -34,6 +34,7 @@ _AXES = {1: "batch, time, steps, channels", 2: "batch, time, rows, cols, channel
 
 
 class _ConvLSTM(Layer):
+    _config_extras = ("activity_regularizer",)  # Keras lists it for recurrent layers
     rank = 2
 
     def __init__(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
@@ -38,10 +38,26 @@ class InputLayer:
         dtype: Any = None,
         name: str | None = None,
         input_shape: Sequence[int] | None = None,
+        batch_shape: Sequence[int | None] | None = None,
+        sparse: bool = False,
+        ragged: bool = False,
+        optional: bool = False,
         **kwargs: Any,
     ) -> None:
         if kwargs:
             raise TypeError(f"InputLayer got unexpected keyword arguments: {sorted(kwargs)}.")
+        wanted = [k for k, v in (("sparse", sparse), ("ragged", ragged), ("optional", optional)) if v]
+        if wanted:
+            raise ValueError(
+                f"InputLayer({wanted[0]}=True) is not supported by unison: its inputs are dense tensors. "
+                f"Leave {wanted[0]} out (Keras's default, False)."
+            )
+        if batch_shape is not None:
+            # Keras 3's config form: the batch size first, then one example's shape
+            if shape is not None or input_shape is not None:
+                raise ValueError(f"Pass batch_shape= or shape=, not both. Received: batch_shape={batch_shape!r}")
+            # None entries (unknown sizes) are kept, as a shape= with None would keep them
+            batch_size, shape = batch_shape[0], cast("Sequence[int]", tuple(batch_shape[1:]))
         if shape is not None and input_shape is not None:
             raise ValueError(
                 f"Pass shape= or input_shape=, not both. Received: shape={shape!r}, input_shape={input_shape!r}"
@@ -75,7 +91,20 @@ class InputLayer:
         return self._output
 
     def get_config(self) -> dict[str, Any]:
-        return {"shape": list(self.shape), "name": self.name}
+        """Keras 3's InputLayer config: ``batch_shape`` (batch size first), dtype and the off flags."""
+        return {
+            "batch_shape": self.batch_shape,
+            "dtype": str(self.dtype or "float32").removeprefix("torch."),
+            "sparse": False,
+            "ragged": False,
+            "name": self.name,
+            "optional": False,
+        }
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> InputLayer:
+        """The InputLayer ``get_config()`` describes."""
+        return cls(**config)
 
 
 class Dense(DTypePolicyMixin, Layer):
@@ -237,6 +266,9 @@ class Embedding(Layer):
     Under ``ParameterServerStrategy`` the table is sparse: a step pulls and updates only its rows.
     With ``mask_zero=True`` id 0 is padding: the output carries the Keras mask ``ids != 0``.
     """
+
+    _config_extras = ("activity_regularizer",)  # Keras lists it
+    _config_omitted = frozenset({"input_length"})  # Keras 2's argument: Keras 3 takes and drops it
 
     _unison_embedding_table = "embeddings"  # the table parameter (read by ParameterServerStrategy)
 

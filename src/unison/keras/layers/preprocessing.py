@@ -288,6 +288,8 @@ class StringLookup(_Lookup):
 class IntegerLookup(_Lookup):
     """Integers to contiguous ids over a vocabulary (Keras's ``IntegerLookup``); OOV token -1."""
 
+    _config_omitted = frozenset({"encoding"})  # a StringLookup argument: not listed for integers
+
     _default_oov = -1
 
     def _convert(self, token: Any) -> Any:
@@ -423,6 +425,8 @@ class CategoryEncoding(_Preprocessing):
     ``one_hot`` adds a last axis (replacing a last axis of size 1); ``multi_hot``/``count`` reduce
     the last axis (a 1-D input is one sample).
     """
+
+    _config_omitted = frozenset({"sparse"})  # Keras takes sparse= but does not list it
 
     def __init__(self, num_tokens: int, output_mode: str = "multi_hot", sparse: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -629,7 +633,7 @@ class Discretization(_Preprocessing, PreprocessingLayer):
 
     def get_config(self) -> dict[str, Any]:
         return {
-            "name": self.name,
+            **super().get_config(),
             "bin_boundaries": self.bin_boundaries,
             "num_bins": self.num_bins,
             "epsilon": self.epsilon,
@@ -740,7 +744,10 @@ class HashedCrossing(_Preprocessing):
         return _encode(ids, self.num_bins, self.output_mode, self.name)
 
     def get_config(self) -> dict[str, Any]:
-        return {"name": self.name, "num_bins": self.num_bins, "output_mode": self.output_mode, "sparse": self.sparse}
+        config = super().get_config()
+        config.update(num_bins=self.num_bins, output_mode=self.output_mode, sparse=self.sparse)
+        del config["trainable"]  # Keras's HashedCrossing config has no trainable flag (it has no weights)
+        return config
 
 
 def _string_fingerprint(value: Any) -> int:
