@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Any
 
 import torch
@@ -31,6 +32,8 @@ _DATA_FORMATS = ("channels_last", "channels_first")
 _TUPLE_ARGUMENTS = frozenset(
     ("kernel_size", "strides", "dilation_rate", "pool_size", "size", "padding", "cropping", "output_padding")
 )
+# Sizes Keras stores as a tuple of the layer's rank even for one dimension (Conv1D's kernel_size=(3,))
+_RANK_TUPLES = frozenset(("kernel_size", "strides", "dilation_rate", "pool_size", "output_size"))
 
 
 def _signature(cls: type) -> inspect.Signature | None:
@@ -88,18 +91,43 @@ def _serialize_value(key: str, value: Any, own: frozenset[str]) -> Any:
     return value
 
 
-def _normal_form(layer: Any, key: str, value: Any) -> Any:
-    """The layer's normalised attribute for ``key`` where Keras saves that form instead of the argument."""
+def _rank(cls: type) -> int | None:
+    """The spatial rank a ``Conv1D``/``MaxPooling2D``/... class name states (Keras writes sizes as tuples of it)."""
+    for klass in cls.__mro__:
+        match = re.search(r"([123])D(?:Transpose)?$", klass.__name__)
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def _normal_form(layer: Any, key: str, value: Any, arguments: dict[str, Any]) -> Any:
+    """The value Keras saves for ``key`` where it normalises the argument (``3`` -> ``(3, 3)``, ``None`` ->
+    ``"channels_last"``): the layer's attribute of that name when it holds the normal form, else
+    Keras's rule applied here."""
     attr = layer.__dict__.get(key, None)
     if key in _TUPLE_ARGUMENTS and isinstance(attr, tuple) and (value is None or isinstance(value, (int, list))):
         return attr
-    if key == "data_format" and value is None and attr in _DATA_FORMATS:
-        return attr
+    if key == "data_format" and value is None:
+        if attr in _DATA_FORMATS:
+            return attr
+        from unison.keras.backend.config import image_data_format
+
+        return image_data_format()  # Keras's standardize_data_format(None)
+    rank = _rank(type(layer))
+    if rank is not None and key in _RANK_TUPLES:
+        if key == "strides" and value is None and "pool_size" in arguments:
+            value = arguments["pool_size"]  # a pooling layer's strides default to its pool size
+        if isinstance(value, int) and not isinstance(value, bool):
+            return (value,) * rank
+        if isinstance(value, list):
+            return tuple(value)
+    if value is None and key != "seed" and isinstance(attr, (int, float)) and not isinstance(attr, bool):
+        return attr  # an argument resolved at construction (LeakyReLU's slope, a key_dim-sized value_dim)
     return value
 
 
-def _dtype_entry(layer: Any, given: Any, default: Any) -> dict[str, Any]:
-    """Keras's ``dtype`` entry: the layer's DTypePolicy, serialised."""
+def dtype_entry(layer: Any, given: Any = None, default: Any = None) -> dict[str, Any]:
+    """Keras's ``dtype`` entry: the layer's DTypePolicy (else ``given``, ``default``, the global one), serialised."""
     policy = layer.__dict__.get("dtype_policy")
     if not isinstance(policy, dtype_policies.Policy):
         value = given if given is not None else default
@@ -187,12 +215,12 @@ def full_config(layer: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> di
     dtype_default = (
         None if dtype_param is None or dtype_param.default is inspect.Parameter.empty else dtype_param.default
     )
-    config["dtype"] = _dtype_entry(layer, arguments.get("dtype"), dtype_default)
+    config["dtype"] = dtype_entry(layer, arguments.get("dtype"), dtype_default)
     own: frozenset[str] = getattr(cls, "_own_argument_names", frozenset())
     for key, value in arguments.items():
         if key in _BASE_KEYS or (key == "input_shape" and value is None):
             continue  # Keras 3 lists an input shape only where one was given
-        config[key] = _serialize_value(key, _normal_form(layer, key, value), own)
+        config[key] = _serialize_value(key, _normal_form(layer, key, value, arguments), own)
     if (
         bound is not None
         and signature is not None

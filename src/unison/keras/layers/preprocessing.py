@@ -200,7 +200,8 @@ class _Lookup(_Preprocessing, PreprocessingLayer):
 
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()
-        config["vocabulary"] = list(self._vocab)  # adapted vocabularies save with the model
+        # adapted vocabularies save with the model; none yet is None, as in Keras
+        config["vocabulary"] = list(self._vocab) if self._vocab else None
         return config
 
     def _lookup(self, token: Any) -> int:
