@@ -135,6 +135,10 @@ VALUE_CASES = (
     ("BatchNormalization", (), {"momentum": 0.9}),
     ("Dropout", (0.5,), {"seed": 3}),
     ("Embedding", (10, 3), {"mask_zero": True}),
+    ("Conv1D", (2, 3), {}),
+    ("MaxPooling1D", (3,), {}),
+    ("LeakyReLU", (), {}),
+    ("MultiHeadAttention", (2, 3), {}),
 )
 # unison's BatchNormalization defaults to synchronized=True (a documented choice: statistics over
 # the global batch under a strategy); Keras 3's to False.
@@ -149,6 +153,10 @@ _VALUE_DIFFERENCES = {"BatchNormalization": ("synchronized",)}
     "keras:layers.BatchNormalization",
     "keras:layers.Dropout",
     "keras:layers.Embedding",
+    "keras:layers.Conv1D",
+    "keras:layers.MaxPooling1D",
+    "keras:layers.LeakyReLU",
+    "keras:layers.MultiHeadAttention",
 )
 def test_layer_config_values(tf, name, args, kwargs):
     config = _values(getattr(tf.keras.layers, name)(*args, **kwargs).get_config())

@@ -147,6 +147,7 @@ def test_models_rebuild_from_configs(tmp_path: Any) -> None:
     expected = model.predict(data, verbose=0)
     clone = keras.models.clone_model(model)
     assert clone.layers[1].trainable is False
+    assert len(clone.trainable_weights) == len(model.trainable_weights)  # the frozen layer's weights stay frozen
     from_json = keras.models.model_from_json(model.to_json())
     for rebuilt in (clone, from_json, keras.Model.from_config(model.get_config())):
         rebuilt.set_weights(model.get_weights())
