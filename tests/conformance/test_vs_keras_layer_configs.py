@@ -34,14 +34,9 @@ SKIPPED = {
 }
 
 _NO_QUANTIZATION = "Keras 3.15's quantization_config; unison has no quantized Dense/Embedding"
-_NO_BATCH_STAT_EXTRAS = "unison's BatchNormalization has no gamma/beta regularizers and no batch renormalization"
 _LOOKUP = "Keras's lookup options unison does not have (TF-IDF weights, OOV hashing, sparse outputs)"
 # Keys that may be in one side's config and not the other's, per layer (each with its reason).
 KEY_DIFFERENCES: dict[str, tuple[tuple[str, ...], str]] = {
-    "BatchNormalization": (
-        ("beta_regularizer", "gamma_regularizer", "renorm", "renorm_clipping", "renorm_momentum"),
-        _NO_BATCH_STAT_EXTRAS,
-    ),
     "Conv2D": (("groups",), "unison's Conv2D has no grouped convolution (Conv1D/Conv3D do)"),
     "Convolution2D": (("groups",), "unison's Conv2D has no grouped convolution (Conv1D/Conv3D do)"),
     "ConvLSTM1D": (("zero_output_for_mask",), "unison's ConvLSTM takes no zero_output_for_mask"),
@@ -179,3 +174,16 @@ def test_dense_config_of_set_arguments(tf):
     config = _values(layer.get_config())
     config.pop("quantization_config", None)
     return config
+
+
+@same_as_tf("keras:layers.BatchNormalization", edge=True)
+def test_batch_normalization_weight_penalties(tf):
+    # beta_regularizer/gamma_regularizer, listed in the config, penalise the weights as in Keras
+    layer = tf.keras.layers.BatchNormalization(
+        gamma_regularizer=tf.keras.regularizers.L2(0.1),
+        beta_regularizer=tf.keras.regularizers.L1(0.5),
+        beta_initializer="ones",
+    )
+    layer(tf.ones((2, 3)))
+    config = layer.get_config()
+    return len(layer.losses), layer.losses[0] + layer.losses[1], config["gamma_regularizer"], config["renorm"]
