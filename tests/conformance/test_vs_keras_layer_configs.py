@@ -9,6 +9,7 @@ each with its reason. The others compare the values for representative layers.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from tf_oracle import same_as_tf
 
@@ -37,8 +38,6 @@ _NO_QUANTIZATION = "Keras 3.15's quantization_config; unison has no quantized De
 _LOOKUP = "Keras's lookup options unison does not have (TF-IDF weights, OOV hashing, sparse outputs)"
 # Keys that may be in one side's config and not the other's, per layer (each with its reason).
 KEY_DIFFERENCES: dict[str, tuple[tuple[str, ...], str]] = {
-    "Conv2D": (("groups",), "unison's Conv2D has no grouped convolution (Conv1D/Conv3D do)"),
-    "Convolution2D": (("groups",), "unison's Conv2D has no grouped convolution (Conv1D/Conv3D do)"),
     "ConvLSTM1D": (("zero_output_for_mask",), "unison's ConvLSTM takes no zero_output_for_mask"),
     "ConvLSTM2D": (("zero_output_for_mask",), "unison's ConvLSTM takes no zero_output_for_mask"),
     "ConvLSTM3D": (("zero_output_for_mask",), "unison's ConvLSTM takes no zero_output_for_mask"),
@@ -187,3 +186,16 @@ def test_batch_normalization_weight_penalties(tf):
     layer(tf.ones((2, 3)))
     config = layer.get_config()
     return len(layer.losses), layer.losses[0] + layer.losses[1], config["gamma_regularizer"], config["renorm"]
+
+
+@same_as_tf("keras:layers.Conv2D", rtol=1e-5, atol=1e-5)
+def test_conv2d_groups(tf):
+    # groups, a key of Keras's config, splits the channels: kernel (kh, kw, in / groups, filters)
+    layer = tf.keras.layers.Conv2D(4, 3, groups=2, padding="same")
+    layer.build((2, 5, 5, 4))
+    layer.set_weights(
+        [np.sin(np.arange(np.prod(w.shape), dtype="float32")).reshape(w.shape) for w in layer.get_weights()]
+    )
+    x = np.cos(np.arange(2 * 5 * 5 * 4, dtype="float32")).reshape(2, 5, 5, 4)
+    clone = tf.keras.layers.Conv2D.from_config(layer.get_config())
+    return layer(tf.constant(x)), tuple(layer.kernel.shape), clone.get_config()["groups"]

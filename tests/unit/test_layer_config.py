@@ -192,3 +192,10 @@ def test_input_layer_config_is_keras_3s() -> None:
         keras.layers.InputLayer(shape=(3,), sparse=True)
     with pytest.raises(ValueError, match="not both"):
         keras.layers.InputLayer(shape=(3,), batch_shape=(None, 3))
+
+
+def test_conv2d_groups_are_checked() -> None:
+    with pytest.raises(ValueError, match="filters must be evenly divisible"):
+        keras.layers.Conv2D(3, 3, groups=2)
+    with pytest.raises(ValueError, match="input channels must be evenly divisible"):
+        keras.layers.Conv2D(4, 3, groups=2)(torch.ones(1, 5, 5, 3))
