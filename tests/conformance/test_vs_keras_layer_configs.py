@@ -38,9 +38,6 @@ _NO_QUANTIZATION = "Keras 3.15's quantization_config; unison has no quantized De
 _LOOKUP = "Keras's lookup options unison does not have (TF-IDF weights, OOV hashing, sparse outputs)"
 # Keys that may be in one side's config and not the other's, per layer (each with its reason).
 KEY_DIFFERENCES: dict[str, tuple[tuple[str, ...], str]] = {
-    "ConvLSTM1D": (("zero_output_for_mask",), "unison's ConvLSTM takes no zero_output_for_mask"),
-    "ConvLSTM2D": (("zero_output_for_mask",), "unison's ConvLSTM takes no zero_output_for_mask"),
-    "ConvLSTM3D": (("zero_output_for_mask",), "unison's ConvLSTM takes no zero_output_for_mask"),
     "Dense": (("quantization_config",), _NO_QUANTIZATION),
     "Embedding": (("quantization_config",), _NO_QUANTIZATION),
     "ReversibleEmbedding": (("quantization_config",), _NO_QUANTIZATION),
@@ -199,3 +196,20 @@ def test_conv2d_groups(tf):
     x = np.cos(np.arange(2 * 5 * 5 * 4, dtype="float32")).reshape(2, 5, 5, 4)
     clone = tf.keras.layers.Conv2D.from_config(layer.get_config())
     return layer(tf.constant(x)), tuple(layer.kernel.shape), clone.get_config()["groups"]
+
+
+@pytest.mark.parametrize("zero_output", [False, True])
+@same_as_tf("keras:layers.ConvLSTM1D", edge=True, rtol=1e-5, atol=1e-6)
+def test_conv_lstm_mask_and_zero_output_for_mask(tf, zero_output):
+    # zero_output_for_mask, a key of Keras's config: masked steps keep the states and output zeros
+    # (or repeat the last output); the mask's last step is masked, so the final output shows it too
+    layer = tf.keras.layers.ConvLSTM1D(
+        2, 3, padding="same", return_sequences=True, return_state=True, zero_output_for_mask=zero_output
+    )
+    x = np.cos(np.arange(2 * 4 * 5 * 3, dtype="float32")).reshape(2, 4, 5, 3)
+    layer.build(x.shape)
+    layer.set_weights(
+        [np.sin(np.arange(np.prod(w.shape), dtype="float32")).reshape(w.shape) * 0.3 for w in layer.get_weights()]
+    )
+    mask = np.array([[True, True, False, True], [False, True, False, False]])
+    return layer(tf.constant(x), mask=tf.constant(mask)), layer.get_config()["zero_output_for_mask"]

@@ -199,3 +199,9 @@ def test_conv2d_groups_are_checked() -> None:
         keras.layers.Conv2D(3, 3, groups=2)
     with pytest.raises(ValueError, match="input channels must be evenly divisible"):
         keras.layers.Conv2D(4, 3, groups=2)(torch.ones(1, 5, 5, 3))
+
+
+def test_conv_lstm_mask_shape_is_checked() -> None:
+    layer = keras.layers.ConvLSTM1D(2, 3)
+    with pytest.raises(ValueError, match=r"mask of shape \(batch, timesteps\)"):
+        layer(torch.ones(2, 4, 5, 3), mask=torch.ones(2, 3, dtype=torch.bool))
