@@ -34,14 +34,9 @@ SKIPPED = {
     "TFSMLayer": "loads a TF SavedModel; unison has none",
 }
 
-_NO_QUANTIZATION = "Keras 3.15's quantization_config; unison has no quantized Dense/Embedding"
 _LOOKUP = "Keras's lookup options unison does not have (TF-IDF weights, OOV hashing, sparse outputs)"
 # Keys that may be in one side's config and not the other's, per layer (each with its reason).
 KEY_DIFFERENCES: dict[str, tuple[tuple[str, ...], str]] = {
-    "Dense": (("quantization_config",), _NO_QUANTIZATION),
-    "Embedding": (("quantization_config",), _NO_QUANTIZATION),
-    "ReversibleEmbedding": (("quantization_config",), _NO_QUANTIZATION),
-    "Hashing": (("sparse",), "unison's Hashing gives dense outputs only"),
     "IntegerLookup": (
         (
             "idf_weights",
@@ -167,9 +162,7 @@ def test_dense_config_of_set_arguments(tf):
         dtype="float64",
     )
     layer.trainable = False
-    config = _values(layer.get_config())
-    config.pop("quantization_config", None)
-    return config
+    return _values(layer.get_config())
 
 
 @same_as_tf("keras:layers.BatchNormalization", edge=True)

@@ -23,6 +23,16 @@ from unison.keras.layers.data_format import use_data_format
 from unison.keras.layers.masking import get_mask, set_mask
 
 
+def _no_quantization(layer: str, quantization_config: Any) -> None:
+    """Keras 3.15 lists ``quantization_config`` (``None``) in Dense's and Embedding's configs; unison has no
+    quantized layers, so only ``None`` is taken."""
+    if quantization_config is not None:
+        raise ValueError(
+            f"{layer}(quantization_config=...) is not supported: unison has no quantized {layer}. "
+            f"Received: quantization_config={quantization_config!r}; leave it out (None)."
+        )
+
+
 class InputLayer:
     """The shape of one example (no batch axis), given to ``Sequential`` first.
 
@@ -119,6 +129,7 @@ class Dense(DTypePolicyMixin, Layer):
         kernel_initializer: default ``"glorot_uniform"`` (Keras's).
         bias_initializer: default ``"zeros"``.
         kernel_regularizer, bias_regularizer: optional penalties.
+        quantization_config: only ``None`` (Keras 3.15 lists it; unison has no quantized Dense).
     """
 
     def __init__(
@@ -130,9 +141,11 @@ class Dense(DTypePolicyMixin, Layer):
         bias_initializer: Any = "zeros",
         kernel_regularizer: Any = None,
         bias_regularizer: Any = None,
+        quantization_config: Any = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        _no_quantization(type(self).__name__, quantization_config)
         if not isinstance(units, int) or units < 1:
             raise ValueError(f"units must be a positive integer. Received: units={units!r}")
         self.units = units
@@ -280,9 +293,11 @@ class Embedding(Layer):
         embeddings_regularizer: Any = None,
         mask_zero: bool = False,
         input_length: int | None = None,
+        quantization_config: Any = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        _no_quantization(type(self).__name__, quantization_config)
         if input_dim < 1 or output_dim < 1:
             raise ValueError(
                 f"input_dim and output_dim must be >= 1. Received: input_dim={input_dim}, output_dim={output_dim}"

@@ -485,9 +485,20 @@ class Hashing(_Preprocessing):
     """
 
     def __init__(
-        self, num_bins: int, mask_value: Any = None, salt: Any = None, output_mode: str = "int", **kwargs: Any
+        self,
+        num_bins: int,
+        mask_value: Any = None,
+        salt: Any = None,
+        output_mode: str = "int",
+        sparse: bool = False,
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        if sparse:
+            raise ValueError(
+                "Hashing(sparse=True) is not supported by unison: its outputs are dense tensors. Leave sparse out."
+            )
+        self.sparse = False
         least = 2 if mask_value is not None else 1
         if isinstance(num_bins, bool) or not isinstance(num_bins, int) or num_bins < least:
             raise ValueError(
