@@ -205,3 +205,19 @@ def test_conv_lstm_mask_shape_is_checked() -> None:
     layer = keras.layers.ConvLSTM1D(2, 3)
     with pytest.raises(ValueError, match=r"mask of shape \(batch, timesteps\)"):
         layer(torch.ones(2, 4, 5, 3), mask=torch.ones(2, 3, dtype=torch.bool))
+
+
+def test_listed_arguments_unison_lacks_are_refused_when_set() -> None:
+    # Keras lists these at their off setting; unison takes that setting and refuses the others
+    assert keras.layers.Dense(2, quantization_config=None).get_config()["quantization_config"] is None
+    with pytest.raises(ValueError, match="no quantized Dense"):
+        keras.layers.Dense(2, quantization_config={"mode": "int8"})
+    with pytest.raises(ValueError, match="no quantized Embedding"):
+        keras.layers.Embedding(4, 2, quantization_config={"mode": "int8"})
+    with pytest.raises(ValueError, match="sparse=True"):
+        keras.layers.Hashing(4, sparse=True)
+    with pytest.raises(ValueError, match="renorm=True"):
+        keras.layers.BatchNormalization(renorm=True)
+    bn = keras.layers.BatchNormalization(gamma_regularizer="l2")
+    bn(torch.ones(2, 3))
+    assert len(bn.losses) == 1  # the gamma penalty
