@@ -90,7 +90,15 @@ def test_clone_model_same_architecture_new_weights() -> None:
 def test_layer_get_config_from_config() -> None:
     layer = keras.layers.Dense(4, activation="relu", use_bias=False, name="d")
     config = layer.get_config()
-    assert config == {"units": 4, "activation": "relu", "use_bias": False, "name": "d"}
+    # Keras's layout: every constructor argument (defaults applied), name, trainable and dtype
+    assert {k: config[k] for k in ("units", "activation", "use_bias", "name", "trainable")} == {
+        "units": 4,
+        "activation": "relu",
+        "use_bias": False,
+        "name": "d",
+        "trainable": True,
+    }
+    assert config["bias_initializer"]["class_name"] == "Zeros" and config["kernel_regularizer"] is None
     copy = keras.layers.Dense.from_config(config)
     assert copy.units == 4 and copy.name == "d" and not copy.use_bias
 
@@ -211,8 +219,10 @@ def test_initializer_and_regularizer_arguments_save(tmp_path: Any) -> None:
     model.save(str(tmp_path / "r.keras"))
     again = keras.models.load_model(str(tmp_path / "r.keras"))
     config = again.layers[0].get_config()
-    assert isinstance(config["kernel_initializer"], keras.initializers.GlorotUniform)
-    assert config["kernel_regularizer"].l2 == pytest.approx(1e-4)
+    # get_config gives Keras's serialised dicts, as keras.initializers/regularizers.serialize write them
+    assert config["kernel_initializer"]["class_name"] == "GlorotUniform"
+    assert config["kernel_initializer"]["config"]["seed"] == 3
+    assert config["kernel_regularizer"]["config"]["l2"] == pytest.approx(1e-4)
     torch.testing.assert_close(again.losses[0], model.losses[0])
     from unison.keras.saving import from_config
 

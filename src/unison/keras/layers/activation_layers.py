@@ -77,6 +77,13 @@ class LeakyReLU(_Activation):
         slope = negative_slope if negative_slope is not None else (alpha if alpha is not None else 0.3)
         self.negative_slope = _non_negative(slope, "negative_slope", "LeakyReLU")
 
+    def get_config(self) -> dict[str, Any]:
+        # Keras 3 lists the slope as negative_slope however it was given (alpha= is Keras 2's name)
+        config = super().get_config()
+        config.pop("alpha", None)
+        config["negative_slope"] = self.negative_slope
+        return config
+
     def call(self, inputs: torch.Tensor, mask: Any = None, training: bool = False) -> torch.Tensor:
         return F.leaky_relu(inputs, self.negative_slope or 0.0)
 

@@ -106,6 +106,8 @@ class MultiHeadAttention(MaskedLayer):
             inputs' Keras masks (e.g. from ``Embedding(mask_zero=True)``).
     """
 
+    _config_extras = ("activity_regularizer",)  # Keras lists it
+
     def __init__(
         self,
         num_heads: int,

@@ -80,6 +80,8 @@ class AutoContrast(_Augmentation):
         value_range: the range of the input values, ``(0, 255)`` by default.
     """
 
+    _config_omitted = frozenset({"seed"})  # deterministic: Keras lists no seed
+
     def __init__(self, value_range: Any = (0, 255), **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.value_range = value_range_of(value_range)
@@ -103,6 +105,8 @@ class Equalization(_Augmentation):
     Args:
         value_range: the range of the input values; bins: the histogram's bins (256).
     """
+
+    _config_omitted = frozenset({"seed"})  # deterministic: Keras lists no seed
 
     def __init__(self, value_range: Any = (0, 255), bins: int = 256, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -187,6 +191,8 @@ class RandomInvert(_Augmentation):
 
 class RandomGrayscale(_Augmentation):
     """Turn an image grey (luma in all three channels) with probability ``factor``."""
+
+    _config_omitted = frozenset({"seed"})  # Keras takes a seed but does not list it
 
     def __init__(
         self, factor: float = 0.5, data_format: str | None = None, seed: int | None = None, **kwargs: Any

@@ -418,6 +418,8 @@ class Layer(nn.Module):
         name: the layer's name (default: snake-case class name, made unique).
         input_shape: shape of one example (no batch axis), as in Keras.
         trainable: whether its weights get gradients.
+        dtype: the layer's dtype policy (layers with ``DTypePolicyMixin`` apply it).
+        activity_regularizer: only ``None`` (Keras lists it in configs); a penalty raises ``ValueError``.
     """
 
     _keras_submodule = True  # a TF submodule for keras_submodules (utils/weight_lists.py imports no Layer)
@@ -425,6 +427,11 @@ class Layer(nn.Module):
     input_spec: Any = None
     # `*_initializer` arguments a layer resolves itself (RandomFourierFeatures's "laplacian"), not by name
     _own_argument_names: frozenset[str] = frozenset()
+    # get_config (layers/layer_config.py): arguments Keras takes but does not list (deprecated
+    # aliases, fixed settings), left out while at their default; keys Keras lists that reach this
+    # base class through **kwargs (listed as None when not given)
+    _config_omitted: frozenset[str] = frozenset()
+    _config_extras: tuple[str, ...] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -444,9 +451,16 @@ class Layer(nn.Module):
         input_shape: tuple[int, ...] | None = None,
         trainable: bool = True,
         dtype: Any = None,
+        activity_regularizer: Any = None,
         **kwargs: Any,
     ) -> None:
         super().__init__()
+        if activity_regularizer is not None:
+            raise ValueError(
+                f"{type(self).__name__} got activity_regularizer={activity_regularizer!r}, which unison does not "
+                "support on this layer. Remove it; for an L1/L2 penalty on its output, add a "
+                "keras.layers.ActivityRegularization layer after this one."
+            )
         # Keras's `kernel_constraint=`, `bias_constraint=`, ...: attached to the weights of that
         # name once they exist (see attach_constraints); the optimizer applies them after each update.
         constraint_args = {k: kwargs.pop(k) for k in [k for k in kwargs if k.endswith("_constraint")]}
@@ -700,19 +714,28 @@ class Layer(nn.Module):
         return collect_losses(self)
 
     def get_config(self) -> dict[str, Any]:
-        """The constructor arguments this layer was created with, by name (Keras's ``get_config``).
+        """Keras's config: every constructor argument (defaults applied), ``name``, ``trainable``, ``dtype``.
 
-        ``name`` is always included, so ``type(layer).from_config(layer.get_config())`` makes an
-        equal, unbuilt layer. Layers whose state is not in their arguments (a vocabulary learned by
-        ``adapt``) override this.
+        Values are in Keras's serialised form (activation names, initializer/regularizer/constraint
+        dicts, a DTypePolicy dict), so ``type(layer).from_config(layer.get_config())`` makes an
+        equal, unbuilt layer (see ``layers/layer_config.py``). Layers whose state is not in their
+        arguments (a vocabulary learned by ``adapt``) extend this.
         """
+        from unison.keras.layers.layer_config import full_config
+
         args, kwargs = getattr(self, "_init_arguments", ((), {}))
-        return bind_arguments(type(self), args, kwargs, self.name)
+        return full_config(self, args, kwargs)
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> Layer:
         """A new layer from ``get_config()``'s output."""
-        return cls(**config)
+        from unison.keras.layers.layer_config import constructor_arguments
+
+        kwargs, attributes = constructor_arguments(cls, config)
+        layer = cls(**kwargs)
+        for key, value in attributes.items():
+            setattr(layer, key, value)
+        return layer
 
     def compute_output_shape(self, input_shape: Any) -> Any:
         """The shape of this layer's output for inputs of ``input_shape`` (``None``: any size).
@@ -761,32 +784,6 @@ def _shape_structure(inputs: Any) -> Any:
         return {k: _shape_structure(v) for k, v in inputs.items()}
     shape = getattr(inputs, "shape", None)
     return shape if shape is not None else torch.as_tensor(inputs).shape
-
-
-def bind_arguments(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any], name: str) -> dict[str, Any]:
-    """``cls(*args, **kwargs)``'s arguments as one dict keyed by parameter name, with ``name``."""
-    import inspect
-
-    try:
-        signature = inspect.signature(cls.__init__)  # type: ignore[misc]
-        bound = signature.bind(None, *args, **kwargs)
-    except TypeError:
-        return {**kwargs, "name": name}
-    config: dict[str, Any] = {}
-    for key, value in list(bound.arguments.items())[1:]:
-        kind = signature.parameters[key].kind
-        if kind is inspect.Parameter.VAR_KEYWORD:
-            config.update(value)
-        elif kind is inspect.Parameter.VAR_POSITIONAL:
-            if value:
-                raise ValueError(
-                    f"{cls.__name__} was created with extra positional arguments {value!r}; "
-                    "its configuration cannot name them. Pass them by keyword."
-                )
-        else:
-            config[key] = value
-    config["name"] = name
-    return config
 
 
 def pair(value: int | tuple[int, int] | list[int], what: str, positive: bool = True) -> tuple[int, int]:

@@ -70,6 +70,8 @@ def _pad_same(
 class Conv2D(DTypePolicyMixin, Layer):
     """2-D convolution over ``(N, H, W, C)`` inputs (Keras's ``Conv2D``)."""
 
+    _config_extras = ("activity_regularizer",)  # Keras lists it for convolutions
+
     def __init__(
         self,
         filters: int,
@@ -78,6 +80,7 @@ class Conv2D(DTypePolicyMixin, Layer):
         padding: str = "valid",
         data_format: str | None = None,
         dilation_rate: Any = (1, 1),
+        groups: int = 1,
         activation: Any = None,
         use_bias: bool = True,
         kernel_initializer: Any = "glorot_uniform",
@@ -90,7 +93,12 @@ class Conv2D(DTypePolicyMixin, Layer):
         use_data_format(self, data_format)
         if not isinstance(filters, int) or filters < 1:
             raise ValueError(f"filters must be a positive integer. Received: filters={filters!r}")
-        self.filters = filters
+        if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1 or filters % groups:
+            raise ValueError(
+                "The number of filters must be evenly divisible by the number of groups (a positive integer). "
+                f"Received: groups={groups!r}, filters={filters}."
+            )
+        self.filters, self.groups = filters, groups
         self.kernel_size = pair(kernel_size, "kernel_size")
         self.strides = pair(strides, "strides")
         self.dilation_rate = pair(dilation_rate, "dilation_rate")
@@ -108,9 +116,16 @@ class Conv2D(DTypePolicyMixin, Layer):
             )
         k_init, b_init, k_reg, b_reg = self._init
         self.in_channels = int(input_shape[-1])
+        if self.in_channels % self.groups:
+            raise ValueError(
+                f"The number of input channels must be evenly divisible by the number of groups. Received "
+                f"groups={self.groups}, but the input has {self.in_channels} channels (full input shape is "
+                f"{tuple(input_shape)})."
+            )
         self.kernel = self.add_weight(
             name="kernel",
-            shape=(*self.kernel_size, self.in_channels, self.filters),  # Keras's (kh, kw, in, filters)
+            # Keras's (kh, kw, in / groups, filters)
+            shape=(*self.kernel_size, self.in_channels // self.groups, self.filters),
             initializer=k_init,
             regularizer=k_reg,
         )
@@ -143,7 +158,9 @@ class Conv2D(DTypePolicyMixin, Layer):
                 x = F.pad(x, (0, right - left, 0, bottom - top))
         # torch convolves (filters, in, kh, kw): a permuted view of Keras's kernel, whose storage
         # build() laid out channels-last (keep_channels_last_storage), so oneDNN copies nothing.
-        y = F.conv2d(x, self.kernel.permute(3, 2, 0, 1), self.bias, self.strides, padding, self.dilation_rate)
+        y = F.conv2d(
+            x, self.kernel.permute(3, 2, 0, 1), self.bias, self.strides, padding, self.dilation_rate, self.groups
+        )
         if _DEFERRED_RELU.get() is self:
             return y.permute(0, 2, 3, 1)
         return self.activation(y.permute(0, 2, 3, 1))

@@ -74,6 +74,8 @@ def _channels(layer: Layer, x: torch.Tensor, expected: int) -> None:
 class _Conv(DTypePolicyMixin, Layer):
     """Arguments and bias shared by the convolutions."""
 
+    _config_extras = ("activity_regularizer",)  # Keras lists it for convolutions
+
     def __init__(
         self,
         data_format: str | None,

@@ -34,6 +34,7 @@ _AXES = {1: "batch, time, steps, channels", 2: "batch, time, rows, cols, channel
 
 
 class _ConvLSTM(Layer):
+    _config_extras = ("activity_regularizer",)  # Keras lists it for recurrent layers
     rank = 2
 
     def __init__(
@@ -62,9 +63,11 @@ class _ConvLSTM(Layer):
         go_backwards: bool = False,
         stateful: bool = False,
         unroll: bool = False,
+        zero_output_for_mask: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.zero_output_for_mask = bool(zero_output_for_mask)
         # the channels sit at axis 2 (after time): call() moves them itself, not Layer.forward
         self._first = use_data_format(self, data_format) == "channels_first"
         self.__dict__["_channels_first"] = False
@@ -161,26 +164,50 @@ class _ConvLSTM(Layer):
         symmetric = all(k % 2 for k in self.kernel_size)
         rec_padding = tuple(k // 2 for k in self.kernel_size) if symmetric else (0,) * self.rank
         order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)
+        step_mask = self._step_mask(mask, batch, steps, x.device)
         outputs = []
+        last = h
+        if step_mask is not None:
+            last = torch.zeros_like(h)  # Keras's output before the first step, kept by masked steps
         for t in order:
             hr = h if rec_mask is None else h * rec_mask
             hp = hr if symmetric else pad_same_nd(hr, self.kernel_size, ones)
             z = xw[:, t] + conv(hp, rk, None, 1, rec_padding)
             zi, zf, zc, zo = z.chunk(4, dim=1)
             i, f, o = self.recurrent_activation(zi), self.recurrent_activation(zf), self.recurrent_activation(zo)
-            c = f * c + i * self.activation(zc)
-            h = o * self.activation(c)
+            c_new = f * c + i * self.activation(zc)
+            h_new = o * self.activation(c_new)
+            if step_mask is None:
+                h, c, last = h_new, c_new, h_new
+            else:
+                # Keras's masked step: the states carry over; the output repeats the last one (zeros
+                # with zero_output_for_mask)
+                keep = step_mask[:, t].view(-1, *([1] * (h.dim() - 1)))
+                h, c = torch.where(keep, h_new, h), torch.where(keep, c_new, c)
+                last = torch.where(keep, h_new, torch.zeros_like(h_new) if self.zero_output_for_mask else last)
             if self.return_sequences:
-                outputs.append(h)
+                outputs.append(last)
         if self.stateful:
             self._states = [h.detach(), c.detach()]
-        out = torch.stack(outputs, dim=1) if self.return_sequences else h  # channels at axis 2 / 1
+        out = torch.stack(outputs, dim=1) if self.return_sequences else last  # channels at axis 2 / 1
         if not self._first:
             out = out.movedim(2 if self.return_sequences else 1, -1)
         if not self.return_state:
             return out
         states = [h, c] if self._first else [h.movedim(1, -1), c.movedim(1, -1)]
         return [out, *states]
+
+    def _step_mask(self, mask: Any, batch: int, steps: int, device: torch.device) -> torch.Tensor | None:
+        """The ``(batch, steps)`` boolean mask of the steps to run (``None``: every step)."""
+        if mask is None:
+            return None
+        step_mask = torch.as_tensor(mask, device=device).bool()
+        if tuple(step_mask.shape) != (batch, steps):
+            raise ValueError(
+                f"Layer '{self.name}' takes a mask of shape (batch, timesteps) = {(batch, steps)}. Received a mask "
+                f"of shape {tuple(step_mask.shape)}."
+            )
+        return step_mask
 
     def _initial(self, initial_state: Any, x: torch.Tensor, spatial: tuple[int, ...]) -> tuple[torch.Tensor, ...]:
         shape = (x.shape[0], self.filters, *spatial)
@@ -223,6 +250,8 @@ class ConvLSTM2D(_ConvLSTM):
             the recurrent one has stride 1 and ``"same"`` padding).
         return_sequences: output every step (``(batch, time, *out, filters)``) or only the last.
         return_state: also return the final ``h`` and ``c``.
+        zero_output_for_mask: with a ``mask=`` of ``(batch, time)`` booleans, a masked step keeps the
+            states and outputs zeros instead of repeating the last output (Keras's semantics).
     """
 
     rank = 2

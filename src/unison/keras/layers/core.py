@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
@@ -21,6 +21,16 @@ from unison.keras.dtype_policies import DTypePolicyMixin
 from unison.keras.layers.base import Layer
 from unison.keras.layers.data_format import use_data_format
 from unison.keras.layers.masking import get_mask, set_mask
+
+
+def _no_quantization(layer: str, quantization_config: Any) -> None:
+    """Keras 3.15 lists ``quantization_config`` (``None``) in Dense's and Embedding's configs; unison has no
+    quantized layers, so only ``None`` is taken."""
+    if quantization_config is not None:
+        raise ValueError(
+            f"{layer}(quantization_config=...) is not supported: unison has no quantized {layer}. "
+            f"Received: quantization_config={quantization_config!r}; leave it out (None)."
+        )
 
 
 class InputLayer:
@@ -38,10 +48,26 @@ class InputLayer:
         dtype: Any = None,
         name: str | None = None,
         input_shape: Sequence[int] | None = None,
+        batch_shape: Sequence[int | None] | None = None,
+        sparse: bool = False,
+        ragged: bool = False,
+        optional: bool = False,
         **kwargs: Any,
     ) -> None:
         if kwargs:
             raise TypeError(f"InputLayer got unexpected keyword arguments: {sorted(kwargs)}.")
+        wanted = [k for k, v in (("sparse", sparse), ("ragged", ragged), ("optional", optional)) if v]
+        if wanted:
+            raise ValueError(
+                f"InputLayer({wanted[0]}=True) is not supported by unison: its inputs are dense tensors. "
+                f"Leave {wanted[0]} out (Keras's default, False)."
+            )
+        if batch_shape is not None:
+            # Keras 3's config form: the batch size first, then one example's shape
+            if shape is not None or input_shape is not None:
+                raise ValueError(f"Pass batch_shape= or shape=, not both. Received: batch_shape={batch_shape!r}")
+            # None entries (unknown sizes) are kept, as a shape= with None would keep them
+            batch_size, shape = batch_shape[0], cast("Sequence[int]", tuple(batch_shape[1:]))
         if shape is not None and input_shape is not None:
             raise ValueError(
                 f"Pass shape= or input_shape=, not both. Received: shape={shape!r}, input_shape={input_shape!r}"
@@ -75,7 +101,20 @@ class InputLayer:
         return self._output
 
     def get_config(self) -> dict[str, Any]:
-        return {"shape": list(self.shape), "name": self.name}
+        """Keras 3's InputLayer config: ``batch_shape`` (batch size first), dtype and the off flags."""
+        return {
+            "batch_shape": self.batch_shape,
+            "dtype": str(self.dtype or "float32").removeprefix("torch."),
+            "sparse": False,
+            "ragged": False,
+            "name": self.name,
+            "optional": False,
+        }
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> InputLayer:
+        """The InputLayer ``get_config()`` describes."""
+        return cls(**config)
 
 
 class Dense(DTypePolicyMixin, Layer):
@@ -90,6 +129,7 @@ class Dense(DTypePolicyMixin, Layer):
         kernel_initializer: default ``"glorot_uniform"`` (Keras's).
         bias_initializer: default ``"zeros"``.
         kernel_regularizer, bias_regularizer: optional penalties.
+        quantization_config: only ``None`` (Keras 3.15 lists it; unison has no quantized Dense).
     """
 
     def __init__(
@@ -101,9 +141,11 @@ class Dense(DTypePolicyMixin, Layer):
         bias_initializer: Any = "zeros",
         kernel_regularizer: Any = None,
         bias_regularizer: Any = None,
+        quantization_config: Any = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        _no_quantization(type(self).__name__, quantization_config)
         if not isinstance(units, int) or units < 1:
             raise ValueError(f"units must be a positive integer. Received: units={units!r}")
         self.units = units
@@ -238,6 +280,9 @@ class Embedding(Layer):
     With ``mask_zero=True`` id 0 is padding: the output carries the Keras mask ``ids != 0``.
     """
 
+    _config_extras = ("activity_regularizer",)  # Keras lists it
+    _config_omitted = frozenset({"input_length"})  # Keras 2's argument: Keras 3 takes and drops it
+
     _unison_embedding_table = "embeddings"  # the table parameter (read by ParameterServerStrategy)
 
     def __init__(
@@ -248,9 +293,11 @@ class Embedding(Layer):
         embeddings_regularizer: Any = None,
         mask_zero: bool = False,
         input_length: int | None = None,
+        quantization_config: Any = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        _no_quantization(type(self).__name__, quantization_config)
         if input_dim < 1 or output_dim < 1:
             raise ValueError(
                 f"input_dim and output_dim must be >= 1. Received: input_dim={input_dim}, output_dim={output_dim}"

@@ -175,6 +175,8 @@ class AdditiveAttention(Attention):
         (2, 3, 4)
     """
 
+    _config_omitted = frozenset({"score_mode"})  # fixed for additive attention: not an argument in Keras
+
     def __init__(self, use_scale: bool = True, dropout: float = 0.0, **kwargs: Any) -> None:
         super().__init__(use_scale=use_scale, dropout=dropout, **kwargs)
 

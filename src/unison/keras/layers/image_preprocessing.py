@@ -159,7 +159,14 @@ class ImagePreprocessingLayer(Layer):
 
     def keras_config(self, **entries: Any) -> dict[str, Any]:
         """Keras 3's config keys: the base ones, then the layer's own ``entries``."""
-        config = {"name": self.name, "trainable": self.trainable, "dtype": "float32", "data_format": self.data_format}
+        from unison.keras.layers.layer_config import dtype_entry
+
+        config = {
+            "name": self.name,
+            "trainable": self.trainable,
+            "dtype": dtype_entry(self),
+            "data_format": self.data_format,
+        }
         if self.bounding_box_format is not None:  # Keras lists it only when it was given
             config["bounding_box_format"] = self.bounding_box_format
         return {**config, **entries}

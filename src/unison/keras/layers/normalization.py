@@ -26,7 +26,7 @@ import torch
 
 from unison.comm.reduce_op import ReduceOp
 from unison.distribute.strategy import ReplicaContext, get_replica_context, get_strategy
-from unison.keras import initializers
+from unison.keras import initializers, regularizers
 from unison.keras.layers.base import Layer
 from unison.keras.layers.masking import MaskedLayer
 from unison.keras.layers.misc import check_axes
@@ -40,7 +40,10 @@ class BatchNormalization(Layer):
         momentum: moving-average factor, Keras's convention (``0.99`` keeps 99% of the old value).
         epsilon: added to the variance.
         center, scale: learn ``beta``/``gamma``.
+        beta_regularizer, gamma_regularizer: penalties on ``beta``/``gamma`` (added to ``losses``).
         synchronized: statistics over the global batch (all replicas) instead of the local one.
+        renorm, renorm_clipping, renorm_momentum: Keras's batch renormalization; only its off
+            setting (the default) is accepted.
     """
 
     # buffers registered in build(); declared so that type checkers see tensors, not Modules
@@ -58,10 +61,21 @@ class BatchNormalization(Layer):
         gamma_initializer: Any = "ones",
         moving_mean_initializer: Any = "zeros",
         moving_variance_initializer: Any = "ones",
+        beta_regularizer: Any = None,
+        gamma_regularizer: Any = None,
         synchronized: bool = True,
+        renorm: bool = False,
+        renorm_clipping: Any = None,
+        renorm_momentum: float = 0.99,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        if renorm or renorm_clipping is not None:
+            raise ValueError(
+                "BatchNormalization(renorm=True) (batch renormalization) is not supported by unison. "
+                f"Received: renorm={renorm!r}, renorm_clipping={renorm_clipping!r}; leave both out."
+            )
+        self.renorm, self.renorm_clipping, self.renorm_momentum = False, None, float(renorm_momentum)
         if not 0.0 <= momentum <= 1.0:
             raise ValueError(f"momentum must be in [0, 1]. Received: momentum={momentum}")
         if epsilon <= 0:
@@ -69,6 +83,7 @@ class BatchNormalization(Layer):
         self.axis, self.momentum, self.epsilon = axis, float(momentum), float(epsilon)
         self.center, self.scale, self.synchronized = center, scale, synchronized
         self._inits = (beta_initializer, gamma_initializer, moving_mean_initializer, moving_variance_initializer)
+        self._regularizers = (regularizers.get(beta_regularizer), regularizers.get(gamma_regularizer))
 
     def build(self, input_shape: torch.Size) -> None:
         rank = len(input_shape)
@@ -80,8 +95,13 @@ class BatchNormalization(Layer):
         self.features = int(input_shape[self.axis])
         beta, gamma, mm, mv = self._inits
         shape = (self.features,)
-        self.gamma = self.add_weight(name="gamma", shape=shape, initializer=gamma) if self.scale else None
-        self.beta = self.add_weight(name="beta", shape=shape, initializer=beta) if self.center else None
+        beta_reg, gamma_reg = self._regularizers
+        self.gamma = (
+            self.add_weight(name="gamma", shape=shape, initializer=gamma, regularizer=gamma_reg) if self.scale else None
+        )
+        self.beta = (
+            self.add_weight(name="beta", shape=shape, initializer=beta, regularizer=beta_reg) if self.center else None
+        )
         for name, init in (("moving_mean", mm), ("moving_variance", mv)):
             buf = torch.empty(shape)
             initializers.get(init)(buf)

@@ -200,7 +200,8 @@ class _Lookup(_Preprocessing, PreprocessingLayer):
 
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()
-        config["vocabulary"] = list(self._vocab)  # adapted vocabularies save with the model
+        # adapted vocabularies save with the model; none yet is None, as in Keras
+        config["vocabulary"] = list(self._vocab) if self._vocab else None
         return config
 
     def _lookup(self, token: Any) -> int:
@@ -287,6 +288,8 @@ class StringLookup(_Lookup):
 
 class IntegerLookup(_Lookup):
     """Integers to contiguous ids over a vocabulary (Keras's ``IntegerLookup``); OOV token -1."""
+
+    _config_omitted = frozenset({"encoding"})  # a StringLookup argument: not listed for integers
 
     _default_oov = -1
 
@@ -424,6 +427,8 @@ class CategoryEncoding(_Preprocessing):
     the last axis (a 1-D input is one sample).
     """
 
+    _config_omitted = frozenset({"sparse"})  # Keras takes sparse= but does not list it
+
     def __init__(self, num_tokens: int, output_mode: str = "multi_hot", sparse: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if isinstance(num_tokens, bool) or not isinstance(num_tokens, int) or num_tokens < 1:
@@ -480,9 +485,20 @@ class Hashing(_Preprocessing):
     """
 
     def __init__(
-        self, num_bins: int, mask_value: Any = None, salt: Any = None, output_mode: str = "int", **kwargs: Any
+        self,
+        num_bins: int,
+        mask_value: Any = None,
+        salt: Any = None,
+        output_mode: str = "int",
+        sparse: bool = False,
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        if sparse:
+            raise ValueError(
+                "Hashing(sparse=True) is not supported by unison: its outputs are dense tensors. Leave sparse out."
+            )
+        self.sparse = False
         least = 2 if mask_value is not None else 1
         if isinstance(num_bins, bool) or not isinstance(num_bins, int) or num_bins < least:
             raise ValueError(
@@ -629,7 +645,7 @@ class Discretization(_Preprocessing, PreprocessingLayer):
 
     def get_config(self) -> dict[str, Any]:
         return {
-            "name": self.name,
+            **super().get_config(),
             "bin_boundaries": self.bin_boundaries,
             "num_bins": self.num_bins,
             "epsilon": self.epsilon,
@@ -740,7 +756,10 @@ class HashedCrossing(_Preprocessing):
         return _encode(ids, self.num_bins, self.output_mode, self.name)
 
     def get_config(self) -> dict[str, Any]:
-        return {"name": self.name, "num_bins": self.num_bins, "output_mode": self.output_mode, "sparse": self.sparse}
+        config = super().get_config()
+        config.update(num_bins=self.num_bins, output_mode=self.output_mode, sparse=self.sparse)
+        del config["trainable"]  # Keras's HashedCrossing config has no trainable flag (it has no weights)
+        return config
 
 
 def _string_fingerprint(value: Any) -> int:

@@ -191,6 +191,8 @@ class SimpleRNN(RNNBase):
     ``return_state=True`` returns ``[output, h]``. Other arguments as :class:`LSTM`.
     """
 
+    _config_omitted = frozenset({"seed"})  # Keras takes a seed but does not list it
+
     def __init__(
         self,
         units: int,

@@ -54,6 +54,8 @@ class RNNBase(MaskedLayer, RecurrentWeights):
     share; the gate equations of ``_step`` are the cells' too.
     """
 
+    _config_extras = ("activity_regularizer",)  # Keras lists it for recurrent layers
+
     _state_count = 1
     recurrent_activation: Any  # set by the subclass (the identity for SimpleRNN)
 

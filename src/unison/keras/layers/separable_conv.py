@@ -115,6 +115,9 @@ class DepthwiseConv2D(_Depthwise):
 class _Separable(_Depthwise):
     """Depthwise convolution followed by a pointwise (kernel size 1) convolution to ``filters`` channels."""
 
+    # tf_keras's configs carry these (its base Conv's); Keras 3 lists neither
+    _config_omitted = frozenset({"kernel_initializer", "kernel_regularizer"})
+
     _depthwise_bias = False
 
     def __init__(

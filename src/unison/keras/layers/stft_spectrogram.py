@@ -168,10 +168,12 @@ class STFTSpectrogram(Layer):
         return out.transpose(1, 2) if self.data_format == "channels_last" else out
 
     def get_config(self) -> dict[str, Any]:
+        from unison.keras.layers.layer_config import dtype_entry
+
         return {
             "name": self.name,
             "trainable": self.trainable,
-            "dtype": "float32",
+            "dtype": dtype_entry(self),
             "mode": self.mode,
             "frame_length": self.frame_length,
             "frame_step": self.frame_step,

@@ -428,7 +428,7 @@ class TextVectorization(PreprocessingLayer):
 
     def get_config(self) -> dict[str, Any]:
         return {
-            "name": self.name,
+            **super().get_config(),
             "max_tokens": self.max_tokens,
             "standardize": self.standardize,
             "split": self.split,

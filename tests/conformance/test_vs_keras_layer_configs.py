@@ -1,0 +1,208 @@
+"""``layer.get_config()`` of unison's Keras layers against Keras 3.15's (TF 2.21).
+
+Keras 3 lists every constructor argument (defaults applied) plus ``name``, ``trainable`` and
+``dtype``; programs read these keys (``clone_model``, ``model.to_json()``, ``.keras`` files that
+Keras loads). The first test compares the key set of every ``keras.layers`` class that constructs
+with no arguments, ``(4,)`` or ``(4, 3)`` (or the keywords of :data:`KEYWORD_CASES`); keys may differ only as :data:`KEY_DIFFERENCES` lists,
+each with its reason. The others compare the values for representative layers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tf_oracle import same_as_tf
+
+_API = __file__.rsplit("/", 1)[0] + "/api/keras3.txt"
+LAYER_CLASSES = tuple(
+    sorted(
+        line.strip()[len("layers.") :]
+        for line in open(_API, encoding="utf-8")
+        if line.startswith("layers.") and line[len("layers.")].isupper() and "." not in line.strip()[len("layers.") :]
+    )
+)
+
+# Layers left out: what (), (4,) or (4, 3) makes of them is not one comparable layer.
+SKIPPED = {
+    "Discretization": "Keras 3 takes Discretization(4) (bin_boundaries=4) and fails only when called",
+    "EinsumDense": "needs an equation string",
+    "Pipeline": "needs a list of layers",
+    "InputSpec": "not a layer",
+    "Input": "a function making a symbolic tensor, not a layer class",
+    "FlaxLayer": "a JAX-backend layer; unison has none",
+    "JaxLayer": "a JAX-backend layer; unison has none",
+    "TFSMLayer": "loads a TF SavedModel; unison has none",
+}
+
+_LOOKUP = "Keras's lookup options unison does not have (TF-IDF weights, OOV hashing, sparse outputs)"
+# Keys that may be in one side's config and not the other's, per layer (each with its reason).
+KEY_DIFFERENCES: dict[str, tuple[tuple[str, ...], str]] = {
+    "IntegerLookup": (
+        (
+            "idf_weights",
+            "oov_method",
+            "pad_to_max_tokens",
+            "salt",
+            "sparse",
+            "vocabulary_dtype",
+            "vocabulary_size",
+        ),
+        _LOOKUP,
+    ),
+    "StringLookup": (
+        ("idf_weights", "oov_method", "pad_to_max_tokens", "salt", "sparse", "vocabulary_size"),
+        _LOOKUP,
+    ),
+    "Layer": (("activity_regularizer", "autocast"), "the bare base class: unison's takes no autocast"),
+    "MultiHeadAttention": (("sliding_window", "use_gate"), "Keras 3.15's newer attention options"),
+    "TextVectorization": (
+        ("ragged", "sparse", "vocabulary_size"),
+        "unison's TextVectorization gives dense outputs; vocabulary_size is computed, not an argument",
+    ),
+}
+
+
+# Layers Keras makes only from keyword arguments (unison gives these defaults, or takes 4 as the shape).
+KEYWORD_CASES = {
+    "InputLayer": {"shape": (4,)},
+    "GaussianNoise": {"stddev": 0.1},
+    "RandomRotation": {"factor": 0.1},
+}
+
+
+def _first_layer(cls):
+    if cls.__name__ in KEYWORD_CASES:
+        return cls(**KEYWORD_CASES[cls.__name__])
+    for args in ((), (4,), (4, 3)):
+        try:
+            return cls(*args)
+        except Exception:  # noqa: BLE001 - the next argument list, as the docstring says
+            continue
+    return None
+
+
+@same_as_tf("keras:layers.Layer", "keras:layers.serialize")
+def test_every_layer_config_has_keras_keys(tf):
+    out = {}
+    for name in LAYER_CLASSES:
+        cls = getattr(tf.keras.layers, name, None)
+        if name in SKIPPED:
+            continue
+        if cls is None:
+            out[name] = "absent"
+            continue
+        layer = _first_layer(cls)
+        if layer is None:
+            out[name] = "needs other arguments"
+            continue
+        allowed = set(KEY_DIFFERENCES.get(name, ((), ""))[0])
+        out[name] = sorted(set(layer.get_config()) - allowed)
+    return out
+
+
+def _values(config: dict) -> dict:
+    """A config without its (counter-made) name, and without Keras 3.15's einsum fan axes of an
+    initializer (``input_axes``/``output_axes``, None here; unison's initializers have no such argument)."""
+    out = {}
+    for key, value in config.items():
+        if key == "name":
+            continue
+        if isinstance(value, dict) and value.get("module") == "keras.initializers":
+            inner = {k: v for k, v in value["config"].items() if not (k in ("input_axes", "output_axes") and v is None)}
+            value = {**value, "config": inner}
+        out[key] = value
+    return out
+
+
+VALUE_CASES = (
+    ("Dense", (4,), {}),
+    ("Conv2D", (4, 3), {"strides": 2, "padding": "same"}),
+    ("LSTM", (3,), {"return_sequences": True}),
+    ("BatchNormalization", (), {"momentum": 0.9}),
+    ("Dropout", (0.5,), {"seed": 3}),
+    ("Embedding", (10, 3), {"mask_zero": True}),
+    ("Conv1D", (2, 3), {}),
+    ("MaxPooling1D", (3,), {}),
+    ("LeakyReLU", (), {}),
+    ("MultiHeadAttention", (2, 3), {}),
+)
+# unison's BatchNormalization defaults to synchronized=True (a documented choice: statistics over
+# the global batch under a strategy); Keras 3's to False.
+_VALUE_DIFFERENCES = {"BatchNormalization": ("synchronized",)}
+
+
+@pytest.mark.parametrize("name,args,kwargs", VALUE_CASES, ids=[c[0] for c in VALUE_CASES])
+@same_as_tf(
+    "keras:layers.Dense",
+    "keras:layers.Conv2D",
+    "keras:layers.LSTM",
+    "keras:layers.BatchNormalization",
+    "keras:layers.Dropout",
+    "keras:layers.Embedding",
+    "keras:layers.Conv1D",
+    "keras:layers.MaxPooling1D",
+    "keras:layers.LeakyReLU",
+    "keras:layers.MultiHeadAttention",
+)
+def test_layer_config_values(tf, name, args, kwargs):
+    config = _values(getattr(tf.keras.layers, name)(*args, **kwargs).get_config())
+    skipped = set(KEY_DIFFERENCES.get(name, ((), ""))[0]) | set(_VALUE_DIFFERENCES.get(name, ()))
+    return {k: v for k, v in config.items() if k not in skipped}
+
+
+@same_as_tf("keras:layers.Dense", edge=True)
+def test_dense_config_of_set_arguments(tf):
+    # objects given as arguments come back in Keras's serialised form; trainable is the current flag
+    layer = tf.keras.layers.Dense(
+        2,
+        activation="relu",
+        kernel_initializer=tf.keras.initializers.RandomNormal(stddev=0.5, seed=1),
+        kernel_regularizer=tf.keras.regularizers.L2(0.1),
+        bias_constraint=tf.keras.constraints.NonNeg(),
+        dtype="float64",
+    )
+    layer.trainable = False
+    return _values(layer.get_config())
+
+
+@same_as_tf("keras:layers.BatchNormalization", edge=True)
+def test_batch_normalization_weight_penalties(tf):
+    # beta_regularizer/gamma_regularizer, listed in the config, penalise the weights as in Keras
+    layer = tf.keras.layers.BatchNormalization(
+        gamma_regularizer=tf.keras.regularizers.L2(0.1),
+        beta_regularizer=tf.keras.regularizers.L1(0.5),
+        beta_initializer="ones",
+    )
+    layer(tf.ones((2, 3)))
+    config = layer.get_config()
+    return len(layer.losses), layer.losses[0] + layer.losses[1], config["gamma_regularizer"], config["renorm"]
+
+
+@same_as_tf("keras:layers.Conv2D", rtol=1e-5, atol=1e-5)
+def test_conv2d_groups(tf):
+    # groups, a key of Keras's config, splits the channels: kernel (kh, kw, in / groups, filters)
+    layer = tf.keras.layers.Conv2D(4, 3, groups=2, padding="same")
+    layer.build((2, 5, 5, 4))
+    layer.set_weights(
+        [np.sin(np.arange(np.prod(w.shape), dtype="float32")).reshape(w.shape) for w in layer.get_weights()]
+    )
+    x = np.cos(np.arange(2 * 5 * 5 * 4, dtype="float32")).reshape(2, 5, 5, 4)
+    clone = tf.keras.layers.Conv2D.from_config(layer.get_config())
+    return layer(tf.constant(x)), tuple(layer.kernel.shape), clone.get_config()["groups"]
+
+
+@pytest.mark.parametrize("zero_output", [False, True])
+@same_as_tf("keras:layers.ConvLSTM1D", edge=True, rtol=1e-5, atol=1e-6)
+def test_conv_lstm_mask_and_zero_output_for_mask(tf, zero_output):
+    # zero_output_for_mask, a key of Keras's config: masked steps keep the states and output zeros
+    # (or repeat the last output); the mask's last step is masked, so the final output shows it too
+    layer = tf.keras.layers.ConvLSTM1D(
+        2, 3, padding="same", return_sequences=True, return_state=True, zero_output_for_mask=zero_output
+    )
+    x = np.cos(np.arange(2 * 4 * 5 * 3, dtype="float32")).reshape(2, 4, 5, 3)
+    layer.build(x.shape)
+    layer.set_weights(
+        [np.sin(np.arange(np.prod(w.shape), dtype="float32")).reshape(w.shape) * 0.3 for w in layer.get_weights()]
+    )
+    mask = np.array([[True, True, False, True], [False, True, False, False]])
+    return layer(tf.constant(x), mask=tf.constant(mask)), layer.get_config()["zero_output_for_mask"]
