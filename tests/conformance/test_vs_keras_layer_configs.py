@@ -206,3 +206,14 @@ def test_conv_lstm_mask_and_zero_output_for_mask(tf, zero_output):
     )
     mask = np.array([[True, True, False, True], [False, True, False, False]])
     return layer(tf.constant(x), mask=tf.constant(mask)), layer.get_config()["zero_output_for_mask"]
+
+
+@same_as_tf("keras:layers.Dense", "keras:layers.Conv2D", "keras:layers.LSTM", edge=True)
+def test_a_float64_layer_computes_in_float64_from_its_first_call(tf):
+    # autocast has no float64: the first call used to compute in float32 (weights cast only after it)
+    x = np.linspace(-1.0, 1.0, 2 * 5 * 5 * 3).reshape(2, 5, 5, 3)
+    ones = {"kernel_initializer": "ones", "bias_initializer": "zeros"}
+    dense = tf.keras.layers.Dense(2, dtype="float64", **ones)
+    conv = tf.keras.layers.Conv2D(2, 3, dtype="float64", **ones)
+    lstm = tf.keras.layers.LSTM(3, dtype="float64", recurrent_initializer="ones", **ones)
+    return dense(x[:, 0, 0]), conv(x), lstm(x[:, 0]), [w.numpy() for w in dense.weights]

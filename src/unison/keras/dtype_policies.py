@@ -40,6 +40,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from typing import Any, cast
 
+import numpy as np
 import torch
 
 from unison.errors import format_choices
@@ -112,6 +113,8 @@ class Policy:
     def cast_inputs(self, x: Any) -> Any:
         """Floating tensors to the compute dtype where autocast does not do it (pure policies,
         and float32 layers inside a mixed model); integer ids and other values pass unchanged."""
+        if not self.is_mixed and isinstance(x, np.ndarray) and x.dtype.kind == "f":
+            return torch.as_tensor(x, dtype=self.torch_compute_dtype)  # Keras converts arrays to its dtype too
         if (
             self.is_mixed
             or not isinstance(x, torch.Tensor)
@@ -317,11 +320,16 @@ class DTypePolicyMixin:
         # and stores its variables in the policy's dtype afterwards.
         first = not getattr(self, "built", True)
         self._cast_variables()
-        context = (
-            torch.autocast(device, dtype=policy.torch_compute_dtype)
-            if first and policy.name != "float32"
-            else policy.autocast(device)
-        )
+        context: Any
+        if first and policy.torch_compute_dtype not in (torch.float32, torch.bfloat16, torch.float16):
+            # autocast has no float64: the weights are cast as soon as build has made them
+            # (Layer.forward), so the first call computes in the policy's dtype too, as Keras's does
+            self.__dict__["_cast_after_build"] = True
+            context = contextlib.nullcontext()
+        elif first and policy.name != "float32":
+            context = torch.autocast(device, dtype=policy.torch_compute_dtype)
+        else:
+            context = policy.autocast(device)
         with context:
             out = super().__call__(*args, **kwargs)  # type: ignore[misc]
         self._cast_variables()
