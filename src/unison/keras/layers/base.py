@@ -560,7 +560,7 @@ class Layer(nn.Module):
             self.build(_shape_structure(inputs))
             finish_build(self)  # Layer's own build (a subclass's build already finished)
             if self.__dict__.pop("_cast_after_build", False):  # a float64 policy's first call
-                self._cast_variables()
+                getattr(self, "_cast_variables")()  # noqa: B009 - DTypePolicyMixin's (nn.Module's getattr types it a Tensor)
         if channels_first:
             return cast(torch.Tensor, from_channels_last(self.call(inputs, *args, **kwargs)))
         return self.call(inputs, *args, **kwargs)
