@@ -33,8 +33,9 @@ from typing import Any
 import numpy as np
 import torch
 
-# OpenCV keeps a channel count in a Mat's type: at most CV_CN_MAX (512) channels
-_MAX_CHANNELS = 512
+# Images: 1-4 channels. OpenCV keeps a channel count in a Mat's type (at most 128 in OpenCV 5, 512
+# in 4), and torch's channels-last kernel vectorises well over many channels anyway
+_MAX_CHANNELS = 4
 _SIDE_LIMIT = 1 << 15
 
 
