@@ -217,3 +217,38 @@ def test_a_float64_layer_computes_in_float64_from_its_first_call(tf):
     conv = tf.keras.layers.Conv2D(2, 3, dtype="float64", **ones)
     lstm = tf.keras.layers.LSTM(3, dtype="float64", recurrent_initializer="ones", **ones)
     return dense(x[:, 0, 0]), conv(x), lstm(x[:, 0]), [w.numpy() for w in dense.weights]
+
+
+@same_as_tf("keras:layers.BatchNormalization", "keras:layers.Embedding", "keras:layers.RMSNormalization", edge=True)
+def test_float64_layers_keep_float64_weights_and_statistics(tf):
+    # BatchNormalization's moving statistics (buffers) and Embedding's table used to stay float32
+    x = np.linspace(-1.0, 2.0, 4 * 3).reshape(4, 3)
+    bn = tf.keras.layers.BatchNormalization(dtype="float64")
+    emb = tf.keras.layers.Embedding(5, 2, dtype="float64", embeddings_initializer="ones")
+    rms = tf.keras.layers.RMSNormalization(dtype="float64")
+    trained = bn(x, training=True)
+    return (
+        trained,
+        bn(x, training=False),
+        emb(np.array([[1, 4]])),
+        rms(x),
+        [w.numpy() for w in bn.weights + emb.weights],
+    )
+
+
+# Keras keeps SGD's learning rate a float32 variable (0.1 is 0.10000000149 there): updates agree to ~1e-8
+@same_as_tf("keras:Sequential", "keras:layers.LayerNormalization", "keras:layers.GRU", edge=True, rtol=1e-6)
+def test_a_float64_sequential_model_trains_in_float64(tf):
+    keras = tf.keras
+    model = keras.Sequential(
+        [
+            keras.Input((3, 2)),
+            keras.layers.GRU(2, dtype="float64", kernel_initializer="ones", recurrent_initializer="ones"),
+            keras.layers.LayerNormalization(dtype="float64"),
+            keras.layers.Dense(1, dtype="float64", kernel_initializer="ones"),
+        ]
+    )
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+    x = np.linspace(0.0, 1.0, 4 * 3 * 2).reshape(4, 3, 2)
+    model.fit(x, np.ones((4, 1)), epochs=1, batch_size=4, verbose=0)
+    return model(x), [np.asarray(w) for w in model.weights]  # values and dtypes (float64)
