@@ -125,6 +125,8 @@ VALUE_CASES = (
     ("MaxPooling1D", (3,), {}),
     ("LeakyReLU", (), {}),
     ("MultiHeadAttention", (2, 3), {}),
+    ("StringLookup", (), {}),  # oov_token: None given means "[UNK]"
+    ("ZeroPadding2D", ((1, 2),), {}),  # saved as ((1, 1), (2, 2))
 )
 # unison's BatchNormalization defaults to synchronized=True (a documented choice: statistics over
 # the global batch under a strategy); Keras 3's to False.
@@ -143,6 +145,8 @@ _VALUE_DIFFERENCES = {"BatchNormalization": ("synchronized",)}
     "keras:layers.MaxPooling1D",
     "keras:layers.LeakyReLU",
     "keras:layers.MultiHeadAttention",
+    "keras:layers.StringLookup",
+    "keras:layers.ZeroPadding2D",
 )
 def test_layer_config_values(tf, name, args, kwargs):
     config = _values(getattr(tf.keras.layers, name)(*args, **kwargs).get_config())

@@ -105,8 +105,13 @@ def _normal_form(layer: Any, key: str, value: Any, arguments: dict[str, Any]) ->
     ``"channels_last"``): the layer's attribute of that name when it holds the normal form, else
     Keras's rule applied here."""
     attr = layer.__dict__.get(key, None)
-    if key in _TUPLE_ARGUMENTS and isinstance(attr, tuple) and (value is None or isinstance(value, (int, list))):
-        return attr
+    if key in _TUPLE_ARGUMENTS and isinstance(attr, tuple):
+        # ZeroPadding2D's (1, 2) is saved as ((1, 1), (2, 2)), the pairs form its attribute holds
+        pairs = bool(attr) and all(isinstance(a, tuple) for a in attr)
+        if value is None or isinstance(value, (int, list)) or (pairs and isinstance(value, tuple)):
+            return attr
+    if key == "oov_token" and value is None and isinstance(attr, str):
+        return attr  # StringLookup's None means "[UNK]", which Keras's signature states
     if key == "data_format" and value is None:
         if attr in _DATA_FORMATS:
             return attr
