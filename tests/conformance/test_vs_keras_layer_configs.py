@@ -154,6 +154,53 @@ def test_layer_config_values(tf, name, args, kwargs):
     return {k: v for k, v in config.items() if k not in skipped}
 
 
+# Arguments Keras 3 saves in a normal form: a factor f as (-f, f) or (0, f), a list value_range,
+# the output dtype of Hashing (a policy) and HashedCrossing (a name). One oracle run for all.
+_FORM_CASES = (
+    ("RandomRotation", {"factor": 0.2}, ("factor",)),
+    ("RandomRotation", {"factor": [-0.1, 0.3]}, ("factor",)),
+    ("RandomContrast", {"factor": 0.2}, ("factor", "value_range")),
+    ("RandomBrightness", {"factor": -0.2}, ("factor", "value_range")),
+    ("RandomHue", {"factor": 0.2}, ("factor", "value_range")),
+    ("RandomSaturation", {"factor": 0.2, "value_range": (0, 1)}, ("factor", "value_range")),
+    ("RandomColorDegeneration", {"factor": 1}, ("factor", "value_range")),
+    ("RandomSharpness", {"factor": 0.2}, ("factor", "value_range")),
+    ("RandomInvert", {}, ("factor", "value_range")),
+    ("RandomPosterization", {"factor": 3}, ("factor", "value_range")),
+    ("Solarization", {"addition_factor": 0.3}, ("addition_factor", "threshold_factor", "value_range")),
+    ("RandomShear", {"x_factor": 0.2}, ("x_factor", "y_factor")),
+    ("RandomGaussianBlur", {}, ("factor", "value_range")),
+    ("RandomErasing", {"factor": 0.5}, ("factor", "value_range")),
+    ("CutMix", {}, ("factor",)),
+    ("AutoContrast", {}, ("value_range",)),
+    ("Equalization", {"value_range": (0, 1)}, ("value_range",)),
+    ("Hashing", {"num_bins": 3}, ("dtype",)),
+    ("Hashing", {"num_bins": 3, "output_mode": "one_hot"}, ("dtype",)),
+    ("HashedCrossing", {"num_bins": 3}, ("dtype",)),
+    ("HashedCrossing", {"num_bins": 3, "dtype": "int32"}, ("dtype",)),
+)
+
+
+def _kind_and_value(value):
+    if isinstance(value, list):
+        return "list", list(value)
+    return type(value).__name__, value
+
+
+@same_as_tf(
+    *sorted({f"keras:layers.{name}" for name, _, _ in _FORM_CASES}),
+    edge=True,
+)
+def test_configs_save_arguments_in_keras_forms(tf):
+    out = []
+    for name, kwargs, keys in _FORM_CASES:
+        config = getattr(tf.keras.layers, name)(**kwargs).get_config()
+        # a list and a tuple are different Python values (both are a JSON array when saved);
+        # Keras's lists are its TrackedList, a list subclass
+        out.append({k: _kind_and_value(config[k]) for k in keys})
+    return out
+
+
 @same_as_tf("keras:layers.Dense", edge=True)
 def test_dense_config_of_set_arguments(tf):
     # objects given as arguments come back in Keras's serialised form; trainable is the current flag

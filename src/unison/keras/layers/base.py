@@ -23,7 +23,7 @@ import operator
 import re
 import sys
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import torch
@@ -432,6 +432,9 @@ class Layer(nn.Module):
     # base class through **kwargs (listed as None when not given)
     _config_omitted: frozenset[str] = frozenset()
     _config_extras: tuple[str, ...] = ()
+    # arguments Keras saves in a normal form (RandomRotation's factor 0.2 as (-0.2, 0.2)): key -> rule
+    # of layer_config.keras_form ("symmetric", "from_zero", "from_one", "list")
+    _config_forms: ClassVar[dict[str, str]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -131,6 +131,29 @@ def _normal_form(layer: Any, key: str, value: Any, arguments: dict[str, Any]) ->
     return value
 
 
+def keras_form(form: str, value: Any) -> Any:
+    """``value`` as Keras 3 saves an argument it normalises (a layer's ``_config_forms`` names the rule).
+
+    ``"symmetric"``: a number ``f`` is the range ``(-|f|, |f|)`` (RandomRotation's ``factor``);
+    ``"from_zero"``/``"from_one"``: ``(0, f)``/``(1, f)`` (RandomContrast's, RandomPosterization's);
+    a two-item list becomes a tuple under these three. ``"list"``: a range is saved as a list
+    (RandomBrightness's ``value_range``, whatever sequence was given).
+
+    Example:
+        >>> keras_form("symmetric", 0.2), keras_form("from_zero", [0.1, 0.4]), keras_form("list", (0, 255))
+        ((-0.2, 0.2), (0.1, 0.4), [0, 255])
+    """
+    if form == "list":
+        return list(value) if isinstance(value, (tuple, list)) else value
+    if isinstance(value, list) and len(value) == 2:
+        return tuple(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if form == "symmetric":
+            return (-abs(value), abs(value))
+        return (0 if form == "from_zero" else 1, value)
+    return value
+
+
 def dtype_entry(layer: Any, given: Any = None, default: Any = None) -> dict[str, Any]:
     """Keras's ``dtype`` entry: the layer's DTypePolicy (else ``given``, ``default``, the global one), serialised."""
     policy = layer.__dict__.get("dtype_policy")
@@ -222,10 +245,12 @@ def full_config(layer: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> di
     )
     config["dtype"] = dtype_entry(layer, arguments.get("dtype"), dtype_default)
     own: frozenset[str] = getattr(cls, "_own_argument_names", frozenset())
+    forms: dict[str, str] = getattr(cls, "_config_forms", {})
     for key, value in arguments.items():
         if key in _BASE_KEYS or (key == "input_shape" and value is None):
             continue  # Keras 3 lists an input shape only where one was given
-        config[key] = _serialize_value(key, _normal_form(layer, key, value, arguments), own)
+        value = _normal_form(layer, key, value, arguments)
+        config[key] = _serialize_value(key, keras_form(forms[key], value) if key in forms else value, own)
     if (
         bound is not None
         and signature is not None

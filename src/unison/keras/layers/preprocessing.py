@@ -478,6 +478,24 @@ def _category_encode(inputs: Any, num_tokens: int, output_mode: str, name: str) 
     return counts if output_mode == "count" else (counts > 0).to(torch.float32)
 
 
+def _hash_output_dtype(dtype: Any, output_mode: str, layer: str) -> tuple[str, torch.dtype]:
+    """Keras's output dtype of Hashing/HashedCrossing: ``dtype`` if given, else int64 ids (``"int"``)
+    or float32 vectors; its name (what ``get_config`` saves) and the torch dtype outputs take."""
+    from unison.ops.dtypes import as_dtype
+
+    if isinstance(dtype, dict):  # a serialised DTypePolicy
+        dtype = (dtype.get("config") or {}).get("name")
+    if dtype is None:
+        dtype = "int64" if output_mode == "int" else "float32"
+    name = str(dtype).removeprefix("torch.") if isinstance(dtype, torch.dtype) else dtype
+    resolved = as_dtype(name) if isinstance(name, str) else None
+    if not isinstance(resolved, torch.dtype) or resolved == torch.bool:
+        raise ValueError(
+            f"{layer}'s dtype must name a numeric dtype, such as 'int64' or 'float32'. Received: dtype={dtype!r}"
+        )
+    return name, resolved
+
+
 class Hashing(_Preprocessing):
     """Values (strings or integers) to ``num_bins`` bins by a deterministic hash (see the module doc).
 
@@ -493,7 +511,10 @@ class Hashing(_Preprocessing):
         sparse: bool = False,
         **kwargs: Any,
     ) -> None:
+        dtype = kwargs.pop("dtype", None)
         super().__init__(**kwargs)
+        # Keras's Hashing outputs (and saves as its dtype policy) int64 ids, else this dtype
+        self._output_dtype = _hash_output_dtype(dtype, output_mode, "Hashing")
         if sparse:
             raise ValueError(
                 "Hashing(sparse=True) is not supported by unison: its outputs are dense tensors. Leave sparse out."
@@ -526,7 +547,19 @@ class Hashing(_Preprocessing):
         device = inputs.device if isinstance(inputs, torch.Tensor) else None
         arr = _numpy(inputs)
         bins = np.array([self._bin(v) for v in arr.reshape(-1).tolist()], dtype="int64").reshape(arr.shape)
-        return _encode(torch.as_tensor(bins, device=device), self.num_bins, self.output_mode, "Hashing")
+        out = _encode(torch.as_tensor(bins, device=device), self.num_bins, self.output_mode, "Hashing")
+        return out.to(self._output_dtype[1])
+
+    def get_config(self) -> dict[str, Any]:
+        config = super().get_config()
+        name = self._output_dtype[0]
+        config["dtype"] = {
+            "module": "keras",
+            "class_name": "DTypePolicy",
+            "config": {"name": name},
+            "registered_name": None,
+        }
+        return config
 
 
 _CROSS_KEY = 0xDECAFCAFFE  # tf.sparse.cross_hashed's default hash_key
@@ -708,8 +741,9 @@ class HashedCrossing(_Preprocessing):
     """
 
     def __init__(self, num_bins: int, output_mode: str = "int", sparse: bool = False, **kwargs: Any) -> None:
-        kwargs.pop("dtype", None)
+        dtype = kwargs.pop("dtype", None)
         super().__init__(**kwargs)
+        self._output_dtype = _hash_output_dtype(dtype, output_mode, "HashedCrossing")
         if isinstance(num_bins, bool) or not isinstance(num_bins, int) or num_bins < 1:
             raise ValueError(f"`num_bins` must be a positive integer. Received: num_bins={num_bins!r}")
         if output_mode not in ("int", "one_hot"):
@@ -753,11 +787,12 @@ class HashedCrossing(_Preprocessing):
                 hashed = fingerprint_cat64(hashed, value)
             out.append(hashed % self.num_bins)
         ids = torch.as_tensor(np.array(out, dtype="int64").reshape(shape), device=device)
-        return _encode(ids, self.num_bins, self.output_mode, self.name)
+        return _encode(ids, self.num_bins, self.output_mode, self.name).to(self._output_dtype[1])
 
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()
         config.update(num_bins=self.num_bins, output_mode=self.output_mode, sparse=self.sparse)
+        config["dtype"] = self._output_dtype[0]  # Keras's HashedCrossing saves the dtype's name, not a policy
         del config["trainable"]  # Keras's HashedCrossing config has no trainable flag (it has no weights)
         return config
 
