@@ -129,7 +129,9 @@ VALUE_CASES = (
     ("ZeroPadding2D", ((1, 2),), {}),  # saved as ((1, 1), (2, 2))
 )
 # unison's BatchNormalization defaults to synchronized=True (a documented choice: statistics over
-# the global batch under a strategy); Keras 3's to False.
+# the global batch under a strategy, so N replicas train as one device, docs/semantics.md); Keras 3's
+# to False. unison reduces no buffers across replicas, so its unsynchronised moving statistics would
+# drift apart per replica: keeping the default keeps one model.
 _VALUE_DIFFERENCES = {"BatchNormalization": ("synchronized",)}
 
 
