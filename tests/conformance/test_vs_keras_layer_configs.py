@@ -289,6 +289,29 @@ def test_float64_layers_keep_float64_weights_and_statistics(tf):
     )
 
 
+@same_as_tf(
+    "keras:layers.ConvLSTM1D",
+    "keras:layers.RNN",
+    "keras:layers.GRUCell",
+    "keras:layers.SpectralNormalization",
+    edge=True,
+)
+def test_float64_recurrent_and_wrapper_layers_compute_in_float64(tf):
+    # ConvLSTM kept float32 weights; a cell built in RNN's first step, and a wrapped layer's kernel
+    # (SpectralNormalization's power iteration), met float64 inputs with float32 weights
+    layers = tf.keras.layers
+    ones = {"kernel_initializer": "ones", "recurrent_initializer": "ones"}
+    x = np.linspace(-1.0, 1.0, 2 * 3 * 4).reshape(2, 3, 4)
+    conv_lstm = layers.ConvLSTM1D(2, 2, dtype="float64", **ones)
+    rnn = layers.RNN(layers.GRUCell(2, dtype="float64", **ones), dtype="float64")
+    dense = layers.Dense(2, dtype="float64", kernel_initializer="ones")
+    spectral = layers.SpectralNormalization(dense, dtype="float64")
+    # SpectralNormalization's vector_u is random: its dtype is compared, not its values
+    out = spectral(x[0], training=True)
+    shape, dtype = tuple(int(d) for d in out.shape), np.asarray(out).dtype.name
+    return conv_lstm(x.reshape(2, 3, 2, 2)), rnn(x), shape, dtype, np.asarray(spectral.vector_u).dtype.name
+
+
 # Keras keeps SGD's learning rate a float32 variable (0.1 is 0.10000000149 there): updates agree to ~1e-8
 @same_as_tf("keras:Sequential", "keras:layers.LayerNormalization", "keras:layers.GRU", edge=True, rtol=1e-6)
 def test_a_float64_sequential_model_trains_in_float64(tf):
