@@ -294,6 +294,7 @@ def test_float64_layers_keep_float64_weights_and_statistics(tf):
     "keras:layers.RNN",
     "keras:layers.GRUCell",
     "keras:layers.SpectralNormalization",
+    "keras:layers.Normalization",
     edge=True,
 )
 def test_float64_recurrent_and_wrapper_layers_compute_in_float64(tf):
@@ -309,7 +310,12 @@ def test_float64_recurrent_and_wrapper_layers_compute_in_float64(tf):
     # SpectralNormalization's vector_u is random: its dtype is compared, not its values
     out = spectral(x[0], training=True)
     shape, dtype = tuple(int(d) for d in out.shape), np.asarray(out).dtype.name
-    return conv_lstm(x.reshape(2, 3, 2, 2)), rnn(x), shape, dtype, np.asarray(spectral.vector_u).dtype.name
+    normalization = layers.Normalization(dtype="float64")
+    normalization.adapt(x[0] * 1e-3 + 1.0)  # statistics that float32 would round
+    normalized = normalization(x[0] * 1e-3 + 1.0)
+    vector_u = np.asarray(spectral.vector_u).dtype.name
+    mean = np.asarray(normalization.mean).reshape(-1)  # Keras 3 broadcasts it to (1, 4), unison keeps (4,)
+    return conv_lstm(x.reshape(2, 3, 2, 2)), rnn(x), shape, dtype, vector_u, normalized, mean
 
 
 # Keras keeps SGD's learning rate a float32 variable (0.1 is 0.10000000149 there): updates agree to ~1e-8

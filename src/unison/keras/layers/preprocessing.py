@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from unison.keras import dtype_policies
 from unison.keras.backend.keras_tensor import SYMBOLIC_STRING
 from unison.keras.layers.base import Layer
 from unison.keras.layers.preprocessing_layer import PreprocessingLayer
@@ -299,6 +300,16 @@ class IntegerLookup(_Lookup):
         return int(token)
 
 
+def _policy_name(dtype: Any) -> str | None:
+    """The dtype policy's name ``dtype`` gives (a name, ``torch.dtype``, policy or its config), else None."""
+    if dtype is None:
+        return None
+    try:
+        return dtype_policies.get(dtype).name
+    except (TypeError, ValueError):
+        return None  # a non-float dtype: the layer computes in float32 as before
+
+
 class Normalization(_Preprocessing, PreprocessingLayer):
     """``(x - mean) / max(sqrt(variance), 1e-7)`` per feature on ``axis`` (Keras's ``Normalization``).
 
@@ -312,6 +323,8 @@ class Normalization(_Preprocessing, PreprocessingLayer):
         self, axis: Any = -1, mean: Any = None, variance: Any = None, invert: bool = False, **kwargs: Any
     ) -> None:
         super().__init__(**kwargs)
+        # Keras's dtype="float64" keeps the statistics and computes in float64; float32 otherwise
+        self._float = torch.float64 if _policy_name(kwargs.get("dtype")) == "float64" else torch.float32
         if (mean is None) != (variance is None):
             raise ValueError(
                 "Pass both mean and variance, or neither (then call adapt()). "
@@ -323,9 +336,14 @@ class Normalization(_Preprocessing, PreprocessingLayer):
             self._set(np.asarray(mean, dtype="float32"), np.asarray(variance, dtype="float32"))
             self._set_count(0.0)  # the same state as an adapted layer, so a saved model loads back
 
+    @property
+    def compute_dtype(self) -> str:
+        """``"float64"`` for ``dtype="float64"`` (its inputs stay float64), else ``"float32"``."""
+        return "float64" if self._float == torch.float64 else "float32"
+
     def _set(self, mean: np.ndarray, variance: np.ndarray) -> None:
         for name, value in (("mean", mean), ("variance", variance)):
-            tensor = torch.as_tensor(value, dtype=torch.float32)
+            tensor = torch.as_tensor(value, dtype=self._float)
             old = self._buffers.get(name)
             if old is not None:
                 self._buffers[name] = tensor.to(old.device)
@@ -351,7 +369,7 @@ class Normalization(_Preprocessing, PreprocessingLayer):
         mean = arr.mean(axis=reduce, keepdims=True)
         var = arr.var(axis=reduce, keepdims=True)
         shape = [arr.shape[a] for a in sorted(keep)]  # Keras's shape: the kept axes' sizes, e.g. (3,)
-        self._set(mean.reshape(shape).astype("float32"), var.reshape(shape).astype("float32"))
+        self._set(mean.reshape(shape), var.reshape(shape))  # float64 sums, stored in the layer's dtype
         self._set_count(float(np.prod([arr.shape[a] for a in reduce])))
         self._is_adapted = True
 
@@ -378,7 +396,7 @@ class Normalization(_Preprocessing, PreprocessingLayer):
         self.register_buffer("count", torch.tensor(count, dtype=torch.float64))
 
     def call(self, inputs: Any) -> torch.Tensor:
-        x = torch.as_tensor(inputs, dtype=torch.float32)
+        x = torch.as_tensor(inputs, dtype=self._float)
         if "mean" not in self._buffers:
             self._initial_state(tuple(x.shape))
         mean, var = self._stat("mean").to(x.device), self._stat("variance").to(x.device)
