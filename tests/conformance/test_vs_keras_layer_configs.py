@@ -125,9 +125,13 @@ VALUE_CASES = (
     ("MaxPooling1D", (3,), {}),
     ("LeakyReLU", (), {}),
     ("MultiHeadAttention", (2, 3), {}),
+    ("StringLookup", (), {}),  # oov_token: None given means "[UNK]"
+    ("ZeroPadding2D", ((1, 2),), {}),  # saved as ((1, 1), (2, 2))
 )
 # unison's BatchNormalization defaults to synchronized=True (a documented choice: statistics over
-# the global batch under a strategy); Keras 3's to False.
+# the global batch under a strategy, so N replicas train as one device, docs/semantics.md); Keras 3's
+# to False. unison reduces no buffers across replicas, so its unsynchronised moving statistics would
+# drift apart per replica: keeping the default keeps one model.
 _VALUE_DIFFERENCES = {"BatchNormalization": ("synchronized",)}
 
 
@@ -143,11 +147,60 @@ _VALUE_DIFFERENCES = {"BatchNormalization": ("synchronized",)}
     "keras:layers.MaxPooling1D",
     "keras:layers.LeakyReLU",
     "keras:layers.MultiHeadAttention",
+    "keras:layers.StringLookup",
+    "keras:layers.ZeroPadding2D",
 )
 def test_layer_config_values(tf, name, args, kwargs):
     config = _values(getattr(tf.keras.layers, name)(*args, **kwargs).get_config())
     skipped = set(KEY_DIFFERENCES.get(name, ((), ""))[0]) | set(_VALUE_DIFFERENCES.get(name, ()))
     return {k: v for k, v in config.items() if k not in skipped}
+
+
+# Arguments Keras 3 saves in a normal form: a factor f as (-f, f) or (0, f), a list value_range,
+# the output dtype of Hashing (a policy) and HashedCrossing (a name). One oracle run for all.
+_FORM_CASES = (
+    ("RandomRotation", {"factor": 0.2}, ("factor",)),
+    ("RandomRotation", {"factor": [-0.1, 0.3]}, ("factor",)),
+    ("RandomContrast", {"factor": 0.2}, ("factor", "value_range")),
+    ("RandomBrightness", {"factor": -0.2}, ("factor", "value_range")),
+    ("RandomHue", {"factor": 0.2}, ("factor", "value_range")),
+    ("RandomSaturation", {"factor": 0.2, "value_range": (0, 1)}, ("factor", "value_range")),
+    ("RandomColorDegeneration", {"factor": 1}, ("factor", "value_range")),
+    ("RandomSharpness", {"factor": 0.2}, ("factor", "value_range")),
+    ("RandomInvert", {}, ("factor", "value_range")),
+    ("RandomPosterization", {"factor": 3}, ("factor", "value_range")),
+    ("Solarization", {"addition_factor": 0.3}, ("addition_factor", "threshold_factor", "value_range")),
+    ("RandomShear", {"x_factor": 0.2}, ("x_factor", "y_factor")),
+    ("RandomGaussianBlur", {}, ("factor", "value_range")),
+    ("RandomErasing", {"factor": 0.5}, ("factor", "value_range")),
+    ("CutMix", {}, ("factor",)),
+    ("AutoContrast", {}, ("value_range",)),
+    ("Equalization", {"value_range": (0, 1)}, ("value_range",)),
+    ("Hashing", {"num_bins": 3}, ("dtype",)),
+    ("Hashing", {"num_bins": 3, "output_mode": "one_hot"}, ("dtype",)),
+    ("HashedCrossing", {"num_bins": 3}, ("dtype",)),
+    ("HashedCrossing", {"num_bins": 3, "dtype": "int32"}, ("dtype",)),
+)
+
+
+def _kind_and_value(value):
+    if isinstance(value, list):
+        return "list", list(value)
+    return type(value).__name__, value
+
+
+@same_as_tf(
+    *sorted({f"keras:layers.{name}" for name, _, _ in _FORM_CASES}),
+    edge=True,
+)
+def test_configs_save_arguments_in_keras_forms(tf):
+    out = []
+    for name, kwargs, keys in _FORM_CASES:
+        config = getattr(tf.keras.layers, name)(**kwargs).get_config()
+        # a list and a tuple are different Python values (both are a JSON array when saved);
+        # Keras's lists are its TrackedList, a list subclass
+        out.append({k: _kind_and_value(config[k]) for k in keys})
+    return out
 
 
 @same_as_tf("keras:layers.Dense", edge=True)
@@ -217,3 +270,67 @@ def test_a_float64_layer_computes_in_float64_from_its_first_call(tf):
     conv = tf.keras.layers.Conv2D(2, 3, dtype="float64", **ones)
     lstm = tf.keras.layers.LSTM(3, dtype="float64", recurrent_initializer="ones", **ones)
     return dense(x[:, 0, 0]), conv(x), lstm(x[:, 0]), [w.numpy() for w in dense.weights]
+
+
+@same_as_tf("keras:layers.BatchNormalization", "keras:layers.Embedding", "keras:layers.RMSNormalization", edge=True)
+def test_float64_layers_keep_float64_weights_and_statistics(tf):
+    # BatchNormalization's moving statistics (buffers) and Embedding's table used to stay float32
+    x = np.linspace(-1.0, 2.0, 4 * 3).reshape(4, 3)
+    bn = tf.keras.layers.BatchNormalization(dtype="float64")
+    emb = tf.keras.layers.Embedding(5, 2, dtype="float64", embeddings_initializer="ones")
+    rms = tf.keras.layers.RMSNormalization(dtype="float64")
+    trained = bn(x, training=True)
+    return (
+        trained,
+        bn(x, training=False),
+        emb(np.array([[1, 4]])),
+        rms(x),
+        [w.numpy() for w in bn.weights + emb.weights],
+    )
+
+
+@same_as_tf(
+    "keras:layers.ConvLSTM1D",
+    "keras:layers.RNN",
+    "keras:layers.GRUCell",
+    "keras:layers.SpectralNormalization",
+    "keras:layers.Normalization",
+    edge=True,
+)
+def test_float64_recurrent_and_wrapper_layers_compute_in_float64(tf):
+    # ConvLSTM kept float32 weights; a cell built in RNN's first step, and a wrapped layer's kernel
+    # (SpectralNormalization's power iteration), met float64 inputs with float32 weights
+    layers = tf.keras.layers
+    ones = {"kernel_initializer": "ones", "recurrent_initializer": "ones"}
+    x = np.linspace(-1.0, 1.0, 2 * 3 * 4).reshape(2, 3, 4)
+    conv_lstm = layers.ConvLSTM1D(2, 2, dtype="float64", **ones)
+    rnn = layers.RNN(layers.GRUCell(2, dtype="float64", **ones), dtype="float64")
+    dense = layers.Dense(2, dtype="float64", kernel_initializer="ones")
+    spectral = layers.SpectralNormalization(dense, dtype="float64")
+    # SpectralNormalization's vector_u is random: its dtype is compared, not its values
+    out = spectral(x[0], training=True)
+    shape, dtype = tuple(int(d) for d in out.shape), np.asarray(out).dtype.name
+    normalization = layers.Normalization(dtype="float64")
+    normalization.adapt(x[0] * 1e-3 + 1.0)  # statistics that float32 would round
+    normalized = normalization(x[0] * 1e-3 + 1.0)
+    vector_u = np.asarray(spectral.vector_u).dtype.name
+    mean = np.asarray(normalization.mean).reshape(-1)  # Keras 3 broadcasts it to (1, 4), unison keeps (4,)
+    return conv_lstm(x.reshape(2, 3, 2, 2)), rnn(x), shape, dtype, vector_u, normalized, mean
+
+
+# Keras keeps SGD's learning rate a float32 variable (0.1 is 0.10000000149 there): updates agree to ~1e-8
+@same_as_tf("keras:Sequential", "keras:layers.LayerNormalization", "keras:layers.GRU", edge=True, rtol=1e-6)
+def test_a_float64_sequential_model_trains_in_float64(tf):
+    keras = tf.keras
+    model = keras.Sequential(
+        [
+            keras.Input((3, 2)),
+            keras.layers.GRU(2, dtype="float64", kernel_initializer="ones", recurrent_initializer="ones"),
+            keras.layers.LayerNormalization(dtype="float64"),
+            keras.layers.Dense(1, dtype="float64", kernel_initializer="ones"),
+        ]
+    )
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+    x = np.linspace(0.0, 1.0, 4 * 3 * 2).reshape(4, 3, 2)
+    model.fit(x, np.ones((4, 1)), epochs=1, batch_size=4, verbose=0)
+    return model(x), [np.asarray(w) for w in model.weights]  # values and dtypes (float64)

@@ -221,3 +221,50 @@ def test_listed_arguments_unison_lacks_are_refused_when_set() -> None:
     bn = keras.layers.BatchNormalization(gamma_regularizer="l2")
     bn(torch.ones(2, 3))
     assert len(bn.losses) == 1  # the gamma penalty
+
+
+@pytest.mark.parametrize(
+    "name,kwargs",
+    [
+        ("RandomRotation", {"factor": 0.2}),
+        ("RandomShear", {"x_factor": 0.4, "y_factor": (0.1, 0.3)}),
+        ("RandomBrightness", {"factor": 0.2}),
+        ("RandomPosterization", {"factor": 3}),
+        ("Solarization", {"addition_factor": 0.3}),
+        ("RandomSharpness", {"factor": 0.2}),
+        ("ZeroPadding2D", {"padding": (1, 2)}),
+        ("StringLookup", {}),
+        ("Hashing", {"num_bins": 3, "dtype": "int32"}),
+        ("HashedCrossing", {"num_bins": 3, "output_mode": "one_hot"}),
+    ],
+)
+def test_keras_forms_of_arguments_load_back(name: str, kwargs: dict[str, Any]) -> None:
+    # get_config saves Keras 3's forms ((-f, f) ranges, pairs of pairs, "[UNK]", an int64 policy);
+    # from_config takes them and saves them again unchanged
+    cls = getattr(keras.layers, name)
+    config = cls(**kwargs).get_config()
+    assert _without_name(cls.from_config(config).get_config()) == _without_name(config)
+
+
+def test_a_loaded_shear_factor_keeps_its_range() -> None:
+    layer = keras.layers.RandomShear.from_config(keras.layers.RandomShear(x_factor=0.4).get_config())
+    assert layer.x_factor == (-0.4, 0.4)
+    with pytest.raises(ValueError, match=r"x_factor.*range \[0, 1\]"):
+        keras.layers.RandomShear(x_factor=(-0.4, 0.3))  # only the saved (-f, f) form may be negative
+
+
+def test_unit_range_factors_refuse_negatives() -> None:
+    # Keras's RandomSharpness and RandomInvert take factors in [0, 1] (0.2 is the range (0, 0.2))
+    for cls in (keras.layers.RandomSharpness, keras.layers.RandomInvert):
+        assert cls(factor=0.2).factor == (0.0, 0.2)
+        with pytest.raises(ValueError, match=r"range \[0, 1\]\. Received: factor=-0.3"):
+            cls(factor=-0.3)
+
+
+def test_hashing_outputs_take_the_given_dtype() -> None:
+    ids = keras.layers.Hashing(3, dtype="int32")(np.array(["a", "b"]))
+    assert ids.dtype == torch.int32
+    crossed = keras.layers.HashedCrossing(3)((np.array(["a"]), np.array([1])))
+    assert crossed.dtype == torch.int64
+    with pytest.raises(ValueError, match="numeric dtype, such as 'int64'"):
+        keras.layers.Hashing(3, dtype="string")

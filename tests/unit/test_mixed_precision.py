@@ -78,6 +78,20 @@ def test_pure_bfloat16_policy_stores_variables_in_bfloat16():
     assert dense(torch.randn(2, 4)).dtype == torch.bfloat16
 
 
+@pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
+def test_mixed_policies_keep_batch_norm_statistics_and_embeddings_in_float32(policy):
+    # the moving statistics are buffers, cast by the layer's policy like its weights: a mixed
+    # policy's variable dtype is float32, as Keras keeps them
+    mixed_precision.set_global_policy(policy)
+    bn, emb = layers.BatchNormalization(), layers.Embedding(4, 2, dtype=policy)
+    bn(torch.randn(8, 3), training=True)
+    emb(torch.tensor([[1, 3]]))
+    assert [str(w.dtype) for w in bn.weights + emb.weights] == ["torch.float32"] * 5
+    half = layers.BatchNormalization(dtype=policy.removeprefix("mixed_"))  # a pure policy stores its dtype
+    half(torch.randn(8, 3), training=True)
+    assert {w.dtype for w in half.weights} == {torch.bfloat16 if "bfloat" in policy else torch.float16}
+
+
 def test_fit_under_mixed_bfloat16_trains_with_float32_variables():
     mixed_precision.set_global_policy("mixed_bfloat16")
     torch.manual_seed(0)

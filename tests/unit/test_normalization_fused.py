@@ -113,7 +113,10 @@ def test_frozen_batch_normalization_runs_in_inference_mode() -> None:
 def test_bfloat16_inputs_are_normalised_in_float32_and_returned_in_bfloat16() -> None:
     bn = layers.BatchNormalization()
     x = (torch.randn(32, 6) * 4 + 1).bfloat16()
-    y = bn(x, training=True)
+    # bfloat16 activations reach a float32-policy layer inside a mixed model's autocast (fit's);
+    # outside it the layer casts them to float32 first, as Keras's does
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = bn(x, training=True)
     assert y.dtype == torch.bfloat16
     want, _, _ = _ref_batch_norm(x.float(), None, None, torch.zeros(6), torch.ones(6), -1, 0.99, 1e-3, True)
     torch.testing.assert_close(y.float(), want, rtol=1e-2, atol=1e-2)

@@ -261,6 +261,17 @@ def policy_scope(policy: Policy, device_type: str) -> Iterator[None]:
         yield
 
 
+def _policy_free_modules(layer: torch.nn.Module, inner: list[DTypePolicyMixin]) -> Iterator[torch.nn.Module]:
+    """``layer`` and the modules below it that no layer with its own dtype policy owns; those
+    layers (the first below each path) are appended to ``inner``."""
+    yield layer
+    for child in layer.children():
+        if isinstance(child, DTypePolicyMixin):
+            inner.append(child)
+        else:
+            yield from _policy_free_modules(child, inner)
+
+
 class DTypePolicyMixin:
     """Gives a layer Keras's ``dtype=`` argument: a per-layer policy applied to its calls.
 
@@ -287,11 +298,29 @@ class DTypePolicyMixin:
         return self.dtype_policy.variable_dtype
 
     def _cast_variables(self) -> None:
-        """Store this layer's own floating variables in the policy's variable dtype."""
+        """Store this layer's floating variables in the policy's variable dtype.
+
+        Its variables are its parameters and its floating buffers (BatchNormalization's moving
+        statistics are buffers; Keras's are non-trainable variables of the layer's variable
+        dtype), its own and those of inner modules that have no policy of their own (a plain
+        ``torch.nn`` module inside it); an inner layer with a policy keeps its own dtype, as in
+        Keras. Mixed policies store variables in float32, so they leave float32 statistics as they are.
+        """
         dtype = self.dtype_policy.torch_variable_dtype
-        for param in self.parameters(recurse=False):  # type: ignore[attr-defined]
-            if param.is_floating_point() and param.dtype != dtype:
-                param.data = param.data.to(dtype)
+        inner: list[DTypePolicyMixin] = []
+        for module in _policy_free_modules(cast(torch.nn.Module, self), inner):
+            for param in module.parameters(recurse=False):
+                if param.is_floating_point() and param.dtype != dtype:
+                    param.data = param.data.to(dtype)
+            for name, buf in list(module.named_buffers(recurse=False)):
+                if buf is not None and buf.is_floating_point() and buf.dtype != dtype:
+                    setattr(module, name, buf.to(dtype))
+        for layer in inner:
+            # an inner layer built by this one's build (a wrapper's): its variables take its own
+            # float32/float64 policy now, before this layer computes with them (a half-precision
+            # policy casts after its own first call, which runs under autocast)
+            if layer.dtype_policy.torch_variable_dtype in (torch.float32, torch.float64):
+                layer._cast_variables()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         policy = self.dtype_policy

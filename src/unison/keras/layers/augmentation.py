@@ -31,7 +31,7 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -181,6 +181,8 @@ class RandomRotation(_Geometric):
     ``factor=0.1`` draws from ``[-0.1, 0.1]`` turns; ``factor=(-0.2, 0.3)`` from that range.
     """
 
+    _config_forms: ClassVar[dict[str, str]] = {"factor": "symmetric"}
+
     def __init__(
         self,
         factor: Any,
@@ -286,6 +288,8 @@ class RandomContrast(_Augmentation):
     """Scale each image's deviation from its per-channel mean by a factor drawn from
     ``[1 - lower, 1 + upper]``, then clip to ``value_range`` (Keras 3)."""
 
+    _config_forms: ClassVar[dict[str, str]] = {"factor": "from_zero"}
+
     def __init__(self, factor: Any, value_range: Any = (0, 255), seed: int | None = None, **kwargs: Any) -> None:
         super().__init__(seed, **kwargs)
         if isinstance(factor, (tuple, list)) and len(factor) == 2 and all(isinstance(f, (int, float)) for f in factor):
@@ -308,6 +312,8 @@ class RandomBrightness(_Augmentation):
 
     ``factor=0.2`` draws from ``[-0.2, 0.2]``; each bound must be in ``[-1, 1]``.
     """
+
+    _config_forms: ClassVar[dict[str, str]] = {"factor": "symmetric", "value_range": "list"}
 
     def __init__(self, factor: Any, value_range: Any = (0, 255), seed: int | None = None, **kwargs: Any) -> None:
         super().__init__(seed, **kwargs)

@@ -21,7 +21,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -80,6 +80,8 @@ class AutoContrast(_Augmentation):
         value_range: the range of the input values, ``(0, 255)`` by default.
     """
 
+    _config_forms: ClassVar[dict[str, str]] = {"value_range": "list"}
+
     _config_omitted = frozenset({"seed"})  # deterministic: Keras lists no seed
 
     def __init__(self, value_range: Any = (0, 255), **kwargs: Any) -> None:
@@ -105,6 +107,8 @@ class Equalization(_Augmentation):
     Args:
         value_range: the range of the input values; bins: the histogram's bins (256).
     """
+
+    _config_forms: ClassVar[dict[str, str]] = {"value_range": "list"}
 
     _config_omitted = frozenset({"seed"})  # deterministic: Keras lists no seed
 
@@ -140,6 +144,12 @@ class Solarization(_Augmentation):
     As Keras 3: the addition is uniform in ``[a_low, a_high * 255]`` and the threshold in
     ``[t_low, t_high * 255]``, both per image, on values mapped to ``[0, 255]``.
     """
+
+    _config_forms: ClassVar[dict[str, str]] = {
+        "addition_factor": "from_zero",
+        "threshold_factor": "from_zero",
+        "value_range": "list",
+    }
 
     def __init__(
         self,
@@ -178,9 +188,11 @@ def _unit_factor(factor: Any, what: str) -> tuple[float, float]:
 class RandomInvert(_Augmentation):
     """Invert an image (``value_range[1] - x``) when a uniform draw falls below one drawn from ``factor``."""
 
+    _config_forms: ClassVar[dict[str, str]] = {"factor": "from_zero"}
+
     def __init__(self, factor: Any = 1.0, value_range: Any = (0, 255), seed: int | None = None, **kwargs: Any) -> None:
         super().__init__(seed, **kwargs)
-        self.factor = keras_factor(factor, (-1, 1))
+        self.factor = keras_factor(factor, (0, 1))  # Keras's bounds: 0.3 is (0, 0.3), a negative raises
         self.value_range = value_range
 
     def _augment(self, x: torch.Tensor) -> torch.Tensor:
@@ -210,6 +222,8 @@ class RandomGrayscale(_Augmentation):
 class RandomColorDegeneration(_Augmentation):
     """Blend each image toward its greyscale by a factor drawn from ``factor`` (1: fully grey)."""
 
+    _config_forms: ClassVar[dict[str, str]] = {"factor": "symmetric", "value_range": "list"}
+
     def __init__(self, factor: Any, value_range: Any = (0, 255), seed: int | None = None, **kwargs: Any) -> None:
         super().__init__(seed, **kwargs)
         self.factor, self.value_range = keras_factor(factor, (-1, 1)), value_range_of(value_range)
@@ -221,6 +235,8 @@ class RandomColorDegeneration(_Augmentation):
 
 class RandomPosterization(_Augmentation):
     """Keep the top ``bits`` bits of each 8-bit value, ``bits`` drawn as an integer from ``factor`` in ``[1, 8]``."""
+
+    _config_forms: ClassVar[dict[str, str]] = {"factor": "from_one", "value_range": "list"}
 
     def __init__(self, factor: Any, value_range: Any = (0, 255), seed: int | None = None, **kwargs: Any) -> None:
         super().__init__(seed, **kwargs)
@@ -245,9 +261,12 @@ class RandomSharpness(_Augmentation):
     ``[[1, 1, 1], [1, 5, 1], [1, 1, 1]] / 13`` (zero padding), clipped to ``value_range``.
     """
 
+    _config_forms: ClassVar[dict[str, str]] = {"factor": "from_zero", "value_range": "list"}
+
     def __init__(self, factor: Any, value_range: Any = (0, 255), seed: int | None = None, **kwargs: Any) -> None:
         super().__init__(seed, **kwargs)
-        self.factor, self.value_range = keras_factor(factor, (-1, 1)), value_range_of(value_range)
+        # Keras's bounds: 0.3 is (0, 0.3), a negative raises
+        self.factor, self.value_range = keras_factor(factor, (0, 1)), value_range_of(value_range)
 
     def _augment(self, x: torch.Tensor) -> torch.Tensor:
         sharpness = (self._uniform(x, self.factor) * 2).reshape(-1, 1, 1, 1).to(x.dtype)
@@ -279,6 +298,8 @@ class RandomGaussianBlur(_Augmentation):
     sigmas (columns, rows) are drawn once per batch from ``sigma`` (a number ``s``: ``(0, s)``);
     zero padding; the result is clipped to ``value_range``.
     """
+
+    _config_forms: ClassVar[dict[str, str]] = {"factor": "from_zero"}
 
     def __init__(
         self,

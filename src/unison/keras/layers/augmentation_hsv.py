@@ -16,7 +16,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -34,6 +34,8 @@ def _check_rgb(x: torch.Tensor, name: str) -> None:
 
 class RandomHue(_Augmentation):
     """Turn each image's hue by a random ``±f / 2`` turn, ``f`` drawn from ``factor`` in ``[0, 1]``."""
+
+    _config_forms: ClassVar[dict[str, str]] = {"factor": "from_zero"}
 
     def __init__(self, factor: Any, value_range: Any = (0, 255), data_format: str | None = None, seed: int | None = None, **kwargs: Any) -> None:  # fmt: skip
         super().__init__(seed, data_format=data_format, **kwargs)
@@ -53,6 +55,8 @@ class RandomHue(_Augmentation):
 
 class RandomSaturation(_Augmentation):
     """Scale each image's saturation by ``f / (1 - f)``, ``f`` drawn from ``factor`` (a number ``f``: ``(-f, f)``)."""
+
+    _config_forms: ClassVar[dict[str, str]] = {"factor": "symmetric", "value_range": "list"}
 
     def __init__(self, factor: Any, value_range: Any = (0, 255), data_format: str | None = None, seed: int | None = None, **kwargs: Any) -> None:  # fmt: skip
         super().__init__(seed, data_format=data_format, **kwargs)

@@ -19,7 +19,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 from torch import nn
@@ -99,6 +99,8 @@ class CutMix(_Mixing):
         factor: the range of the Beta concentration ``a`` (a number ``f``: ``(0, f)``), in ``[0, 1]``.
     """
 
+    _config_forms: ClassVar[dict[str, str]] = {"factor": "from_zero"}
+
     def __init__(
         self, factor: Any = 1.0, seed: int | None = None, data_format: str | None = None, **kwargs: Any
     ) -> None:
@@ -139,6 +141,8 @@ class RandomErasing(_Augmentation):
     filled with ``fill_value`` (a number or one per channel), or with Gaussian noise times
     ``value_range[1]`` when None, clipped to ``value_range``.
     """
+
+    _config_forms: ClassVar[dict[str, str]] = {"factor": "from_zero"}
 
     def __init__(
         self,

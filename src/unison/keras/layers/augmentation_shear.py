@@ -13,7 +13,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -30,7 +30,10 @@ def _shear_factor(factor: Any, what: str) -> tuple[float, float]:
         if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 <= factor <= 1:
             raise ValueError(message)
         return -abs(float(factor)), abs(float(factor))
-    if len(values) != 2 or not all(isinstance(v, (int, float)) and 0 <= v <= 1 for v in values):
+    if len(values) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        raise ValueError(message)
+    # (-f, f) is how get_config saves a number f (as Keras's does): it loads back as f
+    if not (all(0 <= v <= 1 for v in values) or (0 <= values[1] <= 1 and values[0] == -values[1])):
         raise ValueError(message)
     low, high = sorted(float(v) for v in values)
     return low, high
@@ -38,6 +41,8 @@ def _shear_factor(factor: Any, what: str) -> tuple[float, float]:
 
 class RandomShear(_Geometric):
     """Shear images by random factors (Keras 3's ``RandomShear``); identity at inference."""
+
+    _config_forms: ClassVar[dict[str, str]] = {"x_factor": "symmetric", "y_factor": "symmetric"}
 
     def __init__(
         self,

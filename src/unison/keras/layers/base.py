@@ -23,7 +23,7 @@ import operator
 import re
 import sys
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import torch
@@ -157,7 +157,7 @@ def call_in_mode(module: nn.Module, call: Callable[..., Any], args: tuple[Any, .
     if _CALL.get() is not None:
         return _call_in_mode(module, call, args, kwargs)
     if args and isinstance(args[0], np.ndarray):
-        args = (_numpy_input(args[0]), *args[1:])
+        args = (_numpy_input(args[0], getattr(module, "compute_dtype", None) == "float64"), *args[1:])
     call_id = next(_CALL_IDS)
     module.__dict__["_last_call_id"] = call_id
     token = _CALL.set((call_id, module))
@@ -167,14 +167,15 @@ def call_in_mode(module: nn.Module, call: Callable[..., Any], args: tuple[Any, .
         _CALL.reset(token)
 
 
-def _numpy_input(value: np.ndarray) -> Any:
-    """A numpy batch given to a layer or model as Keras converts it: a tensor, float64 as float32."""
+def _numpy_input(value: np.ndarray, float64: bool = False) -> Any:
+    """A numpy batch given to a layer or model as Keras converts it: a tensor, float64 as float32
+    unless the layer computes in float64 (``dtype="float64"``)."""
     if value.dtype.kind not in "biuf":
         return value  # strings stay numpy (TextVectorization, StringLookup take them)
     from unison.ops.dtypes import as_torch
 
     tensor = as_torch(value)
-    return tensor.float() if tensor.dtype == torch.float64 else tensor
+    return tensor.float() if tensor.dtype == torch.float64 and not float64 else tensor
 
 
 def _call_in_mode(module: nn.Module, call: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -432,6 +433,9 @@ class Layer(nn.Module):
     # base class through **kwargs (listed as None when not given)
     _config_omitted: frozenset[str] = frozenset()
     _config_extras: tuple[str, ...] = ()
+    # arguments Keras saves in a normal form (RandomRotation's factor 0.2 as (-0.2, 0.2)): key -> rule
+    # of layer_config.keras_form ("symmetric", "from_zero", "from_one", "list")
+    _config_forms: ClassVar[dict[str, str]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

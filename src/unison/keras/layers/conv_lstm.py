@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from unison.keras import activations
+from unison.keras.dtype_policies import DTypePolicyMixin
 from unison.keras.layers.base import Layer
 from unison.keras.layers.conv import _check_padding
 from unison.keras.layers.conv_base import _positive
@@ -33,7 +34,7 @@ __all__ = ["ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D"]
 _AXES = {1: "batch, time, steps, channels", 2: "batch, time, rows, cols, channels"}
 
 
-class _ConvLSTM(Layer):
+class _ConvLSTM(DTypePolicyMixin, Layer):
     _config_extras = ("activity_regularizer",)  # Keras lists it for recurrent layers
     rank = 2
 

@@ -273,7 +273,7 @@ class Dropout(Layer):
         return set_mask(inputs * keep.to(inputs.dtype).mul_(1 / (1 - self.rate)), get_mask(inputs))
 
 
-class Embedding(Layer):
+class Embedding(DTypePolicyMixin, Layer):
     """Map integer ids in ``[0, input_dim)`` to vectors of size ``output_dim``.
 
     Under ``ParameterServerStrategy`` the table is sparse: a step pulls and updates only its rows.

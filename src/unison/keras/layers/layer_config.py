@@ -105,8 +105,13 @@ def _normal_form(layer: Any, key: str, value: Any, arguments: dict[str, Any]) ->
     ``"channels_last"``): the layer's attribute of that name when it holds the normal form, else
     Keras's rule applied here."""
     attr = layer.__dict__.get(key, None)
-    if key in _TUPLE_ARGUMENTS and isinstance(attr, tuple) and (value is None or isinstance(value, (int, list))):
-        return attr
+    if key in _TUPLE_ARGUMENTS and isinstance(attr, tuple):
+        # ZeroPadding2D's (1, 2) is saved as ((1, 1), (2, 2)), the pairs form its attribute holds
+        pairs = bool(attr) and all(isinstance(a, tuple) for a in attr)
+        if value is None or isinstance(value, (int, list)) or (pairs and isinstance(value, tuple)):
+            return attr
+    if key == "oov_token" and value is None and isinstance(attr, str):
+        return attr  # StringLookup's None means "[UNK]", which Keras's signature states
     if key == "data_format" and value is None:
         if attr in _DATA_FORMATS:
             return attr
@@ -123,6 +128,29 @@ def _normal_form(layer: Any, key: str, value: Any, arguments: dict[str, Any]) ->
             return tuple(value)
     if value is None and key != "seed" and isinstance(attr, (int, float)) and not isinstance(attr, bool):
         return attr  # an argument resolved at construction (LeakyReLU's slope, a key_dim-sized value_dim)
+    return value
+
+
+def keras_form(form: str, value: Any) -> Any:
+    """``value`` as Keras 3 saves an argument it normalises (a layer's ``_config_forms`` names the rule).
+
+    ``"symmetric"``: a number ``f`` is the range ``(-|f|, |f|)`` (RandomRotation's ``factor``);
+    ``"from_zero"``/``"from_one"``: ``(0, f)``/``(1, f)`` (RandomContrast's, RandomPosterization's);
+    a two-item list becomes a tuple under these three. ``"list"``: a range is saved as a list
+    (RandomBrightness's ``value_range``, whatever sequence was given).
+
+    Example:
+        >>> keras_form("symmetric", 0.2), keras_form("from_zero", [0.1, 0.4]), keras_form("list", (0, 255))
+        ((-0.2, 0.2), (0.1, 0.4), [0, 255])
+    """
+    if form == "list":
+        return list(value) if isinstance(value, (tuple, list)) else value
+    if isinstance(value, list) and len(value) == 2:
+        return tuple(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if form == "symmetric":
+            return (-abs(value), abs(value))
+        return (0 if form == "from_zero" else 1, value)
     return value
 
 
@@ -217,10 +245,12 @@ def full_config(layer: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> di
     )
     config["dtype"] = dtype_entry(layer, arguments.get("dtype"), dtype_default)
     own: frozenset[str] = getattr(cls, "_own_argument_names", frozenset())
+    forms: dict[str, str] = getattr(cls, "_config_forms", {})
     for key, value in arguments.items():
         if key in _BASE_KEYS or (key == "input_shape" and value is None):
             continue  # Keras 3 lists an input shape only where one was given
-        config[key] = _serialize_value(key, _normal_form(layer, key, value, arguments), own)
+        value = _normal_form(layer, key, value, arguments)
+        config[key] = _serialize_value(key, keras_form(forms[key], value) if key in forms else value, own)
     if (
         bound is not None
         and signature is not None

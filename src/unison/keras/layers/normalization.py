@@ -27,12 +27,13 @@ import torch
 from unison.comm.reduce_op import ReduceOp
 from unison.distribute.strategy import ReplicaContext, get_replica_context, get_strategy
 from unison.keras import initializers, regularizers
+from unison.keras.dtype_policies import DTypePolicyMixin
 from unison.keras.layers.base import Layer
 from unison.keras.layers.masking import MaskedLayer
 from unison.keras.layers.misc import check_axes
 
 
-class BatchNormalization(Layer):
+class BatchNormalization(DTypePolicyMixin, Layer):
     """Normalise over every axis but ``axis`` with batch statistics (moving ones at inference).
 
     Args:

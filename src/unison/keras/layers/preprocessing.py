@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from unison.keras import dtype_policies
 from unison.keras.backend.keras_tensor import SYMBOLIC_STRING
 from unison.keras.layers.base import Layer
 from unison.keras.layers.preprocessing_layer import PreprocessingLayer
@@ -299,6 +300,16 @@ class IntegerLookup(_Lookup):
         return int(token)
 
 
+def _policy_name(dtype: Any) -> str | None:
+    """The dtype policy's name ``dtype`` gives (a name, ``torch.dtype``, policy or its config), else None."""
+    if dtype is None:
+        return None
+    try:
+        return dtype_policies.get(dtype).name
+    except (TypeError, ValueError):
+        return None  # a non-float dtype: the layer computes in float32 as before
+
+
 class Normalization(_Preprocessing, PreprocessingLayer):
     """``(x - mean) / max(sqrt(variance), 1e-7)`` per feature on ``axis`` (Keras's ``Normalization``).
 
@@ -312,6 +323,8 @@ class Normalization(_Preprocessing, PreprocessingLayer):
         self, axis: Any = -1, mean: Any = None, variance: Any = None, invert: bool = False, **kwargs: Any
     ) -> None:
         super().__init__(**kwargs)
+        # Keras's dtype="float64" keeps the statistics and computes in float64; float32 otherwise
+        self._float = torch.float64 if _policy_name(kwargs.get("dtype")) == "float64" else torch.float32
         if (mean is None) != (variance is None):
             raise ValueError(
                 "Pass both mean and variance, or neither (then call adapt()). "
@@ -323,9 +336,14 @@ class Normalization(_Preprocessing, PreprocessingLayer):
             self._set(np.asarray(mean, dtype="float32"), np.asarray(variance, dtype="float32"))
             self._set_count(0.0)  # the same state as an adapted layer, so a saved model loads back
 
+    @property
+    def compute_dtype(self) -> str:
+        """``"float64"`` for ``dtype="float64"`` (its inputs stay float64), else ``"float32"``."""
+        return "float64" if self._float == torch.float64 else "float32"
+
     def _set(self, mean: np.ndarray, variance: np.ndarray) -> None:
         for name, value in (("mean", mean), ("variance", variance)):
-            tensor = torch.as_tensor(value, dtype=torch.float32)
+            tensor = torch.as_tensor(value, dtype=self._float)
             old = self._buffers.get(name)
             if old is not None:
                 self._buffers[name] = tensor.to(old.device)
@@ -351,7 +369,7 @@ class Normalization(_Preprocessing, PreprocessingLayer):
         mean = arr.mean(axis=reduce, keepdims=True)
         var = arr.var(axis=reduce, keepdims=True)
         shape = [arr.shape[a] for a in sorted(keep)]  # Keras's shape: the kept axes' sizes, e.g. (3,)
-        self._set(mean.reshape(shape).astype("float32"), var.reshape(shape).astype("float32"))
+        self._set(mean.reshape(shape), var.reshape(shape))  # float64 sums, stored in the layer's dtype
         self._set_count(float(np.prod([arr.shape[a] for a in reduce])))
         self._is_adapted = True
 
@@ -378,7 +396,7 @@ class Normalization(_Preprocessing, PreprocessingLayer):
         self.register_buffer("count", torch.tensor(count, dtype=torch.float64))
 
     def call(self, inputs: Any) -> torch.Tensor:
-        x = torch.as_tensor(inputs, dtype=torch.float32)
+        x = torch.as_tensor(inputs, dtype=self._float)
         if "mean" not in self._buffers:
             self._initial_state(tuple(x.shape))
         mean, var = self._stat("mean").to(x.device), self._stat("variance").to(x.device)
@@ -478,6 +496,24 @@ def _category_encode(inputs: Any, num_tokens: int, output_mode: str, name: str) 
     return counts if output_mode == "count" else (counts > 0).to(torch.float32)
 
 
+def _hash_output_dtype(dtype: Any, output_mode: str, layer: str) -> tuple[str, torch.dtype]:
+    """Keras's output dtype of Hashing/HashedCrossing: ``dtype`` if given, else int64 ids (``"int"``)
+    or float32 vectors; its name (what ``get_config`` saves) and the torch dtype outputs take."""
+    from unison.ops.dtypes import as_dtype
+
+    if isinstance(dtype, dict):  # a serialised DTypePolicy
+        dtype = (dtype.get("config") or {}).get("name")
+    if dtype is None:
+        dtype = "int64" if output_mode == "int" else "float32"
+    name = str(dtype).removeprefix("torch.") if isinstance(dtype, torch.dtype) else dtype
+    resolved = as_dtype(name) if isinstance(name, str) else None
+    if not isinstance(resolved, torch.dtype) or resolved == torch.bool:
+        raise ValueError(
+            f"{layer}'s dtype must name a numeric dtype, such as 'int64' or 'float32'. Received: dtype={dtype!r}"
+        )
+    return name, resolved
+
+
 class Hashing(_Preprocessing):
     """Values (strings or integers) to ``num_bins`` bins by a deterministic hash (see the module doc).
 
@@ -493,7 +529,10 @@ class Hashing(_Preprocessing):
         sparse: bool = False,
         **kwargs: Any,
     ) -> None:
+        dtype = kwargs.pop("dtype", None)
         super().__init__(**kwargs)
+        # Keras's Hashing outputs (and saves as its dtype policy) int64 ids, else this dtype
+        self._output_dtype = _hash_output_dtype(dtype, output_mode, "Hashing")
         if sparse:
             raise ValueError(
                 "Hashing(sparse=True) is not supported by unison: its outputs are dense tensors. Leave sparse out."
@@ -526,7 +565,19 @@ class Hashing(_Preprocessing):
         device = inputs.device if isinstance(inputs, torch.Tensor) else None
         arr = _numpy(inputs)
         bins = np.array([self._bin(v) for v in arr.reshape(-1).tolist()], dtype="int64").reshape(arr.shape)
-        return _encode(torch.as_tensor(bins, device=device), self.num_bins, self.output_mode, "Hashing")
+        out = _encode(torch.as_tensor(bins, device=device), self.num_bins, self.output_mode, "Hashing")
+        return out.to(self._output_dtype[1])
+
+    def get_config(self) -> dict[str, Any]:
+        config = super().get_config()
+        name = self._output_dtype[0]
+        config["dtype"] = {
+            "module": "keras",
+            "class_name": "DTypePolicy",
+            "config": {"name": name},
+            "registered_name": None,
+        }
+        return config
 
 
 _CROSS_KEY = 0xDECAFCAFFE  # tf.sparse.cross_hashed's default hash_key
@@ -708,8 +759,9 @@ class HashedCrossing(_Preprocessing):
     """
 
     def __init__(self, num_bins: int, output_mode: str = "int", sparse: bool = False, **kwargs: Any) -> None:
-        kwargs.pop("dtype", None)
+        dtype = kwargs.pop("dtype", None)
         super().__init__(**kwargs)
+        self._output_dtype = _hash_output_dtype(dtype, output_mode, "HashedCrossing")
         if isinstance(num_bins, bool) or not isinstance(num_bins, int) or num_bins < 1:
             raise ValueError(f"`num_bins` must be a positive integer. Received: num_bins={num_bins!r}")
         if output_mode not in ("int", "one_hot"):
@@ -753,11 +805,12 @@ class HashedCrossing(_Preprocessing):
                 hashed = fingerprint_cat64(hashed, value)
             out.append(hashed % self.num_bins)
         ids = torch.as_tensor(np.array(out, dtype="int64").reshape(shape), device=device)
-        return _encode(ids, self.num_bins, self.output_mode, self.name)
+        return _encode(ids, self.num_bins, self.output_mode, self.name).to(self._output_dtype[1])
 
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()
         config.update(num_bins=self.num_bins, output_mode=self.output_mode, sparse=self.sparse)
+        config["dtype"] = self._output_dtype[0]  # Keras's HashedCrossing saves the dtype's name, not a policy
         del config["trainable"]  # Keras's HashedCrossing config has no trainable flag (it has no weights)
         return config
 

@@ -19,10 +19,11 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from unison.keras.dtype_policies import DTypePolicyMixin
 from unison.keras.layers.base import Layer
 
 
-class RMSNormalization(Layer):
+class RMSNormalization(DTypePolicyMixin, Layer):
     """Root-mean-square normalisation with a learned ``scale`` (ones at first).
 
     Args:

@@ -38,7 +38,7 @@ from typing import Any
 import torch
 
 from unison.keras.layers.masking import MaskedLayer, get_mask, set_mask
-from unison.keras.layers.rnn_cell import StackedRNNCells, call_cell
+from unison.keras.layers.rnn_cell import StackedRNNCells, build_cell, call_cell
 from unison.keras.layers.rnn_state import HeldStates, tree_map
 
 __all__ = ["RNN"]
@@ -127,6 +127,11 @@ class RNN(MaskedLayer):
         if mask is None:
             mask = get_mask(inputs)
         self.built = True
+        if self.__dict__.pop("_cast_after_build", False):
+            # a float64 policy's first call (see DTypePolicyMixin): the cell builds its weights in
+            # its first step, so build it here and cast them before any step computes with them
+            build_cell(self.cell, inputs)
+            self._cast_variables()
         return self.call(inputs, mask=mask, training=self._training(training), initial_state=initial_state)
 
     def call(self, inputs: torch.Tensor, mask: Any = None, training: bool = False, initial_state: Any = None) -> Any:

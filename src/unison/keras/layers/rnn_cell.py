@@ -27,7 +27,7 @@ from typing import Any
 import torch
 
 from unison.keras import activations
-from unison.keras.layers.base import Layer
+from unison.keras.layers.base import Layer, finish_build
 from unison.keras.layers.recurrent_weights import GRUWeights, LSTMWeights, RecurrentWeights
 
 __all__ = ["GRUCell", "LSTMCell", "SimpleRNNCell", "StackedRNNCells"]
@@ -221,6 +221,21 @@ def call_cell(cell: Any, inputs: torch.Tensor, states: Any, training: bool) -> t
     call = getattr(cell, "call", None)
     kwargs = {"training": training} if call is not None and _has_training(call) else {}
     return cell(inputs, states, **kwargs) if callable(cell) else call(inputs, states, **kwargs)  # type: ignore[misc]
+
+
+def build_cell(cell: Any, inputs: torch.Tensor) -> None:
+    """Build a cell that builds itself on its first step (a Keras layer cell, or each cell of a
+    stack) for the steps of ``inputs`` ``(batch, steps, ...)``; other cells are left as they are."""
+    cells = cell.cells if isinstance(cell, StackedRNNCells) else [cell]
+    shape = torch.Size((inputs.shape[0], *inputs.shape[2:]))
+    for one in cells:
+        if isinstance(one, Layer) and not one.built:
+            one.build(shape)
+            finish_build(one)
+        size = getattr(one, "output_size", None)
+        if not isinstance(size, int):
+            return  # the next cell's input shape is not known here: it builds on its first step
+        shape = torch.Size((*shape[:-1], size))
 
 
 class StackedRNNCells(Layer):
