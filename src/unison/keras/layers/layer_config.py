@@ -262,6 +262,36 @@ def full_config(layer: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> di
     return config
 
 
+def defaulted_keys(layer: Any) -> set[str]:
+    """The constructor arguments of ``layer`` that its maker did not pass (so hold their defaults).
+
+    Keras 2's dialect (tf_keras's ``.h5`` files) leaves them out: tf_keras refuses arguments it does
+    not know, and Keras 3 added many (``seed``, ``quantization_config``, ...); a value the maker passed
+    is written as before.
+
+    Example:
+        >>> import unison as tf
+        >>> sorted(defaulted_keys(tf.keras.layers.Dropout(0.5)))
+        ['noise_shape', 'seed']
+    """
+    cls = type(layer)
+    args, kwargs = getattr(layer, "_init_arguments", ((), {}))
+    signature = _signature(cls)
+    given = set(kwargs)
+    if signature is not None:
+        try:
+            bound = signature.bind(None, *args, **kwargs)
+        except TypeError:
+            return set()
+        for key, value in list(bound.arguments.items())[1:]:
+            kind = signature.parameters[key].kind
+            if kind is inspect.Parameter.VAR_KEYWORD:
+                given |= set(value)
+            else:
+                given.add(key)
+    return {key for key in _inherited_parameters(cls) if key not in given} - set(_BASE_KEYS)
+
+
 def _same(value: Any, default: Any) -> bool:
     try:
         return bool(value is default or value == default)

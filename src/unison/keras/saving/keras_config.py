@@ -23,13 +23,17 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import inspect
+from collections.abc import Iterator
 from typing import Any
 
 from torch import nn
 
 from unison.errors import SavingError
 from unison.keras.backend.keras_tensor import Input, KerasTensor, flatten
+from unison.keras.layers.layer_config import defaulted_keys
 from unison.keras.saving.keras_h5 import snake_case
 from unison.keras.saving.serialization import (
     _find_class,
@@ -141,6 +145,11 @@ def layer_entry(layer: nn.Module, *, in_sequential: bool = False) -> dict[str, A
             "get_config(). Use keras.layers (or define get_config), or save the weights with save_weights()."
         )
     config = _keras_value(_json_value(get_config(), f"layer {name!r}"))
+    if _KERAS2_DIALECT.get() and type(layer).__module__.startswith("unison."):
+        # tf_keras refuses arguments it does not know (Keras 3 added seed, quantization_config...):
+        # Keras 2's dialect lists the arguments the layer was made with, as Keras 2 itself did
+        for key in defaulted_keys(layer):
+            config.pop(key, None)
     if in_sequential:
         config.pop("input_shape", None)  # the Sequential's InputLayer carries it
     for key, default in _KERAS_NEEDS.get(type(layer).__name__, {}).items():
@@ -291,6 +300,20 @@ def _node_value(value: Any, history: dict[int, list[Any]]) -> Any:
 
 
 # --- Keras 2's dialect (the legacy .h5 files tf_keras writes, which Keras 3 reads too) -------------
+_KERAS2_DIALECT: contextvars.ContextVar[bool] = contextvars.ContextVar("unison_keras2_dialect", default=False)
+
+
+@contextlib.contextmanager
+def keras2_dialect() -> Iterator[None]:
+    """Within the block, :func:`to_keras` leaves out the constructor arguments a unison layer was not
+    given (their defaults), as Keras 2 wrote configs: the entry then suits :func:`to_keras2`."""
+    token = _KERAS2_DIALECT.set(True)
+    try:
+        yield
+    finally:
+        _KERAS2_DIALECT.reset(token)
+
+
 def to_keras2(entry: dict[str, Any]) -> dict[str, Any]:
     """A Keras 3 config entry (:func:`to_keras`) in Keras 2's dialect, as tf_keras writes ``model_config``.
 
@@ -621,4 +644,4 @@ def _resolve_node(node: Any, produced: dict[tuple[str, int], list[Any]]) -> tupl
     return list(args), dict(kwargs)
 
 
-__all__ = ["from_keras", "layer_entry", "to_keras", "to_keras2"]
+__all__ = ["from_keras", "keras2_dialect", "layer_entry", "to_keras", "to_keras2"]

@@ -41,7 +41,7 @@ from unison.core.atomic_io import atomic_write
 from unison.errors import CorruptModelFileError, SavingError, UnsafeModelFileError
 from unison.keras.saving import keras_h5
 from unison.keras.saving.file_kinds import describe_file
-from unison.keras.saving.keras_config import from_keras, to_keras, to_keras2
+from unison.keras.saving.keras_config import from_keras, keras2_dialect, to_keras, to_keras2
 from unison.keras.saving.serialization import _json_value, _namespace, _objects_from_config, from_config, model_config
 
 KERAS_VERSION = "3.15.1"  # the Keras whose file layout these writers follow (TF 2.21's Keras)
@@ -467,7 +467,8 @@ def _build(config: dict[str, Any], custom_objects: Any, path: str) -> Any:
 def save_legacy_h5(model: Any, path: str | os.PathLike[str]) -> None:
     """Write ``model`` as Keras's full-model HDF5 file (``model_config`` + ``model_weights``), atomically."""
     h5py = keras_h5._h5py()
-    entry = architecture(model)
+    with keras2_dialect():  # the layers' configs as Keras 2 wrote them (tf_keras refuses Keras 3's new keys)
+        entry = architecture(model)
     if "unison_config_error" not in entry and entry.get("class_name") != UNISON_CLASS:
         own = entry.pop("unison_config", None)
         entry = to_keras2(entry)  # Keras 2's dialect, as tf_keras writes .h5 (Keras 3 reads it too)
