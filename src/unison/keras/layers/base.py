@@ -732,6 +732,12 @@ class Layer(nn.Module):
         args, kwargs = getattr(self, "_init_arguments", ((), {}))
         return full_config(self, args, kwargs)
 
+    def _defaulted_config_keys(self) -> set[str]:
+        """The constructor arguments this layer was not given (Keras 2's ``.h5`` dialect leaves them out)."""
+        from unison.keras.layers.layer_config import defaulted_keys
+
+        return defaulted_keys(self)
+
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> Layer:
         """A new layer from ``get_config()``'s output."""

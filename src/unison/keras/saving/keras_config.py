@@ -33,7 +33,6 @@ from torch import nn
 
 from unison.errors import SavingError
 from unison.keras.backend.keras_tensor import Input, KerasTensor, flatten
-from unison.keras.layers.layer_config import defaulted_keys
 from unison.keras.saving.keras_h5 import snake_case
 from unison.keras.saving.serialization import (
     _find_class,
@@ -145,10 +144,11 @@ def layer_entry(layer: nn.Module, *, in_sequential: bool = False) -> dict[str, A
             "get_config(). Use keras.layers (or define get_config), or save the weights with save_weights()."
         )
     config = _keras_value(_json_value(get_config(), f"layer {name!r}"))
-    if _KERAS2_DIALECT.get() and type(layer).__module__.startswith("unison."):
+    defaulted = getattr(layer, "_defaulted_config_keys", None)  # Layer's (the layers tier: looked up, not imported)
+    if _KERAS2_DIALECT.get() and type(layer).__module__.startswith("unison.") and defaulted is not None:
         # tf_keras refuses arguments it does not know (Keras 3 added seed, quantization_config...):
         # Keras 2's dialect lists the arguments the layer was made with, as Keras 2 itself did
-        for key in defaulted_keys(layer):
+        for key in defaulted():
             config.pop(key, None)
     if in_sequential:
         config.pop("input_shape", None)  # the Sequential's InputLayer carries it
