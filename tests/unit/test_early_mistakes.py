@@ -250,7 +250,7 @@ ALREADY_GOOD: list[tuple[str, Callable[[], Any], type[Exception], list[str]]] = 
         "negative learning rate",
         lambda: tf.keras.optimizers.Adam(learning_rate=-1.0),
         ValueError,
-        ["`learning_rate` must be a positive number. Received: learning_rate=-1.0"],
+        ["`learning_rate` must be a number >= 0.0. Received: learning_rate=-1.0"],
     ),
     (
         "a string where a layer goes",

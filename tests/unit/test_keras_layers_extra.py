@@ -31,7 +31,7 @@ def test_dense_variable_lists_are_kernel_then_bias_and_feed_tape_gradient() -> N
 
 def test_batch_normalization_lists_moving_statistics_as_non_trainable() -> None:
     bn = layers.BatchNormalization()
-    bn(torch.ones(4, 3))
+    bn(torch.ones(4, 3), training=True)
     assert [tuple(v.shape) for v in bn.weights] == [(3,)] * 4
     assert len(bn.trainable_variables) == 2 and len(bn.non_trainable_variables) == 2
     assert bn.weights[:2] == bn.trainable_weights and bn.weights[2:] == bn.non_trainable_weights

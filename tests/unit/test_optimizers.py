@@ -189,7 +189,7 @@ def test_no_clipping_configured_leaves_gradients_untouched() -> None:
 @pytest.mark.parametrize(
     "make, needle",
     [
-        (lambda: optimizers.SGD(learning_rate=0), "Received: learning_rate=0"),
+        (lambda: optimizers.SGD(learning_rate=-0.5), "Received: learning_rate=-0.5"),
         (lambda: optimizers.SGD(learning_rate="fast"), "learning_rate='fast'"),
         (lambda: optimizers.SGD(momentum=1.5), "Received: momentum=1.5"),
         (lambda: optimizers.Adam(beta_1=1.0), "Received: beta_1=1.0"),

@@ -107,10 +107,8 @@ def _unison_outputs(model: Any, batch: list[np.ndarray]) -> list[np.ndarray]:
         x = tensors
     else:
         x = tensors[0]
-    was_training = model.training
     with torch.no_grad():
-        out = model(x, training=False)
-    model.train(was_training)
+        out = model(x, training=False)  # a Keras call: its own mode is put back afterwards
     flat = list(out.values()) if isinstance(out, dict) else list(out) if isinstance(out, (list, tuple)) else [out]
     return [o.detach().cpu().numpy() for o in flat]
 

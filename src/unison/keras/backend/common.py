@@ -200,16 +200,29 @@ def learning_phase() -> int:
 _SET_PHASE: list[int] = []  # K.set_learning_phase's value (empty: never set), below every scope
 
 
+def global_learning_phase() -> int | None:
+    """The learning phase a Keras 2 program chose (``K.learning_phase_scope``, ``K.set_learning_phase``),
+    else None. As in tf_keras, a layer called without ``training=`` outside any other call runs in it.
+
+    Example:
+        >>> global_learning_phase() is None
+        True
+    """
+    if _PHASES:
+        return _PHASES[-1]
+    return _SET_PHASE[0] if _SET_PHASE else None
+
+
 def set_learning_phase(value: int) -> None:
     """``K.set_learning_phase`` (deprecated in Keras 2): ``learning_phase()`` returns ``value`` afterwards.
 
-    Layers still take ``training=`` (their call argument decides dropout and batch statistics), as
-    tf_keras's own layers do in eager code.
+    As in tf_keras, layers called without ``training=`` (and outside a call given one) then run in
+    that phase: ``1`` turns on Dropout and BatchNorm's batch statistics.
 
     Example:
         >>> set_learning_phase(1); learning_phase()
         1
-        >>> set_learning_phase(0)
+        >>> _SET_PHASE.clear()  # back to never set (tf_keras has no public way)
     """
     if value not in (0, 1):
         raise ValueError(f"K.set_learning_phase expects 0 or 1. Received: value={value!r}")

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from unison.keras.backend.torch_mode import set_torch_mode
 from unison.ops import tree
 
 EXAMPLE_ROWS = 2  # rows of the example batch (two, so batch statistics are defined)
@@ -494,13 +495,13 @@ def _run_example(op: Callable[..., Any], run: Callable[..., Any] | None, args: A
     modules = [op] if isinstance(op, torch.nn.Module) else []
     modes = [m.training for m in modules]
     for m in modules:
-        m.eval()
+        set_torch_mode(m, False)
     try:
         with torch.no_grad():
             return (run or op)(*args, **kwargs)
     finally:
         for m, mode in zip(modules, modes):
-            m.train(mode)
+            set_torch_mode(m, mode)
             reset = getattr(m, "reset_states", None)
             if getattr(m, "stateful", False) and callable(reset):
                 reset()  # a stateful RNN keeps no states from a symbolic example

@@ -28,6 +28,7 @@ from typing import Any
 import torch
 
 from unison.errors import ExportDependencyError, OnnxExportError
+from unison.keras.backend.torch_mode import set_torch_mode
 from unison.keras.export.serving import ServingInput, ServingModule, example_inputs, output_names
 
 __all__ = ["export_onnx", "onnx_available"]
@@ -99,7 +100,8 @@ def export_onnx(
             f"model.export(format='onnx') needs the packages {missing}, which are not installed. "
             "Install them with: pip install 'unison[onnx]' (onnx and onnxscript; onnxruntime to run the file)."
         )
-    serving = ServingModule(model, specs).eval()
+    serving = ServingModule(model, specs)
+    set_torch_mode(serving, False)
     device = next((p.device for p in model.parameters()), torch.device("cpu"))
     args = tuple(t.to(device) for t in example_inputs(specs))  # traced where the weights live
     with torch.no_grad():
@@ -125,6 +127,6 @@ def export_onnx(
     except torch.onnx.OnnxExporterError as error:
         raise _explain(error, str(getattr(model, "name", type(model).__name__))) from None
     finally:
-        model.train(was_training)
+        set_torch_mode(model, was_training)
     if verbose:
         print(f"Saved artifact at '{os.fspath(filepath)}'.")

@@ -34,6 +34,7 @@ from unison.errors import did_you_mean
 from unison.keras import constraints, initializers, regularizers
 from unison.keras.backend.common import _COUNTERS  # Keras-style unique default names: dense, dense_1, ...
 from unison.keras.backend.keras_tensor import has_keras_tensor, layer_call_tensor, symbolic_call
+from unison.keras.backend.torch_mode import INTERNAL_MODE_SWITCH, set_torch_mode
 from unison.keras.layers.data_format import from_channels_last, to_channels_last
 from unison.keras.layers.input_spec import assert_input_compatibility
 from unison.keras.utils.weight_lists import (
@@ -178,20 +179,60 @@ def _numpy_input(value: np.ndarray, float64: bool = False) -> Any:
     return tensor.float() if tensor.dtype == torch.float64 and not float64 else tensor
 
 
+@functools.cache
+def default_training(call: Callable[..., Any] | None) -> bool | None:
+    """The default of ``training`` in a ``call`` signature (``def call(self, x, training=True)``), else None."""
+    if call is None:
+        return None
+    try:
+        param = inspect.signature(call).parameters.get("training")
+    except (TypeError, ValueError):
+        return None
+    if param is None or not isinstance(param.default, (bool, int)) or isinstance(param.default, type):
+        return None
+    return bool(param.default)
+
+
+def _resolved_training(module: nn.Module) -> bool | None:
+    """Keras's ``training`` for a call given none and made outside any other call.
+
+    In order: the learning phase a Keras 2 program set (``K.set_learning_phase``,
+    ``K.learning_phase_scope``), then the default in the layer's ``call`` signature; None means
+    inference (Dropout off, BatchNorm on its moving statistics), as Keras's layers treat it.
+    """
+    from unison.keras.backend.common import global_learning_phase
+
+    phase = global_learning_phase()
+    if phase is not None:
+        return bool(phase)
+    return default_training(getattr(type(module), "call", None))
+
+
 def _call_in_mode(module: nn.Module, call: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Run ``call(*args, **kwargs)`` of a Keras layer or model with Keras's ``training`` rules.
 
-    ``training`` comes from ``kwargs``, else from the enclosing call; ``None`` in both leaves the
-    torch mode as it is and passes nothing. Otherwise the module runs in that mode (Dropout and
-    BatchNorm follow it), its ``call`` gets ``training=`` when it declares it, and inner layers
-    see it as their context.
+    ``training`` comes from ``kwargs``, else from the enclosing call, else from the learning phase
+    or the signature's default (``_resolved_training``). With none of them the call runs in
+    inference mode, as in Keras: ``model(x)`` applies no dropout and updates no BatchNorm
+    statistics. The exception is a module its user put in a torch mode (``model.train()`` or
+    ``model.eval()``, as a raw PyTorch loop does): it keeps that mode. Otherwise the module runs in
+    the resolved mode (Dropout and BatchNorm follow it), its ``call`` gets ``training=`` when it
+    declares it, and inner layers see it as their context.
     """
     training = kwargs.pop("training", None)
     context = _CALL_TRAINING.get()
     if training is None:
         training = context
         if training is None:
-            return call(*args, **kwargs)
+            if module.__dict__.get("_torch_mode_by_user"):
+                return call(*args, **kwargs)
+            training = _resolved_training(module)
+            if training is None:
+                # Keras's inference default. The mode is left switched: the next such call is free,
+                # and fit/predict set their own mode and put this one back afterwards.
+                if module.training:
+                    set_torch_mode(module, False)
+                return call(*args, **kwargs)
     training = bool(training)
     if takes_training(getattr(type(module), "call", None)):
         kwargs["training"] = training
@@ -200,13 +241,13 @@ def _call_in_mode(module: nn.Module, call: Callable[..., Any], args: tuple[Any, 
     token = _CALL_TRAINING.set(training)
     flip = module.training != training
     if flip:
-        module.train(training)
+        set_torch_mode(module, training)
     try:
         return call(*args, **kwargs)
     finally:
         _CALL_TRAINING.reset(token)
         if flip:
-            module.train(not training)
+            set_torch_mode(module, not training)
 
 
 # Keras's add_weight options that describe placement or synchronisation: the strategy decides both.
@@ -448,6 +489,14 @@ class Layer(nn.Module):
         obj = super().__new__(cls)
         object.__setattr__(obj, "_init_arguments", (args, dict(kwargs)))
         return obj
+
+    def train(self, mode: bool = True) -> Layer:
+        """torch's ``train(mode)``. Called by a user (``model.train()``, ``model.eval()``), it also
+        makes this layer's later calls without ``training=`` follow torch's mode, as in a raw
+        PyTorch loop; without it they follow Keras's rule (inference unless told otherwise)."""
+        if not INTERNAL_MODE_SWITCH.get():
+            self.__dict__["_torch_mode_by_user"] = True
+        return super().train(mode)
 
     def __init__(
         self,

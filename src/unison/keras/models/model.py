@@ -27,6 +27,7 @@ from unison.distribute.strategy import Strategy, get_strategy, has_strategy
 from unison.errors import NotCompiledError
 from unison.keras import optimizers as optimizers_mod
 from unison.keras.backend.keras_tensor import KerasTensor, has_keras_tensor, symbolic_call
+from unison.keras.backend.torch_mode import set_torch_mode
 from unison.keras.layers.base import Layer, _default_name, call_in_mode
 from unison.keras.models import model_io
 from unison.keras.trainers.compile_utils import OutputLosses, check_legacy_compile_kwargs
@@ -114,8 +115,11 @@ class Model(Trainer, Layer):
     def __call__(self, *args: Any, training: bool | None = None, **kwargs: Any) -> Any:
         """``model(x)``; ``training=True/False`` sets Dropout/BatchNorm behaviour for this call.
 
-        ``training=None`` keeps the current mode (``fit`` sets it; a new model is in training
-        mode, as torch modules are). A ``call(inputs, training=...)`` of a subclass gets the flag.
+        ``training=None`` follows Keras: the enclosing call's mode, else ``K.set_learning_phase``'s,
+        else the default of a subclass's ``call`` signature, else inference (no dropout, BatchNorm
+        on its moving statistics). A model its user put in a torch mode with ``model.train()`` or
+        ``model.eval()`` keeps that mode instead, as in a raw PyTorch loop. A
+        ``call(inputs, training=...)`` of a subclass gets the flag.
         """
         if has_keras_tensor(args, kwargs):  # a model used as a layer of a functional model
             return symbolic_call(self, args, kwargs, run=nn.Module.__call__.__get__(self))
@@ -146,10 +150,10 @@ class Model(Trainer, Layer):
             self._mirrored_build = self.built or strategy.num_replicas_in_sync <= 1
             return
         was_training = self.training
-        self.eval()
+        set_torch_mode(self, False)
         with torch.no_grad():
             nn.Module.__call__(self, torch.zeros_like(example[:1]))
-        self.train(was_training)
+        set_torch_mode(self, was_training)
         strategy.broadcast_tensors([*self.parameters(), *self.buffers()])
         self._mirrored_build = True
 
@@ -188,13 +192,15 @@ class Model(Trainer, Layer):
         a model's (a BatchNormalization's gamma, beta, moving mean, moving variance in a row)."""
         return keras_weights(self)
 
-    def build(self, input_shape: Sequence[int]) -> None:
-        """Create every lazily-sized weight by running one example of ``input_shape`` (batch axis included)."""
+    def build(self, input_shape: Sequence[int | None]) -> None:
+        """Create every lazily-sized weight by running one example of ``input_shape`` (batch axis
+        included; ``None`` for an unknown size, as in ``model.build((None, 784))``, runs as 1)."""
+        shape = tuple(1 if d is None else int(d) for d in input_shape)
         was_training = self.training
-        self.eval()
+        set_torch_mode(self, False)
         with torch.no_grad():
-            self(torch.zeros(tuple(input_shape), device=self._device()))
-        self.train(was_training)
+            self(torch.zeros(shape, device=self._device()))
+        set_torch_mode(self, was_training)
         self.reset_states()  # a stateful RNN starts the first real batch from zeros, not from the example
 
     def _device(self) -> torch.device:

@@ -159,7 +159,7 @@ def _legacy_rate(cls_name: str, learning_rate: Any, lr: Any, decay: Any) -> Any:
                 "decay in the schedule (e.g. keras.optimizers.schedules.InverseTimeDecay) instead."
             )
         # Keras 2's legacy decay is exactly an inverse-time decay evaluated at every step.
-        learning_rate = schedules.InverseTimeDecay(_number(learning_rate, "learning_rate", low_open=True), 1, rate)
+        learning_rate = schedules.InverseTimeDecay(_number(learning_rate, "learning_rate"), 1, rate)
     return learning_rate
 
 
@@ -171,7 +171,7 @@ class Optimizer:
     """Base class: Keras hyper-parameters plus one hook, ``_make(params)``, per subclass.
 
     Args:
-        learning_rate: positive float.
+        learning_rate: a float >= 0 (0 freezes the weights, as in Keras; a negative rate is refused, which Keras does not check).
         weight_decay: decoupled weight decay (``None`` for none).
         clipnorm: clip each gradient tensor to this L2 norm.
         clipvalue: clip each gradient element to ``[-clipvalue, clipvalue]``.
@@ -235,7 +235,7 @@ class Optimizer:
         if isinstance(learning_rate, schedules.LearningRateSchedule):
             self._schedule = learning_rate
             learning_rate = float(torch.as_tensor(learning_rate(0)))
-        self._learning_rate = _number(learning_rate, "learning_rate", low_open=True)
+        self._learning_rate = _number(learning_rate, "learning_rate")
         self._counter = StepCounter(self)
         self.weight_decay = None if weight_decay is None else _number(weight_decay, "weight_decay")
         self.clipnorm = _optional_positive(clipnorm, "clipnorm")
@@ -347,7 +347,7 @@ class Optimizer:
             value = float(torch.as_tensor(value(int(self.iterations))))
         else:
             self._schedule = None
-        self._set_rate(_number(value, "learning_rate", low_open=True))
+        self._set_rate(_number(value, "learning_rate"))
 
     def _set_rate(self, value: float) -> None:
         self._learning_rate = value

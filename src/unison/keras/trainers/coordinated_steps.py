@@ -39,6 +39,7 @@ from unison.distribute.input import DatasetCopy, InputContext, shard_bounds
 from unison.distribute.parameter_server import ClusterCoordinator
 from unison.distribute.parameter_server.strategy import DatasetFromFunction
 from unison.keras import distribution
+from unison.keras.backend.torch_mode import set_torch_mode
 from unison.keras.callbacks import BackupAndRestore
 from unison.keras.trainers.data_adapters import IterableAdapter, as_batch
 from unison.keras.trainers.epoch_iterator import NoPosition
@@ -246,12 +247,14 @@ class CoordinatedSteps:
     def eval_steps(self, iterator: Any, batch_size: int, steps: int | None) -> Iterator[Step]:
         fn = functools.partial(_scheduled_test_step, self.model)
         was_training = self.model.training
-        self.model.eval()  # the step (and the model in it) is sent with the first schedule: in inference mode
+        set_torch_mode(
+            self.model, False
+        )  # the step (and the model in it) is sent with the first schedule: in inference mode
         try:
             for _ in range(steps or 0):
                 yield functools.partial(self.coordinator.schedule, fn, args=(iterator,))
         finally:
-            self.model.train(was_training)
+            set_torch_mode(self.model, was_training)
 
     def finish_eval(self) -> None:
         self.coordinator.join()

@@ -34,6 +34,7 @@ from unison.data import Dataset
 from unison.debug.straggler import active_timings, log_stragglers
 from unison.distribute.input import map_tensors
 from unison.keras import config as keras_config
+from unison.keras.backend.torch_mode import set_torch_mode
 from unison.keras.callbacks import Callback, CallbackList, History, ProgbarLogger
 from unison.keras.trainers.class_weights import with_class_weight
 from unison.keras.trainers.compile_utils import flat_logs
@@ -253,7 +254,7 @@ def fit(
         train_seconds, wait_at_start = 0.0, active_timings().total_wait_s
         logs: dict[str, float] = {}
         for epoch in range(start_epoch, epochs):
-            model.train()
+            set_torch_mode(model, True)
             model.reset_metrics()
             steps.last_result = None
             cbs.on_epoch_begin(epoch)
@@ -321,7 +322,7 @@ class _Evaluation:
             return self._run(cbs)
 
     def _run(self, cbs: CallbackList | None) -> dict[str, float]:
-        self.model.eval()
+        set_torch_mode(self.model, False)
         self.model.reset_metrics()
         self.steps.last_result = None
         # the running loss and metrics, for a callback that reads them (one reduction per batch)
@@ -419,7 +420,7 @@ def predict(
         comm = strategy.extended.communicator
         data = adapter(model, x, None, None, batch_size, shuffle=False)
         setup_model(model, data, need_labels=False)
-        model.eval()
+        set_torch_mode(model, False)
         if callbacks or verbose != 0:
             # Keras prints predict's progress line (`8/8 ━━━━ 0s 2ms/step`) unless verbose=0.
             total = data.eval_steps(batch_size) if steps is None else steps

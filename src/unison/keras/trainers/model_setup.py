@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from unison.distribute.input import map_tensors
+from unison.keras.backend.torch_mode import set_torch_mode
 from unison.keras.trainers.compile_utils import resolve_metrics
 from unison.keras.trainers.data_adapters import ArrayAdapter
 from unison.keras.utils.input_hints import unbatched_hint
@@ -70,9 +71,9 @@ def setup_model(
     if not model._placed:
         with torch.no_grad():
             was = model.training
-            model.eval()
+            set_torch_mode(model, False)
             out = model(zeros)
-            model.train(was)
+            set_torch_mode(model, was)
         if hasattr(model, "reset_states"):
             model.reset_states()  # stateful RNNs start the first batch from zeros, not the example
         # One output: its shape; several (a list/dict): the structure of their shapes.

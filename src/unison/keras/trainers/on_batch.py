@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from unison.distribute.input import first_leaf
+from unison.keras.backend.torch_mode import set_torch_mode
 from unison.keras.trainers import loop
 from unison.keras.trainers.data_adapters import from_pandas
 from unison.keras.trainers.host_threads import busy_host_threads
@@ -73,7 +74,7 @@ def train_on_batch(
     steps = loop.step_executor(model)
     with steps.context(), busy_host_threads():
         train = steps.open_train(x, y, sample_weight, max(1, n), False, None)
-        model.train()
+        set_torch_mode(model, True)
         if reset_metrics:
             model.reset_metrics()
         steps.last_result = None
@@ -105,7 +106,7 @@ def test_on_batch(
     evaluator = steps.evaluator(x)
     with evaluator.context(), busy_host_threads():
         data, _ = evaluator.open_eval(x, y, sample_weight, n, None)
-        model.eval()
+        set_torch_mode(model, False)
         if reset_metrics:
             model.reset_metrics()
         evaluator.last_result = None
