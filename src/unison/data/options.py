@@ -124,6 +124,9 @@ class Options:
                     setattr(merged.autotune, name, getattr(opts.autotune, name))
             if opts.experimental_external_state_policy is not None:
                 merged.experimental_external_state_policy = opts.experimental_external_state_policy
+            for name in ("map_parallelization", "apply_default_optimizations"):
+                if not getattr(opts.experimental_optimization, name):  # turned off: stays off
+                    setattr(merged.experimental_optimization, name, False)
         return merged
 
     @property

@@ -7,8 +7,9 @@ shuffle/repeat/take/skip/shard) the work runs in ``k`` forked processes:
 
 * only row indices leave the consumer: each worker inherits the arrays and the function at fork;
 * with a ``batch`` right after the ``map`` (TF's map-and-batch fusion) a task is one batch: the
-  worker makes the elements, maps them and stacks them, and sends one batch back (one transfer
-  of raw buffers per batch, no pickling of tensors);
+  worker makes the elements, maps them and stacks them, and sends one batch back (a header
+  holding the structure and the arrays under 16 KiB, then each larger array's raw buffer; torch
+  tensors are never pickled, and a ``SparseTensor`` travels as its three parts);
 * task ``t`` goes to worker ``t % k`` and results are taken in task order, so the output is in
   the input's order (``deterministic=False`` takes whichever batch is ready first);
 * an exception in the function reaches the consumer as the same exception type, with the
@@ -46,6 +47,7 @@ import numpy as np
 import torch
 
 from unison.data import nest, threads
+from unison.ops.sparse_tensor import SparseTensor
 
 PER_WORKER = 2  # tasks in flight per worker (DataLoader's prefetch_factor)
 _POLL_S = 1.0  # how often a waiting side checks that the other side is still alive
@@ -64,6 +66,9 @@ def usable_cores() -> int:
 
 
 # --- the wire: a list of elements as one small header and the raw buffers of its leaves ----------
+_INLINE_BYTES = 16384  # a leaf below this many bytes travels pickled in the header, not as a message of its own
+
+
 def _encode(elements: list[Any]) -> tuple[Any, list[np.ndarray]]:
     """(header, buffers): the structures and dtypes, and the raw bytes of every leaf."""
     skeletons: list[Any] = []
@@ -73,44 +78,72 @@ def _encode(elements: list[Any]) -> tuple[Any, list[np.ndarray]]:
         leaves = nest.flatten(element)
         skeletons.append(nest.pack_as(element, [None] * len(leaves)))
         for leaf in leaves:
-            if isinstance(leaf, torch.Tensor):
-                kind = "b16" if leaf.dtype == torch.bfloat16 else "t"
-                arr = (leaf.view(torch.int16) if kind == "b16" else leaf).contiguous().numpy()
-            else:
-                kind, arr = "n", np.ascontiguousarray(leaf)
-            if arr.dtype.hasobject:  # strings of any length as Python objects: pickled in the header
-                meta.append(("obj", arr))
-                continue
-            meta.append((kind, arr.dtype.str, arr.shape))
-            if arr.nbytes:
-                buffers.append(arr.reshape(-1).view(np.uint8))
+            _encode_leaf(leaf, meta, buffers)
     return (skeletons, meta), buffers
+
+
+def _encode_leaf(leaf: Any, meta: list[Any], buffers: list[np.ndarray]) -> None:
+    if type(leaf) is torch.Tensor:
+        kind = "b16" if leaf.dtype == torch.bfloat16 else "t"
+        # np.asarray: a 0-d tensor's numpy() is a NumPy scalar in unison (as TF's), not an array
+        arr = np.asarray((leaf.view(torch.int16) if kind == "b16" else leaf).detach().contiguous().numpy())
+    elif type(leaf) is np.ndarray or isinstance(leaf, (np.generic, int, float, bool, complex)):
+        # np.asarray first: ascontiguousarray alone makes a 0-d value 1-d
+        arr = np.asarray(leaf)
+        kind, arr = "n", arr if arr.flags.c_contiguous else np.ascontiguousarray(arr)
+    elif isinstance(leaf, SparseTensor):  # its parts as raw buffers: pickling torch tensors costs ~100 us each
+        meta.append(("sparse",))
+        for part in (leaf.indices, leaf.values, leaf.dense_shape):
+            _encode_leaf(part, meta, buffers)
+        return
+    else:  # a string tensor, a subclass, any other object: pickled whole in the header (type kept)
+        meta.append(("leaf", leaf))
+        return
+    if arr.dtype.hasobject:  # strings of any length as Python objects: pickled in the header
+        meta.append(("obj", arr))
+        return
+    if arr.nbytes < _INLINE_BYTES:  # small: inside the header, one pickle for all (a message each costs more)
+        meta.append(("inline", kind, arr))
+        return
+    meta.append((kind, arr.dtype.str, arr.shape))
+    if arr.nbytes:
+        buffers.append(arr.reshape(-1).view(np.uint8))
 
 
 def _receive(conn: Connection, payload: Any) -> list[Any]:
     skeletons, meta = payload
-    leaves: list[Any] = []
-    for item in meta:
-        if item[0] == "obj":
-            leaves.append(item[1])
-            continue
-        kind, dtype, shape = item
-        dt = np.dtype(dtype)
-        nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
-        buf = bytearray(nbytes)
-        if nbytes:
-            conn.recv_bytes_into(buf)
-        arr = np.frombuffer(buf, dtype=dt).reshape(shape)  # writable: it owns a bytearray
-        if kind == "n":
-            leaves.append(arr)
-        else:
-            t = torch.from_numpy(arr)
-            leaves.append(t.view(torch.bfloat16) if kind == "b16" else t)
+    items = iter(meta)
+    leaves = [_receive_leaf(conn, item, items) for item in items]
     out, it = [], iter(leaves)
     for skeleton in skeletons:
         n = len(nest.flatten(skeleton))
         out.append(nest.pack_as(skeleton, [next(it) for _ in range(n)]))
     return out
+
+
+def _receive_leaf(conn: Connection, item: Any, items: Iterator[Any]) -> Any:
+    if item[0] in ("obj", "leaf"):
+        return item[1]
+    if item[0] == "inline":
+        kind, arr = item[1], item[2]
+        if kind == "n":
+            return arr
+        t = torch.from_numpy(arr)
+        return t.view(torch.bfloat16) if kind == "b16" else t
+    if item[0] == "sparse":
+        indices, values, dense_shape = (_receive_leaf(conn, next(items), items) for _ in range(3))
+        return SparseTensor._from_parts(indices, values, dense_shape)
+    kind, dtype, shape = item
+    dt = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+    buf = bytearray(nbytes)
+    if nbytes:
+        conn.recv_bytes_into(buf)
+    arr = np.frombuffer(buf, dtype=dt).reshape(shape)  # writable: it owns a bytearray
+    if kind == "n":
+        return arr
+    t = torch.from_numpy(arr)
+    return t.view(torch.bfloat16) if kind == "b16" else t
 
 
 def _portable(exc: BaseException, text: str) -> BaseException:
