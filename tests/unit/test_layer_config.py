@@ -158,10 +158,12 @@ def test_models_rebuild_from_configs(tmp_path: Any) -> None:
     assert loaded.layers[1].trainable is False
 
 
-def test_activity_regularizer_is_refused_with_a_fix() -> None:
+def test_activity_regularizer_round_trips_through_the_config() -> None:
     assert keras.layers.Conv2D(2, 3, activity_regularizer=None).get_config()["activity_regularizer"] is None
-    with pytest.raises(ValueError, match="ActivityRegularization"):
-        keras.layers.Conv2D(2, 3, activity_regularizer="l2")
+    config = keras.layers.Conv2D(2, 3, activity_regularizer=keras.regularizers.L2(0.25)).get_config()
+    assert config["activity_regularizer"]["class_name"] == "L2"
+    rebuilt = keras.layers.Conv2D.from_config(config)
+    assert rebuilt.activity_regularizer.get_config() == {"l2": 0.25}
 
 
 def test_positional_extras_cannot_be_named() -> None:

@@ -156,16 +156,31 @@ def call_in_mode(module: nn.Module, call: Callable[..., Any], args: tuple[Any, .
     As in Keras, ``layer.losses`` then holds the losses of the latest forward pass only.
     """
     if _CALL.get() is not None:
-        return _call_in_mode(module, call, args, kwargs)
+        return _add_activity_penalty(module, _call_in_mode(module, call, args, kwargs))
     if args and isinstance(args[0], np.ndarray):
         args = (_numpy_input(args[0], getattr(module, "compute_dtype", None) == "float64"), *args[1:])
     call_id = next(_CALL_IDS)
     module.__dict__["_last_call_id"] = call_id
     token = _CALL.set((call_id, module))
     try:
-        return _call_in_mode(module, call, args, kwargs)
+        return _add_activity_penalty(module, _call_in_mode(module, call, args, kwargs))
     finally:
         _CALL.reset(token)
+
+
+def _add_activity_penalty(module: nn.Module, outputs: Any) -> Any:
+    """Keras's ``activity_regularizer``: ``regularizer(output) / batch size`` of each output tensor,
+    added to the call's losses (``fit`` adds them to the loss, as Keras does)."""
+    regularizer = module.__dict__.get("activity_regularizer")
+    if regularizer is None:
+        return outputs
+    from unison.ops.tree import flatten
+
+    for output in flatten(outputs):
+        if isinstance(output, torch.Tensor) and output.is_floating_point():
+            batch = output.shape[0] if output.dim() else 1
+            add_loss_to(module, regularizer(output) / max(int(batch), 1))
+    return outputs
 
 
 def _numpy_input(value: np.ndarray, float64: bool = False) -> Any:
@@ -461,7 +476,8 @@ class Layer(nn.Module):
         input_shape: shape of one example (no batch axis), as in Keras.
         trainable: whether its weights get gradients.
         dtype: the layer's dtype policy (layers with ``DTypePolicyMixin`` apply it).
-        activity_regularizer: only ``None`` (Keras lists it in configs); a penalty raises ``ValueError``.
+        activity_regularizer: a regularizer (``"l2"``, ``keras.regularizers.L1(0.01)``) of each call's
+            outputs: its value divided by the batch size joins the layer's ``losses``, as in Keras.
     """
 
     _keras_submodule = True  # a TF submodule for keras_submodules (utils/weight_lists.py imports no Layer)
@@ -508,12 +524,9 @@ class Layer(nn.Module):
         **kwargs: Any,
     ) -> None:
         super().__init__()
-        if activity_regularizer is not None:
-            raise ValueError(
-                f"{type(self).__name__} got activity_regularizer={activity_regularizer!r}, which unison does not "
-                "support on this layer. Remove it; for an L1/L2 penalty on its output, add a "
-                "keras.layers.ActivityRegularization layer after this one."
-            )
+        # Keras's penalty on the layer's outputs (a regularizer of the output, per example of the
+        # batch), added to the call's losses: see _add_activity_penalty
+        self.activity_regularizer = regularizers.get(activity_regularizer)
         # Keras's `kernel_constraint=`, `bias_constraint=`, ...: attached to the weights of that
         # name once they exist (see attach_constraints); the optimizer applies them after each update.
         constraint_args = {k: kwargs.pop(k) for k in [k for k in kwargs if k.endswith("_constraint")]}

@@ -183,7 +183,6 @@ class EinsumDense(MaskedLayer):
         lora_alpha: float | None = None,
         **kwargs: Any,
     ) -> None:
-        kwargs.pop("activity_regularizer", None)  # Keras's: unison adds no activity penalties here
         kwargs.pop("gptq_unpacked_column_size", None)
         if kwargs.pop("quantization_config", None) is not None:
             raise ValueError("EinsumDense(quantization_config=...) is not supported by unison; leave it out.")

@@ -66,8 +66,6 @@ class GroupedQueryAttention(MaskedLayer):
         seed: int | None = None,
         **kwargs: Any,
     ) -> None:
-        for key in ("activity_regularizer",):
-            kwargs.pop(key, None)
         for value, name in ((head_dim, "head_dim"), (num_query_heads, "num_query_heads")):
             _positive_int(value, name)
         _positive_int(num_key_value_heads, "num_key_value_heads")

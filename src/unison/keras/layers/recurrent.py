@@ -25,7 +25,7 @@ the sequence is read from its last step and the outputs come back in that revers
 ``stateful=True`` carries each sample's last states into the same row of the next batch until
 ``reset_states()``/``reset_state()`` (see :mod:`unison.keras.layers.rnn_state`); constraints
 (``kernel_constraint``, ``recurrent_constraint``, ``bias_constraint``) are applied after each
-optimizer update. Not supported: ``activity_regularizer`` (raises). ``unroll``, ``use_cudnn``
+optimizer update. ``unroll``, ``use_cudnn``
 and ``implementation`` are accepted and ignored.
 
 Example:

@@ -21,7 +21,6 @@ from unison.keras.layers.recurrent_weights import RecurrentWeights
 from unison.keras.layers.rnn_state import HeldStates
 
 _IGNORED = ("implementation", "use_cudnn")  # speed hints: unison picks torch's fused kernel when it can
-_UNSUPPORTED = ("activity_regularizer",)
 
 
 def _is_sigmoid(module: nn.Module) -> bool:
@@ -75,16 +74,9 @@ class RNNBase(MaskedLayer, RecurrentWeights):
                 "time_major=True is not supported: unison's recurrent layers take (batch, steps, features) "
                 "inputs. Received: time_major=True; transpose the inputs with tf.transpose(x, [1, 0, 2])."
             )
-        given = [k for k in _UNSUPPORTED if kwargs.pop(k, None) is not None]
         kwargs.setdefault("name", None)
         kwargs["name"] = kwargs["name"] or keras_name(type(self))
         super().__init__(**kwargs)
-        if given:
-            raise ValueError(
-                f"{type(self).__name__} got {given}, which unison does not support: recurrent layers take no "
-                "per-layer activity regularizer. Remove it (for an activity penalty, add an "
-                "ActivityRegularization layer after this one)."
-            )
         self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
         self.go_backwards, self.stateful = bool(go_backwards), bool(stateful)
         self._held = HeldStates(self.name)
