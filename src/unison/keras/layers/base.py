@@ -541,6 +541,10 @@ class Layer(nn.Module):
         self.input_shape_arg = shape_argument(input_shape, type(self).__name__)
         self.built = False
         self.trainable = trainable
+        if "_layer_dtype_policy" not in self.__dict__:  # DTypePolicyMixin's __init__ may have set it
+            from unison.keras import dtype_policies
+
+            self.dtype_policy = dtype_policies.get(dtype) if dtype is not None else dtype_policies.global_policy()
         self._regularized: list[tuple[Callable[[torch.Tensor], torch.Tensor], str]] = []
         self._constraint_args = {
             k[: -len("_constraint")]: constraints.get(v) for k, v in constraint_args.items() if v is not None
@@ -555,6 +559,34 @@ class Layer(nn.Module):
     def build(self, input_shape: torch.Size) -> None:
         """Create weights for inputs of ``input_shape`` (batch axis included)."""
         self.built = True
+
+    @property
+    def dtype_policy(self) -> Any:
+        """Keras's ``layer.dtype_policy``: the ``dtype=`` given, else the global policy when it was made."""
+        return self.__dict__["_layer_dtype_policy"]
+
+    @dtype_policy.setter
+    def dtype_policy(self, policy: Any) -> None:
+        self.__dict__["_layer_dtype_policy"] = policy
+
+    @property
+    def compute_dtype(self) -> str:
+        """The dtype the layer computes in (``"bfloat16"`` under ``mixed_bfloat16``)."""
+        return str(self.dtype_policy.compute_dtype)
+
+    @property
+    def variable_dtype(self) -> str:
+        """The dtype of the layer's variables (``"float32"`` under the mixed policies)."""
+        return str(self.dtype_policy.variable_dtype)
+
+    @property
+    def dtype(self) -> Any:
+        """Keras's ``layer.dtype``: the variable dtype (``"float32"``), unless the layer set its own."""
+        return self.__dict__.get("_dtype_value", self.variable_dtype)
+
+    @dtype.setter
+    def dtype(self, value: Any) -> None:
+        self.__dict__["_dtype_value"] = value  # InputLayer's dtype of its inputs
 
     @property
     def trainable(self) -> bool:
