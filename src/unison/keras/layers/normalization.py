@@ -12,7 +12,7 @@ moving statistics as Keras does, from the biased batch variance.
 Example:
     >>> import torch
     >>> bn = BatchNormalization()
-    >>> y = bn(torch.randn(8, 3))
+    >>> y = bn(torch.randn(8, 3), training=True)  # batch statistics (a call without training= uses the moving ones)
     >>> bool(torch.allclose(y.mean(0), torch.zeros(3), atol=1e-5))
     True
 """
