@@ -1,0 +1,48 @@
+"""What TF's own guides (tensor, variable, autodiff) print and compute, compared with TensorFlow.
+
+Each test is a few lines taken from a TensorFlow guide that a new user runs first; unison had
+printed or computed them differently.
+"""
+
+from __future__ import annotations
+
+from tf_oracle import same_as_tf
+
+
+@same_as_tf("constant")
+def test_printed_matrix_starts_on_its_own_line(tf):
+    # guide/tensor: print(rank_2_tensor) shows "tf.Tensor(\n[[1. 2.]..." (TF's numpy_text)
+    t = tf.constant([[1, 2], [3, 4]], dtype=tf.float16)
+    return str(t), repr(t), str(tf.constant([1.5, 2.0])), repr(tf.constant(2.5))
+
+
+@same_as_tf("Variable")
+def test_printed_variable(tf):
+    # guide/variable: print("A variable:", my_variable)
+    matrix = tf.Variable([[1.0, 2.0], [3.0, 4.0]])
+    return repr(matrix), str(matrix), repr(tf.Variable(1.0)), repr(tf.Variable([1, 2], name="v"))
+
+
+@same_as_tf("strided_slice")
+def test_negative_slice_steps(tf):
+    # guide/tensor: print("Reversed:", rank_1_tensor[::-1].numpy())
+    fib = tf.constant([0, 1, 1, 2, 3, 5, 8, 13, 21, 34])
+    m = tf.reshape(tf.range(24.0), [2, 3, 4])
+    return (
+        fib[::-1],
+        fib[7:2:-2],
+        fib[-2::-3],
+        m[::-1],
+        m[:, ::-1, 1],
+        m[..., ::-2],
+        m[1, tf.newaxis, ::-1, 3:0:-1],
+        m[::-1][0],
+    )
+
+
+@same_as_tf("strided_slice", edge=True)
+def test_negative_slice_step_gradient_and_empty(tf):
+    x = tf.Variable([1.0, 2.0, 3.0])
+    with tf.GradientTape() as tape:
+        y = tf.reduce_sum(x[::-1] * tf.constant([1.0, 10.0, 100.0]))
+    return tape.gradient(y, x), tf.constant([1, 2, 3])[0:2:-1], tf.zeros([0, 2])[::-1]
