@@ -46,3 +46,21 @@ def test_negative_slice_step_gradient_and_empty(tf):
     with tf.GradientTape() as tape:
         y = tf.reduce_sum(x[::-1] * tf.constant([1.0, 10.0, 100.0]))
     return tape.gradient(y, x), tf.constant([1, 2, 3])[0:2:-1], tf.zeros([0, 2])[::-1]
+
+
+@same_as_tf("sparse.SparseTensor")
+def test_printed_sparse_tensor(tf):
+    # guide/tensor: print(sparse_tensor, "\n")
+    sparse = tf.sparse.SparseTensor(indices=[[0, 0], [1, 2]], values=[1, 2], dense_shape=[3, 4])
+    return str(sparse), repr(sparse)
+
+
+@same_as_tf("convert_to_tensor")
+def test_variable_converted_to_a_tensor(tf):
+    # guide/variable: print("Viewed as a tensor:", tf.convert_to_tensor(my_variable))
+    v = tf.Variable([[1.0, 2.0], [3.0, 4.0]])
+    with tf.GradientTape() as tape:
+        t = tf.convert_to_tensor(v)
+        y = tf.reduce_sum(t * t)
+    v.assign([[0.0, 0.0], [0.0, 0.0]])
+    return str(t), t, tape.gradient(y, v), str(tf.convert_to_tensor(v, dtype=tf.float32))

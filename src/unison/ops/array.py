@@ -72,7 +72,14 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None 
 
 
 def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None, name: str | None = None) -> Any:
-    """``tf.convert_to_tensor``: tensors pass through; other values become tensors."""
+    """``tf.convert_to_tensor``: tensors pass through; other values become tensors.
+
+    A variable (any ``torch.nn.Parameter``) becomes a tensor holding its current value, as TF
+    reads a ``tf.Variable``: gradients flow back to it, and a later ``assign`` leaves the tensor as
+    it was.
+    """
+    if isinstance(value, torch.nn.Parameter):
+        value = value.clone()
     if dtype is None and dtype_hint is not None and not isinstance(value, torch.Tensor):
         try:
             return to_tensor(value, dtype_hint)
