@@ -64,3 +64,23 @@ def test_variable_converted_to_a_tensor(tf):
         y = tf.reduce_sum(t * t)
     v.assign([[0.0, 0.0], [0.0, 0.0]])
     return str(t), t, tape.gradient(y, v), str(tf.convert_to_tensor(v, dtype=tf.float32))
+
+
+@same_as_tf("keras:Sequential", dialects=("keras",))
+def test_model_names_and_summary_of_the_regression_tutorial(tf):
+    # keras/regression: the first model's summary says Model: "sequential"; Keras 3 rules a line
+    # between rows and writes "0 (unbuilt)" for a Dense layer not built yet
+    import contextlib
+    import io
+
+    tf.keras.backend.clear_session()
+    model = tf.keras.Sequential([tf.keras.layers.Dense(4), tf.keras.layers.Dropout(0.2), tf.keras.layers.Dense(1)])
+    unbuilt = io.StringIO()
+    with contextlib.redirect_stdout(unbuilt):
+        model.summary()
+    model.build((None, 3))
+    built = io.StringIO()
+    with contextlib.redirect_stdout(built):
+        model.summary()
+    tf.keras.backend.clear_session()
+    return model.name, tf.keras.Sequential().name, unbuilt.getvalue(), built.getvalue()

@@ -93,6 +93,19 @@ def _count(layer: nn.Module) -> int:
     return sum(w.numel() for w in keras_weights(layer))
 
 
+def _params(layer: nn.Module) -> str:
+    """The Param # cell: Keras writes "0 (unbuilt)" for a layer whose weights do not exist yet.
+
+    A layer with no ``build`` of its own (Dropout, Activation) is built from the start in Keras 3,
+    so it shows a plain 0 however it stands.
+    """
+    count = _count(layer)
+    own_build = getattr(getattr(type(layer), "build", None), "__qualname__", "Layer.build") != "Layer.build"
+    if not count and own_build and getattr(layer, "built", True) is False:
+        return "0 (unbuilt)"
+    return f"{count:,}"
+
+
 def summary_lines(
     model: Any,
     line_length: int | None = None,
@@ -109,12 +122,16 @@ def summary_lines(
     lines.append("┏" + "┳".join("━" * w for w in widths) + "┓")
     lines.append(_row(header, widths, "┃", "┃", "┃"))
     lines.append("┡" + "╇".join("━" * w for w in widths) + "┩")
-    for depth, child, child_shapes in _rows(model, shapes, _layer_range(model, layer_range), expand_nested):
+    for row, (depth, child, child_shapes) in enumerate(
+        _rows(model, shapes, _layer_range(model, layer_range), expand_nested)
+    ):
+        if row:  # Keras 3's table rules a line between rows (rich's show_lines=True)
+            lines.append("├" + "┼".join("─" * w for w in widths) + "┤")
         name = getattr(child, "name", "") or type(child).__name__.lower()
         cells: tuple[str, ...] = (
             "  " * depth + f"{name} ({type(child).__name__})",
             child_shapes.get(id(child), "?"),
-            f"{_count(child):,}",
+            _params(child),
         )
         if show_trainable:  # Keras 3: Y or N for a layer with weights, - for one without
             cells += (("Y" if getattr(child, "trainable", True) else "N") if keras_weights(child) else "-",)
