@@ -6,6 +6,7 @@ printed or computed them differently.
 
 from __future__ import annotations
 
+import numpy as np
 from tf_oracle import same_as_tf
 
 
@@ -84,3 +85,23 @@ def test_model_names_and_summary_of_the_regression_tutorial(tf):
         model.summary()
     tf.keras.backend.clear_session()
     return model.name, tf.keras.Sequential().name, unbuilt.getvalue(), built.getvalue()
+
+
+@same_as_tf("keras:layers.Normalization", dialects=("keras", "tf_keras"))
+def test_adapted_normalization_statistics_have_the_inputs_rank(tf):
+    # keras/regression: print(normalizer.mean.numpy()) prints [[...]] (shape (1, 9)); the
+    # one-feature normalizer of horsepower (axis=None) has shape (1,)
+    features = np.linspace(0.0, 2.0, 20, dtype="float32").reshape(10, 2) ** 2
+    normalizer = tf.keras.layers.Normalization(axis=-1)
+    normalizer.adapt(features)
+    horsepower = tf.keras.layers.Normalization(input_shape=[1], axis=None)
+    horsepower.adapt(features[:, 0])
+    images = tf.keras.layers.Normalization(axis=-1)
+    images.adapt(features.reshape(5, 2, 2))
+    return (
+        normalizer.mean.numpy(),
+        normalizer.variance.numpy(),
+        horsepower.mean.numpy(),
+        images.mean.numpy(),
+        normalizer(features[:3]),
+    )
