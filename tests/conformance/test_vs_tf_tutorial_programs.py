@@ -105,3 +105,30 @@ def test_adapted_normalization_statistics_have_the_inputs_rank(tf):
         images.mean.numpy(),
         normalizer(features[:3]),
     )
+
+
+@same_as_tf("math.subtract")
+def test_operators_between_tensors_and_arrays(tf):
+    # A loss written against numpy labels: (model(x) - y_np) ** 2 in a tape; TF converts the array
+    # to the tensor's dtype on either side (torch raised for array - tensor and lost the gradient
+    # of tensor - array)
+    w = tf.Variable([1.0, 2.0])
+    labels = np.array([0.0, 1.0])  # float64, as numpy makes them
+    with tf.GradientTape() as tape:
+        prediction = w * 2.0
+        loss = tf.reduce_sum((prediction - labels) ** 2) + tf.reduce_sum((labels - prediction) ** 2)
+    t = tf.constant([1.0, 2.0])
+    ints = tf.constant([1, 2])
+    return (
+        loss,
+        tape.gradient(loss, w),
+        np.array([3, 4], dtype=np.int32) + t,
+        np.array([3.0, 4.0]) * t,
+        np.array([3.0, 4.0]) / t,
+        np.array([1.5, 2.0]) + ints,
+        t < np.array([1.5, 1.5]),
+        np.array([1.5, 1.5]) >= t,
+        t + [1, 2],
+        (3.0, 4.0) - t,
+        np.array([[1.0, 2.0]]) @ tf.constant([[1.0], [1.0]]),
+    )
