@@ -524,7 +524,7 @@ class Layer(nn.Module):
             )
         own = type(self)._own_argument_names
         _check_named_arguments({k: v for k, v in getattr(self, "_init_arguments", ((), {}))[1].items() if k not in own})
-        self.name = name or _default_name(type(self))
+        self.name = name if name is not None else _default_name(type(self))  # Keras keeps name=""
         self.input_shape_arg = shape_argument(input_shape, type(self).__name__)
         self.built = False
         self.trainable = trainable
