@@ -7,6 +7,7 @@ printed or computed them differently.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from tf_oracle import same_as_tf
 
 
@@ -134,3 +135,11 @@ def test_operators_between_tensors_and_arrays(tf):
         (3.0, 4.0) - t,
         np.array([[1.0, 2.0]]) @ tf.constant([[1.0], [1.0]]),
     )
+
+
+@same_as_tf("convert_to_tensor", edge=True)
+def test_a_pandas_dataframe_converts_through_numpy(tf):
+    # guide/core/quickstart_core: dataset_tf = tf.convert_to_tensor(dataset, dtype=tf.float32)
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"mpg": [18.0, 15.5], "cylinders": [8, 4]})
+    return tf.convert_to_tensor(frame, dtype=tf.float32), tf.convert_to_tensor(frame), tf.constant(frame["cylinders"])

@@ -287,6 +287,10 @@ def to_tensor(value: Any, dtype: Any = None) -> Any:
     convert = getattr(type(value), "__tf_tensor__", None)
     if convert is not None:  # TF's conversion protocol (tf.IndexedSlices becomes its dense tensor)
         return convert(value, dtype)
+    if hasattr(value, "__array__") and not isinstance(value, (list, tuple)):
+        # An array-like (a pandas DataFrame or Series, a PIL image): TF reads it through numpy,
+        # as tf.convert_to_tensor(dataset, dtype=tf.float32) does in the core quickstart
+        return to_tensor(np.asarray(value), dtype)
     try:
         tensor = torch.as_tensor(value, dtype=dtype if dtype is not None else _infer(value))
     except (TypeError, ValueError, RuntimeError) as exc:
