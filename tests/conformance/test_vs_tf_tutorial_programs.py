@@ -143,3 +143,16 @@ def test_a_pandas_dataframe_converts_through_numpy(tf):
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame({"mpg": [18.0, 15.5], "cylinders": [8, 4]})
     return tf.convert_to_tensor(frame, dtype=tf.float32), tf.convert_to_tensor(frame), tf.constant(frame["cylinders"])
+
+
+@same_as_tf("train.list_variables")
+def test_checkpoint_write_lists_no_save_counter(tf):
+    # guide/intro_to_modules: checkpoint.write(chkp_path); tf.train.list_variables(chkp_path)
+    import tempfile
+
+    folder = tempfile.mkdtemp()
+    checkpoint = tf.train.Checkpoint(step=tf.Variable(3))
+    written = tf.train.list_variables(checkpoint.write(folder + "/written"))
+    saved = tf.train.list_variables(checkpoint.save(folder + "/saved"))
+    again = tf.train.list_variables(checkpoint.write(folder + "/again"))
+    return written, saved, again
