@@ -156,3 +156,15 @@ def test_checkpoint_write_lists_no_save_counter(tf):
     saved = tf.train.list_variables(checkpoint.save(folder + "/saved"))
     again = tf.train.list_variables(checkpoint.write(folder + "/again"))
     return written, saved, again
+
+
+@same_as_tf("keras:Model", dialects=("keras",))
+def test_evaluate_return_dict_orders_metrics_by_name(tf):
+    # structured_data/preprocessing_layers prints model.evaluate(..., return_dict=True):
+    # {'accuracy': ..., 'loss': ...} in Keras 3; the list form keeps the loss first
+    model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1, kernel_initializer="ones")])
+    model.compile("sgd", "mse", metrics=["mae", "accuracy"])
+    x, y = np.ones((4, 2), "float32"), np.ones((4, 1), "float32")
+    as_dict = model.evaluate(x, y, verbose=0, return_dict=True)
+    on_batch = model.test_on_batch(x, y, return_dict=True)
+    return list(as_dict), as_dict, list(on_batch), model.evaluate(x, y, verbose=0)
