@@ -168,3 +168,31 @@ def test_evaluate_return_dict_orders_metrics_by_name(tf):
     as_dict = model.evaluate(x, y, verbose=0, return_dict=True)
     on_batch = model.test_on_batch(x, y, return_dict=True)
     return list(as_dict), as_dict, list(on_batch), model.evaluate(x, y, verbose=0)
+
+
+@same_as_tf("keras:layers.Dense", dialects=("keras",))
+def test_layer_weights_are_named_as_keras_3_names_them(tf):
+    # guide/autodiff: for var, g in zip(layer.trainable_variables, grad): print(f'{var.name}, ...')
+    tf.keras.backend.clear_session()
+    layer = tf.keras.layers.Dense(2, activation="relu")
+    layer(tf.constant([[1.0, 2.0, 3.0]]))
+    names = [v.name for v in layer.trainable_variables]
+    paths = [v.path for v in layer.trainable_variables]
+    tf.keras.backend.clear_session()
+    return names, paths, tf.Variable(3.0, name="x0").name
+
+
+@same_as_tf("Tensor")
+def test_set_shape_checks_and_get_shape_reads(tf):
+    # structured_data/time_series: split_window calls inputs.set_shape([None, self.input_width, None])
+    window = tf.zeros([3, 7, 19])
+    window.set_shape([None, 7, None])
+    window.set_shape(None)
+    window.set_shape(tf.TensorShape([3, 7, 19]))
+    return window.get_shape().as_list(), window.get_shape().rank
+
+
+@same_as_tf("Tensor", edge=True)
+@pytest.mark.parametrize("shape", [[3, 3], [2], [None, None, None]])
+def test_set_shape_refuses_an_incompatible_shape(tf, shape):
+    tf.zeros([2, 3]).set_shape(shape)

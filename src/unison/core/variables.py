@@ -37,7 +37,9 @@ def _operand(other: Any, dtype: torch.dtype) -> Any:
 
 
 def _rebuild_variable(data: torch.Tensor, trainable: bool, name: str) -> Variable:
-    return Variable(data, trainable=trainable, name=name.rsplit(":", 1)[0])
+    variable = Variable(data, trainable=trainable, name=name.rsplit(":", 1)[0])
+    variable._tf_name = name  # as it was: "v:0" for a tf.Variable, "kernel" for a Keras layer's weight
+    return variable
 
 
 class Variable(torch.nn.Parameter):
