@@ -196,3 +196,15 @@ def test_set_shape_checks_and_get_shape_reads(tf):
 @pytest.mark.parametrize("shape", [[3, 3], [2], [None, None, None]])
 def test_set_shape_refuses_an_incompatible_shape(tf, shape):
     tf.zeros([2, 3]).set_shape(shape)
+
+
+@same_as_tf("keras:Sequential", dialects=("keras", "tf_keras"))
+def test_a_sequential_whose_first_layer_is_a_model_with_an_input_shape_is_built(tf):
+    # images/classification: Sequential([data_augmentation, layers.Rescaling(1./255), ...]) where
+    # data_augmentation = Sequential([layers.RandomFlip("horizontal", input_shape=(h, w, 3)), ...])
+    layers = tf.keras.layers
+    augmentation = tf.keras.Sequential([layers.RandomFlip("horizontal", input_shape=(8, 8, 3)), layers.RandomZoom(0.1)])
+    model = tf.keras.Sequential(
+        [augmentation, layers.Rescaling(1.0 / 255), layers.Conv2D(2, 3), layers.Flatten(), layers.Dense(3)]
+    )
+    return model.built, model.count_params(), [tuple(w.shape) for w in model.weights], tuple(model.output_shape)

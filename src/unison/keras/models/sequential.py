@@ -75,7 +75,11 @@ class Sequential(Model):
                 f"{type(layer).__name__}."
             )
         if not len(self.stack) and self.input_shape_hint is None:
-            self.input_shape_hint = getattr(layer, "input_shape_arg", None)
+            # a first layer given input_shape=, or a model that knows its input (a Sequential of
+            # augmentation layers, as in the image-classification tutorial): the model is built now
+            self.input_shape_hint = getattr(layer, "input_shape_arg", None) or (
+                getattr(layer, "input_shape_hint", None) if isinstance(layer, Model) else None
+            )
         self.stack.append(layer)
         if self.input_shape_hint is not None:
             self._extend_graph([layer])
