@@ -10,6 +10,8 @@ Example::
 
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import Any
 
 import torch
@@ -93,15 +95,24 @@ def _count(layer: nn.Module) -> int:
     return sum(w.numel() for w in keras_weights(layer))
 
 
+@functools.cache
+def _makes_weights(cls: type) -> bool:
+    try:
+        parameters = inspect.signature(cls.__init__).parameters
+    except (TypeError, ValueError):
+        return False
+    return any(name.endswith("initializer") for name in parameters)
+
+
 def _params(layer: nn.Module) -> str:
     """The Param # cell: Keras writes "0 (unbuilt)" for a layer whose weights do not exist yet.
 
-    A layer with no ``build`` of its own (Dropout, Activation) is built from the start in Keras 3,
-    so it shows a plain 0 however it stands.
+    Layers without weights (Dropout, ReLU, pooling) are built from the start in Keras 3, so they
+    show a plain 0: the mark goes to a layer not built yet that makes weights, i.e. whose
+    constructor takes an initializer (Dense's kernel_initializer, LSTM's, BatchNormalization's).
     """
     count = _count(layer)
-    own_build = getattr(getattr(type(layer), "build", None), "__qualname__", "Layer.build") != "Layer.build"
-    if not count and own_build and getattr(layer, "built", True) is False:
+    if not count and getattr(layer, "built", True) is False and _makes_weights(type(layer)):
         return "0 (unbuilt)"
     return f"{count:,}"
 
