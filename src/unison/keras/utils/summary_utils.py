@@ -96,9 +96,9 @@ def _count(layer: nn.Module) -> int:
 
 
 @functools.cache
-def _makes_weights(cls: type) -> bool:
+def _init_takes_initializer(cls: Any) -> bool:
     try:
-        parameters = inspect.signature(cls.__init__).parameters
+        parameters = inspect.signature(getattr(cls, "__init__")).parameters  # noqa: B009
     except (TypeError, ValueError):
         return False
     return any(name.endswith("initializer") for name in parameters)
@@ -112,7 +112,8 @@ def _params(layer: nn.Module) -> str:
     constructor takes an initializer (Dense's kernel_initializer, LSTM's, BatchNormalization's).
     """
     count = _count(layer)
-    if not count and getattr(layer, "built", True) is False and _makes_weights(type(layer)):
+    cls: Any = type(layer)
+    if not count and getattr(layer, "built", True) is False and _init_takes_initializer(cls):
         return "0 (unbuilt)"
     return f"{count:,}"
 
