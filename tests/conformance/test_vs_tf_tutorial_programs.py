@@ -208,3 +208,13 @@ def test_a_sequential_whose_first_layer_is_a_model_with_an_input_shape_is_built(
         [augmentation, layers.Rescaling(1.0 / 255), layers.Conv2D(2, 3), layers.Flatten(), layers.Dense(3)]
     )
     return model.built, model.count_params(), [tuple(w.shape) for w in model.weights], tuple(model.output_shape)
+
+
+@same_as_tf("keras:models.load_model", edge=True, dialects=("keras",))
+@pytest.mark.parametrize("name", ["my_model.keras", "my_model"])
+def test_load_model_of_a_missing_file_is_a_value_error(tf, name):
+    # keras/save_and_load: tf.keras.models.load_model('my_model.keras') before the model was saved
+    import os
+    import tempfile
+
+    tf.keras.models.load_model(os.path.join(tempfile.mkdtemp(), name))
