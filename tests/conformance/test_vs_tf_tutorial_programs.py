@@ -218,3 +218,10 @@ def test_load_model_of_a_missing_file_is_a_value_error(tf, name):
     import tempfile
 
     tf.keras.models.load_model(os.path.join(tempfile.mkdtemp(), name))
+
+
+@same_as_tf("constant", edge=True)
+@pytest.mark.parametrize("rows", [[[0, 1, 2, 3], [4, 5], [6, 7, 8], [9]], [[1, 2], 3]])
+def test_a_ragged_list_is_a_value_error(tf, rows):
+    # guide/tensor: try: tensor = tf.constant(ragged_list) except Exception as e: print(f"{type(e).__name__}: {e}")
+    tf.constant(rows)

@@ -87,7 +87,7 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None, nam
     if dtype is None and dtype_hint is not None and not isinstance(value, torch.Tensor):
         try:
             return to_tensor(value, dtype_hint)
-        except TypeError:
+        except (TypeError, ValueError):
             pass
     return to_tensor(value, dtype)
 

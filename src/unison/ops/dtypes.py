@@ -294,6 +294,12 @@ def to_tensor(value: Any, dtype: Any = None) -> Any:
     try:
         tensor = torch.as_tensor(value, dtype=dtype if dtype is not None else _infer(value))
     except (TypeError, ValueError, RuntimeError) as exc:
+        if isinstance(value, (list, tuple)):
+            # TF's ValueError for a ragged or mixed nested list (tf.constant([[0, 1], [2]]))
+            raise ValueError(
+                f"Can't convert non-rectangular or mixed-type Python sequence to Tensor: {exc}. Received: "
+                f"{value!r:.80}. Give every row the same length (or use tf.ragged.constant for ragged rows)."
+            ) from None
         raise TypeError(f"Cannot convert {type(value).__name__} {value!r:.80} to a tensor: {exc}") from None
     return tensor
 
