@@ -25,31 +25,6 @@ def test_printed_variable(tf):
     return repr(matrix), str(matrix), repr(tf.Variable(1.0)), repr(tf.Variable([1, 2], name="v"))
 
 
-@same_as_tf("strided_slice")
-def test_negative_slice_steps(tf):
-    # guide/tensor: print("Reversed:", rank_1_tensor[::-1].numpy())
-    fib = tf.constant([0, 1, 1, 2, 3, 5, 8, 13, 21, 34])
-    m = tf.reshape(tf.range(24.0), [2, 3, 4])
-    return (
-        fib[::-1],
-        fib[7:2:-2],
-        fib[-2::-3],
-        m[::-1],
-        m[:, ::-1, 1],
-        m[..., ::-2],
-        m[1, tf.newaxis, ::-1, 3:0:-1],
-        m[::-1][0],
-    )
-
-
-@same_as_tf("strided_slice", edge=True)
-def test_negative_slice_step_gradient_and_empty(tf):
-    x = tf.Variable([1.0, 2.0, 3.0])
-    with tf.GradientTape() as tape:
-        y = tf.reduce_sum(x[::-1] * tf.constant([1.0, 10.0, 100.0]))
-    return tape.gradient(y, x), tf.constant([1, 2, 3])[0:2:-1], tf.zeros([0, 2])[::-1]
-
-
 @same_as_tf("sparse.SparseTensor")
 def test_printed_sparse_tensor(tf):
     # guide/tensor: print(sparse_tensor, "\n")

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from unison.errors import InvalidArgumentError
-from unison.ops import eager_numpy, fastpath, tensor_index, tensor_methods, tensor_operators, tensor_repr
+from unison.ops import eager_numpy, fastpath, tensor_methods, tensor_operators, tensor_repr
 from unison.ops._dispatch import wrap_namespace
 from unison.ops.dtypes import as_dtype, to_tensor
 from unison.ops.string_tensor import StringTensor
@@ -33,7 +33,6 @@ Tensor = torch.Tensor
 eager_numpy.install()
 # Printed tensors look like TF's (unison.ops.tensor_repr); nothing runs unless one is printed.
 tensor_repr.install()
-tensor_index.install()
 # tensor <op> array/list converts the array to the tensor's dtype, as TF (unison.ops.tensor_operators)
 tensor_operators.install()
 # t.set_shape([None, 3]) / t.get_shape() as TF's eager tensors (unison.ops.tensor_methods)
