@@ -528,6 +528,10 @@ class SavingError(ValueError):
     """A model (or a file) cannot be turned into an architecture config (or back)."""
 
 
+class ModelFileNotFoundError(SavingError, FileNotFoundError):
+    """``load_model`` of a path where nothing is: Keras 3's ValueError, and a FileNotFoundError as tf_keras raises."""
+
+
 class UnknownLayerError(SavingError, TypeError):
     """``keras.layers.deserialize`` of a class it cannot find (a TypeError, as Keras 3's "Could not locate class")."""
 

@@ -277,8 +277,10 @@ _STRUCTURAL_DIFFERENCES = [
     "",
     "- dtypes are torch dtypes: `tf.float32 is torch.float32`, so TF's `DType` attributes `.name`, `.min`, `.max`, "
     "`.is_integer`, `.size` are absent (`torch.finfo`/`torch.iinfo` give the limits);",
-    "- a tensor's `.shape` is a `torch.Size` (a tuple): `x.shape.as_list()` fails, `tf.TensorShape(x.shape).as_list()` "
-    "and `list(x.shape)` work; `tf.TensorSpec(...).shape` is a tuple too;",
+    "- a tensor's `.shape` is a `torch.Size` (a tuple, printed `torch.Size([3, 1])`): `x.shape.as_list()` fails, "
+    "`x.get_shape().as_list()`, `tf.TensorShape(x.shape).as_list()` and `list(x.shape)` work; "
+    "`tf.TensorSpec(...).shape` is a tuple too;",
+    "- a tensor's `.device` is a `torch.device` (`cpu`), not TF's device string, so `x.device.endswith('GPU:0')` fails;",
     "- `tf.function` runs the Python function eagerly, so `tf.inside_function()` is False inside it.",
     "",
 ]

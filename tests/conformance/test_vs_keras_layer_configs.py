@@ -314,7 +314,7 @@ def test_float64_recurrent_and_wrapper_layers_compute_in_float64(tf):
     normalization.adapt(x[0] * 1e-3 + 1.0)  # statistics that float32 would round
     normalized = normalization(x[0] * 1e-3 + 1.0)
     vector_u = np.asarray(spectral.vector_u).dtype.name
-    mean = np.asarray(normalization.mean).reshape(-1)  # Keras 3 broadcasts it to (1, 4), unison keeps (4,)
+    mean = np.asarray(normalization.mean)  # (1, 4): the inputs' broadcast shape
     return conv_lstm(x.reshape(2, 3, 2, 2)), rnn(x), shape, dtype, vector_u, normalized, mean
 
 

@@ -21,7 +21,8 @@ def test_dense_variable_lists_are_kernel_then_bias_and_feed_tape_gradient() -> N
     with tf.GradientTape() as tape:
         y = tf.reduce_sum(layer(x))
     grads = tape.gradient(y, layer.trainable_variables)
-    assert [v.name for v in layer.variables] == ["kernel:0", "bias:0"]
+    assert [v.name for v in layer.variables] == ["kernel", "bias"]  # Keras 3: no ":0"
+    assert [v.path for v in layer.variables] == [f"{layer.name}/kernel", f"{layer.name}/bias"]
     assert layer.variables == layer.weights == layer.trainable_weights == layer.trainable_variables
     assert layer.non_trainable_variables == [] and layer.non_trainable_weights == []
     # d sum(x @ W + b) / dW = x^T @ ones, / db = ones
@@ -116,7 +117,7 @@ def test_attention_use_scale_and_concat_score_mode() -> None:
     q, v = torch.randn(1, 2, 3), torch.randn(1, 4, 3)
     layer = layers.Attention(use_scale=True, score_mode="concat")
     out, scores = layer([q, v], return_attention_scores=True)
-    assert [w.name for w in layer.weights] == ["scale:0", "concat_score_weight:0"]
+    assert [w.name for w in layer.weights] == ["scale", "concat_score_weight"]
     with torch.no_grad():
         layer.scale.fill_(0.5)
         layer.concat_score_weight.fill_(2.0)

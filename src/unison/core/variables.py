@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from unison.ops.dtypes import to_tensor
+from unison.ops.tensor_repr import numpy_text
 
 
 def _operand(other: Any, dtype: torch.dtype) -> Any:
@@ -36,7 +37,9 @@ def _operand(other: Any, dtype: torch.dtype) -> Any:
 
 
 def _rebuild_variable(data: torch.Tensor, trainable: bool, name: str) -> Variable:
-    return Variable(data, trainable=trainable, name=name.rsplit(":", 1)[0])
+    variable = Variable(data, trainable=trainable, name=name.rsplit(":", 1)[0])
+    variable._tf_name = name  # as it was: "v:0" for a tf.Variable, "kernel" for a Keras layer's weight
+    return variable
 
 
 class Variable(torch.nn.Parameter):
@@ -218,4 +221,8 @@ class Variable(torch.nn.Parameter):
         return (_rebuild_variable, (self.data, self._tf_trainable, self._tf_name))
 
     def __repr__(self, **kwargs: Any) -> str:  # type: ignore[override]
-        return f"<tf.Variable '{self._tf_name}' shape={tuple(self.shape)} dtype={self.dtype} numpy={self.numpy()!r}>"
+        # TF's form: `dtype=float32, numpy=1.0`, a multi-line array on its own line
+        array = self.numpy()
+        numpy = repr(array.item()) if array.ndim == 0 else repr(array)
+        dtype = str(self.dtype).removeprefix("torch.")
+        return f"<tf.Variable '{self._tf_name}' shape={tuple(self.shape)} dtype={dtype}, numpy={numpy_text(numpy)}>"

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from unison.errors import InvalidArgumentError
-from unison.ops import eager_numpy, fastpath, tensor_repr
+from unison.ops import eager_numpy, fastpath, tensor_methods, tensor_operators, tensor_repr
 from unison.ops._dispatch import wrap_namespace
 from unison.ops.dtypes import as_dtype, to_tensor
 from unison.ops.string_tensor import StringTensor
@@ -33,6 +33,10 @@ Tensor = torch.Tensor
 eager_numpy.install()
 # Printed tensors look like TF's (unison.ops.tensor_repr); nothing runs unless one is printed.
 tensor_repr.install()
+# tensor <op> array/list converts the array to the tensor's dtype, as TF (unison.ops.tensor_operators)
+tensor_operators.install()
+# t.set_shape([None, 3]) / t.get_shape() as TF's eager tensors (unison.ops.tensor_methods)
+tensor_methods.install()
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
@@ -71,11 +75,18 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None 
 
 
 def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None, name: str | None = None) -> Any:
-    """``tf.convert_to_tensor``: tensors pass through; other values become tensors."""
+    """``tf.convert_to_tensor``: tensors pass through; other values become tensors.
+
+    A variable (any ``torch.nn.Parameter``) becomes a tensor holding its current value, as TF
+    reads a ``tf.Variable``: gradients flow back to it, and a later ``assign`` leaves the tensor as
+    it was.
+    """
+    if isinstance(value, torch.nn.Parameter):
+        value = value.clone()
     if dtype is None and dtype_hint is not None and not isinstance(value, torch.Tensor):
         try:
             return to_tensor(value, dtype_hint)
-        except TypeError:
+        except (TypeError, ValueError):
             pass
     return to_tensor(value, dtype)
 

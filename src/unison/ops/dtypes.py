@@ -287,9 +287,19 @@ def to_tensor(value: Any, dtype: Any = None) -> Any:
     convert = getattr(type(value), "__tf_tensor__", None)
     if convert is not None:  # TF's conversion protocol (tf.IndexedSlices becomes its dense tensor)
         return convert(value, dtype)
+    if hasattr(value, "__array__") and not isinstance(value, (list, tuple)):
+        # An array-like (a pandas DataFrame or Series, a PIL image): TF reads it through numpy,
+        # as tf.convert_to_tensor(dataset, dtype=tf.float32) does in the core quickstart
+        return to_tensor(np.asarray(value), dtype)
     try:
         tensor = torch.as_tensor(value, dtype=dtype if dtype is not None else _infer(value))
     except (TypeError, ValueError, RuntimeError) as exc:
+        if isinstance(value, (list, tuple)):
+            # TF's ValueError for a ragged or mixed nested list (tf.constant([[0, 1], [2]]))
+            raise ValueError(
+                f"Can't convert non-rectangular or mixed-type Python sequence to Tensor: {exc}. Received: "
+                f"{value!r:.80}. Give every row the same length (or use tf.ragged.constant for ragged rows)."
+            ) from None
         raise TypeError(f"Cannot convert {type(value).__name__} {value!r:.80} to a tensor: {exc}") from None
     return tensor
 

@@ -180,7 +180,7 @@ class SparseTensor:
     __div__ = __truediv__
 
     def __repr__(self) -> str:
-        return f"SparseTensor(indices={self.indices!r}, values={self.values!r}, dense_shape={self.dense_shape!r})"
+        return f"SparseTensor(indices={self.indices!s}, values={self.values!s}, dense_shape={self.dense_shape!s})"
 
 
 def to_dense(

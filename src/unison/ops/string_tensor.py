@@ -35,6 +35,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from unison.ops.tensor_repr import numpy_text
+
 __all__ = ["StringTensor", "as_string_tensor"]
 
 
@@ -78,12 +80,12 @@ class StringTensor(np.ndarray):
     def __repr__(self) -> str:
         plain = _as_bytes(self.view(np.ndarray))
         values = repr(plain.item() if plain.ndim == 0 else plain)
-        return f"<tf.Tensor: shape={_shape(plain)}, dtype=string, numpy={values}>"
+        return f"<tf.Tensor: shape={_shape(plain)}, dtype=string, numpy={numpy_text(values)}>"
 
     def __str__(self) -> str:
         plain = _as_bytes(self.view(np.ndarray))
         values = repr(plain.item()) if plain.ndim == 0 else str(plain)
-        return f"tf.Tensor({values}, shape={_shape(plain)}, dtype=string)"
+        return f"tf.Tensor({numpy_text(values)}, shape={_shape(plain)}, dtype=string)"
 
 
 def _shape(arr: np.ndarray) -> str:

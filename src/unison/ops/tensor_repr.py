@@ -14,6 +14,10 @@ Example:
     tf.Tensor([[1.  2.5]], shape=(1, 2), dtype=float32)
     >>> tf.constant(3)
     <tf.Tensor: shape=(), dtype=int32, numpy=3>
+    >>> print(tf.constant([[1, 2], [3, 4]]))
+    tf.Tensor(
+    [[1 2]
+     [3 4]], shape=(2, 2), dtype=int32)
 """
 
 from __future__ import annotations
@@ -41,6 +45,11 @@ def _shape(t: torch.Tensor) -> str:
     return str(dims)
 
 
+def numpy_text(text: str) -> str:
+    """A multi-line value starts on its own line, as TF's ``numpy_text`` puts it (``numpy=\\narray(...)``)."""
+    return "\n" + text if "\n" in text else text
+
+
 def _plain(t: torch.Tensor) -> bool:
     # Tensors without values to read (meta, fake, functional tensors under torch.compile) and
     # subclasses that print themselves keep torch's form.
@@ -55,7 +64,7 @@ def _repr(self: torch.Tensor, *args: Any, **kwargs: Any) -> str:
     except (RuntimeError, TypeError):
         return _TORCH_REPR(self)
     numpy = repr(array.item()) if array.ndim == 0 else repr(array)  # TF's repr: 3.043933391571045
-    return f"<tf.Tensor: shape={_shape(self)}, dtype={dtype}, numpy={numpy}>"
+    return f"<tf.Tensor: shape={_shape(self)}, dtype={dtype}, numpy={numpy_text(numpy)}>"
 
 
 def _str(self: torch.Tensor) -> str:
@@ -66,7 +75,7 @@ def _str(self: torch.Tensor) -> str:
     except (RuntimeError, TypeError):
         return _TORCH_REPR(self)
     # str, not format: a 0-d array formats as its Python item (3.043933391571045); TF prints numpy's 3.0439334
-    return f"tf.Tensor({array!s}, shape={_shape(self)}, dtype={dtype})"
+    return f"tf.Tensor({numpy_text(str(array))}, shape={_shape(self)}, dtype={dtype})"
 
 
 def install() -> None:

@@ -5,7 +5,8 @@ object path from the ``Checkpoint`` to the variable, as TF names it
 (``model/dense_1/w/.ATTRIBUTES/VARIABLE_VALUE``): a module's ``state_dict`` key ``dense_1.w``
 becomes ``dense_1/w``, nested ``Checkpoint`` objects add their name, optimizer state is listed
 under the optimizer's name (its slots by parameter index: torch numbers them, TF names them after
-the variable), and TF's ``save_counter`` and ``_CHECKPOINTABLE_OBJECT_GRAPH`` entries are there. The
+the variable), and TF's ``_CHECKPOINTABLE_OBJECT_GRAPH`` entry is there, with ``save_counter`` once a
+``save`` has counted (a checkpoint only ever ``write``-n has none, as in TF). The
 keys come from :mod:`unison.train.object_graph`: a positional root's values have no ``root/`` in
 front, as in TF.
 
@@ -13,7 +14,7 @@ Example:
     >>> import tempfile, unison as tf
     >>> path = tf.train.Checkpoint(step=tf.Variable(3)).write(tempfile.mkdtemp() + "/ckpt")
     >>> tf.train.list_variables(path)
-    [('_CHECKPOINTABLE_OBJECT_GRAPH', []), ('save_counter/.ATTRIBUTES/VARIABLE_VALUE', []), ('step/.ATTRIBUTES/VARIABLE_VALUE', [])]
+    [('_CHECKPOINTABLE_OBJECT_GRAPH', []), ('step/.ATTRIBUTES/VARIABLE_VALUE', [])]
     >>> int(tf.train.load_variable(path, "step/.ATTRIBUTES/VARIABLE_VALUE"))
     3
 """
@@ -63,7 +64,9 @@ def _entries(payload: dict[str, Any]) -> dict[str, Any]:
     from unison.train.object_graph import object_graph
 
     out: dict[str, Any] = {node.key: node.tensor() for node in object_graph(payload) if node.key is not None}
-    out["save_counter" + _VALUE] = torch.tensor(int(payload.get("save_counter", 0)), dtype=torch.int64)
+    counter = int(payload.get("save_counter", 0))
+    if counter:  # TF makes save_counter on the first save (or a restore of one): write() alone has none
+        out["save_counter" + _VALUE] = torch.tensor(counter, dtype=torch.int64)
     out[_GRAPH] = json.dumps(sorted(payload["objects"])).encode()
     return dict(sorted(out.items()))
 

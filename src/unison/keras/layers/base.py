@@ -537,7 +537,7 @@ class Layer(nn.Module):
             )
         own = type(self)._own_argument_names
         _check_named_arguments({k: v for k, v in getattr(self, "_init_arguments", ((), {}))[1].items() if k not in own})
-        self.name = name or _default_name(type(self))
+        self.name = name if name is not None else _default_name(type(self))  # Keras keeps name=""
         self.input_shape_arg = shape_argument(input_shape, type(self).__name__)
         self.built = False
         self.trainable = trainable
@@ -724,6 +724,9 @@ class Layer(nn.Module):
         # A tf.Variable (a Parameter with assign/assign_add/numpy), as Keras's weights are variables:
         # custom layers keep state with `self.total.assign_add(...)`.
         param = Variable(torch.empty(dims, dtype=torch_dtype), trainable=wants_grad, name=weight_name)
+        # Keras 3 names a layer's variable "kernel" (no TF ":0") and gives it a path "dense/kernel"
+        param._tf_name = weight_name
+        param.path = f"{self.name}/{weight_name}"  # type: ignore[attr-defined]
         if not given.get("trainable", True):
             param._unison_frozen = True  # type: ignore[attr-defined]  # stays frozen when the layer is unfrozen
         with torch.no_grad():

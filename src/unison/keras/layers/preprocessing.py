@@ -33,7 +33,7 @@ Example:
 from __future__ import annotations
 
 import collections
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -337,6 +337,35 @@ class Normalization(_Preprocessing, PreprocessingLayer):
             self._set_count(0.0)  # the same state as an adapted layer, so a saved model loads back
 
     @property
+    def mean(self) -> torch.Tensor:
+        """The mean in the inputs' broadcast shape, as Keras's ``layer.mean``: ``(1, 9)`` for (n, 9) data."""
+        return self._broadcast("mean")
+
+    @property
+    def variance(self) -> torch.Tensor:
+        """The variance in the inputs' broadcast shape (see :attr:`mean`)."""
+        return self._broadcast("variance")
+
+    def _broadcast(self, name: str) -> torch.Tensor:
+        # The buffer keeps Keras's weight shape (the kept axes' sizes: what files hold); the
+        # attribute is that reshaped to the rank of the inputs (1 on the reduced axes), as Keras
+        # reshapes adapt_mean once the input shape is known. AttributeError while there is none,
+        # so that nn.Module's register_buffer sees no attribute in the way.
+        value = self._buffers.get(name)
+        if value is None:
+            raise AttributeError(f"Normalization layer '{self.name}' has no {name} yet.")
+        shape = self.__dict__.get("_broadcast_shape")
+        if shape is None:
+            return value
+        if value.numel() == int(np.prod(shape)):
+            return value.reshape(shape)
+        return value.reshape(()).expand(shape) if value.numel() == 1 else value
+
+    def _note_input_rank(self, shape: Sequence[int]) -> None:
+        keep = {a % len(shape) for a in self.axis} if shape else set()
+        self.__dict__["_broadcast_shape"] = tuple(int(shape[a]) if a in keep else 1 for a in range(len(shape)))
+
+    @property
     def compute_dtype(self) -> str:
         """``"float64"`` for ``dtype="float64"`` (its inputs stay float64), else ``"float32"``."""
         return "float64" if self._float == torch.float64 else "float32"
@@ -370,6 +399,7 @@ class Normalization(_Preprocessing, PreprocessingLayer):
         var = arr.var(axis=reduce, keepdims=True)
         shape = [arr.shape[a] for a in sorted(keep)]  # Keras's shape: the kept axes' sizes, e.g. (3,)
         self._set(mean.reshape(shape), var.reshape(shape))  # float64 sums, stored in the layer's dtype
+        self._note_input_rank(arr.shape)
         self._set_count(float(np.prod([arr.shape[a] for a in reduce])))
         self._is_adapted = True
 
@@ -400,6 +430,8 @@ class Normalization(_Preprocessing, PreprocessingLayer):
         if "mean" not in self._buffers:
             self._initial_state(tuple(x.shape))
         mean, var = self._stat("mean").to(x.device), self._stat("variance").to(x.device)
+        if "_broadcast_shape" not in self.__dict__:
+            self._note_input_rank(tuple(x.shape))
         keep = tuple(a % x.dim() for a in self.axis)
         if keep:  # as Keras: statistics given per feature of `axis` broadcast along that axis, not the last
             shape = [x.shape[a] if a in keep else 1 for a in range(x.dim())]

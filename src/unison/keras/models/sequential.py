@@ -75,7 +75,16 @@ class Sequential(Model):
                 f"{type(layer).__name__}."
             )
         if not len(self.stack) and self.input_shape_hint is None:
+            # a first layer given input_shape=, or a model that knows its input (a Sequential of
+            # augmentation layers, as in the image-classification tutorial): the model is built now
             self.input_shape_hint = getattr(layer, "input_shape_arg", None)
+            inner = getattr(layer, "_graph_input", None) if isinstance(layer, Model) else None
+            if self.input_shape_hint is None and isinstance(inner, KerasTensor):
+                from unison.keras.backend.keras_tensor import Input
+
+                # the inner model's own input (its dtype too: a string input stays a string input)
+                self._graph_input = Input(shape=tuple(inner.shape[1:]), dtype=inner.dtype)
+                self.input_shape_hint = tuple(inner.shape[1:])  # type: ignore[arg-type]
         self.stack.append(layer)
         if self.input_shape_hint is not None:
             self._extend_graph([layer])

@@ -40,7 +40,7 @@ from typing import Any
 
 import torch
 
-from unison.errors import SavingError
+from unison.errors import ModelFileNotFoundError, SavingError
 from unison.keras.saving import weights_file
 from unison.keras.saving.keras_files import _compile_config
 from unison.keras.saving.safe_mode import safe_mode_scope
@@ -130,6 +130,12 @@ def _load_model(filepath: str | os.PathLike[str], custom_objects: Any, compile: 
         if not isinstance(options, LoadOptions):
             raise TypeError(f"options must be a tf.saved_model.LoadOptions. Received: {type(options).__name__}")
     path = os.fspath(filepath)
+    if not os.path.exists(path):
+        raise ModelFileNotFoundError(
+            f"File not found: filepath={path}. load_model reads a model saved with model.save(filepath) "
+            "(a .keras or .h5 file, or a directory written by tf.saved_model.save); check the path, or "
+            "save the model first."
+        )
     if os.path.isdir(path) and os.path.isfile(os.path.join(path, weights_file.EXPORTED_MODEL_FILE)):
         path = os.path.join(path, weights_file.EXPORTED_MODEL_FILE)
     from unison.keras.saving import keras_files, keras_h5

@@ -366,7 +366,7 @@ def evaluate(
         logs = run.run(cbs)
         cbs.on_test_end(logs)
     if return_dict:
-        return logs
+        return dict(sorted(logs.items()))  # Keras 3's order: by name (the list keeps loss first)
     values = list(logs.values())
     return values[0] if len(values) == 1 else values
 

@@ -46,7 +46,7 @@ def _rows(x: Any, where: str) -> int:
 
 def _result(logs: dict[str, float], return_dict: bool) -> Any:
     if return_dict:
-        return logs
+        return dict(sorted(logs.items()))  # Keras 3's order: by name (the list keeps loss first)
     values = list(logs.values())
     return values[0] if len(values) == 1 else values
 

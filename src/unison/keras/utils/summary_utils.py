@@ -10,6 +10,8 @@ Example::
 
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import Any
 
 import torch
@@ -93,6 +95,29 @@ def _count(layer: nn.Module) -> int:
     return sum(w.numel() for w in keras_weights(layer))
 
 
+@functools.cache
+def _init_takes_initializer(cls: Any) -> bool:
+    try:
+        parameters = inspect.signature(getattr(cls, "__init__")).parameters  # noqa: B009
+    except (TypeError, ValueError):
+        return False
+    return any(name.endswith("initializer") for name in parameters)
+
+
+def _params(layer: nn.Module) -> str:
+    """The Param # cell: Keras writes "0 (unbuilt)" for a layer whose weights do not exist yet.
+
+    Layers without weights (Dropout, ReLU, pooling) are built from the start in Keras 3, so they
+    show a plain 0: the mark goes to a layer not built yet that makes weights, i.e. whose
+    constructor takes an initializer (Dense's kernel_initializer, LSTM's, BatchNormalization's).
+    """
+    count = _count(layer)
+    cls: Any = type(layer)
+    if not count and getattr(layer, "built", True) is False and _init_takes_initializer(cls):
+        return "0 (unbuilt)"
+    return f"{count:,}"
+
+
 def summary_lines(
     model: Any,
     line_length: int | None = None,
@@ -109,12 +134,16 @@ def summary_lines(
     lines.append("┏" + "┳".join("━" * w for w in widths) + "┓")
     lines.append(_row(header, widths, "┃", "┃", "┃"))
     lines.append("┡" + "╇".join("━" * w for w in widths) + "┩")
-    for depth, child, child_shapes in _rows(model, shapes, _layer_range(model, layer_range), expand_nested):
+    for row, (depth, child, child_shapes) in enumerate(
+        _rows(model, shapes, _layer_range(model, layer_range), expand_nested)
+    ):
+        if row:  # Keras 3's table rules a line between rows (rich's show_lines=True)
+            lines.append("├" + "┼".join("─" * w for w in widths) + "┤")
         name = getattr(child, "name", "") or type(child).__name__.lower()
         cells: tuple[str, ...] = (
             "  " * depth + f"{name} ({type(child).__name__})",
             child_shapes.get(id(child), "?"),
-            f"{_count(child):,}",
+            _params(child),
         )
         if show_trainable:  # Keras 3: Y or N for a layer with weights, - for one without
             cells += (("Y" if getattr(child, "trainable", True) else "N") if keras_weights(child) else "-",)
