@@ -28,7 +28,7 @@ from unison.errors import NotCompiledError
 from unison.keras import optimizers as optimizers_mod
 from unison.keras.backend.keras_tensor import KerasTensor, has_keras_tensor, symbolic_call
 from unison.keras.backend.torch_mode import set_torch_mode
-from unison.keras.layers.base import Layer, _default_name, call_in_mode
+from unison.keras.layers.base import Layer, call_in_mode
 from unison.keras.models import model_io
 from unison.keras.trainers.compile_utils import OutputLosses, check_legacy_compile_kwargs
 from unison.keras.trainers.trainer import Trainer
@@ -80,7 +80,9 @@ class Model(Trainer, Layer):
                 kwargs["outputs"], name = name, kwargs.pop("name", None)
             Functional.__init__(self, name=name, **kwargs)
             return
-        super().__init__()
+        # Layer.__init__ draws the default name (model, functional, sequential): drawing it again
+        # here named a program's first model functional_1 where Keras says functional
+        super().__init__(name=name)
         if kwargs:
             raise TypeError(f"Model got unexpected keyword arguments: {sorted(kwargs)}.")
         if module is self:
@@ -90,7 +92,6 @@ class Model(Trainer, Layer):
         if module is not None and not isinstance(module, nn.Module):
             raise TypeError(f"Model wraps a torch.nn.Module. Received: {type(module).__name__}")
         self.module = module
-        self.name = name or _default_name(type(self))
         # TF binds a model to the strategy whose scope it was created in.
         self.distribute_strategy: Strategy = get_strategy()
         self.optimizer: optimizers_mod.Optimizer | None = None

@@ -1,0 +1,44 @@
+"""``model.summary()`` against Keras 3's table: Input rows, rules between rows, "Connected to".
+
+keras.io's examples print a functional model's summary first thing (the VAE's encoder, the
+conditional GAN's discriminator); these compare the printed lines, with ``line_length`` given so
+that Keras does not size the table to the terminal.
+"""
+
+import pytest
+from tf_oracle import same_as_tf
+
+
+def _lines(model, **kwargs):
+    lines = []
+    model.summary(print_fn=lines.append, line_length=76, **kwargs)
+    # Keras 3 hands print_fn the whole table at once, unison line by line
+    return [line.rstrip() for line in "\n".join(lines).rstrip("\n").split("\n")]
+
+
+@pytest.mark.parametrize("graph", ["chain", "branches", "shared"])
+@same_as_tf("keras:Model")
+def test_functional_summary_lines_as_keras_3(tf, graph):
+    keras = tf.keras
+    if graph == "chain":  # sequential-like: three columns, the InputLayer's row first
+        x = keras.Input((3,), name="pixels")
+        model = keras.Model(x, keras.layers.Dense(2, name="out")(keras.layers.Dense(4, name="hidden")(x)))
+    elif graph == "branches":  # two inputs merged, two outputs: the "Connected to" column
+        a, b = keras.Input((3,), name="a"), keras.Input((3,), name="b")
+        z = keras.layers.Concatenate(name="cat")([a, b])
+        mean, log_var = keras.layers.Dense(2, name="mean")(z), keras.layers.Dense(2, name="log_var")(z)
+        model = keras.Model([a, b], [mean, keras.layers.Add(name="sum")([mean, log_var])])
+    else:  # a layer called twice: both calls listed, the second naming the first's node
+        a = keras.Input((3,), name="a")
+        shared = keras.layers.Dense(3, name="shared")
+        model = keras.Model(a, [shared(shared(a)), keras.layers.Dense(1, name="o")(a)])
+    lines = _lines(model)
+    return lines[1:]  # the title holds the model's auto-numbered name
+
+
+@same_as_tf("keras:Model", edge=True)
+def test_sequential_summary_rules_between_rows_and_nested_rows_as_keras_3(tf):
+    keras = tf.keras
+    inner = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, name="inner_dense")], name="inner")
+    model = keras.Sequential([keras.Input((3,)), inner, keras.layers.Dense(2, name="head")], name="outer")
+    return _lines(model, expand_nested=True)
