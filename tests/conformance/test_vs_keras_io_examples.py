@@ -1,8 +1,8 @@
-"""``model.summary()`` against Keras 3's table: Input rows, rules between rows, "Connected to".
+"""What keras.io's example programs meet, against Keras 3: ``model.summary()``'s table, ``add_metric``.
 
-keras.io's examples print a functional model's summary first thing (the VAE's encoder, the
-conditional GAN's discriminator); these compare the printed lines, with ``line_length`` given so
-that Keras does not size the table to the terminal.
+The examples print a functional model's summary first thing (the VAE's encoder, the conditional
+GAN's discriminator); these compare the printed lines, with ``line_length`` given so that Keras
+does not size the table to the terminal.
 """
 
 import pytest
@@ -42,3 +42,16 @@ def test_sequential_summary_rules_between_rows_and_nested_rows_as_keras_3(tf):
     inner = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, name="inner_dense")], name="inner")
     model = keras.Sequential([keras.Input((3,)), inner, keras.layers.Dense(2, name="head")], name="outer")
     return _lines(model, expand_nested=True)
+
+
+@same_as_tf("keras:layers.Layer", dialects=("keras",), edge=True)
+def test_add_metric_raises_as_keras_3(tf):
+    # keras.io's endpoint-layer example calls it; tf_keras still has it, Keras 3 raises
+    keras = tf.keras
+
+    class Endpoint(keras.layers.Layer):
+        def call(self, logits):
+            self.add_metric(tf.reduce_mean(logits), name="mean_logit")
+            return logits
+
+    return Endpoint()(tf.ones((2, 1)))
