@@ -55,3 +55,21 @@ def test_add_metric_raises_as_keras_3(tf):
             return logits
 
     return Endpoint()(tf.ones((2, 1)))
+
+
+@same_as_tf("keras:initializers.VarianceScaling", "keras:initializers.HeNormal")
+def test_variance_scaling_fan_axes_as_keras_3_15(tf):
+    # keras.io's antirectifier serializes its he_normal initializer: Keras 3.15 lists the fan axes
+    inits = tf.keras.initializers
+    he = inits.get("he_normal")
+    rebuilt = inits.deserialize(inits.serialize(he))
+    scaled = inits.VarianceScaling(1.0, "fan_in", "uniform", seed=3, input_axes=[0], output_axes=[1, 2])
+    values = tf.convert_to_tensor(scaled((50, 2, 3))).numpy()
+    limit = (3.0 / 50) ** 0.5  # fan_in is axis 0's size alone, not 50 * 2
+    return (
+        he.get_config(),
+        rebuilt.get_config(),
+        scaled.get_config(),
+        bool(abs(values).max() <= limit * 1.0001),
+        bool(abs(values).max() > 0.9 * limit),
+    )
