@@ -73,3 +73,15 @@ def test_variance_scaling_fan_axes_as_keras_3_15(tf):
         bool(abs(values).max() <= limit * 1.0001),
         bool(abs(values).max() > 0.9 * limit),
     )
+
+
+@same_as_tf("linspace")
+def test_linspace_of_integers_is_float64_as_tf(tf):
+    # keras.io's conditional GAN interpolates with tf.linspace(0, 1, num_interpolation)[:, None]
+    return tf.linspace(0, 1, 9)[:, None], tf.linspace(tf.constant([0, 2]), tf.constant([4, 6]), 3, axis=-1)
+
+
+@pytest.mark.parametrize("stop", ["float", "tensor"])
+@same_as_tf("linspace", edge=True)
+def test_linspace_refuses_a_stop_of_another_dtype_as_tf(tf, stop):
+    return tf.linspace(0, 1.5 if stop == "float" else tf.constant(1.0), 3)
