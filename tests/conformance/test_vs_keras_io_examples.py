@@ -85,3 +85,35 @@ def test_linspace_of_integers_is_float64_as_tf(tf):
 @same_as_tf("linspace", edge=True)
 def test_linspace_refuses_a_stop_of_another_dtype_as_tf(tf, stop):
     return tf.linspace(0, 1.5 if stop == "float" else tf.constant(1.0), 3)
+
+
+@same_as_tf("keras:Model", edge=True)
+def test_summary_cuts_a_word_too_long_for_its_column_as_keras_3(tf):
+    # keras.io's subclassing_conv_layers: (StandardizedConv2DWithOverride) is wider than the column
+    keras = tf.keras
+
+    class StandardizedConv2DWithOverride(keras.layers.Conv2D):
+        pass
+
+    layer = StandardizedConv2DWithOverride(2, 3, name="standardized_conv2d_with_override")
+    return _lines(keras.Sequential([keras.Input((5, 5, 1)), layer], name="long"))
+
+
+@pytest.mark.parametrize("hook", ["override", "call"])
+@same_as_tf("keras:layers.Conv2D")
+def test_conv2d_convolution_op_as_keras(tf, hook):
+    # keras.io's subclassing_conv_layers: a subclass changes the kernel its convolution uses
+    keras = tf.keras
+
+    class DoubledOverride(keras.layers.Conv2D):
+        def convolution_op(self, inputs, kernel):
+            return tf.nn.conv2d(inputs, kernel * 2.0, strides=list(self.strides), padding="VALID")
+
+    class DoubledCall(keras.layers.Conv2D):
+        def call(self, inputs):
+            return self.convolution_op(inputs, self.kernel * 2.0) + self.bias
+
+    cls = DoubledOverride if hook == "override" else DoubledCall
+    layer = cls(2, 2, activation="relu", kernel_initializer="ones", bias_initializer="ones")
+    x = tf.reshape(tf.range(-8.0, 10.0), (1, 3, 3, 2))
+    return layer(x)

@@ -35,14 +35,22 @@ def _row(
     ``aligns``: each column's format alignment (Keras: names and shapes left, counts right, a trainable flag centred).
     """
     import itertools
-    import textwrap
 
-    wrapped = [textwrap.wrap(cell, width - 2, break_on_hyphens=False) or [""] for cell, width in zip(cells, widths)]
+    wrapped = [_wrap(cell, width - 2) for cell, width in zip(cells, widths)]
     lines = []
     for parts in itertools.zip_longest(*wrapped, fillvalue=""):
         body = f" {mid} ".join(f"{part:{align}{width - 2}}" for part, align, width in zip(parts, aligns, widths))
         lines.append(f"{left} {body} {right}")
     return "\n".join(lines)
+
+
+def _wrap(cell: str, width: int) -> list[str]:
+    """``cell``'s lines in a column ``width`` wide, as Keras's (rich's) table sets them: broken
+    between words; a word longer than the column cut with "…"."""
+    import textwrap
+
+    lines = textwrap.wrap(cell, width, break_long_words=False, break_on_hyphens=False) or [""]
+    return [line if len(line) <= width else line[: width - 1] + "…" for line in lines]
 
 
 def _widths(line_length: int | None, positions: Any, show_trainable: bool, connected: bool = False) -> tuple[int, ...]:
