@@ -5,6 +5,7 @@ GAN's discriminator); these compare the printed lines, with ``line_length`` give
 does not size the table to the terminal.
 """
 
+import numpy as np
 import pytest
 from tf_oracle import same_as_tf
 
@@ -116,4 +117,21 @@ def test_conv2d_convolution_op_as_keras(tf, hook):
     cls = DoubledOverride if hook == "override" else DoubledCall
     layer = cls(2, 2, activation="relu", kernel_initializer="ones", bias_initializer="ones")
     x = tf.reshape(tf.range(-8.0, 10.0), (1, 3, 3, 2))
+    return layer(x)
+
+
+@pytest.mark.parametrize("rank", [1, 3])
+@same_as_tf("keras:layers.Conv1D", "keras:layers.Conv3D")
+def test_conv1d_conv3d_convolution_op_as_keras(tf, rank):
+    keras = tf.keras
+    base = keras.layers.Conv1D if rank == 1 else keras.layers.Conv3D
+
+    class Doubled(base):
+        def call(self, inputs):
+            return self.convolution_op(inputs, self.kernel * 2.0) + self.bias
+
+    layer = Doubled(2, 2, padding="same", kernel_initializer="ones", bias_initializer="ones")
+    shape = (1, 3, 4) if rank == 1 else (1, 2, 2, 2, 3)
+    size = int(np.prod(shape))
+    x = tf.reshape(tf.range(-size / 2, size / 2), shape)
     return layer(x)
