@@ -135,3 +135,30 @@ def test_conv1d_conv3d_convolution_op_as_keras(tf, rank):
     size = int(np.prod(shape))
     x = tf.reshape(tf.range(-size / 2, size / 2), shape)
     return layer(x)
+
+
+@same_as_tf("keras:Model")
+def test_fit_logs_a_metric_kept_by_a_layer_as_keras_3(tf):
+    # keras.io's endpoint-layer pattern: the layer updates its own BinaryAccuracy, fit logs it
+    keras = tf.keras
+
+    class Endpoint(keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.accuracy_fn = keras.metrics.BinaryAccuracy(name="accuracy")
+
+        def call(self, logits, targets=None):
+            if targets is not None:
+                self.add_loss(tf.reduce_mean(tf.square(logits - targets)))
+                self.accuracy_fn.update_state(targets, tf.sigmoid(logits))
+            return logits
+
+    inputs, targets = keras.Input((2,), name="inputs"), keras.Input((1,), name="targets")
+    model = keras.Model(
+        [inputs, targets], Endpoint()(keras.layers.Dense(1, kernel_initializer="ones")(inputs), targets)
+    )
+    model.compile("sgd")
+    x = np.array([[1.0, 0.0], [-1.0, -1.0], [2.0, 1.0], [0.0, -3.0]], "float32")
+    y = np.array([[1.0], [1.0], [1.0], [0.0]], "float32")
+    history = model.fit({"inputs": x, "targets": y}, batch_size=4, epochs=2, verbose=0).history
+    return sorted(history), history["accuracy"]
