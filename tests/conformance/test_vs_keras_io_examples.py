@@ -162,3 +162,14 @@ def test_fit_logs_a_metric_kept_by_a_layer_as_keras_3(tf):
     y = np.array([[1.0], [1.0], [1.0], [0.0]], "float32")
     history = model.fit({"inputs": x, "targets": y}, batch_size=4, epochs=2, verbose=0).history
     return sorted(history), history["accuracy"]
+
+
+@pytest.mark.parametrize("metrics", [None, ["mae"]])
+@same_as_tf("keras:Model", edge=True)
+def test_model_metrics_list_compile_metrics_only_when_compiled_with_some(tf, metrics):
+    # keras.io's trainer pattern returns {m.name: m.result() for m in self.metrics}
+    keras = tf.keras
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse", metrics=metrics)
+    model.fit(np.ones((4, 2), "float32"), np.ones((4, 1), "float32"), verbose=0)
+    return [m.name for m in model.metrics]

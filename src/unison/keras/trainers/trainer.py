@@ -253,7 +253,10 @@ class Trainer(_Module):
         own = self.__dict__
         found: list[Any] = []
         if own.get("_compiled_ready"):
-            found += [own["_loss_tracker"], CompileMetrics(self)]
+            compiled = CompileMetrics(self)
+            # Keras 3 lists compile_metrics only for a compile() given metrics (here also for the
+            # per-output loss trackers it holds); model.metrics of compile("sgd", "mse") is [loss]
+            found += [own["_loss_tracker"]] + ([compiled] if len(compiled) or own.get("_metric_specs") else [])
         mine = {id(m) for m in found[:1]} | {id(m) for m in own.get("_output_trackers", ())}
         found += [v for v in own.values() if isinstance(v, Metric) and id(v) not in mine]
         return found + _sublayer_metrics(self, {id(m) for m in found})
