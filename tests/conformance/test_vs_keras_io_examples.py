@@ -17,7 +17,7 @@ def _lines(model, **kwargs):
     return [line.rstrip() for line in "\n".join(lines).rstrip("\n").split("\n")]
 
 
-@pytest.mark.parametrize("graph", ["chain", "branches", "shared"])
+@pytest.mark.parametrize("graph", ["chain", "branches", "shared", "late_input"])
 @same_as_tf("keras:Model")
 def test_functional_summary_lines_as_keras_3(tf, graph):
     keras = tf.keras
@@ -29,6 +29,10 @@ def test_functional_summary_lines_as_keras_3(tf, graph):
         z = keras.layers.Concatenate(name="cat")([a, b])
         mean, log_var = keras.layers.Dense(2, name="mean")(z), keras.layers.Dense(2, name="log_var")(z)
         model = keras.Model([a, b], [mean, keras.layers.Add(name="sum")([mean, log_var])])
+    elif graph == "late_input":  # an Input joining late is listed just before the layer it feeds
+        a, b = keras.Input((3,), name="a"), keras.Input((2,), name="b")
+        h = keras.layers.Dense(4, name="d2")(keras.layers.Dense(4, name="d1")(a))
+        model = keras.Model([a, b], keras.layers.Concatenate(name="cat")([h, b]))
     else:  # a layer called twice: both calls listed, the second naming the first's node
         a = keras.Input((3,), name="a")
         shared = keras.layers.Dense(3, name="shared")

@@ -132,8 +132,9 @@ def _graph_parts(model: Any) -> tuple[list[Any], dict[int, str], dict[int, str] 
     for row in input_rows:
         shapes[id(row)] = str(row.kt.shape).replace(",)", ")")
     layer_nodes = [node for node in nodes if isinstance(node.op, nn.Module)]
+    rows = _with_inputs(model, input_rows, nodes)
     if _sequential_like(inputs, layer_nodes, getattr(model, "_flat_outputs", [])):
-        return [*input_rows, *model.layers], shapes, None
+        return rows, shapes, None
     given = {id(kt) for kt in inputs}
     calls: dict[int, list[int]] = {}  # a layer's node index: which of its calls (in this graph) made a tensor
     for node in layer_nodes:
@@ -150,7 +151,47 @@ def _graph_parts(model: Any) -> tuple[list[Any], dict[int, str], dict[int, str] 
             parts.append(f"{producer.op.name}[{node_index}][{producer.outputs.index(parent)}]")
     cells = {key: ", ".join(parts) or "-" for key, parts in connected.items()}
     cells.update({id(row): "-" for row in input_rows})
-    return [*input_rows, *model.layers], shapes, cells
+    return rows, shapes, cells
+
+
+def _with_inputs(model: Any, input_rows: list[_InputRow], nodes: list[Any]) -> list[Any]:
+    """``model.layers`` with the Input rows where Keras 3 lists its InputLayers: by depth (the
+    longest path to an output, deepest first), then by when a walk from the outputs reached them.
+    An input joined late (``Concatenate()([h, b])``) comes just before the layer it feeds."""
+    given = {id(row.kt): row for row in input_rows}
+    index: dict[int, int] = {}
+    for out in getattr(model, "_flat_outputs", []):  # pre-order from the outputs, as Keras's _build_map
+        stack = [out]
+        while stack:
+            kt = stack.pop()
+            node = kt._node
+            key = id(kt) if id(kt) in given or node is None else id(node.op)
+            if key in index:
+                continue
+            index[key] = len(index)
+            if id(kt) not in given and node is not None:
+                stack.extend(reversed(node.parents))
+    depth: dict[int, int] = {}
+    node_depth: dict[int, int] = {}
+    for node in reversed(nodes):  # nodes are in execution order: consumers after producers
+        d = node_depth.get(id(node), 0)
+        depth[id(node.op)] = max(depth.get(id(node.op), 0), d)
+        for parent in node.parents:
+            if id(parent) in given or parent._node is None:
+                depth[id(parent)] = max(depth.get(id(parent), 0), d + 1)
+            else:
+                node_depth[id(parent._node)] = max(node_depth.get(id(parent._node), 0), d + 1)
+
+    def rank(key: int) -> tuple[int, int]:
+        return (-depth.get(key, 0), index.get(key, len(index)))
+
+    pending = sorted(input_rows, key=lambda row: rank(id(row.kt)))
+    rows: list[Any] = []
+    for layer in model.layers:
+        while pending and rank(id(pending[0].kt)) < rank(id(layer)):
+            rows.append(pending.pop(0))
+        rows.append(layer)
+    return rows + pending
 
 
 def _sequential_like(inputs: list[Any], layer_nodes: list[Any], outputs: list[Any]) -> bool:
