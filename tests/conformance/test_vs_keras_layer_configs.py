@@ -102,7 +102,7 @@ def test_every_layer_config_has_keras_keys(tf):
 
 def _values(config: dict) -> dict:
     """A config without its (counter-made) name, and without Keras 3.15's einsum fan axes of an
-    initializer (``input_axes``/``output_axes``, None here; unison's initializers have no such argument)."""
+    initializer (``input_axes``/``output_axes``, None here: tf_keras has no such argument)."""
     out = {}
     for key, value in config.items():
         if key == "name":

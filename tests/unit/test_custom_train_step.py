@@ -121,3 +121,27 @@ def test_a_step_that_raises_leaves_no_replica_context_behind() -> None:
         model.fit(x, y, batch_size=4, verbose=0)
     assert tf.distribute.get_replica_context() is not None  # the default context, outside any scope
     assert not tf.distribute.has_strategy() and not tf.distribute.in_cross_replica_context()
+
+
+def test_a_step_may_log_a_loss_that_still_carries_its_graph() -> None:
+    # keras.io's knowledge distillation returns {"student_loss": student_loss} straight from the
+    # tape: the logs read it without torch's "requires_grad=True to a scalar" warning, as Keras.
+    import warnings
+
+    class Logged(keras.Model):
+        def train_step(self, data):
+            x, y = data
+            with tf.GradientTape() as tape:
+                student_loss = tf.reduce_mean(tf.square(self(x, training=True) - y))
+                loss = 0.1 * student_loss  # the tape differentiates this one; student_loss keeps its graph
+            grads = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+            return {"student_loss": student_loss}
+
+    inputs = keras.Input((3,))
+    model = Logged(inputs, keras.layers.Dense(1)(inputs))
+    model.compile("sgd")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        history = model.fit(np.ones((8, 3), "float32"), np.zeros((8, 1), "float32"), batch_size=4, verbose=0)
+    assert list(history.history) == ["student_loss"] and history.history["student_loss"][0] >= 0.0

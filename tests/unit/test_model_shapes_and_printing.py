@@ -81,12 +81,14 @@ def test_summary_takes_keras_arguments() -> None:
     rows = _summary(model, show_trainable=True)
     assert "Trainable" in rows[2]
     flags = {line.split()[1]: line.split("│")[-2].strip() for line in rows if line.startswith("│")}
-    assert flags == {"inner": "N", "drop": "-", "head": "Y"}  # Keras 3: Y/N, - without weights
+    # Keras 3: Y/N, - without weights (the functional model's InputLayer row too)
+    assert flags == {x.name: "-", "inner": "N", "drop": "-", "head": "Y"}
     nested = _summary(model, expand_nested=True)
-    assert any(line.startswith("│   inner_dense (Dense)") for line in nested)  # indented under its model
+    assert any(line.startswith("│    └ inner_dense (Dense)") for line in nested)  # Keras 3's mark under its model
     assert not any("inner_dense" in line for line in _summary(model))
     ranged = [line for line in _summary(model, layer_range=["drop", "head"]) if line.startswith("│")]
     assert [line.split()[1] for line in ranged] == ["drop", "head"]
+    assert sum(line.startswith("├") for line in _summary(model)) == 3  # a rule between rows, as Keras 3
     narrow = _summary(model, line_length=60)
     assert {len(line) for line in narrow[1:4]} == {60}  # line_length: the whole printed line
     positioned = _summary(model, positions=[0.5, 0.8, 1.0], line_length=80)
@@ -111,3 +113,19 @@ def test_summary_counts_the_optimizer_once_it_has_stepped_as_keras_3() -> None:
     # Adam: iterations (int64) + learning rate (float32) + a momentum and a velocity per weight
     assert f" Optimizer params: {2 * trainable + 2:,} ({2 * trainable * 4 + 8 + 4:.2f} B)" in lines
     assert f" Total params: {3 * trainable + 2:,} ({3 * trainable * 4 + 12:.2f} B)" in lines
+
+
+def test_a_programs_first_models_take_keras_default_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Keras 3 names a program's first functional model "functional" and its first Sequential
+    # "sequential" (keras.io's summaries print them); unison drew the default name twice (functional_1)
+    from unison import keras
+    from unison.keras.backend import common
+
+    monkeypatch.setattr(common, "_COUNTERS", {})
+    from unison.keras.layers import base
+
+    monkeypatch.setattr(base, "_COUNTERS", common._COUNTERS)
+    x = keras.Input((3,))
+    first, second = (keras.Model(x, keras.layers.Dense(2)(x)) for _ in range(2))
+    assert (first.name, second.name) == ("functional", "functional_1")
+    assert [keras.Sequential().name, keras.Sequential().name] == ["sequential", "sequential_1"]

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -80,14 +80,25 @@ __all__ = [
 _TRUNCATED_STD = 0.87962566103423978
 
 
-def compute_fans(shape: tuple[int, ...] | torch.Size) -> tuple[int, int]:
+def compute_fans(
+    shape: tuple[int, ...] | torch.Size,
+    input_axes: Sequence[int] | None = None,
+    output_axes: Sequence[int] | None = None,
+) -> tuple[int, int]:
     """Return ``(fan_in, fan_out)`` for a kernel in Keras's layout (``(..., in, out)``).
+
+    Keras 3.15's ``input_axes``/``output_axes`` (both given) name the axes whose sizes multiply
+    into each fan instead (an einsum kernel's layout).
 
     Example:
         >>> compute_fans((3, 3, 32, 64))
         (288, 576)
+        >>> compute_fans((4, 3, 2), input_axes=[0], output_axes=[1, 2])
+        (4, 6)
     """
     shape = tuple(shape)
+    if input_axes is not None and output_axes is not None:
+        return math.prod(shape[a] for a in input_axes), math.prod(shape[a] for a in output_axes)
     if len(shape) == 0:
         return 1, 1
     if len(shape) == 1:
@@ -151,7 +162,9 @@ class Initializer:
         return cls(**config)
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
+        # unset fan axes (Keras 3.15's einsum option) stay out of the repr, as the default layout
+        shown = {k: v for k, v in self.get_config().items() if not (k in ("input_axes", "output_axes") and v is None)}
+        args = ", ".join(f"{k}={v!r}" for k, v in shown.items())
         return f"{type(self).__name__}({args})"
 
 
@@ -264,6 +277,8 @@ class VarianceScaling(Initializer):
         mode: ``"fan_in"``, ``"fan_out"`` or ``"fan_avg"``.
         distribution: ``"truncated_normal"``, ``"untruncated_normal"`` or ``"uniform"``.
         seed: optional integer seed.
+        input_axes, output_axes: Keras 3.15's axes that make up the fans (see :func:`compute_fans`);
+            ``None``: Keras's kernel layout.
 
     Example:
         >>> import torch
@@ -282,6 +297,8 @@ class VarianceScaling(Initializer):
         mode: str = "fan_in",
         distribution: str = "truncated_normal",
         seed: int | None = None,
+        input_axes: Sequence[int] | None = None,
+        output_axes: Sequence[int] | None = None,
     ) -> None:
         super().__init__(seed)
         if not scale > 0:
@@ -296,9 +313,10 @@ class VarianceScaling(Initializer):
                 f"{format_choices(self._DISTRIBUTIONS)}. Received: distribution={distribution!r}"
             )
         self.scale, self.mode, self.distribution = float(scale), mode, distribution
+        self.input_axes, self.output_axes = input_axes, output_axes
 
     def _fill(self, tensor: torch.Tensor, generator: torch.Generator | None) -> None:
-        fan_in, fan_out = compute_fans(tensor.shape)
+        fan_in, fan_out = compute_fans(tensor.shape, self.input_axes, self.output_axes)
         n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
         variance = self.scale / max(1.0, n)
         if self.distribution == "uniform":
@@ -315,19 +333,23 @@ class VarianceScaling(Initializer):
             "mode": self.mode,
             "distribution": self.distribution,
             "seed": self.seed,
+            "input_axes": self.input_axes,
+            "output_axes": self.output_axes,
         }
 
 
 class _FixedVarianceScaling(VarianceScaling):
-    """A named ``VarianceScaling`` preset; only the seed is configurable."""
+    """A named ``VarianceScaling`` preset; the seed and Keras 3.15's fan axes are configurable."""
 
     _PRESET: tuple[float, str, str] = (1.0, "fan_in", "truncated_normal")
 
-    def __init__(self, seed: int | None = None) -> None:
-        super().__init__(*self._PRESET, seed=seed)
+    def __init__(
+        self, seed: int | None = None, input_axes: Sequence[int] | None = None, output_axes: Sequence[int] | None = None
+    ) -> None:
+        super().__init__(*self._PRESET, seed=seed, input_axes=input_axes, output_axes=output_axes)
 
     def get_config(self) -> dict[str, Any]:
-        return {"seed": self.seed}
+        return {"seed": self.seed, "input_axes": self.input_axes, "output_axes": self.output_axes}
 
 
 class GlorotUniform(_FixedVarianceScaling):

@@ -318,7 +318,9 @@ def eye(
 def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int = 0) -> torch.Tensor:
     """``tf.linspace``: ``num`` evenly spaced values from ``start`` to exactly ``stop`` along ``axis``.
 
-    ``start`` and ``stop`` may be tensors (broadcast together); integers become float32.
+    ``start`` and ``stop`` may be tensors (broadcast together). As in TF, ``stop`` takes ``start``'s
+    dtype (a float ``stop`` for an integer ``start`` is an error) and integers give float64
+    (``tf.linspace(0, 1, 9)``, keras.io's conditional GAN).
 
     Example:
         >>> import unison as tf
@@ -326,11 +328,23 @@ def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int
         [10.0, 11.0, 12.0]
         >>> tf.linspace([0.0, 5.0], [10.0, 40.0], 5, axis=-1).tolist()[1]
         [5.0, 13.75, 22.5, 31.25, 40.0]
+        >>> tf.linspace(0, 1, 3).dtype
+        torch.float64
     """
-    s, e = to_tensor(start), to_tensor(stop)
-    if not s.is_floating_point():
-        s = s.to(e.dtype if e.is_floating_point() else torch.float32)
-    e = e.to(s.dtype)
+    s = to_tensor(start)
+    if isinstance(stop, torch.Tensor) and stop.dtype != s.dtype:
+        raise ValueError(
+            f"stop: Tensor conversion requested dtype {str(s.dtype).removeprefix('torch.')} for Tensor with dtype "
+            f"{str(stop.dtype).removeprefix('torch.')}: tf.linspace takes start and stop of one dtype; cast one of them."
+        )
+    if isinstance(stop, float) and not s.is_floating_point():
+        raise TypeError(
+            f"Cannot convert {stop!r} to EagerTensor of dtype {str(s.dtype).removeprefix('torch.')}: tf.linspace converts "
+            "stop to start's dtype; write start as a float (0.0) for a float range."
+        )
+    e = to_tensor(stop, dtype=s.dtype)
+    if not s.is_floating_point():  # TF computes an integer range in float64
+        s, e = s.to(torch.float64), e.to(torch.float64)
     n = int(to_tensor(num))
     if n <= 0:
         raise ValueError(f"tf.linspace: num must be positive. Received: num={n}")

@@ -791,6 +791,24 @@ class Layer(nn.Module):
         """Keras's ``layer.non_trainable_variables`` (the same list as ``non_trainable_weights``)."""
         return self.non_trainable_weights
 
+    def add_metric(self, *args: Any, **kwargs: Any) -> None:
+        """Keras 2's ``add_metric``, which Keras 3 removed: raises ``NotImplementedError`` as Keras 3 does.
+
+        Without it the call failed with torch's ``AttributeError`` (keras.io's endpoint-layer example).
+
+        Example:
+            >>> Layer().add_metric(1.0)
+            Traceback (most recent call last):
+            ...
+            NotImplementedError: Layer `add_metric()` method is deprecated. ...
+        """
+        raise NotImplementedError(
+            "Layer `add_metric()` method is deprecated. Add your metric in `Model.compile(metrics=[...])`, "
+            "or create metric trackers in init() or build() when subclassing the layer or model, then "
+            "call `metric.update_state()` whenever necessary (Keras 3 removed add_metric; unison follows "
+            "Keras 3 here, also for tf_keras programs)."
+        )
+
     def add_loss(self, loss: Any) -> None:
         """Add a loss tensor computed in ``call`` (Keras's ``add_loss``); ``fit`` adds it to the loss.
 

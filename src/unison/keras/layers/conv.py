@@ -136,7 +136,31 @@ class Conv2D(DTypePolicyMixin, Layer):
             else None
         )
 
+    def convolution_op(self, inputs: torch.Tensor, kernel: torch.Tensor) -> torch.Tensor:
+        """Keras's ``Conv.convolution_op``: ``inputs`` convolved with ``kernel`` (Keras's layout
+        ``(kh, kw, in / groups, filters)``) by the layer's strides, padding, dilation and groups;
+        no bias, no activation. A subclass that overrides it changes what ``call`` convolves with.
+
+        Example:
+            >>> import torch
+            >>> conv = Conv2D(2, 3, padding="same")
+            >>> _ = conv(torch.ones(1, 4, 4, 1))
+            >>> tuple(conv.convolution_op(torch.ones(1, 4, 4, 1), conv.kernel * 0).shape)
+            (1, 4, 4, 2)
+        """
+        return self._convolve(inputs, kernel, None)
+
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
+        if type(self).convolution_op is not Conv2D.convolution_op:  # Keras's hook, overridden
+            y = self.convolution_op(inputs, self.kernel)
+            return self.activation(y + self.bias if self.bias is not None else y)
+        y = self._convolve(inputs, self.kernel, self.bias)
+        if _DEFERRED_RELU.get() is self:
+            return y
+        return self.activation(y)
+
+    def _convolve(self, inputs: torch.Tensor, kernel: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+        """The convolution (plus ``bias``) of channels-last ``inputs``, channels-last."""
         x = _to_nchw(inputs, self)
         if x.shape[1] != self.in_channels:
             raise ValueError(
@@ -158,12 +182,8 @@ class Conv2D(DTypePolicyMixin, Layer):
                 x = F.pad(x, (0, right - left, 0, bottom - top))
         # torch convolves (filters, in, kh, kw): a permuted view of Keras's kernel, whose storage
         # build() laid out channels-last (keep_channels_last_storage), so oneDNN copies nothing.
-        y = F.conv2d(
-            x, self.kernel.permute(3, 2, 0, 1), self.bias, self.strides, padding, self.dilation_rate, self.groups
-        )
-        if _DEFERRED_RELU.get() is self:
-            return y.permute(0, 2, 3, 1)
-        return self.activation(y.permute(0, 2, 3, 1))
+        y = F.conv2d(x, kernel.permute(3, 2, 0, 1), bias, self.strides, padding, self.dilation_rate, self.groups)
+        return y.permute(0, 2, 3, 1)
 
 
 class _Pool2D(Layer):

@@ -81,7 +81,20 @@ class Conv1D(_Conv):
         )
         self._add_bias(self.filters)
 
+    def convolution_op(self, inputs: torch.Tensor, kernel: torch.Tensor) -> torch.Tensor:
+        """Keras's ``Conv.convolution_op``: ``inputs`` convolved with ``kernel`` (Keras's layout) by the
+        layer's strides, padding, dilation and groups; no bias, no activation. A subclass that
+        overrides it changes what ``call`` convolves with (see ``Conv2D.convolution_op``)."""
+        return self._convolve(inputs, kernel, None)
+
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
+        if type(self).convolution_op is not Conv1D.convolution_op:  # Keras's hook, overridden
+            y = self.convolution_op(inputs, self.kernel)
+            return self.activation(y + self.bias if self.bias is not None else y)
+        return self.activation(self._convolve(inputs, self.kernel, self.bias))
+
+    def _convolve(self, inputs: torch.Tensor, kernel: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+        """The convolution (plus ``bias``) of channels-last ``inputs``, channels-last."""
         check_rank(inputs, 3, self, "batch, steps, channels")
         _channels(self, inputs, self.in_channels)
         # (batch, steps, channels) viewed as (batch, channels, 1, steps) is channels_last memory, which
@@ -99,6 +112,6 @@ class Conv1D(_Conv):
                 padding = left  # the convolution pads both sides itself: no padded copy
             else:
                 x = F.pad(x, (left, right))
-        weight = self.kernel.permute(2, 1, 0).unsqueeze(2)
-        y = F.conv2d(x, weight, self.bias, (1, self.strides), (0, padding), (1, self.dilation_rate), self.groups)
-        return self.activation(y.squeeze(2).permute(0, 2, 1))
+        weight = kernel.permute(2, 1, 0).unsqueeze(2)
+        y = F.conv2d(x, weight, bias, (1, self.strides), (0, padding), (1, self.dilation_rate), self.groups)
+        return y.squeeze(2).permute(0, 2, 1)

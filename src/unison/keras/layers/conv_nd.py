@@ -189,16 +189,29 @@ class _ConvND(_Conv):
         )
         self._add_bias(self.filters)
 
+    def convolution_op(self, inputs: torch.Tensor, kernel: torch.Tensor) -> torch.Tensor:
+        """Keras's ``Conv.convolution_op``: ``inputs`` convolved with ``kernel`` (Keras's layout) by the
+        layer's strides, padding, dilation and groups; no bias, no activation. A subclass that
+        overrides it changes what ``call`` convolves with (see ``Conv2D.convolution_op``)."""
+        return self._convolve(inputs, kernel, None)
+
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
+        if type(self).convolution_op is not _ConvND.convolution_op:  # Keras's hook, overridden
+            y = self.convolution_op(inputs, self.kernel)
+            return self.activation(y + self.bias if self.bias is not None else y)
+        return self.activation(self._convolve(inputs, self.kernel, self.bias))
+
+    def _convolve(self, inputs: torch.Tensor, kernel: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+        """The convolution (plus ``bias``) of channels-last ``inputs``, channels-last."""
         check_spatial_rank(self, inputs.dim(), self.rank, inputs.shape)
         _channels(self, inputs, self.in_channels)
         x = to_torch_layout(inputs)
         padding: tuple[int, ...] = (0,) * self.rank
         if self.padding == "same":
             x, padding = conv_same(x, self.kernel_size, self.strides, self.dilation_rate)
-        weight = self.kernel.permute(self.rank + 1, self.rank, *range(self.rank))
-        y = grouped_conv(x, weight, self.bias, self.strides, padding, self.dilation_rate, self.groups)
-        return self.activation(from_torch_layout(y))
+        weight = kernel.permute(self.rank + 1, self.rank, *range(self.rank))
+        y = grouped_conv(x, weight, bias, self.strides, padding, self.dilation_rate, self.groups)
+        return from_torch_layout(y)
 
 
 class Conv3D(_ConvND):

@@ -80,8 +80,8 @@ class Model(Trainer, Layer):
                 kwargs["outputs"], name = name, kwargs.pop("name", None)
             Functional.__init__(self, name=name, **kwargs)
             return
-        # Layer.__init__ names the model (one draw from the name counter: the first Sequential is
-        # "sequential", as in Keras)
+        # Layer.__init__ draws the default name (model, functional, sequential): drawing it again
+        # here named a program's first model functional_1 where Keras says functional
         super().__init__(name=name)
         if kwargs:
             raise TypeError(f"Model got unexpected keyword arguments: {sorted(kwargs)}.")

@@ -112,6 +112,19 @@ def _keras_value(value: Any) -> Any:
     return {k: _keras_value(v) for k, v in value.items()}
 
 
+def _without_fan_axes(value: Any) -> Any:
+    """``value`` without Keras 3.15's ``input_axes``/``output_axes`` of None in its initializers:
+    tf_keras's initializers refuse the keys, and None is the only meaning they have there."""
+    if isinstance(value, list):
+        return [_without_fan_axes(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if value.get("module") == "keras.initializers" and isinstance(value.get("config"), dict):
+        inner = {k: v for k, v in value["config"].items() if not (k in ("input_axes", "output_axes") and v is None)}
+        return {**value, "config": inner}
+    return {k: _without_fan_axes(v) for k, v in value.items()}
+
+
 def _regularizer_name(config: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     # Keras's L2(0.1) saves as class L2 with {"l2": 0.1}; unison holds every one as an L1L2
     l1, l2 = float(config.get("l1", 0.0)), float(config.get("l2", 0.0))
@@ -150,6 +163,8 @@ def layer_entry(layer: nn.Module, *, in_sequential: bool = False) -> dict[str, A
         # Keras 2's dialect lists the arguments the layer was made with, as Keras 2 itself did
         for key in defaulted():
             config.pop(key, None)
+    if _KERAS2_DIALECT.get():
+        config = _without_fan_axes(config)
     if in_sequential:
         config.pop("input_shape", None)  # the Sequential's InputLayer carries it
     for key, default in _KERAS_NEEDS.get(type(layer).__name__, {}).items():
@@ -423,8 +438,6 @@ def _unison_value(value: Any) -> Any:
                 return _objects_from_config(
                     {"__object__": "regularizers.L1L2", "config": {"l1": 0.0, "l2": 0.0, **config}}
                 )
-            if prefix == "initializers":
-                config = {k: v for k, v in config.items() if k not in ("input_axes", "output_axes")}
             return _objects_from_config({"__object__": f"{prefix}.{value['class_name']}", "config": config})
         if value.get("registered_name"):
             return _objects_from_config({"__registered__": value["registered_name"], "config": config})

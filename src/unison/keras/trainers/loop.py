@@ -172,7 +172,8 @@ def step_logs(model: Any, steps: Any) -> dict[str, float]:
         return reduced
     logs: dict[str, float] = {}
     for name, value in flat_logs(result).items():
-        logs[name] = reduced[name] if name in reduced else float(torch.as_tensor(value).float().mean())
+        # detached: a step may return a loss that still carries its graph (torch warns on float())
+        logs[name] = reduced[name] if name in reduced else float(torch.as_tensor(value).detach().float().mean())
     return logs
 
 

@@ -244,7 +244,8 @@ class Trainer(_Module):
 
     @property
     def metrics(self) -> list[Any]:
-        """The loss tracker, the compiled metrics, then metrics set as attributes (Keras 3's order).
+        """The loss tracker, the compiled metrics, metrics set as attributes, then those set as
+        attributes of the layers inside (Keras 3's order; a nested model's own are its own).
 
         Override it to list your own trackers: the loop resets them at each epoch and reports
         them, summed over every replica.
@@ -252,9 +253,13 @@ class Trainer(_Module):
         own = self.__dict__
         found: list[Any] = []
         if own.get("_compiled_ready"):
-            found += [own["_loss_tracker"], CompileMetrics(self)]
+            compiled = CompileMetrics(self)
+            # Keras 3 lists compile_metrics only for a compile() given metrics (here also for the
+            # per-output loss trackers it holds); model.metrics of compile("sgd", "mse") is [loss]
+            found += [own["_loss_tracker"]] + ([compiled] if len(compiled) or own.get("_metric_specs") else [])
         mine = {id(m) for m in found[:1]} | {id(m) for m in own.get("_output_trackers", ())}
-        return found + [v for v in own.values() if isinstance(v, Metric) and id(v) not in mine]
+        found += [v for v in own.values() if isinstance(v, Metric) and id(v) not in mine]
+        return found + _sublayer_metrics(self, {id(m) for m in found})
 
     @property
     def metrics_names(self) -> list[str]:
@@ -446,3 +451,22 @@ def overrides(model: Any, name: str) -> bool:
 
 
 __all__ = ["Trainer", "overrides", "unpack_x_y_sample_weight"]
+
+
+def _sublayer_metrics(model: Any, seen: set[int]) -> list[Any]:
+    """Metrics kept as attributes of the layers inside ``model``, as Keras 3's ``Model.metrics`` lists
+    them (keras.io's endpoint layer updates its own ``BinaryAccuracy``; fit then logs "accuracy").
+    A nested model's own metrics are left out, as Keras leaves out a sub-Trainer's; its layers' count.
+    Breadth-first: a layer's metrics before those of the layers inside it."""
+    found: list[Any] = []
+    stack = list(model.children())
+    while stack:
+        layer = stack.pop(0)
+        stack.extend(layer.children())
+        if isinstance(layer, Trainer):  # its loss tracker and compiled metrics are its own fit's
+            continue
+        for value in layer.__dict__.values():
+            if isinstance(value, Metric) and id(value) not in seen:
+                seen.add(id(value))
+                found.append(value)
+    return found
