@@ -79,9 +79,12 @@ def as_leaf(value: Any) -> Leaf:
     if hasattr(value, "numpy") and not isinstance(value, np.ndarray):  # tensors of other libraries
         value = value.numpy()
     arr = np.asarray(value)
-    if arr.dtype == np.float64 and not isinstance(value, (np.ndarray, np.generic)):
+    # numpy's dtype stays for arrays and array-likes (a pandas Series of int64 is int64 in TF too);
+    # Python numbers and lists of them take TF's defaults
+    python = not isinstance(value, (np.ndarray, np.generic)) and not hasattr(type(value), "__array__")
+    if arr.dtype == np.float64 and python:
         arr = arr.astype(np.float32)  # a Python float is float32 in TF (numpy float64 stays float64)
-    elif arr.dtype == np.int64 and not isinstance(value, (np.ndarray, np.generic)) and _fits_int32(arr):
+    elif arr.dtype == np.int64 and python and _fits_int32(arr):
         arr = arr.astype(np.int32)  # a Python int is int32 in TF (int64 only beyond its range)
     if arr.dtype.kind in "USO":
         if arr.dtype.kind == "O" and not all(isinstance(v, (str, bytes)) for v in arr.reshape(-1)):
