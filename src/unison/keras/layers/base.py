@@ -31,8 +31,11 @@ from torch import nn
 
 from unison.core.variables import Variable
 from unison.errors import did_you_mean
-from unison.keras import constraints, initializers, regularizers
-from unison.keras.backend.common import _COUNTERS  # Keras-style unique default names: dense, dense_1, ...
+from unison.keras import constraints, dtype_policies, initializers, regularizers
+from unison.keras.backend.common import (
+    _COUNTERS,  # Keras-style unique default names: dense, dense_1, ...
+    global_learning_phase,
+)
 from unison.keras.backend.keras_tensor import has_keras_tensor, layer_call_tensor, symbolic_call
 from unison.keras.backend.torch_mode import INTERNAL_MODE_SWITCH, set_torch_mode
 from unison.keras.layers.data_format import from_channels_last, to_channels_last
@@ -215,8 +218,6 @@ def _resolved_training(module: nn.Module) -> bool | None:
     ``K.learning_phase_scope``), then the default in the layer's ``call`` signature; None means
     inference (Dropout off, BatchNorm on its moving statistics), as Keras's layers treat it.
     """
-    from unison.keras.backend.common import global_learning_phase
-
     phase = global_learning_phase()
     if phase is not None:
         return bool(phase)
@@ -542,8 +543,6 @@ class Layer(nn.Module):
         self.built = False
         self.trainable = trainable
         if "_layer_dtype_policy" not in self.__dict__:  # DTypePolicyMixin's __init__ may have set it
-            from unison.keras import dtype_policies
-
             self.dtype_policy = dtype_policies.get(dtype) if dtype is not None else dtype_policies.global_policy()
         self._regularized: list[tuple[Callable[[torch.Tensor], torch.Tensor], str]] = []
         self._constraint_args = {
