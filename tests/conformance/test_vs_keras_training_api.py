@@ -785,3 +785,21 @@ def test_a_layer_built_by_hand_keeps_the_weights_set_before_its_first_call(tf):
         "out": np.asarray(scale(bn(dense(x), training=False))),
         "weights": [np.asarray(w) for w in dense.get_weights() + bn.get_weights() + scale.get_weights()],
     }
+
+
+@same_as_tf("keras:optimizers.SGD", "keras:Model", edge=True, dialects=BOTH)
+def test_a_learning_rate_of_zero_leaves_the_weights(tf):
+    keras = tf.keras
+    x, y = _data()
+    model = _model(keras, lr=0.0)
+    before = [np.asarray(w).copy() for w in model.get_weights()]
+    model.fit(x, y, batch_size=8, epochs=1, verbose=0)
+    return float(np.asarray(model.optimizer.learning_rate)), before, model.get_weights()
+
+
+@same_as_tf("keras:Model", "keras:Sequential", edge=True, dialects=BOTH)
+def test_build_takes_an_unknown_batch_size(tf):
+    keras = tf.keras
+    model = keras.Sequential([keras.layers.Dense(3), keras.layers.Dense(1)])
+    model.build((None, 4))
+    return model.count_params(), [list(np.asarray(w).shape) for w in model.get_weights()]
