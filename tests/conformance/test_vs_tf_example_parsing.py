@@ -3,6 +3,8 @@
 unison reads records from their bytes (one-layout batches, per-record scans) and falls back to the
 protobuf runtime for unusual encodings; each path is driven here: batches of equal-length records,
 of varied lengths, hand-written unpacked/repeated encodings, and records that do not match the spec.
+Every test runs twice: with the compiled reader (``ops/_wirescan.c``, the default where it is built)
+and with the pure-Python reader it falls back to.
 """
 
 from __future__ import annotations
@@ -10,6 +12,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from tf_oracle import same_as_tf
+
+from unison.ops import example_compiled
+
+
+@pytest.fixture(autouse=True, params=["compiled", "python"])
+def reader(request, monkeypatch):
+    """The compiled Example reader, or the Python one (as on a machine that installed without a compiler)."""
+    if request.param == "compiled" and not example_compiled.use:
+        pytest.skip("unison.ops._wirescan is not built")
+    monkeypatch.setattr(example_compiled, "use", request.param == "compiled")
+    return request.param
 
 
 def _feature(tf, values):

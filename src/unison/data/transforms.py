@@ -52,9 +52,17 @@ def _has_strings(columns: Any) -> bool:
     return False
 
 
+_FINAL_LEAVES = frozenset(nest.COMPOSITES)  # leaves as_leaf returns as they are
+
+
 def _as_result(value: Any) -> Any:
     if type(value) is tuple and all(type(v) is torch.Tensor and not v.requires_grad for v in value):
         return value  # the usual (x, y) result needs no conversion
+    if type(value) is dict:  # a parser's features (tensors, SparseTensors): nothing to convert either
+        for v in value.values():
+            if not (type(v) in _FINAL_LEAVES or (type(v) is torch.Tensor and not v.requires_grad)):
+                return nest.as_element(value)
+        return value
     if isinstance(value, list):
         value = tuple(value)  # TF turns a returned list into a tuple of components
     return nest.as_element(value)

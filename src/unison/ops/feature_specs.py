@@ -186,6 +186,8 @@ class Plan:
     wanted: dict[bytes, int] = field(default_factory=dict)
     needs_allow_missing: list[str] = field(default_factory=list)  # FixedLenSequenceFeatures TF refuses
     single: list[tuple[Any, ...]] | None = None  # the one-record parse's recipe (ops/parsing.py), made on first use
+    wire: tuple[tuple[bytes, ...], tuple[int, ...]] | None = None  # keys and list kinds by slot, for the C reader
+    sparse_slots: tuple[bool, ...] | None = None  # the slots the one-record recipe reads as VarLenFeatures
 
     def slot_of(self, key: str, dtype: Any) -> int:
         return self.slot[key]

@@ -51,6 +51,7 @@ import numpy as np
 import torch
 
 from unison.errors import ExampleParseError, InvalidArgumentError
+from unison.ops import example_compiled
 from unison.ops.dtypes import as_dtype, string
 from unison.ops.example_batch_wire import batch_columns
 from unison.ops.example_wire import (
@@ -115,11 +116,29 @@ def _serialized_items(serialized: Any, who: str) -> tuple[list[bytes], bool]:
 _BATCH_SCAN_MIN = 192  # below this many records the one-pass scan costs less than numpy's per-call overhead
 
 
+def _wire(the_plan: Plan) -> tuple[tuple[bytes, ...], tuple[int, ...]]:
+    """The plan's feature keys and list kinds by slot, as the compiled reader takes them (made once)."""
+    if the_plan.wire is None:
+        the_plan.wire = (tuple(the_plan.wanted), tuple(_WIRE[dtype] for _, dtype in the_plan.reads))
+    return the_plan.wire
+
+
 def _columns_wire(records: list[bytes], plan: Plan) -> list[Column]:
-    """Every feature the plan reads, as columns, from the records' bytes (:mod:`example_wire`)."""
+    """Every feature the plan reads, as columns, from the records' bytes (:mod:`example_compiled`, else
+    :mod:`example_wire`)."""
     wanted, n = plan.wanted, len(plan.reads)
     kinds = [_WIRE[dtype] for _, dtype in plan.reads]
     none = np.full(len(records), -1, dtype=np.int64)
+    if example_compiled.available():
+        try:
+            return [Column(*c) for c in example_compiled.columns(records, *_wire(plan))]
+        except _WrongKind:
+            pass  # the per-record scan below names the error in TF's order (feature, then record)
+        try:
+            found = [scan(r, wanted, n) for r in records]
+        except IndexError:
+            raise _Unusual("truncated record") from None
+        return _columns_found(records, plan, found)
     try:
         same = same_layout_columns(records, wanted, kinds) if len(records) > 1 else None
         if same is not None:
@@ -138,6 +157,11 @@ def _columns_wire(records: list[bytes], plan: Plan) -> list[Column]:
         found = [scan(r, wanted, n) for r in records]
     except IndexError:
         raise _Unusual("truncated record") from None
+    return _columns_found(records, plan, found)
+
+
+def _columns_found(records: list[bytes], plan: Plan, found: list[list[Any]]) -> list[Column]:
+    """The columns from each record's :func:`scan`: the path that names a wrong list type as TF does."""
     cols = []
     for slot, (key, dtype) in enumerate(plan.reads):
         kind = _WIRE[dtype]
@@ -239,6 +263,59 @@ def _one_list(data: bytes, kind: int, start: int, end: int, shape: tuple[int, ..
     return arr
 
 
+_I64 = np.dtype(np.int64)
+_NUMPY: dict[int, np.dtype[Any]] = {FLOAT: np.dtype("<f4"), INT64: np.dtype("<i8")}
+_TORCH = {FLOAT: torch.float32, INT64: torch.int64}
+
+
+def _objects(values: list[bytes]) -> np.ndarray:
+    arr = np.empty(len(values), dtype=object)
+    arr[:] = values
+    return arr
+
+
+def _parse_one_compiled(data: bytes, the_plan: Plan, recipe: list[tuple[Any, ...]]) -> dict[str, Any] | None:
+    """:func:`_parse_one` through the compiled reader: its buffers become tensors without copies."""
+    keys, kinds = _wire(the_plan)
+    sparse = the_plan.sparse_slots
+    if sparse is None:
+        flags = [False] * len(keys)
+        for _, role, slot, *_rest in recipe:
+            flags[slot] = role == _VAR
+        sparse = the_plan.sparse_slots = tuple(flags)
+    lists = example_compiled.record_lists(data, keys, kinds, sparse)
+    if lists is None:
+        return None
+    out: dict[str, Any] = {}
+    for key, role, slot, kind, shape, inner in recipe:
+        raw = lists[slot]
+        if role == _VAR:
+            values, indices, dense_shape = raw
+            n = len(indices) >> 3
+            if kind == BYTES:
+                tensor: Any = StringTensor(_objects(values))
+            else:
+                tensor = torch.frombuffer(values, dtype=_TORCH[kind]) if n else torch.empty(0, dtype=_TORCH[kind])
+            out[key] = SparseTensor._from_parts(
+                torch.from_numpy(np.ndarray((n, 1), _I64, indices)),
+                tensor,
+                torch.frombuffer(dense_shape, dtype=torch.int64),
+            )
+            continue
+        value = _objects(raw) if kind == BYTES else np.frombuffer(raw, dtype=_NUMPY[kind])
+        if shape is not None:
+            if value.size != math.prod(shape):
+                return None
+            value = value.reshape(shape)
+        elif role == _SEQUENCE:
+            step = max(math.prod(inner), 1)
+            if value.shape[0] % step:
+                return None
+            value = value.reshape((value.shape[0] // step,) + inner)
+        out[key] = value if kind == BYTES else torch.from_numpy(value)
+    return out
+
+
 _VAR, _FIXED, _SEQUENCE, _RAGGED = range(4)
 _ROLE = {VarLenFeature: _VAR, FixedLenFeature: _FIXED, FixedLenSequenceFeature: _SEQUENCE, RaggedFeature: _RAGGED}
 
@@ -269,6 +346,8 @@ def _parse_one(data: bytes, the_plan: Plan) -> dict[str, Any] | None:
         recipe = the_plan.single = _single_recipe(the_plan)
     if not recipe:
         return None
+    if example_compiled.use and len(the_plan.reads) <= example_compiled.ONE_RECORD_KEYS:
+        return _parse_one_compiled(data, the_plan, recipe)
     found = scan(data, the_plan.wanted, len(the_plan.reads))
     out: dict[str, Any] = {}
     for key, role, slot, kind, shape, inner in recipe:
