@@ -22,10 +22,11 @@ and byte offset of a record ``TFRecordDataset`` read (:mod:`unison.ops.record_or
 ``RaggedFeature`` (in :mod:`unison.ops.feature_specs`) reads
 a feature as a ``RaggedTensor``.
 
-How: the records' bytes are read straight into one column per feature (:mod:`unison.ops.example_wire`:
-no protobuf messages, numbers decoded for the whole batch by numpy; a batch of
-:data:`_BATCH_SCAN_MIN` or more records of varied layouts is scanned in lock-step for all records
-at once), and
+How: the records' bytes are read straight into one column per feature, without protobuf messages:
+by the compiled reader (:mod:`unison.ops.example_compiled`, C, the GIL released while it walks a
+batch) where it was built, else by :mod:`unison.ops.example_wire` (Python and numpy: numbers
+decoded for the whole batch at once; a batch of :data:`_BATCH_SCAN_MIN` or more records of varied
+layouts scanned in lock-step for all records at once); and
 :mod:`unison.ops.feature_columns` shapes the columns. A record in an encoding the byte reader does
 not take (unpacked lists, repeated keys, unknown fields: valid protobuf no TF writer produces) or a
 damaged one goes through the protobuf runtime instead, which gives the same columns or names the
