@@ -30,7 +30,6 @@ from typing import Any
 import torch
 
 from unison.core.tape import _RECORDING
-from unison.core.thread_tuner import ThreadTuner
 from unison.ops.control_more import function_body
 
 
@@ -50,19 +49,13 @@ class Function:
         self.input_signature = None if input_signature is None else tuple(input_signature)
         self.jit_compile = jit_compile
         self.reduce_retracing = reduce_retracing
-        self._tuner = ThreadTuner()
         functools.update_wrapper(self, python_function)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.input_signature is not None:
             _check_signature(self.python_function, self.input_signature, args, kwargs)
-        tuner = self._tuner
-        began = tuner.begin()  # a tf.function is a program's repeated step: its thread count under contention
-        try:
-            with function_body():
-                result = self.python_function(*args, **kwargs)
-        finally:
-            tuner.end(began)
+        with function_body():
+            result = self.python_function(*args, **kwargs)
         if not _RECORDING.tapes:
             # Outside a GradientTape, a tf.function's results are plain values in TF: nothing can
             # differentiate them. torch would keep the autograd graph of the whole step alive in
@@ -79,7 +72,6 @@ class Function:
         bound.input_signature = self.input_signature
         bound.jit_compile = self.jit_compile
         bound.reduce_retracing = self.reduce_retracing
-        bound._tuner = self._tuner  # one step, however often the method is looked up
         functools.update_wrapper(bound, bound.python_function)
         return bound
 

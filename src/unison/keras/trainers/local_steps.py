@@ -34,7 +34,6 @@ from typing import Any
 
 import torch
 
-from unison.core.thread_tuner import ThreadTuner
 from unison.debug.timeline import traced
 from unison.distribute.input import first_leaf
 from unison.keras import mixed_precision
@@ -130,11 +129,6 @@ class LocalSteps:
         # largest global batch a step took (the batch size a dataset chose, not fit's argument)
         self.rows = 0
         self.global_batch = 0
-        # the model's train step, across fit calls: its thread count under contention (core/thread_tuner.py)
-        tuner = model.__dict__.get("_thread_tuner")
-        if tuner is None:
-            tuner = model.__dict__["_thread_tuner"] = ThreadTuner()
-        self._tuner: ThreadTuner = tuner
 
     def context(self) -> contextlib.AbstractContextManager[Any]:
         """Where the loop itself runs: cross-replica, as TF's callbacks do (each step enters the replica context)."""
@@ -198,11 +192,7 @@ class LocalSteps:
         self.rows += rows
         size = batch.global_size if batch.global_size is not None else rows * self.strategy.num_replicas_in_sync
         self.global_batch = max(self.global_batch, size)
-        began = self._tuner.begin()
-        try:
-            result = run_train_step(self.model, batch)
-        finally:
-            self._tuner.end(began)
+        result = run_train_step(self.model, batch)
         if result is not None:
             self.last_result = result
 
