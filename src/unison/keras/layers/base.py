@@ -162,6 +162,10 @@ def call_in_mode(module: nn.Module, call: Callable[..., Any], args: tuple[Any, .
         return _add_activity_penalty(module, _call_in_mode(module, call, args, kwargs))
     if args and isinstance(args[0], np.ndarray):
         args = (_numpy_input(args[0], getattr(module, "compute_dtype", None) == "float64"), *args[1:])
+    if len(args) > 1 or kwargs or (args and type(args[0]) in (list, tuple, dict)):
+        # Keras converts every array argument, not only the first: Attention()([q, v]) and
+        # MultiHeadAttention()(q, v) of numpy arrays
+        args, kwargs = _numpy_arguments(module, args, kwargs)
     call_id = next(_CALL_IDS)
     module.__dict__["_last_call_id"] = call_id
     token = _CALL.set((call_id, module))
@@ -184,6 +188,24 @@ def _add_activity_penalty(module: nn.Module, outputs: Any) -> Any:
             batch = output.shape[0] if output.dim() else 1
             add_loss_to(module, regularizer(output) / max(int(batch), 1))
     return outputs
+
+
+def _numpy_arguments(
+    module: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Numpy arrays anywhere in a call's arguments (lists, tuples, dicts, keywords) as :func:`_numpy_input` makes them."""
+    float64 = getattr(module, "compute_dtype", None) == "float64"
+
+    def convert(value: Any) -> Any:
+        if type(value) is np.ndarray:
+            return _numpy_input(value, float64)
+        if type(value) in (list, tuple):
+            return type(value)(convert(v) for v in value)
+        if type(value) is dict:
+            return {k: convert(v) for k, v in value.items()}
+        return value
+
+    return tuple(convert(a) for a in args), {k: convert(v) for k, v in kwargs.items()}
 
 
 def _numpy_input(value: np.ndarray, float64: bool = False) -> Any:

@@ -15,6 +15,7 @@ from torch import nn
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 from unison.keras import activations
+from unison.keras.dtype_policies import autocast_enabled
 from unison.keras.layers.masking import MaskedLayer, get_mask, set_mask
 from unison.keras.layers.misc import keras_name
 from unison.keras.layers.recurrent_weights import RecurrentWeights
@@ -43,6 +44,20 @@ def _reverse_valid(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     steps = torch.arange(x.shape[1], device=x.device).unsqueeze(0)
     index = torch.where(steps < lengths.unsqueeze(1), lengths.unsqueeze(1) - 1 - steps, steps)
     return x.gather(1, index.unsqueeze(-1).expand(-1, -1, x.shape[-1]))
+
+
+def _cpu_float16(x: torch.Tensor) -> bool:
+    """Whether a recurrent kernel would run in float16 on the CPU (the input, or ``mixed_float16``'s autocast)."""
+    if x.device.type != "cpu":
+        return False
+    if x.dtype == torch.float16:
+        return True
+    if not autocast_enabled("cpu"):
+        return False
+    try:
+        return torch.get_autocast_dtype("cpu") == torch.float16
+    except AttributeError:  # torch < 2.4
+        return torch.get_autocast_cpu_dtype() == torch.float16
 
 
 class RNNBase(MaskedLayer, RecurrentWeights):
@@ -139,7 +154,13 @@ class RNNBase(MaskedLayer, RecurrentWeights):
             rec_mask = self.random.keep_mask((x.shape[0], self.units), self.recurrent_dropout, x)
         fused = self._fused_function() if rec_mask is None else None
         right_padded = keep is None or not bool((keep[:, 1:] & ~keep[:, :-1]).any())
-        if fused is not None and right_padded:
+        if fused is not None and right_padded and _cpu_float16(x):
+            # oneDNN has no float16 recurrent kernels ("could not create a primitive descriptor"):
+            # the fused kernel runs in float32 and its results come back in float16
+            with torch.autocast("cpu", enabled=False):
+                outputs, states = self._run_fused(fused, x.float(), [s.float() for s in states], keep)
+            outputs, states = outputs.half(), [s.half() for s in states]
+        elif fused is not None and right_padded:
             outputs, states = self._run_fused(fused, x, states, keep)
         else:
             outputs, states = self._run_loop(x, states, keep, rec_mask)
