@@ -37,7 +37,7 @@ def test_a_dtype_argument_sets_the_layer_policy(tf):
     return [_describe(_make(keras, name, dtype="float64")) for name in LAYERS]
 
 
-RECURRENT = ("LSTM", "GRU", "SimpleRNN", "BidirectionalLSTM")
+RECURRENT = ("LSTM", "GRU", "SimpleRNN", "BidirectionalLSTM", "GRU_reset_before")
 
 
 def _recurrent(keras, name):
@@ -48,9 +48,12 @@ def _recurrent(keras, name):
     }
     if name == "BidirectionalLSTM":
         return keras.layers.Bidirectional(keras.layers.LSTM(3, **weights))
+    if name == "GRU_reset_before":  # Keras 1's GRU: unison's step loop, not torch's fused kernel
+        return keras.layers.GRU(3, return_sequences=True, reset_after=False, **weights)
     return getattr(keras.layers, name)(3, return_sequences=True, **weights)
 
 
+@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
 @pytest.mark.parametrize("name", RECURRENT)
 @same_as_tf(
     "keras:layers.LSTM",
@@ -61,13 +64,14 @@ def _recurrent(keras, name):
     atol=5e-3,
     rtol=5e-3,
 )
-def test_recurrent_layers_compute_under_mixed_float16(tf, name):
+def test_recurrent_layers_compute_under_mixed_policies(tf, name, policy):
     """oneDNN has no float16 recurrent kernel on CPU: unison runs the fused kernel in float32 there and
-    gives float16 results, as Keras does (it failed with "could not create a primitive descriptor")."""
+    gives float16 results, as Keras does (it failed with "could not create a primitive descriptor"); under
+    mixed_bfloat16 GRU's kernel gave float32 results, Keras gives bfloat16."""
     import numpy as np
 
     keras = tf.keras
-    keras.mixed_precision.set_global_policy("mixed_float16")
+    keras.mixed_precision.set_global_policy(policy)
     try:
         x = np.linspace(-1.0, 1.0, 2 * 4 * 5, dtype="float32").reshape(2, 4, 5)
         return _recurrent(keras, name)(x)

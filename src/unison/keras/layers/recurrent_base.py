@@ -46,6 +46,9 @@ def _reverse_valid(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     return x.gather(1, index.unsqueeze(-1).expand(-1, -1, x.shape[-1]))
 
 
+_HALF = {"float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
 def _cpu_float16(x: torch.Tensor) -> bool:
     """Whether a recurrent kernel would run in float16 on the CPU (the input, or ``mixed_float16``'s autocast)."""
     if x.device.type != "cpu":
@@ -164,6 +167,11 @@ class RNNBase(MaskedLayer, RecurrentWeights):
             outputs, states = self._run_fused(fused, x, states, keep)
         else:
             outputs, states = self._run_loop(x, states, keep, rec_mask)
+        half = _HALF.get(str(self.compute_dtype))
+        if half is not None and outputs.dtype == torch.float32:
+            # a mixed policy: Keras's recurrent layers return the compute dtype (torch's GRU kernel and
+            # the step loop give float32 under autocast)
+            outputs, states = outputs.to(half), [s.to(half) for s in states]
         if self.stateful:
             self._held.hold(states)
         out = outputs if self.return_sequences else outputs[:, -1]
