@@ -260,3 +260,18 @@ def test_the_missing_module_is_named_in_a_warning_once(monkeypatch: pytest.Monke
     ).SerializeToString()
     out = tf.io.parse_example(np.array([record, record], dtype=object), {"x": tf.io.FixedLenFeature([], tf.int64)})
     assert torch.equal(torch.as_tensor(out["x"]), torch.tensor([4, 4]))
+
+
+@compiled
+def test_a_spec_larger_than_the_c_readers_limits_is_parsed_in_python() -> None:
+    keys = example_compiled.BATCH_KEYS + 1
+    with pytest.raises(ValueError, match="too many keys"):
+        example_compiled.columns([b""], tuple(b"k%d" % i for i in range(keys)), (INT64,) * keys)
+    spec = {f"k{i}": tf.io.FixedLenFeature([], tf.int64, default_value=i) for i in range(keys)}
+    record = tf.train.Example(
+        features=tf.train.Features(feature={"k7": tf.train.Feature(int64_list=tf.train.Int64List(value=[70]))})
+    ).SerializeToString()
+    batch = tf.io.parse_example(np.array([record, record], dtype=object), spec)
+    one = tf.io.parse_single_example(np.array(record, dtype=object), spec)
+    assert batch["k7"].tolist() == [70, 70] and batch["k8"].tolist() == [8, 8]
+    assert int(one["k7"]) == 70 and int(one["k4096"]) == 4096

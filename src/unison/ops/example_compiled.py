@@ -41,6 +41,7 @@ except ImportError:  # built without a C compiler: the Python reader (warned onc
 
 _NUMBERS: dict[int, np.dtype[Any]] = {FLOAT: np.dtype("<f4"), 3: np.dtype("<i8")}
 ONE_RECORD_KEYS = 32  # scan_one's limit (a fixed array in C); a larger spec takes the Python one-record path
+BATCH_KEYS = 4096  # scan_columns's limit (MAX_KEYS in C); a larger spec takes the Python reader
 # read once: the parse path checks this per record (the tests switch it to compare the two readers)
 use = _wirescan is not None and os.environ.get("UNISON_PURE_PYTHON_PARSE", "") in ("", "0")
 _warned = False
@@ -112,4 +113,4 @@ def record_lists(
     return lists
 
 
-__all__ = ["ONE_RECORD_KEYS", "CompiledParserMissing", "available", "columns", "record_lists", "use"]
+__all__ = ["BATCH_KEYS", "ONE_RECORD_KEYS", "CompiledParserMissing", "available", "columns", "record_lists", "use"]

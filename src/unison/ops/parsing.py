@@ -130,7 +130,7 @@ def _columns_wire(records: list[bytes], plan: Plan) -> list[Column]:
     wanted, n = plan.wanted, len(plan.reads)
     kinds = [_WIRE[dtype] for _, dtype in plan.reads]
     none = np.full(len(records), -1, dtype=np.int64)
-    if example_compiled.available():
+    if n <= example_compiled.BATCH_KEYS and example_compiled.available():
         try:
             return [Column(*c) for c in example_compiled.columns(records, *_wire(plan))]
         except _WrongKind:
