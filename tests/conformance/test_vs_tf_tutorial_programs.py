@@ -200,3 +200,60 @@ def test_load_model_of_a_missing_file_is_a_value_error(tf, name):
 def test_a_ragged_list_is_a_value_error(tf, rows):
     # guide/tensor: try: tensor = tf.constant(ragged_list) except Exception as e: print(f"{type(e).__name__}: {e}")
     tf.constant(rows)
+
+
+@same_as_tf("io.parse_single_example", "io.parse_example", "data.TFRecordDataset", "py_function")
+def test_the_tfrecord_tutorial_round_trip(tf):
+    # tutorials/load_data/tfrecord: Examples serialized in a py_function, written with
+    # tf.data.experimental.TFRecordWriter, read back and parsed one by one and in batches
+    import os
+    import tempfile
+
+    def _bytes_feature(value):
+        if hasattr(value, "numpy"):
+            value = value.numpy()
+        return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
+
+    def _float_feature(value):
+        return tf.train.Feature(float_list=tf.train.FloatList(value=[float(value)]))
+
+    def _int64_feature(value):
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=[int(value)]))
+
+    def serialize_example(feature0, feature1, feature2, feature3):
+        feature = {
+            "feature0": _int64_feature(feature0),
+            "feature1": _int64_feature(feature1),
+            "feature2": _bytes_feature(feature2),
+            "feature3": _float_feature(feature3),
+        }
+        return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+    def tf_serialize_example(f0, f1, f2, f3):
+        tf_string = tf.py_function(serialize_example, (f0, f1, f2, f3), tf.string)
+        return tf.reshape(tf_string, ())
+
+    n = 12
+    feature1 = np.arange(n) % 5
+    feature2 = np.array([b"cat", b"dog", b"chicken", b"horse", b"goat"])[feature1]
+    features = (np.arange(n) % 2, feature1, feature2, np.linspace(-1.0, 1.0, n))
+    serialized = tf.data.Dataset.from_tensor_slices(features).map(tf_serialize_example)
+    description = {
+        "feature0": tf.io.FixedLenFeature([], tf.int64, default_value=0),
+        "feature1": tf.io.FixedLenFeature([], tf.int64, default_value=0),
+        "feature2": tf.io.FixedLenFeature([], tf.string, default_value=""),
+        "feature3": tf.io.FixedLenFeature([], tf.float32, default_value=0.0),
+    }
+    with tempfile.TemporaryDirectory() as work:
+        path = os.path.join(work, "test.tfrecord")
+        tf.data.experimental.TFRecordWriter(path).write(serialized)
+        raw = tf.data.TFRecordDataset([path])
+        one = [
+            (int(p["feature0"]), int(p["feature1"]), p["feature2"].numpy(), float(p["feature3"]))
+            for p in raw.map(lambda r: tf.io.parse_single_example(r, description))
+        ]
+        batches = [
+            {k: np.asarray(v.numpy()).tolist() for k, v in sorted(b.items())}
+            for b in raw.batch(5).map(lambda r: tf.io.parse_example(r, description))
+        ]
+    return one, batches
