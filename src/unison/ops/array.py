@@ -258,6 +258,12 @@ def ones_like(input: Any, dtype: Any = None, name: str | None = None) -> torch.T
 def fill(dims: Any, value: Any, name: str | None = None) -> torch.Tensor:
     """``tf.fill``: a tensor of shape ``dims`` holding ``value`` (its dtype as TF infers it)."""
     v = to_tensor(value)
+    if isinstance(v, np.ndarray):  # a string: TF fills a string tensor
+        from unison.ops.string_tensor import StringTensor
+
+        out = np.empty(_shape(dims), dtype=object)
+        out[...] = v.item()
+        return StringTensor(out)  # type: ignore[return-value]
     return torch.full(_shape(dims), v.item(), dtype=v.dtype)
 
 

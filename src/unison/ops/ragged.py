@@ -44,6 +44,16 @@ def map_flat_values(op: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     return first.with_flat_values(out)
 
 
+def _scalar_depths(value: Any, level: int) -> set[int]:
+    """The depths at which non-list items sit (TF needs one)."""
+    if isinstance(value, (list, tuple)):
+        out: set[int] = set()
+        for v in value:
+            out |= _scalar_depths(v, level + 1)
+        return out
+    return {level}
+
+
 def _depth(value: Any) -> int:
     if isinstance(value, (list, tuple)):
         return 1 + builtins.max((_depth(v) for v in value), default=0)
@@ -63,6 +73,11 @@ def constant(
     depth = _depth(pylist)
     if depth < 2:
         raise ValueError(f"tf.ragged.constant needs a nested list of rank >= 2. Received: {pylist!r:.80}")
+    if len(_scalar_depths(pylist, 0)) > 1:
+        raise ValueError(
+            "all scalar values must have the same nesting depth (tf.ragged.constant: every item sits at the "
+            f"same depth of lists). Received: {pylist!r:.80}"
+        )
     rank = depth - 1 if ragged_rank is None else int(ragged_rank)
     if not 1 <= rank < depth:
         raise ValueError(f"tf.ragged.constant: `ragged_rank` must be in [1, {depth - 1}]. Received: {ragged_rank}")
@@ -74,9 +89,17 @@ def constant(
     if dtype is None and not items:
         dtype = torch.float32
     arr = np.asarray(items, dtype=object) if items and _is_text(items) else None
+    scalars = [v for v in np.asarray(items, dtype=object).reshape(-1).tolist()] if items else []
+    if len({isinstance(v, (str, bytes)) for v in scalars}) > 1:
+        raise ValueError(
+            "Can't convert Python sequence with mixed types to Tensor. (tf.ragged.constant: the items must be "
+            f"all strings or all numbers.) Received: {pylist!r:.80}"
+        )
     flat: Any
     if arr is not None:
-        flat = _as_values(arr)
+        from unison.ops.string_tensor import StringTensor
+
+        flat = StringTensor(arr)  # TF's rt.values is a string tf.Tensor
     elif dtype is not None:
         flat = to_tensor(np.asarray(items) if items else [], as_dtype(dtype))
         if not items:

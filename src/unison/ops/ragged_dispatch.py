@@ -24,6 +24,7 @@ import builtins
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 
 ELEMENTWISE = frozenset(
@@ -56,6 +57,14 @@ def dispatch(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, An
         return _reduce(name, *args, **kwargs)
     if name == "concat":
         return _concat(*args, **kwargs)
+    if name in ("embedding_lookup", "gather") and len(args) > 1 and _is_ragged(args[1]) and not _is_ragged(args[0]):
+        # TF's ragged dispatch: ragged ids look up their flat values and keep the rows
+        ids = args[1]
+        return ids.with_flat_values(fn(args[0], ids.flat_values, *args[2:], **kwargs))
+    if name == "tile":
+        return _tile(*args, **kwargs)
+    if name == "reverse":
+        return _reverse(*args, **kwargs)
     raise TypeError(
         f"tf.{name} does not take a tf.RaggedTensor in unison. Use rt.to_tensor() first, or "
         f"tf.ragged.map_flat_values(tf.{name}, rt) for a function of the values."
@@ -100,7 +109,7 @@ def _reduce(op: str, input_tensor: Any, axis: Any = None, keepdims: bool = False
     if not -rank <= ax < rank:
         raise ValueError(f"axis={ax} out of bounds: expected {-rank}<=axis<{rank}")
     ax %= rank
-    if rt.ragged_rank != 1 or values.dim() != 1 or ax > 1:
+    if rt.ragged_rank != 1 or (values.dim() != 1 and ax != 1) or ax > 1:
         raise TypeError(
             f"tf.{op}: unison reduces a 2-D RaggedTensor (ragged_rank 1) over axis None, 0 or 1. "
             f"Received shape {rt.shape.as_list()}, axis={axis}; use rt.to_tensor() first."
@@ -116,6 +125,11 @@ def _reduce(op: str, input_tensor: Any, axis: Any = None, keepdims: bool = False
 
 
 def _segment(values: torch.Tensor, groups: torch.Tensor, size: int, how: str, name: str) -> torch.Tensor:
+    if values.dim() > 1:  # uniform inner dimensions (embeddings per word): reduce each column
+        inner = values.shape[1:]
+        cols = values.reshape(len(values), -1)
+        outs = [_segment(cols[:, j], groups, size, how, name) for j in range(cols.shape[1])]
+        return torch.stack(outs, 1).reshape((size,) + tuple(inner))
     if name in ("reduce_any", "reduce_all"):
         v = values.to(torch.int8)
         start = 0 if name == "reduce_any" else 1
@@ -142,17 +156,76 @@ def _concat(values: Any, axis: Any, name: Any = None) -> Any:
     ax = int(axis)
     if ax == 0:
         lengths = torch.cat([p.row_lengths() for p in parts])
-        return kind.from_row_lengths(torch.cat([p.flat_values for p in parts]), lengths)
-    if ax in (1, -1) and builtins.all(p.ragged_rank == 1 and p.flat_values.dim() == 1 for p in parts):
+        return kind.from_row_lengths(_cat([p.flat_values for p in parts]), lengths)
+    if ax in (1, -1) and builtins.all(p.ragged_rank == 1 and p.flat_values.ndim == 1 for p in parts):
         n = parts[0].nrows_int()
         if any(p.nrows_int() != n for p in parts):
             raise ValueError("tf.concat(axis=1) of RaggedTensors needs the same number of rows.")
         rowids = torch.cat([p.value_rowids() for p in parts])
         order = torch.sort(rowids, stable=True).indices
-        flat = torch.cat([p.flat_values for p in parts])[order]
+        flat = _take(_cat([p.flat_values for p in parts]), order)
         lengths = torch.stack([p.row_lengths() for p in parts]).sum(0)
         return kind.from_row_lengths(flat, lengths)
     raise TypeError(f"tf.concat of RaggedTensors: unison joins along axis 0 or 1 (2-D). Received axis={axis}")
+
+
+def _cat(values: list[Any]) -> Any:
+    """Flat values joined: torch tensors, or numpy object arrays of strings."""
+    if builtins.any(isinstance(v, np.ndarray) for v in values):
+        return np.concatenate([np.asarray(v, dtype=object) for v in values])
+    return torch.cat(values)
+
+
+def _take(values: Any, idx: torch.Tensor) -> Any:
+    return values[idx.numpy()] if isinstance(values, np.ndarray) else values[idx]
+
+
+def _rank1(rt: Any, fn: str) -> None:
+    if rt.ragged_rank != 1 or rt.flat_values.ndim != 1:
+        raise TypeError(
+            f"tf.{fn} of a RaggedTensor: unison handles 2-D RaggedTensors (ragged_rank 1). Received shape "
+            f"{rt.shape.as_list()}; use tf.ragged.map_flat_values or rt.to_tensor() first."
+        )
+
+
+def _tile(input: Any, multiples: Any, name: Any = None) -> Any:
+    """TF's ragged tile: every row's items repeated ``multiples[1]`` times, the rows ``multiples[0]`` times."""
+    rt = input
+    _rank1(rt, "tile")
+    reps = [int(m) for m in (multiples.tolist() if hasattr(multiples, "tolist") else multiples)]
+    if len(reps) != 2 or builtins.any(m < 0 for m in reps):
+        raise ValueError(
+            f"tf.tile: `multiples` must hold 2 non-negative counts for a 2-D RaggedTensor. Received {reps}"
+        )
+    lengths = rt.row_lengths()
+    new_lengths = lengths * reps[1]
+    rowids = torch.repeat_interleave(torch.arange(len(lengths)), new_lengths)
+    starts = new_lengths.cumsum(0) - new_lengths
+    offset = torch.arange(int(new_lengths.sum())) - starts[rowids]
+    src = rt.row_splits[:-1][rowids] + offset % lengths[rowids].clamp(min=1)
+    flat = _take(rt.flat_values, src)
+    out = type(rt).from_row_lengths(flat, new_lengths)
+    return _concat([out] * reps[0], 0) if reps[0] != 1 else out
+
+
+def _reverse(tensor: Any, axis: Any, name: Any = None) -> Any:
+    """TF's ragged reverse: ``axis=0`` reverses the rows' order, ``axis=1`` each row's items."""
+    rt = tensor
+    _rank1(rt, "reverse")
+    axes = sorted({int(a) % 2 for a in (axis.tolist() if hasattr(axis, "tolist") else axis)})
+    if 1 in axes:
+        rowids = rt.value_rowids()
+        pos = torch.arange(len(rowids))
+        src = rt.row_splits[1:][rowids] - 1 - (pos - rt.row_splits[:-1][rowids])
+        rt = rt.with_flat_values(_take(rt.flat_values, src))
+    if 0 in axes:
+        lengths = rt.row_lengths().flip(0)
+        rowids = torch.repeat_interleave(torch.arange(len(lengths)), lengths)
+        starts = lengths.cumsum(0) - lengths
+        old = rt.nrows_int() - 1 - rowids
+        src = rt.row_splits[:-1][old] + torch.arange(len(rowids)) - starts[rowids]
+        rt = type(rt).from_row_lengths(_take(rt.flat_values, src), lengths)
+    return rt
 
 
 __all__ = ["dispatch"]

@@ -242,12 +242,33 @@ class RaggedTensor(RaggedConstructors):
 
             rhs = to_tensor(other)
             if getattr(rhs, "ndim", 0) > getattr(self.flat_values, "ndim", 1) - 1:
-                raise ValueError(
-                    "RaggedTensor arithmetic takes a scalar, a RaggedTensor with the same row splits, or a "
-                    f"tensor of the uniform inner shape. Received shape {list(rhs.shape)}"
-                )
+                rhs = self._broadcast_dense(rhs)
         lhs = self.flat_values
         return self.with_flat_values(op(rhs, lhs) if swap else op(lhs, rhs))
+
+    def _broadcast_dense(self, rhs: torch.Tensor) -> torch.Tensor:
+        """A dense operand as flat values: TF broadcasts a dense tensor across the ragged dimensions
+        when those are 1 (``[[1000], [2000], [3000]]`` adds one value per row)."""
+        rank = len(self.shape.as_list())
+        full = rhs.reshape((1,) * (rank - rhs.ndim) + tuple(rhs.shape)) if rhs.ndim < rank else rhs
+        n = self.nrows_int()
+        ragged_dims = list(full.shape[1 : 1 + self.ragged_rank])
+        if full.ndim > rank or full.shape[0] not in (1, n) or any(d != 1 for d in ragged_dims):
+            raise InvalidArgumentError(
+                None,
+                None,
+                f"RaggedTensor arithmetic: a dense operand of shape {list(rhs.shape)} does not broadcast to the "
+                f"RaggedTensor's shape {self.shape}: its rows must number {n} or 1 and its ragged dimensions "
+                "must be 1. Use rt.to_tensor() for dense arithmetic.",
+            )
+        rows = torch.zeros(0, dtype=torch.int64)
+        rowids = self.value_rowids()
+        level: Any = self.values
+        while isinstance(level, RaggedTensor):  # the outermost row of every flat value
+            rowids = rowids[level.value_rowids()]
+            level = level.values
+        rows = rowids if full.shape[0] == n else torch.zeros_like(rowids)
+        return full.reshape((full.shape[0],) + tuple(full.shape[1 + self.ragged_rank :]))[rows]
 
     def __add__(self, other: Any) -> RaggedTensor:
         return self._binary(other, lambda a, b: a + b)
@@ -291,11 +312,19 @@ class RaggedTensor(RaggedConstructors):
         return [items[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
     def numpy(self) -> np.ndarray:
-        """A 1-D numpy object array whose items are the rows (as TF's ``RaggedTensor.numpy()``)."""
-        out = np.empty(self.nrows_int(), dtype=object)
-        for i, row in enumerate(self):
-            out[i] = row.numpy() if hasattr(row, "numpy") else row
-        return out
+        """The rows as numpy, as TF's ``RaggedTensor.numpy()``: a 1-D object array of rows when
+        their lengths differ, one regular array when they agree."""
+        values = self.values.numpy() if isinstance(self.values, RaggedTensor) else _np_values(self.values)
+        splits = self.row_splits.tolist()
+        rows = [values[a:b] for a, b in zip(splits[:-1], splits[1:])]
+        if not rows:
+            return np.zeros((0, 0) + values.shape[1:], dtype=values.dtype)
+        if any(len(r) != len(rows[0]) for r in rows):
+            out = np.empty(len(rows), dtype=object)
+            for i, r in enumerate(rows):  # item by item: numpy would broadcast equal inner shapes
+                out[i] = r
+            return out
+        return np.array(rows)
 
     def to_tensor(self, default_value: Any = None, name: str | None = None, shape: Any = None) -> Any:
         """Rows padded with ``default_value`` (0 or ``b""``) to the longest row, or cut/padded to ``shape``."""
@@ -347,7 +376,23 @@ class RaggedTensor(RaggedConstructors):
         return SparseTensor(idx, values, self.bounding_shape())
 
     def __repr__(self) -> str:
-        return f"<tf.RaggedTensor {self.to_list()}>"
+        # TF's form: numpy's array2string with ", " between items, rows wrapped at 75 columns
+        with np.printoptions(formatter={"all": _formatter}):
+            return f"<tf.RaggedTensor {_formatter(self.numpy())}>"
+
+
+def _formatter(x: Any) -> str:
+    if isinstance(x, np.ndarray):
+        return np.array2string(x, separator=", ") if x.size else repr(x.tolist())
+    return str(x)
+
+
+def _np_values(values: Any) -> np.ndarray:
+    if isinstance(values, np.ndarray):
+        return np.array(
+            [v.encode() if isinstance(v, str) else v for v in values.ravel().tolist()] or [], dtype=object
+        ).reshape(values.shape)
+    return values.detach().cpu().numpy()
 
 
 def _truediv(a: torch.Tensor, b: Any) -> torch.Tensor:

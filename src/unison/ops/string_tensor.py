@@ -87,6 +87,10 @@ class StringTensor(np.ndarray):
         values = repr(plain.item()) if plain.ndim == 0 else str(plain)
         return f"tf.Tensor({numpy_text(values)}, shape={_shape(plain)}, dtype=string)"
 
+    def __format__(self, format_spec: str) -> str:
+        # TF formats a tensor in an f-string as its numpy value (f"{t}" -> "[b'a' b'b']")
+        return _as_bytes(self.view(np.ndarray)).__format__(format_spec)
+
 
 def _shape(arr: np.ndarray) -> str:
     return "(" + ", ".join(str(d) for d in arr.shape) + ("," if arr.ndim == 1 else "") + ")"

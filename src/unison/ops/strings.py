@@ -35,6 +35,7 @@ Example:
 from __future__ import annotations
 
 import builtins
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -403,6 +404,17 @@ def join(inputs: Any, separator: str = "", name: str | None = None) -> np.ndarra
     """``tf.strings.join``: join a list of string tensors element-wise (they broadcast)."""
     if isinstance(inputs, (str, bytes)) or isinstance(inputs, np.ndarray) and inputs.ndim == 0:
         raise StringInputError("tf.strings.join takes a list of string tensors. Received one string; wrap it: [s].")
+    ragged = [p for p in inputs if isinstance(p, RaggedTensor)]
+    if ragged:
+        # TF joins RaggedTensors (and scalars) with the same rows element-wise on their flat values
+        splits = ragged[0].nested_row_splits
+        for other in ragged[1:]:
+            if len(other.nested_row_splits) != len(splits) or any(
+                a.shape != b.shape or not bool((a == b).all()) for a, b in zip(splits, other.nested_row_splits)
+            ):
+                raise ValueError("tf.strings.join: the RaggedTensor inputs must have the same row lengths.")
+        flat = [p.flat_values if isinstance(p, RaggedTensor) else p for p in inputs]
+        return ragged[0].with_flat_values(join(flat, separator))  # type: ignore[return-value]
     parts = [_strings(p, "join", "inputs") for p in inputs]
     if not parts:
         return _strings("", "join")
@@ -600,6 +612,30 @@ __all__ = [
     "unicode_split",
     "upper",
 ]
+
+
+def _ragged_elementwise(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` on a RaggedTensor runs on its flat values and keeps the rows, as TF's ragged dispatch."""
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if args and isinstance(args[0], RaggedTensor):
+            return args[0].with_flat_values(fn(args[0].flat_values, *args[1:], **kwargs))
+        for key in ("input", "string_tensor"):
+            value = kwargs.get(key)
+            if isinstance(value, RaggedTensor):
+                return value.with_flat_values(fn(*args, **{**kwargs, key: value.flat_values}))
+        return fn(*args, **kwargs)
+
+    return call
+
+
+for _name in (
+    "lower upper strip regex_replace regex_full_match to_hash_bucket_fast to_hash_bucket_strong length substr "
+    "as_string to_number"
+).split():
+    if _name in globals():
+        globals()[_name] = _ragged_elementwise(globals()[_name])
 
 
 def __getattr__(name: str) -> object:

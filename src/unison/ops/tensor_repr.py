@@ -78,6 +78,20 @@ def _str(self: torch.Tensor) -> str:
     return f"tf.Tensor({numpy_text(str(array))}, shape={_shape(self)}, dtype={dtype})"
 
 
+def _format(self: torch.Tensor, format_spec: str) -> str:
+    # TF's Tensor.__format__ formats the numpy value: f"{t}" is "[1 2]", f"{t:.2f}" works on scalars
+    if not _plain(self):
+        return _TORCH_FORMAT(self, format_spec)
+    try:
+        array, _ = _values(self)
+    except (RuntimeError, TypeError):
+        return _TORCH_FORMAT(self, format_spec)
+    return array.__format__(format_spec)
+
+
+_TORCH_FORMAT = torch.Tensor.__format__
+
+
 def install() -> None:
     """Print tensors in TF's form (idempotent; ``UNISON_TORCH_REPR=1`` keeps torch's)."""
     if os.environ.get("UNISON_TORCH_REPR", "") not in ("", "0"):
@@ -85,3 +99,4 @@ def install() -> None:
     if getattr(torch.Tensor.__repr__, "__module__", None) != __name__:
         torch.Tensor.__repr__ = _repr  # type: ignore[method-assign,assignment]
         torch.Tensor.__str__ = _str  # type: ignore[method-assign,assignment]
+        torch.Tensor.__format__ = _format  # type: ignore[method-assign]

@@ -1,0 +1,96 @@
+"""TF's guides on ragged tensors, sparse tensors and random numbers, run on unison and on TF 2.21.
+
+Each test is a cell (or a few) of ``site/en/guide/ragged_tensor.ipynb``, ``sparse_tensor.ipynb``
+or ``random_numbers.ipynb`` that printed or raised differently on unison (see tf_oracle.py).
+Printed forms are compared as the strings the guide prints.
+"""
+
+from __future__ import annotations
+
+from tf_oracle import same_as_tf
+
+
+@same_as_tf("RaggedTensor")
+def test_guide_ragged_printed_form(tf):
+    # TF prints rows with numpy's array2string: ", " between items, wrapped at 75 columns
+    sentences = tf.ragged.constant(
+        [["Let's", "build", "some", "ragged", "tensors", "!"], ["We", "can", "use", "tf.ragged.constant", "."]]
+    )
+    r4 = tf.ragged.constant([[[1, 2], [3]], [[4, 5]]])
+    same_rows = tf.ragged.constant([[[4]], [[6]], [[7]], [[10]]])
+    uniform = tf.ragged.constant([[[1, 3], [0, 0], [1, 3]], [[5, 3]], [[3, 3], [1, 2]]], ragged_rank=1)
+    empty = tf.ragged.constant([[], []])
+    return repr(sentences), str(r4), repr(same_rows), repr(uniform), repr(empty), str(sentences.values)
+
+
+@same_as_tf("ragged.constant", edge=True)
+def test_guide_ragged_constant_mixed_types(tf):
+    tf.ragged.constant([["one", "two"], [3, 4]])
+
+
+@same_as_tf("ragged.constant", edge=True)
+def test_guide_ragged_constant_mixed_depths(tf):
+    tf.ragged.constant(["A", ["B", "C"]])
+
+
+@same_as_tf("tile", "reverse")
+def test_guide_ragged_tile_reverse(tf):
+    digits = tf.ragged.constant([[3, 1, 4, 1], [], [5, 9, 2], [6], []])
+    words = tf.ragged.constant([["a", "b"], ["c"]])
+    return (
+        tf.tile(digits, [1, 2]),
+        tf.tile(digits, [2, 1]),
+        tf.tile(words, [1, 3]),
+        tf.reverse(digits, [1]),
+        tf.reverse(digits, [0]),
+        tf.concat([digits, tf.reverse(digits, [1])], axis=1),
+    )
+
+
+@same_as_tf("strings.to_hash_bucket_fast", "strings.join", "strings.substr", "concat")
+def test_guide_ragged_strings(tf):
+    queries = tf.ragged.constant([["Who", "is", "Dan", "Smith"], ["Pause"], ["Will", "it", "rain"]])
+    marker = tf.fill([queries.nrows(), 1], "#")
+    padded = tf.concat([marker, queries, marker], axis=1)
+    bigrams = tf.strings.join([padded[:, :-1], padded[:, 1:]], separator="+")
+    table = tf.reshape(tf.range(40, dtype=tf.float32), [10, 4])
+    buckets = tf.strings.to_hash_bucket_fast(queries, 10)
+    return (
+        padded,
+        bigrams,
+        tf.strings.to_hash_bucket_fast(bigrams, 1024),
+        tf.strings.substr(queries, 0, 2),
+        tf.nn.embedding_lookup(table, buckets),
+        tf.reduce_mean(tf.nn.embedding_lookup(table, buckets), axis=1),
+    )
+
+
+@same_as_tf("RaggedTensor", edge=True)
+def test_guide_ragged_dense_broadcast(tf):
+    x = tf.ragged.constant([[10, 87, 12], [19, 53], [12, 32]])
+    x3 = tf.ragged.constant([[[1, 2], [3, 4], [5, 6]], [[7, 8]]], ragged_rank=1)
+    x4 = tf.ragged.constant([[[[1], [2]], [], [[3]], [[4]]], [[[5], [6]], [[7]]]], ragged_rank=2)
+    return x + [[1000], [2000], [3000]], x3 + tf.constant([[10]]), x4 + tf.constant([10, 20, 30]), 3 * x
+
+
+@same_as_tf("RaggedTensor", edge=True)
+def test_guide_ragged_dense_broadcast_mismatch(tf):
+    # TF raises InvalidArgumentError (its message is an internal assertion's text)
+    x = tf.ragged.constant([[1, 2], [3, 4, 5, 6], [7]])
+    try:
+        x + tf.constant([[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]])
+    except tf.errors.InvalidArgumentError:
+        return "InvalidArgumentError"
+    return "no error"
+
+
+@same_as_tf("Tensor")
+def test_guide_tensor_in_fstring(tf):
+    # TF formats a tensor in an f-string as its numpy value
+    return (
+        f"{tf.constant([1, 2])}",
+        f"{tf.constant(['red', 'blue'])}",
+        f"{tf.constant(0.25)}",
+        f"{tf.constant(1.5):.2f}",
+        f"{tf.constant([[1.0, 2.0]])}",
+    )
