@@ -94,3 +94,49 @@ def test_guide_tensor_in_fstring(tf):
         f"{tf.constant(1.5):.2f}",
         f"{tf.constant([[1.0, 2.0]])}",
     )
+
+
+@same_as_tf("keras:Input", "keras:Model", edge=True, dialects=("keras",))
+def test_guide_sparse_input_model(tf):
+    # keras.Input(sparse=True) + Dense: calling and predicting on a SparseTensor (sparse_tensor guide)
+    x = tf.keras.Input(shape=(4,), sparse=True)
+    y = tf.keras.layers.Dense(4, kernel_initializer="ones", bias_initializer="ones")(x)
+    model = tf.keras.Model(x, y)
+    sparse_data = tf.sparse.SparseTensor(
+        indices=[(0, 0), (0, 1), (0, 2), (4, 3), (5, 0), (5, 1)], values=[1, 1, 1, 1, 1, 1], dense_shape=(6, 4)
+    )
+    return model(sparse_data), model.predict(sparse_data, verbose=0)
+
+
+@same_as_tf("random.Generator")
+def test_guide_generator_state_advance(tf):
+    # TF's counter advances 256 per value drawn: the guide prints the state after draws
+    g = tf.random.Generator.from_seed(1)
+    states = [g.state.numpy().tolist()]
+    for draw in (lambda: g.normal([]), lambda: g.uniform([2, 3]), lambda: g.truncated_normal([0])):
+        draw()
+        states.append(g.state.numpy().tolist())
+    seeds = g.make_seeds(3)
+    states.append(g.state.numpy().tolist())
+    g.split(2)
+    states.append(g.state.numpy().tolist())
+    return states, list(seeds.shape), seeds[1]
+
+
+@same_as_tf("random.Generator", "train.Checkpoint", edge=True)
+def test_guide_generator_checkpoint(tf):
+    # tf.train.Checkpoint(generator=g): restoring replays the stream from the saving point
+    import os
+    import tempfile
+
+    g = tf.random.Generator.from_seed(1)
+    cp = tf.train.Checkpoint(generator=g)
+    g.normal([])
+    with tempfile.TemporaryDirectory() as d:
+        path = cp.write(os.path.join(d, "checkpoint"))
+        after_save = [g.normal([]).numpy() for _ in range(2)]
+        state_after = g.state.numpy().tolist()
+        cp.restore(path)
+        restored_state = g.state.numpy().tolist()
+        after_restore = [g.normal([]).numpy() for _ in range(2)]
+    return restored_state, state_after, after_save == after_restore

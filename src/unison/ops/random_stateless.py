@@ -114,6 +114,14 @@ def create_rng_state(seed: Any, alg: Any) -> torch.Tensor:
     return torch.tensor(signed, dtype=torch.int64)
 
 
+_RESERVED = 256  # TF's Philox samples reserved per output value of a stateful draw
+
+
+def _numel(shape: Any) -> int:
+    dims = np.asarray(to_tensor(shape) if not isinstance(shape, (list, tuple)) else shape, dtype=np.int64)
+    return int(np.prod(dims.reshape(-1))) if dims.size else 1
+
+
 class Generator:
     """``tf.random.Generator``: a random stream whose state is an int64 vector that advances.
 
@@ -200,9 +208,11 @@ class Generator:
         self._state[0] += int(delta)
 
     @contextlib.contextmanager
-    def _draw(self) -> Iterator[None]:
+    def _draw(self, shape: Any, per_value: int = _RESERVED) -> Iterator[None]:
         words = [int(v) for v in self._state.tolist()]
-        self._state[0] += 1
+        # TF's counter advances by the samples it reserves: 256 per value drawn (an empty draw: 0),
+        # so the printed state ([257, 0, 0] after one scalar from seed 1) is TF's
+        self._state[0] += per_value * _numel(shape)
         with _seeded(words):
             yield
 
@@ -212,12 +222,12 @@ class Generator:
         """Uniform values in ``[minval, maxval)``; integer dtypes need ``maxval``."""
         from unison.ops.random_base import uniform
 
-        with self._draw():
+        with self._draw(shape):
             return uniform(shape, minval, maxval, dtype)
 
     def uniform_full_int(self, shape: Any, dtype: Any = torch.uint64, name: str | None = None) -> torch.Tensor:
         """Integers over the dtype's whole range."""
-        with self._draw():
+        with self._draw(shape):
             return _full_int(shape, as_dtype(dtype))
 
     def normal(
@@ -226,7 +236,7 @@ class Generator:
         """Normal values."""
         from unison.ops.random_base import normal
 
-        with self._draw():
+        with self._draw(shape):
             return normal(shape, mean, stddev, dtype)
 
     def truncated_normal(
@@ -235,20 +245,36 @@ class Generator:
         """Normal values within two standard deviations."""
         from unison.ops.random_base import truncated_normal
 
-        with self._draw():
+        with self._draw(shape):
             return truncated_normal(shape, mean, stddev, dtype)
 
     def binomial(
         self, shape: Any, counts: Any, probs: Any, dtype: Any = torch.int32, name: str | None = None
     ) -> torch.Tensor:
         """Binomial counts of successes out of ``counts`` trials of probability ``probs``."""
-        with self._draw():
+        with self._draw(shape, _RESERVED * 80):  # TF's binomial sampler reserves 80 x 256 per value
             return _binomial(shape, counts, probs, dtype)
 
     def make_seeds(self, count: int = 1) -> torch.Tensor:
         """``[2, count]`` int64 seeds for the ``stateless_*`` ops."""
-        with self._draw():
-            return _full_int([2, int(count)], torch.int64)
+        # TF: one int64 key per seed, over zeros (the two words are scrambled together)
+        with self._draw([int(count)]):
+            keys = _full_int([int(count)], torch.int64)
+        return torch.stack([keys, torch.zeros_like(keys)])
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        """The state vector, for ``tf.train.Checkpoint(generator=g)`` (TF checkpoints it as a variable)."""
+        return {"state": self._state.clone()}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore the state a checkpoint saved: the stream goes on from there."""
+        state = torch.as_tensor(state_dict["state"], dtype=torch.int64).reshape(-1)
+        if len(state) != len(self._state):
+            raise ValueError(
+                f"tf.random.Generator: the checkpoint holds a state of {len(state)} int64 words, this "
+                f"{self._alg.name} generator has {len(self._state)}. Restore into a generator of the same algorithm."
+            )
+        self._state = state.clone()
 
     def split(self, count: int = 1) -> list[Generator]:
         """``count`` new generators on independent streams (this one advances)."""

@@ -26,6 +26,7 @@ from torch import nn
 from unison.keras.backend.keras_tensor import KerasTensor, Node, conform_input, flatten, flatten_values, pack_like
 from unison.keras.models.model import Model, register_functional
 from unison.ops.dtypes import as_torch
+from unison.ops.sparse_tensor import SparseTensor
 
 
 def is_symbolic_structure(obj: Any) -> bool:
@@ -228,6 +229,10 @@ class Functional(Model):
             if kt.dtype == "string":
                 value = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=object)
             else:
+                if isinstance(value, SparseTensor):
+                    # keras.Input(sparse=True): layers compute on the dense form, with TF's results
+                    # (Dense on a SparseTensor is a sparse-dense matmul, equal to the dense one)
+                    value = value.to_dense()
                 value = conform_input(as_torch(value), kt.dtype)
             # tf_keras runs a string-preprocessing model on one unbatched example too (TF's
             # parameter-server tutorial maps its StringLookup models over single examples in

@@ -43,6 +43,10 @@ def make_adapter(
         )
     # Keras takes pandas frames and series as the arrays they hold (its data adapters do the same).
     x, y, sample_weight = from_pandas((x, y, sample_weight))
+    from unison.ops.sparse_tensor import SparseTensor
+
+    # a SparseTensor batch (keras.Input(sparse=True)): its dense form, as for sparse datasets below
+    x, y = (v.to_dense() if isinstance(v, SparseTensor) else v for v in (x, y))
     if isinstance(x, DatasetCreator):
         # TF's fit on other strategies than parameter servers: distribute_datasets_from_function,
         # one input pipeline per replica (one process each), per-replica batches
