@@ -55,14 +55,40 @@ def test_guide_ragged_strings(tf):
     bigrams = tf.strings.join([padded[:, :-1], padded[:, 1:]], separator="+")
     table = tf.reshape(tf.range(40, dtype=tf.float32), [10, 4])
     buckets = tf.strings.to_hash_bucket_fast(queries, 10)
+    word_embeddings = tf.nn.embedding_lookup(table, buckets)
+    bigram_embeddings = tf.nn.embedding_lookup(table, tf.strings.to_hash_bucket_fast(bigrams, 10))
+    all_embeddings = tf.concat([word_embeddings, bigram_embeddings], axis=1)
     return (
         padded,
         bigrams,
         tf.strings.to_hash_bucket_fast(bigrams, 1024),
         tf.strings.substr(queries, 0, 2),
-        tf.nn.embedding_lookup(table, buckets),
-        tf.reduce_mean(tf.nn.embedding_lookup(table, buckets), axis=1),
+        word_embeddings,
+        all_embeddings,
+        tf.reduce_mean(all_embeddings, axis=1),
     )
+
+
+@same_as_tf("map_fn")
+def test_guide_ragged_map_fn(tf):
+    digits = tf.ragged.constant([[3, 1, 4, 1], [], [5, 9, 2], [6], []])
+    return (
+        tf.map_fn(tf.math.square, digits),
+        tf.map_fn(tf.reduce_sum, digits, fn_output_signature=tf.int32),
+        str(tf.map_fn(tf.math.square, digits)),
+    )
+
+
+@same_as_tf("RaggedTensor", edge=True)
+def test_guide_ragged_uniform_row_length(tf):
+    rt = tf.RaggedTensor.from_uniform_row_length(
+        values=tf.RaggedTensor.from_row_splits(
+            values=[10, 11, 12, 13, 14, 15, 16, 17, 18, 19], row_splits=[0, 3, 5, 9, 10]
+        ),
+        uniform_row_length=2,
+    )
+    flat = tf.RaggedTensor.from_uniform_row_length([1, 2, 3, 4, 5, 6], 3)
+    return str(rt), rt.shape.as_list(), rt.ragged_rank, rt.uniform_row_length, rt.to_list(), flat.to_list(), str(flat)
 
 
 @same_as_tf("RaggedTensor", edge=True)

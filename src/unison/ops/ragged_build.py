@@ -69,6 +69,35 @@ class RaggedConstructors:
         return cls(_as_values(values), torch.cat([torch.zeros(1, dtype=torch.int64), _i64(row_limits)]))
 
     @classmethod
+    def from_uniform_row_length(
+        cls, values: Any, uniform_row_length: Any, nrows: Any = None, validate: bool = True, name: str | None = None
+    ) -> Any:
+        """Rows of ``uniform_row_length`` values each: a dimension of known size over (ragged) values.
+
+        Example:
+            >>> import unison as tf
+            >>> tf.RaggedTensor.from_uniform_row_length([1, 2, 3, 4, 5, 6], 2).to_list()
+            [[1, 2], [3, 4], [5, 6]]
+        """
+        vals = _as_values(values)
+        width = int(uniform_row_length)
+        total = len(vals)
+        if width < 0 or (width == 0 and nrows is None) or (width and total % width):
+            raise ValueError(
+                f"RaggedTensor.from_uniform_row_length: the {total} values must split into rows of "
+                f"uniform_row_length={width} (a positive divisor of their number; 0 needs nrows=)."
+            )
+        rows = total // width if width else int(nrows)
+        if nrows is not None and int(nrows) != rows:
+            raise ValueError(
+                f"RaggedTensor.from_uniform_row_length: nrows={int(nrows)} does not match the {total} values in "
+                f"rows of {width} ({rows} rows)."
+            )
+        out: Any = cls(vals, torch.arange(rows + 1, dtype=torch.int64) * width)
+        out._uniform_row_length = width
+        return out
+
+    @classmethod
     def from_nested_row_splits(
         cls, flat_values: Any, nested_row_splits: Sequence[Any], name: str | None = None, validate: bool = True
     ) -> Any:

@@ -61,6 +61,8 @@ def dispatch(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, An
         # TF's ragged dispatch: ragged ids look up their flat values and keep the rows
         ids = args[1]
         return ids.with_flat_values(fn(args[0], ids.flat_values, *args[2:], **kwargs))
+    if name == "map_fn" and len(args) > 1 and _is_ragged(args[1]):
+        return _map_fn(*args, **kwargs)
     if name == "tile":
         return _tile(*args, **kwargs)
     if name == "reverse":
@@ -157,7 +159,8 @@ def _concat(values: Any, axis: Any, name: Any = None) -> Any:
     if ax == 0:
         lengths = torch.cat([p.row_lengths() for p in parts])
         return kind.from_row_lengths(_cat([p.flat_values for p in parts]), lengths)
-    if ax in (1, -1) and builtins.all(p.ragged_rank == 1 and p.flat_values.ndim == 1 for p in parts):
+    rank = len(parts[0].shape.as_list())
+    if (ax == 1 or ax == -1 and rank == 2) and builtins.all(p.ragged_rank == 1 for p in parts):
         n = parts[0].nrows_int()
         if any(p.nrows_int() != n for p in parts):
             raise ValueError("tf.concat(axis=1) of RaggedTensors needs the same number of rows.")
@@ -167,6 +170,29 @@ def _concat(values: Any, axis: Any, name: Any = None) -> Any:
         lengths = torch.stack([p.row_lengths() for p in parts]).sum(0)
         return kind.from_row_lengths(flat, lengths)
     raise TypeError(f"tf.concat of RaggedTensors: unison joins along axis 0 or 1 (2-D). Received axis={axis}")
+
+
+def _map_fn(fn: Callable[..., Any], elems: Any, dtype: Any = None, *rest: Any, **kwargs: Any) -> Any:
+    """TF's map_fn over a RaggedTensor's rows: a RaggedTensor of the results (the default output
+    signature is the input's), or the stacked results for a dense ``fn_output_signature``."""
+    signature = kwargs.get("fn_output_signature", dtype)
+    results = [fn(row) for row in elems]
+    if signature is not None and not hasattr(signature, "ragged_rank"):  # a dtype or a TensorSpec
+        from unison.ops.dtypes import to_tensor
+
+        return torch.stack([to_tensor(r) for r in results]) if results else torch.zeros(0)
+    if results and builtins.all(_is_ragged(r) for r in results):
+        lengths = torch.tensor([r.nrows_int() for r in results], dtype=torch.int64)
+        inner = _concat(results, 0)
+        return type(elems).from_row_lengths(inner, lengths)
+    if builtins.any(getattr(r, "ndim", 0) == 0 for r in results):
+        raise ValueError(
+            "tf.map_fn over a RaggedTensor: fn returned a scalar where the default output signature (the "
+            "input's, a RaggedTensorSpec) needs a row. Pass fn_output_signature=<dtype> for one value per row."
+        )
+    lengths = torch.tensor([len(r) for r in results], dtype=torch.int64)
+    flat = _cat([r if isinstance(r, torch.Tensor) else np.asarray(r, dtype=object) for r in results])
+    return type(elems).from_row_lengths(flat, lengths)
 
 
 def _cat(values: list[Any]) -> Any:

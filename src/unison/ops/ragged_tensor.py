@@ -49,6 +49,13 @@ class RaggedTensor(RaggedConstructors):
             )
         self.values = values
         self.row_splits = splits
+        self._uniform_row_length: int | None = None  # set by from_uniform_row_length
+
+    @property
+    def uniform_row_length(self) -> torch.Tensor | None:
+        """The rows' common length when built with ``from_uniform_row_length``, else None."""
+        width = self._uniform_row_length
+        return None if width is None else torch.tensor(width, dtype=torch.int64)
 
     # ---- structure
 
@@ -94,7 +101,8 @@ class RaggedTensor(RaggedConstructors):
         from unison.ops.control_flow import TensorShape
 
         inner = list(self.values.shape)[1:]
-        return TensorShape([self.nrows_int(), None] + [None if d is None else int(d) for d in inner])
+        width = self._uniform_row_length
+        return TensorShape([self.nrows_int(), width] + [None if d is None else int(d) for d in inner])
 
     def nrows_int(self) -> int:
         return len(self.row_splits) - 1
