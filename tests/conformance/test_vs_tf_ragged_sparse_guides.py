@@ -166,3 +166,37 @@ def test_guide_generator_checkpoint(tf):
         restored_state = g.state.numpy().tolist()
         after_restore = [g.normal([]).numpy() for _ in range(2)]
     return restored_state, state_after, after_save == after_restore
+
+
+@same_as_tf("shape", "experimental.DynamicRaggedShape")
+def test_guide_dynamic_ragged_shape(tf):
+    rt = tf.ragged.constant([[1], [2, 3, 4], [], [5, 6]])
+    rt_shape = tf.shape(rt)
+    x = tf.constant([["a", "b"], ["c", "d"], ["e", "f"]])
+    r3 = tf.ragged.constant([[[1, 2], [3, 4]], [[5, 6]]], ragged_rank=1)
+    built = tf.experimental.DynamicRaggedShape(
+        row_partitions=[tf.experimental.RowPartition.from_row_lengths([5, 3, 2])], inner_shape=[10, 8]
+    )
+    return (
+        repr(rt_shape),
+        tf.reshape(x, rt_shape),
+        tf.zeros(rt_shape),
+        tf.ones(rt_shape),
+        tf.fill(rt_shape, "x"),
+        rt_shape[0],
+        repr(rt_shape[:1]),
+        repr(tf.shape(r3)),
+        tf.shape(r3)[2],
+        tf.zeros(tf.shape(r3), tf.int32),
+        repr(built),
+        repr(tf.experimental.DynamicRaggedShape.from_lengths([4, (2, 1, 0, 8), 12])),
+        tf.experimental.DynamicRaggedShape.from_lengths([4, (2, 1, 0, 8), 12])[2],
+        rt_shape.rank,
+        rt_shape.num_row_partitions,
+    )
+
+
+@same_as_tf("experimental.DynamicRaggedShape", edge=True)
+def test_guide_dynamic_ragged_shape_not_uniform(tf):
+    rt_shape = tf.shape(tf.ragged.constant([[1], [2, 3, 4], [], [5, 6]]))
+    rt_shape[1]

@@ -30,9 +30,11 @@ from unison._faces.dtypes import float8_e4m3fn, float8_e5m2
 from unison._faces.extension_type import ExtensionType, ExtensionTypeSpec
 from unison._faces.extension_type import as_dict as _as_dict
 from unison.data.dataset import Optional
+from unison.ops.ragged_shape import DynamicRaggedShape
 from unison.ops.row_partition import RowPartition
 
 __all__ = [
+    "DynamicRaggedShape",
     "ExtensionType",
     "ExtensionTypeSpec",
     "Optional",

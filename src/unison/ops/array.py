@@ -24,6 +24,7 @@ from unison.errors import InvalidArgumentError
 from unison.ops import eager_numpy, fastpath, tensor_methods, tensor_operators, tensor_repr
 from unison.ops._dispatch import wrap_namespace
 from unison.ops.dtypes import as_dtype, to_tensor
+from unison.ops.ragged_shape import DynamicRaggedShape
 from unison.ops.string_tensor import StringTensor
 
 newaxis = None
@@ -113,6 +114,8 @@ def stop_gradient(input: Any, name: str | None = None) -> torch.Tensor:
 
 def reshape(tensor: Any, shape: Any, name: str | None = None) -> torch.Tensor:
     """``tf.reshape`` (one ``-1`` is inferred); a size that does not fit is TF's InvalidArgumentError."""
+    if isinstance(shape, DynamicRaggedShape):  # TF: the values cut into the ragged shape's rows
+        return shape._build(lambda inner: _reshape_to(tensor, inner))
     value, target = to_tensor(tensor), _shape(shape)
     try:
         return value.reshape(target)
@@ -233,13 +236,28 @@ def one_hot(
     return out
 
 
+def _reshape_to(tensor: Any, inner: list[int]) -> Any:
+    """``tensor``'s values in the shape ``inner`` (strings too), or TF's error naming both sizes."""
+    values = tensor if isinstance(tensor, np.ndarray) else to_tensor(tensor)
+    have, want = int(np.prod(values.shape)), int(np.prod(inner))
+    if have != want:
+        raise InvalidArgumentError(
+            None, None, f"Input to reshape is a tensor with {have} values, but the requested shape has {want}"
+        )
+    return values.reshape(inner)
+
+
 def zeros(shape: Any, dtype: Any = torch.float32, name: str | None = None) -> torch.Tensor:
     """``tf.zeros``."""
+    if isinstance(shape, DynamicRaggedShape):
+        return shape._build(lambda inner: zeros(inner, dtype))
     return torch.zeros(_shape(shape), dtype=as_dtype(dtype))
 
 
 def ones(shape: Any, dtype: Any = torch.float32, name: str | None = None) -> torch.Tensor:
     """``tf.ones``."""
+    if isinstance(shape, DynamicRaggedShape):
+        return shape._build(lambda inner: ones(inner, dtype))
     return torch.ones(_shape(shape), dtype=as_dtype(dtype))
 
 
@@ -257,6 +275,8 @@ def ones_like(input: Any, dtype: Any = None, name: str | None = None) -> torch.T
 
 def fill(dims: Any, value: Any, name: str | None = None) -> torch.Tensor:
     """``tf.fill``: a tensor of shape ``dims`` holding ``value`` (its dtype as TF infers it)."""
+    if isinstance(dims, DynamicRaggedShape):
+        return dims._build(lambda inner: fill(inner, value))
     v = to_tensor(value)
     if isinstance(v, np.ndarray):  # a string: TF fills a string tensor
         from unison.ops.string_tensor import StringTensor

@@ -63,6 +63,12 @@ def dispatch(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, An
         return ids.with_flat_values(fn(args[0], ids.flat_values, *args[2:], **kwargs))
     if name == "map_fn" and len(args) > 1 and _is_ragged(args[1]):
         return _map_fn(*args, **kwargs)
+    if name == "shape" and _is_ragged(args[0] if args else kwargs.get("input")):
+        from unison.ops.ragged_shape import DynamicRaggedShape
+
+        rt = args[0] if args else kwargs["input"]
+        out_type = args[1] if len(args) > 1 else kwargs.get("out_type", torch.int32)
+        return DynamicRaggedShape.from_tensor(rt, out_type)
     if name == "tile":
         return _tile(*args, **kwargs)
     if name == "reverse":

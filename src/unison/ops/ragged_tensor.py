@@ -25,6 +25,7 @@ import torch
 from unison.errors import InvalidArgumentError
 from unison.ops.ragged_build import RaggedConstructors, _as_values, _i64
 from unison.ops.ragged_dispatch import dispatch
+from unison.ops.ragged_shape import register_ragged
 
 
 class RaggedTensor(RaggedConstructors):
@@ -440,5 +441,7 @@ def _fit(values: Any, tail: list[int], default_value: Any) -> Any:
                 values = torch.cat([values, torch.full(pad_shape, fill, dtype=values.dtype)], dim=axis)
     return values
 
+
+register_ragged(RaggedTensor)
 
 __all__ = ["RaggedTensor"]
