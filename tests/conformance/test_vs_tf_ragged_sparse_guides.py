@@ -200,3 +200,36 @@ def test_guide_dynamic_ragged_shape(tf):
 def test_guide_dynamic_ragged_shape_not_uniform(tf):
     rt_shape = tf.shape(tf.ragged.constant([[1], [2, 3, 4], [], [5, 6]]))
     rt_shape[1]
+
+
+@same_as_tf("random.Generator", "saved_model.save", "saved_model.load", edge=True)
+def test_guide_generator_saved_model(tf):
+    # a tf.Module holding a Generator: the loaded one goes on from the saved state (random guide)
+    import tempfile
+
+    class GenModule(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.g = tf.random.Generator.from_seed(0)
+
+        @tf.function
+        def __call__(self):
+            return self.g.normal([])
+
+        @tf.function
+        def state(self):
+            return self.g.state
+
+    GenModule.__qualname__ = "GenModule"
+    globals()["GenModule"] = GenModule  # unison rebuilds a class its module defines
+    m = GenModule()
+    m()
+    m.state()
+    with tempfile.TemporaryDirectory() as d:
+        tf.saved_model.save(m, d)
+        after_save = [float(m()) for _ in range(2)]
+        imported = tf.saved_model.load(d)
+        states = [imported.state()]
+        replay = [float(imported()) for _ in range(2)]
+        states.append(imported.state())
+    return states, after_save == replay

@@ -205,14 +205,15 @@ class Generator:
 
     def skip(self, delta: int) -> None:
         """Advance the counter by ``delta`` draws."""
-        self._state[0] += int(delta)
+        self._state = self._state + torch.tensor([int(delta)] + [0] * (len(self._state) - 1))
 
     @contextlib.contextmanager
     def _draw(self, shape: Any, per_value: int = _RESERVED) -> Iterator[None]:
         words = [int(v) for v in self._state.tolist()]
         # TF's counter advances by the samples it reserves: 256 per value drawn (an empty draw: 0),
         # so the printed state ([257, 0, 0] after one scalar from seed 1) is TF's
-        self._state[0] += per_value * _numel(shape)
+        # a new tensor, not an in-place add: a state read before (m.state() of a tf.function) keeps its value
+        self._state = self._state + torch.tensor([per_value * _numel(shape)] + [0] * (len(self._state) - 1))
         with _seeded(words):
             yield
 

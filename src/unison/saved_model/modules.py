@@ -115,13 +115,19 @@ def _tree(
 
     assets = {} if assets is None else assets
 
+    from unison.ops.random_stateless import Generator
+
     attrs: dict[str, Any] = {}
     functions: dict[str, str] = {}
     containers: dict[str, Any] = {}
+    generators: dict[str, Any] = {}
     for key, value in vars(module).items():
         if key in _TORCH_INTERNALS or key in _OWN:
             continue
-        if _plain(value):
+        if isinstance(value, Generator):
+            # TF saves a tf.random.Generator's state variable: the loaded one goes on from there
+            generators[key] = {"state": value.state.tolist(), "alg": value.algorithm}
+        elif _plain(value):
             attrs[key] = list(value) if isinstance(value, tuple) else value
         elif isinstance(value, (list, tuple, dict)) and not isinstance(value, torch.nn.Module):
             containers[key] = _container(value, f"{path}{key}.", constants)
@@ -137,6 +143,7 @@ def _tree(
         "attrs": attrs,
         "functions": functions,
         "containers": containers,
+        "generators": generators,
         "children": {
             name: _tree(child, f"{path}{name}.", constants, assets)
             for name, child in module._modules.items()
@@ -254,6 +261,10 @@ def _rebuild(node: dict[str, Any]) -> Any:
         if fn is None:
             return None
         object.__setattr__(obj, key, fn)
+    for key, spec in node.get("generators", {}).items():
+        from unison.ops.random_stateless import Generator
+
+        object.__setattr__(obj, key, Generator.from_state(spec["state"], spec["alg"]))
     for key, spec in node.get("containers", {}).items():
         built = _rebuild_container(spec)
         if built is _FAILED:
