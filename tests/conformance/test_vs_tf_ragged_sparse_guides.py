@@ -233,3 +233,18 @@ def test_guide_generator_saved_model(tf):
         replay = [float(imported()) for _ in range(2)]
         states.append(imported.state())
     return states, after_save == replay
+
+
+@same_as_tf("reduce_sum", "reduce_mean", "reduce_max", edge=True)
+def test_guide_ragged_reduce_rows_with_inner_dims(tf):
+    # rows of vectors (embeddings per word), one row empty: TF's segment values for it
+    rt = tf.RaggedTensor.from_row_lengths(tf.reshape(tf.range(12.0), [6, 2]), [2, 0, 4])
+    ints = tf.RaggedTensor.from_row_lengths(tf.reshape(tf.range(12), [6, 2]), [2, 0, 4])
+    return (
+        tf.reduce_sum(rt, axis=1),
+        tf.reduce_mean(rt, axis=1),
+        tf.reduce_max(rt, axis=1),
+        tf.reduce_min(ints, axis=1),
+        tf.reduce_prod(rt, axis=1),
+        tf.reduce_mean(ints, axis=1),
+    )

@@ -133,27 +133,26 @@ def _reduce(op: str, input_tensor: Any, axis: Any = None, keepdims: bool = False
 
 
 def _segment(values: torch.Tensor, groups: torch.Tensor, size: int, how: str, name: str) -> torch.Tensor:
-    if values.dim() > 1:  # uniform inner dimensions (embeddings per word): reduce each column
-        inner = values.shape[1:]
-        cols = values.reshape(len(values), -1)
-        outs = [_segment(cols[:, j], groups, size, how, name) for j in range(cols.shape[1])]
-        return torch.stack(outs, 1).reshape((size,) + tuple(inner))
+    # uniform inner dimensions (an embedding per word) reduce column by column: the group index
+    # is broadcast over them, so one scatter does every column
+    shape = (size,) + tuple(values.shape[1:])
+    index = groups.reshape((-1,) + (1,) * (values.dim() - 1)).expand(values.shape)
     if name in ("reduce_any", "reduce_all"):
         v = values.to(torch.int8)
         start = 0 if name == "reduce_any" else 1
-        out = torch.full((size,), start, dtype=torch.int8).scatter_reduce(0, groups, v, how, include_self=True)
+        out = torch.full(shape, start, dtype=torch.int8).scatter_reduce(0, index, v, how, include_self=True)
         return out.to(torch.bool)
     if how == "mean":
         dtype = values.dtype if values.is_floating_point() else torch.float64
-        total = torch.zeros(size, dtype=dtype).index_add(0, groups, values.to(dtype))
+        total = torch.zeros(shape, dtype=dtype).index_add(0, groups, values.to(dtype))
         count = torch.zeros(size, dtype=dtype).index_add(0, groups, torch.ones(len(groups), dtype=dtype))
-        return total / count
+        return total / count.reshape((size,) + (1,) * (values.dim() - 1))
     if how in ("sum", "prod"):
         start = 0 if how == "sum" else 1
-        return torch.full((size,), start, dtype=values.dtype).scatter_reduce(0, groups, values, how, include_self=True)
+        return torch.full(shape, start, dtype=values.dtype).scatter_reduce(0, index, values, how, include_self=True)
     low, high = _limits(values.dtype)
     fill = low if how == "amax" else high
-    return torch.full((size,), fill, dtype=values.dtype).scatter_reduce(0, groups, values, how, include_self=True)
+    return torch.full(shape, fill, dtype=values.dtype).scatter_reduce(0, index, values, how, include_self=True)
 
 
 def _concat(values: Any, axis: Any, name: Any = None) -> Any:
