@@ -249,8 +249,10 @@ def test_bad_arguments_raise_clear_errors():
         D.range(3).batch(0)
     with pytest.raises(ValueError, match=r"shard index must be in \[0, num_shards\)"):
         D.range(3).shard(2, 2)
-    with pytest.raises(AttributeError, match="Dataset.window is not supported.*batch"):
-        D.range(3).window(2)
+    with pytest.raises(AttributeError, match="Dataset.sparse_batch is not supported.*padded_batch"):
+        D.range(3).sparse_batch(2, [3])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="window.*`shift` must be greater than zero"):
+        D.range(3).window(2, shift=0)
 
 
 def test_parallel_map_order_and_prefetch_threads_stop():

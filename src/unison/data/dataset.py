@@ -39,7 +39,6 @@ from unison.errors import EndOfSequenceError, InvalidArgumentError
 from unison.ops import tree
 
 _UNSUPPORTED = {
-    "window": "batch() (or a from_generator() that yields windows)",
     "save": "cache(filename)",
     "load": "cache(filename) on the same pipeline",
     "sparse_batch": "padded_batch()",
@@ -83,6 +82,43 @@ def _unsupported(owner: str, name: str) -> AttributeError:
     return AttributeError(f"'{owner}' object has no attribute '{name}'")
 
 
+# TF's class names for the nodes, as its ``repr(dataset)`` prints them (``<_MapDataset element_spec=...>``):
+# programs print datasets, and a repr that names the same transformation reads the same in both.
+_TF_CLASS_NAMES = {
+    "TensorSlices": "_TensorSliceDataset",
+    "FromTensors": "_TensorDataset",
+    "Range": "_RangeDataset",
+    "Counter": "_RangeDataset",
+    "Map": "_MapDataset",
+    "Batch": "_BatchDataset",
+    "PaddedBatch": "_PaddedBatchDataset",
+    "Shuffle": "_ShuffleDataset",
+    "Repeat": "_RepeatDataset",
+    "Take": "_TakeDataset",
+    "Skip": "_SkipDataset",
+    "Filter": "_FilterDataset",
+    "Prefetch": "_PrefetchDataset",
+    "Cache": "CacheDataset",
+    "Zip": "_ZipDataset",
+    "Enumerate": "_ZipDataset",
+    "Concatenate": "_ConcatenateDataset",
+    "Interleave": "_InterleaveDataset",
+    "Shard": "_ShardDataset",
+    "TextLineDataset": "TextLineDatasetV2",
+    "TFRecordDataset": "TFRecordDatasetV2",
+    "CsvDataset": "CsvDatasetV2",
+    "FromGenerator": "_FlatMapDataset",
+    "Unbatch": "_UnbatchDataset",
+    "Window": "_WindowDataset",
+    "IgnoreErrors": "_IgnoreErrorsDataset",
+    "WithOptions": "_OptionsDataset",
+    "SampleFrom": "_DirectedInterleaveDataset",
+    "Scan": "_ScanDataset",
+    "TakeWhile": "_TakeWhileDataset",
+    "Unique": "_UniqueDataset",
+}
+
+
 class _DatasetType(type):
     """Names TF has on ``tf.data.Dataset`` itself (``Dataset.random``) fail with the nearest way."""
 
@@ -94,6 +130,7 @@ class Dataset(metaclass=_DatasetType):
     """A sequence of elements built from sources and transformations (TF's ``tf.data.Dataset``)."""
 
     _inputs: tuple[Dataset, ...] = ()
+    _TF_NAME: str | None = None  # TF's class name where the node's own class does not tell it
 
     # --- what each node implements ----------------------------------------------------------
     def _iter(self, ctx: IterContext) -> PyIterator[Any]:
@@ -188,6 +225,17 @@ class Dataset(metaclass=_DatasetType):
 
     def __getattr__(self, name: str) -> Any:
         raise _unsupported(type(self).__name__, name)
+
+    def __repr__(self) -> str:
+        """``<_MapDataset element_spec=TensorSpec(...)>``: TF's class name for the node and its spec."""
+        name = self._TF_NAME or _TF_CLASS_NAMES.get(type(self).__name__, type(self).__name__)
+        if name == "_MapDataset" and getattr(self, "_calls", None) not in (None, 1):
+            name = "_ParallelMapDataset"
+        try:
+            spec = self.element_spec
+        except Exception:  # noqa: BLE001 - a repr must not fail; the spec of some inputs needs a read
+            return f"<{name}>"
+        return f"<{name} element_spec={spec!r}>"
 
     # --- sources ------------------------------------------------------------------------------
     @staticmethod
@@ -407,6 +455,17 @@ class Dataset(metaclass=_DatasetType):
         """Each distinct element (int or string scalars) once, in order of first occurrence."""
         return _build("Unique", self)
 
+    def window(
+        self,
+        size: int,
+        shift: int | None = None,
+        stride: int = 1,
+        drop_remainder: bool = False,
+        name: str | None = None,
+    ) -> Dataset:
+        """Windows of ``size`` elements, ``shift`` apart (default ``size``), each a nest of datasets."""
+        return _build("Window", self, size, shift, stride, drop_remainder)
+
     def group_by_window(
         self,
         key_func: Callable[..., Any],
@@ -446,7 +505,9 @@ class Dataset(metaclass=_DatasetType):
 
     def flat_map(self, map_func: Callable[..., Dataset], name: str | None = None) -> Dataset:
         """The elements of ``map_func(element)`` for each element, in order."""
-        return _build("Interleave", self, map_func, 1, 1)
+        flat = _build("Interleave", self, map_func, 1, 1)
+        flat._TF_NAME = "_FlatMapDataset"  # an interleave of one, named as TF's
+        return flat
 
     def apply(self, transformation_func: Callable[[Dataset], Dataset]) -> Dataset:
         """``transformation_func(self)``; it must return a dataset."""

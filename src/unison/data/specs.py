@@ -124,5 +124,5 @@ class TensorSpec:
         return hash((self.shape, str(self.dtype), self.name))
 
     def __repr__(self) -> str:
-        dtype = self.dtype if self.dtype == STRING else str(self.dtype).replace("torch.", "tf.")
+        dtype = "tf.string" if self.dtype == STRING else str(self.dtype).replace("torch.", "tf.")
         return f"TensorSpec(shape={self.shape}, dtype={dtype}, name={self.name!r})"

@@ -1,4 +1,4 @@
-"""Transformations that carry state across elements: scan, take_while, unique, group_by_window
+"""Transformations that carry state across elements: scan, take_while, unique, window, group_by_window
 and bucket_by_sequence_length (TF's ``Dataset`` methods of the same names).
 
 Each runs in the consuming thread, element after element, as TF's do; compared with TensorFlow by
@@ -15,16 +15,19 @@ Example:
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import torch
 
+from unison.data import nest
 from unison.data.context import IterContext
 from unison.data.dataset import Dataset, transformation
 from unison.data.options import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
 from unison.data.transforms import _as_result, _Unary, call
+from unison.errors import InvalidArgumentError
 from unison.ops import tree
 from unison.ops.dtypes import to_tensor
 
@@ -132,6 +135,81 @@ class _Elements(Dataset):
 
     def _cardinality(self) -> int:
         return len(self._elements)
+
+
+@transformation
+class Window(_Unary):
+    """``ds.window(size, shift, stride, drop_remainder)``: each element a nest of datasets.
+
+    Window ``k`` holds input elements ``k*shift + j*stride`` for ``j < size``; its element is the
+    input's structure with each component replaced by a dataset of that component's values (TF's
+    "nest of datasets"), so ``flat_map(lambda x: x.batch(size))`` turns windows into batches. The input
+    is read lazily (only as far as the current window needs), so infinite inputs work.
+    """
+
+    def __init__(self, input_dataset: Dataset, size: int, shift: int | None, stride: int, drop_remainder: bool) -> None:
+        super().__init__(input_dataset)
+        for what, value in (("size", size), ("shift", size if shift is None else shift), ("stride", stride)):
+            if int(value) < 1:
+                raise InvalidArgumentError(
+                    f"window(): `{what}` must be greater than zero. Received {what}={int(value)}. "
+                    "Pass a positive number of elements."
+                )
+        self._size = int(size)
+        self._shift = int(size if shift is None else shift)
+        self._stride = int(stride)
+        self._drop = bool(drop_remainder)
+
+    def _window(self, elements: list[Any]) -> Any:
+        template = elements[0]
+        columns = list(zip(*(nest.flatten(e) for e in elements), strict=True))
+        return nest.pack_as(template, [_WindowComponent(list(c)) for c in columns])
+
+    def _iter(self, ctx: IterContext) -> Iterator[Any]:
+        source = self._input._iter(ctx)
+        buffer: deque[Any] = deque()  # input elements from index `base` on
+        base = 0
+        exhausted = False
+        start = 0
+        span = (self._size - 1) * self._stride + 1
+        while True:
+            while not exhausted and base + len(buffer) < start + span:
+                element = next(source, _NONE)
+                if element is _NONE:
+                    exhausted = True
+                else:
+                    buffer.append(element)
+            picked = [buffer[i - base] for i in range(start, start + span, self._stride) if i - base < len(buffer)]
+            if not picked or (self._drop and len(picked) < self._size):
+                return
+            yield self._window(picked)
+            start += self._shift
+            while buffer and base < start:
+                buffer.popleft()
+                base += 1
+
+    def _cardinality(self) -> int:
+        n = self._input._cardinality()
+        if n < 0:
+            return n
+        if self._drop:
+            span = (self._size - 1) * self._stride + 1
+            return 0 if n < span else (n - span) // self._shift + 1
+        return (n + self._shift - 1) // self._shift
+
+    def _spec(self) -> Any:
+        from unison.data.experimental_more import DatasetSpec
+
+        return tree.map_structure(DatasetSpec, self._input.element_spec, lists=False)
+
+
+_NONE = object()
+
+
+class _WindowComponent(_Elements):
+    """One component of a window: a finite dataset of tensors (TF prints it as a ``_VariantDataset``)."""
+
+    _TF_NAME = "_VariantDataset"
 
 
 @transformation
@@ -269,4 +347,13 @@ def bucket_by_sequence_length(
     return dataset.group_by_window(bucket_of, batch, window_size_func=lambda b: sizes[int(b)])
 
 
-__all__ = ["Counter", "FromList", "GroupByWindow", "Scan", "TakeWhile", "Unique", "bucket_by_sequence_length"]
+__all__ = [
+    "Counter",
+    "FromList",
+    "GroupByWindow",
+    "Scan",
+    "TakeWhile",
+    "Unique",
+    "Window",
+    "bucket_by_sequence_length",
+]

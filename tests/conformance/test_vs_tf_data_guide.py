@@ -1,0 +1,69 @@
+"""TensorFlow's own tf.data guides (site/en/guide/data.ipynb and data_performance.ipynb) against
+TensorFlow 2.21: the behaviours those programs print (dataset reprs, windows, string predicates,
+tensors formatted into text) compared cell by cell on small generated inputs."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+from tf_oracle import same_as_tf
+
+
+@same_as_tf("data.Dataset")
+def test_window_flat_map_batches(tf):
+    # the guide's "Using window" cells: sub-datasets, flat_map back into batches, stride and shift
+    range_ds = tf.data.Dataset.range(100000)
+    windows = range_ds.window(5, shift=1)
+    subs = [repr(sub) for sub in windows.take(2)]
+    flat = [int(x) for x in windows.flat_map(lambda x: x).take(12)]
+    batches = windows.flat_map(lambda sub: sub.batch(5, drop_remainder=True)).take(3)
+    strided = range_ds.window(10, shift=5, stride=3).flat_map(lambda s: s.batch(10, drop_remainder=True))
+    return (
+        subs,
+        repr(windows.element_spec),
+        flat,
+        [b.numpy() for b in batches],
+        [b.numpy() for b in strided.take(3)],
+    )
+
+
+@same_as_tf("data.Dataset", edge=True)
+def test_window_remainders_nests_and_bad_size(tf):
+    out = []
+    for size, shift, stride, drop in [(3, None, 1, False), (3, 2, 2, False), (3, 2, 2, True), (2, 5, 1, False)]:
+        w = tf.data.Dataset.range(7).window(size, shift, stride, drop)
+        out.append((int(w.cardinality()), [[int(v) for v in sub] for sub in w]))
+    pairs = tf.data.Dataset.zip((tf.data.Dataset.range(5), tf.data.Dataset.range(5).map(lambda x: {"a": x * 2})))
+    nested = pairs.window(2)
+    out.append(repr(nested.element_spec))
+    out.append([[(int(a), int(b["a"])) for a, b in tf.data.Dataset.zip((x, y))] for x, y in nested])
+    try:
+        tf.data.Dataset.range(3).window(0)
+        out.append("accepted")
+    except tf.errors.InvalidArgumentError:
+        out.append("InvalidArgumentError")
+    return out
+
+
+@same_as_tf("data.Dataset")
+def test_dataset_reprs(tf):
+    # the guide prints datasets as bare expressions: `<_BatchDataset element_spec=(...)>`
+    r = tf.data.Dataset.range(10)
+    path = os.path.join(tempfile.mkdtemp(), "lines.txt")
+    with open(path, "w") as fh:
+        fh.write("a\nb\n")
+    datasets = [
+        tf.data.Dataset.from_tensor_slices([8, 3, 0]),
+        tf.data.Dataset.from_tensor_slices((tf.zeros([4]), tf.zeros([4, 100], tf.int32))),
+        tf.data.Dataset.zip((r, r)).batch(4),
+        tf.data.Dataset.zip((r, r)).batch(7, drop_remainder=True),
+        r.shuffle(3).repeat().take(2).skip(1).prefetch(1),
+        r.filter(lambda x: x > 2).cache(),
+        r.map(lambda x: x + 1, num_parallel_calls=2),
+        r.flat_map(lambda x: tf.data.Dataset.from_tensors(x)),
+        r.concatenate(r).enumerate(),
+        tf.data.TextLineDataset(path),
+        tf.data.Dataset.from_generator(lambda: iter([1]), output_types=tf.int32, output_shapes=()),
+    ]
+    return [repr(ds) for ds in datasets]
