@@ -67,3 +67,58 @@ def test_dataset_reprs(tf):
         tf.data.Dataset.from_generator(lambda: iter([1]), output_types=tf.int32, output_shapes=()),
     ]
     return [repr(ds) for ds in datasets]
+
+
+def _titanic_lines(tmpdir):
+    path = os.path.join(tmpdir, "train.csv")
+    with open(path, "w") as fh:
+        fh.write("survived,sex,age\n0,male,22.0\n1,female,38.0\n1,female,26.0\n0,male,35.0\n")
+    return path
+
+
+@same_as_tf("math.not_equal")
+def test_string_predicate_filters_lines(tf):
+    # the guide's `survived`: tf.not_equal(tf.strings.substr(line, 0, 1), "0") inside filter()
+    def survived(line):
+        return tf.not_equal(tf.strings.substr(line, 0, 1), "0")
+
+    lines = tf.data.TextLineDataset(_titanic_lines(tempfile.mkdtemp()))
+    kept = [line.numpy() for line in lines.skip(1).filter(survived)]
+    direct = tf.not_equal(tf.constant(["a", "b", "a"]), tf.constant("a")).numpy()
+    return kept, direct, bool(tf.not_equal(tf.constant(b"x"), "y").numpy())
+
+
+@same_as_tf("math.equal", edge=True)
+def test_string_equal_broadcast_and_mixed_order(tf):
+    words = tf.constant([["a", "b"], ["c", "a"]])
+    return (
+        tf.equal(words, "a").numpy(),
+        tf.equal("a", words).numpy(),
+        tf.equal(words, tf.constant(["a", "a"])).numpy(),
+        tf.math.equal(tf.constant(""), "").numpy(),
+        tf.equal(tf.constant([1, 2]), 2).numpy(),
+    )
+
+
+@same_as_tf("strings.split")
+def test_split_scalar_path_indexes_to_string_tensor(tf):
+    # the guide's process_path: tf.strings.split(file_path, os.sep)[-2] is the label tensor
+    parts = tf.strings.split(tf.constant("/data/flower_photos/roses/img1.jpg"), "/")
+    label = parts[-2]
+    return parts.numpy(), label.numpy(), label.dtype == tf.string, tuple(parts.shape)
+
+
+@same_as_tf("data.Dataset")
+def test_tensors_formatted_into_text(tf):
+    # the guide prints "'survived': {}".format(label_batch) and "{!r:20s}: {}".format(key, value)
+    import pandas as pd
+
+    frame = pd.DataFrame({"sex": ["male", "female"], "age": [22.0, 38.5], "n": [1, 0]})
+    lines = []
+    for element in tf.data.Dataset.from_tensor_slices(dict(frame)).take(1):
+        lines += [f"  {key!r:8s}: {value}" for key, value in element.items()]
+    for batch in tf.data.Dataset.from_tensor_slices(dict(frame)).batch(2):
+        lines += [f"{key}: {value}" for key, value in batch.items()]
+    scalar = tf.constant(0.1)
+    lines += [f"{tf.constant([1, 0, 1])}", f"{scalar:.3f}", f"{scalar}", f"{tf.constant([0.5, 2.0])}"]
+    return lines

@@ -18,12 +18,14 @@ import builtins
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
 from unison.errors import InvalidArgumentError
 from unison.ops import fastpath
 from unison.ops._dispatch import wrap_namespace
 from unison.ops.dtypes import as_dtype, to_tensor
+from unison.ops.string_tensor import StringTensor
 
 
 def _pair(x: Any, y: Any) -> tuple[torch.Tensor, torch.Tensor]:
@@ -200,8 +202,32 @@ def _order(name: str, op: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) 
     return compare
 
 
-equal = _binary("equal", _compare(torch.eq))
-not_equal = _binary("not_equal", _compare(torch.ne))
+def _string_operand(v: Any) -> bool:
+    return isinstance(v, (StringTensor, str, bytes)) or (
+        isinstance(v, np.ndarray)
+        and (v.dtype.kind in "US" or (v.dtype == object and v.size > 0 and isinstance(v.flat[0], (str, bytes))))
+    )
+
+
+def _equality(name: str, op: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], negate: bool) -> Callable[..., Any]:
+    numeric = _binary(name, _compare(op))
+
+    def equality(x: Any, y: Any, name: str | None = None) -> torch.Tensor:
+        # strings compare elementwise as in TF (tf.not_equal(tf.strings.substr(line, 0, 1), "0")):
+        # a string operand goes to StringTensor's comparison, "a" and b"a" being the same string
+        if _string_operand(x) or _string_operand(y):
+            left, right = (x, y) if _string_operand(x) else (y, x)
+            strings = left if isinstance(left, StringTensor) else StringTensor(np.asarray(left, dtype=object))
+            return (strings != right) if negate else (strings == right)
+        return numeric(x, y)
+
+    equality.__name__ = equality.__qualname__ = numeric.__name__
+    equality.__doc__ = f"``tf.math.{numeric.__name__}(x, y)``, broadcasting as TF does (numbers or strings)."
+    return equality
+
+
+equal = _equality("equal", torch.eq, negate=False)
+not_equal = _equality("not_equal", torch.ne, negate=True)
 greater = _binary("greater", _order("greater", torch.gt))
 greater_equal = _binary("greater_equal", _order("greater_equal", torch.ge))
 less = _binary("less", _order("less", torch.lt))

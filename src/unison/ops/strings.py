@@ -289,8 +289,8 @@ def _pieces(arr: np.ndarray, fn: Callable[[Any], list[Any]], name: str, numeric:
     else:
         values = np.empty(builtins.len(flat), dtype=object)
         values[:] = flat
-    if arr.ndim == 0:
-        return values
+    if arr.ndim == 0:  # a scalar's pieces: a 1-D tensor (a string one indexes to scalar string tensors)
+        return values if numeric is not None else StringTensor(values)
     return RaggedTensor.from_row_lengths(values, [builtins.len(r) for r in rows])
 
 

@@ -4,7 +4,8 @@ TF programs print values (``print(model(x))``, ``print(tf.constant(...))``) and 
 what they see with the TF tutorial. unison's tensors are torch tensors, whose repr is torch's
 (``tensor([[0.5000]], grad_fn=<AddmmBackward0>)``). Importing unison makes ``str(t)`` TF's
 ``tf.Tensor(<values>, shape=..., dtype=...)`` and ``repr(t)`` TF's
-``<tf.Tensor: shape=..., dtype=..., numpy=...>``; values are numpy's formatting, as TF's are.
+``<tf.Tensor: shape=..., dtype=..., numpy=...>``, and ``"{}".format(t)`` formats the numpy value
+(``[1 0 1]``) as TF's ``__format__`` does; values are numpy's formatting, as TF's are.
 Nothing else about tensors changes, and nothing runs unless a tensor is printed (a training step
 is not slowed). Set ``UNISON_TORCH_REPR=1`` in the environment to keep torch's printing.
 
@@ -29,6 +30,7 @@ import numpy as np
 import torch
 
 _TORCH_REPR = torch.Tensor.__repr__
+_TORCH_FORMAT = torch.Tensor.__format__
 
 
 def _values(t: torch.Tensor) -> tuple[np.ndarray, str]:
@@ -79,17 +81,15 @@ def _str(self: torch.Tensor) -> str:
 
 
 def _format(self: torch.Tensor, format_spec: str) -> str:
-    # TF's Tensor.__format__ formats the numpy value: f"{t}" is "[1 2]", f"{t:.2f}" works on scalars
+    # TF formats a tensor as its numpy value ("{}".format(t) -> "[1 0 1]", "{:.2f}" on a scalar);
+    # a 0-d value formats as the numpy scalar (float32 0.1 -> "0.1"), not as the Python float.
     if not _plain(self):
         return _TORCH_FORMAT(self, format_spec)
     try:
         array, _ = _values(self)
     except (RuntimeError, TypeError):
         return _TORCH_FORMAT(self, format_spec)
-    return array.__format__(format_spec)
-
-
-_TORCH_FORMAT = torch.Tensor.__format__
+    return format(array[()] if array.ndim == 0 else array, format_spec)
 
 
 def install() -> None:
