@@ -122,3 +122,44 @@ def test_tensors_formatted_into_text(tf):
     scalar = tf.constant(0.1)
     lines += [f"{tf.constant([1, 0, 1])}", f"{scalar:.3f}", f"{scalar}", f"{tf.constant([0.5, 2.0])}"]
     return lines
+
+
+@same_as_tf("data.Dataset")
+def test_generator_tuple_against_one_spec_and_string_accumulators(tf):
+    # data_performance's ArtificialDataset yields `(sample_idx,)` against TensorSpec(shape=(1,));
+    # its timelined_benchmark grows tf.zeros([0, 1], tf.string) accumulators with tf.concat
+    def generator(num_samples):
+        yield from ((i,) for i in range(num_samples))
+
+    ds = tf.data.Dataset.from_generator(
+        generator, output_signature=tf.TensorSpec(shape=(1,), dtype=tf.int64), args=(3,)
+    )
+    steps = tf.zeros([0, 1], dtype=tf.string)
+    values = tf.zeros([0, 3], dtype=tf.int32)
+    for (sample,) in ds:
+        steps = tf.concat((steps, [["Train"]]), axis=0)
+        values = tf.concat((values, [[int(sample), 0, -1]]), axis=0)
+    return [x.numpy() for x in ds], steps.numpy(), values.numpy(), tf.zeros([2], tf.string).numpy()
+
+
+@same_as_tf("tile", edge=True)
+def test_tile_strings_and_nested_tensor_lists(tf):
+    # data_performance's time_consuming_map: tf.tile([[["1st map"]]], [n, 1, 1]) and
+    # tf.tile([[values[:][-1][0]]], [n, 1, 1]) (a list holding a tensor two levels down)
+    values = tf.constant([[[1, 2, 3]], [[4, 5, 6]]])
+    labels = tf.tile([[["1st map"]]], [2, 1, 1])
+    numbers = tf.tile([[values[:][-1][0]]], [values.shape[0], 1, 1])
+    return labels.numpy(), numbers.numpy(), tf.tile(tf.constant(["a", "b"]), [2]).numpy()
+
+
+@same_as_tf("py_function", edge=True)
+def test_py_function_without_outputs(tf):
+    # data_performance's mapped_function: tf.py_function(lambda: time.sleep(0.03), [], ())
+    calls = []
+
+    def mapped(s):
+        tf.py_function(lambda: calls.append(1), [], ())
+        return s
+
+    eager = tf.py_function(lambda: calls.append(1), [], ())
+    return [int(x) for x in tf.data.Dataset.range(3).map(mapped)], len(calls) >= 4, list(eager)

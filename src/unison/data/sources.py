@@ -161,9 +161,9 @@ class FromGenerator(Dataset):
         sig = self._signature
         if isinstance(sig, tuple) and not isinstance(value, tuple) and isinstance(value, list):
             value = tuple(value)
-        if not nest.same_structure(sig, value) and not (
-            isinstance(sig, TensorSpec) and not isinstance(value, (tuple, dict))
-        ):
+        # a single TensorSpec takes any array-like value, a tuple included (TF converts the whole
+        # value: `yield (i,)` against TensorSpec(shape=(1,)) is the tensor [i])
+        if not nest.same_structure(sig, value) and not (isinstance(sig, TensorSpec) and not isinstance(value, dict)):
             raise TypeError(
                 f"The generator's element {index} does not match output_signature: expected the structure "
                 f"{nest.structure_of(sig)}, received {nest.structure_of(value)} ({value!r:.200}). Yield "

@@ -23,7 +23,7 @@ import torch
 from unison.errors import InvalidArgumentError
 from unison.ops import eager_numpy, fastpath, tensor_methods, tensor_operators, tensor_repr
 from unison.ops._dispatch import wrap_namespace
-from unison.ops.dtypes import as_dtype, to_tensor
+from unison.ops.dtypes import StringDType, as_dtype, to_tensor
 from unison.ops.ragged_shape import DynamicRaggedShape
 from unison.ops.string_tensor import StringTensor
 
@@ -247,11 +247,15 @@ def _reshape_to(tensor: Any, inner: list[int]) -> Any:
     return values.reshape(inner)
 
 
-def zeros(shape: Any, dtype: Any = torch.float32, name: str | None = None) -> torch.Tensor:
-    """``tf.zeros``."""
+def zeros(shape: Any, dtype: Any = torch.float32, name: str | None = None) -> Any:
+    """``tf.zeros``; of ``tf.string``, empty strings (TF's zero string), e.g. ``tf.zeros([0, 1], tf.string)``
+    to start an accumulator that ``tf.concat`` grows."""
     if isinstance(shape, DynamicRaggedShape):
         return shape._build(lambda inner: zeros(inner, dtype))
-    return torch.zeros(_shape(shape), dtype=as_dtype(dtype))
+    resolved = as_dtype(dtype)
+    if isinstance(resolved, StringDType):
+        return StringTensor(np.full(_shape(shape), b"", dtype=object))
+    return torch.zeros(_shape(shape), dtype=resolved)
 
 
 def ones(shape: Any, dtype: Any = torch.float32, name: str | None = None) -> torch.Tensor:
@@ -341,9 +345,18 @@ def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None)
     )
 
 
-def tile(input: Any, multiples: Any, name: str | None = None) -> torch.Tensor:
-    """``tf.tile``: repeat ``input`` ``multiples[i]`` times along axis ``i``."""
-    return to_tensor(input).repeat(_shape(multiples))
+def tile(input: Any, multiples: Any, name: str | None = None) -> Any:
+    """``tf.tile``: repeat ``input`` ``multiples[i]`` times along axis ``i`` (numbers or strings)."""
+    value = to_tensor(input)
+    reps = _shape(multiples)
+    if isinstance(value, StringTensor):  # numpy's ndarray.repeat is not a tile: tile the string array
+        if len(reps) != value.ndim:
+            raise InvalidArgumentError(
+                f"tf.tile: multiples must have one entry per dimension of input. Received multiples={list(reps)} "
+                f"for input of shape {list(value.shape)}."
+            )
+        return StringTensor(np.tile(value.view(np.ndarray), reps))
+    return value.repeat(reps)
 
 
 def gather(

@@ -255,6 +255,13 @@ def register_tensor_conversion_function(base_type: Any, conversion_func: Any, pr
     _CONVERSIONS.insert(at, (bases, conversion_func))
 
 
+def _holds_tensor(value: Any) -> builtins.bool:
+    """Whether a (nested) list or tuple has a torch tensor among its items."""
+    if not isinstance(value, (list, tuple)):
+        return False
+    return any(isinstance(v, torch.Tensor) or (isinstance(v, (list, tuple)) and _holds_tensor(v)) for v in value)
+
+
 def to_tensor(value: Any, dtype: Any = None) -> Any:
     """TF's conversion of ``value`` to a tensor (no copy when it already is one of that dtype)."""
     if dtype is not None:
@@ -273,11 +280,12 @@ def to_tensor(value: Any, dtype: Any = None) -> Any:
     if isinstance(value, np.generic):
         tensor = torch.as_tensor(np.asarray(value))
         return tensor if dtype is None else tensor.to(dtype)
-    if isinstance(value, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in value):
-        # TF packs a list holding tensors (tf.reduce_mean(batch_losses)): stack them, keeping the
-        # graph; torch.as_tensor would copy scalars out one by one and drop gradients.
+    if isinstance(value, (list, tuple)) and _holds_tensor(value):
+        # TF packs a list holding tensors (tf.reduce_mean(batch_losses)), at any depth
+        # ([[values[-1]]] in the data-performance guide): stack them, keeping the graph;
+        # torch.as_tensor would copy scalars out one by one and drop gradients.
         items = [to_tensor(v, dtype) for v in value]
-        common = dtype or next(t.dtype for t, v in zip(items, value) if isinstance(v, torch.Tensor))
+        common = dtype or next(t.dtype for t, v in zip(items, value) if isinstance(v, torch.Tensor) or _holds_tensor(v))
         return torch.stack([t.to(common) for t in items])
     for base, function in _CONVERSIONS:  # tf.register_tensor_conversion_function's, by priority
         if isinstance(value, base):

@@ -42,7 +42,8 @@ def _outputs(result: Any, tout: Any, convert: Callable[[Any, Any], Any], op: str
         return None
     many = isinstance(tout, (list, tuple))
     types = list(tout) if many else [tout]
-    values = list(result) if many and isinstance(result, (list, tuple)) else [result]
+    # a function returning None returns no values (TF: `py_function(lambda: time.sleep(1), [], ())` is [])
+    values = list(result) if many and isinstance(result, (list, tuple)) else [] if result is None else [result]
     if len(values) != len(types):
         raise InvalidArgumentError(
             None, None, f"tf.{op}: the function returned {len(values)} values, Tout lists {len(types)}."
