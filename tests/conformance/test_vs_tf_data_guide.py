@@ -38,6 +38,9 @@ def test_window_remainders_nests_and_bad_size(tf):
     nested = pairs.window(2)
     out.append(repr(nested.element_spec))
     out.append([[(int(a), int(b["a"])) for a, b in tf.data.Dataset.zip((x, y))] for x, y in nested])
+    # flat_map's spec is the spec of the dataset its function returns: batch(2) leaves the size unknown
+    out.append(repr(nested.flat_map(lambda a, b: tf.data.Dataset.zip((a, b)).batch(2)).element_spec))
+    out.append(repr(tf.data.Dataset.range(9).window(3).flat_map(lambda w: w.batch(3, drop_remainder=True))))
     try:
         tf.data.Dataset.range(3).window(0)
         out.append("accepted")

@@ -110,6 +110,21 @@ class Interleave(_Unary):
         intra_op = intraop.for_pipeline(ctx.options.threading.max_intra_op_parallelism)
         return threads.prefetch(opened, 2 * self._block, intra_op=intra_op)
 
+    def _spec(self) -> Any:
+        # the spec of the dataset map_func returns (TF traces map_func and takes that dataset's spec):
+        # flat_map(lambda w: w.batch(5)) has a (None,) batch dimension, not the first batch's size
+        peek = IterContext(seed_base=0, options=self.options(), peek=True)
+        first = next(iter(self._input._iter(peek)), _END)
+        if first is _END:
+            return Dataset._spec(self)
+        opened = call(self._fn, first)
+        if not isinstance(opened, Dataset):
+            raise TypeError(
+                f"interleave()/flat_map()'s function must return a Dataset. Received: {type(opened).__name__} "
+                "for element 0"
+            )
+        return opened.element_spec
+
     def _iter(self, ctx: IterContext) -> Iterator[Any]:
         slots: list[Iterator[Any] | None] = [None] * self._cycle
         try:
