@@ -166,3 +166,27 @@ def test_py_function_without_outputs(tf):
 
     eager = tf.py_function(lambda: calls.append(1), [], ())
     return [int(x) for x in tf.data.Dataset.range(3).map(mapped)], len(calls) >= 4, list(eager)
+
+
+@same_as_tf("fill")
+def test_string_fill_and_zeros_like(tf):
+    # string accumulators and placeholders, as the guides' timelines build them
+    return (
+        tf.fill([2, 1], "Epoch").numpy(),
+        tf.zeros_like(tf.constant(["a", "bc"])).numpy(),
+        tf.zeros([1, 2], tf.string).numpy(),
+    )
+
+
+@same_as_tf("ones", edge=True)
+def test_string_ones_and_bad_tile_multiples(tf):
+    out = []
+    for fn in (lambda: tf.ones([2], tf.string), lambda: tf.tile(tf.constant(["a"]), [2, 2])):
+        try:
+            fn()
+            out.append("accepted")
+        except TypeError:
+            out.append("TypeError")
+        except tf.errors.InvalidArgumentError:
+            out.append("InvalidArgumentError")
+    return out

@@ -262,12 +262,20 @@ def ones(shape: Any, dtype: Any = torch.float32, name: str | None = None) -> tor
     """``tf.ones``."""
     if isinstance(shape, DynamicRaggedShape):
         return shape._build(lambda inner: ones(inner, dtype))
-    return torch.ones(_shape(shape), dtype=as_dtype(dtype))
+    resolved = as_dtype(dtype)
+    if isinstance(resolved, StringDType):  # TF's TypeError: a string has no "one"
+        raise TypeError(
+            "tf.ones: tf.string has no value one. Use tf.fill(shape, 'text') for a string tensor of one value, "
+            "or tf.zeros(shape, tf.string) for empty strings."
+        )
+    return torch.ones(_shape(shape), dtype=resolved)
 
 
-def zeros_like(input: Any, dtype: Any = None, name: str | None = None) -> torch.Tensor:
-    """``tf.zeros_like``."""
+def zeros_like(input: Any, dtype: Any = None, name: str | None = None) -> Any:
+    """``tf.zeros_like``; of a string tensor, empty strings as in TF."""
     t = to_tensor(input)
+    if isinstance(t, StringTensor) and (dtype is None or isinstance(as_dtype(dtype), StringDType)):
+        return StringTensor(np.full(t.shape, b"", dtype=object))
     return torch.zeros_like(t, dtype=as_dtype(dtype) if dtype is not None else t.dtype)
 
 
