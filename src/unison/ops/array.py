@@ -248,8 +248,9 @@ def _reshape_to(tensor: Any, inner: list[int]) -> Any:
 
 
 def zeros(shape: Any, dtype: Any = torch.float32, name: str | None = None) -> Any:
-    """``tf.zeros``; of ``tf.string``, empty strings (TF's zero string), e.g. ``tf.zeros([0, 1], tf.string)``
-    to start an accumulator that ``tf.concat`` grows."""
+    """``tf.zeros``; of ``tf.string``, empty strings (TF's zero string).
+
+    ``tf.zeros([0, 1], tf.string)`` starts an accumulator that ``tf.concat`` grows."""
     if isinstance(shape, DynamicRaggedShape):
         return shape._build(lambda inner: zeros(inner, dtype))
     resolved = as_dtype(dtype)
