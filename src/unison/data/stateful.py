@@ -145,6 +145,11 @@ class Window(_Unary):
     input's structure with each component replaced by a dataset of that component's values (TF's
     "nest of datasets"), so ``flat_map(lambda x: x.batch(size))`` turns windows into batches. The input
     is read lazily (only as far as the current window needs), so infinite inputs work.
+
+    Example:
+        >>> import unison as tf
+        >>> [[int(x) for x in w] for w in tf.data.Dataset.range(5).window(3, shift=2)]
+        [[0, 1, 2], [2, 3, 4], [4]]
     """
 
     def __init__(self, input_dataset: Dataset, size: int, shift: int | None, stride: int, drop_remainder: bool) -> None:
