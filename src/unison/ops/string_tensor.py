@@ -82,10 +82,6 @@ class StringTensor(np.ndarray):
         values = repr(plain.item() if plain.ndim == 0 else plain)
         return f"<tf.Tensor: shape={_shape(plain)}, dtype=string, numpy={numpy_text(values)}>"
 
-    def __format__(self, format_spec: str) -> str:
-        # TF formats the numpy value: "{}".format(scalar) -> "b'male'", a vector -> "[b'a' b'b']"
-        return format(self.numpy(), format_spec)
-
     def __str__(self) -> str:
         plain = _as_bytes(self.view(np.ndarray))
         values = repr(plain.item()) if plain.ndim == 0 else str(plain)
