@@ -388,3 +388,21 @@ def test_parse_single_sequence_example_errors(tf, case):
     }[case]
     serialized = tf.constant(records) if case == "a_batch" else records[0]
     return tf.io.parse_single_sequence_example(serialized, None, spec)
+
+
+@same_as_tf("io.parse_example", "io.parse_single_example")
+def test_string_features_are_string_tensors(tf):
+    # guide/data's tf_parse: example["image/text"][0].numpy() on parse_example's string column
+    record = _record(tf, text=[b"ab"], words=[b"x", b"yz"])
+    spec = {
+        "text": tf.io.FixedLenFeature([], tf.string),
+        "words": tf.io.FixedLenSequenceFeature([], tf.string, allow_missing=True),
+    }
+    batch = tf.io.parse_example([record, record], spec)
+    one = tf.io.parse_single_example(record, spec)
+    return (
+        batch["text"][0].numpy(),
+        batch["words"][1].numpy().tolist(),
+        one["text"].numpy(),
+        one["words"].numpy().tolist(),
+    )

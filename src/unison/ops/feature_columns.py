@@ -88,7 +88,9 @@ def _array(values: Any, dtype: Any) -> Any:
 
 def _output(arr: np.ndarray, dtype: Any) -> Any:
     if dtype is string:
-        return arr
+        from unison.ops.string_tensor import StringTensor
+
+        return StringTensor(arr)  # a string tf.Tensor in TF: .numpy(), indexing to 0-d string tensors
     if not (arr.flags.c_contiguous and arr.flags.writeable):  # np.frombuffer's arrays are read-only
         arr = arr.copy()
     return torch.from_numpy(arr)

@@ -313,7 +313,7 @@ def _parse_one_compiled(data: bytes, the_plan: Plan, recipe: list[tuple[Any, ...
             if value.shape[0] % step:
                 return None
             value = value.reshape((value.shape[0] // step,) + inner)
-        out[key] = value if kind == BYTES else torch.from_numpy(value)
+        out[key] = StringTensor(value) if kind == BYTES else torch.from_numpy(value)
     return out
 
 
@@ -371,7 +371,7 @@ def _parse_one(data: bytes, the_plan: Plan) -> dict[str, Any] | None:
             if value.shape[0] % step:
                 return None
             value = value.reshape((value.shape[0] // step,) + inner)
-        out[key] = value if kind == BYTES else torch.from_numpy(value)
+        out[key] = StringTensor(value) if kind == BYTES else torch.from_numpy(value)
     return out
 
 
