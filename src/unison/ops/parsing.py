@@ -303,18 +303,28 @@ def _parse_one_compiled(data: bytes, the_plan: Plan, recipe: list[tuple[Any, ...
                 torch.frombuffer(dense_shape, dtype=torch.int64),
             )
             continue
-        value = _objects(raw) if kind == BYTES else np.frombuffer(raw, dtype=_NUMPY[kind])
-        if shape is not None:
-            if value.size != math.prod(shape):
-                return None
-            value = value.reshape(shape)
-        elif role == _SEQUENCE:
-            step = max(math.prod(inner), 1)
-            if value.shape[0] % step:
-                return None
-            value = value.reshape((value.shape[0] // step,) + inner)
-        out[key] = StringTensor(value) if kind == BYTES else torch.from_numpy(value)
+        dense = _dense_output(
+            _objects(raw) if kind == BYTES else np.frombuffer(raw, dtype=_NUMPY[kind]), kind, shape, inner
+        )
+        if dense is None:
+            return None
+        out[key] = dense
     return out
+
+
+def _dense_output(value: np.ndarray, kind: int, shape: tuple[int, ...] | None, inner: tuple[int, ...] | None) -> Any:
+    """One record's list as TF returns it: ``shape`` for a FixedLenFeature, ``[n] + inner`` for a
+    FixedLenSequenceFeature, else 1-D; None when its count does not fit (the batch path raises TF's error)."""
+    if shape is not None:
+        if value.size != math.prod(shape):
+            return None
+        value = value.reshape(shape)
+    elif inner is not None:
+        step = max(math.prod(inner), 1)
+        if value.shape[0] % step:
+            return None
+        value = value.reshape((value.shape[0] // step,) + inner)
+    return StringTensor(value) if kind == BYTES else torch.from_numpy(value)
 
 
 _VAR, _FIXED, _SEQUENCE, _RAGGED = range(4)
@@ -366,12 +376,10 @@ def _parse_one(data: bytes, the_plan: Plan) -> dict[str, Any] | None:
                 torch.from_numpy(np.array([n], dtype=np.int64)),
             )
             continue
-        if role == _SEQUENCE:
-            step = max(math.prod(inner), 1)
-            if value.shape[0] % step:
-                return None
-            value = value.reshape((value.shape[0] // step,) + inner)
-        out[key] = StringTensor(value) if kind == BYTES else torch.from_numpy(value)
+        dense = _dense_output(value, kind, shape, inner)
+        if dense is None:
+            return None
+        out[key] = dense
     return out
 
 
