@@ -14,10 +14,11 @@ Every (system, model, policy) is a fresh process (``--tf-python`` runs TensorFlo
 Python) that times ``steps`` steps after warm-up; the systems alternate within each round, in an
 order rotated between rounds. The table gives the median step time over all rounds' steps and
 the median of per-round ratios. ``--contend N`` starts N busy processes (``while True: pass``)
-for the whole run, as a shared host has. The plain PyTorch loop runs with
-``OMP_WAIT_POLICY=PASSIVE``, the setting ``import unison`` makes (``core/threads.py``), so that
-its column measures the architecture and not OpenMP's spinning (``--torch-default-omp`` times
-torch's own default instead).
+for the whole run, as a shared host has. The plain PyTorch loop runs with the OpenMP setting
+unison's own processes end up with for that load, so that its column measures the architecture
+and not OpenMP's spinning: ``GOMP_SPINCOUNT=30000`` on a quiet host (what ``import unison`` sets,
+``core/threads.py``), ``OMP_WAIT_POLICY=PASSIVE`` with ``--contend`` (unison turns spinning down
+under load, ``core/contention.py``); ``--torch-default-omp`` times torch's own default instead.
 
     python benchmarks/models_vs_tf.py --quick
     python benchmarks/models_vs_tf.py --models cnn,fcn,resnet50_b4 --rounds 3 --contend 2
@@ -74,8 +75,11 @@ def run_child(system: str, model: str, policy: str, args: argparse.Namespace, pr
         python = args.tf_python
     elif system == "unison":
         env["PYTHONPATH"] = os.pathsep.join([os.path.join(REPO, "src"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    elif not args.torch_default_omp:
-        env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    elif not args.torch_default_omp and not any(k in env for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")):
+        if args.contend:
+            env["OMP_WAIT_POLICY"] = "PASSIVE"
+        else:
+            env["GOMP_SPINCOUNT"] = "30000"
     proc = subprocess.run([python, PROGRAM], capture_output=True, text=True, env=env, timeout=args.timeout)
     if proc.returncode != 0:
         tail = proc.stderr.strip().splitlines()[-3:] if proc.stderr.strip() else []

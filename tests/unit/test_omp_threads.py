@@ -1,4 +1,4 @@
-"""``import unison`` asks OpenMP for passive idle threads before torch loads, unless the user chose.
+"""``import unison`` asks OpenMP for briefly spinning idle threads before torch loads, unless the user chose.
 
 Each case is a fresh interpreter (libgomp reads its settings once per process), so the test
 sees what a user's program sees.
@@ -17,7 +17,10 @@ from unison.core import threads
 pytestmark = pytest.mark.timeout(120)
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "src")
-PROBE = "import os; {pre}import unison; from unison.core import threads; print(threads.tuning_state(), os.environ.get('OMP_WAIT_POLICY'))"
+PROBE = (
+    "import os; {pre}import unison; from unison.core import contention, threads; "
+    "print(threads.tuning_state(), os.environ.get('OMP_WAIT_POLICY'), os.environ.get('GOMP_SPINCOUNT'), contention.state())"
+)
 
 
 def _probe(env_extra: dict[str, str], pre: str = "") -> str:
@@ -31,20 +34,21 @@ def _probe(env_extra: dict[str, str], pre: str = "") -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
-def test_import_sets_a_passive_wait_policy() -> None:
-    assert _probe({}) == "passive PASSIVE"
+def test_import_sets_a_short_spin_and_watches_the_load() -> None:
+    assert _probe({}) == f"spin None {threads.SPIN_COUNT} watching"
 
 
 @pytest.mark.parametrize(("knob", "value"), [("OMP_WAIT_POLICY", "ACTIVE"), ("GOMP_SPINCOUNT", "1000")])
 def test_a_users_choice_is_kept(knob: str, value: str) -> None:
-    state, policy = _probe({knob: value}).split()
-    assert state == "user"
+    state, policy, spin, watch = _probe({knob: value}).split()
+    assert (state, watch) == ("user", "off")  # a user's policy is not turned down under load either
     assert policy == (value if knob == "OMP_WAIT_POLICY" else "None")
+    assert spin == (value if knob == "GOMP_SPINCOUNT" else "None")
 
 
 def test_switched_off_and_too_late_leave_the_policy_alone() -> None:
-    assert _probe({"UNISON_OMP_TUNING": "0"}) == "off None"
-    assert _probe({}, pre="import torch; ") == "late None"
+    assert _probe({"UNISON_OMP_TUNING": "0"}) == "off None None off"
+    assert _probe({}, pre="import torch; ") == "late None None off"
 
 
 def test_cgroup_quota_is_read_and_rounded_up(tmp_path) -> None:

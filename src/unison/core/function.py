@@ -29,6 +29,7 @@ from typing import Any
 
 import torch
 
+from unison.core.contention import follow_load
 from unison.core.tape import _RECORDING
 from unison.ops.control_more import function_body
 
@@ -54,6 +55,7 @@ class Function:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.input_signature is not None:
             _check_signature(self.python_function, self.input_signature, args, kwargs)
+        follow_load()  # a step boundary: idle threads spin only while the host is quiet (core/contention.py)
         with function_body():
             result = self.python_function(*args, **kwargs)
         if not _RECORDING.tapes:

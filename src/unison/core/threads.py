@@ -1,19 +1,25 @@
-"""torch's OpenMP pool set up for shared cores: threads that sleep when idle, one per usable core.
+"""torch's OpenMP pool set up for shared cores: brief spinning, one thread per usable core.
 
 torch's CPU kernels run each parallel region on an OpenMP team (GNU libgomp in torch's wheels)
-that meets at a barrier. By default libgomp's idle threads spin for a long while before
-sleeping. On a host whose cores are shared (other jobs, data-pipeline workers, several
-replicas), a spinning thread takes a core that the thread everyone waits for needs, and each
-of a step's ~1,000 regions can cost a scheduler time slice: ResNet-50's step (64x64 images,
-batch 4) on the project's 2-core VM at a load average of ~10 took 12.8 s with the default and
-1.2 s with ``OMP_WAIT_POLICY=PASSIVE`` (threads sleep at once; benchmarks/results/models_vs_tf.md).
-TensorFlow's own pool does not spin like that, which is why TF degraded gracefully there.
+that meets at a barrier. What an idle thread does between regions decides two cases:
 
-So ``import unison`` sets ``OMP_WAIT_POLICY=PASSIVE`` before torch is imported (libgomp reads
-it once, when torch loads it), unless the user chose a policy (``OMP_WAIT_POLICY``,
-``GOMP_SPINCOUNT``, or Intel OpenMP's ``KMP_BLOCKTIME``), set ``UNISON_OMP_TUNING=0``, or
-imported torch first (then it is too late; :func:`tuning_state` says so). Processes started
-from this one (replicas, workers) inherit the setting.
+- Sleeping at once (``OMP_WAIT_POLICY=PASSIVE``) costs a wake-up of tens of microseconds per
+  region. A small model's step has ~100 regions: the tutorial CNN's step took 14.4-14.9 ms that way
+  against 10.6-11.5 ms for TensorFlow, and 9.8-11.4 ms when threads spin ~1-3 ms first
+  (``GOMP_SPINCOUNT`` 30,000-100,000 on this project's 2-core VM; benchmarks/results/after_session12.md).
+- Spinning is the slow case on a host whose cores are shared (other jobs, data-pipeline
+  workers, several replicas): a spinning thread takes the core that the thread everyone waits
+  for needs. ResNet-50's step at a load average of ~10 took 12.8 s with libgomp's default (~9 ms
+  of spinning) and 1.2 s passive; the CNN with two busy processes 84-87 ms with 1 ms of spinning,
+  28-36 ms passive.
+
+So ``import unison`` sets ``GOMP_SPINCOUNT=30000`` (about 1 ms here) before torch is imported
+(libgomp reads it once, when torch loads it), and :mod:`unison.core.contention` turns the spinning
+down to microseconds while other processes keep the cores busy, and back up when they stop. It
+changes nothing when the user chose a policy (``OMP_WAIT_POLICY``, ``GOMP_SPINCOUNT``, or Intel
+OpenMP's ``KMP_BLOCKTIME``), set ``UNISON_OMP_TUNING=0``, or imported torch first (then it is too
+late; :func:`tuning_state` says so). Processes started from this one (replicas, workers) inherit
+the setting.
 
 The intra-op thread count: torch takes the CPUs of the affinity mask; a container's CPU quota
 (cgroup v2 ``cpu.max``) can allow fewer, and threads beyond the quota only queue behind each
@@ -22,7 +28,7 @@ many threads.
 
 Example:
     >>> from unison.core import threads
-    >>> threads.tuning_state() in ("passive", "user", "off", "late")
+    >>> threads.tuning_state() in ("spin", "user", "off", "late")
     True
 """
 
@@ -32,16 +38,19 @@ import math
 import os
 import sys
 
+from unison.core import contention
+
 __all__ = ["apply_core_count", "cgroup_cpu_quota", "set_wait_policy", "tuning_state", "usable_cores"]
 
 _USER_KNOBS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")
+SPIN_COUNT = "30000"  # libgomp's iterations before an idle thread sleeps: ~1 ms on this project's VM
 _state = "off"
 
 
 def set_wait_policy() -> str:
-    """Ask OpenMP for sleeping (passive) idle threads when nobody chose otherwise; return the state.
+    """Ask OpenMP for briefly spinning idle threads when nobody chose otherwise; return the state.
 
-    ``"passive"``: set by unison; ``"user"``: the user chose a policy; ``"off"``:
+    ``"spin"``: ``GOMP_SPINCOUNT`` set by unison; ``"user"``: the user chose a policy; ``"off"``:
     ``UNISON_OMP_TUNING=0``; ``"late"``: torch was imported before unison, so libgomp had read
     its settings already.
     """
@@ -53,8 +62,8 @@ def set_wait_policy() -> str:
     elif "torch" in sys.modules:
         _state = "late"
     else:
-        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
-        _state = "passive"
+        os.environ["GOMP_SPINCOUNT"] = SPIN_COUNT
+        _state = "spin"
     return _state
 
 
@@ -102,5 +111,5 @@ def apply_core_count() -> int:
 
 
 # Applied when this module is imported: unison/__init__.py imports it before anything imports torch.
-set_wait_policy()
+contention.start(set_wait_policy())
 apply_core_count()

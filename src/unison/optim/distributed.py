@@ -29,6 +29,7 @@ import torch
 
 from unison.comm.communicator import Communicator, LocalCommunicator, joined
 from unison.comm.reduce_op import ReduceOp
+from unison.core.contention import follow_load
 from unison.debug.straggler import active_timings
 from unison.errors import ElasticMembershipError, format_choices
 from unison.optim.amp import scaled_step
@@ -604,6 +605,7 @@ class DistributedOptimizer(WrappingOptimizer):
         ``gradient_transform`` replaces the one given at construction for this step (Keras's
         ``apply_gradients`` clips with the optimizer that applies them).
         """
+        follow_load()  # a step boundary: idle threads spin only while the host is quiet (core/contention.py)
         if grad_scaler is not None:
             return scaled_step(self, grad_scaler, closure)
         if self._optimizer_step_pre_hooks:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from unison.core.contention import follow_load
 from unison.distribute.strategy import get_replica_context, get_strategy
 
 if TYPE_CHECKING:
@@ -125,6 +126,7 @@ def apply_gradients(
             "which unison applies in fit()'s built-in step only. In a custom train_step or loop, add the gradients "
             "up yourself and call apply_gradients every k-th step, or use fit() without overriding train_step."
         )
+    follow_load()  # a step boundary: idle threads spin only while the host is quiet (core/contention.py)
     pairs = list(grads_and_vars)
     if not pairs:
         raise ValueError(

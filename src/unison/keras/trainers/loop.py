@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from unison.core.contention import follow_load
 from unison.data import Dataset
 from unison.debug.straggler import active_timings, log_stragglers
 from unison.distribute.input import map_tensors
@@ -265,6 +266,7 @@ def fit(
                 for step, run in enumerate(epoch_steps, first_step):
                     if hooks:
                         cbs.on_train_batch_begin(step)
+                    follow_load()  # idle threads spin only while the host is quiet (core/contention.py)
                     run()
                     if hooks:
                         want = logs_every and (step + 1) % logs_every == 0 and not steps.coordinated
@@ -331,6 +333,7 @@ class _Evaluation:
         for step, run in enumerate(self.steps.eval_steps(self.data, self.batch_size, self.n)):
             if cbs is not None:
                 cbs.on_test_batch_begin(step)
+            follow_load()
             run()
             if cbs is not None:
                 cbs.on_test_batch_end(step, step_logs(self.model, self.steps) if want_logs else None)
@@ -411,6 +414,7 @@ def predict(
         # Keras's predict hooks: on_predict_batch_end gets this batch's outputs
         if cbs is not None:
             cbs.on_predict_batch_begin(index)
+        follow_load()
         out = run_predict_step(model, batch)
         if cbs is not None:
             cbs.on_predict_batch_end(index, {"outputs": out})

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from unison.core.contention import follow_load
 from unison.distribute.input import first_leaf
 from unison.keras.backend.torch_mode import set_torch_mode
 from unison.keras.trainers import loop
@@ -81,6 +82,7 @@ def train_on_batch(
         epoch_steps = steps.train_steps(train, 0, None, 0)
         try:
             for run in epoch_steps:
+                follow_load()  # idle threads spin only while the host is quiet (core/contention.py)
                 run()
         finally:
             epoch_steps.close()
