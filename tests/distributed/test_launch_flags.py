@@ -102,8 +102,15 @@ def test_sigterm_to_the_launcher_prints_one_line_and_stops_every_rank(tmp_path) 
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp_path, MODE="hang"), cwd=tmp_path
     )
     assert launcher.stdout is not None
-    seen = [launcher.stdout.readline(), launcher.stdout.readline()]  # both ranks are up
-    assert sorted(seen) == ["rank 0 of 2\n", "rank 1 of 2\n"]
+    # Both ranks are up. They share the pipe and print unbuffered (text, then newline: two writes), so
+    # their lines can interleave ("rank 0 of 2rank 1 of 2\n\n"): read until both have spoken.
+    seen = ""
+    while not ("rank 0 of 2" in seen and "rank 1 of 2" in seen) and seen.count("\n") < 4:
+        line = launcher.stdout.readline()
+        if not line:
+            break
+        seen += line
+    assert "rank 0 of 2" in seen and "rank 1 of 2" in seen, seen
     launcher.send_signal(signal.SIGTERM)
     out, err = launcher.communicate(timeout=60)
     assert launcher.returncode == 128 + signal.SIGTERM
