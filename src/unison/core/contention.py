@@ -36,7 +36,7 @@ import threading
 import time
 from typing import Any
 
-__all__ = ["INTERVAL_S", "busy", "busy_seconds", "follow_load", "start", "state", "throttled"]
+__all__ = ["INTERVAL_S", "busy", "busy_seconds", "follow_load", "openmp_runtime_paths", "start", "state", "throttled"]
 
 INTERVAL_S = 0.5  # between two reads of /proc/stat: 50 scheduler ticks per CPU, ~20 us to read
 BUSY_CORES = 0.5  # other processes' use of this process's CPUs, in cores, above which nobody spins
@@ -78,14 +78,18 @@ def busy_seconds(cpus: set[int], path: str = "/proc/stat") -> float | None:
     return total / tick
 
 
-def _libgomp() -> Any:
-    """The libgomp torch loaded (its ``GOMP_parallel`` entry point), or None."""
+def openmp_runtime_paths(names: tuple[str, ...] = ("libgomp",)) -> list[str]:
+    """Paths of the OpenMP runtimes this process loaded (torch's), from ``/proc/self/maps``; [] off Linux."""
     try:
         with open("/proc/self/maps", encoding="utf-8") as maps:
-            paths = sorted({line.split()[-1] for line in maps if "libgomp" in line})
+            return sorted({line.split()[-1] for line in maps if any(n in line for n in names)})
     except OSError:
-        return None
-    for path in paths:
+        return []
+
+
+def _libgomp() -> Any:
+    """The libgomp torch loaded (its ``GOMP_parallel`` entry point), or None."""
+    for path in openmp_runtime_paths():
         try:
             lib = ctypes.CDLL(path)
             lib.GOMP_parallel.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint]

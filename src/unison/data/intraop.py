@@ -15,6 +15,8 @@ runs unchanged.
 
 Example:
     >>> import torch
+
+from unison.core.contention import openmp_runtime_paths
     >>> with limited(1):
     ...     inside = torch.get_num_threads()
     >>> inside == 1 or not available()
@@ -31,18 +33,15 @@ from typing import Any
 
 import torch
 
+from unison.core.contention import openmp_runtime_paths
+
 
 @functools.lru_cache(maxsize=1)
 def _openmp() -> Any:
     """torch's own OpenMP runtime (the ``libgomp`` it loaded), or None."""
     if "OpenMP" not in torch.__config__.parallel_info():
         return None
-    try:
-        with open("/proc/self/maps") as maps:
-            paths = {line.split()[-1] for line in maps if "libgomp" in line or "libiomp" in line}
-    except OSError:  # not Linux: no way to find the runtime torch loaded
-        return None
-    for path in sorted(paths):
+    for path in openmp_runtime_paths(("libgomp", "libiomp")):  # none off Linux
         try:
             lib = ctypes.CDLL(path)
             lib.omp_get_max_threads.restype = ctypes.c_int
