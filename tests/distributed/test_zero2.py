@@ -56,3 +56,12 @@ def test_zero2_nonfinite_gradient_raises_everywhere_or_is_skipped_together() -> 
         assert "add_param_group is not supported with shard_gradients=True" in res["add_param_group"]
     for res in run_distributed(fns.nonfinite, 2, args=("skip",), timeout=120):
         assert res == {"skipped": 1, "unchanged": True}
+
+
+@pytest.mark.timeout(200)
+def test_zero2_steps_a_permuted_kernel_with_fused_adam_as_plain_data_parallelism() -> None:
+    # Keras's conv kernels are stored permuted (non-contiguous, dense); ZeRO-2's gradient is a
+    # contiguous slice of the wire buffer and torch's fused Adam pairs elements by memory order.
+    for res in run_distributed(fns.permuted_kernel_plain_vs_zero2, 2, args=(4,), timeout=180):
+        assert res["plain_strides"] != (60, 20, 5, 1)  # the kernel really is stored permuted
+        _assert_close(res["zero2"], res["plain"])

@@ -83,3 +83,34 @@ def nonfinite(policy: str) -> dict[str, Any]:
 
 def as_arrays(params: dict[str, Any]) -> list[np.ndarray]:
     return [params[k] for k in sorted(params)]
+
+
+def permuted_kernel_plain_vs_zero2(steps: int = 4) -> dict[str, Any]:
+    """A parameter stored in another memory order than its shape's (as Keras's conv kernels are:
+    ``conv_base.keep_channels_last_storage``), stepped by torch's fused Adam: plain data
+    parallelism then ZeRO-2, whose reduce-scattered gradient is a contiguous slice of the wire
+    buffer. torch's fused kernel pairs parameter and gradient elements by memory order."""
+    unison.init(timeout_seconds=60)
+    out: dict[str, Any] = {}
+    for mode in ("plain", "zero2"):
+        torch.manual_seed(0)
+        base = torch.randn(3, 3, 4, 5)
+        kernel = torch.nn.Parameter(base.permute(3, 0, 1, 2).contiguous().permute(1, 2, 3, 0))
+        bias = torch.nn.Parameter(torch.zeros(5))
+        extra = {"shard_gradients": True} if mode == "zero2" else {}
+        opt = unison.DistributedOptimizer(
+            torch.optim.Adam([kernel, bias], lr=0.1, fused=True),
+            named_parameters=[("kernel", kernel), ("bias", bias)],
+            bucket_cap_mb=1e-4,
+            **extra,
+        )
+        gen = torch.Generator().manual_seed(unison.rank())
+        for _ in range(steps):
+            opt.zero_grad()
+            x = torch.randn(8, 3, 3, 4, generator=gen)
+            loss = ((torch.einsum("nhwc,hwco->no", x, kernel) + bias) ** 2).mean()
+            loss.backward()
+            opt.step()
+        out[mode] = {"kernel": kernel.detach().contiguous().numpy().copy(), "bias": bias.detach().numpy().copy()}
+        out[f"{mode}_strides"] = kernel.stride()
+    return out

@@ -190,7 +190,16 @@ class GradientShards:
                 grads.fill_(float("nan"))
             for i, offset in layout.mine:
                 p = bucket.params[i]
-                p.grad = grads[offset : offset + p.numel()].view(p.shape) if used[i] != 0.0 else None
+                if used[i] == 0.0:
+                    p.grad = None
+                    continue
+                grad = grads[offset : offset + p.numel()].view(p.shape)
+                if not p.is_contiguous():
+                    # A parameter stored in another memory order (Keras's conv kernels) gets its
+                    # gradient in that order: torch's fused and foreach kernels pair elements by
+                    # memory order, and a contiguous view here updated the wrong elements.
+                    grad = torch.empty_like(p).copy_(grad)
+                p.grad = grad
         self._out.clear()  # the gradients' views keep what this replica owns
         self._local_bad.clear()
 
