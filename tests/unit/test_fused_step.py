@@ -139,3 +139,41 @@ def test_fit_with_adam_uses_the_kernel_and_matches_step(monkeypatch):
     through_step = train()
     for a, b in zip(direct, through_step):
         np.testing.assert_array_equal(a, b)
+
+
+def _permuted(t: torch.Tensor) -> torch.Tensor:
+    """``t`` with the same shape and values, stored channels-last as Keras's conv kernels are."""
+    return t.permute(3, 0, 1, 2).contiguous().permute(1, 2, 3, 0)
+
+
+@pytest.mark.parametrize("grad_layout", ["param's", "contiguous"])
+def test_a_permuted_parameter_is_stepped_as_a_contiguous_view_with_no_copy(grad_layout):
+    g = torch.Generator().manual_seed(0)
+    start = torch.randn(3, 3, 4, 6, generator=g)
+    ref_p = torch.nn.Parameter(start.clone())  # contiguous: torch's kernel needs no help
+    dir_p = torch.nn.Parameter(_permuted(start))
+    assert not dir_p.is_contiguous()
+    ref = torch.optim.Adam([ref_p], lr=0.1, fused=True)
+    opt = torch.optim.Adam([dir_p], lr=0.1, fused=True)
+    direct = DirectAdam.of(opt)
+    for step in range(5):
+        grad = torch.randn(start.shape, generator=g)
+        ref_p.grad = grad.clone()
+        dir_p.grad = _permuted(grad) if grad_layout == "param's" or step == 0 else grad.clone()
+        ref.step()
+        if step == 0:
+            # builds the state (torch's own step needs the gradient in the parameter's layout,
+            # as backward gives it: with a contiguous one it would update the wrong elements)
+            opt.step()
+            continue
+        with torch.profiler.profile(record_shapes=True) as prof:
+            assert direct.step()
+        copies = [  # of the parameter-sized tensors (the step counter's increment copies a scalar)
+            e.name for e in prof.events() if e.name in ("aten::clone", "aten::copy_") and e.input_shapes[0]
+        ]
+        # the gradient in the parameter's own layout is used as it is; a contiguous one is
+        # reordered once (torch's kernel would pair the elements by memory order)
+        assert copies == ([] if grad_layout == "param's" else ["aten::copy_"])
+    assert torch.equal(ref_p.detach(), dir_p.detach())
+    assert dir_p.stride() == _permuted(start).stride()  # the parameter keeps its storage order
+    assert torch.equal(ref.state[ref_p]["exp_avg_sq"], opt.state[dir_p]["exp_avg_sq"])

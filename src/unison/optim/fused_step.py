@@ -14,6 +14,12 @@ exist yet), any step hook (a Keras ``use_ema``/constraint hook, a global hook), 
 ``add_param_group``), a missing or sparse gradient, a tensor learning rate or beta, amsgrad,
 capturable, differentiable, several parameter groups, or parameters on several devices/dtypes.
 
+A parameter stored in another memory order than its shape's (Keras's conv kernels, see
+``keras/layers/conv_base.keep_channels_last_storage``) is handed to the kernel as a contiguous
+permuted view, with its gradient and moments viewed the same way: torch's kernel otherwise copies
+each such gradient into a contiguous clone every step (1.4 ms a step for the DCGAN generator's
+first kernel), and the update is elementwise, so the order of the axes does not matter.
+
 Example:
     >>> import torch
     >>> w = torch.nn.Parameter(torch.ones(3))
@@ -33,7 +39,23 @@ from typing import Any
 import torch
 from torch.optim import optimizer as _torch_optimizer
 
-__all__ = ["DirectAdam"]
+__all__ = ["DirectAdam", "dense_order"]
+
+
+def dense_order(t: torch.Tensor) -> tuple[int, ...] | None:
+    """The axis order in which ``t`` is contiguous, or None if it already is or is not dense.
+
+    Example:
+        >>> dense_order(torch.zeros(2, 3, 4).permute(2, 0, 1))
+        (1, 2, 0)
+        >>> dense_order(torch.zeros(2, 3)) is None
+        True
+    """
+    if t.is_contiguous():
+        return None
+    strides = t.stride()
+    order = tuple(sorted(range(t.dim()), key=lambda d: (-strides[d], d)))
+    return order if t.permute(order).is_contiguous() else None
 
 
 class DirectAdam:
@@ -42,11 +64,13 @@ class DirectAdam:
     def __init__(self, opt: torch.optim.Optimizer) -> None:
         self.opt = opt
         self._state: Any = None  # the optimizer's state mapping the lists below were read from
+        self._originals: list[torch.Tensor] = []  # the parameters themselves (``params`` may hold views)
         self._plist: Any = None  # the param group's list of parameters when they were read
         self.params: list[torch.Tensor] = []
         self.exp_avgs: list[torch.Tensor] = []
         self.exp_avg_sqs: list[torch.Tensor] = []
         self.steps: list[torch.Tensor] = []
+        self._orders: list[tuple[int, ...] | None] = []  # per parameter: the view that makes it contiguous
         self.direct_steps = 0  # steps this object did itself (tests and benchmarks read it)
 
     @staticmethod
@@ -67,17 +91,26 @@ class DirectAdam:
             return False
         first = params[0]
         state = opt.state
-        exp_avgs, exp_avg_sqs, steps = [], [], []
+        views, exp_avgs, exp_avg_sqs, steps, orders = [], [], [], [], []
         for p in params:
             if p.device != first.device or p.dtype != first.dtype or p not in state:
                 return False
             s = state[p]
             if "exp_avg" not in s or "exp_avg_sq" not in s or "step" not in s:
                 return False
-            exp_avgs.append(s["exp_avg"])
-            exp_avg_sqs.append(s["exp_avg_sq"])
+            m, v = s["exp_avg"], s["exp_avg_sq"]
+            order = dense_order(p)
+            if order is not None and m.stride() == p.stride() and v.stride() == p.stride():
+                p, m, v = p.permute(order), m.permute(order), v.permute(order)
+            else:
+                order = None  # torch's kernel takes it as it is
+            views.append(p)
+            exp_avgs.append(m)
+            exp_avg_sqs.append(v)
             steps.append(s["step"])
-        self.params, self.exp_avgs, self.exp_avg_sqs, self.steps = params, exp_avgs, exp_avg_sqs, steps
+            orders.append(order)
+        self.params, self.exp_avgs, self.exp_avg_sqs, self.steps = views, exp_avgs, exp_avg_sqs, steps
+        self._orders, self._originals = orders, params
         self._state, self._plist = state, group["params"]
         return True
 
@@ -105,11 +138,14 @@ class DirectAdam:
         ) and not self._read_state(group):
             return False
         grads: list[torch.Tensor] = []
-        for p in self.params:
+        for p, order in zip(self._originals, self._orders):
             g = p.grad
             if g is None or g.is_sparse:
                 return False
-            grads.append(g)
+            if g.stride() != p.stride():
+                # torch's kernel pairs parameter and gradient elements by memory order
+                g = torch.empty_like(p).copy_(g)
+            grads.append(g if order is None else g.permute(order))
         decoupled = group.get("decoupled_weight_decay", type(opt) is torch.optim.AdamW)
         kernel = torch._fused_adamw_ if decoupled else torch._fused_adam_
         with torch.no_grad():

@@ -27,6 +27,7 @@ import torch
 
 from unison.core.contention import follow_load
 from unison.distribute.strategy import get_replica_context, get_strategy
+from unison.optim.fused_step import DirectAdam
 
 if TYPE_CHECKING:
     from unison.keras.optimizers.optimizer import Optimizer
@@ -175,7 +176,8 @@ def apply_gradients(
     try:
         if sync is None:
             optimizer.clip_gradients(variables)
-            torch_opt.step()
+            if not _direct_step(torch_opt):
+                torch_opt.step()
         elif skip_aggregation:
             with sync.skip_synchronize():
                 sync.step(gradient_transform=optimizer.clip_gradients)
@@ -186,6 +188,18 @@ def apply_gradients(
         for var in variables:
             var.grad = None  # Keras does not accumulate between apply_gradients calls
     return optimizer.iterations
+
+
+def _direct_step(torch_opt: torch.optim.Optimizer) -> bool:
+    """Step a fused Adam/AdamW through :class:`DirectAdam` where it does exactly ``step()``'s update.
+
+    Besides skipping ``step()``'s Python, it hands conv kernels stored in Keras's permuted layout
+    to the kernel as contiguous views: ``step()`` copies each of their gradients every step.
+    """
+    direct = torch_opt.__dict__.get("_unison_direct", False)
+    if direct is False:
+        direct = torch_opt.__dict__["_unison_direct"] = DirectAdam.of(torch_opt)
+    return direct is not None and direct.step()
 
 
 def minimize(optimizer: Optimizer, loss: Any, var_list: Any, tape: Any = None) -> torch.Tensor:
