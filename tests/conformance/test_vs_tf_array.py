@@ -139,6 +139,32 @@ def test_slicing(tf):
     )
 
 
+NEGATIVE_STEP_INDEXES = {
+    "reverse": np.s_[::-1],
+    "rgb_to_bgr": np.s_[..., ::-1],
+    "two_axes": np.s_[::-1, 2:0:-1],
+    "stride_and_int": np.s_[1, ::-2, 3::-3],
+    "newaxis": np.s_[None, ::-1, ..., -1],
+    "empty": np.s_[:, 0:2:-1],
+    "past_the_ends": np.s_[:, 10:-10:-2],
+}
+
+
+@pytest.mark.parametrize("case", sorted(NEGATIVE_STEP_INDEXES))
+@same_as_tf("Tensor", "strided_slice")
+def test_negative_slice_steps_index_as_tf(tf, case):
+    # t[::-1] and image[..., ::-1] (torch's indexing takes positive steps only)
+    return tf.constant(M)[NEGATIVE_STEP_INDEXES[case]]
+
+
+@same_as_tf("GradientTape", "Tensor")
+def test_gradient_through_a_negative_step_slice(tf):
+    x = tf.Variable(M)
+    with tf.GradientTape() as tape:
+        y = tf.reduce_sum(x[::-1, ::-2, 1:3] * tf.constant(M[:, :2, :2]))
+    return tape.gradient(y, x)
+
+
 @same_as_tf("slice", "strided_slice", edge=True)
 def test_slice_out_of_bounds_is_invalid_argument(tf):
     return tf.slice(tf.constant(M), [0, 2, 0], [1, 2, 1])

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from unison.errors import InvalidArgumentError
-from unison.ops import eager_numpy, fastpath, tensor_methods, tensor_operators, tensor_repr
+from unison.ops import eager_numpy, fastpath, tensor_methods, tensor_operators, tensor_repr, tensor_slicing
 from unison.ops._dispatch import wrap_namespace
 from unison.ops.dtypes import StringDType, as_dtype, to_tensor
 from unison.ops.ragged_shape import DynamicRaggedShape
@@ -38,6 +38,8 @@ tensor_repr.install()
 tensor_operators.install()
 # t.set_shape([None, 3]) / t.get_shape() as TF's eager tensors (unison.ops.tensor_methods)
 tensor_methods.install()
+# t[::-1], image[..., ::-1]: negative slice steps as TF's (unison.ops.tensor_slicing)
+tensor_slicing.install()
 
 
 def _shape(shape: Any) -> tuple[int, ...]:

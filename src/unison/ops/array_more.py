@@ -80,14 +80,8 @@ def strided_slice(
             if s == 0:
                 raise InvalidArgumentError("tf.strided_slice: strides must be non-zero. Received a 0 stride.")
             index.append((None if begin_mask >> i & 1 else b, None if end_mask >> i & 1 else e, s))
-    # torch's slices take positive steps only: negative ones go through numpy-style flipping
-    if any(isinstance(x, tuple) and x[2] < 0 for x in index):
-        return torch.from_numpy(np.ascontiguousarray(t.detach().numpy()[_np_index(index)]))
+    # negative steps are flipped positive slices (ops/tensor_slicing.py), with their gradient
     return t[tuple(builtins.slice(*x) if isinstance(x, tuple) else x for x in index)]
-
-
-def _np_index(index: list[Any]) -> tuple[Any, ...]:
-    return tuple(builtins.slice(*x) if isinstance(x, tuple) else x for x in index)
 
 
 def repeat(input: Any, repeats: Any, axis: int | None = None, name: str | None = None) -> torch.Tensor:
