@@ -21,7 +21,15 @@ import numpy as np
 import torch
 
 from unison.errors import InvalidArgumentError
-from unison.ops import eager_numpy, fastpath, tensor_methods, tensor_operators, tensor_repr, tensor_slicing
+from unison.ops import (
+    eager_numpy,
+    fastpath,
+    tensor_methods,
+    tensor_operators,
+    tensor_repr,
+    tensor_slicing,
+    torch_type_attributes,
+)
 from unison.ops._dispatch import wrap_namespace
 from unison.ops.dtypes import StringDType, as_dtype, to_tensor
 from unison.ops.ragged_shape import DynamicRaggedShape
@@ -40,6 +48,8 @@ tensor_operators.install()
 tensor_methods.install()
 # t[::-1], image[..., ::-1]: negative slice steps as TF's (unison.ops.tensor_slicing)
 tensor_slicing.install()
+# x.shape.as_list(), x.dtype.name: TF's TensorShape/DType attributes (unison.ops.torch_type_attributes)
+torch_type_attributes.install()
 
 
 def _shape(shape: Any) -> tuple[int, ...]:

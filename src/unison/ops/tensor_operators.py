@@ -1,10 +1,11 @@
 """Operators between a tensor and a numpy array or list, as TF's: ``y_np - pred`` is a tensor.
 
-TF converts the other operand of ``+ - * / // % ** @ < <= > >=`` to a tensor of the tensor's
+TF converts the other operand of ``+ - * / // % ** @ < <= > >= == !=`` to a tensor of the tensor's
 dtype (``float32 tensor + float64 array`` is float32; an int32 tensor takes an array's values
 as int32), whichever side the tensor is on. torch does neither: ``array + tensor`` raised a
 TypeError ("Concatenation operation is not implemented for NumPy arrays"), ``tensor < array``
-too, and ``tensor - array`` ran through numpy, which kept numpy's dtype and silently cut the
+too, ``tensor == [1, 2]`` was the single ``False`` of Python's identity fallback (TF compares
+elementwise), and ``tensor - array`` ran through numpy, which kept numpy's dtype and silently cut the
 gradient (a loss ``tf.reduce_mean((model(x) - y_np) ** 2)`` had none). Importing unison makes
 these operators of ``torch.Tensor`` convert an ``np.ndarray``, ``list`` or ``tuple`` operand first
 (``tf.Variable`` already did); every other operand goes to torch's operator unchanged, so a
@@ -34,7 +35,7 @@ from unison.ops.dtypes import to_tensor
 _OPERATORS = (
     "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
     "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__", "__matmul__", "__rmatmul__",
-    "__lt__", "__le__", "__gt__", "__ge__",
+    "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__",
 )  # fmt: skip
 _ORIGINALS: dict[str, Callable[..., Any]] = {}
 
