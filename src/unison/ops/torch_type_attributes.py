@@ -62,8 +62,8 @@ def _as_numpy_dtype(dtype: torch.dtype) -> type:
                 "tf.bfloat16.as_numpy_dtype is ml_dtypes.bfloat16, and the ml_dtypes package is not "
                 "installed. Install it (pip install ml_dtypes) or convert to float32 first."
             ) from exc
-        return ml_dtypes.bfloat16  # type: ignore[no-any-return]
-    return torch.empty(0, dtype=dtype).numpy().dtype.type  # type: ignore[no-any-return]
+        return ml_dtypes.bfloat16
+    return torch.empty(0, dtype=dtype).numpy().dtype.type
 
 
 def _limit(dtype: torch.dtype, which: str) -> Any:
