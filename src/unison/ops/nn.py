@@ -18,11 +18,13 @@ import torch.nn.functional as F
 from unison.ops import fastpath
 from unison.ops._dispatch import wrap_namespace
 from unison.ops.determinism import require_seed
+from unison.ops.dropout_mask import dropout as _dropout
 from unison.ops.dtypes import to_tensor
-
-# one implementation each, shared with tf.math (the softmax output remembers its logits for Keras)
 from unison.ops.math import clip_by_norm, l2_normalize, log_sigmoid, log_softmax, softmax, softplus, softsign
 from unison.ops.math import sigmoid as _math_sigmoid
+
+# one implementation each, shared with tf.math (the softmax output remembers its logits for Keras)
+from unison.ops.nn_dropout import _noise_shape
 
 
 def relu(features: Any, name: str | None = None) -> torch.Tensor:
@@ -121,11 +123,18 @@ def l2_loss(t: Any, name: str | None = None) -> torch.Tensor:
 def dropout(
     x: Any, rate: float, noise_shape: Any = None, seed: int | None = None, name: str | None = None
 ) -> torch.Tensor:
-    """``tf.nn.dropout``: zero elements with probability ``rate``, scale the rest by 1/(1-rate)."""
+    """``tf.nn.dropout``: zero elements with probability ``rate``, scale the rest by 1/(1-rate).
+
+    ``noise_shape`` (``None`` entries take ``x``'s size) gives one keep/drop decision per entry,
+    broadcast over ``x``.
+    """
     if not 0 <= rate < 1:
         raise ValueError(f"rate must be in [0, 1). Received: rate={rate}")
     require_seed(seed)
-    return F.dropout(to_tensor(x), p=float(rate), training=True)
+    t = to_tensor(x)
+    if rate == 0:
+        return t
+    return _dropout(t, float(rate), _noise_shape(t, noise_shape))
 
 
 def bias_add(value: Any, bias: Any, data_format: str | None = None, name: str | None = None) -> torch.Tensor:

@@ -32,6 +32,7 @@ import torch.nn.functional as F
 
 from unison.keras.layers.core import Dense
 from unison.keras.layers.masking import MaskedLayer, get_mask, set_mask
+from unison.ops.dropout_mask import dropout
 
 
 def _positive_int(value: Any, name: str, allow_none: bool = False) -> None:
@@ -283,7 +284,7 @@ class MultiHeadAttention(MaskedLayer):
             weights = self._attention_weights(q, k, mask)
             scores = weights
             if rate:
-                weights = F.dropout(weights, rate, True)
+                weights = dropout(weights, rate)
             attended = weights @ v.to(weights.dtype)
         else:
             # Causal only: torch's fused causal kernel (its mask is top-left aligned, as Keras's).

@@ -21,6 +21,7 @@ from unison.keras.dtype_policies import DTypePolicyMixin
 from unison.keras.layers.base import Layer
 from unison.keras.layers.data_format import use_data_format
 from unison.keras.layers.masking import get_mask, set_mask
+from unison.ops.dropout_mask import dropout
 
 
 def _no_quantization(layer: str, quantization_config: Any) -> None:
@@ -252,25 +253,28 @@ class Dropout(Layer):
             )
         self.rate = float(rate)
         self.noise_shape = tuple(noise_shape) if noise_shape is not None else None
+        self.seed = seed
+        self._generator: torch.Generator | None = None
 
     def call(self, inputs: torch.Tensor) -> torch.Tensor:
         if not self.training or self.rate == 0:
             return inputs
-        if self.noise_shape is None:
-            # TF's dropout: keep where a uniform draw is >= rate. torch's F.dropout draws with
-            # bernoulli_, four times slower on CPU than rand_like, so the mask is built here.
-            keep = (torch.rand_like(inputs) >= self.rate).to(inputs.dtype).mul_(1 / (1 - self.rate))
-            return set_mask(inputs * keep, get_mask(inputs))
-        # Keras's noise_shape: one keep/drop decision per entry of this shape, broadcast over the
-        # input (None takes the input's size), e.g. (None, 1, 1, 1) drops whole examples.
-        if len(self.noise_shape) != inputs.dim():
-            raise ValueError(
-                f"Dropout layer '{self.name}': noise_shape={self.noise_shape} needs one entry per input axis; "
-                f"the input has shape {tuple(inputs.shape)}."
-            )
-        shape = [inputs.shape[i] if n is None else int(n) for i, n in enumerate(self.noise_shape)]
-        keep = torch.rand(shape, dtype=inputs.dtype, device=inputs.device) >= self.rate
-        return set_mask(inputs * keep.to(inputs.dtype).mul_(1 / (1 - self.rate)), get_mask(inputs))
+        shape = None
+        if self.noise_shape is not None:
+            # Keras's noise_shape: one keep/drop decision per entry of this shape, broadcast over
+            # the input (None takes the input's size), e.g. (None, 1, 1, 1) drops whole examples.
+            if len(self.noise_shape) != inputs.dim():
+                raise ValueError(
+                    f"Dropout layer '{self.name}': noise_shape={self.noise_shape} needs one entry per input axis; "
+                    f"the input has shape {tuple(inputs.shape)}."
+                )
+            shape = [inputs.shape[i] if n is None else int(n) for i, n in enumerate(self.noise_shape)]
+        if self.seed is not None and self._generator is None:
+            # Keras's seeded Dropout: the same sequence of masks in every run
+            self._generator = torch.Generator(device=inputs.device).manual_seed(int(self.seed))
+        # TF's rule (keep where a uniform draw is >= rate, scale by 1/(1-rate)); on CPU the mask
+        # is drawn in C, 4x faster than torch.rand and the passes around it (ops/dropout_mask.py)
+        return set_mask(dropout(inputs, self.rate, shape, self._generator), get_mask(inputs))
 
 
 class Embedding(DTypePolicyMixin, Layer):

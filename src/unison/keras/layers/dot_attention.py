@@ -23,6 +23,7 @@ from typing import Any
 import torch
 
 from unison.keras.layers.masking import MaskedLayer, get_mask, set_mask
+from unison.ops.dropout_mask import dropout
 
 _SCORE_MODES = ("dot", "concat")
 
@@ -151,12 +152,9 @@ class Attention(MaskedLayer):
         return (result, weights) if return_attention_scores else result
 
     def _dropout(self, weights: torch.Tensor) -> torch.Tensor:
-        if self.seed is None:
-            return torch.nn.functional.dropout(weights, self.dropout, training=True)
-        if self._generator is None:  # a seeded layer drops the same pattern in every run
+        if self.seed is not None and self._generator is None:  # a seeded layer: the same masks every run
             self._generator = torch.Generator(device=weights.device).manual_seed(int(self.seed))
-        keep = torch.rand(weights.shape, generator=self._generator, device=weights.device) >= self.dropout
-        return weights * keep.to(weights.dtype) / (1.0 - self.dropout)
+        return dropout(weights, self.dropout, generator=self._generator)
 
     def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
         return None if not mask else mask[0]

@@ -25,11 +25,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
 from unison.keras.layers.attention import _positive_int, fused_attention
 from unison.keras.layers.einsum_dense import EinsumDense
 from unison.keras.layers.masking import MaskedLayer, get_mask, set_mask
+from unison.ops.dropout_mask import dropout
 
 
 class GroupedQueryAttention(MaskedLayer):
@@ -211,7 +211,7 @@ class GroupedQueryAttention(MaskedLayer):
                 logits = logits.masked_fill(~m, torch.finfo(logits.dtype).min)
                 weights = torch.softmax(logits, dim=-1).masked_fill(~m, 0.0)
             scores = weights
-            attended = (F.dropout(weights, rate, True) if rate else weights) @ v.to(weights.dtype)
+            attended = (dropout(weights, rate) if rate else weights) @ v.to(weights.dtype)
         else:
             # float32 heads on CPU under a half-precision policy (torch's CPU kernels are slow there)
             attended = fused_attention(q, k, v, None, rate, False, scale)
