@@ -315,6 +315,10 @@ class StoreAuthenticationError(UnisonError):
     """A value in the rendezvous store was not written by a process holding the job's secret."""
 
 
+class CollectiveAuthenticationError(UnisonError):
+    """An object collective's bytes were not pickled by a process holding the job's secret (not unpickled)."""
+
+
 class WeakTokenError(ValueError):
     """The cluster token is too short or too predictable to protect the cluster."""
 

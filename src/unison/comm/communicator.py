@@ -29,6 +29,7 @@ import torch.distributed as dist
 
 from unison.cluster.placement import TORCHRUN_SOURCE, ProcessPlacement
 from unison.comm import shm as _shm
+from unison.comm import signed_objects
 from unison.comm.store import AuthenticatedStore, private_file_store
 from unison.debug import attach as _attach_debug
 from unison.debug import detach as _detach_debug
@@ -86,6 +87,10 @@ class Communicator:
         # Agree on each gloo/NCCL collective's op, shape and dtype before it runs (connect sets
         # it from UNISON_CHECK_COLLECTIVES): gloo aborts the receiving process on a size mismatch.
         self.check_signatures = False
+        # the MAC key of broadcast_object/all_gather_object (connect derives it from the job's
+        # secret; None: no secret, torch's unsigned object collectives) and their count so far
+        self.object_key: bytes | None = None
+        self.object_calls = 0
         self._max_options = dist.AllreduceOptions()
         self._max_options.reduceOp = dist.ReduceOp(dist.ReduceOp.MAX)
         # under an elastic agent (unison.comm.elastic): a lost worker is the agent's to report,
@@ -393,16 +398,43 @@ class Communicator:
         return [t[:n] for t, n in zip(out, counts)]
 
     def broadcast_object(self, obj: Any, src: int = 0, name: str = "broadcast_object") -> Any:
-        """Send a picklable object from ``src`` to every replica (small control data only)."""
-        payload = [obj if self.rank == src else None]
-        self._run(name, lambda: dist.broadcast_object_list(payload, src=src), kind=f"broadcast_object/src={src}")
-        return payload[0]
+        """Send a picklable object from ``src`` to every replica (small control data only).
+
+        With the job's secret the pickle travels signed and is unpickled only if its MAC holds
+        (:mod:`unison.comm.signed_objects`).
+        """
+        key = self.object_key
+        if key is None:
+            payload = [obj if self.rank == src else None]
+            self._run(name, lambda: dist.broadcast_object_list(payload, src=src), kind=f"broadcast_object/src={src}")
+            return payload[0]
+        self.object_calls += 1
+        head = signed_objects.header(name, self.object_calls, src)
+        packed = signed_objects.pack(obj, key, head).to(self.device) if self.rank == src else None
+        size = torch.tensor([0 if packed is None else packed.numel()], dtype=torch.int64, device=self.device)
+        self.broadcast(size, src=src, name=f"{name}.size")
+        if packed is None:
+            packed = torch.empty(int(size.item()), dtype=torch.uint8, device=self.device)
+        self.broadcast(packed, src=src, name=name)
+        if self.rank == src:
+            return obj  # as torch's: the sender keeps its own object
+        return signed_objects.unpack(packed, key, head, name, src, self.rank)
 
     def all_gather_object(self, obj: Any, name: str = "all_gather_object") -> list[Any]:
-        """Gather one picklable object from every replica (small control data only)."""
-        out: list[Any] = [None] * self.world_size
-        self._run(name, lambda: dist.all_gather_object(out, obj), kind="all_gather_object")
-        return out
+        """Gather one picklable object from every replica (small control data only; signed as
+        :meth:`broadcast_object`'s when the job has a secret)."""
+        key = self.object_key
+        if key is None:
+            out: list[Any] = [None] * self.world_size
+            self._run(name, lambda: dist.all_gather_object(out, obj), kind="all_gather_object")
+            return out
+        self.object_calls += 1
+        mine = signed_objects.pack(obj, key, signed_objects.header(name, self.object_calls, self.rank))
+        parts = self.all_gather(mine.to(self.device), name=name)
+        return [
+            signed_objects.unpack(part, key, signed_objects.header(name, self.object_calls, r), name, r, self.rank)
+            for r, part in enumerate(parts)
+        ]
 
     def barrier(self, name: str = "barrier") -> None:
         """Block until every replica arrives."""
@@ -442,6 +474,7 @@ class Communicator:
             comm.reform(dist.PrefixStore("generation/2", store), rank=1, world_size=2)
         """
         self.leave_group()
+        self.object_calls = 0  # a new group: its object collectives are counted from the start
         backend = "nccl" if self.device.type == "cuda" else "gloo"
         before = _socket_fds()
         try:
@@ -618,6 +651,7 @@ def connect(
         shared_memory=shared_memory,
     )
     comm.check_signatures = check_collectives(backend)
+    comm.object_key = signed_objects.object_key(secret) if secret is not None else None
     comm.explainer = _attach_debug(store, placement.rank, placement.world_size, timeout_s)
     comm.timeline = start_timeline(placement.rank, placement.world_size)
     if not _JOINED:
