@@ -123,14 +123,16 @@ def test_bfloat16_inputs_are_normalised_in_float32_and_returned_in_bfloat16() ->
 
 
 @pytest.mark.parametrize("scale", [True, False])
-def test_mixed_bfloat16_batch_norm_matches_the_float32_reference(scale) -> None:
-    # Under mixed_bfloat16, Keras casts the bfloat16 activations to float32, normalises and casts
-    # back. On CPU unison hands torch's mixed-dtype kernel the bfloat16 input with the float32
-    # weights and statistics (it computes in float32 inside): the same values within bfloat16's
-    # rounding, and float32-exact statistics and weight gradients.
+@pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
+def test_mixed_batch_norm_matches_the_float32_reference(scale, policy) -> None:
+    # Under a mixed policy, Keras casts the half-precision activations to float32, normalises and
+    # casts back. On CPU unison hands torch's mixed-dtype kernel the half-precision input with the
+    # float32 weights and statistics (it computes in float32 inside): the same values within the
+    # half type's rounding, and float32-exact statistics and weight gradients.
     torch.manual_seed(3)
-    bn = layers.BatchNormalization(momentum=0.9, scale=scale, dtype="mixed_bfloat16")
-    x0 = (torch.randn(4, 5, 5, 8) * 3 + 2).bfloat16()
+    low = torch.bfloat16 if policy == "mixed_bfloat16" else torch.float16
+    bn = layers.BatchNormalization(momentum=0.9, scale=scale, dtype=policy)
+    x0 = (torch.randn(4, 5, 5, 8) * 3 + 2).to(low)
     bn.build(x0.shape)
     assert bn.moving_mean.dtype == torch.float32 and (bn.gamma is None or bn.gamma.dtype == torch.float32)
     gamma = None if bn.gamma is None else bn.gamma.detach().clone().requires_grad_()
@@ -139,11 +141,11 @@ def test_mixed_bfloat16_batch_norm_matches_the_float32_reference(scale) -> None:
     for step in range(3):
         x = (x0 + step).requires_grad_()
         y = bn(x, training=True)
-        assert y.dtype == torch.bfloat16
+        assert y.dtype == low
         xr = x.detach().float().requires_grad_()
         want, mean_m, var_m = _ref_batch_norm(xr, gamma, beta, mean_m, var_m, -1, 0.9, 1e-3, True)
-        torch.testing.assert_close(y.float(), want.bfloat16().float(), rtol=2**-7, atol=2**-7)
-        g = torch.randn(y.shape).bfloat16()
+        torch.testing.assert_close(y.float(), want.to(low).float(), rtol=2**-7, atol=2**-7)
+        g = torch.randn(y.shape).to(low)
         y.backward(g)
         want.backward(g.float())
         torch.testing.assert_close(x.grad.float(), xr.grad, rtol=2**-7, atol=2**-7)
@@ -157,8 +159,8 @@ def test_mixed_bfloat16_batch_norm_matches_the_float32_reference(scale) -> None:
         torch.testing.assert_close(bn.moving_variance, var_m, rtol=1e-5, atol=1e-5)
     y = bn(x0, training=False)
     want, _, _ = _ref_batch_norm(x0.float(), gamma, beta, mean_m, var_m, -1, 0.9, 1e-3, False)
-    assert y.dtype == torch.bfloat16
-    torch.testing.assert_close(y.float(), want.detach().bfloat16().float(), rtol=2**-7, atol=2**-7)
+    assert y.dtype == low
+    torch.testing.assert_close(y.float(), want.detach().to(low).float(), rtol=2**-7, atol=2**-7)
 
 
 def _ref_group_norm(x, groups, gamma, beta, eps):
