@@ -20,10 +20,10 @@ from unison.ops._dispatch import wrap_namespace
 from unison.ops.determinism import require_seed
 from unison.ops.dropout_mask import dropout as _dropout
 from unison.ops.dtypes import to_tensor
-from unison.ops.math import clip_by_norm, l2_normalize, log_sigmoid, log_softmax, softmax, softplus, softsign
-from unison.ops.math import sigmoid as _math_sigmoid
 
 # one implementation each, shared with tf.math (the softmax output remembers its logits for Keras)
+from unison.ops.math import clip_by_norm, l2_normalize, log_sigmoid, log_softmax, softmax, softplus, softsign
+from unison.ops.math import sigmoid as _math_sigmoid
 from unison.ops.nn_dropout import _noise_shape
 
 
