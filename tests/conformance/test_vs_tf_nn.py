@@ -357,3 +357,17 @@ def test_lookups_and_selection_edges(tf):
 @same_as_tf("nn.dropout", values=False)
 def test_dropout_keeps_shape_and_dtype(tf):
     return tf.nn.dropout(tf.ones([4, 5]), rate=0.5)
+
+
+@same_as_tf("nn.dropout")
+def test_dropout_noise_shape_makes_one_decision_per_entry(tf):
+    # the draws differ between frameworks; what TF's rule fixes is compared: one keep/drop
+    # decision per row (noise_shape [64, 1], None taking x's size), kept values x / (1 - rate)
+    y = tf.nn.dropout(tf.ones([64, 5]), rate=0.5, noise_shape=[64, 1])
+    z = tf.nn.dropout(tf.ones([64, 5]), rate=0.5, noise_shape=[None, 1])
+    return (
+        tf.reduce_all(tf.reduce_max(y, axis=1) == tf.reduce_min(y, axis=1)),
+        tf.reduce_all(tf.reduce_max(z, axis=1) == tf.reduce_min(z, axis=1)),
+        tf.reduce_all((y == 0.0) | (y == 2.0)),
+        y.shape.as_list(),
+    )
