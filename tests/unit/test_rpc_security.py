@@ -379,6 +379,23 @@ def _ps_strategy(cluster: dict, timeout: float):
     )
 
 
+def test_the_coordinator_refuses_worker_connections_without_the_token(monkeypatch):
+    """The workers' clients are checked too: a token unset after the strategy connected is refused."""
+    ports = free_ports(2)
+    cluster = {"chief": ["127.0.0.1:1"], "worker": [f"127.0.0.1:{ports[0]}"], "ps": [f"127.0.0.1:{ports[1]}"]}
+    monkeypatch.setenv(auth.TOKEN_ENV, TOKEN)
+    ps = Server(cluster, job_name="ps", task_index=0)
+    try:
+        strategy = _ps_strategy(cluster, 10)
+        strategy._connect()  # the parameter servers' clients hold the token
+        monkeypatch.delenv(auth.TOKEN_ENV)
+        with pytest.raises(ValueError, match=r"needs the cluster token to talk to worker:0.*UNISON_CLUSTER_TOKEN"):
+            tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+        assert getattr(strategy, "_coordinator", None) is None  # nothing half-built is kept
+    finally:
+        ps.stop()
+
+
 @pytest.mark.parametrize("server_tls", [True, False])
 def test_a_tls_mismatch_is_reported_as_such_naming_the_task(server_tls, tmp_path, monkeypatch):
     pytest.importorskip("cryptography")

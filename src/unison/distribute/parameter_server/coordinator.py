@@ -36,6 +36,7 @@ from typing import Any
 
 import torch
 
+from unison.comm.auth import GOOD_TOKEN_HINT
 from unison.comm.rpc import RemoteError, RpcClient, TaskUnavailableError, UnauthenticatedError
 from unison.distribute.parameter_server import codec, protocol
 from unison.distribute.parameter_server.strategy import ParameterServerStrategy
@@ -251,6 +252,15 @@ class ClusterCoordinator:
         self._resources: list[tuple[str, str, str | None, str | None]] = []
         self._ids = itertools.count()
         self._workers = [_Worker(self, i, a) for i, a in enumerate(strategy.worker_addresses)]
+        unsigned = [w.task for w in self._workers if not w.client.authenticated]
+        if unsigned:
+            # the workers' results are unpickled: without the token an impostor's would be too
+            raise ValueError(
+                f"ClusterCoordinator needs the cluster token to talk to {', '.join(unsigned)}: "
+                "UNISON_CLUSTER_TOKEN was unset after the strategy connected to its parameter servers. "
+                "Keep it set in the coordinator's environment to the value every `unison server` of "
+                f"the cluster has. {GOOD_TOKEN_HINT}"
+            )
         for w in self._workers:
             w.thread.start()
         self._monitor = threading.Thread(target=self._watch_parameter_servers, name="unison-ps-monitor", daemon=True)
