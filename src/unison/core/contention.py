@@ -15,9 +15,7 @@ than available CPUs", idle threads spin ~100 times (microseconds) instead. So at
 were (``/proc/stat``, the CPUs of its affinity mask) less its own CPU time. While other processes
 use half a core or more (:func:`busy`), a parked helper thread holds an idle OpenMP team of enough
 threads to exceed the CPUs (sleeping, no work); once the host is quiet again on two checks in a
-row, the helper ends and its threads with it. While the host is busy, :mod:`unison.core.thread_probe`
-also times the main thread's steps with one torch thread against torch's count and keeps the
-faster; torch's count comes back when the host is quiet.
+row, the helper ends and its threads with it. The thread count and the results do not change.
 
 Nothing happens when the user chose a wait policy (``OMP_WAIT_POLICY``, ``GOMP_SPINCOUNT``,
 ``KMP_BLOCKTIME``), with ``UNISON_OMP_TUNING=0``, off Linux, or where torch's OpenMP runtime is
@@ -34,25 +32,11 @@ from __future__ import annotations
 
 import ctypes
 import os
-import sys
 import threading
 import time
 from typing import Any
 
-from unison.core.thread_probe import ThreadProbe
-
-__all__ = [
-    "INTERVAL_S",
-    "busy",
-    "busy_seconds",
-    "follow_load",
-    "note_default_threads",
-    "openmp_runtime_paths",
-    "probe",
-    "start",
-    "state",
-    "throttled",
-]
+__all__ = ["INTERVAL_S", "busy", "busy_seconds", "follow_load", "openmp_runtime_paths", "start", "state", "throttled"]
 
 INTERVAL_S = 0.5  # between two reads of /proc/stat: 50 scheduler ticks per CPU, ~20 us to read
 BUSY_CORES = 0.5  # other processes' use of this process's CPUs, in cores, above which nobody spins
@@ -153,9 +137,6 @@ class _Watch:
         self.quiet_checks = 0  # quiet checks in a row while throttled
         self.park: _Park | None = None
         self.lock = threading.Lock()
-        self.default_threads = 0  # torch's count as unison left it at import; 0: never probe
-        self.probe: ThreadProbe | None = None
-        self.probe_declined = False  # this busy spell: the user chose a count, or changed it during a probe
 
 
 _watch = _Watch()
@@ -203,69 +184,11 @@ def _throttle(on: bool) -> None:
         w.park = None
 
 
-def note_default_threads(threads: int) -> None:
-    """Record torch's thread count as unison left it at import (a different count later is a user's choice)."""
-    _watch.default_threads = threads
-
-
-def probe() -> ThreadProbe | None:
-    """The thread-count probe of the current busy spell, if one runs (see :mod:`unison.core.thread_probe`)."""
-    return _watch.probe
-
-
-def _torch_threads(threads: int | None = None) -> int:
-    torch = sys.modules["torch"]
-    if threads is not None:
-        torch.set_num_threads(threads)
-    return int(torch.get_num_threads())
-
-
-def _probe_allowed(w: _Watch) -> bool:
-    return (
-        w.default_threads > 1
-        and "torch" in sys.modules
-        and "OMP_NUM_THREADS" not in os.environ
-        and os.environ.get("UNISON_BUSY_HOST_THREADS", "1") != "0"
-        and _torch_threads() == w.default_threads
-    )
-
-
-def _follow_with_threads(w: _Watch, now: float) -> None:
-    """On the main thread: run the thread-count probe while throttled, end it once the host is quiet."""
-    if w.park is not None:
-        if w.probe is None:
-            if not w.probe_declined and _probe_allowed(w):
-                w.probe = ThreadProbe(w.default_threads, _torch_threads)
-                w.probe.start(now)
-            else:
-                w.probe_declined = True
-        elif _torch_threads() != w.probe.threads:  # someone chose a count meanwhile: theirs stays
-            w.probe, w.probe_declined = None, True
-        else:
-            w.probe.tick(now)
-    elif w.probe is not None or w.probe_declined:
-        if w.probe is not None and _torch_threads() == w.probe.threads:
-            w.probe.stop()
-        w.probe, w.probe_declined = None, False
-
-
 def follow_load() -> bool | None:
     """At a step boundary: throttle or free OpenMP's spinning for the load now; the new state if it changed."""
     w = _watch
-    if w.state != "watching":
-        return None
     now = _now()
-    changed = _check(w, now)
-    if (
-        w.park is not None or w.probe is not None or w.probe_declined
-    ) and threading.current_thread() is threading.main_thread():
-        _follow_with_threads(w, now)
-    return changed
-
-
-def _check(w: _Watch, now: float) -> bool | None:
-    """The load check, at most every :data:`INTERVAL_S` (see :func:`follow_load`)."""
-    if now - w.last_wall < INTERVAL_S or not w.lock.acquire(blocking=False):
+    if w.state != "watching" or now - w.last_wall < INTERVAL_S or not w.lock.acquire(blocking=False):
         return None
     try:
         busy_now, own = busy_seconds(w.cpus), _own_cpu()

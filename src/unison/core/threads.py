@@ -112,4 +112,4 @@ def apply_core_count() -> int:
 
 # Applied when this module is imported: unison/__init__.py imports it before anything imports torch.
 contention.start(set_wait_policy())
-contention.note_default_threads(apply_core_count())
+apply_core_count()
