@@ -171,7 +171,16 @@ def test_stateful_in_fit_and_model_reset_states() -> None:
     lstm = model.layers[0]
     assert lstm.states[0] is not None and tuple(lstm.states[0].shape) == (3, 2)
     model.reset_states()
-    assert lstm.states == [None, None]
+    # as in Keras: zeros of the held shape, usable as another layer's initial_state (TF's RNN guide)
+    assert [tuple(s.shape) for s in lstm.states] == [(3, 2), (3, 2)]
+    assert all(float(torch.abs(s).sum()) == 0.0 for s in lstm.states)
+    other = keras.layers.LSTM(2)
+    assert tuple(other(torch.tensor(X), initial_state=lstm.states).shape) == (3, 2)
+    lstm(torch.tensor(X[:2]))  # after a reset, a batch of another size starts from fresh zeros
+    assert tuple(lstm.states[0].shape) == (2, 2)
+    with pytest.raises(ValueError, match="holds the states of 2 sample"):
+        lstm(torch.tensor(X))  # but without a reset it still refuses
+    lstm.reset_states()
     lstm.reset_states([np.ones((3, 2)), np.zeros((3, 2))])  # Keras 2: set given values
     lstm(torch.tensor(X))  # uses them
     with pytest.raises(ValueError, match="expects 2 state"):

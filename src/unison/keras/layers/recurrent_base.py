@@ -192,7 +192,7 @@ class RNNBase(MaskedLayer, RecurrentWeights):
 
     @property
     def states(self) -> list[Any]:
-        """The held states of a stateful layer (``None`` entries before its first call or after a reset)."""
+        """The held states of a stateful layer (zeros after a reset; ``None`` entries before its first call)."""
         held = self._held.states
         return list(held) if held is not None else [None] * self._state_count
 

@@ -38,12 +38,17 @@ class HeldStates:
     def __init__(self, layer_name: str) -> None:
         self.layer_name = layer_name
         self.states: Any = None
+        # zeros from reset_states(): Keras shows them in `layer.states`; a batch of another size
+        # after a reset starts from fresh zeros (nothing is carried over, so nothing is lost)
+        self.zeroed = False
 
     def initial(self, batch: int) -> Any:
         """The held states for a batch of ``batch`` samples, or ``None`` when none are held."""
         if self.states is None:
             return None
         held = _flatten(self.states)[0].shape[0]
+        if held != batch and self.zeroed:
+            return None
         if held != batch:
             raise ValueError(
                 f"Layer '{self.layer_name}' is stateful: it holds the states of {held} sample(s), one per row "
@@ -55,14 +60,18 @@ class HeldStates:
 
     def hold(self, states: Any) -> None:
         self.states = tree_map(lambda s: s.detach(), states)
+        self.zeroed = False
 
     def reset(self, states: Any = None) -> None:
-        """Forget the held states (zeros next call), or hold ``states`` (arrays or tensors) instead."""
+        """Zero the held states (as Keras does), or hold ``states`` (arrays or tensors) instead."""
         if states is None:
-            self.states = None
+            if self.states is not None:
+                self.states = tree_map(torch.zeros_like, self.states)
+                self.zeroed = True
             return
         given = [states] if not isinstance(states, (list, tuple)) else list(states)
-        if self.states is not None:
+        zeroed, self.zeroed = self.zeroed, False
+        if self.states is not None and not zeroed:  # states of a batch are held: the given ones must fit
             current = _flatten(self.states)
             values = [torch.as_tensor(v) for v in _flatten(given)]
             if len(values) != len(current) or any(tuple(v.shape) != tuple(c.shape) for v, c in zip(values, current)):
