@@ -188,11 +188,20 @@ class KerasTensor:
         return symbolic_call(operator.getitem, (self, key), {})
 
     def __getattr__(self, name: str) -> Any:
+        if name == MASK_ATTR and isinstance(getattr(self.__dict__.get("_example"), MASK_ATTR, None), torch.Tensor):
+            # Keras's symbolic mask (`x._keras_mask` after Embedding(mask_zero=True)): a node that
+            # reads the mask of the real tensor when the model runs
+            return symbolic_call(_keras_mask_of, (self,), {})
         # Tensor methods (x.mean(1), x.reshape(...)) recorded as calls on the example's method.
         if name.startswith("_") or not hasattr(torch.Tensor, name):
             raise AttributeError(f"'KerasTensor' object has no attribute {name!r}")
         method = getattr(torch.Tensor, name)
         return lambda *a, **k: symbolic_call(method, (self, *a), k)
+
+
+def _keras_mask_of(x: torch.Tensor) -> Any:
+    """The Keras mask attached to ``x`` (the run-time side of a symbolic ``x._keras_mask``)."""
+    return getattr(x, MASK_ATTR, None)
 
 
 def _binary(op: Callable[[Any, Any], Any], reflected: bool = False) -> Callable[..., Any]:

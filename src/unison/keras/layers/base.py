@@ -40,6 +40,7 @@ from unison.keras.backend.keras_tensor import has_keras_tensor, layer_call_tenso
 from unison.keras.backend.torch_mode import INTERNAL_MODE_SWITCH, set_torch_mode
 from unison.keras.layers.data_format import from_channels_last, to_channels_last
 from unison.keras.layers.input_spec import assert_input_compatibility
+from unison.keras.layers.mask_propagation import attach_output_masks, input_masks, mask_rules
 from unison.keras.utils.weight_lists import (
     assign_weights,
     keras_non_trainable_weights,
@@ -669,6 +670,12 @@ class Layer(nn.Module):
                 )
             args = (kwargs.pop(first),)
         inputs, args = args[0], args[1:]
+        takes_mask, supports_masking = mask_rules(self, Layer.compute_mask)
+        previous_mask = None
+        if takes_mask or supports_masking:  # Keras's mask rules (layers/mask_propagation.py)
+            previous_mask = kwargs["mask"] if "mask" in kwargs else input_masks(inputs)
+            if takes_mask and "mask" not in kwargs and previous_mask is not None:
+                kwargs["mask"] = previous_mask
         spec = self.input_spec
         if spec is not None:
             assert_input_compatibility(spec, inputs, self.name)
@@ -682,7 +689,17 @@ class Layer(nn.Module):
                 getattr(self, "_cast_variables")()  # noqa: B009 - DTypePolicyMixin's (nn.Module's getattr types it a Tensor)
         if channels_first:
             return cast(torch.Tensor, from_channels_last(self.call(inputs, *args, **kwargs)))
-        return self.call(inputs, *args, **kwargs)
+        outputs = self.call(inputs, *args, **kwargs)
+        if supports_masking:
+            attach_output_masks(self, inputs, outputs, previous_mask)
+        return outputs
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """The outputs' mask (Keras's default: the input's mask, used when the layer supports masking).
+
+        A layer supports masking when it sets ``supports_masking = True`` or overrides this method.
+        """
+        return mask
 
     def add_weight(
         self,
