@@ -108,3 +108,44 @@ def test_stateful_states_after_reset_are_zeros_of_the_batch(tf):
     other = tf.keras.layers.LSTM(4)
     out = other(x, initial_state=layer.states)
     return [tf.convert_to_tensor(s) for s in layer.states], out.shape[0]
+
+
+def _masked_model(tf):
+    rng = np.random.default_rng(3)
+    model = tf.keras.Sequential(
+        [
+            tf.keras.Input((4,), dtype="int32"),
+            tf.keras.layers.Embedding(10, 3, mask_zero=True),
+            tf.keras.layers.Dense(5),
+        ]
+    )
+    model.set_weights(
+        [rng.normal(size=(10, 3)).astype("float32"), rng.normal(size=(3, 5)).astype("float32"), np.zeros(5, "float32")]
+    )
+    # labels right everywhere but at one real step (0, 1): 2 of 3 real steps right, 7 of 8 with padding
+    labels = np.argmax(np.asarray(model(IDS)), axis=-1).astype("int64")
+    labels[0, 1] = (labels[0, 1] + 1) % 5
+    return model, labels
+
+
+@same_as_tf("keras:Model.evaluate", "keras:losses.SparseCategoricalCrossentropy", dialects=BOTH)
+def test_evaluate_leaves_masked_positions_out_of_loss_and_metrics(tf):
+    model, labels = _masked_model(tf)
+    model.compile(
+        loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=[tf.keras.metrics.SparseCategoricalAccuracy(name="acc")],
+    )
+    plain = model.evaluate(IDS, labels, return_dict=True, verbose=0)
+    # per-step weights (Keras 3 refuses (batch,) weights on a masked (batch, steps) output)
+    steps = np.array([[1.0, 2.0, 1.0, 1.0], [3.0, 1.0, 1.0, 1.0]], "float32")
+    weighted = model.evaluate(IDS, labels, sample_weight=steps, return_dict=True, verbose=0)
+    return plain["loss"], plain["acc"], weighted["loss"], weighted["acc"]
+
+
+@same_as_tf("keras:losses.SparseCategoricalCrossentropy", "keras:losses.MeanSquaredError", dialects=BOTH)
+def test_a_loss_called_on_a_masked_output_averages_the_positions_that_count(tf):
+    model, labels = _masked_model(tf)
+    y_pred = model(IDS)
+    sce = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    mse = tf.keras.losses.MeanSquaredError()
+    return sce(labels, y_pred), mse(np.ones((2, 4, 5), "float32"), y_pred)

@@ -26,6 +26,8 @@ from unison.keras.losses.loss import (
     _pair,
     binary_crossentropy,
     categorical_crossentropy,
+    masked_examples,
+    output_mask,
     sparse_categorical_crossentropy,
 )
 from unison.ops.dtypes import as_torch
@@ -88,6 +90,19 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
         values = sparse_categorical_crossentropy(labels, y_pred, self.from_logits) * valid
         return values.reshape(values.shape[0], -1).mean(dim=1)  # sum over valid steps / steps
 
+    def masked_per_example(
+        self, y_true: TensorLike, y_pred: TensorLike, mask: torch.Tensor | None, weights: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        if self.ignore_class is None:
+            return super().masked_per_example(y_true, y_pred, mask, weights)
+        # the positions that count: those the mask keeps and whose label is not ignore_class
+        labels, valid = self._valid(y_true, y_pred, self.ignore_class)
+        values = sparse_categorical_crossentropy(labels, y_pred, self.from_logits)
+        keep = valid
+        if mask is not None and mask.shape == valid.shape:
+            keep = valid & mask.to(device=valid.device, dtype=torch.bool)
+        return masked_examples(values, keep, weights)
+
     def example_weights(self, y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor | None:
         """Fraction of each example's positions that count (``None`` without ``ignore_class``)."""
         if self.ignore_class is None:
@@ -100,7 +115,7 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
         # turns torch's index error into a message about the labels.
         num_classes = int(np.shape(y_pred)[-1])
         self.check_targets(as_torch(y_true), num_classes)
-        if self.ignore_class is None:
+        if self.ignore_class is None or output_mask(y_pred) is not None:
             return super().__call__(y_true, y_pred, sample_weight)
         values = self.per_example(y_true, y_pred)
         if sample_weight is not None:

@@ -31,6 +31,7 @@ import torch.nn.functional as F
 
 from unison.errors import format_choices
 from unison.keras.activations import LOGITS_ATTR, SIGMOID_LOGITS_ATTR
+from unison.keras.backend.keras_tensor import MASK_ATTR
 from unison.keras.utils.input_hints import non_numeric_labels_error
 from unison.ops.dtypes import as_torch
 
@@ -245,6 +246,49 @@ def binary_crossentropy(
     return bce.mean(dim=axis)
 
 
+def output_mask(y_pred: Any) -> torch.Tensor | None:
+    """The Keras mask a model output carries (``_keras_mask``), or None."""
+    return getattr(y_pred, MASK_ATTR, None) if isinstance(y_pred, torch.Tensor) else None
+
+
+def _aligned(weight: torch.Tensor | None, values: torch.Tensor) -> torch.Tensor | None:
+    """``weight`` aligned and broadcast to ``values`` as Keras aligns it, or None when it does not fit."""
+    if weight is None:
+        return None
+    w, v = squeeze_or_expand_to_same_rank(weight, values)
+    if v.shape != values.shape:
+        return None
+    try:
+        return torch.broadcast_to(w.to(device=v.device, dtype=v.dtype), v.shape)
+    except RuntimeError:
+        return None
+
+
+def masked_examples(
+    values: torch.Tensor, mask: torch.Tensor | None, weights: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """``(per-example sum(values * mask * weights) / positions, per-example sum(mask) / positions)``.
+
+    The mask and the per-position weights are aligned to the values as Keras aligns them (a
+    trailing axis of 1 dropped or added); one that still does not fit the values (another loss
+    shape) is left out, and without a fitting mask ``counted`` is None (every example counts 1).
+
+    Example:
+        >>> import torch
+        >>> per, counted = masked_examples(torch.tensor([[1.0, 3.0]]), torch.tensor([[True, False]]))
+        >>> per.tolist(), counted.tolist()
+        ([0.5], [0.5])
+    """
+    batch = int(values.shape[0]) if values.dim() else 1
+    if values.dim() < 1:
+        return _to_examples(values, batch, "loss"), None
+    m, w = _aligned(mask, values), _aligned(weights, values)
+    scaled = values if m is None else values * m
+    scaled = scaled if w is None else scaled * w
+    per_example = scaled.reshape(batch, -1).mean(dim=1)
+    return per_example, None if m is None else m.reshape(batch, -1).mean(dim=1).detach()
+
+
 def _to_examples(values: torch.Tensor, batch: int, name: str) -> torch.Tensor:
     """Reduce a per-element loss to one value per example (mean over non-batch axes).
 
@@ -352,6 +396,31 @@ class Loss:
         values = as_torch(self.call(y_true, y_pred))
         return _to_examples(values, int(y_pred.shape[0]), self.name)
 
+    def element_losses(self, y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor | None:
+        """The unreduced losses, shape ``(batch, ...)`` (``None`` when the loss gives only per-example values)."""
+        if type(self).call is Loss.call:
+            return None
+        y_true, y_pred = _as_tensors(y_true, y_pred)
+        return as_torch(self.call(y_true, y_pred))
+
+    def masked_per_example(
+        self, y_true: TensorLike, y_pred: TensorLike, mask: torch.Tensor | None, weights: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``(per-example losses, fraction of each example's positions that count)`` under a Keras mask.
+
+        Keras weights the unreduced losses by the mask of ``y_pred`` (``Embedding(mask_zero=True)``
+        carried to the output) and divides by the positions that count; each example here gives
+        ``sum(losses * mask) / positions`` and counts ``sum(mask) / positions``, so the batch's loss
+        is ``sum(losses * mask) / sum(mask)`` on one replica or N. ``weights`` are per-position sample
+        weights (``(batch, steps)``, Keras's temporal weights): they scale the losses, not the count.
+        A loss whose values cannot take the mask (per-example values only, or another shape)
+        ignores it, as before: ``counted`` is None.
+        """
+        values = self.element_losses(y_true, y_pred)
+        if values is None:
+            return self.per_example(y_true, y_pred), None
+        return masked_examples(values, mask, weights)
+
     def call(self, y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
         """Keras's hook for subclasses: the loss values of each example (any shape ``(batch, ...)``).
 
@@ -373,6 +442,9 @@ class Loss:
         """
         if not self.__dict__.get("_agreement_noted"):
             self._note_for_agreement()
+        mask = output_mask(y_pred)
+        if mask is not None:
+            return self._masked_call(y_true, y_pred, sample_weight, mask)
         values = self.per_example(y_true, y_pred)
         weight = None
         if sample_weight is not None:
@@ -385,6 +457,21 @@ class Loss:
         if self.reduction == "mean_with_sample_weight" and weight is not None:
             return values.sum() / weight.sum().clamp(min=1e-12)
         return values.sum() / max(values.shape[0], 1)
+
+    def _masked_call(
+        self, y_true: TensorLike, y_pred: TensorLike, sample_weight: TensorLike | None, mask: torch.Tensor
+    ) -> torch.Tensor:
+        """``__call__`` for an output with a Keras mask: the mean is over the positions that count."""
+        values, counted = self.masked_per_example(y_true, y_pred, mask)
+        if sample_weight is not None:
+            values = values * as_torch(sample_weight, dtype=values.dtype, device=values.device).reshape(-1)
+        if self.reduction == Reduction.NONE:
+            return values
+        if self.reduction == Reduction.SUM:
+            return values.sum()
+        if counted is None:
+            return values.sum() / max(values.shape[0], 1)
+        return values.sum() / (counted.sum() + EPSILON)
 
     def _note_for_agreement(self) -> None:
         """In a replica's step (strategy.run, fit), replicas compare this loss's class and config."""
@@ -450,7 +537,9 @@ class LossFunctionWrapper(Loss):
         self._fn_kwargs = kwargs
 
     def per_example(self, y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
-        batch = int(np.shape(y_pred)[0])
+        return _to_examples(self.element_losses(y_true, y_pred), int(np.shape(y_pred)[0]), self.name)
+
+    def element_losses(self, y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
         if isinstance(y_pred, torch.Tensor) and isinstance(y_true, np.ndarray | list):
             y_true = as_torch(numeric_labels(y_true), device=y_pred.device)
         # Keras 3's LossFunctionWrapper aligns the ranks before calling the function.
@@ -463,7 +552,7 @@ class LossFunctionWrapper(Loss):
                 f"The loss function {self.name!r} must return a tensor of per-example losses. "
                 f"Received: {type(values).__name__}"
             )
-        return _to_examples(values, batch, self.name)
+        return values
 
     def get_config(self) -> dict[str, Any]:
         return {"name": self.name, "reduction": self.reduction, **self._fn_kwargs}

@@ -21,6 +21,7 @@ from unison.keras import metrics as metrics_mod
 from unison.keras import mixed_precision
 from unison.keras.backend.keras_tensor import flatten_values
 from unison.keras.layers.base import has_added_losses
+from unison.keras.losses.loss import output_mask
 from unison.keras.trainers.data_adapters import Batch
 
 
@@ -47,13 +48,29 @@ def loss_sum(model: Any, batch: Batch, y_pred: Any) -> tuple[torch.Tensor, Any]:
         return torch.zeros((), device=model._step_device), rows
     if model._output_trackers:
         return _outputs_loss_sum(model, batch, y_pred)
-    per_example = loss.per_example(batch.y, y_pred)
-    if batch.sample_weight is not None:
-        per_example = per_example * batch.sample_weight.reshape(per_example.shape)
-    # A loss that ignores some positions (ignore_class) counts each example by the fraction
-    # of its positions that count, so the mean is over those positions of the global batch.
-    weights = getattr(loss, "example_weights", None)
-    counted = weights(batch.y, y_pred) if weights is not None else None
+    # A masked output (Keras's _keras_mask, e.g. from Embedding(mask_zero=True)) and a loss that
+    # ignores some positions (ignore_class) count each example by the fraction of its positions
+    # that count, so the mean is over those positions of the global batch.
+    # Sample weights of more than one value per example (Keras's per-step weights, (batch, steps))
+    # weight the positions' losses.
+    mask, sample_weight = output_mask(y_pred), batch.sample_weight
+    per_position = (
+        sample_weight is not None
+        and sample_weight.dim() > 1
+        and sample_weight.numel() != flatten_values(y_pred)[0].shape[0]
+    )
+    counted: Any = None
+    if mask is not None or per_position:
+        per_example, counted = loss.masked_per_example(batch.y, y_pred, mask, sample_weight if per_position else None)
+        if counted is None and mask is None:
+            weights = getattr(loss, "example_weights", None)
+            counted = weights(batch.y, y_pred) if weights is not None else None
+    else:
+        per_example = loss.per_example(batch.y, y_pred)
+        weights = getattr(loss, "example_weights", None)
+        counted = weights(batch.y, y_pred) if weights is not None else None
+    if sample_weight is not None and not per_position:
+        per_example = per_example * sample_weight.reshape(per_example.shape)
     return per_example.sum(), per_example.shape[0] if counted is None else counted.sum().detach()
 
 
