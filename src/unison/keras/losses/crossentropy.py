@@ -90,6 +90,12 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
         values = sparse_categorical_crossentropy(labels, y_pred, self.from_logits) * valid
         return values.reshape(values.shape[0], -1).mean(dim=1)  # sum over valid steps / steps
 
+    def element_losses(self, y_true: TensorLike, y_pred: TensorLike) -> torch.Tensor:
+        if self.ignore_class is None:
+            return super().element_losses(y_true, y_pred)
+        labels, valid = self._valid(y_true, y_pred, self.ignore_class)
+        return sparse_categorical_crossentropy(labels, y_pred, self.from_logits) * valid  # ignored: 0, as Keras
+
     def masked_per_example(
         self, y_true: TensorLike, y_pred: TensorLike, mask: torch.Tensor | None, weights: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -115,7 +121,7 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
         # turns torch's index error into a message about the labels.
         num_classes = int(np.shape(y_pred)[-1])
         self.check_targets(as_torch(y_true), num_classes)
-        if self.ignore_class is None or output_mask(y_pred) is not None:
+        if self.ignore_class is None or output_mask(y_pred) is not None or self.reduction in ("none", "sum"):
             return super().__call__(y_true, y_pred, sample_weight)
         values = self.per_example(y_true, y_pred)
         if sample_weight is not None:

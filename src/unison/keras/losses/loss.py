@@ -251,6 +251,21 @@ def output_mask(y_pred: Any) -> torch.Tensor | None:
     return getattr(y_pred, MASK_ATTR, None) if isinstance(y_pred, torch.Tensor) else None
 
 
+def _weights_like(sample_weight: TensorLike, values: torch.Tensor) -> torch.Tensor:
+    """Sample weights shaped to multiply ``values``: Keras's rank alignment, then trailing axes of 1.
+
+    Example:
+        >>> import torch
+        >>> tuple(_weights_like(torch.tensor([1.0, 2.0]), torch.zeros(2, 3)).shape)
+        (2, 1)
+    """
+    weight: torch.Tensor = as_torch(sample_weight, dtype=values.dtype, device=values.device)
+    weight = squeeze_or_expand_to_same_rank(weight, values)[0]
+    while weight.dim() < values.dim():
+        weight = weight.unsqueeze(-1)
+    return weight
+
+
 def _aligned(weight: torch.Tensor | None, values: torch.Tensor) -> torch.Tensor | None:
     """``weight`` aligned and broadcast to ``values`` as Keras aligns it, or None when it does not fit."""
     if weight is None:
@@ -443,6 +458,16 @@ class Loss:
         if not self.__dict__.get("_agreement_noted"):
             self._note_for_agreement()
         mask = output_mask(y_pred)
+        if self.reduction in (Reduction.NONE, Reduction.SUM):
+            # Keras reduces the unreduced losses: "none" gives them back ((batch, steps) for a
+            # sequence), "sum" adds every one of them
+            elements = self.element_losses(y_true, y_pred)
+            if elements is not None and elements.dim() > 0:
+                hidden = _aligned(mask, elements)
+                elements = elements if hidden is None else elements * hidden
+                if sample_weight is not None:
+                    elements = elements * _weights_like(sample_weight, elements)
+                return elements if self.reduction == Reduction.NONE else elements.sum()
         if mask is not None:
             return self._masked_call(y_true, y_pred, sample_weight, mask)
         values = self.per_example(y_true, y_pred)
