@@ -279,6 +279,22 @@ def _aligned(weight: torch.Tensor | None, values: torch.Tensor) -> torch.Tensor 
         return None
 
 
+def mask_weights(sample_weight: TensorLike | None, mask: torch.Tensor, values: torch.Tensor) -> TensorLike | None:
+    """Sample weights times a Keras mask aligned to ``values`` (Keras's ``apply_mask``, ``reduction="sum"``).
+
+    A mask that does not fit the values (another shape) is left out: the sample weights come back.
+
+    Example:
+        >>> import torch
+        >>> mask_weights(None, torch.tensor([[True, False]]), torch.ones(1, 2)).tolist()
+        [[1.0, 0.0]]
+    """
+    aligned = _aligned(mask, values)
+    if aligned is None:
+        return sample_weight
+    return aligned if sample_weight is None else aligned * _weights_like(sample_weight, aligned)
+
+
 def masked_examples(
     values: torch.Tensor, mask: torch.Tensor | None, weights: torch.Tensor | None = None
 ) -> tuple[torch.Tensor, torch.Tensor | None]:

@@ -26,6 +26,7 @@ import torch
 
 from unison.distribute.strategy import get_strategy, has_strategy, in_strategy_run
 from unison.keras.backend.keras_tensor import MASK_ATTR
+from unison.keras.losses.loss import mask_weights
 from unison.ops.dtypes import as_torch
 
 __all__ = ["Mean", "MeanMetricWrapper", "Metric", "Sum"]
@@ -339,31 +340,11 @@ class MeanMetricWrapper(_MeanState):
             mask = getattr(y_pred, MASK_ATTR, None) if isinstance(y_pred, torch.Tensor) else None
             values = self.fn(y_true, y_pred, **self._fn_kwargs)
             if mask is not None:  # Keras: positions a mask hides do not count (no padding in the metric)
-                sample_weight = _with_mask(sample_weight, mask, values)
+                sample_weight = mask_weights(sample_weight, mask, as_torch(values))
             self._add(values, sample_weight)
 
     def get_config(self) -> dict[str, Any]:
         return {"name": self.name, **self._fn_kwargs}
-
-
-def _with_mask(sample_weight: TensorLike | None, mask: torch.Tensor, values: Any) -> TensorLike | None:
-    """The sample weights times a Keras output mask (Keras's ``apply_mask`` with ``reduction="sum"``).
-
-    A mask of another rank than the values is aligned as Keras aligns it (a trailing axis of 1); a
-    mask that still does not fit them is left out, as a metric of another shape cannot take it.
-    """
-    values = as_torch(values)
-    weight = mask.to(device=values.device, dtype=torch.float64)
-    if weight.dim() == values.dim() + 1 and weight.shape[-1] == 1:
-        weight = weight.squeeze(-1)
-    if weight.dim() > values.dim() or tuple(weight.shape) != tuple(values.shape[: weight.dim()]):
-        return sample_weight
-    if sample_weight is None:
-        return weight
-    given = as_torch(sample_weight, device=values.device).to(torch.float64)
-    while given.dim() < weight.dim():
-        given = given.unsqueeze(-1)
-    return given * weight
 
 
 def _as_tensors(y_true: TensorLike, y_pred: TensorLike) -> tuple[torch.Tensor, torch.Tensor]:

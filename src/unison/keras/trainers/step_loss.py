@@ -62,11 +62,9 @@ def loss_sum(model: Any, batch: Batch, y_pred: Any) -> tuple[torch.Tensor, Any]:
     counted: Any = None
     if mask is not None or per_position:
         per_example, counted = loss.masked_per_example(batch.y, y_pred, mask, sample_weight if per_position else None)
-        if counted is None and mask is None:
-            weights = getattr(loss, "example_weights", None)
-            counted = weights(batch.y, y_pred) if weights is not None else None
     else:
         per_example = loss.per_example(batch.y, y_pred)
+    if counted is None:  # ignore_class without a mask (a masked call counts its positions itself)
         weights = getattr(loss, "example_weights", None)
         counted = weights(batch.y, y_pred) if weights is not None else None
     if sample_weight is not None and not per_position:
